@@ -1,0 +1,247 @@
+/**
+ * The whole environment, parsed once at process start into a frozen object.
+ * Every problem is collected, so a bad deployment learns everything wrong in one go.
+ *
+ * @example
+ *   const config = loadConfig(process.env) // throws ConfigError listing every invalid variable
+ */
+
+export type Deployment = 'production' | 'sandbox'
+
+export interface ChainParams {
+  chainId: number
+  /** x402 v1 network name */
+  network: 'base' | 'base-sepolia'
+  /** CAIP-2 id used by x402 v2 */
+  caip2: string
+  usdc: { address: `0x${string}`; name: string; version: string; decimals: 6 }
+}
+
+export interface Config {
+  deployment: Deployment
+  chain: ChainParams
+  apiKeyPrefix: 'sk_live_' | 'sk_test_'
+  databaseUrl: string
+  /** Postgres schema (search_path); tests give each run its own */
+  databaseSchema: string
+  redisUrl: string
+  /** prefix for every Redis key and BullMQ queue of this deployment */
+  redisPrefix: string
+  /** unset: the embedded local chain is started (sandbox only) */
+  rpcUrl: string | undefined
+  relayerKeys: `0x${string}`[]
+  /** receiver of the platform's hosted services */
+  receiverAddress: `0x${string}` | undefined
+  /** 32-byte key that encrypts custodial wallet keys at rest */
+  masterKey: Buffer | undefined
+  operatorToken: string | undefined
+  baseUrl: string
+  proxyUrl: string
+  dashboardUrl: string
+  host: string
+  webPort: number
+  proxyPort: number
+  logLevel: string
+  x402: {
+    maxTimeoutSeconds: number
+    /** validBefore may be at most this far in the future (bounds unsettled exposure) */
+    maxValidForSeconds: number
+    maxHeaderBytes: number
+  }
+  settlement: { batchSize: number; batchWindowMs: number; mode: 'relayer' | 'facilitator'; facilitatorUrl: string | undefined }
+  handlers: { timeoutMs: number; maxThreads: number; memoryMb: number }
+}
+
+export const CHAINS: Record<Deployment, ChainParams> = {
+  production: {
+    chainId: 8453,
+    network: 'base',
+    caip2: 'eip155:8453',
+    usdc: { address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', name: 'USD Coin', version: '2', decimals: 6 },
+  },
+  sandbox: {
+    chainId: 84532,
+    network: 'base-sepolia',
+    caip2: 'eip155:84532',
+    usdc: { address: '0x036CbD53842c5426634e7929541eC2318f3dCF7e', name: 'USDC', version: '2', decimals: 6 },
+  },
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`)
+    this.name = 'ConfigError'
+  }
+}
+
+type Env = Record<string, string | undefined>
+
+/** Reads one variable at a time and remembers every problem it meets. */
+function reader(env: Env) {
+  const problems: string[] = []
+  const raw = (name: string) => {
+    const v = env[name]
+    return v === undefined || v.trim() === '' ? undefined : v.trim()
+  }
+  return {
+    problems,
+    str(name: string, fallback?: string): string {
+      return raw(name) ?? fallback ?? ''
+    },
+    optional(name: string): string | undefined {
+      return raw(name)
+    },
+    oneOf<T extends string>(name: string, values: readonly T[], fallback: T): T {
+      const v = raw(name)
+      if (v === undefined) return fallback
+      if (!(values as readonly string[]).includes(v)) {
+        problems.push(`${name}: expected one of ${values.join(' | ')}, got "${v}"`)
+        return fallback
+      }
+      return v as T
+    },
+    int(name: string, fallback: number, min: number, max: number): number {
+      const v = raw(name)
+      if (v === undefined) return fallback
+      const n = Number(v)
+      if (!Number.isInteger(n) || n < min || n > max) {
+        problems.push(`${name}: expected an integer from ${min} to ${max}, got "${v}"`)
+        return fallback
+      }
+      return n
+    },
+    url(name: string, fallback: string | undefined, protocols: string[]): string | undefined {
+      const v = raw(name) ?? fallback
+      if (v === undefined) return undefined
+      try {
+        const u = new URL(v)
+        if (!protocols.includes(u.protocol)) throw new Error('protocol')
+        return v.replace(/\/+$/, '')
+      } catch {
+        problems.push(`${name}: expected a ${protocols.join(' or ')} URL, got "${redactUrl(v)}"`)
+        return fallback
+      }
+    },
+    privateKeys(name: string): `0x${string}`[] {
+      const v = raw(name)
+      if (v === undefined) return []
+      const keys = v.split(',').map((k) => k.trim()).filter(Boolean)
+      const bad = keys.findIndex((k) => !/^0x[0-9a-fA-F]{64}$/.test(k))
+      if (bad >= 0) {
+        problems.push(`${name}: expected comma-separated 0x-prefixed 32-byte hex private keys (entry ${bad + 1} is not one)`)
+        return []
+      }
+      return keys as `0x${string}`[]
+    },
+    address(name: string): `0x${string}` | undefined {
+      const v = raw(name)
+      if (v === undefined) return undefined
+      if (!/^0x[0-9a-fA-F]{40}$/.test(v)) {
+        problems.push(`${name}: expected a 0x-prefixed 20-byte hex address, got "${v}"`)
+        return undefined
+      }
+      return v as `0x${string}`
+    },
+    key32(name: string): Buffer | undefined {
+      const v = raw(name)
+      if (v === undefined) return undefined
+      const buf = /^(0x)?[0-9a-fA-F]{64}$/.test(v) ? Buffer.from(v.replace(/^0x/, ''), 'hex') : Buffer.from(v, 'base64')
+      if (buf.length !== 32) {
+        problems.push(`${name}: expected 32 bytes as 64 hex characters or base64`)
+        return undefined
+      }
+      return buf
+    },
+  }
+}
+
+/** Never print credentials that may sit in a connection URL. */
+export function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:/@]+):([^@/]+)@/, '//$1:***@')
+}
+
+/** Parse and validate the environment. Throws ConfigError listing every problem. */
+export function loadConfig(env: Env = process.env): Readonly<Config> {
+  const r = reader(env)
+  const deployment = r.oneOf('TOLLGATE_DEPLOYMENT', ['production', 'sandbox'] as const, 'sandbox')
+  const chain = CHAINS[deployment]
+  const chainIdOverride = r.optional('TOLLGATE_CHAIN_ID')
+  if (chainIdOverride !== undefined && Number(chainIdOverride) !== chain.chainId) {
+    r.problems.push(
+      `TOLLGATE_CHAIN_ID: the ${deployment} deployment settles on chain ${chain.chainId} (${chain.network}), got "${chainIdOverride}"`,
+    )
+  }
+  const rpcUrl = r.url('RPC_URL', undefined, ['http:', 'https:'])
+  if (deployment === 'production' && rpcUrl === undefined) {
+    r.problems.push('RPC_URL: production needs a Base mainnet RPC URL; the embedded local chain is for sandbox only')
+  }
+  const webPort = r.int('WEB_PORT', r.int('PORT', 4020, 0, 65535), 0, 65535)
+  const proxyPort = r.int('PROXY_PORT', 4021, 0, 65535)
+  const baseUrl = r.url('BASE_URL', `http://localhost:${webPort}`, ['http:', 'https:'])!
+  const proxyUrl = r.url('PROXY_URL', `http://localhost:${proxyPort}`, ['http:', 'https:'])!
+  const dashboardUrl = r.url('DASHBOARD_URL', `${baseUrl}/dashboard`, ['http:', 'https:'])!
+  const relayerKeys = r.privateKeys('RELAYER_PRIVATE_KEYS')
+  const settlementMode = r.oneOf('SETTLEMENT_MODE', ['relayer', 'facilitator'] as const, 'relayer')
+  const facilitatorUrl = r.url('FACILITATOR_URL', undefined, ['http:', 'https:'])
+  if (settlementMode === 'facilitator' && facilitatorUrl === undefined) {
+    r.problems.push('FACILITATOR_URL: required when SETTLEMENT_MODE=facilitator')
+  }
+  const masterKey = r.key32('TOLLGATE_MASTER_KEY')
+  const receiverAddress = r.address('TOLLGATE_RECEIVER_ADDRESS')
+  if (deployment === 'production') {
+    if (settlementMode === 'relayer' && relayerKeys.length === 0) r.problems.push('RELAYER_PRIVATE_KEYS: production needs at least one relayer key')
+    if (masterKey === undefined) r.problems.push('TOLLGATE_MASTER_KEY: production needs a 32-byte master key for wallet encryption')
+    if (receiverAddress === undefined) r.problems.push('TOLLGATE_RECEIVER_ADDRESS: production needs the receiver of the hosted services')
+  }
+  const schema = r.str('DATABASE_SCHEMA', 'public')
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) r.problems.push(`DATABASE_SCHEMA: expected a lower-case SQL identifier, got "${schema}"`)
+  const maxTimeoutSeconds = r.int('X402_MAX_TIMEOUT_SECONDS', 300, 10, 3600)
+
+  const config: Config = {
+    deployment,
+    chain,
+    apiKeyPrefix: deployment === 'production' ? 'sk_live_' : 'sk_test_',
+    databaseUrl: r.url('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/tollgate', ['postgres:', 'postgresql:'])!,
+    databaseSchema: schema,
+    redisUrl: r.url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:'])!,
+    redisPrefix: r.str('REDIS_PREFIX', `tollgate:${deployment}`),
+    rpcUrl,
+    relayerKeys,
+    receiverAddress,
+    masterKey,
+    operatorToken: r.optional('TOLLGATE_OPERATOR_TOKEN'),
+    baseUrl,
+    proxyUrl,
+    dashboardUrl,
+    host: r.str('HOST', '127.0.0.1'),
+    webPort,
+    proxyPort,
+    logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    x402: {
+      maxTimeoutSeconds,
+      maxValidForSeconds: r.int('X402_MAX_VALID_FOR_SECONDS', maxTimeoutSeconds + 60, 60, 86400),
+      maxHeaderBytes: r.int('X402_MAX_HEADER_BYTES', 8192, 1024, 65536),
+    },
+    settlement: {
+      batchSize: r.int('SETTLEMENT_BATCH_SIZE', 50, 1, 500),
+      batchWindowMs: r.int('SETTLEMENT_BATCH_WINDOW_MS', 500, 10, 60000),
+      mode: settlementMode,
+      facilitatorUrl,
+    },
+    handlers: {
+      timeoutMs: r.int('HANDLER_TIMEOUT_MS', 10000, 100, 120000),
+      maxThreads: r.int('HANDLER_MAX_THREADS', 2, 1, 64),
+      memoryMb: r.int('HANDLER_MEMORY_MB', 256, 32, 4096),
+    },
+  }
+  if (r.problems.length > 0) throw new ConfigError(r.problems)
+  return deepFreeze(config)
+}
+
+function deepFreeze<T>(o: T): Readonly<T> {
+  if (o && typeof o === 'object' && !Buffer.isBuffer(o)) {
+    for (const v of Object.values(o)) deepFreeze(v)
+    Object.freeze(o)
+  }
+  return o
+}

@@ -1,0 +1,86 @@
+/**
+ * The contract every hosted endpoint handler (handlers/<slug>/index.ts) fulfils.
+ *
+ * Handlers are loaded in the main thread only for their metadata (schema, description, example),
+ * and run inside Piscina worker threads. So a handler module's top level must stay light:
+ * import heavy libraries (sharp, tesseract.js, pdf makers, ...) lazily inside `run`.
+ *
+ * @example
+ *   export default defineHandler({
+ *     slug: 'hash-generator',
+ *     description: 'Hash text with SHA-256, SHA-512, MD5, ...',
+ *     inputSchema: { type: 'object', required: ['text'], properties: { text: { type: 'string', maxLength: 1_000_000 } } },
+ *     output: { contentType: 'application/json', description: 'hex and base64 digests' },
+ *     example: { text: 'hello' },
+ *     run: (input) => ({ body: { sha256: '...' } }),
+ *   })
+ */
+
+export type JsonSchema = {
+  type?: string | string[]
+  description?: string
+  properties?: Record<string, JsonSchema>
+  required?: string[]
+  items?: JsonSchema
+  enum?: unknown[]
+  default?: unknown
+  [k: string]: unknown
+}
+
+export interface HandlerContext {
+  /** HTTP method the buyer used (GET input came from the query string, POST from the JSON body) */
+  method: 'GET' | 'POST'
+  /** Accept header of the buyer, lower-cased; binary handlers return base64 JSON when it asks for JSON only */
+  accept: string
+  /** provider settings (base URLs, keys) from the environment, for handlers that call outside services */
+  providers: Record<string, string | undefined>
+  /** true only in tests: lets URL-fetching handlers reach loopback/private addresses */
+  allowPrivateNetwork: boolean
+}
+
+export interface HandlerResult {
+  /** defaults to 200 */
+  status?: number
+  /** defaults to the module's output.contentType */
+  contentType?: string
+  /** objects are sent as JSON; strings as text; Uint8Array as binary */
+  body: unknown
+}
+
+export interface HandlerModule<I = any> {
+  /** the endpoint slug, equal to the folder name */
+  slug: string
+  /** one or two sentences for the marketplace, the 402 challenge and OpenAPI */
+  description: string
+  /** JSON Schema (draft-07 subset, as Ajv understands it) of the input; type 'object' */
+  inputSchema: JsonSchema
+  output: { contentType: string; description: string; schema?: JsonSchema }
+  /** a valid input used by the contract test and the docs */
+  example: I
+  /** defaults to ['GET', 'POST'] */
+  methods?: ('GET' | 'POST')[]
+  /** per-call time limit, default from config (HANDLER_TIMEOUT_MS) */
+  timeoutMs?: number
+  run(input: I, ctx: HandlerContext): HandlerResult | Promise<HandlerResult>
+}
+
+/** Bad input detected inside `run` (beyond the schema): becomes a 400 naming the field; the buyer is not charged. */
+export class HandlerInputError extends Error {
+  constructor(readonly field: string, message: string, readonly statusCode: 400 | 413 | 422 = 400) {
+    super(message)
+    this.name = 'HandlerInputError'
+  }
+}
+
+/** An outside provider is not configured or failed: 503 / 502; the buyer is not charged. */
+export class HandlerUpstreamError extends Error {
+  constructor(readonly code: 'upstream_not_configured' | 'upstream_failed', message: string) {
+    super(message)
+    this.name = 'HandlerUpstreamError'
+  }
+}
+
+/** Identity function that types a handler module. */
+export function defineHandler<I>(mod: HandlerModule<I>): HandlerModule<I> {
+  return mod
+}
