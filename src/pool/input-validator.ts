@@ -1,9 +1,9 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
-import addFormatsModule from 'ajv-formats'
+import * as ajvFormats from 'ajv-formats'
 import type { HandlerModule } from './handler-contract.js'
 
-// ajv-formats is CommonJS; its default export sits one level down under NodeNext.
-const addFormats = (addFormatsModule as unknown as { default: typeof addFormatsModule }).default ?? addFormatsModule
+// ajv-formats is CommonJS; under NodeNext its function is the module's `default`.
+const addFormats = ajvFormats.default as unknown as (ajv: Ajv) => Ajv
 
 export interface InputProblem {
   field: string

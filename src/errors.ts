@@ -1,0 +1,81 @@
+/**
+ * The error catalogue: every error the platform answers with, as a code, an HTTP status and a
+ * message template. One renderer (http/plugins/error-handler.ts) turns them into
+ * `{statusCode, code, error, message}`. docs/errors.md is checked against this table by a test.
+ *
+ * @example
+ *   throw appError('not_found', { what: 'agent' })
+ */
+
+const catalogue = {
+  // generic
+  bad_request: { status: 400, message: '{detail}' },
+  invalid_parameter: { status: 400, message: 'invalid value for {param}: {detail}' },
+  payload_too_large: { status: 413, message: 'request body is larger than {limit} bytes' },
+  unsupported_media_type: { status: 415, message: 'content type {type} is not supported; send application/json' },
+  not_found: { status: 404, message: '{what} not found' },
+  route_not_found: { status: 404, message: 'no route {method} {path}' },
+  method_not_allowed: { status: 405, message: '{method} is not allowed here; allowed: {allow}' },
+  conflict: { status: 409, message: '{detail}' },
+  rate_limited: { status: 429, message: 'too many requests; retry after {retryAfter} s' },
+  internal_error: { status: 500, message: 'internal error; the request id is {requestId}' },
+  service_unavailable: { status: 503, message: '{detail}' },
+  // auth
+  missing_api_key: { status: 401, message: 'send an API key as Authorization: Bearer <key>' },
+  invalid_api_key: { status: 401, message: 'the API key is malformed, unknown or revoked' },
+  wrong_deployment_key: { status: 401, message: 'this key belongs to the {keyDeployment} deployment; this is {deployment}' },
+  operator_only: { status: 401, message: 'operator credentials required' },
+  // payments
+  payment_not_recorded: { status: 503, message: 'the payment could not be recorded; nothing was charged, retry later' },
+  handler_failed: { status: 502, message: 'the endpoint failed: {detail}; nothing was charged' },
+  handler_timeout: { status: 504, message: 'the endpoint did not answer within {timeoutMs} ms; nothing was charged' },
+  upstream_failed: { status: 502, message: 'the upstream failed: {detail}; nothing was charged' },
+  upstream_not_configured: { status: 503, message: '{detail}' },
+} as const satisfies Record<string, { status: number; message: string }>
+
+export type ErrorCode = keyof typeof catalogue
+export const errorCatalogue: Readonly<Record<ErrorCode, { status: number; message: string }>> = catalogue
+
+export class AppError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    readonly statusCode: number,
+    message: string,
+    /** extra machine-readable fields merged into the body (e.g. {param}) */
+    readonly details?: Record<string, unknown>,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message)
+    this.name = 'AppError'
+  }
+}
+
+/** Make a catalogue error; `vars` fill the `{name}` placeholders of its message. */
+export function appError(code: ErrorCode, vars: Record<string, string | number> = {}, extra?: { details?: Record<string, unknown>; headers?: Record<string, string> }): AppError {
+  const entry = catalogue[code]
+  const message = entry.message.replace(/\{(\w+)\}/g, (_, k: string) => (k in vars ? String(vars[k]) : `{${k}}`))
+  return new AppError(code, entry.status, message, extra?.details, extra?.headers)
+}
+
+/** The standard reason phrase for a status, for the `error` field. */
+export function statusText(status: number): string {
+  return STATUS_TEXT[status] ?? (status >= 500 ? 'Internal Server Error' : 'Error')
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  402: 'Payment Required',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Entity',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+}

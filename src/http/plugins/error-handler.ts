@@ -1,0 +1,36 @@
+import type { FastifyError, FastifyInstance } from 'fastify'
+import { AppError, appError, statusText } from '../../errors.js'
+
+/**
+ * One renderer for every error: `{statusCode, code, error, message}` plus any details.
+ * 5xx bodies never carry the original message or stack (they may hold internals); the log does.
+ */
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
+    let e: AppError
+    if (err instanceof AppError) {
+      e = err
+    } else if (err.validation) {
+      const v = err.validation[0]
+      const param = (v?.instancePath || '').replace(/^\//, '').replace(/\//g, '.') || (v?.params as { missingProperty?: string })?.missingProperty || err.validationContext || 'request'
+      e = appError('invalid_parameter', { param, detail: v?.message ?? 'invalid' }, { details: { param } })
+    } else if (err.statusCode === 413) {
+      e = appError('payload_too_large', { limit: request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit ?? 'the allowed number of' })
+    } else if (err.statusCode === 415) {
+      e = appError('unsupported_media_type', { type: String(request.headers['content-type'] ?? 'none') })
+    } else if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+      // Fastify's own client errors (bad JSON, bad content length, ...) keep their message: it names the problem.
+      e = new AppError('bad_request', err.statusCode, err.message)
+    } else {
+      request.log.error({ err }, 'unhandled error')
+      e = appError('internal_error', { requestId: request.id })
+    }
+    if (e.statusCode >= 500 && e.code !== 'internal_error') request.log.warn({ code: e.code, msg: e.message }, 'request failed')
+    if (e.headers) reply.headers(e.headers)
+    reply.code(e.statusCode).send({ statusCode: e.statusCode, code: e.code, error: statusText(e.statusCode), message: e.message, ...e.details })
+  })
+  app.setNotFoundHandler((request, reply) => {
+    const e = appError('route_not_found', { method: request.method, path: request.url.split('?')[0] })
+    reply.code(404).send({ statusCode: 404, code: e.code, error: statusText(404), message: e.message })
+  })
+}

@@ -1,0 +1,9 @@
+import { createDeps } from '../deps.js'
+import { loadConfigOrExit } from './load-config.js'
+import { startProxy } from './roles.js'
+import { onShutdown } from './shutdown.js'
+
+const config = loadConfigOrExit()
+const deps = createDeps(config)
+const proxy = await startProxy(deps)
+onShutdown([() => proxy.stop(), () => deps.close()])

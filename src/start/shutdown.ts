@@ -1,0 +1,33 @@
+/**
+ * Runs `closers` in order on the first SIGTERM/SIGINT (draining in-flight work first), then exits.
+ * A second signal, or closers that take longer than `timeoutMs`, force the exit.
+ */
+export function onShutdown(closers: Array<() => Promise<unknown>>, log: (msg: string) => void = console.error, timeoutMs = 15000): void {
+  let stopping = false
+  const stop = async (signal: string) => {
+    if (stopping) {
+      log(`${signal} again: exiting now`)
+      process.exit(1)
+    }
+    stopping = true
+    log(`${signal}: shutting down`)
+    const timer = setTimeout(() => {
+      log(`shutdown took longer than ${timeoutMs} ms: exiting`)
+      process.exit(1)
+    }, timeoutMs)
+    timer.unref()
+    let code = 0
+    for (const close of closers) {
+      try {
+        await close()
+      } catch (err) {
+        code = 1
+        log(`shutdown step failed: ${(err as Error).message}`)
+      }
+    }
+    clearTimeout(timer)
+    process.exit(code)
+  }
+  process.on('SIGTERM', () => void stop('SIGTERM'))
+  process.on('SIGINT', () => void stop('SIGINT'))
+}

@@ -1,0 +1,9 @@
+import { createDeps } from '../deps.js'
+import { loadConfigOrExit } from './load-config.js'
+import { startWeb } from './roles.js'
+import { onShutdown } from './shutdown.js'
+
+const config = loadConfigOrExit()
+const deps = createDeps(config)
+const web = await startWeb(deps)
+onShutdown([() => web.stop(), () => deps.close()])

@@ -1,0 +1,9 @@
+import { createDeps } from '../deps.js'
+import { loadConfigOrExit } from './load-config.js'
+import { onShutdown } from './shutdown.js'
+import { startWorkerRole } from './worker-role.js'
+
+const config = loadConfigOrExit()
+const deps = createDeps(config)
+const worker = await startWorkerRole(deps)
+onShutdown([() => worker.stop(), () => deps.close()])

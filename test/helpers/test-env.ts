@@ -1,0 +1,78 @@
+import { randomBytes } from 'node:crypto'
+import { Redis } from 'ioredis'
+import { sql } from 'kysely'
+import { loadConfig, type Config } from '../../src/config.js'
+import { createDb } from '../../src/db/create-db.js'
+import { migrateToLatest } from '../../src/db/migrate.js'
+import { createDeps, type Deps } from '../../src/deps.js'
+
+/** The database tests use; each test run gets its own schema inside it. */
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+
+interface Teardown {
+  teardown(fn: () => unknown): void
+}
+
+export function uniqueName(prefix: string): string {
+  return `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`
+}
+
+/** A fresh Postgres schema, migrated to latest, dropped at teardown. */
+export async function testSchema(t: Teardown, opts: { migrate?: boolean } = {}): Promise<string> {
+  const schema = uniqueName('t')
+  const db = createDb({ databaseUrl: TEST_DATABASE_URL, schema, max: 1 })
+  try {
+    if (opts.migrate !== false) await migrateToLatest(db, schema)
+    else await sql`create schema ${sql.id(schema)}`.execute(db)
+  } finally {
+    await db.destroy()
+  }
+  t.teardown(async () => {
+    const admin = createDb({ databaseUrl: TEST_DATABASE_URL, schema: 'public', max: 1 })
+    await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(admin).catch(() => {})
+    await admin.destroy()
+  })
+  return schema
+}
+
+/** Deletes every Redis key under `prefix`. */
+export async function clearRedisPrefix(prefix: string, url = TEST_REDIS_URL): Promise<void> {
+  const r = new Redis(url, { maxRetriesPerRequest: 1 })
+  try {
+    let cursor = '0'
+    do {
+      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
+      cursor = next
+      if (keys.length) await r.del(...keys)
+    } while (cursor !== '0')
+  } finally {
+    r.disconnect()
+  }
+}
+
+/**
+ * A config for one test: its own schema and Redis prefix, the given chain, quiet logs.
+ * `env` overrides any variable.
+ */
+export async function testConfig(t: Teardown, env: Record<string, string | undefined> = {}): Promise<Readonly<Config>> {
+  const schema = env.DATABASE_SCHEMA ?? (await testSchema(t))
+  const prefix = uniqueName('tgtest')
+  t.teardown(() => clearRedisPrefix(prefix))
+  return loadConfig({
+    DATABASE_URL: TEST_DATABASE_URL,
+    REDIS_URL: TEST_REDIS_URL,
+    DATABASE_SCHEMA: schema,
+    REDIS_PREFIX: prefix,
+    LOG_LEVEL: 'silent',
+    RPC_URL: 'http://127.0.0.1:1',
+    ...env,
+  })
+}
+
+/** Deps on an isolated schema and prefix; closed at teardown. */
+export async function testDeps(t: Teardown, env: Record<string, string | undefined> = {}): Promise<Deps> {
+  const deps = createDeps(await testConfig(t, env))
+  t.teardown(() => deps.close())
+  return deps
+}

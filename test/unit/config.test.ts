@@ -1,0 +1,70 @@
+import t from 'tap'
+import { ConfigError, loadConfig } from '../../src/config.js'
+
+t.test('defaults describe the sandbox deployment on Base Sepolia', async (t) => {
+  const c = loadConfig({})
+  t.equal(c.deployment, 'sandbox')
+  t.equal(c.chain.chainId, 84532)
+  t.equal(c.chain.network, 'base-sepolia')
+  t.equal(c.chain.caip2, 'eip155:84532')
+  t.equal(c.chain.usdc.address, '0x036CbD53842c5426634e7929541eC2318f3dCF7e')
+  t.same(c.chain.usdc, { address: '0x036CbD53842c5426634e7929541eC2318f3dCF7e', name: 'USDC', version: '2', decimals: 6 })
+  t.equal(c.apiKeyPrefix, 'sk_test_')
+  t.equal(c.webPort, 4020)
+  t.equal(c.proxyPort, 4021)
+  t.equal(c.rpcUrl, undefined, 'unset RPC_URL means the embedded chain')
+  t.ok(Object.isFrozen(c) && Object.isFrozen(c.chain), 'frozen')
+})
+
+t.test('production derives Base mainnet values', async (t) => {
+  const c = loadConfig({
+    TOLLGATE_DEPLOYMENT: 'production',
+    RPC_URL: 'https://mainnet.base.example',
+    RELAYER_PRIVATE_KEYS: `0x${'11'.repeat(32)}`,
+    TOLLGATE_MASTER_KEY: '22'.repeat(32),
+    TOLLGATE_RECEIVER_ADDRESS: `0x${'33'.repeat(20)}`,
+  })
+  t.equal(c.chain.chainId, 8453)
+  t.equal(c.chain.network, 'base')
+  t.equal(c.chain.usdc.address, '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913')
+  t.equal(c.chain.usdc.name, 'USD Coin')
+  t.equal(c.apiKeyPrefix, 'sk_live_')
+})
+
+t.test('every invalid variable is reported together', async (t) => {
+  const err = t.throws(() =>
+    loadConfig({ TOLLGATE_DEPLOYMENT: 'staging', WEB_PORT: '99999', DATABASE_URL: 'mysql://x', REDIS_URL: 'nope', RELAYER_PRIVATE_KEYS: '0x1234', LOG_LEVEL: 'loud' }),
+  ) as unknown as ConfigError
+  t.type(err, ConfigError)
+  const text = err.problems.join('\n')
+  for (const name of ['TOLLGATE_DEPLOYMENT', 'WEB_PORT', 'DATABASE_URL', 'REDIS_URL', 'RELAYER_PRIVATE_KEYS', 'LOG_LEVEL']) {
+    t.match(text, name, `${name} is named`)
+  }
+  t.equal(err.problems.length, 6)
+  t.match(err.problems.find((p) => p.startsWith('WEB_PORT')), /integer from 0 to 65535/, 'says what was expected')
+})
+
+t.test('production refuses a wrong chain id and the embedded chain', async (t) => {
+  const err = t.throws(() => loadConfig({ TOLLGATE_DEPLOYMENT: 'production', TOLLGATE_CHAIN_ID: '84532' })) as unknown as ConfigError
+  const text = err.problems.join('\n')
+  t.match(text, /TOLLGATE_CHAIN_ID: the production deployment settles on chain 8453/)
+  t.match(text, /RPC_URL: production needs/)
+  t.match(text, /RELAYER_PRIVATE_KEYS/)
+  t.match(text, /TOLLGATE_MASTER_KEY/)
+})
+
+t.test('a credential in a bad URL is not echoed', async (t) => {
+  const err = t.throws(() => loadConfig({ DATABASE_URL: 'mysql://u:supersecret@h/db' })) as unknown as ConfigError
+  t.notMatch(err.message, 'supersecret')
+})
+
+t.test('the config entry exits non-zero and prints every problem', async (t) => {
+  const { spawnSync } = await import('node:child_process')
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/start/migrate.ts'], {
+    env: { PATH: process.env.PATH, TOLLGATE_DEPLOYMENT: 'prod', PROXY_PORT: 'x' },
+    encoding: 'utf8',
+  })
+  t.not(r.status, 0)
+  t.match(r.stderr, /TOLLGATE_DEPLOYMENT/)
+  t.match(r.stderr, /PROXY_PORT/)
+})
