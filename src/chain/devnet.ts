@@ -1,0 +1,392 @@
+/**
+ * The embedded local chain: anvil (from the @foundry-rs/anvil npm package) with our TestUSDC at
+ * the canonical Base Sepolia USDC address and Multicall3 at its canonical address, so x402
+ * clients and our relayers work against it with their default settings (DESIGN.md §6).
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createRequire } from 'node:module'
+import {
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  defineChain,
+  http,
+  parseEther,
+  type Address,
+  type Chain,
+  type Hex,
+} from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import artifacts from './contracts/artifacts.json' with { type: 'json' }
+import { MULTICALL3_ADDRESS } from './multicall3-abi.js'
+import { testUsdcAbi } from './usdc-abi.js'
+
+/** Canonical USDC on Base Sepolia; the dev chain's TestUSDC is placed here. */
+export const DEVNET_USDC_ADDRESS = '0x036CbD53842c5426634e7929541eC2318f3dCF7e' as const
+export const DEVNET_MULTICALL3_ADDRESS = MULTICALL3_ADDRESS
+export const DEVNET_DEFAULT_CHAIN_ID = 84532
+
+export interface DevAccount {
+  address: Address
+  privateKey: Hex
+}
+
+export interface DevnetAccounts {
+  /** Submits settlements; the first of `relayers`. */
+  relayer: DevAccount
+  /** Extra relayer keys, for a relayer pool. relayers[0] === relayer. */
+  relayers: DevAccount[]
+  /** Holds test USDC and signs x402 payments in demos and tests. */
+  demoPayer: DevAccount
+  /** Receives the platform's own hosted-service payments. */
+  receiver: DevAccount
+  /** Sends the mint transactions (test USDC) and holds a large USDC float for handing out. */
+  faucet: DevAccount
+}
+
+export interface Devnet {
+  rpcUrl: string
+  chainId: number
+  /** A viem chain for this devnet, with Multicall3 configured. */
+  chain: Chain
+  usdcAddress: Address
+  multicall3Address: Address
+  accounts: DevnetAccounts
+  /** anvil's process id, for diagnostics. */
+  pid: number | undefined
+  /** Stops anvil (writing `stateFile`, if given) and waits for it to exit. Idempotent. */
+  stop(): Promise<void>
+}
+
+/** Any pino-like logger; anvil's own chatter goes to `debug`. */
+export interface DevnetLogger {
+  info(msg: string): void
+  debug?(msg: string): void
+}
+
+export interface StartDevnetOptions {
+  /** 0 (the default) lets anvil pick a free port. */
+  port?: number
+  /** Default 84532 (Base Sepolia), so sandbox requirements match. */
+  chainId?: number
+  /** anvil --state: loaded at start if it exists, written at stop. */
+  stateFile?: string
+  logger?: DevnetLogger
+  /** Overrides the anvil binary resolved from the npm package. */
+  anvilPath?: string
+  /** How long to wait for anvil to answer, default 30 s. */
+  startTimeoutMs?: number
+}
+
+// Anvil's well-known deterministic dev keys (mnemonic "test test ... junk"). They are public,
+// hold nothing of value, and must never be used outside a local dev chain.
+const ANVIL_DEV_KEYS = [
+  '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80',
+  '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d',
+  '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a',
+  '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6',
+  '0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a',
+  '0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba',
+] as const satisfies readonly Hex[]
+
+function devAccount(index: number): DevAccount {
+  const privateKey = ANVIL_DEV_KEYS[index]!
+  return { address: privateKeyToAccount(privateKey).address, privateKey }
+}
+
+/** The dev chain's account roles, all taken from anvil's default accounts. */
+export function devnetAccounts(): DevnetAccounts {
+  const relayers = [devAccount(0), devAccount(4), devAccount(5)]
+  return { relayer: relayers[0]!, relayers, demoPayer: devAccount(1), receiver: devAccount(2), faucet: devAccount(3) }
+}
+
+/** Test USDC the demo payer holds after setup: 1,000 USDC. */
+export const DEMO_PAYER_USDC = 1_000_000_000n
+/** Float kept by the faucet account: 1,000,000 USDC. */
+export const FAUCET_USDC = 1_000_000_000_000n
+/** ETH each dev account is topped up to when below MIN_ETH (matters with --state or a foreign anvil). */
+const TOPUP_ETH = parseEther('10000')
+const MIN_ETH = parseEther('10')
+
+/** A minimal viem chain for a devnet: no OP-stack formatters, Multicall3 at its usual address. */
+export function devnetChain(chainId: number, rpcUrl: string): Chain {
+  return defineChain({
+    id: chainId,
+    name: 'Tollgate devnet',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } },
+    contracts: { multicall3: { address: MULTICALL3_ADDRESS } },
+    testnet: true,
+  })
+}
+
+/**
+ * Installs TestUSDC and Multicall3 on a running anvil and funds the dev accounts. Idempotent:
+ * code is only set where it differs, balances are only topped up. Use it when pointing at an
+ * anvil someone else started.
+ */
+export async function setupDevnetContracts(rpcUrl: string): Promise<{ chainId: number; accounts: DevnetAccounts }> {
+  const probe = createPublicClient({ transport: http(rpcUrl) })
+  const chainId = await probe.getChainId()
+  const chain = devnetChain(chainId, rpcUrl)
+  const pub = createPublicClient({ chain, transport: http(rpcUrl), pollingInterval: 50 })
+  const test = createTestClient({ chain, mode: 'anvil', transport: http(rpcUrl) })
+  const accounts = devnetAccounts()
+
+  const code: [Address, Hex][] = [
+    [DEVNET_USDC_ADDRESS, artifacts.contracts.TestUSDC.deployedBytecode as Hex],
+    [MULTICALL3_ADDRESS, artifacts.contracts.Multicall3.deployedBytecode as Hex],
+  ]
+  for (const [address, bytecode] of code) {
+    const current = await pub.getCode({ address })
+    if (current?.toLowerCase() !== bytecode.toLowerCase()) await test.setCode({ address, bytecode })
+  }
+
+  const all = [...accounts.relayers, accounts.demoPayer, accounts.receiver, accounts.faucet]
+  for (const { address } of all) {
+    if ((await pub.getBalance({ address })) < MIN_ETH) await test.setBalance({ address, value: TOPUP_ETH })
+  }
+
+  for (const [who, target] of [
+    [accounts.demoPayer.address, DEMO_PAYER_USDC],
+    [accounts.faucet.address, FAUCET_USDC],
+  ] as const) {
+    const have = await pub.readContract({ address: DEVNET_USDC_ADDRESS, abi: testUsdcAbi, functionName: 'balanceOf', args: [who] })
+    if (have < target) await mintUsdc(rpcUrl, who, target - have)
+  }
+  return { chainId, accounts }
+}
+
+/**
+ * Mints test USDC (base units, 6 decimals) on a devnet and waits for the receipt.
+ * Sent from the faucet account through anvil's unlocked-account signing, so anvil assigns the
+ * nonce and concurrent calls do not collide.
+ *
+ * @example
+ * await mintUsdc(devnet.rpcUrl, payer, 5_000_000n) // 5 USDC
+ */
+export async function mintUsdc(rpcUrl: string, to: Address, amount: bigint): Promise<Hex> {
+  const probe = createPublicClient({ transport: http(rpcUrl) })
+  const chain = devnetChain(await probe.getChainId(), rpcUrl)
+  const pub = createPublicClient({ chain, transport: http(rpcUrl), pollingInterval: 50 })
+  const wallet = createWalletClient({ chain, transport: http(rpcUrl) })
+  const hash = await wallet.writeContract({
+    account: devnetAccounts().faucet.address,
+    address: DEVNET_USDC_ADDRESS,
+    abi: testUsdcAbi,
+    functionName: 'mint',
+    args: [to, amount],
+  })
+  const receipt = await pub.waitForTransactionReceipt({ hash })
+  if (receipt.status !== 'success') throw new Error(`mintUsdc: mint transaction ${hash} reverted`)
+  return hash
+}
+
+/** Path of the anvil binary shipped in the platform package @foundry-rs/anvil-<os>-<arch>. */
+export function resolveAnvilBinary(): string {
+  const arch = { x64: 'amd64', arm64: 'arm64' }[process.arch as string]
+  const pkg = `@foundry-rs/anvil-${process.platform}-${arch ?? process.arch}`
+  const file = process.platform === 'win32' ? 'anvil.exe' : 'anvil'
+  try {
+    return createRequire(import.meta.url).resolve(`${pkg}/bin/${file}`)
+  } catch {
+    throw new Error(
+      `anvil binary not found: ${pkg} is not installed. It is an optional dependency of @foundry-rs/anvil; ` +
+        `run "npm install" on this platform (${process.platform}/${process.arch}).`,
+    )
+  }
+}
+
+// A small sh wrapper that ties anvil's life to ours even if Node dies without running 'exit'
+// handlers (SIGKILL, an unhandled SIGTERM from a test runner): Node holds the wrapper's stdin
+// pipe, and when that closes the watchdog stops anvil. SIGTERM to the wrapper is forwarded and
+// the wrapper waits, so anvil can write --state before stop() resolves. The first stdout line
+// reports anvil's pid.
+const WRAPPER = `
+exec 3<&0
+"$@" </dev/null &
+anvil=$!
+printf 'tollgate-devnet anvil-pid %s\\n' "$anvil"
+(read -r _ <&3; kill -TERM "$anvil" 2>/dev/null) &
+watchdog=$!
+trap 'kill -TERM "$anvil" 2>/dev/null' TERM INT
+wait "$anvil"; status=$?
+while kill -0 "$anvil" 2>/dev/null; do wait "$anvil"; status=$?; done
+kill "$watchdog" 2>/dev/null
+exit "$status"
+`
+
+/** Children still running, killed on process exit as a second line of defence. */
+const live = new Set<ChildProcess>()
+let exitHookInstalled = false
+function installExitHook(): void {
+  if (exitHookInstalled) return
+  exitHookInstalled = true
+  process.on('exit', () => {
+    for (const child of live) {
+      try {
+        child.kill('SIGTERM')
+      } catch {
+        // already gone
+      }
+    }
+  })
+}
+
+/** Keeps the last lines of a stream for error messages without holding all of anvil's chatter. */
+function tail(limit: number): { push(line: string): void; text(): string } {
+  const lines: string[] = []
+  return {
+    push(line) {
+      lines.push(line)
+      if (lines.length > limit) lines.shift()
+    },
+    text: () => lines.join('\n'),
+  }
+}
+
+function onLines(stream: NodeJS.ReadableStream, fn: (line: string) => void): void {
+  let buf = ''
+  stream.setEncoding('utf8')
+  stream.on('data', (chunk: string) => {
+    buf += chunk
+    let i: number
+    while ((i = buf.indexOf('\n')) >= 0) {
+      fn(buf.slice(0, i).replace(/\r$/, ''))
+      buf = buf.slice(i + 1)
+    }
+  })
+  stream.on('end', () => {
+    if (buf) fn(buf)
+  })
+}
+
+/**
+ * Starts anvil and installs the dev contracts and balances.
+ *
+ * @example
+ * const devnet = await startDevnet({ port: 0 })
+ * try { ... devnet.rpcUrl ... } finally { await devnet.stop() }
+ */
+export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet> {
+  const chainId = opts.chainId ?? DEVNET_DEFAULT_CHAIN_ID
+  const binary = opts.anvilPath ?? resolveAnvilBinary()
+  const args = ['--host', '127.0.0.1', '--port', String(opts.port ?? 0), '--chain-id', String(chainId)]
+  if (opts.stateFile) args.push('--state', opts.stateFile)
+
+  const posix = process.platform !== 'win32'
+  const child = posix
+    ? spawn('/bin/sh', ['-c', WRAPPER, 'tollgate-devnet', binary, ...args], {
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: true, // its own process group, so a last-resort kill reaches anvil too
+      })
+    : spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  live.add(child)
+  installExitHook()
+
+  const out = tail(40)
+  const err = tail(40)
+  let pid = posix ? undefined : child.pid
+  let exited = false
+  const exitedPromise = new Promise<void>((resolve) => {
+    child.once('exit', () => {
+      exited = true
+      live.delete(child)
+      resolve()
+    })
+  })
+  onLines(child.stderr!, (line) => err.push(line))
+
+  const listening = new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`anvil did not start within ${opts.startTimeoutMs ?? 30_000} ms`)),
+      opts.startTimeoutMs ?? 30_000,
+    )
+    onLines(child.stdout!, (line) => {
+      const pidMatch = /^tollgate-devnet anvil-pid (\d+)$/.exec(line)
+      if (pidMatch) {
+        pid = Number(pidMatch[1])
+        return
+      }
+      out.push(line)
+      opts.logger?.debug?.(`anvil: ${line}`)
+      const m = /Listening on (\S+):(\d+)/.exec(line)
+      if (m) {
+        clearTimeout(timer)
+        resolve(`http://127.0.0.1:${m[2]}`)
+      }
+    })
+    child.once('error', (e) => {
+      clearTimeout(timer)
+      reject(new Error(`could not run anvil (${binary}): ${e.message}`))
+    })
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer)
+      reject(new Error(`anvil exited before it was ready (code ${code}, signal ${signal})`))
+    })
+  })
+
+  let stopping: Promise<void> | undefined
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      if (!exited) {
+        child.kill('SIGTERM')
+        const timeout = new Promise<'timeout'>((r) => setTimeout(r, 10_000, 'timeout').unref())
+        if ((await Promise.race([exitedPromise, timeout])) === 'timeout') {
+          // anvil ignored SIGTERM: kill its whole process group.
+          try {
+            if (posix && child.pid) process.kill(-child.pid, 'SIGKILL')
+            else child.kill('SIGKILL')
+          } catch {
+            // exited in the meantime
+          }
+          await exitedPromise
+        }
+      }
+      child.stdin?.destroy()
+    })()
+    return stopping
+  }
+
+  let rpcUrl: string
+  try {
+    rpcUrl = await listening
+    await waitForRpc(rpcUrl, opts.startTimeoutMs ?? 30_000)
+    await setupDevnetContracts(rpcUrl)
+  } catch (e) {
+    await stop()
+    const detail = [err.text() && `anvil stderr:\n${err.text()}`, out.text() && `anvil stdout (last lines):\n${out.text()}`]
+      .filter(Boolean)
+      .join('\n')
+    throw new Error(`startDevnet failed: ${(e as Error).message}${detail ? `\n${detail}` : ''}`, { cause: e })
+  }
+
+  opts.logger?.info(`devnet: anvil on ${rpcUrl}, chain ${chainId}, USDC at ${DEVNET_USDC_ADDRESS}`)
+  return {
+    rpcUrl,
+    chainId,
+    chain: devnetChain(chainId, rpcUrl),
+    usdcAddress: DEVNET_USDC_ADDRESS,
+    multicall3Address: MULTICALL3_ADDRESS,
+    accounts: devnetAccounts(),
+    get pid() {
+      return pid
+    },
+    stop,
+  }
+}
+
+/** Polls eth_chainId until anvil answers; "Listening" is printed just before it serves. */
+async function waitForRpc(rpcUrl: string, timeoutMs: number): Promise<void> {
+  const client = createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }) })
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    try {
+      await client.getChainId()
+      return
+    } catch (e) {
+      if (Date.now() > deadline) throw new Error(`anvil RPC at ${rpcUrl} did not answer: ${(e as Error).message}`)
+      await new Promise((r) => setTimeout(r, 50))
+    }
+  }
+}
