@@ -1,0 +1,345 @@
+/**
+ * The 402 challenge of one endpoint and method, built once and reused for every unpaid or
+ * refused request: a v1 JSON body (legacy `x402-fetch`) and a v2 `PAYMENT-REQUIRED` header
+ * (`@x402/fetch`) in one response.
+ *
+ * Shapes follow the official servers: the legacy express middleware for v1 (checksummed
+ * addresses, `outputSchema: { input: { type: 'http', method, discoverable, ... }, output }`,
+ * `extra: { name, version }`) and `x402ResourceServer.createPaymentRequiredResponse` for v2,
+ * with the Bazaar discovery declaration under `extensions.bazaar`. Optional fields are omitted,
+ * never `null` (the legacy client's zod schema rejects `null`).
+ */
+import { getAddress } from 'viem'
+import { reasons, type ReasonCode } from './reasons.js'
+import type {
+  HttpMethod,
+  NetworkV1,
+  NetworkV2,
+  OutputSchemaV1,
+  PaymentRequiredV1,
+  PaymentRequiredV2,
+  PaymentRequirementsV1,
+  PaymentRequirementsV2,
+  ResourceInfo,
+} from './types.js'
+
+export interface ChallengeChain {
+  chainId: number
+  network: NetworkV1
+  caip2: string
+  usdc: { address: string; name: string; version: string }
+}
+
+/** A JSON Schema object for the endpoint input (`{ type: 'object', properties, required }`). */
+export type InputSchema = {
+  type?: string
+  properties?: Record<string, unknown>
+  required?: readonly string[]
+  [k: string]: unknown
+}
+
+export interface ChallengeInput {
+  /** absolute URL of the paid resource */
+  resourceUrl: string
+  description: string
+  mimeType: string
+  payTo: string
+  /** price in atomic units */
+  amount: bigint | string
+  maxTimeoutSeconds: number
+  chain: ChallengeChain
+  method: string
+  inputSchema?: InputSchema
+  /** JSON Schema or description of the output; `example` in it is used for Bazaar v2 */
+  outputDescription?: Record<string, unknown>
+  /** advertise to discovery services (v1 `discoverable`, v2 `extensions.bazaar`); default true */
+  discoverable?: boolean
+}
+
+/** What verify-requirements needs, normalized once. */
+export interface PaymentTerms {
+  amount: bigint
+  /** lower-case */
+  payTo: `0x${string}`
+  /** lower-case */
+  asset: `0x${string}`
+  networkV1: NetworkV1
+  networkV2: NetworkV2
+  chainId: number
+  token: { name: string; version: string }
+  maxTimeoutSeconds: number
+}
+
+export interface Challenge {
+  readonly v1Body: PaymentRequiredV1
+  /** `v1Body` pre-serialized, for the 402 body */
+  readonly v1BodyJson: string
+  readonly v2: PaymentRequiredV2
+  /** standard base64 of the v2 JSON, for the `PAYMENT-REQUIRED` header */
+  readonly v2HeaderValue: string
+  readonly requirementsV1: PaymentRequirementsV1
+  readonly requirementsV2: PaymentRequirementsV2
+  readonly terms: PaymentTerms
+  /**
+   * Bytes a v2 `PAYMENT-SIGNATURE` header for this challenge can reach: v2 clients echo
+   * `resource`, `accepted` and `extensions` back, so the header-size cap must allow this.
+   */
+  readonly paymentHeaderBudget: number
+  /** @internal precomputed pieces for withError */
+  readonly parts: ChallengeParts
+}
+
+interface ChallengeParts {
+  v1Head: string
+  v1Tail: string
+  /** base64 of the v2 JSON up to (not including) the error member, padded to 3-byte multiple */
+  v2HeadB64: string
+  cache: Map<string, ChallengeWithError>
+}
+
+export interface ChallengeWithError {
+  v1BodyJson: string
+  v2HeaderValue: string
+}
+
+const V1_NO_PAYMENT_ERROR = 'X-PAYMENT header is required'
+const V2_NO_PAYMENT_ERROR = 'PAYMENT-SIGNATURE header is required'
+const QUERY_METHODS = new Set(['GET', 'HEAD', 'DELETE'])
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
+const HTTP_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'POST', 'PUT', 'PATCH', 'OPTIONS'])
+
+/**
+ * Build the challenge for one endpoint + method. Throws on invalid configuration (bad URL,
+ * address, amount); that is a seller-setup error, never a client one.
+ *
+ * @example
+ *   const ch = buildChallenge({ resourceUrl, description, mimeType: 'application/json', payTo,
+ *     amount: 10_000n, maxTimeoutSeconds: 60, chain: config.chain, method: 'GET' })
+ *   reply.code(402).header('PAYMENT-REQUIRED', ch.v2HeaderValue).type('application/json').send(ch.v1BodyJson)
+ */
+export function buildChallenge(input: ChallengeInput): Challenge {
+  const method = input.method.toUpperCase()
+  if (!HTTP_METHODS.has(method)) throw new Error(`challenge: unsupported method ${input.method}`)
+  // kept verbatim (v2 clients echo it), only checked to be absolute
+  if (!URL.canParse(input.resourceUrl)) throw new Error(`challenge: resourceUrl must be absolute: ${input.resourceUrl}`)
+  const resourceUrl = input.resourceUrl
+  const amount = toAtomic(input.amount)
+  if (!Number.isSafeInteger(input.maxTimeoutSeconds) || input.maxTimeoutSeconds <= 0) {
+    throw new Error(`challenge: maxTimeoutSeconds must be a positive integer, got ${input.maxTimeoutSeconds}`)
+  }
+  const { chain } = input
+  if (chain.caip2 !== `eip155:${chain.chainId}`) {
+    throw new Error(`challenge: caip2 ${chain.caip2} does not match chain id ${chain.chainId}`)
+  }
+  const payTo = getAddress(input.payTo)
+  const asset = getAddress(chain.usdc.address)
+  const extra = { name: chain.usdc.name, version: chain.usdc.version }
+  const discoverable = input.discoverable ?? true
+
+  const requirementsV1: PaymentRequirementsV1 = {
+    scheme: 'exact',
+    network: chain.network,
+    maxAmountRequired: amount.toString(),
+    resource: resourceUrl,
+    description: input.description,
+    mimeType: input.mimeType,
+    payTo,
+    maxTimeoutSeconds: input.maxTimeoutSeconds,
+    asset,
+    outputSchema: outputSchemaV1(method as HttpMethod, discoverable, input.inputSchema, input.outputDescription),
+    extra: { ...extra },
+  }
+  const requirementsV2: PaymentRequirementsV2 = {
+    scheme: 'exact',
+    network: chain.caip2 as NetworkV2,
+    amount: amount.toString(),
+    asset,
+    payTo,
+    maxTimeoutSeconds: input.maxTimeoutSeconds,
+    extra: { ...extra },
+  }
+
+  const resource: ResourceInfo = { url: resourceUrl }
+  if (input.description !== '') resource.description = input.description
+  if (input.mimeType !== '') resource.mimeType = input.mimeType
+  const bazaar = discoverable ? bazaarExtension(method, input.inputSchema, input.outputDescription) : undefined
+
+  // v2 members in a fixed order with `error` last, so withError only encodes a short tail
+  const v2NoError: Omit<PaymentRequiredV2, 'error'> = { x402Version: 2, resource, accepts: [requirementsV2] }
+  if (bazaar !== undefined) v2NoError.extensions = { bazaar }
+  const v2: PaymentRequiredV2 = { ...v2NoError, error: V2_NO_PAYMENT_ERROR }
+
+  const acceptsJson = JSON.stringify([requirementsV1])
+  const v1Head = '{"x402Version":1,"error":'
+  const v1Tail = `,"accepts":${acceptsJson}}`
+  const v1Body: PaymentRequiredV1 = { x402Version: 1, error: V1_NO_PAYMENT_ERROR, accepts: [requirementsV1] }
+
+  let v2Head = JSON.stringify(v2NoError).slice(0, -1)
+  // JSON allows insignificant whitespace: pad so the head ends on a base64 group boundary
+  v2Head += ' '.repeat((3 - (Buffer.byteLength(v2Head) % 3)) % 3)
+  const parts: ChallengeParts = {
+    v1Head,
+    v1Tail,
+    v2HeadB64: Buffer.from(v2Head).toString('base64'),
+    cache: new Map(),
+  }
+
+  const challenge: Challenge = {
+    v1Body,
+    v1BodyJson: v1Head + JSON.stringify(V1_NO_PAYMENT_ERROR) + v1Tail,
+    v2,
+    v2HeaderValue: parts.v2HeadB64 + v2ErrorTailB64(V2_NO_PAYMENT_ERROR),
+    requirementsV1,
+    requirementsV2,
+    terms: {
+      amount,
+      payTo: payTo.toLowerCase() as `0x${string}`,
+      asset: asset.toLowerCase() as `0x${string}`,
+      networkV1: chain.network,
+      networkV2: chain.caip2 as NetworkV2,
+      chainId: chain.chainId,
+      token: { ...extra },
+      maxTimeoutSeconds: input.maxTimeoutSeconds,
+    },
+    paymentHeaderBudget: paymentHeaderBudget(resource, requirementsV2, v2NoError.extensions),
+    parts,
+  }
+  return challenge
+}
+
+/**
+ * The challenge carrying a refusal reason: v1 body `{x402Version, error: reason, message,
+ * accepts}` and the v2 header with `error: reason`. Memoized per reason unless a custom
+ * message is given.
+ */
+export function withError(challenge: Challenge, reason: ReasonCode, message?: string): ChallengeWithError {
+  const { parts } = challenge
+  if (message === undefined) {
+    const hit = parts.cache.get(reason)
+    if (hit !== undefined) return hit
+  }
+  const text = message ?? reasons[reason].message
+  const out: ChallengeWithError = {
+    v1BodyJson: `${parts.v1Head}${JSON.stringify(reason)},"message":${JSON.stringify(text)}${parts.v1Tail}`,
+    v2HeaderValue: parts.v2HeadB64 + v2ErrorTailB64(reason),
+  }
+  if (message === undefined) parts.cache.set(reason, out)
+  return out
+}
+
+function v2ErrorTailB64(error: string): string {
+  return Buffer.from(`,"error":${JSON.stringify(error)}}`).toString('base64')
+}
+
+function toAtomic(amount: bigint | string): bigint {
+  if (typeof amount === 'bigint') {
+    if (amount < 0n || amount >= 1n << 256n) throw new Error(`challenge: amount out of range: ${amount}`)
+    return amount
+  }
+  if (!/^(?:0|[1-9][0-9]{0,77})$/.test(amount) || BigInt(amount) >= 1n << 256n) {
+    throw new Error(`challenge: amount must be a decimal string of atomic units, got ${JSON.stringify(amount)}`)
+  }
+  return BigInt(amount)
+}
+
+/** v1 request structure, as the legacy middleware sends it under `outputSchema`. */
+function outputSchemaV1(
+  method: HttpMethod,
+  discoverable: boolean,
+  inputSchema: InputSchema | undefined,
+  outputDescription: Record<string, unknown> | undefined,
+): OutputSchemaV1 {
+  const input: OutputSchemaV1['input'] = { type: 'http', method, discoverable }
+  const fields = fieldsOf(inputSchema)
+  if (fields !== undefined) {
+    if (BODY_METHODS.has(method)) {
+      input.bodyType = 'json'
+      input.bodyFields = fields
+    } else {
+      input.queryParams = fields
+    }
+  }
+  const out: OutputSchemaV1 = { input }
+  if (outputDescription !== undefined) out.output = outputDescription
+  return out
+}
+
+/** `{ name: propertySchema (+ required: true) }` from an object schema. */
+function fieldsOf(schema: InputSchema | undefined): Record<string, unknown> | undefined {
+  if (schema === undefined || schema.properties === undefined) return undefined
+  const required = new Set(schema.required ?? [])
+  const fields: Record<string, unknown> = {}
+  for (const [name, prop] of Object.entries(schema.properties)) {
+    fields[name] =
+      required.has(name) && typeof prop === 'object' && prop !== null ? { ...prop, required: true } : prop
+  }
+  return fields
+}
+
+/**
+ * v2 Bazaar discovery declaration (`@x402/extensions` bazaar `createQueryDiscoveryExtension` /
+ * `createBodyDiscoveryExtension` shape): `info` is an example request, `schema` validates it.
+ */
+function bazaarExtension(
+  method: string,
+  inputSchema: InputSchema | undefined,
+  outputDescription: Record<string, unknown> | undefined,
+): Record<string, unknown> | undefined {
+  const isQuery = QUERY_METHODS.has(method)
+  if (!isQuery && !BODY_METHODS.has(method)) return undefined
+  const example = outputDescription?.example
+  const infoOutput = example !== undefined ? { output: { type: 'json', example } } : {}
+  const paramsSchema = { type: 'object', ...(inputSchema ?? { properties: {} }) }
+  const schemaOutput =
+    example !== undefined
+      ? { output: { type: 'object', properties: { type: { type: 'string' }, example: { type: 'object' } }, required: ['type'] } }
+      : {}
+  const inputProps = isQuery
+    ? { type: { type: 'string', const: 'http' }, method: { type: 'string', enum: ['GET', 'HEAD', 'DELETE'] }, queryParams: paramsSchema }
+    : {
+        type: { type: 'string', const: 'http' },
+        method: { type: 'string', enum: ['POST', 'PUT', 'PATCH'] },
+        bodyType: { type: 'string', enum: ['json', 'form-data', 'text'] },
+        body: paramsSchema,
+      }
+  return {
+    info: {
+      input: isQuery ? { type: 'http', method, queryParams: {} } : { type: 'http', method, bodyType: 'json', body: {} },
+      ...infoOutput,
+    },
+    schema: {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: {
+        input: {
+          type: 'object',
+          properties: inputProps,
+          required: isQuery ? ['type', 'method'] : ['type', 'method', 'bodyType', 'body'],
+          additionalProperties: false,
+        },
+        ...schemaOutput,
+      },
+      required: ['input'],
+    },
+  }
+}
+
+/** Upper bound of a v2 payment header for this challenge (base64 length, with slack). */
+function paymentHeaderBudget(
+  resource: ResourceInfo,
+  accepted: PaymentRequirementsV2,
+  extensions: Record<string, unknown> | undefined,
+): number {
+  const u256 = '9'.repeat(78)
+  const worst = {
+    x402Version: 2,
+    resource,
+    accepted,
+    payload: {
+      signature: `0x${'f'.repeat(130)}`,
+      authorization: { from: `0x${'f'.repeat(40)}`, to: `0x${'f'.repeat(40)}`, value: u256, validAfter: u256, validBefore: u256, nonce: `0x${'f'.repeat(64)}` },
+    },
+    extensions,
+  }
+  return Math.ceil(Buffer.byteLength(JSON.stringify(worst)) / 3) * 4 + 256
+}

@@ -1,0 +1,207 @@
+/**
+ * Decode and shape-check the payment header of a paid request: `PAYMENT-SIGNATURE` (x402 v2)
+ * or `X-PAYMENT` (x402 v1), each standard base64 of JSON as the official clients send it
+ * (`btoa(JSON.stringify(payload))`).
+ *
+ * Strict and total: every input, however hostile, gives either a typed payload or a refusal
+ * with an x402 reason; nothing throws. The checks here are about form (sizes, hex lengths,
+ * uint256 decimal strings); whether the payment fits the endpoint is verify-requirements.ts.
+ */
+import { refuse, type Refusal } from './reasons.js'
+import type {
+  AcceptedRequirementsV2,
+  ExactEvmAuthorization,
+  ExactEvmPayload,
+  HexString,
+  PaymentPayloadV1,
+  PaymentPayloadV2,
+  ResourceInfo,
+} from './types.js'
+
+export interface PaymentHeaders {
+  /** `X-PAYMENT` (v1) */
+  xPayment?: string
+  /** `PAYMENT-SIGNATURE` (v2) */
+  paymentSignature?: string
+}
+
+export type DecodedPayment =
+  | { ok: true; version: 1; payload: PaymentPayloadV1 }
+  | { ok: true; version: 2; payload: PaymentPayloadV2; accepted: AcceptedRequirementsV2 }
+
+export type DecodePaymentResult = DecodedPayment | Refusal
+
+/** Bytes of a `PAYMENT-SIGNATURE` / `X-PAYMENT` value we accept unless configured otherwise. */
+export const DEFAULT_MAX_PAYMENT_HEADER_BYTES = 8192
+
+const BASE64_RE = /^[A-Za-z0-9+/]*={0,2}$/
+const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/
+const BYTES32_RE = /^0x[0-9a-fA-F]{64}$/
+const HEX_RE = /^0x(?:[0-9a-fA-F]{2})+$/
+const UINT_RE = /^(?:0|[1-9][0-9]{0,77})$/
+const U256_MAX = (1n << 256n) - 1n
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
+/** longest string field we keep from client-controlled objects (urls, descriptions, networks) */
+const MAX_STRING = 2048
+
+/**
+ * Decode the payment header. When both are present the v2 header wins, as in the official
+ * v2 server. A missing header gives `payment_required`.
+ *
+ * @example
+ *   const d = decodePaymentHeader({ xPayment: req.headers['x-payment'], paymentSignature: req.headers['payment-signature'] }, 8192)
+ *   if (!d.ok) return reply402(d.reason, d.message, d.status)
+ */
+export function decodePaymentHeader(headers: PaymentHeaders, maxBytes: number): DecodePaymentResult {
+  try {
+    const v2 = headers.paymentSignature
+    const v1 = headers.xPayment
+    if (typeof v2 === 'string' && v2.length > 0) return decodeOne(v2, 2, maxBytes)
+    if (typeof v1 === 'string' && v1.length > 0) return decodeOne(v1, 1, maxBytes)
+    if (v2 !== undefined || v1 !== undefined) return refuse('invalid_payload', 'the payment header is empty')
+    return refuse('payment_required')
+  } catch {
+    // unreachable by design; the catch keeps the "never throws" promise if a check is wrong
+    return refuse('invalid_payload')
+  }
+}
+
+function decodeOne(value: string, headerVersion: 1 | 2, maxBytes: number): DecodePaymentResult {
+  const header = headerVersion === 2 ? 'PAYMENT-SIGNATURE' : 'X-PAYMENT'
+  if (value.length > maxBytes) {
+    return refuse('payment_header_too_large', `${header} is ${value.length} bytes, the limit is ${maxBytes}`)
+  }
+  if (!BASE64_RE.test(value) || value.length % 4 === 1) {
+    return refuse('invalid_payload', `${header} is not standard base64`)
+  }
+  let json: unknown
+  try {
+    json = JSON.parse(Buffer.from(value, 'base64').toString('utf8'), rejectForbiddenKeys)
+  } catch {
+    return refuse('invalid_payload', `${header} is not base64 of a JSON object`)
+  }
+  if (!isPlainObject(json)) return refuse('invalid_payload', `${header} is not base64 of a JSON object`)
+
+  const version = json.x402Version
+  if (version !== 1 && version !== 2) return refuse('invalid_x402_version')
+  if (version !== headerVersion) {
+    return refuse('invalid_x402_version', `${header} must carry x402Version ${headerVersion}`)
+  }
+
+  const payload = readExactEvmPayload(json.payload)
+  if ('ok' in payload) return payload
+
+  if (version === 1) {
+    if (!isShortString(json.scheme)) return refuse('invalid_payload', 'scheme must be a string')
+    if (!isShortString(json.network)) return refuse('invalid_payload', 'network must be a string')
+    return { ok: true, version: 1, payload: { x402Version: 1, scheme: json.scheme, network: json.network, payload } }
+  }
+
+  const accepted = readAccepted(json.accepted)
+  if (typeof accepted === 'string') return refuse('invalid_payload', accepted)
+  const out: PaymentPayloadV2 = { x402Version: 2, accepted, payload }
+  if (json.resource !== undefined) {
+    const resource = readResource(json.resource)
+    if (typeof resource === 'string') return refuse('invalid_payload', resource)
+    out.resource = resource
+  }
+  if (json.extensions !== undefined && json.extensions !== null) {
+    if (!isPlainObject(json.extensions)) return refuse('invalid_payload', 'extensions must be an object')
+    out.extensions = json.extensions
+  }
+  return { ok: true, version: 2, payload: out, accepted }
+}
+
+/** JSON.parse reviver: a `__proto__` (or `constructor`/`prototype`) key anywhere is refused. */
+function rejectForbiddenKeys(key: string, value: unknown): unknown {
+  if (FORBIDDEN_KEYS.has(key)) throw new Error('forbidden key')
+  return value
+}
+
+function readExactEvmPayload(v: unknown): ExactEvmPayload | Refusal {
+  if (!isPlainObject(v)) return refuse('invalid_payload', 'payload must be an object')
+  if (v.authorization === undefined && (v.permit2Authorization !== undefined || v.transaction !== undefined)) {
+    return refuse('unsupported_payload_type') // Permit2 or SVM payloads
+  }
+  const bad = (detail: string) => refuse('invalid_payload', detail)
+  if (!hasOnlyKeys(v, PAYLOAD_KEYS)) return bad('payload has unexpected fields')
+  const sig = v.signature
+  if (typeof sig !== 'string' || !HEX_RE.test(sig)) return bad('payload.signature must be 0x-prefixed hex bytes')
+  const a = v.authorization
+  if (!isPlainObject(a)) return bad('payload.authorization must be an object')
+  if (!hasOnlyKeys(a, AUTHORIZATION_KEYS)) return bad('payload.authorization must have exactly from, to, value, validAfter, validBefore, nonce')
+  for (const k of ['from', 'to'] as const) {
+    if (typeof a[k] !== 'string' || !ADDRESS_RE.test(a[k])) return bad(`authorization.${k} must be a 20-byte 0x address`)
+  }
+  for (const k of ['value', 'validAfter', 'validBefore'] as const) {
+    if (!isUint256String(a[k])) return bad(`authorization.${k} must be a decimal uint256 string`)
+  }
+  if (typeof a.nonce !== 'string' || !BYTES32_RE.test(a.nonce)) return bad('authorization.nonce must be 32 bytes of 0x hex')
+  const authorization: ExactEvmAuthorization = {
+    from: a.from as HexString,
+    to: a.to as HexString,
+    value: a.value as string,
+    validAfter: a.validAfter as string,
+    validBefore: a.validBefore as string,
+    nonce: a.nonce as HexString,
+  }
+  return { signature: sig as HexString, authorization }
+}
+
+const PAYLOAD_KEYS = new Set(['signature', 'authorization'])
+const AUTHORIZATION_KEYS = new Set(['from', 'to', 'value', 'validAfter', 'validBefore', 'nonce'])
+const AUTHORIZATION_KEY_COUNT = AUTHORIZATION_KEYS.size
+
+function readAccepted(v: unknown): AcceptedRequirementsV2 | string {
+  if (!isPlainObject(v)) return 'accepted must be an object'
+  for (const k of ['scheme', 'network', 'amount', 'asset', 'payTo'] as const) {
+    if (!isShortString(v[k])) return `accepted.${k} must be a string`
+  }
+  const t = v.maxTimeoutSeconds
+  if (typeof t !== 'number' || !Number.isSafeInteger(t) || t <= 0) {
+    return 'accepted.maxTimeoutSeconds must be a positive integer'
+  }
+  if (v.extra !== undefined && v.extra !== null && !isPlainObject(v.extra)) return 'accepted.extra must be an object'
+  // keep it as sent: v2 matching compares it verbatim with what we issued
+  return v as AcceptedRequirementsV2
+}
+
+function readResource(v: unknown): ResourceInfo | string {
+  if (!isPlainObject(v) || !isShortString(v.url)) return 'resource.url must be a string'
+  const r: ResourceInfo = { url: v.url }
+  if (v.description !== undefined) {
+    if (!isString(v.description)) return 'resource.description must be a string'
+    r.description = v.description
+  }
+  if (v.mimeType !== undefined) {
+    if (!isString(v.mimeType)) return 'resource.mimeType must be a string'
+    r.mimeType = v.mimeType
+  }
+  return r
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+}
+
+function hasOnlyKeys(o: Record<string, unknown>, allowed: Set<string>): boolean {
+  let n = 0
+  for (const k in o) {
+    if (!allowed.has(k)) return false
+    n++
+  }
+  return allowed === AUTHORIZATION_KEYS ? n === AUTHORIZATION_KEY_COUNT : true
+}
+
+function isShortString(v: unknown): v is string {
+  return typeof v === 'string' && v.length > 0 && v.length <= MAX_STRING
+}
+
+function isString(v: unknown): v is string {
+  return typeof v === 'string' && v.length <= MAX_STRING
+}
+
+function isUint256String(v: unknown): v is string {
+  if (typeof v !== 'string' || !UINT_RE.test(v)) return false
+  return v.length < 78 || BigInt(v) <= U256_MAX
+}

@@ -1,0 +1,142 @@
+/**
+ * The x402 reason-code catalogue: every reason a payment can be refused for, with the HTTP
+ * status we answer with and a human message.
+ *
+ * Official codes are copied unchanged. The x402 sources use two generations of names for the
+ * exact-EVM checks: the v2 spec (§9), the legacy `x402` package's `ErrorReasons` (which the v1
+ * client validates a 402 `error` against) and the Go facilitator use
+ * `invalid_exact_evm_payload_*`; the newer TypeScript facilitator (`mechanisms/evm/src/exact/
+ * facilitator/errors.ts`) shortened some. We answer with the `_payload_` names because both
+ * client generations accept them; `SDK_ALIASES` maps the newer spellings for callers that get a
+ * reason from an external facilitator.
+ *
+ * Status: 400 when the request itself is malformed, 402 when the payment is well formed but
+ * cannot be accepted (the client may pay again from the challenge).
+ */
+
+const catalogue = {
+  // --- official x402 ---------------------------------------------------------------------
+  insufficient_funds: { status: 402, message: 'the payer does not have enough funds for this payment' },
+  invalid_exact_evm_payload_authorization_valid_after: {
+    status: 402,
+    message: 'the authorization is not valid yet (validAfter is in the future)',
+  },
+  invalid_exact_evm_payload_authorization_valid_before: {
+    status: 402,
+    message: 'the authorization has expired or expires too soon (validBefore must be at least 6 s ahead)',
+  },
+  invalid_exact_evm_payload_authorization_value: {
+    status: 402,
+    message: 'the authorized value does not match the price',
+  },
+  invalid_exact_evm_payload_signature: {
+    status: 402,
+    message: 'the authorization signature is invalid or was not made by the payer',
+  },
+  invalid_exact_evm_payload_recipient_mismatch: {
+    status: 402,
+    message: 'the authorization pays a different recipient than this endpoint',
+  },
+  invalid_exact_evm_payload_undeployed_smart_wallet: {
+    status: 402,
+    message: 'the payer is a smart wallet that is not deployed',
+  },
+  invalid_exact_evm_nonce_already_used: {
+    status: 402,
+    message: 'this authorization nonce was already used; sign a new payment',
+  },
+  invalid_exact_evm_insufficient_balance: {
+    status: 402,
+    message: 'the payer balance is too low for this payment',
+  },
+  invalid_network: { status: 402, message: 'the payment is for a network this endpoint does not accept' },
+  invalid_payload: { status: 400, message: 'the payment header is malformed' },
+  invalid_payment_requirements: { status: 402, message: 'the payment requirements are invalid' },
+  invalid_scheme: { status: 402, message: 'the payment scheme is invalid' },
+  unsupported_scheme: { status: 402, message: 'the payment scheme is not supported; use "exact"' },
+  unsupported_payload_type: {
+    status: 402,
+    message: 'only EIP-3009 transferWithAuthorization payloads are accepted',
+  },
+  invalid_x402_version: {
+    status: 400,
+    message: 'unsupported x402 version: send x402Version 1 in X-PAYMENT or 2 in PAYMENT-SIGNATURE',
+  },
+  invalid_transaction_state: { status: 402, message: 'the settlement transaction failed' },
+  payment_expired: { status: 402, message: 'the payment expired before it could be settled' },
+  unexpected_verify_error: { status: 402, message: 'the payment could not be verified' },
+  unexpected_settle_error: { status: 402, message: 'the payment could not be settled' },
+
+  // --- ours ------------------------------------------------------------------------------
+  payment_required: {
+    status: 402,
+    message: 'payment required: send X-PAYMENT (x402 v1) or PAYMENT-SIGNATURE (x402 v2)',
+  },
+  payment_header_too_large: { status: 400, message: 'the payment header is larger than allowed' },
+  accepted_requirements_mismatch: {
+    status: 402,
+    message: 'the accepted requirements are not one of the requirements this endpoint issued',
+  },
+  asset_mismatch: { status: 402, message: 'the payment is in a different asset than this endpoint accepts' },
+  authorization_window_too_long: {
+    status: 402,
+    message: 'the authorization stays valid for longer than this endpoint allows; sign a shorter validBefore',
+  },
+  smart_wallet_signature_unsupported: {
+    status: 402,
+    message: 'smart-wallet (ERC-1271 / ERC-6492) signatures are not accepted here; pay from an EOA',
+  },
+  payer_blocked: {
+    status: 402,
+    message: 'the payer has an unsettled failed payment and is blocked until it pays',
+  },
+} as const satisfies Record<string, { status: 400 | 402; message: string }>
+
+export type ReasonCode = keyof typeof catalogue
+
+export interface ReasonEntry {
+  readonly status: 400 | 402
+  readonly message: string
+}
+
+export const reasons: Readonly<Record<ReasonCode, ReasonEntry>> = Object.freeze(catalogue)
+
+/** Newer x402 SDK spellings of the same reasons, mapped to the codes we answer with. */
+export const SDK_ALIASES: Readonly<Record<string, ReasonCode>> = Object.freeze({
+  invalid_exact_evm_signature: 'invalid_exact_evm_payload_signature',
+  invalid_exact_evm_recipient_mismatch: 'invalid_exact_evm_payload_recipient_mismatch',
+  invalid_exact_evm_authorization_value: 'invalid_exact_evm_payload_authorization_value',
+  invalid_exact_evm_payload_authorization_value_mismatch: 'invalid_exact_evm_payload_authorization_value',
+  invalid_exact_evm_scheme: 'unsupported_scheme',
+  invalid_exact_evm_network_mismatch: 'invalid_network',
+})
+
+/** True when `code` is one of ours or an official code in the catalogue. */
+export function isReasonCode(code: string): code is ReasonCode {
+  return Object.hasOwn(catalogue, code)
+}
+
+/** Map any reason string (ours, official, or a newer SDK alias) to a catalogue code. */
+export function toReasonCode(code: string): ReasonCode {
+  if (isReasonCode(code)) return code
+  return Object.hasOwn(SDK_ALIASES, code) ? SDK_ALIASES[code] : 'unexpected_verify_error'
+}
+
+/** A refusal as the x402 modules return it. */
+export interface Refusal {
+  ok: false
+  reason: ReasonCode
+  message: string
+  status: 400 | 402
+}
+
+/** Build a refusal; `detail` is appended to the catalogue message. */
+export function refuse(reason: ReasonCode, detail?: string): Refusal {
+  const entry = catalogue[reason]
+  return {
+    ok: false,
+    reason,
+    message: detail === undefined ? entry.message : `${entry.message}: ${detail}`,
+    status: entry.status,
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * Check a decoded payment against what the endpoint asks for, at time `now`: the same checks
+ * as the official exact-EVM facilitator (scheme, network, recipient, value, validAfter,
+ * validBefore >= now + 6 s), plus the v2 rule that `accepted` is one of the requirements we
+ * issued, plus an upper bound on how long the authorization stays valid (the replay guard
+ * and settlement must cover the whole window). Pure: no clock, no I/O, no signature recovery.
+ */
+import type { DecodedPayment } from './decode-payment.js'
+import type { Challenge } from './challenge.js'
+import { refuse, type Refusal } from './reasons.js'
+import type { HexString, NormalizedAuthorization } from './types.js'
+
+/** Seconds `validBefore` must be ahead of now, as the official facilitator (block time). */
+export const VALID_BEFORE_MARGIN_SECONDS = 6
+
+/** Extra seconds of validity tolerated beyond `maxTimeoutSeconds` (client clock ahead of ours). */
+export const DEFAULT_VALIDITY_SLACK_SECONDS = 120
+
+export interface VerifyRequirementsOptions {
+  /** longest accepted `validBefore - now`; default `maxTimeoutSeconds + 120` */
+  maxValidForSeconds?: number
+}
+
+export type VerifyRequirementsResult =
+  | { ok: true; version: 1 | 2; authorization: NormalizedAuthorization; signature: HexString }
+  | Refusal
+
+/**
+ * @example
+ *   const r = verifyRequirements(decoded, challenge, Math.floor(Date.now() / 1000))
+ *   if (!r.ok) return refuseWith(challenge, r.reason)
+ *   // then recover the signer and compare it with r.authorization.from
+ */
+export function verifyRequirements(
+  decoded: DecodedPayment,
+  challenge: Pick<Challenge, 'terms' | 'requirementsV2'>,
+  now: number,
+  options: VerifyRequirementsOptions = {},
+): VerifyRequirementsResult {
+  const { terms } = challenge
+  const auth = decoded.payload.payload.authorization
+
+  if (decoded.version === 1) {
+    const p = decoded.payload
+    if (p.x402Version !== 1) return refuse('invalid_x402_version')
+    if (p.scheme !== 'exact') return refuse('unsupported_scheme', `got ${clip(p.scheme)}`)
+    if (p.network !== terms.networkV1) return refuse('invalid_network', `expected ${terms.networkV1}`)
+  } else {
+    const p = decoded.payload
+    const a = decoded.accepted
+    if (p.x402Version !== 2) return refuse('invalid_x402_version')
+    if (a.scheme !== 'exact') return refuse('unsupported_scheme', `got ${clip(a.scheme)}`)
+    if (a.network !== terms.networkV2) return refuse('invalid_network', `expected ${terms.networkV2}`)
+    if (a.asset.toLowerCase() !== terms.asset) return refuse('asset_mismatch')
+    if (a.payTo.toLowerCase() !== terms.payTo) return refuse('invalid_exact_evm_payload_recipient_mismatch', 'accepted.payTo')
+    if (a.amount !== challenge.requirementsV2.amount) return refuse('invalid_exact_evm_payload_authorization_value', 'accepted.amount')
+    // the official server matches v2 payments by deep equality with an issued requirement
+    if (!jsonEqual(a, challenge.requirementsV2)) return refuse('accepted_requirements_mismatch')
+  }
+
+  const to = auth.to.toLowerCase() as HexString
+  if (to !== terms.payTo) return refuse('invalid_exact_evm_payload_recipient_mismatch')
+
+  const value = BigInt(auth.value)
+  if (decoded.version === 2 ? value !== terms.amount : value < terms.amount) {
+    return refuse('invalid_exact_evm_payload_authorization_value', `expected ${decoded.version === 2 ? '' : 'at least '}${terms.amount}`)
+  }
+
+  const validAfter = BigInt(auth.validAfter)
+  const validBefore = BigInt(auth.validBefore)
+  const nowN = BigInt(Math.floor(now))
+  if (validAfter > nowN) return refuse('invalid_exact_evm_payload_authorization_valid_after')
+  if (validBefore < nowN + BigInt(VALID_BEFORE_MARGIN_SECONDS)) {
+    return refuse('invalid_exact_evm_payload_authorization_valid_before')
+  }
+  const maxValidFor = options.maxValidForSeconds ?? terms.maxTimeoutSeconds + DEFAULT_VALIDITY_SLACK_SECONDS
+  if (validBefore > nowN + BigInt(maxValidFor)) {
+    return refuse('authorization_window_too_long', `validBefore may be at most ${maxValidFor} s ahead`)
+  }
+
+  return {
+    ok: true,
+    version: decoded.version,
+    authorization: {
+      from: auth.from.toLowerCase() as HexString,
+      to,
+      value,
+      validAfter,
+      validBefore,
+      nonce: auth.nonce.toLowerCase() as HexString,
+    },
+    signature: decoded.payload.payload.signature,
+  }
+}
+
+/**
+ * Deep equality of JSON values, key order ignored (as x402 core's `deepEqual`); `undefined`
+ * members count as absent.
+ */
+export function jsonEqual(a: unknown, b: unknown, depth = 0): boolean {
+  if (a === b) return true
+  if (depth > 16 || typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
+  if (Array.isArray(a) !== Array.isArray(b)) return false
+  if (Array.isArray(a)) {
+    const bb = b as unknown[]
+    if (a.length !== bb.length) return false
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], bb[i], depth + 1)) return false
+    return true
+  }
+  const ao = a as Record<string, unknown>
+  const bo = b as Record<string, unknown>
+  const ak = Object.keys(ao).filter((k) => ao[k] !== undefined)
+  const bk = Object.keys(bo).filter((k) => bo[k] !== undefined)
+  if (ak.length !== bk.length) return false
+  for (const k of ak) {
+    if (!Object.hasOwn(bo, k) || !jsonEqual(ao[k], bo[k], depth + 1)) return false
+  }
+  return true
+}
+
+function clip(s: string): string {
+  return JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s)
+}
