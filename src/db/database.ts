@@ -89,13 +89,175 @@ export interface EndpointsTable {
   updated_at: Generated<UpdatedAt>
 }
 
+/** Marketplace (catalog and bazaar sources; platform entries are derived). */
+export type CuratedSource = 'catalog' | 'bazaar'
+export type CuratedStatus = 'pending' | 'approved' | 'rejected'
+
+export interface CuratedAgentsTable {
+  id: Generated<string>
+  source: CuratedSource
+  status: Generated<CuratedStatus>
+  managed_by: Generated<'file' | 'operator' | 'submitter'>
+  content_hash: string | null
+  name: string
+  description: string | null
+  category: string
+  tags: Generated<string[]>
+  url: string | null
+  logo_url: string | null
+  docs_url: string | null
+  platform_agent_address: string | null
+  enabled: Generated<boolean>
+  submitter_ip: string | null
+  contact: string | null
+  review_note: string | null
+  reviewed_at: Date | null
+  // not Generated<>: CreatedAt/UpdatedAt already make the column optional on insert
+  created_at: CreatedAt
+  updated_at: UpdatedAt
+}
+
+export interface CuratedAgentEndpointsTable {
+  id: Generated<string>
+  curated_agent_id: string
+  position: Generated<number>
+  url: string
+  methods: string[]
+  x402_enabled: Generated<boolean>
+  x402_protocol_version: number
+  network: string | null
+  description: string | null
+  enabled: Generated<boolean>
+  amount: Numeric
+  currency: Generated<string>
+  network_caip2_id: string
+  asset_address: string
+  pay_to: string | null
+  x402_schema: 'exact' | 'deferred' | null
+  // not Generated<>: CreatedAt/UpdatedAt already make the column optional on insert
+  created_at: CreatedAt
+  updated_at: UpdatedAt
+}
+
+export interface CuratedAgentSkillsTable {
+  id: Generated<string>
+  curated_agent_id: string
+  position: Generated<number>
+  name: string
+  instructions: ColumnType<unknown, string | null | undefined, string | null> | null
+  docs_url: string | null
+  skillmd_url: string | null
+  // not Generated<>: CreatedAt/UpdatedAt already make the column optional on insert
+  created_at: CreatedAt
+  updated_at: UpdatedAt
+}
+
+/**
+ * Accounts (migration 0810): users, sessions, API keys, agents and their wallets, keys, allowlists.
+ * Timestamps use CreatedAt/UpdatedAt directly: wrapped in Generated<> they select as the ColumnType, not Date.
+ */
+export interface UsersTable {
+  id: Generated<string>
+  email: string
+  password_hash: string
+  created_at: CreatedAt
+  updated_at: UpdatedAt
+}
+
+export interface UserSessionsTable {
+  id: Generated<string>
+  user_id: string
+  token_hash: string
+  created_at: CreatedAt
+  expires_at: Date | string
+  revoked_at: Date | null
+}
+
+export interface ApiKeysTable {
+  id: Generated<string>
+  user_id: string
+  name: string
+  deployment: 'production' | 'sandbox'
+  prefix: string
+  last4: string
+  secret_hash: string
+  created_at: CreatedAt
+  last_used_at: Date | null
+  revoked_at: Date | null
+}
+
+export interface FundingWalletsTable {
+  user_id: string
+  address: string
+  encrypted_key: string
+  created_at: CreatedAt
+}
+
+export interface AgentsTable {
+  id: Generated<string>
+  user_id: string
+  name: string
+  address: string
+  encrypted_key: string
+  cap_per_transaction: Numeric | null
+  cap_daily: Numeric | null
+  cap_monthly: Numeric | null
+  top_up_enabled: Generated<boolean>
+  top_up_threshold: ColumnType<string, string | bigint | undefined, string | bigint>
+  top_up_amount: ColumnType<string, string | bigint | undefined, string | bigint>
+  top_up_source: Generated<'funding_wallet'>
+  created_at: CreatedAt
+  updated_at: UpdatedAt
+}
+
+export interface AgentKeysTable {
+  id: Generated<string>
+  agent_id: string
+  name: string
+  prefix: string
+  last4: string
+  secret_hash: string
+  created_at: CreatedAt
+  last_used_at: Date | null
+  revoked_at: Date | null
+}
+
+export type AllowlistKind = 'pay_to' | 'namespace' | 'host'
+
+export interface AgentAllowlistTable {
+  id: Generated<string>
+  agent_id: string
+  kind: AllowlistKind
+  value: string
+  created_at: CreatedAt
+}
+
+/** Payers refused optimistic credit after a failed settlement (migration 0720). */
+export interface PayerBlocksTable {
+  payer: string
+  reason: string
+  payment_id: string | null
+  created_at: CreatedAt
+}
+
 /** Every table; later migrations add theirs here. */
 export interface Database {
+  payer_blocks: PayerBlocksTable
   payments: PaymentsTable
   payment_events: PaymentEventsTable
   sellers: SellersTable
   services: ServicesTable
   endpoints: EndpointsTable
+  curated_agents: CuratedAgentsTable
+  curated_agent_endpoints: CuratedAgentEndpointsTable
+  curated_agent_skills: CuratedAgentSkillsTable
+  users: UsersTable
+  user_sessions: UserSessionsTable
+  api_keys: ApiKeysTable
+  funding_wallets: FundingWalletsTable
+  agents: AgentsTable
+  agent_keys: AgentKeysTable
+  agent_allowlist: AgentAllowlistTable
 }
 
 export type Payment = Selectable<PaymentsTable>

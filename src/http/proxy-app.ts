@@ -18,8 +18,7 @@ export async function buildProxyApp(deps: Deps, opts: ProxyAppOptions = {}): Pro
     bodyLimit: 1024 * 1024,
     trustProxy: true,
     return503OnClosing: true,
-    // the payment headers are capped by us with a clear reason; let them reach the route
-    maxParamLength: 200,
+    routerOptions: { maxParamLength: 200 },
   })
   installErrorHandler(app)
   await app.register(healthRoutes(deps))

@@ -1,0 +1,51 @@
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { Piscina } from 'piscina'
+import type { HandlerContext } from './handler-contract.js'
+import type { PoolResult, PoolTask } from './worker.js'
+
+export type PoolOutcome = PoolResult | { kind: 'timeout'; timeoutMs: number } | { kind: 'crashed'; message: string }
+
+export interface HandlerPool {
+  run(slug: string, input: unknown, ctx: HandlerContext, timeoutMs: number): Promise<PoolOutcome>
+  close(): Promise<void>
+  readonly threads: number
+}
+
+function workerFile(): string {
+  const ts = fileURLToPath(new URL('./worker.ts', import.meta.url))
+  return existsSync(ts) ? ts : fileURLToPath(new URL('./worker.js', import.meta.url))
+}
+
+/**
+ * A Piscina pool for hosted handlers. A task that overruns its time is aborted, which terminates
+ * its worker thread (Piscina replaces it); a worker over its heap limit dies the same way. Either
+ * way only that request fails.
+ */
+export function createHandlerPool(opts: { maxThreads: number; memoryMb: number }): HandlerPool {
+  const pool = new Piscina({
+    filename: workerFile(),
+    minThreads: 1,
+    maxThreads: opts.maxThreads,
+    idleTimeout: 60_000,
+    resourceLimits: { maxOldGenerationSizeMb: opts.memoryMb, maxYoungGenerationSizeMb: Math.min(64, opts.memoryMb / 4), stackSizeMb: 8 },
+    // workers inherit --import tsx when running from source
+    execArgv: process.execArgv,
+  })
+  return {
+    threads: opts.maxThreads,
+    async run(slug, input, ctx, timeoutMs) {
+      const ac = new AbortController()
+      const timer = setTimeout(() => ac.abort(), timeoutMs)
+      try {
+        return (await pool.run({ slug, input, ctx } satisfies PoolTask, { signal: ac.signal })) as PoolResult
+      } catch (err) {
+        if (ac.signal.aborted) return { kind: 'timeout', timeoutMs }
+        return { kind: 'crashed', message: (err as Error)?.message ?? String(err) }
+      } finally {
+        clearTimeout(timer)
+      }
+    },
+    close: () => pool.destroy(),
+  }
+}

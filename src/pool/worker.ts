@@ -1,0 +1,44 @@
+/**
+ * Piscina worker: runs one hosted handler call. Loaded in worker threads only.
+ * Returns a plain result (never throws for handler errors) so the proxy can tell input errors,
+ * upstream problems and crashes apart.
+ */
+import type { HandlerContext, HandlerModule } from './handler-contract.js'
+import { HandlerInputError, HandlerUpstreamError } from './handler-contract.js'
+import { importHandler } from './handler-registry.js'
+
+export interface PoolTask {
+  slug: string
+  input: unknown
+  ctx: HandlerContext
+}
+
+export type PoolResult =
+  | { kind: 'ok'; status: number; contentType: string; body: Uint8Array | string }
+  | { kind: 'input'; status: number; field: string; message: string }
+  | { kind: 'upstream'; code: 'upstream_not_configured' | 'upstream_failed'; message: string }
+  | { kind: 'error'; message: string }
+
+const modules = new Map<string, Promise<HandlerModule>>()
+
+export default async function runTask(task: PoolTask): Promise<PoolResult> {
+  let mod = modules.get(task.slug)
+  if (!mod) {
+    mod = importHandler(task.slug)
+    modules.set(task.slug, mod)
+  }
+  try {
+    const m = await mod
+    const r = await m.run(task.input, task.ctx)
+    const contentType = r.contentType ?? m.output.contentType
+    const status = r.status ?? 200
+    if (r.body instanceof Uint8Array) return { kind: 'ok', status, contentType, body: r.body }
+    if (typeof r.body === 'string') return { kind: 'ok', status, contentType, body: r.body }
+    return { kind: 'ok', status, contentType: contentType.includes('json') ? contentType : 'application/json', body: JSON.stringify(r.body) }
+  } catch (err) {
+    if (err instanceof HandlerInputError) return { kind: 'input', status: err.statusCode, field: err.field, message: err.message }
+    if (err instanceof HandlerUpstreamError) return { kind: 'upstream', code: err.code, message: err.message }
+    // the message may be internal; the proxy logs it and answers a generic handler_failed
+    return { kind: 'error', message: (err as Error)?.message ?? String(err) }
+  }
+}

@@ -1,0 +1,143 @@
+import type { Redis } from 'ioredis'
+import type { Kysely } from 'kysely'
+import type { Config } from '../config.js'
+import type { Database } from '../db/database.js'
+import type { JsonSchema } from '../pool/handler-contract.js'
+import { buildChallenge, type Challenge } from '../x402/challenge.js'
+
+export interface UpstreamTarget {
+  url: string
+  config: Record<string, unknown>
+}
+
+export interface EndpointEntry {
+  id: string
+  path: string
+  namespace: string
+  service: string
+  slug: string
+  methods: ReadonlySet<string>
+  allow: string
+  price: bigint
+  payTo: `0x${string}`
+  settlementMode: 'async' | 'sync'
+  description: string
+  mimeType: string
+  inputSchema: JsonSchema | undefined
+  handler: string | undefined
+  upstream: UpstreamTarget | undefined
+  resourceUrl: string
+  /** precomputed 402 answer per method */
+  challenges: ReadonlyMap<string, Challenge>
+}
+
+/** Reads every enabled endpoint of every enabled service, with its precomputed challenges. */
+export async function loadEndpoints(db: Kysely<Database>, config: Readonly<Config>): Promise<Map<string, EndpointEntry>> {
+  const rows = await db
+    .selectFrom('endpoints as e')
+    .innerJoin('services as s', 's.id', 'e.service_id')
+    .innerJoin('sellers as sl', 'sl.id', 's.seller_id')
+    .select([
+      'e.id', 'e.slug', 'e.methods', 'e.price', 'e.settlement_mode', 'e.description', 'e.mime_type', 'e.input_schema',
+      'e.handler', 'e.upstream_url', 'e.upstream_config', 's.name as service', 's.pay_to', 'sl.namespace',
+    ])
+    .where('e.enabled', '=', true)
+    .where('s.enabled', '=', true)
+    .execute()
+  const table = new Map<string, EndpointEntry>()
+  for (const r of rows) {
+    const path = `/${r.namespace}/${r.service}/${r.slug}`
+    const resourceUrl = `${config.proxyUrl}${path}`
+    const methods = new Set(r.methods.map((m) => m.toUpperCase()))
+    const inputSchema = (r.input_schema ?? undefined) as JsonSchema | undefined
+    const challenges = new Map<string, Challenge>()
+    for (const method of methods) {
+      challenges.set(
+        method,
+        buildChallenge({
+          resourceUrl,
+          description: r.description,
+          mimeType: r.mime_type,
+          payTo: r.pay_to as `0x${string}`,
+          amount: BigInt(r.price),
+          maxTimeoutSeconds: config.x402.maxTimeoutSeconds,
+          chain: config.chain,
+          inputSchema,
+          method,
+        }),
+      )
+    }
+    table.set(path, {
+      id: r.id,
+      path,
+      namespace: r.namespace,
+      service: r.service,
+      slug: r.slug,
+      methods,
+      allow: [...methods].join(', '),
+      price: BigInt(r.price),
+      payTo: r.pay_to.toLowerCase() as `0x${string}`,
+      settlementMode: r.settlement_mode,
+      description: r.description,
+      mimeType: r.mime_type,
+      inputSchema,
+      handler: r.handler ?? undefined,
+      upstream: r.upstream_url ? { url: r.upstream_url, config: (r.upstream_config ?? {}) as Record<string, unknown> } : undefined,
+      resourceUrl,
+      challenges,
+    })
+  }
+  return table
+}
+
+/**
+ * The in-memory endpoint table of one proxy process: a lookup is a Map get. Reloaded when the
+ * registry announces a change (Redis pub/sub) and every `reloadMs` in case a message was missed.
+ */
+export async function endpointTable(deps: { db: Kysely<Database>; redis: Redis; config: Readonly<Config>; key(...p: string[]): string }, opts: { reloadMs?: number; onError?: (err: unknown) => void } = {}) {
+  let table = await loadEndpoints(deps.db, deps.config)
+  let reloading: Promise<void> | undefined
+  let again = false
+  const reload = (): Promise<void> => {
+    if (reloading) {
+      again = true
+      return reloading
+    }
+    reloading = loadEndpoints(deps.db, deps.config)
+      .then((t) => {
+        table = t
+      })
+      .catch((err) => opts.onError?.(err))
+      .finally(() => {
+        reloading = undefined
+        if (again) {
+          again = false
+          void reload()
+        }
+      })
+    return reloading
+  }
+  const sub = deps.redis.duplicate()
+  sub.on('error', () => {})
+  const channel = deps.key('registry', 'changed')
+  await sub.subscribe(channel)
+  sub.on('message', () => void reload())
+  // a lost message (e.g. while reconnecting) is caught up by the periodic reload and on reconnect
+  sub.on('ready', () => void reload())
+  const timer = setInterval(() => void reload(), opts.reloadMs ?? 30_000)
+  timer.unref()
+  return {
+    get: (path: string) => table.get(path),
+    get size() {
+      return table.size
+    },
+    reload,
+    async close() {
+      clearInterval(timer)
+      sub.disconnect()
+      await reloading
+    },
+  }
+}
+
+export type EndpointTable = Awaited<ReturnType<typeof endpointTable>>

@@ -1,0 +1,87 @@
+import { createHash, createHmac } from 'node:crypto'
+import type { IncomingHttpHeaders } from 'node:http'
+import { Agent, request, type Dispatcher } from 'undici'
+
+/** Upstream options stored on an endpoint (upstream_config). Secret values arrive already decrypted. */
+export interface UpstreamOptions {
+  timeoutMs?: number
+  /** headers added to every forwarded request, e.g. the seller's own API key */
+  headers?: Record<string, string>
+  /** when set, each forwarded request carries an HMAC the upstream can verify */
+  signingSecret?: string
+}
+
+// Never forwarded: hop-by-hop headers, our payment headers and the buyer's credentials for us.
+const DROP = new Set([
+  'host', 'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer',
+  'content-length', 'x-payment', 'payment-signature', 'authorization', 'cookie', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto',
+])
+const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'set-cookie', 'payment-response', 'x-payment-response'])
+
+export interface UpstreamResponse {
+  status: number
+  headers: Record<string, string | string[]>
+  body: Dispatcher.ResponseData['body']
+}
+
+/**
+ * Signs a forwarded request: `X-Tollgate-Signature: t=<unix>,v1=<hex hmac-sha256>` over
+ * `<unix>.<METHOD>.<path and query>.<sha256 hex of body>`.
+ */
+export function signUpstreamRequest(secret: string, method: string, pathAndQuery: string, body: Uint8Array | undefined, now = Math.floor(Date.now() / 1000)): string {
+  const bodyHash = createHash('sha256').update(body ?? new Uint8Array()).digest('hex')
+  const mac = createHmac('sha256', secret).update(`${now}.${method}.${pathAndQuery}.${bodyHash}`).digest('hex')
+  return `t=${now},v1=${mac}`
+}
+
+/** Forwards a paid request to the seller's origin with undici and streams the answer back. */
+export function upstreamClient(opts: { connections?: number } = {}) {
+  const agent = new Agent({ connections: opts.connections ?? 128, keepAliveTimeout: 10_000, pipelining: 1 })
+  return {
+    async forward(p: {
+      origin: string
+      /** the path after the endpoint's own path, plus query string */
+      subPath: string
+      method: string
+      headers: IncomingHttpHeaders
+      body: Buffer | undefined
+      options: UpstreamOptions
+      paymentId: string
+    }): Promise<UpstreamResponse> {
+      const target = new URL(p.origin)
+      const [extraPath, query] = splitQuery(p.subPath)
+      const basePath = target.pathname.replace(/\/+$/, '')
+      const path = `${basePath}${extraPath}` || '/'
+      const search = [target.search.replace(/^\?/, ''), query].filter(Boolean).join('&')
+      const pathAndQuery = search ? `${path}?${search}` : path
+      const headers: Record<string, string> = {}
+      for (const [k, v] of Object.entries(p.headers)) {
+        if (v === undefined || DROP.has(k)) continue
+        headers[k] = Array.isArray(v) ? v.join(', ') : v
+      }
+      Object.assign(headers, p.options.headers ?? {})
+      headers['x-tollgate-payment-id'] = p.paymentId
+      if (p.options.signingSecret) headers['x-tollgate-signature'] = signUpstreamRequest(p.options.signingSecret, p.method, pathAndQuery, p.body)
+      const timeout = p.options.timeoutMs ?? 30_000
+      const res = await request(`${target.origin}${pathAndQuery}`, {
+        method: p.method as Dispatcher.HttpMethod,
+        headers,
+        body: p.body && p.body.length > 0 ? p.body : undefined,
+        dispatcher: agent,
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+      })
+      const out: Record<string, string | string[]> = {}
+      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined && !DROP_RESPONSE.has(k)) out[k] = v
+      return { status: res.statusCode, headers: out, body: res.body }
+    },
+    close: () => agent.close(),
+  }
+}
+
+function splitQuery(s: string): [string, string] {
+  const i = s.indexOf('?')
+  return i < 0 ? [s, ''] : [s.slice(0, i), s.slice(i + 1)]
+}
+
+export type UpstreamClient = ReturnType<typeof upstreamClient>

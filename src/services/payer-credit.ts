@@ -1,0 +1,119 @@
+import type { Redis } from 'ioredis'
+import { sql, type Kysely } from 'kysely'
+import type { Database } from '../db/database.js'
+
+/**
+ * Optimistic payer credit, kept in Redis so the hot path needs one round trip:
+ *   balance  — the payer's on-chain balance of the asset, cached (never read per request)
+ *   exposure — the sum of the payer's accepted but not yet settled payments
+ *   blocked  — set after a settlement failed for lack of funds or a cancelled authorization
+ * A payment is accepted when the payer is not blocked, the nonce is new, and
+ * balance - exposure >= value. Postgres stays the truth: exposure is recomputed from it whenever
+ * the cache is cold (e.g. after a Redis flush).
+ */
+
+export type GuardResult = 'ok' | 'nonce_used' | 'blocked' | 'insufficient' | 'unknown_balance'
+
+// KEYS: nonce, balance, exposure, blocked, fresh   ARGV: value, nonceTtlMs
+// Returns [code, stale] where code 0 ok, 1 nonce used, 2 blocked, 3 insufficient, 4 unknown balance.
+const GUARD_LUA = `
+if redis.call('EXISTS', KEYS[4]) == 1 then return {2, 0} end
+local bal = redis.call('GET', KEYS[2])
+if not bal then return {4, 0} end
+local value = tonumber(ARGV[1])
+local exposure = tonumber(redis.call('GET', KEYS[3]) or '0')
+if tonumber(bal) - exposure < value then return {3, 0} end
+if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[2]) then return {1, 0} end
+redis.call('INCRBY', KEYS[3], ARGV[1])
+local stale = 0
+if redis.call('EXISTS', KEYS[5]) == 0 then stale = 1 end
+return {0, stale}
+`
+const CODES: GuardResult[] = ['ok', 'nonce_used', 'blocked', 'insufficient', 'unknown_balance']
+
+/** Values above this cannot be tracked exactly in Redis; no USDC payer holds that much anyway. */
+export const MAX_TRACKED_VALUE = 2n ** 53n - 1n
+const BALANCE_TTL_S = 3600
+const FRESH_TTL_S = 30
+
+type RedisWithGuard = Redis & { tollgateGuard?: (...args: (string | number)[]) => Promise<[number, number]> }
+
+export function payerCredit(deps: { redis: Redis; db: Kysely<Database>; key(...p: string[]): string }) {
+  const redis = deps.redis as RedisWithGuard
+  if (!redis.tollgateGuard) redis.defineCommand('tollgateGuard', { numberOfKeys: 5, lua: GUARD_LUA })
+  const k = {
+    nonce: (payer: string, nonce: string) => deps.key('nonce', payer, nonce),
+    balance: (asset: string, payer: string) => deps.key('bal', asset, payer),
+    fresh: (asset: string, payer: string) => deps.key('balfresh', asset, payer),
+    exposure: (asset: string, payer: string) => deps.key('exp', asset, payer),
+    blocked: (payer: string) => deps.key('blocked', payer),
+  }
+
+  return {
+    keys: k,
+    /**
+     * The hot-path check and reservation, in one round trip. On 'ok' the nonce is taken and the
+     * value added to the payer's exposure. `stale` asks the caller to refresh the balance in the background.
+     */
+    async reserve(p: { payer: string; asset: string; nonce: string; value: bigint; validBefore: number; nowMs: number }): Promise<{ result: GuardResult; stale: boolean }> {
+      if (p.value > MAX_TRACKED_VALUE) return { result: 'insufficient', stale: false }
+      const ttl = Math.max(1000, p.validBefore * 1000 - p.nowMs + 60_000)
+      const [code, stale] = await redis.tollgateGuard!(
+        k.nonce(p.payer, p.nonce),
+        k.balance(p.asset, p.payer),
+        k.exposure(p.asset, p.payer),
+        k.blocked(p.payer),
+        k.fresh(p.asset, p.payer),
+        p.value.toString(),
+        ttl,
+      )
+      return { result: CODES[code] ?? 'insufficient', stale: stale === 1 }
+    },
+    /** gives back a reservation whose payment was not recorded or was voided */
+    async release(p: { payer: string; asset: string; value: bigint }): Promise<void> {
+      await redis.decrby(k.exposure(p.asset, p.payer), p.value.toString())
+    },
+    /** frees a nonce whose payment was never recorded, so the same header may be retried */
+    async forgetNonce(payer: string, nonce: string): Promise<void> {
+      await redis.del(k.nonce(payer, nonce))
+    },
+    /** stores a freshly read on-chain balance */
+    async setBalance(asset: string, payer: string, balance: bigint): Promise<void> {
+      await redis.multi().set(k.balance(asset, payer), balance.toString(), 'EX', BALANCE_TTL_S).set(k.fresh(asset, payer), '1', 'EX', FRESH_TTL_S).exec()
+    },
+    /** recomputes exposure from Postgres (cold cache, after a flush, or periodically) */
+    async rebuildExposure(asset: string, payer: string): Promise<bigint> {
+      const r = await sql<{ total: string | null }>`
+        select coalesce(sum(value), 0)::text as total from payments
+        where payer = ${payer} and asset = ${asset} and status in ('verified','served','settling')`.execute(deps.db)
+      const total = BigInt(r.rows[0]?.total ?? '0')
+      await redis.set(k.exposure(asset, payer), total.toString())
+      return total
+    },
+    /**
+     * Cold cache (first sight of a payer, or after a Redis flush): read the balance once, rebuild
+     * exposure and the block flag from Postgres. Later refreshes are background work.
+     */
+    async warm(asset: string, payer: string, balance: bigint): Promise<void> {
+      const blocked = await deps.db.selectFrom('payer_blocks').select('reason').where('payer', '=', payer).executeTakeFirst()
+      if (blocked) await redis.set(k.blocked(payer), blocked.reason)
+      else await redis.del(k.blocked(payer))
+      await this.rebuildExposure(asset, payer)
+      await this.setBalance(asset, payer, balance)
+    },
+    async isBlocked(payer: string): Promise<boolean> {
+      return (await redis.exists(k.blocked(payer))) === 1
+    },
+    /** refuse the payer optimistic credit until cleared (durable in Postgres, mirrored in Redis) */
+    async block(payer: string, reason: string, paymentId?: string): Promise<void> {
+      await deps.db.insertInto('payer_blocks').values({ payer, reason, payment_id: paymentId ?? null }).onConflict((oc) => oc.column('payer').doNothing()).execute()
+      await redis.set(k.blocked(payer), reason)
+    },
+    async unblock(payer: string): Promise<void> {
+      await deps.db.deleteFrom('payer_blocks').where('payer', '=', payer).execute()
+      await redis.del(k.blocked(payer))
+    },
+  }
+}
+
+export type PayerCredit = ReturnType<typeof payerCredit>

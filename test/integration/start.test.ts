@@ -1,0 +1,94 @@
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import t from 'tap'
+import { TEST_DATABASE_URL, TEST_REDIS_URL, clearRedisPrefix, testSchema, uniqueName } from '../helpers/test-env.js'
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port
+      s.close(() => resolve(port))
+    })
+  })
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+t.test('npm start brings the platform up on the embedded chain and stops cleanly', async (t) => {
+  const schema = await testSchema(t, { migrate: false })
+  const prefix = uniqueName('tgstart')
+  t.teardown(() => clearRedisPrefix(prefix))
+  const [web, proxy, anvil] = [await freePort(), await freePort(), await freePort()]
+  const stateDir = mkdtempSync(path.join(tmpdir(), 'tollgate-start-'))
+  const child = spawn('npm', ['start', '--silent'], {
+    env: {
+      ...process.env,
+      DATABASE_URL: TEST_DATABASE_URL,
+      DATABASE_SCHEMA: schema,
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_PREFIX: prefix,
+      WEB_PORT: String(web),
+      PROXY_PORT: String(proxy),
+      ANVIL_PORT: String(anvil),
+      TOLLGATE_STATE_DIR: stateDir,
+      LOG_LEVEL: 'warn',
+      RPC_URL: '',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // its own process group, so the test can send Ctrl-C the way a terminal does: to the whole group
+    detached: true,
+  })
+  let out = ''
+  child.stdout.on('data', (d) => (out += d))
+  child.stderr.on('data', (d) => (out += d))
+  const exited = new Promise<string>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? String(code))))
+  t.teardown(() => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL')
+    } catch {
+      // already gone
+    }
+  })
+
+  const deadline = Date.now() + 120_000
+  let ready = false
+  while (Date.now() < deadline && child.exitCode === null) {
+    if (out.includes('Tollgate is up')) {
+      const r = await fetch(`http://127.0.0.1:${web}/readyz`, { signal: AbortSignal.timeout(5000) }).catch(() => undefined)
+      if (r?.status === 200) {
+        ready = true
+        break
+      }
+    }
+    await new Promise((r) => setTimeout(r, 300))
+  }
+  t.ok(ready, `came up and /readyz answered 200\n${out}`)
+  const proxyReady = await fetch(`http://127.0.0.1:${proxy}/readyz`, { signal: AbortSignal.timeout(5000) })
+  t.equal(proxyReady.status, 200, 'the proxy role answers too')
+  t.match(out, `http://localhost:${web}`, 'prints the URLs')
+
+  const dev = JSON.parse(readFileSync(path.join(stateDir, 'dev.json'), 'utf8'))
+  t.equal(dev.chainId, 84532)
+  t.equal(dev.rpcUrl, `http://127.0.0.1:${anvil}`)
+  t.match(dev.demoPayer?.privateKey, /^0x[0-9a-f]{64}$/, 'dev.json has the demo payer key')
+
+  process.kill(-child.pid!, 'SIGINT')
+  const code = await exited
+  // npm itself reports 130 when it receives the terminal's SIGINT; our process exits 0 (logged below)
+  t.ok(['0', '130', 'SIGINT'].includes(code), `exited on Ctrl-C (${code})\n${out}`)
+  await new Promise((r) => setTimeout(r, 500))
+  t.notMatch(out, /shutdown step failed|took longer/, 'every shutdown step succeeded')
+  const anvilUp = await fetch(`http://127.0.0.1:${anvil}`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(2000) }).then(() => true, () => false)
+  t.notOk(anvilUp, 'anvil was stopped too')
+  t.notOk(alive(child.pid!), 'no process left behind')
+})
