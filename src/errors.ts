@@ -20,6 +20,7 @@ const catalogue = {
   rate_limited: { status: 429, message: 'too many requests; retry after {retryAfter} s' },
   internal_error: { status: 500, message: 'internal error; the request id is {requestId}' },
   service_unavailable: { status: 503, message: '{detail}' },
+  invalid_submission: { status: 400, message: 'the listing was refused: {detail}' },
   // auth
   missing_api_key: { status: 401, message: 'send an API key as Authorization: Bearer <key>' },
   invalid_api_key: { status: 401, message: 'the API key is malformed, unknown or revoked' },

@@ -1,0 +1,134 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Deps } from '../../../deps.js'
+import { appError } from '../../../errors.js'
+import { curatedAdmin } from '../../../services/marketplace/curated-admin.js'
+import { createMarketplace, type Marketplace } from '../../../services/marketplace/marketplace.js'
+import { syncCatalog } from '../../../services/marketplace/sync-catalog.js'
+import { operatorAuth } from './operator-auth.js'
+import { parseDiscoveryQuery, parseListQuery, parseNetwork } from './query.js'
+
+export interface MarketplaceRoutesOptions {
+  /** bazaar submissions allowed per client IP per window */
+  submissions?: { max: number; windowSeconds: number }
+}
+
+type Query = Record<string, string | string[] | undefined>
+const JSON_TYPE = 'application/json; charset=utf-8'
+// short: the server drops its cache on every change; revalidation with the ETag is cheap
+const CACHE_CONTROL = 'public, max-age=10, stale-while-revalidate=30'
+const SUBMISSION_BODY_LIMIT = 64 * 1024
+
+function notModified(request: FastifyRequest, etag: string): boolean {
+  const inm = request.headers['if-none-match']
+  if (!inm) return false
+  return inm.trim() === '*' || inm.split(',').some((t) => t.trim().replace(/^W\//, '') === etag)
+}
+
+/** Send a pre-serialized JSON body with validators, or 304 when the client's copy is current. */
+function sendCached(request: FastifyRequest, reply: FastifyReply, etag: string, body: () => string): FastifyReply {
+  reply.header('etag', etag).header('cache-control', CACHE_CONTROL)
+  if (notModified(request, etag)) return reply.code(304).send()
+  return reply.type(JSON_TYPE).send(body())
+}
+
+async function snapshotOr503(market: Marketplace) {
+  try {
+    return await market.snapshot()
+  } catch {
+    throw appError('service_unavailable', { detail: 'the marketplace is temporarily unavailable; retry shortly' })
+  }
+}
+
+/**
+ * The marketplace: public list/get under /api/v1, bazaar submissions, operator routes, and the
+ * x402 Bazaar discovery listing at /discovery/resources. Owns its snapshot cache and subscriber.
+ */
+export function marketplaceRoutes(deps: Deps, opts: MarketplaceRoutesOptions = {}) {
+  const limits = opts.submissions ?? { max: 5, windowSeconds: 600 }
+  return async function (app: FastifyInstance): Promise<void> {
+    const market = createMarketplace(deps)
+    await market.start()
+    app.addHook('onClose', () => market.close())
+    const admin = curatedAdmin(deps)
+    const ownNetwork = deps.config.chain.network
+
+    await app.register(
+      async (api) => {
+        api.get('/agents/marketplace', async (request, reply) => {
+          const q = request.query as Query
+          const network = parseNetwork(q, ownNetwork)
+          const list = parseListQuery(q)
+          const snap = await snapshotOr503(market)
+          const etag = market.etag(snap, 'list', [network, list.source, list.category, list.search, list.limit, list.cursor])
+          let page: ReturnType<Marketplace['list']> | undefined
+          const render = () => (page ??= market.list(snap, list, network))
+          if (!notModified(request, etag)) {
+            const p = render()
+            reply.header('x-total-count', String(p.total))
+            if (p.nextCursor) {
+              const next = new URLSearchParams(Object.entries(q).filter((e): e is [string, string] => typeof e[1] === 'string' && e[0] !== 'cursor'))
+              next.set('cursor', p.nextCursor)
+              reply.header('x-next-cursor', p.nextCursor).header('link', `</api/v1/agents/marketplace?${next}>; rel="next"`)
+            }
+          }
+          return sendCached(request, reply, etag, () => render().body)
+        })
+
+        api.get('/agents/marketplace/:id', async (request, reply) => {
+          const { id } = request.params as { id: string }
+          const network = parseNetwork(request.query as Query, ownNetwork)
+          const snap = await snapshotOr503(market)
+          const body = market.get(snap, id, network)
+          if (body === undefined) throw appError('not_found', { what: 'marketplace entry' })
+          return sendCached(request, reply, market.etag(snap, 'get', [network, id]), () => body)
+        })
+
+        api.post('/agents/marketplace/submissions', { bodyLimit: SUBMISSION_BODY_LIMIT }, async (request, reply) => {
+          const windowStart = Math.floor(Date.now() / 1000 / limits.windowSeconds)
+          const key = deps.key('marketplace', 'submissions', request.ip, String(windowStart))
+          const [[, count]] = (await deps.redis.multi().incr(key).expire(key, limits.windowSeconds).exec()) as [[unknown, number]]
+          if (count > limits.max) {
+            const retryAfter = (windowStart + 1) * limits.windowSeconds - Math.floor(Date.now() / 1000)
+            throw appError('rate_limited', { retryAfter }, { headers: { 'retry-after': String(retryAfter) } })
+          }
+          const created = await admin.submit(request.body, request.ip)
+          return reply.code(202).send({ ...created, message: 'received; the listing appears once an operator approves it' })
+        })
+
+        await api.register(async (op) => {
+          op.addHook('preHandler', operatorAuth(deps.config.operatorToken))
+          op.get('/operator/marketplace/entries', async (request) => admin.list(request.query as { source?: string; status?: string }))
+          op.post('/operator/marketplace/catalog', async (request, reply) => reply.code(201).send(await admin.createCatalog(request.body)))
+          op.put('/operator/marketplace/catalog/:id', async (request) => admin.replaceCatalog((request.params as { id: string }).id, request.body))
+          op.post('/operator/marketplace/catalog/sync', async () => syncCatalog(deps))
+          op.delete('/operator/marketplace/entries/:id', async (request, reply) => {
+            await admin.remove((request.params as { id: string }).id)
+            return reply.code(204).send()
+          })
+          for (const [action, enabled] of [['enable', true], ['disable', false]] as const) {
+            op.post(`/operator/marketplace/entries/:id/${action}`, async (request) => {
+              const { id } = request.params as { id: string }
+              await admin.setEnabled(id, enabled)
+              return { id, enabled }
+            })
+          }
+          for (const [action, status] of [['approve', 'approved'], ['reject', 'rejected']] as const) {
+            op.post(`/operator/marketplace/entries/:id/${action}`, async (request) => {
+              const { id } = request.params as { id: string }
+              const note = (request.body as { note?: unknown } | undefined)?.note
+              await admin.review(id, status, typeof note === 'string' ? note.slice(0, 1000) : null)
+              return { id, status }
+            })
+          }
+        })
+      },
+      { prefix: '/api/v1' },
+    )
+
+    app.get('/discovery/resources', async (request, reply) => {
+      const q = parseDiscoveryQuery(request.query as Query)
+      const snap = await snapshotOr503(market)
+      return sendCached(request, reply, market.etag(snap, 'discovery', [q.type, q.limit, q.offset]), () => market.discovery(snap, q))
+    })
+  }
+}

@@ -1,0 +1,172 @@
+import { createHash } from 'node:crypto'
+import type { Deps } from '../../deps.js'
+import { registryChannel } from '../registry-events.js'
+import { loadEntries } from './load-entries.js'
+import { buildSnapshot, type IndexedEntry, type Snapshot } from './snapshot.js'
+import type { FilterNetwork, MarketplaceFilters } from './types.js'
+
+/** Pub/sub channel for changes to catalog and bazaar entries (the registry has its own). */
+export function marketplaceChannel(deps: Pick<Deps, 'key'>): string {
+  return deps.key('marketplace', 'changed')
+}
+
+/** Tell every process that curated entries changed. Call after the commit. */
+export async function announceMarketplaceChange(deps: Pick<Deps, 'key' | 'redis'>, what: Record<string, unknown> = {}): Promise<void> {
+  await deps.redis.publish(marketplaceChannel(deps), JSON.stringify({ at: Date.now(), ...what }))
+}
+
+/** Default page when `limit` is absent: catalogs up to this size come back whole. */
+export const DEFAULT_PAGE = 100
+export const MAX_PAGE = 1000
+
+export interface ListQuery extends MarketplaceFilters {
+  limit?: number
+  /** the decoded cursor: the sort key of the last entry of the previous page */
+  cursor?: string
+}
+
+export interface ListPage {
+  body: string
+  total: number
+  nextCursor: string | undefined
+}
+
+export interface MarketplaceOptions {
+  /** a snapshot older than this is refreshed in the background (a safety net for lost messages) */
+  maxAgeMs?: number
+}
+
+export type Marketplace = ReturnType<typeof createMarketplace>
+
+/**
+ * The marketplace read model: an in-memory snapshot of every listed entry, rebuilt once after a
+ * change is announced on the registry or marketplace channel (any process), never per request.
+ *
+ * @example
+ *   const market = createMarketplace(deps); await market.start()
+ *   const page = market.list(await market.snapshot(), { source: 'catalog', network: 'base' })
+ */
+export function createMarketplace(deps: Pick<Deps, 'db' | 'redis' | 'config' | 'key'>, opts: MarketplaceOptions = {}) {
+  const maxAgeMs = opts.maxAgeMs ?? 60_000
+  let current: Snapshot | undefined
+  let generation = 0
+  let builtGeneration = -1
+  let building: Promise<Snapshot> | undefined
+  let subscriber: ReturnType<Deps['redis']['duplicate']> | undefined
+
+  function invalidate(): void {
+    generation++
+  }
+
+  function refresh(): Promise<Snapshot> {
+    if (!building) {
+      const gen = generation
+      building = loadEntries(deps)
+        .then((loaded) => {
+          current = buildSnapshot(loaded, deps.config)
+          builtGeneration = gen
+          return current
+        })
+        .finally(() => {
+          building = undefined
+        })
+    }
+    // a change announced while building needs one more build
+    return building.then((s) => (builtGeneration === generation ? s : refresh()))
+  }
+
+  return {
+    invalidate,
+
+    /** Subscribe to change announcements on a dedicated connection. */
+    async start(): Promise<void> {
+      if (subscriber) return
+      const sub = deps.redis.duplicate()
+      subscriber = sub
+      sub.on('error', () => {})
+      sub.on('message', invalidate)
+      // messages may have been missed while disconnected
+      sub.on('ready', invalidate)
+      await sub.subscribe(registryChannel(deps), marketplaceChannel(deps))
+    },
+
+    async close(): Promise<void> {
+      const sub = subscriber
+      subscriber = undefined
+      if (sub) await sub.quit().catch(() => sub.disconnect())
+    },
+
+    /** The current snapshot; waits for a rebuild after a change, so changes show at once. */
+    async snapshot(): Promise<Snapshot> {
+      if (current && builtGeneration === generation) {
+        if (Date.now() - current.builtAt > maxAgeMs && !building) void refresh().catch(() => {})
+        return current
+      }
+      try {
+        return await refresh()
+      } catch (err) {
+        // the database is down: a stale catalogue beats none
+        if (current) return current
+        throw err
+      }
+    },
+
+    /** A strong ETag for one response: the snapshot's content hash plus the normalized request. */
+    etag(snap: Snapshot, kind: string, parts: unknown[]): string {
+      const h = createHash('sha1').update(`${snap.hash}\u0000${kind}\u0000${JSON.stringify(parts)}`).digest('base64url')
+      return `"${h.slice(0, 22)}"`
+    },
+
+    list(snap: Snapshot, q: ListQuery, network: FilterNetwork): ListPage {
+      const view = snap.views[network]
+      const search = q.search?.toLowerCase()
+      const filtered = q.source || q.category || search ? view.entries.filter((e) => matches(e, q, search)) : view.entries
+      const start = q.cursor === undefined ? 0 : firstAfter(filtered, q.cursor)
+      const limit = q.limit ?? DEFAULT_PAGE
+      const page = filtered.slice(start, start + limit)
+      const more = start + limit < filtered.length
+      let body = '['
+      for (let i = 0; i < page.length; i++) body += (i ? ',' : '') + page[i].json
+      body += ']'
+      return { body, total: filtered.length, nextCursor: more && page.length ? encodeCursor(page[page.length - 1].key) : undefined }
+    },
+
+    get(snap: Snapshot, id: string, network: FilterNetwork): string | undefined {
+      return snap.views[network].byId.get(id)?.json
+    },
+
+    /** x402 Bazaar `ListDiscoveryResourcesResponse` for this deployment's network. */
+    discovery(snap: Snapshot, q: { type?: string; limit: number; offset: number }): string {
+      const all = q.type === undefined || q.type === 'http' ? snap.views[deps.config.chain.network].discovery : []
+      const items = all.slice(q.offset, q.offset + q.limit)
+      return `{"x402Version":2,"items":[${items.join(',')}],"pagination":${JSON.stringify({ limit: q.limit, offset: q.offset, total: all.length })}}`
+    },
+  }
+}
+
+function matches(e: IndexedEntry, q: ListQuery, search: string | undefined): boolean {
+  return (!q.source || e.source === q.source) && (!q.category || e.category === q.category) && (!search || e.haystack.includes(search))
+}
+
+export function encodeCursor(key: string): string {
+  return Buffer.from(key, 'utf8').toString('base64url')
+}
+
+/** The key inside a cursor, or undefined when it is not one of ours. */
+export function decodeCursor(cursor: string): string | undefined {
+  if (!/^[A-Za-z0-9_-]{1,2000}$/.test(cursor)) return undefined
+  const key = Buffer.from(cursor, 'base64url').toString('utf8')
+  return key.includes('\u0000') ? key : undefined
+}
+
+/** Index of the first entry whose key sorts after `key` (entries are sorted by key). */
+function firstAfter(entries: IndexedEntry[], key: string): number {
+  let lo = 0
+  let hi = entries.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (entries[mid].key <= key) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}

@@ -1,0 +1,105 @@
+import { createHash } from 'node:crypto'
+import { CHAINS, type Config } from '../../config.js'
+import type { LoadedEntries } from './load-entries.js'
+import { FILTER_NETWORKS, type CuratedAgentDTO, type CuratedAgentEndpointDTO, type CuratedAgentSource, type FilterNetwork } from './types.js'
+
+/** One entry as served on one network: its pre-serialized JSON and what the filters look at. */
+export interface IndexedEntry {
+  /** sort and cursor key: lower-cased name, NUL, id */
+  key: string
+  id: string
+  source: CuratedAgentSource
+  category: string
+  /** lower-cased name, description, category and tags, NUL-separated so matches never span fields */
+  haystack: string
+  json: string
+}
+
+export interface NetworkView {
+  /** entries with at least one endpoint on this network, sorted by key */
+  entries: IndexedEntry[]
+  byId: Map<string, IndexedEntry>
+  /** x402 Bazaar discovery items (one per x402-enabled endpoint with a payTo), pre-serialized */
+  discovery: string[]
+}
+
+/** The whole marketplace as served, rebuilt only when something changes. */
+export interface Snapshot {
+  /** content hash: equal content gives equal ETags in every process */
+  hash: string
+  builtAt: number
+  views: Record<FilterNetwork, NetworkView>
+}
+
+/**
+ * Index loaded entries per network. An entry left without endpoints on a network is not part of
+ * that network's view (so it is neither listed nor returned by get there).
+ */
+export function buildSnapshot(loaded: LoadedEntries, config: Readonly<Config>): Snapshot {
+  const hash = createHash('sha256')
+  const views = {} as Record<FilterNetwork, NetworkView>
+  const sorted = loaded.entries
+    .map((e) => ({ e, key: `${e.name.toLowerCase()}\u0000${e.id}` }))
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+  for (const network of FILTER_NETWORKS) {
+    const view: NetworkView = { entries: [], byId: new Map(), discovery: [] }
+    for (const { e, key } of sorted) {
+      const endpoints = e.endpoints.filter((ep) => ep.network === network)
+      if (endpoints.length === 0) continue
+      const dto: CuratedAgentDTO = { ...e, endpoints }
+      const indexed: IndexedEntry = {
+        key,
+        id: e.id,
+        source: e.source,
+        category: e.category,
+        haystack: [e.name, e.description ?? '', e.category, ...e.tags].join('\u0000').toLowerCase(),
+        json: JSON.stringify(dto),
+      }
+      view.entries.push(indexed)
+      view.byId.set(e.id, indexed)
+      hash.update(indexed.json)
+      for (const ep of endpoints) {
+        if (!ep.x402_enabled || ep.pricing_config.payTo === null) continue
+        const item = JSON.stringify(discoveryItem(e, ep, config, loaded.mimeTypes.get(ep.id)))
+        view.discovery.push(item)
+        hash.update(item)
+      }
+    }
+    hash.update(`\u0001${network}`)
+    views[network] = view
+  }
+  return { hash: hash.digest('base64url').slice(0, 27), builtAt: Date.now(), views }
+}
+
+/**
+ * One endpoint in the x402 Bazaar discovery shape (coinbase/x402 `DiscoveryResource`). `accepts`
+ * holds v2 payment requirements (CAIP-2 network, `amount`) or v1 ones (network name,
+ * `maxAmountRequired`, `resource`), following the endpoint's protocol version.
+ */
+export function discoveryItem(entry: CuratedAgentDTO, ep: CuratedAgentEndpointDTO, config: Readonly<Config>, mimeType = 'application/json') {
+  const pc = ep.pricing_config
+  const chain = Object.values(CHAINS).find((c) => c.caip2 === pc.networkCaip2ID)
+  const extra = chain && chain.usdc.address.toLowerCase() === pc.assetAddress.toLowerCase() ? { name: chain.usdc.name, version: chain.usdc.version } : {}
+  const description = ep.description ?? entry.description ?? entry.name
+  const accepts =
+    ep.x402_protocol_version === 2
+      ? { scheme: pc.x402Schema ?? 'exact', network: pc.networkCaip2ID, amount: pc.amount, asset: pc.assetAddress, payTo: pc.payTo, maxTimeoutSeconds: config.x402.maxTimeoutSeconds, extra }
+      : { scheme: pc.x402Schema ?? 'exact', network: ep.network, maxAmountRequired: pc.amount, resource: ep.url, description, mimeType, payTo: pc.payTo, maxTimeoutSeconds: config.x402.maxTimeoutSeconds, asset: pc.assetAddress, extra }
+  return {
+    resource: ep.url,
+    type: 'http',
+    x402Version: ep.x402_protocol_version,
+    accepts: [accepts],
+    lastUpdated: new Date(ep.updated_at).toISOString(),
+    metadata: {
+      name: entry.name,
+      description,
+      category: entry.category,
+      tags: entry.tags,
+      methods: ep.methods,
+      source: entry.source,
+      curatedAgentId: entry.id,
+      endpointId: ep.id,
+    },
+  }
+}
