@@ -35,6 +35,8 @@ export interface Config {
   /** 32-byte key that encrypts custodial wallet keys at rest */
   masterKey: Buffer | undefined
   operatorToken: string | undefined
+  /** lets sellers' upstream URLs and the publishing test action reach private/loopback hosts (tests, dev) */
+  allowPrivateUpstreams: boolean
   baseUrl: string
   proxyUrl: string
   dashboardUrl: string
@@ -210,6 +212,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     receiverAddress,
     masterKey,
     operatorToken: r.optional('TOLLGATE_OPERATOR_TOKEN'),
+    allowPrivateUpstreams: r.oneOf('TOLLGATE_ALLOW_PRIVATE_UPSTREAMS', ['true', 'false'] as const, 'false') === 'true',
     baseUrl,
     proxyUrl,
     dashboardUrl,

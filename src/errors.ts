@@ -26,6 +26,12 @@ const catalogue = {
   invalid_api_key: { status: 401, message: 'the API key is malformed, unknown or revoked' },
   wrong_deployment_key: { status: 401, message: 'this key belongs to the {keyDeployment} deployment; this is {deployment}' },
   operator_only: { status: 401, message: 'operator credentials required' },
+  invalid_credentials: { status: 401, message: 'the email or password is wrong' },
+  // accounts and publishing (issue 7)
+  idempotency_key_reused: { status: 409, message: 'this Idempotency-Key was used with a different request; use a new key' },
+  idempotency_in_progress: { status: 409, message: 'a request with this Idempotency-Key is still in progress; retry later' },
+  upstream_not_allowed: { status: 400, message: 'the upstream URL is not allowed: {detail}' },
+  faucet_unavailable: { status: 403, message: 'the faucet exists only on the sandbox deployment with the embedded dev chain' },
   // payments
   payment_not_recorded: { status: 503, message: 'the payment could not be recorded; nothing was charged, retry later' },
   handler_failed: { status: 502, message: 'the endpoint failed: {detail}; nothing was charged' },

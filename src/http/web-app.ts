@@ -3,11 +3,15 @@ import type { Deps } from '../deps.js'
 import { loggerOptions } from '../logger.js'
 import { installErrorHandler } from './plugins/error-handler.js'
 import { healthRoutes } from './routes/health/index.js'
+import { registerOpenApi } from './openapi.js'
+import { v1Routes, type V1Options } from './routes/v1/index.js'
 import { marketplaceRoutes } from './routes/marketplace/index.js'
 
 export interface WebAppOptions {
   /** pass false in tests to keep output quiet */
   logger?: boolean
+  /** user API limits (tests lower them) */
+  v1?: V1Options
 }
 
 /**
@@ -22,7 +26,10 @@ export async function buildWebApp(deps: Deps, opts: WebAppOptions = {}): Promise
     return503OnClosing: true,
   })
   installErrorHandler(app)
+  // before the routes: the OpenAPI document is built from the routes registered after it
+  await registerOpenApi(app, deps.config)
   await app.register(healthRoutes(deps))
+  await app.register(v1Routes(deps, opts.v1), { prefix: '/v1' })
   await app.register(marketplaceRoutes(deps))
   return app
 }

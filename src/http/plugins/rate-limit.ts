@@ -1,0 +1,60 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import type { Redis } from 'ioredis'
+import { appError } from '../../errors.js'
+
+export interface RateLimitOptions {
+  redis: Redis
+  /** builds the Redis key (already prefixed with the deployment) */
+  key: (...parts: string[]) => string
+  /** requests per window per credential */
+  max: number
+  windowSeconds: number
+  /** what a request is counted under; undefined = not limited */
+  identify: (request: FastifyRequest) => string | undefined
+  /** distinguishes several limiters in one app */
+  name?: string
+}
+
+// INCR and set the expiry on the first hit, atomically; returns count and ms left in the window.
+const HIT = `
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
+return {n, ttl}`
+
+/**
+ * Fixed-window limit per credential, counted in Redis so every process shares it. Sends the IETF
+ * draft headers `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds) and
+ * `RateLimit-Policy` on every answer, and 429 `rate_limited` with `Retry-After` past the limit.
+ * Runs as a preHandler, so after authentication has named the credential.
+ */
+export const rateLimit = fp<RateLimitOptions>(
+  async (app: FastifyInstance, opts) => {
+    const name = opts.name ?? 'v1'
+    app.addHook('preHandler', async (request, reply) => {
+      const id = opts.identify(request)
+      if (id !== undefined) await hitRateLimit(opts, name, id, reply)
+    })
+  },
+  { name: 'tollgate-rate-limit' },
+)
+
+/** Counts one request of `id` against the limit; sets the headers; throws 429 past the limit. */
+export async function hitRateLimit(opts: Pick<RateLimitOptions, 'redis' | 'key' | 'max' | 'windowSeconds'>, name: string, id: string, reply: FastifyReply): Promise<void> {
+  let count: number
+  let ttlMs: number
+  try {
+    ;[count, ttlMs] = (await opts.redis.eval(HIT, 1, opts.key('ratelimit', name, id), String(opts.windowSeconds * 1000))) as [number, number]
+  } catch {
+    // Redis down: serve rather than fail closed; the API itself needs Postgres, not Redis.
+    return
+  }
+  const reset = Math.max(1, Math.ceil(ttlMs / 1000))
+  reply.header('ratelimit-limit', opts.max)
+  reply.header('ratelimit-remaining', Math.max(0, opts.max - count))
+  reply.header('ratelimit-reset', reset)
+  reply.header('ratelimit-policy', `${opts.max};w=${opts.windowSeconds}`)
+  if (count > opts.max) throw appError('rate_limited', { retryAfter: reset }, { headers: { 'retry-after': String(reset) } })
+}

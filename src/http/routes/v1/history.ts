@@ -1,0 +1,43 @@
+import type { FastifyInstance } from 'fastify'
+import { historyService, type HistoryFilters, type HistoryKind } from '../../../services/accounts/history-export.js'
+import type { V1Context } from './index.js'
+import { authErrors, errorResponse, ok } from './schemas.js'
+
+type Q = HistoryFilters & { limit?: number; format?: 'json' | 'csv' | 'ndjson' }
+
+const querystring = {
+  type: 'object',
+  properties: {
+    from: { type: 'string', description: 'created at or after (ISO 8601)' },
+    to: { type: 'string', description: 'created before (ISO 8601)' },
+    agent: { type: 'string', description: 'payer address: one of your agents' },
+    role: { type: 'string', enum: ['buyer', 'seller'], description: 'buyer: paid by your agents; seller: received by your endpoints; default both' },
+    cursor: { type: 'string', description: 'next_cursor of the previous page (or of an interrupted export)' },
+    limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+    format: { type: 'string', enum: ['json', 'csv', 'ndjson'], default: 'json', description: 'csv and ndjson stream the whole filtered history (limit ignored)' },
+  },
+} as const
+
+/** GET /v1/transactions and /v1/payment-events: pages, or streamed CSV / NDJSON exports. */
+export async function historyRoutes(app: FastifyInstance, ctx: V1Context) {
+  const history = historyService({ db: ctx.deps.db, databaseUrl: ctx.deps.config.databaseUrl, databaseSchema: ctx.deps.config.databaseSchema })
+  for (const [path, kind, summary] of [
+    ['/transactions', 'transactions', 'Payments made by your agents or received by your endpoints'],
+    ['/payment-events', 'payment_events', 'The event log of those payments'],
+  ] as const) {
+    app.get<{ Querystring: Q }>(
+      path,
+      { schema: { tags: ['history'], summary, querystring, response: { 200: ok('a page {object: "list", data, has_more, next_cursor}, or a CSV / NDJSON stream'), 400: errorResponse, ...authErrors } } },
+      async (request, reply) => {
+        const { limit = 20, format = 'json', ...filters } = request.query
+        const userId = request.principal!.userId
+        if (format === 'json') return history.page(kind as HistoryKind, userId, filters, limit)
+        history.validate(kind, userId, filters)
+        const stamp = new Date().toISOString().replace(/[:.]/g, '-')
+        reply.header('content-disposition', `attachment; filename="${kind}-${stamp}.${format}"`)
+        reply.type(format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson')
+        return reply.send(history.export(kind, userId, filters, format))
+      },
+    )
+  }
+}

@@ -1,0 +1,58 @@
+import cookie from '@fastify/cookie'
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
+import type { Deps } from '../../../deps.js'
+import { apiKeysService } from '../../../services/accounts/api-keys.js'
+import { usersService } from '../../../services/accounts/users.js'
+import { requireMasterKey } from '../../../services/wallets/wallet-crypto.js'
+import { apiKeyAuth } from '../../plugins/api-key-auth.js'
+import { idempotency } from '../../plugins/idempotency.js'
+import { rateLimit } from '../../plugins/rate-limit.js'
+import { agentRoutes } from './agents.js'
+import { apiKeyRoutes } from './api-keys.js'
+import { fundingWalletRoutes } from './funding-wallet.js'
+import { historyRoutes } from './history.js'
+import { sellerRoutes } from './sellers.js'
+import { sessionRoutes } from './session.js'
+
+export interface V1Options {
+  /** requests per minute per API key or session (default 600) */
+  rateLimitPerMinute?: number
+  /** login attempts per minute per client address and per email (default 10) */
+  loginPerMinute?: number
+}
+
+export interface V1Context {
+  deps: Deps
+  limiter: { redis: Deps['redis']; key: Deps['key'] }
+  loginMax: number
+}
+
+/**
+ * The user-level API under /v1: authenticated by API key (Bearer) or dashboard session cookie,
+ * rate limited per credential, Idempotency-Key on creating POSTs.
+ *
+ * @example
+ *   await app.register(v1Routes(deps), { prefix: '/v1' })
+ */
+export function v1Routes(deps: Deps, opts: V1Options = {}): FastifyPluginAsync {
+  return async (app: FastifyInstance) => {
+    const users = usersService({ db: deps.db })
+    const ctx: V1Context = { deps, limiter: { redis: deps.redis, key: deps.key }, loginMax: opts.loginPerMinute ?? 10 }
+    await app.register(cookie)
+    await app.register(apiKeyAuth, { apiKeys: apiKeysService({ db: deps.db, deployment: deps.config.deployment }), users })
+    await app.register(rateLimit, {
+      redis: deps.redis,
+      key: deps.key,
+      max: opts.rateLimitPerMinute ?? 600,
+      windowSeconds: 60,
+      identify: (r) => (r.principal ? `${r.principal.via}:${r.principal.credentialId}` : undefined),
+    })
+    await app.register(idempotency, { redis: deps.redis, key: deps.key, masterKey: () => requireMasterKey(deps.config), owner: (r) => r.principal?.userId })
+    await app.register(async (a) => sessionRoutes(a, { ...ctx, users }))
+    await app.register(async (a) => apiKeyRoutes(a, ctx))
+    await app.register(async (a) => agentRoutes(a, ctx))
+    await app.register(async (a) => fundingWalletRoutes(a, ctx))
+    await app.register(async (a) => historyRoutes(a, ctx))
+    await app.register(async (a) => sellerRoutes(a, ctx))
+  }
+}

@@ -1,0 +1,27 @@
+/** JSON Schemas shared by the /v1 routes, for validation and the OpenAPI document. */
+
+export const atomic = { type: 'string', pattern: '^[0-9]+$', description: 'atomic units (USDC has 6 decimals) as a decimal string', examples: ['1000000'] } as const
+export const nullableAtomic = { anyOf: [atomic, { type: 'null' }] } as const
+export const addressParam = {
+  type: 'object',
+  required: ['address'],
+  properties: { address: { type: 'string', description: 'the agent wallet address (0x…)' } },
+} as const
+export const idempotencyHeader = {
+  type: 'object',
+  properties: { 'idempotency-key': { type: 'string', maxLength: 255, description: 'retry-safe creation: the same key and body return the first answer for 24 h' } },
+} as const
+
+/** A response documented by description only: the body passes through unchanged (no serializer filtering). */
+export function ok(description: string, example?: Record<string, unknown>) {
+  return { type: 'object', additionalProperties: true, description, ...(example ? { examples: [example] } : {}) } as const
+}
+export const noContent = { type: 'null', description: 'done; no body' } as const
+export const errorResponse = {
+  type: 'object',
+  additionalProperties: true,
+  description: 'error: {statusCode, code, error, message}',
+  properties: { statusCode: { type: 'integer' }, code: { type: 'string' }, error: { type: 'string' }, message: { type: 'string' } },
+} as const
+export const authErrors = { 401: errorResponse, 404: errorResponse, 429: errorResponse } as const
+export const list = (description: string) => ok(`{object: "list", data: [...]}: ${description}`)

@@ -1,0 +1,143 @@
+import type { FastifyInstance } from 'fastify'
+import { publishingService, type EndpointBody } from '../../../services/publishing/publishing.js'
+import type { V1Context } from './index.js'
+import { atomic, authErrors, errorResponse, idempotencyHeader, list, noContent, ok } from './schemas.js'
+
+const ns = { type: 'object', properties: { namespace: { type: 'string' } } } as const
+const svc = { type: 'object', properties: { namespace: { type: 'string' }, service: { type: 'string' } } } as const
+const ep = { type: 'object', properties: { namespace: { type: 'string' }, service: { type: 'string' }, slug: { type: 'string' } } } as const
+const upstream = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    forward_headers: { type: 'object', additionalProperties: { type: 'string' }, description: 'added to every forwarded request (e.g. your upstream API key); stored encrypted, never shown again' },
+    required_headers: { type: 'array', items: { type: 'string' }, description: 'headers a caller must send' },
+    timeout_ms: { type: 'integer', minimum: 100, maximum: 60000 },
+    rate_limit: { anyOf: [{ type: 'null' }, { type: 'object', properties: { requests: { type: 'integer' }, per_seconds: { type: 'integer' } } }] },
+  },
+} as const
+const endpointProps = {
+  methods: { type: 'array', items: { type: 'string' } },
+  price: atomic,
+  description: { type: 'string' },
+  mime_type: { type: 'string' },
+  input_schema: { anyOf: [{ type: 'object' }, { type: 'null' }] },
+  settlement_mode: { type: 'string', enum: ['async', 'sync'] },
+  handler: { anyOf: [{ type: 'string' }, { type: 'null' }], description: 'a hosted handler name; or give upstream_url' },
+  upstream_url: { anyOf: [{ type: 'string' }, { type: 'null' }], description: 'your origin; Tollgate forwards paid calls with an HMAC signature (X-Tollgate-Signature)' },
+  upstream,
+  enabled: { type: 'boolean' },
+} as const
+
+type NS = { Params: { namespace: string } }
+type SVC = { Params: { namespace: string; service: string } }
+type EP = { Params: { namespace: string; service: string; slug: string } }
+
+/** Seller publishing: namespaces, services, endpoints, and the upstream test action. */
+export async function sellerRoutes(app: FastifyInstance, ctx: V1Context) {
+  const pub = publishingService(ctx.deps)
+  const tags = ['publishing']
+  const uid = (r: { principal: { userId: string } | null }) => r.principal!.userId
+
+  app.post<{ Body: { namespace?: unknown; display_name?: unknown } }>(
+    '/sellers',
+    {
+      config: { idempotent: true },
+      schema: {
+        tags,
+        summary: 'Claim a seller namespace (unique)',
+        headers: idempotencyHeader,
+        body: { type: 'object', required: ['namespace'], properties: { namespace: { type: 'string', description: '3-40 of a-z, 0-9, inner dashes' }, display_name: { type: 'string' } } },
+        response: { 201: ok('the seller'), 400: errorResponse, 409: errorResponse, ...authErrors },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await pub.claimNamespace(uid(request), request.body)),
+  )
+  app.get('/sellers', { schema: { tags, summary: 'Your namespaces', response: { 200: list('sellers') } } }, async (request) => ({ object: 'list', data: await pub.listSellers(uid(request)) }))
+  app.get<NS>('/sellers/:namespace', { schema: { tags, summary: 'Get a namespace', params: ns, response: { 200: ok('the seller'), ...authErrors } } }, async (request) => pub.getSeller(uid(request), request.params.namespace))
+
+  app.post<NS & { Body: Record<string, unknown> }>(
+    '/sellers/:namespace/services',
+    {
+      config: { idempotent: true },
+      schema: {
+        tags,
+        summary: 'Create a service with its receiver (pay_to)',
+        params: ns,
+        headers: idempotencyHeader,
+        body: { type: 'object', required: ['name', 'pay_to'], properties: { name: { type: 'string' }, display_name: { type: 'string' }, description: { type: 'string' }, pay_to: { type: 'string' } } },
+        response: { 201: ok('the service'), 400: errorResponse, 409: errorResponse, ...authErrors },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await pub.createService(uid(request), request.params.namespace, request.body)),
+  )
+  app.get<NS>('/sellers/:namespace/services', { schema: { tags, summary: 'List services', params: ns, response: { 200: list('services'), ...authErrors } } }, async (request) => ({
+    object: 'list',
+    data: await pub.listServices(uid(request), request.params.namespace),
+  }))
+  app.get<SVC>('/sellers/:namespace/services/:service', { schema: { tags, summary: 'Get a service', params: svc, response: { 200: ok('the service'), ...authErrors } } }, async (request) =>
+    pub.getService(uid(request), request.params.namespace, request.params.service),
+  )
+  app.patch<SVC & { Body: Record<string, unknown> }>(
+    '/sellers/:namespace/services/:service',
+    {
+      schema: {
+        tags,
+        summary: 'Update a service (display_name, description, pay_to, enabled)',
+        params: svc,
+        body: { type: 'object', properties: { display_name: { type: 'string' }, description: { type: ['string', 'null'] }, pay_to: { type: 'string' }, enabled: { type: 'boolean' } } },
+        response: { 200: ok('the service'), 400: errorResponse, ...authErrors },
+      },
+    },
+    async (request) => pub.updateService(uid(request), request.params.namespace, request.params.service, request.body ?? {}),
+  )
+  app.delete<SVC>('/sellers/:namespace/services/:service', { schema: { tags, summary: 'Delete a service and its endpoints', params: svc, response: { 204: noContent, ...authErrors } } }, async (request, reply) => {
+    await pub.deleteService(uid(request), request.params.namespace, request.params.service)
+    return reply.code(204).send()
+  })
+
+  app.post<SVC & { Body: EndpointBody }>(
+    '/sellers/:namespace/services/:service/endpoints',
+    {
+      config: { idempotent: true },
+      schema: {
+        tags,
+        summary: 'Publish an endpoint (hosted handler or upstream origin); an upstream endpoint answer carries `signing_secret` once',
+        params: svc,
+        headers: idempotencyHeader,
+        body: { type: 'object', required: ['slug', 'price'], properties: { slug: { type: 'string' }, ...endpointProps } },
+        response: { 201: ok('the endpoint'), 400: errorResponse, 409: errorResponse, ...authErrors },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await pub.createEndpoint(uid(request), request.params.namespace, request.params.service, request.body)),
+  )
+  app.get<SVC>('/sellers/:namespace/services/:service/endpoints', { schema: { tags, summary: 'List endpoints', params: svc, response: { 200: list('endpoints'), ...authErrors } } }, async (request) => ({
+    object: 'list',
+    data: await pub.listEndpoints(uid(request), request.params.namespace, request.params.service),
+  }))
+  app.get<EP>('/sellers/:namespace/services/:service/endpoints/:slug', { schema: { tags, summary: 'Get an endpoint', params: ep, response: { 200: ok('the endpoint'), ...authErrors } } }, async (request) =>
+    pub.getEndpoint(uid(request), request.params.namespace, request.params.service, request.params.slug),
+  )
+  app.patch<EP & { Body: EndpointBody }>(
+    '/sellers/:namespace/services/:service/endpoints/:slug',
+    { schema: { tags, summary: 'Update an endpoint (reprice, disable, change target or upstream options)', params: ep, body: { type: 'object', properties: endpointProps }, response: { 200: ok('the endpoint'), 400: errorResponse, ...authErrors } } },
+    async (request) => pub.updateEndpoint(uid(request), request.params.namespace, request.params.service, request.params.slug, request.body ?? {}),
+  )
+  app.delete<EP>('/sellers/:namespace/services/:service/endpoints/:slug', { schema: { tags, summary: 'Unpublish an endpoint', params: ep, response: { 204: noContent, ...authErrors } } }, async (request, reply) => {
+    await pub.deleteEndpoint(uid(request), request.params.namespace, request.params.service, request.params.slug)
+    return reply.code(204).send()
+  })
+  app.post<EP & { Body: { method?: string } }>(
+    '/sellers/:namespace/services/:service/endpoints/:slug/test',
+    {
+      schema: {
+        tags,
+        summary: 'Call the upstream once (unpaid, signed, with forwarded headers) and report status and latency',
+        params: ep,
+        body: { type: 'object', properties: { method: { type: 'string' } } },
+        response: { 200: ok('{object: "upstream_test", ok, status, latency_ms, error}'), 400: errorResponse, ...authErrors },
+      },
+    },
+    async (request) => pub.testEndpoint(uid(request), request.params.namespace, request.params.service, request.params.slug, request.body ?? {}),
+  )
+}

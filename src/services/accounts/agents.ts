@@ -1,0 +1,142 @@
+import { sql, type Kysely, type Selectable } from 'kysely'
+import type { AgentsTable, Database } from '../../db/database.js'
+import { appError } from '../../errors.js'
+import { createCustodialWallet } from '../wallets/custodial-wallet.js'
+import { isUuid } from './api-keys.js'
+import { address as parseAddress, atomicAmount, invalid, name as parseName } from './validate.js'
+
+export interface SpendCaps {
+  /** atomic USDC units as decimal strings; null = no cap */
+  per_transaction: string | null
+  daily: string | null
+  monthly: string | null
+}
+
+export interface TopUpSettings {
+  enabled: boolean
+  threshold: string
+  amount: string
+  funding_source: 'funding_wallet'
+}
+
+export interface AgentView {
+  object: 'agent'
+  address: string
+  name: string
+  spend_caps: SpendCaps
+  top_up: TopUpSettings
+  created_at: string
+  updated_at: string
+}
+
+type AgentRow = Omit<Selectable<AgentsTable>, 'encrypted_key'>
+const COLUMNS = ['id', 'user_id', 'name', 'address', 'cap_per_transaction', 'cap_daily', 'cap_monthly', 'top_up_enabled', 'top_up_threshold', 'top_up_amount', 'top_up_source', 'created_at', 'updated_at'] as const
+
+export function agentView(r: AgentRow): AgentView {
+  return {
+    object: 'agent',
+    address: r.address,
+    name: r.name,
+    spend_caps: { per_transaction: r.cap_per_transaction, daily: r.cap_daily, monthly: r.cap_monthly },
+    top_up: { enabled: r.top_up_enabled, threshold: r.top_up_threshold, amount: r.top_up_amount, funding_source: r.top_up_source },
+    created_at: r.created_at.toISOString(),
+    updated_at: r.updated_at.toISOString(),
+  }
+}
+
+/** Validates a partial spend-caps object into column updates. */
+export function parseCaps(v: unknown): Partial<Record<'cap_per_transaction' | 'cap_daily' | 'cap_monthly', string | null>> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw invalid('spend_caps', 'expected an object')
+  const o = v as Record<string, unknown>
+  const out: Partial<Record<'cap_per_transaction' | 'cap_daily' | 'cap_monthly', string | null>> = {}
+  for (const k of Object.keys(o)) if (!['per_transaction', 'daily', 'monthly'].includes(k)) throw invalid(`spend_caps.${k}`, 'unknown field')
+  if ('per_transaction' in o) out.cap_per_transaction = atomicAmount('spend_caps.per_transaction', o.per_transaction, { allowNull: true })
+  if ('daily' in o) out.cap_daily = atomicAmount('spend_caps.daily', o.daily, { allowNull: true })
+  if ('monthly' in o) out.cap_monthly = atomicAmount('spend_caps.monthly', o.monthly, { allowNull: true })
+  return out
+}
+
+export function parseTopUp(v: unknown): Partial<{ top_up_enabled: boolean; top_up_threshold: string; top_up_amount: string }> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw invalid('top_up', 'expected an object')
+  const o = v as Record<string, unknown>
+  const out: Partial<{ top_up_enabled: boolean; top_up_threshold: string; top_up_amount: string }> = {}
+  for (const k of Object.keys(o)) if (!['enabled', 'threshold', 'amount', 'funding_source'].includes(k)) throw invalid(`top_up.${k}`, 'unknown field')
+  if ('enabled' in o) {
+    if (typeof o.enabled !== 'boolean') throw invalid('top_up.enabled', 'expected true or false')
+    out.top_up_enabled = o.enabled
+  }
+  if ('threshold' in o) out.top_up_threshold = atomicAmount('top_up.threshold', o.threshold)!
+  if ('amount' in o) out.top_up_amount = atomicAmount('top_up.amount', o.amount)!
+  if ('funding_source' in o && o.funding_source !== 'funding_wallet') throw invalid('top_up.funding_source', 'the only funding source is "funding_wallet" (the user\'s funding wallet)')
+  return out
+}
+
+/** Agents of a user, each with a custodial wallet. Another user's agent is "not found", never "forbidden". */
+export function agentsService({ db, masterKey }: { db: Kysely<Database>; masterKey: () => Buffer }) {
+  async function find(userId: string, address: string): Promise<AgentRow> {
+    let a: string
+    try {
+      a = parseAddress('address', address)
+    } catch {
+      throw appError('not_found', { what: 'agent' })
+    }
+    const row = await db.selectFrom('agents').select(COLUMNS).where('address', '=', a).where('user_id', '=', userId).executeTakeFirst()
+    if (!row) throw appError('not_found', { what: 'agent' })
+    return row
+  }
+
+  return {
+    find,
+    async create(userId: string, body: { name?: unknown; spend_caps?: unknown; top_up?: unknown }): Promise<AgentView> {
+      const agentName = parseName('name', body.name)
+      const caps = body.spend_caps === undefined ? {} : parseCaps(body.spend_caps)
+      const topUp = body.top_up === undefined ? {} : parseTopUp(body.top_up)
+      checkTopUp(topUp)
+      const wallet = createCustodialWallet(masterKey(), 'agent')
+      const row = await db
+        .insertInto('agents')
+        .values({ user_id: userId, name: agentName, address: wallet.address, encrypted_key: wallet.encryptedKey, ...caps, ...topUp })
+        .returning(COLUMNS)
+        .executeTakeFirstOrThrow()
+      return agentView(row)
+    },
+
+    async list(userId: string): Promise<AgentView[]> {
+      const rows = await db.selectFrom('agents').select(COLUMNS).where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute()
+      return rows.map(agentView)
+    },
+
+    async get(userId: string, address: string): Promise<AgentView> {
+      return agentView(await find(userId, address))
+    },
+
+    /** Partial update of name, spend_caps and top_up (each field of the nested objects optional). */
+    async update(userId: string, address: string, body: { name?: unknown; spend_caps?: unknown; top_up?: unknown }): Promise<AgentView> {
+      const agent = await find(userId, address)
+      for (const k of Object.keys(body)) if (!['name', 'spend_caps', 'top_up'].includes(k)) throw invalid(k, 'unknown field')
+      const set = {
+        ...(body.name !== undefined ? { name: parseName('name', body.name) } : {}),
+        ...(body.spend_caps !== undefined ? parseCaps(body.spend_caps) : {}),
+        ...(body.top_up !== undefined ? parseTopUp(body.top_up) : {}),
+      }
+      checkTopUp({
+        top_up_enabled: 'top_up_enabled' in set ? set.top_up_enabled : agent.top_up_enabled,
+        top_up_amount: 'top_up_amount' in set ? set.top_up_amount : agent.top_up_amount,
+      })
+      const row = await db
+        .updateTable('agents')
+        .set({ ...set, updated_at: sql`now()` })
+        .where('id', '=', agent.id)
+        .returning(COLUMNS)
+        .executeTakeFirstOrThrow()
+      return agentView(row)
+    },
+  }
+}
+
+function checkTopUp(t: { top_up_enabled?: boolean; top_up_amount?: string }): void {
+  if (t.top_up_enabled && (t.top_up_amount === undefined || t.top_up_amount === '0')) throw invalid('top_up.amount', 'must be greater than 0 when top-ups are enabled')
+}
+
+export type AgentsService = ReturnType<typeof agentsService>
+export { isUuid }

@@ -1,0 +1,36 @@
+import { createHmac } from 'node:crypto'
+import type { Deps } from '../../deps.js'
+import { requireMasterKey } from '../wallets/wallet-crypto.js'
+import { ensureFundingWallet } from '../wallets/funding-wallet.js'
+import { apiKeysService } from './api-keys.js'
+import { usersService } from './users.js'
+
+export const DEMO_EMAIL = 'demo@tollgate.local'
+const DEMO_KEY_NAME = 'demo (npm start)'
+
+/**
+ * `npm start`: the demo user and a fresh demo API key, idempotently. Nothing is stored in
+ * plaintext: the password is derived from the master key (HMAC), so it is the same on every start
+ * without being kept anywhere, and the key is new on every start (the previous demo keys are
+ * revoked, so exactly one is live). Sandbox only: production gets its users from the CLI.
+ */
+export async function ensureDemoAccount(deps: Pick<Deps, 'db' | 'config'>): Promise<{ email: string; password: string; apiKey: string }> {
+  if (deps.config.deployment !== 'sandbox') throw new Error('the demo account exists only on the sandbox deployment')
+  const masterKey = requireMasterKey(deps.config)
+  const password = 'demo-' + createHmac('sha256', masterKey).update('tollgate demo user password').digest('base64url').slice(0, 20)
+  const users = usersService({ db: deps.db })
+  let user = await users.findByEmail(DEMO_EMAIL)
+  if (!user) {
+    await users.create(DEMO_EMAIL, password).catch((err) => {
+      if ((err as { code?: string }).code !== 'conflict') throw err
+    })
+    user = (await users.findByEmail(DEMO_EMAIL))!
+  } else {
+    // a master key change (fresh .tollgate/) changes the derived password; keep them in step
+    await users.setPassword(user.id, password)
+  }
+  await ensureFundingWallet(deps.db, masterKey, user.id)
+  await deps.db.updateTable('api_keys').set({ revoked_at: new Date() }).where('user_id', '=', user.id).where('name', '=', DEMO_KEY_NAME).where('revoked_at', 'is', null).execute()
+  const key = await apiKeysService({ db: deps.db, deployment: deps.config.deployment }).create(user.id, DEMO_KEY_NAME)
+  return { email: DEMO_EMAIL, password, apiKey: key.secret }
+}

@@ -1,0 +1,180 @@
+import { Readable } from 'node:stream'
+import { sql, type Kysely, type RawBuilder } from 'kysely'
+import pg from 'pg'
+import QueryStream from 'pg-query-stream'
+import type { Database } from '../../db/database.js'
+import { appError } from '../../errors.js'
+import { address as parseAddress, invalid } from './validate.js'
+
+/**
+ * Transaction history (payments) and payment events of a user, as pages or as streamed exports.
+ * A user's transactions are payments made by one of the user's agents (role buyer) or received by
+ * an endpoint of one of the user's sellers (role seller). Order is chronological (created_at, id),
+ * so a cursor is also a resumable sync position.
+ */
+
+export type HistoryKind = 'transactions' | 'payment_events'
+
+export interface HistoryFilters {
+  from?: string
+  to?: string
+  agent?: string
+  role?: 'buyer' | 'seller'
+  cursor?: string
+}
+
+// Timestamps as text with microseconds: JS Dates would drop them and break cursors and exact exports.
+const ts = (col: string) => sql.raw(`to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`)
+
+export const TRANSACTION_COLUMNS = [
+  'id', 'created_at', 'updated_at', 'status', 'payer', 'pay_to', 'value', 'asset', 'network', 'scheme', 'x402_version',
+  'resource', 'method', 'endpoint_id', 'settlement_mode', 'nonce', 'valid_after', 'valid_before', 'tx_hash', 'failure_reason', 'settled_at',
+] as const
+export const EVENT_COLUMNS = ['id', 'payment_id', 'created_at', 'type', 'from_status', 'to_status', 'reason', 'data'] as const
+
+export function columnsOf(kind: HistoryKind): readonly string[] {
+  return kind === 'transactions' ? TRANSACTION_COLUMNS : EVENT_COLUMNS
+}
+
+function encodeCursor(createdAt: string, id: string): string {
+  return Buffer.from(JSON.stringify([createdAt, id])).toString('base64url')
+}
+
+function decodeCursor(kind: HistoryKind, c: string): [string, string] {
+  try {
+    const [at, id] = JSON.parse(Buffer.from(c, 'base64url').toString('utf8')) as [unknown, unknown]
+    if (typeof at !== 'string' || Number.isNaN(Date.parse(at)) || typeof id !== 'string') throw new Error()
+    if (kind === 'transactions' ? !/^[0-9a-f-]{36}$/.test(id) : !/^[0-9]{1,19}$/.test(id)) throw new Error()
+    return [at, id]
+  } catch {
+    throw invalid('cursor', 'not a cursor returned by this list')
+  }
+}
+
+function timestamp(param: string, v: string | undefined): string | undefined {
+  if (v === undefined) return undefined
+  if (Number.isNaN(Date.parse(v))) throw invalid(param, 'expected an ISO 8601 timestamp such as 2026-11-01T00:00:00Z')
+  return v
+}
+
+/** The WHERE/ORDER of a history query, shared by pages and exports. */
+function query(kind: HistoryKind, userId: string, f: HistoryFilters, limit: number | undefined): RawBuilder<Record<string, unknown>> {
+  const from = timestamp('from', f.from)
+  const to = timestamp('to', f.to)
+  const agent = f.agent === undefined ? undefined : parseAddress('agent', f.agent).toLowerCase()
+  if (f.role !== undefined && f.role !== 'buyer' && f.role !== 'seller') throw invalid('role', 'expected buyer or seller')
+  const cursor = f.cursor === undefined ? undefined : decodeCursor(kind, f.cursor)
+
+  const mine = sql`lower(p.payer) in (select lower(address) from agents where user_id = ${userId})`
+  const sold = sql`p.endpoint_id in (select e.id from endpoints e join services s on s.id = e.service_id join sellers sl on sl.id = s.seller_id where sl.owner_user_id = ${userId})`
+  const scope = f.role === 'buyer' ? mine : f.role === 'seller' ? sold : sql`(${mine} or ${sold})`
+  const t = kind === 'transactions' ? sql.raw('p') : sql.raw('ev')
+  const conds: RawBuilder<unknown>[] = [scope]
+  if (agent) conds.push(sql`lower(p.payer) = ${agent}`)
+  if (from) conds.push(sql`${t}.created_at >= ${from}::timestamptz`)
+  if (to) conds.push(sql`${t}.created_at < ${to}::timestamptz`)
+  if (cursor) conds.push(kind === 'transactions' ? sql`(p.created_at, p.id) > (${cursor[0]}::timestamptz, ${cursor[1]}::uuid)` : sql`(ev.created_at, ev.id) > (${cursor[0]}::timestamptz, ${cursor[1]}::bigint)`)
+  const where = sql.join(conds, sql` and `)
+  const lim = limit === undefined ? sql`` : sql`limit ${limit}`
+
+  if (kind === 'transactions') {
+    return sql`select p.id::text as id, ${ts('p.created_at')} as created_at, ${ts('p.updated_at')} as updated_at, p.status, p.payer, p.pay_to,
+        p.value::text as value, p.asset, p.network, p.scheme, p.x402_version, p.resource, p.method, p.endpoint_id::text as endpoint_id,
+        p.settlement_mode, p.nonce, p.valid_after::text as valid_after, p.valid_before::text as valid_before, p.tx_hash, p.failure_reason,
+        ${ts('p.settled_at')} as settled_at
+      from payments p where ${where} order by p.created_at, p.id ${lim}`
+  }
+  return sql`select ev.id::text as id, ev.payment_id::text as payment_id, ${ts('ev.created_at')} as created_at, ev.type, ev.from_status, ev.to_status,
+      ev.reason, ev.data::text as data
+    from payment_events ev join payments p on p.id = ev.payment_id where ${where} order by ev.created_at, ev.id ${lim}`
+}
+
+/** NDJSON/JSON shape of a row: jsonb `data` as an object, everything else as the database text. */
+function shape(kind: HistoryKind, row: Record<string, unknown>): Record<string, unknown> {
+  const object = kind === 'transactions' ? 'transaction' : 'payment_event'
+  if (kind === 'payment_events') return { object, ...row, data: row.data === null ? null : JSON.parse(row.data as string) }
+  return { object, ...row }
+}
+
+function csvField(v: unknown): string {
+  if (v === null || v === undefined) return ''
+  const s = String(v)
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s
+}
+
+export function csvLine(kind: HistoryKind, row: Record<string, unknown>): string {
+  return columnsOf(kind).map((c) => csvField(row[c])).join(',') + '\r\n'
+}
+
+export interface HistoryDeps {
+  db: Kysely<Database>
+  databaseUrl: string
+  databaseSchema: string
+}
+
+export function historyService(deps: HistoryDeps) {
+  return {
+    /** One page (1–100 rows) and the cursor of the next. */
+    async page(kind: HistoryKind, userId: string, f: HistoryFilters, limit: number) {
+      if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalid('limit', 'expected an integer from 1 to 100')
+      const { rows } = await query(kind, userId, f, limit + 1).execute(deps.db)
+      const hasMore = rows.length > limit
+      const data = rows.slice(0, limit)
+      const last = data.at(-1)
+      return {
+        object: 'list' as const,
+        data: data.map((r) => shape(kind, r)),
+        has_more: hasMore,
+        next_cursor: hasMore && last ? encodeCursor(last.created_at as string, last.id as string) : null,
+      }
+    },
+
+    /**
+     * The whole filtered history as CSV (header line first) or NDJSON, read through a server-side
+     * cursor on its own connection, batch by batch as the client reads: memory stays bounded by
+     * the batch size whatever the row count.
+     */
+    export(kind: HistoryKind, userId: string, f: HistoryFilters, format: 'csv' | 'ndjson'): Readable {
+      const compiled = query(kind, userId, f, undefined).compile(deps.db)
+      async function* lines(): AsyncGenerator<string> {
+        const client = new pg.Client({ connectionString: deps.databaseUrl, options: `-c search_path=${deps.databaseSchema}` })
+        client.on('error', () => {})
+        await client.connect()
+        try {
+          if (format === 'csv') yield columnsOf(kind).join(',') + '\r\n'
+          const stream = client.query(new QueryStream(compiled.sql, compiled.parameters as unknown[], { batchSize: 1000 }))
+          try {
+            let buf = ''
+            let n = 0
+            for await (const row of stream as AsyncIterable<Record<string, unknown>>) {
+              buf += format === 'csv' ? csvLine(kind, row) : JSON.stringify(shape(kind, row)) + '\n'
+              // hand out ~1000 rows at a time: fewer, larger chunks, still bounded
+              if (++n % 1000 === 0) {
+                yield buf
+                buf = ''
+              }
+            }
+            if (buf) yield buf
+          } finally {
+            stream.destroy()
+          }
+        } finally {
+          await client.end().catch(() => {})
+        }
+      }
+      return Readable.from(lines(), { objectMode: false, highWaterMark: 1 })
+    },
+
+    /** Validates filters before a streamed export starts (errors must come before the 200 header). */
+    validate(kind: HistoryKind, userId: string, f: HistoryFilters): void {
+      try {
+        query(kind, userId, f, 1)
+      } catch (err) {
+        if ((err as { code?: string }).code) throw err
+        throw appError('bad_request', { detail: 'invalid filters' })
+      }
+    },
+  }
+}
+
+export type HistoryService = ReturnType<typeof historyService>

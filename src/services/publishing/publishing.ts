@@ -1,0 +1,324 @@
+import { randomUUID } from 'node:crypto'
+import { sql, type Kysely, type Selectable } from 'kysely'
+import { Agent, request } from 'undici'
+import type { Config } from '../../config.js'
+import type { Database, EndpointsTable } from '../../db/database.js'
+import { appError } from '../../errors.js'
+import { signUpstreamRequest } from '../../proxy/upstream.js'
+import { newSecret } from '../accounts/secret-token.js'
+import { address, invalid, name as parseName, slug as parseSlug } from '../accounts/validate.js'
+import { announceRegistryChange } from '../registry-events.js'
+import { requireMasterKey } from '../wallets/wallet-crypto.js'
+import { checkUpstreamUrl, guardedLookup } from './ssrf-guard.js'
+import { buildUpstreamConfig, decodeUpstreamConfig, publicUpstreamConfig, type StoredUpstreamConfig, type UpstreamInput } from './upstream-config.js'
+
+type Deps = { db: Kysely<Database>; config: Readonly<Config>; redis: import('ioredis').Redis; key(...parts: string[]): string }
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']
+/** Handler names follow hosted endpoint slugs (handlers/<slug>/). */
+const HANDLER = /^[a-z0-9][a-z0-9-]{0,62}$/
+
+export interface EndpointBody {
+  slug?: unknown
+  methods?: unknown
+  price?: unknown
+  description?: unknown
+  mime_type?: unknown
+  input_schema?: unknown
+  settlement_mode?: unknown
+  handler?: unknown
+  upstream_url?: unknown
+  upstream?: UpstreamInput
+  enabled?: unknown
+}
+
+function sellerView(r: { namespace: string; display_name: string; created_at: unknown }) {
+  return { object: 'seller' as const, namespace: r.namespace, display_name: r.display_name, created_at: iso(r.created_at) }
+}
+
+function serviceView(namespace: string, r: { name: string; display_name: string; description: string | null; pay_to: string; enabled: boolean; created_at: unknown; updated_at: unknown }) {
+  return {
+    object: 'service' as const,
+    namespace,
+    name: r.name,
+    display_name: r.display_name,
+    description: r.description,
+    pay_to: r.pay_to,
+    enabled: r.enabled,
+    created_at: iso(r.created_at),
+    updated_at: iso(r.updated_at),
+  }
+}
+
+function endpointView(proxyUrl: string, namespace: string, service: string, r: Selectable<EndpointsTable>) {
+  return {
+    object: 'endpoint' as const,
+    id: r.id,
+    namespace,
+    service,
+    slug: r.slug,
+    url: `${proxyUrl}/${namespace}/${service}/${r.slug}`,
+    methods: r.methods,
+    price: r.price,
+    settlement_mode: r.settlement_mode,
+    description: r.description,
+    mime_type: r.mime_type,
+    input_schema: r.input_schema ?? null,
+    handler: r.handler,
+    upstream_url: r.upstream_url,
+    upstream: publicUpstreamConfig(r.upstream_config),
+    enabled: r.enabled,
+    created_at: iso(r.created_at),
+    updated_at: iso(r.updated_at),
+  }
+}
+
+function parseMethods(v: unknown): string[] {
+  if (!Array.isArray(v) || v.length === 0 || v.some((m) => typeof m !== 'string' || !METHODS.includes(m.toUpperCase()))) throw invalid('methods', `expected a non-empty array of ${METHODS.join(', ')}`)
+  return [...new Set(v.map((m: string) => m.toUpperCase()))]
+}
+
+function parsePrice(v: unknown): string {
+  if (typeof v !== 'string' || !/^[1-9][0-9]{0,77}$/.test(v)) throw invalid('price', 'expected a positive integer of atomic units as a decimal string, e.g. "1000" for 0.001 USDC')
+  return v
+}
+
+function parseInputSchema(v: unknown): string | null {
+  if (v === null) return null
+  if (typeof v !== 'object' || Array.isArray(v)) throw invalid('input_schema', 'expected a JSON Schema object')
+  const s = JSON.stringify(v)
+  if (s.length > 32_768) throw invalid('input_schema', 'at most 32 KiB')
+  return s
+}
+
+/**
+ * Seller publishing: namespaces, services (one receiver each), endpoints (hosted handler or
+ * upstream origin). Every change is announced on the registry channel after its commit, so every
+ * proxy reloads its table at once.
+ */
+export function publishingService(deps: Deps) {
+  const { db, config } = deps
+  const announce = (what: Record<string, unknown>) => announceRegistryChange(deps, what).catch(() => {})
+
+  async function seller(userId: string, namespace: string) {
+    const row = await db.selectFrom('sellers').selectAll().where('namespace', '=', namespace).where('owner_user_id', '=', userId).executeTakeFirst()
+    if (!row) throw appError('not_found', { what: 'seller namespace' })
+    return row
+  }
+  async function service(userId: string, namespace: string, name: string) {
+    const s = await seller(userId, namespace)
+    const row = await db.selectFrom('services').selectAll().where('seller_id', '=', s.id).where('name', '=', name).executeTakeFirst()
+    if (!row) throw appError('not_found', { what: 'service' })
+    return { seller: s, service: row }
+  }
+  async function endpoint(userId: string, namespace: string, svc: string, slug: string) {
+    const ctx = await service(userId, namespace, svc)
+    const row = await db.selectFrom('endpoints').selectAll().where('service_id', '=', ctx.service.id).where('slug', '=', slug).executeTakeFirst()
+    if (!row) throw appError('not_found', { what: 'endpoint' })
+    return { ...ctx, endpoint: row }
+  }
+
+  /** Target fields of an endpoint body → columns; exactly one of handler / upstream_url. */
+  function target(endpointId: string, body: EndpointBody, previous?: Selectable<EndpointsTable>): { handler: string | null; upstream_url: string | null; upstream_config: string | null; signingSecret?: string } {
+    const wantsHandler = body.handler !== undefined && body.handler !== null
+    const wantsUpstream = body.upstream_url !== undefined && body.upstream_url !== null
+    if (wantsHandler && wantsUpstream) throw invalid('handler', 'give either handler or upstream_url, not both')
+    if (wantsHandler) {
+      if (typeof body.handler !== 'string' || !HANDLER.test(body.handler)) throw invalid('handler', 'expected a hosted handler name')
+      if (body.upstream !== undefined) throw invalid('upstream', 'upstream options apply only to upstream_url endpoints')
+      return { handler: body.handler, upstream_url: null, upstream_config: null }
+    }
+    const url = wantsUpstream ? checkUpstreamUrl(body.upstream_url, config.allowPrivateUpstreams) : previous?.upstream_url
+    if (!url) throw invalid('upstream_url', 'give a hosted handler or an upstream_url')
+    const prevConfig = (previous?.upstream_config ?? undefined) as StoredUpstreamConfig | undefined
+    // A new upstream endpoint gets a signing secret, shown once; updates keep it.
+    const signingSecret = prevConfig ? undefined : newSecret('tgs_').secret
+    const stored = buildUpstreamConfig(requireMasterKey(config), endpointId, body.upstream ?? {}, signingSecret, prevConfig)
+    return { handler: null, upstream_url: url, upstream_config: JSON.stringify(stored), signingSecret }
+  }
+
+  return {
+    async claimNamespace(userId: string, body: { namespace?: unknown; display_name?: unknown }) {
+      const namespace = parseSlug('namespace', body.namespace)
+      const display = body.display_name === undefined ? namespace : parseName('display_name', body.display_name)
+      const row = await db
+        .insertInto('sellers')
+        .values({ namespace, display_name: display, owner_user_id: userId })
+        .onConflict((oc) => oc.column('namespace').doNothing())
+        .returning(['namespace', 'display_name', 'created_at'])
+        .executeTakeFirst()
+      if (!row) throw appError('conflict', { detail: `the namespace "${namespace}" is taken` })
+      return sellerView(row)
+    },
+    async listSellers(userId: string) {
+      const rows = await db.selectFrom('sellers').select(['namespace', 'display_name', 'created_at']).where('owner_user_id', '=', userId).orderBy('created_at').execute()
+      return rows.map(sellerView)
+    },
+    async getSeller(userId: string, namespace: string) {
+      return sellerView(await seller(userId, namespace))
+    },
+
+    async createService(userId: string, namespace: string, body: { name?: unknown; display_name?: unknown; description?: unknown; pay_to?: unknown }) {
+      const s = await seller(userId, namespace)
+      const name = parseSlug('name', body.name)
+      const payTo = address('pay_to', body.pay_to)
+      const display = body.display_name === undefined ? name : parseName('display_name', body.display_name)
+      if (body.description !== undefined && body.description !== null && (typeof body.description !== 'string' || body.description.length > 2000)) throw invalid('description', 'expected a string of at most 2000 characters')
+      const row = await db
+        .insertInto('services')
+        .values({ seller_id: s.id, name, display_name: display, description: (body.description as string | null | undefined) ?? null, pay_to: payTo })
+        .onConflict((oc) => oc.columns(['seller_id', 'name']).doNothing())
+        .returningAll()
+        .executeTakeFirst()
+      if (!row) throw appError('conflict', { detail: `the service "${name}" exists in ${namespace}` })
+      await announce({ namespace, service: name })
+      return serviceView(namespace, row)
+    },
+    async listServices(userId: string, namespace: string) {
+      const s = await seller(userId, namespace)
+      const rows = await db.selectFrom('services').selectAll().where('seller_id', '=', s.id).orderBy('created_at').execute()
+      return rows.map((r) => serviceView(namespace, r))
+    },
+    async getService(userId: string, namespace: string, name: string) {
+      return serviceView(namespace, (await service(userId, namespace, name)).service)
+    },
+    async updateService(userId: string, namespace: string, name: string, body: { display_name?: unknown; description?: unknown; pay_to?: unknown; enabled?: unknown }) {
+      const { service: svc } = await service(userId, namespace, name)
+      const set: Record<string, unknown> = {}
+      if (body.display_name !== undefined) set.display_name = parseName('display_name', body.display_name)
+      if (body.description !== undefined) {
+        if (body.description !== null && (typeof body.description !== 'string' || body.description.length > 2000)) throw invalid('description', 'expected a string of at most 2000 characters')
+        set.description = body.description
+      }
+      if (body.pay_to !== undefined) set.pay_to = address('pay_to', body.pay_to)
+      if (body.enabled !== undefined) {
+        if (typeof body.enabled !== 'boolean') throw invalid('enabled', 'expected true or false')
+        set.enabled = body.enabled
+      }
+      const row = await db.updateTable('services').set({ ...set, updated_at: sql`now()` }).where('id', '=', svc.id).returningAll().executeTakeFirstOrThrow()
+      await announce({ namespace, service: name })
+      return serviceView(namespace, row)
+    },
+    async deleteService(userId: string, namespace: string, name: string) {
+      const { service: svc } = await service(userId, namespace, name)
+      await db.deleteFrom('services').where('id', '=', svc.id).execute()
+      await announce({ namespace, service: name, deleted: true })
+    },
+
+    /** Publishes an endpoint; an upstream endpoint's signing secret is in the answer once (`signing_secret`). */
+    async createEndpoint(userId: string, namespace: string, svcName: string, body: EndpointBody) {
+      const { service: svc } = await service(userId, namespace, svcName)
+      const slug = parseSlug('slug', body.slug)
+      const id = randomUUID()
+      const t = target(id, body)
+      const values = {
+        id,
+        service_id: svc.id,
+        slug,
+        methods: parseMethods(body.methods ?? ['GET']),
+        price: parsePrice(body.price),
+        settlement_mode: parseSettlement(body.settlement_mode ?? 'async'),
+        description: parseDescription(body.description ?? ''),
+        mime_type: parseMime(body.mime_type ?? 'application/json'),
+        input_schema: body.input_schema === undefined ? null : parseInputSchema(body.input_schema),
+        handler: t.handler,
+        upstream_url: t.upstream_url,
+        upstream_config: t.upstream_config,
+        enabled: body.enabled === undefined ? true : parseBool('enabled', body.enabled),
+      }
+      const row = await db.insertInto('endpoints').values(values).onConflict((oc) => oc.columns(['service_id', 'slug']).doNothing()).returningAll().executeTakeFirst()
+      if (!row) throw appError('conflict', { detail: `the endpoint "${slug}" exists in ${namespace}/${svcName}` })
+      await announce({ namespace, service: svcName, slug })
+      return { ...endpointView(config.proxyUrl, namespace, svcName, row), ...(t.signingSecret ? { signing_secret: t.signingSecret } : {}) }
+    },
+    async listEndpoints(userId: string, namespace: string, svcName: string) {
+      const { service: svc } = await service(userId, namespace, svcName)
+      const rows = await db.selectFrom('endpoints').selectAll().where('service_id', '=', svc.id).orderBy('created_at').execute()
+      return rows.map((r) => endpointView(config.proxyUrl, namespace, svcName, r))
+    },
+    async getEndpoint(userId: string, namespace: string, svcName: string, slug: string) {
+      return endpointView(config.proxyUrl, namespace, svcName, (await endpoint(userId, namespace, svcName, slug)).endpoint)
+    },
+    async updateEndpoint(userId: string, namespace: string, svcName: string, slug: string, body: EndpointBody) {
+      const { endpoint: e } = await endpoint(userId, namespace, svcName, slug)
+      if (body.slug !== undefined) throw invalid('slug', 'an endpoint slug cannot change; publish a new endpoint')
+      const set: Record<string, unknown> = {}
+      if (body.methods !== undefined) set.methods = parseMethods(body.methods)
+      if (body.price !== undefined) set.price = parsePrice(body.price)
+      if (body.settlement_mode !== undefined) set.settlement_mode = parseSettlement(body.settlement_mode)
+      if (body.description !== undefined) set.description = parseDescription(body.description)
+      if (body.mime_type !== undefined) set.mime_type = parseMime(body.mime_type)
+      if (body.input_schema !== undefined) set.input_schema = parseInputSchema(body.input_schema)
+      if (body.enabled !== undefined) set.enabled = parseBool('enabled', body.enabled)
+      let signingSecret: string | undefined
+      if (body.handler !== undefined || body.upstream_url !== undefined || body.upstream !== undefined) {
+        const t = target(e.id, { handler: body.handler, upstream_url: body.upstream_url, upstream: body.upstream }, e.handler && body.upstream_url ? undefined : e)
+        Object.assign(set, { handler: t.handler, upstream_url: t.upstream_url, upstream_config: t.upstream_config })
+        signingSecret = t.signingSecret
+      }
+      const row = await db.updateTable('endpoints').set({ ...set, updated_at: sql`now()` }).where('id', '=', e.id).returningAll().executeTakeFirstOrThrow()
+      await announce({ namespace, service: svcName, slug })
+      return { ...endpointView(config.proxyUrl, namespace, svcName, row), ...(signingSecret ? { signing_secret: signingSecret } : {}) }
+    },
+    /** Unpublishes: the proxy answers 404 for the path once its table reloads (immediately, via the channel). */
+    async deleteEndpoint(userId: string, namespace: string, svcName: string, slug: string) {
+      const { endpoint: e } = await endpoint(userId, namespace, svcName, slug)
+      await db.deleteFrom('endpoints').where('id', '=', e.id).execute()
+      await announce({ namespace, service: svcName, slug, deleted: true })
+    },
+
+    /**
+     * Calls the upstream once as the proxy would (forwarded headers, signature), without payment,
+     * and reports status and latency. The body of the answer is not returned (it may echo secrets).
+     */
+    async testEndpoint(userId: string, namespace: string, svcName: string, slug: string, body: { method?: unknown; path?: unknown } = {}) {
+      const { endpoint: e } = await endpoint(userId, namespace, svcName, slug)
+      if (!e.upstream_url) throw invalid('upstream_url', 'this endpoint runs a hosted handler; only upstream endpoints can be tested')
+      const method = body.method === undefined ? (e.methods[0] ?? 'GET') : String(body.method).toUpperCase()
+      if (!e.methods.includes(method)) throw invalid('method', `expected one of ${e.methods.join(', ')}`)
+      const settings = decodeUpstreamConfig(e.upstream_config, e.id, [requireMasterKey(config)])
+      const target = new URL(checkUpstreamUrl(e.upstream_url, config.allowPrivateUpstreams))
+      const pathAndQuery = target.pathname + target.search
+      const headers: Record<string, string> = { ...settings.headers, 'x-tollgate-test': '1' }
+      for (const h of settings.requiredHeaders) headers[h] ??= 'test'
+      headers['x-tollgate-signature'] = signUpstreamRequest(settings.signingSecret, method, pathAndQuery, undefined)
+      const agent = new Agent({ connect: { lookup: guardedLookup(config.allowPrivateUpstreams) } })
+      const started = performance.now()
+      try {
+        const res = await request(target.toString(), { method: method as 'GET', headers, dispatcher: agent, headersTimeout: settings.timeoutMs, bodyTimeout: settings.timeoutMs })
+        await res.body.dump()
+        return { object: 'upstream_test' as const, ok: res.statusCode < 500, status: res.statusCode, latency_ms: Math.round(performance.now() - started), error: null }
+      } catch (err) {
+        const code = (err as { code?: string }).code ?? ''
+        const reason = code === 'ESSRF' || /refused: .* private/.test(String((err as Error).message)) ? 'the upstream host resolves to a private address' : code === 'UND_ERR_HEADERS_TIMEOUT' ? `no answer within ${settings.timeoutMs} ms` : `could not connect (${code || 'error'})`
+        return { object: 'upstream_test' as const, ok: false, status: null, latency_ms: Math.round(performance.now() - started), error: reason }
+      } finally {
+        await agent.close().catch(() => {})
+      }
+    },
+  }
+}
+
+function parseSettlement(v: unknown): 'async' | 'sync' {
+  if (v !== 'async' && v !== 'sync') throw invalid('settlement_mode', 'expected async or sync')
+  return v
+}
+function parseDescription(v: unknown): string {
+  if (typeof v !== 'string' || v.length > 2000) throw invalid('description', 'expected a string of at most 2000 characters')
+  return v
+}
+function parseMime(v: unknown): string {
+  if (typeof v !== 'string' || !/^[\w.+-]+\/[\w.+-]+$/.test(v)) throw invalid('mime_type', 'expected a media type such as application/json')
+  return v
+}
+function parseBool(param: string, v: unknown): boolean {
+  if (typeof v !== 'boolean') throw invalid(param, 'expected true or false')
+  return v
+}
+
+export type PublishingService = ReturnType<typeof publishingService>
+
+/** Registry timestamps select as Date at run time (their Generated<ColumnType> type hides it). */
+function iso(d: unknown): string {
+  return (d as Date).toISOString()
+}

@@ -1,0 +1,56 @@
+import { lookup } from 'node:dns'
+import { BlockList, isIP, type LookupFunction } from 'node:net'
+import { appError } from '../../errors.js'
+
+// Targets a seller's upstream may not be: loopback, private, link-local (cloud metadata), CGNAT,
+// unique-local, multicast and unspecified ranges.
+const blocked = new BlockList()
+for (const [net, bits] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) blocked.addSubnet(net, bits, 'ipv4')
+for (const [net, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96]] as const) blocked.addSubnet(net, bits, 'ipv6')
+
+export function isPrivateAddress(ip: string): boolean {
+  const v = isIP(ip)
+  if (v === 4) return blocked.check(ip, 'ipv4')
+  if (v === 6) {
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)
+    return mapped ? blocked.check(mapped[1]!, 'ipv4') : blocked.check(ip, 'ipv6')
+  }
+  return true
+}
+
+/** Syntax and literal-address check at publish time (DNS may change later; the lookup guard covers that). */
+export function checkUpstreamUrl(raw: unknown, allowPrivate: boolean): string {
+  let u: URL
+  try {
+    u = new URL(String(raw))
+  } catch {
+    throw appError('invalid_parameter', { param: 'upstream_url', detail: 'expected an http or https URL' }, { details: { param: 'upstream_url' } })
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw appError('invalid_parameter', { param: 'upstream_url', detail: 'expected an http or https URL' }, { details: { param: 'upstream_url' } })
+  if (u.username || u.password) throw appError('invalid_parameter', { param: 'upstream_url', detail: 'credentials in the URL are not allowed; use forwarded headers' }, { details: { param: 'upstream_url' } })
+  const host = u.hostname.replace(/^\[|\]$/g, '')
+  if (!allowPrivate && (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) && isPrivateAddress(host)))) {
+    throw appError('upstream_not_allowed', { detail: 'private, loopback and link-local hosts are refused' })
+  }
+  return u.toString().replace(/\/+$/, '')
+}
+
+/**
+ * A DNS lookup for undici's connector that refuses private addresses, so a host name that resolves
+ * (or re-resolves) to an internal address cannot be reached.
+ */
+export function guardedLookup(allowPrivate: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    lookup(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, '', 4)
+      const list = addresses as unknown as Array<{ address: string; family: number }>
+      const bad = !allowPrivate && list.some((a) => isPrivateAddress(a.address))
+      if (bad || list.length === 0) return callback(Object.assign(new Error(`refused: ${hostname} resolves to a private address`), { code: 'ESSRF' }), '', 4)
+      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: typeof list) => void)(null, list)
+      callback(null, list[0]!.address, list[0]!.family)
+    })
+  }
+}
