@@ -28,8 +28,8 @@ export interface PaymentsTable {
   status: PaymentStatus
   tx_hash: string | null
   failure_reason: string | null
-  created_at: Generated<CreatedAt>
-  updated_at: Generated<UpdatedAt>
+  created_at: CreatedAt
+  updated_at: UpdatedAt
   settled_at: Date | null
 }
 
@@ -41,7 +41,7 @@ export interface PaymentEventsTable {
   to_status: PaymentStatus | null
   reason: string | null
   data: ColumnType<unknown, string | null, never> | null
-  created_at: Generated<CreatedAt>
+  created_at: CreatedAt
 }
 
 export interface SellersTable {
@@ -50,8 +50,8 @@ export interface SellersTable {
   display_name: string
   owner_user_id: string | null
   agent_address: string | null
-  created_at: Generated<CreatedAt>
-  updated_at: Generated<UpdatedAt>
+  created_at: CreatedAt
+  updated_at: UpdatedAt
 }
 
 export interface ServicesTable {
@@ -67,8 +67,8 @@ export interface ServicesTable {
   docs_url: string | null
   logo_url: string | null
   enabled: Generated<boolean>
-  created_at: Generated<CreatedAt>
-  updated_at: Generated<UpdatedAt>
+  created_at: CreatedAt
+  updated_at: UpdatedAt
 }
 
 export interface EndpointsTable {
@@ -85,8 +85,8 @@ export interface EndpointsTable {
   upstream_url: string | null
   upstream_config: ColumnType<unknown, string | null | undefined, string | null> | null
   enabled: Generated<boolean>
-  created_at: Generated<CreatedAt>
-  updated_at: Generated<UpdatedAt>
+  created_at: CreatedAt
+  updated_at: UpdatedAt
 }
 
 /** Marketplace (catalog and bazaar sources; platform entries are derived). */

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely'
 import type { Config } from '../config.js'
 import type { Database } from '../db/database.js'
 import type { JsonSchema } from '../pool/handler-contract.js'
-import { buildChallenge, type Challenge } from '../x402/challenge.js'
+import { buildChallenge, type Challenge, type InputSchema } from '../x402/challenge.js'
 
 export interface UpstreamTarget {
   url: string
@@ -62,7 +62,7 @@ export async function loadEndpoints(db: Kysely<Database>, config: Readonly<Confi
           amount: BigInt(r.price),
           maxTimeoutSeconds: config.x402.maxTimeoutSeconds,
           chain: config.chain,
-          inputSchema,
+          inputSchema: inputSchema as InputSchema | undefined,
           method,
         }),
       )

@@ -1,0 +1,343 @@
+import { randomUUID } from 'node:crypto'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { makeDomainSeparator, transferAuthDigest } from '../chain/transfer-auth-digest.js'
+import { SMART_WALLET_SIGNATURE, recoverAuthorizer } from '../chain/recover-signer.js'
+import type { Deps } from '../deps.js'
+import { AppError, appError, statusText } from '../errors.js'
+import type { HandlerContext } from '../pool/handler-contract.js'
+import type { HandlerPool } from '../pool/handler-pool.js'
+import type { RegisteredHandler } from '../pool/handler-registry.js'
+import type { PayerCredit } from '../services/payer-credit.js'
+import { withError, type Challenge } from '../x402/challenge.js'
+import { decodePaymentHeader } from '../x402/decode-payment.js'
+import { encodePaymentResponse, paymentResponseHeaderName } from '../x402/payment-response.js'
+import type { ReasonCode } from '../x402/reasons.js'
+import { verifyRequirements } from '../x402/verify-requirements.js'
+import type { EndpointEntry, EndpointTable } from './endpoint-table.js'
+import type { PaymentLedger } from './payment-ledger.js'
+import type { UpstreamClient, UpstreamOptions } from './upstream.js'
+
+export interface SyncSettlement {
+  /** settles one served payment now; resolves with its transaction hash or a failure reason */
+  settleNow(paymentId: string): Promise<{ ok: true; txHash: string } | { ok: false; reason: string }>
+}
+
+export interface PaidRouteDeps {
+  deps: Deps
+  table: EndpointTable
+  ledger: PaymentLedger
+  credit: PayerCredit
+  pool: HandlerPool
+  handlers: ReadonlyMap<string, RegisteredHandler>
+  upstream: UpstreamClient
+  /** decrypts upstream_config secrets (seller API keys, signing secret) */
+  upstreamOptions(entry: EndpointEntry): UpstreamOptions
+  /** present when sync settlement is available */
+  sync?: SyncSettlement
+  /** tests may let handlers reach loopback addresses */
+  allowPrivateNetwork?: boolean
+  providers?: Record<string, string | undefined>
+}
+
+const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
+
+/** Reply with the 402 challenge, optionally carrying a reason code and message. */
+function sendChallenge(reply: FastifyReply, challenge: Challenge, reason?: ReasonCode, message?: string) {
+  const c = reason ? withError(challenge, reason, message) : challenge
+  return reply
+    .code(402)
+    .header('cache-control', 'no-store')
+    .header('payment-required', c.v2HeaderValue)
+    .type('application/json; charset=utf-8')
+    .send(c.v1BodyJson)
+}
+
+function sendError(reply: FastifyReply, e: AppError) {
+  if (e.headers) reply.headers(e.headers)
+  return reply.code(e.statusCode).send({ statusCode: e.statusCode, code: e.code, error: statusText(e.statusCode), message: e.message, ...e.details })
+}
+
+/**
+ * The paid hot path at /<namespace>/<service>/<slug>: challenge, local verification, one Redis
+ * round trip (replay guard + credit), durable record, dispatch, outcome record, response headers.
+ * No RPC call happens here except the first sight of a payer (its balance is then cached).
+ */
+export function paidRoute(p: PaidRouteDeps) {
+  const { deps, table, ledger, credit } = p
+  const { config } = deps
+  const domainSeparator = makeDomainSeparator({
+    name: config.chain.usdc.name,
+    version: config.chain.usdc.version,
+    chainId: config.chain.chainId,
+    verifyingContract: config.chain.usdc.address,
+  })
+  const asset = config.chain.usdc.address.toLowerCase()
+  const refreshing = new Set<string>()
+
+  async function readBalance(payer: `0x${string}`): Promise<bigint> {
+    return deps.chain.readContract({
+      address: config.chain.usdc.address,
+      abi: [{ type: 'function', name: 'balanceOf', stateMutability: 'view', inputs: [{ name: 'a', type: 'address' }], outputs: [{ type: 'uint256' }] }] as const,
+      functionName: 'balanceOf',
+      args: [payer],
+    })
+  }
+
+  function refreshInBackground(payer: `0x${string}`, log: FastifyRequest['log']) {
+    if (refreshing.has(payer)) return
+    refreshing.add(payer)
+    readBalance(payer)
+      .then((b) => credit.setBalance(asset, payer, b))
+      .catch((err) => log.warn({ err: (err as Error).message, payer }, 'balance refresh failed'))
+      .finally(() => refreshing.delete(payer))
+  }
+
+  return async function (app: FastifyInstance) {
+    // Bodies are kept raw: hosted handlers parse JSON themselves, upstreams get the bytes as sent.
+    app.removeAllContentTypeParsers()
+    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 1024 * 1024 }, (_req, body, done) => done(null, body))
+
+    app.route({
+      method: [...ALL_METHODS],
+      url: '/:namespace/:service/:slug',
+      handler: async (request, reply) => {
+        const { namespace, service, slug } = request.params as Record<string, string>
+        const entry = table.get(`/${namespace}/${service}/${slug}`)
+        if (!entry) return sendError(reply, appError('not_found', { what: `endpoint /${namespace}/${service}/${slug}` }))
+        const method = request.method === 'HEAD' ? 'GET' : request.method
+        if (!entry.methods.has(method)) {
+          return sendError(reply, appError('method_not_allowed', { method: request.method, allow: entry.allow }, { headers: { allow: entry.allow } }))
+        }
+        const challenge = entry.challenges.get(method)!
+        const xPayment = request.headers['x-payment']
+        const paymentSignature = request.headers['payment-signature']
+        if (xPayment === undefined && paymentSignature === undefined) return sendChallenge(reply, challenge)
+
+        // Input is checked before any payment work: bad input costs the buyer nothing, not even a record.
+        let input: unknown
+        let registered: RegisteredHandler | undefined
+        if (entry.handler) {
+          registered = p.handlers.get(entry.handler)
+          if (!registered) return sendError(reply, appError('service_unavailable', { detail: `the handler of ${entry.path} is not available in this process` }))
+          const parsed = parseInput(request, method)
+          if (!parsed.ok) return sendError(reply, parsed.error)
+          const problem = registered.validate(parsed.input, method === 'GET' ? 'query' : 'body')
+          if (problem) return sendError(reply, appError('invalid_parameter', { param: problem.field, detail: problem.message }, { details: { param: problem.field } }))
+          input = parsed.input
+        }
+
+        const decoded = decodePaymentHeader(
+          { xPayment: typeof xPayment === 'string' ? xPayment : undefined, paymentSignature: typeof paymentSignature === 'string' ? paymentSignature : undefined },
+          Math.max(config.x402.maxHeaderBytes, challenge.paymentHeaderBudget),
+        )
+        if (!decoded.ok) return sendChallenge(reply, challenge, decoded.reason, decoded.message)
+        const nowMs = Date.now()
+        const checked = verifyRequirements(decoded, challenge, Math.floor(nowMs / 1000), { maxValidForSeconds: config.x402.maxValidForSeconds })
+        if (!checked.ok) return sendChallenge(reply, challenge, checked.reason, checked.message)
+        const auth = checked.authorization
+        const signer = recoverAuthorizer(transferAuthDigest(domainSeparator, auth), checked.signature)
+        if (signer === SMART_WALLET_SIGNATURE) return sendChallenge(reply, challenge, 'smart_wallet_signature_unsupported')
+        if (signer === null || signer !== auth.from.toLowerCase()) return sendChallenge(reply, challenge, 'invalid_exact_evm_payload_signature')
+        const payer = signer as `0x${string}`
+        const nonce = auth.nonce.toLowerCase()
+
+        // One Redis round trip: payer not blocked, nonce unused, credit covers the value.
+        const reserveArgs = { payer, asset, nonce, value: auth.value, validBefore: Number(auth.validBefore), nowMs }
+        let guard
+        try {
+          guard = await credit.reserve(reserveArgs)
+          if (guard.result === 'unknown_balance') {
+            await credit.warm(asset, payer, await readBalance(payer))
+            guard = await credit.reserve(reserveArgs)
+          }
+        } catch (err) {
+          request.log.error({ err: (err as Error).message }, 'payment guard unavailable')
+          return sendError(reply, appError('payment_not_recorded'))
+        }
+        switch (guard.result) {
+          case 'nonce_used':
+            return sendChallenge(reply, challenge, 'invalid_exact_evm_nonce_already_used')
+          case 'blocked':
+            return sendChallenge(reply, challenge, 'payer_blocked')
+          case 'insufficient':
+          case 'unknown_balance':
+            return sendChallenge(reply, challenge, 'invalid_exact_evm_insufficient_balance')
+        }
+        if (guard.stale) refreshInBackground(payer, request.log)
+
+        // Durable record before anything runs; fail closed.
+        const id = randomUUID()
+        let recorded
+        try {
+          recorded = await ledger.record({
+            id,
+            endpoint_id: entry.id,
+            resource: entry.resourceUrl,
+            method,
+            x402_version: decoded.version,
+            network: config.chain.caip2,
+            asset,
+            payer,
+            pay_to: auth.to.toLowerCase(),
+            value: auth.value,
+            valid_after: auth.validAfter,
+            valid_before: auth.validBefore,
+            nonce,
+            signature: checked.signature,
+            settlement_mode: entry.settlementMode,
+            status: 'verified',
+            tx_hash: null,
+            failure_reason: null,
+            settled_at: null,
+          })
+        } catch (err) {
+          request.log.error({ err: (err as Error).message }, 'payment record failed')
+          await Promise.allSettled([credit.release({ payer, asset, value: auth.value }), credit.forgetNonce(payer, nonce)])
+          return sendError(reply, appError('payment_not_recorded'))
+        }
+        if (recorded === 'duplicate') {
+          await credit.release({ payer, asset, value: auth.value }).catch(() => {})
+          return sendChallenge(reply, challenge, 'invalid_exact_evm_nonce_already_used')
+        }
+
+        const voidPayment = async (reason: string) => {
+          await ledger.finish(id, 'voided', reason).catch((err) => request.log.error({ err: (err as Error).message, id }, 'void failed'))
+          await credit.release({ payer, asset, value: auth.value }).catch(() => {})
+        }
+        const responseHeader = paymentResponseHeaderName(decoded.version)
+        const settled = (transaction: string) =>
+          encodePaymentResponse({ success: true, transaction, network: decoded.version === 1 ? config.chain.network : config.chain.caip2, payer, paymentId: id })
+
+        if (registered) {
+          const ctx: HandlerContext = {
+            method: method as 'GET' | 'POST',
+            accept: String(request.headers.accept ?? '*/*').toLowerCase(),
+            providers: p.providers ?? {},
+            allowPrivateNetwork: p.allowPrivateNetwork ?? false,
+          }
+          const out = await p.pool.run(entry.handler!, input, ctx, registered.module.timeoutMs ?? config.handlers.timeoutMs)
+          if (out.kind !== 'ok' || out.status >= 400) {
+            const e = handlerError(out)
+            await voidPayment(e.code)
+            if (out.kind === 'ok') return reply.code(out.status).type(out.contentType).send(out.body)
+            if (out.kind === 'error' || out.kind === 'crashed') request.log.warn({ slug: entry.handler, detail: out.message }, 'handler failed')
+            return sendError(reply, e)
+          }
+          const tx = await markServed(id, entry, request)
+          if (tx instanceof Error) return sendError(reply, appError('payment_not_recorded'))
+          reply.header(responseHeader, settled(tx))
+          return reply.code(out.status).type(out.contentType).send(typeof out.body === 'string' ? out.body : Buffer.from(out.body.buffer, out.body.byteOffset, out.body.byteLength))
+        }
+
+        // Seller's upstream.
+        const subPath = request.url.slice(request.url.indexOf('?') >= 0 ? request.url.indexOf('?') : request.url.length)
+        let res
+        try {
+          res = await p.upstream.forward({
+            origin: entry.upstream!.url,
+            subPath,
+            method: request.method,
+            headers: request.headers,
+            body: Buffer.isBuffer(request.body) ? request.body : undefined,
+            options: p.upstreamOptions(entry),
+            paymentId: id,
+          })
+        } catch (err) {
+          await voidPayment('upstream_failed')
+          const timedOut = /timeout/i.test((err as Error).name + (err as Error).message)
+          return sendError(reply, timedOut ? appError('handler_timeout', { timeoutMs: p.upstreamOptions(entry).timeoutMs ?? 30000 }) : appError('upstream_failed', { detail: 'the seller origin could not be reached' }))
+        }
+        if (res.status >= 400) {
+          await voidPayment(`upstream_status_${res.status}`)
+          reply.code(res.status).headers(res.headers)
+          return reply.send(res.body)
+        }
+        const tx = await markServed(id, entry, request)
+        if (tx instanceof Error) {
+          res.body.destroy()
+          return sendError(reply, appError('payment_not_recorded'))
+        }
+        reply.code(res.status).headers(res.headers).header(responseHeader, settled(tx))
+        return reply.send(res.body)
+      },
+    })
+
+    /** Records `served` (and settles now for sync endpoints); returns the tx hash known so far. */
+    async function markServed(id: string, entry: EndpointEntry, request: FastifyRequest): Promise<string | Error> {
+      try {
+        await ledger.finish(id, 'served')
+      } catch (err) {
+        // The payment stays `verified`; the recovery sweep voids verified payments that never got an outcome.
+        request.log.error({ err: (err as Error).message, id }, 'served record failed')
+        return err as Error
+      }
+      if (entry.settlementMode === 'sync' && p.sync) {
+        const r = await p.sync.settleNow(id)
+        if (r.ok) return r.txHash
+        request.log.warn({ id, reason: r.reason }, 'sync settlement failed')
+      }
+      return ''
+    }
+
+    app.get('/_tollgate/payments/:id', async (request, reply) => {
+      const { id } = request.params as { id: string }
+      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) {
+        return sendError(reply, appError('invalid_parameter', { param: 'id', detail: 'expected a payment id (UUID)' }, { details: { param: 'id' } }))
+      }
+      const row = await deps.db
+        .selectFrom('payments')
+        .select(['id', 'status', 'tx_hash', 'network', 'payer', 'pay_to', 'value', 'resource', 'failure_reason', 'created_at', 'settled_at'])
+        .where('id', '=', id)
+        .executeTakeFirst()
+      if (!row) return sendError(reply, appError('not_found', { what: 'payment' }))
+      reply.header('cache-control', row.status === 'settled' || row.status === 'voided' || row.status === 'failed' ? 'public, max-age=3600' : 'no-store')
+      return {
+        id: row.id,
+        status: row.status,
+        transaction: row.tx_hash,
+        network: row.network,
+        payer: row.payer,
+        payTo: row.pay_to,
+        amount: row.value,
+        resource: row.resource,
+        failureReason: row.failure_reason,
+        createdAt: row.created_at.getTime(),
+        settledAt: row.settled_at ? row.settled_at.getTime() : null,
+      }
+    })
+  }
+}
+
+function parseInput(request: FastifyRequest, method: string): { ok: true; input: Record<string, unknown> } | { ok: false; error: AppError } {
+  if (method === 'GET') return { ok: true, input: { ...(request.query as Record<string, unknown>) } }
+  const body = request.body
+  if (!Buffer.isBuffer(body) || body.length === 0) return { ok: true, input: {} }
+  const type = String(request.headers['content-type'] ?? '')
+  if (type && !type.includes('json')) return { ok: false, error: appError('unsupported_media_type', { type }) }
+  try {
+    const parsed = JSON.parse(body.toString('utf8'))
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      return { ok: false, error: appError('invalid_parameter', { param: 'body', detail: 'expected a JSON object' }, { details: { param: 'body' } }) }
+    }
+    return { ok: true, input: parsed }
+  } catch {
+    return { ok: false, error: appError('invalid_parameter', { param: 'body', detail: 'the body is not valid JSON' }, { details: { param: 'body' } }) }
+  }
+}
+
+function handlerError(out: Awaited<ReturnType<HandlerPool['run']>>): AppError {
+  switch (out.kind) {
+    case 'input':
+      if (out.status === 413) return new AppError('payload_too_large', 413, out.message, { param: out.field })
+      return appError('invalid_parameter', { param: out.field, detail: out.message }, { details: { param: out.field } })
+    case 'upstream':
+      return appError(out.code, { detail: out.message })
+    case 'timeout':
+      return appError('handler_timeout', { timeoutMs: out.timeoutMs })
+    case 'ok':
+      return appError('handler_failed', { detail: `status ${out.status}` })
+    default:
+      return appError('handler_failed', { detail: 'the handler crashed' })
+  }
+}
+

@@ -1,0 +1,73 @@
+import { sql } from 'kysely'
+import type { Deps } from '../deps.js'
+import type { RegisteredHandler } from '../pool/handler-registry.js'
+import { announceRegistryChange } from './registry-events.js'
+
+/** The platform's own hosted services (spec 4.3): namespace, service, methods and price. */
+export const HOSTED_SERVICES = [
+  {
+    name: 'toolbox',
+    displayName: 'Tollgate Toolbox',
+    description: 'Utilities, text, documents, media and validators, each paid per call.',
+    category: 'Utilities',
+    methods: ['GET', 'POST'],
+    price: 1000n, // 0.001 USDC
+    slugs: (slug: string) => !slug.startsWith('wallet-behavior-score'),
+  },
+  {
+    name: 'wallet-score',
+    displayName: 'Wallet Behavior Score',
+    description: 'Lending-protocol risk scores for wallets.',
+    category: 'Crypto',
+    methods: ['GET'],
+    price: 10000n, // 0.01 USDC
+    slugs: (slug: string) => slug.startsWith('wallet-behavior-score'),
+  },
+] as const
+
+export const HOSTED_NAMESPACE = 'tollgate'
+
+/**
+ * Publishes every working hosted handler under tollgate/<service>/<slug>, idempotently.
+ * A slug whose handler is not in this build is disabled, never served as a stub.
+ */
+export async function seedHostedServices(deps: Deps, handlers: ReadonlyMap<string, RegisteredHandler>): Promise<{ published: number }> {
+  const payTo = deps.config.receiverAddress
+  if (!payTo) throw new Error('TOLLGATE_RECEIVER_ADDRESS is needed to publish the hosted services')
+  let published = 0
+  await deps.db.transaction().execute(async (trx) => {
+    const seller = await trx
+      .insertInto('sellers')
+      .values({ namespace: HOSTED_NAMESPACE, display_name: 'Tollgate', owner_user_id: null, agent_address: null })
+      .onConflict((oc) => oc.column('namespace').doUpdateSet({ updated_at: sql`now()` }))
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    for (const svc of HOSTED_SERVICES) {
+      const service = await trx
+        .insertInto('services')
+        .values({ seller_id: seller.id, name: svc.name, display_name: svc.displayName, description: svc.description, category: svc.category, pay_to: payTo.toLowerCase(), website_url: null, docs_url: null, logo_url: null })
+        .onConflict((oc) => oc.columns(['seller_id', 'name']).doUpdateSet({ pay_to: payTo.toLowerCase(), description: svc.description, display_name: svc.displayName, updated_at: sql`now()` }))
+        .returning('id')
+        .executeTakeFirstOrThrow()
+      const slugs = [...handlers.keys()].filter(svc.slugs)
+      for (const slug of slugs) {
+        const mod = handlers.get(slug)!.module
+        const methods = svc.methods.filter((m) => !mod.methods || mod.methods.includes(m))
+        await trx
+          .insertInto('endpoints')
+          .values({ service_id: service.id, slug, methods, price: svc.price, description: mod.description, mime_type: mod.output.contentType, input_schema: JSON.stringify(mod.inputSchema), handler: slug, upstream_url: null, upstream_config: null })
+          .onConflict((oc) =>
+            oc.columns(['service_id', 'slug']).doUpdateSet({ methods, price: svc.price, description: mod.description, mime_type: mod.output.contentType, input_schema: JSON.stringify(mod.inputSchema), handler: slug, upstream_url: null, enabled: true, updated_at: sql`now()` }),
+          )
+          .execute()
+        published++
+      }
+      // handlers removed from this build stop being served
+      let stale = trx.updateTable('endpoints').set({ enabled: false, updated_at: sql`now()` }).where('service_id', '=', service.id).where('enabled', '=', true)
+      if (slugs.length > 0) stale = stale.where('slug', 'not in', slugs)
+      await stale.execute()
+    }
+  })
+  await announceRegistryChange(deps, { seller: HOSTED_NAMESPACE })
+  return { published }
+}

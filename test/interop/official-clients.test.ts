@@ -1,0 +1,54 @@
+import t from 'tap'
+import { decodePaymentResponseHeader, wrapFetchWithPaymentFromConfig } from '@x402/fetch'
+import { ExactEvmScheme } from '@x402/evm'
+import { wrapFetchWithPayment, decodeXPaymentResponse } from 'x402-fetch'
+import { createWalletClient, http } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { baseSepolia } from 'viem/chains'
+import { startTestPlatform } from '../helpers/platform.js'
+
+t.test('official x402 clients pay a hosted endpoint unmodified', async (t) => {
+  const platform = await startTestPlatform(t)
+  const payer = privateKeyToAccount(platform.devnet.accounts.demoPayer.privateKey)
+  const url = `${platform.proxyUrl}/tollgate/toolbox/hash-generator?text=abc&algorithms=sha256`
+
+  t.test('@x402/fetch (v2) with default settings', async (t) => {
+    const pay = wrapFetchWithPaymentFromConfig(fetch, { schemes: [{ network: 'eip155:84532', client: new ExactEvmScheme(payer) }] })
+    const res = await pay(url, { method: 'GET' })
+    const text = await res.text()
+    t.equal(res.status, 200, text)
+    t.match(text, 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad')
+    const header = res.headers.get('payment-response')
+    t.ok(header, 'PAYMENT-RESPONSE header present')
+    const decoded = decodePaymentResponseHeader(header!)
+    t.equal(decoded.success, true)
+    t.equal(decoded.payer?.toLowerCase(), payer.address.toLowerCase())
+    t.equal(decoded.network, 'eip155:84532')
+    const row = await platform.deps.db.selectFrom('payments').selectAll().where('payer', '=', payer.address.toLowerCase()).where('x402_version', '=', 2).executeTakeFirstOrThrow()
+    t.equal(row.status, 'served')
+    t.equal(row.value, '1000')
+  })
+
+  t.test('x402-fetch (v1) with default settings', async (t) => {
+    const wallet = createWalletClient({ account: payer, transport: http(platform.devnet.rpcUrl), chain: baseSepolia })
+    const pay = wrapFetchWithPayment(fetch, wallet as never)
+    const res = await pay(url, { method: 'GET' })
+    const text = await res.text()
+    t.equal(res.status, 200, text)
+    t.match(text, 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad')
+    const header = res.headers.get('x-payment-response')
+    t.ok(header, 'X-PAYMENT-RESPONSE header present')
+    const decoded = decodeXPaymentResponse(header!)
+    t.equal(decoded.success, true)
+    t.equal(decoded.network, 'base-sepolia')
+    const row = await platform.deps.db.selectFrom('payments').selectAll().where('payer', '=', payer.address.toLowerCase()).where('x402_version', '=', 1).executeTakeFirstOrThrow()
+    t.equal(row.status, 'served')
+  })
+
+  t.test('POST with a JSON body through @x402/fetch', async (t) => {
+    const pay = wrapFetchWithPaymentFromConfig(fetch, { schemes: [{ network: 'eip155:84532', client: new ExactEvmScheme(payer) }] })
+    const res = await pay(`${platform.proxyUrl}/tollgate/toolbox/hash-generator`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'abc', algorithms: ["sha256"] }) })
+    t.equal(res.status, 200, await res.clone().text())
+    t.match(await res.text(), 'ba7816bf')
+  })
+})
