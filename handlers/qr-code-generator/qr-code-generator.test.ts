@@ -1,6 +1,9 @@
 import t from 'tap'
 import sharp from 'sharp'
-import jsQR from 'jsqr'
+import jsqr from 'jsqr'
+
+// jsqr is CommonJS: under NodeNext its default import is module.exports, whose .default is the decoder too
+const jsQR = jsqr.default
 import { runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
