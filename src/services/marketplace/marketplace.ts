@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto'
+import { sql } from 'kysely'
 import type { Deps } from '../../deps.js'
 import { registryChannel } from '../registry-events.js'
 import { loadEntries } from './load-entries.js'
-import { buildSnapshot, type IndexedEntry, type Snapshot } from './snapshot.js'
+import { buildSnapshot, type IndexedEntry, type NetworkView, type Snapshot } from './snapshot.js'
 import type { FilterNetwork, MarketplaceFilters } from './types.js'
 
 /** Pub/sub channel for changes to catalog and bazaar entries (the registry has its own). */
@@ -32,8 +33,13 @@ export interface ListPage {
 }
 
 export interface MarketplaceOptions {
-  /** a snapshot older than this is refreshed in the background (a safety net for lost messages) */
-  maxAgeMs?: number
+  /**
+   * Safety net for lost pub/sub messages: a snapshot older than this has its database fingerprint
+   * (row counts and latest updated_at of the six tables) compared, and is rebuilt only if it moved.
+   */
+  checkAfterMs?: number
+  /** after a change, how long a request waits for the new snapshot before the previous one is served */
+  maxWaitMs?: number
 }
 
 export type Marketplace = ReturnType<typeof createMarketplace>
@@ -47,7 +53,9 @@ export type Marketplace = ReturnType<typeof createMarketplace>
  *   const page = market.list(await market.snapshot(), { source: 'catalog', network: 'base' })
  */
 export function createMarketplace(deps: Pick<Deps, 'db' | 'redis' | 'config' | 'key'>, opts: MarketplaceOptions = {}) {
-  const maxAgeMs = opts.maxAgeMs ?? 60_000
+  const checkAfterMs = opts.checkAfterMs ?? 30_000
+  let checking = false
+  const maxWaitMs = opts.maxWaitMs ?? 500
   let current: Snapshot | undefined
   let generation = 0
   let builtGeneration = -1
@@ -61,9 +69,11 @@ export function createMarketplace(deps: Pick<Deps, 'db' | 'redis' | 'config' | '
   function refresh(): Promise<Snapshot> {
     if (!building) {
       const gen = generation
-      building = loadEntries(deps)
-        .then((loaded) => {
-          current = buildSnapshot(loaded, deps.config)
+      // fingerprint first: a change landing during the load then shows up at the next recheck
+      building = fingerprint(deps)
+        .then(async (fp) => {
+          const loaded = await loadEntries(deps)
+          current = { ...buildSnapshot(loaded, deps.config), fingerprint: fp }
           builtGeneration = gen
           return current
         })
@@ -73,6 +83,19 @@ export function createMarketplace(deps: Pick<Deps, 'db' | 'redis' | 'config' | '
     }
     // a change announced while building needs one more build
     return building.then((s) => (builtGeneration === generation ? s : refresh()))
+  }
+
+  async function recheck(snap: Snapshot & { fingerprint?: string }): Promise<void> {
+    checking = true
+    try {
+      const fp = await fingerprint(deps)
+      snap.checkedAt = Date.now()
+      if (fp !== snap.fingerprint) invalidate()
+    } catch {
+      // the database is unreachable: keep serving, try again later
+    } finally {
+      checking = false
+    }
   }
 
   return {
@@ -99,11 +122,18 @@ export function createMarketplace(deps: Pick<Deps, 'db' | 'redis' | 'config' | '
     /** The current snapshot; waits for a rebuild after a change, so changes show at once. */
     async snapshot(): Promise<Snapshot> {
       if (current && builtGeneration === generation) {
-        if (Date.now() - current.builtAt > maxAgeMs && !building) void refresh().catch(() => {})
+        if (Date.now() - current.checkedAt > checkAfterMs && !building && !checking) void recheck(current)
         return current
       }
       try {
-        return await refresh()
+        const next = refresh()
+        if (!current) return await next
+        // a big catalog takes a while to rebuild: wait a bounded time, then serve the previous one
+        const stale = current
+        let timer: NodeJS.Timeout | undefined
+        const late = new Promise<Snapshot>((resolve) => (timer = setTimeout(() => resolve(stale), maxWaitMs)))
+        next.catch(() => {})
+        return await Promise.race([next, late]).finally(() => clearTimeout(timer))
       } catch (err) {
         // the database is down: a stale catalogue beats none
         if (current) return current
@@ -119,8 +149,8 @@ export function createMarketplace(deps: Pick<Deps, 'db' | 'redis' | 'config' | '
 
     list(snap: Snapshot, q: ListQuery, network: FilterNetwork): ListPage {
       const view = snap.views[network]
-      const search = q.search?.toLowerCase()
-      const filtered = q.source || q.category || search ? view.entries.filter((e) => matches(e, q, search)) : view.entries
+      const candidates = q.search === undefined ? view.entries : searchView(view, q.search.toLowerCase())
+      const filtered = q.source || q.category ? candidates.filter((e) => (!q.source || e.source === q.source) && (!q.category || e.category === q.category)) : candidates
       const start = q.cursor === undefined ? 0 : firstAfter(filtered, q.cursor)
       const limit = q.limit ?? DEFAULT_PAGE
       const page = filtered.slice(start, start + limit)
@@ -144,8 +174,35 @@ export function createMarketplace(deps: Pick<Deps, 'db' | 'redis' | 'config' | '
   }
 }
 
-function matches(e: IndexedEntry, q: ListQuery, search: string | undefined): boolean {
-  return (!q.source || e.source === q.source) && (!q.category || e.category === q.category) && (!search || e.haystack.includes(search))
+/** Cheap summary of the six source tables; it moves with any insert, delete or timestamped update. */
+async function fingerprint(deps: Pick<Deps, 'db'>): Promise<string> {
+  const tables = ['sellers', 'services', 'endpoints', 'curated_agents', 'curated_agent_endpoints', 'curated_agent_skills'] as const
+  const parts = tables.map((t) => sql`(select count(*) || '/' || coalesce(max(updated_at)::text, '') from ${sql.table(t)})`)
+  const r = await sql<{ fp: string }>`select concat_ws(',', ${sql.join(parts)}) as fp`.execute(deps.db)
+  return r.rows[0].fp
+}
+
+/** Entries whose haystack contains `needle`, in view order: indexOf over one string, then skip to the next entry. */
+function searchView(view: NetworkView, needle: string): IndexedEntry[] {
+  // the separators never match; a needle holding them matches nothing
+  if (needle.includes('\u0000') || needle.includes('\u0001')) return []
+  const out: IndexedEntry[] = []
+  const { searchText, offsets, entries } = view
+  let from = 0
+  for (;;) {
+    const at = searchText.indexOf(needle, from)
+    if (at < 0) return out
+    let lo = 0
+    let hi = offsets.length - 1
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1
+      if (offsets[mid] <= at) lo = mid
+      else hi = mid - 1
+    }
+    out.push(entries[lo])
+    if (lo + 1 >= offsets.length) return out
+    from = offsets[lo + 1]
+  }
 }
 
 export function encodeCursor(key: string): string {

@@ -19,6 +19,10 @@ export interface NetworkView {
   /** entries with at least one endpoint on this network, sorted by key */
   entries: IndexedEntry[]
   byId: Map<string, IndexedEntry>
+  /** every entry's haystack joined by U+0001, so a search is one indexOf scan over one string */
+  searchText: string
+  /** start offset of each entry's haystack in searchText (same order as entries) */
+  offsets: Int32Array
   /** x402 Bazaar discovery items (one per x402-enabled endpoint with a payTo), pre-serialized */
   discovery: string[]
 }
@@ -28,6 +32,9 @@ export interface Snapshot {
   /** content hash: equal content gives equal ETags in every process */
   hash: string
   builtAt: number
+  /** when the database fingerprint was last compared (starts at builtAt) */
+  checkedAt: number
+  fingerprint?: string
   views: Record<FilterNetwork, NetworkView>
 }
 
@@ -42,7 +49,7 @@ export function buildSnapshot(loaded: LoadedEntries, config: Readonly<Config>): 
     .map((e) => ({ e, key: `${e.name.toLowerCase()}\u0000${e.id}` }))
     .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
   for (const network of FILTER_NETWORKS) {
-    const view: NetworkView = { entries: [], byId: new Map(), discovery: [] }
+    const view: NetworkView = { entries: [], byId: new Map(), discovery: [], searchText: '', offsets: new Int32Array(0) }
     for (const { e, key } of sorted) {
       const endpoints = e.endpoints.filter((ep) => ep.network === network)
       if (endpoints.length === 0) continue
@@ -65,10 +72,18 @@ export function buildSnapshot(loaded: LoadedEntries, config: Readonly<Config>): 
         hash.update(item)
       }
     }
+    view.offsets = new Int32Array(view.entries.length)
+    let at = 0
+    view.entries.forEach((e, i) => {
+      view.offsets[i] = at
+      at += e.haystack.length + 1
+    })
+    view.searchText = view.entries.map((e) => e.haystack).join('\u0001')
     hash.update(`\u0001${network}`)
     views[network] = view
   }
-  return { hash: hash.digest('base64url').slice(0, 27), builtAt: Date.now(), views }
+  const now = Date.now()
+  return { hash: hash.digest('base64url').slice(0, 27), builtAt: now, checkedAt: now, views }
 }
 
 /**

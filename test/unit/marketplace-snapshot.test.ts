@@ -1,0 +1,56 @@
+import t from 'tap'
+import { loadConfig } from '../../src/config.js'
+import { createMarketplace, decodeCursor } from '../../src/services/marketplace/marketplace.js'
+import { buildSnapshot } from '../../src/services/marketplace/snapshot.js'
+import type { CuratedAgentDTO, CuratedAgentEndpointDTO } from '../../src/services/marketplace/types.js'
+
+const config = loadConfig({ LOG_LEVEL: 'silent' })
+const words = ['oracle', 'weather', 'Risk', 'search', 'café', 'data', 'AI', 'swap']
+
+function entry(i: number): CuratedAgentDTO {
+  const ep = (n: number, network: string | null): CuratedAgentEndpointDTO => ({
+    id: `${i}.${n}`, curated_agent_id: `e${i}`, url: `https://a${i}.example.com/${n}`, methods: ['GET'], x402_enabled: true, x402_protocol_version: 2, network, description: null, enabled: true,
+    pricing_config: { amount: '1000', amountAtomicUnit: '1000', currency: 'USDC', networkCaip2ID: 'eip155:84532', assetAddress: config.chain.usdc.address, payTo: null, x402Schema: 'exact' }, created_at: 1, updated_at: 1,
+  })
+  return {
+    id: `e${i}`, name: `${words[i % 8]} agent ${i}`, description: i % 3 ? `about ${words[(i * 7) % 8]}` : null, source: (['catalog', 'bazaar', 'platform'] as const)[i % 3], enabled: true,
+    category: ['Crypto', 'Search'][i % 2], tags: [words[(i * 3) % 8], `t${i % 5}`], url: null, logo_url: null, docs_url: null, platform_agent_address: null,
+    endpoints: i % 10 === 0 ? [ep(1, 'base')] : [ep(1, 'base-sepolia'), ep(2, 'base')], skills: [], created_at: 1, updated_at: 1,
+  }
+}
+
+const entries = Array.from({ length: 500 }, (_, i) => entry(i))
+const snap = buildSnapshot({ entries, mimeTypes: new Map() }, config)
+const market = createMarketplace({ config } as never)
+
+t.test('search equals a naive case-insensitive scan over the four fields', async (t) => {
+  for (const q of ['oracle', 'RISK', 'café', 'agent 1', 't3', 'about', 'crypto', 'zzz', 'e agent', 'le\u0000agent']) {
+    const got = JSON.parse(market.list(snap, { search: q, limit: 1000 }, 'base-sepolia').body).map((a: CuratedAgentDTO) => a.id)
+    const needle = q.toLowerCase()
+    const want = snap.views['base-sepolia'].entries
+      .map((e) => entries.find((x) => x.id === e.id)!)
+      .filter((a) => [a.name, a.description ?? '', a.category, ...a.tags].some((f) => f.toLowerCase().includes(needle)))
+      .map((a) => a.id)
+    t.same(got, want, JSON.stringify(q))
+  }
+})
+
+t.test('entries without endpoints on a network are not in its view', async (t) => {
+  t.equal(snap.views['base-sepolia'].entries.length, 450)
+  t.equal(snap.views.base.entries.length, 500)
+  t.equal(market.get(snap, 'e10', 'base-sepolia'), undefined)
+  t.ok(market.get(snap, 'e10', 'base'))
+})
+
+t.test('cursor paging walks every match once, in order', async (t) => {
+  const ids: string[] = []
+  let cursor: string | undefined
+  for (;;) {
+    const page = market.list(snap, { category: 'Search', limit: 7, cursor: cursor && decodeCursor(cursor) }, 'base')
+    ids.push(...JSON.parse(page.body).map((a: CuratedAgentDTO) => a.id))
+    if (!page.nextCursor) break
+    cursor = page.nextCursor
+  }
+  const want = snap.views.base.entries.filter((e) => e.category === 'Search').map((e) => e.id)
+  t.same(ids, want)
+})
