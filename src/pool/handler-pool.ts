@@ -7,7 +7,7 @@ import type { PoolResult, PoolTask } from './worker.js'
 export type PoolOutcome = PoolResult | { kind: 'timeout'; timeoutMs: number } | { kind: 'crashed'; message: string }
 
 export interface HandlerPool {
-  run(slug: string, input: unknown, ctx: HandlerContext, timeoutMs: number): Promise<PoolOutcome>
+  run(handler: { file: string; slug: string }, input: unknown, ctx: HandlerContext, timeoutMs: number): Promise<PoolOutcome>
   close(): Promise<void>
   readonly threads: number
 }
@@ -23,7 +23,7 @@ function workerFile(): string {
  * way only that request fails.
  */
 export function createHandlerPool(opts: { maxThreads: number; memoryMb: number }): HandlerPool {
-  const pool = new Piscina({
+  const make = () => new Piscina({
     filename: workerFile(),
     minThreads: 1,
     maxThreads: opts.maxThreads,
@@ -32,16 +32,25 @@ export function createHandlerPool(opts: { maxThreads: number; memoryMb: number }
     // workers inherit --import tsx when running from source
     execArgv: process.execArgv,
   })
+  let pool = make()
   return {
     threads: opts.maxThreads,
-    async run(slug, input, ctx, timeoutMs) {
+    async run(handler, input, ctx, timeoutMs) {
       const ac = new AbortController()
       const timer = setTimeout(() => ac.abort(), timeoutMs)
       try {
-        return (await pool.run({ slug, input, ctx } satisfies PoolTask, { signal: ac.signal })) as PoolResult
+        return (await pool.run({ file: handler.file, slug: handler.slug, input, ctx } satisfies PoolTask, { signal: ac.signal })) as PoolResult
       } catch (err) {
         if (ac.signal.aborted) return { kind: 'timeout', timeoutMs }
-        return { kind: 'crashed', message: (err as Error)?.message ?? String(err) }
+        const message = (err as Error)?.message ?? String(err)
+        if (/memory limit|terminated/i.test(message)) {
+          // After a worker dies of its heap limit Piscina can leave queued tasks waiting forever;
+          // start a fresh pool for new work and let the old one finish what it still runs.
+          const old = pool
+          pool = make()
+          setTimeout(() => void old.destroy().catch(() => {}), timeoutMs).unref()
+        }
+        return { kind: 'crashed', message }
       } finally {
         clearTimeout(timer)
       }

@@ -8,27 +8,26 @@ import { compileInputValidator } from './input-validator.js'
 export const handlersDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../handlers')
 
 /** The module file of a handler folder: index.ts when running from source, index.js when compiled. */
-export function handlerFile(slug: string): string | undefined {
+export function handlerFile(slug: string, dir = handlersDir): string | undefined {
   for (const ext of ['.js', '.ts']) {
-    const f = path.join(handlersDir, slug, `index${ext}`)
+    const f = path.join(dir, slug, `index${ext}`)
     if (existsSync(f)) return f
   }
   return undefined
 }
 
 /** Every folder under handlers/ with an index module (folders starting with _ are shared code). */
-export function listHandlerSlugs(): string[] {
-  if (!existsSync(handlersDir)) return []
-  return readdirSync(handlersDir, { withFileTypes: true })
-    .filter((d) => d.isDirectory() && !d.name.startsWith('_') && handlerFile(d.name) !== undefined)
+export function listHandlerSlugs(dir = handlersDir): string[] {
+  if (!existsSync(dir)) return []
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && !d.name.startsWith('_') && handlerFile(d.name, dir) !== undefined)
     .map((d) => d.name)
     .sort()
 }
 
-export async function importHandler(slug: string): Promise<HandlerModule> {
-  const file = handlerFile(slug)
-  if (!file) throw new Error(`no handler module for ${slug}`)
-  const mod = (await import(pathToFileURL(file).href)) as { default?: HandlerModule }
+/** Imports a handler module from its file and checks its shape. */
+export async function importHandler(file: string, slug: string, urlSuffix = ''): Promise<HandlerModule> {
+  const mod = (await import(pathToFileURL(file).href + urlSuffix)) as { default?: HandlerModule }
   if (!mod.default || mod.default.slug !== slug || typeof mod.default.run !== 'function') {
     throw new Error(`handlers/${slug}: default export must be defineHandler({ slug: '${slug}', ... })`)
   }
@@ -36,16 +35,19 @@ export async function importHandler(slug: string): Promise<HandlerModule> {
 }
 
 export interface RegisteredHandler {
+  /** the module file, imported again inside pool workers */
+  file: string
   module: HandlerModule
   validate: ReturnType<typeof compileInputValidator>['validate']
 }
 
 /** Loads every handler's metadata and compiles its input validator, once per process. */
-export async function loadHandlerRegistry(): Promise<Map<string, RegisteredHandler>> {
+export async function loadHandlerRegistry(dir = handlersDir): Promise<Map<string, RegisteredHandler>> {
   const registry = new Map<string, RegisteredHandler>()
-  for (const slug of listHandlerSlugs()) {
-    const module = await importHandler(slug)
-    registry.set(slug, { module, validate: compileInputValidator(module).validate })
+  for (const slug of listHandlerSlugs(dir)) {
+    const file = handlerFile(slug, dir)!
+    const module = await importHandler(file, slug)
+    registry.set(slug, { file, module, validate: compileInputValidator(module).validate })
   }
   return registry
 }

@@ -8,6 +8,8 @@ import { HandlerInputError, HandlerUpstreamError } from './handler-contract.js'
 import { importHandler } from './handler-registry.js'
 
 export interface PoolTask {
+  /** the handler module file */
+  file: string
   slug: string
   input: unknown
   ctx: HandlerContext
@@ -20,12 +22,29 @@ export type PoolResult =
   | { kind: 'error'; message: string }
 
 const modules = new Map<string, Promise<HandlerModule>>()
+let tsLoader: Promise<unknown> | undefined
+
+/**
+ * Running from source under `node --import tsx`, worker threads do not inherit the TypeScript
+ * loader; register it on the first "unknown .ts extension" (a test runner's own loader may already be there).
+ */
+async function importWithTsFallback(file: string, slug: string): Promise<HandlerModule> {
+  try {
+    return await importHandler(file, slug)
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'ERR_UNKNOWN_FILE_EXTENSION') throw err
+    tsLoader ??= import('tsx/esm/api').then((m) => m.register())
+    await tsLoader
+    // the failed load is cached per URL; a suffix makes it a fresh one
+    return importHandler(file, slug, '?ts')
+  }
+}
 
 export default async function runTask(task: PoolTask): Promise<PoolResult> {
-  let mod = modules.get(task.slug)
+  let mod = modules.get(task.file)
   if (!mod) {
-    mod = importHandler(task.slug)
-    modules.set(task.slug, mod)
+    mod = importWithTsFallback(task.file, task.slug)
+    modules.set(task.file, mod)
   }
   try {
     const m = await mod

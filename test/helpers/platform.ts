@@ -49,7 +49,7 @@ export async function startTestPlatform(t: T, opts: { devnet?: Devnet; env?: Rec
   const config = await testConfig(t, env)
   const deps = createDeps(config)
   t.teardown(() => deps.close())
-  await seedHostedServices(deps, await loadHandlerRegistry())
+  await seedHostedServices(deps, await loadHandlerRegistry(opts.proxy?.handlersDir))
   const listen = async (p: number, proxyOpts?: ProxyAppOptions) => {
     const app = await buildProxyApp(deps, { logger: false, ...opts.proxy, ...proxyOpts })
     await app.listen({ host: '127.0.0.1', port: p })
