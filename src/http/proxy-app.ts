@@ -20,6 +20,8 @@ export interface ProxyAppOptions {
   /** tests only: hosted handlers may fetch loopback/private addresses */
   allowPrivateNetwork?: boolean
   providers?: Record<string, string | undefined>
+  /** where hosted handler modules live (tests point this at fixtures) */
+  handlersDir?: string
 }
 
 /** Plain (unencrypted) upstream settings: timeout only. Secrets need the publishing service's decryptor. */
@@ -57,7 +59,7 @@ export async function buildProxyApp(deps: Deps, opts: ProxyAppOptions = {}): Pro
       ledger,
       credit: payerCredit(deps),
       pool,
-      handlers: await loadHandlerRegistry(),
+      handlers: await loadHandlerRegistry(opts.handlersDir),
       upstream,
       upstreamOptions: opts.upstreamOptions ?? plainUpstreamOptions,
       sync: opts.sync,
