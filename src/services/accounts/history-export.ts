@@ -137,7 +137,7 @@ export function historyService(deps: HistoryDeps) {
     export(kind: HistoryKind, userId: string, f: HistoryFilters, format: 'csv' | 'ndjson'): Readable {
       const compiled = query(kind, userId, f, undefined).compile(deps.db)
       async function* lines(): AsyncGenerator<string> {
-        const client = new pg.Client({ connectionString: deps.databaseUrl, options: `-c search_path=${deps.databaseSchema}` })
+        const client = new pg.Client({ connectionString: deps.databaseUrl, options: `-c search_path=${deps.databaseSchema} -c jit=off` })
         client.on('error', () => {})
         await client.connect()
         try {
