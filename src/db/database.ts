@@ -240,8 +240,32 @@ export interface PayerBlocksTable {
   created_at: CreatedAt
 }
 
+/** Settlement (migration 0830): one row per relayer transaction, recorded before broadcast. */
+export type SettlementBatchStatus = 'pending' | 'confirmed' | 'reverted' | 'dropped'
+export interface SettlementBatchesTable {
+  id: string
+  network: string
+  asset: string
+  relayer: string
+  nonce: ColumnType<string, string | number | bigint, never>
+  tx_hash: string
+  raw_tx: string
+  from_block: ColumnType<string, string | number | bigint, never>
+  size: number
+  status: SettlementBatchStatus
+  gas_used: Numeric | null
+  created_at: CreatedAt
+  updated_at: UpdatedAt
+}
+export interface SettlementBatchItemsTable {
+  batch_id: string
+  payment_id: string
+}
+
 /** Every table; later migrations add theirs here. */
 export interface Database {
+  settlement_batches: SettlementBatchesTable
+  settlement_batch_items: SettlementBatchItemsTable
   payer_blocks: PayerBlocksTable
   payments: PaymentsTable
   payment_events: PaymentEventsTable

@@ -1,0 +1,123 @@
+import {
+  decodeErrorResult,
+  encodeFunctionData,
+  getAddress,
+  parseEventLogs,
+  parseSignature,
+  size,
+  type Address,
+  type Hex,
+  type Log,
+  type PublicClient,
+} from 'viem'
+import { MULTICALL3_ADDRESS, multicall3Abi } from '../../chain/multicall3-abi.js'
+import { usdcAbi } from '../../chain/usdc-abi.js'
+import type { Payment } from '../../db/database.js'
+
+/** Reasons a payment fails to settle; the ones in BLOCKING_REASONS block the payer. */
+export type FailureReason = 'expired' | 'insufficient_funds' | 'authorization_canceled' | 'authorization_already_used' | 'invalid_signature' | 'transfer_failed'
+export const BLOCKING_REASONS: ReadonlySet<string> = new Set(['insufficient_funds', 'authorization_canceled', 'authorization_already_used'])
+
+const authKey = (authorizer: string, nonce: string) => `${authorizer.toLowerCase()}:${nonce.toLowerCase()}`
+export const paymentAuthKey = (p: Pick<Payment, 'payer' | 'nonce'>) => authKey(p.payer, p.nonce)
+
+/** calldata for the token's transferWithAuthorization; 65-byte signatures use the (v,r,s) overload */
+export function transferCallData(p: Payment): Hex {
+  const base = [getAddress(p.payer), getAddress(p.pay_to), BigInt(p.value), BigInt(p.valid_after), BigInt(p.valid_before), p.nonce as Hex] as const
+  const sig = p.signature as Hex
+  if (size(sig) === 65) {
+    const { r, s, v, yParity } = parseSignature(sig)
+    const vv = Number(v ?? 27n + BigInt(yParity ?? 0))
+    return encodeFunctionData({ abi: usdcAbi, functionName: 'transferWithAuthorization', args: [...base, vv, r, s] })
+  }
+  return encodeFunctionData({ abi: usdcAbi, functionName: 'transferWithAuthorization', args: [...base, sig] })
+}
+
+export function aggregate3Data(asset: string, payments: Payment[]): Hex {
+  const target = getAddress(asset)
+  return encodeFunctionData({
+    abi: multicall3Abi,
+    functionName: 'aggregate3',
+    args: [payments.map((p) => ({ target, allowFailure: true, callData: transferCallData(p) }))],
+  })
+}
+
+/** authorizationState for many (payer, nonce) pairs in one eth_call through Multicall3 */
+export async function authorizationStates(client: PublicClient, asset: string, payments: Payment[]): Promise<boolean[]> {
+  if (payments.length === 0) return []
+  const address = getAddress(asset)
+  return client.multicall({
+    multicallAddress: MULTICALL3_ADDRESS,
+    allowFailure: false,
+    contracts: payments.map((p) => ({ address, abi: usdcAbi, functionName: 'authorizationState' as const, args: [getAddress(p.payer), p.nonce as Hex] as const })),
+  }) as Promise<boolean[]>
+}
+
+export async function balancesOf(client: PublicClient, asset: string, payers: string[]): Promise<bigint[]> {
+  if (payers.length === 0) return []
+  const address = getAddress(asset)
+  return client.multicall({
+    multicallAddress: MULTICALL3_ADDRESS,
+    allowFailure: false,
+    contracts: payers.map((p) => ({ address, abi: usdcAbi, functionName: 'balanceOf' as const, args: [getAddress(p)] as const })),
+  }) as Promise<bigint[]>
+}
+
+/** Simulates the batch; per payment, undefined when it would succeed, else the revert message. */
+export async function simulateBatch(client: PublicClient, from: Address, asset: string, payments: Payment[]): Promise<Array<string | undefined>> {
+  const target = getAddress(asset)
+  const { result } = await client.simulateContract({
+    account: from,
+    address: MULTICALL3_ADDRESS,
+    abi: multicall3Abi,
+    functionName: 'aggregate3',
+    args: [payments.map((p) => ({ target, allowFailure: true, callData: transferCallData(p) }))],
+  })
+  return result.map((r) => (r.success ? undefined : revertMessage(r.returnData)))
+}
+
+function revertMessage(data: Hex): string {
+  try {
+    const d = decodeErrorResult({ abi: [], data })
+    return String(d.args?.[0] ?? d.errorName)
+  } catch {
+    return data === '0x' ? 'reverted' : data.slice(0, 10)
+  }
+}
+
+/** Turns a revert message into a reason code. */
+export function reasonFromRevert(msg: string): FailureReason {
+  const m = msg.toLowerCase()
+  if (m.includes('exceeds balance')) return 'insufficient_funds'
+  if (m.includes('expired')) return 'expired'
+  if (m.includes('used or canceled')) return 'authorization_already_used'
+  if (m.includes('invalid signature')) return 'invalid_signature'
+  return 'transfer_failed'
+}
+
+/** AuthorizationUsed logs of one receipt, keyed by (authorizer, nonce) */
+export function usedAuthorizations(asset: string, logs: Log[]): Set<string> {
+  const events = parseEventLogs({ abi: usdcAbi, eventName: 'AuthorizationUsed', logs, strict: false })
+  const out = new Set<string>()
+  for (const e of events) {
+    if (e.address.toLowerCase() !== asset.toLowerCase() || !e.args.authorizer || !e.args.nonce) continue
+    out.add(authKey(e.args.authorizer, e.args.nonce))
+  }
+  return out
+}
+
+/**
+ * What happened to an authorization the token reports as used: the mined transaction that used it
+ * (proof enough to call it settled), or that it was canceled, or nothing we can find.
+ */
+export async function findAuthorizationOutcome(client: PublicClient, asset: string, p: Payment, lookbackBlocks = 50_000n): Promise<{ kind: 'used'; txHash: Hex } | { kind: 'canceled' } | { kind: 'unknown' }> {
+  const latest = await client.getBlockNumber()
+  const fromBlock = latest > lookbackBlocks ? latest - lookbackBlocks : 0n
+  const address = getAddress(asset)
+  const args = { authorizer: getAddress(p.payer), nonce: p.nonce as Hex }
+  const used = await client.getContractEvents({ address, abi: usdcAbi, eventName: 'AuthorizationUsed', args, fromBlock, toBlock: latest })
+  if (used[0]?.transactionHash) return { kind: 'used', txHash: used[0].transactionHash }
+  const canceled = await client.getContractEvents({ address, abi: usdcAbi, eventName: 'AuthorizationCanceled', args, fromBlock, toBlock: latest })
+  if (canceled.length > 0) return { kind: 'canceled' }
+  return { kind: 'unknown' }
+}

@@ -1,0 +1,378 @@
+import { randomUUID } from 'node:crypto'
+import { sql } from 'kysely'
+import { getAddress, parseGwei, type Hex, type TransactionReceipt } from 'viem'
+import { MULTICALL3_ADDRESS } from '../../chain/multicall3-abi.js'
+import type { Deps } from '../../deps.js'
+import type { Payment } from '../../db/database.js'
+import { payerCredit, type PayerCredit } from '../payer-credit.js'
+import {
+  BLOCKING_REASONS,
+  aggregate3Data,
+  authorizationStates,
+  balancesOf,
+  findAuthorizationOutcome,
+  paymentAuthKey,
+  reasonFromRevert,
+  simulateBatch,
+  usedAuthorizations,
+  type FailureReason,
+} from './chain-ops.js'
+import { broadcast, relayerLock, relayersFromKeys, signRelayerTx, type Relayer } from './relayer.js'
+import { claimServed, readyGroups, transition, type Moved } from './transitions.js'
+
+/** Crash points for tests: a hook that throws stops the batch exactly there, as a kill would. */
+export interface SettlementHooks {
+  /** payments claimed (settling), nothing recorded */
+  afterClaim?(payments: Payment[]): void | Promise<void>
+  /** batch (hash, nonce, raw tx) recorded, not broadcast */
+  beforeSend?(batch: { id: string; txHash: Hex }): void | Promise<void>
+  /** broadcast, receipt not awaited */
+  afterSend?(batch: { id: string; txHash: Hex }): void | Promise<void>
+}
+
+export interface SettlerOptions {
+  batchSize?: number
+  /** an authorization expiring within this many seconds is not submitted */
+  expiryMarginS?: number
+  maxFeePerGasCap?: bigint
+  receiptTimeoutMs?: number
+  /** `settling` payments untouched this long with no pending batch are rechecked by the sweep */
+  stuckAfterMs?: number
+  /** `verified` payments older than this never got an outcome from the proxy and are voided */
+  voidVerifiedAfterMs?: number
+  hooks?: SettlementHooks
+  relayerKeys?: readonly Hex[]
+}
+
+export interface SettleStats {
+  settled: number
+  failed: number
+  requeued: number
+  batches: number
+}
+
+const emptyStats = (): SettleStats => ({ settled: 0, failed: 0, requeued: 0, batches: 0 })
+
+/**
+ * The settlement engine: claims served payments, drops the ones that cannot settle, submits the
+ * rest as one Multicall3 aggregate3 transaction per batch, and decides each payment's fate from
+ * the receipt's AuthorizationUsed logs. Every decision comes from the chain, never a guess.
+ */
+export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
+  const { config, db, chain } = deps
+  const batchSize = opts.batchSize ?? config.settlement.batchSize
+  const marginS = opts.expiryMarginS ?? 15
+  const feeCap = opts.maxFeePerGasCap ?? parseGwei('100')
+  const receiptTimeoutMs = opts.receiptTimeoutMs ?? 60_000
+  const stuckAfterMs = opts.stuckAfterMs ?? 120_000
+  const voidAfterMs = opts.voidVerifiedAfterMs ?? config.handlers.timeoutMs + 60_000
+  const hooks = opts.hooks ?? {}
+  const relayers = relayersFromKeys(opts.relayerKeys ?? config.relayerKeys)
+  const lock = relayerLock(deps.redis, deps.key)
+  const credit: PayerCredit = payerCredit(deps)
+  const log = (msg: string, extra: Record<string, unknown> = {}) => void [msg, extra]
+  let chainId: number | undefined
+
+  async function getChainId(): Promise<number> {
+    chainId ??= await chain.getChainId()
+    return chainId
+  }
+
+  /** Exposure and cached balances follow every final state; blocking reasons block the payer. */
+  async function afterFinal(moved: Moved[], reason?: string, paymentIdForBlock?: (m: Moved) => string) {
+    if (moved.length === 0) return
+    const open = moved.filter((m) => m.from_status !== 'settled')
+    await Promise.allSettled(open.map((m) => credit.release({ payer: m.payer, asset: m.asset, value: BigInt(m.value) })))
+    if (reason && BLOCKING_REASONS.has(reason)) {
+      for (const m of moved) await credit.block(m.payer, reason, paymentIdForBlock ? paymentIdForBlock(m) : m.id)
+    }
+    const byAsset = new Map<string, Set<string>>()
+    for (const m of moved) (byAsset.get(m.asset) ?? byAsset.set(m.asset, new Set()).get(m.asset)!).add(m.payer)
+    for (const [asset, payers] of byAsset) {
+      const list = [...payers]
+      const bals = await balancesOf(chain, asset, list).catch(() => null)
+      if (bals) await Promise.allSettled(list.map((p, i) => credit.setBalance(asset, p, bals[i]!)))
+    }
+  }
+
+  async function fail(p: Payment[], reason: string, stats: SettleStats) {
+    const moved = await transition(db, p.map((x) => x.id), ['settling'], 'failed', { reason })
+    stats.failed += moved.length
+    await afterFinal(moved, reason)
+  }
+
+  async function settleWith(p: Payment[], txHash: Hex, stats: SettleStats, data?: Record<string, unknown>) {
+    const moved = await transition(db, p.map((x) => x.id), ['settling'], 'settled', { txHash, data })
+    stats.settled += moved.length
+    await afterFinal(moved)
+  }
+
+  async function requeue(p: Payment[], reason: string, stats: SettleStats) {
+    const moved = await transition(db, p.map((x) => x.id), ['settling'], 'served', { reason, type: 'requeued' })
+    stats.requeued += moved.length
+  }
+
+  /** An authorization the token reports used: settled only if we find the mined tx that used it. */
+  async function resolveUsed(p: Payment, stats: SettleStats) {
+    const outcome = await findAuthorizationOutcome(chain, p.asset, p)
+    if (outcome.kind === 'used') {
+      const receipt = await chain.getTransactionReceipt({ hash: outcome.txHash })
+      if (receipt.status === 'success') return settleWith([p], outcome.txHash, stats, { found: 'logs' })
+    }
+    await fail([p], outcome.kind === 'canceled' ? 'authorization_canceled' : 'authorization_already_used', stats)
+  }
+
+  /** Why did this payment's transfer not happen? Asks the chain. */
+  async function diagnose(p: Payment, revert?: string): Promise<FailureReason | 'used' | 'retry'> {
+    const [used] = await authorizationStates(chain, p.asset, [p])
+    if (used) return 'used'
+    if (BigInt(p.valid_before) <= BigInt(Math.floor(Date.now() / 1000) + marginS)) return 'expired'
+    const [bal] = await balancesOf(chain, p.asset, [p.payer])
+    if (bal! < BigInt(p.value)) return 'insufficient_funds'
+    if (revert) return reasonFromRevert(revert)
+    return 'retry'
+  }
+
+  async function applyDiagnosis(p: Payment, d: FailureReason | 'used' | 'retry', stats: SettleStats) {
+    if (d === 'used') return resolveUsed(p, stats)
+    if (d === 'retry') return requeue([p], 'not_included', stats)
+    return fail([p], d, stats)
+  }
+
+  /**
+   * Payments that are `settling` with no live transaction: authorizationState decides
+   * (used -> find the tx; unused -> back to served, or failed if expired).
+   */
+  async function recheck(payments: Payment[], stats: SettleStats) {
+    if (payments.length === 0) return
+    const byAsset = groupBy(payments, (p) => p.asset)
+    for (const [asset, list] of byAsset) {
+      const states = await authorizationStates(chain, asset, list)
+      const unused: Payment[] = []
+      for (const [i, p] of list.entries()) {
+        if (states[i]) await resolveUsed(p, stats)
+        else unused.push(p)
+      }
+      const now = BigInt(Math.floor(Date.now() / 1000) + marginS)
+      await fail(unused.filter((p) => BigInt(p.valid_before) <= now), 'expired', stats)
+      await requeue(unused.filter((p) => BigInt(p.valid_before) > now), 'recovered', stats)
+    }
+  }
+
+  async function batchPayments(batchId: string): Promise<Payment[]> {
+    return db
+      .selectFrom('payments')
+      .selectAll('payments')
+      .innerJoin('settlement_batch_items as i', 'i.payment_id', 'payments.id')
+      .where('i.batch_id', '=', batchId)
+      .where('payments.status', '=', 'settling')
+      .execute()
+  }
+
+  /** Decides every payment of a mined batch from its receipt. */
+  async function finalizeBatch(batch: { id: string; asset: string }, receipt: TransactionReceipt, stats: SettleStats) {
+    const payments = await batchPayments(batch.id)
+    if (receipt.status === 'success') {
+      const used = usedAuthorizations(batch.asset, receipt.logs)
+      await settleWith(payments.filter((p) => used.has(paymentAuthKey(p))), receipt.transactionHash, stats)
+      for (const p of payments.filter((p) => !used.has(paymentAuthKey(p)))) await applyDiagnosis(p, await diagnose(p), stats)
+    } else {
+      // the whole transaction reverted: nothing moved on chain, so everything is retried
+      await recheck(payments, stats)
+    }
+    await db
+      .updateTable('settlement_batches')
+      .set({ status: receipt.status === 'success' ? 'confirmed' : 'reverted', gas_used: receipt.gasUsed, updated_at: new Date() })
+      .where('id', '=', batch.id)
+      .execute()
+  }
+
+  /**
+   * Resolves this relayer's pending batches (left by a crash or a timeout). Returns false while a
+   * batch is still in flight: the relayer must not send anything else yet.
+   */
+  async function resolvePending(relayer: Relayer, stats: SettleStats, waitMs = receiptTimeoutMs): Promise<boolean> {
+    const pending = await db.selectFrom('settlement_batches').selectAll().where('relayer', '=', relayer.address.toLowerCase()).where('status', '=', 'pending').orderBy('nonce').execute()
+    for (const b of pending) {
+      let receipt = await chain.getTransactionReceipt({ hash: b.tx_hash as Hex }).catch(() => null)
+      if (!receipt) {
+        const mined = await chain.getTransactionCount({ address: relayer.address, blockTag: 'latest' })
+        if (mined > Number(b.nonce)) {
+          // its nonce was used by another transaction: this one can never be mined
+          await db.updateTable('settlement_batches').set({ status: 'dropped', updated_at: new Date() }).where('id', '=', b.id).execute()
+          await recheck(await batchPayments(b.id), stats)
+          continue
+        }
+        await broadcast(chain, b.raw_tx as Hex).catch((err) => log('rebroadcast failed', { err }))
+        receipt = await chain.waitForTransactionReceipt({ hash: b.tx_hash as Hex, timeout: waitMs }).catch(() => null)
+        if (!receipt) return false
+      }
+      await finalizeBatch(b, receipt, stats)
+    }
+    return true
+  }
+
+  /** Settles claimed payments of one asset in one transaction from `relayer` (lock held). */
+  async function settleClaimed(relayer: Relayer, network: string, asset: string, claimed: Payment[], stats: SettleStats) {
+    await hooks.afterClaim?.(claimed)
+    const now = BigInt(Math.floor(Date.now() / 1000) + marginS)
+    await fail(claimed.filter((p) => BigInt(p.valid_before) <= now), 'expired', stats)
+    let live = claimed.filter((p) => BigInt(p.valid_before) > now)
+    if (live.length === 0) return
+    const states = await authorizationStates(chain, asset, live)
+    for (const [i, p] of live.entries()) if (states[i]) await resolveUsed(p, stats)
+    live = live.filter((_, i) => !states[i])
+    if (live.length === 0) return
+    const sim = await simulateBatch(chain, relayer.address, asset, live)
+    const doomed = live.filter((_, i) => sim[i] !== undefined)
+    for (const [i, p] of live.entries()) {
+      if (sim[i] === undefined) continue
+      const d = await diagnose(p, sim[i])
+      await applyDiagnosis(p, d === 'retry' ? reasonFromRevert(sim[i]!) : d, stats)
+    }
+    live = live.filter((p) => !doomed.includes(p))
+    if (live.length === 0) return
+
+    const data = aggregate3Data(asset, live)
+    const estimate = await chain.estimateGas({ account: relayer.address, to: MULTICALL3_ADDRESS, data })
+    const fromBlock = await chain.getBlockNumber()
+    const signed = await signRelayerTx(chain, relayer, { to: MULTICALL3_ADDRESS, data, gas: (estimate * 13n) / 10n, chainId: await getChainId(), maxFeePerGasCap: feeCap })
+    const batch = { id: randomUUID(), txHash: signed.hash }
+    // Recorded before it leaves this process: whatever happens next, a restart can find it.
+    await db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('settlement_batches')
+        .values({ id: batch.id, network, asset, relayer: relayer.address.toLowerCase(), nonce: signed.nonce, tx_hash: signed.hash, raw_tx: signed.raw, from_block: fromBlock, size: live.length, status: 'pending' })
+        .execute()
+      await trx.insertInto('settlement_batch_items').values(live.map((p) => ({ batch_id: batch.id, payment_id: p.id }))).execute()
+    })
+    stats.batches++
+    await hooks.beforeSend?.(batch)
+    await broadcast(chain, signed.raw)
+    await hooks.afterSend?.(batch)
+    const receipt = await chain.waitForTransactionReceipt({ hash: signed.hash, timeout: receiptTimeoutMs }).catch(() => null)
+    if (receipt) await finalizeBatch({ id: batch.id, asset }, receipt, stats)
+  }
+
+  /** Runs fn holding the first free relayer's lock; null when every relayer is busy. */
+  async function withRelayer<T>(fn: (r: Relayer) => Promise<T>, prefer?: number): Promise<{ value: T } | null> {
+    const start = prefer ?? Math.floor(Math.random() * Math.max(1, relayers.length))
+    for (let i = 0; i < relayers.length; i++) {
+      const r = relayers[(start + i) % relayers.length]!
+      const token = await lock.acquire(r.address)
+      if (!token) continue
+      try {
+        return { value: await fn(r) }
+      } finally {
+        await lock.release(r.address, token)
+      }
+    }
+    return null
+  }
+
+  return {
+    relayers,
+    credit,
+    /**
+     * One settlement round: take a free relayer, resolve what it left in flight, then claim and
+     * settle batches until the backlog is empty or `budgetMs` is spent.
+     */
+    async runOnce(budgetMs = 10_000): Promise<SettleStats> {
+      const stats = emptyStats()
+      const deadline = Date.now() + budgetMs
+      await withRelayer(async (relayer) => {
+        if (!(await resolvePending(relayer, stats))) return
+        let more = true
+        while (more && Date.now() < deadline) {
+          more = false
+          for (const g of await readyGroups(db, config.chain.caip2)) {
+            const claimed = await claimServed(db, { ...g, limit: batchSize })
+            if (claimed.length === 0) continue
+            await settleClaimed(relayer, g.network, g.asset, claimed, stats)
+            if (claimed.length === batchSize) more = true
+          }
+        }
+      })
+      return stats
+    },
+
+    /** Settles payments already claimed (`settling`) by the caller, e.g. sync mode. */
+    async settleClaimed(payments: Payment[], timeoutMs = 30_000): Promise<SettleStats | null> {
+      const stats = emptyStats()
+      const deadline = Date.now() + timeoutMs
+      for (;;) {
+        const r = await withRelayer(async (relayer) => {
+          if (!(await resolvePending(relayer, stats, 5_000))) return false
+          for (const [asset, list] of groupBy(payments, (p) => p.asset)) await settleClaimed(relayer, list[0]!.network, asset, list, stats)
+          return true
+        })
+        if (r?.value) return stats
+        if (Date.now() > deadline) return null
+        await new Promise((res) => setTimeout(res, 50))
+      }
+    },
+
+    /**
+     * The recovery sweep: pending batches are resolved from their receipts, `settling` payments
+     * with no live batch are rechecked on chain, `verified` ones the proxy never finished are voided.
+     */
+    async sweep(): Promise<SettleStats & { voided: number }> {
+      const stats = emptyStats()
+      const withPending = await db.selectFrom('settlement_batches').select('relayer').distinct().where('status', '=', 'pending').where('created_at', '<', new Date(Date.now() - Math.min(stuckAfterMs, receiptTimeoutMs))).execute()
+      for (const { relayer } of withPending) {
+        const idx = relayers.findIndex((r) => r.address.toLowerCase() === relayer)
+        if (idx < 0) continue
+        const r = relayers[idx]!
+        const token = await lock.acquire(r.address)
+        if (!token) continue
+        try {
+          await resolvePending(r, stats, 5_000)
+        } finally {
+          await lock.release(r.address, token)
+        }
+      }
+      const stuck = await sql<Payment>`
+        select p.* from payments p where p.status = 'settling' and p.updated_at < ${new Date(Date.now() - stuckAfterMs)}
+          and not exists (select 1 from settlement_batch_items i join settlement_batches b on b.id = i.batch_id
+                          where i.payment_id = p.id and b.status = 'pending')
+        order by p.updated_at limit 1000`.execute(db)
+      await recheck(stuck.rows, stats)
+      const stale = await db.selectFrom('payments').select('id').where('status', '=', 'verified').where('created_at', '<', new Date(Date.now() - voidAfterMs)).limit(1000).execute()
+      const voided = await transition(db, stale.map((s) => s.id), ['verified'], 'voided', { reason: 'no_outcome' })
+      await Promise.allSettled(voided.map((m) => credit.release({ payer: m.payer, asset: m.asset, value: BigInt(m.value) })))
+      return { ...stats, voided: voided.length }
+    },
+
+    /** Refreshes cached balances and rebuilds exposure of payers with open payments. */
+    async refreshBalances(limit = 1000): Promise<number> {
+      const rows = await db.selectFrom('payments').select(['payer', 'asset']).distinct().where('status', 'in', ['verified', 'served', 'settling']).limit(limit).execute()
+      for (const [asset, list] of groupBy(rows, (r) => r.asset)) {
+        const payers = list.map((r) => r.payer)
+        const bals = await balancesOf(chain, asset, payers)
+        for (const [i, p] of payers.entries()) {
+          await credit.rebuildExposure(asset, p)
+          await credit.setBalance(asset, p, bals[i]!)
+        }
+      }
+      return rows.length
+    },
+
+    /** ETH balances of the relayers (for /readyz and alerts). */
+    async relayerBalances(): Promise<Array<{ address: string; wei: bigint }>> {
+      return Promise.all(relayers.map(async (r) => ({ address: getAddress(r.address), wei: await chain.getBalance({ address: r.address }) })))
+    },
+  }
+}
+
+export type Settler = ReturnType<typeof createSettler>
+
+function groupBy<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
+  const m = new Map<string, T[]>()
+  for (const it of items) {
+    const k = key(it)
+    const list = m.get(k)
+    if (list) list.push(it)
+    else m.set(k, [it])
+  }
+  return m
+}

@@ -1,0 +1,79 @@
+import { sql, type Kysely } from 'kysely'
+import type { Database, Payment, PaymentStatus } from '../../db/database.js'
+
+/** What a transition hands back per payment it actually moved (exposure bookkeeping needs it). */
+export interface Moved {
+  id: string
+  payer: string
+  asset: string
+  value: string
+  from_status: PaymentStatus
+}
+
+export interface TransitionOpts {
+  reason?: string | null
+  txHash?: string | null
+  /** event type; defaults to the target status */
+  type?: string
+  data?: Record<string, unknown>
+}
+
+/**
+ * Guarded transition: moves only the payments currently in one of `from`, appends one event per
+ * moved payment, and returns exactly those. A settled payment is never in any `from` list we use,
+ * so it never moves again; concurrent callers cannot both win.
+ *
+ * @example
+ *   await transition(db, ids, ['settling'], 'settled', { txHash })
+ */
+export async function transition(db: Kysely<Database>, ids: string[], from: PaymentStatus[], to: PaymentStatus, opts: TransitionOpts = {}): Promise<Moved[]> {
+  if (ids.length === 0) return []
+  if (from.includes('settled')) throw new Error('a settled payment never moves')
+  const reason = opts.reason ?? null
+  const txHash = opts.txHash ?? null
+  const data = opts.data ? JSON.stringify(opts.data) : null
+  const r = await sql<Moved>`
+    with cur as (
+      select id, status from payments where id = any(${ids}::uuid[]) and status = any(${from}::text[]) for update
+    ), upd as (
+      update payments p set status = ${to}, updated_at = now(),
+        tx_hash = coalesce(${txHash}::text, p.tx_hash),
+        settled_at = case when ${to}::text = 'settled' then now() else p.settled_at end,
+        failure_reason = case when ${to}::text in ('failed', 'voided') then ${reason}::text else p.failure_reason end
+      from cur where p.id = cur.id and p.status = cur.status
+      returning p.id, p.payer, p.asset, p.value::text as value, cur.status as from_status
+    ), ev as (
+      insert into payment_events (payment_id, type, from_status, to_status, reason, data)
+      select id, ${opts.type ?? to}, from_status, ${to}, ${reason}::text, ${data}::jsonb from upd
+    )
+    select * from upd`.execute(db)
+  return r.rows
+}
+
+/** Claims up to `limit` served payments of one (network, asset) for settlement: served -> settling. */
+export async function claimServed(db: Kysely<Database>, p: { network: string; asset: string; limit: number }): Promise<Payment[]> {
+  const r = await sql<Payment>`
+    with c as (
+      select id from payments where status = 'served' and network = ${p.network} and asset = ${p.asset}
+      order by created_at, id limit ${p.limit} for update skip locked
+    ), upd as (
+      update payments p set status = 'settling', updated_at = now() from c where p.id = c.id and p.status = 'served'
+      returning p.*
+    ), ev as (
+      insert into payment_events (payment_id, type, from_status, to_status) select id, 'settling', 'served', 'settling' from upd
+    )
+    select * from upd`.execute(db)
+  return r.rows
+}
+
+/** Claims one served payment by id (sync mode); null when it is not `served`. */
+export async function claimOne(db: Kysely<Database>, id: string): Promise<Payment | null> {
+  const moved = await transition(db, [id], ['served'], 'settling')
+  if (moved.length === 0) return null
+  return (await db.selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirst()) ?? null
+}
+
+/** (network, asset) pairs that have served payments waiting. */
+export async function readyGroups(db: Kysely<Database>, network: string): Promise<Array<{ network: string; asset: string }>> {
+  return db.selectFrom('payments').select(['network', 'asset']).distinct().where('status', '=', 'served').where('network', '=', network).execute()
+}
