@@ -1,5 +1,9 @@
 import type { Devnet } from '../chain/devnet.js'
 import type { Deps } from '../deps.js'
+import { loadHandlerRegistry } from '../pool/handler-registry.js'
+import { ensureDemoAccount } from '../services/accounts/demo-account.js'
+import { HOSTED_NAMESPACE, seedHostedServices } from '../services/hosted-seed.js'
+import { syncCatalog } from '../services/marketplace/sync-catalog.js'
 
 /**
  * Dev-mode seed and demo data: what `npm start` creates on top of the migrations, and the lines it
@@ -7,7 +11,20 @@ import type { Deps } from '../deps.js'
  */
 export async function startDevExtras(deps: Deps, devnet: Devnet | undefined): Promise<{ info: Record<string, unknown>; lines: string[] }> {
   const lines: string[] = []
+  const info: Record<string, unknown> = {}
+  const { published } = await seedHostedServices(deps, await loadHandlerRegistry())
+  lines.push(`hosted endpoints        ${published} under ${deps.config.proxyUrl}/${HOSTED_NAMESPACE}/toolbox/<slug>`)
+  const catalog = await syncCatalog(deps)
+  lines.push(`marketplace catalog     ${catalog.inserted.length + catalog.updated.length + catalog.unchanged} curated entries`)
+  const demo = await ensureDemoAccount(deps)
+  info.demoUser = { email: demo.email, password: demo.password }
+  info.apiKey = demo.apiKey
+  lines.push(`demo user               ${demo.email} (password and API key in dev.json)`)
   if (devnet) lines.push(`demo payer              ${devnet.accounts.demoPayer.address} (test USDC; key in dev.json)`)
-  void deps
-  return { info: {}, lines }
+  lines.push('')
+  lines.push('Try:')
+  lines.push(`  curl -i ${deps.config.proxyUrl}/${HOSTED_NAMESPACE}/toolbox/hash-generator?text=hello     # the 402 challenge`)
+  lines.push(`  curl ${deps.config.baseUrl}/api/v1/agents/marketplace                                 # the marketplace`)
+  lines.push(`  curl -H "Authorization: Bearer $(node -p "require('./.tollgate/dev.json').apiKey")" ${deps.config.baseUrl}/v1/agents`)
+  return { info, lines }
 }
