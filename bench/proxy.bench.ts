@@ -1,0 +1,136 @@
+/**
+ * Hot-path throughput, all in one run on this machine (`npm run bench:proxy`):
+ *   bare Fastify hello world  (baseline)
+ *   the 402 challenge path
+ *   a paid call to a trivial hosted handler (Piscina pool)
+ *   a paid call forwarded to a local upstream (undici)
+ * Prints requests/s, p50/p99 and ratios against bare Fastify. Nothing is asserted.
+ *
+ *   node --import tsx bench/proxy.bench.ts [seconds-per-case] [connections]
+ */
+import { randomBytes } from 'node:crypto'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import autocannon from 'autocannon'
+import Fastify from 'fastify'
+import { sql } from 'kysely'
+import { startDevnet } from '../src/chain/devnet.js'
+import { makeDomainSeparator, transferAuthDigest } from '../src/chain/transfer-auth-digest.js'
+import { assertNativeSecp256k1 } from '../src/chain/recover-signer.js'
+import { loadConfig } from '../src/config.js'
+import { createDb } from '../src/db/create-db.js'
+import { migrateToLatest } from '../src/db/migrate.js'
+import { createDeps } from '../src/deps.js'
+import { buildProxyApp } from '../src/http/proxy-app.js'
+import { loadHandlerRegistry } from '../src/pool/handler-registry.js'
+import { seedHostedServices } from '../src/services/hosted-seed.js'
+import { announceRegistryChange } from '../src/services/registry-events.js'
+
+assertNativeSecp256k1()
+const secp = createRequire(import.meta.url)('secp256k1') as { ecdsaSign(msg: Uint8Array, key: Uint8Array): { signature: Uint8Array; recid: number } }
+const seconds = Number(process.argv[2] ?? 5)
+const connections = Number(process.argv[3] ?? 32)
+const here = path.dirname(fileURLToPath(import.meta.url))
+
+const devnet = await startDevnet({ port: 0 })
+const schema = `bench_${Date.now().toString(36)}`
+const env = {
+  DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+  DATABASE_SCHEMA: schema,
+  REDIS_PREFIX: `tgbench:${schema}`,
+  RPC_URL: devnet.rpcUrl,
+  PROXY_URL: 'http://127.0.0.1:45921',
+  TOLLGATE_RECEIVER_ADDRESS: devnet.accounts.receiver.address,
+  LOG_LEVEL: 'silent',
+}
+const config = loadConfig(env)
+const migrationDb = createDb({ databaseUrl: config.databaseUrl, schema, max: 1 })
+await migrateToLatest(migrationDb, schema)
+await migrationDb.destroy()
+const deps = createDeps(config)
+const fixtures = path.resolve(here, '../test/fixtures/handlers')
+await seedHostedServices(deps, await loadHandlerRegistry(fixtures))
+
+// a local upstream published as tollgate/toolbox/upstream-echo
+const upstream = Fastify()
+upstream.get('/echo', async () => ({ ok: true }))
+await upstream.listen({ port: 0, host: '127.0.0.1' })
+const upstreamUrl = `http://127.0.0.1:${(upstream.server.address() as { port: number }).port}/echo`
+const svc = await deps.db.selectFrom('services').select('id').where('name', '=', 'toolbox').executeTakeFirstOrThrow()
+await deps.db.insertInto('endpoints').values({ service_id: svc.id, slug: 'upstream-echo', methods: ['GET'], price: 1000n, handler: null, upstream_url: upstreamUrl, upstream_config: null }).execute()
+await announceRegistryChange(deps)
+
+const proxy = await buildProxyApp(deps, { logger: false, handlersDir: fixtures })
+await proxy.listen({ port: 45921, host: '127.0.0.1' })
+await proxy.ready()
+const bare = Fastify()
+bare.get('/', async () => ({ hello: 'world' }))
+await bare.listen({ port: 0, host: '127.0.0.1' })
+const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}/`
+
+// Pre-signed payments from the demo payer, one per request (each nonce is used once).
+const payerKey = Buffer.from(devnet.accounts.demoPayer.privateKey.slice(2), 'hex')
+const ds = makeDomainSeparator({ name: config.chain.usdc.name, version: config.chain.usdc.version, chainId: config.chain.chainId, verifyingContract: config.chain.usdc.address })
+async function headersFor(urlPath: string, count: number): Promise<string[]> {
+  const r = await fetch(`${config.proxyUrl}${urlPath}`)
+  const required = JSON.parse(Buffer.from(r.headers.get('payment-required')!, 'base64').toString())
+  const req = required.accepts[0]
+  const now = Math.floor(Date.now() / 1000)
+  const out: string[] = []
+  for (let i = 0; i < count; i++) {
+    const auth = { from: devnet.accounts.demoPayer.address, to: req.payTo, value: BigInt(req.amount), validAfter: BigInt(now - 60), validBefore: BigInt(now + 250), nonce: `0x${randomBytes(32).toString('hex')}` }
+    const { signature, recid } = secp.ecdsaSign(transferAuthDigest(ds, auth), payerKey)
+    const sig = `0x${Buffer.from(signature).toString('hex')}${(27 + recid).toString(16)}`
+    const payload = { signature: sig, authorization: { ...auth, value: String(auth.value), validAfter: String(auth.validAfter), validBefore: String(auth.validBefore) } }
+    out.push(Buffer.from(JSON.stringify({ x402Version: 2, resource: required.resource, accepted: req, payload })).toString('base64'))
+  }
+  return out
+}
+
+interface Row {
+  name: string
+  rps: number
+  p50: number
+  p99: number
+  non2xx: number
+}
+async function run(name: string, url: string, headers?: string[]): Promise<Row> {
+  let i = 0
+  const result = await autocannon({
+    url,
+    connections,
+    duration: seconds,
+    requests: headers ? [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, headers: { 'payment-signature': headers[i++ % headers.length] } }) }] : undefined,
+  })
+  const expected = name.startsWith('402') ? 402 : 200
+  const non = result.non2xx - (expected === 402 ? result['4xx'] : 0)
+  const row = { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: non }
+  process.stderr.write(`${name}: ${Math.round(row.rps)} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms${row.non2xx ? `, ${row.non2xx} unexpected statuses` : ''}\n`)
+  if (headers && i > headers.length) process.stderr.write(`  warning: ${name} reused payment headers (${i} requests, ${headers.length} headers); reused ones were refused\n`)
+  return row
+}
+
+// warm the pool and the payer's balance cache
+const warm = await headersFor('/tollgate/toolbox/echo?msg=hi', 20)
+for (const h of warm) await fetch(`${config.proxyUrl}/tollgate/toolbox/echo?msg=hi`, { headers: { 'payment-signature': h } })
+
+const perCase = Math.ceil(seconds * 6000)
+const rows: Row[] = []
+rows.push(await run('bare Fastify hello world', bareUrl))
+rows.push(await run('402 challenge', `${config.proxyUrl}/tollgate/toolbox/echo?msg=hi`))
+rows.push(await run('paid: hosted handler (pool)', `${config.proxyUrl}/tollgate/toolbox/echo?msg=hi`, await headersFor('/tollgate/toolbox/echo?msg=hi', perCase)))
+rows.push(await run('paid: local upstream (undici)', `${config.proxyUrl}/tollgate/toolbox/upstream-echo`, await headersFor('/tollgate/toolbox/upstream-echo', perCase)))
+
+const base = rows[0].rps
+console.log(`\n${seconds} s per case, ${connections} connections, node ${process.version}, ${(await import('node:os')).cpus().length} cores\n`)
+console.log('| case | req/s | p50 ms | p99 ms | vs bare Fastify |')
+console.log('|---|---:|---:|---:|---:|')
+for (const r of rows) console.log(`| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${((r.rps / base) * 100).toFixed(1)}% |`)
+
+await proxy.close()
+await bare.close()
+await upstream.close()
+await sql`drop schema ${sql.id(schema)} cascade`.execute(deps.db)
+await deps.close()
+await devnet.stop()
