@@ -23,6 +23,7 @@ async function attempt(fn) {
   }
 }
 
+/* global console */
 if (parentPort === null) {
   // picked up by `tap test/unit/x402/`: this file is a helper, not a test
   console.log('1..0 # SKIP worker for recover-signer.test.ts')
