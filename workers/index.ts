@@ -1,16 +1,68 @@
+import { Worker } from 'bullmq'
 import type { Deps } from '../src/deps.js'
+import { bullConnection, settlementQueue, SETTLEMENT_QUEUE } from '../src/queue/settlement-queue.js'
+import { createSettler, type SettlerOptions } from '../src/services/settlement/settler.js'
+import { balanceRefresh } from './balance-refresh.js'
+import type { JobModule } from './job.js'
+import { recoverySweep } from './recovery-sweep.js'
+import { settlementTick } from './settlement-tick.js'
+
+/** Every job this role runs, by name. */
+export const jobs: ReadonlyArray<JobModule<any>> = [settlementTick, recoverySweep, balanceRefresh]
 
 export interface RunningWorkers {
   close(): Promise<void>
 }
 
+export interface StartWorkersOptions {
+  settler?: SettlerOptions
+  /** per-job repeat overrides (tests) */
+  everyMs?: Partial<Record<string, number>>
+  /** how often schedulers are re-asserted, so a Redis flush cannot stop them for long */
+  ensureEveryMs?: number
+}
+
 /** Starts every BullMQ worker and repeatable job of this deployment; close() drains them. */
-export async function startWorkers(deps: Deps): Promise<RunningWorkers> {
-  const closers: Array<() => Promise<void>> = []
-  void deps
+export async function startWorkers(deps: Deps, opts: StartWorkersOptions = {}): Promise<RunningWorkers> {
+  const settler = createSettler(deps, opts.settler)
+  const queueConn = bullConnection(deps.config)
+  const workerConn = bullConnection(deps.config)
+  const queue = settlementQueue(deps.config, queueConn)
+  const byName = new Map(jobs.map((j) => [j.name, j]))
+
+  // Schedulers live in Redis; re-upserting them is idempotent and heals a flush.
+  const ensure = async () => {
+    for (const j of jobs) {
+      const every = opts.everyMs?.[j.name] ?? j.everyMs?.(deps)
+      if (every) await queue.upsertJobScheduler(j.name, { every }, { name: j.name, data: {}, opts: j.defaultOptions })
+    }
+  }
+  await ensure()
+  const ensureTimer = setInterval(() => void ensure().catch(() => {}), opts.ensureEveryMs ?? 10_000)
+  ensureTimer.unref()
+
+  const worker = new Worker(
+    SETTLEMENT_QUEUE,
+    async (job) => {
+      const mod = byName.get(job.name)
+      if (!mod) throw new Error(`unknown job ${job.name}`)
+      return mod.process({ deps, settler }, job)
+    },
+    { connection: workerConn, prefix: deps.config.redisPrefix, concurrency: 1 },
+  )
+  worker.on('error', () => {})
+
+  let closed = false
   return {
     async close() {
-      await Promise.allSettled(closers.map((c) => c()))
+      if (closed) return
+      closed = true
+      clearInterval(ensureTimer)
+      // lets the running job finish, then stops taking new ones
+      await worker.close()
+      await queue.close()
+      queueConn.disconnect()
+      workerConn.disconnect()
     },
   }
 }

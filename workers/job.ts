@@ -1,0 +1,18 @@
+import type { Job, JobsOptions } from 'bullmq'
+import type { Deps } from '../src/deps.js'
+import type { Settler } from '../src/services/settlement/settler.js'
+
+/** What every processor gets: the process's deps and its settlement engine. */
+export interface JobContext {
+  deps: Deps
+  settler: Settler
+}
+
+/** A job module (STYLE habit 7): name, payload, default options, processor, and its schedule. */
+export interface JobModule<P = Record<string, never>> {
+  name: string
+  defaultOptions: JobsOptions
+  /** repeat interval in ms for scheduled jobs */
+  everyMs?(deps: Deps): number
+  process(ctx: JobContext, job: Job<P>): Promise<unknown>
+}
