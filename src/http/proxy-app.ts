@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify'
+import { assertNativeSecp256k1 } from '../chain/recover-signer.js'
 import type { Deps } from '../deps.js'
 import { loggerOptions } from '../logger.js'
 import { endpointTable, type EndpointEntry } from '../proxy/endpoint-table.js'
@@ -8,6 +9,7 @@ import { upstreamClient, type UpstreamOptions } from '../proxy/upstream.js'
 import { createHandlerPool } from '../pool/handler-pool.js'
 import { loadHandlerRegistry } from '../pool/handler-registry.js'
 import { payerCredit } from '../services/payer-credit.js'
+import { decodeUpstreamConfig } from '../services/publishing/upstream-config.js'
 import { installErrorHandler } from './plugins/error-handler.js'
 import { healthRoutes } from './routes/health/index.js'
 
@@ -24,10 +26,21 @@ export interface ProxyAppOptions {
   handlersDir?: string
 }
 
-/** Plain (unencrypted) upstream settings: timeout only. Secrets need the publishing service's decryptor. */
-function plainUpstreamOptions(entry: EndpointEntry): UpstreamOptions {
-  const c = entry.upstream?.config ?? {}
-  return { timeoutMs: typeof c.timeoutMs === 'number' ? c.timeoutMs : undefined }
+/**
+ * The seller's upstream settings with their secrets decrypted, once per loaded entry (the table
+ * builds new entries on every reload, so a changed secret is picked up with the change).
+ */
+function upstreamSettings(masterKey: Buffer | undefined) {
+  const cache = new WeakMap<EndpointEntry, UpstreamOptions>()
+  return (entry: EndpointEntry): UpstreamOptions => {
+    let o = cache.get(entry)
+    if (!o) {
+      const stored = entry.upstream?.config as { version?: number } | undefined
+      o = stored?.version === 1 && masterKey ? decodeUpstreamConfig(stored, entry.id, [masterKey]) : {}
+      cache.set(entry, o)
+    }
+    return o
+  }
 }
 
 /**
@@ -35,6 +48,8 @@ function plainUpstreamOptions(entry: EndpointEntry): UpstreamOptions {
  * Returns an instance that never listens; start/proxy.ts listens.
  */
 export async function buildProxyApp(deps: Deps, opts: ProxyAppOptions = {}): Promise<FastifyInstance> {
+  // the JS fallback is ~30x slower: refuse to start rather than degrade silently
+  assertNativeSecp256k1()
   const app = Fastify({
     logger: opts.logger === false ? false : loggerOptions(deps.config.logLevel),
     bodyLimit: 1024 * 1024,
@@ -46,7 +61,7 @@ export async function buildProxyApp(deps: Deps, opts: ProxyAppOptions = {}): Pro
   const table = await endpointTable(deps, { onError: (err) => app.log.error({ err }, 'endpoint table reload failed') })
   const ledger = paymentLedger(deps.db)
   const pool = createHandlerPool(deps.config.handlers)
-  const upstream = upstreamClient()
+  const upstream = upstreamClient({ allowPrivate: deps.config.allowPrivateUpstreams })
   app.addHook('onClose', async () => {
     await ledger.drain()
     await Promise.allSettled([table.close(), pool.close(), upstream.close()])
@@ -61,7 +76,7 @@ export async function buildProxyApp(deps: Deps, opts: ProxyAppOptions = {}): Pro
       pool,
       handlers: await loadHandlerRegistry(opts.handlersDir),
       upstream,
-      upstreamOptions: opts.upstreamOptions ?? plainUpstreamOptions,
+      upstreamOptions: opts.upstreamOptions ?? upstreamSettings(deps.config.masterKey),
       sync: opts.sync,
       allowPrivateNetwork: opts.allowPrivateNetwork,
       providers: opts.providers,

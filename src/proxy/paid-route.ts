@@ -124,6 +124,9 @@ export function paidRoute(p: PaidRouteDeps) {
           const problem = registered.validate(parsed.input, method === 'GET' ? 'query' : 'body')
           if (problem) return sendError(reply, appError('invalid_parameter', { param: problem.field, detail: problem.message }, { details: { param: problem.field } }))
           input = parsed.input
+        } else {
+          const missing = (p.upstreamOptions(entry).requiredHeaders ?? []).find((h) => request.headers[h] === undefined)
+          if (missing) return sendError(reply, appError('invalid_parameter', { param: missing, detail: `the ${missing} header is required by this endpoint` }, { details: { param: missing } }))
         }
 
         const decoded = decodePaymentHeader(
@@ -245,6 +248,7 @@ export function paidRoute(p: PaidRouteDeps) {
         } catch (err) {
           await voidPayment('upstream_failed')
           const timedOut = /timeout/i.test((err as Error).name + (err as Error).message)
+          if ((err as { code?: string }).code !== 'ESSRF') request.log.warn({ err: (err as Error).message, endpoint: entry.path }, 'upstream failed')
           return sendError(reply, timedOut ? appError('handler_timeout', { timeoutMs: p.upstreamOptions(entry).timeoutMs ?? 30000 }) : appError('upstream_failed', { detail: 'the seller origin could not be reached' }))
         }
         if (res.status >= 400) {

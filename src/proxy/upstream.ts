@@ -1,6 +1,8 @@
 import { createHash, createHmac } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
+import { isIP } from 'node:net'
 import { Agent, request, type Dispatcher } from 'undici'
+import { guardedLookup, isPrivateAddress } from '../services/publishing/ssrf-guard.js'
 
 /** Upstream options stored on an endpoint (upstream_config). Secret values arrive already decrypted. */
 export interface UpstreamOptions {
@@ -9,6 +11,8 @@ export interface UpstreamOptions {
   headers?: Record<string, string>
   /** when set, each forwarded request carries an HMAC the upstream can verify */
   signingSecret?: string
+  /** request headers the buyer must send (checked before any payment work) */
+  requiredHeaders?: string[]
 }
 
 // Never forwarded: hop-by-hop headers, our payment headers and the buyer's credentials for us.
@@ -35,8 +39,10 @@ export function signUpstreamRequest(secret: string, method: string, pathAndQuery
 }
 
 /** Forwards a paid request to the seller's origin with undici and streams the answer back. */
-export function upstreamClient(opts: { connections?: number } = {}) {
-  const agent = new Agent({ connections: opts.connections ?? 128, keepAliveTimeout: 10_000, pipelining: 1 })
+export function upstreamClient(opts: { connections?: number; allowPrivate?: boolean } = {}) {
+  const allowPrivate = opts.allowPrivate ?? false
+  // host names are resolved through a lookup that refuses private addresses (also on re-resolution)
+  const agent = new Agent({ connections: opts.connections ?? 128, keepAliveTimeout: 10_000, pipelining: 1, connect: { lookup: guardedLookup(allowPrivate) } })
   return {
     async forward(p: {
       origin: string
@@ -49,6 +55,8 @@ export function upstreamClient(opts: { connections?: number } = {}) {
       paymentId: string
     }): Promise<UpstreamResponse> {
       const target = new URL(p.origin)
+      const host = target.hostname.replace(/^\[|\]$/g, '')
+      if (!allowPrivate && isIP(host) && isPrivateAddress(host)) throw Object.assign(new Error(`refused: ${host} is a private address`), { code: 'ESSRF' })
       const [extraPath, query] = splitQuery(p.subPath)
       const basePath = target.pathname.replace(/\/+$/, '')
       const path = `${basePath}${extraPath}` || '/'
