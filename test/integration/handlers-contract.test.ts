@@ -1,0 +1,48 @@
+import t from 'tap'
+import { createHandlerPool } from '../../src/pool/handler-pool.js'
+import { loadHandlerRegistry } from '../../src/pool/handler-registry.js'
+
+/** A value of the wrong JSON type for a schema type. */
+function wrongValue(type: unknown): unknown {
+  const types = Array.isArray(type) ? type : [type]
+  if (!types.includes('object')) return { wrong: true }
+  if (!types.includes('string')) return 'not-an-object'
+  return 12345
+}
+
+t.test('every registered handler honours the contract', async (t) => {
+  const registry = await loadHandlerRegistry()
+  t.ok(registry.size >= 30, `handlers registered: ${registry.size}`)
+  const pool = createHandlerPool({ maxThreads: 2, memoryMb: 512 })
+  t.teardown(() => pool.close())
+  const ctx = { method: 'POST', accept: '*/*', providers: {}, allowPrivateNetwork: false } as const
+
+  for (const [slug, h] of registry) {
+    t.test(slug, async (t) => {
+      const m = h.module
+      t.equal(m.slug, slug, 'slug matches the folder')
+      t.ok(m.description && m.description.length >= 10, 'has a description')
+      t.equal(m.inputSchema.type, 'object', 'input schema is an object schema')
+      t.ok(m.output?.contentType && m.output.description, 'declares its output')
+      for (const [name, prop] of Object.entries(m.inputSchema.properties ?? {})) t.ok(prop.description, `${name} is documented`)
+
+      const example = structuredClone(m.example)
+      t.equal(h.validate(example, 'body'), null, 'the example is valid')
+      const out = await pool.run({ file: h.file, slug }, example, ctx, 60_000)
+      t.equal(out.kind, 'ok', `the example runs in the pool: ${JSON.stringify(out).slice(0, 300)}`)
+      if (out.kind === 'ok') {
+        const base = (s: string) => s.split(';')[0]!.trim()
+        t.equal(base(out.contentType), base(m.output.contentType), 'returns the declared content type')
+        t.ok(out.status < 400, 'success status')
+      }
+
+      const props = Object.entries(m.inputSchema.properties ?? {}).filter(([, p]) => p.type !== undefined)
+      if (props.length === 0) return
+      const [name, prop] = props[0]!
+      const bad = { ...structuredClone(m.example), [name]: wrongValue(prop.type) }
+      const problem = h.validate(bad, 'body')
+      t.ok(problem, 'an input of the wrong type is refused')
+      t.match(problem?.field ?? '', name, 'naming the field')
+    })
+  }
+})
