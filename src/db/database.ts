@@ -282,6 +282,7 @@ export interface Database {
   agents: AgentsTable
   agent_keys: AgentKeysTable
   agent_allowlist: AgentAllowlistTable
+  agent_payments: import('../services/agent-payments/tables.js').AgentPaymentsTable; agent_payment_events: import('../services/agent-payments/tables.js').AgentPaymentEventsTable
 }
 
 export type Payment = Selectable<PaymentsTable>

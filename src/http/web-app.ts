@@ -30,6 +30,7 @@ export async function buildWebApp(deps: Deps, opts: WebAppOptions = {}): Promise
   await registerOpenApi(app, deps.config)
   await app.register(healthRoutes(deps))
   await app.register(v1Routes(deps, opts.v1), { prefix: '/v1' })
+  await app.register((await import('./routes/v1/agent-payments.js')).agentPaymentRoutes(deps), { prefix: '/v1/agent' })
   await app.register(marketplaceRoutes(deps))
   return app
 }

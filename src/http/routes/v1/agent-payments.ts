@@ -1,0 +1,86 @@
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
+import type { Deps } from '../../../deps.js'
+import { appError } from '../../../errors.js'
+import { agentKeysService } from '../../../services/accounts/agent-keys.js'
+import { agentPaymentsService, type AgentPaymentsDeps } from '../../../services/agent-payments/agent-payments.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    agentId: string | null
+  }
+}
+
+const BODY_LIMIT = 64 * 1024
+const idParam = { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 64 } } } as const
+
+/**
+ * Agent-scoped payments under /v1/agent, authenticated by an agent key
+ * (`Authorization: Bearer ak_…`), not an API key: the buyer side of x402.
+ *
+ * @example
+ *   await app.register(agentPaymentRoutes(deps), { prefix: '/v1/agent' })
+ */
+export function agentPaymentRoutes(deps: Deps, opts: { now?: AgentPaymentsDeps['now']; sweepMs?: number } = {}): FastifyPluginAsync {
+  return async (app: FastifyInstance) => {
+    const keys = agentKeysService({ db: deps.db, deployment: deps.config.deployment })
+    const payments = agentPaymentsService({ ...deps, now: opts.now })
+    app.decorateRequest('agentId', null)
+    app.addHook('onRequest', async (request) => {
+      const m = /^Bearer[ ]+(\S+)\s*$/i.exec(request.headers.authorization ?? '')
+      if (!m) throw appError('missing_api_key', {}, { headers: { 'www-authenticate': 'Bearer' } })
+      const a = await keys.authenticate(m[1]!).catch((err) => {
+        throw Object.assign(err, { headers: { 'www-authenticate': 'Bearer error="invalid_token"' } })
+      })
+      request.agentId = a.agentId
+    })
+    const sweepMs = opts.sweepMs ?? 30_000
+    if (sweepMs > 0) {
+      const timer = setInterval(() => void payments.sweep().catch((err) => app.log.warn({ err }, 'agent payment sweep failed')), sweepMs)
+      timer.unref()
+      app.addHook('onClose', async () => clearInterval(timer))
+    }
+    const tags = ['agent payments']
+
+    app.post<{ Body: { url?: unknown; method?: unknown; challenge?: unknown; dry_run?: unknown } }>(
+      '/payments',
+      {
+        bodyLimit: BODY_LIMIT,
+        schema: {
+          tags,
+          summary: 'Pay a 402 challenge from the agent wallet (or preview it with dry_run)',
+          body: {
+            type: 'object',
+            required: ['url', 'challenge'],
+            additionalProperties: false,
+            properties: {
+              url: { type: 'string', maxLength: 2048 },
+              method: { type: 'string', maxLength: 10 },
+              challenge: { description: 'the v1 402 body object, or the v2 PAYMENT-REQUIRED header value', anyOf: [{ type: 'object' }, { type: 'string', maxLength: 32768 }] },
+              dry_run: { type: 'boolean' },
+            },
+          },
+        },
+      },
+      async (request, reply) => {
+        const r = await payments.pay(request.agentId!, request.body)
+        return reply.code(r.object === 'agent_payment' ? 201 : 200).send(r)
+      },
+    )
+    app.post<{ Params: { id: string }; Body: { status?: unknown; payment_response?: unknown } }>(
+      '/payments/:id/outcome',
+      {
+        bodyLimit: 16 * 1024,
+        schema: {
+          tags,
+          summary: 'Report what the seller answered; a rejection releases the reserved amount',
+          params: idParam,
+          body: { type: 'object', required: ['status'], additionalProperties: false, properties: { status: { type: 'string', enum: ['accepted', 'rejected', 'error'] }, payment_response: { type: ['object', 'null'] } } },
+        },
+      },
+      async (request) => payments.outcome(request.agentId!, request.params.id, request.body),
+    )
+    app.get<{ Params: { id: string } }>('/payments/:id', { schema: { tags, summary: 'A payment signed for this agent, with its settlement when known', params: idParam } }, async (request) =>
+      payments.get(request.agentId!, request.params.id),
+    )
+  }
+}

@@ -1,0 +1,48 @@
+import t from 'tap'
+import { startBuyerPlatform } from './buyer-fixtures.js'
+
+t.test('agent payment API: sign, pay through the proxy, outcome, status', async (t) => {
+  const p = await startBuyerPlatform(t)
+  const agent = await p.agent({ fund: 1_000_000n, caps: { daily: '5000' } })
+  const url = `${p.proxyUrl}/tollgate/toolbox/echo?msg=hi`
+  const challenge = await fetch(url)
+  t.equal(challenge.status, 402)
+  const header = challenge.headers.get('payment-required')!
+
+  const preview = await p.web.inject({ method: 'POST', url: '/v1/agent/payments', headers: agent.auth, payload: { url, challenge: header, dry_run: true } })
+  t.equal(preview.statusCode, 200, preview.body)
+  t.match(preview.json(), { object: 'agent_payment_preview', would_pay: { amount: '1000' }, headroom: { daily: '4000', monthly: null }, refusal: null })
+  t.equal(await p.deps.db.selectFrom('agent_payments').select('id').executeTakeFirst(), undefined, 'a dry run records nothing')
+
+  const res = await p.web.inject({ method: 'POST', url: '/v1/agent/payments', headers: agent.auth, payload: { url, challenge: header } })
+  t.equal(res.statusCode, 201, res.body)
+  const pay = res.json()
+  t.match(pay, { object: 'agent_payment', header: 'PAYMENT-SIGNATURE', amount: '1000', headroom: { daily: '4000' } })
+  const paid = await fetch(url, { headers: { [pay.header]: pay.value } })
+  t.equal(paid.status, 200, await paid.clone().text())
+  const pr = JSON.parse(Buffer.from(paid.headers.get('payment-response')!, 'base64').toString())
+  t.equal(pr.payer.toLowerCase(), agent.address.toLowerCase())
+  const out = await p.web.inject({ method: 'POST', url: `/v1/agent/payments/${pay.payment_id}/outcome`, headers: agent.auth, payload: { status: 'accepted', payment_response: pr } })
+  t.equal(out.statusCode, 200, out.body)
+  t.match(out.json(), { status: 'accepted', settlement: { payment_id: pr.paymentId } })
+  const events = await p.deps.db.selectFrom('agent_payment_events').select('type').where('agent_payment_id', '=', pay.payment_id).orderBy('id').execute()
+  t.same(events.map((e) => e.type), ['sending', 'accepted'])
+
+  // v1 body challenge gets an X-PAYMENT header
+  const v1 = await (await fetch(url)).json()
+  const res1 = await p.web.inject({ method: 'POST', url: '/v1/agent/payments', headers: agent.auth, payload: { url, challenge: v1 } })
+  t.equal(res1.statusCode, 201, res1.body)
+  t.equal(res1.json().header, 'X-PAYMENT')
+  const paid1 = await fetch(url, { headers: { 'x-payment': res1.json().value } })
+  t.equal(paid1.status, 200)
+
+  // rejection releases
+  const res2 = await p.web.inject({ method: 'POST', url: '/v1/agent/payments', headers: agent.auth, payload: { url, challenge: header } })
+  t.match(res2.json().headroom, { daily: '2000' })
+  await p.web.inject({ method: 'POST', url: `/v1/agent/payments/${res2.json().payment_id}/outcome`, headers: agent.auth, payload: { status: 'rejected' } })
+  const res3 = await p.web.inject({ method: 'POST', url: '/v1/agent/payments', headers: agent.auth, payload: { url, challenge: header, dry_run: true } })
+  t.match(res3.json().headroom, { daily: '2000' }, 'rejected amount released (3000 spent after this one)')
+
+  t.equal((await p.web.inject({ method: 'POST', url: '/v1/agent/payments', payload: { url, challenge: header } })).statusCode, 401)
+  t.equal((await p.web.inject({ method: 'POST', url: '/v1/agent/payments', headers: { authorization: 'Bearer ak_test_nope' }, payload: { url, challenge: header } })).statusCode, 401)
+})
