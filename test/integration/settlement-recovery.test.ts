@@ -35,7 +35,7 @@ t.test('settlement recovery, risk and sync mode', async (t) => {
     t.test(`worker crash at ${stage} is resolved by a fresh worker`, async (t) => {
       const st = await payMany(platform, payer.key, 10, 5)
       t.ok(st.every((s) => s === 200))
-      const crashing = createSettler(deps, { hooks: { [stage]: () => { throw new Crash(stage) } } })
+      const crashing = createSettler(deps, { hooks: { [stage]: () => { throw new Error(stage) } } })
       await t.rejects(crashing.runOnce(), { message: stage })
       const fresh = createSettler(deps, { stuckAfterMs: 0 })
       await fresh.sweep()
@@ -118,7 +118,8 @@ t.test('settlement recovery, risk and sync mode', async (t) => {
       message: { authorizer: p.address, nonce: row.nonce as Hex },
     })
     const hash = await wallet.writeContract({ address: devnet.usdcAddress, abi: usdcAbi, functionName: 'cancelAuthorization', args: [getAddress(p.address), row.nonce as Hex, signature] })
-    t.equal((await deps.chain.waitForTransactionReceipt({ hash })).status, 'success')
+    const rc = await deps.chain.waitForTransactionReceipt({ hash })
+    t.equal(rc.status, 'success')
     await createSettler(deps).runOnce()
     const after = await db.selectFrom('payments').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow()
     t.equal(after.status, 'failed')

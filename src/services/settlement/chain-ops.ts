@@ -111,13 +111,16 @@ export function usedAuthorizations(asset: string, logs: Log[]): Set<string> {
  * (proof enough to call it settled), or that it was canceled, or nothing we can find.
  */
 export async function findAuthorizationOutcome(client: PublicClient, asset: string, p: Payment, lookbackBlocks = 50_000n): Promise<{ kind: 'used'; txHash: Hex } | { kind: 'canceled' } | { kind: 'unknown' }> {
-  const latest = await client.getBlockNumber()
+  const latest = await client.getBlockNumber({ cacheTime: 0 })
   const fromBlock = latest > lookbackBlocks ? latest - lookbackBlocks : 0n
   const address = getAddress(asset)
-  const args = { authorizer: getAddress(p.payer), nonce: p.nonce as Hex }
-  const used = await client.getContractEvents({ address, abi: usdcAbi, eventName: 'AuthorizationUsed', args, fromBlock, toBlock: latest })
+  // filtered here rather than by topic: some nodes mishandle an indexed bytes32 topic filter
+  const authorizer = getAddress(p.payer)
+  const mine = (e: { args: { authorizer?: string; nonce?: string } }) =>
+    e.args.authorizer?.toLowerCase() === authorizer.toLowerCase() && e.args.nonce?.toLowerCase() === p.nonce.toLowerCase()
+  const used = (await client.getContractEvents({ address, abi: usdcAbi, eventName: 'AuthorizationUsed', args: { authorizer }, fromBlock, toBlock: latest })).filter(mine)
   if (used[0]?.transactionHash) return { kind: 'used', txHash: used[0].transactionHash }
-  const canceled = await client.getContractEvents({ address, abi: usdcAbi, eventName: 'AuthorizationCanceled', args, fromBlock, toBlock: latest })
+  const canceled = (await client.getContractEvents({ address, abi: usdcAbi, eventName: 'AuthorizationCanceled', args: { authorizer }, fromBlock, toBlock: latest })).filter(mine)
   if (canceled.length > 0) return { kind: 'canceled' }
   return { kind: 'unknown' }
 }

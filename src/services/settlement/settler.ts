@@ -235,7 +235,7 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
 
     const data = aggregate3Data(asset, live)
     const estimate = await chain.estimateGas({ account: relayer.address, to: MULTICALL3_ADDRESS, data })
-    const fromBlock = await chain.getBlockNumber()
+    const fromBlock = await chain.getBlockNumber({ cacheTime: 0 })
     const signed = await signRelayerTx(chain, relayer, { to: MULTICALL3_ADDRESS, data, gas: (estimate * 13n) / 10n, chainId: await getChainId(), maxFeePerGasCap: feeCap })
     const batch = { id: randomUUID(), txHash: signed.hash }
     // Recorded before it leaves this process: whatever happens next, a restart can find it.
