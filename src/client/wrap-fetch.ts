@@ -1,0 +1,184 @@
+/**
+ * `wrapFetch`: a fetch that pays x402 challenges, either through the Tollgate platform from an
+ * agent's custodial wallet (`{ baseUrl, agentKey }`: caps and allowlists enforced server-side)
+ * or locally with the buyer's own key (`{ privateKey }`). One payment per request at most.
+ */
+import { privateKeyToAccount } from 'viem/accounts'
+import { ChallengeError, parseChallenge, type ParsedChallenge, type Requirement } from './challenge.js'
+import { PaymentRefusedError } from './errors.js'
+import { paymentHeader, signExact } from './sign-exact.js'
+
+export interface PlatformPayOptions {
+  /** the Tollgate API, e.g. http://localhost:4020 */
+  baseUrl: string
+  /** `ak_test_…` / `ak_live_…` */
+  agentKey: string
+}
+
+export interface LocalPayOptions {
+  privateKey: `0x${string}`
+  /** refuse requirements above this many atomic units (default: no limit) */
+  maxAmount?: bigint
+  /** chain ids this key may pay on (default: any the challenge names) */
+  chainIds?: number[]
+}
+
+export type WrapFetchOptions = PlatformPayOptions | LocalPayOptions
+
+/** The decoded `PAYMENT-RESPONSE` / `X-PAYMENT-RESPONSE` plus what was paid. */
+export interface PaymentInfo {
+  success: boolean
+  transaction: string
+  network: string
+  payer: string
+  /** the seller platform's payment id, when it sends one */
+  paymentId?: string
+  /** Tollgate's id of the payment it signed (platform mode) */
+  agentPaymentId?: string
+  amount: string
+  payTo: string
+  header: 'X-PAYMENT' | 'PAYMENT-SIGNATURE'
+}
+
+export type PaidResponse = Response & { payment?: PaymentInfo }
+export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>
+
+/**
+ * @example
+ *   const pay = wrapFetch(fetch, { baseUrl: 'http://localhost:4020', agentKey: process.env.TOLLGATE_AGENT_KEY! })
+ *   const res = await pay('http://localhost:4021/tollgate/toolbox/uuid-generator')
+ *   console.log(await res.json(), res.payment?.transaction)
+ */
+export function wrapFetch(fetchImpl: FetchLike, opts: WrapFetchOptions): (input: string | URL | Request, init?: RequestInit) => Promise<PaidResponse> {
+  const payer = 'privateKey' in opts ? localPayer(opts) : platformPayer(fetchImpl, opts)
+  return async (input, init) => {
+    const request = new Request(input, init)
+    if (request.headers.has('x-payment') || request.headers.has('payment-signature')) return fetchImpl(request)
+    const retry = request.clone()
+    const first = await fetchImpl(request)
+    if (first.status !== 402) return first
+    const ch = await readChallenge(first)
+    const signed = await payer.sign(ch, request)
+    retry.headers.set(signed.header, signed.value)
+    const res = (await fetchImpl(retry)) as PaidResponse
+    const decoded = decodePaymentResponse(res.headers.get('payment-response') ?? res.headers.get('x-payment-response'))
+    const accepted = res.status !== 402 && (decoded?.success ?? res.ok)
+    await payer.report?.(signed, res.status === 402 ? 'rejected' : accepted ? 'accepted' : 'error', decoded)
+    if (res.status === 402) {
+      const reason = await refusalReason(res.clone())
+      throw new PaymentRefusedError('payment_rejected', `the seller refused the payment: ${reason}`, { reason }, 402, res)
+    }
+    const info: PaymentInfo = {
+      success: decoded?.success ?? res.ok,
+      transaction: decoded?.transaction ?? '',
+      network: decoded?.network ?? signed.network,
+      payer: decoded?.payer ?? signed.payer,
+      paymentId: decoded?.paymentId,
+      agentPaymentId: signed.agentPaymentId,
+      amount: signed.amount,
+      payTo: signed.payTo,
+      header: signed.header,
+    }
+    Object.defineProperty(res, 'payment', { value: info, enumerable: true })
+    return res
+  }
+}
+
+interface Signed {
+  header: 'X-PAYMENT' | 'PAYMENT-SIGNATURE'
+  value: string
+  amount: string
+  payTo: string
+  payer: string
+  network: string
+  agentPaymentId?: string
+}
+
+interface Payer {
+  sign(ch: { parsed: ParsedChallenge | undefined; raw: unknown }, request: Request): Promise<Signed>
+  report?(s: Signed, status: 'accepted' | 'rejected' | 'error', response: Record<string, unknown> | undefined): Promise<void>
+}
+
+function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Payer {
+  const base = o.baseUrl.replace(/\/+$/, '')
+  const headers = { authorization: `Bearer ${o.agentKey}`, 'content-type': 'application/json' }
+  return {
+    async sign(ch, request) {
+      const res = await fetchImpl(`${base}/v1/agent/payments`, { method: 'POST', headers, body: JSON.stringify({ url: request.url, method: request.method, challenge: ch.raw }) })
+      const body = (await res.json().catch(() => ({}))) as Record<string, unknown>
+      if (!res.ok) {
+        const { code, message, statusCode: _s, error: _e, ...details } = body
+        throw new PaymentRefusedError(typeof code === 'string' ? code : 'platform_error', typeof message === 'string' ? message : `the platform answered ${res.status}`, details, res.status)
+      }
+      return { header: body.header as Signed['header'], value: body.value as string, amount: body.amount as string, payTo: body.pay_to as string, payer: body.payer as string, network: body.network as string, agentPaymentId: body.payment_id as string }
+    },
+    async report(s, status, response) {
+      await fetchImpl(`${base}/v1/agent/payments/${s.agentPaymentId}/outcome`, { method: 'POST', headers, body: JSON.stringify({ status, payment_response: response ?? null }) })
+        .then((r) => r.body?.cancel())
+        .catch(() => {}) // the expiry sweep settles an unreported outcome
+    },
+  }
+}
+
+function localPayer(o: LocalPayOptions): Payer {
+  const account = privateKeyToAccount(o.privateKey)
+  const key = Buffer.from(o.privateKey.slice(2), 'hex')
+  return {
+    async sign(ch) {
+      if (!ch.parsed) throw new PaymentRefusedError('invalid_challenge', 'the 402 carries no readable x402 challenge')
+      const ok = ch.parsed.accepts
+        .filter((r): r is Requirement & { chainId: number; extra: { name: string; version: string } } => r.scheme === 'exact' && r.chainId !== undefined && r.extra !== undefined && /^0x[0-9a-fA-F]{40}$/.test(r.asset))
+        .filter((r) => !o.chainIds || o.chainIds.includes(r.chainId))
+        .sort((a, b) => (a.amount < b.amount ? -1 : a.amount > b.amount ? 1 : 0))
+      if (ok.length === 0) throw new PaymentRefusedError('unsupported_requirements', 'no exact EVM requirement with an EIP-712 token domain')
+      const req = ok[0]!
+      if (o.maxAmount !== undefined && req.amount > o.maxAmount) throw new PaymentRefusedError('spend_cap_exceeded', `the price ${req.amount} is above maxAmount ${o.maxAmount}`, { cap: 'max_amount', remaining: o.maxAmount.toString() })
+      const payload = signExact(key, account.address, { chainId: req.chainId, asset: req.asset, token: req.extra, payTo: req.payTo, amount: req.amount, maxTimeoutSeconds: req.maxTimeoutSeconds }, Math.floor(Date.now() / 1000))
+      const h = paymentHeader(ch.parsed, req, payload)
+      return { ...h, amount: req.amount.toString(), payTo: req.payTo, payer: account.address, network: req.network }
+    },
+  }
+}
+
+/** The v2 header wins when a server sends both (as the official v2 clients do). */
+async function readChallenge(res: Response): Promise<{ parsed: ParsedChallenge | undefined; raw: unknown }> {
+  const header = res.headers.get('payment-required')
+  const text = await res.text().catch(() => '')
+  let body: unknown
+  try {
+    body = JSON.parse(text)
+  } catch {
+    body = undefined
+  }
+  for (const raw of [header, body]) {
+    if (raw === null || raw === undefined) continue
+    try {
+      return { parsed: parseChallenge(raw), raw }
+    } catch (err) {
+      if (!(err instanceof ChallengeError)) throw err
+    }
+  }
+  if (header === null && body === undefined) throw new PaymentRefusedError('invalid_challenge', 'the server answered 402 without an x402 challenge', {}, 402)
+  return { parsed: undefined, raw: header ?? body }
+}
+
+async function refusalReason(res: Response): Promise<string> {
+  const h = res.headers.get('payment-required')
+  try {
+    if (h) return String(JSON.parse(Buffer.from(h, 'base64').toString('utf8')).error ?? 'unknown')
+    return String(((await res.json()) as { error?: string }).error ?? 'unknown')
+  } catch {
+    return 'unknown'
+  }
+}
+
+/** Decodes a `PAYMENT-RESPONSE` / `X-PAYMENT-RESPONSE` header (base64 JSON); undefined when absent or unreadable. */
+export function decodePaymentResponse(header: string | null): (Record<string, unknown> & { success?: boolean; transaction?: string; network?: string; payer?: string; paymentId?: string }) | undefined {
+  if (!header) return undefined
+  try {
+    const v = JSON.parse(Buffer.from(header, 'base64').toString('utf8'))
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? v : undefined
+  } catch {
+    return undefined
+  }
+}
