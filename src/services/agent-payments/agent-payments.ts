@@ -318,7 +318,7 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
      */
     async sweep(limit = 200): Promise<{ expired: number; spent: number }> {
       const nowS = Math.floor(now().getTime() / 1000)
-      const rows = await db.selectFrom('agent_payments').selectAll().where('status', '=', 'reserved').where('valid_before', '<', String(nowS)).limit(limit).execute()
+      const rows = await db.selectFrom('agent_payments').selectAll().where('status', '=', 'reserved').where('valid_before', '<', String(nowS)).orderBy('valid_before').limit(limit).execute()
       let expired = 0
       let spent = 0
       for (const row of rows) {
