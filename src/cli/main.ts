@@ -1,0 +1,391 @@
+/**
+ * The `tollgate` command line: pay-per-call fetch for agents, the marketplace, payment status,
+ * user creation and the embedded dev chain. `bin/tollgate.js` runs it (from source via tsx, or
+ * built from dist). Exit codes: 0 success, 1 usage or other error, 2 payment refused,
+ * 3 HTTP error (status >= 400).
+ */
+import { readFileSync, realpathSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { parseChallenge, type ParsedChallenge } from '../client/challenge.js'
+import { PaymentRefusedError } from '../client/errors.js'
+import { wrapFetch, type FetchLike } from '../client/wrap-fetch.js'
+import { createMarketplaceClient, MarketplaceError, MarketplaceNotFoundError } from '../marketplace-client.js'
+
+export const EXIT = { ok: 0, usage: 1, refused: 2, http: 3 } as const
+
+export interface Io {
+  stdout(chunk: string | Uint8Array): void
+  stderr(line: string): void
+  env: Record<string, string | undefined>
+  fetch?: FetchLike
+  /** where ~/.config/tollgate/config.json is looked up (default os.homedir()) */
+  home?: string
+  /** resolves when the user asks to stop (devnet); default SIGINT/SIGTERM */
+  untilStopped?: () => Promise<void>
+}
+
+const DEFAULT_API_URL = 'http://localhost:4020'
+
+const HELP = `tollgate — pay-per-call x402 APIs from the command line
+
+usage: tollgate <command> [options]
+
+commands:
+  fetch -X <METHOD> <url> [-H 'k: v']... [-d data | --json obj] [--inspect]
+                         call an x402 endpoint, paying from the agent wallet
+  marketplace list [--source s] [--category c] [--search q] [--network n]
+  marketplace show <id>  the marketplace catalogue
+  payments status <id>   a payment signed for this agent, with its settlement
+  users create --email e --password p
+                         create a user (operator; reads the server environment)
+  devnet [--port n]      run the embedded dev chain until Ctrl-C
+
+configuration:
+  TOLLGATE_AGENT_KEY     agent key (ak_test_… / ak_live_…), or "agent_key" in ~/.config/tollgate/config.json
+  TOLLGATE_API_URL       platform API (default ${DEFAULT_API_URL}), or "api_url" in the config file
+
+exit codes: 0 success, 1 usage or other error, 2 payment refused, 3 HTTP error (status >= 400)
+Run "tollgate <command> --help" for a command's options.
+`
+
+const FETCH_HELP = `usage: tollgate fetch [-X METHOD] <url> [options]
+
+Calls <url>; on a 402 the platform signs the payment from the agent wallet (caps and allowlist
+enforced) and the call is retried once with the payment header.
+
+options:
+  -X, --request METHOD   HTTP method (default GET, or POST with a body)
+  -H, --header 'k: v'    request header (repeatable)
+  -d, --data DATA        request body as given
+      --json OBJ         JSON request body (validated; sets content-type: application/json)
+      --inspect          print the 402 challenge (price in USDC, network, payTo, asset, timeout,
+                         input schema) and the agent's cap headroom; pays nothing
+  -h, --help             this help
+
+output: the response body on stdout; the payment receipt (amount, payTo, payer, payment id,
+transaction when known) on stderr.
+exit codes: 0 success, 1 usage or other error, 2 payment refused, 3 HTTP error (status >= 400)
+`
+
+const MARKETPLACE_HELP = `usage: tollgate marketplace list [--source catalog|bazaar|platform] [--category c] [--search q] [--network n] [--json]
+       tollgate marketplace show <id>
+`
+const PAYMENTS_HELP = 'usage: tollgate payments status <payment-id>\n'
+const DEVNET_HELP = 'usage: tollgate devnet [--port 8545]\n\nStarts anvil with test USDC and Multicall3, prints the RPC URL and accounts, runs until Ctrl-C.\n'
+
+/** Runs one command line; resolves to the exit code. */
+export async function runCli(argv: string[], io: Io = processIo()): Promise<number> {
+  const [cmd, ...rest] = argv
+  try {
+    switch (cmd) {
+      case 'fetch':
+        return await fetchCmd(rest, io)
+      case 'marketplace':
+        return await marketplaceCmd(rest, io)
+      case 'payments':
+        return await paymentsCmd(rest, io)
+      case 'users': {
+        if (rest.includes('--help') || rest.includes('-h')) return help(io, 'usage: tollgate users create --email <email> [--password <password> | env TOLLGATE_USER_PASSWORD]\n')
+        const { createUserCli } = await import('./users.js')
+        const code = await createUserCli(rest, { out: (l) => io.stdout(l + '\n'), err: io.stderr, env: io.env })
+        return code === 2 ? EXIT.usage : code
+      }
+      case 'devnet':
+        return await devnetCmd(rest, io)
+      case undefined:
+      case '-h':
+      case '--help':
+      case 'help':
+        io.stdout(HELP)
+        return cmd === undefined ? EXIT.usage : EXIT.ok
+      default:
+        io.stderr(`unknown command "${cmd}"\n\n${HELP}`)
+        return EXIT.usage
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.stderr(`${err.message}\n`)
+      return EXIT.usage
+    }
+    io.stderr(`error: ${(err as Error).message}\n`)
+    return EXIT.usage
+  }
+}
+
+class UsageError extends Error {}
+
+function help(io: Io, text: string): number {
+  io.stdout(text)
+  return EXIT.ok
+}
+
+function settings(io: Io): { apiUrl: string; agentKey: string | undefined } {
+  let file: { agent_key?: unknown; api_url?: unknown } = {}
+  const p = path.join(io.home ?? os.homedir(), '.config', 'tollgate', 'config.json')
+  try {
+    file = JSON.parse(readFileSync(p, 'utf8'))
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new UsageError(`cannot read ${p}: ${(err as Error).message}`)
+  }
+  const apiUrl = io.env.TOLLGATE_API_URL || (typeof file.api_url === 'string' ? file.api_url : undefined) || DEFAULT_API_URL
+  const agentKey = io.env.TOLLGATE_AGENT_KEY || (typeof file.agent_key === 'string' ? file.agent_key : undefined)
+  return { apiUrl: apiUrl.replace(/\/+$/, ''), agentKey }
+}
+
+function parse<R>(run: () => R, usage: string): R {
+  try {
+    return run()
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}\n\n${usage}`)
+  }
+}
+
+async function fetchCmd(args: string[], io: Io): Promise<number> {
+  const { values: v, positionals } = parse(
+    () => parseArgs({ args, allowPositionals: true, strict: true, options: {
+      request: { type: 'string', short: 'X' },
+      header: { type: 'string', short: 'H', multiple: true },
+      data: { type: 'string', short: 'd' },
+      json: { type: 'string' },
+      inspect: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    } }),
+    FETCH_HELP,
+  )
+  if (v.help) return help(io, FETCH_HELP)
+  if (positionals.length !== 1) throw new UsageError(`expected one URL\n\n${FETCH_HELP}`)
+  const url = positionals[0]!
+  try {
+    const u = new URL(url)
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error()
+  } catch {
+    throw new UsageError(`not an http(s) URL: ${url}`)
+  }
+  if (v.data !== undefined && v.json !== undefined) throw new UsageError('use either -d/--data or --json, not both')
+  const headers = new Headers()
+  for (const h of v.header ?? []) {
+    const i = h.indexOf(':')
+    if (i <= 0) throw new UsageError(`a header is "name: value", got "${h}"`)
+    headers.append(h.slice(0, i).trim(), h.slice(i + 1).trim())
+  }
+  let body: string | undefined = v.data
+  if (v.json !== undefined) {
+    try {
+      body = JSON.stringify(JSON.parse(v.json))
+    } catch {
+      throw new UsageError('--json is not valid JSON')
+    }
+    if (!headers.has('content-type')) headers.set('content-type', 'application/json')
+  }
+  const method = (v.request ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase()
+  if (!/^[A-Z]{1,10}$/.test(method)) throw new UsageError(`not an HTTP method: ${method}`)
+  const init: RequestInit = { method, headers, body }
+  const f = io.fetch ?? fetch
+  const { apiUrl, agentKey } = settings(io)
+  if (v.inspect) return inspect(url, init, f, io, apiUrl, agentKey)
+  if (!agentKey) throw new UsageError('no agent key: set TOLLGATE_AGENT_KEY or "agent_key" in ~/.config/tollgate/config.json')
+  let res
+  try {
+    res = await wrapFetch(f, { baseUrl: apiUrl, agentKey })(url, init)
+  } catch (err) {
+    if (err instanceof PaymentRefusedError) {
+      const { headroom: _h, ...details } = err.details
+      io.stderr(`payment refused (${err.code}): ${err.message}\n`)
+      if (Object.keys(details).length) io.stderr(`  ${JSON.stringify(details)}\n`)
+      if (err.response) io.stdout(new Uint8Array(await err.response.arrayBuffer()))
+      return EXIT.refused
+    }
+    throw err
+  }
+  io.stdout(new Uint8Array(await res.arrayBuffer()))
+  const p = res.payment
+  if (p) {
+    io.stderr(
+      `paid ${usdc(p.amount)} USDC to ${p.payTo} from ${p.payer}\n` +
+        `  payment ${p.agentPaymentId ?? '-'}${p.paymentId ? ` (seller payment ${p.paymentId})` : ''}\n` +
+        `  transaction ${p.transaction || 'pending (settles asynchronously; see tollgate payments status)'} on ${p.network}\n`,
+    )
+  }
+  if (res.status >= 400) {
+    io.stderr(`HTTP ${res.status} ${res.statusText}\n`)
+    return EXIT.http
+  }
+  return EXIT.ok
+}
+
+async function inspect(url: string, init: RequestInit, f: FetchLike, io: Io, apiUrl: string, agentKey: string | undefined): Promise<number> {
+  const res = await f(url, init)
+  if (res.status !== 402) {
+    io.stderr(`no payment required: HTTP ${res.status}\n`)
+    io.stdout(new Uint8Array(await res.arrayBuffer()))
+    return res.status >= 400 ? EXIT.http : EXIT.ok
+  }
+  const header = res.headers.get('payment-required')
+  const text = await res.text()
+  let v1: unknown
+  try {
+    v1 = JSON.parse(text)
+  } catch {
+    v1 = undefined
+  }
+  const parsed: ParsedChallenge[] = []
+  for (const raw of [header, v1]) {
+    if (raw === null || raw === undefined) continue
+    try {
+      parsed.push(parseChallenge(raw))
+    } catch {
+      // not a challenge of this generation
+    }
+  }
+  if (parsed.length === 0) {
+    io.stderr('the 402 carries no readable x402 challenge\n')
+    return EXIT.refused
+  }
+  const ch = parsed[0]!
+  const out: string[] = [`402 Payment Required: ${init.method} ${url}`, `x402 version ${ch.version}${parsed.length > 1 ? ` (also offered as v${parsed[1]!.version})` : ''}`]
+  ch.accepts.forEach((r, i) => {
+    const schema = r.inputSchema ?? parsed.slice(1).flatMap((c) => c.accepts).find((o) => o.inputSchema !== undefined)?.inputSchema
+    out.push(
+      `requirement ${i + 1}:`,
+      `  price    ${usdc(r.amount.toString())} USDC (${r.amount} atomic units)`,
+      `  scheme   ${r.scheme}`,
+      `  network  ${r.network}${r.chainId ? ` (chain ${r.chainId})` : ''}`,
+      `  payTo    ${r.payTo}`,
+      `  asset    ${r.asset}${r.extra ? ` (${r.extra.name} v${r.extra.version})` : ''}`,
+      `  timeout  ${r.maxTimeoutSeconds} s`,
+    )
+    if (r.description) out.push(`  about    ${r.description}`)
+    if (schema !== undefined) out.push(`  input    ${JSON.stringify(schema, null, 2).replace(/\n/g, '\n           ')}`)
+  })
+  if (!agentKey) out.push('cap headroom: unknown (no agent key; set TOLLGATE_AGENT_KEY)')
+  else {
+    const r = await f(`${apiUrl}/v1/agent/payments`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${agentKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url, method: init.method, challenge: header ?? v1, dry_run: true }),
+    })
+    const b = (await r.json().catch(() => ({}))) as Record<string, any>
+    if (!r.ok) out.push(`cap headroom: unavailable (${b.code ?? r.status}: ${b.message ?? ''})`)
+    else {
+      const cap = (x: string | null) => (x === null ? 'no cap' : `${usdc(x)} USDC`)
+      out.push(
+        b.would_pay ? `would pay ${usdc(b.would_pay.amount)} USDC to ${b.would_pay.pay_to} on ${b.would_pay.network}` : `would not pay: ${b.refusal?.code}: ${b.refusal?.message}`,
+        `cap headroom${b.would_pay ? ' after this payment' : ''}:`,
+        `  per transaction  ${cap(b.headroom.per_transaction)}`,
+        `  daily (UTC)      ${cap(b.headroom.daily)}   (spent today ${usdc(b.spent.daily)} USDC)`,
+        `  monthly (UTC)    ${cap(b.headroom.monthly)}   (spent this month ${usdc(b.spent.monthly)} USDC)`,
+      )
+      if (b.balance !== null && b.balance !== undefined) out.push(`wallet balance ${usdc(b.balance)} USDC`)
+    }
+  }
+  out.push('nothing was paid (--inspect)')
+  io.stdout(out.join('\n') + '\n')
+  return EXIT.ok
+}
+
+async function marketplaceCmd(args: string[], io: Io): Promise<number> {
+  const [sub, ...rest] = args
+  const { values: v, positionals } = parse(
+    () => parseArgs({ args: rest, allowPositionals: true, strict: true, options: { source: { type: 'string' }, category: { type: 'string' }, search: { type: 'string' }, network: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } }),
+    MARKETPLACE_HELP,
+  )
+  if (v.help || sub === '--help' || sub === '-h') return help(io, MARKETPLACE_HELP)
+  const market = createMarketplaceClient({ baseUrl: settings(io).apiUrl, fetch: (io.fetch ?? fetch) as typeof fetch })
+  try {
+    if (sub === 'list') {
+      const filters = Object.fromEntries(Object.entries({ source: v.source, category: v.category, search: v.search, network: v.network }).filter(([, x]) => x !== undefined))
+      const agents = await market.listAgents(filters as never)
+      if (v.json) io.stdout(JSON.stringify(agents, null, 2) + '\n')
+      else {
+        for (const a of agents as Array<Record<string, any>>) {
+          const eps = Array.isArray(a.endpoints) ? a.endpoints : []
+          io.stdout(`${a.id}  ${a.name}  [${a.category}]  ${eps.length} endpoint${eps.length === 1 ? '' : 's'}\n`)
+        }
+        io.stderr(`${agents.length} entr${agents.length === 1 ? 'y' : 'ies'}\n`)
+      }
+      return EXIT.ok
+    }
+    if (sub === 'show' && positionals.length === 1) {
+      io.stdout(JSON.stringify(await market.getAgent(positionals[0]!), null, 2) + '\n')
+      return EXIT.ok
+    }
+  } catch (err) {
+    if (err instanceof MarketplaceNotFoundError || err instanceof MarketplaceError) {
+      io.stderr(`${err.message}\n`)
+      return EXIT.http
+    }
+    throw err
+  }
+  throw new UsageError(MARKETPLACE_HELP)
+}
+
+async function paymentsCmd(args: string[], io: Io): Promise<number> {
+  const [sub, id, ...extra] = args
+  if (sub === '--help' || sub === '-h' || id === '--help') return help(io, PAYMENTS_HELP)
+  if (sub !== 'status' || !id || extra.length) throw new UsageError(PAYMENTS_HELP)
+  const { apiUrl, agentKey } = settings(io)
+  if (!agentKey) throw new UsageError('no agent key: set TOLLGATE_AGENT_KEY or "agent_key" in ~/.config/tollgate/config.json')
+  const res = await (io.fetch ?? fetch)(`${apiUrl}/v1/agent/payments/${encodeURIComponent(id)}`, { headers: { authorization: `Bearer ${agentKey}` } })
+  const body = await res.text()
+  if (!res.ok) {
+    io.stderr(`HTTP ${res.status}: ${body}\n`)
+    return EXIT.http
+  }
+  io.stdout(JSON.stringify(JSON.parse(body), null, 2) + '\n')
+  return EXIT.ok
+}
+
+async function devnetCmd(args: string[], io: Io): Promise<number> {
+  const { values: v } = parse(() => parseArgs({ args, strict: true, options: { port: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }), DEVNET_HELP)
+  if (v.help) return help(io, DEVNET_HELP)
+  const port = Number(v.port ?? 8545)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0..65535\n\n${DEVNET_HELP}`)
+  const { startDevnet } = await import('../chain/devnet.js')
+  const devnet = await startDevnet({ port })
+  const a = devnet.accounts
+  io.stdout(
+    [
+      `RPC URL   ${devnet.rpcUrl}`,
+      `chain id  ${devnet.chainId}`,
+      `USDC      ${devnet.usdcAddress}`,
+      `Multicall3 ${devnet.multicall3Address}`,
+      'accounts (anvil dev keys: public, never use them elsewhere):',
+      ...Object.entries({ relayer: a.relayer, demoPayer: a.demoPayer, receiver: a.receiver, faucet: a.faucet }).map(([k, x]) => `  ${k.padEnd(10)} ${x.address}  ${x.privateKey}`),
+      'Ctrl-C to stop',
+    ].join('\n') + '\n',
+  )
+  await (io.untilStopped ?? waitForSignal)()
+  await devnet.stop()
+  return EXIT.ok
+}
+
+function waitForSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    process.once('SIGINT', () => resolve())
+    process.once('SIGTERM', () => resolve())
+  })
+}
+
+/** Atomic units (6 decimals) as a decimal USDC string without trailing zeros. */
+export function usdc(atomic: string): string {
+  const a = BigInt(atomic)
+  const frac = (a % 1_000_000n).toString().padStart(6, '0').replace(/0+$/, '')
+  return `${a / 1_000_000n}${frac ? `.${frac}` : ''}`
+}
+
+function processIo(): Io {
+  return { stdout: (c) => process.stdout.write(c), stderr: (l) => process.stderr.write(l), env: process.env }
+}
+
+function isMain(): boolean {
+  try {
+    return process.argv[1] !== undefined && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url))
+  } catch {
+    return false
+  }
+}
+
+if (isMain()) process.exitCode = await runCli(process.argv.slice(2))

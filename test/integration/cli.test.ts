@@ -1,0 +1,97 @@
+import { execFile } from 'node:child_process'
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import t from 'tap'
+import { usdcAbi } from '../../src/chain/usdc-abi.js'
+import { runCli, type Io } from '../../src/cli/main.js'
+import { startBuyerPlatform } from './buyer-fixtures.js'
+
+const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/tollgate.js')
+
+function capture(env: Record<string, string | undefined>, home = mkdtempSync(path.join(os.tmpdir(), 'tg-cli-'))) {
+  const out: Buffer[] = []
+  const err: string[] = []
+  const io: Io = { stdout: (c) => out.push(Buffer.from(c)), stderr: (l) => err.push(l), env, home }
+  return { io, out: () => Buffer.concat(out).toString(), err: () => err.join('') }
+}
+
+t.test('tollgate CLI: fetch pays, --inspect pays nothing, refusals and HTTP errors have their exit codes', async (t) => {
+  const p = await startBuyerPlatform(t)
+  const agent = await p.agent({ fund: 1_000_000n, caps: { daily: '100000' } })
+  const env = { TOLLGATE_API_URL: p.webUrl, TOLLGATE_AGENT_KEY: agent.key }
+  const url = `${p.proxyUrl}/tollgate/toolbox/echo`
+  const balance = () => p.deps.chain.readContract({ address: p.deps.config.chain.usdc.address, abi: usdcAbi, functionName: 'balanceOf', args: [agent.address] })
+  const counts = async () => ({
+    agent: (await p.deps.db.selectFrom('agent_payments').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n,
+    seller: (await p.deps.db.selectFrom('payments').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n,
+    events: (await p.deps.db.selectFrom('agent_payment_events').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n,
+  })
+
+  // --inspect: prints the challenge and headroom, changes nothing
+  const before = { balance: await balance(), counts: await counts() }
+  const ins = capture(env)
+  t.equal(await runCli(['fetch', '-X', 'POST', url, '--json', '{"msg":"hi"}', '--inspect'], ins.io), 0, ins.err())
+  t.match(ins.out(), /price\s+0\.001 USDC \(1000 atomic units\)/)
+  t.match(ins.out(), /network\s+eip155:84532/)
+  t.match(ins.out(), new RegExp(`payTo\\s+${p.devnet.accounts.receiver.address}`, 'i'))
+  t.match(ins.out(), /timeout\s+\d+ s/)
+  t.match(ins.out(), /input\s+\{/)
+  t.match(ins.out(), /daily \(UTC\)\s+0\.099 USDC/)
+  t.match(ins.out(), /nothing was paid/)
+  t.same({ balance: await balance(), counts: await counts() }, before, '--inspect changed no balance and no table')
+
+  // a paid call through the real bin (tsx from source)
+  const r = await promisify(execFile)(process.execPath, [bin, 'fetch', '-X', 'POST', url, '--json', '{"msg":"paid"}'], { env: { ...process.env, ...env } })
+  t.same(JSON.parse(r.stdout), { echo: { msg: 'paid' } }, 'body on stdout')
+  t.match(r.stderr, /paid 0\.001 USDC to 0x[0-9a-fA-F]{40} from 0x/i)
+  t.match(r.stderr, /payment [0-9a-f-]{36} \(seller payment [0-9a-f-]{36}\)/)
+  const paymentId = /payment ([0-9a-f-]{36})/.exec(r.stderr)![1]!
+
+  const st = capture(env)
+  t.equal(await runCli(['payments', 'status', paymentId], st.io), 0)
+  t.match(JSON.parse(st.out()), { id: paymentId, status: 'accepted', amount: '1000', settlement: { status: /verified|served|settling|settled/ } })
+
+  // GET with query, config file instead of env
+  const home = mkdtempSync(path.join(os.tmpdir(), 'tg-cli-'))
+  mkdirSync(path.join(home, '.config', 'tollgate'), { recursive: true })
+  writeFileSync(path.join(home, '.config', 'tollgate', 'config.json'), JSON.stringify({ agent_key: agent.key, api_url: p.webUrl }))
+  const g = capture({}, home)
+  t.equal(await runCli(['fetch', `${url}?msg=cfg`, '-H', 'accept: application/json'], g.io), 0, g.err())
+  t.same(JSON.parse(g.out()), { echo: { msg: 'cfg' } })
+
+  // refused: exit 2, nothing signed
+  const stingy = await p.agent({ fund: 1_000_000n, caps: { per_transaction: '10' } })
+  const n = await counts()
+  const ref = capture({ ...env, TOLLGATE_AGENT_KEY: stingy.key })
+  t.equal(await runCli(['fetch', `${url}?msg=x`], ref.io), 2)
+  t.match(ref.err(), /payment refused \(spend_cap_exceeded\)/)
+  t.same(await counts(), n)
+
+  // HTTP error: exit 3
+  const nf = capture(env)
+  t.equal(await runCli(['fetch', `${p.proxyUrl}/tollgate/toolbox/nope`], nf.io), 3)
+
+  // usage: exit 1
+  for (const args of [['fetch'], ['fetch', 'not a url'], ['fetch', url, '--json', '{bad'], ['nope'], ['fetch', url, '--bogus']]) {
+    const u = capture(env)
+    t.equal(await runCli(args, u.io), 1, args.join(' '))
+  }
+  const nokey = capture({ TOLLGATE_API_URL: p.webUrl })
+  t.equal(await runCli(['fetch', url], nokey.io), 1)
+  t.match(nokey.err(), /TOLLGATE_AGENT_KEY/)
+  for (const args of [['--help'], ['fetch', '--help'], ['marketplace', '--help'], ['payments', '--help'], ['devnet', '--help'], ['users', '--help']]) {
+    const h = capture(env)
+    t.equal(await runCli(args, h.io), 0, args.join(' '))
+    t.match(h.out(), /usage: tollgate/)
+  }
+
+  // marketplace over the web app
+  const m = capture(env)
+  t.equal(await runCli(['marketplace', 'list', '--json'], m.io), 0, m.err())
+  t.ok(Array.isArray(JSON.parse(m.out())))
+  const ms = capture(env)
+  t.equal(await runCli(['marketplace', 'show', '00000000-0000-0000-0000-000000000000'], ms.io), 3)
+})
