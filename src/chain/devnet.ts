@@ -159,13 +159,23 @@ export async function setupDevnetContracts(rpcUrl: string): Promise<{ chainId: n
 
 /**
  * Mints test USDC (base units, 6 decimals) on a devnet and waits for the receipt.
- * Sent from the faucet account through anvil's unlocked-account signing, so anvil assigns the
- * nonce and concurrent calls do not collide.
+ * Sent from the faucet account through anvil's unlocked-account signing; calls are queued per
+ * chain so concurrent mints do not race for the same nonce.
  *
  * @example
  * await mintUsdc(devnet.rpcUrl, payer, 5_000_000n) // 5 USDC
  */
-export async function mintUsdc(rpcUrl: string, to: Address, amount: bigint): Promise<Hex> {
+export function mintUsdc(rpcUrl: string, to: Address, amount: bigint): Promise<Hex> {
+  // one mint at a time per chain in this process: viem fills the faucet's nonce itself, so two
+  // concurrent mints could pick the same one
+  const prev = mintQueue.get(rpcUrl) ?? Promise.resolve()
+  const next = prev.catch(() => {}).then(() => mintNow(rpcUrl, to, amount))
+  mintQueue.set(rpcUrl, next)
+  return next
+}
+const mintQueue = new Map<string, Promise<unknown>>()
+
+async function mintNow(rpcUrl: string, to: Address, amount: bigint): Promise<Hex> {
   const probe = createPublicClient({ transport: http(rpcUrl) })
   const chain = devnetChain(await probe.getChainId(), rpcUrl)
   const pub = createPublicClient({ chain, transport: http(rpcUrl), pollingInterval: 50 })

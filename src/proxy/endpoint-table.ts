@@ -120,10 +120,15 @@ export async function endpointTable(deps: { db: Kysely<Database>; redis: Redis; 
   const sub = deps.redis.duplicate()
   sub.on('error', () => {})
   const channel = deps.key('registry', 'changed')
-  await sub.subscribe(channel)
+  // Redis may be down at start: (re)subscribe whenever the connection comes up, and reload then,
+  // since messages may have been missed; the periodic reload covers the rest
+  const subscribe = () => sub.subscribe(channel).catch(() => {})
   sub.on('message', () => void reload())
-  // a lost message (e.g. while reconnecting) is caught up by the periodic reload and on reconnect
-  sub.on('ready', () => void reload())
+  sub.on('ready', () => {
+    void subscribe()
+    void reload()
+  })
+  await subscribe()
   const timer = setInterval(() => void reload(), opts.reloadMs ?? 30_000)
   timer.unref()
   return {

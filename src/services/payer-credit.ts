@@ -29,6 +29,12 @@ local stale = 0
 if redis.call('EXISTS', KEYS[5]) == 0 then stale = 1 end
 return {0, stale}
 `
+const RELEASE_LUA = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local left = redis.call('DECRBY', KEYS[1], ARGV[1])
+if left < 0 then redis.call('SET', KEYS[1], '0') end
+return 1
+`
 const CODES: GuardResult[] = ['ok', 'nonce_used', 'blocked', 'insufficient', 'unknown_balance']
 
 /** Values above this cannot be tracked exactly in Redis; no USDC payer holds that much anyway. */
@@ -71,7 +77,9 @@ export function payerCredit(deps: { redis: Redis; db: Kysely<Database>; key(...p
     },
     /** gives back a reservation whose payment was not recorded or was voided */
     async release(p: { payer: string; asset: string; value: bigint }): Promise<void> {
-      await redis.decrby(k.exposure(p.asset, p.payer), p.value.toString())
+      // A missing key (cold cache, flushed Redis) stays missing: it is rebuilt from Postgres, and a
+      // negative exposure would overstate the payer's credit.
+      await redis.eval(RELEASE_LUA, 1, k.exposure(p.asset, p.payer), p.value.toString())
     },
     /** frees a nonce whose payment was never recorded, so the same header may be retried */
     async forgetNonce(payer: string, nonce: string): Promise<void> {

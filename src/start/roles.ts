@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../deps.js'
 import { buildProxyApp } from '../http/proxy-app.js'
 import { buildWebApp } from '../http/web-app.js'
+import { createSyncSettlement } from '../services/settlement/sync.js'
 
 export interface Role {
   name: string
@@ -22,7 +23,8 @@ export async function startWeb(deps: Deps): Promise<Role> {
 }
 
 export async function startProxy(deps: Deps): Promise<Role> {
-  const app = await buildProxyApp(deps)
+  // endpoints in `sync` mode settle before responding, with the same relayers as the workers
+  const app = await buildProxyApp(deps, { sync: createSyncSettlement(deps) })
   const url = await listen(app, deps.config.host, deps.config.proxyPort)
   return { name: 'proxy', url, stop: () => app.close() }
 }

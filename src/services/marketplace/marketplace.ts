@@ -108,9 +108,14 @@ export function createMarketplace(deps: Pick<Deps, 'db' | 'redis' | 'config' | '
       subscriber = sub
       sub.on('error', () => {})
       sub.on('message', invalidate)
-      // messages may have been missed while disconnected
-      sub.on('ready', invalidate)
-      await sub.subscribe(registryChannel(deps), marketplaceChannel(deps))
+      // Redis may be down at start: subscribe again whenever the connection comes (back) up;
+      // messages may have been missed meanwhile, so invalidate too
+      const subscribe = () => sub.subscribe(registryChannel(deps), marketplaceChannel(deps)).catch(() => {})
+      sub.on('ready', () => {
+        void subscribe()
+        invalidate()
+      })
+      await subscribe()
     },
 
     async close(): Promise<void> {
