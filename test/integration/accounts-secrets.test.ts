@@ -19,7 +19,7 @@ t.test('secret scan: no key, wallet key or upstream header value in any later re
   const agent = (await app.inject({ method: 'POST', url: '/v1/agents', headers: H, payload: { name: 'a' } })).json()
   secrets.push((await app.inject({ method: 'POST', url: `/v1/agents/${agent.address}/keys`, headers: H, payload: { name: 'k' } })).json().secret)
   await app.inject({ method: 'POST', url: `/v1/agents/${agent.address}/allowlist`, headers: H, payload: { kind: 'host', value: 'api.example.com' } })
-  const fw = (await app.inject({ method: 'GET', url: '/v1/funding-wallet', headers: H })).json()
+  await app.inject({ method: 'GET', url: '/v1/funding-wallet', headers: H }) // creates the funding wallet and its encrypted key
   await app.inject({ method: 'POST', url: '/v1/sellers', headers: H, payload: { namespace: 'scan-me' } })
   await app.inject({ method: 'POST', url: '/v1/sellers/scan-me/services', headers: H, payload: { name: 'svc', pay_to: agent.address } })
   const upstreamValue = 'UPSTREAM-HEADER-VALUE-0123456789'

@@ -95,7 +95,6 @@ const bazaarListing = {
   ],
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function get(app: FastifyInstance, url: string, headers: Record<string, string> = {}): Promise<{ res: Awaited<ReturnType<FastifyInstance['inject']>>; body: any }> {
   const res = await app.inject({ method: 'GET', url, headers })
   return { res, body: res.body ? res.json() : undefined }
