@@ -283,6 +283,7 @@ export interface Database {
   agent_keys: AgentKeysTable
   agent_allowlist: AgentAllowlistTable
   agent_payments: import('../services/agent-payments/tables.js').AgentPaymentsTable; agent_payment_events: import('../services/agent-payments/tables.js').AgentPaymentEventsTable
+  topups: import('../services/topups/tables.js').TopupsTable
 }
 
 export type Payment = Selectable<PaymentsTable>
