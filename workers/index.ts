@@ -6,9 +6,10 @@ import { balanceRefresh } from './balance-refresh.js'
 import type { JobModule } from './job.js'
 import { recoverySweep } from './recovery-sweep.js'
 import { settlementTick } from './settlement-tick.js'
+import { topupCheck } from './topup-check.js'
 
 /** Every job this role runs, by name. */
-export const jobs: ReadonlyArray<JobModule<any>> = [settlementTick, recoverySweep, balanceRefresh]
+export const jobs: ReadonlyArray<JobModule<any>> = [settlementTick, recoverySweep, balanceRefresh, topupCheck]
 
 export interface RunningWorkers {
   close(): Promise<void>
