@@ -4,7 +4,9 @@ import { createTestClient, createWalletClient, http, parseEther, type Address } 
 import { mintUsdc } from '../../src/chain/devnet.js'
 import { usdcAbi } from '../../src/chain/usdc-abi.js'
 import { createDeps, type Deps } from '../../src/deps.js'
+import { buildWebApp } from '../../src/http/web-app.js'
 import { agentsService } from '../../src/services/accounts/agents.js'
+import { apiKeysService } from '../../src/services/accounts/api-keys.js'
 import { usersService } from '../../src/services/accounts/users.js'
 import { createTopups, type TopupOptions } from '../../src/services/topups/topups.js'
 import { custodialAccount } from '../../src/services/wallets/custodial-wallet.js'
@@ -141,6 +143,20 @@ t.test('an empty funding wallet: retried with backoff, then failed and reported;
   for (let i = 0; i < 3; i++) t.equal((await topups.runOnce()).created, 0)
   t.equal((await rows(s.agent)).length, 1)
   t.equal((await topups.listForAgent(list[0]!.agent_id))[0]!.status, 'failed')
+
+  // reported through the API; another user's agent is "not found"
+  const app = await buildWebApp(deps, { logger: false })
+  t.teardown(() => app.close())
+  const keys = apiKeysService({ db: deps.db, deployment: config.deployment })
+  const mine = { authorization: `Bearer ${(await keys.create(s.user.id, 'test')).secret}` }
+  const res = await app.inject({ method: 'GET', url: `/v1/agents/${s.agent}/top-ups`, headers: mine })
+  t.equal(res.statusCode, 200)
+  const body = res.json() as { object: string; data: Array<Record<string, unknown>> }
+  t.equal(body.object, 'list')
+  t.match(body.data, [{ object: 'top_up', agent: s.agent, need: 1, status: 'failed', attempts: 3, tx_hash: null, error: /insufficient_funds/ }])
+  const stranger = await usersService({ db: deps.db }).create(`s${randomBytes(4).toString('hex')}@example.com`, 'correct horse battery')
+  const theirs = { authorization: `Bearer ${(await keys.create(stranger.id, 'test')).secret}` }
+  t.equal((await app.inject({ method: 'GET', url: `/v1/agents/${s.agent}/top-ups`, headers: theirs })).statusCode, 404)
 
   // the user funds the wallet and re-arms top-ups (any settings update): a new need is paid
   await mintUsdc(devnet.rpcUrl, s.funding as Address, 50n * USDC)

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto'
-import { sql } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import { getAddress, parseGwei, type Hex, type TransactionReceipt } from 'viem'
 import { MULTICALL3_ADDRESS } from '../../chain/multicall3-abi.js'
 import { usdcAbi } from '../../chain/usdc-abi.js'
-import type { Payment } from '../../db/database.js'
+import type { Database, Payment } from '../../db/database.js'
 import type { Deps } from '../../deps.js'
 import { findAuthorizationOutcome, reasonFromRevert, transferCallData, usedAuthorizations } from '../settlement/chain-ops.js'
 import { broadcast, relayerLock, relayersFromKeys, signRelayerTx, type Relayer } from '../settlement/relayer.js'
@@ -61,6 +61,12 @@ export function topupView(r: Topup): TopupView {
     created_at: new Date(r.created_at).toISOString(),
     updated_at: new Date(r.updated_at).toISOString(),
   }
+}
+
+/** Top-ups of one agent, newest need first (what GET /v1/agents/{address}/top-ups lists). */
+export async function listTopups(db: Kysely<Database>, agentId: string, limit = 100): Promise<TopupView[]> {
+  const rows = await db.selectFrom('topups').selectAll().where('agent_id', '=', agentId).orderBy('need_seq', 'desc').limit(limit).execute()
+  return rows.map(topupView)
 }
 
 /** A failure that counts as an attempt (and is retried with backoff). */
@@ -363,10 +369,7 @@ export function createTopups(deps: Deps, opts: TopupOptions = {}) {
       return { created, processed: await processDue() }
     },
     /** Top-ups of one agent, newest need first. */
-    async listForAgent(agentId: string, limit = 100): Promise<TopupView[]> {
-      const rows = await db.selectFrom('topups').selectAll().where('agent_id', '=', agentId).orderBy('need_seq', 'desc').limit(limit).execute()
-      return rows.map(topupView)
-    },
+    listForAgent: (agentId: string, limit?: number) => listTopups(db, agentId, limit),
   }
 }
 

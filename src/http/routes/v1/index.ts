@@ -13,6 +13,7 @@ import { fundingWalletRoutes } from './funding-wallet.js'
 import { historyRoutes } from './history.js'
 import { sellerRoutes } from './sellers.js'
 import { sessionRoutes } from './session.js'
+import { topUpRoutes } from './top-ups.js'
 
 export interface V1Options {
   /** requests per minute per API key or session (default 600) */
@@ -54,5 +55,6 @@ export function v1Routes(deps: Deps, opts: V1Options = {}): FastifyPluginAsync {
     await app.register(async (a) => fundingWalletRoutes(a, ctx))
     await app.register(async (a) => historyRoutes(a, ctx))
     await app.register(async (a) => sellerRoutes(a, ctx))
+    await app.register(async (a) => topUpRoutes(a, ctx))
   }
 }
