@@ -6,7 +6,10 @@ import { usdcAbi } from '../../chain/usdc-abi.js'
 import { appError, AppError } from '../../errors.js'
 import { ChallengeError, parseChallenge, sameResource, type ParsedChallenge, type Requirement } from '../../client/challenge.js'
 import { paymentHeader, signExact } from '../../client/sign-exact.js'
+import { AGENT_KEY_PREFIXES } from '../accounts/agent-keys.js'
+import { digestsEqual, hashSecret, isWellFormed } from '../accounts/secret-token.js'
 import { walletAad } from '../wallets/custodial-wallet.js'
+import { reservationWriter } from './insert-batcher.js'
 import { decryptSecret } from '../wallets/wallet-crypto.js'
 import { MAX_COUNTED, spendWindows, windowsAt, type Windows } from './spend-windows.js'
 import type { AgentPaymentStatus } from './tables.js'
@@ -16,7 +19,7 @@ export interface AgentPaymentsDeps {
   db: Kysely<Database>
   redis: Redis
   key(...parts: string[]): string
-  config: Pick<Readonly<Config>, 'chain' | 'masterKey' | 'proxyUrl'>
+  config: Pick<Readonly<Config>, 'chain' | 'masterKey' | 'proxyUrl' | 'deployment'>
   chain: PublicClient
   /** injectable for tests of the UTC day/month boundaries */
   now?: () => Date
@@ -67,7 +70,7 @@ export interface DryRun {
   refusal: { code: string; message: string; [k: string]: unknown } | null
 }
 
-interface AgentRow {
+export interface AgentRow {
   id: string
   address: string
   encrypted_key: string
@@ -98,16 +101,47 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
   const balances = new Map<string, { value: bigint; at: number; spent: bigint }>()
   const usdc = config.chain.usdc.address.toLowerCase()
   const proxyOrigin = safeOrigin(config.proxyUrl)
+  const writer = reservationWriter(db)
+  const keyPrefix = AGENT_KEY_PREFIXES[config.deployment]
+  // concurrent requests with the same key share one look-up (nothing is cached past it, so a revoke is immediate)
+  const inflight = new Map<string, Promise<(AgentRow & { key_id: string; revoked_at: Date | null; secret_hash: string }) | undefined>>()
+  const touched = new Map<string, number>()
 
-  async function loadAgent(agentId: string): Promise<AgentRow> {
-    const row = await db
+  const agentQuery = () =>
+    db
       .selectFrom('agents as a')
       .select(['a.id', 'a.address', 'a.encrypted_key', 'a.cap_per_transaction', 'a.cap_daily', 'a.cap_monthly'])
       .select(sql<AgentRow['allowlist']>`coalesce((select json_agg(json_build_object('kind', l.kind, 'value', l.value)) from agent_allowlist l where l.agent_id = a.id), '[]'::json)`.as('allowlist'))
-      .where('a.id', '=', agentId)
-      .executeTakeFirst()
+
+  async function loadAgent(agentId: string): Promise<AgentRow> {
+    const row = await agentQuery().where('a.id', '=', agentId).executeTakeFirst()
     if (!row) throw appError('not_found', { what: 'agent' })
     return row
+  }
+
+  /** Agent bearer → the agent with its caps and allowlist, in one query. */
+  async function authenticate(bearer: string): Promise<AgentRow> {
+    if (!isWellFormed(bearer, keyPrefix)) throw appError('invalid_api_key')
+    const hash = hashSecret(bearer)
+    let p = inflight.get(hash)
+    if (!p) {
+      p = agentQuery()
+        .innerJoin('agent_keys as k', 'k.agent_id', 'a.id')
+        .select(['k.id as key_id', 'k.revoked_at', 'k.secret_hash'])
+        .where('k.secret_hash', '=', hash)
+        .executeTakeFirst()
+        .finally(() => inflight.delete(hash))
+      inflight.set(hash, p)
+    }
+    const row = await p
+    if (!row || !digestsEqual(row.secret_hash, hash) || row.revoked_at !== null) throw appError('invalid_api_key')
+    const last = touched.get(row.key_id) ?? 0
+    if (Date.now() - last > 60_000) {
+      touched.set(row.key_id, Date.now())
+      void db.updateTable('agent_keys').set({ last_used_at: sql`now()` }).where('id', '=', row.key_id).execute().catch(() => {})
+    }
+    const { key_id: _k, revoked_at: _r, secret_hash: _s, ...agent } = row
+    return agent
   }
 
   async function windowTotals(agentId: string, w: Windows): Promise<{ day: bigint; month: bigint }> {
@@ -220,10 +254,11 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
   }
 
   return {
+    authenticate,
     /** Signs a payment for the challenge, or (dry_run) says what would be paid and the headroom. */
-    async pay(agentId: string, body: PayBody): Promise<SignedPayment | DryRun> {
+    async pay(who: string | AgentRow, body: PayBody): Promise<SignedPayment | DryRun> {
       if (body.dry_run !== undefined && typeof body.dry_run !== 'boolean') throw appError('invalid_parameter', { param: 'dry_run', detail: 'expected true or false' }, { details: { param: 'dry_run' } })
-      const agent = await loadAgent(agentId)
+      const agent = typeof who === 'string' ? await loadAgent(who) : who
       const at = now()
       const w = windowsAt(at)
       if (body.dry_run) return preview(agent, body, w)
@@ -240,14 +275,22 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
         const payload = signExact(key, agent.address, { chainId: config.chain.chainId, asset: req.asset, token, payTo: req.payTo, amount: req.amount, maxTimeoutSeconds: req.maxTimeoutSeconds }, Math.floor(at.getTime() / 1000))
         key.fill(0)
         const a = payload.authorization
-        const inserted = await sql<{ id: string }>`
-          with p as (
-            insert into agent_payments (agent_id, status, x402_version, url, method, network, asset, payer, pay_to, amount, nonce, valid_after, valid_before, day_window, month_window)
-            values (${agent.id}, 'reserved', ${req.version}, ${url.href}, ${method}, ${req.network}, ${req.asset.toLowerCase()}, ${agent.address.toLowerCase()}, ${req.payTo.toLowerCase()}, ${req.amount.toString()}, ${a.nonce}, ${a.validAfter}, ${a.validBefore}, ${w.day}, ${w.month})
-            returning id
-          ), e as (insert into agent_payment_events (agent_payment_id, type) select id, 'sending' from p)
-          select id from p`.execute(db)
-        const id = inserted.rows[0]!.id
+        const id = await writer.write({
+          agent_id: agent.id,
+          x402_version: req.version,
+          url: url.href,
+          method,
+          network: req.network,
+          asset: req.asset.toLowerCase(),
+          payer: agent.address.toLowerCase(),
+          pay_to: req.payTo.toLowerCase(),
+          amount: req.amount.toString(),
+          nonce: a.nonce,
+          valid_after: a.validAfter,
+          valid_before: a.validBefore,
+          day_window: w.day,
+          month_window: w.month,
+        })
         const c = balances.get(agent.address)
         if (c) c.spent += req.amount
         const { header, value } = paymentHeader(ch, req, payload)

@@ -1,12 +1,11 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import type { Deps } from '../../../deps.js'
 import { appError } from '../../../errors.js'
-import { agentKeysService } from '../../../services/accounts/agent-keys.js'
-import { agentPaymentsService, type AgentPaymentsDeps } from '../../../services/agent-payments/agent-payments.js'
+import { agentPaymentsService, type AgentPaymentsDeps, type AgentRow } from '../../../services/agent-payments/agent-payments.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
-    agentId: string | null
+    agent: AgentRow | null
   }
 }
 
@@ -22,16 +21,14 @@ const idParam = { type: 'object', required: ['id'], properties: { id: { type: 's
  */
 export function agentPaymentRoutes(deps: Deps, opts: { now?: AgentPaymentsDeps['now']; sweepMs?: number } = {}): FastifyPluginAsync {
   return async (app: FastifyInstance) => {
-    const keys = agentKeysService({ db: deps.db, deployment: deps.config.deployment })
     const payments = agentPaymentsService({ ...deps, now: opts.now })
-    app.decorateRequest('agentId', null)
+    app.decorateRequest('agent', null)
     app.addHook('onRequest', async (request) => {
       const m = /^Bearer[ ]+(\S+)\s*$/i.exec(request.headers.authorization ?? '')
       if (!m) throw appError('missing_api_key', {}, { headers: { 'www-authenticate': 'Bearer' } })
-      const a = await keys.authenticate(m[1]!).catch((err) => {
+      request.agent = await payments.authenticate(m[1]!).catch((err) => {
         throw Object.assign(err, { headers: { 'www-authenticate': 'Bearer error="invalid_token"' } })
       })
-      request.agentId = a.agentId
     })
     const sweepMs = opts.sweepMs ?? 30_000
     if (sweepMs > 0) {
@@ -62,7 +59,7 @@ export function agentPaymentRoutes(deps: Deps, opts: { now?: AgentPaymentsDeps['
         },
       },
       async (request, reply) => {
-        const r = await payments.pay(request.agentId!, request.body)
+        const r = await payments.pay(request.agent!, request.body)
         return reply.code(r.object === 'agent_payment' ? 201 : 200).send(r)
       },
     )
@@ -77,10 +74,10 @@ export function agentPaymentRoutes(deps: Deps, opts: { now?: AgentPaymentsDeps['
           body: { type: 'object', required: ['status'], additionalProperties: false, properties: { status: { type: 'string', enum: ['accepted', 'rejected', 'error'] }, payment_response: { type: ['object', 'null'] } } },
         },
       },
-      async (request) => payments.outcome(request.agentId!, request.params.id, request.body),
+      async (request) => payments.outcome(request.agent!.id, request.params.id, request.body),
     )
     app.get<{ Params: { id: string } }>('/payments/:id', { schema: { tags, summary: 'A payment signed for this agent, with its settlement when known', params: idParam } }, async (request) =>
-      payments.get(request.agentId!, request.params.id),
+      payments.get(request.agent!.id, request.params.id),
     )
   }
 }

@@ -1,0 +1,117 @@
+/**
+ * Buyer-side signing throughput, all in one run (`npm run bench:buyer`):
+ *   local signing      signExact + header in-process with the buyer's own key (the baseline)
+ *   platform-signed    POST /v1/agent/payments over HTTP: agent-key auth, agent + allowlist
+ *                      read, Redis cap reservation (per-transaction, daily, monthly caps set),
+ *                      custodial key decrypt, native secp256k1 signature, reservation insert
+ * The platform cases are measured at full load and at a fixed 1,000 payments/s. "Added latency"
+ * is what an agent waits for the platform instead of signing locally. Nothing is asserted.
+ *
+ *   node --import tsx bench/buyer.bench.ts [seconds-per-case] [connections]
+ */
+import { randomBytes } from 'node:crypto'
+import os from 'node:os'
+import autocannon from 'autocannon'
+import { sql } from 'kysely'
+import { privateKeyToAccount } from 'viem/accounts'
+import { mintUsdc, startDevnet } from '../src/chain/devnet.js'
+import { parseChallenge } from '../src/client/challenge.js'
+import { paymentHeader, signExact } from '../src/client/sign-exact.js'
+import { loadConfig } from '../src/config.js'
+import { createDb } from '../src/db/create-db.js'
+import { migrateToLatest } from '../src/db/migrate.js'
+import { createDeps } from '../src/deps.js'
+import { buildWebApp } from '../src/http/web-app.js'
+import { agentKeysService } from '../src/services/accounts/agent-keys.js'
+import { agentsService } from '../src/services/accounts/agents.js'
+import { usersService } from '../src/services/accounts/users.js'
+import { buildChallenge } from '../src/x402/challenge.js'
+
+const seconds = Number(process.argv[2] ?? 5)
+const connections = Number(process.argv[3] ?? 16)
+
+const devnet = await startDevnet({ port: 0 })
+const schema = `bench_buyer_${Date.now().toString(36)}`
+const masterKey = randomBytes(32).toString('hex')
+const config = loadConfig({
+  DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+  DATABASE_SCHEMA: schema,
+  REDIS_PREFIX: `tgbench:${schema}`,
+  RPC_URL: devnet.rpcUrl,
+  PROXY_URL: 'http://127.0.0.1:45922',
+  TOLLGATE_RECEIVER_ADDRESS: devnet.accounts.receiver.address,
+  TOLLGATE_MASTER_KEY: masterKey,
+  LOG_LEVEL: 'silent',
+})
+const migrationDb = createDb({ databaseUrl: config.databaseUrl, schema, max: 1 })
+await migrateToLatest(migrationDb, schema)
+await migrationDb.destroy()
+const deps = createDeps(config)
+
+const user = await usersService({ db: deps.db }).create(`bench-${schema}@example.com`, 'correct horse battery')
+const agents = agentsService({ db: deps.db, masterKey: () => Buffer.from(masterKey, 'hex') })
+// caps enforced on every payment, but high enough that the run never hits them
+const agent = await agents.create(user.id, { name: 'bench', spend_caps: { per_transaction: '10000', daily: '1000000000000', monthly: '1000000000000' } })
+const row = await agents.find(user.id, agent.address)
+const key = await agentKeysService({ db: deps.db, deployment: config.deployment }).create({ id: row.id, address: agent.address }, 'bench')
+await mintUsdc(devnet.rpcUrl, agent.address as `0x${string}`, 1_000_000_000_000n)
+
+const resourceUrl = `${config.proxyUrl}/tollgate/toolbox/echo`
+const ch = buildChallenge({ resourceUrl, description: 'echo', mimeType: 'application/json', payTo: devnet.accounts.receiver.address, amount: 1000n, maxTimeoutSeconds: 60, chain: config.chain, method: 'GET' })
+const body = JSON.stringify({ url: resourceUrl, method: 'GET', challenge: ch.v2HeaderValue })
+
+const web = await buildWebApp(deps, { logger: false })
+await web.listen({ port: 0, host: '127.0.0.1' })
+const webUrl = `http://127.0.0.1:${(web.server.address() as { port: number }).port}`
+
+interface Row {
+  name: string
+  rps: number
+  p50: number
+  p99: number
+  errors: number
+}
+const rows: Row[] = []
+
+// local signing baseline: sequential, in-process
+{
+  const pk = `0x${randomBytes(32).toString('hex')}` as const
+  const from = privateKeyToAccount(pk).address
+  const keyBytes = Buffer.from(pk.slice(2), 'hex')
+  const parsed = parseChallenge(ch.v2HeaderValue)
+  const req = parsed.accepts[0]!
+  const lat: number[] = []
+  const end = performance.now() + seconds * 1000
+  while (performance.now() < end) {
+    const t0 = performance.now()
+    paymentHeader(parsed, req, signExact(keyBytes, from, { chainId: req.chainId!, asset: req.asset, token: req.extra!, payTo: req.payTo, amount: req.amount, maxTimeoutSeconds: req.maxTimeoutSeconds }, Math.floor(Date.now() / 1000)))
+    lat.push(performance.now() - t0)
+  }
+  lat.sort((a, b) => a - b)
+  const q = (p: number) => Number(lat[Math.floor((lat.length - 1) * p)]!.toFixed(3))
+  rows.push({ name: 'local signing (1 thread, in-process)', rps: lat.length / seconds, p50: q(0.5), p99: q(0.99), errors: 0 })
+}
+
+async function platform(name: string, overallRate?: number): Promise<Row> {
+  const r = await autocannon({ url: `${webUrl}/v1/agent/payments`, method: 'POST', headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' }, body, connections, duration: seconds, overallRate })
+  const row = { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.non2xx + r.errors }
+  process.stderr.write(`${name}: ${Math.round(row.rps)} payments/s, p50 ${row.p50} ms, p99 ${row.p99} ms${row.errors ? `, ${row.errors} errors` : ''}\n`)
+  return row
+}
+// warm up (JIT, pools, balance cache, counters)
+await autocannon({ url: `${webUrl}/v1/agent/payments`, method: 'POST', headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' }, body, connections: 4, amount: 500 })
+rows.push(await platform(`platform-signed, full load (${connections} connections)`))
+rows.push(await platform('platform-signed at 1,000 payments/s', 1000))
+
+const signed = await deps.db.selectFrom('agent_payments').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()
+console.log(`\n${seconds} s per case, node ${process.version}, ${os.cpus().length} cores; ${signed.n} reservations recorded\n`)
+console.log('| case | payments/s | p50 ms | p99 ms | errors |')
+console.log('|---|---:|---:|---:|---:|')
+for (const r of rows) console.log(`| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.errors} |`)
+const local = rows[0]!
+console.log(`\nadded latency vs local signing at 1,000/s: p50 +${(rows[2]!.p50 - local.p50).toFixed(2)} ms, p99 +${(rows[2]!.p99 - local.p99).toFixed(2)} ms; full-load throughput ${((rows[1]!.rps / local.rps) * 100).toFixed(1)}% of local signing`)
+
+await web.close()
+await sql`drop schema ${sql.id(schema)} cascade`.execute(deps.db)
+await deps.close()
+await devnet.stop()
