@@ -17,6 +17,7 @@ import {
   usedAuthorizations,
   type FailureReason,
 } from './chain-ops.js'
+import { facilitatorClient, type FacilitatorClient } from './facilitator.js'
 import { broadcast, relayerLock, relayersFromKeys, signRelayerTx, type Relayer } from './relayer.js'
 import { claimServed, readyGroups, transition, type Moved } from './transitions.js'
 
@@ -42,6 +43,8 @@ export interface SettlerOptions {
   voidVerifiedAfterMs?: number
   hooks?: SettlementHooks
   relayerKeys?: readonly Hex[]
+  /** SETTLEMENT_MODE=facilitator: the external facilitator (default: config.settlement.facilitatorUrl) */
+  facilitator?: FacilitatorClient
 }
 
 export interface SettleStats {
@@ -72,6 +75,7 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
   const credit: PayerCredit = payerCredit(deps)
   const log = (msg: string, extra: Record<string, unknown> = {}) => void [msg, extra]
   let chainId: number | undefined
+  const facilitator = config.settlement.mode === 'facilitator' ? (opts.facilitator ?? facilitatorClient(config.settlement.facilitatorUrl!)) : undefined
 
   async function getChainId(): Promise<number> {
     chainId ??= await chain.getChainId()
@@ -254,6 +258,40 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
     if (receipt) await finalizeBatch({ id: batch.id, asset }, receipt, stats)
   }
 
+  /**
+   * Facilitator mode: one `/settle` per claimed payment, never for an authorization already used
+   * on chain. The returned transaction counts only once its receipt shows the AuthorizationUsed
+   * log; no answer leaves the payment to authorizationState on the next round.
+   */
+  async function settleViaFacilitator(client: FacilitatorClient, claimed: Payment[], stats: SettleStats, concurrency = 8) {
+    await hooks.afterClaim?.(claimed)
+    const queue = [...claimed]
+    const one = async (p: Payment) => {
+      if (BigInt(p.valid_before) <= BigInt(Math.floor(Date.now() / 1000) + marginS)) return fail([p], 'expired', stats)
+      const [used] = await authorizationStates(chain, p.asset, [p])
+      if (used) return resolveUsed(p, stats)
+      const out = await client.settle(p, config)
+      if (out.kind === 'unreachable') return requeue([p], 'facilitator_unreachable', stats)
+      if (out.kind === 'refused') {
+        const d = await diagnose(p)
+        if (d !== 'retry') return applyDiagnosis(p, d, stats)
+        const mapped = facilitatorReason(out.reason)
+        return mapped ? fail([p], mapped, stats) : requeue([p], `facilitator:${out.reason}`, stats)
+      }
+      const receipt = await chain.waitForTransactionReceipt({ hash: out.txHash, timeout: receiptTimeoutMs }).catch(() => null)
+      if (!receipt) return // still `settling`: the sweep's recheck decides from authorizationState
+      if (receipt.status === 'success' && usedAuthorizations(p.asset, receipt.logs).has(paymentAuthKey(p))) {
+        return settleWith([p], out.txHash, stats, { facilitator: client.url })
+      }
+      await applyDiagnosis(p, await diagnose(p), stats)
+    }
+    await Promise.all(
+      Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
+        for (let p = queue.shift(); p; p = queue.shift()) await one(p)
+      }),
+    )
+  }
+
   /** Runs fn holding the first free relayer's lock; null when every relayer is busy. */
   async function withRelayer<T>(fn: (r: Relayer) => Promise<T>, prefer?: number): Promise<{ value: T } | null> {
     const start = prefer ?? Math.floor(Math.random() * Math.max(1, relayers.length))
@@ -280,6 +318,17 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
     async runOnce(budgetMs = 10_000): Promise<SettleStats> {
       const stats = emptyStats()
       const deadline = Date.now() + budgetMs
+      if (facilitator) {
+        for (let more = true; more && Date.now() < deadline; ) {
+          more = false
+          for (const g of await readyGroups(db, config.chain.caip2)) {
+            const claimed = await claimServed(db, { ...g, limit: batchSize })
+            await settleViaFacilitator(facilitator, claimed, stats)
+            if (claimed.length === batchSize) more = true
+          }
+        }
+        return stats
+      }
       await withRelayer(async (relayer) => {
         if (!(await resolvePending(relayer, stats))) return
         let more = true
@@ -300,6 +349,10 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
     async settleClaimed(payments: Payment[], timeoutMs = 30_000): Promise<SettleStats | null> {
       const stats = emptyStats()
       const deadline = Date.now() + timeoutMs
+      if (facilitator) {
+        await settleViaFacilitator(facilitator, payments, stats)
+        return stats
+      }
       for (;;) {
         const r = await withRelayer(async (relayer) => {
           if (!(await resolvePending(relayer, stats, 5_000))) return false
@@ -365,6 +418,14 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
 }
 
 export type Settler = ReturnType<typeof createSettler>
+
+/** A facilitator's refusal the chain could not explain, as one of our failure reasons (or retry). */
+function facilitatorReason(reason: string): FailureReason | undefined {
+  if (/insufficient/i.test(reason)) return 'insufficient_funds'
+  if (/signature/i.test(reason)) return 'invalid_signature'
+  if (/valid_before|expired/i.test(reason)) return 'expired'
+  return undefined
+}
 
 function groupBy<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
   const m = new Map<string, T[]>()
