@@ -157,6 +157,7 @@ t.test('an empty funding wallet: retried with backoff, then failed and reported;
   const stranger = await usersService({ db: deps.db }).create(`s${randomBytes(4).toString('hex')}@example.com`, 'correct horse battery')
   const theirs = { authorization: `Bearer ${(await keys.create(stranger.id, 'test')).secret}` }
   t.equal((await app.inject({ method: 'GET', url: `/v1/agents/${s.agent}/top-ups`, headers: theirs })).statusCode, 404)
+  t.ok((await app.inject({ method: 'GET', url: '/docs/json' })).json().paths['/v1/agents/{address}/top-ups'], 'documented in OpenAPI')
 
   // the user funds the wallet and re-arms top-ups (any settings update): a new need is paid
   await mintUsdc(devnet.rpcUrl, s.funding as Address, 50n * USDC)
