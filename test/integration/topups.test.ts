@@ -167,3 +167,30 @@ t.test('an empty funding wallet: retried with backoff, then failed and reported;
   t.equal(await balanceOf(s.agent), AMOUNT)
   t.same((await rows(s.agent)).map((x) => [x.need_seq, x.status]), [[1, 'failed'], [2, 'confirmed']])
 })
+
+t.test('a top-up whose transaction was lost track of is confirmed from the chain, not paid again', async (t) => {
+  const s = await setup(100n * USDC)
+  const topups = createTopups(deps, fast)
+  await topups.runOnce()
+  const [done] = await rows(s.agent)
+  t.equal(done!.status, 'confirmed')
+  // as if the worker died after broadcast, before recording anything
+  await deps.db.updateTable('topups').set({ status: 'pending', tx_hash: null, confirmed_block: null }).where('id', '=', done!.id).execute()
+  const r = await topups.processDue()
+  t.same(r.map((x) => x.status), ['confirmed'])
+  const [again] = await rows(s.agent)
+  t.equal(again!.tx_hash, done!.tx_hash, 'the original transaction, found by its authorization')
+  t.equal(await balanceOf(s.agent), AMOUNT, 'no second transfer')
+})
+
+t.test('the worker role runs the job end to end', async (t) => {
+  const { startWorkers } = await import('../../workers/index.js')
+  const s = await setup(100n * USDC)
+  const workers = await startWorkers(deps, { everyMs: { 'topup-check': 200, 'settlement-tick': 60_000, 'recovery-sweep': 60_000, 'balance-refresh': 60_000 } })
+  t.teardown(() => workers.close())
+  const deadline = Date.now() + 30_000
+  while (Date.now() < deadline && (await rows(s.agent))[0]?.status !== 'confirmed') await new Promise((res) => setTimeout(res, 100))
+  await workers.close()
+  t.same((await rows(s.agent)).map((x) => x.status), ['confirmed'])
+  t.equal(await balanceOf(s.agent), AMOUNT)
+})
