@@ -101,7 +101,7 @@ async function run(name: string, url: string, headers?: string[]): Promise<Row> 
     url,
     connections,
     duration: seconds,
-    requests: headers ? [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, headers: { 'payment-signature': headers[i++ % headers.length] } }) }] : undefined,
+    requests: headers ? [{ setupRequest: (req: autocannon.Request) => ({ ...req, headers: { 'payment-signature': headers[i++ % headers.length]! } }) }] : undefined,
   })
   const expected = name.startsWith('402') ? 402 : 200
   const non = result.non2xx - (expected === 402 ? result['4xx'] : 0)

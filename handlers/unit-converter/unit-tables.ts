@@ -64,7 +64,7 @@ export const LINEAR_UNITS = {
     units: {
       J: 1, kJ: 1e3, MJ: 1e6, cal: 4.184, kcal: 4184, // thermochemical calorie
       Wh: 3600, kWh: 3.6e6, eV: 1.602176634e-19, BTU: 1055.05585262, // International Table BTU
-      'ft-lbf': 1.3558179483314004, erg: 1e-7,
+      'ft-lbf': 1.3558179483314003, erg: 1e-7, // 0.3048 m x 4.4482216152605 N, to double precision
     },
   },
 } as const satisfies Record<string, { base: string; units: Record<string, number> }>
