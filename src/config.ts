@@ -50,7 +50,7 @@ export interface Config {
     maxValidForSeconds: number
     maxHeaderBytes: number
   }
-  settlement: { batchSize: number; batchWindowMs: number; mode: 'relayer' | 'facilitator'; facilitatorUrl: string | undefined }
+  settlement: { batchSize: number; batchWindowMs: number; mode: 'relayer' | 'facilitator'; facilitatorUrl: string | undefined; /** /readyz fails and the worker warns below this relayer ETH balance */ relayerMinEthWei: bigint }
   handlers: { timeoutMs: number; maxThreads: number; memoryMb: number }
 }
 
@@ -230,6 +230,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       batchWindowMs: r.int('SETTLEMENT_BATCH_WINDOW_MS', 500, 10, 60000),
       mode: settlementMode,
       facilitatorUrl,
+      relayerMinEthWei: /^\d{1,30}$/.test(r.str('RELAYER_MIN_ETH_WEI', '5000000000000000')) ? BigInt(r.str('RELAYER_MIN_ETH_WEI', '5000000000000000')) : (r.problems.push('RELAYER_MIN_ETH_WEI: expected an integer amount of wei'), 5_000_000_000_000_000n),
     },
     handlers: {
       timeoutMs: r.int('HANDLER_TIMEOUT_MS', 10000, 100, 120000),

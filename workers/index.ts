@@ -1,15 +1,18 @@
 import { Worker } from 'bullmq'
+import { pino } from 'pino'
 import type { Deps } from '../src/deps.js'
+import { redactPaths } from '../src/logger.js'
 import { bullConnection, settlementQueue, SETTLEMENT_QUEUE } from '../src/queue/settlement-queue.js'
 import { createSettler, type SettlerOptions } from '../src/services/settlement/settler.js'
 import { balanceRefresh } from './balance-refresh.js'
-import type { JobModule } from './job.js'
+import { relayerFundsCheck } from './relayer-funds-check.js'
+import type { JobContext, JobModule } from './job.js'
 import { recoverySweep } from './recovery-sweep.js'
 import { settlementTick } from './settlement-tick.js'
 import { topupCheck } from './topup-check.js'
 
 /** Every job this role runs, by name. */
-export const jobs: ReadonlyArray<JobModule<any>> = [settlementTick, recoverySweep, balanceRefresh, topupCheck]
+export const jobs: ReadonlyArray<JobModule<any>> = [settlementTick, recoverySweep, balanceRefresh, topupCheck, relayerFundsCheck]
 
 export interface RunningWorkers {
   close(): Promise<void>
@@ -21,11 +24,14 @@ export interface StartWorkersOptions {
   everyMs?: Partial<Record<string, number>>
   /** how often schedulers are re-asserted, so a Redis flush cannot stop them for long */
   ensureEveryMs?: number
+  /** default: a pino logger at config.logLevel */
+  log?: JobContext['log']
 }
 
 /** Starts every BullMQ worker and repeatable job of this deployment; close() drains them. */
 export async function startWorkers(deps: Deps, opts: StartWorkersOptions = {}): Promise<RunningWorkers> {
   const settler = createSettler(deps, opts.settler)
+  const log = opts.log ?? pino({ level: deps.config.logLevel, redact: { paths: redactPaths, censor: '[redacted]' } })
   const queueConn = bullConnection(deps.config)
   const workerConn = bullConnection(deps.config)
   const queue = settlementQueue(deps.config, queueConn)
@@ -47,7 +53,7 @@ export async function startWorkers(deps: Deps, opts: StartWorkersOptions = {}): 
     async (job) => {
       const mod = byName.get(job.name)
       if (!mod) throw new Error(`unknown job ${job.name}`)
-      return mod.process({ deps, settler }, job)
+      return mod.process({ deps, settler, log }, job)
     },
     { connection: workerConn, prefix: deps.config.redisPrefix, concurrency: 1 },
   )

@@ -1,4 +1,5 @@
 import type { Job, JobsOptions } from 'bullmq'
+import type { Logger } from 'pino'
 import type { Deps } from '../src/deps.js'
 import type { Settler } from '../src/services/settlement/settler.js'
 
@@ -6,6 +7,8 @@ import type { Settler } from '../src/services/settlement/settler.js'
 export interface JobContext {
   deps: Deps
   settler: Settler
+  /** the worker process's logger (warnings an operator must see, e.g. relayers low on ETH) */
+  log: Pick<Logger, 'info' | 'warn' | 'error'>
 }
 
 /** A job module (STYLE habit 7): name, payload, default options, processor, and its schedule. */

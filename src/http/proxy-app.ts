@@ -66,7 +66,7 @@ export async function buildProxyApp(deps: Deps, opts: ProxyAppOptions = {}): Pro
     await ledger.drain()
     await Promise.allSettled([table.close(), pool.close(), upstream.close()])
   })
-  await app.register(healthRoutes(deps))
+  await app.register(healthRoutes(deps, (await import('../services/metrics/relayer-funds.js')).relayerReadinessChecks(deps)))
   await app.register(
     paidRoute({
       deps,

@@ -28,9 +28,11 @@ export async function buildWebApp(deps: Deps, opts: WebAppOptions = {}): Promise
   installErrorHandler(app)
   // before the routes: the OpenAPI document is built from the routes registered after it
   await registerOpenApi(app, deps.config)
-  await app.register(healthRoutes(deps))
+  await app.register(healthRoutes(deps, (await import('../services/metrics/relayer-funds.js')).relayerReadinessChecks(deps)))
   await app.register(v1Routes(deps, opts.v1), { prefix: '/v1' })
   await app.register((await import('./routes/v1/agent-payments.js')).agentPaymentRoutes(deps), { prefix: '/v1/agent' })
   await app.register(marketplaceRoutes(deps))
+  await app.register((await import('./routes/metrics/index.js')).metricsRoutes(deps))
+  await app.register((await import('./routes/ops/index.js')).opsRoutes(deps))
   return app
 }
