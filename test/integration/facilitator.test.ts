@@ -3,10 +3,12 @@ import type { Hex } from 'viem'
 import { usdcAbi } from '../../src/chain/usdc-abi.js'
 import { facilitatorClient, facilitatorRequest } from '../../src/services/settlement/facilitator.js'
 import { createSettler } from '../../src/services/settlement/settler.js'
+import { createSyncSettlement } from '../../src/services/settlement/sync.js'
+import { startWorkers } from '../../workers/index.js'
 import { withDevnet } from '../helpers/devnet.js'
 import { startLocalFacilitator } from '../helpers/local-facilitator.js'
 import { startTestPlatform } from '../helpers/platform.js'
-import { newPayer, payMany } from './settlement-helpers.js'
+import { newPayer, paidPath, payMany } from './settlement-helpers.js'
 
 t.test('SETTLEMENT_MODE=facilitator settles through POST /settle', async (t) => {
   const devnet = await withDevnet(t)
@@ -62,6 +64,34 @@ t.test('SETTLEMENT_MODE=facilitator settles through POST /settle', async (t) => 
     t.equal(second.settled, 1)
     const events = await db.selectFrom('payment_events').select('payment_id').where('to_status', '=', 'settled').execute()
     t.equal(new Set(events.map((e) => e.payment_id)).size, events.length, 'no payment settled twice')
+  })
+
+  t.test('BullMQ workers in facilitator mode settle without relayers', async (t) => {
+    const workers = await startWorkers({ ...deps, config: { ...deps.config, relayerKeys: [] } }, { everyMs: { 'settlement-tick': 200 } })
+    t.teardown(() => workers.close())
+    t.same(await payMany(platform, payer.key, 4, 2), [200, 200, 200, 200])
+    const deadline = Date.now() + 20_000
+    let open = 1
+    while (open > 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200))
+      open = (await db.selectFrom('payments').select('id').where('status', 'in', ['verified', 'served', 'settling']).execute()).length
+    }
+    await workers.close()
+    t.equal(open, 0, 'nothing left open')
+    const rows = await db.selectFrom('payments').selectAll().execute()
+    t.ok(rows.every((r) => r.status === 'settled' && fac.submitted.includes(r.tx_hash as Hex)), 'all settled by the facilitator')
+  })
+
+  t.test('sync endpoints settle through the facilitator before responding', async (t) => {
+    await db.updateTable('endpoints').set({ settlement_mode: 'sync' }).where('slug', '=', 'hash-generator').execute()
+    t.teardown(() => db.updateTable('endpoints').set({ settlement_mode: 'async' }).where('slug', '=', 'hash-generator').execute())
+    const sync = createSyncSettlement(deps)
+    const { url } = await platform.startProxy({ sync })
+    t.same(await payMany(platform, payer.key, 1, 1, url + paidPath), [200])
+    const row = await db.selectFrom('payments').selectAll().orderBy('created_at', 'desc').executeTakeFirstOrThrow()
+    t.equal(row.status, 'settled')
+    t.ok(fac.submitted.includes(row.tx_hash as Hex), 'the facilitator’s transaction')
+    t.same(await sync.settleNow(row.id), { ok: true, txHash: row.tx_hash }, 'idempotent')
   })
 
   t.test('v1 payments get the v1 wire shape', async (t) => {
