@@ -42,6 +42,8 @@ const env = {
   RPC_URL: devnet.rpcUrl,
   PROXY_URL: 'http://127.0.0.1:45921',
   TOLLGATE_RECEIVER_ADDRESS: devnet.accounts.receiver.address,
+  // the benchmark's upstream is on loopback, which the SSRF guard refuses by default
+  TOLLGATE_ALLOW_PRIVATE_UPSTREAMS: 'true',
   LOG_LEVEL: 'silent',
 }
 const config = loadConfig(env)

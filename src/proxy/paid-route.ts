@@ -258,6 +258,8 @@ export function paidRoute(p: PaidRouteDeps) {
         }
         const tx = await markServed(id, entry, request)
         if (tx instanceof Error) {
+          // destroying emits 'error' on the body; without a listener that would crash the process
+          res.body.on('error', () => {})
           res.body.destroy()
           return sendError(reply, appError('payment_not_recorded'))
         }
