@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { sql, type Kysely } from 'kysely'
 import { getAddress, parseGwei, type Hex, type TransactionReceipt } from 'viem'
 import { MULTICALL3_ADDRESS } from '../../chain/multicall3-abi.js'
-import { usdcAbi } from '../../chain/usdc-abi.js'
+import { eip3009Types, usdcAbi } from '../../chain/usdc-abi.js'
 import type { Database, Payment } from '../../db/database.js'
 import type { Deps } from '../../deps.js'
 import { findAuthorizationOutcome, reasonFromRevert, transferCallData, usedAuthorizations } from '../settlement/chain-ops.js'
@@ -231,16 +231,7 @@ export function createTopups(deps: Deps, opts: TopupOptions = {}) {
     const message = { from: account.address, to: getAddress(t.agent_address), value: BigInt(t.amount), validAfter: BigInt(now - 600), validBefore: BigInt(now + ttlS), nonce: `0x${randomBytes(32).toString('hex')}` as Hex }
     const signature = await account.signTypedData({
       domain: { name: config.chain.usdc.name, version: config.chain.usdc.version, chainId: config.chain.chainId, verifyingContract: usdc },
-      types: {
-        TransferWithAuthorization: [
-          { name: 'from', type: 'address' },
-          { name: 'to', type: 'address' },
-          { name: 'value', type: 'uint256' },
-          { name: 'validAfter', type: 'uint256' },
-          { name: 'validBefore', type: 'uint256' },
-          { name: 'nonce', type: 'bytes32' },
-        ],
-      },
+      types: { TransferWithAuthorization: eip3009Types.TransferWithAuthorization },
       primaryType: 'TransferWithAuthorization',
       message,
     })
