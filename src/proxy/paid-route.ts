@@ -3,7 +3,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { makeDomainSeparator, transferAuthDigest } from '../chain/transfer-auth-digest.js'
 import { SMART_WALLET_SIGNATURE, recoverAuthorizer } from '../chain/recover-signer.js'
 import type { Deps } from '../deps.js'
-import { AppError, appError, statusText } from '../errors.js'
+import { AppError, appError } from '../errors.js'
+import { sendAppError } from '../http/plugins/error-handler.js'
 import type { HandlerContext } from '../pool/handler-contract.js'
 import type { HandlerPool } from '../pool/handler-pool.js'
 import type { RegisteredHandler } from '../pool/handler-registry.js'
@@ -52,11 +53,6 @@ function sendChallenge(reply: FastifyReply, challenge: Challenge, reason?: Reaso
     .send(c.v1BodyJson)
 }
 
-function sendError(reply: FastifyReply, e: AppError) {
-  if (e.headers) reply.headers(e.headers)
-  return reply.code(e.statusCode).send({ statusCode: e.statusCode, code: e.code, error: statusText(e.statusCode), message: e.message, ...e.details })
-}
-
 /**
  * The paid hot path at /<namespace>/<service>/<slug>: challenge, local verification, one Redis
  * round trip (replay guard + credit), durable record, dispatch, outcome record, response headers.
@@ -103,10 +99,10 @@ export function paidRoute(p: PaidRouteDeps) {
       handler: async (request, reply) => {
         const { namespace, service, slug } = request.params as Record<string, string>
         const entry = table.get(`/${namespace}/${service}/${slug}`)
-        if (!entry) return sendError(reply, appError('not_found', { what: `endpoint /${namespace}/${service}/${slug}` }))
+        if (!entry) return sendAppError(reply, appError('not_found', { what: `endpoint /${namespace}/${service}/${slug}` }))
         const method = request.method === 'HEAD' ? 'GET' : request.method
         if (!entry.methods.has(method)) {
-          return sendError(reply, appError('method_not_allowed', { method: request.method, allow: entry.allow }, { headers: { allow: entry.allow } }))
+          return sendAppError(reply, appError('method_not_allowed', { method: request.method, allow: entry.allow }, { headers: { allow: entry.allow } }))
         }
         const challenge = entry.challenges.get(method)!
         const xPayment = request.headers['x-payment']
@@ -118,15 +114,15 @@ export function paidRoute(p: PaidRouteDeps) {
         let registered: RegisteredHandler | undefined
         if (entry.handler) {
           registered = p.handlers.get(entry.handler)
-          if (!registered) return sendError(reply, appError('service_unavailable', { detail: `the handler of ${entry.path} is not available in this process` }))
+          if (!registered) return sendAppError(reply, appError('service_unavailable', { detail: `the handler of ${entry.path} is not available in this process` }))
           const parsed = parseInput(request, method)
-          if (!parsed.ok) return sendError(reply, parsed.error)
+          if (!parsed.ok) return sendAppError(reply, parsed.error)
           const problem = registered.validate(parsed.input, method === 'GET' ? 'query' : 'body')
-          if (problem) return sendError(reply, appError('invalid_parameter', { param: problem.field, detail: problem.message }, { details: { param: problem.field } }))
+          if (problem) return sendAppError(reply, appError('invalid_parameter', { param: problem.field, detail: problem.message }, { details: { param: problem.field } }))
           input = parsed.input
         } else {
           const missing = (p.upstreamOptions(entry).requiredHeaders ?? []).find((h) => request.headers[h] === undefined)
-          if (missing) return sendError(reply, appError('invalid_parameter', { param: missing, detail: `the ${missing} header is required by this endpoint` }, { details: { param: missing } }))
+          if (missing) return sendAppError(reply, appError('invalid_parameter', { param: missing, detail: `the ${missing} header is required by this endpoint` }, { details: { param: missing } }))
         }
 
         const decoded = decodePaymentHeader(
@@ -155,7 +151,7 @@ export function paidRoute(p: PaidRouteDeps) {
           }
         } catch (err) {
           request.log.error({ err: (err as Error).message }, 'payment guard unavailable')
-          return sendError(reply, appError('payment_not_recorded'))
+          return sendAppError(reply, appError('payment_not_recorded'))
         }
         switch (guard.result) {
           case 'nonce_used':
@@ -196,7 +192,7 @@ export function paidRoute(p: PaidRouteDeps) {
         } catch (err) {
           request.log.error({ err: (err as Error).message }, 'payment record failed')
           await Promise.allSettled([credit.release({ payer, asset, value: auth.value }), credit.forgetNonce(payer, nonce)])
-          return sendError(reply, appError('payment_not_recorded'))
+          return sendAppError(reply, appError('payment_not_recorded'))
         }
         if (recorded === 'duplicate') {
           await credit.release({ payer, asset, value: auth.value }).catch(() => {})
@@ -224,10 +220,10 @@ export function paidRoute(p: PaidRouteDeps) {
             await voidPayment(e.code)
             if (out.kind === 'ok') return reply.code(out.status).type(out.contentType).send(out.body)
             if (out.kind === 'error' || out.kind === 'crashed') request.log.warn({ slug: entry.handler, detail: out.message }, 'handler failed')
-            return sendError(reply, e)
+            return sendAppError(reply, e)
           }
           const tx = await markServed(id, entry, request)
-          if (tx instanceof Error) return sendError(reply, appError('payment_not_recorded'))
+          if (tx instanceof Error) return sendAppError(reply, appError('payment_not_recorded'))
           reply.header(responseHeader, settled(tx))
           return reply.code(out.status).type(out.contentType).send(typeof out.body === 'string' ? out.body : Buffer.from(out.body.buffer, out.body.byteOffset, out.body.byteLength))
         }
@@ -249,7 +245,7 @@ export function paidRoute(p: PaidRouteDeps) {
           await voidPayment('upstream_failed')
           const timedOut = /timeout/i.test((err as Error).name + (err as Error).message)
           if ((err as { code?: string }).code !== 'ESSRF') request.log.warn({ err: (err as Error).message, endpoint: entry.path }, 'upstream failed')
-          return sendError(reply, timedOut ? appError('handler_timeout', { timeoutMs: p.upstreamOptions(entry).timeoutMs ?? 30000 }) : appError('upstream_failed', { detail: 'the seller origin could not be reached' }))
+          return sendAppError(reply, timedOut ? appError('handler_timeout', { timeoutMs: p.upstreamOptions(entry).timeoutMs ?? 30000 }) : appError('upstream_failed', { detail: 'the seller origin could not be reached' }))
         }
         if (res.status >= 400) {
           await voidPayment(`upstream_status_${res.status}`)
@@ -261,7 +257,7 @@ export function paidRoute(p: PaidRouteDeps) {
           // destroying emits 'error' on the body; without a listener that would crash the process
           res.body.on('error', () => {})
           res.body.destroy()
-          return sendError(reply, appError('payment_not_recorded'))
+          return sendAppError(reply, appError('payment_not_recorded'))
         }
         reply.code(res.status).headers(res.headers).header(responseHeader, settled(tx))
         return reply.send(res.body)
@@ -288,14 +284,14 @@ export function paidRoute(p: PaidRouteDeps) {
     app.get('/_tollgate/payments/:id', async (request, reply) => {
       const { id } = request.params as { id: string }
       if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) {
-        return sendError(reply, appError('invalid_parameter', { param: 'id', detail: 'expected a payment id (UUID)' }, { details: { param: 'id' } }))
+        return sendAppError(reply, appError('invalid_parameter', { param: 'id', detail: 'expected a payment id (UUID)' }, { details: { param: 'id' } }))
       }
       const row = await deps.db
         .selectFrom('payments')
         .select(['id', 'status', 'tx_hash', 'network', 'payer', 'pay_to', 'value', 'resource', 'failure_reason', 'created_at', 'settled_at'])
         .where('id', '=', id)
         .executeTakeFirst()
-      if (!row) return sendError(reply, appError('not_found', { what: 'payment' }))
+      if (!row) return sendAppError(reply, appError('not_found', { what: 'payment' }))
       reply.header('cache-control', row.status === 'settled' || row.status === 'voided' || row.status === 'failed' ? 'public, max-age=3600' : 'no-store')
       return {
         id: row.id,

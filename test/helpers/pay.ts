@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { PrivateKeyAccount } from 'viem/accounts'
+import { eip3009Types } from '../../src/chain/usdc-abi.js'
 import type { Challenge } from '../../src/x402/challenge.js'
 
 export interface AuthorizationOverrides {
@@ -31,16 +32,7 @@ export async function signFor(account: PrivateKeyAccount, required: Challenge['v
   }
   const signature = await account.signTypedData({
     domain: { name: req.extra.name, version: req.extra.version, chainId: o.chainId ?? Number(req.network.split(':')[1]), verifyingContract: o.verifyingContract ?? (req.asset as `0x${string}`) },
-    types: {
-      TransferWithAuthorization: [
-        { name: 'from', type: 'address' },
-        { name: 'to', type: 'address' },
-        { name: 'value', type: 'uint256' },
-        { name: 'validAfter', type: 'uint256' },
-        { name: 'validBefore', type: 'uint256' },
-        { name: 'nonce', type: 'bytes32' },
-      ],
-    },
+    types: { TransferWithAuthorization: eip3009Types.TransferWithAuthorization },
     primaryType: 'TransferWithAuthorization',
     message: { ...authorization, value: BigInt(authorization.value), validAfter: BigInt(authorization.validAfter), validBefore: BigInt(authorization.validBefore) },
   })

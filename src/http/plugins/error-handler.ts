@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
 import { AppError, appError, statusText } from '../../errors.js'
 
 /**
@@ -26,11 +26,13 @@ export function installErrorHandler(app: FastifyInstance): void {
       e = appError('internal_error', { requestId: request.id })
     }
     if (e.statusCode >= 500 && e.code !== 'internal_error') request.log.warn({ code: e.code, msg: e.message }, 'request failed')
-    if (e.headers) reply.headers(e.headers)
-    reply.code(e.statusCode).send({ statusCode: e.statusCode, code: e.code, error: statusText(e.statusCode), message: e.message, ...e.details })
+    return sendAppError(reply, e)
   })
-  app.setNotFoundHandler((request, reply) => {
-    const e = appError('route_not_found', { method: request.method, path: request.url.split('?')[0] })
-    reply.code(404).send({ statusCode: 404, code: e.code, error: statusText(404), message: e.message })
-  })
+  app.setNotFoundHandler((request, reply) => sendAppError(reply, appError('route_not_found', { method: request.method, path: request.url.split('?')[0] })))
+}
+
+/** Renders one catalogue error: its headers, its status and `{statusCode, code, error, message, ...details}`. */
+export function sendAppError(reply: FastifyReply, e: AppError): FastifyReply {
+  if (e.headers) reply.headers(e.headers)
+  return reply.code(e.statusCode).send({ statusCode: e.statusCode, code: e.code, error: statusText(e.statusCode), message: e.message, ...e.details })
 }
