@@ -53,13 +53,16 @@ interface Result {
   bytes: number
 }
 
-async function measure(app: FastifyInstance, name: string, url: string, n: number, headers: Record<string, string> = {}): Promise<Result> {
-  for (let i = 0; i < Math.min(50, n); i++) await app.inject({ url, headers }) // warm-up
+/** `url` may vary per request (a function of the request number), e.g. to defeat the page cache. */
+async function measure(app: FastifyInstance, name: string, urlOf: string | ((i: number) => string), n: number, headers: Record<string, string> = {}): Promise<Result> {
+  const at = typeof urlOf === 'string' ? () => urlOf : urlOf
+  for (let i = 0; i < Math.min(50, n); i++) await app.inject({ url: at(n + i), headers }) // warm-up
   const times = new Float64Array(n)
   let bytes = 0
   const start = performance.now()
   for (let i = 0; i < n; i++) {
     const t0 = performance.now()
+    const url = at(i)
     const res = await app.inject({ url, headers })
     times[i] = performance.now() - t0
     if (res.statusCode !== 200 && res.statusCode !== 304) throw new Error(`${url}: ${res.statusCode} ${res.body.slice(0, 200)}`)
@@ -99,6 +102,9 @@ for (const [name, url, n] of [
   ['get by id', `/api/v1/agents/marketplace/${someId}`, N],
   ['discovery, limit=100', '/discovery/resources?limit=100', N / 4],
 ] as const) results.push(await measure(app, name, url, Math.max(50, Math.round(n))))
+// every request a query not seen before: the filter, search and render cost without the page cache
+results.push(await measure(app, 'uncached: category, distinct limit 20+', (i) => `/api/v1/agents/marketplace?category=Crypto&limit=${20 + (i % 900)}`, N / 4))
+results.push(await measure(app, 'uncached: search, distinct term', (i) => `/api/v1/agents/marketplace?search=${encodeURIComponent(`number ${i % 10000}`)}&limit=20`, N / 4))
 results.push(await measure(app, 'list, If-None-Match → 304', '/api/v1/agents/marketplace?category=Crypto&limit=100', N, { 'if-none-match': etag }))
 
 const base = results[0]

@@ -25,7 +25,7 @@ const market = createMarketplace({ config } as never)
 
 t.test('search equals a naive case-insensitive scan over the four fields', async (t) => {
   for (const q of ['oracle', 'RISK', 'café', 'agent 1', 't3', 'about', 'crypto', 'zzz', 'e agent', 'le\u0000agent']) {
-    const got = JSON.parse(market.list(snap, { search: q, limit: 1000 }, 'base-sepolia').body).map((a: CuratedAgentDTO) => a.id)
+    const got = JSON.parse(market.list(snap, { search: q, limit: 1000 }, 'base-sepolia').body.toString()).map((a: CuratedAgentDTO) => a.id)
     const needle = q.toLowerCase()
     const want = snap.views['base-sepolia'].entries
       .map((e) => entries.find((x) => x.id === e.id)!)
@@ -47,10 +47,23 @@ t.test('cursor paging walks every match once, in order', async (t) => {
   let cursor: string | undefined
   for (;;) {
     const page = market.list(snap, { category: 'Search', limit: 7, cursor: cursor && decodeCursor(cursor) }, 'base')
-    ids.push(...JSON.parse(page.body).map((a: CuratedAgentDTO) => a.id))
+    ids.push(...JSON.parse(page.body.toString()).map((a: CuratedAgentDTO) => a.id))
     if (!page.nextCursor) break
     cursor = page.nextCursor
   }
   const want = snap.views.base.entries.filter((e) => e.category === 'Search').map((e) => e.id)
   t.same(ids, want)
+})
+
+t.test('rendered pages are cached per snapshot: a repeat is the same page, a new snapshot renders afresh', async (t) => {
+  const q = { category: 'Crypto', limit: 5 }
+  const first = market.list(snap, q, 'base')
+  t.equal(market.list(snap, { ...q }, 'base'), first, 'same query, same snapshot: the cached page')
+  t.not(market.list(snap, { ...q, limit: 6 }, 'base'), first, 'another query renders its own page')
+  t.not(market.list(snap, q, 'base-sepolia'), first, 'another network renders its own page')
+  const changed = buildSnapshot({ entries: entries.map((e) => ({ ...e, category: e.category === 'Crypto' ? 'Search' : 'Crypto' })), mimeTypes: new Map() }, config)
+  const after = market.list(changed, q, 'base')
+  t.not(after, first)
+  t.notSame(JSON.parse(after.body.toString()), JSON.parse(first.body.toString()), "the new snapshot's content, not the old page")
+  t.same(after.body, market.renderPage(changed, q, 'base').body, 'cached page equals a fresh render')
 })

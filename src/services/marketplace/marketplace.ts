@@ -19,6 +19,8 @@ export async function announceMarketplaceChange(deps: Pick<Deps, 'key' | 'redis'
 /** Default page when `limit` is absent: catalogs up to this size come back whole. */
 export const DEFAULT_PAGE = 100
 export const MAX_PAGE = 1000
+/** Rendered pages kept per snapshot (LRU by total body size), so a repeated query costs a lookup. */
+export const PAGE_CACHE_BYTES = 32 * 1024 * 1024
 
 export interface ListQuery extends MarketplaceFilters {
   limit?: number
@@ -27,7 +29,8 @@ export interface ListQuery extends MarketplaceFilters {
 }
 
 export interface ListPage {
-  body: string
+  /** the JSON array, encoded once (a cached page is sent without re-encoding) */
+  body: Buffer
   total: number
   nextCursor: string | undefined
 }
@@ -61,6 +64,8 @@ export function createMarketplace(deps: Pick<Deps, 'db' | 'redis' | 'config' | '
   let builtGeneration = -1
   let building: Promise<Snapshot> | undefined
   let subscriber: ReturnType<Deps['redis']['duplicate']> | undefined
+  // a new snapshot starts with an empty cache, so nothing stale can be served from it
+  const pages = new WeakMap<Snapshot, { byKey: Map<string, ListPage>; bytes: number }>()
 
   function invalidate(): void {
     generation++
@@ -153,18 +158,29 @@ export function createMarketplace(deps: Pick<Deps, 'db' | 'redis' | 'config' | '
     },
 
     list(snap: Snapshot, q: ListQuery, network: FilterNetwork): ListPage {
-      const view = snap.views[network]
-      const candidates = q.search === undefined ? view.entries : searchView(view, q.search.toLowerCase())
-      const filtered = q.source || q.category ? candidates.filter((e) => (!q.source || e.source === q.source) && (!q.category || e.category === q.category)) : candidates
-      const start = q.cursor === undefined ? 0 : firstAfter(filtered, q.cursor)
-      const limit = q.limit ?? DEFAULT_PAGE
-      const page = filtered.slice(start, start + limit)
-      const more = start + limit < filtered.length
-      let body = '['
-      for (let i = 0; i < page.length; i++) body += (i ? ',' : '') + page[i].json
-      body += ']'
-      return { body, total: filtered.length, nextCursor: more && page.length ? encodeCursor(page[page.length - 1].key) : undefined }
+      const key = JSON.stringify([network, q.source, q.category, q.search, q.limit, q.cursor])
+      let cache = pages.get(snap)
+      if (!cache) pages.set(snap, (cache = { byKey: new Map(), bytes: 0 }))
+      const hit = cache.byKey.get(key)
+      if (hit) {
+        // most recently used goes last
+        cache.byKey.delete(key)
+        cache.byKey.set(key, hit)
+        return hit
+      }
+      const page = renderPage(snap, q, network)
+      cache.byKey.set(key, page)
+      cache.bytes += page.body.length
+      for (const [k, old] of cache.byKey) {
+        if (cache.bytes <= PAGE_CACHE_BYTES || k === key) break
+        cache.byKey.delete(k)
+        cache.bytes -= old.body.length
+      }
+      return page
     },
+
+    /** the same page without the cache (tests compare the two) */
+    renderPage,
 
     get(snap: Snapshot, id: string, network: FilterNetwork): string | undefined {
       return snap.views[network].byId.get(id)?.json
@@ -176,6 +192,21 @@ export function createMarketplace(deps: Pick<Deps, 'db' | 'redis' | 'config' | '
       const items = all.slice(q.offset, q.offset + q.limit)
       return `{"x402Version":2,"items":[${items.join(',')}],"pagination":${JSON.stringify({ limit: q.limit, offset: q.offset, total: all.length })}}`
     },
+  }
+
+  /** Filters, searches and pages one view; `list` caches what this returns. */
+  function renderPage(snap: Snapshot, q: ListQuery, network: FilterNetwork): ListPage {
+    const view = snap.views[network]
+    const candidates = q.search === undefined ? view.entries : searchView(view, q.search.toLowerCase())
+    const filtered = q.source || q.category ? candidates.filter((e) => (!q.source || e.source === q.source) && (!q.category || e.category === q.category)) : candidates
+    const start = q.cursor === undefined ? 0 : firstAfter(filtered, q.cursor)
+    const limit = q.limit ?? DEFAULT_PAGE
+    const page = filtered.slice(start, start + limit)
+    const more = start + limit < filtered.length
+    let body = '['
+    for (let i = 0; i < page.length; i++) body += (i ? ',' : '') + page[i].json
+    body += ']'
+    return { body: Buffer.from(body), total: filtered.length, nextCursor: more && page.length ? encodeCursor(page[page.length - 1].key) : undefined }
   }
 }
 

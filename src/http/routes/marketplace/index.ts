@@ -25,7 +25,7 @@ function notModified(request: FastifyRequest, etag: string): boolean {
 }
 
 /** Send a pre-serialized JSON body with validators, or 304 when the client's copy is current. */
-function sendCached(request: FastifyRequest, reply: FastifyReply, etag: string, body: () => string): FastifyReply {
+function sendCached(request: FastifyRequest, reply: FastifyReply, etag: string, body: () => string | Buffer): FastifyReply {
   reply.header('etag', etag).header('cache-control', CACHE_CONTROL)
   if (notModified(request, etag)) return reply.code(304).send()
   return reply.type(JSON_TYPE).send(body())
