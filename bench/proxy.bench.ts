@@ -97,14 +97,33 @@ interface Row {
   p99: number
   non2xx: number
 }
+// BENCH_PROFILE=<dir> writes a CPU profile of each case's measured window (main thread only)
+async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  const dir = process.env.BENCH_PROFILE
+  if (!dir) return fn()
+  const { Session } = await import('node:inspector/promises')
+  const session = new Session()
+  session.connect()
+  await session.post('Profiler.enable')
+  await session.post('Profiler.start')
+  try {
+    return await fn()
+  } finally {
+    const { profile } = await session.post('Profiler.stop')
+    const { writeFileSync } = await import('node:fs')
+    writeFileSync(path.join(dir, `${name.replace(/[^a-z0-9]+/gi, '-')}.cpuprofile`), JSON.stringify(profile))
+    session.disconnect()
+  }
+}
+
 async function run(name: string, url: string, headers?: string[]): Promise<Row> {
   let i = 0
-  const result = await autocannon({
+  const result = await profiled(name, () => autocannon({
     url,
     connections,
     duration: seconds,
     requests: headers ? [{ setupRequest: (req: autocannon.Request) => ({ ...req, headers: { 'payment-signature': headers[i++ % headers.length]! } }) }] : undefined,
-  })
+  }))
   const expected = name.startsWith('402') ? 402 : 200
   const non = result.non2xx - (expected === 402 ? result['4xx'] : 0)
   const row = { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: non }
@@ -119,12 +138,15 @@ for (const h of warm) await fetch(`${config.proxyUrl}/tollgate/toolbox/echo?msg=
 
 const perCase = Math.ceil(seconds * 6000)
 const rows: Row[] = []
-rows.push(await run('bare Fastify hello world', bareUrl))
-rows.push(await run('402 challenge', `${config.proxyUrl}/tollgate/toolbox/echo?msg=hi`))
-rows.push(await run('paid: hosted handler (pool)', `${config.proxyUrl}/tollgate/toolbox/echo?msg=hi`, await headersFor('/tollgate/toolbox/echo?msg=hi', perCase)))
-rows.push(await run('paid: local upstream (undici)', `${config.proxyUrl}/tollgate/toolbox/upstream-echo`, await headersFor('/tollgate/toolbox/upstream-echo', perCase)))
+// BENCH_CASES=bare,challenge,hosted,upstream picks cases (e.g. to profile one); default all
+const only = process.env.BENCH_CASES?.split(',')
+const want = (c: string) => !only || only.includes(c)
+if (want('bare')) rows.push(await run('bare Fastify hello world', bareUrl))
+if (want('challenge')) rows.push(await run('402 challenge', `${config.proxyUrl}/tollgate/toolbox/echo?msg=hi`))
+if (want('hosted')) rows.push(await run('paid: hosted handler (pool)', `${config.proxyUrl}/tollgate/toolbox/echo?msg=hi`, await headersFor('/tollgate/toolbox/echo?msg=hi', perCase)))
+if (want('upstream')) rows.push(await run('paid: local upstream (undici)', `${config.proxyUrl}/tollgate/toolbox/upstream-echo`, await headersFor('/tollgate/toolbox/upstream-echo', perCase)))
 
-const base = rows[0].rps
+const base = rows[0]!.rps
 console.log(`\n${seconds} s per case, ${connections} connections, node ${process.version}, ${(await import('node:os')).cpus().length} cores\n`)
 console.log('| case | req/s | p50 ms | p99 ms | vs bare Fastify |')
 console.log('|---|---:|---:|---:|---:|')

@@ -1,54 +1,77 @@
 /**
- * Collects items from concurrent requests and flushes them together: one database round trip per
- * `maxDelayMs` or `maxItems`, whichever comes first. Each caller awaits its own item's outcome.
+ * Collects items from concurrent requests and writes them together. There is no timer: a flush
+ * starts as soon as a slot is free (at most `maxInFlight` flushes at once), and everything that
+ * arrived meanwhile goes into the next one. An idle system writes one item right away (after the
+ * current I/O phase, so requests parsed together are written together); a busy one forms bigger
+ * batches by itself. Each caller awaits its own item's outcome.
  *
  * @example
- *   const writer = groupCommit({ maxItems: 200, maxDelayMs: 2, flush: (rows) => insertAll(rows) })
+ *   const writer = groupCommit({ maxItems: 256, flush: (rows) => insertAll(rows) })
  *   const outcome = await writer.add(row)
  */
 export interface GroupCommit<T, R> {
   add(item: T): Promise<R>
-  /** flushes what is pending and waits for flushes in flight */
+  /** flushes what is pending and waits until nothing is pending or in flight */
   drain(): Promise<void>
 }
 
-export function groupCommit<T, R>(opts: {
+export interface GroupCommitOptions<T, R> {
+  /** the most items in one flush */
   maxItems: number
-  maxDelayMs: number
+  /** flushes running at once (each takes one database connection); default 2 */
+  maxInFlight?: number
   /** returns one outcome per item, in order; a throw rejects every item of the batch */
   flush(items: T[]): Promise<R[]>
-}): GroupCommit<T, R> {
-  let pending: { item: T; resolve(r: R): void; reject(e: unknown): void }[] = []
-  let timer: NodeJS.Timeout | undefined
-  const inFlight = new Set<Promise<void>>()
+}
 
-  const flushNow = () => {
-    if (timer) clearTimeout(timer)
-    timer = undefined
-    if (pending.length === 0) return
-    const batch = pending
-    pending = []
-    const p = opts
-      .flush(batch.map((b) => b.item))
-      .then(
-        (results) => batch.forEach((b, i) => b.resolve(results[i])),
-        (err) => batch.forEach((b) => b.reject(err)),
-      )
-      .finally(() => inFlight.delete(p))
-    inFlight.add(p)
+export function groupCommit<T, R>(opts: GroupCommitOptions<T, R>): GroupCommit<T, R> {
+  const maxInFlight = opts.maxInFlight ?? 2
+  let pending: { item: T; resolve(r: R): void; reject(e: unknown): void }[] = []
+  let inFlight = 0
+  let scheduled = false
+  const idle: (() => void)[] = []
+
+  const pump = () => {
+    scheduled = false
+    while (inFlight < maxInFlight && pending.length > 0) {
+      const batch = pending.length <= opts.maxItems ? pending : pending.slice(0, opts.maxItems)
+      pending = batch === pending ? [] : pending.slice(opts.maxItems)
+      inFlight++
+      let flushing: Promise<R[]>
+      try {
+        flushing = opts.flush(batch.map((b) => b.item))
+      } catch (err) {
+        flushing = Promise.reject(err)
+      }
+      flushing
+        .then(
+          (results) => batch.forEach((b, i) => b.resolve(results[i]!)),
+          (err) => batch.forEach((b) => b.reject(err)),
+        )
+        .finally(() => {
+          inFlight--
+          if (pending.length > 0) pump()
+          else if (inFlight === 0) idle.splice(0).forEach((f) => f())
+        })
+    }
   }
 
   return {
     add(item) {
       return new Promise<R>((resolve, reject) => {
         pending.push({ item, resolve, reject })
-        if (pending.length >= opts.maxItems) flushNow()
-        else if (!timer) timer = setTimeout(flushNow, opts.maxDelayMs)
+        if (!scheduled && inFlight < maxInFlight) {
+          scheduled = true
+          setImmediate(pump)
+        }
       })
     },
-    async drain() {
-      flushNow()
-      await Promise.allSettled([...inFlight])
+    drain() {
+      if (pending.length === 0 && inFlight === 0) return Promise.resolve()
+      return new Promise<void>((resolve) => {
+        idle.push(resolve)
+        if (!scheduled) pump()
+      })
     },
   }
 }

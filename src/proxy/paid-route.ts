@@ -184,10 +184,6 @@ export function paidRoute(p: PaidRouteDeps) {
             nonce,
             signature: checked.signature,
             settlement_mode: entry.settlementMode,
-            status: 'verified',
-            tx_hash: null,
-            failure_reason: null,
-            settled_at: null,
           })
         } catch (err) {
           request.log.error({ err: (err as Error).message }, 'payment record failed')

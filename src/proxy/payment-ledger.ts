@@ -4,68 +4,74 @@ import { groupCommit } from './group-commit.js'
 
 export type RecordOutcome = 'recorded' | 'duplicate'
 
+/** A payment as the proxy records it: always new and `verified`, so nothing settled yet. */
+export type NewVerifiedPayment = Omit<NewPayment, 'scheme' | 'tx_hash' | 'failure_reason' | 'settled_at' | 'created_at' | 'updated_at' | 'status'>
+
+type Outcome = { id: string; to: Extract<PaymentStatus, 'served' | 'voided'>; reason?: string }
+type Write = { kind: 'record'; row: NewVerifiedPayment } | ({ kind: 'finish' } & Outcome)
+
 /**
  * The proxy's writes to the ledger, group-committed: new payments (with their `verified` event)
  * and the outcome of the call (`served` or `voided`). A paid request proceeds only once its row is
  * committed; the response leaves only once its outcome is committed.
+ *
+ * Both kinds share one writer, so one transaction carries the new payments of some requests and
+ * the outcomes of others: one commit (one WAL flush) instead of two. An outcome only ever follows
+ * its payment's committed insert, so the two never meet in one statement.
  */
-export function paymentLedger(db: Kysely<Database>, opts: { maxItems?: number; maxDelayMs?: number } = {}) {
-  const maxItems = opts.maxItems ?? 256
-  const maxDelayMs = opts.maxDelayMs ?? 2
-
-  const inserts = groupCommit<NewPayment, RecordOutcome>({
-    maxItems,
-    maxDelayMs,
-    async flush(rows) {
-      // One statement: rows whose (payer, nonce) already exists are skipped, not fatal to the batch.
-      const result = await sql<{ id: string }>`
+export function paymentLedger(db: Kysely<Database>, opts: { maxItems?: number; maxInFlight?: number } = {}) {
+  const writer = groupCommit<Write, RecordOutcome | boolean>({
+    maxItems: opts.maxItems ?? 256,
+    maxInFlight: opts.maxInFlight ?? 2,
+    async flush(writes) {
+      const rows: NewVerifiedPayment[] = []
+      const outcomes: Outcome[] = []
+      for (const w of writes) {
+        if (w.kind === 'record') rows.push(w.row)
+        else outcomes.push(w)
+      }
+      const col = <K extends keyof NewVerifiedPayment>(k: K) => rows.map((r) => (r[k] === undefined || r[k] === null ? null : String(r[k])))
+      // One fixed statement over column arrays (no per-row SQL to build). New rows whose
+      // (payer, nonce) already exists are skipped, not fatal to the batch; an outcome moves only a
+      // `verified` payment (guarded transition), anything else is left as it is.
+      const result = await sql<{ k: 'r' | 'f'; id: string }>`
         with ins as (
-          ${db.insertInto('payments').values(rows).onConflict((oc) => oc.columns(['payer', 'nonce']).doNothing()).returning('id')}
-        ), ev as (
+          insert into payments (id, endpoint_id, resource, method, x402_version, network, asset, payer, pay_to,
+                                value, valid_after, valid_before, nonce, signature, settlement_mode, status)
+          select *, 'verified' from unnest(${col('id')}::uuid[], ${col('endpoint_id')}::uuid[], ${col('resource')}::text[], ${col('method')}::text[],
+                               ${col('x402_version')}::int2[], ${col('network')}::text[], ${col('asset')}::text[], ${col('payer')}::text[],
+                               ${col('pay_to')}::text[], ${col('value')}::numeric[], ${col('valid_after')}::int8[], ${col('valid_before')}::int8[],
+                               ${col('nonce')}::text[], ${col('signature')}::text[], ${rows.map((r) => r.settlement_mode ?? 'async')}::text[])
+          on conflict (payer, nonce) do nothing
+          returning id
+        ), ins_ev as (
           insert into payment_events (payment_id, type, from_status, to_status)
           select id, 'verified', null, 'verified' from ins
-        )
-        select id from ins`.execute(db)
-      const inserted = new Set(result.rows.map((r) => r.id))
-      return rows.map((r) => (inserted.has(r.id) ? 'recorded' : 'duplicate'))
-    },
-  })
-
-  type Outcome = { id: string; to: Extract<PaymentStatus, 'served' | 'voided'>; reason?: string }
-  const outcomes = groupCommit<Outcome, boolean>({
-    maxItems,
-    maxDelayMs,
-    async flush(items) {
-      const ids = items.map((i) => i.id)
-      const tos = items.map((i) => i.to)
-      const reasons = items.map((i) => i.reason ?? null)
-      // Guarded transition: only a `verified` payment moves; anything else is left as it is.
-      const result = await sql<{ id: string }>`
-        with input as (
-          select * from unnest(${ids}::uuid[], ${tos}::text[], ${reasons}::text[]) as t(id, to_status, reason)
+        ), input as (
+          select * from unnest(${outcomes.map((o) => o.id)}::uuid[], ${outcomes.map((o) => o.to)}::text[], ${outcomes.map((o) => o.reason ?? null)}::text[])
+            as t(id, to_status, reason)
         ), upd as (
           update payments p set status = i.to_status, updated_at = now(),
             failure_reason = case when i.to_status = 'voided' then i.reason else p.failure_reason end
           from input i where p.id = i.id and p.status = 'verified'
           returning p.id, i.to_status, i.reason
-        ), ev as (
+        ), upd_ev as (
           insert into payment_events (payment_id, type, from_status, to_status, reason)
           select id, to_status, 'verified', to_status, reason from upd
         )
-        select id from upd`.execute(db)
-      const moved = new Set(result.rows.map((r) => r.id))
-      return items.map((i) => moved.has(i.id))
+        select 'r' as k, id from ins union all select 'f' as k, id from upd`.execute(db)
+      const inserted = new Set<string>()
+      const moved = new Set<string>()
+      for (const r of result.rows) (r.k === 'r' ? inserted : moved).add(r.id)
+      return writes.map((w) => (w.kind === 'record' ? (inserted.has(w.row.id) ? 'recorded' : 'duplicate') : moved.has(w.id)))
     },
   })
 
   return {
-    record: (row: NewPayment) => inserts.add(row),
-    /** marks a verified payment served (settlement picks it up) or voided (never charged) */
-    finish: (id: string, to: Outcome['to'], reason?: string) => outcomes.add({ id, to, reason }),
-    async drain() {
-      await inserts.drain()
-      await outcomes.drain()
-    },
+    record: (row: NewVerifiedPayment) => writer.add({ kind: 'record', row }) as Promise<RecordOutcome>,
+    /** marks a verified payment served (settlement picks it up) or voided (never charged); false if it was not `verified` */
+    finish: (id: string, to: Outcome['to'], reason?: string) => writer.add({ kind: 'finish', id, to, reason }) as Promise<boolean>,
+    drain: () => writer.drain(),
   }
 }
 
