@@ -9,7 +9,7 @@
  * (EIP-2; USDC's `ecrecover` path refuses them too, so they could never settle).
  */
 import { createRequire } from 'node:module'
-import { keccak_256 } from '@noble/hashes/sha3.js'
+import { keccak256 } from './keccak.js'
 import type { HexString } from '../x402/types.js'
 
 interface Secp256k1 {
@@ -91,7 +91,7 @@ export function recoverAuthorizer(digest: Uint8Array, signature: string): Recove
   } catch {
     return null // no curve point for this r, or the library refused the input
   }
-  return toAddress(keccak_256(pubXY))
+  return toAddress(keccak256(pubXY))
 }
 
 function isZero(b: Buffer): boolean {

@@ -6,16 +6,16 @@
  * calls over preallocated buffers. test/unit/x402/recover-signer.test.ts checks it against
  * `hashTypedData` on random inputs.
  */
-import { keccak_256 } from '@noble/hashes/sha3.js'
+import { keccak256 } from './keccak.js'
 
 const utf8 = new TextEncoder()
 
-const TRANSFER_WITH_AUTHORIZATION_TYPEHASH = keccak_256(
+const TRANSFER_WITH_AUTHORIZATION_TYPEHASH = keccak256(
   utf8.encode(
     'TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)',
   ),
 )
-const EIP712_DOMAIN_TYPEHASH = keccak_256(
+const EIP712_DOMAIN_TYPEHASH = keccak256(
   utf8.encode('EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)'),
 )
 
@@ -49,11 +49,11 @@ export interface TransferAuthMessage {
 export function makeDomainSeparator(domain: TransferAuthDomain): Uint8Array {
   const buf = Buffer.alloc(5 * 32)
   buf.set(EIP712_DOMAIN_TYPEHASH, 0)
-  buf.set(keccak_256(utf8.encode(domain.name)), 32)
-  buf.set(keccak_256(utf8.encode(domain.version)), 64)
+  buf.set(keccak256(utf8.encode(domain.name)), 32)
+  buf.set(keccak256(utf8.encode(domain.version)), 64)
   writeUint256(buf, 96, BigInt(domain.chainId))
   writeAddress(buf, 128, domain.verifyingContract)
-  return keccak_256(buf)
+  return keccak256(buf)
 }
 
 // One scratch buffer per module: JavaScript is single-threaded and nothing here awaits.
@@ -75,8 +75,8 @@ export function transferAuthDigest(domainSeparator: Uint8Array, message: Transfe
   writeUint256(structBuf, 160, message.validBefore)
   writeBytes32(structBuf, 192, message.nonce)
   digestBuf.set(domainSeparator, 2)
-  digestBuf.set(keccak_256(structBuf), 34)
-  return keccak_256(digestBuf)
+  digestBuf.set(keccak256(structBuf), 34)
+  return keccak256(digestBuf)
 }
 
 function writeAddress(buf: Buffer, offset: number, address: string): void {
