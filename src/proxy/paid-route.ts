@@ -88,6 +88,16 @@ export function paidRoute(p: PaidRouteDeps) {
       .finally(() => refreshing.delete(payer))
   }
 
+  /** Fixed-window count per endpoint in Redis; returns seconds to wait when over the limit. */
+  async function overRateLimit(endpointId: string, limit: { requests: number; perSeconds: number }, nowMs: number): Promise<number | undefined> {
+    const windowMs = limit.perSeconds * 1000
+    const window = Math.floor(nowMs / windowMs)
+    const key = deps.key('ratelimit', 'endpoint', endpointId, String(window))
+    const [[, count]] = (await deps.redis.multi().incr(key).pexpire(key, windowMs + 1000).exec()) as [[unknown, number], unknown]
+    if (count <= limit.requests) return undefined
+    return Math.max(1, Math.ceil(((window + 1) * windowMs - nowMs) / 1000))
+  }
+
   return async function (app: FastifyInstance) {
     // Bodies are kept raw: hosted handlers parse JSON themselves, upstreams get the bytes as sent.
     app.removeAllContentTypeParsers()
@@ -163,6 +173,25 @@ export function paidRoute(p: PaidRouteDeps) {
             return sendChallenge(reply, challenge, 'invalid_exact_evm_insufficient_balance')
         }
         if (guard.stale) refreshInBackground(payer, request.log)
+
+        // The seller's per-endpoint rate limit, shared by every proxy process. Only payments that
+        // passed every check count, so unfunded or forged calls cannot use up a seller's budget.
+        // Over the limit: nothing is recorded and the nonce is freed, so the same payment can retry.
+        const rateLimit = entry.upstream ? p.upstreamOptions(entry).rateLimit : undefined
+        if (rateLimit) {
+          let retryAfter: number | undefined
+          try {
+            retryAfter = await overRateLimit(entry.id, rateLimit, nowMs)
+          } catch (err) {
+            request.log.error({ err: (err as Error).message }, 'rate limiter unavailable')
+            await Promise.allSettled([credit.release({ payer, asset, value: auth.value }), credit.forgetNonce(payer, nonce)])
+            return sendAppError(reply, appError('payment_not_recorded'))
+          }
+          if (retryAfter !== undefined) {
+            await Promise.allSettled([credit.release({ payer, asset, value: auth.value }), credit.forgetNonce(payer, nonce)])
+            return sendAppError(reply, appError('rate_limited', { retryAfter }, { headers: { 'retry-after': String(retryAfter), 'ratelimit-policy': `${rateLimit.requests};w=${rateLimit.perSeconds}` } }))
+          }
+        }
 
         // Durable record before anything runs; fail closed.
         const id = randomUUID()

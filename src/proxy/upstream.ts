@@ -13,6 +13,8 @@ export interface UpstreamOptions {
   signingSecret?: string
   /** request headers the buyer must send (checked before any payment work) */
   requiredHeaders?: string[]
+  /** the seller's limit for this endpoint, across every proxy process */
+  rateLimit?: { requests: number; perSeconds: number }
 }
 
 // Never forwarded: hop-by-hop headers, our payment headers and the buyer's credentials for us.

@@ -86,3 +86,59 @@ t.test('a published upstream endpoint is paid, forwarded with the seller header 
   }
   t.equal(gone!.statusCode, 404, 'unpublished endpoints are gone')
 })
+
+t.test("a seller's per-endpoint rate limit holds across proxy processes; refused calls are not recorded or charged", async (t) => {
+  const upstream = Fastify()
+  let served = 0
+  upstream.get('/quote', async () => ({ n: ++served }))
+  await upstream.listen({ host: '127.0.0.1', port: 0 })
+  t.teardown(() => upstream.close())
+  const platform = await startTestPlatform(t, { env: { TOLLGATE_ALLOW_PRIVATE_UPSTREAMS: 'true', TOLLGATE_MASTER_KEY: '43'.repeat(32) } })
+  const { deps, proxy } = platform
+  const other = await platform.startProxy()
+  const user = await usersService(deps).create(`limited-${Date.now()}@example.com`, 'correct horse battery staple')
+  const pub = publishingService(deps)
+  await pub.claimNamespace(user.id, { namespace: 'limited', display_name: 'Limited' })
+  await pub.createService(user.id, 'limited', { name: 'api', pay_to: platform.devnet.accounts.receiver.address })
+  await pub.createEndpoint(user.id, 'limited', 'api', {
+    slug: 'quote',
+    methods: ['GET'],
+    price: '1000',
+    upstream_url: `http://127.0.0.1:${(upstream.server.address() as { port: number }).port}/quote`,
+    upstream: { rate_limit: { requests: 4, per_seconds: 3600 } },
+  })
+  let first
+  for (let i = 0; i < 50; i++) {
+    first = await proxy.inject('/limited/api/quote')
+    if (first.statusCode === 402 && (await other.app.inject('/limited/api/quote')).statusCode === 402) break
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  t.equal(first!.statusCode, 402)
+  const required = decodeRequired(first!.headers['payment-required'] as string)
+  const payer = privateKeyToAccount(platform.devnet.accounts.demoPayer.privateKey)
+
+  t.equal((await proxy.inject('/limited/api/quote')).statusCode, 402, 'challenges do not count')
+  const headers = await Promise.all(Array.from({ length: 7 }, async () => v2Header(required, await signFor(payer, required))))
+  // a forged payment does not count either
+  const forged = JSON.parse(Buffer.from(headers[0]!, 'base64').toString())
+  forged.payload.signature = `0x${'11'.repeat(65)}`
+  t.equal((await proxy.inject({ url: '/limited/api/quote', headers: { 'payment-signature': Buffer.from(JSON.stringify(forged)).toString('base64') } })).statusCode, 402)
+
+  const results = await Promise.all(headers.map((h, i) => (i % 2 ? other.app : proxy).inject({ url: '/limited/api/quote', headers: { 'payment-signature': h } })))
+  const codes = results.map((r) => r.statusCode).sort()
+  t.same(codes, [200, 200, 200, 200, 429, 429, 429], 'four calls in the window across both processes, the rest refused')
+  t.equal(served, 4, 'the upstream saw only the allowed calls')
+  const refused = results.filter((r) => r.statusCode === 429)
+  for (const r of refused) {
+    t.equal(r.json().code, 'rate_limited')
+    t.ok(Number(r.headers['retry-after']) >= 1, 'Retry-After says when')
+    t.equal(r.headers['ratelimit-policy'], '4;w=3600')
+    t.notOk(r.headers['payment-response'], 'no payment response: nothing was charged')
+  }
+  const rows = await deps.db.selectFrom('payments').select(['status']).where('resource', 'like', '%/limited/api/quote').execute()
+  t.equal(rows.length, 4, 'refused calls left no payment row')
+  t.ok(rows.every((r) => r.status === 'served'))
+  // the refused payment's nonce is free again: the same signed payment is not "already used"
+  const retry = await proxy.inject({ url: '/limited/api/quote', headers: { 'payment-signature': headers[results.findIndex((r) => r.statusCode === 429)]! } })
+  t.equal(retry.statusCode, 429, 'still limited in this window, and not refused as a replay')
+})
