@@ -24,8 +24,10 @@ import { migrateToLatest } from '../src/db/migrate.js'
 import { createDeps } from '../src/deps.js'
 import { buildProxyApp } from '../src/http/proxy-app.js'
 import { loadHandlerRegistry } from '../src/pool/handler-registry.js'
+import { upstreamClient } from '../src/proxy/upstream.js'
 import { seedHostedServices } from '../src/services/hosted-seed.js'
 import { announceRegistryChange } from '../src/services/registry-events.js'
+import { startReferenceStack } from './reference-stack.js'
 
 assertNativeSecp256k1()
 const secp = createRequire(import.meta.url)('secp256k1') as { ecdsaSign(msg: Uint8Array, key: Uint8Array): { signature: Uint8Array; recid: number } }
@@ -75,7 +77,7 @@ const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).
 const payerKey = Buffer.from(devnet.accounts.demoPayer.privateKey.slice(2), 'hex')
 const ds = makeDomainSeparator({ name: config.chain.usdc.name, version: config.chain.usdc.version, chainId: config.chain.chainId, verifyingContract: config.chain.usdc.address })
 async function headersFor(urlPath: string, count: number): Promise<string[]> {
-  const r = await fetch(`${config.proxyUrl}${urlPath}`)
+  const r = await fetch(urlPath.startsWith('http') ? urlPath : `${config.proxyUrl}${urlPath}`)
   const required = JSON.parse(Buffer.from(r.headers.get('payment-required')!, 'base64').toString())
   const req = required.accepts[0]
   const now = Math.floor(Date.now() / 1000)
@@ -92,6 +94,7 @@ async function headersFor(urlPath: string, count: number): Promise<string[]> {
 
 interface Row {
   name: string
+  /** successful (2xx, or 402 for the challenge case) responses per second */
   rps: number
   p50: number
   p99: number
@@ -116,17 +119,18 @@ async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
-async function run(name: string, url: string, headers?: string[]): Promise<Row> {
+async function run(name: string, url: string, headers?: string[], conns = connections): Promise<Row> {
   let i = 0
   const result = await profiled(name, () => autocannon({
     url,
-    connections,
+    connections: conns,
     duration: seconds,
     requests: headers ? [{ setupRequest: (req: autocannon.Request) => ({ ...req, headers: { 'payment-signature': headers[i++ % headers.length]! } }) }] : undefined,
   }))
   const expected = name.startsWith('402') ? 402 : 200
   const non = result.non2xx - (expected === 402 ? result['4xx'] : 0)
-  const row = { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: non }
+  const ok = result['2xx'] + (expected === 402 ? result['4xx'] : 0)
+  const row = { name, rps: ok / (result.duration || seconds), p50: result.latency.p50, p99: result.latency.p99, non2xx: non }
   process.stderr.write(`${name}: ${Math.round(row.rps)} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms${row.non2xx ? `, ${row.non2xx} unexpected statuses` : ''}\n`)
   if (headers && i > headers.length) process.stderr.write(`  warning: ${name} reused payment headers (${i} requests, ${headers.length} headers); reused ones were refused\n`)
   return row
@@ -138,7 +142,7 @@ for (const h of warm) await fetch(`${config.proxyUrl}/tollgate/toolbox/echo?msg=
 
 const perCase = Math.ceil(seconds * 6000)
 const rows: Row[] = []
-// BENCH_CASES=bare,challenge,hosted,upstream picks cases (e.g. to profile one); default all
+// BENCH_CASES=bare,challenge,hosted,upstream,forward,reference picks cases (e.g. to profile one); default all
 const only = process.env.BENCH_CASES?.split(',')
 const want = (c: string) => !only || only.includes(c)
 if (want('bare')) rows.push(await run('bare Fastify hello world', bareUrl))
@@ -146,11 +150,43 @@ if (want('challenge')) rows.push(await run('402 challenge', `${config.proxyUrl}/
 if (want('hosted')) rows.push(await run('paid: hosted handler (pool)', `${config.proxyUrl}/tollgate/toolbox/echo?msg=hi`, await headersFor('/tollgate/toolbox/echo?msg=hi', perCase)))
 if (want('upstream')) rows.push(await run('paid: local upstream (undici)', `${config.proxyUrl}/tollgate/toolbox/upstream-echo`, await headersFor('/tollgate/toolbox/upstream-echo', perCase)))
 
+if (want('forward')) {
+  // forwarding alone (no payment), the two candidate implementations side by side
+  const viaHttpProxy = Fastify()
+  await viaHttpProxy.register((await import('@fastify/http-proxy')).default, { upstream: upstreamUrl.replace(/\/echo$/, ''), prefix: '/fwd' })
+  await viaHttpProxy.listen({ port: 0, host: '127.0.0.1' })
+  const viaUndici = Fastify()
+  const client = upstreamClient({ allowPrivate: true })
+  viaUndici.get('/fwd/echo', async (request, reply) => {
+    const res = await client.forward({ origin: upstreamUrl, subPath: '', method: 'GET', headers: request.headers, body: undefined, options: {}, paymentId: 'bench' })
+    return reply.code(res.status).headers(res.headers).send(res.body)
+  })
+  await viaUndici.listen({ port: 0, host: '127.0.0.1' })
+  const portOf = (f: typeof bare) => (f.server.address() as { port: number }).port
+  rows.push(await run('forward only: @fastify/http-proxy', `http://127.0.0.1:${portOf(viaHttpProxy)}/fwd/echo`))
+  rows.push(await run('forward only: undici (ours)', `http://127.0.0.1:${portOf(viaUndici)}/fwd/echo`))
+  await viaHttpProxy.close()
+  await viaUndici.close()
+  await client.close()
+}
+if (want('reference')) {
+  // the official middleware settles every payment on-chain before answering: fewer headers needed
+  const ref = await startReferenceStack(devnet, devnet.accounts.receiver.address, devnet.accounts.relayers[2]!.privateKey)
+  // at full concurrency its facilitator's own transactions collide (failed rows are counted, not in req/s);
+  // one connection at a time is its best case, and the ratio below uses the better of the two
+  rows.push(await run('reference: @x402/express + facilitator', ref.url, await headersFor(ref.url, Math.ceil(seconds * 400))))
+  rows.push(await run('reference, 1 connection', ref.url, await headersFor(ref.url, Math.ceil(seconds * 400)), 1))
+  await ref.close()
+}
+
 const base = rows[0]!.rps
+const paid = rows.find((r) => r.name.startsWith('paid: hosted'))
+const reference = rows.filter((r) => r.name.startsWith('reference')).sort((a, b) => b.rps - a.rps)[0]
 console.log(`\n${seconds} s per case, ${connections} connections, node ${process.version}, ${(await import('node:os')).cpus().length} cores\n`)
 console.log('| case | req/s | p50 ms | p99 ms | vs bare Fastify |')
 console.log('|---|---:|---:|---:|---:|')
-for (const r of rows) console.log(`| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${((r.rps / base) * 100).toFixed(1)}% |`)
+for (const r of rows) console.log(`| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${((r.rps / base) * 100).toFixed(1)}% |${r.non2xx ? ` ${r.non2xx} failed` : ''}`)
+if (paid && reference) console.log(`\npaid hosted call vs the reference stack (its better run): ${(paid.rps / reference.rps).toFixed(1)}x`)
 
 await proxy.close()
 await bare.close()
