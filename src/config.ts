@@ -51,7 +51,7 @@ export interface Config {
     maxHeaderBytes: number
   }
   settlement: { batchSize: number; batchWindowMs: number; mode: 'relayer' | 'facilitator'; facilitatorUrl: string | undefined; /** /readyz fails and the worker warns below this relayer ETH balance */ relayerMinEthWei: bigint }
-  handlers: { timeoutMs: number; maxThreads: number; memoryMb: number }
+  handlers: { timeoutMs: number; maxThreads: number; memoryMb: number; maxQueue: number }
 }
 
 export const CHAINS: Record<Deployment, ChainParams> = {
@@ -236,6 +236,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       timeoutMs: r.int('HANDLER_TIMEOUT_MS', 10000, 100, 120000),
       maxThreads: r.int('HANDLER_MAX_THREADS', 2, 1, 64),
       memoryMb: r.int('HANDLER_MEMORY_MB', 256, 32, 4096),
+      maxQueue: r.int('HANDLER_MAX_QUEUE', 512, 1, 100000),
     },
   }
   if (r.problems.length > 0) throw new ConfigError(r.problems)

@@ -4,7 +4,7 @@ import { Piscina } from 'piscina'
 import type { HandlerContext } from './handler-contract.js'
 import type { PoolResult, PoolTask } from './worker.js'
 
-export type PoolOutcome = PoolResult | { kind: 'timeout'; timeoutMs: number } | { kind: 'crashed'; message: string }
+export type PoolOutcome = PoolResult | { kind: 'timeout'; timeoutMs: number } | { kind: 'crashed'; message: string } | { kind: 'busy'; queued: number }
 
 export interface HandlerPool {
   run(handler: { file: string; slug: string }, input: unknown, ctx: HandlerContext, timeoutMs: number): Promise<PoolOutcome>
@@ -22,7 +22,11 @@ function workerFile(): string {
  * its worker thread (Piscina replaces it); a worker over its heap limit dies the same way. Either
  * way only that request fails.
  */
-export function createHandlerPool(opts: { maxThreads: number; memoryMb: number }): HandlerPool {
+/**
+ * `maxQueue` bounds the calls waiting for a free worker: past it a call is answered `busy` at once
+ * instead of waiting out its timeout (which counts from dispatch, queue time included).
+ */
+export function createHandlerPool(opts: { maxThreads: number; memoryMb: number; maxQueue?: number }): HandlerPool {
   const make = () => new Piscina({
     filename: workerFile(),
     minThreads: 1,
@@ -33,9 +37,14 @@ export function createHandlerPool(opts: { maxThreads: number; memoryMb: number }
     execArgv: process.execArgv,
   })
   let pool = make()
+  // counted here rather than with Piscina's maxQueue, which does not hold for tasks given a signal
+  const capacity = opts.maxThreads + (opts.maxQueue ?? 512)
+  let outstanding = 0
   return {
     threads: opts.maxThreads,
     async run(handler, input, ctx, timeoutMs) {
+      if (outstanding >= capacity) return { kind: 'busy', queued: outstanding - opts.maxThreads }
+      outstanding++
       const ac = new AbortController()
       const timer = setTimeout(() => ac.abort(), timeoutMs)
       try {
@@ -52,6 +61,7 @@ export function createHandlerPool(opts: { maxThreads: number; memoryMb: number }
         }
         return { kind: 'crashed', message }
       } finally {
+        outstanding--
         clearTimeout(timer)
       }
     },

@@ -361,6 +361,8 @@ function handlerError(out: Awaited<ReturnType<HandlerPool['run']>>): AppError {
       return appError(out.code, { detail: out.message })
     case 'timeout':
       return appError('handler_timeout', { timeoutMs: out.timeoutMs })
+    case 'busy':
+      return appError('service_unavailable', { detail: 'every worker of this endpoint is busy; retry shortly; nothing was charged' }, { headers: { 'retry-after': '1' } })
     case 'ok':
       return appError('handler_failed', { detail: `status ${out.status}` })
     default:
