@@ -24,7 +24,10 @@ export type {
 export const DEFAULT_MARKETPLACE_BASE_URL = 'https://api.tollgate.example'
 
 export interface MarketplaceClientOptions {
-  /** API address without the /api/v1 path; defaults to production */
+  /**
+   * API address without the /api/v1 path. Default: `TOLLGATE_API_URL` from the environment (the
+   * same setting the CLI reads) when set, else the production address.
+   */
   baseUrl?: string
   /** a fetch implementation (defaults to the global one) */
   fetch?: typeof fetch
@@ -81,7 +84,8 @@ export interface MarketplaceClient {
 }
 
 export function createMarketplaceClient(opts: MarketplaceClientOptions = {}): MarketplaceClient {
-  const baseUrl = (opts.baseUrl ?? DEFAULT_MARKETPLACE_BASE_URL).replace(/\/+$/, '')
+  const fromEnv = typeof process !== 'undefined' ? process.env.TOLLGATE_API_URL : undefined
+  const baseUrl = (opts.baseUrl ?? (fromEnv || DEFAULT_MARKETPLACE_BASE_URL)).replace(/\/+$/, '')
   const doFetch = opts.fetch ?? globalThis.fetch
 
   async function request(path: string, signal?: AbortSignal): Promise<{ res: Response; body: unknown }> {
