@@ -50,7 +50,7 @@ function sendChallenge(reply: FastifyReply, challenge: Challenge, reason?: Reaso
     .header('cache-control', 'no-store')
     .header('payment-required', c.v2HeaderValue)
     .type('application/json; charset=utf-8')
-    .send(c.v1BodyJson)
+    .send(reason ? c.v1BodyJson : challenge.v1BodyBytes)
 }
 
 /**

@@ -74,6 +74,8 @@ export interface Challenge {
   readonly v1Body: PaymentRequiredV1
   /** `v1Body` pre-serialized, for the 402 body */
   readonly v1BodyJson: string
+  /** `v1BodyJson` encoded once as UTF-8, so the hot path sends bytes without re-encoding them */
+  readonly v1BodyBytes: Buffer
   readonly v2: PaymentRequiredV2
   /** standard base64 of the v2 JSON, for the `PAYMENT-REQUIRED` header */
   readonly v2HeaderValue: string
@@ -184,9 +186,11 @@ export function buildChallenge(input: ChallengeInput): Challenge {
     cache: new Map(),
   }
 
+  const v1BodyJson = v1Head + JSON.stringify(V1_NO_PAYMENT_ERROR) + v1Tail
   const challenge: Challenge = {
     v1Body,
-    v1BodyJson: v1Head + JSON.stringify(V1_NO_PAYMENT_ERROR) + v1Tail,
+    v1BodyJson,
+    v1BodyBytes: Buffer.from(v1BodyJson),
     v2,
     v2HeaderValue: parts.v2HeadB64 + v2ErrorTailB64(V2_NO_PAYMENT_ERROR),
     requirementsV1,
