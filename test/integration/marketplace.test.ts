@@ -3,6 +3,7 @@ import { Ajv } from 'ajv'
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import type { Deps } from '../../src/deps.js'
+import { buildProxyApp } from '../../src/http/proxy-app.js'
 import { buildWebApp } from '../../src/http/web-app.js'
 import { curatedAdmin } from '../../src/services/marketplace/curated-admin.js'
 import { syncCatalog } from '../../src/services/marketplace/sync-catalog.js'
@@ -282,6 +283,33 @@ t.test('sandbox deployment', async (t) => {
     t.equal(b.platform_agent_address, null, 'not a platform agent')
     t.same(b.endpoints[0].methods, ['GET'])
     t.equal(b.endpoints[0].pricing_config.amount, '10000')
+  })
+
+  t.test("each platform endpoint's 402 challenge agrees with its marketplace entry", async (t) => {
+    const proxy = await buildProxyApp(deps, { logger: false })
+    t.teardown(() => proxy.close())
+    const market = (await get(app, '/api/v1/agents/marketplace?source=platform')).body as CuratedAgentDTO[]
+    const endpoints = market.flatMap((a) => a.endpoints)
+    t.ok(endpoints.length >= 2, `${endpoints.length} platform endpoints`)
+    for (const ep of endpoints) {
+      const url = new URL(ep.url)
+      t.equal(url.origin, deps.config.proxyUrl, 'the listed URL is on our proxy')
+      for (const method of ep.methods) {
+        const res = await proxy.inject({ method, url: url.pathname })
+        t.equal(res.statusCode, 402, `${method} ${url.pathname}`)
+        const v2 = JSON.parse(Buffer.from(String(res.headers['payment-required']), 'base64').toString())
+        t.equal(v2.resource.url, ep.url, 'same URL')
+        t.match(v2.accepts[0], {
+          scheme: ep.pricing_config.x402Schema,
+          network: ep.pricing_config.networkCaip2ID,
+          amount: ep.pricing_config.amount,
+          asset: ep.pricing_config.assetAddress,
+        }, 'same price, asset and network')
+        t.equal(String(v2.accepts[0].payTo).toLowerCase(), String(ep.pricing_config.payTo).toLowerCase(), 'same payTo')
+        const v1 = res.json()
+        t.match(v1.accepts[0], { network: ep.network, maxAmountRequired: ep.pricing_config.amount, resource: ep.url }, 'the v1 body agrees too')
+      }
+    }
   })
 
   t.test('x402 Bazaar discovery shape', async (t) => {
