@@ -20,12 +20,18 @@ export interface GroupCommitOptions<T, R> {
   maxItems: number
   /** flushes running at once (each takes one database connection); default 2 */
   maxInFlight?: number
+  /**
+   * Items allowed to wait for a flush; past it `add` fails at once (a stalled database must not
+   * grow memory without bound; the caller answers 503). Default 20 batches' worth.
+   */
+  maxPending?: number
   /** returns one outcome per item, in order; a throw rejects every item of the batch */
   flush(items: T[]): Promise<R[]>
 }
 
 export function groupCommit<T, R>(opts: GroupCommitOptions<T, R>): GroupCommit<T, R> {
   const maxInFlight = opts.maxInFlight ?? 2
+  const maxPending = opts.maxPending ?? opts.maxItems * 20
   let pending: { item: T; resolve(r: R): void; reject(e: unknown): void }[] = []
   let inFlight = 0
   let scheduled = false
@@ -59,6 +65,10 @@ export function groupCommit<T, R>(opts: GroupCommitOptions<T, R>): GroupCommit<T
   return {
     add(item) {
       return new Promise<R>((resolve, reject) => {
+        if (pending.length >= maxPending) {
+          reject(new Error(`group commit backlog full (${pending.length} waiting, ${inFlight} flushes in flight)`))
+          return
+        }
         pending.push({ item, resolve, reject })
         if (!scheduled && inFlight < maxInFlight) {
           scheduled = true

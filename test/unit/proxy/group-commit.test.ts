@@ -88,3 +88,28 @@ t.test('two flushes run at once when maxInFlight is 2', async (t) => {
   t.same(await Promise.all([1, 2, 3, 4, 5].map((i) => writer.add(i))), [1, 2, 3, 4, 5])
   t.equal(peak, 2)
 })
+
+t.test('a stalled flush cannot grow the backlog without bound: past maxPending, add fails at once', async (t) => {
+  const calls: { done(): void }[] = []
+  const writer = groupCommit<number, number>({
+    maxItems: 2,
+    maxInFlight: 1,
+    maxPending: 3,
+    flush: (items) => new Promise((resolve) => calls.push({ done: () => resolve(items) })),
+  })
+  const first = writer.add(0)
+  await tick()
+  const waiting = [writer.add(1), writer.add(2), writer.add(3)]
+  await t.rejects(writer.add(4), /backlog full/)
+  calls[0]!.done()
+  t.equal(await first, 0)
+  await tick()
+  calls[1]!.done()
+  await tick()
+  calls[2]!.done()
+  t.same(await Promise.all(waiting), [1, 2, 3], 'what was accepted is written')
+  const later = writer.add(5)
+  await tick()
+  calls[3]!.done()
+  t.equal(await later, 5, 'room again once the backlog drains')
+})
