@@ -16,7 +16,9 @@ export interface BalancesView {
 /** USDC and ETH of an address at one block; 503 when the chain does not answer. */
 export async function readBalances(deps: { chain: PublicClient; config: Pick<Config, 'chain'> }, address: `0x${string}`): Promise<BalancesView> {
   try {
-    const blockNumber = await deps.chain.getBlockNumber()
+    // cacheTime 0: viem otherwise reuses a block number up to its polling interval (4 s) old,
+    // and a balance read right after funding would show the old amount
+    const blockNumber = await deps.chain.getBlockNumber({ cacheTime: 0 })
     const [usdc, eth] = await Promise.all([
       deps.chain.readContract({ address: deps.config.chain.usdc.address, abi: usdcAbi, functionName: 'balanceOf', args: [address], blockNumber }),
       deps.chain.getBalance({ address, blockNumber }),
