@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import pLimit from 'p-limit'
 import { makeDomainSeparator, transferAuthDigest } from '../chain/transfer-auth-digest.js'
+import { checkContractSignature, type ContractSignatureCheck } from '../chain/contract-signature.js'
 import { SMART_WALLET_SIGNATURE, recoverAuthorizer } from '../chain/recover-signer.js'
 import type { Deps } from '../deps.js'
 import { AppError, appError } from '../errors.js'
@@ -88,6 +90,15 @@ export function paidRoute(p: PaidRouteDeps) {
       .finally(() => refreshing.delete(payer))
   }
 
+  // Smart-wallet checks cost an RPC round trip each: bounded concurrency and a bounded queue.
+  const SMART_WALLET_CONCURRENCY = 16
+  const SMART_WALLET_QUEUE = 256
+  const smartWalletLimit = pLimit(SMART_WALLET_CONCURRENCY)
+  async function smartWalletCheck(wallet: `0x${string}`, digest: Uint8Array, signature: `0x${string}`): Promise<ContractSignatureCheck | 'busy'> {
+    if (smartWalletLimit.pendingCount >= SMART_WALLET_QUEUE) return 'busy'
+    return smartWalletLimit(() => checkContractSignature(deps.chain, wallet, digest, signature))
+  }
+
   /** Fixed-window count per endpoint in Redis; returns seconds to wait when over the limit. */
   async function overRateLimit(endpointId: string, limit: { requests: number; perSeconds: number }, nowMs: number): Promise<number | undefined> {
     const windowMs = limit.perSeconds * 1000
@@ -144,8 +155,22 @@ export function paidRoute(p: PaidRouteDeps) {
         const checked = verifyRequirements(decoded, challenge, Math.floor(nowMs / 1000), { maxValidForSeconds: config.x402.maxValidForSeconds })
         if (!checked.ok) return sendChallenge(reply, challenge, checked.reason, checked.message)
         const auth = checked.authorization
-        const signer = recoverAuthorizer(transferAuthDigest(domainSeparator, auth), checked.signature)
-        if (signer === SMART_WALLET_SIGNATURE) return sendChallenge(reply, challenge, 'smart_wallet_signature_unsupported')
+        const digest = transferAuthDigest(domainSeparator, auth)
+        let signer = recoverAuthorizer(digest, checked.signature)
+        if (signer === SMART_WALLET_SIGNATURE) {
+          // the slow path: a smart wallet answers through RPC (ERC-1271)
+          let check: ContractSignatureCheck | 'busy'
+          try {
+            check = await smartWalletCheck(auth.from as `0x${string}`, digest, checked.signature)
+          } catch (err) {
+            request.log.warn({ err: (err as Error).message }, 'smart wallet signature check failed')
+            return sendAppError(reply, appError('service_unavailable', { detail: 'the smart wallet signature could not be checked on-chain now; retry shortly' }, { headers: { 'retry-after': '1' } }))
+          }
+          if (check === 'busy') return sendAppError(reply, appError('service_unavailable', { detail: 'too many smart wallet payments are being checked; retry shortly' }, { headers: { 'retry-after': '1' } }))
+          if (check === 'undeployed') return sendChallenge(reply, challenge, 'invalid_exact_evm_payload_undeployed_smart_wallet')
+          if (check === 'counterfactual') return sendChallenge(reply, challenge, 'invalid_exact_evm_payload_undeployed_smart_wallet', 'ERC-6492 signatures of wallets not deployed yet are not accepted; deploy the wallet first')
+          signer = check === 'valid' ? (auth.from.toLowerCase() as typeof signer) : null
+        }
         if (signer === null || signer !== auth.from.toLowerCase()) return sendChallenge(reply, challenge, 'invalid_exact_evm_payload_signature')
         const payer = signer as `0x${string}`
         const nonce = auth.nonce.toLowerCase()

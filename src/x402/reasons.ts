@@ -39,7 +39,7 @@ const catalogue = {
   },
   invalid_exact_evm_payload_undeployed_smart_wallet: {
     status: 402,
-    message: 'the payer is a smart wallet that is not deployed',
+    message: 'the payer is a smart wallet that is not deployed; deploy it before paying',
   },
   invalid_exact_evm_nonce_already_used: {
     status: 402,
@@ -81,10 +81,6 @@ const catalogue = {
   authorization_window_too_long: {
     status: 402,
     message: 'the authorization stays valid for longer than this endpoint allows; sign a shorter validBefore',
-  },
-  smart_wallet_signature_unsupported: {
-    status: 402,
-    message: 'smart-wallet (ERC-1271 / ERC-6492) signatures are not accepted here; pay from an EOA',
   },
   payer_blocked: {
     status: 402,
