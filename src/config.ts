@@ -50,9 +50,14 @@ export interface Config {
     maxValidForSeconds: number
     maxHeaderBytes: number
   }
-  settlement: { batchSize: number; batchWindowMs: number; mode: 'relayer' | 'facilitator'; facilitatorUrl: string | undefined; /** /readyz fails and the worker warns below this relayer ETH balance */ relayerMinEthWei: bigint }
+  settlement: { batchSize: number; batchWindowMs: number; mode: 'relayer' | 'facilitator'; facilitatorUrl: string | undefined; /** /readyz fails and the worker warns below this relayer ETH balance */ relayerMinEthWei: bigint; /** cap on maxFeePerGas of relayer transactions, replacements included */ maxFeePerGasWei: bigint }
   handlers: { timeoutMs: number; maxThreads: number; memoryMb: number; maxQueue: number }
+  /** settings of hosted handlers that call outside services, by variable name (their `ctx.providers`) */
+  handlerProviders: Record<string, string | undefined>
 }
+
+/** Aave v3 Pool on Base mainnet: wallet-behavior-score-query's default in production. */
+export const AAVE_V3_POOL_BASE = '0xA238Dd80C259a72e81d7e4664a9801593F98d1c5'
 
 export const CHAINS: Record<Deployment, ChainParams> = {
   production: {
@@ -198,6 +203,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const schema = r.str('DATABASE_SCHEMA', 'public')
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) r.problems.push(`DATABASE_SCHEMA: expected a lower-case SQL identifier, got "${schema}"`)
   const maxTimeoutSeconds = r.int('X402_MAX_TIMEOUT_SECONDS', 300, 10, 3600)
+  const walletScoreRpcUrl = r.url('WALLET_SCORE_RPC_URL', undefined, ['http:', 'https:'])
+  // the default pool only fits the platform's own RPC (Base mainnet in production)
+  const walletScorePool = r.address('WALLET_SCORE_AAVE_POOL') ?? (deployment === 'production' && walletScoreRpcUrl === undefined ? AAVE_V3_POOL_BASE : undefined)
 
   const config: Config = {
     deployment,
@@ -230,6 +238,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       batchWindowMs: r.int('SETTLEMENT_BATCH_WINDOW_MS', 500, 10, 60000),
       mode: settlementMode,
       facilitatorUrl,
+      maxFeePerGasWei: BigInt(r.int('SETTLEMENT_MAX_FEE_GWEI', 100, 1, 100000)) * 1_000_000_000n,
       relayerMinEthWei: /^\d{1,30}$/.test(r.str('RELAYER_MIN_ETH_WEI', '5000000000000000')) ? BigInt(r.str('RELAYER_MIN_ETH_WEI', '5000000000000000')) : (r.problems.push('RELAYER_MIN_ETH_WEI: expected an integer amount of wei'), 5_000_000_000_000_000n),
     },
     handlers: {
@@ -237,6 +246,12 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       maxThreads: r.int('HANDLER_MAX_THREADS', 2, 1, 64),
       memoryMb: r.int('HANDLER_MEMORY_MB', 256, 32, 4096),
       maxQueue: r.int('HANDLER_MAX_QUEUE', 512, 1, 100000),
+    },
+    handlerProviders: {
+      WALLET_SCORE_RPC_URL: walletScoreRpcUrl ?? rpcUrl,
+      WALLET_SCORE_AAVE_POOL: walletScorePool,
+      WALLET_SCORE_LOG_BLOCKS: String(r.int('WALLET_SCORE_LOG_BLOCKS', 100_000, 1, 10_000_000)),
+      WALLET_SCORE_LOG_CHUNK_BLOCKS: String(r.int('WALLET_SCORE_LOG_CHUNK_BLOCKS', 10_000, 1, 1_000_000)),
     },
   }
   if (r.problems.length > 0) throw new ConfigError(r.problems)

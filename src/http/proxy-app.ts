@@ -21,6 +21,7 @@ export interface ProxyAppOptions {
   upstreamOptions?: (entry: EndpointEntry) => UpstreamOptions
   /** tests only: hosted handlers may fetch loopback/private addresses */
   allowPrivateNetwork?: boolean
+  /** settings of provider-backed hosted handlers; default: config.handlerProviders */
   providers?: Record<string, string | undefined>
   /** where hosted handler modules live (tests point this at fixtures) */
   handlersDir?: string
@@ -79,7 +80,7 @@ export async function buildProxyApp(deps: Deps, opts: ProxyAppOptions = {}): Pro
       upstreamOptions: opts.upstreamOptions ?? upstreamSettings(deps.config.masterKey),
       sync: opts.sync,
       allowPrivateNetwork: opts.allowPrivateNetwork,
-      providers: opts.providers,
+      providers: opts.providers ?? deps.config.handlerProviders,
     }),
   )
   return app

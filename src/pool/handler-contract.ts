@@ -57,6 +57,11 @@ export interface HandlerModule<I = any> {
   output: { contentType: string; description: string; schema?: JsonSchema }
   /** a valid input used by the contract test and the docs */
   example: I
+  /**
+   * ctx.providers settings the handler cannot run without; when they are missing it answers
+   * 503 upstream_not_configured (the contract test checks exactly that)
+   */
+  providers?: string[]
   /** defaults to ['GET', 'POST'] */
   methods?: ('GET' | 'POST')[]
   /** per-call time limit, default from config (HANDLER_TIMEOUT_MS) */

@@ -29,7 +29,11 @@ t.test('every registered handler honours the contract', async (t) => {
       const example = structuredClone(m.example)
       t.equal(h.validate(example, 'body'), null, 'the example is valid')
       const out = await pool.run({ file: h.file, slug }, example, ctx, 60_000)
-      t.equal(out.kind, 'ok', `the example runs in the pool: ${JSON.stringify(out).slice(0, 300)}`)
+      if (m.providers?.length) {
+        // provider-backed: without its settings it must say so (503), never invent an answer;
+        // its own test runs it against a stand-in provider
+        t.match(out, { kind: 'upstream', code: 'upstream_not_configured' }, `unconfigured, the example gets upstream_not_configured: ${JSON.stringify(out).slice(0, 300)}`)
+      } else t.equal(out.kind, 'ok', `the example runs in the pool: ${JSON.stringify(out).slice(0, 300)}`)
       if (out.kind === 'ok') {
         const base = (s: string) => s.split(';')[0]!.trim()
         t.equal(base(out.contentType), base(m.output.contentType), 'returns the declared content type')
