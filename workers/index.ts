@@ -4,6 +4,7 @@ import type { Deps } from '../src/deps.js'
 import { redactPaths } from '../src/logger.js'
 import { bullConnection, settlementQueue, SETTLEMENT_QUEUE } from '../src/queue/settlement-queue.js'
 import { createSettler, type SettlerOptions } from '../src/services/settlement/settler.js'
+import { crashHooksFromEnv } from '../src/services/settlement/test-hooks.js'
 import { balanceRefresh } from './balance-refresh.js'
 import { relayerFundsCheck } from './relayer-funds-check.js'
 import type { JobContext, JobModule } from './job.js'
@@ -30,7 +31,8 @@ export interface StartWorkersOptions {
 
 /** Starts every BullMQ worker and repeatable job of this deployment; close() drains them. */
 export async function startWorkers(deps: Deps, opts: StartWorkersOptions = {}): Promise<RunningWorkers> {
-  const settler = createSettler(deps, opts.settler)
+  // TOLLGATE_TEST_CRASH_AT (tests only, refused in production) kills this process mid-batch
+  const settler = createSettler(deps, { ...opts.settler, hooks: opts.settler?.hooks ?? crashHooksFromEnv(process.env, deps.config) })
   const log = opts.log ?? pino({ level: deps.config.logLevel, redact: { paths: redactPaths, censor: '[redacted]' } })
   const queueConn = bullConnection(deps.config)
   const workerConn = bullConnection(deps.config)
@@ -53,7 +55,7 @@ export async function startWorkers(deps: Deps, opts: StartWorkersOptions = {}): 
     async (job) => {
       const mod = byName.get(job.name)
       if (!mod) throw new Error(`unknown job ${job.name}`)
-      return mod.process({ deps, settler, log }, job)
+      return mod.process({ deps, settler, log, queue }, job)
     },
     { connection: workerConn, prefix: deps.config.redisPrefix, concurrency: 1 },
   )

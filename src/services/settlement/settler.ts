@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
-import { getAddress, parseGwei, type Hex, type TransactionReceipt } from 'viem'
+import { getAddress, type Hex, type TransactionReceipt } from 'viem'
 import { MULTICALL3_ADDRESS } from '../../chain/multicall3-abi.js'
 import type { Deps } from '../../deps.js'
 import type { Payment } from '../../db/database.js'
@@ -18,7 +18,7 @@ import {
   type FailureReason,
 } from './chain-ops.js'
 import { facilitatorClient, type FacilitatorClient } from './facilitator.js'
-import { broadcast, relayerLock, relayersFromKeys, signRelayerTx, type Relayer } from './relayer.js'
+import { broadcast, relayerLock, relayersFromKeys, signRelayerTx, signReplacement, type Relayer } from './relayer.js'
 import { claimServed, readyGroups, transition, type Moved } from './transitions.js'
 
 /** Crash points for tests: a hook that throws stops the batch exactly there, as a kill would. */
@@ -35,8 +35,11 @@ export interface SettlerOptions {
   batchSize?: number
   /** an authorization expiring within this many seconds is not submitted */
   expiryMarginS?: number
+  /** default: config.settlement.maxFeePerGasWei (SETTLEMENT_MAX_FEE_GWEI) */
   maxFeePerGasCap?: bigint
   receiptTimeoutMs?: number
+  /** a pending batch unmined this long after its last (re)signing is replaced with higher fees */
+  replaceAfterMs?: number
   /** `settling` payments untouched this long with no pending batch are rechecked by the sweep */
   stuckAfterMs?: number
   /** `verified` payments older than this never got an outcome from the proxy and are voided */
@@ -65,8 +68,9 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
   const { config, db, chain } = deps
   const batchSize = opts.batchSize ?? config.settlement.batchSize
   const marginS = opts.expiryMarginS ?? 15
-  const feeCap = opts.maxFeePerGasCap ?? parseGwei('100')
+  const feeCap = opts.maxFeePerGasCap ?? config.settlement.maxFeePerGasWei
   const receiptTimeoutMs = opts.receiptTimeoutMs ?? 60_000
+  const replaceAfterMs = opts.replaceAfterMs ?? 30_000
   const stuckAfterMs = opts.stuckAfterMs ?? 120_000
   const voidAfterMs = opts.voidVerifiedAfterMs ?? config.handlers.timeoutMs + 60_000
   const hooks = opts.hooks ?? {}
@@ -207,13 +211,36 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
           await recheck(await batchPayments(b.id), stats)
           continue
         }
-        await broadcast(chain, b.raw_tx as Hex).catch((err) => log('rebroadcast failed', { err }))
-        receipt = await chain.waitForTransactionReceipt({ hash: b.tx_hash as Hex, timeout: waitMs }).catch(() => null)
+        const hash = await replaceOrRebroadcast(relayer, b)
+        receipt = await chain.waitForTransactionReceipt({ hash, timeout: waitMs }).catch(() => null)
         if (!receipt) return false
       }
       await finalizeBatch(b, receipt, stats)
     }
     return true
+  }
+
+  /**
+   * A pending batch not mined yet: past `replaceAfterMs` since it was (re)signed it is replaced by
+   * the same call with the same nonce and fees bumped (capped); otherwise, or when the cap leaves
+   * no room, the recorded transaction is rebroadcast. The replacement is recorded before it is
+   * sent. Should the old transaction be mined after all, the new hash never gets a receipt, the
+   * nonce is used, and the batch is rechecked from authorizationState and the logs, as any other.
+   */
+  async function replaceOrRebroadcast(relayer: Relayer, b: { id: string; tx_hash: string; raw_tx: string; updated_at: Date }): Promise<Hex> {
+    if (Date.now() - new Date(b.updated_at).getTime() >= replaceAfterMs) {
+      const next = await signReplacement(chain, relayer, b.raw_tx as Hex, feeCap).catch(() => null)
+      if (next) {
+        await db.updateTable('settlement_batches').set({ tx_hash: next.hash, raw_tx: next.raw, updated_at: new Date() }).where('id', '=', b.id).where('status', '=', 'pending').execute()
+        log('settlement batch replaced', { batch: b.id, from: b.tx_hash, to: next.hash, maxFeePerGas: String(next.maxFeePerGas) })
+        b.tx_hash = next.hash
+        b.raw_tx = next.raw
+        await broadcast(chain, next.raw).catch((err) => log('replacement refused', { err }))
+        return next.hash
+      }
+    }
+    await broadcast(chain, b.raw_tx as Hex).catch((err) => log('rebroadcast failed', { err }))
+    return b.tx_hash as Hex
   }
 
   /** Settles claimed payments of one asset in one transaction from `relayer` (lock held). */
@@ -297,13 +324,8 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
     const start = prefer ?? Math.floor(Math.random() * Math.max(1, relayers.length))
     for (let i = 0; i < relayers.length; i++) {
       const r = relayers[(start + i) % relayers.length]!
-      const token = await lock.acquire(r.address)
-      if (!token) continue
-      try {
-        return { value: await fn(r) }
-      } finally {
-        await lock.release(r.address, token)
-      }
+      const held = await lock.hold(r.address, () => fn(r))
+      if (held) return held
     }
     return null
   }
@@ -376,13 +398,7 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
         const idx = relayers.findIndex((r) => r.address.toLowerCase() === relayer)
         if (idx < 0) continue
         const r = relayers[idx]!
-        const token = await lock.acquire(r.address)
-        if (!token) continue
-        try {
-          await resolvePending(r, stats, 5_000)
-        } finally {
-          await lock.release(r.address, token)
-        }
+        await lock.hold(r.address, () => resolvePending(r, stats, 5_000))
       }
       const stuck = await sql<Payment>`
         select p.* from payments p where p.status = 'settling' and p.updated_at < ${new Date(Date.now() - stuckAfterMs)}
