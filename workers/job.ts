@@ -1,4 +1,4 @@
-import type { Job, JobsOptions } from 'bullmq'
+import type { Job, JobsOptions, Queue } from 'bullmq'
 import type { Logger } from 'pino'
 import type { Deps } from '../src/deps.js'
 import type { Settler } from '../src/services/settlement/settler.js'
@@ -9,6 +9,8 @@ export interface JobContext {
   settler: Settler
   /** the worker process's logger (warnings an operator must see, e.g. relayers low on ETH) */
   log: Pick<Logger, 'info' | 'warn' | 'error'>
+  /** the queue this worker serves, for follow-up jobs (e.g. a top-up check after settlement) */
+  queue?: Queue
 }
 
 /** A job module (STYLE habit 7): name, payload, default options, processor, and its schedule. */
