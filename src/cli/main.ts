@@ -41,6 +41,9 @@ commands:
   payments status <id>   a payment signed for this agent, with its settlement
   users create --email e --password p
                          create a user (operator; reads the server environment)
+  keys rotate-master [--dry-run]
+                         re-encrypt stored secrets under a new master key (operator;
+                         TOLLGATE_MASTER_KEY_OLD / TOLLGATE_MASTER_KEY_NEW from the environment)
   devnet [--port n]      run the embedded dev chain until Ctrl-C
 
 configuration:
@@ -91,6 +94,11 @@ export async function runCli(argv: string[], io: Io = processIo()): Promise<numb
         if (rest.includes('--help') || rest.includes('-h')) return help(io, 'usage: tollgate users create --email <email> [--password <password> | env TOLLGATE_USER_PASSWORD]\n')
         const { createUserCli } = await import('./users.js')
         const code = await createUserCli(rest, { out: (l) => io.stdout(l + '\n'), err: io.stderr, env: io.env })
+        return code === 2 ? EXIT.usage : code
+      }
+      case 'keys': {
+        const { keysCli } = await import('./keys.js')
+        const code = await keysCli(rest, { out: (l) => io.stdout(l + '\n'), err: io.stderr, env: io.env })
         return code === 2 ? EXIT.usage : code
       }
       case 'devnet':
