@@ -2,6 +2,7 @@ import t from 'tap'
 import type { Deps } from '../../src/deps.js'
 import { buildProxyApp } from '../../src/http/proxy-app.js'
 import { buildWebApp } from '../../src/http/web-app.js'
+import { METRICS_SETTLE_LAG_MS } from '../../src/services/metrics/settlement-metrics.js'
 import { createSettler } from '../../src/services/settlement/settler.js'
 import { relayerFundsCheck } from '../../workers/relayer-funds-check.js'
 import { startTestPlatform } from '../helpers/platform.js'
@@ -27,6 +28,8 @@ t.test('operator observability on the web role', async (t) => {
   const payer = await newPayer(platform, 10_000_000n)
   t.same(await payMany(platform, payer.key, 6, 3), [200, 200, 200, 200, 200, 200])
   await createSettler(deps, { batchSize: 4 }).runOnce(30_000)
+  // histograms count a batch or payment once it is METRICS_SETTLE_LAG_MS old
+  await new Promise((r) => setTimeout(r, METRICS_SETTLE_LAG_MS + 100))
 
   t.test('/metrics: operator token required, settlement series present', async (t) => {
     const denied = await app.inject('/metrics')
@@ -50,6 +53,25 @@ t.test('operator observability on the web role', async (t) => {
     const relayer = platform.devnet.accounts.relayers[0]!.address
     t.ok((sample(text, `tollgate_relayer_balance_eth{relayer="${relayer}"}`) ?? 0) > 0, 'relayer balance gauge')
     t.equal(sample(text, 'tollgate_relayer_min_balance_eth'), 0.005)
+  })
+
+  t.test('histograms are incremental: later scrapes add only what settled since, never twice', async (t) => {
+    const scrape = async () => (await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } })).body
+    const before = await scrape()
+    t.equal(sample(before, 'tollgate_settlement_batch_size_count'), 2)
+    t.same(await payMany(platform, payer.key, 3, 3), [200, 200, 200])
+    await createSettler(deps, { batchSize: 4 }).runOnce(30_000)
+    const early = await scrape()
+    t.equal(sample(early, 'tollgate_settlement_batch_size_count'), 2, 'a batch younger than the lag is not counted yet')
+    await new Promise((r) => setTimeout(r, METRICS_SETTLE_LAG_MS + 100))
+    const after = await scrape()
+    t.equal(sample(after, 'tollgate_settlement_batch_size_count'), 3, 'the new batch counted')
+    t.equal(sample(after, 'tollgate_settlement_batch_size_sum'), 9)
+    t.equal(sample(after, 'tollgate_settlement_batch_size_bucket{le="5"}'), 3)
+    t.equal(sample(after, 'tollgate_settlement_latency_seconds_count'), 9, 'three more settled payments')
+    const again = await scrape()
+    t.equal(sample(again, 'tollgate_settlement_batch_size_count'), 3, 'nothing counted twice')
+    t.equal(sample(again, 'tollgate_settlement_latency_seconds_count'), 9)
   })
 
   t.test('/metrics is open in the sandbox without an operator token, never in production', async (t) => {

@@ -16,18 +16,45 @@ interface HistogramRow {
   [bucket: string]: string | null
 }
 
+/** Cumulative histogram state kept in memory: bucket counts, count and sum. */
+interface Histogram {
+  buckets: number[]
+  count: number
+  sum: number
+}
+
+/**
+ * A row is counted once it is this old (by `updated_at`), so a transaction that commits a little
+ * after its timestamp is not skipped by the scrape cursor.
+ */
+export const METRICS_SETTLE_LAG_MS = 2_000
+
+export interface SettlementMetricsOptions {
+  /** the first scrape reads this much history; later ones only what was finalized since */
+  lookbackMs?: number
+  lagMs?: number
+}
+
 /**
  * Prometheus metrics of settlement, computed at scrape time from Postgres (payments, events,
  * batches), Redis (the BullMQ `settlement` queue) and the chain (relayer ETH), so the web role
- * can serve them while the worker role, which has no HTTP port, does the work. Histograms are
- * cumulative over the whole history, as Prometheus expects of a counter.
+ * can serve them while the worker role, which has no HTTP port, does the work. The two histograms
+ * are incremental: each scrape adds only the batches confirmed and payments settled since the last
+ * one (index ranges on (status, updated_at)), so a scrape never scans whole tables; they start
+ * from the last `lookbackMs` (1 h) when this process starts, which Prometheus reads as a counter
+ * reset.
  *
  * @example
  *   const metrics = settlementMetrics(deps, settlementQueue(deps.config))
  *   reply.type(metrics.contentType).send(await metrics.render())
  */
-export function settlementMetrics(deps: Deps, queue: Pick<Queue, 'getJobCounts'>) {
+export function settlementMetrics(deps: Deps, queue: Pick<Queue, 'getJobCounts'>, opts: SettlementMetricsOptions = {}) {
   const { db } = deps
+  const lagMs = opts.lagMs ?? METRICS_SETTLE_LAG_MS
+  const sizes: Histogram = { buckets: BATCH_SIZE_BUCKETS.map(() => 0), count: 0, sum: 0 }
+  const lat: Histogram = { buckets: LATENCY_BUCKETS.map(() => 0), count: 0, sum: 0 }
+  let cursor = new Date(Date.now() - (opts.lookbackMs ?? 3_600_000))
+  let advancing: Promise<void> = Promise.resolve()
   const registry = new Registry()
   collectDefaultMetrics({ register: registry, prefix: 'tollgate_' })
 
@@ -93,24 +120,40 @@ export function settlementMetrics(deps: Deps, queue: Pick<Queue, 'getJobCounts'>
     },
   })
 
-  async function batchSizes(): Promise<HistogramRow> {
+  /** batches confirmed in (from, to]: confirmed is final, so updated_at is when it was confirmed */
+  async function batchSizes(from: Date, to: Date): Promise<HistogramRow> {
     const cols = BATCH_SIZE_BUCKETS.map((b, i) => sql<string>`count(*) filter (where size <= ${b})::text`.as(`b${i}`))
     return db
       .selectFrom('settlement_batches')
       .select([...cols, sql<string>`count(*)::text`.as('count'), sql<string>`sum(size)::text`.as('sum')])
       .where('status', '=', 'confirmed')
+      .where('updated_at', '>', from)
+      .where('updated_at', '<=', to)
       .executeTakeFirstOrThrow() as Promise<HistogramRow>
   }
 
-  async function latencies(): Promise<HistogramRow> {
-    // served -> settled: the first `served` event (from verified) to the payment's settled_at
+  /** payments settled in (from, to]; served -> settled: the `served` event (from verified) to settled_at */
+  async function latencies(from: Date, to: Date): Promise<HistogramRow> {
     const cols = LATENCY_BUCKETS.map((b, i) => sql`count(*) filter (where l <= ${b})::text as ${sql.ref(`b${i}`)}`)
     const r = await sql<HistogramRow>`
       select ${sql.join(cols)}, count(*)::text as count, sum(l)::text as sum from (
         select extract(epoch from p.settled_at - e.created_at)::float8 as l
         from payments p join payment_events e on e.payment_id = p.id and e.to_status = 'served' and e.from_status = 'verified'
-        where p.status = 'settled' and p.settled_at is not null) x`.execute(db)
+        where p.status = 'settled' and p.updated_at > ${from} and p.updated_at <= ${to} and p.settled_at is not null) x`.execute(db)
     return r.rows[0]!
+  }
+
+  /** Adds what was finalized since the cursor (one scrape at a time). */
+  function advance(): Promise<void> {
+    advancing = advancing.catch(() => {}).then(async () => {
+      const to = new Date(Date.now() - lagMs)
+      if (to <= cursor) return
+      const [s, l] = await Promise.all([batchSizes(cursor, to), latencies(cursor, to)])
+      add(sizes, s)
+      add(lat, l)
+      cursor = to
+    })
+    return advancing
   }
 
   return {
@@ -118,7 +161,7 @@ export function settlementMetrics(deps: Deps, queue: Pick<Queue, 'getJobCounts'>
     contentType: registry.contentType,
     /** The exposition text: registry metrics plus the two histograms read from Postgres. */
     async render(): Promise<string> {
-      const [base, sizes, lat] = await Promise.all([registry.metrics(), batchSizes(), latencies()])
+      const [base] = await Promise.all([registry.metrics(), advance()])
       return (
         base +
         histogramText('tollgate_settlement_batch_size', 'Payments per settlement transaction (confirmed batches)', BATCH_SIZE_BUCKETS, sizes) +
@@ -130,10 +173,16 @@ export function settlementMetrics(deps: Deps, queue: Pick<Queue, 'getJobCounts'>
 
 export type SettlementMetrics = ReturnType<typeof settlementMetrics>
 
+function add(h: Histogram, row: HistogramRow): void {
+  h.buckets.forEach((_, i) => (h.buckets[i]! += Number(row[`b${i}`] ?? 0)))
+  h.count += Number(row.count)
+  h.sum += Number(row.sum ?? 0)
+}
+
 /** Prometheus text for a histogram whose cumulative bucket counts are already known. */
-function histogramText(name: string, help: string, buckets: readonly number[], row: HistogramRow): string {
+function histogramText(name: string, help: string, buckets: readonly number[], h: Histogram): string {
   const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} histogram`]
-  buckets.forEach((b, i) => lines.push(`${name}_bucket{le="${b}"} ${Number(row[`b${i}`] ?? 0)}`))
-  lines.push(`${name}_bucket{le="+Inf"} ${Number(row.count)}`, `${name}_sum ${Number(row.sum ?? 0)}`, `${name}_count ${Number(row.count)}`)
+  buckets.forEach((b, i) => lines.push(`${name}_bucket{le="${b}"} ${h.buckets[i]}`))
+  lines.push(`${name}_bucket{le="+Inf"} ${h.count}`, `${name}_sum ${h.sum}`, `${name}_count ${h.count}`)
   return lines.join('\n') + '\n'
 }

@@ -38,6 +38,8 @@ export interface SettlerOptions {
   /** default: config.settlement.maxFeePerGasWei (SETTLEMENT_MAX_FEE_GWEI) */
   maxFeePerGasCap?: bigint
   receiptTimeoutMs?: number
+  /** how often a receipt is polled for (viem's client default is 4 s, a whole extra block or two) */
+  receiptPollMs?: number
   /** a pending batch unmined this long after its last (re)signing is replaced with higher fees */
   replaceAfterMs?: number
   /** `settling` payments untouched this long with no pending batch are rechecked by the sweep */
@@ -70,6 +72,7 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
   const marginS = opts.expiryMarginS ?? 15
   const feeCap = opts.maxFeePerGasCap ?? config.settlement.maxFeePerGasWei
   const receiptTimeoutMs = opts.receiptTimeoutMs ?? 60_000
+  const receiptPollMs = opts.receiptPollMs ?? 250
   const replaceAfterMs = opts.replaceAfterMs ?? 30_000
   const stuckAfterMs = opts.stuckAfterMs ?? 120_000
   const voidAfterMs = opts.voidVerifiedAfterMs ?? config.handlers.timeoutMs + 60_000
@@ -212,7 +215,7 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
           continue
         }
         const hash = await replaceOrRebroadcast(relayer, b)
-        receipt = await chain.waitForTransactionReceipt({ hash, timeout: waitMs }).catch(() => null)
+        receipt = await chain.waitForTransactionReceipt({ hash, timeout: waitMs, pollingInterval: receiptPollMs }).catch(() => null)
         if (!receipt) return false
       }
       await finalizeBatch(b, receipt, stats)
@@ -281,7 +284,7 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
     await hooks.beforeSend?.(batch)
     await broadcast(chain, signed.raw)
     await hooks.afterSend?.(batch)
-    const receipt = await chain.waitForTransactionReceipt({ hash: signed.hash, timeout: receiptTimeoutMs }).catch(() => null)
+    const receipt = await chain.waitForTransactionReceipt({ hash: signed.hash, timeout: receiptTimeoutMs, pollingInterval: receiptPollMs }).catch(() => null)
     if (receipt) await finalizeBatch({ id: batch.id, asset }, receipt, stats)
   }
 
@@ -305,7 +308,7 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
         const mapped = facilitatorReason(out.reason)
         return mapped ? fail([p], mapped, stats) : requeue([p], `facilitator:${out.reason}`, stats)
       }
-      const receipt = await chain.waitForTransactionReceipt({ hash: out.txHash, timeout: receiptTimeoutMs }).catch(() => null)
+      const receipt = await chain.waitForTransactionReceipt({ hash: out.txHash, timeout: receiptTimeoutMs, pollingInterval: receiptPollMs }).catch(() => null)
       if (!receipt) return // still `settling`: the sweep's recheck decides from authorizationState
       if (receipt.status === 'success' && usedAuthorizations(p.asset, receipt.logs).has(paymentAuthKey(p))) {
         return settleWith([p], out.txHash, stats, { facilitator: client.url })
