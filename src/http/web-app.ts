@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify'
+import type { DestinationStream } from 'pino'
 import type { Deps } from '../deps.js'
 import { loggerOptions } from '../logger.js'
 import { installErrorHandler } from './plugins/error-handler.js'
@@ -10,6 +11,8 @@ import { marketplaceRoutes } from './routes/marketplace/index.js'
 export interface WebAppOptions {
   /** pass false in tests to keep output quiet */
   logger?: boolean
+  /** where log lines go (default stdout); tests capture them to scan for secrets */
+  logStream?: DestinationStream
   /** user API limits (tests lower them) */
   v1?: V1Options
 }
@@ -20,7 +23,7 @@ export interface WebAppOptions {
  */
 export async function buildWebApp(deps: Deps, opts: WebAppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: opts.logger === false ? false : loggerOptions(deps.config.logLevel),
+    logger: opts.logger === false ? false : { ...loggerOptions(deps.config.logLevel), ...(opts.logStream ? { stream: opts.logStream } : {}) },
     bodyLimit: 1024 * 1024,
     trustProxy: true,
     return503OnClosing: true,
