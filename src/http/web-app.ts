@@ -22,8 +22,9 @@ export interface WebAppOptions {
  * Returns an instance that never listens; start/web.ts listens.
  */
 export async function buildWebApp(deps: Deps, opts: WebAppOptions = {}): Promise<FastifyInstance> {
+  const logger = loggerOptions(deps.config.logLevel)
   const app = Fastify({
-    logger: opts.logger === false ? false : { ...loggerOptions(deps.config.logLevel), ...(opts.logStream ? { stream: opts.logStream } : {}) },
+    logger: opts.logger === false ? false : opts.logStream && typeof logger === 'object' ? { ...logger, stream: opts.logStream } : logger,
     bodyLimit: 1024 * 1024,
     trustProxy: true,
     return503OnClosing: true,

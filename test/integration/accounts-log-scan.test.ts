@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import type { InjectOptions } from 'fastify'
 import t from 'tap'
 import { custodialAccount } from '../../src/services/wallets/custodial-wallet.js'
 import { decryptSecret } from '../../src/services/wallets/wallet-crypto.js'
@@ -25,7 +26,7 @@ t.test('log scan: a full account flow at trace level writes no secret', async (t
   const secrets: Record<string, string> = { apiKey: u.apiKey, password: u.password, masterKey: MASTER_KEY }
   const H = u.auth
   const statuses: Record<string, number> = {}
-  const call = async (label: string, opts: Parameters<typeof app.inject>[0] & object) => {
+  const call = async (label: string, opts: InjectOptions) => {
     const res = await app.inject(opts)
     statuses[label] = res.statusCode
     return res
