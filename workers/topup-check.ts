@@ -14,9 +14,10 @@ export const topupCheck: JobModule<Payload> = {
   name,
   defaultOptions: { attempts: 1, removeOnComplete: 20, removeOnFail: 20 },
   everyMs: () => 30_000,
-  process: ({ deps }) => {
+  process: ({ deps, log }) => {
     let s = services.get(deps)
-    if (!s) services.set(deps, (s = createTopups(deps)))
+    // the worker's logger: a failed top-up is reported at error level (docs/topups.md)
+    if (!s) services.set(deps, (s = createTopups(deps, { logger: log })))
     return s.runOnce()
   },
 }

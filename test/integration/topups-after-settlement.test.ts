@@ -64,9 +64,10 @@ t.test('a settled agent payment triggers the top-up without waiting for the sche
   const row = await deps.db.selectFrom('agents').select('encrypted_key').where('address', '=', agent.address).executeTakeFirstOrThrow()
   const agentKey = decryptSecret([masterKey], row.encrypted_key, walletAad('agent', agent.address)) as Hex
 
+  const logged: Array<Record<string, unknown>> = []
   const workers = await startWorkers(deps, {
     everyMs: { 'topup-check': HOUR, 'settlement-tick': 200, 'recovery-sweep': HOUR, 'balance-refresh': HOUR, 'relayer-funds-check': HOUR },
-    log: { info: () => {}, warn: () => {}, error: () => {} },
+    log: { info: (o: object, m?: string) => void logged.push({ ...o, msg: m }), warn: () => {}, error: (o: object, m?: string) => void logged.push({ ...o, msg: m }) },
   })
   t.teardown(() => workers.close())
   // let the scheduler's first run (if BullMQ runs one at once) finish before anyone pays
@@ -95,6 +96,14 @@ t.test('a settled agent payment triggers the top-up without waiting for the sche
   t.ok(requested.length >= 1, `the settlement tick requested ${requested.length} check(s)`)
   t.equal((await scheduledChecks()).length, scheduledBefore, 'the hourly schedule did not run meanwhile')
   t.equal((await deps.db.selectFrom('topups').select('id').execute()).length, 1, 'one top-up in all')
+
+  // the job reports through the worker's logger, and no wallet key shows up there
+  t.same(logged.map((l) => l.msg), ['top-up need opened', 'top-up confirmed'])
+  t.ok(logged.some((l) => l.msg === 'top-up confirmed' && l.agent === agent.address && l.txHash === topup.tx_hash), 'confirmed, with its transaction')
+  const fwRow = await deps.db.selectFrom('funding_wallets').select('encrypted_key').where('address', '=', fw.address).executeTakeFirstOrThrow()
+  const fundingKey = decryptSecret([masterKey], fwRow.encrypted_key, walletAad('funding', fw.address))
+  const text = JSON.stringify(logged)
+  for (const k of [agentKey, fundingKey]) t.notOk(text.includes(k.slice(2)), 'no wallet key in the worker log')
 })
 
 t.test('agentPaymentSettledWithin: only settled payments of platform agents inside the window', async (t) => {
