@@ -30,6 +30,7 @@ const catalogue = {
   // accounts and publishing (issue 7)
   idempotency_key_reused: { status: 409, message: 'this Idempotency-Key was used with a different request; use a new key' },
   idempotency_in_progress: { status: 409, message: 'a request with this Idempotency-Key is still in progress; retry later' },
+  idempotency_answer_unreadable: { status: 409, message: 'this Idempotency-Key was already used and its stored answer can no longer be read (the encryption key was rotated); the request was carried out: list the resources to find its result, and use a new key for a new request' },
   upstream_not_allowed: { status: 400, message: 'the upstream URL is not allowed: {detail}' },
   faucet_unavailable: { status: 403, message: 'the faucet exists only on the sandbox deployment with the embedded dev chain' },
   // payments

@@ -174,3 +174,16 @@ t.test('balances and funding wallet answer 503 without a chain; faucet refused o
   t.equal(faucet.statusCode, 403)
   t.equal(faucet.json().code, 'faucet_unavailable')
 })
+
+t.test('Idempotency-Key replayed after a master key rotation: a clear 409, not a 500, and nothing created twice', async (t) => {
+  const { deps, app } = await accountsApp(t)
+  const { auth } = await userWithKey(deps)
+  const first = await app.inject({ method: 'POST', url: '/v1/agents', headers: { ...auth, 'idempotency-key': 'rot-1' }, payload: { name: 'once' } })
+  t.equal(first.statusCode, 201)
+  // a process on the new key, same database and Redis
+  const { app: rotated } = await accountsApp(t, { TOLLGATE_MASTER_KEY: '77'.repeat(32), DATABASE_SCHEMA: deps.config.databaseSchema, REDIS_PREFIX: deps.config.redisPrefix })
+  const replay = await rotated.inject({ method: 'POST', url: '/v1/agents', headers: { ...auth, 'idempotency-key': 'rot-1' }, payload: { name: 'once' } })
+  t.equal(replay.statusCode, 409)
+  t.equal(replay.json().code, 'idempotency_answer_unreadable')
+  t.equal((await rotated.inject({ method: 'GET', url: '/v1/agents', headers: auth })).json().data.length, 1, 'still created once')
+})

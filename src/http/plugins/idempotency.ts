@@ -71,7 +71,13 @@ export const idempotency = fp<IdempotencyOptions>(
       const stored = JSON.parse(raw) as Stored
       if (stored.fp !== fp) throw appError('idempotency_key_reused')
       if (stored.state === 'pending') throw appError('idempotency_in_progress')
-      const body = decryptSecret([masterKey], stored.body!, slot)
+      let body: string
+      try {
+        body = decryptSecret([masterKey], stored.body!, slot)
+      } catch {
+        // stored under a master key this process no longer holds (a rotation happened since)
+        throw appError('idempotency_answer_unreadable')
+      }
       reply.header('idempotent-replayed', 'true')
       reply.code(stored.status!).type(stored.type ?? 'application/json; charset=utf-8')
       return reply.send(body)
