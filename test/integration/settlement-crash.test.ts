@@ -1,15 +1,17 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
+import { Redis } from 'ioredis'
 import { sql } from 'kysely'
 import type { Hex } from 'viem'
 import { loadConfig } from '../../src/config.js'
 import { usdcAbi } from '../../src/chain/usdc-abi.js'
 import { authorizationStates } from '../../src/services/settlement/chain-ops.js'
+import { relayerLock } from '../../src/services/settlement/relayer.js'
 import { crashHooksFromEnv } from '../../src/services/settlement/test-hooks.js'
 import { withDevnet } from '../helpers/devnet.js'
 import { startTestPlatform } from '../helpers/platform.js'
-import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../helpers/test-env.js'
+import { TEST_DATABASE_URL, TEST_REDIS_URL, clearRedisPrefix, uniqueName } from '../helpers/test-env.js'
 import { newPayer, payMany } from './settlement-helpers.js'
 
 const repo = fileURLToPath(new URL('../..', import.meta.url))
@@ -32,6 +34,34 @@ t.test('the crash hook is inert unless set, and refused in production', async (t
     TOLLGATE_RECEIVER_ADDRESS: '0x' + '33'.repeat(20),
   })
   t.throws(() => crashHooksFromEnv({ TOLLGATE_TEST_CRASH_AT: 'after-claim' }, prod), /refused/)
+})
+
+t.test('relayer lock: renewed while held, free within its TTL after a holder dies, held() false once lost', async (t) => {
+  const redis = new Redis(TEST_REDIS_URL)
+  const prefix = uniqueName('tglock')
+  t.teardown(async () => {
+    await clearRedisPrefix(prefix)
+    redis.disconnect()
+  })
+  const lock = relayerLock(redis, (...p) => [prefix, ...p].join(':'), 300)
+  const seen: boolean[] = []
+  const held = await lock.hold('0xabc', async (stillHeld) => {
+    t.equal(await lock.acquire('0xabc'), null, 'exclusive')
+    await new Promise((r) => setTimeout(r, 700)) // past the TTL: renewal keeps it
+    t.equal(await lock.acquire('0xabc'), null, 'still exclusive after more than one TTL')
+    seen.push(stillHeld())
+    await redis.del(`${prefix}:settlement:relayer-lock:0xabc`) // lost (a flush, an expiry)
+    await new Promise((r) => setTimeout(r, 250))
+    seen.push(stillHeld())
+    return 'done'
+  })
+  t.same(held, { value: 'done' })
+  t.same(seen, [true, false], 'held() reports the loss')
+  // a holder that dies without releasing (kill -9): free again once the TTL passes
+  t.ok(await lock.acquire('0xdef'))
+  t.equal(await lock.acquire('0xdef'), null)
+  await new Promise((r) => setTimeout(r, 400))
+  t.ok(await lock.acquire('0xdef'), 'free after the TTL')
 })
 
 t.test('kill -9 of a worker process mid-batch; a restarted worker settles every payment exactly once', async (t) => {

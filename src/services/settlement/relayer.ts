@@ -42,13 +42,18 @@ export function relayerLock(redis: Redis, key: (...p: string[]) => string, ttlMs
     async release(address: string, token: string): Promise<void> {
       await redis.eval(RELEASE_LUA, 1, k(address), token).catch(() => {})
     },
-    /** Runs fn holding the lock (extended every ttl/3); null when someone else holds it. */
-    async hold<T>(address: string, fn: () => Promise<T>): Promise<{ value: T } | null> {
+    /**
+     * Runs fn holding the lock (extended every ttl/3); null when someone else holds it. `held()`
+     * turns false once an extension fails (the lock expired or Redis lost it): fn should then
+     * stop starting new transactions.
+     */
+    async hold<T>(address: string, fn: (held: () => boolean) => Promise<T>): Promise<{ value: T } | null> {
       const token = await lock.acquire(address)
       if (!token) return null
-      const timer = setInterval(() => void lock.extend(address, token), Math.max(100, Math.floor(ttlMs / 3)))
+      let ours = true
+      const timer = setInterval(() => void lock.extend(address, token).then((ok) => (ours &&= ok)), Math.max(100, Math.floor(ttlMs / 3)))
       try {
-        return { value: await fn() }
+        return { value: await fn(() => ours) }
       } finally {
         clearInterval(timer)
         await lock.release(address, token)

@@ -323,11 +323,11 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
   }
 
   /** Runs fn holding the first free relayer's lock; null when every relayer is busy. */
-  async function withRelayer<T>(fn: (r: Relayer) => Promise<T>, prefer?: number): Promise<{ value: T } | null> {
+  async function withRelayer<T>(fn: (r: Relayer, held: () => boolean) => Promise<T>, prefer?: number): Promise<{ value: T } | null> {
     const start = prefer ?? Math.floor(Math.random() * Math.max(1, relayers.length))
     for (let i = 0; i < relayers.length; i++) {
       const r = relayers[(start + i) % relayers.length]!
-      const held = await lock.hold(r.address, () => fn(r))
+      const held = await lock.hold(r.address, (stillHeld) => fn(r, stillHeld))
       if (held) return held
     }
     return null
@@ -354,10 +354,11 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
         }
         return stats
       }
-      await withRelayer(async (relayer) => {
+      await withRelayer(async (relayer, held) => {
         if (!(await resolvePending(relayer, stats))) return
         let more = true
-        while (more && Date.now() < deadline) {
+        // no new batch once the relayer lock is lost: another worker may be using the relayer
+        while (more && Date.now() < deadline && held()) {
           more = false
           for (const g of await readyGroups(db, config.chain.caip2)) {
             const claimed = await claimServed(db, { ...g, limit: batchSize })
