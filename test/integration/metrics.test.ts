@@ -63,6 +63,8 @@ t.test('operator observability on the web role', async (t) => {
     await createSettler(deps, { batchSize: 4 }).runOnce(30_000)
     const early = await scrape()
     t.equal(sample(early, 'tollgate_settlement_batch_size_count'), 2, 'a batch younger than the lag is not counted yet')
+    t.equal(sample(early, 'tollgate_payments{status="settled"}'), 9, 'the status gauge is exact at once')
+    t.equal(sample(early, 'tollgate_payments{status="served"}'), 0)
     await new Promise((r) => setTimeout(r, METRICS_SETTLE_LAG_MS + 100))
     const after = await scrape()
     t.equal(sample(after, 'tollgate_settlement_batch_size_count'), 3, 'the new batch counted')
@@ -72,6 +74,7 @@ t.test('operator observability on the web role', async (t) => {
     const again = await scrape()
     t.equal(sample(again, 'tollgate_settlement_batch_size_count'), 3, 'nothing counted twice')
     t.equal(sample(again, 'tollgate_settlement_latency_seconds_count'), 9)
+    t.equal(sample(again, 'tollgate_payments{status="settled"}'), 9, 'final statuses never counted twice')
   })
 
   t.test('/metrics is open in the sandbox without an operator token, never in production', async (t) => {

@@ -5,6 +5,10 @@ import { formatEther } from 'viem'
 import type { Deps } from '../../deps.js'
 import { relayerFunds } from './relayer-funds.js'
 
+const OPEN = ['verified', 'served', 'settling'] as const
+/** statuses a payment never leaves */
+const FINAL = ['settled', 'failed', 'voided'] as const
+
 /** Batch sizes (payments per aggregate3 transaction). */
 export const BATCH_SIZE_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500] as const
 /** Seconds from `served` to `settled`. */
@@ -42,7 +46,8 @@ export interface SettlementMetricsOptions {
  * are incremental: each scrape adds only the batches confirmed and payments settled since the last
  * one (index ranges on (status, updated_at)), so a scrape never scans whole tables; they start
  * from the last `lookbackMs` (1 h) when this process starts, which Prometheus reads as a counter
- * reset.
+ * reset. `tollgate_payments` by status counts open statuses exactly and final ones
+ * (settled, failed, voided: never left) as running totals, counted in full once per process.
  *
  * @example
  *   const metrics = settlementMetrics(deps, settlementQueue(deps.config))
@@ -55,6 +60,9 @@ export function settlementMetrics(deps: Deps, queue: Pick<Queue, 'getJobCounts'>
   const lat: Histogram = { buckets: LATENCY_BUCKETS.map(() => 0), count: 0, sum: 0 }
   let cursor = new Date(Date.now() - (opts.lookbackMs ?? 3_600_000))
   let advancing: Promise<void> = Promise.resolve()
+  /** payments in a final status with updated_at <= cursor (counted in full once, then incrementally) */
+  let finals: { cursor: Date; counts: Map<string, number> } = { cursor: new Date(0), counts: new Map() }
+  let finalsCounted = false
   const registry = new Registry()
   collectDefaultMetrics({ register: registry, prefix: 'tollgate_' })
 
@@ -74,10 +82,17 @@ export function settlementMetrics(deps: Deps, queue: Pick<Queue, 'getJobCounts'>
     labelNames: ['status'],
     registers: [registry],
     async collect() {
-      const rows = await db.selectFrom('payments').select(['status', sql<string>`count(*)::text`.as('n')]).groupBy('status').execute()
+      // open statuses are few and counted exactly; final ones are the running totals up to the
+      // cursor plus the rows finalized after it (both index ranges on (status, updated_at))
+      const snap = finals
+      const [open, recent] = await Promise.all([
+        db.selectFrom('payments').select(['status', sql<string>`count(*)::text`.as('n')]).where('status', 'in', OPEN).groupBy('status').execute(),
+        db.selectFrom('payments').select(['status', sql<string>`count(*)::text`.as('n')]).where('status', 'in', FINAL).where('updated_at', '>', snap.cursor).groupBy('status').execute(),
+      ])
       this.reset()
-      for (const s of ['verified', 'served', 'settling', 'settled', 'failed', 'voided']) this.set({ status: s }, 0)
-      for (const r of rows) this.set({ status: r.status }, Number(r.n))
+      for (const s of [...OPEN, ...FINAL]) this.set({ status: s }, snap.counts.get(s) ?? 0)
+      for (const r of open) this.set({ status: r.status }, Number(r.n))
+      for (const r of recent) this.set({ status: r.status }, (snap.counts.get(r.status) ?? 0) + Number(r.n))
     },
   })
   new Gauge({
@@ -148,9 +163,18 @@ export function settlementMetrics(deps: Deps, queue: Pick<Queue, 'getJobCounts'>
     advancing = advancing.catch(() => {}).then(async () => {
       const to = new Date(Date.now() - lagMs)
       if (to <= cursor) return
-      const [s, l] = await Promise.all([batchSizes(cursor, to), latencies(cursor, to)])
+      const since = finalsCounted ? cursor : new Date(0)
+      const [s, l, f] = await Promise.all([
+        batchSizes(cursor, to),
+        latencies(cursor, to),
+        db.selectFrom('payments').select(['status', sql<string>`count(*)::text`.as('n')]).where('status', 'in', FINAL).where('updated_at', '>', since).where('updated_at', '<=', to).groupBy('status').execute(),
+      ])
       add(sizes, s)
       add(lat, l)
+      const counts = new Map(finals.counts)
+      for (const r of f) counts.set(r.status, (counts.get(r.status) ?? 0) + Number(r.n))
+      finals = { cursor: to, counts }
+      finalsCounted = true
       cursor = to
     })
     return advancing
@@ -161,7 +185,8 @@ export function settlementMetrics(deps: Deps, queue: Pick<Queue, 'getJobCounts'>
     contentType: registry.contentType,
     /** The exposition text: registry metrics plus the two histograms read from Postgres. */
     async render(): Promise<string> {
-      const [base] = await Promise.all([registry.metrics(), advance()])
+      await advance()
+      const base = await registry.metrics()
       return (
         base +
         histogramText('tollgate_settlement_batch_size', 'Payments per settlement transaction (confirmed batches)', BATCH_SIZE_BUCKETS, sizes) +
