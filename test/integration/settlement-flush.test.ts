@@ -47,7 +47,7 @@ t.test('FLUSHALL of Redis during a run: schedulers come back, the sweep re-enque
   const orphans = await claimServed(db, { network: deps.config.chain.caip2, asset: devnet.usdcAddress.toLowerCase(), limit: 100 })
   t.equal(orphans.length, 10, 'ten payments orphaned in settling')
 
-  const workers = await startWorkers(deps, { everyMs: { 'settlement-tick': 200, 'recovery-sweep': 1000 }, ensureEveryMs: 500, settler: { stuckAfterMs: 3000 } })
+  const workers = await startWorkers(deps, { everyMs: { 'settlement-tick': 200, 'recovery-sweep': 1000 }, ensureEveryMs: 500, settler: { stuckAfterMs: 5000 } })
   t.teardown(() => workers.close())
   const during = payMany(platform, payer.key, 30, 5)
   await new Promise((r) => setTimeout(r, 700))
