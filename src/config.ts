@@ -234,7 +234,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       maxHeaderBytes: r.int('X402_MAX_HEADER_BYTES', 8192, 1024, 65536),
     },
     settlement: {
-      batchSize: r.int('SETTLEMENT_BATCH_SIZE', 50, 1, 500),
+      batchSize: r.int('SETTLEMENT_BATCH_SIZE', 200, 1, 500),
       batchWindowMs: r.int('SETTLEMENT_BATCH_WINDOW_MS', 500, 10, 60000),
       mode: settlementMode,
       facilitatorUrl,
