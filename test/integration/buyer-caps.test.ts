@@ -15,6 +15,7 @@ t.test('caps hold under concurrency across processes, reset at UTC boundaries, a
   const deps2 = createDeps(p.deps.config)
   t.teardown(() => deps2.close())
   const services = [agentPaymentsService(p.deps), agentPaymentsService(deps2)]
+  t.teardown(() => Promise.all(services.map((s) => s.close())))
 
   async function storm(agentId: string, n = 200) {
     const results = await Promise.allSettled(Array.from({ length: n }, (_, i) => services[i % 2]!.pay(agentId, { url, challenge })))
@@ -43,9 +44,26 @@ t.test('caps hold under concurrency across processes, reset at UTC boundaries, a
   const over = await services[0]!.pay(capped.id, { url, challenge }).catch((e) => e)
   t.match(over, { code: 'spend_cap_exceeded', statusCode: 403, details: { cap: 'daily', limit: '2500', spent: '2000', remaining: '500', amount: '1000' } })
 
+  t.test('insufficient_balance counts unsettled payments signed by every process', async (t) => {
+    const agent = await p.agent({ fund: 2500n })
+    await services[0]!.pay(agent.id, { url, challenge })
+    await services[1]!.pay(agent.id, { url, challenge })
+    // each process alone has seen one payment of 1000 against 2500; together they have signed 2000
+    const refused = await services[0]!.pay(agent.id, { url, challenge }).catch((e) => e)
+    t.match(refused, { code: 'insufficient_balance', details: { balance: '2500', unsettled: '2000', available: '500', needed: '1000' } })
+    t.match(await services[1]!.pay(agent.id, { url, challenge }).catch((e) => e), { code: 'insufficient_balance' }, 'the other process agrees')
+    t.match(await services[1]!.pay(agent.id, { url, challenge, dry_run: true }), { would_pay: null, refusal: { code: 'insufficient_balance', unsettled: '2000' } })
+    t.equal(await count(p.deps.db, agent.id), 2, 'nothing more signed')
+    // a rejection reported by the agent releases its amount at once, on every process
+    const [first] = await p.deps.db.selectFrom('agent_payments').select('id').where('agent_id', '=', agent.id).execute()
+    await services[1]!.outcome(agent.id, first!.id, { status: 'rejected' })
+    t.match(await services[0]!.pay(agent.id, { url, challenge }), { object: 'agent_payment' }, 'paid after the release')
+  })
+
   t.test('UTC day and month boundaries with an injected clock; expiry releases', async (t) => {
     let clock = new Date('2026-11-29T23:59:58Z')
     const svc = agentPaymentsService({ ...p.deps, now: () => clock })
+    t.teardown(() => svc.close())
     const agent = await p.agent({ fund: 1_000_000n, caps: { daily: '2000', monthly: '3000' } })
     const pay = () => svc.pay(agent.id, { url, challenge })
     await pay()

@@ -5,13 +5,16 @@ import type { Database } from '../../db/database.js'
 import { usdcAbi } from '../../chain/usdc-abi.js'
 import { appError, AppError } from '../../errors.js'
 import { ChallengeError, parseChallenge, sameResource, type ParsedChallenge, type Requirement } from '../../client/challenge.js'
-import { paymentHeader, signExact } from '../../client/sign-exact.js'
+import { paymentHeader } from '../../client/sign-exact.js'
+import { randomNonce, signTransferAuth } from '../../chain/sign-transfer-auth.js'
+import type { HexString } from '../../x402/types.js'
+import { authCache } from './auth-cache.js'
 import { AGENT_KEY_PREFIXES } from '../accounts/agent-keys.js'
 import { digestsEqual, hashSecret, isWellFormed } from '../accounts/secret-token.js'
 import { walletAad } from '../wallets/custodial-wallet.js'
 import { reservationWriter } from './insert-batcher.js'
 import { decryptSecret } from '../wallets/wallet-crypto.js'
-import { MAX_COUNTED, spendWindows, windowsAt, type Windows } from './spend-windows.js'
+import { MAX_COUNTED, spendWindows, windowsAt, type Unsettled, type Windows } from './spend-windows.js'
 import type { AgentPaymentStatus } from './tables.js'
 import type { Redis } from 'ioredis'
 
@@ -19,12 +22,15 @@ export interface AgentPaymentsDeps {
   db: Kysely<Database>
   redis: Redis
   key(...parts: string[]): string
-  config: Pick<Readonly<Config>, 'chain' | 'masterKey' | 'proxyUrl' | 'deployment'>
+  config: Pick<Readonly<Config>, 'chain' | 'masterKey' | 'proxyUrl' | 'deployment' | 'databaseUrl'>
   chain: PublicClient
   /** injectable for tests of the UTC day/month boundaries */
   now?: () => Date
   /** how long a read on-chain balance is trusted (default 1000 ms) */
   balanceTtlMs?: number
+  /** cache agent-key look-ups while LISTENing for changes (default true) */
+  cacheAuth?: boolean
+  onError?(err: unknown): void
 }
 
 export interface PayBody {
@@ -98,13 +104,20 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
   const now = deps.now ?? (() => new Date())
   const windows = spendWindows(deps.redis, deps.key)
   const balanceTtl = deps.balanceTtlMs ?? 1000
-  const balances = new Map<string, { value: bigint; at: number; spent: bigint }>()
+  const balances = new Map<string, { value: bigint; at: number }>()
+  // decrypted custodial keys, once per process (bounded; never logged or returned)
+  const keys = new Map<string, { box: string; key: Buffer }>()
+  const MAX_KEYS = 10_000
   const usdc = config.chain.usdc.address.toLowerCase()
   const proxyOrigin = safeOrigin(config.proxyUrl)
   const writer = reservationWriter(db)
   const keyPrefix = AGENT_KEY_PREFIXES[config.deployment]
-  // concurrent requests with the same key share one look-up (nothing is cached past it, so a revoke is immediate)
-  const inflight = new Map<string, Promise<(AgentRow & { key_id: string; revoked_at: Date | null; secret_hash: string }) | undefined>>()
+  type KeyRow = AgentRow & { key_id: string; revoked_at: Date | null; secret_hash: string }
+  // concurrent requests with the same key share one look-up
+  const inflight = new Map<string, Promise<KeyRow | undefined>>()
+  // look-ups cached while LISTENing for key/agent/allowlist changes (auth-cache.ts), so a revoke
+  // still reaches every process at commit
+  const cache = deps.cacheAuth === false ? undefined : authCache<KeyRow>({ databaseUrl: config.databaseUrl, onError: deps.onError })
   const touched = new Map<string, number>()
 
   const agentQuery = () =>
@@ -123,17 +136,20 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
   async function authenticate(bearer: string): Promise<AgentRow> {
     if (!isWellFormed(bearer, keyPrefix)) throw appError('invalid_api_key')
     const hash = hashSecret(bearer)
-    let p = inflight.get(hash)
-    if (!p) {
-      p = agentQuery()
-        .innerJoin('agent_keys as k', 'k.agent_id', 'a.id')
-        .select(['k.id as key_id', 'k.revoked_at', 'k.secret_hash'])
-        .where('k.secret_hash', '=', hash)
-        .executeTakeFirst()
-        .finally(() => inflight.delete(hash))
-      inflight.set(hash, p)
+    const load = () => {
+      let p = inflight.get(hash)
+      if (!p) {
+        p = agentQuery()
+          .innerJoin('agent_keys as k', 'k.agent_id', 'a.id')
+          .select(['k.id as key_id', 'k.revoked_at', 'k.secret_hash'])
+          .where('k.secret_hash', '=', hash)
+          .executeTakeFirst()
+          .finally(() => inflight.delete(hash))
+        inflight.set(hash, p)
+      }
+      return p
     }
-    const row = await p
+    const row = cache ? await cache.get(hash, load) : await load()
     if (!row || !digestsEqual(row.secret_hash, hash) || row.revoked_at !== null) throw appError('invalid_api_key')
     const last = touched.get(row.key_id) ?? 0
     if (Date.now() - last > 60_000) {
@@ -157,10 +173,11 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
 
   async function balanceOf(address: string): Promise<bigint> {
     const c = balances.get(address)
-    if (c && Date.now() - c.at < balanceTtl) return c.value - c.spent
+    if (c && Date.now() - c.at < balanceTtl) return c.value
     try {
       const value = await deps.chain.readContract({ address: config.chain.usdc.address, abi: usdcAbi, functionName: 'balanceOf', args: [address as `0x${string}`] })
-      balances.set(address, { value, at: Date.now(), spent: 0n })
+      if (balances.size >= 10_000) balances.delete(balances.keys().next().value!)
+      balances.set(address, { value, at: Date.now() })
       return value
     } catch {
       throw appError('service_unavailable', { detail: 'the chain RPC did not answer; cannot check the agent balance, retry later' })
@@ -231,11 +248,57 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
     return { per_transaction: agent.cap_per_transaction, daily: left(agent.cap_daily, day), monthly: left(agent.cap_monthly, month) }
   }
 
-  async function reserve(agent: AgentRow, w: Windows, amount: bigint, peek: boolean) {
+  /** Caps and balance check plus reservation in one Redis call (rebuilding counters from Postgres when missing). */
+  async function reserve(agent: AgentRow, w: Windows, amount: bigint, o: { peek?: boolean; balance: bigint; pay?: Unsettled; nowSeconds: number }) {
     const caps = { daily: agent.cap_daily === null ? null : BigInt(agent.cap_daily), monthly: agent.cap_monthly === null ? null : BigInt(agent.cap_monthly) }
-    let r = await windows.reserve(agent.id, w, amount, caps, undefined, peek)
-    if (r.kind === 'init') r = await windows.reserve(agent.id, w, amount, caps, await windowTotals(agent.id, w), peek)
-    return r
+    const opts = { ...o, pay: o.pay ?? { payer: agent.address.toLowerCase(), nonce: `0x${'0'.repeat(64)}`, amount: 0n, validBefore: 0n } }
+    let init: { day: bigint; month: bigint } | undefined
+    for (let attempt = 0; ; attempt++) {
+      const r = await windows.reserve(agent.id, w, amount, caps, { ...opts, init })
+      if (attempt >= 3 || (r.kind !== 'init' && r.kind !== 'init-unsettled')) return r
+      if (r.kind === 'init') init = await windowTotals(agent.id, w)
+      else await windows.rebuildUnsettled(opts.pay.payer, await openAuthorizations(opts.pay.payer, o.nowSeconds))
+    }
+  }
+
+  /** What the chain may still move from this wallet: signed, not refused, not known settled, not expired. */
+  async function openAuthorizations(payer: string, nowSeconds: number): Promise<Unsettled[]> {
+    const rows = await db
+      .selectFrom('agent_payments')
+      .select(['nonce', 'amount', 'valid_before'])
+      .where('payer', '=', payer)
+      .where('status', 'in', ['reserved', 'accepted'])
+      .where('tx_hash', 'is', null)
+      .where('valid_before', '>', String(nowSeconds))
+      .execute()
+    return rows.map((r) => ({ payer, nonce: r.nonce, amount: BigInt(r.amount), validBefore: BigInt(r.valid_before) }))
+  }
+
+  /** The agent's custodial key, decrypted once per process (and again if its envelope changes). */
+  function privateKeyOf(agent: AgentRow): Buffer {
+    const hit = keys.get(agent.id)
+    if (hit && hit.box === agent.encrypted_key) return hit.key
+    const key = Buffer.from(decryptSecret([requireKey()], agent.encrypted_key, walletAad('agent', agent.address)).slice(2), 'hex')
+    if (hit) {
+      hit.key.fill(0)
+      keys.delete(agent.id)
+    }
+    if (keys.size >= MAX_KEYS) {
+      const [oldest, e] = keys.entries().next().value!
+      e.key.fill(0)
+      keys.delete(oldest)
+    }
+    keys.set(agent.id, { box: agent.encrypted_key, key })
+    return key
+  }
+
+  function balanceError(balance: bigint, unsettled: bigint, needed: bigint): AppError {
+    const available = balance > unsettled ? balance - unsettled : 0n
+    return appError(
+      'insufficient_balance',
+      { balance: available.toString(), needed: needed.toString() },
+      { details: { balance: balance.toString(), unsettled: unsettled.toString(), available: available.toString(), needed: needed.toString() } },
+    )
   }
 
   function capError(agent: AgentRow, cap: 'daily' | 'monthly', amount: bigint, day: bigint, month: bigint): AppError {
@@ -255,6 +318,12 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
 
   return {
     authenticate,
+    /** Stops LISTENing and forgets cached look-ups and decrypted keys. */
+    async close(): Promise<void> {
+      await cache?.close()
+      for (const e of keys.values()) e.key.fill(0)
+      keys.clear()
+    },
     /** Signs a payment for the challenge, or (dry_run) says what would be paid and the headroom. */
     async pay(who: string | AgentRow, body: PayBody): Promise<SignedPayment | DryRun> {
       if (body.dry_run !== undefined && typeof body.dry_run !== 'boolean') throw appError('invalid_parameter', { param: 'dry_run', detail: 'expected true or false' }, { details: { param: 'dry_run' } })
@@ -265,16 +334,26 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
       const { ch, url, method, payable } = choose(agent, body)
       const req = perTx(agent, payable)
       const balance = await balanceOf(agent.address)
-      if (balance < req.amount) throw appError('insufficient_balance', { balance: balance.toString(), needed: req.amount.toString() }, { details: { balance: balance.toString(), needed: req.amount.toString() } })
-      const r = await reserve(agent, w, req.amount, false)
+      if (balance < req.amount) throw balanceError(balance, 0n, req.amount)
+      const nowSeconds = Math.floor(at.getTime() / 1000)
+      // as the official clients: valid from 10 minutes ago until the requirement's timeout
+      const a = { from: agent.address as HexString, to: req.payTo as HexString, value: req.amount.toString(), validAfter: String(nowSeconds - 600), validBefore: String(nowSeconds + req.maxTimeoutSeconds), nonce: randomNonce() as HexString }
+      const pay: Unsettled = { payer: agent.address.toLowerCase(), nonce: a.nonce, amount: req.amount, validBefore: BigInt(a.validBefore) }
+      const r = await reserve(agent, w, req.amount, { balance, pay, nowSeconds })
+      if (r.kind === 'balance') throw balanceError(balance, r.unsettled, req.amount)
       if (r.kind === 'over') throw capError(agent, r.cap, req.amount, r.day, r.month)
       if (r.kind !== 'ok') throw new Error(`unexpected spend reservation result ${r.kind}`)
       try {
-        const key = Buffer.from(decryptSecret([requireKey()], agent.encrypted_key, walletAad('agent', agent.address)).slice(2), 'hex')
         const token = req.extra ?? { name: config.chain.usdc.name, version: config.chain.usdc.version }
-        const payload = signExact(key, agent.address, { chainId: config.chain.chainId, asset: req.asset, token, payTo: req.payTo, amount: req.amount, maxTimeoutSeconds: req.maxTimeoutSeconds }, Math.floor(at.getTime() / 1000))
-        key.fill(0)
-        const a = payload.authorization
+        const signature = signTransferAuth(privateKeyOf(agent), { name: token.name, version: token.version, chainId: config.chain.chainId, verifyingContract: req.asset }, {
+          from: a.from,
+          to: a.to,
+          value: req.amount,
+          validAfter: BigInt(a.validAfter),
+          validBefore: BigInt(a.validBefore),
+          nonce: a.nonce,
+        })
+        const payload = { signature, authorization: a }
         const id = await writer.write({
           agent_id: agent.id,
           x402_version: req.version,
@@ -291,12 +370,10 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
           day_window: w.day,
           month_window: w.month,
         })
-        const c = balances.get(agent.address)
-        if (c) c.spent += req.amount
         const { header, value } = paymentHeader(ch, req, payload)
         return { object: 'agent_payment', payment_id: id, header, value, ...quote(req), payer: agent.address, valid_before: a.validBefore, headroom: headroom(agent, r.day, r.month) }
       } catch (err) {
-        await windows.adjust(agent.id, w, -req.amount).catch(() => {})
+        await Promise.all([windows.adjust(agent.id, w, -req.amount), windows.releaseUnsettled(pay)]).catch(() => {})
         throw err
       }
     },
@@ -327,7 +404,10 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
         .executeTakeFirst()
       if (updated) {
         await db.insertInto('agent_payment_events').values({ agent_payment_id: row.id, type: status, data }).execute()
-        if (next === 'rejected') await windows.adjust(agentId, { day: row.day_window, month: row.month_window }, -BigInt(row.amount))
+        if (next === 'rejected') {
+          await windows.adjust(agentId, { day: row.day_window, month: row.month_window }, -BigInt(row.amount))
+          await windows.releaseUnsettled({ payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) })
+        } else if (tx) await windows.releaseUnsettled({ payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) }, settledReleaseAt())
       }
       return this.get(agentId, id)
     },
@@ -380,6 +460,22 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
           expired++
           await windows.adjust(row.agent_id, { day: row.day_window, month: row.month_window }, -BigInt(row.amount))
         }
+        await windows.releaseUnsettled({ payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) }, used ? settledReleaseAt() : undefined)
+      }
+      // payments to this platform's own endpoints: once the seller side settled them the funds left the wallet
+      const settled = await db
+        .selectFrom('agent_payments as ap')
+        .innerJoin('payments as p', (j) => j.onRef('p.payer', '=', 'ap.payer').onRef('p.nonce', '=', 'ap.nonce'))
+        .select(['ap.id', 'ap.payer', 'ap.nonce', 'ap.amount', 'p.tx_hash'])
+        .where('ap.status', 'in', ['reserved', 'accepted'])
+        .where('ap.tx_hash', 'is', null)
+        .where('ap.valid_before', '>=', String(nowS))
+        .where('p.status', '=', 'settled')
+        .limit(limit)
+        .execute()
+      for (const row of settled) {
+        await db.updateTable('agent_payments').set({ tx_hash: row.tx_hash, updated_at: sql`now()` }).where('id', '=', row.id).where('tx_hash', 'is', null).execute()
+        await windows.releaseUnsettled({ payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) }, settledReleaseAt())
       }
       return { expired, spent }
     },
@@ -396,14 +492,18 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
       amount = req.amount
       wouldPay = quote(req)
       balance = await balanceOf(agent.address)
-      if (balance < req.amount) throw appError('insufficient_balance', { balance: balance.toString(), needed: req.amount.toString() }, { details: { balance: balance.toString(), needed: req.amount.toString() } })
     } catch (err) {
       if (!(err instanceof AppError) || !['seller_not_allowed', 'spend_cap_exceeded', 'insufficient_balance', 'unsupported_requirements'].includes(err.code)) throw err
       refusal = { code: err.code, message: err.message, ...err.details }
     }
-    const r = await reserve(agent, w, amount, true)
+    const r = await reserve(agent, w, amount, { peek: true, balance: balance ?? 0n, nowSeconds: Math.floor(now().getTime() / 1000) })
     const day = 'day' in r ? r.day : 0n
     const month = 'month' in r ? r.month : 0n
+    const unsettled = 'unsettled' in r ? r.unsettled : 0n
+    if (!refusal && wouldPay && balance !== null && balance - unsettled < amount) {
+      const e = balanceError(balance, unsettled, amount)
+      refusal = { code: e.code, message: e.message, ...e.details }
+    }
     if (!refusal && wouldPay) {
       const over = (agent.cap_daily !== null && day + amount > BigInt(agent.cap_daily) && 'daily') || (agent.cap_monthly !== null && month + amount > BigInt(agent.cap_monthly) && 'monthly')
       if (over) {
@@ -420,6 +520,11 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
     const row = await db.selectFrom('agent_payments').selectAll().where('id', '=', id).where('agent_id', '=', agentId).executeTakeFirst()
     if (!row) throw appError('not_found', { what: 'payment' })
     return row
+  }
+
+  /** A settled payment stays counted until every process has re-read the balance after it. */
+  function settledReleaseAt(): number {
+    return Math.ceil((now().getTime() + balanceTtl) / 1000) + 1
   }
 
   function requireKey(): Buffer {

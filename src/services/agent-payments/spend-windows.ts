@@ -3,12 +3,21 @@
  * incremented by one Lua script so that concurrent payments on any number of processes see one
  * total. Postgres stays the source of truth: a missing counter (new window, flushed Redis) is
  * rebuilt from the agent's reserved + accepted payments of that window with SET NX.
+ *
+ * The same call checks the wallet balance against its unsettled authorizations: a per-wallet
+ * total and a sorted set (member `nonce:amount`, score valid_before) of what every process has
+ * signed and the chain may still move. Entries leave when refused or past valid_before (lazily,
+ * in the script) and a little after settlement (releaseUnsettled).
  */
 import type { Redis } from 'ioredis'
 
 /** Caps and amounts above this are treated as unlimited / refused: Lua numbers are doubles. */
 export const MAX_COUNTED = 2n ** 53n - 1n
 
+// KEYS: day counter, month counter, unsettled total, unsettled zset (member `nonce:amount`, score
+// valid_before). ARGV: amount, daily cap, monthly cap (-1 = none), day/month init totals ('' =
+// none), day/month TTLs, peek ('1'), on-chain balance ('' = no balance check), now (unix s),
+// member, valid_before, unsettled TTL.
 const RESERVE = `
 local amt = tonumber(ARGV[1])
 local caps = { tonumber(ARGV[2]), tonumber(ARGV[3]) }
@@ -22,19 +31,63 @@ for i = 1, 2 do
   end
   used[i] = tonumber(v)
 end
-if ARGV[8] == '1' then return { 2, 0, used[1], used[2] } end
+local unsettled = 0
+if ARGV[9] ~= '' then
+  local u = redis.call('GET', KEYS[3])
+  if not u then return { -2 } end
+  -- authorizations past valid_before can no longer move funds: drop a few per call
+  local old = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', ARGV[10], 'LIMIT', 0, 64)
+  for _, m in ipairs(old) do
+    redis.call('ZREM', KEYS[4], m)
+    u = redis.call('DECRBY', KEYS[3], string.sub(m, 68))
+  end
+  unsettled = tonumber(u)
+end
+if ARGV[8] == '1' then return { 2, 0, used[1], used[2], unsettled } end
+if ARGV[9] ~= '' and unsettled + amt > tonumber(ARGV[9]) then return { 3, 0, used[1], used[2], unsettled } end
 for i = 1, 2 do
-  if caps[i] >= 0 and used[i] + amt > caps[i] then return { 0, i, used[1], used[2] } end
+  if caps[i] >= 0 and used[i] + amt > caps[i] then return { 0, i, used[1], used[2], unsettled } end
 end
 redis.call('INCRBY', KEYS[1], ARGV[1])
 redis.call('INCRBY', KEYS[2], ARGV[1])
-return { 1, 0, used[1] + amt, used[2] + amt }
+if ARGV[9] ~= '' then
+  redis.call('ZADD', KEYS[4], ARGV[12], ARGV[11])
+  unsettled = redis.call('INCRBY', KEYS[3], ARGV[1])
+  redis.call('EXPIRE', KEYS[3], ARGV[13])
+  redis.call('EXPIRE', KEYS[4], ARGV[13])
+end
+return { 1, 0, used[1] + amt, used[2] + amt, unsettled }
 `
 
 const ADJUST = `
 for i = 1, 2 do
   if redis.call('EXISTS', KEYS[i]) == 1 then redis.call('INCRBY', KEYS[i], ARGV[1]) end
 end
+return 1
+`
+
+// KEYS: unsettled total, zset. ARGV: member, then '' (release now) or a unix time to release at
+// (a settled payment stays counted until every process has re-read the on-chain balance).
+const RELEASE = `
+if ARGV[2] == '' then
+  if redis.call('ZREM', KEYS[2], ARGV[1]) == 1 then redis.call('DECRBY', KEYS[1], string.sub(ARGV[1], 68)) end
+else
+  redis.call('ZADD', KEYS[2], 'XX', 'LT', ARGV[2], ARGV[1])
+end
+return 1
+`
+
+// KEYS: unsettled total, zset. ARGV: TTL, then member, valid_before pairs from Postgres.
+const REBUILD = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('DEL', KEYS[2])
+local total = 0
+for i = 2, #ARGV, 2 do
+  redis.call('ZADD', KEYS[2], ARGV[i + 1], ARGV[i])
+  total = total + tonumber(string.sub(ARGV[i], 68))
+end
+redis.call('SET', KEYS[1], string.format('%.0f', total), 'EX', ARGV[1])
+if #ARGV > 1 then redis.call('EXPIRE', KEYS[2], ARGV[1]) end
 return 1
 `
 
@@ -52,30 +105,95 @@ export function windowsAt(now: Date): Windows {
 
 export type ReserveResult =
   | { kind: 'init' }
-  | { kind: 'ok'; day: bigint; month: bigint }
-  | { kind: 'over'; cap: 'daily' | 'monthly'; day: bigint; month: bigint }
-  | { kind: 'peek'; day: bigint; month: bigint }
+  | { kind: 'init-unsettled' }
+  | { kind: 'ok'; day: bigint; month: bigint; unsettled: bigint }
+  | { kind: 'over'; cap: 'daily' | 'monthly'; day: bigint; month: bigint; unsettled: bigint }
+  | { kind: 'balance'; day: bigint; month: bigint; unsettled: bigint }
+  | { kind: 'peek'; day: bigint; month: bigint; unsettled: bigint }
+
+/** A signed authorization counted against the wallet until it is settled, refused or expires. */
+export interface Unsettled {
+  /** lower-case payer address */
+  payer: string
+  nonce: string
+  amount: bigint
+  /** unix seconds */
+  validBefore: bigint
+}
+
+/** How long the unsettled keys live after the last payment (authorizations expire well before). */
+const UNSETTLED_TTL = String(7 * 86400)
+const member = (u: Pick<Unsettled, 'nonce' | 'amount'>) => `${u.nonce.toLowerCase()}:${u.amount}`
 
 type Cmd = (keys: string[], args: string[]) => Promise<unknown>
 
 export function spendWindows(redis: Redis, key: (...parts: string[]) => string) {
-  const reserveCmd = script(redis, 'tollgateReserveSpend', RESERVE)
-  const adjustCmd = script(redis, 'tollgateAdjustSpend', ADJUST)
+  const reserveCmd = script(redis, 'tollgateReserveSpend2', RESERVE, 4)
+  const adjustCmd = script(redis, 'tollgateAdjustSpend', ADJUST, 2)
+  const releaseCmd = script(redis, 'tollgateReleaseUnsettled', RELEASE, 2)
+  const rebuildCmd = script(redis, 'tollgateRebuildUnsettled', REBUILD, 2)
   const keys = (agentId: string, w: Windows) => [key('agent-spend', agentId, 'day', w.day), key('agent-spend', agentId, 'month', w.month)]
+  const unsettledKeys = (payer: string) => [key('agent-unsettled', payer.toLowerCase(), 'total'), key('agent-unsettled', payer.toLowerCase(), 'auths')]
   return {
     /**
-     * Adds `amount` to both windows unless a cap would be exceeded. `init` carries the totals
-     * from Postgres when the previous call answered `init`. `peek` reads without adding.
+     * In one Lua call: adds `amount` to both windows unless a cap would be exceeded and, when
+     * `balance` (the on-chain balance) is given, unless the wallet's unsettled authorizations on
+     * every process plus `amount` exceed it; then counts `pay` as unsettled. `init` carries the
+     * window totals from Postgres after an `init` answer (`rebuild` after `init-unsettled`).
+     * `peek` reads without adding.
      */
-    async reserve(agentId: string, w: Windows, amount: bigint, caps: { daily: bigint | null; monthly: bigint | null }, init?: { day: bigint; month: bigint }, peek = false): Promise<ReserveResult> {
+    async reserve(
+      agentId: string,
+      w: Windows,
+      amount: bigint,
+      caps: { daily: bigint | null; monthly: bigint | null },
+      opts: { init?: { day: bigint; month: bigint }; peek?: boolean; balance?: bigint; pay?: Unsettled; nowSeconds: number },
+    ): Promise<ReserveResult> {
       const cap = (c: bigint | null) => (c === null || c > MAX_COUNTED ? '-1' : c.toString())
-      const r = (await reserveCmd(keys(agentId, w), [amount.toString(), cap(caps.daily), cap(caps.monthly), init ? init.day.toString() : '', init ? init.month.toString() : '', String(3 * 86400), String(40 * 86400), peek ? '1' : '0'])) as number[]
+      const { init, pay } = opts
+      const payer = pay?.payer ?? agentId
+      const balance = opts.balance === undefined ? '' : (opts.balance > MAX_COUNTED ? MAX_COUNTED : opts.balance).toString()
+      const r = (await reserveCmd(
+        [...keys(agentId, w), ...unsettledKeys(payer)],
+        [
+          amount.toString(),
+          cap(caps.daily),
+          cap(caps.monthly),
+          init ? init.day.toString() : '',
+          init ? init.month.toString() : '',
+          String(3 * 86400),
+          String(40 * 86400),
+          opts.peek ? '1' : '0',
+          balance,
+          String(opts.nowSeconds),
+          pay ? member(pay) : '',
+          pay ? pay.validBefore.toString() : '0',
+          UNSETTLED_TTL,
+        ],
+      )) as number[]
       if (r[0] === -1) return { kind: 'init' }
+      if (r[0] === -2) return { kind: 'init-unsettled' }
       const day = BigInt(r[2]!)
       const month = BigInt(r[3]!)
-      if (r[0] === 2) return { kind: 'peek', day, month }
-      if (r[0] === 0) return { kind: 'over', cap: r[1] === 1 ? 'daily' : 'monthly', day, month }
-      return { kind: 'ok', day, month }
+      const unsettled = BigInt(r[4]!)
+      if (r[0] === 2) return { kind: 'peek', day, month, unsettled }
+      if (r[0] === 3) return { kind: 'balance', day, month, unsettled }
+      if (r[0] === 0) return { kind: 'over', cap: r[1] === 1 ? 'daily' : 'monthly', day, month, unsettled }
+      return { kind: 'ok', day, month, unsettled }
+    },
+    /** Rebuilds a wallet's unsettled set from Postgres (after a Redis flush); a no-op when it exists. */
+    async rebuildUnsettled(payer: string, open: Unsettled[]): Promise<void> {
+      const args = [UNSETTLED_TTL]
+      for (const u of open) args.push(member(u), u.validBefore.toString())
+      await rebuildCmd(unsettledKeys(payer), args)
+    },
+    /**
+     * Stops counting an authorization: at once when it can no longer move funds (refused,
+     * expired, failed to record), or at `at` (unix s) when it settled, so that no process
+     * subtracts it from a balance it read before the transfer.
+     */
+    async releaseUnsettled(u: Pick<Unsettled, 'payer' | 'nonce' | 'amount'>, at?: number): Promise<void> {
+      await releaseCmd(unsettledKeys(u.payer), [member(u), at === undefined ? '' : String(at)])
     },
     /** Adds (or with a negative amount releases) an amount in windows that have a counter. */
     async adjust(agentId: string, w: Windows, amount: bigint): Promise<void> {
@@ -84,9 +202,9 @@ export function spendWindows(redis: Redis, key: (...parts: string[]) => string) 
   }
 }
 
-function script(redis: Redis, name: string, lua: string): Cmd {
+function script(redis: Redis, name: string, lua: string, numberOfKeys: number): Cmd {
   const r = redis as unknown as Record<string, Cmd>
-  if (typeof r[name] !== 'function') redis.defineCommand(name, { numberOfKeys: 2, lua })
+  if (typeof r[name] !== 'function') redis.defineCommand(name, { numberOfKeys, lua })
   const fn = (redis as unknown as Record<string, (...a: string[]) => Promise<unknown>>)[name]!
   return (keys, args) => fn.call(redis, ...keys, ...args)
 }

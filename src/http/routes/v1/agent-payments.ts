@@ -21,7 +21,8 @@ const idParam = { type: 'object', required: ['id'], properties: { id: { type: 's
  */
 export function agentPaymentRoutes(deps: Deps, opts: { now?: AgentPaymentsDeps['now']; sweepMs?: number } = {}): FastifyPluginAsync {
   return async (app: FastifyInstance) => {
-    const payments = agentPaymentsService({ ...deps, now: opts.now })
+    const payments = agentPaymentsService({ ...deps, now: opts.now, onError: (err) => app.log.warn({ err }, 'agent key cache: LISTEN connection lost; look-ups go to Postgres until it is back') })
+    app.addHook('onClose', async () => payments.close())
     app.decorateRequest('agent', null)
     app.addHook('onRequest', async (request) => {
       const m = /^Bearer[ ]+(\S+)\s*$/i.exec(request.headers.authorization ?? '')
