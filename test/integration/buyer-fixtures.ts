@@ -21,7 +21,7 @@ export interface BuyerPlatform extends TestPlatform {
   web: FastifyInstance
   webUrl: string
   /** a user's agent with a key; funded with `fund` atomic USDC when given */
-  agent(opts?: { caps?: { per_transaction?: string | null; daily?: string | null; monthly?: string | null }; fund?: bigint; allow?: Array<{ kind: string; value: string }> }): Promise<{ id: string; address: `0x${string}`; key: string; auth: { authorization: string } }>
+  agent(opts?: { user?: string; caps?: { per_transaction?: string | null; daily?: string | null; monthly?: string | null }; fund?: bigint; allow?: Array<{ kind: string; value: string }> }): Promise<{ id: string; address: `0x${string}`; key: string; auth: { authorization: string } }>
 }
 
 /** The test platform (devnet, proxy) plus a listening web app with the agent payment API. */
@@ -40,8 +40,8 @@ export async function startBuyerPlatform(t: T): Promise<BuyerPlatform> {
     web,
     webUrl: `http://127.0.0.1:${port}`,
     async agent(o = {}) {
-      const a = await agents.create(user.id, { name: `agent ${randomBytes(3).toString('hex')}`, spend_caps: o.caps })
-      const row = await agents.find(user.id, a.address)
+      const a = await agents.create(o.user ?? user.id, { name: `agent ${randomBytes(3).toString('hex')}`, spend_caps: o.caps })
+      const row = await agents.find(o.user ?? user.id, a.address)
       const k = await keys.create({ id: row.id, address: a.address }, 'test')
       for (const e of o.allow ?? []) await allowlist.add({ id: row.id, address: a.address }, e)
       if (o.fund) await mintUsdc(p.devnet.rpcUrl, a.address as `0x${string}`, o.fund)
