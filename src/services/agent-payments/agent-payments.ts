@@ -171,17 +171,41 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
     return { day: BigInt(r.day), month: BigInt(r.month) }
   }
 
+  const balanceReads = new Map<string, Promise<bigint>>()
+
+  /**
+   * The on-chain balance, never older than `balanceTtl`: one read at a time per wallet, started
+   * in the background once the cached value is half that old, so steady traffic never waits on it.
+   */
   async function balanceOf(address: string): Promise<bigint> {
     const c = balances.get(address)
-    if (c && Date.now() - c.at < balanceTtl) return c.value
-    try {
-      const value = await deps.chain.readContract({ address: config.chain.usdc.address, abi: usdcAbi, functionName: 'balanceOf', args: [address as `0x${string}`] })
-      if (balances.size >= 10_000) balances.delete(balances.keys().next().value!)
-      balances.set(address, { value, at: Date.now() })
-      return value
-    } catch {
-      throw appError('service_unavailable', { detail: 'the chain RPC did not answer; cannot check the agent balance, retry later' })
+    const age = c ? Date.now() - c.at : Infinity
+    if (c && age < balanceTtl) {
+      if (age > balanceTtl / 2 && !balanceReads.has(address)) void readBalance(address).catch(() => {})
+      return c.value
     }
+    return readBalance(address)
+  }
+
+  function readBalance(address: string): Promise<bigint> {
+    let p = balanceReads.get(address)
+    if (p) return p
+    const at = Date.now()
+    p = deps.chain
+      .readContract({ address: config.chain.usdc.address, abi: usdcAbi, functionName: 'balanceOf', args: [address as `0x${string}`] })
+      .then(
+        (value) => {
+          if (balances.size >= 10_000 && !balances.has(address)) balances.delete(balances.keys().next().value!)
+          balances.set(address, { value, at })
+          return value
+        },
+        () => {
+          throw appError('service_unavailable', { detail: 'the chain RPC did not answer; cannot check the agent balance, retry later' })
+        },
+      )
+      .finally(() => balanceReads.delete(address))
+    balanceReads.set(address, p)
+    return p
   }
 
   /** Validates the request and narrows the challenge to the requirements this agent may pay, cheapest first. */
