@@ -1,9 +1,10 @@
 /**
  * Buyer-side signing throughput, all in one run (`npm run bench:buyer`):
  *   local signing      signExact + header in-process with the buyer's own key (the baseline)
- *   platform-signed    POST /v1/agent/payments over HTTP: agent-key auth, agent + allowlist
- *                      read, Redis cap reservation (per-transaction, daily, monthly caps set),
- *                      custodial key decrypt, native secp256k1 signature, reservation insert
+ *   platform-signed    POST /v1/agent/payments over HTTP: agent-key auth (cached look-up),
+ *                      Redis cap + unsettled-balance reservation (per-transaction, daily,
+ *                      monthly caps set), custodial key (decrypted once per process), native
+ *                      secp256k1 signature, group-committed reservation insert
  * The platform cases are measured at full load and at a fixed 1,000 payments/s. "Added latency"
  * is what an agent waits for the platform instead of signing locally. Nothing is asserted.
  *
