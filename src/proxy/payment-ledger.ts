@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 import type { Database, NewPayment, PaymentStatus } from '../db/database.js'
-import { groupCommit } from './group-commit.js'
+import { groupCommit } from '../db/group-commit.js'
 
 export type RecordOutcome = 'recorded' | 'duplicate'
 

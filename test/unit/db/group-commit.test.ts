@@ -1,5 +1,5 @@
 import t from 'tap'
-import { groupCommit } from '../../../src/proxy/group-commit.js'
+import { groupCommit } from '../../../src/db/group-commit.js'
 
 /** A flush whose completion the test controls. */
 function controlled() {
