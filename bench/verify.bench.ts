@@ -10,6 +10,7 @@ import { verifyTypedData, type Hex } from 'viem'
 import { privateKeyToAddress } from 'viem/accounts'
 import { makeDomainSeparator, transferAuthDigest } from '../src/chain/transfer-auth-digest.js'
 import { assertNativeSecp256k1, recoverAuthorizer } from '../src/chain/recover-signer.js'
+import { eip3009Types } from '../src/chain/usdc-abi.js'
 import { buildChallenge } from '../src/x402/challenge.js'
 import { decodePaymentHeader } from '../src/x402/decode-payment.js'
 import { verifyRequirements } from '../src/x402/verify-requirements.js'
@@ -34,16 +35,7 @@ const challenge = buildChallenge({
 })
 const domain = { name: usdc.name, version: usdc.version, chainId: 84532, verifyingContract: usdc.address as Hex }
 const ds = makeDomainSeparator(domain)
-const types = {
-  TransferWithAuthorization: [
-    { name: 'from', type: 'address' },
-    { name: 'to', type: 'address' },
-    { name: 'value', type: 'uint256' },
-    { name: 'validAfter', type: 'uint256' },
-    { name: 'validBefore', type: 'uint256' },
-    { name: 'nonce', type: 'bytes32' },
-  ],
-} as const
+const types = { TransferWithAuthorization: eip3009Types.TransferWithAuthorization }
 
 // distinct signed v2 headers, so nothing is cached between iterations
 const headers: string[] = []

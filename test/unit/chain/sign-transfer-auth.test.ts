@@ -3,17 +3,9 @@ import t from 'tap'
 import { getAddress } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { randomNonce, signTransferAuth } from '../../../src/chain/sign-transfer-auth.js'
+import { eip3009Types } from '../../../src/chain/usdc-abi.js'
 
-const types = {
-  TransferWithAuthorization: [
-    { name: 'from', type: 'address' },
-    { name: 'to', type: 'address' },
-    { name: 'value', type: 'uint256' },
-    { name: 'validAfter', type: 'uint256' },
-    { name: 'validBefore', type: 'uint256' },
-    { name: 'nonce', type: 'bytes32' },
-  ],
-} as const
+const types = { TransferWithAuthorization: eip3009Types.TransferWithAuthorization }
 
 t.test('native signature equals viem signTypedData on random inputs', async (t) => {
   for (let i = 0; i < 50; i++) {
