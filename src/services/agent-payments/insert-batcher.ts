@@ -1,4 +1,5 @@
-import { sql, type Kysely } from 'kysely'
+import type { Kysely } from 'kysely'
+import { preparedQuery } from '../../db/create-db.js'
 import { groupCommit } from '../../db/group-commit.js'
 import type { Database } from '../../db/database.js'
 
@@ -19,6 +20,20 @@ export interface ReservationRow {
   month_window: string
 }
 
+const COLUMNS = ['agent_id', 'x402_version', 'url', 'method', 'network', 'asset', 'payer', 'pay_to', 'amount', 'nonce', 'valid_after', 'valid_before', 'day_window', 'month_window'] as const satisfies readonly (keyof ReservationRow)[]
+
+// one fixed statement over column arrays, prepared once per connection
+const RESERVATIONS_SQL = `
+  with p as (
+    insert into agent_payments (agent_id, status, ${COLUMNS.slice(1).join(', ')})
+    select agent_id, 'reserved', ${COLUMNS.slice(1).join(', ')}
+    from unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::numeric[], $10::text[],
+                $11::bigint[], $12::bigint[], $13::text[], $14::text[])
+      as t(${COLUMNS.join(', ')})
+    returning id, nonce
+  ), e as (insert into agent_payment_events (agent_payment_id, type) select id, 'sending' from p)
+  select id, nonce from p`
+
 /**
  * Writes reservations and their `sending` events through the shared group-commit writer: while
  * one write is in flight the next ones queue and go together as one fixed statement over column
@@ -32,17 +47,7 @@ export function reservationWriter(db: Kysely<Database>, maxBatch = 256) {
     maxInFlight: 1,
     async flush(rows) {
       const col = <K extends keyof ReservationRow>(k: K) => rows.map((r) => String(r[k]))
-      const res = await sql<{ id: string; nonce: string }>`
-        with p as (
-          insert into agent_payments (agent_id, status, x402_version, url, method, network, asset, payer, pay_to, amount, nonce, valid_after, valid_before, day_window, month_window)
-          select agent_id, 'reserved', x402_version, url, method, network, asset, payer, pay_to, amount, nonce, valid_after, valid_before, day_window, month_window
-          from unnest(${col('agent_id')}::uuid[], ${col('x402_version')}::int[], ${col('url')}::text[], ${col('method')}::text[], ${col('network')}::text[],
-                      ${col('asset')}::text[], ${col('payer')}::text[], ${col('pay_to')}::text[], ${col('amount')}::numeric[], ${col('nonce')}::text[],
-                      ${col('valid_after')}::bigint[], ${col('valid_before')}::bigint[], ${col('day_window')}::text[], ${col('month_window')}::text[])
-            as t(agent_id, x402_version, url, method, network, asset, payer, pay_to, amount, nonce, valid_after, valid_before, day_window, month_window)
-          returning id, nonce
-        ), e as (insert into agent_payment_events (agent_payment_id, type) select id, 'sending' from p)
-        select id, nonce from p`.execute(db)
+      const res = await preparedQuery<{ id: string; nonce: string }>(db, 'tollgate_agent_reservations_v1', RESERVATIONS_SQL, COLUMNS.map(col))
       const ids = new Map(res.rows.map((r) => [r.nonce, r.id]))
       return rows.map((r) => ids.get(r.nonce))
     },
