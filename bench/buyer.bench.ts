@@ -5,10 +5,13 @@
  *                      Redis cap + unsettled-balance reservation (per-transaction, daily,
  *                      monthly caps set), custodial key (decrypted once per process), native
  *                      secp256k1 signature, group-committed reservation insert
- * The platform cases are measured at full load and at a fixed 1,000 payments/s. "Added latency"
- * is what an agent waits for the platform instead of signing locally. Nothing is asserted.
+ * The platform cases are measured at full load (autocannon, closed loop) and at a fixed 1,000
+ * payments/s (open loop, bench/open-loop.ts: evenly spaced, latency counted from when each
+ * request was due). "Added latency" is what an agent waits for the platform instead of signing
+ * locally. Nothing is asserted.
  *
  *   node --import tsx bench/buyer.bench.ts [seconds-per-case] [connections]
+ *   BENCH_PROFILE=<dir>: a CPU profile of each platform case's measured window
  */
 import { randomBytes } from 'node:crypto'
 import os from 'node:os'
@@ -27,6 +30,8 @@ import { agentKeysService } from '../src/services/accounts/agent-keys.js'
 import { agentsService } from '../src/services/accounts/agents.js'
 import { usersService } from '../src/services/accounts/users.js'
 import { buildChallenge } from '../src/x402/challenge.js'
+import { openLoop } from './open-loop.js'
+import { profiled } from './profile.js'
 
 const seconds = Number(process.argv[2] ?? 5)
 const connections = Number(process.argv[3] ?? 16)
@@ -93,16 +98,26 @@ const rows: Row[] = []
   rows.push({ name: 'local signing (1 thread, in-process)', rps: lat.length / seconds, p50: q(0.5), p99: q(0.99), errors: 0 })
 }
 
-async function platform(name: string, overallRate?: number): Promise<Row> {
-  const r = await autocannon({ url: `${webUrl}/v1/agent/payments`, method: 'POST', headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' }, body, connections, duration: seconds, overallRate })
-  const row = { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.non2xx + r.errors }
-  process.stderr.write(`${name}: ${Math.round(row.rps)} payments/s, p50 ${row.p50} ms, p99 ${row.p99} ms${row.errors ? `, ${row.errors} errors` : ''}\n`)
+const headers = { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' }
+function report(row: Row): Row {
+  process.stderr.write(`${row.name}: ${Math.round(row.rps)} payments/s, p50 ${row.p50} ms, p99 ${row.p99} ms${row.errors ? `, ${row.errors} errors` : ''}\n`)
   return row
+}
+// closed loop: each connection sends its next request when the last one answered (throughput)
+async function fullLoad(name: string): Promise<Row> {
+  const r = await profiled(name, () => autocannon({ url: `${webUrl}/v1/agent/payments`, method: 'POST', headers, body, connections, duration: seconds }))
+  return report({ name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.non2xx + r.errors })
+}
+// open loop: evenly spaced requests at a fixed rate from another process, latency from when each was due
+async function atRate(name: string, rate: number): Promise<Row> {
+  const r = await profiled(name, () => openLoop({ url: `${webUrl}/v1/agent/payments`, method: 'POST', headers, body, rate, seconds }))
+  process.stderr.write(`  open loop: sent ${r.sent}; from due time p50 ${r.fromDue.p50} ms, p99 ${r.fromDue.p99} ms, max ${r.fromDue.max} ms; generator stall max ${r.generatorStallMs} ms; server p999 ${r.p999} ms, max ${r.max} ms\n`)
+  return report({ name, rps: r.rps, p50: r.p50, p99: r.p99, errors: r.non2xx + r.errors })
 }
 // warm up (JIT, pools, balance cache, counters)
 await autocannon({ url: `${webUrl}/v1/agent/payments`, method: 'POST', headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' }, body, connections: 4, amount: 500 })
-rows.push(await platform(`platform-signed, full load (${connections} connections)`))
-rows.push(await platform('platform-signed at 1,000 payments/s', 1000))
+rows.push(await fullLoad(`platform-signed, full load (${connections} connections)`))
+rows.push(await atRate('platform-signed at 1,000 payments/s (open loop)', 1000))
 
 const signed = await deps.db.selectFrom('agent_payments').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()
 console.log(`\n${seconds} s per case, node ${process.version}, ${os.cpus().length} cores; ${signed.n} reservations recorded\n`)

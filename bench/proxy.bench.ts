@@ -27,6 +27,7 @@ import { loadHandlerRegistry } from '../src/pool/handler-registry.js'
 import { upstreamClient } from '../src/proxy/upstream.js'
 import { seedHostedServices } from '../src/services/hosted-seed.js'
 import { announceRegistryChange } from '../src/services/registry-events.js'
+import { profiled } from './profile.js'
 import { startReferenceStack } from './reference-stack.js'
 
 assertNativeSecp256k1()
@@ -100,25 +101,6 @@ interface Row {
   p99: number
   non2xx: number
 }
-// BENCH_PROFILE=<dir> writes a CPU profile of each case's measured window (main thread only)
-async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T> {
-  const dir = process.env.BENCH_PROFILE
-  if (!dir) return fn()
-  const { Session } = await import('node:inspector/promises')
-  const session = new Session()
-  session.connect()
-  await session.post('Profiler.enable')
-  await session.post('Profiler.start')
-  try {
-    return await fn()
-  } finally {
-    const { profile } = await session.post('Profiler.stop')
-    const { writeFileSync } = await import('node:fs')
-    writeFileSync(path.join(dir, `${name.replace(/[^a-z0-9]+/gi, '-')}.cpuprofile`), JSON.stringify(profile))
-    session.disconnect()
-  }
-}
-
 async function run(name: string, url: string, headers?: string[], conns = connections): Promise<Row> {
   let i = 0
   const result = await profiled(name, () => autocannon({
