@@ -115,7 +115,7 @@ async function atRate(name: string, rate: number): Promise<Row> {
   return report({ name, rps: r.rps, p50: r.p50, p99: r.p99, errors: r.non2xx + r.errors })
 }
 // warm up (JIT, pools, balance cache, counters)
-await autocannon({ url: `${webUrl}/v1/agent/payments`, method: 'POST', headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' }, body, connections: 4, amount: 500 })
+await autocannon({ url: `${webUrl}/v1/agent/payments`, method: 'POST', headers, body, connections: 4, amount: 500 })
 rows.push(await fullLoad(`platform-signed, full load (${connections} connections)`))
 rows.push(await atRate('platform-signed at 1,000 payments/s (open loop)', 1000))
 

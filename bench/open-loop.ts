@@ -74,7 +74,7 @@ export function openLoop(opts: OpenLoopOptions): Promise<OpenLoopResult> {
 async function run(opts: OpenLoopOptions): Promise<OpenLoopResult> {
   const u = new URL(opts.url)
   const pool = new Pool(u.origin, { connections: opts.connections ?? 64, pipelining: 1 })
-  const request = { path: u.pathname + u.search, method: (opts.method ?? 'GET') as 'GET', headers: opts.headers, body: opts.body } as Parameters<Pool["request"]>[0]
+  const request = { path: u.pathname + u.search, method: (opts.method ?? 'GET') as 'GET', headers: opts.headers, body: opts.body } as RequestOptions
   const eld = monitorEventLoopDelay({ resolution: 1 })
   // warm-up at the same rate (connections opened, JIT warm), not measured
   await phase(pool, request, opts.rate, opts.warmupSeconds ?? 1, () => {})
@@ -111,10 +111,11 @@ async function run(opts: OpenLoopOptions): Promise<OpenLoopResult> {
   }
 }
 
+type RequestOptions = Parameters<Pool['request']>[0]
 type Outcome = { status: number; due: number; sent: number; end: number } | 'error'
 
 /** sends `rate * seconds` requests, each when it is due, and waits for every answer */
-function phase(pool: Pool, request: Parameters<Pool["request"]>[0], rate: number, seconds: number, onDone: (o: Outcome) => void): Promise<number> {
+function phase(pool: Pool, request: RequestOptions, rate: number, seconds: number, onDone: (o: Outcome) => void): Promise<number> {
   const interval = 1000 / rate
   const total = Math.round(rate * seconds)
   const start = performance.now()

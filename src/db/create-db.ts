@@ -34,7 +34,7 @@ const pools = new WeakMap<Kysely<Database>, pg.Pool>()
 /**
  * Runs one fixed statement as a named prepared statement: each connection parses and plans it
  * once, not on every call. For the hot group-commit writers, where planning a CTE over column
- * arrays cost about 40% of a small batch's round trip (bench/README.md). `name` must be unique
+ * arrays cost about 40% of a one-row round trip (bench/README.md). `name` must be unique
  * per `text`. A Kysely instance not made by createDb runs it unnamed.
  *
  * @example
