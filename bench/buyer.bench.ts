@@ -10,7 +10,8 @@
  * request was due). "Added latency" is what an agent waits for the platform instead of signing
  * locally. Nothing is asserted.
  *
- *   node --import tsx bench/buyer.bench.ts [seconds-per-case] [connections]
+ *   npm run bench:buyer -- [seconds-per-case] [connections]   (node --v8-pool-size=1, as the Procfile runs web)
+ *   BENCH_RATE_RUNS=<n>: how many 1,000/s runs (default 3; each is reported, with the median p99)
  *   BENCH_PROFILE=<dir>: a CPU profile of each platform case's measured window
  */
 import { randomBytes } from 'node:crypto'
@@ -111,13 +112,26 @@ async function fullLoad(name: string): Promise<Row> {
 // open loop: evenly spaced requests at a fixed rate from another process, latency from when each was due
 async function atRate(name: string, rate: number): Promise<Row> {
   const r = await profiled(name, () => openLoop({ url: `${webUrl}/v1/agent/payments`, method: 'POST', headers, body, rate, seconds }))
-  process.stderr.write(`  open loop: sent ${r.sent}; from due time p50 ${r.fromDue.p50} ms, p99 ${r.fromDue.p99} ms, max ${r.fromDue.max} ms; generator stall max ${r.generatorStallMs} ms; server p999 ${r.p999} ms, max ${r.max} ms\n`)
+  process.stderr.write(`  open loop: sent ${r.sent}; from due time p50 ${r.fromDue.p50} ms, p99 ${r.fromDue.p99} ms, max ${r.fromDue.max} ms; generator stall max ${r.generatorStallMs} ms, CPU ${r.generatorCpuUsPerRequest} µs/request, ${r.waitedForConnection} waited for a connection; server p999 ${r.p999} ms, max ${r.max} ms\n`)
   return report({ name, rps: r.rps, p50: r.p50, p99: r.p99, errors: r.non2xx + r.errors })
 }
 // warm up (JIT, pools, balance cache, counters)
 await autocannon({ url: `${webUrl}/v1/agent/payments`, method: 'POST', headers, body, connections: 4, amount: 500 })
 rows.push(await fullLoad(`platform-signed, full load (${connections} connections)`))
-rows.push(await atRate('platform-signed at 1,000 payments/s (open loop)', 1000))
+let baseline1000: Row
+// the 1,000/s tail is set by a few stalls per run on a shared 2-core machine, so it is measured
+// several times (BENCH_RATE_RUNS, default 3) and every run is reported
+const rateRuns = Math.max(1, Number(process.env.BENCH_RATE_RUNS ?? 3))
+// the machine's own floor at that rate: the same generator against /healthz of the same server
+{
+  const r = await openLoop({ url: `${webUrl}/healthz`, rate: 1000, seconds })
+  process.stderr.write(`  open loop: sent ${r.sent}; server p999 ${r.p999} ms, max ${r.max} ms; generator CPU ${r.generatorCpuUsPerRequest} µs/request\n`)
+  baseline1000 = report({ name: 'baseline: GET /healthz at 1,000/s (open loop)', rps: r.rps, p50: r.p50, p99: r.p99, errors: r.non2xx + r.errors })
+}
+const atRateRows: Row[] = []
+rows.push(baseline1000)
+for (let i = 1; i <= rateRuns; i++) atRateRows.push(await atRate(`platform-signed at 1,000 payments/s (open loop), run ${i} of ${rateRuns}`, 1000))
+rows.push(...atRateRows)
 
 const signed = await deps.db.selectFrom('agent_payments').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()
 console.log(`\n${seconds} s per case, node ${process.version}, ${os.cpus().length} cores; ${signed.n} reservations recorded\n`)
@@ -125,9 +139,15 @@ console.log('| case | payments/s | p50 ms | p99 ms | errors |')
 console.log('|---|---:|---:|---:|---:|')
 for (const r of rows) console.log(`| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.errors} |`)
 const local = rows[0]!
-console.log(`\nadded latency vs local signing at 1,000/s: p50 +${(rows[2]!.p50 - local.p50).toFixed(2)} ms, p99 +${(rows[2]!.p99 - local.p99).toFixed(2)} ms; full-load throughput ${((rows[1]!.rps / local.rps) * 100).toFixed(1)}% of local signing`)
+const added = atRateRows.map((r) => ({ p50: r.p50 - local.p50, p99: r.p99 - local.p99 }))
+const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor((a.length - 1) / 2)]!
+console.log(`\nadded latency vs local signing at 1,000/s, per run: p50 ${added.map((a) => `+${a.p50.toFixed(2)}`).join(' / ')} ms, p99 ${added.map((a) => `+${a.p99.toFixed(2)}`).join(' / ')} ms (median p99 +${median(added.map((a) => a.p99)).toFixed(2)} ms; under 10 ms in ${added.filter((a) => a.p99 < 10).length} of ${added.length} runs)`)
+console.log(`the same generator against /healthz at 1,000/s: p50 ${baseline1000.p50} ms, p99 ${baseline1000.p99} ms (what the machine and the HTTP round trip alone cost)`)
+console.log(`full-load throughput ${((rows[1]!.rps / local.rps) * 100).toFixed(1)}% of local signing`)
 
 await web.close()
 await sql`drop schema ${sql.id(schema)} cascade`.execute(deps.db)
+// the run's Redis keys (spend counters, unsettled sets of ~50k members each) go with it
+for await (const keys of deps.redis.scanStream({ match: `${config.redisPrefix}:*`, count: 1000 })) if (keys.length) await deps.redis.unlink(...(keys as string[]))
 await deps.close()
 await devnet.stop()

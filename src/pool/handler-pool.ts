@@ -12,6 +12,20 @@ export interface HandlerPool {
   readonly threads: number
 }
 
+/**
+ * The parent's flags minus the ones that apply to a whole process (a Worker given them throws
+ * ERR_WORKER_INVALID_EXEC_ARGV), such as the `--v8-pool-size=1` the Procfile starts web and proxy with.
+ */
+export function workerExecArgv(parent: readonly string[]): string[] {
+  const out: string[] = []
+  for (let i = 0; i < parent.length; i++) {
+    const a = parent[i]!
+    if (a === '--v8-pool-size') i++
+    else if (!a.startsWith('--v8-pool-size=')) out.push(a)
+  }
+  return out
+}
+
 function workerFile(): string {
   const ts = fileURLToPath(new URL('./worker.ts', import.meta.url))
   return existsSync(ts) ? ts : fileURLToPath(new URL('./worker.js', import.meta.url))
@@ -34,7 +48,7 @@ export function createHandlerPool(opts: { maxThreads: number; memoryMb: number; 
     idleTimeout: 60_000,
     resourceLimits: { maxOldGenerationSizeMb: opts.memoryMb, maxYoungGenerationSizeMb: Math.min(64, opts.memoryMb / 4), stackSizeMb: 8 },
     // workers inherit --import tsx when running from source
-    execArgv: process.execArgv,
+    execArgv: workerExecArgv(process.execArgv),
   })
   let pool = make()
   // counted here rather than with Piscina's maxQueue, which does not hold for tasks given a signal

@@ -1,0 +1,32 @@
+import { execFile } from 'node:child_process'
+import path from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { promisify } from 'node:util'
+import t from 'tap'
+import { workerExecArgv } from '../../src/pool/handler-pool.js'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const fixtures = path.resolve(here, '../fixtures/handlers')
+
+t.test('process-wide flags are not passed to pool workers; the rest are', async (t) => {
+  t.same(workerExecArgv(['--v8-pool-size=1', '--import', 'tsx', '--max-old-space-size=512']), ['--import', 'tsx', '--max-old-space-size=512'])
+  t.same(workerExecArgv(['--import', 'tsx', '--v8-pool-size', '2', '--enable-source-maps']), ['--import', 'tsx', '--enable-source-maps'])
+  t.same(workerExecArgv([]), [])
+})
+
+t.test('a process started as the Procfile starts it (--v8-pool-size=1) runs hosted handlers in its pool', async (t) => {
+  const pool = pathToFileURL(path.resolve(here, '../../src/pool/handler-pool.ts')).href
+  const registry = pathToFileURL(path.resolve(here, '../../src/pool/handler-registry.ts')).href
+  const script = `
+    const { createHandlerPool } = await import(${JSON.stringify(pool)})
+    const { loadHandlerRegistry } = await import(${JSON.stringify(registry)})
+    const echo = (await loadHandlerRegistry(${JSON.stringify(fixtures)})).get('echo')
+    const p = createHandlerPool({ maxThreads: 1, memoryMb: 128 })
+    const out = await p.run({ file: echo.file, slug: 'echo' }, { msg: 'hi' }, { method: 'POST', accept: '*/*', providers: {}, allowPrivateNetwork: false }, 10000)
+    await p.close()
+    process.stdout.write(JSON.stringify({ kind: out.kind, status: out.status }))
+  `
+  const dir = t.testdir({ 'main.mjs': script })
+  const { stdout } = await promisify(execFile)(process.execPath, ['--v8-pool-size=1', '--import', 'tsx', path.join(dir, 'main.mjs')], { timeout: 60_000 })
+  t.same(JSON.parse(stdout), { kind: 'ok', status: 200 })
+})
