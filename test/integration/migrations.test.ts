@@ -84,3 +84,19 @@ t.test('the ledger enforces its invariants', async (t) => {
   await t.rejects(db.updateTable('payment_events').set({ reason: 'x' }).execute(), /append-only/)
   await t.rejects(db.deleteFrom('payment_events').execute(), /append-only/)
 })
+
+t.test('agent_payments carries only what its per-payment insert needs', async (t) => {
+  const schema = await testSchema(t)
+  const db = createDb({ databaseUrl: TEST_DATABASE_URL, schema, max: 1 })
+  t.teardown(() => db.destroy())
+  const idx = await sql<{ indexname: string }>`select indexname from pg_indexes where schemaname = ${schema} and tablename = 'agent_payments' order by 1`.execute(db)
+  t.same(
+    idx.rows.map((r) => r.indexname),
+    ['agent_payments_agent_month_idx', 'agent_payments_open_idx', 'agent_payments_payer_nonce_key', 'agent_payments_pkey'],
+    'primary key, payer + nonce, the month window and the open-reservation sweep',
+  )
+  const fks = await sql<{ conname: string }>`
+    select c.conname from pg_constraint c join pg_class r on r.oid = c.conrelid join pg_namespace n on n.oid = r.relnamespace
+    where n.nspname = ${schema} and r.relname in ('agent_payments', 'agent_payment_events') and c.contype = 'f'`.execute(db)
+  t.same(fks.rows, [], 'no referential check (and agent row lock) per inserted payment')
+})
