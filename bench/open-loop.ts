@@ -172,7 +172,13 @@ class RawPool {
     return c.request(this.bytes).finally(() => {
       if (c.broken) {
         this.all = this.all.filter((x) => x !== c)
-        void RawConnection.connect(this.url).then((n) => this.release(n), () => {})
+        void RawConnection.connect(this.url).then(
+          (n) => {
+            this.all.push(n)
+            this.release(n)
+          },
+          () => {},
+        )
       } else this.release(c)
     })
   }
