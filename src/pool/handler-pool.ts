@@ -12,16 +12,23 @@ export interface HandlerPool {
   readonly threads: number
 }
 
+// Options a pool worker needs from its parent: how modules load (tsx when running from source).
+const WORKER_OPTIONS_WITH_VALUE = new Set(['--import', '--require', '-r', '--loader', '--experimental-loader', '--conditions', '-C'])
+const WORKER_OPTION_RE = /^(--(import|require|loader|experimental-loader|conditions)=|--enable-source-maps$|--no-warnings$|--experimental-)/
+
 /**
- * The parent's flags minus the ones that apply to a whole process (a Worker given them throws
- * ERR_WORKER_INVALID_EXEC_ARGV), such as the `--v8-pool-size=1` the Procfile starts web and proxy with.
+ * The parent's options a Worker accepts and needs. V8 flags and process-wide options (such as the
+ * `--v8-pool-size=1 --heap-growing-percent=300` the Procfile starts web and proxy with) make
+ * `new Worker` throw ERR_WORKER_INVALID_EXEC_ARGV; they already apply to the whole process.
  */
 export function workerExecArgv(parent: readonly string[]): string[] {
   const out: string[] = []
   for (let i = 0; i < parent.length; i++) {
     const a = parent[i]!
-    if (a === '--v8-pool-size') i++
-    else if (!a.startsWith('--v8-pool-size=')) out.push(a)
+    if (WORKER_OPTIONS_WITH_VALUE.has(a) && i + 1 < parent.length) out.push(a, parent[++i]!)
+    else if (WORKER_OPTION_RE.test(a)) out.push(a)
+    // a dropped option given as `--flag value`: its value goes with it
+    else if (!a.includes('=') && i + 1 < parent.length && !parent[i + 1]!.startsWith('-')) i++
   }
   return out
 }

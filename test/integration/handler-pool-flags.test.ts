@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
@@ -8,13 +9,20 @@ import { workerExecArgv } from '../../src/pool/handler-pool.js'
 const here = path.dirname(fileURLToPath(import.meta.url))
 const fixtures = path.resolve(here, '../fixtures/handlers')
 
-t.test('process-wide flags are not passed to pool workers; the rest are', async (t) => {
-  t.same(workerExecArgv(['--v8-pool-size=1', '--import', 'tsx', '--max-old-space-size=512']), ['--import', 'tsx', '--max-old-space-size=512'])
+/** The node flags the Procfile starts the proxy with. */
+function procfileFlags(): string[] {
+  const line = readFileSync(path.resolve(here, '../../Procfile'), 'utf8').split('\n').find((l) => l.startsWith('proxy:'))!
+  return line.split(/\s+/).filter((w) => w.startsWith('--'))
+}
+
+t.test('pool workers get the module-loading options, not V8 or process-wide flags', async (t) => {
+  t.same(workerExecArgv(['--v8-pool-size=1', '--heap-growing-percent=300', '--import', 'tsx', '--max-old-space-size=512']), ['--import', 'tsx'])
   t.same(workerExecArgv(['--import', 'tsx', '--v8-pool-size', '2', '--enable-source-maps']), ['--import', 'tsx', '--enable-source-maps'])
+  t.same(workerExecArgv(['--import=file:///x/tsx.mjs', '--require', './a.cjs', '--conditions=dev', '--title', 'tollgate']), ['--import=file:///x/tsx.mjs', '--require', './a.cjs', '--conditions=dev'])
   t.same(workerExecArgv([]), [])
 })
 
-t.test('a process started as the Procfile starts it (--v8-pool-size=1) runs hosted handlers in its pool', async (t) => {
+t.test('a process started as the Procfile starts it (--v8-pool-size=1 --heap-growing-percent=300) runs hosted handlers in its pool', async (t) => {
   const pool = pathToFileURL(path.resolve(here, '../../src/pool/handler-pool.ts')).href
   const registry = pathToFileURL(path.resolve(here, '../../src/pool/handler-registry.ts')).href
   const script = `
@@ -27,6 +35,6 @@ t.test('a process started as the Procfile starts it (--v8-pool-size=1) runs host
     process.stdout.write(JSON.stringify({ kind: out.kind, status: out.status }))
   `
   const dir = t.testdir({ 'main.mjs': script })
-  const { stdout } = await promisify(execFile)(process.execPath, ['--v8-pool-size=1', '--import', 'tsx', path.join(dir, 'main.mjs')], { timeout: 60_000 })
+  const { stdout } = await promisify(execFile)(process.execPath, [...procfileFlags(), '--import', 'tsx', path.join(dir, 'main.mjs')], { timeout: 60_000 })
   t.same(JSON.parse(stdout), { kind: 'ok', status: 200 })
 })
