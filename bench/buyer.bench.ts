@@ -31,6 +31,7 @@ import { agentKeysService } from '../src/services/accounts/agent-keys.js'
 import { agentsService } from '../src/services/accounts/agents.js'
 import { usersService } from '../src/services/accounts/users.js'
 import { buildChallenge } from '../src/x402/challenge.js'
+import { dropRedisPrefix } from './cleanup.js'
 import { openLoop } from './open-loop.js'
 import { profiled } from './profile.js'
 
@@ -157,7 +158,6 @@ console.log(`full-load throughput ${((rows[1]!.rps / local.rps) * 100).toFixed(1
 
 await web.close()
 await sql`drop schema ${sql.id(schema)} cascade`.execute(deps.db)
-// the run's Redis keys (spend counters, unsettled sets of ~50k members each) go with it
-for await (const keys of deps.redis.scanStream({ match: `${config.redisPrefix}:*`, count: 1000 })) if (keys.length) await deps.redis.unlink(...(keys as string[]))
+await dropRedisPrefix(deps.redis, config.redisPrefix)
 await deps.close()
 await devnet.stop()

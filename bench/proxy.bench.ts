@@ -27,6 +27,7 @@ import { loadHandlerRegistry } from '../src/pool/handler-registry.js'
 import { upstreamClient } from '../src/proxy/upstream.js'
 import { seedHostedServices } from '../src/services/hosted-seed.js'
 import { announceRegistryChange } from '../src/services/registry-events.js'
+import { dropRedisPrefix } from './cleanup.js'
 import { profiled } from './profile.js'
 import { startReferenceStack } from './reference-stack.js'
 
@@ -174,5 +175,6 @@ await proxy.close()
 await bare.close()
 await upstream.close()
 await sql`drop schema ${sql.id(schema)} cascade`.execute(deps.db)
+await dropRedisPrefix(deps.redis, config.redisPrefix)
 await deps.close()
 await devnet.stop()
