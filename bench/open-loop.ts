@@ -105,7 +105,7 @@ async function run(opts: OpenLoopOptions): Promise<OpenLoopResult> {
   const cpu = process.cpuUsage(cpu0)
   pool.close()
   if (slowLog) appendFileSync(process.env.OPEN_LOOP_SLOW_LOG!, slowLog.join('\n') + '\n')
-  const pct = (a: number[], p: number) => (a.length ? Number(a[Math.min(a.length - 1, Math.floor(a.length * p))]!.toFixed(2)) : NaN)
+  const pct = (a: number[], p: number) => Number(percentile(a, p).toFixed(2))
   lat.sort((a, b) => a - b)
   fromDue.sort((a, b) => a - b)
   return {
@@ -123,6 +123,11 @@ async function run(opts: OpenLoopOptions): Promise<OpenLoopResult> {
     non2xx,
     errors,
   }
+}
+
+/** The `p` quantile (0..1) of an ascending list; NaN when it is empty. */
+export function percentile(sorted: readonly number[], p: number): number {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]! : NaN
 }
 
 type Outcome = { status: number; due: number; sent: number; end: number } | 'error'
