@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis'
 import { sql, type Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
+import { groupCommit } from '../db/group-commit.js'
 
 /**
  * Optimistic payer credit, kept in Redis so the hot path needs one round trip:
@@ -14,20 +15,31 @@ import type { Database } from '../db/database.js'
 
 export type GuardResult = 'ok' | 'nonce_used' | 'blocked' | 'insufficient' | 'unknown_balance'
 
-// KEYS: nonce, balance, exposure, blocked, fresh   ARGV: value, nonceTtlMs
-// Returns [code, stale] where code 0 ok, 1 nonce used, 2 blocked, 3 insufficient, 4 unknown balance.
+// The guard for a batch of payments, checked in arrival order in one script (so two payments of one
+// payer in the same batch see each other's exposure, exactly as two separate calls would).
+// Per payment, KEYS: nonce, balance, exposure, blocked, fresh (5 each); ARGV: value, nonceTtlMs (2 each).
+// Returns a flat list of [code, stale] pairs, code 0 ok, 1 nonce used, 2 blocked, 3 insufficient, 4 unknown balance.
 const GUARD_LUA = `
-if redis.call('EXISTS', KEYS[4]) == 1 then return {2, 0} end
-local bal = redis.call('GET', KEYS[2])
-if not bal then return {4, 0} end
-local value = tonumber(ARGV[1])
-local exposure = tonumber(redis.call('GET', KEYS[3]) or '0')
-if tonumber(bal) - exposure < value then return {3, 0} end
-if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[2]) then return {1, 0} end
-redis.call('INCRBY', KEYS[3], ARGV[1])
-local stale = 0
-if redis.call('EXISTS', KEYS[5]) == 0 then stale = 1 end
-return {0, stale}
+local out = {}
+for i = 0, #ARGV / 2 - 1 do
+  local k = i * 5
+  local value = ARGV[i * 2 + 1]
+  local code, stale = 0, 0
+  if redis.call('EXISTS', KEYS[k + 4]) == 1 then code = 2
+  else
+    local bal = redis.call('GET', KEYS[k + 2])
+    if not bal then code = 4
+    elseif tonumber(bal) - tonumber(redis.call('GET', KEYS[k + 3]) or '0') < tonumber(value) then code = 3
+    elseif not redis.call('SET', KEYS[k + 1], '1', 'NX', 'PX', ARGV[i * 2 + 2]) then code = 1
+    else
+      redis.call('INCRBY', KEYS[k + 3], value)
+      if redis.call('EXISTS', KEYS[k + 5]) == 0 then stale = 1 end
+    end
+  end
+  out[i * 2 + 1] = code
+  out[i * 2 + 2] = stale
+end
+return out
 `
 const RELEASE_LUA = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
@@ -42,11 +54,15 @@ export const MAX_TRACKED_VALUE = 2n ** 53n - 1n
 const BALANCE_TTL_S = 3600
 const FRESH_TTL_S = 30
 
-type RedisWithGuard = Redis & { tollgateGuard?: (...args: (string | number)[]) => Promise<[number, number]> }
+type RedisWithGuard = Redis & { tollgateGuardBatch?: (numberOfKeys: number, ...args: (string | number)[]) => Promise<number[]> }
+
+type GuardArgs = { payer: string; asset: string; nonce: string; value: bigint; validBefore: number; nowMs: number }
+type GuardOutcome = { result: GuardResult; stale: boolean }
 
 export function payerCredit(deps: { redis: Redis; db: Kysely<Database>; key(...p: string[]): string }) {
   const redis = deps.redis as RedisWithGuard
-  if (!redis.tollgateGuard) redis.defineCommand('tollgateGuard', { numberOfKeys: 5, lua: GUARD_LUA })
+  // the number of keys varies with the batch, so it is passed per call
+  if (!redis.tollgateGuardBatch) redis.defineCommand('tollgateGuardBatch', { lua: GUARD_LUA })
   const k = {
     nonce: (payer: string, nonce: string) => deps.key('nonce', payer, nonce),
     balance: (asset: string, payer: string) => deps.key('bal', asset, payer),
@@ -55,25 +71,32 @@ export function payerCredit(deps: { redis: Redis; db: Kysely<Database>; key(...p
     blocked: (payer: string) => deps.key('blocked', payer),
   }
 
+  // Requests verified in the same turn share one script call: one round trip and one script run
+  // for the batch instead of one per payment (the next batch forms while one is in flight).
+  const guard = groupCommit<GuardArgs, GuardOutcome>({
+    maxItems: 128,
+    maxInFlight: 2,
+    async flush(batch) {
+      const keys: string[] = []
+      const argv: string[] = []
+      for (const p of batch) {
+        keys.push(k.nonce(p.payer, p.nonce), k.balance(p.asset, p.payer), k.exposure(p.asset, p.payer), k.blocked(p.payer), k.fresh(p.asset, p.payer))
+        argv.push(p.value.toString(), String(Math.max(1000, p.validBefore * 1000 - p.nowMs + 60_000)))
+      }
+      const flat = await redis.tollgateGuardBatch!(keys.length, ...keys, ...argv)
+      return batch.map((_, i) => ({ result: CODES[flat[i * 2]!] ?? 'insufficient', stale: flat[i * 2 + 1] === 1 }))
+    },
+  })
+
   return {
     keys: k,
     /**
      * The hot-path check and reservation, in one round trip. On 'ok' the nonce is taken and the
      * value added to the payer's exposure. `stale` asks the caller to refresh the balance in the background.
      */
-    async reserve(p: { payer: string; asset: string; nonce: string; value: bigint; validBefore: number; nowMs: number }): Promise<{ result: GuardResult; stale: boolean }> {
+    async reserve(p: GuardArgs): Promise<GuardOutcome> {
       if (p.value > MAX_TRACKED_VALUE) return { result: 'insufficient', stale: false }
-      const ttl = Math.max(1000, p.validBefore * 1000 - p.nowMs + 60_000)
-      const [code, stale] = await redis.tollgateGuard!(
-        k.nonce(p.payer, p.nonce),
-        k.balance(p.asset, p.payer),
-        k.exposure(p.asset, p.payer),
-        k.blocked(p.payer),
-        k.fresh(p.asset, p.payer),
-        p.value.toString(),
-        ttl,
-      )
-      return { result: CODES[code] ?? 'insufficient', stale: stale === 1 }
+      return guard.add(p)
     },
     /** gives back a reservation whose payment was not recorded or was voided */
     async release(p: { payer: string; asset: string; value: bigint }): Promise<void> {
