@@ -117,7 +117,7 @@ function reader(env: Env) {
       }
       return n
     },
-    url(name: string, fallback: string | undefined, protocols: string[]): string | undefined {
+    url(name: string, fallback: string | undefined, protocols: string[], hint = ''): string | undefined {
       const v = raw(name) ?? fallback
       if (v === undefined) return undefined
       try {
@@ -125,7 +125,7 @@ function reader(env: Env) {
         if (!protocols.includes(u.protocol)) throw new Error('protocol')
         return v.replace(/\/+$/, '')
       } catch {
-        problems.push(`${name}: expected a ${protocols.join(' or ')} URL, got "${redactUrl(v)}"`)
+        problems.push(`${name}: expected a ${protocols.join(' or ')} URL, got "${redactUrl(v)}"${hint}`)
         return fallback
       }
     },
@@ -211,7 +211,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     deployment,
     chain,
     apiKeyPrefix: deployment === 'production' ? 'sk_live_' : 'sk_test_',
-    databaseUrl: r.url('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/tollgate', ['postgres:', 'postgresql:'])!,
+    // `postgres://user@/db?host=/socket` (credentials, no host) is not a URL; the host-less form is
+    databaseUrl: r.url('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/tollgate', ['postgres:', 'postgresql:'], ' (for a Unix socket write postgres:///<database>?host=<socket dir>&user=<user>)')!,
     databaseSchema: schema,
     redisUrl: r.url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:'])!,
     redisPrefix: r.str('REDIS_PREFIX', `tollgate:${deployment}`),

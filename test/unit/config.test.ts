@@ -58,6 +58,13 @@ t.test('a credential in a bad URL is not echoed', async (t) => {
   t.notMatch(err.message, 'supersecret')
 })
 
+t.test('a Unix-socket DATABASE_URL: the host-less URL form is accepted, credentials without a host get a hint', async (t) => {
+  t.equal(loadConfig({ DATABASE_URL: 'postgres:///tollgate?host=/var/run/postgresql&user=app' }).databaseUrl, 'postgres:///tollgate?host=/var/run/postgresql&user=app')
+  const err = t.throws(() => loadConfig({ DATABASE_URL: 'postgres://app:hunter2@/tollgate?host=/var/run/postgresql' })) as unknown as ConfigError
+  t.match(err.message, 'for a Unix socket write postgres:///<database>?host=<socket dir>&user=<user>')
+  t.notMatch(err.message, 'hunter2')
+})
+
 t.test('the config entry exits non-zero and prints every problem', async (t) => {
   const { spawnSync } = await import('node:child_process')
   const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/start/migrate.ts'], {
