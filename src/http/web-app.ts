@@ -38,5 +38,6 @@ export async function buildWebApp(deps: Deps, opts: WebAppOptions = {}): Promise
   await app.register(marketplaceRoutes(deps))
   await app.register((await import('./routes/metrics/index.js')).metricsRoutes(deps))
   await app.register((await import('./routes/ops/index.js')).opsRoutes(deps))
+  await app.register((await import('./routes/dashboard/index.js')).dashboardRoutes())
   return app
 }
