@@ -94,6 +94,10 @@ t.test('in a browser: log in, API keys, agents, transactions, seller, log out', 
   await page.getByRole('button', { name: 'Log in' }).click()
   await page.getByRole('heading', { name: 'API Keys' }).waitFor()
   t.equal(await page.locator('#who').textContent(), email)
+  // a reload keeps the session (cookie) and shows who is logged in again
+  await page.reload()
+  await page.getByRole('heading', { name: 'API Keys' }).waitFor()
+  await page.locator('#who').filter({ hasText: email }).waitFor()
 
   // API Keys: create, the secret once, it authenticates
   await page.getByRole('link', { name: 'API Keys', exact: true }).click()

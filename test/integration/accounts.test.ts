@@ -97,6 +97,7 @@ t.test('dashboard session: login, cookie auth, logout', async (t) => {
   const cookie = setCookie.split(';')[0]!
   const me = await app.inject({ method: 'GET', url: '/v1/session', headers: { cookie } })
   t.match(me.json(), { user: { id: u.userId }, via: 'session' })
+  t.equal(me.json().user.email.toLowerCase(), u.email.toLowerCase(), 'who is calling includes the email')
   const k = await app.inject({ method: 'POST', url: '/v1/api-keys', headers: { cookie }, payload: { name: 'from dashboard' } })
   t.equal(k.statusCode, 201, 'keys can be created with the session')
   const list = await app.inject({ method: 'GET', url: '/v1/api-keys', headers: { cookie } })

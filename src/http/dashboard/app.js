@@ -458,3 +458,10 @@ document.getElementById('logout').addEventListener('click', (e) =>
 )
 window.addEventListener('hashchange', route)
 route()
+// after a reload the page has the cookie but not the email: ask who is calling (401: the login screen shows)
+api('GET', '/v1/session').then(
+  (s) => {
+    if (!who.textContent) who.textContent = s.user.email ?? ''
+  },
+  () => {},
+)

@@ -53,6 +53,10 @@ export function usersService({ db }: { db: Kysely<Database> }) {
         .executeTakeFirst()
     },
 
+    async get(id: string): Promise<User | undefined> {
+      return db.selectFrom('users').select(['id', 'email', 'created_at']).where('id', '=', id).executeTakeFirst()
+    },
+
     async setPassword(userId: string, password: string): Promise<void> {
       validatePassword(password)
       await db.updateTable('users').set({ password_hash: await hashPassword(password), updated_at: new Date() }).where('id', '=', userId).execute()

@@ -33,7 +33,8 @@ export async function sessionRoutes(app: FastifyInstance, ctx: V1Context & { use
   )
   app.get('/session', { schema: { tags: ['session'], summary: 'Who is calling (API key or session)', response: { 200: ok('the caller') } } }, async (request) => {
     const p = request.principal!
-    return { object: 'session', user: { id: p.userId }, via: p.via }
+    const user = await ctx.users.get(p.userId)
+    return { object: 'session', user: { id: p.userId, email: user?.email ?? null }, via: p.via }
   })
   app.delete('/session', { schema: { tags: ['session'], summary: 'Log out: ends the cookie session', response: { 204: noContent } } }, async (request, reply) => {
     const token = request.cookies[SESSION_COOKIE]
