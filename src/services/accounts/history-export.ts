@@ -9,17 +9,19 @@ import { address as parseAddress, invalid } from './validate.js'
 /**
  * Transaction history (payments) and payment events of a user, as pages or as streamed exports.
  * A user's transactions are payments made by one of the user's agents (role buyer) or received by
- * an endpoint of one of the user's sellers (role seller). Order is chronological (created_at, id),
- * so a cursor is also a resumable sync position.
+ * an endpoint of one of the user's sellers (role seller). Order is chronological (created_at, id) by
+ * default, so a cursor is also a resumable sync position; `desc` lists the newest first.
  */
 
 export type HistoryKind = 'transactions' | 'payment_events'
+export type HistoryOrder = 'asc' | 'desc'
 
 export interface HistoryFilters {
   from?: string
   to?: string
   agent?: string
   role?: 'buyer' | 'seller'
+  order?: HistoryOrder
   cursor?: string
 }
 
@@ -36,19 +38,26 @@ export function columnsOf(kind: HistoryKind): readonly string[] {
   return kind === 'transactions' ? TRANSACTION_COLUMNS : EVENT_COLUMNS
 }
 
-function encodeCursor(createdAt: string, id: string): string {
-  return Buffer.from(JSON.stringify([createdAt, id])).toString('base64url')
+// An asc cursor is [created_at, id], as before `order` existed (clients hold such cursors);
+// a desc cursor adds 'desc', so it cannot be replayed with the other order (rows would be skipped or repeated).
+function encodeCursor(createdAt: string, id: string, order: HistoryOrder): string {
+  return Buffer.from(JSON.stringify(order === 'desc' ? [createdAt, id, 'desc'] : [createdAt, id])).toString('base64url')
 }
 
-function decodeCursor(kind: HistoryKind, c: string): [string, string] {
+function decodeCursor(kind: HistoryKind, c: string, order: HistoryOrder): [string, string] {
+  let cursor: { at: string; id: string; order: HistoryOrder }
   try {
-    const [at, id] = JSON.parse(Buffer.from(c, 'base64url').toString('utf8')) as [unknown, unknown]
+    const parts = JSON.parse(Buffer.from(c, 'base64url').toString('utf8')) as unknown
+    if (!Array.isArray(parts) || !(parts.length === 2 || (parts.length === 3 && parts[2] === 'desc'))) throw new Error()
+    const [at, id] = parts as unknown[]
     if (typeof at !== 'string' || Number.isNaN(Date.parse(at)) || typeof id !== 'string') throw new Error()
     if (kind === 'transactions' ? !/^[0-9a-f-]{36}$/.test(id) : !/^[0-9]{1,19}$/.test(id)) throw new Error()
-    return [at, id]
+    cursor = { at, id, order: parts.length === 3 ? 'desc' : 'asc' }
   } catch {
     throw invalid('cursor', 'not a cursor returned by this list')
   }
+  if (cursor.order !== order) throw invalid('cursor', `this cursor is for order=${cursor.order}; send it with order=${cursor.order}, or leave out the cursor to start again`)
+  return [cursor.at, cursor.id]
 }
 
 function timestamp(param: string, v: string | undefined): string | undefined {
@@ -63,7 +72,9 @@ function query(kind: HistoryKind, userId: string, f: HistoryFilters, limit: numb
   const to = timestamp('to', f.to)
   const agent = f.agent === undefined ? undefined : parseAddress('agent', f.agent).toLowerCase()
   if (f.role !== undefined && f.role !== 'buyer' && f.role !== 'seller') throw invalid('role', 'expected buyer or seller')
-  const cursor = f.cursor === undefined ? undefined : decodeCursor(kind, f.cursor)
+  if (f.order !== undefined && f.order !== 'asc' && f.order !== 'desc') throw invalid('order', 'expected asc or desc')
+  const order = f.order ?? 'asc'
+  const cursor = f.cursor === undefined ? undefined : decodeCursor(kind, f.cursor, order)
 
   const mine = sql`lower(p.payer) in (select lower(address) from agents where user_id = ${userId})`
   const sold = sql`p.endpoint_id in (select e.id from endpoints e join services s on s.id = e.service_id join sellers sl on sl.id = s.seller_id where sl.owner_user_id = ${userId})`
@@ -73,7 +84,10 @@ function query(kind: HistoryKind, userId: string, f: HistoryFilters, limit: numb
   if (agent) conds.push(sql`lower(p.payer) = ${agent}`)
   if (from) conds.push(sql`${t}.created_at >= ${from}::timestamptz`)
   if (to) conds.push(sql`${t}.created_at < ${to}::timestamptz`)
-  if (cursor) conds.push(kind === 'transactions' ? sql`(p.created_at, p.id) > (${cursor[0]}::timestamptz, ${cursor[1]}::uuid)` : sql`(ev.created_at, ev.id) > (${cursor[0]}::timestamptz, ${cursor[1]}::bigint)`)
+  // rows past the cursor in the chosen order; desc scans the same (created_at, id) index backwards
+  const past = sql.raw(order === 'desc' ? '<' : '>')
+  const dir = sql.raw(order === 'desc' ? ' desc' : '')
+  if (cursor) conds.push(kind === 'transactions' ? sql`(p.created_at, p.id) ${past} (${cursor[0]}::timestamptz, ${cursor[1]}::uuid)` : sql`(ev.created_at, ev.id) ${past} (${cursor[0]}::timestamptz, ${cursor[1]}::bigint)`)
   const where = sql.join(conds, sql` and `)
   const lim = limit === undefined ? sql`` : sql`limit ${limit}`
 
@@ -82,11 +96,11 @@ function query(kind: HistoryKind, userId: string, f: HistoryFilters, limit: numb
         p.value::text as value, p.asset, p.network, p.scheme, p.x402_version, p.resource, p.method, p.endpoint_id::text as endpoint_id,
         p.settlement_mode, p.nonce, p.valid_after::text as valid_after, p.valid_before::text as valid_before, p.tx_hash, p.failure_reason,
         ${ts('p.settled_at')} as settled_at
-      from payments p where ${where} order by p.created_at, p.id ${lim}`
+      from payments p where ${where} order by p.created_at${dir}, p.id${dir} ${lim}`
   }
   return sql`select ev.id::text as id, ev.payment_id::text as payment_id, ${ts('ev.created_at')} as created_at, ev.type, ev.from_status, ev.to_status,
       ev.reason, ev.data::text as data
-    from payment_events ev join payments p on p.id = ev.payment_id where ${where} order by ev.created_at, ev.id ${lim}`
+    from payment_events ev join payments p on p.id = ev.payment_id where ${where} order by ev.created_at${dir}, ev.id${dir} ${lim}`
 }
 
 /** NDJSON/JSON shape of a row: jsonb `data` as an object, everything else as the database text. */
@@ -125,7 +139,7 @@ export function historyService(deps: HistoryDeps) {
         object: 'list' as const,
         data: data.map((r) => shape(kind, r)),
         has_more: hasMore,
-        next_cursor: hasMore && last ? encodeCursor(last.created_at as string, last.id as string) : null,
+        next_cursor: hasMore && last ? encodeCursor(last.created_at as string, last.id as string, f.order ?? 'asc') : null,
       }
     },
 

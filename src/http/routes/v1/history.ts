@@ -1,5 +1,6 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifySchemaValidationError } from 'fastify'
 import { historyService, type HistoryFilters, type HistoryKind } from '../../../services/accounts/history-export.js'
+import { invalid } from '../../../services/accounts/validate.js'
 import type { V1Context } from './index.js'
 import { authErrors, errorResponse, ok } from './schemas.js'
 
@@ -12,11 +13,24 @@ const querystring = {
     to: { type: 'string', description: 'created before (ISO 8601)' },
     agent: { type: 'string', description: 'payer address: one of your agents' },
     role: { type: 'string', enum: ['buyer', 'seller'], description: 'buyer: paid by your agents; seller: received by your endpoints; default both' },
-    cursor: { type: 'string', description: 'next_cursor of the previous page (or of an interrupted export)' },
+    order: { type: 'string', enum: ['asc', 'desc'], default: 'asc', description: 'asc: oldest first (created_at, id); desc: newest first. A cursor only continues the order it came from' },
+    cursor: { type: 'string', description: 'next_cursor of the previous page (or of an interrupted export), with the same order' },
     limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
     format: { type: 'string', enum: ['json', 'csv', 'ndjson'], default: 'json', description: 'csv and ndjson stream the whole filtered history (limit ignored)' },
   },
 } as const
+
+/**
+ * Ajv's enum message ("must be equal to one of the allowed values") does not say which values:
+ * name them, e.g. `invalid value for order: expected one of asc, desc`. Other validation errors go
+ * to the error handler as usual.
+ */
+function namingAllowedValues(errors: FastifySchemaValidationError[]): Error {
+  const v = errors[0]
+  const allowed = (v?.params as { allowedValues?: unknown[] } | undefined)?.allowedValues
+  if (v?.keyword === 'enum' && allowed && v.instancePath) return invalid(v.instancePath.replace(/^\//, '').replace(/\//g, '.'), `expected one of ${allowed.join(', ')}`)
+  return new Error(v?.message ?? 'invalid')
+}
 
 /** GET /v1/transactions and /v1/payment-events: pages, or streamed CSV / NDJSON exports. */
 export async function historyRoutes(app: FastifyInstance, ctx: V1Context) {
@@ -27,7 +41,7 @@ export async function historyRoutes(app: FastifyInstance, ctx: V1Context) {
   ] as const) {
     app.get<{ Querystring: Q }>(
       path,
-      { schema: { tags: ['history'], summary, querystring, response: { 200: ok('a page {object: "list", data, has_more, next_cursor}, or a CSV / NDJSON stream'), 400: errorResponse, ...authErrors } } },
+      { schemaErrorFormatter: namingAllowedValues, schema: { tags: ['history'], summary, querystring, response: { 200: ok('a page {object: "list", data, has_more, next_cursor}, or a CSV / NDJSON stream'), 400: errorResponse, ...authErrors } } },
       async (request, reply) => {
         const { limit = 20, format = 'json', ...filters } = request.query
         const userId = request.principal!.userId
