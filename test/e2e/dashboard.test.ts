@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import t from 'tap'
 import { chromium } from 'playwright-core'
 import { buildWebApp } from '../../src/http/web-app.js'
@@ -57,7 +57,7 @@ t.test('the three files: content types, security headers, revalidation, not in O
 })
 
 t.test('in a browser: log in, API keys, agents, transactions, seller, log out', async (t) => {
-  const { base, email, password } = await dashboardServer(t)
+  const { deps, base, email, password } = await dashboardServer(t)
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] })
   t.teardown(() => browser.close())
   const page = await browser.newPage()
@@ -188,6 +188,33 @@ t.test('in a browser: log in, API keys, agents, transactions, seller, log out', 
   const csv = await page.context().request.get(`${base}${csvHref}`)
   t.equal(csv.status(), 200)
   t.match(csv.headers()['content-type'], /^text\/csv/)
+
+  // newest first, 20 a page, Older for the rest: 25 payments by research-bot, one a minute (resource …/p00 to …/p24)
+  for (let i = 0; i < 25; i++) {
+    const n = String(i).padStart(2, '0')
+    await deps.db
+      .insertInto('payments')
+      .values({
+        id: randomUUID(), resource: `https://proxy/dash/p${n}`, method: 'GET', x402_version: 2, network: 'eip155:84532', asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+        payer: address, pay_to: '0x' + '22'.repeat(20), value: '1000', valid_after: 0, valid_before: 2_000_000_000, nonce: '0x' + n.padStart(64, '0'),
+        signature: '0xsig', status: 'served', created_at: new Date(Date.UTC(2026, 10, 1, 0, i)),
+      })
+      .execute()
+  }
+  await page.getByRole('button', { name: 'Apply' }).click()
+  const txRows = page.locator('tbody tr')
+  await txRows.first().filter({ hasText: '/p24' }).waitFor()
+  t.equal(await txRows.count(), 20)
+  t.match(await txRows.first().textContent(), /2026-11-01 00:24:00 UTC.*\/p24/, 'the newest payment comes first')
+  t.match(await txRows.last().textContent(), /\/p05/)
+  t.equal(await page.getByRole('button', { name: 'Newest' }).count(), 0, 'no Newest button on the newest page')
+  await page.getByRole('button', { name: 'Older' }).click()
+  await txRows.first().filter({ hasText: '/p04' }).waitFor()
+  t.same(await txRows.allTextContents().then((r) => r.map((x) => x.match(/\/p\d\d/)?.[0])), ['/p04', '/p03', '/p02', '/p01', '/p00'], 'Older: the 5 oldest, still newest first')
+  t.equal(await page.getByRole('button', { name: 'Older' }).count(), 0, 'no Older button on the oldest page')
+  await page.getByRole('button', { name: 'Newest' }).click()
+  await txRows.first().filter({ hasText: '/p24' }).waitFor()
+  t.match(await page.getByRole('link', { name: 'transactions.csv' }).getAttribute('href'), /^\/v1\/transactions\?format=csv$/, 'the export link keeps the API order (no order parameter)')
 
   // Seller: what the user publishes, read-only
   t.equal((await apiFromPage('POST', '/v1/sellers', { namespace: 'dash-seller', display_name: 'Dash Seller' })).status, 201)

@@ -371,17 +371,18 @@ async function transactionsView(show) {
   const download = (path, format) => h('a', { href: `${path}?${query({ format })}`, download: '' }, `${path.slice(4)}.${format}`)
   const row = (t) =>
     h('tr', {}, h('td', {}, time(t.created_at)), h('td', {}, t.status), h('td', {}, `${units(t.value, 6)} USDC`), h('td', {}, short(t.payer)), h('td', {}, short(t.pay_to)), h('td', {}, `${t.method} ${t.resource}`), h('td', {}, short(t.tx_hash)))
+  // newest first; the export links keep the API's default (oldest first, a sync order)
   async function load(cursor) {
-    const page = await api('GET', `/v1/transactions?${query(cursor ? { limit: '20', cursor } : { limit: '20' })}`)
+    const page = await api('GET', `/v1/transactions?${query({ limit: '20', order: 'desc', ...(cursor && { cursor }) })}`)
     const links = [['/v1/transactions', 'csv'], ['/v1/transactions', 'ndjson'], ['/v1/payment-events', 'csv'], ['/v1/payment-events', 'ndjson']]
     exports.replaceChildren('Download the whole filtered history: ', ...links.flatMap(([p, f], i) => [i ? ' · ' : '', download(p, f)]))
     list.replaceChildren(
-      table(['Created', 'Status', 'Amount', 'Payer', 'Pay to', 'Resource', 'Transaction'], page.data.map(row), cursor ? 'No more transactions.' : 'No transactions yet.'),
+      table(['Created', 'Status', 'Amount', 'Payer', 'Pay to', 'Resource', 'Transaction'], page.data.map(row), cursor ? 'No older transactions.' : 'No transactions yet.'),
       h(
         'div',
         { class: 'toolbar' },
-        cursor && h('button', { type: 'button', class: 'plain', onclick: (e) => act(e.currentTarget, () => load()) }, 'First page'),
-        page.has_more && h('button', { type: 'button', onclick: (e) => act(e.currentTarget, () => load(page.next_cursor)) }, 'Next page'),
+        cursor && h('button', { type: 'button', class: 'plain', onclick: (e) => act(e.currentTarget, () => load()) }, 'Newest'),
+        page.has_more && h('button', { type: 'button', onclick: (e) => act(e.currentTarget, () => load(page.next_cursor)) }, 'Older'),
       ),
     )
   }
@@ -402,7 +403,7 @@ async function transactionsView(show) {
     apply,
   )
   await load()
-  show(h('h1', {}, 'Transactions'), h('p', { class: 'hint' }, 'Payments by your agents and to your endpoints, oldest first, 20 per page.'), filters, exports, list)
+  show(h('h1', {}, 'Transactions'), h('p', { class: 'hint' }, 'Payments by your agents and to your endpoints, newest first, 20 per page.'), filters, exports, list)
 }
 
 async function sellersView(show) {
