@@ -190,6 +190,12 @@ t.test('order other than asc or desc: 400 naming order and its values', async (t
       if (!q.includes('&order=')) t.equal(res.json().message, 'invalid value for order: expected one of asc, desc', url)
     }
   }
+  // documented in OpenAPI with its values and default
+  const doc = (await app.inject({ method: 'GET', url: '/docs/json' })).json()
+  for (const path of ['/v1/transactions', '/v1/payment-events']) {
+    const param = doc.paths[path].get.parameters.find((p: { in: string; name: string }) => p.in === 'query' && p.name === 'order')
+    t.match(param, { schema: { type: 'string', enum: ['asc', 'desc'], default: 'asc' } }, `${path}: order in OpenAPI`)
+  }
   // the other enums of these routes name their values too
   t.match((await app.inject({ method: 'GET', url: '/v1/transactions?role=both', headers: auth })).json(), { param: 'role', message: 'invalid value for role: expected one of buyer, seller' })
   t.match((await app.inject({ method: 'GET', url: '/v1/transactions?limit=0', headers: auth })).json(), { statusCode: 400, param: 'limit', message: 'invalid value for limit: must be >= 1' })
