@@ -112,6 +112,7 @@ t.test('allowlist: add (normalised, no duplicates), list, remove, validation', a
     const res = await app.inject({ method: 'POST', url, headers: auth, payload })
     t.equal(res.statusCode, 400, JSON.stringify(payload))
     t.equal(res.json().param, param)
+    if (param === 'kind') t.match(res.json().message, 'expected one of pay_to, namespace, host', 'an enum error names the allowed values')
   }
   t.equal((await app.inject({ method: 'DELETE', url: `${url}/${e1.json().id}`, headers: other.auth })).statusCode, 404)
   t.equal((await app.inject({ method: 'DELETE', url: `${url}/${e1.json().id}`, headers: auth })).statusCode, 204)

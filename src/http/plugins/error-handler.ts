@@ -13,7 +13,10 @@ export function installErrorHandler(app: FastifyInstance): void {
     } else if (err.validation) {
       const v = err.validation[0]
       const param = (v?.instancePath || '').replace(/^\//, '').replace(/\//g, '.') || (v?.params as { missingProperty?: string })?.missingProperty || err.validationContext || 'request'
-      e = appError('invalid_parameter', { param, detail: v?.message ?? 'invalid' }, { details: { param } })
+      // Ajv's enum message ("must be equal to one of the allowed values") does not say which: name them
+      const allowed = v?.keyword === 'enum' ? (v.params as { allowedValues?: unknown[] }).allowedValues : undefined
+      const detail = allowed ? `expected one of ${allowed.join(', ')}` : (v?.message ?? 'invalid')
+      e = appError('invalid_parameter', { param, detail }, { details: { param } })
     } else if (err.statusCode === 413) {
       e = appError('payload_too_large', { limit: request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit ?? 'the allowed number of' })
     } else if (err.statusCode === 415) {

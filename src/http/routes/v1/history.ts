@@ -1,6 +1,5 @@
-import type { FastifyInstance, FastifySchemaValidationError } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import { historyService, type HistoryFilters, type HistoryKind } from '../../../services/accounts/history-export.js'
-import { invalid } from '../../../services/accounts/validate.js'
 import type { V1Context } from './index.js'
 import { authErrors, errorResponse, ok } from './schemas.js'
 
@@ -20,18 +19,6 @@ const querystring = {
   },
 } as const
 
-/**
- * Ajv's enum message ("must be equal to one of the allowed values") does not say which values:
- * name them, e.g. `invalid value for order: expected one of asc, desc`. Other validation errors go
- * to the error handler as usual.
- */
-function namingAllowedValues(errors: FastifySchemaValidationError[]): Error {
-  const v = errors[0]
-  const allowed = (v?.params as { allowedValues?: unknown[] } | undefined)?.allowedValues
-  if (v?.keyword === 'enum' && allowed && v.instancePath) return invalid(v.instancePath.replace(/^\//, '').replace(/\//g, '.'), `expected one of ${allowed.join(', ')}`)
-  return new Error(v?.message ?? 'invalid')
-}
-
 /** GET /v1/transactions and /v1/payment-events: pages, or streamed CSV / NDJSON exports. */
 export async function historyRoutes(app: FastifyInstance, ctx: V1Context) {
   const history = historyService({ db: ctx.deps.db, databaseUrl: ctx.deps.config.databaseUrl, databaseSchema: ctx.deps.config.databaseSchema })
@@ -41,7 +28,7 @@ export async function historyRoutes(app: FastifyInstance, ctx: V1Context) {
   ] as const) {
     app.get<{ Querystring: Q }>(
       path,
-      { schemaErrorFormatter: namingAllowedValues, schema: { tags: ['history'], summary, querystring, response: { 200: ok('a page {object: "list", data, has_more, next_cursor}, or a CSV / NDJSON stream'), 400: errorResponse, ...authErrors } } },
+      { schema: { tags: ['history'], summary, querystring, response: { 200: ok('a page {object: "list", data, has_more, next_cursor}, or a CSV / NDJSON stream'), 400: errorResponse, ...authErrors } } },
       async (request, reply) => {
         const { limit = 20, format = 'json', ...filters } = request.query
         const userId = request.principal!.userId
