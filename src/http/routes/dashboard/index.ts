@@ -30,14 +30,23 @@ const SECURITY_HEADERS = {
   'referrer-policy': 'no-referrer',
 }
 
+/**
+ * The ES modules, by name: app.js is the entry and imports the others. Only the files listed here
+ * are served (anything else under /dashboard/ is a 404); a module added to the folder goes here too.
+ */
+export const DASHBOARD_MODULES = [
+  'app.js', 'api.js', 'dom.js', 'format.js', 'ui.js',
+  'keys.js', 'agents.js', 'agent.js', 'funding.js', 'transactions.js', 'sellers.js', 'endpoint-form.js',
+] as const
+
 const FILES = [
   { paths: ['/dashboard', '/dashboard/'], file: 'index.html', type: 'text/html; charset=utf-8' },
-  { paths: ['/dashboard/app.js'], file: 'app.js', type: 'text/javascript; charset=utf-8' },
   { paths: ['/dashboard/app.css'], file: 'app.css', type: 'text/css; charset=utf-8' },
+  ...DASHBOARD_MODULES.map((file) => ({ paths: [`/dashboard/${file}`], file, type: 'text/javascript; charset=utf-8' })),
 ]
 
 /**
- * The dashboard web app at /dashboard: one HTML page, one ES module, one stylesheet, read once at
+ * The dashboard web app at /dashboard: one HTML page, a stylesheet and a few ES modules, read once at
  * registration (a missing file fails the start, not the first visitor). It talks to /v1 with the
  * session cookie; nothing here is an API route, so none of it is in the OpenAPI document.
  */

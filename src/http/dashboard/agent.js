@@ -1,0 +1,220 @@
+/* global confirm */
+// One agent: balance, spend caps, agent keys, allowlist and top-up settings.
+import { api, seg } from './api.js'
+import { topUpText } from './agents.js'
+import { errorSlot, field, h, secretPanel, table } from './dom.js'
+import { atomicFromUsdc, short, time, units, usdc, usdcInput } from './format.js'
+import { KEY_COLUMNS, keyRow } from './keys.js'
+import { act, fail, notify, onSubmit } from './ui.js'
+
+export async function agentView(show, address) {
+  const base = `/v1/agents/${address}`
+  const agent = await api('GET', base)
+  const sections = await Promise.all([capsSection(base, agent), agentKeysSection(base, agent), allowlistSection(base), topUpSection(base, agent)])
+  show(
+    h('p', {}, h('a', { href: '#/agents' }, '← Agents')),
+    h('h1', {}, agent.name),
+    h('dl', {}, h('dt', {}, 'Wallet address'), h('dd', {}, h('code', {}, agent.address)), h('dt', {}, 'Created'), h('dd', {}, time(agent.created_at))),
+    h('h2', {}, 'Balance'),
+    balance(base),
+    sections,
+  )
+}
+
+/** USDC and ETH of the wallet, read after the page shows (503 when the chain does not answer). */
+function balance(base) {
+  const p = h('p', { id: 'balance', role: 'status' }, 'Loading balance…')
+  api('GET', `${base}/balance`).then(
+    (b) => p.replaceChildren(`${units(b.usdc, 6)} USDC · ${units(b.eth, 18)} ETH (block ${b.block_number})`),
+    (err) => {
+      if (!p.isConnected) return
+      if (err.status === 401) return fail(err)
+      p.className = 'error'
+      p.textContent = err.status === 503 ? `Balance unavailable right now: ${err.message}` : err.message
+    },
+  )
+  return p
+}
+
+function capsSection(base, agent) {
+  const fields = [
+    ['per_transaction', 'Per transaction'],
+    ['daily', 'Daily'],
+    ['monthly', 'Monthly'],
+  ]
+  const inputs = Object.fromEntries(fields.map(([k]) => [k, h('input', { id: `cap-${k}`, inputmode: 'decimal', placeholder: 'no cap', value: usdcInput(agent.spend_caps[k]), 'data-param': `spend_caps.${k}` })]))
+  const save = h('button', { type: 'submit' }, 'Save spend caps')
+  const error = errorSlot()
+  return h(
+    'form',
+    {
+      class: 'card',
+      id: 'spend-caps',
+      onsubmit: onSubmit(save, error, async () => {
+        const body = Object.fromEntries(fields.map(([k, label]) => [k, atomicFromUsdc(label, inputs[k].value, { param: `spend_caps.${k}` })]))
+        const caps = await api('PUT', `${base}/spend-caps`, body)
+        for (const [k] of fields) inputs[k].value = usdcInput(caps[k])
+        notify('Spend caps saved.', 'ok')
+      }),
+    },
+    h('h2', {}, 'Spend caps'),
+    h('p', { class: 'hint' }, 'In USDC; leave a field empty for no cap. Every payment from this agent is checked against them.'),
+    fields.map(([k, label]) => [h('label', { for: `cap-${k}` }, label), inputs[k]]),
+    error,
+    save,
+  )
+}
+
+async function agentKeysSection(base, agent) {
+  const list = h('div')
+  const reveal = h('div')
+  const row = (k) => keyRow(k, { what: 'agent key', consequence: "The agent's calls with it will get 401 at once.", path: `${base}/keys/${seg(k.id)}` })
+  const load = async () => list.replaceChildren(table(KEY_COLUMNS, (await api('GET', `${base}/keys`)).data.map(row), 'No agent keys yet.'))
+  const name = h('input', { id: 'agent-key-name', maxlength: 100, placeholder: 'default', 'data-param': 'name' })
+  const create = h('button', { type: 'submit' }, 'Create agent key')
+  const error = errorSlot()
+  const form = h(
+    'form',
+    {
+      class: 'inline',
+      onsubmit: onSubmit(create, error, async () => {
+        reveal.replaceChildren()
+        const key = await api('POST', `${base}/keys`, name.value.trim() ? { name: name.value } : {})
+        name.value = ''
+        reveal.replaceChildren(secretPanel(`New agent key "${key.name}" for ${agent.name}`, key.secret))
+        await load()
+      }),
+    },
+    h('label', { for: 'agent-key-name' }, 'Key name'),
+    name,
+    create,
+    error,
+  )
+  await load()
+  return h(
+    'section',
+    { id: 'agent-keys' },
+    h('h2', {}, 'Agent keys'),
+    h('p', { class: 'hint' }, 'An agent key authenticates this agent on its own routes (', h('code', {}, 'Authorization: Bearer ak_…'), ' on /v1/agent, e.g. paying a 402 challenge from this wallet), not on the user API.'),
+    form,
+    reveal,
+    list,
+  )
+}
+
+/** The kinds POST /v1/agents/{address}/allowlist takes, with what each matches. */
+const ALLOW_KINDS = [
+  ['pay_to', 'pay_to — the receiver address the seller is paid at', '0x… receiver address'],
+  ['namespace', 'namespace — a seller namespace on this platform', 'e.g. acme-data'],
+  ['host', 'host — the host name of an x402 API', 'e.g. api.example.com'],
+]
+
+async function allowlistSection(base) {
+  const list = h('div')
+  let entries = []
+  const remove = (e, button) => {
+    const last = entries.length === 1 ? ' It is the last entry: with an empty allowlist this agent may pay every seller.' : ''
+    if (!confirm(`Remove ${e.kind} ${e.value} from the allowlist?${last}`)) return
+    act(button, async () => {
+      await api('DELETE', `${base}/allowlist/${seg(e.id)}`)
+      await load()
+    })
+  }
+  const row = (e) =>
+    h('tr', {}, h('td', {}, e.kind), h('td', {}, h('code', {}, e.value)), h('td', {}, time(e.created_at)), h('td', {}, h('button', { type: 'button', class: 'danger', onclick: (ev) => remove(e, ev.currentTarget) }, 'Remove')))
+  async function load() {
+    entries = (await api('GET', `${base}/allowlist`)).data
+    list.replaceChildren(table(['Kind', 'Value', 'Added', ''], entries.map(row), 'No entries: this agent may pay every seller.'))
+  }
+  const kind = h('select', { id: 'allow-kind', 'data-param': 'kind' }, ALLOW_KINDS.map(([k, label]) => h('option', { value: k }, label)))
+  const value = h('input', { id: 'allow-value', required: true, 'data-param': 'value', placeholder: ALLOW_KINDS[0][2] })
+  kind.addEventListener('change', () => (value.placeholder = ALLOW_KINDS.find(([k]) => k === kind.value)[2]))
+  const add = h('button', { type: 'submit' }, 'Add to allowlist')
+  const error = errorSlot()
+  const form = h(
+    'form',
+    {
+      class: 'inline',
+      onsubmit: onSubmit(add, error, async () => {
+        const e = await api('POST', `${base}/allowlist`, { kind: kind.value, value: value.value })
+        value.value = ''
+        await load()
+        notify(`Allowed ${e.kind} ${e.value}.`, 'ok')
+      }),
+    },
+    h('label', { for: 'allow-kind' }, 'Kind'),
+    kind,
+    h('label', { for: 'allow-value' }, 'Value'),
+    value,
+    add,
+    error,
+  )
+  await load()
+  return h(
+    'section',
+    { id: 'allowlist' },
+    h('h2', {}, 'Allowlist'),
+    h('p', { class: 'hint' }, 'The sellers this agent may pay. A payment is allowed when any entry matches; an empty list allows every seller.'),
+    list,
+    form,
+  )
+}
+
+async function topUpSection(base, agent) {
+  const status = h('p', { id: 'top-up-status' })
+  const enabled = h('input', { id: 'top-up-enabled', type: 'checkbox', 'data-param': 'top_up.enabled' })
+  const threshold = h('input', { id: 'top-up-threshold', inputmode: 'decimal', required: true, 'data-param': 'top_up.threshold' })
+  const amount = h('input', { id: 'top-up-amount', inputmode: 'decimal', required: true, 'data-param': 'top_up.amount' })
+  const disable = h('button', { type: 'button', class: 'danger' }, 'Disable top-ups')
+  const history = h('div')
+  const render = (t) => {
+    enabled.checked = t.enabled
+    threshold.value = usdcInput(t.threshold)
+    amount.value = usdcInput(t.amount)
+    disable.hidden = !t.enabled
+    status.textContent = t.enabled
+      ? `Top-ups are on: when the USDC balance falls below ${usdc(t.threshold)}, ${usdc(t.amount)} is sent from your funding wallet.`
+      : 'Top-ups are off.'
+  }
+  const save = h('button', { type: 'submit' }, 'Save top-up settings')
+  const error = errorSlot()
+  const put = async (body) => {
+    const t = await api('PUT', `${base}/top-up`, body)
+    render(t)
+    notify(`Top-up settings saved: ${topUpText(t)}.`, 'ok')
+  }
+  disable.addEventListener('click', () => act(disable, () => put({ enabled: false }), error))
+  const form = h(
+    'form',
+    {
+      class: 'card',
+      id: 'top-up',
+      onsubmit: onSubmit(save, error, () =>
+        put({
+          enabled: enabled.checked,
+          threshold: atomicFromUsdc('Threshold', threshold.value, { optional: false, param: 'top_up.threshold' }),
+          amount: atomicFromUsdc('Amount', amount.value, { optional: false, param: 'top_up.amount' }),
+          funding_source: 'funding_wallet',
+        }),
+      ),
+    },
+    h('h2', {}, 'Top-ups'),
+    status,
+    h('p', { class: 'hint' }, 'Refills this agent from your ', h('a', { href: '#/funding' }, 'funding wallet'), ' whenever its USDC balance falls below the threshold. Amounts in USDC.'),
+    h('div', { class: 'check' }, enabled, h('label', { for: 'top-up-enabled' }, 'Enabled')),
+    field('Threshold (USDC)', threshold),
+    field('Amount per top-up (USDC)', amount),
+    error,
+    h('div', { class: 'inline' }, save, disable),
+  )
+  render(agent.top_up)
+  const row = (t) =>
+    h('tr', {}, h('td', {}, time(t.created_at)), h('td', {}, t.status), h('td', {}, `${units(t.amount, 6)} USDC`), h('td', {}, String(t.attempts)), h('td', {}, short(t.tx_hash)), h('td', { class: t.error ? 'error' : undefined }, t.error ?? ''))
+  const topups = (await api('GET', `${base}/top-ups`)).data
+  history.replaceChildren(
+    h('h3', {}, 'Recent top-ups'),
+    table(['Created', 'Status', 'Amount', 'Attempts', 'Transaction', 'Error'], topups.slice(0, 10).map(row), 'No top-ups yet.'),
+    topups.length > 10 && h('p', { class: 'hint' }, `The 10 newest of ${topups.length}.`),
+  )
+  return h('section', {}, form, history)
+}

@@ -1,0 +1,80 @@
+/* global document, location, window, HashChangeEvent */
+// What every screen shares: the notice bar, navigation, and how an action's error is shown.
+import { ApiError } from './api.js'
+
+const notice = document.getElementById('notice')
+export const who = document.getElementById('who')
+/** Where the login screen goes back to (the screen a 401 interrupted). */
+export const session = { returnTo: '#/keys' }
+
+export function notify(message, kind = 'error') {
+  notice.textContent = message
+  notice.className = kind
+  notice.hidden = !message
+}
+
+/** Shows a screen; the same hash again re-renders it (the router listens to hashchange). */
+export function go(hash) {
+  if (location.hash === hash) window.dispatchEvent(new HashChangeEvent('hashchange'))
+  else location.hash = hash
+}
+
+/**
+ * An error from a view or an action: 401 goes back to the login screen. Anything else is shown
+ * with the API's message, in `box` (next to the form it belongs to) or else in the notice bar.
+ */
+export function fail(err, box) {
+  if (err instanceof ApiError && err.status === 401) {
+    if (location.hash !== '#/login') session.returnTo = location.hash || '#/keys'
+    who.textContent = ''
+    return go('#/login')
+  }
+  if (!box) return notify(err.message)
+  box.textContent = err.message
+  box.hidden = false
+  const input = err.param && fieldFor(box.closest('form') ?? box.parentElement, err.param)
+  if (input) {
+    input.setAttribute('aria-invalid', 'true')
+    input.focus()
+  }
+}
+
+/** The control for an API field name: exact, else the nearest parent (`upstream.forward_headers.X` → `upstream.forward_headers`). */
+function fieldFor(form, param) {
+  const controls = [...form.querySelectorAll('[data-param]')]
+  for (let p = param; p; p = p.includes('.') ? p.slice(0, p.lastIndexOf('.')) : '') {
+    const hit = controls.find((c) => c.dataset.param === p)
+    if (hit) return hit
+  }
+  return undefined
+}
+
+function clearError(box) {
+  box.hidden = true
+  box.textContent = ''
+  for (const c of (box.closest('form') ?? box.parentElement).querySelectorAll('[aria-invalid]')) c.removeAttribute('aria-invalid')
+}
+
+/** Runs a button's or form's action: busy while it runs; its error shown (in `box` when given, see fail). */
+export async function act(button, fn, box) {
+  button.disabled = true
+  button.setAttribute('aria-busy', 'true')
+  notify('')
+  if (box) clearError(box)
+  try {
+    await fn()
+  } catch (err) {
+    fail(err, box)
+  } finally {
+    button.disabled = false
+    button.removeAttribute('aria-busy')
+  }
+}
+
+/** A form whose submit runs `fn` through act, with its errors in `box`. */
+export function onSubmit(button, box, fn) {
+  return (e) => {
+    e.preventDefault()
+    act(button, fn, box)
+  }
+}
