@@ -1,37 +1,27 @@
 import { randomBytes, randomUUID } from 'node:crypto'
+import { readdirSync, readFileSync } from 'node:fs'
 import t from 'tap'
-import { chromium } from 'playwright-core'
-import { buildWebApp } from '../../src/http/web-app.js'
-import { DASHBOARD_CSP } from '../../src/http/routes/dashboard/index.js'
-import { usersService } from '../../src/services/accounts/users.js'
+import { DASHBOARD_CSP, DASHBOARD_DIR, DASHBOARD_MODULES } from '../../src/http/routes/dashboard/index.js'
 import { testDeps } from '../helpers/test-env.js'
-
-// Debian's chromium (`apt-get install chromium`; .ci/run installs it when this directory has tests)
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+import { logIn, nextDialog, openBrowser, serveDashboard } from './browser.js'
 
 interface T {
   teardown(fn: () => unknown): void
 }
 
-/** A web app on a fresh schema, listening on a free port (the browser needs a real socket). */
+/** A web app on a fresh schema (its chain RPC does not answer: balances are 503). */
 async function dashboardServer(t: T) {
   const deps = await testDeps(t, { TOLLGATE_MASTER_KEY: randomBytes(32).toString('hex') })
-  const app = await buildWebApp(deps, { logger: false })
-  t.teardown(() => app.close())
-  const base = await app.listen({ host: '127.0.0.1', port: 0 })
-  const email = `dash-${randomBytes(4).toString('hex')}@example.com`
-  const password = 'correct horse battery'
-  await usersService({ db: deps.db }).create(email, password)
-  return { deps, app, base, email, password }
+  return { deps, ...(await serveDashboard(t, deps)) }
 }
 
-t.test('the three files: content types, security headers, revalidation, not in OpenAPI', async (t) => {
+t.test('the files: content types, security headers, revalidation, an allow-list, not in OpenAPI', async (t) => {
   const { app } = await dashboardServer(t)
   for (const [url, type] of [
     ['/dashboard', 'text/html; charset=utf-8'],
     ['/dashboard/', 'text/html; charset=utf-8'],
-    ['/dashboard/app.js', 'text/javascript; charset=utf-8'],
     ['/dashboard/app.css', 'text/css; charset=utf-8'],
+    ...DASHBOARD_MODULES.map((m) => [`/dashboard/${m}`, 'text/javascript; charset=utf-8']),
   ]) {
     const res = await app.inject({ method: 'GET', url })
     t.equal(res.statusCode, 200, url)
@@ -49,31 +39,24 @@ t.test('the three files: content types, security headers, revalidation, not in O
   const html = (await app.inject({ method: 'GET', url: '/dashboard' })).body
   t.notMatch(html, /<script(?![^>]*\ssrc=)[^>]*>/, 'no inline script in the page')
   t.match(html, /<script type="module" src="\/dashboard\/app.js"><\/script>/)
-  const js = (await app.inject({ method: 'GET', url: '/dashboard/app.js' })).body
-  t.notMatch(js, /\.(innerHTML|outerHTML)\b|insertAdjacentHTML|document\.write\(/, 'the app never renders through HTML strings')
+  // every module in the folder is served, and every import names a served module
+  const onDisk = readdirSync(DASHBOARD_DIR).filter((f) => f.endsWith('.js')).sort()
+  t.same(onDisk, [...DASHBOARD_MODULES].sort(), 'the allow-list names every module in src/http/dashboard/')
+  for (const m of DASHBOARD_MODULES) {
+    const js = (await app.inject({ method: 'GET', url: `/dashboard/${m}` })).body
+    t.equal(js, readFileSync(DASHBOARD_DIR + m, 'utf8'), `${m} is served as it is on disk`)
+    t.notMatch(js, /\.(innerHTML|outerHTML)\b|insertAdjacentHTML|document\.write\(/, `${m} never renders through HTML strings`)
+    for (const [, spec] of js.matchAll(/^import [^'"]*'([^']+)'/gm)) t.ok(DASHBOARD_MODULES.includes(spec!.replace(/^\.\//, '') as never), `${m} imports ${spec}, which is served`)
+  }
   t.equal((await app.inject({ method: 'GET', url: '/dashboard/nope.js' })).statusCode, 404)
+  t.equal((await app.inject({ method: 'GET', url: '/dashboard/index.html' })).statusCode, 404, 'only the listed paths')
   const doc = (await app.inject({ method: 'GET', url: '/docs/json' })).json()
   t.notOk(Object.keys(doc.paths).some((p) => p.startsWith('/dashboard')), 'dashboard routes are not in the OpenAPI document')
 })
 
 t.test('in a browser: log in, API keys, agents, transactions, seller, log out', async (t) => {
   const { deps, base, email, password } = await dashboardServer(t)
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] })
-  t.teardown(() => browser.close())
-  const page = await browser.newPage()
-  page.setDefaultTimeout(15_000)
-  const pageErrors: string[] = []
-  const cspViolations: string[] = []
-  page.on('pageerror', (err) => pageErrors.push(err.message))
-  page.on('console', (m) => void (/Content Security Policy/i.test(m.text()) && cspViolations.push(m.text())))
-  const apiFromPage = (method: string, path: string, body?: unknown) =>
-    page.evaluate(
-      async ([method, path, body]) => {
-        const res = await fetch(path as string, { method: method as string, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined })
-        return { status: res.status, body: await res.json().catch(() => null) }
-      },
-      [method, path, body] as const,
-    )
+  const { page, pageErrors, cspViolations, api: apiFromPage } = await openBrowser(t)
 
   // no session: the first screen is the login form; the page carries the CSP
   const first = await page.goto(`${base}/dashboard`)
@@ -173,7 +156,8 @@ t.test('in a browser: log in, API keys, agents, transactions, seller, log out', 
   t.match(caps.body, { per_transaction: null, daily: '5500000', monthly: '100000000' }, 'the caps reached the API in atomic units')
   await page.getByLabel('Per transaction').fill('1.1234567')
   await page.getByRole('button', { name: 'Save spend caps' }).click()
-  await page.locator('#notice.error').filter({ hasText: 'Per transaction: expected a USDC amount' }).waitFor()
+  await page.locator('#spend-caps .form-error').filter({ hasText: 'Per transaction: expected a USDC amount' }).waitFor()
+  t.equal(await page.getByLabel('Per transaction').getAttribute('aria-invalid'), 'true', 'the field is marked')
 
   // an API error is shown with the API's message
   await page.goto(`${base}/dashboard#/agents/0x${'00'.repeat(20)}`)
@@ -229,6 +213,154 @@ t.test('in a browser: log in, API keys, agents, transactions, seller, log out', 
   t.equal((await apiFromPage('GET', '/v1/api-keys')).status, 401)
   await page.goto(`${base}/dashboard#/agents`)
   await page.getByRole('heading', { name: 'Log in' }).waitFor()
+
+  t.same(pageErrors, [], 'no script errors')
+  t.same(cspViolations, [], 'no CSP violations')
+})
+
+t.test("in a browser: an agent's keys, allowlist and top-ups; the funding wallet without a chain", async (t) => {
+  const server = await dashboardServer(t)
+  const { deps, base } = server
+  const { page, pageErrors, cspViolations, api } = await openBrowser(t)
+  await logIn(page, server)
+  const agent = await api('POST', '/v1/agents', { name: 'buyer-bot' })
+  t.equal(agent.status, 201)
+  const address: string = agent.body.address
+  const agentUrl = `${base}/dashboard#/agents/${address}`
+  await page.goto(agentUrl)
+  await page.getByRole('heading', { name: 'buyer-bot' }).waitFor()
+
+  // agent keys: create, the secret once, it authenticates the agent routes
+  const keys = page.locator('#agent-keys')
+  await keys.getByText('No agent keys yet.').waitFor()
+  await keys.getByLabel('Key name').fill('runner')
+  await keys.getByRole('button', { name: 'Create agent key' }).click()
+  await page.locator('#new-secret').waitFor()
+  const secret = (await page.locator('#new-secret').textContent()) ?? ''
+  t.match(secret, /^ak_(test|live)_[0-9A-Za-z]{43}$/, 'the agent key secret is shown')
+  t.ok(await keys.getByText('you will not see it again').isVisible(), 'with the warning')
+  t.ok(await keys.getByRole('button', { name: 'Copy' }).isVisible(), 'and a Copy button')
+  const keyRow = keys.locator('tr', { hasText: 'runner' })
+  await keyRow.waitFor()
+  t.match(await keyRow.textContent(), new RegExp(`${secret.slice(0, 12)}…${secret.slice(-4)}.*active`), 'listed as prefix…last4, active')
+  const asAgent = (bearer: string) => fetch(`${base}/v1/agent/payments/${randomUUID()}`, { headers: { authorization: `Bearer ${bearer}` } })
+  const authed = await asAgent(secret)
+  t.equal(authed.status, 404, 'the new agent key authenticates /v1/agent (the payment id is unknown: 404, not 401)')
+  t.equal((await authed.json()).code, 'not_found')
+  t.equal((await asAgent(secret.slice(0, -1) + (secret.endsWith('A') ? 'B' : 'A'))).status, 401, 'another secret does not')
+  const listed = await api('GET', `/v1/agents/${address}/keys`)
+  t.match(listed.body.data, [{ name: 'runner', revoked_at: null }])
+
+  // shown once: gone after leaving the page
+  await page.getByRole('link', { name: 'Agents', exact: true }).click()
+  await page.getByRole('heading', { name: 'Agents' }).waitFor()
+  await page.goto(agentUrl)
+  await keyRow.waitFor()
+  t.notOk((await page.content()).includes(secret), 'the secret is not shown again')
+
+  // revoke: a dismissed confirmation keeps the key; a confirmed one revokes it at once
+  nextDialog(page, false)
+  await keyRow.getByRole('button', { name: 'Revoke' }).click()
+  t.equal((await asAgent(secret)).status, 404, 'dismissed: the key still works')
+  nextDialog(page)
+  await keyRow.getByRole('button', { name: 'Revoke' }).click()
+  await keyRow.locator('td.revoked').waitFor()
+  let status = 0
+  for (let i = 0; i < 20 && status !== 401; i++) {
+    status = (await asAgent(secret)).status
+    if (status !== 401) await new Promise((r) => setTimeout(r, 100))
+  }
+  t.equal(status, 401, 'the revoked agent key gets 401')
+  t.notOk((await api('GET', `/v1/agents/${address}/keys`)).body.data[0].revoked_at === null, 'revoked in the API')
+
+  // allowlist: the kinds offered are the ones the API allows (its 400 names them)
+  const allow = page.locator('#allowlist')
+  await allow.getByText('No entries: this agent may pay every seller.').waitFor()
+  const offered = await allow.getByLabel('Kind').locator('option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value))
+  const bogus = await api('POST', `/v1/agents/${address}/allowlist`, { kind: 'bogus', value: 'x' })
+  t.equal(bogus.status, 400)
+  t.same(offered, /expected one of (.*)$/.exec(bogus.body.message)![1]!.split(', '), 'the select offers exactly the kinds the API names')
+  // the API's validation message, next to the form, on the field it names
+  await allow.getByLabel('Kind').selectOption('pay_to')
+  await allow.getByLabel('Value').fill('0x12')
+  await allow.getByRole('button', { name: 'Add to allowlist' }).click()
+  await allow.locator('.form-error').filter({ hasText: 'invalid value for value: expected a 0x-prefixed 20-byte hex address' }).waitFor()
+  t.equal(await allow.getByLabel('Value').getAttribute('aria-invalid'), 'true', 'the value field is marked')
+  t.same((await api('GET', `/v1/agents/${address}/allowlist`)).body.data, [], 'nothing was added')
+  const payTo = '0xAbCdEf0123456789aBcDeF0123456789AbCdEf01'
+  await allow.getByLabel('Value').fill(payTo)
+  await allow.getByRole('button', { name: 'Add to allowlist' }).click()
+  await allow.locator('tr', { hasText: payTo.toLowerCase() }).waitFor()
+  t.ok(await allow.locator('.form-error').isHidden(), 'the error is gone')
+  await allow.getByLabel('Kind').selectOption('namespace')
+  await allow.getByLabel('Value').fill('acme-data')
+  await allow.getByRole('button', { name: 'Add to allowlist' }).click()
+  await allow.locator('tr', { hasText: 'acme-data' }).waitFor()
+  t.match((await api('GET', `/v1/agents/${address}/allowlist`)).body.data, [{ kind: 'pay_to', value: payTo.toLowerCase() }, { kind: 'namespace', value: 'acme-data' }], 'both entries are in GET …/allowlist')
+  nextDialog(page)
+  await allow.locator('tr', { hasText: 'acme-data' }).getByRole('button', { name: 'Remove' }).click()
+  await allow.locator('tr', { hasText: 'acme-data' }).waitFor({ state: 'detached' })
+  t.match((await api('GET', `/v1/agents/${address}/allowlist`)).body.data, [{ kind: 'pay_to' }], 'removed in the API')
+  t.equal((await api('GET', `/v1/agents/${address}/allowlist`)).body.data.length, 1)
+  // the last entry: the confirmation says an empty list allows every seller; dismissed, it stays
+  const warning = new Promise<string>((resolve) => page.once('dialog', (d) => void d.dismiss().then(() => resolve(d.message()))))
+  await allow.locator('tr', { hasText: payTo.toLowerCase() }).getByRole('button', { name: 'Remove' }).click()
+  t.match(await warning, /last entry: with an empty allowlist this agent may pay every seller/)
+  t.equal((await api('GET', `/v1/agents/${address}/allowlist`)).body.data.length, 1, 'dismissed: still there')
+
+  // top-ups: off; the API's message when enabled with amount 0; then on, in atomic units
+  const topUp = page.locator('#top-up')
+  t.equal(await page.locator('#top-up-status').textContent(), 'Top-ups are off.')
+  await topUp.getByLabel('Enabled').check()
+  await topUp.getByLabel('Threshold (USDC)').fill('2.5')
+  await topUp.getByLabel('Amount per top-up (USDC)').fill('0')
+  await topUp.getByRole('button', { name: 'Save top-up settings' }).click()
+  await topUp.locator('.form-error').filter({ hasText: 'invalid value for top_up.amount: must be greater than 0 when top-ups are enabled' }).waitFor()
+  t.equal(await topUp.getByLabel('Amount per top-up (USDC)').getAttribute('aria-invalid'), 'true')
+  t.match((await api('GET', `/v1/agents/${address}/top-up`)).body, { enabled: false }, 'nothing was saved')
+  await topUp.getByLabel('Amount per top-up (USDC)').fill('10')
+  await topUp.getByRole('button', { name: 'Save top-up settings' }).click()
+  await page.locator('#notice.ok').filter({ hasText: 'Top-up settings saved' }).waitFor()
+  t.match((await api('GET', `/v1/agents/${address}/top-up`)).body, { enabled: true, threshold: '2500000', amount: '10000000', funding_source: 'funding_wallet' }, 'the settings reached the API in atomic units')
+  t.match(await page.locator('#top-up-status').textContent(), /on: when the USDC balance falls below 2.5 USDC, 10 USDC is sent/)
+
+  // the funding wallet: address as the API gives it; no chain, so no balance; the agent is listed
+  await page.getByRole('link', { name: 'Funding wallet', exact: true }).click()
+  await page.getByRole('heading', { name: 'Funding wallet' }).waitFor()
+  const wallet = await api('GET', '/v1/funding-wallet')
+  t.match(wallet.body, { object: 'funding_wallet', balance: null, faucet_available: false })
+  t.equal(await page.locator('#funding-address').textContent(), wallet.body.address)
+  await page.locator('#funding-balance.error').filter({ hasText: 'Balance unavailable right now' }).waitFor()
+  t.equal(await page.locator('#faucet').count(), 0, 'no faucet without the dev chain')
+  t.match(await page.locator('li', { hasText: 'buyer-bot' }).textContent(), /on: below 2.5 USDC, add 10 USDC/)
+
+  // a top-up the worker recorded is listed on the agent page (newest first, with its error)
+  const agentId = (await deps.db.selectFrom('agents').select('id').where('address', '=', address).executeTakeFirstOrThrow()).id
+  await deps.db
+    .insertInto('topups')
+    .values({ agent_id: agentId, need_seq: 1, status: 'failed', agent_address: address, funding_address: wallet.body.address, amount: '10000000', threshold: '2500000', balance_seen: '0', block_seen: 1, attempts: 5, error: 'funding wallet has 0, needs 10000000' })
+    .execute()
+  await page.goto(agentUrl)
+  const topUpRow = page.locator('tr', { hasText: 'funding wallet has 0' })
+  await topUpRow.waitFor()
+  t.match(await topUpRow.textContent(), /failed.*10 USDC.*5/)
+  // the form shows the saved settings; Disable turns them off and keeps the amounts
+  t.ok(await topUp.getByLabel('Enabled').isChecked())
+  t.equal(await topUp.getByLabel('Threshold (USDC)').inputValue(), '2.5')
+  await topUp.getByRole('button', { name: 'Disable top-ups' }).click()
+  await page.locator('#top-up-status').filter({ hasText: 'Top-ups are off.' }).waitFor()
+  t.match((await api('GET', `/v1/agents/${address}/top-up`)).body, { enabled: false, threshold: '2500000', amount: '10000000' })
+  t.ok(await topUp.getByRole('button', { name: 'Disable top-ups' }).isHidden(), 'no Disable button while off')
+
+  // a session that ended elsewhere: the next action goes to the login screen, then back here
+  t.equal((await api('DELETE', '/v1/session')).status, 204)
+  await keys.getByRole('button', { name: 'Create agent key' }).click()
+  await page.getByRole('heading', { name: 'Log in' }).waitFor()
+  await page.getByLabel('Email').fill(server.email)
+  await page.getByLabel('Password').fill(server.password)
+  await page.getByRole('button', { name: 'Log in' }).click()
+  await page.getByRole('heading', { name: 'buyer-bot' }).waitFor()
+  t.equal((await api('GET', `/v1/agents/${address}/keys`)).body.data.length, 1, 'no key was created without a session')
 
   t.same(pageErrors, [], 'no script errors')
   t.same(cspViolations, [], 'no CSP violations')
