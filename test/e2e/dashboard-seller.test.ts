@@ -183,6 +183,23 @@ t.test('in a browser: publish, change, disable and unpublish endpoints; the prox
   t.equal((await api('GET', '/v1/sellers/dash-shop/services/tools/endpoints/uuid')).status, 404)
   t.equal((await proxyAnswers(proxyUrl, '/dash-shop/tools/uuid', 404)).status, 404, 'unpublished at the proxy')
 
+  // the service: edit its name and description (the receiver stays), disable it and enable it again
+  await service.getByRole('button', { name: 'Edit service' }).click()
+  const editService = page.locator('#edit-service-dash-shop-tools')
+  t.equal(await editService.getByLabel('Receiver (pay_to)').inputValue(), receiver)
+  await editService.getByLabel('Display name').fill('Dash Tools')
+  await editService.getByLabel('Description').fill('')
+  await editService.getByRole('button', { name: 'Save service' }).click()
+  await page.getByRole('heading', { name: 'Dash Tools (tools)' }).waitFor()
+  t.match((await api('GET', '/v1/sellers/dash-shop/services/tools')).body, { display_name: 'Dash Tools', description: null, pay_to: receiver })
+  await service.getByRole('button', { name: 'Disable service' }).click()
+  await page.getByRole('heading', { name: 'Dash Tools (tools) — disabled' }).waitFor()
+  t.equal((await api('GET', '/v1/sellers/dash-shop/services/tools')).body.enabled, false)
+  t.equal((await proxyAnswers(proxyUrl, '/dash-shop/tools/echo', 404)).status, 404, 'the endpoints of a disabled service are not served')
+  await service.getByRole('button', { name: 'Enable service' }).click()
+  await page.getByRole('heading', { name: 'Dash Tools (tools)', exact: true }).waitFor()
+  t.equal((await proxyAnswers(proxyUrl, '/dash-shop/tools/echo', 402)).status, 402, 'served again')
+
   // an agent key and an allowlist made in the dashboard decide whether the agent may pay the endpoint
   const agent = (await api('POST', '/v1/agents', { name: 'shopper' })).body
   await page.goto(`${server.base}/dashboard#/agents/${agent.address}`)
@@ -217,6 +234,18 @@ t.test('in a browser: publish, change, disable and unpublish endpoints; the prox
   }
   // past the allowlist, the next check is the (empty) wallet: the challenge was taken at 0.0025 USDC
   t.match(allowed.refusal, { code: 'insufficient_balance', needed: '2500' }, 'with dash-shop allowed, only the empty wallet stops it')
+
+  // delete the service: a dismissed confirmation keeps it; then it and its endpoint are gone
+  await page.getByRole('link', { name: 'Seller', exact: true }).click()
+  nextDialog(page, false)
+  await service.getByRole('button', { name: 'Delete service' }).click()
+  t.equal((await api('GET', '/v1/sellers/dash-shop/services/tools')).status, 200, 'dismissed: the service stays')
+  nextDialog(page)
+  await service.getByRole('button', { name: 'Delete service' }).click()
+  await service.waitFor({ state: 'detached' })
+  await page.locator('#seller-dash-shop').getByText('No services yet.').waitFor()
+  t.equal((await api('GET', '/v1/sellers/dash-shop/services/tools')).status, 404)
+  t.equal((await proxyAnswers(proxyUrl, '/dash-shop/tools/echo', 404)).status, 404, 'its endpoint is gone from the proxy')
 
   // the funding wallet on the dev chain: balance, and the faucet (its limit is the API's message)
   await page.getByRole('link', { name: 'Funding wallet', exact: true }).click()
