@@ -332,6 +332,7 @@ t.test("in a browser: an agent's keys, allowlist and top-ups; the funding wallet
   t.equal(await page.locator('#funding-address').textContent(), wallet.body.address)
   await page.locator('#funding-balance.error').filter({ hasText: 'Balance unavailable right now' }).waitFor()
   t.equal(await page.locator('#faucet').count(), 0, 'no faucet without the dev chain')
+  t.notMatch(await page.locator('main').textContent(), /false|null|undefined/, 'no stray value rendered as text')
   t.match(await page.locator('li', { hasText: 'buyer-bot' }).textContent(), /on: below 2.5 USDC, add 10 USDC/)
 
   // a top-up the worker recorded is listed on the agent page (newest first, with its error)
@@ -344,6 +345,7 @@ t.test("in a browser: an agent's keys, allowlist and top-ups; the funding wallet
   const topUpRow = page.locator('tr', { hasText: 'funding wallet has 0' })
   await topUpRow.waitFor()
   t.match(await topUpRow.textContent(), /failed.*10 USDC.*5/)
+  t.notMatch(await page.locator('main').textContent(), /false|null|undefined/, 'no stray value rendered as text')
   // the form shows the saved settings; Disable turns them off and keeps the amounts
   t.ok(await topUp.getByLabel('Enabled').isChecked())
   t.equal(await topUp.getByLabel('Threshold (USDC)').inputValue(), '2.5')

@@ -166,7 +166,6 @@ async function topUpSection(base, agent) {
   const threshold = h('input', { id: 'top-up-threshold', inputmode: 'decimal', required: true, 'data-param': 'top_up.threshold' })
   const amount = h('input', { id: 'top-up-amount', inputmode: 'decimal', required: true, 'data-param': 'top_up.amount' })
   const disable = h('button', { type: 'button', class: 'danger' }, 'Disable top-ups')
-  const history = h('div')
   const render = (t) => {
     enabled.checked = t.enabled
     threshold.value = usdcInput(t.threshold)
@@ -211,7 +210,9 @@ async function topUpSection(base, agent) {
   const row = (t) =>
     h('tr', {}, h('td', {}, time(t.created_at)), h('td', {}, t.status), h('td', {}, `${units(t.amount, 6)} USDC`), h('td', {}, String(t.attempts)), h('td', {}, short(t.tx_hash)), h('td', { class: t.error ? 'error' : undefined }, t.error ?? ''))
   const topups = (await api('GET', `${base}/top-ups`)).data
-  history.replaceChildren(
+  const history = h(
+    'div',
+    {},
     h('h3', {}, 'Recent top-ups'),
     table(['Created', 'Status', 'Amount', 'Attempts', 'Transaction', 'Error'], topups.slice(0, 10).map(row), 'No top-ups yet.'),
     topups.length > 10 && h('p', { class: 'hint' }, `The 10 newest of ${topups.length}.`),

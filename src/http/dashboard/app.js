@@ -34,7 +34,8 @@ async function route() {
   const [match, view] = found
   const seq = ++current
   // a slow answer for a screen the user has already left must not replace the current one
-  const show = (...nodes) => seq === current && main.replaceChildren(...nodes.flat(2))
+  // (views pass `condition && node`: a false or null is left out, never shown as text)
+  const show = (...nodes) => seq === current && main.replaceChildren(...nodes.flat(2).filter((n) => n !== false && n !== null && n !== undefined))
   nav.hidden = view === loginView
   for (const a of nav.querySelectorAll('a[href^="#/"]')) {
     if (hash.startsWith(a.getAttribute('href'))) a.setAttribute('aria-current', 'page')
