@@ -49,6 +49,8 @@ const env = {
   // the benchmark's upstream is on loopback, which the SSRF guard refuses by default
   TOLLGATE_ALLOW_PRIVATE_UPSTREAMS: 'true',
   LOG_LEVEL: 'silent',
+  // X402_RECOVERY_THREADS=0 compares recovery on the main thread
+  ...(process.env.X402_RECOVERY_THREADS ? { X402_RECOVERY_THREADS: process.env.X402_RECOVERY_THREADS } : {}),
 }
 const config = loadConfig(env)
 const migrationDb = createDb({ databaseUrl: config.databaseUrl, schema, max: 1 })

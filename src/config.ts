@@ -49,6 +49,8 @@ export interface Config {
     /** validBefore may be at most this far in the future (bounds unsettled exposure) */
     maxValidForSeconds: number
     maxHeaderBytes: number
+    /** worker threads that recover payment signers off the event loop (0: on the main thread) */
+    recoveryThreads: number
   }
   settlement: { batchSize: number; batchWindowMs: number; mode: 'relayer' | 'facilitator'; facilitatorUrl: string | undefined; /** /readyz fails and the worker warns below this relayer ETH balance */ relayerMinEthWei: bigint; /** cap on maxFeePerGas of relayer transactions, replacements included */ maxFeePerGasWei: bigint }
   handlers: { timeoutMs: number; maxThreads: number; memoryMb: number; maxQueue: number }
@@ -233,6 +235,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       maxTimeoutSeconds,
       maxValidForSeconds: r.int('X402_MAX_VALID_FOR_SECONDS', maxTimeoutSeconds + 60, 60, 86400),
       maxHeaderBytes: r.int('X402_MAX_HEADER_BYTES', 8192, 1024, 65536),
+      recoveryThreads: r.int('X402_RECOVERY_THREADS', 1, 0, 16),
     },
     settlement: {
       batchSize: r.int('SETTLEMENT_BATCH_SIZE', 200, 1, 500),

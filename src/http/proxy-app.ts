@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import { assertNativeSecp256k1 } from '../chain/recover-signer.js'
+import { signerRecovery } from '../chain/signer-recovery.js'
 import type { Deps } from '../deps.js'
 import { loggerOptions } from '../logger.js'
 import { endpointTable, type EndpointEntry } from '../proxy/endpoint-table.js'
@@ -63,9 +64,10 @@ export async function buildProxyApp(deps: Deps, opts: ProxyAppOptions = {}): Pro
   const ledger = paymentLedger(deps.db)
   const pool = createHandlerPool(deps.config.handlers)
   const upstream = upstreamClient({ allowPrivate: deps.config.allowPrivateUpstreams })
+  const recovery = signerRecovery({ threads: deps.config.x402.recoveryThreads })
   app.addHook('onClose', async () => {
     await ledger.drain()
-    await Promise.allSettled([table.close(), pool.close(), upstream.close()])
+    await Promise.allSettled([table.close(), pool.close(), upstream.close(), recovery.close()])
   })
   await app.register(healthRoutes(deps, (await import('../services/metrics/relayer-funds.js')).relayerReadinessChecks(deps)))
   await app.register(
@@ -75,6 +77,7 @@ export async function buildProxyApp(deps: Deps, opts: ProxyAppOptions = {}): Pro
       ledger,
       credit: payerCredit(deps),
       pool,
+      recovery,
       handlers: await loadHandlerRegistry(opts.handlersDir),
       upstream,
       upstreamOptions: opts.upstreamOptions ?? upstreamSettings(deps.config.masterKey),

@@ -3,7 +3,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import pLimit from 'p-limit'
 import { makeDomainSeparator, transferAuthDigest } from '../chain/transfer-auth-digest.js'
 import { checkContractSignature, type ContractSignatureCheck } from '../chain/contract-signature.js'
-import { SMART_WALLET_SIGNATURE, recoverAuthorizer } from '../chain/recover-signer.js'
+import { SMART_WALLET_SIGNATURE } from '../chain/recover-signer.js'
+import type { SignerRecovery } from '../chain/signer-recovery.js'
 import type { Deps } from '../deps.js'
 import { AppError, appError } from '../errors.js'
 import { sendAppError } from '../http/plugins/error-handler.js'
@@ -31,6 +32,8 @@ export interface PaidRouteDeps {
   ledger: PaymentLedger
   credit: PayerCredit
   pool: HandlerPool
+  /** recovers payment signers, on worker threads when configured */
+  recovery: SignerRecovery
   handlers: ReadonlyMap<string, RegisteredHandler>
   upstream: UpstreamClient
   /** decrypts upstream_config secrets (seller API keys, signing secret) */
@@ -156,7 +159,7 @@ export function paidRoute(p: PaidRouteDeps) {
         if (!checked.ok) return sendChallenge(reply, challenge, checked.reason, checked.message)
         const auth = checked.authorization
         const digest = transferAuthDigest(domainSeparator, auth)
-        let signer = recoverAuthorizer(digest, checked.signature)
+        let signer = await p.recovery.recover(digest, checked.signature)
         if (signer === SMART_WALLET_SIGNATURE) {
           // the slow path: a smart wallet answers through RPC (ERC-1271)
           let check: ContractSignatureCheck | 'busy'
