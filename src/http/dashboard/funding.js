@@ -9,12 +9,13 @@ export async function fundingView(show) {
   const [wallet, agents] = await Promise.all([api('GET', '/v1/funding-wallet'), api('GET', '/v1/agents')])
   const address = h('code', { id: 'funding-address' }, wallet.address)
   const balance = h('p', { id: 'funding-balance', role: 'status' })
-  const render = (b) => {
-    // the API answers balance: null when the chain RPC does not answer (the address is still good)
+  const render = (w) => {
+    // the API answers balance: null and says why in balance_error when the chain RPC does not answer (the address is still good)
+    const b = w.balance
     balance.className = b ? '' : 'error'
-    balance.textContent = b ? `${units(b.usdc, 6)} USDC · ${units(b.eth, 18)} ETH (block ${b.block_number})` : 'Balance unavailable right now: the chain did not answer. The address above is still where to send USDC.'
+    balance.textContent = b ? `${units(b.usdc, 6)} USDC · ${units(b.eth, 18)} ETH (block ${b.block_number})` : `Balance unavailable right now: ${w.balance_error ?? 'the chain did not answer'}. The address above is still where to send USDC.`
   }
-  render(wallet.balance)
+  render(wallet)
   const toppedUp = agents.data.filter((a) => a.top_up.enabled)
   show(
     h('h1', {}, 'Funding wallet'),
@@ -22,7 +23,7 @@ export async function fundingView(show) {
     h('dl', {}, h('dt', {}, 'Address'), h('dd', { class: 'secret-row' }, address, copyButton(wallet.address, address)), h('dt', {}, 'Created'), h('dd', {}, time(wallet.created_at))),
     h('h2', {}, 'Balance'),
     balance,
-    wallet.faucet_available && faucet(async () => render((await api('GET', '/v1/funding-wallet')).balance)),
+    wallet.faucet_available && faucet(async () => render(await api('GET', '/v1/funding-wallet'))),
     h('h2', {}, 'Agents with top-ups on'),
     toppedUp.length
       ? h('ul', {}, toppedUp.map((a) => h('li', {}, h('a', { href: `#/agents/${a.address}` }, a.name), ` — ${topUpText(a.top_up)}`)))

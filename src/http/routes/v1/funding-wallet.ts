@@ -14,8 +14,15 @@ export async function fundingWalletRoutes(app: FastifyInstance, ctx: V1Context) 
   const tags = ['funding wallet']
   app.get('/funding-wallet', { schema: { tags, summary: 'The funding wallet (created on first use) and its balances', response: { 200: ok('the wallet'), ...authErrors } } }, async (request) => {
     const w = await ensureFundingWallet(db, requireMasterKey(config), request.principal!.userId)
-    const balance = await readBalances(ctx.deps, w.address as `0x${string}`).catch(() => null)
-    return { object: 'funding_wallet', address: w.address, created_at: w.created_at.toISOString(), balance, faucet_available: faucetAvailable(config) }
+    // the wallet is still worth showing when the chain does not answer: balance null, and why
+    let balance = null
+    let balanceError: string | null = null
+    try {
+      balance = await readBalances(ctx.deps, w.address as `0x${string}`)
+    } catch (err) {
+      balanceError = (err as Error).message
+    }
+    return { object: 'funding_wallet', address: w.address, created_at: w.created_at.toISOString(), balance, balance_error: balanceError, faucet_available: faucetAvailable(config) }
   })
   app.post<{ Body: { amount?: string } }>(
     '/funding-wallet/faucet',
