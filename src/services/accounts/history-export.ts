@@ -66,8 +66,33 @@ function timestamp(param: string, v: string | undefined): string | undefined {
   return v
 }
 
-/** The WHERE/ORDER of a history query, shared by pages and exports. */
-function query(kind: HistoryKind, userId: string, f: HistoryFilters, limit: number | undefined): RawBuilder<Record<string, unknown>> {
+/**
+ * What a user's history is made of: the lower-case addresses of the user's agents (buyer side) and
+ * the ids of the endpoints the user sells (seller side). Read first, in their own statement, so the
+ * history query gets them as constants: Postgres then estimates from its statistics how many
+ * payments they hold, instead of guessing for a subquery.
+ */
+export interface HistoryScope {
+  mine: string[]
+  sold: string[]
+}
+
+function scopeQuery(userId: string): RawBuilder<HistoryScope> {
+  return sql<HistoryScope>`select
+      array(select lower(a.address) from agents a where a.user_id = ${userId}) as mine,
+      array(select e.id::text from endpoints e join services s on s.id = e.service_id join sellers sl on sl.id = s.seller_id where sl.owner_user_id = ${userId}) as sold`
+}
+
+interface Parsed {
+  from?: string
+  to?: string
+  agent?: string
+  role?: 'buyer' | 'seller'
+  order: HistoryOrder
+  cursor?: [string, string]
+}
+
+function parse(kind: HistoryKind, f: HistoryFilters): Parsed {
   const from = timestamp('from', f.from)
   const to = timestamp('to', f.to)
   const agent = f.agent === undefined ? undefined : parseAddress('agent', f.agent).toLowerCase()
@@ -75,32 +100,61 @@ function query(kind: HistoryKind, userId: string, f: HistoryFilters, limit: numb
   if (f.order !== undefined && f.order !== 'asc' && f.order !== 'desc') throw invalid('order', 'expected asc or desc')
   const order = f.order ?? 'asc'
   const cursor = f.cursor === undefined ? undefined : decodeCursor(kind, f.cursor, order)
+  return { from, to, agent, role: f.role, order, cursor }
+}
 
-  const mine = sql`lower(p.payer) in (select lower(address) from agents where user_id = ${userId})`
-  const sold = sql`p.endpoint_id in (select e.id from endpoints e join services s on s.id = e.service_id join sellers sl on sl.id = s.seller_id where sl.owner_user_id = ${userId})`
-  const scope = f.role === 'buyer' ? mine : f.role === 'seller' ? sold : sql`(${mine} or ${sold})`
+const TRANSACTION_SELECT = sql`select p.id::text as id, ${ts('p.created_at')} as created_at, ${ts('p.updated_at')} as updated_at, p.status, p.payer, p.pay_to,
+    p.value::text as value, p.asset, p.network, p.scheme, p.x402_version, p.resource, p.method, p.endpoint_id::text as endpoint_id,
+    p.settlement_mode, p.nonce, p.valid_after::text as valid_after, p.valid_before::text as valid_before, p.tx_hash, p.failure_reason,
+    ${ts('p.settled_at')} as settled_at`
+const EVENT_SELECT = sql`select ev.id::text as id, ev.payment_id::text as payment_id, ${ts('ev.created_at')} as created_at, ev.type, ev.from_status, ev.to_status,
+    ev.reason, ev.data::text as data`
+
+/**
+ * A history query, shared by pages and exports. The user filter is "payer is one of the user's
+ * agents, or the endpoint is one of the user's" over the scope's constants, which the indexes
+ * payments (lower(payer), created_at, id) and (endpoint_id, created_at, id) start with.
+ *
+ * A transactions page (no agent filter) reads each agent's and each endpoint's payments in order
+ * from those indexes, at most a page from each, and sorts those few rows: its cost grows with the
+ * page size and the user's agents and endpoints, not with the table, whatever the user's share.
+ * Exports, event lists and agent-filtered pages are left to the planner, which knows from the
+ * constants whether the user's rows are few (read them by the indexes and sort) or many (for
+ * events: walk payment_events_created_idx and keep the user's). See
+ * migrations/2026-11-23T0300-history-indexes.ts and test/integration/v1-history-scale.test.ts.
+ */
+function query(kind: HistoryKind, scope: HistoryScope, f: Parsed, limit: number | undefined): RawBuilder<Record<string, unknown>> {
+  const buyer = sql`lower(p.payer) = any(${scope.mine}::text[])`
+  const seller = sql`p.endpoint_id = any(${scope.sold}::uuid[])`
   const t = kind === 'transactions' ? sql.raw('p') : sql.raw('ev')
-  const conds: RawBuilder<unknown>[] = [scope]
-  if (agent) conds.push(sql`lower(p.payer) = ${agent}`)
-  if (from) conds.push(sql`${t}.created_at >= ${from}::timestamptz`)
-  if (to) conds.push(sql`${t}.created_at < ${to}::timestamptz`)
-  // rows past the cursor in the chosen order; desc scans the same (created_at, id) index backwards
-  const past = sql.raw(order === 'desc' ? '<' : '>')
-  const dir = sql.raw(order === 'desc' ? ' desc' : '')
-  if (cursor) conds.push(kind === 'transactions' ? sql`(p.created_at, p.id) ${past} (${cursor[0]}::timestamptz, ${cursor[1]}::uuid)` : sql`(ev.created_at, ev.id) ${past} (${cursor[0]}::timestamptz, ${cursor[1]}::bigint)`)
-  const where = sql.join(conds, sql` and `)
+  const range: RawBuilder<unknown>[] = []
+  if (f.from) range.push(sql`${t}.created_at >= ${f.from}::timestamptz`)
+  if (f.to) range.push(sql`${t}.created_at < ${f.to}::timestamptz`)
+  // rows past the cursor in the chosen order; desc reads the same indexes backwards
+  const past = sql.raw(f.order === 'desc' ? '<' : '>')
+  const dir = sql.raw(f.order === 'desc' ? ' desc' : '')
+  if (f.cursor) range.push(kind === 'transactions' ? sql`(p.created_at, p.id) ${past} (${f.cursor[0]}::timestamptz, ${f.cursor[1]}::uuid)` : sql`(ev.created_at, ev.id) ${past} (${f.cursor[0]}::timestamptz, ${f.cursor[1]}::bigint)`)
   const lim = limit === undefined ? sql`` : sql`limit ${limit}`
+  const and = (conds: RawBuilder<unknown>[]) => (conds.length ? sql.join(conds, sql` and `) : sql`true`)
 
-  if (kind === 'transactions') {
-    return sql`select p.id::text as id, ${ts('p.created_at')} as created_at, ${ts('p.updated_at')} as updated_at, p.status, p.payer, p.pay_to,
-        p.value::text as value, p.asset, p.network, p.scheme, p.x402_version, p.resource, p.method, p.endpoint_id::text as endpoint_id,
-        p.settlement_mode, p.nonce, p.valid_after::text as valid_after, p.valid_before::text as valid_before, p.tx_hash, p.failure_reason,
-        ${ts('p.settled_at')} as settled_at
-      from payments p where ${where} order by p.created_at${dir}, p.id${dir} ${lim}`
+  if (kind === 'transactions' && limit !== undefined && f.agent === undefined) {
+    // one ordered, bounded index read per agent and per endpoint; a payment both bought and sold
+    // by the user comes from the buyer side only
+    const sides: RawBuilder<unknown>[] = []
+    const page = (key: RawBuilder<unknown>) => sql`select p.* from payments p where ${and([key, ...range])} order by p.created_at${dir}, p.id${dir} ${lim}`
+    if (f.role !== 'seller') sides.push(sql`select p.* from unnest(${scope.mine}::text[]) k(payer) cross join lateral (${page(sql`lower(p.payer) = k.payer`)}) p`)
+    if (f.role !== 'buyer') {
+      const key = f.role === 'seller' ? sql`p.endpoint_id = k.id` : sql`p.endpoint_id = k.id and not ${buyer}`
+      sides.push(sql`select p.* from unnest(${scope.sold}::uuid[]) k(id) cross join lateral (${page(key)}) p`)
+    }
+    return sql`${TRANSACTION_SELECT} from (${sql.join(sides, sql` union all `)}) p order by p.created_at${dir}, p.id${dir} ${lim}`
   }
-  return sql`select ev.id::text as id, ev.payment_id::text as payment_id, ${ts('ev.created_at')} as created_at, ev.type, ev.from_status, ev.to_status,
-      ev.reason, ev.data::text as data
-    from payment_events ev join payments p on p.id = ev.payment_id where ${where} order by ev.created_at${dir}, ev.id${dir} ${lim}`
+
+  const conds: RawBuilder<unknown>[] = [f.role === 'buyer' ? buyer : f.role === 'seller' ? seller : sql`(${buyer} or ${seller})`]
+  if (f.agent) conds.push(sql`lower(p.payer) = ${f.agent}`)
+  conds.push(...range)
+  if (kind === 'transactions') return sql`${TRANSACTION_SELECT} from payments p where ${and(conds)} order by p.created_at${dir}, p.id${dir} ${lim}`
+  return sql`${EVENT_SELECT} from payment_events ev join payments p on p.id = ev.payment_id where ${and(conds)} order by ev.created_at${dir}, ev.id${dir} ${lim}`
 }
 
 /** NDJSON/JSON shape of a row: jsonb `data` as an object, everything else as the database text. */
@@ -131,7 +185,9 @@ export function historyService(deps: HistoryDeps) {
     /** One page (1–100 rows) and the cursor of the next. */
     async page(kind: HistoryKind, userId: string, f: HistoryFilters, limit: number) {
       if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalid('limit', 'expected an integer from 1 to 100')
-      const { rows } = await query(kind, userId, f, limit + 1).execute(deps.db)
+      const parsed = parse(kind, f)
+      const scope = (await scopeQuery(userId).execute(deps.db)).rows[0]!
+      const { rows } = await query(kind, scope, parsed, limit + 1).execute(deps.db)
       const hasMore = rows.length > limit
       const data = rows.slice(0, limit)
       const last = data.at(-1)
@@ -149,12 +205,15 @@ export function historyService(deps: HistoryDeps) {
      * the batch size whatever the row count.
      */
     export(kind: HistoryKind, userId: string, f: HistoryFilters, format: 'csv' | 'ndjson'): Readable {
-      const compiled = query(kind, userId, f, undefined).compile(deps.db)
+      const parsed = parse(kind, f)
+      const scoped = scopeQuery(userId).compile(deps.db)
       async function* lines(): AsyncGenerator<string> {
         const client = new pg.Client({ connectionString: deps.databaseUrl, options: `-c search_path=${deps.databaseSchema} -c jit=off` })
         client.on('error', () => {})
         await client.connect()
         try {
+          const scope = (await client.query<HistoryScope>(scoped.sql, scoped.parameters as unknown[])).rows[0]!
+          const compiled = query(kind, scope, parsed, undefined).compile(deps.db)
           if (format === 'csv') yield columnsOf(kind).join(',') + '\r\n'
           const stream = client.query(new QueryStream(compiled.sql, compiled.parameters as unknown[], { batchSize: 1000 }))
           try {
@@ -182,7 +241,7 @@ export function historyService(deps: HistoryDeps) {
     /** Validates filters before a streamed export starts (errors must come before the 200 header). */
     validate(kind: HistoryKind, userId: string, f: HistoryFilters): void {
       try {
-        query(kind, userId, f, 1)
+        parse(kind, f)
       } catch (err) {
         if ((err as { code?: string }).code) throw err
         throw appError('bad_request', { detail: 'invalid filters' })
