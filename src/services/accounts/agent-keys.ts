@@ -1,39 +1,20 @@
-import { sql, type Kysely } from 'kysely'
+import type { Kysely } from 'kysely'
 import type { Deployment } from '../../config.js'
 import type { Database } from '../../db/database.js'
-import { appError } from '../../errors.js'
-import { isUuid } from './api-keys.js'
-import { digestsEqual, hashSecret, isWellFormed, newSecret } from './secret-token.js'
+import { findKey, KEY_COLUMNS as COLUMNS, keyFields, revokeKey, type KeyFields, type KeyRow } from './key-rows.js'
+import { newSecret } from './secret-token.js'
 
 export const AGENT_KEY_PREFIXES: Record<Deployment, string> = { production: 'ak_live_', sandbox: 'ak_test_' }
 
-export interface AgentKeyView {
+export interface AgentKeyView extends KeyFields {
   object: 'agent_key'
-  id: string
+  /** the agent's address */
   agent: string
-  name: string
-  prefix: string
-  last4: string
-  created_at: string
-  last_used_at: string | null
-  revoked_at: string | null
 }
 
-const COLUMNS = ['id', 'name', 'prefix', 'last4', 'created_at', 'last_used_at', 'revoked_at'] as const
-type Row = { id: string; name: string; prefix: string; last4: string; created_at: Date; last_used_at: Date | null; revoked_at: Date | null }
-
-function view(agent: string, r: Row): AgentKeyView {
-  return {
-    object: 'agent_key',
-    id: r.id,
-    agent,
-    name: r.name,
-    prefix: r.prefix,
-    last4: r.last4,
-    created_at: r.created_at.toISOString(),
-    last_used_at: r.last_used_at?.toISOString() ?? null,
-    revoked_at: r.revoked_at?.toISOString() ?? null,
-  }
+function view(agent: string, r: KeyRow): AgentKeyView {
+  const { id, ...rest } = keyFields(r)
+  return { object: 'agent_key', id, agent, ...rest }
 }
 
 /** Agent keys: bearer secrets for agent-scoped actions. The caller has already resolved the agent for its user. */
@@ -56,38 +37,19 @@ export function agentKeysService({ db, deployment }: { db: Kysely<Database>; dep
     },
 
     async revoke(agent: { id: string; address: string }, id: string): Promise<AgentKeyView> {
-      if (!isUuid(id)) throw appError('not_found', { what: 'agent key' })
-      const row =
-        (await db
-          .updateTable('agent_keys')
-          .set({ revoked_at: new Date() })
-          .where('id', '=', id)
-          .where('agent_id', '=', agent.id)
-          .where('revoked_at', 'is', null)
-          .returning(COLUMNS)
-          .executeTakeFirst()) ?? (await db.selectFrom('agent_keys').select(COLUMNS).where('id', '=', id).where('agent_id', '=', agent.id).executeTakeFirst())
-      if (!row) throw appError('not_found', { what: 'agent key' })
-      return view(agent.address, row)
+      return view(agent.address, await revokeKey(db, 'agent_keys', ['agent_id', agent.id], id, 'agent key'))
     },
 
     /** Agent bearer → the agent it acts for (per-request look-up; a revoke is immediate). */
     async authenticate(bearer: string): Promise<{ agentId: string; address: string; userId: string }> {
-      if (!isWellFormed(bearer, prefix)) throw appError('invalid_api_key')
-      const hash = hashSecret(bearer)
-      const row = await db
-        .selectFrom('agent_keys as k')
-        .innerJoin('agents as a', 'a.id', 'k.agent_id')
-        .select(['k.id', 'k.secret_hash', 'k.revoked_at', 'a.id as agent_id', 'a.address', 'a.user_id'])
-        .where('k.secret_hash', '=', hash)
-        .executeTakeFirst()
-      if (!row || !digestsEqual(row.secret_hash, hash) || row.revoked_at !== null) throw appError('invalid_api_key')
-      void db
-        .updateTable('agent_keys')
-        .set({ last_used_at: sql`now()` })
-        .where('id', '=', row.id)
-        .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', sql<Date>`now() - interval '1 minute'`)]))
-        .execute()
-        .catch(() => {})
+      const row = await findKey(db, 'agent_keys', bearer, prefix, (hash) =>
+        db
+          .selectFrom('agent_keys as k')
+          .innerJoin('agents as a', 'a.id', 'k.agent_id')
+          .select(['k.id', 'k.secret_hash', 'k.revoked_at', 'a.id as agent_id', 'a.address', 'a.user_id'])
+          .where('k.secret_hash', '=', hash)
+          .executeTakeFirst(),
+      )
       return { agentId: row.agent_id, address: row.address, userId: row.user_id }
     },
   }
