@@ -1,26 +1,13 @@
-import type { Kysely } from 'kysely'
+import type { Kysely, Selectable } from 'kysely'
 import { preparedQuery } from '../../db/create-db.js'
 import { groupCommit } from '../../db/group-commit.js'
 import type { Database } from '../../db/database.js'
+import type { AgentPaymentsTable } from './tables.js'
 
-export interface ReservationRow {
-  agent_id: string
-  x402_version: number
-  url: string
-  method: string
-  network: string
-  asset: string
-  payer: string
-  pay_to: string
-  amount: string
-  nonce: string
-  valid_after: string
-  valid_before: string
-  day_window: string
-  month_window: string
-}
+const COLUMNS = ['agent_id', 'x402_version', 'url', 'method', 'network', 'asset', 'payer', 'pay_to', 'amount', 'nonce', 'valid_after', 'valid_before', 'day_window', 'month_window'] as const
 
-const COLUMNS = ['agent_id', 'x402_version', 'url', 'method', 'network', 'asset', 'payer', 'pay_to', 'amount', 'nonce', 'valid_after', 'valid_before', 'day_window', 'month_window'] as const satisfies readonly (keyof ReservationRow)[]
+/** A new reservation: the agent_payments columns the batcher writes (status is always `reserved`), amount and validity times as decimal strings. */
+export type ReservationRow = Pick<Selectable<AgentPaymentsTable>, (typeof COLUMNS)[number]>
 
 // one fixed statement over column arrays, prepared once per connection
 const RESERVATIONS_SQL = `
