@@ -5,20 +5,11 @@ import { runCli, type Io } from '../../src/cli/main.js'
 import { wrapFetch } from '../../src/client.js'
 import { agentPaymentsService } from '../../src/services/agent-payments/agent-payments.js'
 import { startWorkers } from '../../workers/index.js'
+import { until } from '../helpers/until.js'
 import { userWithKey } from './accounts-fixtures.js'
 import { startBuyerPlatform } from './buyer-fixtures.js'
 
 const HOUR = 3_600_000
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 40_000): Promise<T> {
-  const end = Date.now() + ms
-  for (;;) {
-    const v = await fn()
-    if (v) return v
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
 
 t.test('an agent pays a hosted endpoint through the wrapper and the CLI; the payments settle; caps and exports show them', async (t) => {
   const p = await startBuyerPlatform(t)

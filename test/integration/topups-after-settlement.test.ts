@@ -14,6 +14,7 @@ import { startWorkers } from '../../workers/index.js'
 import { agentPaymentSettledWithin } from '../../workers/settlement-tick.js'
 import { name as TOPUP_CHECK } from '../../workers/topup-check.js'
 import { startTestPlatform } from '../helpers/platform.js'
+import { until } from '../helpers/until.js'
 import { newPayer, paidPath, payMany } from './settlement-helpers.js'
 
 // "after payments" (issue 7): a settled agent payment asks for a top-up check at once. The
@@ -40,16 +41,6 @@ const statusOf = async (payer: string) => (await deps.db.selectFrom('payments').
 /** topup-check jobs added on request (the scheduler's jobs carry a repeatJobKey). */
 const requestedChecks = async () => (await queue.getJobs(['completed', 'failed', 'active', 'waiting', 'delayed', 'prioritized'])).filter((j: Job) => j.name === TOPUP_CHECK && !j.repeatJobKey)
 const scheduledChecks = async () => (await queue.getJobs(['completed', 'failed', 'active', 'waiting', 'delayed', 'prioritized'])).filter((j: Job) => j.name === TOPUP_CHECK && j.repeatJobKey)
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 40_000): Promise<T> {
-  const end = Date.now() + ms
-  for (;;) {
-    const v = await fn()
-    if (v) return v
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
 
 t.test('a settled agent payment triggers the top-up without waiting for the schedule', async (t) => {
   // a user whose agent sits just above its threshold: one paid call takes it below
