@@ -100,11 +100,21 @@ t.test('publish: namespace, service, endpoint rows + registry messages; test act
     [{ slug: 'ep-one', price: '1', handler: 'h', settlement_mode: 'later' }, 'settlement_mode'],
     [{ slug: 'ep-one', price: '1', upstream_url: 'ftp://x' }, 'upstream_url'],
     [{ slug: 'ep-one', price: '1', upstream_url: origin.url, upstream: { timeout_ms: 5 } }, 'upstream.timeout_ms'],
+    [{ slug: 'ep-one', price: '1', handler: 'hash-generatr' }, 'handler'],
   ] as const) {
     const res = await app.inject({ method: 'POST', url: '/v1/sellers/acme-data/services/prices/endpoints', headers: auth, payload })
     t.equal(res.statusCode, 400, JSON.stringify(payload))
     t.match(String(res.json().param), param)
   }
+
+  // a handler this deployment does not ship is refused by name, on create and on update, and nothing changes
+  const typo = await app.inject({ method: 'POST', url: '/v1/sellers/acme-data/services/prices/endpoints', headers: auth, payload: { slug: 'typo', price: '1000', handler: 'hash-generatr' } })
+  t.match(typo.json(), { code: 'invalid_parameter', param: 'handler', message: /no hosted handler is named "hash-generatr"/ })
+  t.equal((await app.inject({ method: 'GET', url: '/v1/sellers/acme-data/services/prices/endpoints/typo', headers: auth })).statusCode, 404, 'not published')
+  const badSwitch = await app.inject({ method: 'PATCH', url: '/v1/sellers/acme-data/services/prices/endpoints/hash', headers: auth, payload: { handler: 'no-such-handler' } })
+  t.equal(badSwitch.statusCode, 400)
+  t.equal(badSwitch.json().param, 'handler')
+  t.equal((await app.inject({ method: 'GET', url: '/v1/sellers/acme-data/services/prices/endpoints/hash', headers: auth })).json().handler, 'hash-generator', 'unchanged')
 
   t.equal((await app.inject({ method: 'DELETE', url: '/v1/sellers/acme-data/services/prices/endpoints/spot', headers: auth })).statusCode, 204)
   t.equal(await deps.db.selectFrom('endpoints').select('id').where('id', '=', row.id).executeTakeFirst(), undefined, 'unpublished')

@@ -4,6 +4,7 @@ import { Agent, request } from 'undici'
 import type { Config } from '../../config.js'
 import type { Database, EndpointsTable } from '../../db/database.js'
 import { appError } from '../../errors.js'
+import { listHandlerSlugs } from '../../pool/handler-registry.js'
 import { signUpstreamRequest } from '../../proxy/upstream.js'
 import { newSecret } from '../accounts/secret-token.js'
 import { address, invalid, name as parseName, slug as parseSlug } from '../accounts/validate.js'
@@ -17,6 +18,8 @@ type Deps = { db: Kysely<Database>; config: Readonly<Config>; redis: import('ior
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']
 /** Handler names follow hosted endpoint slugs (handlers/<slug>/). */
 const HANDLER = /^[a-z0-9][a-z0-9-]{0,62}$/
+// the hosted handlers this deployment ships (folder names only; nothing is imported)
+let knownHandlers: Set<string> | undefined
 
 export interface EndpointBody {
   slug?: unknown
@@ -125,6 +128,9 @@ export function publishingService(deps: Deps) {
     if (wantsHandler && wantsUpstream) throw invalid('handler', 'give either handler or upstream_url, not both')
     if (wantsHandler) {
       if (typeof body.handler !== 'string' || !HANDLER.test(body.handler)) throw invalid('handler', 'expected a hosted handler name')
+      knownHandlers ??= new Set(listHandlerSlugs())
+      // the proxy could not run it: every paid call would be refused
+      if (!knownHandlers.has(body.handler)) throw invalid('handler', `no hosted handler is named "${body.handler}"; the names are the slugs of the platform's hosted endpoints (docs/hosted-services.md)`)
       if (body.upstream !== undefined) throw invalid('upstream', 'upstream options apply only to upstream_url endpoints')
       return { handler: body.handler, upstream_url: null, upstream_config: null }
     }
@@ -210,8 +216,7 @@ export function publishingService(deps: Deps) {
       const { service: svc } = await service(userId, namespace, svcName)
       const slug = parseSlug('slug', body.slug)
       const id = randomUUID()
-      const t = target(id, body)
-      const values = {
+      const fields = {
         id,
         service_id: svc.id,
         slug,
@@ -221,11 +226,11 @@ export function publishingService(deps: Deps) {
         description: parseDescription(body.description ?? ''),
         mime_type: parseMime(body.mime_type ?? 'application/json'),
         input_schema: body.input_schema === undefined ? null : parseInputSchema(body.input_schema),
-        handler: t.handler,
-        upstream_url: t.upstream_url,
-        upstream_config: t.upstream_config,
         enabled: body.enabled === undefined ? true : parseBool('enabled', body.enabled),
       }
+      // the target last, as on update: a body with several problems names the plain fields first
+      const t = target(id, body)
+      const values = { ...fields, handler: t.handler, upstream_url: t.upstream_url, upstream_config: t.upstream_config }
       const row = await db.insertInto('endpoints').values(values).onConflict((oc) => oc.columns(['service_id', 'slug']).doNothing()).returningAll().executeTakeFirst()
       if (!row) throw appError('conflict', { detail: `the endpoint "${slug}" exists in ${namespace}/${svcName}` })
       await announce({ namespace, service: svcName, slug })
