@@ -159,6 +159,20 @@ t.test('in a browser: log in, API keys, agents, transactions, seller, log out', 
   await page.locator('#spend-caps .form-error').filter({ hasText: 'Per transaction: expected a USDC amount' }).waitFor()
   t.equal(await page.getByLabel('Per transaction').getAttribute('aria-invalid'), 'true', 'the field is marked')
 
+  // rename: the API gets the name, the heading follows; a bad name shows the API's message by the field
+  await page.getByLabel('Agent name').fill('research-bot-2')
+  await page.getByRole('button', { name: 'Rename' }).click()
+  await page.locator('#notice.ok').filter({ hasText: 'Agent renamed to "research-bot-2".' }).waitFor()
+  await page.getByRole('heading', { name: 'research-bot-2' }).waitFor()
+  t.equal((await apiFromPage('GET', `/v1/agents/${address}`)).body.name, 'research-bot-2', 'the new name reached the API')
+  await page.getByLabel('Agent name').fill('')
+  await page.getByRole('button', { name: 'Rename' }).click()
+  await page.locator('#agent-rename .form-error').waitFor()
+  t.equal((await apiFromPage('GET', `/v1/agents/${address}`)).body.name, 'research-bot-2', 'an empty name is refused')
+  await page.getByLabel('Agent name').fill('research-bot')
+  await page.getByRole('button', { name: 'Rename' }).click()
+  await page.getByRole('heading', { name: 'research-bot', exact: true }).waitFor()
+
   // an API error is shown with the API's message
   await page.goto(`${base}/dashboard#/agents/0x${'00'.repeat(20)}`)
   await page.locator('#notice.error').filter({ hasText: 'agent' }).waitFor()

@@ -11,13 +11,38 @@ export async function agentView(show, address) {
   const base = `/v1/agents/${address}`
   const agent = await api('GET', base)
   const sections = await Promise.all([capsSection(base, agent), agentKeysSection(base, agent), allowlistSection(base), topUpSection(base, agent)])
+  const title = h('h1', {}, agent.name)
   show(
     h('p', {}, h('a', { href: '#/agents' }, '← Agents')),
-    h('h1', {}, agent.name),
+    title,
     h('dl', {}, h('dt', {}, 'Wallet address'), h('dd', {}, h('code', {}, agent.address)), h('dt', {}, 'Created'), h('dd', {}, time(agent.created_at))),
     h('h2', {}, 'Balance'),
     balance(base),
+    renameSection(base, agent, title),
     sections,
+  )
+}
+
+/** The agent's name (PATCH /v1/agents/{address}); the heading follows. */
+function renameSection(base, agent, title) {
+  const input = h('input', { id: 'agent-name', value: agent.name, maxlength: '100', 'data-param': 'name', autocomplete: 'off' })
+  const save = h('button', { type: 'submit' }, 'Rename')
+  const error = errorSlot()
+  return h(
+    'form',
+    {
+      class: 'card',
+      id: 'agent-rename',
+      onsubmit: onSubmit(save, error, async () => {
+        const updated = await api('PATCH', base, { name: input.value })
+        title.textContent = updated.name
+        input.value = updated.name
+        notify(`Agent renamed to "${updated.name}".`, 'ok')
+      }),
+    },
+    field('Agent name', input),
+    error,
+    save,
   )
 }
 
