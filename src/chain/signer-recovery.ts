@@ -1,9 +1,7 @@
-import { existsSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
-import { fileURLToPath } from 'node:url'
 import { Piscina } from 'piscina'
 import { groupCommit } from '../db/group-commit.js'
-import { workerExecArgv } from '../pool/handler-pool.js'
+import { workerExecArgv, workerModule } from '../pool/handler-pool.js'
 import { recoverAuthorizer, type RecoveredSigner } from './recover-signer.js'
 import type { RecoverBatch } from './recover-worker.js'
 
@@ -25,11 +23,6 @@ export type OffloadMode = 'busy' | 'always'
 
 // a 65-byte signature as 0x-hex: the only kind that costs an elliptic-curve recovery
 const EOA_SIGNATURE_LENGTH = 132
-
-function workerFile(): string {
-  const ts = fileURLToPath(new URL('./recover-worker.ts', import.meta.url))
-  return existsSync(ts) ? ts : fileURLToPath(new URL('./recover-worker.js', import.meta.url))
-}
 
 // the event loop's utilization is sampled this often; above ON it offloads, below OFF it stops
 const SAMPLE_MS = 100
@@ -73,7 +66,7 @@ export function signerRecovery(opts: { threads: number; offload?: OffloadMode; /
   }
 
   const pool = new Piscina({
-    filename: opts.workerFile ?? workerFile(),
+    filename: opts.workerFile ?? workerModule(import.meta.url, 'recover-worker'),
     minThreads: opts.threads,
     maxThreads: opts.threads,
     idleTimeout: Number.MAX_SAFE_INTEGER,

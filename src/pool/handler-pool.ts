@@ -33,9 +33,13 @@ export function workerExecArgv(parent: readonly string[]): string[] {
   return out
 }
 
-function workerFile(): string {
-  const ts = fileURLToPath(new URL('./worker.ts', import.meta.url))
-  return existsSync(ts) ? ts : fileURLToPath(new URL('./worker.js', import.meta.url))
+/**
+ * The worker module `name` beside the module at `fromUrl` (its `import.meta.url`): the .ts source
+ * when running from source, the compiled .js under dist/.
+ */
+export function workerModule(fromUrl: string, name: string): string {
+  const ts = fileURLToPath(new URL(`./${name}.ts`, fromUrl))
+  return existsSync(ts) ? ts : fileURLToPath(new URL(`./${name}.js`, fromUrl))
 }
 
 /**
@@ -49,7 +53,7 @@ function workerFile(): string {
  */
 export function createHandlerPool(opts: { maxThreads: number; memoryMb: number; maxQueue?: number }): HandlerPool {
   const make = () => new Piscina({
-    filename: workerFile(),
+    filename: workerModule(import.meta.url, 'worker'),
     minThreads: 1,
     maxThreads: opts.maxThreads,
     idleTimeout: 60_000,
