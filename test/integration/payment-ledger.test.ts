@@ -56,3 +56,26 @@ t.test('a database error rejects the writes of that batch and the writer keeps w
   await t.rejects(ledger.record(payment({ value: -1n })), 'the value check constraint fails the statement')
   t.equal(await ledger.record(payment()), 'recorded')
 })
+
+t.test('an endpoint deleted while its calls are in flight fails nobody: its payments keep its id', async (t) => {
+  const deps = await testDeps(t)
+  const ledger = paymentLedger(deps.db)
+  const seller = await deps.db.insertInto('sellers').values({ namespace: 'gone', display_name: 'gone' }).returning('id').executeTakeFirstOrThrow()
+  const service = await deps.db.insertInto('services').values({ seller_id: seller.id, name: 'svc', display_name: 'svc', pay_to: hex(20) }).returning('id').executeTakeFirstOrThrow()
+  const [kept, deleted] = await Promise.all(['kept', 'deleted'].map((slug) =>
+    deps.db.insertInto('endpoints').values({ service_id: service.id, slug, methods: ['GET'], price: '1000', handler: 'echo' }).returning('id').executeTakeFirstOrThrow()))
+  const before = payment({ endpoint_id: deleted!.id })
+  t.equal(await ledger.record(before), 'recorded')
+
+  // the seller unpublishes; the proxy's table still had the endpoint when these calls were verified
+  await deps.db.deleteFrom('endpoints').where('id', '=', deleted!.id).execute()
+  const batch = [payment({ endpoint_id: deleted!.id }), payment({ endpoint_id: kept!.id }), payment()]
+  t.same(await Promise.all(batch.map((p) => ledger.record(p))), ['recorded', 'recorded', 'recorded'], 'the batch holding the late call is written whole')
+  t.equal(await ledger.finish(before.id, 'served'), true, 'an earlier payment of the deleted endpoint is still served and settled')
+
+  const rows = await deps.db.selectFrom('payments').select(['id', 'endpoint_id', 'status']).where('id', 'in', [before.id, ...batch.map((p) => p.id)]).execute()
+  const byId = new Map(rows.map((r) => [r.id, r]))
+  t.same(byId.get(before.id), { id: before.id, endpoint_id: deleted!.id, status: 'served' }, 'deleting the endpoint did not touch its payments')
+  t.equal(byId.get(batch[0]!.id)?.endpoint_id, deleted!.id)
+  t.equal(byId.get(batch[1]!.id)?.endpoint_id, kept!.id)
+})
