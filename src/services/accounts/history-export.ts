@@ -77,7 +77,7 @@ export interface HistoryScope {
   sold: string[]
 }
 
-function scopeQuery(userId: string): RawBuilder<HistoryScope> {
+export function scopeQuery(userId: string): RawBuilder<HistoryScope> {
   return sql<HistoryScope>`select
       array(select lower(a.address) from agents a where a.user_id = ${userId}) as mine,
       array(select e.id::text from endpoints e join services s on s.id = e.service_id join sellers sl on sl.id = s.seller_id where sl.owner_user_id = ${userId}) as sold`
