@@ -51,6 +51,8 @@ export interface Config {
     maxHeaderBytes: number
     /** worker threads that recover payment signers off the event loop (0: on the main thread) */
     recoveryThreads: number
+    /** when recovery goes to those threads: `busy` while the event loop is over 80% busy, `always` for every signature */
+    recoveryOffload: 'busy' | 'always'
   }
   settlement: { batchSize: number; batchWindowMs: number; mode: 'relayer' | 'facilitator'; facilitatorUrl: string | undefined; /** /readyz fails and the worker warns below this relayer ETH balance */ relayerMinEthWei: bigint; /** cap on maxFeePerGas of relayer transactions, replacements included */ maxFeePerGasWei: bigint }
   handlers: { timeoutMs: number; maxThreads: number; memoryMb: number; maxQueue: number }
@@ -236,6 +238,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       maxValidForSeconds: r.int('X402_MAX_VALID_FOR_SECONDS', maxTimeoutSeconds + 60, 60, 86400),
       maxHeaderBytes: r.int('X402_MAX_HEADER_BYTES', 8192, 1024, 65536),
       recoveryThreads: r.int('X402_RECOVERY_THREADS', 1, 0, 16),
+      recoveryOffload: r.oneOf('X402_RECOVERY_OFFLOAD', ['busy', 'always'] as const, 'busy'),
     },
     settlement: {
       batchSize: r.int('SETTLEMENT_BATCH_SIZE', 200, 1, 500),

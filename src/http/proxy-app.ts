@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import { assertNativeSecp256k1 } from '../chain/recover-signer.js'
-import { signerRecovery } from '../chain/signer-recovery.js'
+import { signerRecovery, type SignerRecovery } from '../chain/signer-recovery.js'
 import type { Deps } from '../deps.js'
 import { loggerOptions } from '../logger.js'
 import { endpointTable, type EndpointEntry } from '../proxy/endpoint-table.js'
@@ -13,6 +13,13 @@ import { payerCredit } from '../services/payer-credit.js'
 import { decodeUpstreamConfig } from '../services/publishing/upstream-config.js'
 import { installErrorHandler } from './plugins/error-handler.js'
 import { healthRoutes } from './routes/health/index.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** the proxy's signer recovery (its counters show where signatures were recovered) */
+    signerRecovery?: SignerRecovery
+  }
+}
 
 export interface ProxyAppOptions {
   logger?: boolean
@@ -64,7 +71,8 @@ export async function buildProxyApp(deps: Deps, opts: ProxyAppOptions = {}): Pro
   const ledger = paymentLedger(deps.db)
   const pool = createHandlerPool(deps.config.handlers)
   const upstream = upstreamClient({ allowPrivate: deps.config.allowPrivateUpstreams })
-  const recovery = signerRecovery({ threads: deps.config.x402.recoveryThreads })
+  const recovery = signerRecovery({ threads: deps.config.x402.recoveryThreads, offload: deps.config.x402.recoveryOffload })
+  app.decorate('signerRecovery', recovery)
   app.addHook('onClose', async () => {
     await ledger.drain()
     await Promise.allSettled([table.close(), pool.close(), upstream.close(), recovery.close()])

@@ -52,3 +52,23 @@ t.test('official x402 clients pay a hosted endpoint unmodified', async (t) => {
     t.match(await res.text(), 'ba7816bf')
   })
 })
+
+// A busy proxy recovers signers on a worker thread; the clients must not see a difference.
+t.test('official x402 clients pay when every signer is recovered on a worker thread', async (t) => {
+  const platform = await startTestPlatform(t, { env: { X402_RECOVERY_THREADS: '1', X402_RECOVERY_OFFLOAD: 'always' } })
+  const payer = privateKeyToAccount(platform.devnet.accounts.demoPayer.privateKey)
+  const url = `${platform.proxyUrl}/tollgate/toolbox/hash-generator?text=abc&algorithms=sha256`
+  const v2 = wrapFetchWithPaymentFromConfig(fetch, { schemes: [{ network: 'eip155:84532', client: new ExactEvmScheme(payer) }] })
+  const v1 = wrapFetchWithPayment(fetch, createWalletClient({ account: payer, transport: http(platform.devnet.rpcUrl), chain: baseSepolia }) as never)
+  for (const [name, pay] of [['@x402/fetch (v2)', v2], ['x402-fetch (v1)', v1]] as const) {
+    const res = await pay(url, { method: 'GET' })
+    const text = await res.text()
+    t.equal(res.status, 200, `${name}: ${text}`)
+    t.match(text, 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad', name)
+  }
+  const stats = platform.proxy.signerRecovery!.stats
+  t.equal(stats.recoveredInWorker, 2, 'both signers were recovered on the worker thread')
+  t.equal(stats.recoveredInline + stats.recoveredAfterFailure, 0, 'none on the main thread')
+  const rows = await platform.deps.db.selectFrom('payments').select(['status', 'x402_version']).where('payer', '=', payer.address.toLowerCase()).orderBy('x402_version').execute()
+  t.same(rows, [{ status: 'served', x402_version: 1 }, { status: 'served', x402_version: 2 }])
+})

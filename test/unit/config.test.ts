@@ -13,6 +13,7 @@ t.test('defaults describe the sandbox deployment on Base Sepolia', async (t) => 
   t.equal(c.webPort, 4020)
   t.equal(c.proxyPort, 4021)
   t.equal(c.rpcUrl, undefined, 'unset RPC_URL means the embedded chain')
+  t.same([c.x402.recoveryThreads, c.x402.recoveryOffload], [1, 'busy'], 'one recovery thread, used while the proxy is busy')
   t.ok(Object.isFrozen(c) && Object.isFrozen(c.chain), 'frozen')
 })
 
@@ -33,14 +34,14 @@ t.test('production derives Base mainnet values', async (t) => {
 
 t.test('every invalid variable is reported together', async (t) => {
   const err = t.throws(() =>
-    loadConfig({ TOLLGATE_DEPLOYMENT: 'staging', WEB_PORT: '99999', DATABASE_URL: 'mysql://x', REDIS_URL: 'nope', RELAYER_PRIVATE_KEYS: '0x1234', LOG_LEVEL: 'loud' }),
+    loadConfig({ TOLLGATE_DEPLOYMENT: 'staging', WEB_PORT: '99999', DATABASE_URL: 'mysql://x', REDIS_URL: 'nope', RELAYER_PRIVATE_KEYS: '0x1234', LOG_LEVEL: 'loud', X402_RECOVERY_OFFLOAD: 'sometimes' }),
   ) as unknown as ConfigError
   t.type(err, ConfigError)
   const text = err.problems.join('\n')
-  for (const name of ['TOLLGATE_DEPLOYMENT', 'WEB_PORT', 'DATABASE_URL', 'REDIS_URL', 'RELAYER_PRIVATE_KEYS', 'LOG_LEVEL']) {
+  for (const name of ['TOLLGATE_DEPLOYMENT', 'WEB_PORT', 'DATABASE_URL', 'REDIS_URL', 'RELAYER_PRIVATE_KEYS', 'LOG_LEVEL', 'X402_RECOVERY_OFFLOAD']) {
     t.match(text, name, `${name} is named`)
   }
-  t.equal(err.problems.length, 6)
+  t.equal(err.problems.length, 7)
   t.match(err.problems.find((p) => p.startsWith('WEB_PORT')), /integer from 0 to 65535/, 'says what was expected')
 })
 
