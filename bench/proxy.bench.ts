@@ -7,6 +7,7 @@
  * Prints requests/s, p50/p99 and ratios against bare Fastify. Nothing is asserted.
  *
  *   node --import tsx bench/proxy.bench.ts [seconds-per-case] [connections]
+ *   BENCH_ROUNDS=3 ...   the four cases three times in turn, with each round's ratios and their medians
  */
 import { randomBytes } from 'node:crypto'
 import { createRequire } from 'node:module'
@@ -130,10 +131,20 @@ const rows: Row[] = []
 // BENCH_CASES=bare,challenge,hosted,upstream,forward,reference picks cases (e.g. to profile one); default all
 const only = process.env.BENCH_CASES?.split(',')
 const want = (c: string) => !only || only.includes(c)
-if (want('bare')) rows.push(await run('bare Fastify hello world', bareUrl))
-if (want('challenge')) rows.push(await run('402 challenge', `${config.proxyUrl}/tollgate/toolbox/echo?msg=hi`))
-if (want('hosted')) rows.push(await run('paid: hosted handler (pool)', `${config.proxyUrl}/tollgate/toolbox/echo?msg=hi`, await headersFor('/tollgate/toolbox/echo?msg=hi', perCase)))
-if (want('upstream')) rows.push(await run('paid: local upstream (undici)', `${config.proxyUrl}/tollgate/toolbox/upstream-echo`, await headersFor('/tollgate/toolbox/upstream-echo', perCase)))
+// BENCH_ROUNDS=N runs the four main cases N times in turn: a machine whose speed drifts from minute
+// to minute (a shared VM) then gives each ratio N times against a baseline measured just before it
+const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 1))
+const roundRows: Row[][] = []
+for (let r = 0; r < rounds; r++) {
+  if (rounds > 1) process.stderr.write(`round ${r + 1} of ${rounds}\n`)
+  const these: Row[] = []
+  if (want('bare')) these.push(await run('bare Fastify hello world', bareUrl))
+  if (want('challenge')) these.push(await run('402 challenge', `${config.proxyUrl}/tollgate/toolbox/echo?msg=hi`))
+  if (want('hosted')) these.push(await run('paid: hosted handler (pool)', `${config.proxyUrl}/tollgate/toolbox/echo?msg=hi`, await headersFor('/tollgate/toolbox/echo?msg=hi', perCase)))
+  if (want('upstream')) these.push(await run('paid: local upstream (undici)', `${config.proxyUrl}/tollgate/toolbox/upstream-echo`, await headersFor('/tollgate/toolbox/upstream-echo', perCase)))
+  roundRows.push(these)
+}
+rows.push(...roundRows[0]!)
 
 if (want('forward')) {
   // forwarding alone (no payment), the two candidate implementations side by side
@@ -172,6 +183,17 @@ console.log('| case | req/s | p50 ms | p99 ms | vs bare Fastify |')
 console.log('|---|---:|---:|---:|---:|')
 for (const r of rows) console.log(`| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${((r.rps / base) * 100).toFixed(1)}% |${r.non2xx ? ` ${r.non2xx} failed` : ''}`)
 if (paid && reference) console.log(`\npaid hosted call vs the reference stack (its better run): ${(paid.rps / reference.rps).toFixed(1)}x`)
+if (rounds > 1) {
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!
+  console.log(`\n${rounds} rounds; each ratio against the first case of its own round (median: the lower middle one)\n`)
+  console.log('| case | req/s, each round | ratio, each round | median ratio |')
+  console.log('|---|---|---|---:|')
+  for (const [i, first] of roundRows[0]!.entries()) {
+    const each = roundRows.map((rr) => rr[i]!)
+    const ratios = roundRows.map((rr) => rr[i]!.rps / rr[0]!.rps)
+    console.log(`| ${first.name} | ${each.map((r) => Math.round(r.rps)).join(' · ')} | ${ratios.map((x) => `${(x * 100).toFixed(1)}%`).join(' · ')} | ${(median(ratios) * 100).toFixed(1)}% |`)
+  }
+}
 
 await proxy.close()
 await bare.close()
