@@ -73,8 +73,8 @@ async function runCase(name: string, withFk: boolean): Promise<{ name: string; p
         done++
       }
     }
-    // one second of warm-up (plans, caches), then the measured window
-    const warm = Array.from({ length: callers }, caller)
+    // the callers run through one second of warm-up (plans, caches) and then the measured window
+    const running = Array.from({ length: callers }, caller)
     await new Promise((r) => setTimeout(r, 1000))
     const start = performance.now()
     const startDone = done
@@ -84,7 +84,7 @@ async function runCase(name: string, withFk: boolean): Promise<{ name: string; p
     const n = done - startDone
     const elapsed = (performance.now() - start) / 1000
     stop = true
-    await Promise.all(warm)
+    await Promise.all(running)
     await ledger.drain()
     const result = { name, perSecond: n / elapsed, cpuUs: (cpu / n) * 1e6 }
     process.stderr.write(`${name}: ${Math.round(result.perSecond)} payments/s, Postgres ${result.cpuUs.toFixed(0)} µs CPU per payment\n`)
