@@ -10,8 +10,8 @@
  * client generations accept them; `SDK_ALIASES` maps the newer spellings for callers that get a
  * reason from an external facilitator.
  *
- * Status: 400 when the request itself is malformed, 402 when the payment is well formed but
- * cannot be accepted (the client may pay again from the challenge).
+ * Status: every refusal is answered 402 with the challenge again, a malformed header included, as
+ * the official middleware does: the client can always sign a new payment from the same response.
  */
 
 const catalogue = {
@@ -50,7 +50,7 @@ const catalogue = {
     message: 'the payer balance is too low for this payment',
   },
   invalid_network: { status: 402, message: 'the payment is for a network this endpoint does not accept' },
-  invalid_payload: { status: 400, message: 'the payment header is malformed' },
+  invalid_payload: { status: 402, message: 'the payment header is malformed' },
   invalid_payment_requirements: { status: 402, message: 'the payment requirements are invalid' },
   invalid_scheme: { status: 402, message: 'the payment scheme is invalid' },
   unsupported_scheme: { status: 402, message: 'the payment scheme is not supported; use "exact"' },
@@ -59,7 +59,7 @@ const catalogue = {
     message: 'only EIP-3009 transferWithAuthorization payloads are accepted',
   },
   invalid_x402_version: {
-    status: 400,
+    status: 402,
     message: 'unsupported x402 version: send x402Version 1 in X-PAYMENT or 2 in PAYMENT-SIGNATURE',
   },
   invalid_transaction_state: { status: 402, message: 'the settlement transaction failed' },
@@ -72,7 +72,7 @@ const catalogue = {
     status: 402,
     message: 'payment required: send X-PAYMENT (x402 v1) or PAYMENT-SIGNATURE (x402 v2)',
   },
-  payment_header_too_large: { status: 400, message: 'the payment header is larger than allowed' },
+  payment_header_too_large: { status: 402, message: 'the payment header is larger than allowed' },
   accepted_requirements_mismatch: {
     status: 402,
     message: 'the accepted requirements are not one of the requirements this endpoint issued',
@@ -86,12 +86,12 @@ const catalogue = {
     status: 402,
     message: 'the payer has an unsettled failed payment and is blocked until it pays',
   },
-} as const satisfies Record<string, { status: 400 | 402; message: string }>
+} as const satisfies Record<string, { status: 402; message: string }>
 
 export type ReasonCode = keyof typeof catalogue
 
 export interface ReasonEntry {
-  readonly status: 400 | 402
+  readonly status: 402
   readonly message: string
 }
 
@@ -123,7 +123,7 @@ export interface Refusal {
   ok: false
   reason: ReasonCode
   message: string
-  status: 400 | 402
+  status: 402
 }
 
 /** Build a refusal; `detail` is appended to the catalogue message. */

@@ -50,17 +50,17 @@ t.test('the v2 header wins when both are sent', async (t) => {
 
 t.test('header-level rejections', async (t) => {
   refused(t, decodePaymentHeader({}, MAX), 'payment_required', 402, 'no header')
-  refused(t, decodePaymentHeader({ xPayment: '' }, MAX), 'invalid_payload', 400, 'empty header')
-  refused(t, decodePaymentHeader({ paymentSignature: 'A'.repeat(MAX + 4) }, MAX), 'payment_header_too_large', 400, 'too large')
-  refused(t, decodePaymentHeader({ paymentSignature: b64(v2Payload(ch)) }, 100), 'payment_header_too_large', 400, 'over a small cap')
-  refused(t, decodePaymentHeader({ xPayment: b64(v1Payload(ch)).replace(/\+/g, '-').replace(/\//g, '_') + '-_' }, MAX), 'invalid_payload', 400, 'url-safe alphabet')
-  refused(t, decodePaymentHeader({ xPayment: `${b64(v1Payload(ch))} ` }, MAX), 'invalid_payload', 400, 'whitespace')
-  refused(t, decodePaymentHeader({ xPayment: 'A' }, MAX), 'invalid_payload', 400, 'impossible base64 length')
-  refused(t, decodePaymentHeader({ xPayment: 'AAA=A' }, MAX), 'invalid_payload', 400, 'padding inside')
-  refused(t, decodePaymentHeader({ xPayment: b64('{"x402Version":1,') }, MAX), 'invalid_payload', 400, 'truncated JSON')
-  refused(t, decodePaymentHeader({ xPayment: b64('not json') }, MAX), 'invalid_payload', 400, 'not JSON')
+  refused(t, decodePaymentHeader({ xPayment: '' }, MAX), 'invalid_payload', 402, 'empty header')
+  refused(t, decodePaymentHeader({ paymentSignature: 'A'.repeat(MAX + 4) }, MAX), 'payment_header_too_large', 402, 'too large')
+  refused(t, decodePaymentHeader({ paymentSignature: b64(v2Payload(ch)) }, 100), 'payment_header_too_large', 402, 'over a small cap')
+  refused(t, decodePaymentHeader({ xPayment: b64(v1Payload(ch)).replace(/\+/g, '-').replace(/\//g, '_') + '-_' }, MAX), 'invalid_payload', 402, 'url-safe alphabet')
+  refused(t, decodePaymentHeader({ xPayment: `${b64(v1Payload(ch))} ` }, MAX), 'invalid_payload', 402, 'whitespace')
+  refused(t, decodePaymentHeader({ xPayment: 'A' }, MAX), 'invalid_payload', 402, 'impossible base64 length')
+  refused(t, decodePaymentHeader({ xPayment: 'AAA=A' }, MAX), 'invalid_payload', 402, 'padding inside')
+  refused(t, decodePaymentHeader({ xPayment: b64('{"x402Version":1,') }, MAX), 'invalid_payload', 402, 'truncated JSON')
+  refused(t, decodePaymentHeader({ xPayment: b64('not json') }, MAX), 'invalid_payload', 402, 'not JSON')
   for (const v of [[], 1, '"str"', 'null', 'true']) {
-    refused(t, decodePaymentHeader({ xPayment: b64(typeof v === 'string' ? v : JSON.stringify(v)) }, MAX), 'invalid_payload', 400, `JSON ${String(v)}`)
+    refused(t, decodePaymentHeader({ xPayment: b64(typeof v === 'string' ? v : JSON.stringify(v)) }, MAX), 'invalid_payload', 402, `JSON ${String(v)}`)
   }
 })
 
@@ -73,30 +73,30 @@ t.test('prototype-pollution keys are refused anywhere', async (t) => {
     ['in extensions', JSON.stringify(v2Payload(ch)).replace('"extensions":{', '"extensions":{"__proto__":{"a":1},')],
   ] as const) {
     const header = what === 'in extensions' ? { paymentSignature: b64(text) } : { xPayment: b64(text) }
-    refused(t, decodePaymentHeader(header, MAX), 'invalid_payload', 400, what)
+    refused(t, decodePaymentHeader(header, MAX), 'invalid_payload', 402, what)
   }
   t.equal(({} as Record<string, unknown>).polluted, undefined, 'Object.prototype untouched')
 })
 
 t.test('version rejections', async (t) => {
-  refused(t, v1({ ...v1Payload(ch), x402Version: undefined }), 'invalid_x402_version', 400, 'missing')
-  refused(t, v1({ ...v1Payload(ch), x402Version: 3 }), 'invalid_x402_version', 400, 'unknown')
-  refused(t, v1({ ...v1Payload(ch), x402Version: '1' }), 'invalid_x402_version', 400, 'string')
-  refused(t, v1(v2Payload(ch)), 'invalid_x402_version', 400, 'v2 payload in X-PAYMENT')
-  refused(t, v2(v1Payload(ch)), 'invalid_x402_version', 400, 'v1 payload in PAYMENT-SIGNATURE')
+  refused(t, v1({ ...v1Payload(ch), x402Version: undefined }), 'invalid_x402_version', 402, 'missing')
+  refused(t, v1({ ...v1Payload(ch), x402Version: 3 }), 'invalid_x402_version', 402, 'unknown')
+  refused(t, v1({ ...v1Payload(ch), x402Version: '1' }), 'invalid_x402_version', 402, 'string')
+  refused(t, v1(v2Payload(ch)), 'invalid_x402_version', 402, 'v2 payload in X-PAYMENT')
+  refused(t, v2(v1Payload(ch)), 'invalid_x402_version', 402, 'v1 payload in PAYMENT-SIGNATURE')
 })
 
 t.test('payload shape rejections', async (t) => {
-  refused(t, v1({ ...v1Payload(ch), payload: 'x' }), 'invalid_payload', 400, 'payload not an object')
-  refused(t, v1({ ...v1Payload(ch), payload: undefined }), 'invalid_payload', 400, 'payload missing')
+  refused(t, v1({ ...v1Payload(ch), payload: 'x' }), 'invalid_payload', 402, 'payload not an object')
+  refused(t, v1({ ...v1Payload(ch), payload: undefined }), 'invalid_payload', 402, 'payload missing')
   refused(t, v2({ ...v2Payload(ch), payload: { signature: SIG, permit2Authorization: {} } }), 'unsupported_payload_type', 402, 'Permit2 payload')
   refused(t, v1({ ...v1Payload(ch), payload: { transaction: 'AAAA' } }), 'unsupported_payload_type', 402, 'SVM payload')
-  refused(t, v1({ ...v1Payload(ch), payload: { ...v1Payload(ch).payload, extra: 1 } }), 'invalid_payload', 400, 'unexpected payload field')
+  refused(t, v1({ ...v1Payload(ch), payload: { ...v1Payload(ch).payload, extra: 1 } }), 'invalid_payload', 402, 'unexpected payload field')
   for (const signature of [undefined, 1, '', '0x', '1b'.repeat(65), `0x${'1b'.repeat(64)}1`, `0x${'zz'.repeat(65)}`]) {
-    refused(t, v1({ ...v1Payload(ch), payload: { ...v1Payload(ch).payload, signature } }), 'invalid_payload', 400, `signature ${String(signature)}`)
+    refused(t, v1({ ...v1Payload(ch), payload: { ...v1Payload(ch).payload, signature } }), 'invalid_payload', 402, `signature ${String(signature)}`)
   }
-  refused(t, v1({ ...v1Payload(ch), payload: { signature: SIG } }), 'invalid_payload', 400, 'authorization missing')
-  refused(t, v1({ ...v1Payload(ch), payload: { signature: SIG, authorization: [] } }), 'invalid_payload', 400, 'authorization array')
+  refused(t, v1({ ...v1Payload(ch), payload: { signature: SIG } }), 'invalid_payload', 402, 'authorization missing')
+  refused(t, v1({ ...v1Payload(ch), payload: { signature: SIG, authorization: [] } }), 'invalid_payload', 402, 'authorization array')
 })
 
 t.test('authorization field rejections', async (t) => {
@@ -124,32 +124,32 @@ t.test('authorization field rejections', async (t) => {
     ['extra field', { memo: 'hi' }],
   ]
   for (const [what, o] of cases) {
-    refused(t, v1(v1Payload(ch, o)), 'invalid_payload', 400, what)
-    refused(t, v2(v2Payload(ch, o)), 'invalid_payload', 400, `${what} (v2)`)
+    refused(t, v1(v1Payload(ch, o)), 'invalid_payload', 402, what)
+    refused(t, v2(v2Payload(ch, o)), 'invalid_payload', 402, `${what} (v2)`)
   }
 })
 
 t.test('v1 envelope rejections', async (t) => {
-  refused(t, v1({ ...v1Payload(ch), scheme: undefined }), 'invalid_payload', 400, 'scheme missing')
-  refused(t, v1({ ...v1Payload(ch), scheme: 1 }), 'invalid_payload', 400, 'scheme number')
-  refused(t, v1({ ...v1Payload(ch), network: '' }), 'invalid_payload', 400, 'network empty')
-  refused(t, v1({ ...v1Payload(ch), network: 'x'.repeat(5000) }), 'invalid_payload', 400, 'network huge')
+  refused(t, v1({ ...v1Payload(ch), scheme: undefined }), 'invalid_payload', 402, 'scheme missing')
+  refused(t, v1({ ...v1Payload(ch), scheme: 1 }), 'invalid_payload', 402, 'scheme number')
+  refused(t, v1({ ...v1Payload(ch), network: '' }), 'invalid_payload', 402, 'network empty')
+  refused(t, v1({ ...v1Payload(ch), network: 'x'.repeat(5000) }), 'invalid_payload', 402, 'network huge')
 })
 
 t.test('v2 envelope rejections', async (t) => {
   const acc = (o: Record<string, unknown>) => v2({ ...v2Payload(ch), accepted: { ...ch.requirementsV2, ...o } })
-  refused(t, v2({ ...v2Payload(ch), accepted: undefined }), 'invalid_payload', 400, 'accepted missing')
-  refused(t, v2({ ...v2Payload(ch), accepted: [] }), 'invalid_payload', 400, 'accepted array')
+  refused(t, v2({ ...v2Payload(ch), accepted: undefined }), 'invalid_payload', 402, 'accepted missing')
+  refused(t, v2({ ...v2Payload(ch), accepted: [] }), 'invalid_payload', 402, 'accepted array')
   for (const k of ['scheme', 'network', 'amount', 'asset', 'payTo']) {
-    refused(t, acc({ [k]: undefined }), 'invalid_payload', 400, `accepted.${k} missing`)
-    refused(t, acc({ [k]: 7 }), 'invalid_payload', 400, `accepted.${k} number`)
+    refused(t, acc({ [k]: undefined }), 'invalid_payload', 402, `accepted.${k} missing`)
+    refused(t, acc({ [k]: 7 }), 'invalid_payload', 402, `accepted.${k} number`)
   }
-  for (const m of [0, -1, 1.5, '60', null]) refused(t, acc({ maxTimeoutSeconds: m }), 'invalid_payload', 400, `maxTimeoutSeconds ${String(m)}`)
-  refused(t, acc({ extra: 'USDC' }), 'invalid_payload', 400, 'extra string')
-  refused(t, v2({ ...v2Payload(ch), resource: 'http://x' }), 'invalid_payload', 400, 'resource string')
-  refused(t, v2({ ...v2Payload(ch), resource: {} }), 'invalid_payload', 400, 'resource.url missing')
-  refused(t, v2({ ...v2Payload(ch), resource: { url: 'http://x', description: 1 } }), 'invalid_payload', 400, 'resource.description number')
-  refused(t, v2({ ...v2Payload(ch), extensions: [] }), 'invalid_payload', 400, 'extensions array')
+  for (const m of [0, -1, 1.5, '60', null]) refused(t, acc({ maxTimeoutSeconds: m }), 'invalid_payload', 402, `maxTimeoutSeconds ${String(m)}`)
+  refused(t, acc({ extra: 'USDC' }), 'invalid_payload', 402, 'extra string')
+  refused(t, v2({ ...v2Payload(ch), resource: 'http://x' }), 'invalid_payload', 402, 'resource string')
+  refused(t, v2({ ...v2Payload(ch), resource: {} }), 'invalid_payload', 402, 'resource.url missing')
+  refused(t, v2({ ...v2Payload(ch), resource: { url: 'http://x', description: 1 } }), 'invalid_payload', 402, 'resource.description number')
+  refused(t, v2({ ...v2Payload(ch), extensions: [] }), 'invalid_payload', 402, 'extensions array')
 })
 
 t.test(`seeded fuzz: 12,000 mutated headers never throw (seed ${TEST_SEED})`, async (t) => {
@@ -216,7 +216,7 @@ t.test(`seeded fuzz: 12,000 mutated headers never throw (seed ${TEST_SEED})`, as
       if (r.ok) accepted++
       else {
         reasonsSeen.add(r.reason)
-        if (!isReasonCode(r.reason) || (r.status !== 400 && r.status !== 402) || typeof r.message !== 'string' || reasons[r.reason].status !== r.status) badRefusal++
+        if (!isReasonCode(r.reason) || r.status !== 402 || typeof r.message !== 'string' || reasons[r.reason].status !== r.status) badRefusal++
       }
     } catch {
       threw++
