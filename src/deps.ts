@@ -16,6 +16,11 @@ export interface Deps {
   close(): Promise<void>
 }
 
+/** `Deps.key` for a deployment's Redis prefix */
+export function redisKeys(prefix: string): Deps['key'] {
+  return (...parts) => [prefix, ...parts].join(':')
+}
+
 export function createDeps(config: Readonly<Config>): Deps {
   if (!config.rpcUrl) throw new Error('createDeps needs config.rpcUrl (the dev entry starts the embedded chain first)')
   const db = createDb({ databaseUrl: config.databaseUrl, schema: config.databaseSchema })
@@ -35,7 +40,7 @@ export function createDeps(config: Readonly<Config>): Deps {
     db,
     redis,
     chain,
-    key: (...parts) => [config.redisPrefix, ...parts].join(':'),
+    key: redisKeys(config.redisPrefix),
     async close() {
       if (closed) return
       closed = true

@@ -31,7 +31,7 @@ export const HOSTED_NAMESPACE = 'tollgate'
  * Publishes every working hosted handler under tollgate/<service>/<slug>, idempotently.
  * A slug whose handler is not in this build is disabled, never served as a stub.
  */
-export async function seedHostedServices(deps: Deps, handlers: ReadonlyMap<string, RegisteredHandler>): Promise<{ published: number }> {
+export async function seedHostedServices(deps: Pick<Deps, 'config' | 'db' | 'key' | 'redis'>, handlers: ReadonlyMap<string, RegisteredHandler>): Promise<{ published: number }> {
   const payTo = deps.config.receiverAddress
   if (!payTo) throw new Error('TOLLGATE_RECEIVER_ADDRESS is needed to publish the hosted services')
   let published = 0
