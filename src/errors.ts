@@ -22,8 +22,8 @@ const catalogue = {
   service_unavailable: { status: 503, message: '{detail}' },
   invalid_submission: { status: 400, message: 'the listing was refused: {detail}' },
   // auth
-  missing_api_key: { status: 401, message: 'send an API key as Authorization: Bearer <key>' },
-  invalid_api_key: { status: 401, message: 'the API key is malformed, unknown or revoked' },
+  missing_api_key: { status: 401, message: 'send a key as Authorization: Bearer <key>: an API key, or an agent key on /v1/agent' },
+  invalid_api_key: { status: 401, message: 'the key is malformed, unknown or revoked' },
   wrong_deployment_key: { status: 401, message: 'this key belongs to the {keyDeployment} deployment; this is {deployment}' },
   operator_only: { status: 401, message: 'operator credentials required' },
   invalid_credentials: { status: 401, message: 'the email or password is wrong' },
