@@ -74,6 +74,15 @@ t.test('a decompression bomb is refused quickly', async (t) => {
   t.ok(Date.now() - started < 2000, `refused in ${Date.now() - started} ms`)
 })
 
+t.test('GET: a small image as base64url in the query string', async (t) => {
+  const image = Buffer.from(await gradient(40, 20), 'base64').toString('base64url')
+  const out = await runInline(handler, { image, width: '10', format: 'png' }, { from: 'query' })
+  if (!out.ok) throw new Error(`${out.field}: ${out.message}`)
+  t.equal(out.result.contentType, 'image/png')
+  const meta = await sharp(Buffer.from(out.result.body as Uint8Array)).metadata()
+  t.same([meta.width, meta.height], [10, 5])
+})
+
 t.test('bad and oversized input names the field', async (t) => {
   t.match(await runInline(handler, { image: '' }), { ok: false, status: 400, field: 'image' })
   t.match(await runInline(handler, { image: 'not base64 !!' }), { ok: false, status: 400, field: 'image' })

@@ -25,7 +25,6 @@ export default defineHandler<Input>({
   slug: 'image-resizer-optimizer',
   description: 'Resize and re-encode an image (JPEG, PNG, WebP, AVIF, GIF, TIFF in; JPEG, PNG, WebP, AVIF out) with sharp: width/height with cover/contain/fill/inside/outside fitting, quality, EXIF auto-rotation and metadata stripping.',
   timeoutMs: 30_000,
-  methods: ['POST'],
   inputSchema: {
     type: 'object',
     required: ['image'],

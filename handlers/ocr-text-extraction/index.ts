@@ -45,7 +45,6 @@ export default defineHandler<Input>({
   slug: 'ocr-text-extraction',
   description: 'Extract English text from an image (PNG, JPEG, WebP, AVIF, TIFF, GIF) with Tesseract OCR running locally: full text, mean confidence, and optionally each word with its confidence and bounding box.',
   timeoutMs: 90_000,
-  methods: ['POST'],
   inputSchema: {
     type: 'object',
     required: ['image'],

@@ -23,7 +23,6 @@ export default defineHandler<Input>({
   slug: 'vector-similarity-search',
   description:
     'Rank supplied vectors against a query vector by cosine similarity, dot product or Euclidean distance and return the top k ids with scores (exact brute-force search, no index to keep).',
-  methods: ['POST'],
   inputSchema: {
     type: 'object',
     additionalProperties: false,

@@ -64,3 +64,11 @@ t.test('documented limits: 4,096 dimensions, 10,000 items, 2,000,000 numbers', a
   const out = body(await runInline(handler, { query: v, items: many.slice(0, 2_000), topK: 3 }))
   t.equal(out.results.length, 3)
 })
+
+t.test('GET: the query vector as repeated parameters or JSON, the items as JSON', async (t) => {
+  const query = { query: ['1', '0'], items: JSON.stringify(items), metric: 'dot', topK: '2' }
+  t.same(body(await runInline(handler, query, { from: 'query' })).results.map((r) => [r.id, r.score]), [[1, 3], [2, 1]])
+  t.same(body(await runInline(handler, { ...query, query: '[1,0]' }, { from: 'query' })).results.map((r) => r.id), [1, 2])
+  const notJson = await runInline(handler, { ...query, items: '[{"id":1,' }, { from: 'query' })
+  t.match(notJson, { ok: false, status: 400, field: 'items' }, 'items that are not JSON name the field')
+})

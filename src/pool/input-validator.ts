@@ -10,7 +10,12 @@ export interface InputProblem {
   message: string
 }
 
-/** Compiles a handler's input schema twice: strict for JSON bodies, coercing for query strings. */
+/**
+ * Compiles a handler's input schema twice: strict for JSON bodies, coercing for query strings.
+ * In a query string, a top-level field whose schema is an array or an object may also be given as
+ * JSON (`items=[{"id":"a","vector":[1,0]}]`), so every endpoint can be called with GET; a value
+ * that is not a JSON array or object is left as it is (`tags=a&tags=b` and `tags=a` still work).
+ */
 export function compileInputValidator(mod: Pick<HandlerModule, 'inputSchema'>) {
   const strict = new Ajv({ allErrors: false, useDefaults: true, coerceTypes: false, strict: false })
   const coercing = new Ajv({ allErrors: false, useDefaults: true, coerceTypes: 'array', strict: false })
@@ -18,6 +23,7 @@ export function compileInputValidator(mod: Pick<HandlerModule, 'inputSchema'>) {
   addFormats(coercing)
   const body: ValidateFunction = strict.compile(mod.inputSchema)
   const query: ValidateFunction = coercing.compile(mod.inputSchema)
+  const jsonFields = structuredFields(mod.inputSchema)
   return {
     /**
      * Validates (and fills defaults into) `input` in place.
@@ -25,9 +31,39 @@ export function compileInputValidator(mod: Pick<HandlerModule, 'inputSchema'>) {
      */
     validate(input: unknown, from: 'query' | 'body'): InputProblem | null {
       const fn = from === 'query' ? query : body
+      if (from === 'query' && jsonFields.size > 0) parseJsonFields(input, jsonFields)
       if (fn(input)) return null
       return describe(fn.errors?.[0])
     },
+  }
+}
+
+/** top-level fields whose schema type is array or object, with that type */
+function structuredFields(schema: unknown): Map<string, 'array' | 'object'> {
+  const out = new Map<string, 'array' | 'object'>()
+  const props = (schema as { properties?: Record<string, { type?: unknown }> } | undefined)?.properties ?? {}
+  for (const [name, sub] of Object.entries(props)) {
+    const types = Array.isArray(sub?.type) ? sub.type : [sub?.type]
+    if (types.includes('array')) out.set(name, 'array')
+    else if (types.includes('object')) out.set(name, 'object')
+  }
+  return out
+}
+
+function parseJsonFields(input: unknown, fields: Map<string, 'array' | 'object'>) {
+  if (input === null || typeof input !== 'object') return
+  const record = input as Record<string, unknown>
+  for (const [name, type] of fields) {
+    const value = record[name]
+    if (typeof value !== 'string') continue
+    const first = value.trimStart()[0]
+    if (first !== (type === 'array' ? '[' : '{')) continue
+    try {
+      const parsed: unknown = JSON.parse(value)
+      if (type === 'array' ? Array.isArray(parsed) : parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) record[name] = parsed
+    } catch {
+      // not JSON: validated as the string it is
+    }
   }
 }
 
