@@ -3,6 +3,7 @@ import type { DestinationStream } from 'pino'
 import type { Deps } from '../deps.js'
 import { loggerOptions } from '../logger.js'
 import { installErrorHandler } from './plugins/error-handler.js'
+import { installInputGuard } from './plugins/input-guard.js'
 import { healthRoutes } from './routes/health/index.js'
 import { registerOpenApi } from './openapi.js'
 import { v1Routes, type V1Options } from './routes/v1/index.js'
@@ -30,6 +31,7 @@ export async function buildWebApp(deps: Deps, opts: WebAppOptions = {}): Promise
     return503OnClosing: true,
   })
   installErrorHandler(app)
+  installInputGuard(app)
   // before the routes: the OpenAPI document is built from the routes registered after it
   await registerOpenApi(app, deps.config)
   await app.register(healthRoutes(deps, (await import('../services/metrics/relayer-funds.js')).relayerReadinessChecks(deps)))

@@ -50,8 +50,8 @@ function decodeCursor(kind: HistoryKind, c: string, order: HistoryOrder): [strin
     const parts = JSON.parse(Buffer.from(c, 'base64url').toString('utf8')) as unknown
     if (!Array.isArray(parts) || !(parts.length === 2 || (parts.length === 3 && parts[2] === 'desc'))) throw new Error()
     const [at, id] = parts as unknown[]
-    if (typeof at !== 'string' || Number.isNaN(Date.parse(at)) || typeof id !== 'string') throw new Error()
-    if (kind === 'transactions' ? !/^[0-9a-f-]{36}$/.test(id) : !/^[0-9]{1,19}$/.test(id)) throw new Error()
+    if (typeof at !== 'string' || !isTimestamp(at) || typeof id !== 'string') throw new Error()
+    if (kind === 'transactions' ? !UUID_RE.test(id) : !/^[0-9]{1,19}$/.test(id) || BigInt(id) > BIGINT_MAX) throw new Error()
     cursor = { at, id, order: parts.length === 3 ? 'desc' : 'asc' }
   } catch {
     throw invalid('cursor', 'not a cursor returned by this list')
@@ -60,9 +60,24 @@ function decodeCursor(kind: HistoryKind, c: string, order: HistoryOrder): [strin
   return [cursor.at, cursor.id]
 }
 
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+const BIGINT_MAX = (1n << 63n) - 1n
+// what Postgres reads as a timestamptz the same way JavaScript does: a date, optionally a time and an offset
+const TIMESTAMP_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/
+
+/** An ISO 8601 date or timestamp between the years 1 and 9999 whose day exists in its month. */
+export function isTimestamp(v: string): boolean {
+  const m = TIMESTAMP_RE.exec(v)
+  if (!m || Number.isNaN(Date.parse(v.replace(' ', 'T')))) return false
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])]
+  return year >= 1 && month >= 1 && month <= 12 && day >= 1 && day <= new Date(Date.UTC(2000, month, 0)).getUTCDate() - (month === 2 && !isLeap(year) ? 1 : 0)
+}
+
+const isLeap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0
+
 function timestamp(param: string, v: string | undefined): string | undefined {
   if (v === undefined) return undefined
-  if (Number.isNaN(Date.parse(v))) throw invalid(param, 'expected an ISO 8601 timestamp such as 2026-11-01T00:00:00Z')
+  if (!isTimestamp(v)) throw invalid(param, 'expected an ISO 8601 date or timestamp such as 2026-11-01 or 2026-11-01T00:00:00Z')
   return v
 }
 
