@@ -13,7 +13,7 @@ export async function startDevExtras(deps: Deps, devnet: Devnet | undefined): Pr
   const lines: string[] = []
   const info: Record<string, unknown> = {}
   const { published } = await seedHostedServices(deps, await loadHandlerRegistry())
-  lines.push(`hosted endpoints        ${published} under ${deps.config.proxyUrl}/${HOSTED_NAMESPACE}/toolbox/<slug>`)
+  lines.push(`hosted endpoints        ${published} under ${deps.config.proxyUrl}/${HOSTED_NAMESPACE}/<service>/<slug> (toolbox, wallet-score)`)
   const catalog = await syncCatalog(deps)
   lines.push(`marketplace catalog     ${catalog.inserted.length + catalog.updated.length + catalog.unchanged} curated entries`)
   const demo = await ensureDemoAccount(deps)

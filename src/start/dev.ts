@@ -11,6 +11,7 @@ import { createDb } from '../db/create-db.js'
 import { ensureDatabase } from '../db/ensure-database.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { createDeps } from '../deps.js'
+import { walletsUnderOtherKeys } from '../services/wallets/rotate-master-key.js'
 import { loadConfigOrExit } from './load-config.js'
 import { startDevExtras } from './dev-extras.js'
 import { startProxy, startWeb, type Role } from './roles.js'
@@ -57,6 +58,14 @@ try {
   stops.push(() => deps.close())
   if (devnet) stops.push(() => devnet!.stop())
 
+  const stranded = await walletsUnderOtherKeys(deps.db, config.masterKey!)
+  if (stranded.agents + stranded.funding_wallets > 0) {
+    log(
+      `warning: ${stranded.agents} agent and ${stranded.funding_wallets} funding wallet key(s) in this database are encrypted under another master key ` +
+        `(was ${path.relative(process.cwd(), devFile)} replaced or lost?). Those wallets cannot pay (503) until you start with that key again ` +
+        '(restore the old dev.json, or set TOLLGATE_MASTER_KEY), or use a fresh database (DATABASE_URL).',
+    )
+  }
   const extras = await startDevExtras(deps, devnet)
   roles.push(await startWorkerRole(deps))
   roles.push(await startWeb(deps))

@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto'
 import t from 'tap'
+import { buildWebApp } from '../../src/http/web-app.js'
 import { startBuyerPlatform } from './buyer-fixtures.js'
 
 t.test('agent payment API: sign, pay through the proxy, outcome, status', async (t) => {
@@ -45,4 +47,19 @@ t.test('agent payment API: sign, pay through the proxy, outcome, status', async 
 
   t.equal((await p.web.inject({ method: 'POST', url: '/v1/agent/payments', payload: { url, challenge: header } })).statusCode, 401)
   t.equal((await p.web.inject({ method: 'POST', url: '/v1/agent/payments', headers: { authorization: 'Bearer ak_test_nope' }, payload: { url, challenge: header } })).statusCode, 401)
+})
+
+t.test('a wallet under a master key this process lacks: 503 that says so, not an internal error', async (t) => {
+  const p = await startBuyerPlatform(t)
+  const agent = await p.agent({ fund: 1_000_000n })
+  // the same database, a web process started with another master key (a lost or changed key)
+  const other = await buildWebApp({ ...p.deps, config: { ...p.deps.config, masterKey: randomBytes(32) } }, { logger: false })
+  t.teardown(() => other.close())
+  const url = `${p.proxyUrl}/tollgate/toolbox/echo?msg=hi`
+  const header = (await fetch(url)).headers.get('payment-required')!
+  const res = await other.inject({ method: 'POST', url: '/v1/agent/payments', headers: agent.auth, payload: { url, challenge: header } })
+  t.equal(res.statusCode, 503, res.body)
+  t.match(res.json(), { code: 'service_unavailable', message: /encrypted under a master key this deployment is not configured with/ })
+  const ok = await p.web.inject({ method: 'POST', url: '/v1/agent/payments', headers: agent.auth, payload: { url, challenge: header } })
+  t.equal(ok.statusCode, 201, 'the process with the right key still pays')
 })

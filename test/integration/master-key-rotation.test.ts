@@ -6,7 +6,7 @@ import { runCli } from '../../src/cli/main.js'
 import { buildWebApp } from '../../src/http/web-app.js'
 import { decodeUpstreamConfig } from '../../src/services/publishing/upstream-config.js'
 import { custodialAccount, walletAad } from '../../src/services/wallets/custodial-wallet.js'
-import { MasterKeyRotationError, rotateMasterKey } from '../../src/services/wallets/rotate-master-key.js'
+import { MasterKeyRotationError, rotateMasterKey, walletsUnderOtherKeys } from '../../src/services/wallets/rotate-master-key.js'
 import { decryptSecret, envelopeKeyId, masterKeyId } from '../../src/services/wallets/wallet-crypto.js'
 import { createDeps, type Deps } from '../../src/deps.js'
 import { TEST_DATABASE_URL } from '../helpers/test-env.js'
@@ -181,4 +181,12 @@ t.test('tollgate keys rotate-master: env keys, --dry-run, --help, refuses a wron
   t.equal(await cli(['rotate-master']), 0)
   t.match(out.join(''), /re-encrypted 0 agent wallet key\(s\), 0 funding wallet key\(s\), 0 endpoint\(s\)/, 'rerun: nothing to do')
   t.notOk(out.join('').includes(MASTER_KEY) || out.join('').includes(NEW.toString('base64')), 'no key in the output')
+})
+
+t.test('walletsUnderOtherKeys counts the wallets a process with other keys cannot open', async (t) => {
+  const { deps } = await seed(t)
+  const other = randomBytes(32)
+  t.same(await walletsUnderOtherKeys(deps.db, OLD), { agents: 0, funding_wallets: 0 }, 'the key they were made with opens all')
+  t.same(await walletsUnderOtherKeys(deps.db, other), { agents: 2, funding_wallets: 1 }, 'another key opens none')
+  t.same(await walletsUnderOtherKeys(deps.db, other, [OLD]), { agents: 0, funding_wallets: 0 }, 'with the old key kept beside it, all again')
 })

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
 import { AppError, appError, statusText } from '../../errors.js'
+import { MasterKeyUnavailableError } from '../../services/wallets/wallet-crypto.js'
 
 /**
  * One renderer for every error: `{statusCode, code, error, message}` plus any details.
@@ -17,6 +18,10 @@ export function installErrorHandler(app: FastifyInstance): void {
       const allowed = v?.keyword === 'enum' ? (v.params as { allowedValues?: unknown[] }).allowedValues : undefined
       const detail = allowed ? `expected one of ${allowed.join(', ')}` : (v?.message ?? 'invalid')
       e = appError('invalid_parameter', { param, detail }, { details: { param } })
+    } else if (err instanceof MasterKeyUnavailableError) {
+      // a configuration fault, not the caller's: say what is wrong without naming any key material
+      request.log.error({ keyId: err.keyId }, 'a stored secret is under a master key this process does not have')
+      e = appError('service_unavailable', { detail: 'a stored key is encrypted under a master key this deployment is not configured with; an operator must configure that key as TOLLGATE_MASTER_KEY, or re-encrypt the secrets with `tollgate keys rotate-master`' })
     } else if (err.statusCode === 413) {
       e = appError('payload_too_large', { limit: request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit ?? 'the allowed number of' })
     } else if (err.statusCode === 415) {

@@ -31,6 +31,18 @@ const WALLET_TABLES = [
 ] as const
 
 /**
+ * Custodial wallet keys stored under a master key other than `current` (and not one of `old`):
+ * they cannot be opened by a process started with these keys. `npm start` warns with this when its
+ * `.tollgate/dev.json` (and so its dev master key) is not the one the database was used with.
+ */
+export async function walletsUnderOtherKeys(db: Kysely<Database>, current: Buffer, old: readonly Buffer[] = []): Promise<{ agents: number; funding_wallets: number }> {
+  const ids = [current, ...old].map(masterKeyId)
+  const count = async (table: 'agents' | 'funding_wallets') =>
+    Number((await sql<{ n: string }>`select count(*) as n from ${sql.table(table)} where split_part(encrypted_key, '.', 2) <> all(${ids}::text[])`.execute(db)).rows[0]!.n)
+  return { agents: await count('agents'), funding_wallets: await count('funding_wallets') }
+}
+
+/**
  * Re-encrypts every stored secret (agent and funding wallet keys, forwarded upstream header values
  * and signing secrets) under `newKey`. It first decrypts everything not yet under `newKey` with
  * `oldKeys` (or `newKey`) and refuses, changing nothing, if any secret does not open. Rows already

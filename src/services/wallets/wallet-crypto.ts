@@ -20,12 +20,20 @@ export function encryptSecret(masterKey: Buffer, plaintext: string, aad: string)
   return ['v1', masterKeyId(masterKey), b64(iv), b64(cipher.getAuthTag()), b64(ct)].join('.')
 }
 
+/** A stored secret is under a master key this process was not given (lost or changed key). */
+export class MasterKeyUnavailableError extends Error {
+  constructor(readonly keyId: string) {
+    super(`no master key with id ${keyId} is configured`)
+    this.name = 'MasterKeyUnavailableError'
+  }
+}
+
 /** Decrypts with whichever of `masterKeys` the envelope names (current first, then old ones during a rotation). */
 export function decryptSecret(masterKeys: readonly Buffer[], box: string, aad: string): string {
   const parts = box.split('.')
   if (parts.length !== 5 || parts[0] !== 'v1') throw new Error('not a v1 secret envelope')
   const key = masterKeys.find((k) => masterKeyId(k) === parts[1])
-  if (!key) throw new Error(`no master key with id ${parts[1]} is configured`)
+  if (!key) throw new MasterKeyUnavailableError(parts[1]!)
   const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(parts[2]!, 'base64url'))
   decipher.setAAD(Buffer.from(aad, 'utf8'))
   decipher.setAuthTag(Buffer.from(parts[3]!, 'base64url'))
