@@ -14,7 +14,7 @@ import { PaymentRefusedError } from '../client/errors.js'
 import { wrapFetch, type FetchLike } from '../client/wrap-fetch.js'
 import { createMarketplaceClient, MarketplaceError, MarketplaceNotFoundError } from '../marketplace-client.js'
 
-export const EXIT = { ok: 0, usage: 1, refused: 2, http: 3 } as const
+export const EXIT = { ok: 0, usage: 1, error: 1, refused: 2, http: 3 } as const
 
 export interface Io {
   stdout(chunk: string | Uint8Array): void
@@ -25,6 +25,8 @@ export interface Io {
   home?: string
   /** resolves when the user asks to stop (devnet); default SIGINT/SIGTERM */
   untilStopped?: () => Promise<void>
+  /** stdout and stderr are the same terminal: a body is ended with a newline so the receipt starts on its own line */
+  sharedTerminal?: boolean
 }
 
 const DEFAULT_API_URL = 'http://localhost:4020'
@@ -199,6 +201,11 @@ async function fetchCmd(args: string[], io: Io): Promise<number> {
   try {
     res = await wrapFetch(f, { baseUrl: apiUrl, agentKey })(url, init)
   } catch (err) {
+    if (err instanceof PaymentRefusedError && err.status !== undefined && err.status >= 500 && err.response === undefined) {
+      // the platform failed to sign; nothing was refused, so not exit 2
+      io.stderr(`the platform could not make the payment (${err.code}, HTTP ${err.status}): ${err.message}\n`)
+      return EXIT.error
+    }
     if (err instanceof PaymentRefusedError) {
       const { headroom: _h, ...details } = err.details
       io.stderr(`payment refused (${err.code}): ${err.message}\n`)
@@ -208,7 +215,9 @@ async function fetchCmd(args: string[], io: Io): Promise<number> {
     }
     throw err
   }
-  io.stdout(new Uint8Array(await res.arrayBuffer()))
+  const bytes = new Uint8Array(await res.arrayBuffer())
+  io.stdout(bytes)
+  if (io.sharedTerminal && bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a) io.stdout('\n')
   const p = res.payment
   if (p) {
     io.stderr(
@@ -385,7 +394,7 @@ export function usdc(atomic: string): string {
 }
 
 function processIo(): Io {
-  return { stdout: (c) => process.stdout.write(c), stderr: (l) => process.stderr.write(l), env: process.env }
+  return { stdout: (c) => process.stdout.write(c), stderr: (l) => process.stderr.write(l), env: process.env, sharedTerminal: Boolean(process.stdout.isTTY && process.stderr.isTTY) }
 }
 
 function isMain(): boolean {

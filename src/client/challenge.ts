@@ -106,9 +106,25 @@ function readRequirement(r: unknown, i: number, version: 1 | 2, resource: Resour
     resourceUrl,
     description: typeof r.description === 'string' ? r.description : resource?.description,
     mimeType: typeof r.mimeType === 'string' ? r.mimeType : resource?.mimeType,
-    inputSchema: version === 1 ? input1 : (bazaar?.info ?? bazaar?.schema ?? undefined),
+    inputSchema: version === 1 ? input1 : bazaarInput(bazaar),
     raw: r,
   }
+}
+
+/**
+ * The input a v2 challenge's Bazaar extension declares, shaped like v1's `outputSchema.input`:
+ * its `info.input` (type, method) with the query or body schema from `schema` in place of the
+ * example values; `info` or `schema` alone when the other is missing.
+ */
+function bazaarInput(bazaar: Record<string, unknown> | undefined): unknown {
+  if (!bazaar) return undefined
+  const info = isObject(bazaar.info) && isObject(bazaar.info.input) ? bazaar.info.input : undefined
+  const schema = isObject(bazaar.schema) ? bazaar.schema : undefined
+  const input = schema && isObject(schema.properties) && isObject(schema.properties.input) ? schema.properties.input : undefined
+  const props = input && isObject(input.properties) ? input.properties : undefined
+  const field = props && isObject(props.queryParams) ? 'queryParams' : props && isObject(props.body) ? 'body' : undefined
+  if (!field) return info ?? schema
+  return { ...(info ?? {}), [field]: props![field] }
 }
 
 /** True when `called` is the challenge's resource (same origin and path; query and fragment ignored). */

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -7,6 +8,8 @@ import { promisify } from 'node:util'
 import t from 'tap'
 import { usdcAbi } from '../../src/chain/usdc-abi.js'
 import { runCli, type Io } from '../../src/cli/main.js'
+import { buildWebApp } from '../../src/http/web-app.js'
+import { freePort } from '../helpers/platform.js'
 import { startBuyerPlatform } from './buyer-fixtures.js'
 
 const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/tollgate.js')
@@ -39,6 +42,7 @@ t.test('tollgate CLI: fetch pays, --inspect pays nothing, refusals and HTTP erro
   t.match(ins.out(), new RegExp(`payTo\\s+${p.devnet.accounts.receiver.address}`, 'i'))
   t.match(ins.out(), /timeout\s+\d+ s/)
   t.match(ins.out(), /input\s+\{/)
+  t.match(ins.out(), /"body": \{[^]*"msg": \{/, 'the body schema with its fields, not an empty example')
   t.match(ins.out(), /daily \(UTC\)\s+0\.099 USDC/)
   t.match(ins.out(), /nothing was paid/)
   t.same({ balance: await balance(), counts: await counts() }, before, '--inspect changed no balance and no table')
@@ -61,6 +65,11 @@ t.test('tollgate CLI: fetch pays, --inspect pays nothing, refusals and HTTP erro
   const g = capture({}, home)
   t.equal(await runCli(['fetch', `${url}?msg=cfg`, '-H', 'accept: application/json'], g.io), 0, g.err())
   t.same(JSON.parse(g.out()), { echo: { msg: 'cfg' } })
+  t.notOk(g.out().endsWith('\n'), 'piped: the body exactly as sent')
+  const tty = capture({}, home)
+  tty.io.sharedTerminal = true
+  t.equal(await runCli(['fetch', `${url}?msg=tty`], tty.io), 0, tty.err())
+  t.ok(tty.out().endsWith('}\n'), 'on a terminal shared with the receipt: ended with a newline')
 
   // refused: exit 2, nothing signed
   const stingy = await p.agent({ fund: 1_000_000n, caps: { per_transaction: '10' } })
@@ -94,4 +103,18 @@ t.test('tollgate CLI: fetch pays, --inspect pays nothing, refusals and HTTP erro
   t.ok(Array.isArray(JSON.parse(m.out())))
   const ms = capture(env)
   t.equal(await runCli(['marketplace', 'show', '00000000-0000-0000-0000-000000000000'], ms.io), 3)
+})
+
+t.test('tollgate fetch: the platform failing to sign is exit 1 with its reason, not "payment refused"', async (t) => {
+  const p = await startBuyerPlatform(t)
+  const agent = await p.agent({ fund: 1_000_000n })
+  // a web process on the same database with another master key cannot open the agent's wallet: 503
+  const other = await buildWebApp({ ...p.deps, config: { ...p.deps.config, masterKey: randomBytes(32) } }, { logger: false })
+  t.teardown(() => other.close())
+  const port = await freePort()
+  await other.listen({ host: '127.0.0.1', port })
+  const c = capture({ TOLLGATE_API_URL: `http://127.0.0.1:${port}`, TOLLGATE_AGENT_KEY: agent.key })
+  t.equal(await runCli(['fetch', `${p.proxyUrl}/tollgate/toolbox/echo?msg=hi`], c.io), 1, c.err())
+  t.match(c.err(), /the platform could not make the payment \(service_unavailable, HTTP 503\)/)
+  t.notMatch(c.err(), /payment refused/)
 })
