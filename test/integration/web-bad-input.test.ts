@@ -87,3 +87,15 @@ t.test('every value the timestamp check accepts is one Postgres reads', async (t
   }
   t.same(failed, [], 'Postgres reads every accepted value')
 })
+
+t.test('a POST with no body at all is an empty JSON object', async (t) => {
+  const { deps, app } = await accountsApp(t)
+  const { auth } = await userWithKey(deps)
+  const agent = (await app.inject({ method: 'POST', url: '/v1/agents', headers: auth, payload: { name: 'a' } })).json().address
+  const key = await app.inject({ method: 'POST', url: `/v1/agents/${agent}/keys`, headers: auth })
+  t.equal(key.statusCode, 201, key.body)
+  t.match(key.json().secret, /^ak_test_/)
+  const missing = await app.inject({ method: 'POST', url: '/v1/agents', headers: auth })
+  t.equal(missing.statusCode, 400)
+  t.match(missing.json(), { code: 'invalid_parameter', param: 'name' }, 'a required field is named, not "body must be object"')
+})

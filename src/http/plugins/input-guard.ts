@@ -15,6 +15,9 @@ export const MAX_JSON_DEPTH = 64
  */
 export function installInputGuard(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => {
+    // a POST, PUT or PATCH sent with no body at all (curl -X POST) means an empty JSON object, so a
+    // route whose fields are all optional takes it, and one with required fields names them
+    if (request.body === undefined && (request.method === 'POST' || request.method === 'PUT' || request.method === 'PATCH')) request.body = {}
     const problem = inspect(request.params, '', 0, false) ?? inspect(request.query, '', 0, false) ?? inspect(request.body, '', 0, true)
     if (problem) throw appError('invalid_parameter', { param: problem.param, detail: problem.detail }, { details: { param: problem.param } })
   })
