@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { parseChallenge, type ParsedChallenge } from '../client/challenge.js'
 import { PaymentRefusedError } from '../client/errors.js'
+import { formatUsdc } from '../x402/usdc-amount.js'
 import { wrapFetch, type FetchLike } from '../client/wrap-fetch.js'
 import { createMarketplaceClient, MarketplaceError, MarketplaceNotFoundError } from '../marketplace-client.js'
 
@@ -387,11 +388,7 @@ function waitForSignal(): Promise<void> {
 }
 
 /** Atomic units (6 decimals) as a decimal USDC string without trailing zeros. */
-export function usdc(atomic: string): string {
-  const a = BigInt(atomic)
-  const frac = (a % 1_000_000n).toString().padStart(6, '0').replace(/0+$/, '')
-  return `${a / 1_000_000n}${frac ? `.${frac}` : ''}`
-}
+export const usdc = formatUsdc
 
 function processIo(): Io {
   return { stdout: (c) => process.stdout.write(c), stderr: (l) => process.stderr.write(l), env: process.env, sharedTerminal: Boolean(process.stdout.isTTY && process.stderr.isTTY) }

@@ -17,7 +17,8 @@ export async function registerOpenApi(app: FastifyInstance, config: Readonly<Con
         description:
           `User-level API under /v1. Authenticate with \`Authorization: Bearer ${config.apiKeyPrefix}…\` (this is the ${config.deployment} deployment) ` +
           'or the dashboard session cookie. Errors are `{statusCode, code, error, message}`. Creating POSTs accept `Idempotency-Key`. ' +
-          'Every answer carries RateLimit-Limit / RateLimit-Remaining / RateLimit-Reset.',
+          'Every answer carries RateLimit-Limit / RateLimit-Remaining / RateLimit-Reset. ' +
+          'The paid endpoints on the proxy have their own documents: /docs/endpoints/<namespace>.json (tollgate for the hosted services).',
       },
       servers: [{ url: config.baseUrl }],
       components: {

@@ -41,5 +41,6 @@ export async function buildWebApp(deps: Deps, opts: WebAppOptions = {}): Promise
   await app.register((await import('./routes/metrics/index.js')).metricsRoutes(deps))
   await app.register((await import('./routes/ops/index.js')).opsRoutes(deps))
   await app.register((await import('./routes/dashboard/index.js')).dashboardRoutes())
+  await app.register((await import('./routes/docs/paid-endpoints.js')).paidEndpointDocsRoutes(deps))
   return app
 }
