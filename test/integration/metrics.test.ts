@@ -118,6 +118,13 @@ t.test('operator observability on the web role', async (t) => {
     t.equal(api.statusCode, 200, api.body.slice(0, 200))
     t.ok(api.json().queues.some((q: { name: string }) => q.name === 'settlement'), 'the settlement queue is on the board')
     t.equal((await app.inject({ url: '/ops/queues/api/queues', headers: { cookie: 'tollgate_ops=forged' } })).statusCode, 401)
+    const listed = await app.inject({ url: '/ops/queues/api/queues?activeQueue=settlement&status=failed&page=1', headers: { cookie } })
+    t.equal(listed.statusCode, 200, 'a real list query')
+    for (const [qs, param] of [['activeQueue=settlement&status=%00', 'status'], ['activeQueue=%ff', 'activeQueue'], ['activeQueue=nope', 'activeQueue']] as const) {
+      const bad = await app.inject({ url: `/ops/queues/api/queues?${qs}`, headers: { cookie } })
+      t.equal(bad.statusCode, 400, `${qs}: 400, not the board's 500`)
+      t.match(bad.json(), { code: 'invalid_parameter', param })
+    }
     const docs = await app.inject('/docs/json')
     if (docs.statusCode === 200) t.notOk(Object.keys(docs.json().paths).some((p) => p.startsWith('/ops') || p === '/metrics'), 'operator routes stay out of the OpenAPI document')
   })

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { appError } from '../../errors.js'
+import { sendAppError } from './error-handler.js'
 
 /** deeper JSON is refused: serializing it (idempotency fingerprints, jsonb columns) would overflow the stack */
 export const MAX_JSON_DEPTH = 64
@@ -14,12 +15,13 @@ export const MAX_JSON_DEPTH = 64
  *   installInputGuard(app) // before the routes
  */
 export function installInputGuard(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', async (request, reply) => {
     // a POST, PUT or PATCH sent with no body at all (curl -X POST) means an empty JSON object, so a
     // route whose fields are all optional takes it, and one with required fields names them
     if (request.body === undefined && (request.method === 'POST' || request.method === 'PUT' || request.method === 'PATCH')) request.body = {}
     const problem = inspect(request.params, '', 0, false) ?? inspect(request.query, '', 0, false) ?? inspect(request.body, '', 0, true)
-    if (problem) throw appError('invalid_parameter', { param: problem.param, detail: problem.detail }, { details: { param: problem.param } })
+    // answered here rather than thrown, so a plugin with its own error handler (the queue board) cannot reshape it
+    if (problem) return sendAppError(reply, appError('invalid_parameter', { param: problem.param, detail: problem.detail }, { details: { param: problem.param } }))
   })
 }
 
