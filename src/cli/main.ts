@@ -222,7 +222,7 @@ async function fetchCmd(args: string[], io: Io): Promise<number> {
   const p = res.payment
   if (p) {
     io.stderr(
-      `paid ${usdc(p.amount)} USDC to ${p.payTo} from ${p.payer}\n` +
+      `paid ${formatUsdc(p.amount)} USDC to ${p.payTo} from ${p.payer}\n` +
         `  payment ${p.agentPaymentId ?? '-'}${p.paymentId ? ` (seller payment ${p.paymentId})` : ''}\n` +
         `  transaction ${p.transaction || 'pending (settles asynchronously; see tollgate payments status)'} on ${p.network}\n`,
     )
@@ -268,7 +268,7 @@ async function inspect(url: string, init: RequestInit, f: FetchLike, io: Io, api
     const schema = r.inputSchema ?? parsed.slice(1).flatMap((c) => c.accepts).find((o) => o.inputSchema !== undefined)?.inputSchema
     out.push(
       `requirement ${i + 1}:`,
-      `  price    ${usdc(r.amount.toString())} USDC (${r.amount} atomic units)`,
+      `  price    ${formatUsdc(r.amount.toString())} USDC (${r.amount} atomic units)`,
       `  scheme   ${r.scheme}`,
       `  network  ${r.network}${r.chainId ? ` (chain ${r.chainId})` : ''}`,
       `  payTo    ${r.payTo}`,
@@ -288,15 +288,15 @@ async function inspect(url: string, init: RequestInit, f: FetchLike, io: Io, api
     const b = (await r.json().catch(() => ({}))) as Record<string, any>
     if (!r.ok) out.push(`cap headroom: unavailable (${b.code ?? r.status}: ${b.message ?? ''})`)
     else {
-      const cap = (x: string | null) => (x === null ? 'no cap' : `${usdc(x)} USDC`)
+      const cap = (x: string | null) => (x === null ? 'no cap' : `${formatUsdc(x)} USDC`)
       out.push(
-        b.would_pay ? `would pay ${usdc(b.would_pay.amount)} USDC to ${b.would_pay.pay_to} on ${b.would_pay.network}` : `would not pay: ${b.refusal?.code}: ${b.refusal?.message}`,
+        b.would_pay ? `would pay ${formatUsdc(b.would_pay.amount)} USDC to ${b.would_pay.pay_to} on ${b.would_pay.network}` : `would not pay: ${b.refusal?.code}: ${b.refusal?.message}`,
         `cap headroom${b.would_pay ? ' after this payment' : ''}:`,
         `  per transaction  ${cap(b.headroom.per_transaction)}`,
-        `  daily (UTC)      ${cap(b.headroom.daily)}   (spent today ${usdc(b.spent.daily)} USDC)`,
-        `  monthly (UTC)    ${cap(b.headroom.monthly)}   (spent this month ${usdc(b.spent.monthly)} USDC)`,
+        `  daily (UTC)      ${cap(b.headroom.daily)}   (spent today ${formatUsdc(b.spent.daily)} USDC)`,
+        `  monthly (UTC)    ${cap(b.headroom.monthly)}   (spent this month ${formatUsdc(b.spent.monthly)} USDC)`,
       )
-      if (b.balance !== null && b.balance !== undefined) out.push(`wallet balance ${usdc(b.balance)} USDC`)
+      if (b.balance !== null && b.balance !== undefined) out.push(`wallet balance ${formatUsdc(b.balance)} USDC`)
     }
   }
   out.push('nothing was paid (--inspect)')
@@ -386,9 +386,6 @@ function waitForSignal(): Promise<void> {
     process.once('SIGTERM', () => resolve())
   })
 }
-
-/** Atomic units (6 decimals) as a decimal USDC string without trailing zeros. */
-export const usdc = formatUsdc
 
 function processIo(): Io {
   return { stdout: (c) => process.stdout.write(c), stderr: (l) => process.stderr.write(l), env: process.env, sharedTerminal: Boolean(process.stdout.isTTY && process.stderr.isTTY) }

@@ -70,10 +70,13 @@ export function isTimestamp(v: string): boolean {
   const m = TIMESTAMP_RE.exec(v)
   if (!m || Number.isNaN(Date.parse(v.replace(' ', 'T')))) return false
   const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])]
-  return year >= 1 && month >= 1 && month <= 12 && day >= 1 && day <= new Date(Date.UTC(2000, month, 0)).getUTCDate() - (month === 2 && !isLeap(year) ? 1 : 0)
+  return year >= 1 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month)
 }
 
-const isLeap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0
+function daysInMonth(year: number, month: number): number {
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0
+  return [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]!
+}
 
 function timestamp(param: string, v: string | undefined): string | undefined {
   if (v === undefined) return undefined

@@ -35,7 +35,7 @@ export function paidEndpointDocsRoutes(deps: Deps) {
       if (rows.length === 0) throw appError('not_found', { what: `seller ${namespace} with enabled endpoints` })
       const paths: Record<string, Record<string, unknown>> = {}
       for (const r of rows) {
-        const schema = (typeof r.input_schema === 'string' ? JSON.parse(r.input_schema) : r.input_schema) as JsonSchema | null
+        const schema = (r.input_schema ?? null) as JsonSchema | null
         const price = `${formatUsdc(String(r.price))} USDC (${r.price} atomic units) to ${r.pay_to} on ${config.chain.caip2}`
         const ops: Record<string, unknown> = {}
         for (const method of r.methods) {

@@ -4,7 +4,7 @@ import { FastifyAdapter } from '@bull-board/fastify'
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../../deps.js'
 import { appError } from '../../../errors.js'
-import { sendAppError } from '../../plugins/error-handler.js'
+import { appErrorBody, sendAppError } from '../../plugins/error-handler.js'
 import { bullConnection, settlementQueue } from '../../../queue/settlement-queue.js'
 import { opsAuth } from './ops-auth.js'
 
@@ -46,7 +46,7 @@ export function opsRoutes(deps: Deps) {
       if (reply.statusCode < 500 || !request.url.startsWith(OPS_QUEUES_PATH)) return payload
       request.log.error({ status: reply.statusCode, detail: typeof payload === 'string' ? payload.slice(0, 500) : undefined }, 'queue board failed')
       reply.code(500).type('application/json; charset=utf-8')
-      return JSON.stringify({ statusCode: 500, code: 'internal_error', error: 'Internal Server Error', message: appError('internal_error', { requestId: request.id }).message })
+      return JSON.stringify(appErrorBody(appError('internal_error', { requestId: request.id })))
     })
     await app.register(serverAdapter.registerPlugin(), { prefix: OPS_QUEUES_PATH })
   }

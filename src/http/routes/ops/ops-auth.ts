@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { appError, statusText } from '../../../errors.js'
+import { appError } from '../../../errors.js'
+import { sendAppError } from '../../plugins/error-handler.js'
 
 export const OPS_COOKIE = 'tollgate_ops'
 
@@ -28,10 +29,7 @@ export function opsAuth(token: string | undefined, basePath: string, secure: boo
   const expected = token ? mac(token, 'token') : undefined
   const session = token ? mac(token, 'ops-session').toString('base64url') : undefined
   // answered here, not thrown: the board's plugin has an error handler of its own
-  const deny = (reply: FastifyReply) => {
-    const e = appError('operator_only')
-    return reply.code(e.statusCode).send({ statusCode: e.statusCode, code: e.code, error: statusText(e.statusCode), message: e.message })
-  }
+  const deny = (reply: FastifyReply) => sendAppError(reply, appError('operator_only'))
   return async function (request: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (!expected || !session) return deny(reply)
     const header = request.headers.authorization
