@@ -15,7 +15,7 @@ import { walletsUnderOtherKeys } from '../services/wallets/rotate-master-key.js'
 import { loadConfigOrExit } from './load-config.js'
 import { startDevExtras } from './dev-extras.js'
 import { startProxy, startWeb, type Role } from './roles.js'
-import { onShutdown } from './shutdown.js'
+import { onShutdown, stopWhenOrphaned } from './shutdown.js'
 import { startWorkerRole } from './worker-role.js'
 
 const stateDir = path.resolve(process.env.TOLLGATE_STATE_DIR ?? '.tollgate')
@@ -30,7 +30,8 @@ loadConfigOrExit(process.env.RPC_URL ? env : { ...env, RPC_URL: 'http://127.0.0.
 
 let devnet: Devnet | undefined
 const stops: Array<() => Promise<unknown>> = []
-onShutdown(stops, log)
+// Ctrl-C and SIGTERM reach this process; a SIGTERM sent only to npm does not (see stopWhenOrphaned)
+stopWhenOrphaned(onShutdown(stops, log))
 
 try {
   if (!env.RPC_URL) {

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { TEST_DATABASE_URL, TEST_REDIS_URL, clearRedisPrefix, testSchema, uniqueName } from '../helpers/test-env.js'
 
 async function freePort(): Promise<number> {
@@ -24,7 +24,10 @@ function alive(pid: number): boolean {
   }
 }
 
-t.test('npm start brings the platform up on the embedded chain and stops cleanly', async (t) => {
+type Started = { child: ReturnType<typeof spawn>; out: () => string; exited: Promise<string>; web: number; proxy: number; anvil: number; stateDir: string }
+
+/** `npm start` in its own process group on free ports, waited for until /readyz answers 200. */
+async function startPlatform(t: Test): Promise<Started & { ready: boolean }> {
   const schema = await testSchema(t, { migrate: false })
   const prefix = uniqueName('tgstart')
   t.teardown(() => clearRedisPrefix(prefix))
@@ -49,8 +52,8 @@ t.test('npm start brings the platform up on the embedded chain and stops cleanly
     detached: true,
   })
   let out = ''
-  child.stdout.on('data', (d) => (out += d))
-  child.stderr.on('data', (d) => (out += d))
+  child.stdout!.on('data', (d) => (out += d))
+  child.stderr!.on('data', (d) => (out += d))
   const exited = new Promise<string>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? String(code))))
   t.teardown(() => {
     try {
@@ -72,10 +75,17 @@ t.test('npm start brings the platform up on the embedded chain and stops cleanly
     }
     await new Promise((r) => setTimeout(r, 300))
   }
-  t.ok(ready, `came up and /readyz answered 200\n${out}`)
+  return { child, out: () => out, exited, web, proxy, anvil, stateDir, ready }
+}
+
+const answers = (url: string, init?: RequestInit) => fetch(url, { ...init, signal: AbortSignal.timeout(2000) }).then(() => true, () => false)
+
+t.test('npm start brings the platform up on the embedded chain and stops cleanly', async (t) => {
+  const { child, out: output, exited, web, proxy, anvil, stateDir, ready } = await startPlatform(t)
+  t.ok(ready, `came up and /readyz answered 200\n${output()}`)
   const proxyReady = await fetch(`http://127.0.0.1:${proxy}/readyz`, { signal: AbortSignal.timeout(5000) })
   t.equal(proxyReady.status, 200, 'the proxy role answers too')
-  t.match(out, `http://localhost:${web}`, 'prints the URLs')
+  t.match(output(), `http://localhost:${web}`, 'prints the URLs')
 
   const dev = JSON.parse(readFileSync(path.join(stateDir, 'dev.json'), 'utf8'))
   t.equal(dev.chainId, 84532)
@@ -85,10 +95,26 @@ t.test('npm start brings the platform up on the embedded chain and stops cleanly
   process.kill(-child.pid!, 'SIGINT')
   const code = await exited
   // npm itself reports 130 when it receives the terminal's SIGINT; our process exits 0 (logged below)
-  t.ok(['0', '130', 'SIGINT'].includes(code), `exited on Ctrl-C (${code})\n${out}`)
+  t.ok(['0', '130', 'SIGINT'].includes(code), `exited on Ctrl-C (${code})\n${output()}`)
   await new Promise((r) => setTimeout(r, 500))
-  t.notMatch(out, /shutdown step failed|took longer/, 'every shutdown step succeeded')
-  const anvilUp = await fetch(`http://127.0.0.1:${anvil}`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(2000) }).then(() => true, () => false)
-  t.notOk(anvilUp, 'anvil was stopped too')
+  t.notMatch(output(), /shutdown step failed|took longer/, 'every shutdown step succeeded')
+  t.notOk(await answers(`http://127.0.0.1:${anvil}`, { method: 'POST', body: '{}' }), 'anvil was stopped too')
   t.notOk(alive(child.pid!), 'no process left behind')
+})
+
+t.test('a SIGTERM sent to npm alone (a process manager, `kill <npm pid>`) stops the whole platform', async (t) => {
+  const { child, out: output, exited, web, proxy, anvil, ready } = await startPlatform(t)
+  t.ok(ready, ready ? 'came up' : `did not come up\n${output()}`)
+  // npm dies of it and so does its `sh -c`; the platform below them must notice and stop itself
+  process.kill(child.pid!, 'SIGTERM')
+  await exited
+  const deadline = Date.now() + 30_000
+  let up = true
+  while (up && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 500))
+    up = (await answers(`http://127.0.0.1:${web}/readyz`)) || (await answers(`http://127.0.0.1:${proxy}/readyz`)) || (await answers(`http://127.0.0.1:${anvil}`, { method: 'POST', body: '{}' }))
+  }
+  t.notOk(up, up ? `still answering 30 s after npm exited\n${output()}` : 'web, proxy and anvil all stopped')
+  t.match(output(), /the parent process \(\d+\) exited: shutting down/, 'says why it stopped')
+  t.notMatch(output(), /shutdown step failed|took longer/, 'every shutdown step succeeded')
 })
