@@ -38,6 +38,9 @@ async function seed(): Promise<void> {
            case when k % 2 = 0 then '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913' else '0x036CbD53842c5426634e7929541eC2318f3dCF7e' end,
            '0x1111111111111111111111111111111111111111', 'exact'
     from generate_series(1, ${CURATED}) g, generate_series(1, ${ENDPOINTS_PER_ENTRY}) k`.execute(db)
+  // half the namespaces link to a platform agent, which must exist (sellers_agent_fk)
+  await sql`with u as (insert into users (email, password_hash) values ('bench@example.com', 'x') returning id)
+            insert into agents (user_id, name, address, encrypted_key) select id, 'bench agent', '0x000000000000000000000000000000000000a6e2', 'x' from u`.execute(db)
   await sql`insert into sellers (namespace, display_name, agent_address) select 'ns' || g, 'Seller ' || g, case when g % 2 = 0 then '0x000000000000000000000000000000000000a6e2' end from generate_series(1, ${PLATFORM_SERVICES}) g`.execute(db)
   await sql`
     insert into services (seller_id, name, display_name, description, category, tags, pay_to)

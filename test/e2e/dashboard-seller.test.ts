@@ -46,6 +46,9 @@ t.test('in a browser: publish, change, disable and unpublish endpoints; the prox
   const { page, pageErrors, cspViolations, api } = await openBrowser(t)
   await logIn(page, server)
 
+  // an agent the namespace can be listed as
+  const bot = (await api('POST', '/v1/agents', { name: 'shop bot' })).body
+
   // claim a namespace: the API's message next to the form, then the namespace
   await page.getByRole('link', { name: 'Seller', exact: true }).click()
   await page.getByText('You have not claimed a seller namespace yet.').waitFor()
@@ -58,7 +61,19 @@ t.test('in a browser: publish, change, disable and unpublish endpoints; the prox
   await claim.getByLabel('Display name').fill('Dash Shop')
   await claim.getByRole('button', { name: 'Claim namespace' }).click()
   await page.getByRole('heading', { name: 'Dash Shop (namespace dash-shop)' }).waitFor()
-  t.match((await api('GET', '/v1/sellers')).body.data, [{ namespace: 'dash-shop', display_name: 'Dash Shop' }])
+  t.match((await api('GET', '/v1/sellers')).body.data, [{ namespace: 'dash-shop', display_name: 'Dash Shop', agent_address: null }])
+
+  // list the namespace as the user's agent in the marketplace, then unlink it
+  const link = page.locator('#agent-link-dash-shop')
+  await link.getByLabel('Platform agent').selectOption(bot.address)
+  await link.getByRole('button', { name: 'Save agent' }).click()
+  await page.getByText(`Namespace dash-shop is listed as your agent ${bot.address}.`).waitFor()
+  t.equal((await api('GET', '/v1/sellers/dash-shop')).body.agent_address, bot.address)
+  t.equal(await page.locator('#agent-link-dash-shop').getByLabel('Platform agent').inputValue(), bot.address, 'the form shows the link after the reload')
+  await page.locator('#agent-link-dash-shop').getByLabel('Platform agent').selectOption('')
+  await page.locator('#agent-link-dash-shop').getByRole('button', { name: 'Save agent' }).click()
+  await page.getByText('Namespace dash-shop is no longer linked to an agent.').waitFor()
+  t.equal((await api('GET', '/v1/sellers/dash-shop')).body.agent_address, null)
 
   // a service with its receiver
   await page.getByRole('button', { name: 'Add a service' }).click()
@@ -70,10 +85,19 @@ t.test('in a browser: publish, change, disable and unpublish endpoints; the prox
   t.equal(await addService.getByLabel('Receiver (pay_to)').getAttribute('aria-invalid'), 'true')
   await addService.getByLabel('Receiver (pay_to)').fill(receiver)
   await addService.getByLabel('Description').fill('Small tools')
+  await addService.getByLabel('Marketplace category').fill('Developer Tools')
+  await addService.getByLabel('Tags').fill('hashing, ids,, uuid ')
+  await addService.getByLabel('Documentation').fill('javascript:alert(1)')
+  await addService.getByRole('button', { name: 'Create service' }).click()
+  await addService.locator('.form-error').filter({ hasText: 'invalid value for docs_url' }).waitFor()
+  await addService.getByLabel('Documentation').fill('https://dash.example/docs')
   await addService.getByRole('button', { name: 'Create service' }).click()
   const service = page.locator('#service-dash-shop-tools')
   await service.getByText('No endpoints published.').waitFor()
-  t.match((await api('GET', '/v1/sellers/dash-shop/services')).body.data, [{ name: 'tools', pay_to: receiver, description: 'Small tools', enabled: true }])
+  t.match((await api('GET', '/v1/sellers/dash-shop/services')).body.data, [
+    { name: 'tools', pay_to: receiver, description: 'Small tools', enabled: true, category: 'Developer Tools', tags: ['hashing', 'ids', 'uuid'], docs_url: 'https://dash.example/docs', website_url: null },
+  ])
+  await service.getByText('Marketplace: Developer Tools · tags hashing, ids, uuid').waitFor()
 
   // publish an upstream endpoint: validation messages first (the API's and the form's own)
   await service.getByRole('button', { name: 'Publish an endpoint' }).click()
@@ -187,11 +211,15 @@ t.test('in a browser: publish, change, disable and unpublish endpoints; the prox
   await service.getByRole('button', { name: 'Edit service' }).click()
   const editService = page.locator('#edit-service-dash-shop-tools')
   t.equal(await editService.getByLabel('Receiver (pay_to)').inputValue(), receiver)
+  t.equal(await editService.getByLabel('Tags').inputValue(), 'hashing, ids, uuid', 'the form shows the tags')
   await editService.getByLabel('Display name').fill('Dash Tools')
   await editService.getByLabel('Description').fill('')
+  await editService.getByLabel('Tags').fill('')
+  await editService.getByLabel('Website').fill('https://dash.example')
+  await editService.getByLabel('Documentation').fill('')
   await editService.getByRole('button', { name: 'Save service' }).click()
   await page.getByRole('heading', { name: 'Dash Tools (tools)' }).waitFor()
-  t.match((await api('GET', '/v1/sellers/dash-shop/services/tools')).body, { display_name: 'Dash Tools', description: null, pay_to: receiver })
+  t.match((await api('GET', '/v1/sellers/dash-shop/services/tools')).body, { display_name: 'Dash Tools', description: null, pay_to: receiver, category: 'Developer Tools', tags: [], website_url: 'https://dash.example', docs_url: null })
   await service.getByRole('button', { name: 'Disable service' }).click()
   await page.getByRole('heading', { name: 'Dash Tools (tools) — disabled' }).waitFor()
   t.equal((await api('GET', '/v1/sellers/dash-shop/services/tools')).body.enabled, false)

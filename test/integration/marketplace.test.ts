@@ -66,6 +66,11 @@ const PAY_TO = '0x9999999999999999999999999999999999999999'
 
 /** A seller with one service and its endpoints, as the hosting side publishes them. */
 async function publish(deps: Deps, ns: string, svc: string, endpoints: { slug: string; price: string; methods?: string[]; enabled?: boolean }[], extra: { category?: string; tags?: string[]; description?: string; agent?: string | null } = {}) {
+  if (extra.agent) {
+    // a namespace links only to an agent that exists on the platform (sellers_agent_fk)
+    const user = await deps.db.insertInto('users').values({ email: `${ns}@example.com`, password_hash: 'x' }).returning('id').executeTakeFirstOrThrow()
+    await deps.db.insertInto('agents').values({ user_id: user.id, name: ns, address: extra.agent, encrypted_key: 'x' }).onConflict((oc) => oc.column('address').doNothing()).execute()
+  }
   const seller = await deps.db.insertInto('sellers').values({ namespace: ns, display_name: ns, agent_address: extra.agent ?? null }).returning('id').executeTakeFirstOrThrow()
   const service = await deps.db
     .insertInto('services')

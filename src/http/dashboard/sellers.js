@@ -10,10 +10,14 @@ import { act, notify, onSubmit } from './ui.js'
 export async function sellersView(show) {
   const reveal = h('div')
   const content = h('div')
+  let agents
   const page = {
     reveal,
     /** re-reads everything (after a change); the notice and a secret just shown stay */
+    /** the user's agents, read once per reload (a namespace may link to one of them) */
+    agents: () => agents,
     reload: async () => {
+      agents = api('GET', '/v1/agents').then((r) => r.data)
       const sellers = (await api('GET', '/v1/sellers')).data
       content.replaceChildren(...(sellers.length ? await Promise.all(sellers.map((s) => sellerSection(s, page))) : [h('p', { class: 'empty' }, 'You have not claimed a seller namespace yet.')]))
     },
@@ -56,7 +60,7 @@ function claimForm(page) {
 
 async function sellerSection(s, page) {
   const path = `/v1/sellers/${seg(s.namespace)}/services`
-  const services = (await api('GET', path)).data
+  const [services, agents] = await Promise.all([api('GET', path).then((r) => r.data), page.agents()])
   const blocks = await Promise.all(services.map((svc) => serviceSection(s, svc, page)))
   const slot = h('div')
   const open = h('button', { type: 'button', class: 'plain' }, 'Add a service')
@@ -77,18 +81,54 @@ async function sellerSection(s, page) {
     'section',
     { class: 'seller', id: `seller-${s.namespace}` },
     h('h2', {}, `${s.display_name} (namespace ${s.namespace})`),
+    agentLink(s, agents, page),
     blocks.length ? blocks : h('p', { class: 'empty' }, 'No services yet.'),
     h('div', { class: 'toolbar' }, open),
     slot,
   )
 }
 
-/** Creates a service (POST) or, given `service`, changes its display name, receiver and description (PATCH). */
+/** Links the namespace to one of the user's agents: its marketplace entries then show that agent (platform_agent_address). */
+function agentLink(s, agents, page) {
+  const id = `agent-link-${s.namespace}`
+  const select = h(
+    'select',
+    { id: `${id}-select`, 'data-param': 'agent_address' },
+    h('option', { value: '' }, 'none'),
+    ...agents.map((a) => h('option', { value: a.address, selected: a.address === s.agent_address }, `${a.name} (${a.address})`)),
+  )
+  const save = h('button', { type: 'submit', class: 'plain' }, 'Save agent')
+  const error = errorSlot()
+  return h(
+    'form',
+    {
+      class: 'inline',
+      id,
+      onsubmit: onSubmit(save, error, async () => {
+        const x = await api('PATCH', `/v1/sellers/${seg(s.namespace)}`, { agent_address: select.value || null })
+        await page.reload()
+        notify(x.agent_address ? `Namespace ${s.namespace} is listed as your agent ${x.agent_address}.` : `Namespace ${s.namespace} is no longer linked to an agent.`, 'ok')
+      }),
+    },
+    h('label', { for: `${id}-select` }, 'Platform agent'),
+    select,
+    save,
+    error,
+  )
+}
+
+/**
+ * Creates a service (POST) or, given `service`, changes it (PATCH): display name, receiver,
+ * description, and how it appears in the marketplace (category, tags, links).
+ */
 function serviceForm({ id, path, service: svc, done, cancel }) {
   const name = !svc && h('input', { id: `${id}-name`, required: true, 'data-param': 'name', placeholder: 'e.g. prices', autocomplete: 'off' })
   const display = h('input', { id: `${id}-display-name`, 'data-param': 'display_name', value: svc?.display_name })
   const payTo = h('input', { id: `${id}-pay-to`, required: true, 'data-param': 'pay_to', placeholder: '0x…', value: svc?.pay_to, autocomplete: 'off' })
   const description = h('textarea', { id: `${id}-description`, rows: 2, maxlength: 2000, 'data-param': 'description' }, svc?.description ?? '')
+  const category = h('input', { id: `${id}-category`, 'data-param': 'category', placeholder: 'Other', value: svc?.category })
+  const tags = h('input', { id: `${id}-tags`, 'data-param': 'tags', placeholder: 'e.g. prices, base', value: svc?.tags?.join(', ') })
+  const links = ['website_url', 'docs_url', 'logo_url'].map((f) => h('input', { id: `${id}-${f.replace('_', '-')}`, type: 'url', 'data-param': f, placeholder: 'https://…', value: svc?.[f] ?? '' }))
   const submit = h('button', { type: 'submit' }, svc ? 'Save service' : 'Create service')
   const error = errorSlot()
   return h(
@@ -99,8 +139,12 @@ function serviceForm({ id, path, service: svc, done, cancel }) {
       onsubmit: onSubmit(submit, error, async () => {
         const body = { pay_to: payTo.value.trim(), description: description.value.trim() || null }
         if (display.value.trim()) body.display_name = display.value.trim()
+        if (category.value.trim()) body.category = category.value.trim()
+        body.tags = tags.value.split(',').map((x) => x.trim()).filter(Boolean)
+        for (const l of links) body[l.dataset.param] = l.value.trim() || null
         if (svc) return done(await api('PATCH', `${path}/${seg(svc.name)}`, body))
-        if (body.description === null) delete body.description
+        // a new service: leave out what was not filled in
+        for (const k of Object.keys(body)) if (body[k] === null) delete body[k]
         done(await api('POST', path, { name: name.value.trim(), ...body }))
       }),
     },
@@ -109,6 +153,11 @@ function serviceForm({ id, path, service: svc, done, cancel }) {
     field('Display name', display),
     field('Receiver (pay_to)', payTo, 'the address every endpoint of this service is paid at'),
     field('Description', description),
+    field('Marketplace category', category, 'e.g. Crypto, Search, Data; Other if empty'),
+    field('Tags', tags, 'comma-separated; the marketplace search matches them'),
+    field('Website', links[0]),
+    field('Documentation', links[1]),
+    field('Logo URL', links[2]),
     error,
     h('div', { class: 'inline' }, submit, h('button', { type: 'button', class: 'plain', onclick: cancel }, 'Cancel')),
   )
@@ -202,6 +251,7 @@ async function serviceSection(s, svc, page) {
     h('h3', {}, `${svc.display_name} (${svc.name})${svc.enabled ? '' : ' — disabled'}`),
     h('p', {}, 'Receiver (pay_to): ', h('code', {}, svc.pay_to)),
     svc.description && h('p', {}, svc.description),
+    h('p', { class: 'hint' }, `Marketplace: ${svc.category}${svc.tags.length ? ` · tags ${svc.tags.join(', ')}` : ''}${svc.website_url ? ` · ${svc.website_url}` : ''}`),
     table(['URL', 'Methods', 'Price', 'Settlement', 'Target', 'Status', ''], endpoints.map(row), 'No endpoints published.'),
     h('div', { class: 'toolbar' }, h('button', { type: 'button', onclick: () => openForm() }, 'Publish an endpoint'), edit, toggle, remove),
     slot,

@@ -92,43 +92,13 @@ export function validateListing(body: unknown, mode: ListingMode): { ok: true; v
   if (!isObject(body)) return { ok: false, problems: [{ field: 'body', reason: 'expected a JSON object' }] }
   unknownFields(body, TOP_FIELDS[mode], '', bad)
 
-  const text = (v: unknown, field: string, max: number, opts: { required?: boolean; multiline?: boolean } = {}): string | null => {
-    if (v === undefined || v === null || v === '') {
-      if (opts.required) bad(field, 'is required')
-      return null
-    }
-    if (typeof v !== 'string') return bad(field, 'expected a string'), null
-    const s = v.trim()
-    if (s.length === 0 && opts.required) return bad(field, 'is required'), null
-    if (s.length > max) return bad(field, `is longer than ${max} characters`), null
-    if (SCRIPT_RE.test(s)) return bad(field, 'script tags are not allowed'), null
-    if (MARKUP_RE.test(s)) return bad(field, 'HTML markup and script URLs are not allowed'), null
-    const ctl = opts.multiline ? s.replace(/[\n\t]/g, ' ') : s
-    if (CONTROL_RE.test(ctl) || (!opts.multiline && /[\n\t]/.test(s))) return bad(field, 'control characters are not allowed'), null
-    return s.length === 0 ? null : s
-  }
-  const url = (v: unknown, field: string, required = false): string | null => {
-    const s = text(v, field, 2048, { required })
-    if (s === null) return null
-    const reason = urlProblem(s, mode)
-    if (reason) return bad(field, reason), null
-    return s
-  }
+  const { text, url } = fieldChecks(mode, bad)
 
   const id = mode === 'catalog' && body.id !== undefined ? (typeof body.id === 'string' && ID_RE.test(body.id) ? body.id : (bad('id', 'expected 1-64 of a-z 0-9 . _ - starting with a letter or digit'), undefined)) : undefined
   const name = text(body.name, 'name', 100, { required: true }) ?? ''
   const description = text(body.description, 'description', 2000, { multiline: true })
-  const category = text(body.category, 'category', 50, { required: true }) ?? ''
-  if (category && !/^[\p{L}\p{N}][\p{L}\p{N} &/+.-]*$/u.test(category)) bad('category', 'expected letters, digits, spaces and & / + . -')
-  const tags: string[] = []
-  if (body.tags !== undefined && body.tags !== null) {
-    if (!Array.isArray(body.tags)) bad('tags', 'expected an array of strings')
-    else if (body.tags.length > limits.tags) bad('tags', `at most ${limits.tags} tags`)
-    else body.tags.forEach((t, i) => {
-      const s = text(t, `tags[${i}]`, 40, { required: true })
-      if (s !== null && !tags.includes(s)) tags.push(s)
-    })
-  }
+  const category = checkCategory(body.category, text, bad, true) ?? ''
+  const tags = checkTags(body.tags, limits.tags, text, bad)
   let platformAgentAddress: string | null = null
   if (body.platform_agent_address !== undefined && body.platform_agent_address !== null) {
     if (typeof body.platform_agent_address !== 'string' || !EVM_ADDRESS_RE.test(body.platform_agent_address)) bad('platform_agent_address', 'expected a 0x-prefixed 20-byte hex address')
@@ -251,6 +221,90 @@ export function validateListing(body: unknown, mode: ListingMode): { ok: true; v
       skills,
     },
   }
+}
+
+type Bad = (field: string, reason: string) => void
+type TextCheck = (v: unknown, field: string, max: number, opts?: { required?: boolean; multiline?: boolean }) => string | null
+
+/**
+ * The checks of a listing's free-text and URL fields, reporting to `bad`: text is trimmed, bounded,
+ * free of control characters and markup; a URL is absolute http(s) (public hosts only in bazaar mode).
+ * Empty or null gives null (or "is required").
+ */
+function fieldChecks(mode: ListingMode, bad: Bad): { text: TextCheck; url: (v: unknown, field: string, required?: boolean) => string | null } {
+  const text: TextCheck = (v, field, max, opts = {}) => {
+    if (v === undefined || v === null || v === '') {
+      if (opts.required) bad(field, 'is required')
+      return null
+    }
+    if (typeof v !== 'string') return bad(field, 'expected a string'), null
+    const s = v.trim()
+    if (s.length === 0 && opts.required) return bad(field, 'is required'), null
+    if (s.length > max) return bad(field, `is longer than ${max} characters`), null
+    if (SCRIPT_RE.test(s)) return bad(field, 'script tags are not allowed'), null
+    if (MARKUP_RE.test(s)) return bad(field, 'HTML markup and script URLs are not allowed'), null
+    const ctl = opts.multiline ? s.replace(/[\n\t]/g, ' ') : s
+    if (CONTROL_RE.test(ctl) || (!opts.multiline && /[\n\t]/.test(s))) return bad(field, 'control characters are not allowed'), null
+    return s.length === 0 ? null : s
+  }
+  const url = (v: unknown, field: string, required = false): string | null => {
+    const s = text(v, field, 2048, { required })
+    if (s === null) return null
+    const reason = urlProblem(s, mode)
+    if (reason) return bad(field, reason), null
+    return s
+  }
+  return { text, url }
+}
+
+function checkCategory(v: unknown, text: TextCheck, bad: Bad, required: boolean): string | null {
+  const category = text(v, 'category', 50, { required })
+  if (category && !/^[\p{L}\p{N}][\p{L}\p{N} &/+.-]*$/u.test(category)) return bad('category', 'expected letters, digits, spaces and & / + . -'), null
+  return category
+}
+
+/** Tags: an array of at most `max` short strings, duplicates dropped; null or absent is none. */
+function checkTags(v: unknown, max: number, text: TextCheck, bad: Bad): string[] {
+  const tags: string[] = []
+  if (v === undefined || v === null) return tags
+  if (!Array.isArray(v)) bad('tags', 'expected an array of strings')
+  else if (v.length > max) bad('tags', `at most ${max} tags`)
+  else v.forEach((t, i) => {
+    const s = text(t, `tags[${i}]`, 40, { required: true })
+    if (s !== null && !tags.includes(s)) tags.push(s)
+  })
+  return tags
+}
+
+/** How a seller's service appears in the marketplace (its platform entry); each field optional. */
+export interface ServiceListing {
+  category?: string
+  tags?: string[]
+  website_url?: string | null
+  docs_url?: string | null
+  logo_url?: string | null
+}
+
+/**
+ * The marketplace fields of a seller's service, checked as strictly as a bazaar submission (the
+ * entry is public): only the fields `body` carries, so it serves both create and update.
+ *
+ * @example
+ *   const r = validateServiceListing({ category: 'Crypto', tags: ['prices'] })
+ *   // { ok: true, value: { category: 'Crypto', tags: ['prices'] } }
+ */
+export function validateServiceListing(body: Record<string, unknown>): { ok: true; value: ServiceListing } | { ok: false; problems: Problem[] } {
+  const problems: Problem[] = []
+  const bad: Bad = (field, reason) => void problems.push({ field, reason })
+  const { text, url } = fieldChecks('bazaar', bad)
+  const value: ServiceListing = {}
+  if (body.category !== undefined) {
+    const category = checkCategory(body.category, text, bad, true)
+    if (category !== null) value.category = category
+  }
+  if (body.tags !== undefined) value.tags = checkTags(body.tags, LIMITS.catalog.tags, text, bad)
+  for (const f of ['website_url', 'docs_url', 'logo_url'] as const) if (body[f] !== undefined) value[f] = url(body[f], f)
+  return problems.length > 0 ? { ok: false, problems: dedupe(problems) } : { ok: true, value }
 }
 
 /** Why a listed URL is refused, or undefined. Listings are shown to buyers, never fetched by us. */

@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto'
 import { sql, type Kysely, type Selectable } from 'kysely'
 import { Agent, request } from 'undici'
 import type { Config } from '../../config.js'
-import type { Database, EndpointsTable } from '../../db/database.js'
+import type { Database, EndpointsTable, ServicesTable } from '../../db/database.js'
 import { appError } from '../../errors.js'
 import { listHandlerSlugs } from '../../pool/handler-registry.js'
 import { signUpstreamRequest } from '../../proxy/upstream.js'
 import { newSecret } from '../accounts/secret-token.js'
+import { validateServiceListing, type ServiceListing } from '../marketplace/validate-listing.js'
 import { address, invalid, name as parseName, slug as parseSlug } from '../accounts/validate.js'
 import { announceRegistryChange } from '../registry-events.js'
 import { requireMasterKey } from '../wallets/wallet-crypto.js'
@@ -35,11 +36,13 @@ export interface EndpointBody {
   enabled?: unknown
 }
 
-function sellerView(r: { namespace: string; display_name: string; created_at: unknown }) {
-  return { object: 'seller' as const, namespace: r.namespace, display_name: r.display_name, created_at: iso(r.created_at) }
+const SELLER_COLUMNS = ['namespace', 'display_name', 'agent_address', 'created_at'] as const
+
+function sellerView(r: { namespace: string; display_name: string; agent_address: string | null; created_at: unknown }) {
+  return { object: 'seller' as const, namespace: r.namespace, display_name: r.display_name, agent_address: r.agent_address, created_at: iso(r.created_at) }
 }
 
-function serviceView(namespace: string, r: { name: string; display_name: string; description: string | null; pay_to: string; enabled: boolean; created_at: unknown; updated_at: unknown }) {
+function serviceView(namespace: string, r: Selectable<ServicesTable>) {
   return {
     object: 'service' as const,
     namespace,
@@ -48,6 +51,11 @@ function serviceView(namespace: string, r: { name: string; display_name: string;
     description: r.description,
     pay_to: r.pay_to,
     enabled: r.enabled,
+    category: r.category,
+    tags: r.tags,
+    website_url: r.website_url,
+    docs_url: r.docs_url,
+    logo_url: r.logo_url,
     created_at: iso(r.created_at),
     updated_at: iso(r.updated_at),
   }
@@ -92,6 +100,13 @@ function parseInputSchema(v: unknown): string | null {
   const s = JSON.stringify(v)
   if (s.length > 32_768) throw invalid('input_schema', 'at most 32 KiB')
   return s
+}
+
+/** The marketplace fields a service body carries (category, tags, links); the first problem is the 400. */
+function listingFields(body: Record<string, unknown>): ServiceListing {
+  const r = validateServiceListing(body)
+  if (!r.ok) throw invalid(r.problems[0]!.field, r.problems[0]!.reason)
+  return r.value
 }
 
 /**
@@ -151,20 +166,40 @@ export function publishingService(deps: Deps) {
         .insertInto('sellers')
         .values({ namespace, display_name: display, owner_user_id: userId })
         .onConflict((oc) => oc.column('namespace').doNothing())
-        .returning(['namespace', 'display_name', 'created_at'])
+        .returning(SELLER_COLUMNS)
         .executeTakeFirst()
       if (!row) throw appError('conflict', { detail: `the namespace "${namespace}" is taken` })
       return sellerView(row)
     },
     async listSellers(userId: string) {
-      const rows = await db.selectFrom('sellers').select(['namespace', 'display_name', 'created_at']).where('owner_user_id', '=', userId).orderBy('created_at').execute()
+      const rows = await db.selectFrom('sellers').select(SELLER_COLUMNS).where('owner_user_id', '=', userId).orderBy('created_at').execute()
       return rows.map(sellerView)
     },
     async getSeller(userId: string, namespace: string) {
       return sellerView(await seller(userId, namespace))
     },
+    /**
+     * Renames a namespace's display name, or links it to one of the owner's agents (`agent_address`,
+     * null unlinks): its marketplace entries then carry `platform_agent_address`.
+     */
+    async updateSeller(userId: string, namespace: string, body: { display_name?: unknown; agent_address?: unknown }) {
+      const s = await seller(userId, namespace)
+      const set: { display_name?: string; agent_address?: string | null } = {}
+      if (body.display_name !== undefined) set.display_name = parseName('display_name', body.display_name)
+      if (body.agent_address === null) set.agent_address = null
+      else if (body.agent_address !== undefined) {
+        const wanted = address('agent_address', body.agent_address)
+        const agent = await db.selectFrom('agents').select('address').where(sql<string>`lower(address)`, '=', wanted.toLowerCase()).where('user_id', '=', userId).executeTakeFirst()
+        if (!agent) throw invalid('agent_address', 'expected the address of one of your agents (GET /v1/agents)')
+        set.agent_address = agent.address
+      }
+      if (Object.keys(set).length === 0) return sellerView(s)
+      const row = await db.updateTable('sellers').set({ ...set, updated_at: sql`now()` }).where('id', '=', s.id).returning(SELLER_COLUMNS).executeTakeFirstOrThrow()
+      await announce({ namespace })
+      return sellerView(row)
+    },
 
-    async createService(userId: string, namespace: string, body: { name?: unknown; display_name?: unknown; description?: unknown; pay_to?: unknown }) {
+    async createService(userId: string, namespace: string, body: { name?: unknown; display_name?: unknown; description?: unknown; pay_to?: unknown } & Record<string, unknown>) {
       const s = await seller(userId, namespace)
       const name = parseSlug('name', body.name)
       const payTo = address('pay_to', body.pay_to)
@@ -172,7 +207,7 @@ export function publishingService(deps: Deps) {
       if (body.description !== undefined && body.description !== null && (typeof body.description !== 'string' || body.description.length > 2000)) throw invalid('description', 'expected a string of at most 2000 characters')
       const row = await db
         .insertInto('services')
-        .values({ seller_id: s.id, name, display_name: display, description: (body.description as string | null | undefined) ?? null, pay_to: payTo })
+        .values({ seller_id: s.id, name, display_name: display, description: (body.description as string | null | undefined) ?? null, pay_to: payTo, ...listingFields(body) })
         .onConflict((oc) => oc.columns(['seller_id', 'name']).doNothing())
         .returningAll()
         .executeTakeFirst()
@@ -188,9 +223,9 @@ export function publishingService(deps: Deps) {
     async getService(userId: string, namespace: string, name: string) {
       return serviceView(namespace, (await service(userId, namespace, name)).service)
     },
-    async updateService(userId: string, namespace: string, name: string, body: { display_name?: unknown; description?: unknown; pay_to?: unknown; enabled?: unknown }) {
+    async updateService(userId: string, namespace: string, name: string, body: { display_name?: unknown; description?: unknown; pay_to?: unknown; enabled?: unknown } & Record<string, unknown>) {
       const { service: svc } = await service(userId, namespace, name)
-      const set: Record<string, unknown> = {}
+      const set: Record<string, unknown> = { ...listingFields(body) }
       if (body.display_name !== undefined) set.display_name = parseName('display_name', body.display_name)
       if (body.description !== undefined) {
         if (body.description !== null && (typeof body.description !== 'string' || body.description.length > 2000)) throw invalid('description', 'expected a string of at most 2000 characters')

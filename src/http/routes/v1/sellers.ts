@@ -29,6 +29,15 @@ const endpointProps = {
   enabled: { type: 'boolean' },
 } as const
 
+// how a service appears in the marketplace (its platform entry)
+const listingProps = {
+  category: { type: 'string', description: 'marketplace category, e.g. Crypto (default Other)' },
+  tags: { type: ['array', 'null'], items: { type: 'string' }, description: 'marketplace search tags (at most 20)' },
+  website_url: { type: ['string', 'null'] },
+  docs_url: { type: ['string', 'null'] },
+  logo_url: { type: ['string', 'null'] },
+} as const
+
 type NS = { Params: { namespace: string } }
 type SVC = { Params: { namespace: string; service: string } }
 type EP = { Params: { namespace: string; service: string; slug: string } }
@@ -55,6 +64,19 @@ export async function sellerRoutes(app: FastifyInstance, ctx: V1Context) {
   )
   app.get('/sellers', { schema: { tags, summary: 'Your namespaces', response: { 200: list('sellers') } } }, async (request) => ({ object: 'list', data: await pub.listSellers(uid(request)) }))
   app.get<NS>('/sellers/:namespace', { schema: { tags, summary: 'Get a namespace', params: ns, response: { 200: ok('the seller'), ...authErrors } } }, async (request) => pub.getSeller(uid(request), request.params.namespace))
+  app.patch<NS & { Body: { display_name?: unknown; agent_address?: unknown } }>(
+    '/sellers/:namespace',
+    {
+      schema: {
+        tags,
+        summary: "Rename a namespace, or link it to one of your agents (its marketplace entries then carry the agent's address as platform_agent_address)",
+        params: ns,
+        body: { type: 'object', properties: { display_name: { type: 'string' }, agent_address: { type: ['string', 'null'], description: 'one of your agents; null unlinks' } } },
+        response: { 200: ok('the seller'), 400: errorResponse, ...authErrors },
+      },
+    },
+    async (request) => pub.updateSeller(uid(request), request.params.namespace, request.body ?? {}),
+  )
 
   app.post<NS & { Body: Record<string, unknown> }>(
     '/sellers/:namespace/services',
@@ -65,7 +87,7 @@ export async function sellerRoutes(app: FastifyInstance, ctx: V1Context) {
         summary: 'Create a service with its receiver (pay_to)',
         params: ns,
         headers: idempotencyHeader,
-        body: { type: 'object', required: ['name', 'pay_to'], properties: { name: { type: 'string' }, display_name: { type: 'string' }, description: { type: 'string' }, pay_to: { type: 'string' } } },
+        body: { type: 'object', required: ['name', 'pay_to'], properties: { name: { type: 'string' }, display_name: { type: 'string' }, description: { type: 'string' }, pay_to: { type: 'string' }, ...listingProps } },
         response: { 201: ok('the service'), 400: errorResponse, 409: errorResponse, ...authErrors },
       },
     },
@@ -83,9 +105,9 @@ export async function sellerRoutes(app: FastifyInstance, ctx: V1Context) {
     {
       schema: {
         tags,
-        summary: 'Update a service (display_name, description, pay_to, enabled)',
+        summary: 'Update a service (display_name, description, pay_to, enabled, and its marketplace category, tags and links)',
         params: svc,
-        body: { type: 'object', properties: { display_name: { type: 'string' }, description: { type: ['string', 'null'] }, pay_to: { type: 'string' }, enabled: { type: 'boolean' } } },
+        body: { type: 'object', properties: { display_name: { type: 'string' }, description: { type: ['string', 'null'] }, pay_to: { type: 'string' }, enabled: { type: 'boolean' }, ...listingProps } },
         response: { 200: ok('the service'), 400: errorResponse, ...authErrors },
       },
     },
