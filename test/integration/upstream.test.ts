@@ -24,9 +24,9 @@ t.test('a published upstream endpoint is paid, forwarded with the seller header 
   const { deps, proxy } = platform
   const user = await usersService(deps).create(`seller-${Date.now()}@example.com`, 'correct horse battery staple')
   const pub = publishingService(deps)
-  await pub.claimNamespace(user.id, { namespace: 'acme', display_name: 'Acme' })
-  await pub.createService(user.id, 'acme', { name: 'weather', pay_to: platform.devnet.accounts.receiver.address })
-  const created = await pub.createEndpoint(user.id, 'acme', 'weather', {
+  await pub.claimNamespace({ userId: user.id }, { namespace: 'acme', display_name: 'Acme' })
+  await pub.createService({ userId: user.id }, 'acme', { name: 'weather', pay_to: platform.devnet.accounts.receiver.address })
+  const created = await pub.createEndpoint({ userId: user.id }, 'acme', 'weather', {
     slug: 'current',
     methods: ['GET', 'POST'],
     price: '2500',
@@ -77,7 +77,7 @@ t.test('a published upstream endpoint is paid, forwarded with the seller header 
   const voided = await deps.db.selectFrom('payments').select('status').where('resource', 'like', '%/acme/weather/current').orderBy('created_at', 'desc').executeTakeFirstOrThrow()
   t.equal(voided.status, 'voided', 'a failed upstream call is not charged')
 
-  await pub.deleteEndpoint(user.id, 'acme', 'weather', 'current')
+  await pub.deleteEndpoint({ userId: user.id }, 'acme', 'weather', 'current')
   let gone
   for (let i = 0; i < 50; i++) {
     gone = await proxy.inject('/acme/weather/current')
@@ -98,9 +98,9 @@ t.test("a seller's per-endpoint rate limit holds across proxy processes; refused
   const other = await platform.startProxy()
   const user = await usersService(deps).create(`limited-${Date.now()}@example.com`, 'correct horse battery staple')
   const pub = publishingService(deps)
-  await pub.claimNamespace(user.id, { namespace: 'limited', display_name: 'Limited' })
-  await pub.createService(user.id, 'limited', { name: 'api', pay_to: platform.devnet.accounts.receiver.address })
-  await pub.createEndpoint(user.id, 'limited', 'api', {
+  await pub.claimNamespace({ userId: user.id }, { namespace: 'limited', display_name: 'Limited' })
+  await pub.createService({ userId: user.id }, 'limited', { name: 'api', pay_to: platform.devnet.accounts.receiver.address })
+  await pub.createEndpoint({ userId: user.id }, 'limited', 'api', {
     slug: 'quote',
     methods: ['GET'],
     price: '1000',

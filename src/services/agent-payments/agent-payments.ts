@@ -78,6 +78,7 @@ export interface DryRun {
 
 export interface AgentRow {
   id: string
+  user_id: string
   address: string
   encrypted_key: string
   cap_per_transaction: string | null
@@ -123,7 +124,7 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
   const agentQuery = () =>
     db
       .selectFrom('agents as a')
-      .select(['a.id', 'a.address', 'a.encrypted_key', 'a.cap_per_transaction', 'a.cap_daily', 'a.cap_monthly'])
+      .select(['a.id', 'a.user_id', 'a.address', 'a.encrypted_key', 'a.cap_per_transaction', 'a.cap_daily', 'a.cap_monthly'])
       .select(sql<AgentRow['allowlist']>`coalesce((select json_agg(json_build_object('kind', l.kind, 'value', l.value)) from agent_allowlist l where l.agent_id = a.id), '[]'::json)`.as('allowlist'))
 
   async function loadAgent(agentId: string): Promise<AgentRow> {

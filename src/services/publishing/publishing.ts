@@ -102,6 +102,16 @@ function parseInputSchema(v: unknown): string | null {
   return s
 }
 
+/**
+ * Whose namespaces a call may see and change: a user's (API key or session), or, for an agent key,
+ * only the namespaces linked to that agent (the agent's own endpoints; spec 4.1's agent-scoped actions).
+ */
+export interface SellerScope {
+  userId: string
+  /** set for an agent key: the agent's address (as stored, checksummed) */
+  agentAddress?: string
+}
+
 /** The marketplace fields a service body carries (category, tags, links); the first problem is the 400. */
 function listingFields(body: Record<string, unknown>): ServiceListing {
   const r = validateServiceListing(body)
@@ -118,19 +128,25 @@ export function publishingService(deps: Deps) {
   const { db, config } = deps
   const announce = (what: Record<string, unknown>) => announceRegistryChange(deps, what).catch(() => {})
 
-  async function seller(userId: string, namespace: string) {
-    const row = await db.selectFrom('sellers').selectAll().where('namespace', '=', namespace).where('owner_user_id', '=', userId).executeTakeFirst()
+  async function seller(who: SellerScope, namespace: string) {
+    const row = await db
+      .selectFrom('sellers')
+      .selectAll()
+      .where('namespace', '=', namespace)
+      .where('owner_user_id', '=', who.userId)
+      .$if(who.agentAddress !== undefined, (q) => q.where('agent_address', '=', who.agentAddress!))
+      .executeTakeFirst()
     if (!row) throw appError('not_found', { what: 'seller namespace' })
     return row
   }
-  async function service(userId: string, namespace: string, name: string) {
-    const s = await seller(userId, namespace)
+  async function service(who: SellerScope, namespace: string, name: string) {
+    const s = await seller(who, namespace)
     const row = await db.selectFrom('services').selectAll().where('seller_id', '=', s.id).where('name', '=', name).executeTakeFirst()
     if (!row) throw appError('not_found', { what: 'service' })
     return { seller: s, service: row }
   }
-  async function endpoint(userId: string, namespace: string, svc: string, slug: string) {
-    const ctx = await service(userId, namespace, svc)
+  async function endpoint(who: SellerScope, namespace: string, svc: string, slug: string) {
+    const ctx = await service(who, namespace, svc)
     const row = await db.selectFrom('endpoints').selectAll().where('service_id', '=', ctx.service.id).where('slug', '=', slug).executeTakeFirst()
     if (!row) throw appError('not_found', { what: 'endpoint' })
     return { ...ctx, endpoint: row }
@@ -159,37 +175,46 @@ export function publishingService(deps: Deps) {
   }
 
   return {
-    async claimNamespace(userId: string, body: { namespace?: unknown; display_name?: unknown }) {
+    async claimNamespace(who: SellerScope, body: { namespace?: unknown; display_name?: unknown }) {
       const namespace = parseSlug('namespace', body.namespace)
       const display = body.display_name === undefined ? namespace : parseName('display_name', body.display_name)
       const row = await db
         .insertInto('sellers')
-        .values({ namespace, display_name: display, owner_user_id: userId })
+        .values({ namespace, display_name: display, owner_user_id: who.userId, agent_address: who.agentAddress ?? null })
         .onConflict((oc) => oc.column('namespace').doNothing())
         .returning(SELLER_COLUMNS)
         .executeTakeFirst()
       if (!row) throw appError('conflict', { detail: `the namespace "${namespace}" is taken` })
       return sellerView(row)
     },
-    async listSellers(userId: string) {
-      const rows = await db.selectFrom('sellers').select(SELLER_COLUMNS).where('owner_user_id', '=', userId).orderBy('created_at').execute()
+    async listSellers(who: SellerScope) {
+      const rows = await db
+        .selectFrom('sellers')
+        .select(SELLER_COLUMNS)
+        .where('owner_user_id', '=', who.userId)
+        .$if(who.agentAddress !== undefined, (q) => q.where('agent_address', '=', who.agentAddress!))
+        .orderBy('created_at')
+        .execute()
       return rows.map(sellerView)
     },
-    async getSeller(userId: string, namespace: string) {
-      return sellerView(await seller(userId, namespace))
+    async getSeller(who: SellerScope, namespace: string) {
+      return sellerView(await seller(who, namespace))
     },
     /**
      * Renames a namespace's display name, or links it to one of the owner's agents (`agent_address`,
      * null unlinks): its marketplace entries then carry `platform_agent_address`.
      */
-    async updateSeller(userId: string, namespace: string, body: { display_name?: unknown; agent_address?: unknown }) {
-      const s = await seller(userId, namespace)
+    async updateSeller(who: SellerScope, namespace: string, body: { display_name?: unknown; agent_address?: unknown }) {
+      const s = await seller(who, namespace)
       const set: { display_name?: string; agent_address?: string | null } = {}
       if (body.display_name !== undefined) set.display_name = parseName('display_name', body.display_name)
+      if (body.agent_address !== undefined && who.agentAddress !== undefined) {
+        throw invalid('agent_address', "an agent key cannot change which agent a namespace is listed as; use the owner's API key")
+      }
       if (body.agent_address === null) set.agent_address = null
       else if (body.agent_address !== undefined) {
         const wanted = address('agent_address', body.agent_address)
-        const agent = await db.selectFrom('agents').select('address').where(sql<string>`lower(address)`, '=', wanted.toLowerCase()).where('user_id', '=', userId).executeTakeFirst()
+        const agent = await db.selectFrom('agents').select('address').where(sql<string>`lower(address)`, '=', wanted.toLowerCase()).where('user_id', '=', who.userId).executeTakeFirst()
         if (!agent) throw invalid('agent_address', 'expected the address of one of your agents (GET /v1/agents)')
         set.agent_address = agent.address
       }
@@ -199,8 +224,8 @@ export function publishingService(deps: Deps) {
       return sellerView(row)
     },
 
-    async createService(userId: string, namespace: string, body: { name?: unknown; display_name?: unknown; description?: unknown; pay_to?: unknown } & Record<string, unknown>) {
-      const s = await seller(userId, namespace)
+    async createService(who: SellerScope, namespace: string, body: { name?: unknown; display_name?: unknown; description?: unknown; pay_to?: unknown } & Record<string, unknown>) {
+      const s = await seller(who, namespace)
       const name = parseSlug('name', body.name)
       const payTo = address('pay_to', body.pay_to)
       const display = body.display_name === undefined ? name : parseName('display_name', body.display_name)
@@ -215,16 +240,16 @@ export function publishingService(deps: Deps) {
       await announce({ namespace, service: name })
       return serviceView(namespace, row)
     },
-    async listServices(userId: string, namespace: string) {
-      const s = await seller(userId, namespace)
+    async listServices(who: SellerScope, namespace: string) {
+      const s = await seller(who, namespace)
       const rows = await db.selectFrom('services').selectAll().where('seller_id', '=', s.id).orderBy('created_at').execute()
       return rows.map((r) => serviceView(namespace, r))
     },
-    async getService(userId: string, namespace: string, name: string) {
-      return serviceView(namespace, (await service(userId, namespace, name)).service)
+    async getService(who: SellerScope, namespace: string, name: string) {
+      return serviceView(namespace, (await service(who, namespace, name)).service)
     },
-    async updateService(userId: string, namespace: string, name: string, body: { display_name?: unknown; description?: unknown; pay_to?: unknown; enabled?: unknown } & Record<string, unknown>) {
-      const { service: svc } = await service(userId, namespace, name)
+    async updateService(who: SellerScope, namespace: string, name: string, body: { display_name?: unknown; description?: unknown; pay_to?: unknown; enabled?: unknown } & Record<string, unknown>) {
+      const { service: svc } = await service(who, namespace, name)
       const set: Record<string, unknown> = { ...listingFields(body) }
       if (body.display_name !== undefined) set.display_name = parseName('display_name', body.display_name)
       if (body.description !== undefined) {
@@ -240,15 +265,15 @@ export function publishingService(deps: Deps) {
       await announce({ namespace, service: name })
       return serviceView(namespace, row)
     },
-    async deleteService(userId: string, namespace: string, name: string) {
-      const { service: svc } = await service(userId, namespace, name)
+    async deleteService(who: SellerScope, namespace: string, name: string) {
+      const { service: svc } = await service(who, namespace, name)
       await db.deleteFrom('services').where('id', '=', svc.id).execute()
       await announce({ namespace, service: name, deleted: true })
     },
 
     /** Publishes an endpoint; an upstream endpoint's signing secret is in the answer once (`signing_secret`). */
-    async createEndpoint(userId: string, namespace: string, svcName: string, body: EndpointBody) {
-      const { service: svc } = await service(userId, namespace, svcName)
+    async createEndpoint(who: SellerScope, namespace: string, svcName: string, body: EndpointBody) {
+      const { service: svc } = await service(who, namespace, svcName)
       const slug = parseSlug('slug', body.slug)
       const id = randomUUID()
       const fields = {
@@ -271,16 +296,16 @@ export function publishingService(deps: Deps) {
       await announce({ namespace, service: svcName, slug })
       return { ...endpointView(config.proxyUrl, namespace, svcName, row), ...(t.signingSecret ? { signing_secret: t.signingSecret } : {}) }
     },
-    async listEndpoints(userId: string, namespace: string, svcName: string) {
-      const { service: svc } = await service(userId, namespace, svcName)
+    async listEndpoints(who: SellerScope, namespace: string, svcName: string) {
+      const { service: svc } = await service(who, namespace, svcName)
       const rows = await db.selectFrom('endpoints').selectAll().where('service_id', '=', svc.id).orderBy('created_at').execute()
       return rows.map((r) => endpointView(config.proxyUrl, namespace, svcName, r))
     },
-    async getEndpoint(userId: string, namespace: string, svcName: string, slug: string) {
-      return endpointView(config.proxyUrl, namespace, svcName, (await endpoint(userId, namespace, svcName, slug)).endpoint)
+    async getEndpoint(who: SellerScope, namespace: string, svcName: string, slug: string) {
+      return endpointView(config.proxyUrl, namespace, svcName, (await endpoint(who, namespace, svcName, slug)).endpoint)
     },
-    async updateEndpoint(userId: string, namespace: string, svcName: string, slug: string, body: EndpointBody) {
-      const { endpoint: e } = await endpoint(userId, namespace, svcName, slug)
+    async updateEndpoint(who: SellerScope, namespace: string, svcName: string, slug: string, body: EndpointBody) {
+      const { endpoint: e } = await endpoint(who, namespace, svcName, slug)
       if (body.slug !== undefined) throw invalid('slug', 'an endpoint slug cannot change; publish a new endpoint')
       const set: Record<string, unknown> = {}
       if (body.methods !== undefined) set.methods = parseMethods(body.methods)
@@ -301,8 +326,8 @@ export function publishingService(deps: Deps) {
       return { ...endpointView(config.proxyUrl, namespace, svcName, row), ...(signingSecret ? { signing_secret: signingSecret } : {}) }
     },
     /** Unpublishes: the proxy answers 404 for the path once its table reloads (immediately, via the channel). */
-    async deleteEndpoint(userId: string, namespace: string, svcName: string, slug: string) {
-      const { endpoint: e } = await endpoint(userId, namespace, svcName, slug)
+    async deleteEndpoint(who: SellerScope, namespace: string, svcName: string, slug: string) {
+      const { endpoint: e } = await endpoint(who, namespace, svcName, slug)
       await db.deleteFrom('endpoints').where('id', '=', e.id).execute()
       await announce({ namespace, service: svcName, slug, deleted: true })
     },
@@ -311,8 +336,8 @@ export function publishingService(deps: Deps) {
      * Calls the upstream once as the proxy would (forwarded headers, signature), without payment,
      * and reports status and latency. The body of the answer is not returned (it may echo secrets).
      */
-    async testEndpoint(userId: string, namespace: string, svcName: string, slug: string, body: { method?: unknown; path?: unknown } = {}) {
-      const { endpoint: e } = await endpoint(userId, namespace, svcName, slug)
+    async testEndpoint(who: SellerScope, namespace: string, svcName: string, slug: string, body: { method?: unknown; path?: unknown } = {}) {
+      const { endpoint: e } = await endpoint(who, namespace, svcName, slug)
       if (!e.upstream_url) throw invalid('upstream_url', 'this endpoint runs a hosted handler; only upstream endpoints can be tested')
       const method = body.method === undefined ? (e.methods[0] ?? 'GET') : String(body.method).toUpperCase()
       if (!e.methods.includes(method)) throw invalid('method', `expected one of ${e.methods.join(', ')}`)

@@ -2,6 +2,9 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import type { Deps } from '../../../deps.js'
 import { appError } from '../../../errors.js'
 import { agentPaymentsService, type AgentPaymentsDeps, type AgentRow } from '../../../services/agent-payments/agent-payments.js'
+import { requireMasterKey } from '../../../services/wallets/wallet-crypto.js'
+import { idempotency } from '../../plugins/idempotency.js'
+import { sellerRoutes } from './sellers.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -13,8 +16,9 @@ const BODY_LIMIT = 64 * 1024
 const idParam = { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 64 } } } as const
 
 /**
- * Agent-scoped payments under /v1/agent, authenticated by an agent key
- * (`Authorization: Bearer ak_…`), not an API key: the buyer side of x402.
+ * Agent-scoped actions under /v1/agent, authenticated by an agent key
+ * (`Authorization: Bearer ak_…`), not an API key: the buyer side of x402 (payments), and the
+ * agent's own paid endpoints (publishing, limited to the namespaces linked to the agent).
  *
  * @example
  *   await app.register(agentPaymentRoutes(deps), { prefix: '/v1/agent' })
@@ -38,6 +42,12 @@ export function agentPaymentRoutes(deps: Deps, opts: { now?: AgentPaymentsDeps['
       app.addHook('onClose', async () => clearInterval(timer))
     }
     const tags = ['agent payments']
+    // the agent's own endpoints: the seller routes, seeing only the namespaces linked to this agent
+    await app.register(async (a) => {
+      // Idempotency-Key on its creating POSTs as under /v1, each agent's answers kept apart from its user's
+      await a.register(idempotency, { redis: deps.redis, key: deps.key, masterKey: () => requireMasterKey(deps.config), owner: (r) => (r.agent ? `agent:${r.agent.id}` : undefined) })
+      await sellerRoutes(a, { deps }, { scope: (r) => ({ userId: r.agent!.user_id, agentAddress: r.agent!.address }), tags: ['agent publishing'] })
+    })
 
     app.post<{ Body: { url?: unknown; method?: unknown; challenge?: unknown; dry_run?: unknown } }>(
       '/payments',

@@ -1,6 +1,6 @@
-import type { FastifyInstance } from 'fastify'
-import { publishingService, type EndpointBody } from '../../../services/publishing/publishing.js'
-import type { V1Context } from './index.js'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Deps } from '../../../deps.js'
+import { publishingService, type EndpointBody, type SellerScope } from '../../../services/publishing/publishing.js'
 import { atomic, authErrors, errorResponse, idempotencyHeader, list, noContent, ok } from './schemas.js'
 
 const ns = { type: 'object', properties: { namespace: { type: 'string' } } } as const
@@ -42,11 +42,16 @@ type NS = { Params: { namespace: string } }
 type SVC = { Params: { namespace: string; service: string } }
 type EP = { Params: { namespace: string; service: string; slug: string } }
 
-/** Seller publishing: namespaces, services, endpoints, and the upstream test action. */
-export async function sellerRoutes(app: FastifyInstance, ctx: V1Context) {
+/**
+ * Seller publishing: namespaces, services, endpoints, and the upstream test action. Registered twice:
+ * under /v1 for the user (API key or session), and under /v1/agent for an agent key, which sees only
+ * the namespaces linked to its agent.
+ */
+export async function sellerRoutes(app: FastifyInstance, ctx: { deps: Deps }, opts: { scope?: (r: FastifyRequest) => SellerScope; tags?: string[] } = {}) {
   const pub = publishingService(ctx.deps)
-  const tags = ['publishing']
-  const uid = (r: { principal: { userId: string } | null }) => r.principal!.userId
+  const tags = opts.tags ?? ['publishing']
+  // the caller's namespaces: the user's (API key or session) unless the plugin says otherwise (agent keys)
+  const scope = opts.scope ?? ((r: FastifyRequest): SellerScope => ({ userId: r.principal!.userId }))
 
   app.post<{ Body: { namespace?: unknown; display_name?: unknown } }>(
     '/sellers',
@@ -60,10 +65,10 @@ export async function sellerRoutes(app: FastifyInstance, ctx: V1Context) {
         response: { 201: ok('the seller'), 400: errorResponse, 409: errorResponse, ...authErrors },
       },
     },
-    async (request, reply) => reply.code(201).send(await pub.claimNamespace(uid(request), request.body)),
+    async (request, reply) => reply.code(201).send(await pub.claimNamespace(scope(request), request.body)),
   )
-  app.get('/sellers', { schema: { tags, summary: 'Your namespaces', response: { 200: list('sellers') } } }, async (request) => ({ object: 'list', data: await pub.listSellers(uid(request)) }))
-  app.get<NS>('/sellers/:namespace', { schema: { tags, summary: 'Get a namespace', params: ns, response: { 200: ok('the seller'), ...authErrors } } }, async (request) => pub.getSeller(uid(request), request.params.namespace))
+  app.get('/sellers', { schema: { tags, summary: 'Your namespaces', response: { 200: list('sellers') } } }, async (request) => ({ object: 'list', data: await pub.listSellers(scope(request)) }))
+  app.get<NS>('/sellers/:namespace', { schema: { tags, summary: 'Get a namespace', params: ns, response: { 200: ok('the seller'), ...authErrors } } }, async (request) => pub.getSeller(scope(request), request.params.namespace))
   app.patch<NS & { Body: { display_name?: unknown; agent_address?: unknown } }>(
     '/sellers/:namespace',
     {
@@ -75,7 +80,7 @@ export async function sellerRoutes(app: FastifyInstance, ctx: V1Context) {
         response: { 200: ok('the seller'), 400: errorResponse, ...authErrors },
       },
     },
-    async (request) => pub.updateSeller(uid(request), request.params.namespace, request.body ?? {}),
+    async (request) => pub.updateSeller(scope(request), request.params.namespace, request.body ?? {}),
   )
 
   app.post<NS & { Body: Record<string, unknown> }>(
@@ -91,14 +96,14 @@ export async function sellerRoutes(app: FastifyInstance, ctx: V1Context) {
         response: { 201: ok('the service'), 400: errorResponse, 409: errorResponse, ...authErrors },
       },
     },
-    async (request, reply) => reply.code(201).send(await pub.createService(uid(request), request.params.namespace, request.body)),
+    async (request, reply) => reply.code(201).send(await pub.createService(scope(request), request.params.namespace, request.body)),
   )
   app.get<NS>('/sellers/:namespace/services', { schema: { tags, summary: 'List services', params: ns, response: { 200: list('services'), ...authErrors } } }, async (request) => ({
     object: 'list',
-    data: await pub.listServices(uid(request), request.params.namespace),
+    data: await pub.listServices(scope(request), request.params.namespace),
   }))
   app.get<SVC>('/sellers/:namespace/services/:service', { schema: { tags, summary: 'Get a service', params: svc, response: { 200: ok('the service'), ...authErrors } } }, async (request) =>
-    pub.getService(uid(request), request.params.namespace, request.params.service),
+    pub.getService(scope(request), request.params.namespace, request.params.service),
   )
   app.patch<SVC & { Body: Record<string, unknown> }>(
     '/sellers/:namespace/services/:service',
@@ -111,10 +116,10 @@ export async function sellerRoutes(app: FastifyInstance, ctx: V1Context) {
         response: { 200: ok('the service'), 400: errorResponse, ...authErrors },
       },
     },
-    async (request) => pub.updateService(uid(request), request.params.namespace, request.params.service, request.body ?? {}),
+    async (request) => pub.updateService(scope(request), request.params.namespace, request.params.service, request.body ?? {}),
   )
   app.delete<SVC>('/sellers/:namespace/services/:service', { schema: { tags, summary: 'Delete a service and its endpoints', params: svc, response: { 204: noContent, ...authErrors } } }, async (request, reply) => {
-    await pub.deleteService(uid(request), request.params.namespace, request.params.service)
+    await pub.deleteService(scope(request), request.params.namespace, request.params.service)
     return reply.code(204).send()
   })
 
@@ -131,22 +136,22 @@ export async function sellerRoutes(app: FastifyInstance, ctx: V1Context) {
         response: { 201: ok('the endpoint'), 400: errorResponse, 409: errorResponse, ...authErrors },
       },
     },
-    async (request, reply) => reply.code(201).send(await pub.createEndpoint(uid(request), request.params.namespace, request.params.service, request.body)),
+    async (request, reply) => reply.code(201).send(await pub.createEndpoint(scope(request), request.params.namespace, request.params.service, request.body)),
   )
   app.get<SVC>('/sellers/:namespace/services/:service/endpoints', { schema: { tags, summary: 'List endpoints', params: svc, response: { 200: list('endpoints'), ...authErrors } } }, async (request) => ({
     object: 'list',
-    data: await pub.listEndpoints(uid(request), request.params.namespace, request.params.service),
+    data: await pub.listEndpoints(scope(request), request.params.namespace, request.params.service),
   }))
   app.get<EP>('/sellers/:namespace/services/:service/endpoints/:slug', { schema: { tags, summary: 'Get an endpoint', params: ep, response: { 200: ok('the endpoint'), ...authErrors } } }, async (request) =>
-    pub.getEndpoint(uid(request), request.params.namespace, request.params.service, request.params.slug),
+    pub.getEndpoint(scope(request), request.params.namespace, request.params.service, request.params.slug),
   )
   app.patch<EP & { Body: EndpointBody }>(
     '/sellers/:namespace/services/:service/endpoints/:slug',
     { schema: { tags, summary: 'Update an endpoint (reprice, disable, change target or upstream options)', params: ep, body: { type: 'object', properties: endpointProps }, response: { 200: ok('the endpoint'), 400: errorResponse, ...authErrors } } },
-    async (request) => pub.updateEndpoint(uid(request), request.params.namespace, request.params.service, request.params.slug, request.body ?? {}),
+    async (request) => pub.updateEndpoint(scope(request), request.params.namespace, request.params.service, request.params.slug, request.body ?? {}),
   )
   app.delete<EP>('/sellers/:namespace/services/:service/endpoints/:slug', { schema: { tags, summary: 'Unpublish an endpoint', params: ep, response: { 204: noContent, ...authErrors } } }, async (request, reply) => {
-    await pub.deleteEndpoint(uid(request), request.params.namespace, request.params.service, request.params.slug)
+    await pub.deleteEndpoint(scope(request), request.params.namespace, request.params.service, request.params.slug)
     return reply.code(204).send()
   })
   app.post<EP & { Body: { method?: string } }>(
@@ -160,6 +165,6 @@ export async function sellerRoutes(app: FastifyInstance, ctx: V1Context) {
         response: { 200: ok('{object: "upstream_test", ok, status, latency_ms, error}'), 400: errorResponse, ...authErrors },
       },
     },
-    async (request) => pub.testEndpoint(uid(request), request.params.namespace, request.params.service, request.params.slug, request.body ?? {}),
+    async (request) => pub.testEndpoint(scope(request), request.params.namespace, request.params.service, request.params.slug, request.body ?? {}),
   )
 }
