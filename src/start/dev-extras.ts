@@ -1,7 +1,7 @@
 import type { Devnet } from '../chain/devnet.js'
 import type { Deps } from '../deps.js'
 import { loadHandlerRegistry } from '../pool/handler-registry.js'
-import { ensureDemoAccount } from '../services/accounts/demo-account.js'
+import { DEMO_PAYER_AGENT, ensureDemoAccount, ensureDemoPayerAgent } from '../services/accounts/demo-account.js'
 import { HOSTED_NAMESPACE, seedHostedServices } from '../services/hosted-seed.js'
 import { syncCatalog } from '../services/marketplace/sync-catalog.js'
 
@@ -20,7 +20,10 @@ export async function startDevExtras(deps: Deps, devnet: Devnet | undefined): Pr
   info.demoUser = { email: demo.email, password: demo.password }
   info.apiKey = demo.apiKey
   lines.push(`demo user               ${demo.email} (password and API key in dev.json)`)
-  if (devnet) lines.push(`demo payer              ${devnet.accounts.demoPayer.address} (test USDC; key in dev.json)`)
+  if (devnet) {
+    const agent = await ensureDemoPayerAgent(deps, demo.userId, devnet.accounts.demoPayer)
+    lines.push(`demo payer              ${devnet.accounts.demoPayer.address} (test USDC; key in dev.json${agent ? `; the demo user's agent "${DEMO_PAYER_AGENT}"` : ''})`)
+  }
   lines.push('')
   lines.push('Try:')
   lines.push(`  curl -i ${deps.config.proxyUrl}/${HOSTED_NAMESPACE}/toolbox/hash-generator?text=hello     # the 402 challenge`)

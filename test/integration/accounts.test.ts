@@ -1,7 +1,10 @@
 import t from 'tap'
 import { buildWebApp } from '../../src/http/web-app.js'
 import { createDeps } from '../../src/deps.js'
-import { ensureDemoAccount } from '../../src/services/accounts/demo-account.js'
+import { randomUUID } from 'node:crypto'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { ensureDemoAccount, ensureDemoPayerAgent } from '../../src/services/accounts/demo-account.js'
+import { custodialAccount } from '../../src/services/wallets/custodial-wallet.js'
 import { createUserCli } from '../../src/cli/users.js'
 import { accountsApp, userWithKey } from './accounts-fixtures.js'
 
@@ -138,4 +141,24 @@ t.test('user CLI and the demo account', async (t) => {
   t.equal((await app.inject({ method: 'GET', url: '/v1/agents', headers: { authorization: `Bearer ${a.apiKey}` } })).statusCode, 401, 'the previous demo key is revoked')
   t.equal((await app.inject({ method: 'GET', url: '/v1/agents', headers: { authorization: `Bearer ${b.apiKey}` } })).statusCode, 200)
   t.equal((await app.inject({ method: 'POST', url: '/v1/session', payload: { email: b.email, password: b.password } })).statusCode, 200)
+
+  // the demo payer is also the demo user's agent: listed, its key usable under the master key, its payments in the history
+  const key = generatePrivateKey()
+  const payer = { address: privateKeyToAccount(key).address.toLowerCase(), privateKey: key }
+  t.equal(await ensureDemoPayerAgent(deps, b.userId, payer), true)
+  t.equal(await ensureDemoPayerAgent(deps, b.userId, payer), true, 'again on the next start')
+  const demoAuth = { authorization: `Bearer ${b.apiKey}` }
+  const agents = (await app.inject({ method: 'GET', url: '/v1/agents', headers: demoAuth })).json().data
+  t.match(agents, [{ name: 'demo payer', address: privateKeyToAccount(key).address }], 'one agent, checksummed')
+  const agentRow = await deps.db.selectFrom('agents').select(['address', 'encrypted_key']).where('address', '=', privateKeyToAccount(key).address).executeTakeFirstOrThrow()
+  t.notOk(agentRow.encrypted_key.includes(key.slice(2)), 'the key is stored encrypted')
+  t.equal(custodialAccount([deps.config.masterKey!], 'agent', agentRow.address, agentRow.encrypted_key).address, privateKeyToAccount(key).address, 'and decrypts to the same account')
+  await deps.db.insertInto('payments').values({
+    id: randomUUID(), resource: 'http://proxy/tollgate/toolbox/hash-generator', method: 'GET', x402_version: 2, network: 'eip155:84532', asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+    payer: payer.address, pay_to: '0x' + '22'.repeat(20), value: '1000', valid_after: 0, valid_before: 2_000_000_000, nonce: '0x' + '01'.repeat(32), signature: '0xsig', status: 'served',
+  }).execute()
+  t.equal((await app.inject({ method: 'GET', url: '/v1/transactions', headers: demoAuth })).json().data.length, 1, "the demo payer's payment is in the demo user's transactions")
+  const stranger = await userWithKey(deps)
+  t.equal(await ensureDemoPayerAgent(deps, stranger.userId, payer), false, "another user's agent at that address is left alone")
+  t.equal((await deps.db.selectFrom('agents').select('user_id').where('address', '=', agentRow.address).executeTakeFirstOrThrow()).user_id, b.userId)
 })

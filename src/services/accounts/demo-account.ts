@@ -1,6 +1,9 @@
 import { createHmac } from 'node:crypto'
+import { sql } from 'kysely'
+import { getAddress } from 'viem'
 import type { Deps } from '../../deps.js'
-import { requireMasterKey } from '../wallets/wallet-crypto.js'
+import { walletAad } from '../wallets/custodial-wallet.js'
+import { encryptSecret, requireMasterKey } from '../wallets/wallet-crypto.js'
 import { ensureFundingWallet } from '../wallets/funding-wallet.js'
 import { apiKeysService } from './api-keys.js'
 import { usersService } from './users.js'
@@ -14,7 +17,7 @@ const DEMO_KEY_NAME = 'demo (npm start)'
  * without being kept anywhere, and the key is new on every start (the previous demo keys are
  * revoked, so exactly one is live). Sandbox only: production gets its users from the CLI.
  */
-export async function ensureDemoAccount(deps: Pick<Deps, 'db' | 'config'>): Promise<{ email: string; password: string; apiKey: string }> {
+export async function ensureDemoAccount(deps: Pick<Deps, 'db' | 'config'>): Promise<{ userId: string; email: string; password: string; apiKey: string }> {
   if (deps.config.deployment !== 'sandbox') throw new Error('the demo account exists only on the sandbox deployment')
   const masterKey = requireMasterKey(deps.config)
   const password = 'demo-' + createHmac('sha256', masterKey).update('tollgate demo user password').digest('base64url').slice(0, 20)
@@ -32,5 +35,27 @@ export async function ensureDemoAccount(deps: Pick<Deps, 'db' | 'config'>): Prom
   await ensureFundingWallet(deps.db, masterKey, user.id)
   await deps.db.updateTable('api_keys').set({ revoked_at: new Date() }).where('user_id', '=', user.id).where('name', '=', DEMO_KEY_NAME).where('revoked_at', 'is', null).execute()
   const key = await apiKeysService({ db: deps.db, deployment: deps.config.deployment }).create(user.id, DEMO_KEY_NAME)
-  return { email: DEMO_EMAIL, password, apiKey: key.secret }
+  return { userId: user.id, email: DEMO_EMAIL, password, apiKey: key.secret }
+}
+
+export const DEMO_PAYER_AGENT = 'demo payer'
+
+/**
+ * `npm start` on the embedded chain: the demo payer (a dev-chain account holding test USDC, whose
+ * key dev.json gives for local signing) is also the demo user's agent "demo payer", so what it pays
+ * shows in the demo user's transactions and dashboard, and it can pay through /v1/agent/payments
+ * with an agent key. Its key is encrypted under the current master key, again on every start.
+ * Returns false (and changes nothing) when another user already has an agent at that address.
+ */
+export async function ensureDemoPayerAgent(deps: Pick<Deps, 'db' | 'config'>, userId: string, payer: { address: string; privateKey: string }): Promise<boolean> {
+  if (deps.config.deployment !== 'sandbox') throw new Error('the demo payer exists only on the sandbox deployment')
+  const address = getAddress(payer.address)
+  const encrypted = encryptSecret(requireMasterKey(deps.config), payer.privateKey, walletAad('agent', address))
+  const row = await deps.db
+    .insertInto('agents')
+    .values({ user_id: userId, name: DEMO_PAYER_AGENT, address, encrypted_key: encrypted })
+    .onConflict((oc) => oc.column('address').doUpdateSet({ encrypted_key: encrypted, updated_at: sql`now()` }).where('agents.user_id', '=', userId))
+    .returning('id')
+    .executeTakeFirst()
+  return row !== undefined
 }
