@@ -25,6 +25,7 @@ t.test("an agent key manages the agent's own paid endpoints under /v1/agent/sell
   t.same((await call(botA.auth, 'GET', '/v1/agent/sellers')).json().data, [], 'no namespaces at first')
   const claimed = await call(botA.auth, 'POST', '/v1/agent/sellers', { namespace: 'bot-a-data' })
   t.equal(claimed.statusCode, 201)
+  t.equal(claimed.headers['ratelimit-limit'], '600', 'rate limited per agent like the user API')
   t.match(claimed.json(), { namespace: 'bot-a-data', agent_address: botA.address })
   t.match((await call(owner.auth, 'GET', '/v1/sellers')).json().data, [{ namespace: 'bot-a-data', agent_address: botA.address }], "the owner sees it among the user's namespaces")
 
