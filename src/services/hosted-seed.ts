@@ -10,6 +10,7 @@ export const HOSTED_SERVICES = [
     displayName: 'Tollgate Toolbox',
     description: 'Utilities, text, documents, media and validators, each paid per call.',
     category: 'Utilities',
+    tags: ['utilities', 'text', 'documents', 'media', 'validators'],
     methods: ['GET', 'POST'],
     price: 1000n, // 0.001 USDC
     slugs: (slug: string) => !slug.startsWith('wallet-behavior-score'),
@@ -19,6 +20,7 @@ export const HOSTED_SERVICES = [
     displayName: 'Wallet Behavior Score',
     description: 'Lending-protocol risk scores for wallets.',
     category: 'Crypto',
+    tags: ['defi', 'aave', 'risk', 'wallet'],
     methods: ['GET'],
     price: 10000n, // 0.01 USDC
     slugs: (slug: string) => slug.startsWith('wallet-behavior-score'),
@@ -35,6 +37,8 @@ export async function seedHostedServices(deps: Pick<Deps, 'config' | 'db' | 'key
   const payTo = deps.config.receiverAddress
   if (!payTo) throw new Error('TOLLGATE_RECEIVER_ADDRESS is needed to publish the hosted services')
   let published = 0
+  // the marketplace entries link to the OpenAPI document of these endpoints (input schemas, prices)
+  const docsUrl = `${deps.config.baseUrl}/docs/endpoints/${HOSTED_NAMESPACE}.json`
   await deps.db.transaction().execute(async (trx) => {
     const seller = await trx
       .insertInto('sellers')
@@ -45,8 +49,10 @@ export async function seedHostedServices(deps: Pick<Deps, 'config' | 'db' | 'key
     for (const svc of HOSTED_SERVICES) {
       const service = await trx
         .insertInto('services')
-        .values({ seller_id: seller.id, name: svc.name, display_name: svc.displayName, description: svc.description, category: svc.category, pay_to: payTo.toLowerCase(), website_url: null, docs_url: null, logo_url: null })
-        .onConflict((oc) => oc.columns(['seller_id', 'name']).doUpdateSet({ pay_to: payTo.toLowerCase(), description: svc.description, display_name: svc.displayName, updated_at: sql`now()` }))
+        .values({ seller_id: seller.id, name: svc.name, display_name: svc.displayName, description: svc.description, category: svc.category, tags: [...svc.tags], pay_to: payTo.toLowerCase(), website_url: null, docs_url: docsUrl, logo_url: null })
+        .onConflict((oc) =>
+          oc.columns(['seller_id', 'name']).doUpdateSet({ pay_to: payTo.toLowerCase(), description: svc.description, display_name: svc.displayName, category: svc.category, tags: [...svc.tags], docs_url: docsUrl, updated_at: sql`now()` }),
+        )
         .returning('id')
         .executeTakeFirstOrThrow()
       const slugs = [...handlers.keys()].filter(svc.slugs)

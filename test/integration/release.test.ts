@@ -44,6 +44,8 @@ t.test('release migrates a fresh database and publishes the hosted services, ide
   t.equal(published.rows.length, slugs.length, 'every handler of this build is published')
   t.same(new Set(published.rows.map((r) => r.slug)), new Set(slugs))
   t.ok(published.rows.every((r) => r.enabled && r.pay_to === receiver), 'enabled, paying the configured receiver')
+  const listings = await sql<{ name: string; category: string; tags: string[]; docs_url: string }>`select name, category, tags, docs_url from services order by name`.execute(db)
+  t.ok(listings.rows.every((r) => r.tags.length > 0 && /\/docs\/endpoints\/tollgate\.json$/.test(r.docs_url)), 'marketplace entries with tags and a link to their OpenAPI document')
   t.match(first.out, `hosted endpoints: ${slugs.length} published`)
   t.equal(announced.length, 1, 'the change was announced to running proxies')
 
