@@ -7,8 +7,8 @@ import { appError } from '../../errors.js'
 import { listHandlerSlugs } from '../../pool/handler-registry.js'
 import { signUpstreamRequest } from '../../proxy/upstream.js'
 import { newSecret } from '../accounts/secret-token.js'
-import { validateServiceListing, type ServiceListing } from '../marketplace/validate-listing.js'
 import { address, invalid, name as parseName, slug as parseSlug } from '../accounts/validate.js'
+import { validateServiceListing, type ServiceListing } from '../marketplace/validate-listing.js'
 import { announceRegistryChange } from '../registry-events.js'
 import { requireMasterKey } from '../wallets/wallet-crypto.js'
 import { checkUpstreamUrl, guardedLookup } from './ssrf-guard.js'
@@ -128,14 +128,15 @@ export function publishingService(deps: Deps) {
   const { db, config } = deps
   const announce = (what: Record<string, unknown>) => announceRegistryChange(deps, what).catch(() => {})
 
-  async function seller(who: SellerScope, namespace: string) {
-    const row = await db
+  /** the sellers `who` may see: the user's own, and for an agent key only those linked to the agent */
+  const sellersOf = (who: SellerScope) =>
+    db
       .selectFrom('sellers')
-      .selectAll()
-      .where('namespace', '=', namespace)
       .where('owner_user_id', '=', who.userId)
       .$if(who.agentAddress !== undefined, (q) => q.where('agent_address', '=', who.agentAddress!))
-      .executeTakeFirst()
+
+  async function seller(who: SellerScope, namespace: string) {
+    const row = await sellersOf(who).selectAll().where('namespace', '=', namespace).executeTakeFirst()
     if (!row) throw appError('not_found', { what: 'seller namespace' })
     return row
   }
@@ -188,13 +189,7 @@ export function publishingService(deps: Deps) {
       return sellerView(row)
     },
     async listSellers(who: SellerScope) {
-      const rows = await db
-        .selectFrom('sellers')
-        .select(SELLER_COLUMNS)
-        .where('owner_user_id', '=', who.userId)
-        .$if(who.agentAddress !== undefined, (q) => q.where('agent_address', '=', who.agentAddress!))
-        .orderBy('created_at')
-        .execute()
+      const rows = await sellersOf(who).select(SELLER_COLUMNS).orderBy('created_at').execute()
       return rows.map(sellerView)
     },
     async getSeller(who: SellerScope, namespace: string) {
