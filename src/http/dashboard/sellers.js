@@ -13,9 +13,9 @@ export async function sellersView(show) {
   let agents
   const page = {
     reveal,
-    /** re-reads everything (after a change); the notice and a secret just shown stay */
     /** the user's agents, read once per reload (a namespace may link to one of them) */
     agents: () => agents,
+    /** re-reads everything (after a change); the notice and a secret just shown stay */
     reload: async () => {
       agents = api('GET', '/v1/agents').then((r) => r.data)
       const sellers = (await api('GET', '/v1/sellers')).data
@@ -153,7 +153,7 @@ function serviceForm({ id, path, service: svc, done, cancel }) {
     field('Display name', display),
     field('Receiver (pay_to)', payTo, 'the address every endpoint of this service is paid at'),
     field('Description', description),
-    field('Marketplace category', category, 'e.g. Crypto, Search, Data; Other if empty'),
+    field('Marketplace category', category, svc ? 'e.g. Crypto, Search, Data; left empty, it stays as it is' : 'e.g. Crypto, Search, Data; Other if left empty'),
     field('Tags', tags, 'comma-separated; the marketplace search matches them'),
     field('Website', links[0]),
     field('Documentation', links[1]),
