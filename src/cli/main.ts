@@ -4,6 +4,7 @@
  * built from dist). Exit codes: 0 success, 1 usage or other error, 2 payment refused,
  * 3 HTTP error (status >= 400).
  */
+import '../start/node-version.js' // first: refuses a Node release the dependencies cannot load on
 import { readFileSync, realpathSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'

@@ -3,6 +3,7 @@
  * Starts the embedded chain when RPC_URL is unset, migrates, seeds, runs web + proxy + worker,
  * writes .tollgate/dev.json and prints what to try next. Ctrl-C stops everything, anvil included.
  */
+import './node-version.js' // first: refuses a Node release the dependencies cannot load on
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'

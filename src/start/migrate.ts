@@ -1,3 +1,4 @@
+import './node-version.js' // first: refuses a Node release the dependencies cannot load on
 import { createDb } from '../db/create-db.js'
 import { createMigrator, migrateToLatest } from '../db/migrate.js'
 import { loadConfigOrExit } from './load-config.js'

@@ -1,3 +1,4 @@
+import './node-version.js' // first: refuses a Node release the dependencies cannot load on
 import { createDeps } from '../deps.js'
 import { loadConfigOrExit } from './load-config.js'
 import { startProxy } from './roles.js'

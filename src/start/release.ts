@@ -1,3 +1,4 @@
+import './node-version.js' // first: refuses a Node release the dependencies cannot load on
 import { Redis } from 'ioredis'
 import { createDb } from '../db/create-db.js'
 import { migrateToLatest } from '../db/migrate.js'
