@@ -11,6 +11,17 @@ t.test('agent payment API: sign, pay through the proxy, outcome, status', async 
   t.equal(challenge.status, 402)
   const header = challenge.headers.get('payment-required')!
 
+  // the agent's own budget, before any payment
+  const status = async (app = p.web) => {
+    const r = await app.inject({ method: 'GET', url: '/v1/agent', headers: agent.auth })
+    t.equal(r.statusCode, 200, r.body)
+    return r.json()
+  }
+  t.match(await status(), {
+    object: 'agent_status', address: agent.address, spend_caps: { per_transaction: null, daily: '5000', monthly: null },
+    spent: { daily: '0', monthly: '0' }, headroom: { daily: '5000', monthly: null }, balance: '1000000', unsettled: '0', available: '1000000', balance_error: null, allowlist: [],
+  })
+
   const preview = await p.web.inject({ method: 'POST', url: '/v1/agent/payments', headers: agent.auth, payload: { url, challenge: header, dry_run: true } })
   t.equal(preview.statusCode, 200, preview.body)
   t.match(preview.json(), { object: 'agent_payment_preview', would_pay: { amount: '1000' }, headroom: { daily: '4000', monthly: null }, refusal: null })
@@ -44,6 +55,15 @@ t.test('agent payment API: sign, pay through the proxy, outcome, status', async 
   await p.web.inject({ method: 'POST', url: `/v1/agent/payments/${res2.json().payment_id}/outcome`, headers: agent.auth, payload: { status: 'rejected' } })
   const res3 = await p.web.inject({ method: 'POST', url: '/v1/agent/payments', headers: agent.auth, payload: { url, challenge: header, dry_run: true } })
   t.match(res3.json().headroom, { daily: '2000' }, 'rejected amount released (3000 spent after this one)')
+  const after = await status()
+  t.match(after, { spent: { daily: '2000', monthly: '2000' }, headroom: { daily: '3000' }, balance: '1000000' }, 'two payments spent, the rejected one released')
+  t.equal(BigInt(after.available), BigInt(after.balance) - BigInt(after.unsettled), 'available is the balance less what is signed and not settled')
+  // the chain down: the budget still answers, without a balance, and says why
+  const { createPublicClient, http } = await import('viem')
+  const blind = await buildWebApp({ ...p.deps, chain: createPublicClient({ transport: http('http://127.0.0.1:9', { retryCount: 0, timeout: 2000 }) }) as typeof p.deps.chain }, { logger: false })
+  t.teardown(() => blind.close())
+  t.match(await status(blind), { spent: { daily: '2000' }, balance: null, available: null, balance_error: /chain RPC did not answer/ })
+  t.equal((await p.web.inject({ method: 'GET', url: '/v1/agent' })).statusCode, 401, 'no agent key, no budget')
 
   t.equal((await p.web.inject({ method: 'POST', url: '/v1/agent/payments', payload: { url, challenge: header } })).statusCode, 401)
   t.equal((await p.web.inject({ method: 'POST', url: '/v1/agent/payments', headers: { authorization: 'Bearer ak_test_nope' }, payload: { url, challenge: header } })).statusCode, 401)

@@ -90,6 +90,7 @@ export function agentPaymentRoutes(deps: Deps, opts: { now?: AgentPaymentsDeps['
       },
       async (request) => payments.outcome(request.agent!.id, request.params.id, request.body),
     )
+    app.get('/', { schema: { tags, summary: "The agent's budget: caps, spent today and this month, headroom, balance, unsettled, allowlist" } }, async (request) => payments.status(request.agent!))
     app.get<{ Params: { id: string } }>('/payments/:id', { schema: { tags, summary: 'A payment signed for this agent, with its settlement when known', params: idParam } }, async (request) =>
       payments.get(request.agent!.id, request.params.id),
     )
