@@ -43,6 +43,7 @@ commands:
   marketplace list [--source s] [--category c] [--search q] [--network n]
   marketplace show <id>  the marketplace catalogue
   payments status <id>   a payment signed for this agent, with its settlement
+  budget [--json]        the agent's balance, cap headroom and spending so far
   users create --email e --password p
                          create a user (operator; reads the server environment)
   keys rotate-master [--dry-run]
@@ -81,6 +82,7 @@ const MARKETPLACE_HELP = `usage: tollgate marketplace list [--source catalog|baz
        tollgate marketplace show <id>
 `
 const PAYMENTS_HELP = 'usage: tollgate payments status <payment-id>\n'
+const BUDGET_HELP = "usage: tollgate budget [--json]\n\nThe agent's budget: wallet balance (and what is signed but not settled), cap headroom, what was\nspent today and this month (UTC), and the sellers it may pay.\n"
 const DEVNET_HELP = 'usage: tollgate devnet [--port 8545]\n\nStarts anvil with test USDC and Multicall3, prints the RPC URL and accounts, runs until Ctrl-C.\n'
 
 /** Runs one command line; resolves to the exit code. */
@@ -94,6 +96,8 @@ export async function runCli(argv: string[], io: Io = processIo()): Promise<numb
         return await marketplaceCmd(rest, io)
       case 'payments':
         return await paymentsCmd(rest, io)
+      case 'budget':
+        return await budgetCmd(rest, io)
       case 'users': {
         if (rest.includes('--help') || rest.includes('-h')) return help(io, 'usage: tollgate users create --email <email> [--password <password> | env TOLLGATE_USER_PASSWORD]\n')
         const { createUserCli } = await import('./users.js')
@@ -289,13 +293,10 @@ async function inspect(url: string, init: RequestInit, f: FetchLike, io: Io, api
     const b = (await r.json().catch(() => ({}))) as Record<string, any>
     if (!r.ok) out.push(`cap headroom: unavailable (${b.code ?? r.status}: ${b.message ?? ''})`)
     else {
-      const cap = (x: string | null) => (x === null ? 'no cap' : `${formatUsdc(x)} USDC`)
       out.push(
         b.would_pay ? `would pay ${formatUsdc(b.would_pay.amount)} USDC to ${b.would_pay.pay_to} on ${b.would_pay.network}` : `would not pay: ${b.refusal?.code}: ${b.refusal?.message}`,
         `cap headroom${b.would_pay ? ' after this payment' : ''}:`,
-        `  per transaction  ${cap(b.headroom.per_transaction)}`,
-        `  daily (UTC)      ${cap(b.headroom.daily)}   (spent today ${formatUsdc(b.spent.daily)} USDC)`,
-        `  monthly (UTC)    ${cap(b.headroom.monthly)}   (spent this month ${formatUsdc(b.spent.monthly)} USDC)`,
+        ...headroomLines(b as Budget),
       )
       if (b.balance !== null && b.balance !== undefined) out.push(`wallet balance ${formatUsdc(b.balance)} USDC`)
     }
@@ -354,6 +355,46 @@ async function paymentsCmd(args: string[], io: Io): Promise<number> {
     return EXIT.http
   }
   io.stdout(JSON.stringify(JSON.parse(body), null, 2) + '\n')
+  return EXIT.ok
+}
+
+type Budget = { headroom: Record<'per_transaction' | 'daily' | 'monthly', string | null>; spent: Record<'daily' | 'monthly', string> }
+
+/** The cap headroom and what was spent, as `fetch --inspect` and `budget` print them. */
+function headroomLines(b: Budget): string[] {
+  const cap = (x: string | null) => (x === null ? 'no cap' : `${formatUsdc(x)} USDC`)
+  return [
+    `  per transaction  ${cap(b.headroom.per_transaction)}`,
+    `  daily (UTC)      ${cap(b.headroom.daily)}   (spent today ${formatUsdc(b.spent.daily)} USDC)`,
+    `  monthly (UTC)    ${cap(b.headroom.monthly)}   (spent this month ${formatUsdc(b.spent.monthly)} USDC)`,
+  ]
+}
+
+async function budgetCmd(args: string[], io: Io): Promise<number> {
+  const { values: v } = parse(() => parseArgs({ args, strict: true, options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } }), BUDGET_HELP)
+  if (v.help) return help(io, BUDGET_HELP)
+  const { apiUrl, agentKey } = settings(io)
+  if (!agentKey) throw new UsageError('no agent key: set TOLLGATE_AGENT_KEY or "agent_key" in ~/.config/tollgate/config.json')
+  const res = await (io.fetch ?? fetch)(`${apiUrl}/v1/agent`, { headers: { authorization: `Bearer ${agentKey}` } })
+  const text = await res.text()
+  if (!res.ok) {
+    io.stderr(`HTTP ${res.status}: ${text}\n`)
+    return EXIT.http
+  }
+  const b = JSON.parse(text) as Budget & { address: string; balance: string | null; unsettled: string; available: string | null; balance_error: string | null; allowlist: Array<{ kind: string; value: string }> }
+  if (v.json) {
+    io.stdout(JSON.stringify(b, null, 2) + '\n')
+    return EXIT.ok
+  }
+  io.stdout(
+    [
+      `agent    ${b.address}`,
+      b.balance === null ? `balance  unavailable (${b.balance_error})` : `balance  ${formatUsdc(b.balance)} USDC, of which ${formatUsdc(b.unsettled)} signed and not settled yet: ${formatUsdc(b.available!)} USDC available`,
+      'cap headroom:',
+      ...headroomLines(b),
+      `sellers  ${b.allowlist.length ? b.allowlist.map((e) => `${e.kind} ${e.value}`).join(', ') : 'any (no allowlist)'}`,
+    ].join('\n') + '\n',
+  )
   return EXIT.ok
 }
 

@@ -58,6 +58,18 @@ t.test('tollgate CLI: fetch pays, --inspect pays nothing, refusals and HTTP erro
   t.equal(await runCli(['payments', 'status', paymentId], st.io), 0)
   t.match(JSON.parse(st.out()), { id: paymentId, status: 'accepted', amount: '1000', settlement: { status: /verified|served|settling|settled/ } })
 
+  // the agent's budget after that one payment
+  const bud = capture(env)
+  t.equal(await runCli(['budget'], bud.io), 0, bud.err())
+  t.match(bud.out(), new RegExp(`agent\\s+${agent.address}`))
+  t.match(bud.out(), /balance\s+1 USDC, of which 0\.001 signed and not settled yet: 0\.999 USDC available|balance\s+0\.999 USDC, of which 0 signed/, 'the balance, before or after the payment settled')
+  t.match(bud.out(), /daily \(UTC\)\s+0\.099 USDC\s+\(spent today 0\.001 USDC\)/)
+  t.match(bud.out(), /per transaction\s+no cap/)
+  t.match(bud.out(), /sellers\s+any \(no allowlist\)/)
+  const budJson = capture(env)
+  t.equal(await runCli(['budget', '--json'], budJson.io), 0)
+  t.match(JSON.parse(budJson.out()), { object: 'agent_status', spent: { daily: '1000' }, headroom: { daily: '99000' } })
+
   // GET with query, config file instead of env
   const home = mkdtempSync(path.join(os.tmpdir(), 'tg-cli-'))
   mkdirSync(path.join(home, '.config', 'tollgate'), { recursive: true })
@@ -91,7 +103,9 @@ t.test('tollgate CLI: fetch pays, --inspect pays nothing, refusals and HTTP erro
   const nokey = capture({ TOLLGATE_API_URL: p.webUrl })
   t.equal(await runCli(['fetch', url], nokey.io), 1)
   t.match(nokey.err(), /TOLLGATE_AGENT_KEY/)
-  for (const args of [['--help'], ['fetch', '--help'], ['marketplace', '--help'], ['payments', '--help'], ['devnet', '--help'], ['users', '--help']]) {
+  t.equal(await runCli(['budget'], capture({ TOLLGATE_API_URL: p.webUrl }).io), 1, 'budget without a key: usage error')
+  t.equal(await runCli(['budget'], capture({ ...env, TOLLGATE_AGENT_KEY: 'ak_test_' + 'x'.repeat(43) }).io), 3, 'an unknown key: HTTP error')
+  for (const args of [['--help'], ['fetch', '--help'], ['marketplace', '--help'], ['payments', '--help'], ['budget', '--help'], ['devnet', '--help'], ['users', '--help']]) {
     const h = capture(env)
     t.equal(await runCli(args, h.io), 0, args.join(' '))
     t.match(h.out(), /usage: tollgate/)
