@@ -81,6 +81,7 @@ exit codes: 0 success, 1 usage or other error, 2 payment refused, 3 HTTP error (
 const MARKETPLACE_HELP = `usage: tollgate marketplace list [--source catalog|bazaar|platform] [--category c] [--search q] [--network n] [--json]
        tollgate marketplace show <id>
 `
+const NO_AGENT_KEY = 'no agent key: set TOLLGATE_AGENT_KEY or "agent_key" in ~/.config/tollgate/config.json'
 const PAYMENTS_HELP = 'usage: tollgate payments status <payment-id>\n'
 const BUDGET_HELP = "usage: tollgate budget [--json]\n\nThe agent's budget: wallet balance (and what is signed but not settled), cap headroom, what was\nspent today and this month (UTC), and the sellers it may pay.\n"
 const DEVNET_HELP = 'usage: tollgate devnet [--port 8545]\n\nStarts anvil with test USDC and Multicall3, prints the RPC URL and accounts, runs until Ctrl-C.\n'
@@ -202,7 +203,7 @@ async function fetchCmd(args: string[], io: Io): Promise<number> {
   const f = io.fetch ?? fetch
   const { apiUrl, agentKey } = settings(io)
   if (v.inspect) return inspect(url, init, f, io, apiUrl, agentKey)
-  if (!agentKey) throw new UsageError('no agent key: set TOLLGATE_AGENT_KEY or "agent_key" in ~/.config/tollgate/config.json')
+  if (!agentKey) throw new UsageError(NO_AGENT_KEY)
   let res
   try {
     res = await wrapFetch(f, { baseUrl: apiUrl, agentKey })(url, init)
@@ -346,16 +347,23 @@ async function paymentsCmd(args: string[], io: Io): Promise<number> {
   const [sub, id, ...extra] = args
   if (sub === '--help' || sub === '-h' || id === '--help') return help(io, PAYMENTS_HELP)
   if (sub !== 'status' || !id || extra.length) throw new UsageError(PAYMENTS_HELP)
-  const { apiUrl, agentKey } = settings(io)
-  if (!agentKey) throw new UsageError('no agent key: set TOLLGATE_AGENT_KEY or "agent_key" in ~/.config/tollgate/config.json')
-  const res = await (io.fetch ?? fetch)(`${apiUrl}/v1/agent/payments/${encodeURIComponent(id)}`, { headers: { authorization: `Bearer ${agentKey}` } })
-  const body = await res.text()
-  if (!res.ok) {
-    io.stderr(`HTTP ${res.status}: ${body}\n`)
-    return EXIT.http
-  }
-  io.stdout(JSON.stringify(JSON.parse(body), null, 2) + '\n')
+  const r = await agentGet(io, `/v1/agent/payments/${encodeURIComponent(id)}`)
+  if ('exit' in r) return r.exit
+  io.stdout(JSON.stringify(r.body, null, 2) + '\n')
   return EXIT.ok
+}
+
+/** GETs an agent-scoped platform route with the agent key: the parsed answer, or (printed) an HTTP error's exit code. */
+async function agentGet(io: Io, path: string): Promise<{ body: any } | { exit: number }> {
+  const { apiUrl, agentKey } = settings(io)
+  if (!agentKey) throw new UsageError(NO_AGENT_KEY)
+  const res = await (io.fetch ?? fetch)(`${apiUrl}${path}`, { headers: { authorization: `Bearer ${agentKey}` } })
+  const text = await res.text()
+  if (!res.ok) {
+    io.stderr(`HTTP ${res.status}: ${text}\n`)
+    return { exit: EXIT.http }
+  }
+  return { body: JSON.parse(text) }
 }
 
 type Budget = { headroom: Record<'per_transaction' | 'daily' | 'monthly', string | null>; spent: Record<'daily' | 'monthly', string> }
@@ -373,15 +381,9 @@ function headroomLines(b: Budget): string[] {
 async function budgetCmd(args: string[], io: Io): Promise<number> {
   const { values: v } = parse(() => parseArgs({ args, strict: true, options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } }), BUDGET_HELP)
   if (v.help) return help(io, BUDGET_HELP)
-  const { apiUrl, agentKey } = settings(io)
-  if (!agentKey) throw new UsageError('no agent key: set TOLLGATE_AGENT_KEY or "agent_key" in ~/.config/tollgate/config.json')
-  const res = await (io.fetch ?? fetch)(`${apiUrl}/v1/agent`, { headers: { authorization: `Bearer ${agentKey}` } })
-  const text = await res.text()
-  if (!res.ok) {
-    io.stderr(`HTTP ${res.status}: ${text}\n`)
-    return EXIT.http
-  }
-  const b = JSON.parse(text) as Budget & { address: string; balance: string | null; unsettled: string; available: string | null; balance_error: string | null; allowlist: Array<{ kind: string; value: string }> }
+  const r = await agentGet(io, '/v1/agent')
+  if ('exit' in r) return r.exit
+  const b = r.body as Budget & { address: string; balance: string | null; unsettled: string; available: string | null; balance_error: string | null; allowlist: Array<{ kind: string; value: string }> }
   if (v.json) {
     io.stdout(JSON.stringify(b, null, 2) + '\n')
     return EXIT.ok

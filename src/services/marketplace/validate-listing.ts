@@ -97,7 +97,7 @@ export function validateListing(body: unknown, mode: ListingMode): { ok: true; v
   const id = mode === 'catalog' && body.id !== undefined ? (typeof body.id === 'string' && ID_RE.test(body.id) ? body.id : (bad('id', 'expected 1-64 of a-z 0-9 . _ - starting with a letter or digit'), undefined)) : undefined
   const name = text(body.name, 'name', 100, { required: true }) ?? ''
   const description = text(body.description, 'description', 2000, { multiline: true })
-  const category = checkCategory(body.category, text, bad, true) ?? ''
+  const category = checkCategory(body.category, text, bad) ?? ''
   const tags = checkTags(body.tags, limits.tags, text, bad)
   let platformAgentAddress: string | null = null
   if (body.platform_agent_address !== undefined && body.platform_agent_address !== null) {
@@ -257,8 +257,9 @@ function fieldChecks(mode: ListingMode, bad: Bad): { text: TextCheck; url: (v: u
   return { text, url }
 }
 
-function checkCategory(v: unknown, text: TextCheck, bad: Bad, required: boolean): string | null {
-  const category = text(v, 'category', 50, { required })
+/** A category is required wherever it is given: letters, digits, spaces and a few joiners. */
+function checkCategory(v: unknown, text: TextCheck, bad: Bad): string | null {
+  const category = text(v, 'category', 50, { required: true })
   if (category && !/^[\p{L}\p{N}][\p{L}\p{N} &/+.-]*$/u.test(category)) return bad('category', 'expected letters, digits, spaces and & / + . -'), null
   return category
 }
@@ -299,7 +300,7 @@ export function validateServiceListing(body: Record<string, unknown>): { ok: tru
   const { text, url } = fieldChecks('bazaar', bad)
   const value: ServiceListing = {}
   if (body.category !== undefined) {
-    const category = checkCategory(body.category, text, bad, true)
+    const category = checkCategory(body.category, text, bad)
     if (category !== null) value.category = category
   }
   if (body.tags !== undefined) value.tags = checkTags(body.tags, LIMITS.catalog.tags, text, bad)

@@ -5,6 +5,7 @@ import { agentPaymentsService, type AgentPaymentsDeps, type AgentRow } from '../
 import { requireMasterKey } from '../../../services/wallets/wallet-crypto.js'
 import { idempotency } from '../../plugins/idempotency.js'
 import { rateLimit } from '../../plugins/rate-limit.js'
+import { RATE_LIMIT_PER_MINUTE } from './index.js'
 import { sellerRoutes } from './sellers.js'
 
 declare module 'fastify' {
@@ -45,9 +46,9 @@ export function agentPaymentRoutes(deps: Deps, opts: { now?: AgentPaymentsDeps['
     const tags = ['agent payments']
     // the agent's own endpoints: the seller routes, seeing only the namespaces linked to this agent
     await app.register(async (a) => {
-      // the limits of /v1 (600 requests a minute per credential; here per agent), and Idempotency-Key
+      // the limit of /v1 (per credential there; here per agent), and Idempotency-Key
       // on creating POSTs, each agent's answers kept apart from its user's
-      await a.register(rateLimit, { redis: deps.redis, key: deps.key, max: 600, windowSeconds: 60, name: 'v1-agent-publishing', identify: (r) => (r.agent ? `agent:${r.agent.id}` : undefined) })
+      await a.register(rateLimit, { redis: deps.redis, key: deps.key, max: RATE_LIMIT_PER_MINUTE, windowSeconds: 60, name: 'v1-agent-publishing', identify: (r) => (r.agent ? `agent:${r.agent.id}` : undefined) })
       await a.register(idempotency, { redis: deps.redis, key: deps.key, masterKey: () => requireMasterKey(deps.config), owner: (r) => (r.agent ? `agent:${r.agent.id}` : undefined) })
       await sellerRoutes(a, { deps }, { scope: (r) => ({ userId: r.agent!.user_id, agentAddress: r.agent!.address }), tags: ['agent publishing'] })
     })

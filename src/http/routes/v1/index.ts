@@ -15,6 +15,9 @@ import { sellerRoutes } from './sellers.js'
 import { sessionRoutes } from './session.js'
 import { topUpRoutes } from './top-ups.js'
 
+/** The default limit of every credential on /v1 (and of each agent key on /v1/agent's publishing routes). */
+export const RATE_LIMIT_PER_MINUTE = 600
+
 export interface V1Options {
   /** requests per minute per API key or session (default 600) */
   rateLimitPerMinute?: number
@@ -44,7 +47,7 @@ export function v1Routes(deps: Deps, opts: V1Options = {}): FastifyPluginAsync {
     await app.register(rateLimit, {
       redis: deps.redis,
       key: deps.key,
-      max: opts.rateLimitPerMinute ?? 600,
+      max: opts.rateLimitPerMinute ?? RATE_LIMIT_PER_MINUTE,
       windowSeconds: 60,
       identify: (r) => (r.principal ? `${r.principal.via}:${r.principal.credentialId}` : undefined),
     })
