@@ -53,6 +53,8 @@ export interface Config {
     recoveryThreads: number
     /** when recovery goes to those threads: `busy` while the event loop is over 80% busy, `always` for every signature */
     recoveryOffload: 'busy' | 'always'
+    /** accept ERC-6492 signatures of smart wallets not deployed yet (settlement deploys them first) */
+    counterfactualWallets: boolean
   }
   settlement: { batchSize: number; batchWindowMs: number; mode: 'relayer' | 'facilitator'; facilitatorUrl: string | undefined; /** /readyz fails and the worker warns below this relayer ETH balance */ relayerMinEthWei: bigint; /** cap on maxFeePerGas of relayer transactions, replacements included */ maxFeePerGasWei: bigint }
   handlers: { timeoutMs: number; maxThreads: number; memoryMb: number; maxQueue: number }
@@ -239,6 +241,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       maxHeaderBytes: r.int('X402_MAX_HEADER_BYTES', 8192, 1024, 65536),
       recoveryThreads: r.int('X402_RECOVERY_THREADS', 1, 0, 16),
       recoveryOffload: r.oneOf('X402_RECOVERY_OFFLOAD', ['busy', 'always'] as const, 'busy'),
+      // our relayer deploys such wallets in the settlement batch; an external facilitator may not
+      counterfactualWallets: r.oneOf('X402_COUNTERFACTUAL_WALLETS', ['accept', 'refuse'] as const, settlementMode === 'relayer' ? 'accept' : 'refuse') === 'accept',
     },
     settlement: {
       batchSize: r.int('SETTLEMENT_BATCH_SIZE', 200, 1, 500),

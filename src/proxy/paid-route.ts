@@ -99,7 +99,7 @@ export function paidRoute(p: PaidRouteDeps) {
   const smartWalletLimit = pLimit(SMART_WALLET_CONCURRENCY)
   async function smartWalletCheck(wallet: `0x${string}`, digest: Uint8Array, signature: `0x${string}`): Promise<ContractSignatureCheck | 'busy'> {
     if (smartWalletLimit.pendingCount >= SMART_WALLET_QUEUE) return 'busy'
-    return smartWalletLimit(() => checkContractSignature(deps.chain, wallet, digest, signature))
+    return smartWalletLimit(() => checkContractSignature(deps.chain, wallet, digest, signature, { counterfactual: config.x402.counterfactualWallets }))
   }
 
   /** Fixed-window count per endpoint in Redis; returns seconds to wait when over the limit. */
@@ -161,7 +161,7 @@ export function paidRoute(p: PaidRouteDeps) {
         const digest = transferAuthDigest(domainSeparator, auth)
         let signer = await p.recovery.recover(digest, checked.signature)
         if (signer === SMART_WALLET_SIGNATURE) {
-          // the slow path: a smart wallet answers through RPC (ERC-1271)
+          // the slow path: a smart wallet answers through RPC (ERC-1271; ERC-6492 if not deployed yet)
           let check: ContractSignatureCheck | 'busy'
           try {
             check = await smartWalletCheck(auth.from as `0x${string}`, digest, checked.signature)
@@ -171,7 +171,7 @@ export function paidRoute(p: PaidRouteDeps) {
           }
           if (check === 'busy') return sendAppError(reply, appError('service_unavailable', { detail: 'too many smart wallet payments are being checked; retry shortly' }, { headers: { 'retry-after': '1' } }))
           if (check === 'undeployed') return sendChallenge(reply, challenge, 'invalid_exact_evm_payload_undeployed_smart_wallet')
-          if (check === 'counterfactual') return sendChallenge(reply, challenge, 'invalid_exact_evm_payload_undeployed_smart_wallet', 'ERC-6492 signatures of wallets not deployed yet are not accepted; deploy the wallet first')
+          if (check === 'counterfactual') return sendChallenge(reply, challenge, 'invalid_exact_evm_payload_undeployed_smart_wallet', 'this platform does not accept ERC-6492 signatures of wallets not deployed yet; deploy the wallet first')
           signer = check === 'valid' ? (auth.from.toLowerCase() as typeof signer) : null
         }
         if (signer === null || signer !== auth.from.toLowerCase()) return sendChallenge(reply, challenge, 'invalid_exact_evm_payload_signature')

@@ -39,7 +39,7 @@ const catalogue = {
   },
   invalid_exact_evm_payload_undeployed_smart_wallet: {
     status: 402,
-    message: 'the payer is a smart wallet that is not deployed; deploy it before paying',
+    message: 'the payer is a smart wallet that is not deployed and the signature carries no ERC-6492 factory call to deploy it; deploy the wallet or sign with ERC-6492',
   },
   invalid_exact_evm_nonce_already_used: {
     status: 402,

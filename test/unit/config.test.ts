@@ -17,6 +17,15 @@ t.test('defaults describe the sandbox deployment on Base Sepolia', async (t) => 
   t.ok(Object.isFrozen(c) && Object.isFrozen(c.chain), 'frozen')
 })
 
+t.test('ERC-6492 wallets not deployed yet: accepted when our relayer settles, refused by default when a facilitator does', async (t) => {
+  t.equal(loadConfig({}).x402.counterfactualWallets, true, 'the relayer deploys them')
+  t.equal(loadConfig({ X402_COUNTERFACTUAL_WALLETS: 'refuse' }).x402.counterfactualWallets, false)
+  const viaFacilitator = { SETTLEMENT_MODE: 'facilitator', FACILITATOR_URL: 'https://facilitator.example' }
+  t.equal(loadConfig(viaFacilitator).x402.counterfactualWallets, false, 'a facilitator may not deploy them')
+  t.equal(loadConfig({ ...viaFacilitator, X402_COUNTERFACTUAL_WALLETS: 'accept' }).x402.counterfactualWallets, true, 'unless the operator says it does')
+  t.throws(() => loadConfig({ X402_COUNTERFACTUAL_WALLETS: 'maybe' }), ConfigError)
+})
+
 t.test('production derives Base mainnet values', async (t) => {
   const c = loadConfig({
     TOLLGATE_DEPLOYMENT: 'production',

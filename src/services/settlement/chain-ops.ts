@@ -10,6 +10,7 @@ import {
   type Log,
   type PublicClient,
 } from 'viem'
+import { canDeploy, innerSignature, parseErc6492, type Erc6492Parts } from '../../chain/contract-signature.js'
 import { MULTICALL3_ADDRESS, multicall3Abi } from '../../chain/multicall3-abi.js'
 import { usdcAbi } from '../../chain/usdc-abi.js'
 import type { Payment } from '../../db/database.js'
@@ -21,7 +22,11 @@ export const BLOCKING_REASONS: ReadonlySet<string> = new Set(['insufficient_fund
 const authKey = (authorizer: string, nonce: string) => `${authorizer.toLowerCase()}:${nonce.toLowerCase()}`
 export const paymentAuthKey = (p: Pick<Payment, 'payer' | 'nonce'>) => authKey(p.payer, p.nonce)
 
-/** calldata for the token's transferWithAuthorization; 65-byte signatures use the (v,r,s) overload */
+/**
+ * calldata for the token's transferWithAuthorization: 65-byte signatures use the (v,r,s)
+ * overload, smart-wallet signatures the bytes one (ERC-6492 wrappers unwrapped: the token asks
+ * the deployed wallet, ERC-1271).
+ */
 export function transferCallData(p: Payment): Hex {
   const base = [getAddress(p.payer), getAddress(p.pay_to), BigInt(p.value), BigInt(p.valid_after), BigInt(p.valid_before), p.nonce as Hex] as const
   const sig = p.signature as Hex
@@ -30,16 +35,50 @@ export function transferCallData(p: Payment): Hex {
     const vv = Number(v ?? 27n + BigInt(yParity ?? 0))
     return encodeFunctionData({ abi: usdcAbi, functionName: 'transferWithAuthorization', args: [...base, vv, r, s] })
   }
-  return encodeFunctionData({ abi: usdcAbi, functionName: 'transferWithAuthorization', args: [...base, sig] })
+  return encodeFunctionData({ abi: usdcAbi, functionName: 'transferWithAuthorization', args: [...base, innerSignature(sig)] })
 }
 
-export function aggregate3Data(asset: string, payments: Payment[]): Hex {
+/** Factory calls that deploy payers' wallets, by lower-case wallet address. */
+export type WalletDeployments = ReadonlyMap<string, Erc6492Parts>
+
+/**
+ * The ERC-6492 payers among `payments` whose wallets have no code yet, each with the factory call
+ * (from its first payment) that deploys it. One getCode per such payer; none for anyone else.
+ */
+export async function walletDeployments(client: PublicClient, payments: Payment[]): Promise<WalletDeployments> {
+  const wrapped = new Map<string, Erc6492Parts>()
+  for (const p of payments) {
+    const parts = parseErc6492(p.signature as Hex)
+    if (parts && canDeploy(parts) && !wrapped.has(p.payer)) wrapped.set(p.payer, parts)
+  }
+  const out = new Map<string, Erc6492Parts>()
+  await Promise.all(
+    [...wrapped].map(async ([payer, parts]) => {
+      const code = await client.getCode({ address: getAddress(payer) })
+      if (!code || code === '0x') out.set(payer, parts)
+    }),
+  )
+  return out
+}
+
+/**
+ * The aggregate3 calls of a batch: first one factory call per wallet still to deploy (failure
+ * allowed: a wallet deployed meanwhile only makes its transfer go straight to ERC-1271), then one
+ * transfer per payment. `transferAt[i]` is the index of payment i's transfer among the calls.
+ */
+function batchCalls(asset: string, payments: Payment[], deployments: WalletDeployments = new Map()) {
   const target = getAddress(asset)
-  return encodeFunctionData({
-    abi: multicall3Abi,
-    functionName: 'aggregate3',
-    args: [payments.map((p) => ({ target, allowFailure: true, callData: transferCallData(p) }))],
-  })
+  const calls: Array<{ target: Address; allowFailure: boolean; callData: Hex }> = []
+  for (const payer of new Set(payments.map((p) => p.payer))) {
+    const d = deployments.get(payer)
+    if (d) calls.push({ target: getAddress(d.factory), allowFailure: true, callData: d.factoryData })
+  }
+  const transferAt = payments.map((p) => calls.push({ target, allowFailure: true, callData: transferCallData(p) }) - 1)
+  return { calls, transferAt }
+}
+
+export function aggregate3Data(asset: string, payments: Payment[], deployments?: WalletDeployments): Hex {
+  return encodeFunctionData({ abi: multicall3Abi, functionName: 'aggregate3', args: [batchCalls(asset, payments, deployments).calls] })
 }
 
 /** authorizationState for many (payer, nonce) pairs in one eth_call through Multicall3 */
@@ -64,16 +103,10 @@ export async function balancesOf(client: PublicClient, asset: string, payers: st
 }
 
 /** Simulates the batch; per payment, undefined when it would succeed, else the revert message. */
-export async function simulateBatch(client: PublicClient, from: Address, asset: string, payments: Payment[]): Promise<Array<string | undefined>> {
-  const target = getAddress(asset)
-  const { result } = await client.simulateContract({
-    account: from,
-    address: MULTICALL3_ADDRESS,
-    abi: multicall3Abi,
-    functionName: 'aggregate3',
-    args: [payments.map((p) => ({ target, allowFailure: true, callData: transferCallData(p) }))],
-  })
-  return result.map((r) => (r.success ? undefined : revertMessage(r.returnData)))
+export async function simulateBatch(client: PublicClient, from: Address, asset: string, payments: Payment[], deployments?: WalletDeployments): Promise<Array<string | undefined>> {
+  const { calls, transferAt } = batchCalls(asset, payments, deployments)
+  const { result } = await client.simulateContract({ account: from, address: MULTICALL3_ADDRESS, abi: multicall3Abi, functionName: 'aggregate3', args: [calls] })
+  return transferAt.map((i) => (result[i]!.success ? undefined : revertMessage(result[i]!.returnData)))
 }
 
 function revertMessage(data: Hex): string {

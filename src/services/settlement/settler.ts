@@ -15,6 +15,7 @@ import {
   reasonFromRevert,
   simulateBatch,
   usedAuthorizations,
+  walletDeployments,
   type FailureReason,
 } from './chain-ops.js'
 import { facilitatorClient, type FacilitatorClient } from './facilitator.js'
@@ -257,7 +258,9 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
     for (const [i, p] of live.entries()) if (states[i]) await resolveUsed(p, stats)
     live = live.filter((_, i) => !states[i])
     if (live.length === 0) return
-    const sim = await simulateBatch(chain, relayer.address, asset, live)
+    // ERC-6492 wallets not deployed yet: the batch deploys each before its transfers
+    const deployments = await walletDeployments(chain, live)
+    const sim = await simulateBatch(chain, relayer.address, asset, live, deployments)
     const doomed = live.filter((_, i) => sim[i] !== undefined)
     for (const [i, p] of live.entries()) {
       if (sim[i] === undefined) continue
@@ -267,7 +270,7 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
     live = live.filter((p) => !doomed.includes(p))
     if (live.length === 0) return
 
-    const data = aggregate3Data(asset, live)
+    const data = aggregate3Data(asset, live, deployments)
     const estimate = await chain.estimateGas({ account: relayer.address, to: MULTICALL3_ADDRESS, data })
     const fromBlock = await chain.getBlockNumber({ cacheTime: 0 })
     const signed = await signRelayerTx(chain, relayer, { to: MULTICALL3_ADDRESS, data, gas: (estimate * 13n) / 10n, chainId: await getChainId(), maxFeePerGasCap: feeCap })
