@@ -118,11 +118,11 @@ t.test('a smart wallet not deployed yet pays with an ERC-6492 signature; settlem
   const now = Math.floor(Date.now() / 1000)
   const deployCall = (salt: bigint) => encodeFunctionData({ abi: compiled.factory.abi, functionName: 'createAccount', args: [owner.address, salt] })
   /** a payment from the wallet signed by `key`, wrapped in ERC-6492 with the factory call for `salt` */
-  const payment = async (key: Hex, o: { salt?: bigint; factory?: Address } = {}) => {
+  const payment = async (key: Hex, o: { salt?: bigint; factory?: Address; factoryData?: Hex } = {}) => {
     const authorization = { from: wallet, to: req.payTo, value: req.amount, validAfter: String(now - 600), validBefore: String(now + 120), nonce: `0x${randomBytes(32).toString('hex')}` }
     const digest = transferAuthDigest(ds, { ...authorization, value: BigInt(authorization.value), validAfter: BigInt(authorization.validAfter), validBefore: BigInt(authorization.validBefore) })
     const ecdsa = await sign({ hash: `0x${Buffer.from(digest).toString('hex')}`, privateKey: key, to: 'hex' })
-    const signature = serializeErc6492Signature({ address: o.factory ?? factory, data: deployCall(o.salt ?? 7n), signature: walletSig(ecdsa) })
+    const signature = serializeErc6492Signature({ address: o.factory ?? factory, data: o.factoryData ?? deployCall(o.salt ?? 7n), signature: walletSig(ecdsa) })
     return { signature, authorization, digest }
   }
   const pay = async ({ signature, authorization }: { signature: string; authorization: object }) => proxy.inject({ url: path, headers: { 'payment-signature': v2Header(required, { signature, authorization }) } })
@@ -134,7 +134,11 @@ t.test('a smart wallet not deployed yet pays with an ERC-6492 signature; settlem
   t.equal(reasonOf(await pay(await payment(ownerKey, { salt: 8n }))), 'invalid_exact_evm_payload_signature', 'a factory call that deploys another wallet proves nothing')
   t.equal(reasonOf(await pay(await payment(ownerKey, { factory: zeroAddress }))), 'invalid_exact_evm_payload_undeployed_smart_wallet', 'a wrapper with no factory cannot deploy the wallet')
   t.equal(reasonOf(await pay(await payment(ownerKey, { factory: eoa.address }))), 'invalid_exact_evm_payload_signature', 'a "factory" with no code deploys nothing')
+  const costly = (work: bigint) => encodeFunctionData({ abi: compiled.factory.abi, functionName: 'createAccountAfter', args: [work, owner.address, 7n] })
+  t.equal(reasonOf(await pay(await payment(ownerKey, { factoryData: costly(60n) }))), 'invalid_exact_evm_payload_signature', 'a deployment over the gas cap is refused (the relayer would pay for it)')
   t.equal(await count(), 0, 'no refused payment was recorded')
+  const cheap = await payment(ownerKey, { factoryData: costly(2n) })
+  t.equal(await checkContractSignature(deps.chain, wallet, cheap.digest, cheap.signature, { counterfactual: true }), 'valid', 'the same factory path under the cap passes')
   const asked = await payment(ownerKey)
   t.equal(await checkContractSignature(deps.chain, wallet, asked.digest, asked.signature, { counterfactual: false }), 'counterfactual', 'a platform that does not accept them says so')
 
