@@ -62,6 +62,13 @@ export interface HandlerModule<I = any> {
    * 503 upstream_not_configured (the contract test checks exactly that)
    */
   providers?: string[]
+  /**
+   * true for handlers that reach public hosts the buyer names themselves (DNS, TLS, HTTP), with
+   * no provider setting; without network access (CI) their example may fail with 502
+   * upstream_failed or 422 (its host does not resolve), which the contract test accepts; their
+   * own tests use local servers
+   */
+  network?: boolean
   /** defaults to ['GET', 'POST'] */
   methods?: ('GET' | 'POST')[]
   /** per-call time limit, default from config (HANDLER_TIMEOUT_MS) */
