@@ -6,6 +6,8 @@
  *   const config = loadConfig(process.env) // throws ConfigError listing every invalid variable
  */
 
+import { PROVIDER_SETTINGS } from './handler-providers.js'
+
 export type Deployment = 'production' | 'sandbox'
 
 export interface ChainParams {
@@ -263,6 +265,12 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       WALLET_SCORE_AAVE_POOL: walletScorePool,
       WALLET_SCORE_LOG_BLOCKS: String(r.int('WALLET_SCORE_LOG_BLOCKS', 100_000, 1, 10_000_000)),
       WALLET_SCORE_LOG_CHUNK_BLOCKS: String(r.int('WALLET_SCORE_LOG_CHUNK_BLOCKS', 10_000, 1, 1_000_000)),
+      ...Object.fromEntries(
+        PROVIDER_SETTINGS.map((p) => {
+          const fallback = p.default === 'rpc' ? rpcUrl : p.default
+          return [p.name, p.kind === 'url' ? r.url(p.name, fallback, ['http:', 'https:']) : (r.optional(p.name) ?? fallback)]
+        }),
+      ),
     },
   }
   if (r.problems.length > 0) throw new ConfigError(r.problems)
