@@ -1,0 +1,98 @@
+import { defineHandler } from '../../src/pool/handler-contract.js'
+import { clearinghouseState, dec, EVM_ADDRESS_PATTERN, hyperliquidInfo, HYPERLIQUID_SETTING, malformed, parseMarginSummary, parsePosition } from '../_shared/hyperliquid-info.js'
+
+interface Input {
+  address: string
+  includeSpot?: boolean
+  includeOpenOrders?: boolean
+}
+
+interface SpotBalance {
+  coin: string
+  token?: number
+  total?: string
+  hold?: string
+  entryNtl?: string
+}
+
+interface OpenOrder {
+  coin: string
+  side: 'A' | 'B'
+  limitPx?: string
+  sz?: string
+}
+
+/**
+ * A user's Hyperliquid account from the info endpoint: `clearinghouseState` (perp positions and
+ * margin), `spotClearinghouseState` (spot balances) and `openOrders`, read in parallel.
+ * Docs: https://hyperliquid.gitbook.io/hyperliquid-docs/for-developers/api/info-endpoint/perpetuals#retrieve-users-perpetuals-account-summary
+ * and .../info-endpoint/spot#retrieve-a-users-token-balances, .../info-endpoint#retrieve-a-users-open-orders
+ */
+export default defineHandler<Input>({
+  slug: 'perpdex-portfolio',
+  description:
+    "A wallet's Hyperliquid portfolio: open perpetual positions (size, entry, value, unrealized PnL, leverage, liquidation price), margin summary, withdrawable USDC, spot balances and open-order count.",
+  providers: [HYPERLIQUID_SETTING],
+  inputSchema: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['address'],
+    properties: {
+      address: { type: 'string', pattern: EVM_ADDRESS_PATTERN, description: 'The Hyperliquid user: a 0x-prefixed 20-byte hex address (the master account or a vault/sub-account).' },
+      includeSpot: { type: 'boolean', default: true, description: 'Also read spot token balances (spotClearinghouseState).' },
+      includeOpenOrders: { type: 'boolean', default: true, description: 'Also count open orders (openOrders).' },
+    },
+  },
+  output: {
+    contentType: 'application/json',
+    description:
+      '{ venue, address, time, hasActivity, marginSummary and crossMarginSummary: { accountValueUsd, totalNotionalPositionUsd, totalRawUsd, totalMarginUsedUsd }, crossMaintenanceMarginUsedUsd, withdrawableUsd, ' +
+      'positionsCount, positions[] (largest value first): { coin, side, size, entryPx, positionValueUsd, unrealizedPnlUsd, returnOnEquity, liquidationPx (null when Hyperliquid gives none), marginUsedUsd, leverage: { type, value }, maxLeverage, cumulativeFundingUsd }, ' +
+      'spot: { balances[]: { coin, token, total, hold, entryNotionalUsd } } or null when not asked (balances are in token units; not valued in USD here), openOrders: { count, buy, sell, byCoin } or null when not asked }.',
+  },
+  example: { address: '0xdfc24b077bc1425ad1dea75bcb6f8158e10df303' },
+  async run(input, ctx) {
+    const user = input.address.toLowerCase()
+    const [state, spot, orders] = await Promise.all([
+      clearinghouseState(ctx, user),
+      input.includeSpot === false ? null : hyperliquidInfo<any>(ctx, { type: 'spotClearinghouseState', user }),
+      input.includeOpenOrders === false ? null : hyperliquidInfo<any>(ctx, { type: 'openOrders', user }),
+    ])
+    if (spot !== null && !Array.isArray(spot?.balances)) throw malformed('spotClearinghouseState')
+    if (orders !== null && !Array.isArray(orders)) throw malformed('openOrders')
+
+    const positions = state.assetPositions
+      .filter((p) => p?.position && typeof p.position.coin === 'string')
+      .map((p) => parsePosition(p.position))
+      .sort((a, b) => Math.abs(b.positionValueUsd ?? 0) - Math.abs(a.positionValueUsd ?? 0))
+    const balances = spot
+      ? (spot.balances as SpotBalance[]).map((b) => ({ coin: b.coin, token: typeof b.token === 'number' ? b.token : null, total: dec(b.total), hold: dec(b.hold), entryNotionalUsd: dec(b.entryNtl) }))
+      : null
+    let openOrders = null
+    if (orders) {
+      const list = orders as OpenOrder[]
+      const byCoin: Record<string, number> = {}
+      for (const o of list) byCoin[o.coin] = (byCoin[o.coin] ?? 0) + 1
+      // side B = bid (buy), A = ask (sell), per the docs
+      openOrders = { count: list.length, buy: list.filter((o) => o.side === 'B').length, sell: list.filter((o) => o.side === 'A').length, byCoin }
+    }
+    const margin = parseMarginSummary(state.marginSummary)
+    const hasActivity = positions.length > 0 || (margin?.accountValueUsd ?? 0) !== 0 || (balances ?? []).some((b) => (b.total ?? 0) !== 0) || (openOrders?.count ?? 0) > 0
+    return {
+      body: {
+        venue: 'hyperliquid',
+        address: user,
+        time: typeof state.time === 'number' ? new Date(state.time).toISOString() : null,
+        hasActivity,
+        marginSummary: margin,
+        crossMarginSummary: parseMarginSummary(state.crossMarginSummary),
+        crossMaintenanceMarginUsedUsd: dec(state.crossMaintenanceMarginUsed),
+        withdrawableUsd: dec(state.withdrawable),
+        positionsCount: positions.length,
+        positions,
+        spot: balances ? { balances } : null,
+        openOrders,
+      },
+    }
+  },
+})

@@ -1,0 +1,129 @@
+import { defineHandler } from '../../src/pool/handler-contract.js'
+import { clean, dec, EVM_ADDRESS_PATTERN, hyperliquidInfo, HYPERLIQUID_SETTING, malformed } from '../_shared/hyperliquid-info.js'
+
+interface Input {
+  vaultAddress: string
+  user?: string
+  topFollowers?: number
+}
+
+type Series = Array<[number, string]>
+interface PortfolioPeriod {
+  accountValueHistory?: Series
+  pnlHistory?: Series
+  vlm?: string
+}
+
+interface Follower {
+  user: string
+  vaultEquity?: string
+  pnl?: string
+  allTimePnl?: string
+  daysFollowing?: number
+  vaultEntryTime?: number
+  lockupUntil?: number
+}
+
+/** Hyperliquid's vaultDetails lists followers up to this many (its largest depositors) */
+const FOLLOWER_LIST_CAP = 100
+
+/**
+ * A Hyperliquid vault from the info endpoint's `vaultDetails`. By address only: the documented
+ * list type (`vaultSummaries`) does not list the venue's vaults (it answers only very recent ones
+ * or nothing), and the web app's vault list is an undocumented endpoint, so it is not used.
+ * Docs: https://hyperliquid.gitbook.io/hyperliquid-docs/for-developers/api/info-endpoint#retrieve-details-for-a-vault
+ */
+export default defineHandler<Input>({
+  slug: 'perpdex-vaults',
+  description:
+    'Details of a Hyperliquid vault by address: name, leader, TVL, APR, leader share and commission, depositors, and a performance summary (account value, PnL, volume) per day, week, month and all time.',
+  providers: [HYPERLIQUID_SETTING],
+  inputSchema: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['vaultAddress'],
+    properties: {
+      vaultAddress: { type: 'string', pattern: EVM_ADDRESS_PATTERN, description: 'The vault: a 0x-prefixed 20-byte hex address (as shown in the Hyperliquid vault page URL).' },
+      user: { type: 'string', pattern: EVM_ADDRESS_PATTERN, description: "Optional depositor address: returns that wallet's position in the vault (followerState)." },
+      topFollowers: { type: 'integer', minimum: 0, maximum: 20, default: 5, description: 'Largest depositors to list (0–20).' },
+    },
+  },
+  output: {
+    contentType: 'application/json',
+    description:
+      '{ venue, found, vaultAddress, name, leader, description, isClosed, allowDeposits, tvlUsd (latest account value of the day series), apr (fraction, as Hyperliquid reports it), aprPercent, leaderFraction, leaderCommission, maxDistributableUsd, maxWithdrawableUsd, relationship, ' +
+      'followersListed (Hyperliquid lists at most its 100 largest depositors), followersListCapped, topFollowers[]: { user, equityUsd, pnlUsd, allTimePnlUsd, daysFollowing, entryTime }, followerState (for user, else null), ' +
+      'performance: { day|week|month|allTime: { from, to, accountValueStartUsd, accountValueEndUsd, pnlUsd (last point of the PnL series), volumeUsd, points } } }. found:false when the address is not a vault.',
+  },
+  example: { vaultAddress: '0xdfc24b077bc1425ad1dea75bcb6f8158e10df303' },
+  async run(input, ctx) {
+    const vaultAddress = input.vaultAddress.toLowerCase()
+    const request: Record<string, unknown> = { type: 'vaultDetails', vaultAddress }
+    if (input.user) request.user = input.user.toLowerCase()
+    const v = await hyperliquidInfo<any>(ctx, request)
+    if (v === null) return { body: { venue: 'hyperliquid', found: false, vaultAddress, reason: 'Hyperliquid has no vault at this address' } }
+    if (typeof v !== 'object' || !Array.isArray(v.portfolio)) throw malformed('vaultDetails')
+
+    const periods = new Map<string, PortfolioPeriod>(v.portfolio.filter((p: unknown) => Array.isArray(p) && p.length === 2).map((p: [string, PortfolioPeriod]) => [p[0], p[1]]))
+    const performance: Record<string, unknown> = {}
+    for (const name of ['day', 'week', 'month', 'allTime']) {
+      const p = periods.get(name)
+      if (!p) continue
+      const values = Array.isArray(p.accountValueHistory) ? p.accountValueHistory : []
+      const pnl = Array.isArray(p.pnlHistory) ? p.pnlHistory : []
+      const first = values[0]
+      const last = values[values.length - 1]
+      performance[name] = {
+        from: first ? new Date(first[0]).toISOString() : null,
+        to: last ? new Date(last[0]).toISOString() : null,
+        accountValueStartUsd: first ? dec(first[1]) : null,
+        accountValueEndUsd: last ? dec(last[1]) : null,
+        pnlUsd: pnl.length ? dec(pnl[pnl.length - 1]![1]) : null,
+        volumeUsd: dec(p.vlm),
+        points: values.length,
+      }
+    }
+    const dayValues = periods.get('day')?.accountValueHistory ?? periods.get('allTime')?.accountValueHistory ?? []
+    const followers: Follower[] = Array.isArray(v.followers) ? v.followers : []
+    const top = followers
+      .map((f) => ({
+        user: f.user,
+        equityUsd: dec(f.vaultEquity),
+        pnlUsd: dec(f.pnl),
+        allTimePnlUsd: dec(f.allTimePnl),
+        daysFollowing: typeof f.daysFollowing === 'number' ? f.daysFollowing : null,
+        entryTime: typeof f.vaultEntryTime === 'number' ? new Date(f.vaultEntryTime).toISOString() : null,
+      }))
+      .sort((a, b) => (b.equityUsd ?? 0) - (a.equityUsd ?? 0))
+      .slice(0, input.topFollowers ?? 5)
+    const num = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : dec(x))
+    const fs = v.followerState
+    return {
+      body: {
+        venue: 'hyperliquid',
+        found: true,
+        vaultAddress: typeof v.vaultAddress === 'string' ? v.vaultAddress : vaultAddress,
+        name: v.name ?? null,
+        leader: v.leader ?? null,
+        description: v.description ?? null,
+        isClosed: typeof v.isClosed === 'boolean' ? v.isClosed : null,
+        allowDeposits: typeof v.allowDeposits === 'boolean' ? v.allowDeposits : null,
+        tvlUsd: dayValues.length ? dec(dayValues[dayValues.length - 1]![1]) : null,
+        apr: num(v.apr),
+        aprPercent: num(v.apr) === null ? null : clean(num(v.apr)! * 100),
+        leaderFraction: num(v.leaderFraction),
+        leaderCommission: num(v.leaderCommission),
+        maxDistributableUsd: num(v.maxDistributable),
+        maxWithdrawableUsd: num(v.maxWithdrawable),
+        relationship: v.relationship?.type ?? null,
+        followersListed: followers.length,
+        followersListCapped: followers.length >= FOLLOWER_LIST_CAP,
+        topFollowers: top,
+        followerState: fs
+          ? { user: fs.user ?? null, equityUsd: dec(fs.vaultEquity), pnlUsd: dec(fs.pnl), allTimePnlUsd: dec(fs.allTimePnl), daysFollowing: fs.daysFollowing ?? null, lockupUntil: typeof fs.lockupUntil === 'number' ? new Date(fs.lockupUntil).toISOString() : null }
+          : null,
+        performance,
+      },
+    }
+  },
+})

@@ -1,0 +1,137 @@
+import { defineHandler } from '../../src/pool/handler-contract.js'
+import { badShape, DEXSCREENER_SETTING, dexscreenerJson, isPair, mapPool, type Pool } from '../_shared/solana-dexscreener.js'
+
+interface Input {
+  feed?: 'profiles' | 'boosts'
+  maxAgeHours?: number
+  minLiquidityUsd?: number
+  sort?: 'feed' | 'newestPool' | 'liquidity' | 'volume'
+  limit?: number
+}
+
+interface FeedEntry {
+  url?: string
+  chainId?: string
+  tokenAddress?: string
+  icon?: string
+  header?: string
+  description?: string
+  links?: Array<{ type?: string; label?: string; url?: string }>
+  amount?: number
+  totalAmount?: number
+}
+
+/** /tokens/v1 takes up to 30 addresses per call */
+const BATCH = 30
+
+/**
+ * Newest Solana tokens on DexScreener: its latest token profiles (`GET /token-profiles/latest/v1`)
+ * or latest boosts (`GET /token-boosts/latest/v1`), kept to chainId solana, enriched with their
+ * pools from `GET /tokens/v1/solana/{addresses}` (one batch of up to 30). The feed lists tokens
+ * that most recently got a profile or boost; the pool creation times say how new each token is.
+ * Reference: https://docs.dexscreener.com/api/reference
+ */
+export default defineHandler<Input>({
+  slug: 'solana-token-launches',
+  description:
+    "Newest Solana token launches from DexScreener's latest token profiles (or boosts), with each token's pools: age of its first pool, liquidity, 24 h volume, price, FDV and the project's links.",
+  providers: [DEXSCREENER_SETTING],
+  inputSchema: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      feed: { type: 'string', enum: ['profiles', 'boosts'], default: 'profiles', description: "Which DexScreener feed to read: tokens that latest published a profile, or latest bought a boost." },
+      maxAgeHours: { type: 'number', exclusiveMinimum: 0, maximum: 8760, description: 'Only tokens whose first pool was created at most this many hours ago (tokens without a known pool time are left out when set).' },
+      minLiquidityUsd: { type: 'number', minimum: 0, maximum: 1e12, default: 0, description: 'Only tokens whose pools together hold at least this much liquidity (USD).' },
+      sort: { type: 'string', enum: ['feed', 'newestPool', 'liquidity', 'volume'], default: 'feed', description: "Order: as in DexScreener's feed (latest first), youngest first pool, total liquidity, or total 24 h volume." },
+      limit: { type: 'integer', minimum: 1, maximum: BATCH, default: 20, description: `Tokens read from the feed and enriched, 1–${BATCH}.` },
+    },
+  },
+  output: {
+    contentType: 'application/json',
+    description:
+      '{ chain: "solana", feed, source, feedEntriesRead, tokensListed, launches[]: { tokenAddress, name, symbol, profileUrl, icon, description, links[]: { type, label, url }, boost: { amount, totalAmount } (boosts feed) or null, ' +
+      'pairsFound, firstPoolCreatedAt, ageHours (of the first pool), totalLiquidityUsd, volume24hUsd, mainPool (the pool with most liquidity: dex, pairAddress, url, quoteToken, priceUsd, liquidityUsd, volumeUsd, fdvUsd, marketCapUsd, createdAt, ageHours) or null when DexScreener lists no pool } }.',
+  },
+  example: { limit: 10 },
+  async run(input, ctx) {
+    const feed = input.feed ?? 'profiles'
+    const raw = await dexscreenerJson<unknown>(ctx, feed === 'profiles' ? 'token-profiles/latest/v1' : 'token-boosts/latest/v1')
+    // the reference documents one object; the live API answers an array of them
+    const entries = (Array.isArray(raw) ? raw : raw && typeof raw === 'object' ? [raw] : null) as FeedEntry[] | null
+    if (!entries) throw badShape(feed === 'profiles' ? 'token-profiles' : 'token-boosts')
+    const seen = new Set<string>()
+    const solana = entries.filter((e) => e?.chainId === 'solana' && typeof e.tokenAddress === 'string' && /^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(e.tokenAddress) && !seen.has(e.tokenAddress) && seen.add(e.tokenAddress))
+    const picked = solana.slice(0, input.limit ?? 20)
+
+    const wanted = new Set(picked.map((e) => e.tokenAddress!))
+    const poolsByToken = new Map<string, Pool[]>()
+    const now = Date.now()
+    if (picked.length) {
+      const pairs = await dexscreenerJson<unknown>(ctx, `tokens/v1/solana/${picked.map((e) => e.tokenAddress).join(',')}`)
+      if (!Array.isArray(pairs)) throw badShape('tokens')
+      for (const p of pairs.filter(isPair)) {
+        if (p.chainId !== 'solana') continue
+        // a pair belongs to the asked token on either side (a new token is usually the base)
+        for (const addr of [p.baseToken.address, p.quoteToken.address]) {
+          if (!wanted.has(addr)) continue
+          const list = poolsByToken.get(addr) ?? []
+          if (!list.some((x) => x.pairAddress === p.pairAddress)) list.push(mapPool(p, now))
+          poolsByToken.set(addr, list)
+        }
+      }
+    }
+
+    let launches = picked.map((e) => {
+      const pools = poolsByToken.get(e.tokenAddress!) ?? []
+      const main = [...pools].sort((a, b) => (b.liquidityUsd ?? -1) - (a.liquidityUsd ?? -1))[0] ?? null
+      const times = pools.map((p) => p.createdAt).filter((c): c is string => c !== null).sort()
+      const first = times[0] ?? null
+      const asToken = pools.map((p) => (p.baseToken.address === e.tokenAddress ? p.baseToken : p.quoteToken))[0]
+      return {
+        tokenAddress: e.tokenAddress!,
+        name: asToken?.name ?? null,
+        symbol: asToken?.symbol ?? null,
+        profileUrl: e.url ?? null,
+        icon: e.icon ?? null,
+        description: e.description ?? null,
+        links: Array.isArray(e.links) ? e.links.filter((l) => typeof l?.url === 'string').map((l) => ({ type: l.type ?? null, label: l.label ?? null, url: l.url! })) : [],
+        boost: feed === 'boosts' ? { amount: e.amount ?? null, totalAmount: e.totalAmount ?? null } : null,
+        pairsFound: pools.length,
+        firstPoolCreatedAt: first,
+        ageHours: first === null ? null : Math.round(((now - Date.parse(first)) / 3_600_000) * 100) / 100,
+        totalLiquidityUsd: Math.round(pools.reduce((s, p) => s + (p.liquidityUsd ?? 0), 0) * 100) / 100,
+        volume24hUsd: Math.round(pools.reduce((s, p) => s + (p.volumeUsd.h24 ?? 0), 0) * 100) / 100,
+        mainPool: main && {
+          dex: main.dex,
+          pairAddress: main.pairAddress,
+          url: main.url,
+          quoteToken: main.baseToken.address === e.tokenAddress ? main.quoteToken : main.baseToken,
+          priceUsd: main.priceUsd,
+          liquidityUsd: main.liquidityUsd,
+          volumeUsd: main.volumeUsd,
+          fdvUsd: main.fdvUsd,
+          marketCapUsd: main.marketCapUsd,
+          createdAt: main.createdAt,
+          ageHours: main.ageHours,
+        },
+      }
+    })
+    if (input.maxAgeHours !== undefined) launches = launches.filter((l) => l.ageHours !== null && l.ageHours <= input.maxAgeHours!)
+    if (input.minLiquidityUsd) launches = launches.filter((l) => l.totalLiquidityUsd >= input.minLiquidityUsd!)
+    const sort = input.sort ?? 'feed'
+    if (sort === 'newestPool') launches.sort((a, b) => (a.ageHours ?? Infinity) - (b.ageHours ?? Infinity))
+    else if (sort === 'liquidity') launches.sort((a, b) => b.totalLiquidityUsd - a.totalLiquidityUsd)
+    else if (sort === 'volume') launches.sort((a, b) => b.volume24hUsd - a.volume24hUsd)
+    return {
+      body: {
+        chain: 'solana',
+        feed,
+        source: 'DexScreener',
+        feedEntriesRead: entries.length,
+        tokensListed: launches.length,
+        launches,
+      },
+    }
+  },
+})
