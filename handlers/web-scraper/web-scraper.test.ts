@@ -1,0 +1,163 @@
+import t from 'tap'
+import { runInline } from '../../test/helpers/handler-harness.js'
+import { html, webpageServer } from '../../test/helpers/webpage-server.js'
+import { compileInputValidator } from '../../src/pool/input-validator.js'
+import handler from './index.js'
+
+const ok = (o: Awaited<ReturnType<typeof runInline>>) => {
+  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
+  return o.result.body as Record<string, any>
+}
+
+const PAGE = `<!doctype html>
+<html lang="en-GB"><head>
+  <title>  Widgets &amp; Co  </title>
+  <meta name="description" content="We sell   widgets.">
+  <link rel="canonical" href="/products">
+  <style>body { color: red }</style>
+  <script>var secret = "not text"</script>
+</head><body>
+  <nav><a href="/">Home</a> <a href="/about">About</a></nav>
+  <main>
+    <h1>Our widgets</h1>
+    <p>Widgets are <b>great</b>.</p>
+    <h2>Prices</h2>
+    <table class="prices"><tr><td>Small</td><td>3 EUR</td></tr><tr><td>Large</td><td>5 EUR</td></tr></table>
+    <p hidden>invisible</p>
+    <a href="https://other.example.org/x?y=1" rel="nofollow">Partner</a>
+    <a href="mailto:sales@widgets.test">Mail us</a>
+    <a href="javascript:void(0)">skip</a>
+    <img src="img/small.png" alt="A small widget" width="10">
+    <img src="//cdn.example.net/large.png">
+  </main>
+  <footer>© Widgets</footer>
+</body></html>`
+
+t.test('the example is valid', async (t) => {
+  t.equal(compileInputValidator(handler).validate(structuredClone(handler.example), 'body'), null)
+})
+
+t.test('an HTML page: metadata, readable text, headings, links, images', async (t) => {
+  const site = await webpageServer(t, { '/shop/': html(PAGE) })
+  const out = ok(await runInline(handler, { url: `${site.base}/shop/` }))
+  t.equal(out.kind, 'html')
+  t.equal(out.status, 200)
+  t.equal(out.title, 'Widgets & Co')
+  t.equal(out.description, 'We sell widgets.')
+  t.equal(out.canonical, `${site.base}/products`)
+  t.equal(out.language, 'en-GB')
+  t.equal(out.textSource, 'main')
+  t.equal(out.text, 'Our widgets\nWidgets are great.\nPrices\nSmall 3 EUR\nLarge 5 EUR\nPartner Mail us skip')
+  t.notMatch(out.text, /secret|color|invisible|Home|©/)
+  t.same(out.headings, [{ level: 1, text: 'Our widgets' }, { level: 2, text: 'Prices' }])
+  t.same(out.links, [
+    { url: `${site.base}/`, text: 'Home', rel: [], internal: true },
+    { url: `${site.base}/about`, text: 'About', rel: [], internal: true },
+    { url: 'https://other.example.org/x?y=1', text: 'Partner', rel: ['nofollow'], internal: false },
+    { url: 'mailto:sales@widgets.test', text: 'Mail us', rel: [], internal: false },
+  ])
+  t.same(out.linkCounts, { internal: 2, external: 2, total: 4 })
+  t.same(out.images, [
+    { src: `${site.base}/shop/img/small.png`, alt: 'A small widget', width: '10', height: null },
+    { src: 'http://cdn.example.net/large.png', alt: null, width: null, height: null },
+  ])
+  t.equal(site.seen[0]!.method, 'GET')
+  t.match(site.seen[0]!.headers.accept, /text\/html/)
+})
+
+t.test('a CSS selector returns the matching elements, bounded', async (t) => {
+  const site = await webpageServer(t, { '/': html(PAGE) })
+  const out = ok(await runInline(handler, { url: `${site.base}/`, selector: 'table.prices td', maxMatches: 3 }))
+  t.equal(out.matchCount, 4)
+  t.equal(out.matches.length, 3)
+  t.same(out.matches[1], { tag: 'td', text: '3 EUR', html: '<td>3 EUR</td>', htmlTruncated: false, attributes: {} })
+  const imgs = ok(await runInline(handler, { url: `${site.base}/`, selector: 'img[alt]' }))
+  t.same(imgs.matches[0].attributes, { src: 'img/small.png', alt: 'A small widget', width: '10' })
+  const bad = await runInline(handler, { url: `${site.base}/`, selector: 'td[[' })
+  t.match(bad, { ok: false, status: 400, field: 'selector' })
+})
+
+t.test('redirects are followed and reported; the body is cut at 2 MB', async (t) => {
+  const site = await webpageServer(t, {
+    '/old': (_req, res) => {
+      res.statusCode = 301
+      res.setHeader('location', '/new')
+      res.end()
+    },
+    '/new': html('<title>New</title><body><p>moved here</p></body>'),
+    '/huge': html(`<title>Huge</title><body><p>${'word '.repeat(600_000)}</p></body>`),
+  })
+  const out = ok(await runInline(handler, { url: `${site.base}/old` }))
+  t.equal(out.finalUrl, `${site.base}/new`)
+  t.same(out.redirects, [{ url: `${site.base}/old`, status: 301 }])
+  t.equal(out.title, 'New')
+  t.equal(out.textSource, 'body')
+  t.equal(out.text, 'moved here')
+  const huge = ok(await runInline(handler, { url: `${site.base}/huge`, maxTextLength: 100 }))
+  t.equal(huge.truncated, true)
+  t.equal(huge.bytes, 2 * 1024 * 1024)
+  t.equal(huge.text.length, 100)
+  t.equal(huge.textTruncated, true)
+})
+
+t.test('a 404 page is reported with its status', async (t) => {
+  const site = await webpageServer(t, {})
+  const out = ok(await runInline(handler, { url: `${site.base}/missing` }))
+  t.equal(out.status, 404)
+  t.equal(out.kind, 'text')
+  t.equal(out.text, 'not found')
+})
+
+t.test('non-HTML bodies: text, JSON, and binary refused with 422', async (t) => {
+  const site = await webpageServer(t, {
+    '/data.json': (_req, res) => {
+      res.setHeader('content-type', 'application/json')
+      res.end('{"a":[1,2],"b":"ü"}')
+    },
+    '/broken.json': (_req, res) => {
+      res.setHeader('content-type', 'application/json')
+      res.end('{"a":')
+    },
+    '/notes.txt': (_req, res) => {
+      res.setHeader('content-type', 'text/plain; charset=iso-8859-1')
+      res.end(Buffer.from([0x63, 0x61, 0x66, 0xe9]))
+    },
+    '/img.png': (_req, res) => {
+      res.setHeader('content-type', 'image/png')
+      res.end(Buffer.from([0x89, 0x50, 0x4e, 0x47]))
+    },
+  })
+  const json = ok(await runInline(handler, { url: `${site.base}/data.json` }))
+  t.equal(json.kind, 'json')
+  t.same(json.json, { a: [1, 2], b: 'ü' })
+  const text = ok(await runInline(handler, { url: `${site.base}/notes.txt` }))
+  t.equal(text.kind, 'text')
+  t.equal(text.text, 'café')
+  t.match(await runInline(handler, { url: `${site.base}/img.png` }), { ok: false, status: 422, field: 'url', message: /image\/png/ })
+  t.match(await runInline(handler, { url: `${site.base}/broken.json` }), { ok: false, status: 422, field: 'url' })
+  t.match(await runInline(handler, { url: `${site.base}/data.json`, selector: 'p' }), { ok: false, status: 422, field: 'selector' })
+})
+
+t.test('a page in a legacy charset declared by <meta> is decoded', async (t) => {
+  const site = await webpageServer(t, {
+    '/': (_req, res) => {
+      res.setHeader('content-type', 'text/html')
+      res.end(Buffer.concat([Buffer.from('<meta charset="windows-1252"><title>na'), Buffer.from([0xef]), Buffer.from('ve</title>')]))
+    },
+  })
+  t.equal(ok(await runInline(handler, { url: `${site.base}/` })).title, 'naïve')
+})
+
+t.test('bad input names the field', async (t) => {
+  t.match(await runInline(handler, {}), { ok: false, status: 400, field: 'url' })
+  t.match(await runInline(handler, { url: 'ftp://example.com/' }), { ok: false, status: 400, field: 'url' })
+  t.match(await runInline(handler, { url: 'https://example.com/', maxMatches: 0 }), { ok: false, status: 400, field: 'maxMatches' })
+  t.match(await runInline(handler, { url: 'https://example.com/', extra: 1 }), { ok: false, status: 400 })
+})
+
+t.test('internal addresses are refused unless the test switch allows them', async (t) => {
+  const site = await webpageServer(t, { '/': html('<title>x</title>') })
+  t.match(await runInline(handler, { url: `${site.base}/` }, { allowPrivateNetwork: false }), { ok: false, status: 400, field: 'url' })
+  t.match(await runInline(handler, { url: 'http://localhost/' }, { allowPrivateNetwork: false }), { ok: false, status: 400, field: 'url' })
+  t.equal(site.seen.length, 0, 'no request reached the server')
+})

@@ -1,0 +1,116 @@
+import t from 'tap'
+import { runInline } from '../../test/helpers/handler-harness.js'
+import { html, webpageServer } from '../../test/helpers/webpage-server.js'
+import { compileInputValidator } from '../../src/pool/input-validator.js'
+import type { HandlerContext } from '../../src/pool/handler-contract.js'
+import handler from './index.js'
+
+const CHROMIUM = { CHROMIUM_PATH: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium' }
+
+/** width and height from a PNG's IHDR chunk, after checking the signature */
+function pngSize(bytes: Uint8Array): { width: number; height: number } {
+  const b = Buffer.from(bytes)
+  if (!b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) throw new Error('not a PNG')
+  return { width: b.readUInt32BE(16), height: b.readUInt32BE(20) }
+}
+
+const PAGE = '<!doctype html><html><body style="margin:0;background:#c00"><div style="height:2000px">tall</div></body></html>'
+
+t.test('the example is valid', async (t) => {
+  t.equal(compileInputValidator(handler).validate(structuredClone(handler.example), 'body'), null)
+})
+
+t.test('a local page: PNG of the viewport size, then full page', async (t) => {
+  const site = await webpageServer(t, { '/': html(PAGE) })
+  const out = await runInline(handler, { url: `${site.base}/`, width: 640, height: 480 }, { providers: CHROMIUM })
+  if (!out.ok) throw new Error(out.message)
+  t.equal(out.result.contentType, 'image/png')
+  t.same(pngSize(out.result.body as Uint8Array), { width: 640, height: 480 })
+  const sharp = (await import('sharp')).default
+  const { data } = await sharp(Buffer.from(out.result.body as Uint8Array)).raw().toBuffer({ resolveWithObject: true })
+  t.same([...data.subarray(0, 3)], [0xcc, 0, 0], 'the page background was rendered')
+
+  const full = await runInline(handler, { url: `${site.base}/`, width: 400, height: 300, fullPage: true }, { providers: CHROMIUM, accept: 'application/json' })
+  if (!full.ok) throw new Error(full.message)
+  const body = full.result.body as { contentType: string; base64: string; width: number; height: number; finalUrl: string; status: number; blockedRequests: string[] }
+  t.equal(body.contentType, 'image/png')
+  t.same(pngSize(Buffer.from(body.base64, 'base64')), { width: 400, height: 2000 })
+  t.match(body, { width: 400, height: 2000, finalUrl: `${site.base}/`, status: 200, blockedRequests: [] })
+})
+
+t.test('redirects of the page and of its resources are followed, each hop checked', async (t) => {
+  const sharp = (await import('sharp')).default
+  const blue = await sharp({ create: { width: 10, height: 10, channels: 3, background: { r: 0, g: 0, b: 255 } } }).png().toBuffer()
+  const site = await webpageServer(t, {
+    '/hop': (_req, res) => {
+      res.statusCode = 302
+      res.setHeader('location', '/page/')
+      res.end()
+    },
+    '/page/': html('<html><body style="margin:0;background:#fff"><img src="img-hop" style="display:block;width:320px;height:240px"></body></html>'),
+    '/page/img-hop': (_req, res) => {
+      res.statusCode = 301
+      res.setHeader('location', '/blue.png')
+      res.end()
+    },
+    '/blue.png': (_req, res) => {
+      res.setHeader('content-type', 'image/png')
+      res.end(blue)
+    },
+  })
+  const out = await runInline(handler, { url: `${site.base}/hop`, width: 320, height: 240 }, { providers: CHROMIUM, accept: 'application/json' })
+  if (!out.ok) throw new Error(out.message)
+  const body = out.result.body as { base64: string }
+  t.match(body, { finalUrl: `${site.base}/page/`, status: 200 })
+  t.same(site.seen.map((r) => r.url), ['/hop', '/page/', '/page/', '/page/img-hop', '/blue.png'], 'a probe follows the page redirect, then the browser loads the final URL')
+  const { data } = await sharp(Buffer.from(body.base64, 'base64')).raw().toBuffer({ resolveWithObject: true })
+  t.same([...data.subarray(0, 3)], [0, 0, 255], 'the image behind the redirect was rendered')
+})
+
+t.test('with allowPrivateNetwork false, requests the page makes to internal addresses are blocked', async (t) => {
+  // the switch turns off once the browser has fetched the page itself (the handler's probe is the
+  // first request, the browser's the second): every later request is checked as in production
+  let allow = true
+  let pageHits = 0
+  const ctx: HandlerContext = { method: 'POST', accept: 'application/json', providers: CHROMIUM, get allowPrivateNetwork() { return allow } }
+  const internal = await webpageServer(t, { '/secret.png': (_req, res) => res.end('secret') })
+  const site = await webpageServer(t, {
+    '/': (req, res) => {
+      if (++pageHits === 2) allow = false
+      html(`<html><body><img src="${internal.base}/secret.png"><script>fetch('${internal.base}/secret.png?xhr')</script></body></html>`)(req, res)
+    },
+    '/go-inside': (_req, res) => {
+      allow = false
+      res.statusCode = 302
+      res.setHeader('location', `${internal.base}/secret.png`)
+      res.end()
+    },
+  })
+  const out = await handler.run({ url: `${site.base}/`, width: 320, height: 240, fullPage: false, waitUntil: 'load', delayMs: 200 }, ctx)
+  const body = out.body as { blockedRequests: string[]; status: number }
+  t.equal(body.status, 200)
+  t.same(body.blockedRequests, [new URL(internal.base).host])
+  t.equal(pageHits, 2)
+  t.equal(internal.seen.length, 0, 'the internal server was never reached')
+
+  allow = true
+  const err = await Promise.resolve(handler.run({ url: `${site.base}/go-inside`, width: 320, height: 240, fullPage: false, waitUntil: 'load', delayMs: 0 }, ctx)).then(() => null, (e) => e)
+  t.match(err, { name: 'HandlerInputError', field: 'url' }, 'a redirect of the page itself to an internal address is refused')
+  t.equal(internal.seen.length, 0)
+})
+
+t.test('internal targets are refused before a browser starts; bad input names the field', async (t) => {
+  const site = await webpageServer(t, { '/': html(PAGE) })
+  t.match(await runInline(handler, { url: `${site.base}/` }, { providers: CHROMIUM, allowPrivateNetwork: false }), { ok: false, status: 400, field: 'url' })
+  t.match(await runInline(handler, { url: 'http://localhost:3000/' }, { providers: CHROMIUM, allowPrivateNetwork: false }), { ok: false, status: 400, field: 'url' })
+  t.equal(site.seen.length, 0)
+  t.match(await runInline(handler, { url: `${site.base}/`, width: 5000 }, { providers: CHROMIUM }), { ok: false, status: 400, field: 'width' })
+  t.match(await runInline(handler, { url: `${site.base}/`, delayMs: 60_000 }, { providers: CHROMIUM }), { ok: false, status: 400, field: 'delayMs' })
+  t.match(await runInline(handler, { url: 'file:///etc/passwd' }, { providers: CHROMIUM }), { ok: false, status: 400, field: 'url' })
+})
+
+t.test('unconfigured is 503 upstream_not_configured; a broken Chromium path is 502', async (t) => {
+  const site = await webpageServer(t, { '/': html(PAGE) })
+  await t.rejects(runInline(handler, { url: `${site.base}/` }, { providers: {} }), { name: 'HandlerUpstreamError', code: 'upstream_not_configured' })
+  await t.rejects(runInline(handler, { url: `${site.base}/` }, { providers: { CHROMIUM_PATH: '/nonexistent/chromium' } }), { name: 'HandlerUpstreamError', code: 'upstream_failed' })
+})
