@@ -1,0 +1,121 @@
+import { generateKeyPairSync } from 'node:crypto'
+import t from 'tap'
+import { compileInputValidator } from '../../src/pool/input-validator.js'
+import { runInline } from '../../test/helpers/handler-harness.js'
+import { startDnsStandIn, type ZoneRecord } from '../../test/helpers/netcheck-dns-server.js'
+import handler from './index.js'
+
+const body = (o: Awaited<ReturnType<typeof runInline>>) => {
+  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
+  return o.result.body as Record<string, any>
+}
+/** A DKIM TXT record for a fresh RSA key, split into 255-byte character-strings as DNS needs. */
+const dkimTxt = (bits: number) => {
+  const p = generateKeyPairSync('rsa', { modulusLength: bits }).publicKey.export({ format: 'der', type: 'spki' }).toString('base64')
+  const text = `v=DKIM1; k=rsa; p=${p}`
+  return text.match(/.{1,255}/g)!
+}
+const txt = (name: string, data: string | string[]): ZoneRecord => ({ name, type: 'TXT', data })
+const ids = (out: Record<string, any>) => out.findings.map((f: any) => f.id).sort()
+
+t.test('the example is valid', async (t) => {
+  t.equal(compileInputValidator(handler).validate(structuredClone(handler.example), 'body'), null)
+})
+
+t.test('against a DNS stand-in', async (t) => {
+  const dns = await startDnsStandIn(t, [
+    // a well-configured domain
+    { name: 'good.test', type: 'MX', data: { preference: 10, exchange: 'mx.good.test' } },
+    txt('good.test', 'v=spf1 ip4:192.0.2.0/24 include:_spf.provider.test mx -all'),
+    txt('good.test', 'google-site-verification=abc'),
+    txt('_spf.provider.test', 'v=spf1 ip4:198.51.100.0/24 include:_spf2.provider.test ~all'),
+    txt('_spf2.provider.test', 'v=spf1 a -all'),
+    txt('_dmarc.good.test', 'v=DMARC1; p=reject; rua=mailto:dmarc@good.test,mailto:x@rep.test; adkim=s'),
+    txt('selector1._domainkey.good.test', dkimTxt(2048)),
+    txt('_mta-sts.good.test', 'v=STSv1; id=20260101T000000'),
+    txt('_smtp._tls.good.test', 'v=TLSRPTv1; rua=mailto:tls@good.test'),
+    txt('default._bimi.good.test', 'v=BIMI1; l=https://good.test/logo.svg; a='),
+    // a middling one
+    { name: 'mid.test', type: 'MX', data: { preference: 10, exchange: 'mx.mid.test' } },
+    txt('mid.test', 'v=spf1 mx ~all'),
+    txt('_dmarc.mid.test', 'v=DMARC1; p=quarantine; pct=50; rua=mailto:d@mid.test'),
+    txt('google._domainkey.mid.test', dkimTxt(1024)),
+    // a badly configured one
+    txt('bad.test', 'v=spf1 a mx ptr include:inc.bad.test +all'),
+    txt('inc.bad.test', 'v=spf1 a mx a:x.bad.test mx:y.bad.test exists:z.bad.test include:missing.bad.test a:w.bad.test ~all'),
+    { name: 'missing.bad.test', type: 'A', data: '192.0.2.1' },
+    txt('_dmarc.bad.test', 'v=DMARC1; p=none'),
+    txt('default._domainkey.bad.test', 'v=DKIM1; p='),
+    // two SPF records and a redirect
+    txt('two.test', 'v=spf1 -all'),
+    txt('two.test', 'v=spf1 redirect=_spf.provider.test'),
+    txt('redir.test', 'v=spf1 redirect=_spf.provider.test'),
+  ])
+  const providers = { DNS_SERVERS: dns.server }
+  const audit = async (input: Record<string, unknown>) => body(await runInline(handler, input, { providers }))
+
+  t.test('a well-configured domain scores 100', async (t) => {
+    const out = await audit({ domain: 'good.test', dkimSelectors: ['selector1', 'google'] })
+    t.same(out.findings, [])
+    t.equal(out.score, 100)
+    t.match(out.scoring, /100 - sum of penalties/)
+    t.same(out.mx, { found: true, records: [{ priority: 10, exchange: 'mx.good.test' }], nullMx: false })
+    t.match(out.spf, { found: true, recordCount: 1, allQualifier: '-', includes: ['_spf.provider.test'], dnsLookups: 4, dnsLookupsComplete: true, problems: [] })
+    t.same(out.spf.terms, ['ip4:192.0.2.0/24', 'include:_spf.provider.test', 'mx', '-all'])
+    t.match(out.dmarc, { found: true, policy: 'reject', pct: 100, adkim: 'strict', aspf: 'relaxed' })
+    t.same(out.dmarc.rua, ['mailto:dmarc@good.test', 'mailto:x@rep.test'])
+    t.equal(out.dkim.found.length, 1)
+    t.match(out.dkim.found[0], { selector: 'selector1', keyType: 'rsa', keyBits: 2048, revoked: false })
+    t.match(out.mtaSts, { found: true, id: '20260101T000000' })
+    t.same(out.tlsRpt.rua, ['mailto:tls@good.test'])
+    t.match(out.bimi, { found: true, logo: 'https://good.test/logo.svg', authority: null })
+    t.equal(out.dnsQueries, 10, '8 fixed + 2 SPF includes')
+    t.same(out.unknown, [])
+  })
+
+  t.test('a middling domain: documented penalties', async (t) => {
+    const out = await audit({ domain: 'mid.test', dkimSelectors: ['google', 'selector1'] })
+    t.same(ids(out), ['bimi-missing', 'dkim-short-key', 'dmarc-partial', 'mta-sts-missing', 'spf-softfail-all', 'tls-rpt-missing'])
+    t.equal(out.score, 80, '4 low findings at 5 points each')
+    t.equal(out.dkim.found[0].keyBits, 1024)
+    t.equal(out.dmarc.pct, 50)
+  })
+
+  t.test('a badly configured domain', async (t) => {
+    const out = await audit({ domain: 'bad.test' })
+    t.same(out.dkim.selectorsChecked, ['default', 'google', 'selector1', 'selector2', 'k1', 's1', 's2', 'dkim'])
+    t.match(out.spf, { allQualifier: '+', dnsLookups: 11, dnsLookupsComplete: true })
+    t.ok(out.spf.problems.some((p: string) => /missing\.bad\.test has no SPF record/.test(p)))
+    t.match(out.dkim.found, [{ selector: 'default', revoked: true }])
+    t.same(ids(out), ['bimi-missing', 'dkim-not-found', 'dmarc-no-rua', 'dmarc-policy-none', 'mta-sts-missing', 'mx-missing', 'spf-pass-all', 'spf-problem', 'spf-problem', 'spf-too-many-lookups', 'tls-rpt-missing'])
+    t.equal(out.findings.find((f: any) => f.id === 'spf-pass-all').severity, 'critical')
+    t.equal(out.score, 0)
+  })
+
+  t.test('two SPF records; redirect= supplies the all', async (t) => {
+    const two = await audit({ domain: 'two.test', dkimSelectors: ['x'] })
+    t.equal(two.spf.recordCount, 2)
+    t.ok(ids(two).includes('spf-multiple'))
+    const redir = await audit({ domain: 'redir.test', dkimSelectors: ['x'] })
+    t.equal(redir.spf.allQualifier, '~', 'from the redirect target')
+    t.equal(redir.spf.dnsLookups, 3, 'redirect, include, a')
+  })
+
+  t.test('a domain that does not exist: 422', async (t) => {
+    t.match(await runInline(handler, { domain: 'nowhere.test' }, { providers }), { ok: false, status: 422, field: 'domain' })
+  })
+})
+
+t.test('no DNS answer at all: 502', async (t) => {
+  const silent = await startDnsStandIn(t, [], { servfail: ['x.test', '_dmarc.x.test', '_mta-sts.x.test', '_smtp._tls.x.test', 'default._bimi.x.test', 'a._domainkey.x.test'] })
+  await t.rejects(runInline(handler, { domain: 'x.test', dkimSelectors: ['a'] }, { providers: { DNS_SERVERS: silent.server } }), { code: 'upstream_failed' })
+})
+
+t.test('bad input names the field', async (t) => {
+  t.match(await runInline(handler, {}), { ok: false, status: 400, field: 'domain' })
+  t.match(await runInline(handler, { domain: 'not a domain' }), { ok: false, status: 400, field: 'domain' })
+  t.match(await runInline(handler, { domain: 'localhost' }), { ok: false, status: 400, field: 'domain' })
+  t.match(await runInline(handler, { domain: 'example.com', dkimSelectors: [] }), { ok: false, status: 400, field: 'dkimSelectors' })
+  t.match(await runInline(handler, { domain: 'example.com', dkimSelectors: ['a b'] }), { ok: false, status: 400, field: 'dkimSelectors.0' })
+  t.match(await runInline(handler, { domain: 'example.com', dkimSelectors: Array.from({ length: 11 }, (_, i) => `s${i}`) }), { ok: false, status: 400, field: 'dkimSelectors' })
+})

@@ -1,0 +1,119 @@
+/**
+ * SPF (RFC 7208) reading for the deliverability audit: the domain's record, its terms, the
+ * effective `all` qualifier (following redirect=) and the number of DNS-querying terms counted
+ * through include:/redirect= against the limit of 10 (§4.6.4). Included records are fetched only
+ * while the count is within the limit, through the audit's bounded resolver.
+ */
+import type { BoundedDns } from '../_shared/netcheck-dns.js'
+
+export const SPF_LOOKUP_LIMIT = 10
+
+export interface SpfReport {
+  found: boolean
+  record: string | null
+  /** number of v=spf1 records at the domain (more than one is a permerror) */
+  recordCount: number
+  /** the top record's mechanisms and modifiers, as written */
+  terms: string[]
+  /** qualifier of the effective all (after redirect=): "+" pass, "-" fail, "~" softfail, "?" neutral; null when none */
+  allQualifier: '+' | '-' | '~' | '?' | null
+  includes: string[]
+  /** DNS-querying terms (include, a, mx, ptr, exists, redirect) counted through the includes */
+  dnsLookups: number
+  /** false when some include could not be fetched (limit reached, macro, budget, error): then dnsLookups is a lower bound */
+  dnsLookupsComplete: boolean
+  problems: string[]
+}
+
+const MECHANISM = /^([+?~-]?)(all|include|a|mx|ptr|ip4|ip6|exists)(?:([:/])(.*))?$/i
+const MODIFIER = /^([a-z][a-z0-9_.-]*)=(.*)$/i
+
+/** The v=spf1 records among TXT strings. */
+export const spfRecords = (txt: string[]) => txt.filter((r) => /^v=spf1(\s|$)/i.test(r.trim()))
+
+export async function evaluateSpf(dns: BoundedDns, domain: string, topTxt: string[]): Promise<SpfReport> {
+  const records = spfRecords(topTxt)
+  const report: SpfReport = { found: records.length > 0, record: records[0] ?? null, recordCount: records.length, terms: [], allQualifier: null, includes: [], dnsLookups: 0, dnsLookupsComplete: true, problems: [] }
+  if (records.length === 0) return report
+  if (records.length > 1) report.problems.push(`${records.length} SPF records: receivers treat this as a permanent error (RFC 7208 §4.5)`)
+  report.terms = records[0]!.trim().split(/\s+/).slice(1)
+  const seen = new Set([domain])
+
+  const fetchSpf = async (target: string, via: string): Promise<string | null> => {
+    if (target.includes('%')) {
+      report.dnsLookupsComplete = false
+      report.problems.push(`${via}:${target} uses macros; not expanded here`)
+      return null
+    }
+    if (seen.has(target)) {
+      report.problems.push(`${via}:${target} loops back to a record already read`)
+      return null
+    }
+    seen.add(target)
+    if (report.dnsLookups > SPF_LOOKUP_LIMIT) {
+      report.dnsLookupsComplete = false
+      return null
+    }
+    const txt = await dns.query(target, 'TXT')
+    if (txt.status === 'error') {
+      report.dnsLookupsComplete = false
+      report.problems.push(`${via}:${target} could not be read (${txt.code})`)
+      return null
+    }
+    const found = txt.status === 'found' ? spfRecords(txt.records) : []
+    if (found.length === 0) {
+      report.problems.push(`${via}:${target} has no SPF record: a permanent error for receivers`)
+      return null
+    }
+    return found[0]!
+  }
+
+  const walk = async (record: string, top: boolean, depth: number): Promise<void> => {
+    const terms = record.trim().split(/\s+/).slice(1)
+    let redirect: string | null = null
+    let hasAll = false
+    for (const term of terms) {
+      const mech = MECHANISM.exec(term)
+      if (mech) {
+        const kind = mech[2]!.toLowerCase()
+        if (kind === 'all') {
+          hasAll = true
+          if (top) report.allQualifier = (mech[1] || '+') as SpfReport['allQualifier']
+        } else if (kind === 'include') {
+          report.dnsLookups++
+          const target = (mech[4] ?? '').toLowerCase().replace(/\.$/, '')
+          if (top) report.includes.push(target)
+          if (depth < 10) {
+            const sub = await fetchSpf(target, 'include')
+            if (sub) await walk(sub, false, depth + 1)
+          }
+        } else if (kind === 'a' || kind === 'mx' || kind === 'ptr' || kind === 'exists') {
+          report.dnsLookups++
+          if (top && kind === 'ptr') report.problems.push('the ptr mechanism is deprecated (RFC 7208 §5.5)')
+        }
+        continue
+      }
+      const mod = MODIFIER.exec(term)
+      if (mod) {
+        if (mod[1]!.toLowerCase() === 'redirect') redirect = mod[2]!.toLowerCase().replace(/\.$/, '')
+        continue
+      }
+      if (top) report.problems.push(`unknown term "${term}"`)
+    }
+    // redirect= applies only when the record has no all (RFC 7208 §6.1)
+    if (redirect && !hasAll) {
+      report.dnsLookups++
+      if (depth < 10) {
+        const sub = await fetchSpf(redirect, 'redirect')
+        if (sub) {
+          const before = report.allQualifier
+          await walk(sub, top, depth + 1)
+          if (!top) report.allQualifier = before
+        }
+      }
+    }
+  }
+  await walk(records[0]!, true, 0)
+  if (report.dnsLookups > SPF_LOOKUP_LIMIT) report.problems.push(`${report.dnsLookups}${report.dnsLookupsComplete ? '' : '+'} DNS-querying terms, over the limit of ${SPF_LOOKUP_LIMIT}: receivers return permerror (RFC 7208 §4.6.4)`)
+  return report
+}
