@@ -59,7 +59,7 @@ export interface Config {
     counterfactualWallets: boolean
   }
   settlement: { batchSize: number; batchWindowMs: number; mode: 'relayer' | 'facilitator'; facilitatorUrl: string | undefined; /** /readyz fails and the worker warns below this relayer ETH balance */ relayerMinEthWei: bigint; /** cap on maxFeePerGas of relayer transactions, replacements included */ maxFeePerGasWei: bigint }
-  handlers: { timeoutMs: number; maxThreads: number; memoryMb: number; maxQueue: number }
+  handlers: { timeoutMs: number; maxThreads: number; memoryMb: number; maxQueue: number; ioThreads: number; ioConcurrency: number }
   /** settings of hosted handlers that call outside services, by variable name (their `ctx.providers`) */
   handlerProviders: Record<string, string | undefined>
 }
@@ -259,6 +259,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       maxThreads: r.int('HANDLER_MAX_THREADS', 2, 1, 64),
       memoryMb: r.int('HANDLER_MEMORY_MB', 256, 32, 4096),
       maxQueue: r.int('HANDLER_MAX_QUEUE', 512, 1, 100000),
+      ioThreads: r.int('HANDLER_IO_THREADS', 1, 1, 64),
+      ioConcurrency: r.int('HANDLER_IO_CONCURRENCY', 32, 1, 1000),
     },
     handlerProviders: {
       WALLET_SCORE_RPC_URL: walletScoreRpcUrl ?? rpcUrl,

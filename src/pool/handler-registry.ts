@@ -39,6 +39,8 @@ export interface RegisteredHandler {
   file: string
   module: HandlerModule
   validate: ReturnType<typeof compileInputValidator>['validate']
+  /** runs in the pool's I/O lane: it reaches public hosts or outside providers (mostly waiting) */
+  io: boolean
 }
 
 /** Loads every handler's metadata and compiles its input validator, once per process. */
@@ -47,7 +49,7 @@ export async function loadHandlerRegistry(dir = handlersDir): Promise<Map<string
   for (const slug of listHandlerSlugs(dir)) {
     const file = handlerFile(slug, dir)!
     const module = await importHandler(file, slug)
-    registry.set(slug, { file, module, validate: compileInputValidator(module).validate })
+    registry.set(slug, { file, module, validate: compileInputValidator(module).validate, io: Boolean(module.network || module.providers?.length) })
   }
   return registry
 }

@@ -267,7 +267,7 @@ export function paidRoute(p: PaidRouteDeps) {
             providers: p.providers ?? {},
             allowPrivateNetwork: p.allowPrivateNetwork ?? false,
           }
-          const out = await p.pool.run({ file: registered.file, slug: entry.handler! }, input, ctx, registered.module.timeoutMs ?? config.handlers.timeoutMs)
+          const out = await p.pool.run({ file: registered.file, slug: entry.handler!, io: registered.io }, input, ctx, registered.module.timeoutMs ?? config.handlers.timeoutMs)
           if (out.kind !== 'ok' || out.status >= 400) {
             const e = handlerError(out)
             await voidPayment(e.code)
