@@ -49,9 +49,27 @@ const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? 
 const bool = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null)
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [])
 
+/**
+ * The normalised list is kept per worker thread for POOLS_CACHE_MS and one read is shared by the
+ * calls that arrive while it runs: DefiLlama recomputes yields hourly, and every call otherwise
+ * downloads and parses the whole list (a hundred MB of heap at once in a worker shared by other calls).
+ */
+export const POOLS_CACHE_MS = 60_000
+const cache = new Map<string, { at: number; pools: Promise<LlamaPool[]> }>()
+
 /** Every pool of DefiLlama's yields API, normalised (fields absent from the source are null). */
 export async function fetchLlamaPools(ctx: HandlerContext): Promise<LlamaPool[]> {
   const base = providerSetting(ctx, 'DEFILLAMA_YIELDS_URL', 'DefiLlama yields')
+  const hit = cache.get(base)
+  if (hit && Date.now() - hit.at < POOLS_CACHE_MS) return hit.pools
+  const pools = readPools(base)
+  cache.set(base, { at: Date.now(), pools })
+  // a failed read is not kept
+  pools.catch(() => cache.get(base)?.pools === pools && cache.delete(base))
+  return pools
+}
+
+async function readPools(base: string): Promise<LlamaPool[]> {
   const r = await callProvider('DefiLlama yields', joinUrl(base, '/pools'), { maxBytes: MAX_POOLS_BYTES, timeoutMs: POOLS_TIMEOUT_MS })
   const json = r.json as { status?: unknown; data?: unknown } | undefined
   if (!json || typeof json !== 'object' || !Array.isArray(json.data)) throw new HandlerUpstreamError('upstream_failed', 'DefiLlama yields answered without a pools list')

@@ -86,3 +86,15 @@ t.test('provider problems', async (t) => {
   api.route(() => ({ body: 'not json at all' }))
   await t.rejects(runInline(handler, handler.example, { providers }), { code: 'upstream_failed' })
 })
+
+t.test('calls close together share one read of the pools list; a failed read is not kept', async (t) => {
+  let fail = true
+  const api = await marketStandIn(t, (req) => (req.path !== '/pools' ? undefined : fail ? { status: 500, body: { error: 'down' } } : { body: llamaPools }))
+  const providers = { DEFILLAMA_YIELDS_URL: api.url }
+  const down = await runInline(handler, handler.example, { providers }).then(() => null, (e) => e)
+  t.match(down, { code: 'upstream_failed' })
+  fail = false
+  const outs = await Promise.all([1, 2, 3].map(() => runInline(handler, handler.example, { providers })))
+  for (const o of outs) t.equal(body(o).matched, 3)
+  t.equal(api.requests.length, 2, 'the failed read, then one read for three calls')
+})
