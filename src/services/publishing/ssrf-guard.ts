@@ -2,14 +2,19 @@ import { lookup } from 'node:dns'
 import { BlockList, isIP, type LookupFunction } from 'node:net'
 import { appError } from '../../errors.js'
 
-// Targets a seller's upstream may not be: loopback, private, link-local (cloud metadata), CGNAT,
-// unique-local, multicast and unspecified ranges.
+// Targets a seller's upstream (or a buyer-named URL) may not be: loopback, private, link-local
+// (cloud metadata), CGNAT, unique-local, multicast and unspecified ranges, and the documentation
+// and benchmarking ranges, which are not routed on the internet but do get assigned to internal
+// interfaces (this very VM's eth0 is 192.0.2.2).
 const blocked = new BlockList()
 for (const [net, bits] of [
   ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
+  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
+  ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) blocked.addSubnet(net, bits, 'ipv4')
-for (const [net, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96]] as const) blocked.addSubnet(net, bits, 'ipv6')
+for (const [net, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001:db8::', 32]] as const) {
+  blocked.addSubnet(net, bits, 'ipv6')
+}
 
 export function isPrivateAddress(ip: string): boolean {
   const v = isIP(ip)
