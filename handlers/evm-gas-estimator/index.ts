@@ -5,7 +5,7 @@ import { revertFrom } from '../_shared/evm-revert.js'
 import { defineHandler, HandlerInputError } from '../../src/pool/handler-contract.js'
 
 interface Input {
-  kind: 'call' | 'eth-transfer' | 'erc20-transfer'
+  kind?: 'call' | 'eth-transfer' | 'erc20-transfer'
   from?: string
   to: string
   data?: string
