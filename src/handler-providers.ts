@@ -23,6 +23,7 @@ export const PROVIDER_SETTINGS: readonly ProviderSetting[] = [
   { name: 'CHROMIUM_PATH', kind: 'text', default: '/usr/bin/chromium', doc: 'the Chromium binary web-screenshot drives (playwright-core)' },
   // chain data
   { name: 'CHAIN_DATA_RPC_URL', kind: 'url', default: 'rpc', doc: 'JSON-RPC of the chain the EVM data endpoints read (gas, tokens, holders, transfers, portfolios, NFTs, airdrops); default RPC_URL' },
+  { name: 'CHAIN_DATA_LOG_CHUNK_BLOCKS', kind: 'text', doc: 'the largest block range asked of `eth_getLogs` at once by token-holder-distribution and on-chain-whale-alert; unset: 2000' },
   { name: 'ENS_RPC_URL', kind: 'url', doc: 'an Ethereum mainnet JSON-RPC for ens-wallet-identity-resolver' },
   { name: 'IPFS_GATEWAY_URL', kind: 'url', default: 'https://ipfs.io/ipfs/', doc: 'IPFS HTTP gateway for ipfs:// NFT metadata' },
   // market data

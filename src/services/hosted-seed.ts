@@ -29,14 +29,28 @@ export const HOSTED_SERVICES = [
 
 export const HOSTED_NAMESPACE = 'tollgate'
 
+/** One line for logs: the endpoints waiting for settings, each with what it needs. */
+export function describeWaiting(waiting: WaitingEndpoint[]): string {
+  return waiting.map((w) => `${w.slug} (${w.missing.join(', ')})`).join(', ')
+}
+
+/** A hosted endpoint kept unpublished until the deployment sets the provider settings it needs. */
+export interface WaitingEndpoint {
+  slug: string
+  missing: string[]
+}
+
 /**
  * Publishes every working hosted handler under tollgate/<service>/<slug>, idempotently.
- * A slug whose handler is not in this build is disabled, never served as a stub.
+ * A slug whose handler is not in this build is disabled, never served as a stub; so is one whose
+ * provider settings (its module's `providers`) this deployment has not set: it is listed in
+ * `waiting` and published by the first release that has them.
  */
-export async function seedHostedServices(deps: Pick<Deps, 'config' | 'db' | 'key' | 'redis'>, handlers: ReadonlyMap<string, RegisteredHandler>): Promise<{ published: number }> {
+export async function seedHostedServices(deps: Pick<Deps, 'config' | 'db' | 'key' | 'redis'>, handlers: ReadonlyMap<string, RegisteredHandler>): Promise<{ published: number; waiting: WaitingEndpoint[] }> {
   const payTo = deps.config.receiverAddress
   if (!payTo) throw new Error('TOLLGATE_RECEIVER_ADDRESS is needed to publish the hosted services')
   let published = 0
+  const waiting: WaitingEndpoint[] = []
   // the marketplace entries link to the OpenAPI document of these endpoints (input schemas, prices)
   const docsUrl = `${deps.config.baseUrl}/docs/endpoints/${HOSTED_NAMESPACE}.json`
   await deps.db.transaction().execute(async (trx) => {
@@ -59,14 +73,17 @@ export async function seedHostedServices(deps: Pick<Deps, 'config' | 'db' | 'key
       for (const slug of slugs) {
         const mod = handlers.get(slug)!.module
         const methods = svc.methods.filter((m) => !mod.methods || mod.methods.includes(m))
+        const missing = (mod.providers ?? []).filter((name) => !deps.config.handlerProviders[name])
+        const enabled = missing.length === 0
         await trx
           .insertInto('endpoints')
-          .values({ service_id: service.id, slug, methods, price: svc.price, description: mod.description, mime_type: mod.output.contentType, input_schema: JSON.stringify(mod.inputSchema), handler: slug, upstream_url: null, upstream_config: null })
+          .values({ service_id: service.id, slug, methods, price: svc.price, description: mod.description, mime_type: mod.output.contentType, input_schema: JSON.stringify(mod.inputSchema), handler: slug, upstream_url: null, upstream_config: null, enabled })
           .onConflict((oc) =>
-            oc.columns(['service_id', 'slug']).doUpdateSet({ methods, price: svc.price, description: mod.description, mime_type: mod.output.contentType, input_schema: JSON.stringify(mod.inputSchema), handler: slug, upstream_url: null, enabled: true, updated_at: sql`now()` }),
+            oc.columns(['service_id', 'slug']).doUpdateSet({ methods, price: svc.price, description: mod.description, mime_type: mod.output.contentType, input_schema: JSON.stringify(mod.inputSchema), handler: slug, upstream_url: null, enabled, updated_at: sql`now()` }),
           )
           .execute()
-        published++
+        if (enabled) published++
+        else waiting.push({ slug, missing })
       }
       // handlers removed from this build stop being served
       let stale = trx.updateTable('endpoints').set({ enabled: false, updated_at: sql`now()` }).where('service_id', '=', service.id).where('enabled', '=', true)
@@ -75,5 +92,5 @@ export async function seedHostedServices(deps: Pick<Deps, 'config' | 'db' | 'key
     }
   })
   await announceRegistryChange(deps, { seller: HOSTED_NAMESPACE })
-  return { published }
+  return { published, waiting }
 }

@@ -4,7 +4,7 @@ import { createDb } from '../db/create-db.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { redisKeys } from '../deps.js'
 import { loadHandlerRegistry } from '../pool/handler-registry.js'
-import { HOSTED_NAMESPACE, seedHostedServices } from '../services/hosted-seed.js'
+import { describeWaiting, HOSTED_NAMESPACE, seedHostedServices } from '../services/hosted-seed.js'
 import { loadConfigOrExit } from './load-config.js'
 
 // The Procfile `release` step, run once per deploy before the new processes start: migrations to
@@ -20,8 +20,9 @@ try {
   if (!results?.length) console.log('database is up to date')
   if (config.receiverAddress) {
     await redis.connect()
-    const { published } = await seedHostedServices({ config, db, redis, key: redisKeys(config.redisPrefix) }, await loadHandlerRegistry())
+    const { published, waiting } = await seedHostedServices({ config, db, redis, key: redisKeys(config.redisPrefix) }, await loadHandlerRegistry())
     console.log(`hosted endpoints: ${published} published under ${config.proxyUrl}/${HOSTED_NAMESPACE}/`)
+    if (waiting.length) console.log(`hosted endpoints: ${waiting.length} not published until their provider settings are set (docs/hosted-services.md): ${describeWaiting(waiting)}`)
   } else {
     console.log('hosted endpoints: not published (TOLLGATE_RECEIVER_ADDRESS is not set)')
   }

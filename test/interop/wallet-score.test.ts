@@ -60,11 +60,18 @@ t.test('hosted service B: a paid wallet score through the proxy with the officia
   t.same(charged.map((r) => r.status), ['served'], 'the 400 cost the buyer nothing')
 })
 
-t.test('service B unconfigured: 503 and nothing charged; the test endpoint still works', async (t) => {
+t.test('service B unconfigured: not published (404); a proxy that lacks the setting answers 503, charging nothing; the test endpoint still works', async (t) => {
   const platform = await startTestPlatform(t)
   const payer = privateKeyToAccount(platform.devnet.accounts.demoPayer.privateKey)
   const pay = wrapFetchWithPaymentFromConfig(fetch, { schemes: [{ network: 'eip155:84532', client: new ExactEvmScheme(payer) }] })
-  const res = await pay(`${platform.proxyUrl}/tollgate/wallet-score/wallet-behavior-score-query?address=${payer.address}`, { method: 'GET' })
+  const query = `tollgate/wallet-score/wallet-behavior-score-query?address=${payer.address}`
+  const unpublished = await pay(`${platform.proxyUrl}/${query}`, { method: 'GET' })
+  t.equal(unpublished.status, 404, 'a deployment without WALLET_SCORE_AAVE_POOL does not publish it')
+
+  // published by a release that had the setting, served by a proxy that lacks it
+  await platform.deps.db.updateTable('endpoints').set({ enabled: true }).where('slug', '=', 'wallet-behavior-score-query').execute()
+  const proxy = await platform.startProxy({ providers: {} })
+  const res = await pay(`${proxy.url}/${query}`, { method: 'GET' })
   const text = await res.text()
   t.equal(res.status, 503, text)
   t.match(JSON.parse(text), { code: 'upstream_not_configured' })
