@@ -42,8 +42,8 @@ console.log(`|---|---:|---:|---:|---:|---:|`)
 const skipped: string[] = []
 for (const [slug, h] of registry) {
   if (only && slug !== only) continue
-  // handlers that call an outside provider (RPC, APIs) measure that provider, not the pool: skipped
-  if (h.module.providers?.length) {
+  // handlers that call an outside provider (RPC, APIs) or a public host measure that, not the pool: skipped
+  if (h.io) {
     skipped.push(slug)
     continue
   }
@@ -54,7 +54,7 @@ for (const [slug, h] of registry) {
   const inline = await measure(async () => h.module.run(structuredClone(h.module.example), ctx), 1)
   console.log(`| ${slug} | ${viaPool.perSec.toFixed(0)} | ${viaPool.p99.toFixed(2)} | ${inline.perSec.toFixed(0)} | ${inline.p99.toFixed(2)} | ${(viaPool.perSec / inline.perSec).toFixed(2)}x |`)
 }
-if (skipped.length) console.log(`\nskipped (they call an outside provider): ${skipped.join(', ')}`)
+if (skipped.length) console.log(`\nskipped (they call an outside provider or a public host): ${skipped.join(', ')}`)
 console.log(`\n${threads} pool threads, ${budgetMs} ms per handler per path, node ${process.version}`)
 await pool.close()
 process.exit(0)
