@@ -29,6 +29,8 @@ const addressList = { anyOf: [{ type: 'string', maxLength: 254 }, { type: 'array
 /** Sends one e-mail through the operator's SMTP relay, always from the operator's address. */
 export default defineHandler<Input>({
   slug: 'email-send',
+  // mail leaves through the operator's relay in its name: a ceiling for the whole platform
+  rateLimit: { requests: 60, perSeconds: 60 },
   description: `Send one e-mail (plain text and/or sanitized HTML, up to ${MAX_RECIPIENTS} recipients, no attachments) through the operator's SMTP relay, from the operator's sender address; you may set Reply-To.`,
   providers: ['SMTP_URL', 'EMAIL_FROM'],
   timeoutMs: 30_000,

@@ -27,6 +27,8 @@ interface Input {
 
 export default defineHandler<Input>({
   slug: 'port-scanner',
+  // probes of third-party hosts come from the platform's addresses: a ceiling for the whole platform
+  rateLimit: { requests: 60, perSeconds: 60 },
   description: `TCP connect scan of up to ${MAX_PORTS} ports on one public host: open, closed or filtered per port, with the usual service name. Default: ${DEFAULT_PORTS.length} common service ports.`,
   network: true,
   inputSchema: {

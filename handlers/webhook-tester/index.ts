@@ -23,6 +23,8 @@ interface Input {
 
 export default defineHandler<Input>({
   slug: 'webhook-tester',
+  // requests to third-party URLs come from the platform's addresses: a ceiling for the whole platform
+  rateLimit: { requests: 300, perSeconds: 60 },
   description:
     'Send one test request (JSON or text body up to 64 KB, custom headers, optional HMAC-SHA256 signature) to your webhook URL and see the status, headers, timing and the start of the answer. Redirects are reported, not followed.',
   network: true,

@@ -69,6 +69,11 @@ export interface HandlerModule<I = any> {
    * own tests use local servers
    */
   network?: boolean
+  /**
+   * a ceiling on paid calls to this endpoint across every proxy process, for handlers whose calls
+   * act on third parties in the platform's name (mail sent, hosts probed); over it: 429, nothing charged
+   */
+  rateLimit?: { requests: number; perSeconds: number }
   /** defaults to ['GET', 'POST'] */
   methods?: ('GET' | 'POST')[]
   /** per-call time limit, default from config (HANDLER_TIMEOUT_MS) */

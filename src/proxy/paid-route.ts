@@ -202,10 +202,11 @@ export function paidRoute(p: PaidRouteDeps) {
         }
         if (guard.stale) refreshInBackground(payer, request.log)
 
-        // The seller's per-endpoint rate limit, shared by every proxy process. Only payments that
-        // passed every check count, so unfunded or forged calls cannot use up a seller's budget.
-        // Over the limit: nothing is recorded and the nonce is freed, so the same payment can retry.
-        const rateLimit = entry.upstream ? p.upstreamOptions(entry).rateLimit : undefined
+        // The seller's per-endpoint rate limit (or a hosted handler's own), shared by every proxy
+        // process. Only payments that passed every check count, so unfunded or forged calls cannot
+        // use up a seller's budget. Over the limit: nothing is recorded and the nonce is freed, so
+        // the same payment can retry.
+        const rateLimit = entry.upstream ? p.upstreamOptions(entry).rateLimit : registered?.module.rateLimit
         if (rateLimit) {
           let retryAfter: number | undefined
           try {
