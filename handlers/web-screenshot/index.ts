@@ -61,6 +61,7 @@ export default defineHandler<Input>({
     const probe = await fetchPublicUrl(first.toString(), ctx, { field: 'url', maxRedirects: 5, maxBytes: 64 * 1024, timeoutMs: 8_000 })
     const target = new URL(probe.finalUrl)
 
+    const release = await browserSlot()
     const { chromium } = await import('playwright-core')
     let browser: Awaited<ReturnType<typeof chromium.launch>> | undefined
     try {
@@ -151,9 +152,33 @@ export default defineHandler<Input>({
       return binaryResult(ctx, 'image/png', png, { width: input.width, height, finalUrl: page.url(), status, blockedRequests: [...new Set(blocked)] })
     } finally {
       await browser?.close().catch(() => undefined)
+      release()
     }
   },
 })
+
+// A Chromium takes 100–200 MB: a worker thread runs at most MAX_BROWSERS at once (the I/O lane
+// runs many calls per thread), a few more wait, and past that a call is refused at once.
+const MAX_BROWSERS = 2
+const MAX_WAITING = 4
+let browsersActive = 0
+const browserWaiters: Array<() => void> = []
+
+async function browserSlot(): Promise<() => void> {
+  if (browsersActive >= MAX_BROWSERS) {
+    if (browserWaiters.length >= MAX_WAITING) throw new HandlerUpstreamError('upstream_failed', 'too many screenshots are being taken right now; retry in a few seconds')
+    // a finished call hands its slot straight to the first waiter: the count stays as it is
+    await new Promise<void>((resolve) => browserWaiters.push(resolve))
+  } else browsersActive++
+  let released = false
+  return () => {
+    if (released) return
+    released = true
+    const next = browserWaiters.shift()
+    if (next) next()
+    else browsersActive--
+  }
+}
 
 function responseHeaders(headers: Headers): Record<string, string> {
   const out: Record<string, string> = {}
