@@ -1,7 +1,7 @@
 import t from 'tap'
 import { runInline } from '../../test/helpers/handler-harness.js'
 import { PDL_TOKEN, pdlStandIn } from '../../test/helpers/misc-pdl-stand-in.js'
-import { standIn } from '../../test/helpers/misc-stand-in.js'
+import { standIn } from '../../test/helpers/provider-stand-in.js'
 import handler from './index.js'
 
 const body = (o: Awaited<ReturnType<typeof runInline>>) => {

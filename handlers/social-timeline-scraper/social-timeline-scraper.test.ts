@@ -1,6 +1,6 @@
 import t from 'tap'
 import { runInline } from '../../test/helpers/handler-harness.js'
-import { standIn } from '../../test/helpers/misc-stand-in.js'
+import { standIn } from '../../test/helpers/provider-stand-in.js'
 import { X_TOKEN, XDEV_POSTS, xStandIn } from '../../test/helpers/misc-x-stand-in.js'
 import handler from './index.js'
 

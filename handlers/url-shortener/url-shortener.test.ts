@@ -1,6 +1,6 @@
 import t from 'tap'
 import { runInline } from '../../test/helpers/handler-harness.js'
-import { standIn, type ReceivedRequest } from '../../test/helpers/misc-stand-in.js'
+import { standIn, type ReceivedRequest } from '../../test/helpers/provider-stand-in.js'
 import handler from './index.js'
 
 const body = (o: Awaited<ReturnType<typeof runInline>>) => {

@@ -1,4 +1,4 @@
-import type { ReceivedRequest, StandInAnswer } from './misc-stand-in.js'
+import type { ReceivedRequest, StandInAnswer } from './provider-stand-in.js'
 
 /**
  * Routes of an X API v2 stand-in, answering in the shapes of https://docs.x.com/x-api

@@ -1,16 +1,18 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 
-/** One request as the stand-in provider received it. */
-export interface ReceivedRequest {
+/** One request as a stand-in provider received it. */
+export interface Received {
   method: string
   path: string
   query: URLSearchParams
   headers: IncomingHttpHeaders
   body: string
+  /** the body parsed as JSON, when it is */
+  json: any
 }
 
 /** What a route answers: JSON (`json`) or raw text (`text`), with a status (default 200). */
-export interface StandInAnswer {
+export interface Answer {
   status?: number
   json?: unknown
   text?: string
@@ -18,23 +20,26 @@ export interface StandInAnswer {
 }
 
 /**
- * A local HTTP stand-in for an outside provider (127.0.0.1, a free port), closed at teardown.
- * `route` answers each request in the provider's documented shape; `received` lists the requests
- * so tests can check what the handler sent (path, query, auth header).
- *
- * @example
- *   const p = await standIn(t, (req) => ({ json: { ok: true } }))
- *   runInline(handler, input, { providers: { SOME_URL: p.url } })
- *   t.equal(p.received[0].query.get('symbol'), 'IBM')
+ * A local HTTP stand-in for outside providers (127.0.0.1, a free port), closed at teardown.
+ * One for every provider-backed handler test: answer in the provider's documented shape.
+ * `route` answers each request in the provider's documented shape; `received` lists what the
+ * handler sent, so tests can check path, query, headers and body.
  */
-export async function standIn(t: { teardown(fn: () => unknown): void }, route: (req: ReceivedRequest) => StandInAnswer | Promise<StandInAnswer>) {
-  const received: ReceivedRequest[] = []
+export async function providerStandIn(t: { teardown(fn: () => unknown): void }, route: (req: Received) => Answer | Promise<Answer>) {
+  const received: Received[] = []
   const server = createServer((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
       const u = new URL(req.url ?? '/', 'http://stand-in')
-      const r: ReceivedRequest = { method: req.method ?? 'GET', path: u.pathname, query: u.searchParams, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') }
+      const body = Buffer.concat(chunks).toString('utf8')
+      let json: unknown
+      try {
+        json = JSON.parse(body)
+      } catch {
+        json = undefined
+      }
+      const r: Received = { method: req.method ?? 'GET', path: u.pathname, query: u.searchParams, headers: req.headers, body, json }
       received.push(r)
       Promise.resolve(route(r)).then(
         (a) => {
@@ -59,3 +64,6 @@ export async function standIn(t: { teardown(fn: () => unknown): void }, route: (
   }))
   return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, received }
 }
+
+/** The older names some tests use. */
+export { providerStandIn as standIn, type Received as ReceivedRequest, type Answer as StandInAnswer }
