@@ -3,8 +3,7 @@
  * Returns a plain result (never throws for handler errors) so the proxy can tell input errors,
  * upstream problems and crashes apart.
  */
-import type { HandlerContext, HandlerModule } from './handler-contract.js'
-import { HandlerInputError, HandlerUpstreamError } from './handler-contract.js'
+import type { HandlerContext, HandlerInputError, HandlerModule, HandlerUpstreamError } from './handler-contract.js'
 import { importHandler } from './handler-registry.js'
 
 export interface PoolTask {
@@ -55,8 +54,12 @@ export default async function runTask(task: PoolTask): Promise<PoolResult> {
     if (typeof r.body === 'string') return { kind: 'ok', status, contentType, body: r.body }
     return { kind: 'ok', status, contentType: contentType.includes('json') ? contentType : 'application/json', body: JSON.stringify(r.body) }
   } catch (err) {
-    if (err instanceof HandlerInputError) return { kind: 'input', status: err.statusCode, field: err.field, message: err.message }
-    if (err instanceof HandlerUpstreamError) return { kind: 'upstream', code: err.code, message: err.message }
+    // Recognised by name, not instanceof: running from source, a handler imported through the
+    // fallback loader below gets its own copy of handler-contract, so its error classes are not
+    // this module's (every input error was answered as a crash under `npm start`).
+    const e = err as Partial<HandlerInputError & HandlerUpstreamError> | null
+    if (e?.name === 'HandlerInputError' && typeof e.field === 'string') return { kind: 'input', status: e.statusCode ?? 400, field: e.field, message: e.message ?? '' }
+    if (e?.name === 'HandlerUpstreamError' && (e.code === 'upstream_not_configured' || e.code === 'upstream_failed')) return { kind: 'upstream', code: e.code, message: e.message ?? '' }
     // the message may be internal; the proxy logs it and answers a generic handler_failed
     return { kind: 'error', message: (err as Error)?.message ?? String(err) }
   }

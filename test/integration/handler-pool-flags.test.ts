@@ -38,3 +38,22 @@ t.test('a process started as the Procfile starts it (--v8-pool-size=1 --heap-gro
   const { stdout } = await promisify(execFile)(process.execPath, [...procfileFlags(), '--import', 'tsx', path.join(dir, 'main.mjs')], { timeout: 60_000 })
   t.same(JSON.parse(stdout), { kind: 'ok', status: 200 })
 })
+
+t.test('run from source as npm start runs it (--import tsx), handler input and provider errors keep their kind', async (t) => {
+  const pool = pathToFileURL(path.resolve(here, '../../src/pool/handler-pool.ts')).href
+  const registry = pathToFileURL(path.resolve(here, '../../src/pool/handler-registry.ts')).href
+  const script = `
+    const { createHandlerPool } = await import(${JSON.stringify(pool)})
+    const { loadHandlerRegistry } = await import(${JSON.stringify(registry)})
+    const handlers = await loadHandlerRegistry()
+    const p = createHandlerPool({ maxThreads: 1, memoryMb: 256 })
+    const ctx = { method: 'GET', accept: '*/*', providers: { FRANKFURTER_URL: 'http://127.0.0.1:1' }, allowPrivateNetwork: false }
+    const run = (slug, input, io) => p.run({ file: handlers.get(slug).file, slug, io }, input, ctx, 20000)
+    const outs = [await run('web-scraper', { url: 'http://127.0.0.1/' }, true), await run('currency-converter', { from: 'USD', to: 'EUR' }, true), await run('url-slug-generator', { text: 'x'.repeat(10) }, false)]
+    await p.close()
+    process.stdout.write(JSON.stringify(outs.map((o) => [o.kind, o.field ?? o.code ?? o.status])))
+  `
+  const dir = t.testdir({ 'main.mjs': script })
+  const { stdout } = await promisify(execFile)(process.execPath, [...procfileFlags(), '--import', 'tsx', path.join(dir, 'main.mjs')], { timeout: 60_000 })
+  t.same(JSON.parse(stdout), [['input', 'url'], ['upstream', 'upstream_failed'], ['ok', 200]], 'a refused URL is a 400 on url, an unreachable provider a 502, not crashes')
+})
