@@ -16,7 +16,6 @@ import { callProvider, providerSetting } from './outbound.js'
 export const CHAIN_DATA_RPC_URL = 'CHAIN_DATA_RPC_URL'
 
 type Viem = typeof import('viem')
-export type ChainClient = Awaited<ReturnType<typeof chainClient>>
 
 export interface ChainClientOptions {
   /** the provider setting holding the RPC URL, default CHAIN_DATA_RPC_URL */
@@ -33,8 +32,16 @@ export interface ChainClientOptions {
   ccipRequest?: false | ((p: { data: `0x${string}`; sender: `0x${string}`; urls: readonly string[] }) => Promise<`0x${string}`>)
 }
 
+/** What chainClient gives: viem itself (loaded lazily), the client, `read` and the setting used. */
+export interface ChainClient {
+  viem: Viem
+  client: import('viem').PublicClient
+  read<T>(what: string, fn: () => Promise<T>): Promise<T>
+  setting: string
+}
+
 /** A viem public client on the configured RPC, plus `read`, which turns any failure into a clear 502. */
-export async function chainClient(ctx: HandlerContext, opts: ChainClientOptions = {}) {
+export async function chainClient(ctx: HandlerContext, opts: ChainClientOptions = {}): Promise<ChainClient> {
   const setting = opts.setting ?? CHAIN_DATA_RPC_URL
   const url = providerSetting(ctx, setting, opts.what ?? 'this endpoint')
   if (!/^https?:\/\//i.test(url)) throw new HandlerUpstreamError('upstream_not_configured', `${setting} must be an http(s) JSON-RPC URL`)
