@@ -226,11 +226,17 @@ async function fetchCmd(args: string[], io: Io): Promise<number> {
   io.stdout(bytes)
   if (io.sharedTerminal && bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a) io.stdout('\n')
   const p = res.payment
-  if (p) {
+  if (p?.success) {
     io.stderr(
       `paid ${formatUsdc(p.amount)} USDC to ${p.payTo} from ${p.payer}\n` +
         `  payment ${p.agentPaymentId ?? '-'}${p.paymentId ? ` (seller payment ${p.paymentId})` : ''}\n` +
         `  transaction ${p.transaction || 'pending (settles asynchronously; see tollgate payments status)'} on ${p.network}\n`,
+    )
+  } else if (p) {
+    // x402 sellers settle only calls that succeed; this one failed and sent no receipt
+    io.stderr(
+      `not charged: the call failed, so the signed payment of ${formatUsdc(p.amount)} USDC to ${p.payTo} is not settled\n` +
+        `  payment ${p.agentPaymentId ?? '-'} (reported to the platform as failed; see tollgate payments status)\n`,
     )
   }
   if (res.status >= 400) {

@@ -83,6 +83,13 @@ t.test('tollgate CLI: fetch pays, --inspect pays nothing, refusals and HTTP erro
   t.equal(await runCli(['fetch', `${url}?msg=tty`], tty.io), 0, tty.err())
   t.ok(tty.out().endsWith('}\n'), 'on a terminal shared with the receipt: ended with a newline')
 
+  // the endpoint fails after the payment was signed: exit 3, and the receipt says nothing was charged
+  const failed = capture(env)
+  t.equal(await runCli(['fetch', `${p.proxyUrl}/tollgate/toolbox/throws`], failed.io), 3)
+  t.match(failed.err(), /not charged: the call failed, so the signed payment of 0\.001 USDC to 0x[0-9a-fA-F]{40} is not settled/)
+  t.notMatch(failed.err(), /^paid /m, 'no "paid" line for a call that failed')
+  t.match(failed.err(), /HTTP 502/)
+
   // refused: exit 2, nothing signed
   const stingy = await p.agent({ fund: 1_000_000n, caps: { per_transaction: '10' } })
   const n = await counts()
