@@ -8,9 +8,9 @@ export const HOSTED_SERVICES = [
   {
     name: 'toolbox',
     displayName: 'Tollgate Toolbox',
-    description: 'Utilities, text, documents, media and validators, each paid per call.',
+    description: 'Utilities, documents, media and validators; network, domain and e-mail checks; chain, market and DeFi data; web search, scraping and language models; each paid per call.',
     category: 'Utilities',
-    tags: ['utilities', 'text', 'documents', 'media', 'validators'],
+    tags: ['utilities', 'text', 'documents', 'media', 'validators', 'network', 'crypto', 'market-data', 'search', 'ai'],
     methods: ['GET', 'POST'],
     price: 1000n, // 0.001 USDC
     slugs: (slug: string) => !slug.startsWith('wallet-behavior-score'),
