@@ -11,6 +11,7 @@ const catalogue = {
   // generic
   bad_request: { status: 400, message: '{detail}' },
   invalid_parameter: { status: 400, message: 'invalid value for {param}: {detail}' },
+  unusable_parameter: { status: 422, message: 'the value of {param} cannot be used: {detail}' },
   payload_too_large: { status: 413, message: 'request body is larger than {limit} bytes' },
   unsupported_media_type: { status: 415, message: 'content type {type} is not supported; send application/json' },
   not_found: { status: 404, message: '{what} not found' },

@@ -383,9 +383,12 @@ function parseInput(request: FastifyRequest, method: string): { ok: true; input:
 
 function handlerError(out: Awaited<ReturnType<HandlerPool['run']>>): AppError {
   switch (out.kind) {
-    case 'input':
+    case 'input': {
       if (out.status === 413) return new AppError('payload_too_large', 413, out.message, { param: out.field })
-      return appError('invalid_parameter', { param: out.field, detail: out.message }, { details: { param: out.field } })
+      // handlers often start their message with the field's name, which the template already says
+      const detail = out.message.startsWith(`${out.field}: `) ? out.message.slice(out.field.length + 2) : out.message
+      return appError(out.status === 422 ? 'unusable_parameter' : 'invalid_parameter', { param: out.field, detail }, { details: { param: out.field } })
+    }
     case 'upstream':
       return appError(out.code, { detail: out.message })
     case 'timeout':
