@@ -135,6 +135,8 @@ function messageContent(json: unknown): string {
   if (!first || typeof first !== 'object') throw new HandlerUpstreamError('upstream_failed', 'the language model API answered without a choice')
   if (typeof first.message?.refusal === 'string' && first.message.refusal) throw new HandlerUpstreamError('upstream_failed', 'the language model refused the request')
   if (first.finish_reason === 'length') throw new HandlerUpstreamError('upstream_failed', 'the language model stopped at its token limit before finishing the answer')
+  // content omitted or cut by the provider's content filter: whatever content remains is not the whole answer
+  if (first.finish_reason === 'content_filter') throw new HandlerUpstreamError('upstream_failed', "the language model's answer was withheld by the provider's content filter")
   if (typeof first.message?.content !== 'string' || first.message.content.trim() === '') throw new HandlerUpstreamError('upstream_failed', 'the language model answered with no content')
   return first.message.content
 }

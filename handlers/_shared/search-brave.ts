@@ -150,8 +150,11 @@ export async function braveSuggest(ctx: HandlerContext, o: { q: string; count: n
 
 /** Brave's 422 ErrorResponse names the refused parameter in error.meta.errors[].loc */
 function refusedParameter(json: unknown, fields: Record<string, string | undefined>): never {
-  const errors = (json as { error?: { meta?: { errors?: Array<{ loc?: unknown[]; msg?: unknown }> } } } | undefined)?.error?.meta?.errors ?? []
+  const listed = (json as { error?: { meta?: { errors?: unknown } } } | null | undefined)?.error?.meta?.errors
+  // an odd 422 body (errors not a list, null entries) is an upstream failure, not a crash
+  const errors = (Array.isArray(listed) ? listed : []) as Array<{ loc?: unknown[]; msg?: unknown } | null>
   for (const e of errors) {
+    if (!e || typeof e !== 'object') continue
     const param = Array.isArray(e.loc) ? e.loc[e.loc.length - 1] : undefined
     const field = typeof param === 'string' ? fields[param] : undefined
     if (field) throw new HandlerInputError(field, `${field} was refused by Brave Search${typeof e.msg === 'string' ? `: ${e.msg.slice(0, 200)}` : ''}`)
@@ -160,16 +163,32 @@ function refusedParameter(json: unknown, fields: Record<string, string | undefin
 }
 
 /**
- * Index of `cited` among URLs that came from a search (or were fetched), matching exactly or up
- * to a trailing slash; -1 when it is not one of them. A language model's citations are checked
+ * Index of `cited` among URLs that came from a search (or were fetched), matching exactly or by
+ * urlKey (the same page); -1 when it is not one of them. A language model's citations are checked
  * with it, so an answer can only cite what was retrieved.
  */
 export function indexOfUrl(urls: readonly string[], cited: string): number {
   const c = cited.trim()
   const exact = urls.indexOf(c)
   if (exact >= 0) return exact
-  const strip = (u: string) => u.replace(/\/+$/, '')
-  return urls.findIndex((u) => strip(u) === strip(c))
+  const key = urlKey(c)
+  return urls.findIndex((u) => urlKey(u) === key)
+}
+
+/**
+ * What identifies a page, for matching and merging URLs the same way everywhere: the WHATWG form
+ * (scheme and host lower-cased, default port dropped, non-ASCII percent-encoded), without the
+ * fragment and trailing slashes.
+ */
+export function urlKey(u: string): string {
+  const s = u.trim()
+  try {
+    const p = new URL(s)
+    p.hash = ''
+    return p.href.replace(/\/+$/, '')
+  } catch {
+    return s.replace(/\/+$/, '')
+  }
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v : null)
@@ -177,7 +196,17 @@ const str = (v: unknown): string | null => (typeof v === 'string' && v.trim() !=
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", '#39': "'", nbsp: ' ' }
 /** Brave may still mark up snippets; the answer carries plain text */
 function plain(s: string): string {
-  return s.replace(/<[^>]{0,200}>/g, '').replace(/&(amp|lt|gt|quot|apos|#39|nbsp);/g, (_, n: string) => ENTITIES[n]!).trim()
+  return s
+    .replace(/<[^>]{0,200}>/g, '')
+    // Brave escapes quotes and apostrophes numerically too (&#x27;, &#39;)
+    .replace(/&(amp|lt|gt|quot|apos|nbsp|#\d{1,7}|#[xX][0-9a-fA-F]{1,6});/g, (whole, n: string) => ENTITIES[n] ?? codePoint(n) ?? whole)
+    .trim()
+}
+
+function codePoint(n: string): string | undefined {
+  if (!n.startsWith('#')) return undefined
+  const cp = /^#[xX]/.test(n) ? parseInt(n.slice(2), 16) : parseInt(n.slice(1), 10)
+  return cp > 0 && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff) ? String.fromCodePoint(cp) : undefined
 }
 
 function hostOf(u: string): string | null {

@@ -2,7 +2,7 @@ import t from 'tap'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
 import { runInline } from '../../test/helpers/handler-harness.js'
 import { chatCompletion, llmSettings, providerStandIn, sentData, sentSystem, type Answer, type Received } from '../../test/helpers/llm-stand-in.js'
-import { braveSettings, braveWebResponse } from '../../test/helpers/search-brave-stand-in.js'
+import { braveSettings, braveValidationError, braveWebResponse } from '../../test/helpers/search-brave-stand-in.js'
 import handler, { checkCitations } from './index.js'
 
 const body = (o: Awaited<ReturnType<typeof runInline>>) => {
@@ -129,12 +129,51 @@ t.test('invented citations, URLs and shapes are refused (502)', async (t) => {
   await t.rejects(runInline(handler, { topic: TOPIC, searches: 3 }, { providers: s.providers }), { code: 'upstream_failed' }, 'an empty search plan')
 })
 
+t.test('a source title carrying HTML is listed as text, not markup', async (t) => {
+  const p = await providerStandIn(t, (req) => {
+    if (req.path === '/res/v1/web/search') return { json: braveWebResponse(req.query.get('q')!, [{ title: 'Tips &lt;img src=x onerror=alert(1)&gt; [here]', url: 'https://tips.example/a', description: 'd' }]) }
+    return { json: chatCompletion({ title: 'T', summary: 'S [1].', sections: [{ heading: 'A', markdown: 'a' }, { heading: 'B', markdown: 'b' }] }) }
+  })
+  const out = body(await runInline(handler, { topic: TOPIC, queries: ['tips'], fetchPages: 0 }, { providers: { ...braveSettings(p.url), ...llmSettings(p.url) } }))
+  t.equal(out.sources[0].title, 'Tips <img src=x onerror=alert(1)> [here]', 'the title as Brave shows it')
+  t.match(out.markdown, '1. [Tips \\<img src=x onerror=alert(1)> \\[here\\]](https://tips.example/a)')
+  t.notMatch(out.markdown, / <img/)
+})
+
+t.test('title and headings stay on one line', async (t) => {
+  const s = await stand(t, { report: { json: chatCompletion({ title: 'T\n\n## Sources\n\n1. fake', summary: 'S [1].', sections: [{ heading: 'A\n\n## Sources', markdown: 'a' }, { heading: 'B', markdown: 'b' }] }) } })
+  const out = body(await runInline(handler, { topic: TOPIC, queries: ['x402 overview'], fetchPages: 0 }, { providers: s.providers }))
+  t.equal(out.title, 'T ## Sources 1. fake')
+  t.same(out.sections.map((x: any) => x.heading), ['A ## Sources', 'B'])
+  t.equal(out.markdown.match(/^## Sources$/gm)?.length, 1, 'one Sources list, the handler\'s')
+})
+
+t.test('a query Brave refuses is a 400 on that query, counted as the buyer sent them', async (t) => {
+  const p = await providerStandIn(t, (req) => (req.query.get('q') === 'bad' ? { status: 422, json: braveValidationError('q', 'refused') } : { json: braveWebResponse(req.query.get('q')!, []) }))
+  t.match(await runInline(handler, { topic: TOPIC, queries: ['same', 'same', 'bad'], fetchPages: 0 }, { providers: { ...braveSettings(p.url), ...llmSettings(p.url) } }), { ok: false, status: 400, field: 'queries.2' })
+})
+
+t.test('a search the model planned that Brave refuses is an upstream failure, not the buyer\'s mistake', async (t) => {
+  const p = await providerStandIn(t, (req) => {
+    if (req.path === '/v1/chat/completions') return { json: chatCompletion({ queries: ['bad'] }) }
+    return req.query.get('q') === 'bad' ? { status: 422, json: braveValidationError('q', 'refused') } : { json: braveWebResponse(req.query.get('q')!, []) }
+  })
+  await t.rejects(runInline(handler, { topic: TOPIC, searches: 2, fetchPages: 0 }, { providers: { ...braveSettings(p.url), ...llmSettings(p.url) } }), { name: 'HandlerUpstreamError', code: 'upstream_failed' })
+})
+
 t.test('checkCitations', async (t) => {
   const urls = ['https://a.example/x', 'https://b.example/']
   t.same(checkCitations(['[2] and [1;2]', 'see https://b.example.'], urls), [1, 2])
   t.same(checkCitations(['[1–2]'], urls), [1, 2])
   t.throws(() => checkCitations(['[3-1]'], urls), { code: 'upstream_failed' })
   t.throws(() => checkCitations(['https://a.example/y [1]'], urls), { code: 'upstream_failed' })
+  // links a renderer makes although no http(s):// URL is written: each must point to a source
+  for (const text of ['[1](javascript:alert(1))', 'see [the docs](//evil.example/x) [1]', '[x][1] [1]\n\n[1]: //evil.example', 'mail <mailto:a@evil.example> [1]', 'visit www.evil.example today [1]', '<a href="//evil.example">docs</a> [1]', '<img src=x onerror=alert(1)> [1]', 'fine [1] <script>alert(1)</script>', '[1] <b>bold</b>']) {
+    t.throws(() => checkCitations([text], urls), { code: 'upstream_failed' }, text)
+  }
+  t.same(checkCitations(['[docs](https://b.example/) and [1]'], urls), [1, 2], 'a link to a source counts as citing it')
+  t.same(checkCitations(['see www.b.example [1]'], ['https://a.example/x', 'http://www.b.example/']), [1, 2])
+  t.same(checkCitations(['if a < b and c > d [1], see <https://b.example/>'], urls), [1, 2], 'comparisons and autolinks to sources are not HTML')
 })
 
 t.test('searches that find nothing: 422 on the topic', async (t) => {

@@ -1,6 +1,6 @@
 import { assertLlmConfigured, chatJson, combineUsage, LLM_PROVIDERS, llmReportSchema, type LlmReport } from '../_shared/llm-chat.js'
 import { fetchPublicUrl } from '../_shared/outbound.js'
-import { assertSearchConfigured, braveWebSearch, indexOfUrl, SEARCH_PROVIDERS, type WebResult } from '../_shared/search-brave.js'
+import { assertSearchConfigured, braveWebSearch, indexOfUrl, SEARCH_PROVIDERS, urlKey, type WebResult } from '../_shared/search-brave.js'
 import { loadHtml, mainText } from '../_shared/webpage-html.js'
 import { defineHandler, HandlerInputError, HandlerUpstreamError, type HandlerContext } from '../../src/pool/handler-contract.js'
 
@@ -111,7 +111,7 @@ export default defineHandler<Input>({
       queries = queries.slice(0, input.searches)
     }
     const answers = await Promise.all(
-      queries.map((q, i) => braveWebSearch(ctx, { q, count: input.resultsPerSearch, country: input.country?.toUpperCase(), searchLang: input.language?.toLowerCase(), fields: { q: given ? `queries.${i}` : 'topic', country: 'country', search_lang: 'language' } })),
+      queries.map((q) => braveWebSearch(ctx, { q, count: input.resultsPerSearch, country: input.country?.toUpperCase(), searchLang: input.language?.toLowerCase(), fields: { q: given ? `queries.${given.indexOf(q)}` : q === topic ? 'topic' : undefined, country: 'country', search_lang: 'language' } })),
     )
 
     // 2. merge, first appearance wins; interleave so every search contributes its top results
@@ -121,7 +121,7 @@ export default defineHandler<Input>({
       answers.forEach((a, qi) => {
         const r: WebResult | undefined = a.results[rank]
         if (!r) return
-        const key = r.url.replace(/\/+$/, '')
+        const key = urlKey(r.url)
         if (seen.has(key)) return
         seen.add(key)
         sources.push({ n: sources.length + 1, title: r.title, url: r.url, description: r.description, age: r.age, query: queries[qi]!, fetched: false, fetchNote: 'not fetched (beyond fetchPages)', pageChars: 0 })
@@ -168,8 +168,10 @@ export default defineHandler<Input>({
 
     const texts = [r.title, r.summary, ...r.sections.flatMap((s) => [s.heading, s.markdown])]
     const cited = checkCitations(texts, sources.map((s) => s.url))
-    const title = r.title.trim()
-    const sections = r.sections.map((s) => ({ heading: s.heading.trim().replace(/^#+\s*/, ''), markdown: s.markdown.trim() }))
+    // title and headings are one line each: a line break would let the model add headings of its own (a second "Sources")
+    const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim()
+    const title = oneLine(r.title)
+    const sections = r.sections.map((s) => ({ heading: oneLine(s.heading).replace(/^#+\s*/, ''), markdown: s.markdown.trim() }))
     const list = cited.map((c) => `${c}. [${escapeMd(sources[c - 1]!.title)}](${sources[c - 1]!.url})`).join('\n')
     const markdown = [`# ${title}`, r.summary.trim(), ...sections.map((s) => `## ${s.heading}\n\n${s.markdown}`), `## Sources\n\n${list}`].join('\n\n') + '\n'
     const usage = combineUsage(reports)
@@ -247,9 +249,30 @@ export function checkCitations(texts: string[], urls: string[]): number[] {
       if (i < 0) throw new HandlerUpstreamError('upstream_failed', 'the language model wrote a URL that is not among the sources')
       cited.add(i + 1)
     }
+    // raw HTML passes through Markdown renderers: a page the report read could steer the model into writing <script>
+    if (/<\/?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?\/?>/.test(t)) throw new HandlerUpstreamError('upstream_failed', 'the language model wrote HTML into the report')
+    // links whose target is not written as http(s)://... (protocol-relative, javascript:, www.
+    // autolinks, HTML attributes) would slip past the check above and render as links
+    for (const target of linkTargets(t)) {
+      const candidates = /^www\./i.test(target) ? [`https://${target}`, `http://${target}`] : /^https?:\/\//i.test(target) ? [target] : []
+      const i = candidates.map((c) => indexOfUrl(urls, c)).find((x) => x >= 0) ?? -1
+      if (i < 0) throw new HandlerUpstreamError('upstream_failed', 'the language model wrote a link that does not point to one of the sources')
+      cited.add(i + 1)
+    }
   }
   if (cited.size === 0) throw new HandlerUpstreamError('upstream_failed', 'the language model wrote a report without citing any source')
   return [...cited].sort((a, b) => a - b)
+}
+
+/** Every link target a Markdown renderer would make of `t` (inline, reference, autolink, www., HTML). */
+function linkTargets(t: string): string[] {
+  const out: string[] = []
+  for (const m of t.matchAll(/\]\(\s*<?([^\s)>]*)/g)) out.push(m[1]!)
+  for (const m of t.matchAll(/^ {0,3}\[[^\]\n]+\]:\s*<?([^\s>]*)/gm)) out.push(m[1]!)
+  for (const m of t.matchAll(/<([A-Za-z][A-Za-z0-9+.-]{1,31}:[^<>\s]*)>/g)) out.push(m[1]!)
+  for (const m of t.matchAll(/(?:^|[\s(*_~])(www\.[^\s<]+)/gi)) out.push(m[1]!.replace(/[.,;:!?)]+$/, ''))
+  for (const m of t.matchAll(/\b(?:href|src|srcset|action|formaction)\s*=\s*["']?([^"'\s>]*)/gi)) out.push(m[1]!)
+  return out
 }
 
 function span(a: number, b: number): number[] {
@@ -257,4 +280,5 @@ function span(a: number, b: number): number[] {
   return Array.from({ length: b - a + 1 }, (_, i) => a + i)
 }
 
-const escapeMd = (s: string) => s.replace(/([[\]\\])/g, '\\$1')
+/** a source title (third-party text) as plain link text: no link syntax, no raw HTML */
+const escapeMd = (s: string) => s.replace(/([[\]\\<])/g, '\\$1')

@@ -52,6 +52,14 @@ t.test('bullets with a word target and a configured model', async (t) => {
   t.same(out.usage, { promptTokens: null, completionTokens: null, totalTokens: null }, 'usage not reported: null, not invented')
 })
 
+t.test('word counts of a text written without spaces (Chinese)', async (t) => {
+  const llm = await providerStandIn(t, () => ({ json: chatCompletion({ summary: '议会批准了预算。', keyPoints: ['预算获批'] }) }))
+  const out = body(await runInline(handler, { text: '市议会周一批准了新预算，公共交通支出增加百分之十。'.repeat(4), keyPoints: 1 }, { providers: llmSettings(llm.url) }))
+  t.ok(out.inputWordCount >= 40, `input words counted, not 1 (${out.inputWordCount})`)
+  t.ok(out.wordCount >= 3 && out.wordCount <= 6, `summary words counted, not 1 (${out.wordCount})`)
+  t.ok(out.compressionRatio < 0.2, `compression ${out.compressionRatio}`)
+})
+
 t.test('a reasoning model gets max_completion_tokens and no temperature', async (t) => {
   const llm = await providerStandIn(t, () => ({ json: chatCompletion({ summary: 'Short.', keyPoints: ['a'] }, { model: 'o4-mini-2025-04-16' }) }))
   const out = body(await runInline(handler, { text: TEXT }, { providers: { ...llmSettings(llm.url), LLM_MODEL: 'o4-mini' } }))
@@ -72,6 +80,12 @@ t.test('a model answer of the wrong shape is 502, never passed on', async (t) =>
     { json: chatCompletion('The council approved the budget.') }, // not JSON
     { json: chatCompletion('[1,2]') },
     { json: chatCompletion({ summary: 'cut', keyPoints: ['a'] }, { finishReason: 'length' }) },
+    { json: chatCompletion({ summary: 'filtered', keyPoints: ['a'] }, { finishReason: 'content_filter' }) }, // a filtered answer, even when it parses
+    { json: { object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: null }, finish_reason: 'content_filter' }] } },
+    { json: { object: 'chat.completion', choices: [null] } },
+    { json: { object: 'chat.completion', choices: [{ index: 0, message: null, finish_reason: 'stop' }] } },
+    { json: { object: 'chat.completion' } },
+    { json: null },
     { json: chatCompletion(null, { refusal: 'I cannot help with that.' }) },
     { json: { object: 'chat.completion', choices: [] } },
     { status: 500, json: { error: { message: 'overloaded', type: 'server_error' } } },

@@ -13,7 +13,13 @@ interface Input {
   keyPoints: number
 }
 
-const countWords = (s: string) => (s.trim() === '' ? 0 : s.trim().split(/\s+/).length)
+const words = new Intl.Segmenter(undefined, { granularity: 'word' })
+/** words by Unicode segmentation: splitting on white space would count a Chinese or Japanese text as one word */
+const countWords = (s: string) => {
+  let n = 0
+  for (const seg of words.segment(s)) if (seg.isWordLike) n++
+  return n
+}
 
 /**
  * Summary of the buyer's text by a language model (an OpenAI-compatible Chat Completions API).

@@ -67,6 +67,18 @@ t.test('search, then a verdict citing search results only', async (t) => {
   t.same(out.usage, { promptTokens: 321, completionTokens: 54, totalTokens: 375 })
 })
 
+t.test('an explanation naming the search results it was given is accepted', async (t) => {
+  const s = await stand(t, { json: chatCompletion({ verdict: 'supported', confidence: 0.8, explanation: 'Source 1 (https://en.wikipedia.org/wiki/Eiffel_Tower) and [2-3] put it at 330 m.', citations: [{ url: RESULTS[0]!.url, stance: 'supports' }] }) })
+  t.match(body(await runInline(handler, { claim: CLAIM }, { providers: s.providers })), { verdict: 'supported', explanation: /Source 1/ })
+})
+
+t.test('a citation of a search result written in another form of its URL maps to that result', async (t) => {
+  const results = [...RESULTS, { title: 'Köln', url: 'https://de.wikipedia.org/wiki/K%C3%B6ln' }]
+  const s = await stand(t, { json: chatCompletion({ verdict: 'supported', confidence: 0.8, explanation: 'x', citations: [{ url: 'https://EN.Wikipedia.org/wiki/Eiffel_Tower#Height', stance: 'supports' }, { url: 'https://de.wikipedia.org/wiki/Köln', stance: 'context' }] }) }, results)
+  const out = body(await runInline(handler, { claim: CLAIM }, { providers: s.providers }))
+  t.same(out.citations.map((c: any) => [c.position, c.url]), [[1, RESULTS[0]!.url], [4, 'https://de.wikipedia.org/wiki/K%C3%B6ln']], 'the URLs as the search gave them')
+})
+
 t.test('a searchQuery is searched instead of the claim', async (t) => {
   const s = await stand(t, { json: chatCompletion({ verdict: 'unverifiable', confidence: 0.2, explanation: 'The sources do not say.', citations: [] }) })
   const out = body(await runInline(handler, { claim: CLAIM, searchQuery: 'eiffel tower height' }, { from: 'query', providers: s.providers }))
@@ -91,6 +103,10 @@ t.test('invented citations and bad verdicts are refused (502)', async (t) => {
     { json: chatCompletion({ verdict: 'supported', confidence: 0.9, explanation: 'x', citations: [{ url: RESULTS[0]!.url, stance: 'agrees' }] }) },
     { json: chatCompletion({ verdict: 'supported', confidence: 0.9, citations: [{ url: RESULTS[0]!.url, stance: 'supports' }] }) },
     { json: chatCompletion({ verdict: 'supported', confidence: 0.9, explanation: 'x', citations: [{ url: RESULTS[0]!.url, stance: 'supports', title: 'invented title' }] }) },
+    // the explanation must not name what the search did not return either
+    { json: chatCompletion({ verdict: 'supported', confidence: 0.9, explanation: 'Confirmed by https://made-up.example.com/eiffel and source 1.', citations: [{ url: RESULTS[0]!.url, stance: 'supports' }] }) },
+    { json: chatCompletion({ verdict: 'supported', confidence: 0.9, explanation: 'Sources [1] and [7] agree.', citations: [{ url: RESULTS[0]!.url, stance: 'supports' }] }) },
+    { json: chatCompletion({ verdict: 'supported', confidence: 0.9, explanation: 'Source 5 gives 330 m.', citations: [{ url: RESULTS[0]!.url, stance: 'supports' }] }) },
   ]
   for (const a of bad) {
     const s = await stand(t, a)

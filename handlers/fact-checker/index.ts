@@ -122,6 +122,7 @@ export default defineHandler<Input>({
       if (!citations.some((x) => x.position === i + 1)) citations.push({ position: i + 1, url: urls[i]!, title: sources[i]!.title, stance: c.stance })
     }
     if (json.verdict !== 'unverifiable' && citations.length === 0) throw new HandlerUpstreamError('upstream_failed', 'the language model gave a verdict without citing any search result')
+    checkExplanation(json.explanation, urls)
     return {
       body: {
         claim,
@@ -138,3 +139,17 @@ export default defineHandler<Input>({
     }
   },
 })
+
+/**
+ * The explanation is free text, so it could still name a source that was not retrieved (a URL from
+ * a snippet's instructions, "[12]" of 8 results): refused (502) like an invented citation.
+ */
+export function checkExplanation(text: string, urls: readonly string[]): void {
+  for (const m of text.matchAll(/https?:\/\/[^\s)\]>"'<]+/gi)) {
+    if (indexOfUrl(urls, m[0].replace(/[.,;:!?]+$/, '')) < 0) throw new HandlerUpstreamError('upstream_failed', 'the language model named a URL in its explanation that is not among the search results')
+  }
+  const numbers = [...text.matchAll(/\[(\d{1,3}(?:\s*[,;–-]\s*\d{1,3})*)\]/g)].flatMap((m) => m[1]!.split(/\s*[,;–-]\s*/)).concat([...text.matchAll(/\bsources?\s+(?:no\.\s*|#)?(\d{1,3})\b/gi)].map((m) => m[1]!))
+  for (const n of numbers.map(Number)) {
+    if (n < 1 || n > urls.length) throw new HandlerUpstreamError('upstream_failed', `the language model referred to search result ${n}, which does not exist`)
+  }
+}

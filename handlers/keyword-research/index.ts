@@ -74,7 +74,7 @@ export default defineHandler<Input>({
     if (!optionalSetting(ctx, 'BRAVE_SUGGEST_API_KEY')) providerSetting(ctx, 'BRAVE_SEARCH_API_KEY', 'query suggestions (or BRAVE_SUGGEST_API_KEY)')
     assertLlmConfigured(ctx)
 
-    const queries = [seed, ...EXPANSIONS.slice(0, input.expansions).map((p) => p.replace('{seed}', seed))]
+    const queries = [seed, ...EXPANSIONS.slice(0, input.expansions).map((p) => p.replace('{seed}', () => seed))]
     const answers = await Promise.all(
       queries.map((q) => braveSuggest(ctx, { q, count: input.count, country: input.country?.toUpperCase(), lang: input.language?.toLowerCase(), fields: { q: 'keyword', country: 'country', lang: 'language' } })),
     )

@@ -33,6 +33,12 @@ async function stand(t: Parameters<typeof providerStandIn>[0], model: Answer = {
   return { ...p, providers: { ...braveSettings(p.url), ...llmSettings(p.url) } }
 }
 
+t.test('a keyword with $ signs goes into the query patterns unchanged', async (t) => {
+  const s = await stand(t)
+  body(await runInline(handler, { keyword: "save $$ with $& and $'", expansions: 2 }, { providers: s.providers }))
+  t.same(s.received.filter((r) => r.path === '/res/v1/suggest/search').map((r) => r.query.get('q')), ["save $$ with $& and $'", "best save $$ with $& and $'", "how save $$ with $& and $'"])
+})
+
 t.test('the example validates', async (t) => {
   t.equal(compileInputValidator(handler).validate(structuredClone(handler.example), 'body'), null)
 })

@@ -107,7 +107,8 @@ export default defineHandler<Input>({
         targetLanguage: target,
         targetLanguageName: targetName,
         formality: input.formality,
-        characters: { input: input.text.length, output: json.translation.length },
+        // code points, as the input limit counts them (String#length counts UTF-16 units: an emoji is 2)
+        characters: { input: [...input.text].length, output: [...json.translation].length },
         model: llm.model,
         usage: llm.usage,
       },

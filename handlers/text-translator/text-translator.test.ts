@@ -53,6 +53,12 @@ t.test('a given source is used, not detected', async (t) => {
   t.match(out, { translation: 'Bonjour', sourceLanguage: 'es', sourceLanguageName: 'Spanish', sourceDetected: false, formality: 'default' })
 })
 
+t.test('characters are counted as characters (an emoji is one)', async (t) => {
+  const llm = await providerStandIn(t, () => ({ json: chatCompletion({ translation: 'Gute Reise 🚀🌍' }) }))
+  const out = body(await runInline(handler, { text: 'Bon voyage 🚀🌍', target: 'de', source: 'fr' }, { providers: llmSettings(llm.url) }))
+  t.same(out.characters, { input: 13, output: 13 })
+})
+
 t.test('a model answer of the wrong shape is 502', async (t) => {
   const bad: Answer[] = [
     { json: chatCompletion({ translation: GERMAN }) }, // no detected source although none was given

@@ -45,6 +45,14 @@ t.test('maps Brave web results and sends the right request', async (t) => {
   t.equal(out.source, 'Brave Search API')
 })
 
+t.test('numeric character references in titles and snippets are decoded', async (t) => {
+  const brave = await providerStandIn(t, () => ({ json: braveWebResponse('q', [{ title: 'It&#x27;s &#8220;fast&#8221; &amp; free', url: 'https://a.example/', description: 'Don&#39;t wait &#X2014; go', extra_snippets: ['&#xD800; stays &#0;'] }]) }))
+  const out = body(await runInline(handler, { q: 'x', extraSnippets: true }, { providers: braveSettings(brave.url) }))
+  t.equal(out.results[0].title, 'It\'s \u201cfast\u201d & free')
+  t.equal(out.results[0].description, 'Don\'t wait \u2014 go')
+  t.same(out.results[0].extraSnippets, ['&#xD800; stays &#0;'], 'references that are not characters stay as written')
+})
+
 t.test('second page positions and extra snippets', async (t) => {
   const brave = await providerStandIn(t, () => ({ json: braveWebResponse('q', RESULTS.slice(0, 1)) }))
   const out = body(await runInline(handler, { q: 'x402', count: 3, offset: 2, extraSnippets: true }, { providers: braveSettings(brave.url) }))
@@ -90,7 +98,7 @@ t.test('a parameter Brave refuses (422) is a 400 on the buyer field', async (t) 
 t.test('provider problems: 503 unconfigured, 502 failed', async (t) => {
   await t.rejects(runInline(handler, { q: 'a' }, { providers: {} }), { name: 'HandlerUpstreamError', code: 'upstream_not_configured' })
   await t.rejects(runInline(handler, { q: 'a' }, { providers: { BRAVE_SEARCH_URL: 'http://127.0.0.1:1' } }), { code: 'upstream_not_configured', message: /BRAVE_SEARCH_API_KEY/ })
-  const answers = [{ status: 500, text: 'boom' }, { status: 401, json: { type: 'ErrorResponse', error: { code: 'SUBSCRIPTION_TOKEN_INVALID' } } }, { text: '<html>not json</html>' }, { json: { type: 'suggest', results: [] } }, { json: { type: 'search', web: { results: 'nope' } } }, { status: 422, text: 'nope' }]
+  const answers = [{ status: 500, text: 'boom' }, { status: 401, json: { type: 'ErrorResponse', error: { code: 'SUBSCRIPTION_TOKEN_INVALID' } } }, { text: '<html>not json</html>' }, { json: { type: 'suggest', results: [] } }, { json: { type: 'search', web: { results: 'nope' } } }, { status: 422, text: 'nope' }, { status: 422, json: { type: 'ErrorResponse', error: { meta: { errors: { loc: ['query', 'country'] } } } } }, { status: 422, json: { type: 'ErrorResponse', error: { meta: { errors: [null] } } } }, { status: 422, json: null }]
   for (const a of answers) {
     const brave = await providerStandIn(t, () => a)
     const err = await runInline(handler, { q: 'a' }, { providers: braveSettings(brave.url) }).then(() => null, (e: Error) => e)
