@@ -37,6 +37,20 @@ export async function gammaList(ctx: HandlerContext, path: string, query: Record
   return json.filter((x): x is GammaObject => !!x && typeof x === 'object')
 }
 
+/**
+ * One event or market by its slug, whatever its status: `GET /events/slug/{slug}` and
+ * `GET /markets/slug/{slug}` (https://docs.polymarket.com/api-reference/events/get-event-by-slug,
+ * https://docs.polymarket.com/api-reference/markets/get-market-by-slug); undefined when there is
+ * none (404). Not the lists' `?slug=` filter: the lists apply their status defaults (closed=false)
+ * to it, so a closed or resolved event or market would not be found that way.
+ */
+export async function gammaBySlug(ctx: HandlerContext, kind: 'events' | 'markets', slug: string): Promise<GammaObject | undefined> {
+  const json = await gammaGet(ctx, `/${kind}/slug/${encodeURIComponent(slug)}`)
+  if (json === undefined || json === null) return undefined
+  if (typeof json !== 'object' || Array.isArray(json)) throw new HandlerUpstreamError('upstream_failed', `Polymarket Gamma answered /${kind}/slug with something that is not an object`)
+  return json as GammaObject
+}
+
 export const num = (v: unknown): number | null => {
   if (typeof v === 'number') return Number.isFinite(v) ? v : null
   if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) return Number(v)

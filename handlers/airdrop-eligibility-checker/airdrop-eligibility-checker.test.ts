@@ -75,6 +75,10 @@ t.test('against a real anvil with a MerkleDistributor', async (t) => {
       res.writeHead(200, { 'content-type': 'application/json' })
       return res.end(JSON.stringify({ ...list, merkleRoot: '0x' + '11'.repeat(32) }))
     }
+    if (req.url === '/blank-amount.json') {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      return res.end(JSON.stringify({ ...list, claims: { ...list.claims, [accounts[0]!]: { index: 0, amount: '', proof: tree.proof(0) } } }))
+    }
     if (req.url === '/garbage') {
       res.writeHead(200)
       return res.end('<html>')
@@ -123,6 +127,8 @@ t.test('against a real anvil with a MerkleDistributor', async (t) => {
   t.test('claims list problems', async (t) => {
     t.match(await run({ distributor, account: accounts[0], claimsUrl: `${origin}/garbage` }), { ok: false, status: 422, field: 'claimsUrl' })
     t.match(await run({ distributor, account: accounts[0], claimsUrl: `${origin}/missing.json` }), { ok: false, status: 422, field: 'claimsUrl', message: /HTTP 404/ })
+    // an empty amount is malformed, not an amount of 0
+    t.match(await run({ distributor, account: accounts[0], claimsUrl: `${origin}/blank-amount.json` }), { ok: false, status: 422, field: 'claimsUrl', message: /malformed/ })
     const n = served.length
     t.match(await run({ distributor, account: accounts[0], claimsUrl: `${origin}/claims.json` }, false), { ok: false, status: 400, field: 'claimsUrl' })
     t.match(await run({ distributor, account: accounts[0], claimsUrl: 'http://localhost/claims.json' }, false), { ok: false, status: 400, field: 'claimsUrl' })

@@ -173,6 +173,8 @@ export default defineHandler<Input>({
 })
 
 function safeBig(v: string | number): bigint | null {
+  // BigInt('') and BigInt('  ') are 0n: an empty amount or index is malformed, not zero
+  if (typeof v === 'string' && !/^(0x[0-9a-fA-F]+|[0-9]+)$/.test(v.trim())) return null
   try {
     const b = BigInt(v)
     return b >= 0n && b < 2n ** 256n ? b : null

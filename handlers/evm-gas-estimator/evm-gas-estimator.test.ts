@@ -114,6 +114,9 @@ t.test('against a real anvil', async (t) => {
     t.match(await run({ kind: 'erc20-transfer', from: me, to: someone, amount: '1' }), { ok: false, status: 400, field: 'token' })
     t.match(await run({ kind: 'call', to: someone, amount: '1' }), { ok: false, status: 400, field: 'amount' })
     t.match(await run({ kind: 'eth-transfer', from: me, to: someone, amount: '1', data: '0x00' }), { ok: false, status: 400, field: 'data' })
+    // 19 decimals: parseEther would round it to 0 wei and estimate a different transaction
+    t.match(await run({ kind: 'eth-transfer', from: me, to: someone, amount: '0.0000000000000000001' }), { ok: false, status: 400, field: 'amount' })
+    t.match(await run({ kind: 'eth-transfer', from: me, to: someone, amount: '1.0000000000000000005' }), { ok: false, status: 400, field: 'amount' })
     t.match(await run({ to: someone, data: '0x0' }), { ok: false, status: 400, field: 'data' })
     t.match(await run({ to: someone, data: '0x' + '00'.repeat(70_000) }), { ok: false, status: 400, field: 'data' })
     t.match(await run({ to: someone, value: '-1' }), { ok: false, status: 400, field: 'value' })

@@ -105,6 +105,8 @@ export default defineHandler<Input>({
       tx = { to, data: (input.data as `0x${string}` | undefined) || undefined, value }
       if (!from) notes.push('no from given: the node simulated the call from the zero address')
     } else if (kind === 'eth-transfer') {
+      // parseEther rounds digits past the 18th instead of refusing them
+      if ((input.amount!.split('.')[1] ?? '').replace(/0+$/, '').length > 18) throw new HandlerInputError('amount', 'amount has more decimals than ETH\'s 18 (1 wei = 0.000000000000000001 ETH)')
       tx = { to, value: viem.parseEther(input.amount!) }
     } else {
       const token = parseAddress(viem, input.token!, 'token')

@@ -148,10 +148,15 @@ async function loadMetadata(uri: string, ctx: HandlerContext): Promise<{ url: st
   if (data) {
     const isBase64 = /;base64$/i.test(data[1]!)
     let text: string
-    try {
-      text = isBase64 ? Buffer.from(data[2]!, 'base64').toString('utf8') : decodeURIComponent(data[2]!)
-    } catch {
-      return { url: 'data:', metadata: null, error: 'the data: URI could not be decoded' }
+    if (isBase64) text = Buffer.from(data[2]!, 'base64').toString('utf8')
+    else {
+      // many contracts put raw JSON after "data:application/json;utf8," without percent-encoding it:
+      // a lone "%" (as in "50% of") is then text, not an escape
+      try {
+        text = decodeURIComponent(data[2]!)
+      } catch {
+        text = data[2]!
+      }
     }
     return parse(text, 'data:')
   }

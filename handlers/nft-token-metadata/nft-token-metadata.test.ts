@@ -56,6 +56,8 @@ t.test('against a real anvil, a metadata server and an IPFS gateway stand-in', a
   await write(c, nft, abi, 'mint', [holder, 4n, `${origin}/broken.json`])
   await write(c, nft, abi, 'mint', [holder, 5n, `${origin}/redirect`])
   await write(c, nft, abi, 'mint', [holder, 6n, 'ar://abc'])
+  // raw JSON after ";utf8," as many contracts write it, with a "%" that is not an escape
+  await write(c, nft, abi, 'mint', [holder, 8n, 'data:application/json;utf8,{"name":"Half #8","description":"50% of sales go to charity"}'])
 
   t.test('ERC-721 over http(s): owner, names, metadata and the ipfs image through the gateway', async (t) => {
     const out = body(await run({ contract: nft, tokenId: '7' }))
@@ -79,6 +81,9 @@ t.test('against a real anvil, a metadata server and an IPFS gateway stand-in', a
     t.same(out.metadata, inline)
     t.equal(out.metadataUrl, 'data:')
     t.equal(out.imageUrl, null, 'a data: image has no http form')
+    const raw = body(await run({ contract: nft, tokenId: '8' }))
+    t.same(raw.metadata, { name: 'Half #8', description: '50% of sales go to charity' }, 'unencoded JSON with a bare % is read as it is')
+    t.equal(raw.metadataError, null)
   })
 
   t.test('bad metadata, redirects, unsupported schemes, and skipping the fetch', async (t) => {

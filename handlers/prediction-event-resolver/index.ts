@@ -1,4 +1,4 @@
-import { eventUrl, flag, gammaGet, gammaList, outcomesOf, text, type GammaObject } from '../_shared/market-polymarket.js'
+import { eventUrl, flag, gammaBySlug, gammaGet, outcomesOf, text, type GammaObject } from '../_shared/market-polymarket.js'
 import { defineHandler, HandlerInputError, HandlerUpstreamError } from '../../src/pool/handler-contract.js'
 
 interface Input {
@@ -92,8 +92,8 @@ export default defineHandler<Input>({
     let event: GammaObject | undefined
     let market: GammaObject | undefined
     if (input.slug) {
-      event = (await gammaList(ctx, '/events', { slug: input.slug }))[0]
-      if (!event) market = (await gammaList(ctx, '/markets', { slug: input.slug }))[0]
+      event = await gammaBySlug(ctx, 'events', input.slug)
+      if (!event) market = await gammaBySlug(ctx, 'markets', input.slug)
     } else if (input.eventId) event = asObject(await gammaGet(ctx, `/events/${input.eventId}`))
     else market = asObject(await gammaGet(ctx, `/markets/${input.marketId}`))
 

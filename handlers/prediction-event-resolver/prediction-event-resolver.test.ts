@@ -14,9 +14,21 @@ const doneEvent = { ...fedEvent, id: '2002', slug: 'fed-all-done', markets: [res
 const events = [btcEvent, fedEvent, doneEvent]
 const markets = [openMarket, resolvedMarket, awaitingMarket]
 
+/** Gamma's lists apply their documented status default (closed=false) to a `slug` filter as to any other. */
+const statusOf = (req: RecordedRequest) => (req.query.get('closed') ?? 'false') === 'true'
 function route(req: RecordedRequest) {
-  if (req.path === '/events') return { body: events.filter((e) => e.slug === req.query.get('slug')) }
-  if (req.path === '/markets') return { body: markets.filter((m) => m.slug === req.query.get('slug')) }
+  if (req.path === '/events') return { body: events.filter((e) => e.slug === req.query.get('slug') && e.closed === statusOf(req)) }
+  if (req.path === '/markets') return { body: markets.filter((m) => m.slug === req.query.get('slug') && m.closed === statusOf(req)) }
+  const evSlug = /^\/events\/slug\/([^/]+)$/.exec(req.path)
+  if (evSlug) {
+    const e = events.find((x) => x.slug === evSlug[1])
+    return e ? { body: e } : { status: 404, body: { type: 'not found error', error: 'not found' } }
+  }
+  const mkSlug = /^\/markets\/slug\/([^/]+)$/.exec(req.path)
+  if (mkSlug) {
+    const m = markets.find((x) => x.slug === mkSlug[1])
+    return m ? { body: m } : { status: 404, body: { type: 'not found error', error: 'not found' } }
+  }
   const ev = /^\/events\/(\d+)$/.exec(req.path)
   if (ev) {
     const e = events.find((x) => x.id === ev[1])
@@ -34,8 +46,7 @@ t.test('an event with one resolved and one pending market', async (t) => {
   t.equal(compileInputValidator(handler).validate(structuredClone(handler.example), 'body'), null, 'the example is valid')
   const api = await marketStandIn(t, route)
   const out = body(await runInline(handler, handler.example, { providers: { POLYMARKET_GAMMA_URL: api.url } }))
-  t.equal(api.last().path, '/events')
-  t.equal(api.last().query.get('slug'), 'fed-decision-in-september')
+  t.equal(api.last().path, '/events/slug/fed-decision-in-september', 'by slug, whatever its status (the event is closed)')
   t.match(out, { found: true, kind: 'event', marketCount: 2 })
   t.match(out.event, { id: '2001', title: 'Fed decision in September?', status: 'partially-resolved', resolved: false, resolutionSource: 'https://www.federalreserve.gov', closed: true, url: 'https://polymarket.com/event/fed-decision-in-september' })
   t.same(out.event.winningMarkets, ['Will the Fed cut rates in September?'])
@@ -69,7 +80,10 @@ t.test('a fully resolved event, an open market, look-ups by id', async (t) => {
   t.equal(done.markets[1].winningOutcome, 'No')
   const open = body(await runInline(handler, { slug: openMarket.slug }, { providers }))
   t.match(open, { kind: 'market', markets: [{ status: 'open', resolved: false, winningOutcome: null, basis: 'the market is not closed' }] })
-  t.equal(api.last().path, '/markets', 'no event had the slug, so the market slug was tried')
+  t.equal(api.last().path, `/markets/slug/${openMarket.slug}`, 'no event had the slug, so the market slug was tried')
+  // a resolved market is closed: the list's ?slug= filter (closed=false by default) would not find it
+  const resolvedBySlug = body(await runInline(handler, { slug: resolvedMarket.slug }, { providers }))
+  t.match(resolvedBySlug, { found: true, kind: 'market', markets: [{ id: '253591', status: 'resolved', winningOutcome: 'Yes' }] })
   const byId = body(await runInline(handler, { marketId: '253591' }, { providers }))
   t.match(byId.markets[0], { winningOutcome: 'Yes' })
   t.equal(api.last().path, '/markets/253591')

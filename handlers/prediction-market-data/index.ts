@@ -1,4 +1,4 @@
-import { eventUrl, flag, gammaGet, gammaList, num, presentMarket, text, type GammaObject } from '../_shared/market-polymarket.js'
+import { eventUrl, flag, gammaBySlug, gammaGet, gammaList, num, presentMarket, text, type GammaObject } from '../_shared/market-polymarket.js'
 import { defineHandler, HandlerInputError, HandlerUpstreamError } from '../../src/pool/handler-contract.js'
 
 interface Input {
@@ -67,10 +67,10 @@ export default defineHandler<Input>({
     const events = (list: GammaObject[]) => list.slice(0, limit).map((e) => presentEvent(e, perEvent))
 
     if (input.slug) {
-      const byEvent = await gammaList(ctx, '/events', { slug: input.slug })
-      if (byEvent.length) return { body: { source: 'polymarket', query, events: events(byEvent), markets: [] } }
-      const byMarket = await gammaList(ctx, '/markets', { slug: input.slug })
-      return { body: { source: 'polymarket', query, events: [], markets: byMarket.map(presentMarket), ...(byMarket.length ? {} : { note: 'no event or market has this slug' }) } }
+      const byEvent = await gammaBySlug(ctx, 'events', input.slug)
+      if (byEvent) return { body: { source: 'polymarket', query, events: events([byEvent]), markets: [] } }
+      const byMarket = await gammaBySlug(ctx, 'markets', input.slug)
+      return { body: { source: 'polymarket', query, events: [], markets: byMarket ? [presentMarket(byMarket)] : [], ...(byMarket ? {} : { note: 'no event or market has this slug' }) } }
     }
 
     if (input.search) {

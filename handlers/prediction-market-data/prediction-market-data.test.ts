@@ -1,6 +1,6 @@
 import t from 'tap'
 import { runInline } from '../../test/helpers/handler-harness.js'
-import { btcEvent, fedEvent, openMarket } from '../../test/helpers/market-polymarket-data.js'
+import { btcEvent, fedEvent, openMarket, resolvedMarket } from '../../test/helpers/market-polymarket-data.js'
 import { marketStandIn, type RecordedRequest } from '../../test/helpers/market-stand-in.js'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
 import handler from './index.js'
@@ -11,12 +11,22 @@ const body = (o: Awaited<ReturnType<typeof runInline>>) => {
 }
 
 function route(req: RecordedRequest) {
+  // the lists apply their documented status default (closed=false) to a slug filter as well
+  const closed = (req.query.get('closed') ?? 'false') === 'true'
   if (req.path === '/events') {
     const slug = req.query.get('slug')
-    if (slug) return { body: [btcEvent, fedEvent].filter((e) => e.slug === slug) }
+    if (slug) return { body: [btcEvent, fedEvent].filter((e) => e.slug === slug && e.closed === closed) }
     return { body: [btcEvent] }
   }
-  if (req.path === '/markets') return { body: req.query.get('slug') === openMarket.slug ? [openMarket] : [] }
+  if (req.path === '/markets') return { body: req.query.get('slug') === openMarket.slug && !closed ? [openMarket] : [] }
+  if (req.path.startsWith('/events/slug/')) {
+    const e = [btcEvent, fedEvent].find((x) => x.slug === req.path.slice('/events/slug/'.length))
+    return e ? { body: e } : { status: 404, body: { type: 'not found error', error: 'not found' } }
+  }
+  if (req.path.startsWith('/markets/slug/')) {
+    const m = [openMarket, resolvedMarket].find((x) => x.slug === req.path.slice('/markets/slug/'.length))
+    return m ? { body: m } : { status: 404, body: { type: 'not found error', error: 'not found' } }
+  }
   if (req.path === '/public-search') return { body: { events: [btcEvent, fedEvent], tags: [], profiles: [], pagination: { hasMore: false } } }
   return undefined
 }
@@ -69,13 +79,15 @@ t.test('slug: an event, else a market, else nothing', async (t) => {
   const api = await marketStandIn(t, route)
   const providers = { POLYMARKET_GAMMA_URL: api.url }
   const ev = body(await runInline(handler, { slug: 'fed-decision-in-september' }, { from: 'query', providers }))
-  t.equal(ev.events[0].title, 'Fed decision in September?')
-  t.equal(api.last().query.get('slug'), 'fed-decision-in-september')
+  t.equal(ev.events[0].title, 'Fed decision in September?', 'a closed event is found by its slug')
+  t.equal(api.last().path, '/events/slug/fed-decision-in-september', 'by slug, not the list (whose status defaults would hide it)')
   t.equal(api.last().query.has('closed'), false, 'status filters are not applied to slugs')
   const mk = body(await runInline(handler, { slug: openMarket.slug }, { providers }))
   t.same(mk.events, [])
   t.equal(mk.markets[0].question, 'Will Bitcoin reach $150,000 by December 31?')
-  t.equal(api.last().path, '/markets')
+  t.equal(api.last().path, `/markets/slug/${openMarket.slug}`)
+  const resolved = body(await runInline(handler, { slug: resolvedMarket.slug }, { providers }))
+  t.match(resolved.markets, [{ id: '253591', closed: true, outcomes: [{ name: 'Yes', price: 1 }, { name: 'No', price: 0 }] }], 'a closed market is found by its slug')
   const none = body(await runInline(handler, { slug: 'no-such-thing' }, { providers }))
   t.match(none, { events: [], markets: [], note: /no event or market/ })
 })

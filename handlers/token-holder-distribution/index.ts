@@ -43,7 +43,7 @@ export default defineHandler<Input>({
     contentType: 'application/json',
     description:
       '{ token, chainId, blockNumber, erc20 { name, symbol, decimals, totalSupply }, scan { fromBlock, toBlock, requestedFromBlock, complete, stoppedBecause, transfers, requests, description }, ' +
-      'addressesSeen, balancesRead, holdersInScannedRange, topHolders[] { rank, address, balance, balanceFormatted, shareOfSupplyPercent, type (contract | eoa | eoa-delegated), netFlowInRange }, ' +
+      'addressesSeen, balancesRead, holdersInScannedRange, topHolders[] { rank, address, balance (base units), balanceFormatted (token units; null, like totalSupplyFormatted, when the token has no decimals()), shareOfSupplyPercent, type (contract | eoa | eoa-delegated), netFlowInRange }, ' +
       'top10SharePercent, listedSharePercent, method }. Balances are balanceOf at blockNumber; only addresses that sent or received the token within the scanned range are considered, ' +
       `so holdersInScannedRange counts holders among them, not all holders. Bounds: at most ${MAX_REQUESTS} eth_getLogs requests, ${MAX_LOGS} logs and ${MAX_BALANCE_READS} balance reads per call (the ${MAX_BALANCE_READS} addresses that moved the most); a scan cut short says so and gives the range it covered.`,
     schema: {
@@ -118,14 +118,15 @@ export default defineHandler<Input>({
 
     const supply = info.totalSupply
     const pct = (x: bigint) => (supply > 0n ? Number((x * 1_000_000n) / supply) / 10_000 : null)
-    const decimals = info.decimals ?? 0
+    // a token without decimals() has no token-unit form: formatting with 0 would show base units as whole tokens
+    const formatted = (x: bigint) => (info.decimals === null ? null : viem.formatUnits(x, info.decimals))
     const sum = (xs: Array<{ balance: bigint }>) => xs.reduce((a, h) => a + h.balance, 0n)
     return {
       body: {
         token,
         chainId,
         blockNumber: head.toString(),
-        erc20: { name: info.name, symbol: info.symbol, decimals: info.decimals, totalSupply: supply.toString(), totalSupplyFormatted: viem.formatUnits(supply, decimals) },
+        erc20: { name: info.name, symbol: info.symbol, decimals: info.decimals, totalSupply: supply.toString(), totalSupplyFormatted: formatted(supply) },
         scan: {
           fromBlock: scan.scannedFrom.toString(),
           toBlock: scan.toBlock.toString(),
@@ -143,7 +144,7 @@ export default defineHandler<Input>({
           rank: i + 1,
           address: h.address,
           balance: h.balance.toString(),
-          balanceFormatted: viem.formatUnits(h.balance, decimals),
+          balanceFormatted: formatted(h.balance),
           shareOfSupplyPercent: pct(h.balance),
           type: !codes[i] || codes[i] === '0x' ? 'eoa' : codes[i]!.startsWith('0xef0100') ? 'eoa-delegated' : 'contract',
           netFlowInRange: (net.get(h.address) ?? 0n).toString(),

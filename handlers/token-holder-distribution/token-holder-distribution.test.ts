@@ -114,6 +114,23 @@ t.test('against a real anvil', async (t) => {
     t.ok(seen.some(([x, y]) => y - x + 1 === 10), 'settled on 10')
   })
 
+  t.test('a token without decimals(): amounts stay in base units, no token-unit form is made up', async (t) => {
+    const bare = compileSolidity({
+      'Bare.sol': `// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.20;
+contract NoDecimals {
+  uint256 public totalSupply;
+  mapping(address => uint256) public balanceOf;
+  event Transfer(address indexed from, address indexed to, uint256 value);
+  constructor(uint256 supply) { totalSupply = supply; balanceOf[msg.sender] = supply; emit Transfer(address(0), msg.sender, supply); }
+}`,
+    })
+    const nd = getAddress(await deploy(c, bare.NoDecimals!, [12345n]))
+    const out = body(await run({ token: nd, blocks: 5 }))
+    t.match(out.erc20, { decimals: null, totalSupply: '12345', totalSupplyFormatted: null })
+    t.same(out.topHolders.map((h: any) => [h.address, h.balance, h.balanceFormatted, h.shareOfSupplyPercent]), [[c.account.address, '12345', null, 100]])
+  })
+
   t.test('not a token, no contract, bad input', async (t) => {
     t.match(await run({ token: stranger() }), { ok: false, status: 422, field: 'token' })
     t.match(await run({ token: contractHolder }), { ok: false, status: 422, field: 'token', message: /totalSupply/ })
