@@ -246,9 +246,11 @@ export async function spotMeta(ctx: HandlerContext): Promise<SpotMeta> {
 
 /** The spot pair `BASE/QUOTE` (token names, case-insensitive) or a pair coin (`@107`, `PURR/USDC`), else null. */
 export function findSpotPair(meta: SpotMeta, wanted: string): { pair: SpotPair; base: string; quote: string } | null {
-  const byIndex = new Map(meta.tokens.map((t) => [t.index, t]))
+  // entries without the documented fields are skipped rather than crashing the lookup
+  const byIndex = new Map(meta.tokens.filter((t) => typeof t?.name === 'string').map((t) => [t.index, t]))
   const w = wanted.trim().toLowerCase()
   for (const pair of meta.universe) {
+    if (typeof pair?.name !== 'string') continue
     const base = byIndex.get(pair.tokens?.[0])?.name
     const quote = byIndex.get(pair.tokens?.[1])?.name
     if (base === undefined || quote === undefined) continue

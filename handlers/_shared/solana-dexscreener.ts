@@ -53,7 +53,9 @@ export function isPair(p: unknown): p is DexPair {
 
 /** One pool in the answer shape; `now` fixes the age computation. */
 export function mapPool(p: DexPair, now: number) {
-  const created = num(p.pairCreatedAt)
+  // ms since the epoch; a figure that is no date (out of range) reads as unknown rather than a RangeError
+  const rawCreated = num(p.pairCreatedAt)
+  const created = rawCreated !== null && Number.isFinite(new Date(rawCreated).getTime()) ? rawCreated : null
   const token = (t: DexPair['baseToken']) => ({ address: t.address, name: t.name ?? null, symbol: t.symbol ?? null })
   return {
     dex: p.dexId,

@@ -161,3 +161,9 @@ t.test('provider problems', async (t) => {
   t.equal(noCoords.received[0]!.query.get('email'), null, 'a URL contact goes in the User-Agent only')
   t.match(noCoords.received[0]!.headers['user-agent'], /https:\/\/example\.org\/contact/)
 })
+
+t.test('odd entries in a Nominatim answer (a null place, a numeric country code) are skipped or null, never a crash', async (t) => {
+  const odd = await standIn(t, () => ({ json: [null, { ...DOWNING, address: { ...DOWNING.address, country_code: 826 } }] }))
+  const out = body(await runInline(handler, handler.example, { providers: { NOMINATIM_URL: odd.url, NOMINATIM_CONTACT: 'x@y.z' } }))
+  t.match(out, { found: true, match: { components: { road: 'Downing Street', countryCode: null } } })
+})

@@ -61,7 +61,7 @@ function precisionOf(p: Place): Precision {
 }
 
 const first = (a: Record<string, string> | undefined, ...keys: string[]) => {
-  for (const k of keys) if (a?.[k]) return a[k]
+  for (const k of keys) if (typeof a?.[k] === 'string' && a[k]) return a[k]
   return null
 }
 
@@ -84,7 +84,7 @@ function normalize(p: Place) {
       state: first(a, 'state', 'province', 'region'),
       postcode: first(a, 'postcode'),
       country: first(a, 'country'),
-      countryCode: a?.country_code ? a.country_code.toUpperCase() : null,
+      countryCode: typeof a?.country_code === 'string' && a.country_code ? a.country_code.toUpperCase() : null,
     },
     precision: precisionOf(p),
     matchType: { category: p.category ?? null, type: p.type ?? null, addressType: p.addresstype ?? null, placeRank: typeof p.place_rank === 'number' ? p.place_rank : null },
@@ -175,8 +175,10 @@ export default defineHandler<Input>({
     else for (const k of structured) query[k] = input[k]!.trim()
     const list = await providerJson<Place[]>(PROVIDER, joinUrl(base, '/search', query), { headers })
     if (!Array.isArray(list)) throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered an unexpected shape`)
-    if (list.length === 0) return { body: { mode: 'search', found: false, validated: false, precision: null, issues: ['no match for this address'], rule: VALIDATION_RULE, match: null, alternatives: [], attribution } }
-    const [best, ...rest] = list.slice(0, limit).map(normalize)
+    // entries that are not place objects are skipped (normalize then checks each one's coordinates)
+    const places = list.filter((x): x is Place => x !== null && typeof x === 'object' && !Array.isArray(x))
+    if (places.length === 0) return { body: { mode: 'search', found: false, validated: false, precision: null, issues: ['no match for this address'], rule: VALIDATION_RULE, match: null, alternatives: [], attribution } }
+    const [best, ...rest] = places.slice(0, limit).map(normalize)
     const issues: string[] = []
     if (best!.precision !== 'house') issues.push(`the best match is only ${best!.precision}-precise (no house-level match)`)
     if (input.postalcode !== undefined && input.postalcode.trim() !== '') {

@@ -91,6 +91,9 @@ t.test('provider problems', async (t) => {
   await t.rejects(runInline(handler, handler.example, { providers: { FRANKFURTER_URL: down.url } }), { code: 'upstream_failed' })
   const garbage = await standIn(t, (req) => (req.path === '/currencies' ? { json: CURRENCIES } : { text: '<html>oops</html>' }))
   await t.rejects(runInline(handler, handler.example, { providers: { FRANKFURTER_URL: garbage.url } }), { code: 'upstream_failed', message: /not JSON/ })
+  // a past day before a currency's series starts: Frankfurter answers the rates it has, without it
+  const tooEarly = await standIn(t, (req) => (req.path === '/currencies' ? { json: CURRENCIES } : { json: { amount: 1, base: 'USD', date: '2000-01-03', rates: { GBP: 0.6187 } } }))
+  t.match(await runInline(handler, { from: 'USD', to: 'GBP,JPY', date: '2000-01-03' }, { providers: { FRANKFURTER_URL: tooEarly.url } }), { ok: false, status: 422, field: 'to', message: /JPY/ })
   const noRate = await standIn(t, (req) => (req.path === '/currencies' ? { json: CURRENCIES } : { json: { amount: 1, base: 'USD', date: '2024-11-22', rates: {} } }))
   await t.rejects(runInline(handler, handler.example, { providers: { FRANKFURTER_URL: noRate.url } }), { code: 'upstream_failed', message: /no rate/ })
 })

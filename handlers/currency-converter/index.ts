@@ -88,6 +88,9 @@ export default defineHandler<Input>({
     }
     const date = answer.date
     const rates = answer.rates
+    // the currency list is today's: a past day may predate a currency (or fall in a gap of its series)
+    const unquoted = input.date === undefined ? [] : targets.filter((to) => to !== from && !(to in rates))
+    if (unquoted.length) throw new HandlerInputError('to', `to: the ECB published no reference rate for ${unquoted.join(', ')} on ${date} (the rates of ${input.date} are those of ${date})`, 422)
     const conversions = targets.map((to) => {
       const rate = to === from ? 1 : rates[to]
       if (typeof rate !== 'number' || !Number.isFinite(rate) || rate <= 0) throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} gave no rate for ${from}→${to} on ${date}`)

@@ -75,3 +75,10 @@ t.test('provider problems', async (t) => {
   const wrong = await hyperliquidStandIn(t, { spotMeta: { tokens: 'x' } })
   await t.rejects(runInline(handler, { market: 'HYPE/USDC' }, { providers: { HYPERLIQUID_API_URL: wrong.url } }), { code: 'upstream_failed', message: /spotMeta/ })
 })
+
+t.test('spotMeta entries without the documented fields are skipped, not a crash', async (t) => {
+  const meta = spotMetaAndCtxsFixture[0] as { tokens: unknown[]; universe: unknown[] }
+  const hl = await hyperliquidStandIn(t, { ...answers, spotMeta: { tokens: [null, ...meta.tokens], universe: [null, { tokens: [1, 0] }, ...meta.universe] } })
+  const out = body(await runInline(handler, { market: 'HYPE/USDC' }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
+  t.match(out, { marketType: 'spot', coin: '@107', pair: 'HYPE/USDC' })
+})

@@ -128,3 +128,17 @@ t.test('provider problems', async (t) => {
   const garbage = await standIn(t, () => ({ text: 'upstream connect error' }))
   await t.rejects(runInline(handler, handler.example, { providers: { HUNTER_API_URL: garbage.url, HUNTER_API_KEY: KEY } }), { code: 'upstream_failed', message: /not JSON/ })
 })
+
+t.test('null entries in Hunter lists (sources, emails) are skipped, not a crash', async (t) => {
+  const odd = await standIn(t, (req) =>
+    req.path === '/v2/email-finder'
+      ? { json: { data: { first_name: 'Alexis', last_name: 'Ohanian', email: 'alexis@reddit.com', score: 97, sources: [null, source(1)] }, meta: { params: {} } } }
+      : { json: { data: { domain: 'stripe.com', emails: [null, { value: 'jane@stripe.com', type: 'personal', confidence: 90 }] }, meta: { results: 2 } } },
+  )
+  const providers = { HUNTER_API_URL: odd.url, HUNTER_API_KEY: KEY }
+  const found = body(await runInline(handler, handler.example, { providers }))
+  t.match(found, { found: true, email: 'alexis@reddit.com', sourcesCount: 2, sources: [{ uri: 'http://example.com/page-1' }] })
+  t.equal(found.sources.length, 1)
+  const domain = body(await runInline(handler, { domain: 'stripe.com' }, { providers }))
+  t.same(domain.emails.map((e: any) => e.email), ['jane@stripe.com'])
+})

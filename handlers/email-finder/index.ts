@@ -62,7 +62,7 @@ const DOMAIN = /^(?=.{3,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,6
 /** Sources are summarized: their count, and the first few pages where the address was seen. */
 const sourcesOf = (s: Source[] | undefined) => ({
   sourcesCount: Array.isArray(s) ? s.length : 0,
-  sources: (Array.isArray(s) ? s : []).slice(0, 5).map((x) => ({ uri: x.uri ?? null, extractedOn: x.extracted_on ?? null, lastSeenOn: x.last_seen_on ?? null, stillOnPage: x.still_on_page ?? null })),
+  sources: (Array.isArray(s) ? s : []).filter((x) => x !== null && typeof x === 'object').slice(0, 5).map((x) => ({ uri: x.uri ?? null, extractedOn: x.extracted_on ?? null, lastSeenOn: x.last_seen_on ?? null, stillOnPage: x.still_on_page ?? null })),
 })
 const verificationOf = (v: Verification | null | undefined) => ({ status: v?.status ?? null, date: v?.date ?? null })
 
@@ -107,7 +107,7 @@ export default defineHandler<Input>({
       const a = await hunter<DomainData>(base, '/v2/domain-search', { domain, limit, offset: 0, type: input.type, api_key: key })
       if (a.status !== 200 || !a.body.data) return { body: { mode: 'domain-search', domain, organization: null, pattern: null, acceptAll: null, webmail: null, disposable: null, total: 0, emails: [] } }
       const d = a.body.data
-      const emails = (Array.isArray(d.emails) ? d.emails : []).slice(0, limit).map((e) => ({
+      const emails = (Array.isArray(d.emails) ? d.emails : []).filter((e) => e !== null && typeof e === 'object').slice(0, limit).map((e) => ({
         email: e.value ?? null,
         type: e.type ?? null,
         confidence: typeof e.confidence === 'number' ? e.confidence : null,

@@ -36,18 +36,24 @@ export default defineHandler<Input>({
   example: { token: 'HYPE' },
   async run(input, ctx) {
     const { meta, ctxs } = await spotMetaAndCtxs(ctx)
-    const tokens = new Map(meta.tokens.map((t) => [t.index, t]))
+    // tokens and pairs without the documented name are left out rather than crashing the listing
+    const named = meta.tokens.filter((t) => typeof t?.name === 'string')
+    const tokens = new Map(named.map((t) => [t.index, t]))
     const ctxByCoin = new Map(ctxs.filter((c) => typeof c?.coin === 'string').map((c) => [c.coin!, c]))
     const describe = (t: SpotToken | undefined) =>
       t
         ? { name: t.name, fullName: t.fullName ?? null, index: t.index, tokenId: t.tokenId ?? null, szDecimals: t.szDecimals ?? null, weiDecimals: t.weiDecimals ?? null, evmContract: t.evmContract?.address ?? null }
         : null
     const wanted = input.token?.toLowerCase()
-    const tokenFound = wanted === undefined ? null : meta.tokens.some((t) => t.name.toLowerCase() === wanted)
+    const tokenFound = wanted === undefined ? null : named.some((t) => t.name.toLowerCase() === wanted)
 
     const pairs = meta.universe
-      .map((p, i) => {
-        const c: SpotAssetCtx = ctxByCoin.get(p.name) ?? ctxs[i] ?? {}
+      .map((p, i) => ({ p, i }))
+      .filter(({ p }) => typeof p?.name === 'string')
+      .map(({ p, i }) => {
+        // by coin; by position only when that context names no coin (one naming another pair is not this pair's)
+        const positional = ctxs[i]
+        const c: SpotAssetCtx = ctxByCoin.get(p.name) ?? (positional && typeof positional === 'object' && typeof positional.coin !== 'string' ? positional : {})
         const base = tokens.get(p.tokens?.[0])
         const quote = tokens.get(p.tokens?.[1])
         const markPx = dec(c.markPx)

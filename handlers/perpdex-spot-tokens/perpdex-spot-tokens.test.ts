@@ -69,3 +69,18 @@ t.test('provider problems', async (t) => {
   const wrong = await hyperliquidStandIn(t, { spotMetaAndAssetCtxs: [{ tokens: [] }] })
   await t.rejects(runInline(handler, {}, { providers: { HYPERLIQUID_API_URL: wrong.url } }), { code: 'upstream_failed', message: /unexpected shape/ })
 })
+
+t.test("a pair without its own context gets nulls, never another pair's prices", async (t) => {
+  const [meta, ctxs] = spotMetaAndCtxsFixture as [unknown, Array<Record<string, unknown>>]
+  // Hyperliquid sent only the @107 context: position 0 now holds HYPE's figures, not PURR's
+  const hl = await hyperliquidStandIn(t, { spotMetaAndAssetCtxs: [meta, [ctxs[1]]] })
+  const out = body(await runInline(handler, { token: 'PURR' }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
+  t.match(out.pairs[0], { pair: 'PURR/USDC', markPx: null, dayNotionalVolume: null, marketCap: null })
+})
+
+t.test('tokens and pairs without a name are left out, not a crash', async (t) => {
+  const [meta, ctxs] = spotMetaAndCtxsFixture as [{ tokens: unknown[]; universe: unknown[] }, unknown[]]
+  const hl = await hyperliquidStandIn(t, { spotMetaAndAssetCtxs: [{ tokens: [{ index: 9 }, null, ...meta.tokens], universe: [...meta.universe, { tokens: [9, 0], index: 9 }, null] }, ctxs] })
+  const out = body(await runInline(handler, { token: 'HYPE' }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
+  t.match(out, { tokenFound: true, pairsMatched: 1, pairs: [{ pair: 'HYPE/USDC', markPx: 40 }] })
+})

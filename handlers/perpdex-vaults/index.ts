@@ -64,27 +64,31 @@ export default defineHandler<Input>({
     if (v === null) return { body: { venue: 'hyperliquid', found: false, vaultAddress, reason: 'Hyperliquid has no vault at this address' } }
     if (typeof v !== 'object' || !Array.isArray(v.portfolio)) throw malformed('vaultDetails')
 
-    const periods = new Map<string, PortfolioPeriod>(v.portfolio.filter((p: unknown) => Array.isArray(p) && p.length === 2).map((p: [string, PortfolioPeriod]) => [p[0], p[1]]))
+    const periods = new Map<string, PortfolioPeriod>(v.portfolio.filter((p: unknown) => Array.isArray(p) && p.length === 2 && p[1] !== null && typeof p[1] === 'object').map((p: [string, PortfolioPeriod]) => [p[0], p[1]]))
     const performance: Record<string, unknown> = {}
     for (const name of ['day', 'week', 'month', 'allTime']) {
       const p = periods.get(name)
       if (!p) continue
       const values = Array.isArray(p.accountValueHistory) ? p.accountValueHistory : []
       const pnl = Array.isArray(p.pnlHistory) ? p.pnlHistory : []
-      const first = values[0]
-      const last = values[values.length - 1]
+      // a point is [ms, "decimal"]; anything else (or a time that is not a date) reads as null, never a crash
+      const at = (xs: Series, i: number) => (Array.isArray(xs[i]) ? xs[i] : undefined)
+      const iso = (ms: unknown) => (typeof ms === 'number' && Number.isFinite(new Date(ms).getTime()) ? new Date(ms).toISOString() : null)
+      const first = at(values, 0)
+      const last = at(values, values.length - 1)
+      const lastPnl = at(pnl, pnl.length - 1)
       performance[name] = {
-        from: first ? new Date(first[0]).toISOString() : null,
-        to: last ? new Date(last[0]).toISOString() : null,
+        from: first ? iso(first[0]) : null,
+        to: last ? iso(last[0]) : null,
         accountValueStartUsd: first ? dec(first[1]) : null,
         accountValueEndUsd: last ? dec(last[1]) : null,
-        pnlUsd: pnl.length ? dec(pnl[pnl.length - 1]![1]) : null,
+        pnlUsd: lastPnl ? dec(lastPnl[1]) : null,
         volumeUsd: dec(p.vlm),
         points: values.length,
       }
     }
     const dayValues = periods.get('day')?.accountValueHistory ?? periods.get('allTime')?.accountValueHistory ?? []
-    const followers: Follower[] = Array.isArray(v.followers) ? v.followers : []
+    const followers: Follower[] = Array.isArray(v.followers) ? v.followers.filter((f: unknown) => f !== null && typeof f === 'object') : []
     const top = followers
       .map((f) => ({
         user: f.user,
@@ -108,7 +112,7 @@ export default defineHandler<Input>({
         description: v.description ?? null,
         isClosed: typeof v.isClosed === 'boolean' ? v.isClosed : null,
         allowDeposits: typeof v.allowDeposits === 'boolean' ? v.allowDeposits : null,
-        tvlUsd: dayValues.length ? dec(dayValues[dayValues.length - 1]![1]) : null,
+        tvlUsd: Array.isArray(dayValues[dayValues.length - 1]) ? dec(dayValues[dayValues.length - 1]![1]) : null,
         apr: num(v.apr),
         aprPercent: num(v.apr) === null ? null : clean(num(v.apr)! * 100),
         leaderFraction: num(v.leaderFraction),

@@ -89,3 +89,19 @@ t.test('provider problems', async (t) => {
   const wrong = await hyperliquidStandIn(t, { vaultDetails: { name: 'x' } })
   await t.rejects(runInline(handler, { vaultAddress: VAULT }, { providers: { HYPERLIQUID_API_URL: wrong.url } }), { code: 'upstream_failed', message: /unexpected shape/ })
 })
+
+t.test('odd history points (a time as a string, a null point) read as null instead of crashing', async (t) => {
+  const odd = { ...details, portfolio: [['day', { accountValueHistory: [[String(T0), '1000.0'], null], pnlHistory: [null], vlm: '5.0' }]] }
+  const hl = await hyperliquidStandIn(t, { vaultDetails: odd })
+  const out = body(await runInline(handler, { vaultAddress: VAULT }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
+  t.same(out.performance.day, { from: null, to: null, accountValueStartUsd: 1000, accountValueEndUsd: null, pnlUsd: null, volumeUsd: 5, points: 2 })
+  t.equal(out.tvlUsd, null)
+})
+
+t.test('null followers and null portfolio periods are skipped, not a crash', async (t) => {
+  const hl = await hyperliquidStandIn(t, { vaultDetails: { ...details, portfolio: [null, ['week', null], ...details.portfolio], followers: [null, ...details.followers] } })
+  const out = body(await runInline(handler, { vaultAddress: VAULT }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
+  t.equal(out.followersListed, 3)
+  t.equal(out.topFollowers[0].equityUsd, 900000)
+  t.equal(out.performance.week.pnlUsd, -500.25, 'the documented week period is still read')
+})

@@ -96,7 +96,7 @@ export default defineHandler<Input>({
       githubUrl: str(d.github_url),
       facebookUrl: str(d.facebook_url),
       skills: strings(d.skills, 20),
-      experience: (Array.isArray(d.experience) ? d.experience : []).slice(0, 5).map((x) => ({
+      experience: (Array.isArray(d.experience) ? d.experience : []).filter((x) => x !== null && typeof x === 'object').slice(0, 5).map((x) => ({
         company: str(x.company?.name),
         companyWebsite: str(x.company?.website),
         title: str(x.title?.name),
@@ -104,7 +104,7 @@ export default defineHandler<Input>({
         endDate: str(x.end_date),
         isPrimary: typeof x.is_primary === 'boolean' ? x.is_primary : null,
       })),
-      education: (Array.isArray(d.education) ? d.education : []).slice(0, 3).map((x) => ({
+      education: (Array.isArray(d.education) ? d.education : []).filter((x) => x !== null && typeof x === 'object').slice(0, 3).map((x) => ({
         school: str(x.school?.name),
         degrees: strings(x.degrees, 5),
         majors: strings(x.majors, 5),

@@ -89,3 +89,10 @@ t.test('provider problems', async (t) => {
   const garbage = await standIn(t, () => ({ text: 'gateway timeout' }))
   await t.rejects(runInline(handler, handler.example, { providers: { PDL_API_URL: garbage.url, PDL_API_KEY: PDL_TOKEN } }), { code: 'upstream_failed', message: /not JSON/ })
 })
+
+t.test('null entries in experience and education are skipped, not a crash', async (t) => {
+  const odd = await standIn(t, () => ({ json: { status: 200, likelihood: 8, data: { full_name: 'sean thorne', experience: [null, { company: { name: 'people data labs' }, title: { name: 'ceo' } }], education: [null] } } }))
+  const out = body(await runInline(handler, handler.example, { providers: { PDL_API_URL: odd.url, PDL_API_KEY: PDL_TOKEN } }))
+  t.match(out, { found: true, likelihood: 8, person: { fullName: 'sean thorne', experience: [{ company: 'people data labs', title: 'ceo' }], education: [] } })
+  t.equal(out.person.experience.length, 1)
+})

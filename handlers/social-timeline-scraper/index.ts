@@ -1,4 +1,4 @@
-import { joinUrl, providerJson } from '../_shared/outbound.js'
+import { callProvider, joinUrl } from '../_shared/outbound.js'
 import { cleanUsername, lookupUser, problemReason, X_PROVIDER, xSettings, type XProblem } from '../_shared/misc-x-api.js'
 import { defineHandler, HandlerInputError, HandlerUpstreamError } from '../../src/pool/handler-contract.js'
 
@@ -72,7 +72,7 @@ export default defineHandler<Input>({
     if ('problem' in r) return { body: { found: false, username, reason: problemReason(r.problem) } }
     const user = { id: r.user.id, username: r.user.username ?? username, name: r.user.name ?? null }
     const exclude = [input.excludeReplies ? 'replies' : '', input.excludeRetweets ? 'retweets' : ''].filter(Boolean).join(',')
-    const a = await providerJson<{ data?: Post[]; meta?: { result_count?: number; next_token?: string }; errors?: XProblem[] }>(
+    const res = await callProvider(
       X_PROVIDER,
       joinUrl(settings.base, `/2/users/${encodeURIComponent(user.id)}/tweets`, {
         max_results: Math.max(X_MIN_RESULTS, limit),
@@ -80,8 +80,14 @@ export default defineHandler<Input>({
         'tweet.fields': 'created_at,public_metrics,lang',
         pagination_token: input.paginationToken,
       }),
-      { headers: { authorization: `Bearer ${settings.token}` } },
+      // 400 is X's answer to a pagination token it does not know (stale, or from another query)
+      { headers: { authorization: `Bearer ${settings.token}` }, acceptStatus: [400] },
     )
+    if (res.status === 400) {
+      if (input.paginationToken !== undefined && /pagination_token/.test(res.text)) throw new HandlerInputError('paginationToken', 'paginationToken: X does not accept this token (take nextToken from a previous answer for the same account and filters)')
+      throw new HandlerUpstreamError('upstream_failed', `${X_PROVIDER} answered HTTP 400`)
+    }
+    const a = res.json as { data?: Post[]; meta?: { result_count?: number; next_token?: string }; errors?: XProblem[] } | undefined
     if (!a || typeof a !== 'object') throw new HandlerUpstreamError('upstream_failed', `${X_PROVIDER} answered an unexpected shape`)
     if (!Array.isArray(a.data)) {
       if (Array.isArray(a.errors) && a.errors.length > 0) {

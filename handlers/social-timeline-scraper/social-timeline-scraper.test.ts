@@ -83,6 +83,17 @@ t.test('provider problems', async (t) => {
   await t.rejects(runInline(handler, handler.example, { providers: { X_API_URL: lookupOnly.url, X_BEARER_TOKEN: X_TOKEN } }), { code: 'upstream_failed', message: /503/ })
   const oddTimeline = await standIn(t, (req) => (req.path.includes('/by/username/') ? xStandIn(req) : { json: { meta: {} } }))
   await t.rejects(runInline(handler, handler.example, { providers: { X_API_URL: oddTimeline.url, X_BEARER_TOKEN: X_TOKEN } }), { code: 'upstream_failed', message: /without posts/ })
+  // X's 400 for a pagination token it does not take (https://docs.x.com/x-api: invalid-request problem)
+  const staleToken = await standIn(t, (req) =>
+    req.query.get('pagination_token') === 'stale-token'
+      ? { status: 400, json: { errors: [{ parameters: { pagination_token: ['stale-token'] }, message: 'The `pagination_token` query parameter value [stale-token] is not valid' }], title: 'Invalid Request', detail: 'One or more parameters to your request was invalid.', type: 'https://api.twitter.com/2/problems/invalid-request' } }
+      : req.path.includes('/tweets')
+        ? { status: 400, json: { title: 'Invalid Request', detail: 'One or more parameters to your request was invalid.', type: 'https://api.twitter.com/2/problems/invalid-request' } }
+        : xStandIn(req),
+  )
+  const staleProviders = { X_API_URL: staleToken.url, X_BEARER_TOKEN: X_TOKEN }
+  t.match(await runInline(handler, { username: 'XDevelopers', paginationToken: 'stale-token' }, { providers: staleProviders }), { ok: false, status: 400, field: 'paginationToken' })
+  await t.rejects(runInline(handler, { username: 'XDevelopers' }, { providers: staleProviders }), { code: 'upstream_failed', message: /400/ })
   const p = await standIn(t, xStandIn)
   const err = await runInline(handler, handler.example, { providers: { X_API_URL: p.url, X_BEARER_TOKEN: 'wrong-bearer-1' } }).catch((e) => e)
   t.match(err, { code: 'upstream_failed', message: /401/ })

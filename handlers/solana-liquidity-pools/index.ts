@@ -41,7 +41,7 @@ export default defineHandler<Input>({
   output: {
     contentType: 'application/json',
     description:
-      '{ chain: "solana", source, tokenAddress, query, poolsFound, totalLiquidityUsd (over the pools found), pools[]: { dex, labels, pairAddress, url, baseToken, quoteToken: { address, name, symbol }, priceUsd, priceNative, ' +
+      '{ chain: "solana", source, tokenAddress, query, poolsFound, totalLiquidityUsd (over the pools found), pools[]: { dex, labels, pairAddress, url, baseToken, quoteToken: { address, name, symbol }, priceUsd and priceNative (the price of the pool\'s base token, in USD and in the quote token, as DexScreener gives them), ' +
       'liquidityUsd, liquidityBase, liquidityQuote, volumeUsd: { m5, h1, h6, h24 }, txns24h: { buys, sells }, priceChangePercent: { h1, h24 }, fdvUsd, marketCapUsd, createdAt, ageHours } }. ' +
       'Values DexScreener does not give are null; search results are limited to what DexScreener returns for the term.',
   },

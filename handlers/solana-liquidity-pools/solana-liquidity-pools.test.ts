@@ -95,3 +95,10 @@ t.test('provider problems', async (t) => {
   const wrong = await startJsonStandIn(t, () => ({ json: { pairs: [] } }))
   await t.rejects(runInline(handler, { tokenAddress: BONK.address }, { providers: { DEXSCREENER_API_URL: wrong.url } }), { code: 'upstream_failed', message: /unexpected shape/ })
 })
+
+t.test('a pool creation time that is no date reads as null instead of crashing', async (t) => {
+  const odd = dexPair({ dexId: 'orca', pairAddress: '5zpyutJu9ee6jFymDGoK7F6S5Kczqtc9FomP3ueKuyA9', base: BONK, createdAt: 1e20 })
+  const ds = await startJsonStandIn(t, () => ({ json: [odd] }))
+  const out = body(await runInline(handler, { tokenAddress: BONK.address }, { providers: { DEXSCREENER_API_URL: ds.url } }))
+  t.match(out.pools[0], { dex: 'orca', createdAt: null, ageHours: null })
+})

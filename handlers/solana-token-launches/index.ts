@@ -51,7 +51,7 @@ export default defineHandler<Input>({
     contentType: 'application/json',
     description:
       '{ chain: "solana", feed, source, feedEntriesRead, tokensListed, launches[]: { tokenAddress, name, symbol, profileUrl, icon, description, links[]: { type, label, url }, boost: { amount, totalAmount } (boosts feed) or null, ' +
-      'pairsFound, firstPoolCreatedAt, ageHours (of the first pool), totalLiquidityUsd, volume24hUsd, mainPool (the pool with most liquidity: dex, pairAddress, url, quoteToken, priceUsd, liquidityUsd, volumeUsd, fdvUsd, marketCapUsd, createdAt, ageHours) or null when DexScreener lists no pool } }.',
+      'pairsFound, firstPoolCreatedAt, ageHours (of the first pool), totalLiquidityUsd, volume24hUsd, mainPool (the pool with most liquidity: dex, pairAddress, url, quoteToken (the other side), priceUsd (of the token; when it is the pool\'s quote side, DexScreener\'s base price ÷ priceNative), liquidityUsd, volumeUsd, fdvUsd, marketCapUsd (null when the token is the quote side: DexScreener gives them for the base token only), createdAt, ageHours) or null when DexScreener lists no pool } }.',
   },
   example: { limit: 10 },
   async run(input, ctx) {
@@ -88,6 +88,10 @@ export default defineHandler<Input>({
       const times = pools.map((p) => p.createdAt).filter((c): c is string => c !== null).sort()
       const first = times[0] ?? null
       const asToken = pools.map((p) => (p.baseToken.address === e.tokenAddress ? p.baseToken : p.quoteToken))[0]
+      // DexScreener's priceUsd, fdv and marketCap describe a pair's base token; when the asked token is the
+      // quote, its USD price is priceUsd ÷ priceNative (base price in quote units) and the caps are not its own
+      const onBase = main !== null && main.baseToken.address === e.tokenAddress
+      const tokenPriceUsd = main === null ? null : onBase ? main.priceUsd : main.priceUsd !== null && main.priceNative ? Number((main.priceUsd / main.priceNative).toPrecision(12)) : null
       return {
         tokenAddress: e.tokenAddress!,
         name: asToken?.name ?? null,
@@ -107,11 +111,11 @@ export default defineHandler<Input>({
           pairAddress: main.pairAddress,
           url: main.url,
           quoteToken: main.baseToken.address === e.tokenAddress ? main.quoteToken : main.baseToken,
-          priceUsd: main.priceUsd,
+          priceUsd: tokenPriceUsd,
           liquidityUsd: main.liquidityUsd,
           volumeUsd: main.volumeUsd,
-          fdvUsd: main.fdvUsd,
-          marketCapUsd: main.marketCapUsd,
+          fdvUsd: onBase ? main.fdvUsd : null,
+          marketCapUsd: onBase ? main.marketCapUsd : null,
           createdAt: main.createdAt,
           ageHours: main.ageHours,
         },

@@ -106,3 +106,15 @@ t.test('provider problems', async (t) => {
   const wrong = await startJsonStandIn(t, () => ({ json: 'hello' }))
   await t.rejects(runInline(handler, {}, { providers: { DEXSCREENER_API_URL: wrong.url } }), { code: 'upstream_failed', message: /unexpected shape/ })
 })
+
+t.test("a token on a pool's quote side gets its own price, not the base token's", async (t) => {
+  // DexScreener's priceUsd / fdv / marketCap are the base token's: USDC here, priced 1 USD, 0.5 B each
+  const pool = dexPair({ dexId: 'meteora', pairAddress: 'PairB1111111111111111111111111111111111111', base: { address: USDC_MINT, name: 'USD Coin', symbol: 'USDC' }, quote: B, priceUsd: '1.0001', liquidityUsd: 5000, fdv: 9_000_000_000 })
+  const ds = await startJsonStandIn(t, (r) => (r.path.startsWith('/tokens/v1/solana/') ? { json: [{ ...pool, priceNative: '0.5' }] } : { json: [profile('solana', B.address)] }))
+  const out = body(await runInline(handler, {}, { providers: { DEXSCREENER_API_URL: ds.url } }))
+  const main = out.launches[0].mainPool
+  t.equal(main.priceUsd, 2.0002, 'B costs 1.0001 / 0.5 USD')
+  t.equal(main.fdvUsd, null, "USDC's FDV is not B's")
+  t.equal(main.marketCapUsd, null)
+  t.match(main.quoteToken, { symbol: 'USDC' })
+})

@@ -20,8 +20,9 @@ const PROVIDER = 'Alpha Vantage'
  */
 type AvAnswer = Record<string, unknown> & { 'Global Quote'?: Record<string, string>; bestMatches?: Array<Record<string, string>> }
 
-const decimal = (v: string | undefined) => {
-  if (v === undefined || v.trim() === '') return null
+const decimal = (v: unknown) => {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : null
+  if (typeof v !== 'string' || v.trim() === '') return null
   const n = Number(v.replace(/%$/, ''))
   return Number.isFinite(n) ? n : null
 }
@@ -33,7 +34,10 @@ function inBandProblem(a: AvAnswer): string | null {
     const why = /frequency|rate limit|requests per|calls per/i.test(info) ? 'its rate limit was reached' : /apikey|api key/i.test(info) ? 'it refused the API key' : 'it declined the request'
     throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered without data: ${why}`)
   }
-  return typeof a['Error Message'] === 'string' ? a['Error Message'] : null
+  const err = typeof a['Error Message'] === 'string' ? a['Error Message'] : null
+  // a missing or invalid key comes back as an "Error Message" too: that is ours, not the buyer's symbol
+  if (err !== null && /apikey|api key/i.test(err)) throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered without data: it refused the API key`)
+  return err
 }
 
 /** A stock quote (or a symbol search) from Alpha Vantage. */
@@ -84,7 +88,7 @@ export default defineHandler<Input>({
       const err = inBandProblem(a)
       if (err !== null) throw new HandlerInputError('search', 'search: Alpha Vantage could not search for this text', 422)
       if (!Array.isArray(a.bestMatches)) throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered without bestMatches`)
-      const matches = a.bestMatches.map((m) => ({
+      const matches = a.bestMatches.filter((m) => m !== null && typeof m === 'object').map((m) => ({
         symbol: m['1. symbol'] ?? null,
         name: m['2. name'] ?? null,
         type: m['3. type'] ?? null,

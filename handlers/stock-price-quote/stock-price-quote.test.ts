@@ -113,10 +113,20 @@ t.test('provider problems', async (t) => {
   const wrongKey = await runInline(handler, handler.example, { providers: { ALPHAVANTAGE_URL: p.url, ALPHAVANTAGE_API_KEY: 'wrong-secret' } }).catch((e) => e)
   t.match(wrongKey, { code: 'upstream_failed', message: /API key/ })
   t.notMatch(wrongKey.message, /wrong-secret/)
+  // Alpha Vantage also reports a bad key as a 200 "Error Message": never a symbol the buyer got wrong
+  const keyError = await standIn(t, () => ({ json: { 'Error Message': 'the parameter apikey is invalid or missing. Please claim your free API key on (https://www.alphavantage.co/support/#api-key).' } }))
+  const keyProviders = { ALPHAVANTAGE_URL: keyError.url, ALPHAVANTAGE_API_KEY: KEY }
+  await t.rejects(runInline(handler, handler.example, { providers: keyProviders }), { code: 'upstream_failed', message: /API key/ })
+  await t.rejects(runInline(handler, { search: 'tesco' }, { providers: keyProviders }), { code: 'upstream_failed', message: /API key/ })
   const down = await standIn(t, () => ({ status: 500, text: 'oops' }))
   await t.rejects(runInline(handler, handler.example, { providers: { ALPHAVANTAGE_URL: down.url, ALPHAVANTAGE_API_KEY: KEY } }), { code: 'upstream_failed', message: /500/ })
   const garbage = await standIn(t, () => ({ text: '<html>' }))
   await t.rejects(runInline(handler, handler.example, { providers: { ALPHAVANTAGE_URL: garbage.url, ALPHAVANTAGE_API_KEY: KEY } }), { code: 'upstream_failed' })
+  // a figure sent as a JSON number (or null) instead of the documented string is read, not a crash
+  const numeric = await standIn(t, () => ({ json: { 'Global Quote': { '01. symbol': 'IBM', '05. price': 222.97, '06. volume': null, '10. change percent': '1.5809%' } } }))
+  t.match(body(await runInline(handler, handler.example, { providers: { ALPHAVANTAGE_URL: numeric.url, ALPHAVANTAGE_API_KEY: KEY } })), { found: true, price: 222.97, volume: null, changePercent: 1.5809 })
+  const nullMatch = await standIn(t, () => ({ json: { bestMatches: [null, { '1. symbol': 'TSCO.LON', '9. matchScore': '0.7273' }] } }))
+  t.match(body(await runInline(handler, { search: 'tesco' }, { providers: { ALPHAVANTAGE_URL: nullMatch.url, ALPHAVANTAGE_API_KEY: KEY } })).matches, [{ symbol: 'TSCO.LON', name: null, matchScore: 0.7273 }])
   const odd = await standIn(t, () => ({ json: { 'Global Quote': { '01. symbol': 'IBM', '05. price': '' } } }))
   await t.rejects(runInline(handler, handler.example, { providers: { ALPHAVANTAGE_URL: odd.url, ALPHAVANTAGE_API_KEY: KEY } }), { code: 'upstream_failed', message: /without a price/ })
 })
