@@ -11,12 +11,148 @@
  */
 import type { CheerioAPI } from 'cheerio'
 import type { AnyNode, Element } from 'domhandler'
+import { HandlerInputError } from '../../src/pool/handler-contract.js'
 import { bareHost } from './webpage-fetch.js'
 
-/** Parses HTML bytes; the encoding is sniffed (BOM, <meta charset>, then the HTTP charset, else UTF-8). */
-export async function loadHtml(body: Buffer, charset: string | null): Promise<CheerioAPI> {
+/**
+ * Parses HTML bytes; the encoding is sniffed (BOM, <meta charset>, then the HTTP charset, else
+ * UTF-8). A page nesting elements deeper than MAX_PARSE_DEPTH is refused (422 on `field`): parse5
+ * checks the stack of open elements at every tag, so its time grows with the square of the depth
+ * (40,000 nested <div>s, a 200 KB page, took 50 s of CPU).
+ */
+export async function loadHtml(body: Buffer, charset: string | null, field = 'url'): Promise<CheerioAPI> {
+  const depth = nestingEstimate(body, charset)
+  if (depth > MAX_PARSE_DEPTH) throw new HandlerInputError(field, `the page nests elements more than ${MAX_PARSE_DEPTH} levels deep; it cannot be analysed`, 422)
   const { loadBuffer } = await import('cheerio')
-  return loadBuffer(body, { encoding: { transportLayerEncodingLabel: charset ?? undefined } })
+  let $: CheerioAPI
+  try {
+    $ = loadBuffer(body, { encoding: { transportLayerEncodingLabel: charset ?? undefined } })
+  } catch {
+    // a label the decoder does not implement (Content-Type: text/html; charset=x-user-defined threw
+    // "Encoding not recognized"): the page is read as if it declared none
+    $ = loadBuffer(body)
+  }
+  limitDepth($.root()[0]!)
+  return $
+}
+
+/** Nesting (as estimated by nestingEstimate) above which a page is not parsed. */
+export const MAX_PARSE_DEPTH = 2_048
+
+/** Elements that open no level: void elements, and those whose end tag the parser implies (a new <p>, <li>, <td> closes the last). */
+const NO_LEVEL = new Set([
+  'area', 'base', 'basefont', 'bgsound', 'br', 'col', 'embed', 'frame', 'hr', 'img', 'input', 'keygen', 'link', 'meta', 'param', 'source', 'track', 'wbr',
+  'p', 'li', 'dt', 'dd', 'option', 'optgroup', 'rb', 'rp', 'rt', 'rtc', 'tr', 'td', 'th', 'tbody', 'thead', 'tfoot', 'caption', 'colgroup', 'html', 'head', 'body',
+])
+/** Elements whose start tag closes an open element of the same name instead of nesting in it. */
+const SAME_NAME_CLOSES = new Set(['a', 'button', 'nobr', 'select'])
+/** Elements whose content is text up to their end tag. */
+const RAW_TEXT = new Set(['script', 'style', 'textarea', 'title', 'xmp', 'iframe', 'noembed', 'noframes'])
+
+/**
+ * How deep the page's elements nest, estimated in one linear pass over its tags (an end tag closes
+ * the elements opened after its match, as the parser does). Stops counting past MAX_PARSE_DEPTH.
+ */
+export function nestingEstimate(body: Buffer, charset: string | null): number {
+  const utf16 = body[0] === 0xfe && body[1] === 0xff ? 'utf-16be' : body[0] === 0xff && body[1] === 0xfe ? 'utf-16le' : /^utf-16/.test(charset ?? '') ? charset! : null
+  let html: string
+  try {
+    html = (utf16 ? new TextDecoder(utf16).decode(body) : body.toString('latin1')).toLowerCase()
+  } catch {
+    html = body.toString('latin1').toLowerCase()
+  }
+  const stack: string[] = []
+  const open = new Map<string, number>()
+  let foreign = 0 // open <svg>/<math>: there "/>" closes the element
+  let max = 0
+  let i = 0
+  while (i < html.length && max <= MAX_PARSE_DEPTH) {
+    const lt = html.indexOf('<', i)
+    if (lt === -1) break
+    if (html.startsWith('<!--', lt)) {
+      const end = html.indexOf('-->', lt + 4)
+      if (end === -1) break
+      i = end + 3
+      continue
+    }
+    const gt = html.indexOf('>', lt + 1)
+    if (gt === -1) break
+    i = gt + 1
+    const m = /^<(\/?)([a-z][^\s/>]*)/.exec(html.slice(lt, Math.min(gt + 1, lt + 100)))
+    if (!m) continue
+    const name = m[2]!
+    const closeUpTo = (target: string) => {
+      for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+        open.set(top, open.get(top)! - 1)
+        if (top === 'svg' || top === 'math') foreign--
+        if (top === target) break
+      }
+    }
+    if (m[1]) {
+      if (open.get(name)) closeUpTo(name)
+      continue
+    }
+    // a second <a>, <button>, <nobr> or <select> closes the open one; a <form> inside a form is dropped
+    if (name === 'form' && open.get('form')) continue
+    if (SAME_NAME_CLOSES.has(name) && open.get(name)) closeUpTo(name)
+    if (RAW_TEXT.has(name)) {
+      const end = html.indexOf(`</${name}`, i)
+      if (end === -1) break
+      i = end
+      continue
+    }
+    if (NO_LEVEL.has(name) || (foreign > 0 && html[gt - 1] === '/')) continue
+    stack.push(name)
+    open.set(name, (open.get(name) ?? 0) + 1)
+    if (name === 'svg' || name === 'math') foreign++
+    max = Math.max(max, stack.length)
+  }
+  return max
+}
+
+/**
+ * Deepest element nesting kept. cheerio's text(), html() and clone() recurse once per level and
+ * overflow the stack a few thousand levels down (a 30 KB page of nested <div>s is enough).
+ * Chromium's parser caps nesting at 512 the same way: an element that would sit deeper is
+ * attached at the deepest level instead, beside its would-be parent, and keeps its own text.
+ */
+export const MAX_DOM_DEPTH = 512
+
+type Tree = AnyNode & { children?: AnyNode[] }
+const relink = (parent: AnyNode, kids: AnyNode[]) => {
+  kids.forEach((n, i) => {
+    n.parent = parent as Element
+    n.prev = kids[i - 1] ?? null
+    n.next = kids[i + 1] ?? null
+  })
+  ;(parent as Tree).children = kids
+}
+
+/** Caps element nesting at MAX_DOM_DEPTH as described above, without recursion. */
+function limitDepth(root: AnyNode): void {
+  const stack: Array<{ node: Tree; depth: number }> = [{ node: root, depth: 0 }]
+  while (stack.length) {
+    const { node, depth } = stack.pop()!
+    if (!node.children?.length) continue
+    if (depth < MAX_DOM_DEPTH - 1) {
+      for (const c of node.children) stack.push({ node: c, depth: depth + 1 })
+      continue
+    }
+    // node is at the last level that may hold elements: every element below it becomes its child,
+    // in document order, keeping only its text (and comments); its elements move up beside it
+    const flat: AnyNode[] = []
+    const pending = [...node.children].reverse()
+    while (pending.length) {
+      const n = pending.pop() as Tree
+      flat.push(n)
+      if (!n.children?.length) continue
+      const nested = n.children.filter((c) => (c as Tree).children !== undefined)
+      if (nested.length === 0) continue
+      relink(n, n.children.filter((c) => (c as Tree).children === undefined))
+      for (let i = nested.length - 1; i >= 0; i--) pending.push(nested[i]!)
+    }
+    relink(node, flat)
+  }
 }
 
 /** Collapses runs of white space to one space and trims. */

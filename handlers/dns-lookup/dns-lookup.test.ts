@@ -25,6 +25,7 @@ t.test('against a DNS stand-in', async (t) => {
     { name: 'example.test', type: 'SOA', data: { mname: 'ns1.example.test', rname: 'hostmaster.example.test', serial: 2026112301, refresh: 7200, retry: 900, expire: 1209600, minimum: 300 } },
     { name: 'example.test', type: 'CAA', data: { flags: 0, tag: 'issue', value: 'letsencrypt.org' } },
     { name: 'www.example.test', type: 'CNAME', data: 'example.test' },
+    { name: 'dangling.example.test', type: 'CNAME', data: 'gone.test' },
     { name: '_sip._tcp.example.test', type: 'SRV', data: { priority: 10, weight: 5, port: 5060, target: 'sip.example.test' } },
     { name: '10.2.0.192.in-addr.arpa', type: 'PTR', data: 'host.example.test' },
     { name: '1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa', type: 'PTR', data: 'v6.example.test' },
@@ -65,6 +66,13 @@ t.test('against a DNS stand-in', async (t) => {
     const out = body(await run({ name: 'nope.test', types: ['A', 'MX'] }))
     t.equal(out.exists, false)
     t.same(out.records, { A: { found: false, reason: 'NXDOMAIN' }, MX: { found: false, reason: 'NXDOMAIN' } })
+  })
+
+  t.test('a CNAME to a name that is gone: the name exists, its other types are NXDOMAIN', async (t) => {
+    const out = body(await run({ name: 'dangling.example.test', types: ['CNAME', 'A', 'MX'] }))
+    t.same(out.records.CNAME, { found: true, records: ['gone.test'] })
+    t.same(out.records.A, { found: false, reason: 'NXDOMAIN' })
+    t.equal(out.exists, true)
   })
 
   t.test('reverse lookups of IPv4 and IPv6 addresses', async (t) => {

@@ -82,8 +82,9 @@ export default defineHandler<Input>({
       const o = outcomes[i]!
       records[t] = o.status === 'found' ? { found: true, records: o.records } : o.status === 'error' ? { found: null, error: o.code } : { found: false, reason: o.status === 'nxdomain' ? 'NXDOMAIN' : 'NODATA' }
     })
-    // NXDOMAIN for any type means the name is absent; any record or NODATA means it exists
-    const exists = outcomes.some((o) => o.status === 'nxdomain') ? false : outcomes.some((o) => o.status === 'found' || o.status === 'nodata') ? true : null
+    // a record of any type means the name exists (a CNAME whose target is gone answers NXDOMAIN for
+    // every other type: RFC 6604, the rcode is that of the last name); else NXDOMAIN means it does not
+    const exists = outcomes.some((o) => o.status === 'found') ? true : outcomes.some((o) => o.status === 'nxdomain') ? false : outcomes.some((o) => o.status === 'nodata') ? true : null
     return { body: { name, reverse: ip !== null, ...(ip ? { reverseName: reverseName(ip) } : {}), exists, records, queries: dns.queries } }
   },
 })

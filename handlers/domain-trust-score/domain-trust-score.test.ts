@@ -43,7 +43,8 @@ t.test('web, DNS and RDAP signals of localhost', async (t) => {
     }),
     443,
   )
-  const http = await listenFixed(createHttpServer((_req, res) => res.writeHead(301, { location: 'https://localhost/' }).end()), 80)
+  let location = 'https://localhost/'
+  const http = await listenFixed(createHttpServer((_req, res) => res.writeHead(301, { location }).end()), 80)
   t.teardown(() => {
     https?.close()
     http?.close()
@@ -94,6 +95,15 @@ t.test('web, DNS and RDAP signals of localhost', async (t) => {
     t.equal(out.score, 30)
     t.equal(out.maxAvailable, 70)
     t.same(out.unknown, ['domainAge', 'dnssec'])
+  })
+
+  t.test('a redirect to an unparsable location scores 0, not a crash', async (t) => {
+    location = 'http://[not-an-address'
+    t.teardown(() => {
+      location = 'https://localhost/'
+    })
+    const out = body(await runInline(handler, { domain: 'localhost' }, { providers: { DNS_SERVERS: dns.server } }))
+    t.match(byName(out).httpsRedirect, { points: 0, status: 'scored', value: { status: 301, location: 'http://[not-an-address' }, explanation: /not a valid URL/ })
   })
 
   t.test('RDAP failing: age unknown, said so', async (t) => {

@@ -175,11 +175,23 @@ async function redirectComponent(domain: string, ctx: HandlerContext): Promise<C
   try {
     const r = await fetchPublicUrl(`http://${domain}/`, ctx, { field: 'domain', maxRedirects: 0, maxBytes: 16_384, timeoutMs: 8_000 })
     const location = typeof r.headers.location === 'string' ? r.headers.location : null
-    const toHttps = r.status >= 301 && r.status <= 308 && r.status !== 304 && location !== null && /^https:\/\//i.test(new URL(location, r.url).toString())
-    return { ...c, points: toHttps ? 10 : 0, value: { status: r.status, location }, explanation: toHttps ? `http:// redirects (${r.status}) to ${location}` : `http:// answers ${r.status} without redirecting to https` }
+    const redirected = r.status >= 301 && r.status <= 308 && r.status !== 304 && location !== null
+    // the Location header is whatever the site sends: one that is not a URL redirects nowhere
+    const target = redirected ? parseUrl(location, r.url) : null
+    const toHttps = target?.protocol === 'https:'
+    const explanation = toHttps ? `http:// redirects (${r.status}) to ${location}` : redirected && !target ? `http:// answers ${r.status} with a Location that is not a valid URL` : `http:// answers ${r.status} without redirecting to https`
+    return { ...c, points: toHttps ? 10 : 0, value: { status: r.status, location }, explanation }
   } catch (err) {
     if (err instanceof HandlerUpstreamError) return { ...c, points: 0, value: null, explanation: `http://${domain}/ did not answer (${err.message})` }
     throw err
+  }
+}
+
+function parseUrl(ref: string, base: string): URL | null {
+  try {
+    return new URL(ref, base)
+  } catch {
+    return null
   }
 }
 

@@ -10,8 +10,8 @@ const body = (o: Awaited<ReturnType<typeof runInline>>) => {
   return o.result.body as Record<string, any>
 }
 /** A DKIM TXT record for a fresh RSA key, split into 255-byte character-strings as DNS needs. */
-const dkimTxt = (bits: number) => {
-  const p = generateKeyPairSync('rsa', { modulusLength: bits }).publicKey.export({ format: 'der', type: 'spki' }).toString('base64')
+const dkimTxt = (bits: number, type: 'spki' | 'pkcs1' = 'spki') => {
+  const p = generateKeyPairSync('rsa', { modulusLength: bits }).publicKey.export({ format: 'der', type }).toString('base64')
   const text = `v=DKIM1; k=rsa; p=${p}`
   return text.match(/.{1,255}/g)!
 }
@@ -50,6 +50,22 @@ t.test('against a DNS stand-in', async (t) => {
     txt('two.test', 'v=spf1 -all'),
     txt('two.test', 'v=spf1 redirect=_spf.provider.test'),
     txt('redir.test', 'v=spf1 redirect=_spf.provider.test'),
+    // two includes that both include the same record (common with mail providers), and a real loop
+    txt('diamond.test', 'v=spf1 include:a.diamond.test include:b.diamond.test -all'),
+    txt('a.diamond.test', 'v=spf1 include:shared.diamond.test ~all'),
+    txt('b.diamond.test', 'v=spf1 include:shared.diamond.test ~all'),
+    txt('shared.diamond.test', 'v=spf1 a mx ip4:192.0.2.0/24 ~all'),
+    txt('loop.test', 'v=spf1 include:back.loop.test -all'),
+    // subdomains without a DMARC record of their own: the organizational domain's applies
+    txt('_dmarc.org.test', 'v=DMARC1; p=reject; sp=none; rua=mailto:d@org.test'),
+    txt('mail.org.test', 'v=spf1 -all'),
+    txt('a.b.org.test', 'v=spf1 -all'),
+    txt('a.b.c.d.e.org.test', 'v=spf1 -all'),
+    txt('_dmarc.plain.test', 'v=DMARC1; p=quarantine; rua=mailto:d@plain.test'),
+    txt('news.plain.test', 'v=spf1 -all'),
+    txt('alone.test', 'v=spf1 -all'),
+    txt('pkcs1._domainkey.good.test', dkimTxt(2048, 'pkcs1')),
+    txt('back.loop.test', 'v=spf1 include:loop.test ~all'),
   ])
   const providers = { DNS_SERVERS: dns.server }
   const audit = async (input: Record<string, unknown>) => body(await runInline(handler, input, { providers }))
@@ -99,6 +115,43 @@ t.test('against a DNS stand-in', async (t) => {
     const redir = await audit({ domain: 'redir.test', dkimSelectors: ['x'] })
     t.equal(redir.spf.allQualifier, '~', 'from the redirect target')
     t.equal(redir.spf.dnsLookups, 3, 'redirect, include, a')
+  })
+
+  t.test('a record included twice is evaluated (and counted) twice, not reported as a loop', async (t) => {
+    const out = await audit({ domain: 'diamond.test', dkimSelectors: ['x'] })
+    // 2 includes at the top, then 1 include + a + mx in each of the two branches
+    t.match(out.spf, { dnsLookups: 8, dnsLookupsComplete: true, problems: [] })
+    t.notOk(ids(out).includes('spf-problem'))
+    t.equal(dns.queries.filter((q) => q === 'TXT shared.diamond.test').length, 1, 'read once')
+    const loop = await audit({ domain: 'loop.test', dkimSelectors: ['x'] })
+    t.match(loop.spf.problems, [/include:loop\.test loops back/])
+  })
+
+  t.test('a subdomain without its own DMARC record gets its parent domain\'s policy', async (t) => {
+    const sub = await audit({ domain: 'mail.org.test', dkimSelectors: ['x'] })
+    t.match(sub.dmarc, { found: true, foundAt: 'org.test', inherited: true, policy: 'reject', subdomainPolicy: 'none', effectivePolicy: 'none' })
+    t.notOk(ids(sub).includes('dmarc-missing'))
+    t.match(sub.findings.find((f: any) => f.id === 'dmarc-policy-none'), { message: /sp=none \(from org\.test\)/ })
+    const deeper = await audit({ domain: 'a.b.org.test', dkimSelectors: ['x'] })
+    t.match(deeper.dmarc, { foundAt: 'org.test', inherited: true })
+    // a long name: its 4 parents nearest the top are asked (5 labels down to 2)
+    const deepest = await audit({ domain: 'a.b.c.d.e.org.test', dkimSelectors: ['x'] })
+    t.match(deepest.dmarc, { foundAt: 'org.test', inherited: true })
+    const plain = await audit({ domain: 'news.plain.test', dkimSelectors: ['x'] })
+    t.match(plain.dmarc, { foundAt: 'plain.test', policy: 'quarantine', subdomainPolicy: null, effectivePolicy: 'quarantine' })
+    t.notOk(ids(plain).some((id: string) => id.startsWith('dmarc-')))
+    const own = await audit({ domain: 'good.test', dkimSelectors: ['x'] })
+    t.match(own.dmarc, { foundAt: 'good.test', inherited: false, effectivePolicy: 'reject' })
+    const none = await audit({ domain: 'alone.test', dkimSelectors: ['x'] })
+    t.match(none.dmarc, { found: false, foundAt: null })
+    t.ok(ids(none).includes('dmarc-missing'))
+    t.notOk(dns.queries.includes('TXT _dmarc.test'), 'the top-level domain is never asked')
+  })
+
+  t.test('a DKIM key published as a bare RSAPublicKey (PKCS#1) is read', async (t) => {
+    const out = await audit({ domain: 'good.test', dkimSelectors: ['pkcs1'] })
+    t.match(out.dkim.found, [{ selector: 'pkcs1', keyType: 'rsa', keyBits: 2048, revoked: false }])
+    t.notOk(ids(out).includes('dkim-bad-key'))
   })
 
   t.test('a domain that does not exist: 422', async (t) => {

@@ -5,6 +5,8 @@ import { evaluateSpf, SPF_LOOKUP_LIMIT, type SpfReport } from './spf.js'
 
 /** Selectors tried when the buyer names none: those of the large mail platforms (Google, Microsoft 365, Mailchimp, generic). */
 const COMMON_SELECTORS = ['default', 'google', 'selector1', 'selector2', 'k1', 's1', 's2', 'dkim']
+/** Parent domains asked for a DMARC record when the domain has none of its own. */
+const DMARC_PARENT_QUERIES = 4
 
 type Severity = 'critical' | 'high' | 'medium' | 'low' | 'info'
 /** Points taken off 100 per finding; the score is never below 0. */
@@ -47,7 +49,7 @@ export default defineHandler<Input>({
   output: {
     contentType: 'application/json',
     description:
-      'domain; mx { found, records [{ priority, exchange }], nullMx }; spf { found, record, recordCount, terms, allQualifier (+ - ~ ? or null), includes, dnsLookups, dnsLookupsComplete, problems }; dmarc { found, record, policy, subdomainPolicy, pct, rua, ruf, adkim, aspf }; dkim { selectorsChecked, found [{ selector, record, keyType, keyBits, revoked, testing }] }; mtaSts { found, record, id } (the DNS record only: the policy file is not fetched); tlsRpt { found, record, rua }; bimi { found, record, logo, authority } (selector "default"); findings [{ id, severity, message }]; score (0-100) and scoring (the formula); dnsQueries; unknown (checks whose DNS query failed, excluded from the findings).',
+      'domain; mx { found, records [{ priority, exchange }], nullMx }; spf { found, record, recordCount, terms, allQualifier (+ - ~ ? or null), includes, dnsLookups, dnsLookupsComplete, problems }; dmarc { found, record, foundAt (the domain whose _dmarc record applies: the domain itself, else the nearest parent with one, as receivers look up the organizational domain), inherited, policy (p=), subdomainPolicy (sp=), effectivePolicy (what applies to this domain: p=, or for an inherited record sp= when set), pct, rua, ruf, adkim, aspf }; dkim { selectorsChecked, found [{ selector, record, keyType, keyBits, revoked, testing }] }; mtaSts { found, record, id } (the DNS record only: the policy file is not fetched); tlsRpt { found, record, rua }; bimi { found, record, logo, authority } (selector "default"); findings [{ id, severity, message }]; score (0-100) and scoring (the formula); dnsQueries; unknown (checks whose DNS query failed, excluded from the findings).',
     schema: {
       type: 'object',
       properties: {
@@ -71,8 +73,8 @@ export default defineHandler<Input>({
   async run(input, ctx) {
     const domain = normalizeDomain(input.domain, 'domain')
     const selectors = (input.dkimSelectors ?? COMMON_SELECTORS).map((s) => s.toLowerCase())
-    // MX, TXT, DMARC, MTA-STS, TLS-RPT, BIMI, the selectors, and up to 11 SPF includes/redirects
-    const dns = new BoundedDns(ctx, { maxQueries: 6 + selectors.length + SPF_LOOKUP_LIMIT + 1, deadlineMs: 15_000 })
+    // MX, TXT, DMARC, MTA-STS, TLS-RPT, BIMI, the selectors, up to 11 SPF includes/redirects and the DMARC parents
+    const dns = new BoundedDns(ctx, { maxQueries: 6 + selectors.length + SPF_LOOKUP_LIMIT + 1 + DMARC_PARENT_QUERIES, deadlineMs: 15_000 })
     try {
       const [mx, txt, dmarcTxt, stsTxt, rptTxt, bimiTxt, ...dkimTxt] = await Promise.all([
         dns.query(domain, 'MX'),
@@ -122,15 +124,36 @@ export default defineHandler<Input>({
         }
       }
 
-      // DMARC
-      const dmarcRecords = texts(dmarcTxt, 'DMARC')?.filter((r) => /^v=DMARC1(\s*;|\s*$)/i.test(r.trim())) ?? null
-      const dmarc = dmarcRecords === null ? null : parseDmarc(dmarcRecords)
+      // DMARC: the domain's own record, else (RFC 7489 §6.6.3) the one of its organizational domain,
+      // found here by walking up the parent domains (the DMARCbis tree walk; no public-suffix list)
+      const isDmarc = (r: string) => /^v=DMARC1(\s*;|\s*$)/i.test(r.trim())
+      let dmarcRecords = texts(dmarcTxt, 'DMARC')?.filter(isDmarc) ?? null
+      let dmarcAt = domain
+      if (dmarcRecords !== null && dmarcRecords.length === 0) {
+        // nearest parent first, never the top-level domain; a long name starts from its
+        // DMARC_PARENT_QUERIES + 1 rightmost labels, where organizational domains are
+        const labels = domain.split('.')
+        for (let i = Math.max(1, labels.length - 1 - DMARC_PARENT_QUERIES); i < labels.length - 1; i++) {
+          const parent = labels.slice(i).join('.')
+          const found = texts(await dns.query(`_dmarc.${parent}`, 'TXT'), `DMARC at ${parent}`)
+          if (found === null) {
+            dmarcRecords = null
+            break
+          }
+          if (found.some(isDmarc)) {
+            dmarcRecords = found.filter(isDmarc)
+            dmarcAt = parent
+            break
+          }
+        }
+      }
+      const dmarc = dmarcRecords === null ? null : parseDmarc(dmarcRecords, dmarcAt, domain)
       if (dmarc) {
-        if (!dmarc.found) add('dmarc-missing', 'high', `no DMARC record at _dmarc.${domain}: receivers get no policy and you get no reports`)
+        if (!dmarc.found) add('dmarc-missing', 'high', `no DMARC record at _dmarc.${domain}${domain.split('.').length > 2 ? ' nor at its parent domains' : ''}: receivers get no policy and you get no reports`)
         else {
           if (dmarcRecords!.length > 1) add('dmarc-multiple', 'high', 'more than one DMARC record: receivers ignore DMARC (RFC 7489 §6.6.3)')
-          if (dmarc.policy === null) add('dmarc-invalid', 'high', 'the DMARC record has no valid p= tag')
-          else if (dmarc.policy === 'none') add('dmarc-policy-none', 'medium', 'DMARC p=none: monitoring only, spoofed mail is still delivered')
+          if (dmarc.effectivePolicy === null) add('dmarc-invalid', 'high', 'the DMARC record has no valid p= tag')
+          else if (dmarc.effectivePolicy === 'none') add('dmarc-policy-none', 'medium', `DMARC ${dmarc.inherited && dmarc.subdomainPolicy ? 'sp' : 'p'}=none${dmarc.inherited ? ` (from ${dmarc.foundAt})` : ''}: monitoring only, spoofed mail is still delivered`)
           else if (dmarc.pct !== null && dmarc.pct < 100) add('dmarc-partial', 'low', `DMARC pct=${dmarc.pct}: the policy applies to part of the failing mail only`)
           if (dmarc.rua.length === 0) add('dmarc-no-rua', 'low', 'DMARC has no rua= address: no aggregate reports are received')
         }
@@ -206,18 +229,26 @@ function tagRecord(txt: string[] | null, version: RegExp) {
   return { found: record !== null, record, tags: record ? tags(record) : ({} as Record<string, string>) }
 }
 
-function parseDmarc(records: string[]) {
+/** `at`: the domain whose _dmarc record this is; a parent of `domain` when inherited. */
+function parseDmarc(records: string[], at: string, domain: string) {
   const record = records[0]
-  if (!record) return { found: false, record: null, policy: null, subdomainPolicy: null, pct: null, rua: [], ruf: [], adkim: null, aspf: null }
+  if (!record) return { found: false, record: null, foundAt: null, inherited: false, policy: null, subdomainPolicy: null, effectivePolicy: null, pct: null, rua: [], ruf: [], adkim: null, aspf: null }
   const t = tags(record)
-  const policy = ['none', 'quarantine', 'reject'].includes((t.p ?? '').toLowerCase()) ? t.p!.toLowerCase() : null
+  const valid = (v: string | undefined) => (['none', 'quarantine', 'reject'].includes((v ?? '').toLowerCase()) ? v!.toLowerCase() : null)
+  const policy = valid(t.p)
+  const subdomainPolicy = valid(t.sp)
+  const inherited = at !== domain
   const uris = (v: string | undefined) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : [])
   const pct = t.pct !== undefined && /^\d+$/.test(t.pct) ? Math.min(100, Number(t.pct)) : null
   return {
     found: true,
     record,
+    foundAt: at,
+    inherited,
     policy,
-    subdomainPolicy: t.sp?.toLowerCase() ?? null,
+    subdomainPolicy,
+    // a subdomain without its own record gets the organizational domain's sp= (p= when there is none)
+    effectivePolicy: policy === null ? null : inherited ? (subdomainPolicy ?? policy) : policy,
     // pct defaults to 100 (RFC 7489 §6.3) when absent
     pct: t.pct === undefined ? 100 : pct,
     rua: uris(t.rua),
@@ -235,10 +266,15 @@ function describeDkimKey(record: string): { keyType: string; keyBits: number | n
   const testing = (t.t ?? '').split(':').map((s) => s.trim().toLowerCase()).includes('y')
   if (p === '') return { keyType, keyBits: null, revoked: true, testing }
   if (keyType === 'ed25519') return { keyType, keyBits: 256, revoked: false, testing }
-  try {
-    const key = createPublicKey({ key: Buffer.from(p, 'base64'), format: 'der', type: 'spki' })
-    return { keyType, keyBits: key.asymmetricKeyDetails?.modulusLength ?? null, revoked: false, testing }
-  } catch {
-    return { keyType, keyBits: null, revoked: false, testing }
+  // SubjectPublicKeyInfo is what signers publish; a bare RSAPublicKey (PKCS#1, the form RFC 6376
+  // §3.6.1 names for k=rsa) is accepted by verifiers too
+  for (const type of ['spki', 'pkcs1'] as const) {
+    try {
+      const key = createPublicKey({ key: Buffer.from(p, 'base64'), format: 'der', type })
+      return { keyType, keyBits: key.asymmetricKeyDetails?.modulusLength ?? null, revoked: false, testing }
+    } catch {
+      // try the next form
+    }
   }
+  return { keyType, keyBits: null, revoked: false, testing }
 }

@@ -37,23 +37,27 @@ export async function evaluateSpf(dns: BoundedDns, domain: string, topTxt: strin
   if (records.length === 0) return report
   if (records.length > 1) report.problems.push(`${records.length} SPF records: receivers treat this as a permanent error (RFC 7208 §4.5)`)
   report.terms = records[0]!.trim().split(/\s+/).slice(1)
-  const seen = new Set([domain])
+  // each record is read once (a second include of the same domain is answered from here: receivers
+  // evaluate it again, so its terms count again, but it costs no second query)
+  const cache = new Map<string, string | null>()
 
-  const fetchSpf = async (target: string, via: string): Promise<string | null> => {
+  /** `path`: the domains of the records being evaluated around this term; only those make a loop. */
+  const fetchSpf = async (target: string, via: string, path: ReadonlySet<string>): Promise<string | null> => {
     if (target.includes('%')) {
       report.dnsLookupsComplete = false
       report.problems.push(`${via}:${target} uses macros; not expanded here`)
       return null
     }
-    if (seen.has(target)) {
+    if (path.has(target)) {
       report.problems.push(`${via}:${target} loops back to a record already read`)
       return null
     }
-    seen.add(target)
     if (report.dnsLookups > SPF_LOOKUP_LIMIT) {
       report.dnsLookupsComplete = false
       return null
     }
+    if (cache.has(target)) return cache.get(target)!
+    cache.set(target, null)
     const txt = await dns.query(target, 'TXT')
     if (txt.status === 'error') {
       report.dnsLookupsComplete = false
@@ -65,10 +69,11 @@ export async function evaluateSpf(dns: BoundedDns, domain: string, topTxt: strin
       report.problems.push(`${via}:${target} has no SPF record: a permanent error for receivers`)
       return null
     }
+    cache.set(target, found[0]!)
     return found[0]!
   }
 
-  const walk = async (record: string, top: boolean, depth: number): Promise<void> => {
+  const walk = async (record: string, top: boolean, depth: number, path: ReadonlySet<string>): Promise<void> => {
     const terms = record.trim().split(/\s+/).slice(1)
     let redirect: string | null = null
     let hasAll = false
@@ -84,8 +89,8 @@ export async function evaluateSpf(dns: BoundedDns, domain: string, topTxt: strin
           const target = (mech[4] ?? '').toLowerCase().replace(/\.$/, '')
           if (top) report.includes.push(target)
           if (depth < 10) {
-            const sub = await fetchSpf(target, 'include')
-            if (sub) await walk(sub, false, depth + 1)
+            const sub = await fetchSpf(target, 'include', path)
+            if (sub) await walk(sub, false, depth + 1, new Set([...path, target]))
           }
         } else if (kind === 'a' || kind === 'mx' || kind === 'ptr' || kind === 'exists') {
           report.dnsLookups++
@@ -104,16 +109,16 @@ export async function evaluateSpf(dns: BoundedDns, domain: string, topTxt: strin
     if (redirect && !hasAll) {
       report.dnsLookups++
       if (depth < 10) {
-        const sub = await fetchSpf(redirect, 'redirect')
+        const sub = await fetchSpf(redirect, 'redirect', path)
         if (sub) {
           const before = report.allQualifier
-          await walk(sub, top, depth + 1)
+          await walk(sub, top, depth + 1, new Set([...path, redirect]))
           if (!top) report.allQualifier = before
         }
       }
     }
   }
-  await walk(records[0]!, true, 0)
+  await walk(records[0]!, true, 0, new Set([domain]))
   if (report.dnsLookups > SPF_LOOKUP_LIMIT) report.problems.push(`${report.dnsLookups}${report.dnsLookupsComplete ? '' : '+'} DNS-querying terms, over the limit of ${SPF_LOOKUP_LIMIT}: receivers return permerror (RFC 7208 §4.6.4)`)
   return report
 }

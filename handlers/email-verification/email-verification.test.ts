@@ -20,12 +20,13 @@ t.test('against a DNS stand-in', async (t) => {
     { name: 'noMx.test', type: 'A', data: '192.0.2.5' },
     { name: 'nullmx.test', type: 'MX', data: { preference: 0, exchange: '.' } },
     { name: 'txtonly.test', type: 'TXT', data: 'hello' },
+    { name: 'v6fails.test', type: 'TXT', data: 'hello' },
     // real provider domains answered by the stand-in, so the offline lists are what is tested
     { name: 'gmail.com', type: 'MX', data: { preference: 5, exchange: 'gmail-smtp-in.l.google.com' } },
     { name: 'mailinator.com', type: 'MX', data: { preference: 10, exchange: 'mail.mailinator.com' } },
     { name: 'example.com', type: 'MX', data: { preference: 0, exchange: '.' } },
     { name: 'x.33mail.com', type: 'MX', data: { preference: 10, exchange: 'mx.33mail.com' } },
-  ], { servfail: ['broken.test'] })
+  ], { servfail: ['broken.test', 'AAAA v6fails.test'] })
   const providers = { DNS_SERVERS: dns.server }
   const check = async (email: string) => body(await runInline(handler, { email }, { providers, from: 'query' }))
 
@@ -90,6 +91,8 @@ t.test('against a DNS stand-in', async (t) => {
 
   t.test('a failing resolver is a 502, not "undeliverable"', async (t) => {
     await t.rejects(runInline(handler, { email: 'a@broken.test' }, { providers }), { name: 'HandlerUpstreamError', code: 'upstream_failed' })
+    // no MX, no A, and the AAAA query failed: whether a host exists is unknown, not "no"
+    await t.rejects(runInline(handler, { email: 'a@v6fails.test' }, { providers }), { name: 'HandlerUpstreamError', code: 'upstream_failed', message: /AAAA query/ })
   })
 })
 

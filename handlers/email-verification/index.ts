@@ -150,7 +150,11 @@ async function checkDomain(dns: BoundedDns, domain: string): Promise<DomainCheck
   }
   const [a, aaaa] = await Promise.all([dns.query(domain, 'A'), dns.query(domain, 'AAAA')])
   if (a.status === 'found' || aaaa.status === 'found') return { exists: true, acceptsMail: true, via: 'A/AAAA fallback', mx: [], nullMx: false, reason: null }
-  if (a.status === 'error' && aaaa.status === 'error') throw new HandlerUpstreamError('upstream_failed', `DNS did not answer the A/AAAA queries for ${domain} (${a.code})`)
+  // without an address found, a failed query leaves the question open: "no host" would be a guess
+  if (a.status === 'error' || aaaa.status === 'error') {
+    const failed = a.status === 'error' ? a : aaaa
+    throw new HandlerUpstreamError('upstream_failed', `DNS did not answer the ${a.status === 'error' ? 'A' : 'AAAA'} query for ${domain} (${failed.status === 'error' ? failed.code : ''})`)
+  }
   return { exists: true, acceptsMail: false, via: null, mx: [], nullMx: false, reason: 'no MX and no A/AAAA record: no host to deliver to' }
 }
 

@@ -93,6 +93,16 @@ t.test('trackers next to a consent tool are flagged as loading before the choice
   t.notOk(finding(out, 'trackers-without-consent-tool'))
 })
 
+t.test('deeply nested pages: 8,000 levels are scanned, 40,000 refused with 422 (no crash, no minute of parsing)', async (t) => {
+  const site = await webpageServer(t, {
+    '/tables': html(`<html><body>${'<table><tr><td>'.repeat(2_000)}<a href="/privacy">Privacy policy</a>${'</td></tr></table>'.repeat(2_000)}</body></html>`),
+    '/divs': html(`<html><body>${'<div>'.repeat(40_000)}</body></html>`),
+  })
+  const out = ok(await runInline(handler, { url: `${site.base}/tables` }))
+  t.same(out.policyLinks.privacy, [`${site.base}/privacy`])
+  t.match(await runInline(handler, { url: `${site.base}/divs` }), { ok: false, status: 422, field: 'url' })
+})
+
 t.test('non-HTML 422, bad input 400, internal addresses refused', async (t) => {
   const site = await webpageServer(t, {
     '/x.png': (_req, res) => {

@@ -39,11 +39,35 @@ export function parseRobotsTxt(text: string): RobotsTxt {
   return { rules, sitemaps }
 }
 
+/**
+ * Whether a rule's pattern (`*` any run of characters, a final `$` the end) matches the start of
+ * the path. A linear-time wildcard match, not a RegExp: `.*` runs in a regular expression
+ * backtrack exponentially on patterns like `/*a*a*a*…b$`, and robots.txt is written by the site
+ * the buyer names.
+ */
 function matches(pattern: string, path: string): boolean {
   const anchored = pattern.endsWith('$')
   const body = anchored ? pattern.slice(0, -1) : pattern
-  const re = body.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')
-  return new RegExp(`^${re}${anchored ? '$' : ''}`).test(path)
+  let p = 0
+  let s = 0
+  let star = -1
+  let resume = 0
+  while (s < path.length) {
+    if (p < body.length && body[p] !== '*' && body[p] === path[s]) {
+      p++
+      s++
+    } else if (p < body.length && body[p] === '*') {
+      star = p++
+      resume = s
+    } else if (p === body.length && !anchored) {
+      return true // the whole pattern matched a prefix of the path
+    } else if (star !== -1) {
+      p = star + 1
+      s = ++resume
+    } else return false
+  }
+  while (p < body.length && body[p] === '*') p++
+  return p === body.length
 }
 
 /** True when the longest matching rule for `path` (path + query) is a Disallow; Allow wins ties (RFC 9309 2.2.2). */

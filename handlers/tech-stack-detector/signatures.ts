@@ -59,7 +59,7 @@ export const SIGNATURES: Signature[] = [
   { name: 'PHP', category: 'Programming language', website: 'https://www.php.net', headers: { 'x-powered-by': re('PHP(?:/{V})?') }, cookies: [re('^PHPSESSID$')] },
   { name: 'Python', category: 'Programming language', website: 'https://www.python.org' },
   { name: 'Java', category: 'Programming language', website: 'https://www.java.com', cookies: [re('^JSESSIONID$')] },
-  { name: 'ASP.NET', category: 'Web framework', website: 'https://dotnet.microsoft.com/apps/aspnet', headers: { 'x-aspnet-version': re('^{V}'), 'x-powered-by': re('ASP\\.NET'), 'x-aspnetmvc-version': re('.') }, cookies: [re('^(ASP\\.NET_SessionId|\\.ASPXAUTH|\\.AspNetCore\\.\\w+)')], html: [re('<input[^>]+name="__VIEWSTATE"')] },
+  { name: 'ASP.NET', category: 'Web framework', website: 'https://dotnet.microsoft.com/apps/aspnet', headers: { 'x-aspnet-version': re('^{V}'), 'x-powered-by': re('ASP\\.NET'), 'x-aspnetmvc-version': re('.') }, cookies: [re('^(ASP\\.NET_SessionId|\\.ASPXAUTH|\\.AspNetCore\\.\\w+)')], html: [re('<input[^>]{1,1000}name="__VIEWSTATE"')] },
   { name: 'Express', category: 'Web framework', website: 'https://expressjs.com', headers: { 'x-powered-by': re('^Express$') }, implies: ['Node.js'] },
   { name: 'Node.js', category: 'Programming language', website: 'https://nodejs.org' },
   { name: 'Ruby on Rails', category: 'Web framework', website: 'https://rubyonrails.org', meta: { 'csrf-param': re('^authenticity_token$') }, implies: ['Ruby'] },
@@ -69,7 +69,7 @@ export const SIGNATURES: Signature[] = [
 
   // JavaScript frameworks and libraries
   { name: 'React', category: 'JavaScript framework', website: 'https://react.dev', scripts: [re('/react(?:-dom)?@{V}/'), re('/react(?:-dom)?(?:\\.production|\\.development)?(?:\\.min)?\\.js(?:[?#]|$)')], html: [re('\\sdata-reactroot(?:=|\\s|>)')] },
-  { name: 'Next.js', category: 'JavaScript framework', website: 'https://nextjs.org', headers: { 'x-powered-by': re('^Next\\.js(?: {V})?') }, scripts: [re('/_next/static/')], html: [re('<script[^>]+id="__NEXT_DATA__"'), re('/_next/static/')], implies: ['React'] },
+  { name: 'Next.js', category: 'JavaScript framework', website: 'https://nextjs.org', headers: { 'x-powered-by': re('^Next\\.js(?: {V})?') }, scripts: [re('/_next/static/')], html: [re('<script[^>]{1,1000}id="__NEXT_DATA__"'), re('/_next/static/')], implies: ['React'] },
   { name: 'Gatsby', category: 'Static site generator', website: 'https://www.gatsbyjs.com', meta: { generator: re('^Gatsby(?: {V})?') }, html: [re('id="___gatsby"')], implies: ['React'] },
   { name: 'Remix', category: 'JavaScript framework', website: 'https://remix.run', html: [re('window\\.__remixContext')], implies: ['React'] },
   { name: 'Vue.js', category: 'JavaScript framework', website: 'https://vuejs.org', scripts: [re('/vue@{V}/'), re('/vue(?:\\.runtime)?(?:\\.global)?(?:\\.prod)?(?:\\.min)?\\.js(?:[?#]|$)')], html: [re('\\sdata-v-[0-9a-f]{8}(?:=|\\s|>)'), re('\\sdata-v-app(?:=|\\s|>)')] },

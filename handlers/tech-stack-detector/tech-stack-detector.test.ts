@@ -62,6 +62,35 @@ t.test('a live WordPress shop: detections, evidence, versions only from evidence
   t.equal(out.signaturesChecked, SIGNATURES.length)
 })
 
+t.test('markup that once made the HTML patterns quadratic is scanned at once', async (t) => {
+  // "<input" / "<script" 250,000 times without a ">": an unbounded [^>]+ scanned to the end of the
+  // page from each of them (minutes of CPU for one call)
+  const filler = `<!--${'<input <script '.repeat(125_000)}-->`
+  const page = `<!doctype html><html><head><script id="__NEXT_DATA__" type="application/json">{}</script></head><body>${filler}<form><input type="hidden" name="__VIEWSTATE" value="x"></form></body></html>`
+  const site = await webpageServer(t, {
+    '/': (_req, res) => {
+      res.setHeader('content-type', 'text/html')
+      res.end(page)
+    },
+  })
+  const out = ok(await runInline(handler, { url: `${site.base}/` }))
+  t.match(find(out, 'ASP.NET'), { evidence: [{ source: 'html' }] })
+  t.match(find(out, 'Next.js'), { evidence: [{ source: 'html' }] })
+})
+
+t.test('a page nested thousands of levels deep is analysed, not a crash', async (t) => {
+  const page = `<html><head><meta name="generator" content="WordPress 6.4.2"></head><body>${'<table><tr><td>'.repeat(2_000)}<script src="https://www.googletagmanager.com/gtm.js?id=GTM-X"></script>${'</td></tr></table>'.repeat(2_000)}</body></html>`
+  const site = await webpageServer(t, {
+    '/': (_req, res) => {
+      res.setHeader('content-type', 'text/html')
+      res.end(page)
+    },
+  })
+  const out = ok(await runInline(handler, { url: `${site.base}/` }))
+  t.match(find(out, 'WordPress'), { version: '6.4.2' })
+  t.ok(find(out, 'Google Tag Manager'))
+})
+
 t.test('implied technologies carry no version and chain transitively', async (t) => {
   const d = detect({ headers: { 'x-powered-by': 'Next.js 14.1.0' }, cookies: [], meta: new Map(), scripts: [], links: [], html: '' })
   t.same(d.map((x) => [x.name, x.version, x.implied]), [['Next.js', '14.1.0', false], ['React', null, true]])

@@ -6,6 +6,7 @@ import {
 
 const MATCH_TEXT_MAX = 2_000
 const MATCH_HTML_MAX = 5_000
+const MAX_JSON_DEPTH = 1_000
 
 interface Input {
   url: string
@@ -81,11 +82,15 @@ export default defineHandler<Input>({
     if (kind === 'json') {
       if (input.selector) throw new HandlerInputError('selector', 'the URL answered JSON; a CSS selector applies to HTML pages only', 422)
       if (page.truncated) throw new HandlerInputError('url', `the JSON document is larger than ${PAGE_MAX_BYTES} bytes`, 422)
+      let json: unknown
       try {
-        return { body: { ...meta, kind, json: JSON.parse(decode(page.body, page.charset)) } }
+        json = JSON.parse(decode(page.body, page.charset))
       } catch {
         throw new HandlerInputError('url', 'the URL answered with a JSON content type but the body is not valid JSON', 422)
       }
+      // JSON.parse takes any depth, but sending the answer (serialising it) recurses per level and overflows
+      if (jsonDepth(json) > MAX_JSON_DEPTH) throw new HandlerInputError('url', `the JSON document nests more than ${MAX_JSON_DEPTH} levels deep; it cannot be returned as JSON`, 422)
+      return { body: { ...meta, kind, json } }
     }
     if (kind === 'text') {
       if (input.selector) throw new HandlerInputError('selector', 'the URL answered plain text; a CSS selector applies to HTML pages only', 422)
@@ -100,7 +105,8 @@ export default defineHandler<Input>({
     if (input.selector) {
       let found
       try {
-        found = $(input.selector)
+        // $(string) would build new elements from a selector that looks like markup ("<p>x</p>"); find() only selects
+        found = $.root().find(input.selector)
       } catch (err) {
         throw new HandlerInputError('selector', `selector is not a valid CSS selector: ${(err as Error).message}`)
       }
@@ -161,6 +167,19 @@ function classify(mime: string | null, body: Buffer): 'html' | 'text' | 'json' |
     if (body.length === 0 || (!body.includes(0) && new TextDecoder('utf-8', { fatal: false }).decode(body.subarray(0, 4096)).indexOf('\ufffd') === -1)) return 'text'
   }
   return null
+}
+
+/** Nesting depth of parsed JSON, without recursion (stops counting past MAX_JSON_DEPTH). */
+function jsonDepth(value: unknown): number {
+  let max = 0
+  const stack: Array<{ v: unknown; d: number }> = [{ v: value, d: 0 }]
+  while (stack.length && max <= MAX_JSON_DEPTH) {
+    const { v, d } = stack.pop()!
+    if (v === null || typeof v !== 'object') continue
+    max = Math.max(max, d + 1)
+    for (const c of Array.isArray(v) ? v : Object.values(v)) if (c !== null && typeof c === 'object') stack.push({ v: c, d: d + 1 })
+  }
+  return max
 }
 
 /** Decodes with the declared charset when the runtime knows it, else UTF-8. */

@@ -75,6 +75,34 @@ t.test('a CSS selector returns the matching elements, bounded', async (t) => {
   t.same(imgs.matches[0].attributes, { src: 'img/small.png', alt: 'A small widget', width: '10' })
   const bad = await runInline(handler, { url: `${site.base}/`, selector: 'td[[' })
   t.match(bad, { ok: false, status: 400, field: 'selector' })
+  // markup is not a selector: it must not come back as a "match" the page does not contain
+  const markup = ok(await runInline(handler, { url: `${site.base}/`, selector: '<p>invented</p>' }))
+  t.equal(markup.matchCount, 0)
+  t.same(markup.matches, [])
+  const all = ok(await runInline(handler, { url: `${site.base}/`, selector: 'html' }))
+  t.equal(all.matchCount, 1)
+})
+
+t.test('a page nested thousands of levels deep is read, not a crash', async (t) => {
+  // cheerio's text()/html()/clone() recurse per level: 2,000 nested tables (8,000 elements deep:
+  // table, tbody, tr, td) overflowed the stack
+  const deep = `<html><body><main>${'<table><tr><td>'.repeat(2_000)}<p>deep text</p><a href="/end">End link</a>${'</td></tr></table>'.repeat(2_000)}</main></body></html>`
+  const site = await webpageServer(t, { '/': html(deep) })
+  const out = ok(await runInline(handler, { url: `${site.base}/`, selector: 'a' }))
+  t.equal(out.text, 'deep text\nEnd link')
+  t.same(out.links, [{ url: `${site.base}/end`, text: 'End link', rel: [], internal: true }])
+  t.equal(out.matchCount, 1)
+  t.equal(out.matches[0].text, 'End link')
+})
+
+t.test('a page nesting deeper than the parser can take in time is refused with 422', async (t) => {
+  // the HTML parser's time grows with the square of the nesting: 40,000 <div>s (200 KB) took 50 s
+  const site = await webpageServer(t, { '/': html(`<html><body>${'<div>'.repeat(40_000)}x</body></html>`) })
+  t.match(await runInline(handler, { url: `${site.base}/` }), { ok: false, status: 422, field: 'url', message: /nests elements more than 2048 levels/ })
+  // closed elements, void elements and implied end tags do not add up
+  const wide = `<html><body>${'<div><span>a</span><br><p>b<li>c</div>'.repeat(20_000)}<svg>${'<path d="M0"/>'.repeat(5_000)}</svg>${'<a href="/x">unclosed link '.repeat(5_000)}</body></html>`
+  const site2 = await webpageServer(t, { '/': html(wide) })
+  t.match(await runInline(handler, { url: `${site2.base}/` }), { ok: true })
 })
 
 t.test('redirects are followed and reported; the body is cut at 2 MB', async (t) => {
@@ -146,6 +174,33 @@ t.test('a page in a legacy charset declared by <meta> is decoded', async (t) => 
     },
   })
   t.equal(ok(await runInline(handler, { url: `${site.base}/` })).title, 'naïve')
+})
+
+t.test('a charset label the decoder does not implement is read as undeclared, not a crash', async (t) => {
+  // x-user-defined is a WHATWG label, but the decoder threw "Encoding not recognized" for it
+  const site = await webpageServer(t, { '/': html('<title>Odd charset</title><p>text</p>', { 'content-type': 'text/html; charset=x-user-defined' }) })
+  const out = ok(await runInline(handler, { url: `${site.base}/` }))
+  t.equal(out.title, 'Odd charset')
+  t.equal(out.text, 'text')
+})
+
+t.test('JSON nested too deep to send back is refused with 422', async (t) => {
+  // JSON.parse took it, but serialising the answer overflowed the stack (a 200 KB document)
+  const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`
+  const site = await webpageServer(t, {
+    '/deep.json': (_req, res) => {
+      res.setHeader('content-type', 'application/json')
+      res.end(deep)
+    },
+    '/ok.json': (_req, res) => {
+      res.setHeader('content-type', 'application/json')
+      res.end(`${'['.repeat(500)}1${']'.repeat(500)}`)
+    },
+  })
+  const out = await runInline(handler, { url: `${site.base}/deep.json` })
+  t.doesNotThrow(() => JSON.stringify(out), 'the answer can be serialised')
+  t.match(out, { ok: false, status: 422, field: 'url', message: /nests more than 1000 levels/ })
+  t.match(await runInline(handler, { url: `${site.base}/ok.json` }), { ok: true })
 })
 
 t.test('bad input names the field', async (t) => {

@@ -70,7 +70,14 @@ export default defineHandler<Input>({
           executablePath,
           headless: true,
           timeout: 10_000,
-          args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--dns-prefetch-disable', '--disable-background-networking', '--force-webrtc-ip-handling-policy=disable_non_proxied_udp', '--no-first-run'],
+          // Every request is fulfilled by page.route below, so Chromium itself needs no network. What
+          // page.route does not see (WebRTC ICE/TURN over TCP, which reached internal hosts directly)
+          // is sent to a proxy that does not exist: UDP is allowed only through a proxy, and
+          // <-loopback> keeps loopback targets from bypassing it.
+          args: [
+            '--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--dns-prefetch-disable', '--disable-background-networking',
+            '--force-webrtc-ip-handling-policy=disable_non_proxied_udp', '--proxy-server=http://127.0.0.1:9', '--proxy-bypass-list=<-loopback>', '--no-first-run',
+          ],
         })
       } catch (err) {
         throw new HandlerUpstreamError('upstream_failed', `Chromium could not be started (${firstLine(err)})`)
@@ -140,15 +147,26 @@ export default defineHandler<Input>({
         if (!/Timeout/i.test((err as Error).name) && !/timeout/i.test((err as Error).message)) throw new HandlerUpstreamError('upstream_failed', `${target.hostname} could not be loaded (${firstLine(err)})`)
       }
       if (mainError) throw mainError
-      const delay = Math.min(input.delayMs, Math.max(0, remaining() - 4_000))
-      if (delay > 0) await page.waitForTimeout(delay)
-
+      // the page's own scripts may close it, navigate it away or crash it while we wait or capture:
+      // Playwright then rejects with a plain Error, which is the page failing, not this handler
       let height = input.height
-      if (input.fullPage) {
-        const scrollHeight = await page.evaluate(() => Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0))
-        height = Math.max(input.height, Math.min(scrollHeight, MAX_FULL_PAGE_HEIGHT))
+      let png: Buffer
+      try {
+        const delay = Math.min(input.delayMs, Math.max(0, remaining() - 4_000))
+        if (delay > 0) await page.waitForTimeout(delay)
+        if (input.fullPage) {
+          // evaluate has no timeout of its own, and a page busy in a script loop never answers
+          const scrollHeight = await withTimeout(
+            page.evaluate(() => Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0)),
+            Math.max(1_000, Math.min(5_000, remaining() - 2_000)),
+            'the page did not answer (a script keeps it busy)',
+          )
+          height = Math.max(input.height, Math.min(scrollHeight, MAX_FULL_PAGE_HEIGHT))
+        }
+        png = await page.screenshot({ type: 'png', fullPage: input.fullPage, clip: { x: 0, y: 0, width: input.width, height }, timeout: Math.max(1_000, remaining()) })
+      } catch (err) {
+        throw new HandlerUpstreamError('upstream_failed', `${target.hostname} could not be captured (${firstLine(err)})`)
       }
-      const png = await page.screenshot({ type: 'png', fullPage: input.fullPage, clip: { x: 0, y: 0, width: input.width, height }, timeout: Math.max(1_000, remaining()) })
       return binaryResult(ctx, 'image/png', png, { width: input.width, height, finalUrl: page.url(), status, blockedRequests: [...new Set(blocked)] })
     } finally {
       await browser?.close().catch(() => undefined)
@@ -202,6 +220,16 @@ function decoded(body: Buffer, headers: Headers): Buffer {
     return Buffer.alloc(0)
   }
   return body
+}
+
+/** The promise, or a rejection after ms (the promise itself is left to settle unobserved). */
+function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms)
+  })
+  p.catch(() => undefined)
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer))
 }
 
 const firstLine = (err: unknown) => String((err as Error)?.message ?? err).split('\n')[0]!.slice(0, 200)

@@ -1,3 +1,4 @@
+import { createServer as createNetServer } from 'node:net'
 import t from 'tap'
 import { runInline } from '../../test/helpers/handler-harness.js'
 import { html, webpageServer } from '../../test/helpers/webpage-server.js'
@@ -97,6 +98,39 @@ t.test('with allowPrivateNetwork false, requests the page makes to internal addr
   const err = await Promise.resolve(handler.run({ url: `${site.base}/go-inside`, width: 320, height: 240, fullPage: false, waitUntil: 'load', delayMs: 0 }, ctx)).then(() => null, (e) => e)
   t.match(err, { name: 'HandlerInputError', field: 'url' }, 'a redirect of the page itself to an internal address is refused')
   t.equal(internal.seen.length, 0)
+})
+
+t.test('a page whose script never yields is 502 upstream_failed, and the browser is closed', async (t) => {
+  // page.evaluate (the full-page height) has no timeout of its own: the call used to wait forever,
+  // holding its Chromium and its browser slot
+  const site = await webpageServer(t, { '/': html('<html><body><script>addEventListener("load", () => setTimeout(() => { for (;;) {} }, 10))</script>busy</body></html>') })
+  await t.rejects(runInline(handler, { url: `${site.base}/`, width: 320, height: 240, fullPage: true, delayMs: 200 }, { providers: CHROMIUM }), { name: 'HandlerUpstreamError', code: 'upstream_failed', message: /could not be captured \(the page did not answer/ })
+  // its browser slot was given back: three more calls (two slots, so one would wait forever) succeed
+  const normal = await webpageServer(t, { '/': html(PAGE) })
+  for (let i = 0; i < 3; i++) t.match(await runInline(handler, { url: `${normal.base}/`, width: 320, height: 240 }, { providers: CHROMIUM }), { ok: true })
+})
+
+t.test('WebRTC cannot reach a host that page.route never sees', async (t) => {
+  // a TURN server over TCP is contacted by Chromium's own network stack, not through page.route:
+  // it used to connect straight to this (internal) listener
+  let connections = 0
+  const turn = createNetServer((s) => {
+    connections++
+    s.destroy()
+  })
+  await new Promise<void>((resolve) => turn.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => turn.close(() => resolve())))
+  const port = (turn.address() as { port: number }).port
+  const site = await webpageServer(t, {
+    '/': html(`<html><body>rtc<script>
+      const pc = new RTCPeerConnection({ iceServers: [{ urls: 'turn:127.0.0.1:${port}?transport=tcp', username: 'u', credential: 'p' }] })
+      pc.createDataChannel('x')
+      pc.createOffer().then((o) => pc.setLocalDescription(o))
+    </script></body></html>`),
+  })
+  const out = await runInline(handler, { url: `${site.base}/`, width: 320, height: 240, delayMs: 2_000 }, { providers: CHROMIUM })
+  t.match(out, { ok: true }, 'the page itself is still captured')
+  t.equal(connections, 0)
 })
 
 t.test('internal targets are refused before a browser starts; bad input names the field', async (t) => {

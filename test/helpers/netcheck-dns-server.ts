@@ -1,7 +1,9 @@
 /**
  * A tiny authoritative DNS server on UDP 127.0.0.1 for the netcheck handler tests: answers from a
- * fixed zone (dns-packet encodes the wire format), NXDOMAIN for names it does not know, NODATA
- * for known names without the asked type, SERVFAIL for names listed in `servfail`, silence for
+ * fixed zone (dns-packet encodes the wire format), NXDOMAIN for names it does not know (or a CNAME
+ * leads to), NODATA
+ * for known names without the asked type, SERVFAIL for names listed in `servfail` (a name, or
+ * "TYPE name" for one type only), silence for
  * names in `drop`. Point DNS_SERVERS at `server` to use it.
  *
  * @example
@@ -47,7 +49,7 @@ export async function startDnsStandIn(
     if (opts.drop?.includes(name)) return
     let rcode = 0
     const answers: dnsPacket.Answer[] = []
-    if (opts.servfail?.includes(name)) rcode = 2
+    if (opts.servfail?.includes(name) || opts.servfail?.includes(`${q.type} ${name}`)) rcode = 2
     else {
       let current = name
       // follow CNAMEs inside the zone, as a resolver's answer would
@@ -64,7 +66,8 @@ export async function startDnsStandIn(
           current = norm(String(cname.data))
           continue
         }
-        if (hops === 0 && here.length === 0 && !zone.some((r) => norm(r.name).endsWith(`.${current}`))) rcode = 3 // NXDOMAIN
+        // NXDOMAIN, also when a CNAME leads to a name that does not exist (RFC 6604: the rcode is that of the last name)
+        if (here.length === 0 && !zone.some((r) => norm(r.name).endsWith(`.${current}`))) rcode = 3
         break
       }
     }
