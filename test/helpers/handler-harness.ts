@@ -27,3 +27,20 @@ export async function runInline(mod: HandlerModule, input: unknown, opts: Partia
     throw err
   }
 }
+
+/**
+ * The whole result of a successful runInline outcome (for tests that check contentType or status);
+ * throws, failing the test with the handler's error, otherwise.
+ */
+export function okResult(o: InlineOutcome): HandlerResult {
+  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
+  return o.result
+}
+
+/**
+ * The body of a successful runInline outcome; throws, failing the test with the handler's error, otherwise.
+ * @example const out = okBody<{ slug: string }>(await runInline(handler, { text: 'Hi there' }))
+ */
+export function okBody<T = Record<string, any>>(o: InlineOutcome): T {
+  return okResult(o).body as T
+}
