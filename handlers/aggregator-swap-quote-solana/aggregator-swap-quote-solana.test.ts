@@ -42,6 +42,7 @@ t.test('a quote maps amounts, impact and the route', async (t) => {
   t.equal(out.routePlan[0].ammKey, '5BKxfWMbmYBAEWvyPZS9esPducUba9GqyMjtLCfbaqyF')
   t.same(out.amounts, { in: '1', out: '161.98753', otherAmountThreshold: '161.177592' })
   t.equal(out.price, 161.98753)
+  t.equal(out.priceImpactPercent, 0.02, 'priceImpactPct 0.0002 is a fraction: 0.02 %')
 
   const req = api.last()
   t.equal(req.path, '/swap/v1/quote')
@@ -92,4 +93,22 @@ t.test('provider problems', async (t) => {
   await t.rejects(runInline(handler, handler.example, { providers }), { code: 'upstream_failed' })
   api.route(() => ({ body: { something: 'else' } }))
   await t.rejects(runInline(handler, handler.example, { providers }), { code: 'upstream_failed', message: /without amounts/ })
+})
+
+// priceImpactPct is a fraction despite its name: "a decimal from 0 to 1, not a percentage ... 0.01
+// means 1% price impact" (jup-ag/docs guides/how-to-build-a-custom-swap-with-metis.mdx)
+t.test('price impact: the fraction as Jupiter sends it, and the same in percent', async (t) => {
+  const api = await marketStandIn(t, () => ({ body: { ...quote, priceImpactPct: '0.0123' } }))
+  const out = body(await runInline(handler, handler.example, { providers: { JUPITER_API_URL: api.url } }))
+  t.equal(out.priceImpactPct, 0.0123)
+  t.equal(out.priceImpactPercent, 1.23, '0.0123 is 1.23 %')
+  api.route(() => ({ body: { ...quote, priceImpactPct: 'n/a' } }))
+  t.match(body(await runInline(handler, handler.example, { providers: { JUPITER_API_URL: api.url } })), { priceImpactPct: null, priceImpactPercent: null })
+})
+
+t.test('a route plan with a null or non-object step is a 502, not a crash', async (t) => {
+  const api = await marketStandIn(t, () => ({ body: { ...quote, routePlan: [quote.routePlan[0], null] } }))
+  await t.rejects(runInline(handler, handler.example, { providers: { JUPITER_API_URL: api.url } }), { code: 'upstream_failed', message: /route plan/ })
+  api.route(() => ({ body: { ...quote, routePlan: ['Orca'] } }))
+  await t.rejects(runInline(handler, handler.example, { providers: { JUPITER_API_URL: api.url } }), { code: 'upstream_failed', message: /route plan/ })
 })

@@ -24,7 +24,7 @@ interface JupiterQuote {
   slippageBps?: number
   platformFee?: unknown
   priceImpactPct?: string
-  routePlan?: Array<{ swapInfo?: { ammKey?: string; label?: string; inputMint?: string; outputMint?: string; inAmount?: string; outAmount?: string; feeAmount?: string; feeMint?: string }; percent?: number; bps?: number }>
+  routePlan?: Array<{ swapInfo?: { ammKey?: string; label?: string; inputMint?: string; outputMint?: string; inAmount?: string; outAmount?: string; feeAmount?: string; feeMint?: string }; percent?: number; bps?: number } | null>
   contextSlot?: number
   timeTaken?: number
   swapUsdValue?: string
@@ -39,7 +39,8 @@ const NO_ROUTE = new Set(['COULD_NOT_FIND_ANY_ROUTE', 'NO_ROUTES_FOUND', 'ROUTE_
 /**
  * A Solana swap quote from the Jupiter aggregator, `GET /swap/v1/quote`.
  * Request and response shape: https://dev.jup.ag/docs/api/swap-api/quote: inAmount/outAmount/otherAmountThreshold as
- * base-unit strings, priceImpactPct as a string, routePlan[] of { swapInfo: { ammKey, label,
+ * base-unit strings, priceImpactPct as a decimal string that is a fraction despite its name
+ * (0.01 = 1 %), routePlan[] of { swapInfo: { ammKey, label,
  * inputMint, outputMint, inAmount, outAmount, feeAmount, feeMint }, percent }, contextSlot.
  * Errors are HTTP 400 with { error, errorCode } (e.g. COULD_NOT_FIND_ANY_ROUTE, TOKEN_NOT_TRADABLE).
  * JUPITER_API_KEY, when set, is sent as `x-api-key`, Jupiter's API-key header (the keyless
@@ -69,7 +70,7 @@ export default defineHandler<Input>({
   output: {
     contentType: 'application/json',
     description:
-      'source ("jupiter"), routeFound (false with reason when Jupiter finds no route), swapMode, inputMint, outputMint, inAmount and outAmount (base-unit strings), otherAmountThreshold (ExactIn: the minimum received after slippage; ExactOut: the maximum spent), slippageBps, priceImpactPct (as Jupiter reports it), swapUsdValue (when Jupiter gives it), routePlan[] { venue (AMM label), ammKey, inputMint, outputMint, inAmount, outAmount, feeAmount, feeMint, percent (share of the amount routed through this step) }, contextSlot; with inputDecimals and outputDecimals also amounts { in, out, otherAmountThreshold } in token units and price (output per input token).',
+      'source ("jupiter"), routeFound (false with reason when Jupiter finds no route), swapMode, inputMint, outputMint, inAmount and outAmount (base-unit strings), otherAmountThreshold (ExactIn: the minimum received after slippage; ExactOut: the maximum spent), slippageBps, priceImpactPct (as Jupiter reports it: a fraction despite the name, 0.01 = 1 %), priceImpactPercent (the same in percent, 1 = 1 %), swapUsdValue (when Jupiter gives it), routePlan[] { venue (AMM label), ammKey, inputMint, outputMint, inAmount, outAmount, feeAmount, feeMint, percent (share of the amount routed through this step) }, contextSlot; with inputDecimals and outputDecimals also amounts { in, out, otherAmountThreshold } in token units and price (output per input token).',
     schema: {
       type: 'object',
       properties: {
@@ -80,6 +81,7 @@ export default defineHandler<Input>({
         outAmount: { type: 'string' },
         otherAmountThreshold: { type: 'string' },
         priceImpactPct: { type: ['number', 'null'] },
+        priceImpactPercent: { type: ['number', 'null'] },
         routePlan: { type: 'array', items: { type: 'object' } },
         amounts: { type: 'object' },
         price: { type: ['number', 'null'] },
@@ -118,6 +120,10 @@ export default defineHandler<Input>({
       throw new HandlerUpstreamError('upstream_failed', `Jupiter answered HTTP ${r.status}`)
     }
     if (typeof q.inAmount !== 'string' || typeof q.outAmount !== 'string' || !Array.isArray(q.routePlan)) throw new HandlerUpstreamError('upstream_failed', 'Jupiter answered a quote without amounts or route')
+    // a route with a step missing is not a route we can describe (its shares would not add up): refuse it rather than skip the step
+    if (q.routePlan.some((step) => step === null || typeof step !== 'object')) throw new HandlerUpstreamError('upstream_failed', 'Jupiter answered a route plan with a step that is not an object')
+    const steps = q.routePlan as Array<NonNullable<(typeof q.routePlan)[number]>>
+    // priceImpactPct is a fraction (0.01 = 1 %): jup-ag/docs guides/how-to-build-a-custom-swap-with-metis.mdx ("a decimal from 0 to 1, not a percentage"), and jup-ag/terminal src/components/PriceInfo/index.tsx multiplies it by 100 to show it
     const impact = q.priceImpactPct !== undefined ? Number(q.priceImpactPct) : NaN
     const body: Record<string, unknown> = {
       ...meta,
@@ -128,8 +134,9 @@ export default defineHandler<Input>({
       otherAmountThreshold: q.otherAmountThreshold ?? null,
       slippageBps: q.slippageBps ?? input.slippageBps ?? 50,
       priceImpactPct: Number.isFinite(impact) ? impact : null,
+      priceImpactPercent: Number.isFinite(impact) ? Number((impact * 100).toPrecision(12)) : null,
       swapUsdValue: q.swapUsdValue !== undefined && Number.isFinite(Number(q.swapUsdValue)) ? Number(q.swapUsdValue) : null,
-      routePlan: q.routePlan.map((step) => ({
+      routePlan: steps.map((step) => ({
         venue: step.swapInfo?.label ?? null,
         ammKey: step.swapInfo?.ammKey ?? null,
         inputMint: step.swapInfo?.inputMint ?? null,
