@@ -23,6 +23,7 @@ import { connect as tlsConnect, type TLSSocket, type ConnectionOptions } from 'n
 import { Agent, request, type Dispatcher } from 'undici'
 import { isPrivateAddress, guardedLookup } from '../../src/services/publishing/ssrf-guard.js'
 import { HandlerInputError, HandlerUpstreamError, type HandlerContext } from '../../src/pool/handler-contract.js'
+import { taskSignal, withTaskSignal } from '../../src/pool/task-signal.js'
 
 const DEFAULT_TIMEOUT_MS = 10_000
 const DEFAULT_MAX_BYTES = 5 * 1024 * 1024
@@ -72,7 +73,7 @@ export async function callProvider(provider: string, url: string, opts: Provider
   }
   let res: Dispatcher.ResponseData
   try {
-    res = await request(url, { method: opts.method ?? (body === undefined ? 'GET' : 'POST'), headers, body, headersTimeout: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, bodyTimeout: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, signal: AbortSignal.timeout(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS) })
+    res = await request(url, { method: opts.method ?? (body === undefined ? 'GET' : 'POST'), headers, body, headersTimeout: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, bodyTimeout: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, signal: withTaskSignal(AbortSignal.timeout(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS)) })
   } catch (err) {
     throw new HandlerUpstreamError('upstream_failed', `${provider} could not be reached (${errorCode(err)})`)
   }
@@ -194,7 +195,7 @@ export async function fetchPublicUrl(raw: string, ctx: HandlerContext, opts: Pub
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS
   const maxBytes = opts.maxBytes ?? DEFAULT_MAX_BYTES
   const maxRedirects = opts.maxRedirects ?? 5
-  const signal = AbortSignal.timeout(timeoutMs)
+  const signal = withTaskSignal(AbortSignal.timeout(timeoutMs))
   const first = parsePublicUrl(raw, opts.field)
   const redirects: PublicFetchResult['redirects'] = []
   let url = first
@@ -248,10 +249,20 @@ export function connectPublic(address: string, port: number, opts: { timeoutMs?:
   return new Promise((resolve, reject) => {
     const timeoutMs = opts.timeoutMs ?? 5_000
     const socket = opts.tls ? tlsConnect({ host: address, port, ...opts.tls }) : netConnect({ host: address, port })
-    const timer = setTimeout(() => {
+    const fail = () => {
       socket.destroy()
       reject(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' }))
-    }, timeoutMs)
+    }
+    const timer = setTimeout(fail, timeoutMs)
+    // a call past its time closes its sockets, connected or not (the caller may still hold this one)
+    const task = taskSignal()
+    const onAbort = () => {
+      clearTimeout(timer)
+      fail()
+    }
+    task?.addEventListener('abort', onAbort, { once: true })
+    socket.once('close', () => task?.removeEventListener('abort', onAbort))
+    if (task?.aborted) onAbort()
     socket.once(opts.tls ? 'secureConnect' : 'connect', () => {
       clearTimeout(timer)
       resolve(socket)
@@ -269,6 +280,8 @@ export function dnsResolver(ctx: HandlerContext, timeoutMs = 5_000): dnsPromises
   const r = new dnsPromises.Resolver({ timeout: timeoutMs, tries: 2 })
   const servers = optionalSetting(ctx, 'DNS_SERVERS')
   if (servers) r.setServers(servers.split(',').map((s) => s.trim()).filter(Boolean))
+  // a call past its time cancels its outstanding queries (they reject with ECANCELLED)
+  taskSignal()?.addEventListener('abort', () => r.cancel(), { once: true })
   return r
 }
 

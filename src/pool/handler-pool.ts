@@ -4,7 +4,7 @@ import { Piscina } from 'piscina'
 import type { HandlerContext } from './handler-contract.js'
 import type { PoolResult, PoolTask } from './worker.js'
 
-export type PoolOutcome = PoolResult | { kind: 'timeout'; timeoutMs: number } | { kind: 'crashed'; message: string } | { kind: 'busy'; queued: number }
+export type PoolOutcome = Exclude<PoolResult, { kind: 'expired' }> | { kind: 'timeout'; timeoutMs: number } | { kind: 'crashed'; message: string } | { kind: 'busy'; queued: number }
 
 export interface HandlerPool {
   /** `io: true` runs the call in the I/O lane (handlers that mostly wait on the network) */
@@ -64,9 +64,10 @@ export function workerModule(fromUrl: string, name: string): string {
  * - **I/O** (`ioThreads` threads, `ioConcurrency` calls at once each), for handlers that mostly
  *   wait on a provider or a public host (`network: true` or `providers` in their module). Without
  *   it a few slow provider calls would hold every compute thread and stall the whole catalogue.
- *   These handlers bound their own outbound calls (handlers/_shared/outbound.ts); should one still
- *   overrun, aborting it terminates its thread and the calls sharing that thread fail with it
- *   (answered `crashed`, never charged).
+ *   Past its time a call is answered `timeout` and its outbound requests are aborted
+ *   (handlers/_shared/outbound.ts follows the task signal); should one still run at twice its
+ *   time, the lane gets fresh threads and the calls sharing the old one fail with it (answered
+ *   `crashed`, never charged).
  *
  * `maxQueue` bounds the calls waiting in each lane: past it a call is answered `busy` at once
  * instead of waiting out its timeout (which counts from dispatch, queue time included).
@@ -133,7 +134,7 @@ function lane(opts: HandlerPoolOptions, shape: { threads: number; perThread: num
       const timer = setTimeout(() => ac.abort(), timeoutMs)
       const current = pool
       try {
-        return (await current.run(task, { signal: ac.signal })) as PoolResult
+        return (await current.run(task, { signal: ac.signal })) as PoolOutcome
       } catch (err) {
         if (ac.signal.aborted) return { kind: 'timeout', timeoutMs }
         const message = (err as Error)?.message ?? String(err)
@@ -154,12 +155,15 @@ function lane(opts: HandlerPoolOptions, shape: { threads: number; perThread: num
 
   /**
    * A thread running an abortable Piscina task takes no other task, so shared (I/O) threads get
-   * no signal: past its time the caller is answered `timeout` at once, and the call, still
-   * running, keeps its slot. One still running at twice its time recycles the lane.
+   * no Piscina signal: past its time the caller is answered `timeout` at once, and the worker
+   * aborts the call's outbound requests (its task signal, see task-signal.ts), which ends a call
+   * built on handlers/_shared/outbound.ts. The call keeps its slot until it really ends; one
+   * still running at twice its time recycles the lane.
    */
   function runShared(task: PoolTask, timeoutMs: number): { first: Promise<PoolOutcome>; done: Promise<PoolOutcome> } {
     const current = pool
-    const running = current.run(task) as Promise<PoolResult>
+    // the worker aborts the call's outbound requests at its deadline, which frees the slot
+    const running = current.run({ ...task, deadline: Date.now() + timeoutMs }) as Promise<PoolResult>
     let timer: NodeJS.Timeout | undefined
     let stuck: NodeJS.Timeout | undefined
     const late = new Promise<PoolOutcome>((resolve) => {
@@ -170,7 +174,7 @@ function lane(opts: HandlerPoolOptions, shape: { threads: number; perThread: num
       }, timeoutMs)
     })
     const done = running.then(
-      (r): PoolOutcome => r,
+      (r): PoolOutcome => (r.kind === 'expired' ? { kind: 'timeout', timeoutMs } : r),
       (err): PoolOutcome => {
         const message = (err as Error)?.message ?? String(err)
         if (/memory limit|terminated/i.test(message)) recycle(current, timeoutMs)

@@ -5,6 +5,7 @@
  */
 import type { HandlerContext, HandlerInputError, HandlerModule, HandlerUpstreamError } from './handler-contract.js'
 import { importHandler } from './handler-registry.js'
+import { runWithTaskSignal } from './task-signal.js'
 
 export interface PoolTask {
   /** the handler module file */
@@ -12,6 +13,11 @@ export interface PoolTask {
   slug: string
   input: unknown
   ctx: HandlerContext
+  /**
+   * epoch ms past which the call is abandoned (I/O lane): its task signal aborts, so its outbound
+   * requests end now rather than at their own timeouts (see task-signal.ts)
+   */
+  deadline?: number
 }
 
 export type PoolResult =
@@ -19,6 +25,8 @@ export type PoolResult =
   | { kind: 'input'; status: number; field: string; message: string }
   | { kind: 'upstream'; code: 'upstream_not_configured' | 'upstream_failed'; message: string }
   | { kind: 'error'; message: string }
+  /** the call ended after its deadline, aborted or not: the caller answers it as a timeout */
+  | { kind: 'expired' }
 
 const modules = new Map<string, Promise<HandlerModule>>()
 let tsLoader: Promise<unknown> | undefined
@@ -45,6 +53,11 @@ export default async function runTask(task: PoolTask): Promise<PoolResult> {
     mod = importWithTsFallback(task.file, task.slug)
     modules.set(task.file, mod)
   }
+  if (task.deadline !== undefined) return runUntil(mod, task, task.deadline)
+  return runOnce(mod, task)
+}
+
+async function runOnce(mod: Promise<HandlerModule>, task: PoolTask): Promise<PoolResult> {
   try {
     const m = await mod
     const r = await m.run(task.input, task.ctx)
@@ -62,5 +75,21 @@ export default async function runTask(task: PoolTask): Promise<PoolResult> {
     if (e?.name === 'HandlerUpstreamError' && (e.code === 'upstream_not_configured' || e.code === 'upstream_failed')) return { kind: 'upstream', code: e.code, message: e.message ?? '' }
     // the message may be internal; the proxy logs it and answers a generic handler_failed
     return { kind: 'error', message: (err as Error)?.message ?? String(err) }
+  }
+}
+
+/**
+ * Runs the call with a task signal that aborts at `deadline` (outbound.ts follows it). Whatever
+ * a call past its deadline returns is `expired`: the proxy has answered, or is about to answer,
+ * a timeout, and the two threads' timers must not race to different answers.
+ */
+async function runUntil(mod: Promise<HandlerModule>, task: PoolTask, deadline: number): Promise<PoolResult> {
+  const ac = new AbortController()
+  const timer = setTimeout(() => ac.abort(new DOMException('the call ran past its time limit', 'TimeoutError')), Math.max(0, deadline - Date.now()))
+  try {
+    const r = await runWithTaskSignal(ac.signal, () => runOnce(mod, task))
+    return ac.signal.aborted ? { kind: 'expired' } : r
+  } finally {
+    clearTimeout(timer)
   }
 }

@@ -11,7 +11,13 @@ const ctx = { method: 'POST' as const, accept: '*/*', allowPrivateNetwork: true 
 
 t.test('provider-bound calls share the I/O lane and do not hold the compute threads', async (t) => {
   const held: ServerResponse[] = []
-  const server = createServer((req, res) => void held.push(res))
+  const closedEarly = new Set<number>()
+  const server = createServer((req, res) => {
+    const i = held.push(res) - 1
+    res.once('close', () => {
+      if (!res.writableEnded) closedEarly.add(i)
+    })
+  })
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
   t.teardown(() => new Promise((r) => server.close(r)))
   const providers = { HOLD_URL: `http://127.0.0.1:${(server.address() as { port: number }).port}` }
@@ -36,9 +42,18 @@ t.test('provider-bound calls share the I/O lane and do not hold the compute thre
   const late = pool.run({ file: holds.file, slug: 'holds', io: true }, { tag: 'late' }, { ...ctx, providers }, 300)
   await until('the late call at the provider', async () => held.length === 9)
   t.equal((await late).kind, 'timeout', 'past its time a call is answered at once...')
-  t.notOk(held[8]!.writableEnded, '... its provider call still open')
+  await until('the late provider request closed', async () => closedEarly.has(8))
+  t.ok(closedEarly.has(8), '... and its provider request is aborted (the task signal), not left open for 30 s')
+  t.equal(closedEarly.size, 1, 'the calls within their time are untouched')
 
-  for (const res of held) res.end('released')
+  // all nine slots were taken (8 held + late); the aborted call gave its slot back
+  const after = pool.run({ file: holds.file, slug: 'holds', io: true }, { tag: 'after' }, { ...ctx, providers }, 30_000)
+  await until('a tenth call at the provider', async () => held.length === 10)
+  t.equal(held.length, 10, 'a new call gets the freed slot while the eight still wait')
+  held[9]!.end('released')
+  t.equal((await after).kind, 'ok')
+
+  for (const res of held.slice(0, 8)) res.end('released')
   const outs = await Promise.all(calls)
   const bodies = outs.map((o) => (o.kind === 'ok' ? JSON.parse(String(o.body)) : o))
   t.same(bodies.map((b) => b.tag), Array.from({ length: 8 }, (_, i) => `c${i}`))
