@@ -16,6 +16,10 @@ type Row = { coin: string } & Record<Venue, Omit<VenueFunding, 'venue' | 'base'>
  * answer is partial; when every venue fails it is a 502.
  * Sources: https://hyperliquid.gitbook.io/hyperliquid-docs/for-developers/api/info-endpoint/perpetuals,
  * https://docs.dydx.xyz/indexer-client/http (GET /v4/perpetualMarkets).
+ * dYdX's nextFundingRate is hourly: the indexer converts each premium sample from the protocol's 8-hour ppm with
+ * funding8HourValuePpmTo1HourRate, averages them and adds the market's default 1-hour rate
+ * (dydxprotocol/v4-chain indexer/services/ender/src/handlers/funding-handler.ts, indexer/packages/postgres/src/lib/protocol-translations.ts,
+ * indexer/packages/redis/src/caches/next-funding-cache.ts, indexer/services/roundtable/src/tasks/market-updater.ts), so it is not divided by 8 here.
  */
 export default defineHandler<Input>({
   slug: 'perp-funding-rates',
