@@ -109,3 +109,17 @@ t.test('provider problems, the token kept out of messages', async (t) => {
   api.route(() => ({ body: { status: 'ok' } }))
   await t.rejects(runInline(handler, handler.example, { providers: { CRYPTOPANIC_API_URL: api.url, CRYPTOPANIC_API_KEY: 'k' } }), { code: 'upstream_failed', message: /results list/ })
 })
+
+// The v2 path names the account's plan, /api/{developer|growth|enterprise}/v2/posts/
+// (tigusigalpa/cryptopanic-php src/CryptoPanicClient.php buildUrl; https://cryptopanic.com/developers/api/)
+t.test('the plan named in CRYPTOPANIC_API_URL is the one asked', async (t) => {
+  const api = await marketStandIn(t, (req) => (req.path === '/api/growth/v2/posts/' ? { body: posts } : { status: 404, body: { detail: 'Not found.' } }))
+  for (const base of [`${api.url}/api/growth/v2`, `${api.url}/api/growth/v2/`]) {
+    const out = body(await runInline(handler, { limit: 1 }, { providers: { CRYPTOPANIC_API_URL: base, CRYPTOPANIC_API_KEY: 'growth-token' } }))
+    t.equal(out.count, 1)
+    t.equal(api.last().path, '/api/growth/v2/posts/')
+    t.equal(api.last().query.get('auth_token'), 'growth-token')
+  }
+  await t.rejects(runInline(handler, {}, { providers: { CRYPTOPANIC_API_URL: api.url, CRYPTOPANIC_API_KEY: 'k' } }), { code: 'upstream_failed' }, 'a bare host still asks the developer path')
+  t.equal(api.last().path, '/api/developer/v2/posts/')
+})

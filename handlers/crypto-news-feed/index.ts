@@ -15,9 +15,11 @@ const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null)
 
 /**
- * Crypto news from the CryptoPanic API, `GET /api/developer/v2/posts/?auth_token=…&public=true`
- * (documented at https://cryptopanic.com/developers/api/ — the v2 path carries the plan name,
- * "developer" for the developer plan; the older /api/v1/posts/ path is retired). The answer is
+ * Crypto news from the CryptoPanic API, `GET /api/{plan}/v2/posts/?auth_token=…&public=true`
+ * (documented at https://cryptopanic.com/developers/api/ — the v2 path carries the plan name:
+ * developer, growth or enterprise; the older /api/v1/posts/ path is retired). The plan is the one
+ * in CRYPTOPANIC_API_URL when it names one (`https://cryptopanic.com/api/growth/v2`), else
+ * "developer". The answer is
  * { next, previous, results[] } with each post's id, title, description, kind, published_at,
  * created_at, url / original_url, source { title, region, domain }, currencies[] (v1) or
  * instruments[] (v2) { code, title, slug }, votes { positive, negative, important, liked, disliked,
@@ -69,13 +71,24 @@ export default defineHandler<Input>({
       regions: input.regions?.join(','),
     }
     // the token travels in the query string as CryptoPanic requires; callProvider never puts the URL in an error
-    const r = await callProvider('CryptoPanic', joinUrl(base, '/api/developer/v2/posts/', { auth_token: key, public: 'true', ...query }))
+    const r = await callProvider('CryptoPanic', joinUrl(base, postsPath(base), { auth_token: key, public: 'true', ...query }))
     const json = r.json as { results?: unknown } | undefined
     if (!json || typeof json !== 'object' || !Array.isArray(json.results)) throw new HandlerUpstreamError('upstream_failed', 'CryptoPanic answered without a results list')
     const posts = (json.results as unknown[]).filter((p): p is Post => !!p && typeof p === 'object').slice(0, input.limit ?? 20).map(present)
     return { body: { source: 'cryptopanic', query: { currencies: query.currencies ?? null, filter: query.filter ?? null, kind: input.kind ?? 'all', regions: query.regions ?? null }, count: posts.length, posts } }
   },
 })
+
+/**
+ * The posts path under the configured base. CryptoPanic's v2 URLs name the account's plan
+ * (`{base}/{plan}/v2/posts/`, plan developer, growth or enterprise: tigusigalpa/cryptopanic-php
+ * src/CryptoPanicClient.php buildUrl and its README, which also notes the free developer plan was
+ * discontinued), so a base that already ends in /api/<plan>/v2 is used as it is.
+ */
+function postsPath(base: string): string {
+  const path = new URL(base).pathname.replace(/\/+$/, '')
+  return /\/api\/[A-Za-z0-9_-]+\/v2$/.test(path) ? 'posts/' : 'api/developer/v2/posts/'
+}
 
 function present(p: Post) {
   const src = (p.source && typeof p.source === 'object' ? p.source : {}) as Record<string, unknown>
