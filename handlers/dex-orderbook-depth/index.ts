@@ -62,6 +62,7 @@ export default defineHandler<Input>({
     } else if (input.market.includes('/') || input.market.startsWith('@')) {
       throw new HandlerInputError('market', 'a perp market is a coin name such as BTC; BASE/QUOTE and @n name spot pairs', 400)
     }
+    // l2Book answers null for a coin with no market (nktkas/hyperliquid src/api/info/_methods/l2Book.ts L2BookResponse, tests/api/info/l2Book.test.ts "NONE/EXISTENT")
     const book = await l2Book(ctx, coin)
     if (!book) throw new HandlerInputError('market', `${input.market} has no order book on Hyperliquid (perp names are case-sensitive: BTC, kPEPE)`, 422)
     const top = bookTop(book)

@@ -66,6 +66,7 @@ export default defineHandler<Input>({
       annualization: `hourly rate × ${HOURS_PER_YEAR} (24 × 365), simple`,
     }
     if (input.coin !== undefined) {
+      // the coin is checked against metaAndAssetCtxs first, so fundingHistory is never asked about a coin Hyperliquid does not list
       const market = findPerp(all, input.coin, 'coin')
       const hours = input.historyHours ?? 24
       const startTime = now - hours * HOUR_MS

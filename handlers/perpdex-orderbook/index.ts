@@ -34,6 +34,7 @@ export default defineHandler<Input>({
   },
   example: { coin: 'BTC', depth: 10 },
   async run(input, ctx) {
+    // l2Book answers null for a coin with no market (nktkas/hyperliquid src/api/info/_methods/l2Book.ts L2BookResponse, tests/api/info/l2Book.test.ts "NONE/EXISTENT")
     const book = await l2Book(ctx, input.coin, input.nSigFigs)
     if (!book) throw new HandlerInputError('coin', `${input.coin} has no order book on Hyperliquid (coin names are case-sensitive: BTC, kPEPE)`, 422)
     const depth = input.depth ?? 20

@@ -27,6 +27,8 @@ interface OpenOrder {
  * margin), `spotClearinghouseState` (spot balances) and `openOrders`, read in parallel.
  * Docs: https://hyperliquid.gitbook.io/hyperliquid-docs/for-developers/api/info-endpoint/perpetuals#retrieve-users-perpetuals-account-summary
  * and .../info-endpoint/spot#retrieve-a-users-token-balances, .../info-endpoint#retrieve-a-users-open-orders
+ * clearinghouseState is always an object, never null, for any address (nktkas/hyperliquid
+ * src/api/info/_methods/clearinghouseState.ts ClearinghouseStateResponse); hasActivity tells an empty account apart.
  */
 export default defineHandler<Input>({
   slug: 'perpdex-portfolio',
@@ -65,12 +67,14 @@ export default defineHandler<Input>({
       .filter((p) => p?.position && typeof p.position.coin === 'string')
       .map((p) => parsePosition(p.position))
       .sort((a, b) => Math.abs(b.positionValueUsd ?? 0) - Math.abs(a.positionValueUsd ?? 0))
+    // entries that are not objects naming their coin (null, a bare string) are left out rather than crashing the answer
+    const named = <T extends { coin: string }>(list: unknown[]): T[] => list.filter((x): x is T => x !== null && typeof x === 'object' && typeof (x as T).coin === 'string')
     const balances = spot
-      ? (spot.balances as SpotBalance[]).map((b) => ({ coin: b.coin, token: typeof b.token === 'number' ? b.token : null, total: dec(b.total), hold: dec(b.hold), entryNotionalUsd: dec(b.entryNtl) }))
+      ? named<SpotBalance>(spot.balances).map((b) => ({ coin: b.coin, token: typeof b.token === 'number' ? b.token : null, total: dec(b.total), hold: dec(b.hold), entryNotionalUsd: dec(b.entryNtl) }))
       : null
     let openOrders = null
     if (orders) {
-      const list = orders as OpenOrder[]
+      const list = named<OpenOrder>(orders)
       const byCoin: Record<string, number> = {}
       for (const o of list) byCoin[o.coin] = (byCoin[o.coin] ?? 0) + 1
       // side B = bid (buy), A = ask (sell), per the docs

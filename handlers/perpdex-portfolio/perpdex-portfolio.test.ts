@@ -83,3 +83,14 @@ t.test('provider problems', async (t) => {
   const wrong = await hyperliquidStandIn(t, { ...answers, spotClearinghouseState: { nothing: true } })
   await t.rejects(runInline(handler, { address: USER }, { providers: { HYPERLIQUID_API_URL: wrong.url } }), { code: 'upstream_failed', message: /spotClearinghouseState/ })
 })
+
+t.test('null and non-object spot balances and open orders are left out, not a crash', async (t) => {
+  const hl = await hyperliquidStandIn(t, {
+    ...answers,
+    spotClearinghouseState: { balances: [null, 'USDC', { token: 3 }, answers.spotClearinghouseState.balances[1]] },
+    openOrders: [null, 7, answers.openOrders[0], { side: 'A' }],
+  })
+  const out = body(await runInline(handler, { address: USER }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
+  t.same(out.spot.balances.map((b: any) => b.coin), ['HYPE'])
+  t.same(out.openOrders, { count: 1, buy: 1, sell: 0, byCoin: { BTC: 1 } })
+})

@@ -61,6 +61,7 @@ export default defineHandler<Input>({
     const request: Record<string, unknown> = { type: 'vaultDetails', vaultAddress }
     if (input.user) request.user = input.user.toLowerCase()
     const v = await hyperliquidInfo<any>(ctx, request)
+    // vaultDetails answers null for an address that is no vault (nktkas/hyperliquid src/api/info/_methods/vaultDetails.ts VaultDetailsResponse, tests/api/info/vaultDetails.test.ts)
     if (v === null) return { body: { venue: 'hyperliquid', found: false, vaultAddress, reason: 'Hyperliquid has no vault at this address' } }
     if (typeof v !== 'object' || !Array.isArray(v.portfolio)) throw malformed('vaultDetails')
 
