@@ -92,6 +92,8 @@ export default defineHandler<Input>({
     let event: GammaObject | undefined
     let market: GammaObject | undefined
     if (input.slug) {
+      // GET /events/slug/{slug} and /markets/slug/{slug} answer one object whatever its status, 404 when none
+      // (https://docs.polymarket.com/api-reference/events/get-event-by-slug, .../markets/get-market-by-slug)
       event = await gammaBySlug(ctx, 'events', input.slug)
       if (!event) market = await gammaBySlug(ctx, 'markets', input.slug)
     } else if (input.eventId) event = asObject(await gammaGet(ctx, `/events/${input.eventId}`))

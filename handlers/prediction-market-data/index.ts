@@ -67,6 +67,7 @@ export default defineHandler<Input>({
     const events = (list: GammaObject[]) => list.slice(0, limit).map((e) => presentEvent(e, perEvent))
 
     if (input.slug) {
+      // by-slug routes answer one object whatever its status, 404 when none (https://docs.polymarket.com/api-reference/events/get-event-by-slug)
       const byEvent = await gammaBySlug(ctx, 'events', input.slug)
       if (byEvent) return { body: { source: 'polymarket', query, events: events([byEvent]), markets: [] } }
       const byMarket = await gammaBySlug(ctx, 'markets', input.slug)
@@ -74,7 +75,10 @@ export default defineHandler<Input>({
     }
 
     if (input.search) {
-      const json = await gammaGet(ctx, '/public-search', { q: input.search, limit_per_type: Math.min(50, limit * 2) })
+      // /public-search takes events_status and keep_closed_markets (https://docs.polymarket.com/api-reference/search/search-markets-events-and-profiles);
+      // its default mixes closed events in, which could fill limit_per_type before an open one, so open searches ask
+      // events_status=active, and closed searches keep their (closed) markets with keep_closed_markets=1
+      const json = await gammaGet(ctx, '/public-search', { q: input.search, limit_per_type: Math.min(50, limit * 2), events_status: closed ? undefined : 'active', keep_closed_markets: closed ? 1 : undefined })
       if (json !== undefined && (typeof json !== 'object' || json === null || Array.isArray(json))) throw new HandlerUpstreamError('upstream_failed', 'Polymarket Gamma answered a search that is not an object')
       const found = Array.isArray((json as { events?: unknown } | undefined)?.events) ? ((json as { events: unknown[] }).events.filter((x) => !!x && typeof x === 'object') as GammaObject[]) : []
       // the search answers open and closed events alike: apply the same status filters as the list

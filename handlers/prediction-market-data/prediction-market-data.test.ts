@@ -122,3 +122,29 @@ t.test('provider problems', async (t) => {
   api.route(() => ({ body: 'html' }))
   await t.rejects(runInline(handler, { search: 'btc' }, { providers }), { code: 'upstream_failed' })
 })
+
+// /public-search documents events_status and keep_closed_markets
+// (https://docs.polymarket.com/api-reference/search/search-markets-events-and-profiles): without
+// events_status the search mixes closed events in; without keep_closed_markets closed markets are dropped
+t.test('search asks Polymarket for the status it wants and keeps closed markets of closed events', async (t) => {
+  const searchRoute = (req: RecordedRequest) => {
+    if (req.path !== '/public-search') return undefined
+    const status = req.query.get('events_status')
+    const keepClosed = Number(req.query.get('keep_closed_markets') ?? 0) > 0
+    // two closed events ahead of the open one, as a search ranked by relevance may give them
+    const all = [{ ...fedEvent, id: '2002' }, fedEvent, btcEvent].filter((e) => status !== 'active' || !e.closed)
+    const limited = all.slice(0, Number(req.query.get('limit_per_type') ?? 10))
+    return { body: { events: limited.map((e) => ({ ...e, markets: e.markets.filter((m) => keepClosed || !m.closed) })), tags: [], profiles: [], pagination: { hasMore: false } } }
+  }
+  const api = await marketStandIn(t, searchRoute)
+  const providers = { POLYMARKET_GAMMA_URL: api.url }
+  const open = body(await runInline(handler, { search: 'markets', limit: 1 }, { providers }))
+  t.equal(api.last().query.get('events_status'), 'active')
+  t.same(open.events.map((e: any) => e.id), ['16167'], 'the open event is found though closed ones rank first')
+  const closed = body(await runInline(handler, { search: 'fed', closed: true }, { providers }))
+  t.equal(api.last().query.get('keep_closed_markets'), '1')
+  t.equal(api.last().query.has('events_status'), false)
+  const fed = closed.events.find((e: any) => e.id === '2001')
+  t.ok(fed.marketCount > 0, 'the closed event keeps its closed markets')
+  t.equal(fed.marketCount, fedEvent.markets.length)
+})
