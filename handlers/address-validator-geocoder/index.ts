@@ -16,6 +16,16 @@ interface Input {
 }
 
 const PROVIDER = 'Nominatim'
+
+/** True for the OpenStreetMap Foundation's public server (the default NOMINATIM_URL). */
+export function isPublicNominatim(url: string | undefined): boolean {
+  if (!url) return false
+  try {
+    return new URL(url).hostname.toLowerCase().replace(/\.$/, '') === 'nominatim.openstreetmap.org'
+  } catch {
+    return false
+  }
+}
 const STRUCTURED = ['street', 'city', 'county', 'state', 'postalcode', 'country'] as const
 
 /**
@@ -104,6 +114,9 @@ export default defineHandler<Input>({
   description:
     'Validate and geocode a postal address (free-form or by fields), or turn coordinates into an address, with OpenStreetMap Nominatim: normalized address components, latitude/longitude, match type and importance, and whether the address validated to house level.',
   providers: ['NOMINATIM_URL', 'NOMINATIM_CONTACT'],
+  // OSM's public instance allows one request per second in all (https://operations.osmfoundation.org/policies/nominatim/);
+  // an operator's own instance has no such limit
+  rateLimit: (providers) => (isPublicNominatim(providers.NOMINATIM_URL) ? { requests: 1, perSeconds: 1 } : undefined),
   inputSchema: {
     type: 'object',
     additionalProperties: false,

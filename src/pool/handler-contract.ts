@@ -38,6 +38,16 @@ export interface HandlerContext {
   allowPrivateNetwork: boolean
 }
 
+export interface HandlerRateLimit {
+  requests: number
+  perSeconds: number
+}
+
+/** The module's rate limit under these provider settings, if any. */
+export function rateLimitOf(mod: Pick<HandlerModule, 'rateLimit'>, providers: Record<string, string | undefined>): HandlerRateLimit | undefined {
+  return typeof mod.rateLimit === 'function' ? mod.rateLimit(providers) : mod.rateLimit
+}
+
 export interface HandlerResult {
   /** defaults to 200 */
   status?: number
@@ -71,9 +81,11 @@ export interface HandlerModule<I = any> {
   network?: boolean
   /**
    * a ceiling on paid calls to this endpoint across every proxy process, for handlers whose calls
-   * act on third parties in the platform's name (mail sent, hosts probed); over it: 429, nothing charged
+   * act on third parties in the platform's name (mail sent, hosts probed) or use a provider with a
+   * usage policy; over it: 429, nothing charged. A function decides from the provider settings
+   * (e.g. a public instance's policy applies, the operator's own instance has none).
    */
-  rateLimit?: { requests: number; perSeconds: number }
+  rateLimit?: HandlerRateLimit | ((providers: Record<string, string | undefined>) => HandlerRateLimit | undefined)
   /** defaults to ['GET', 'POST'] */
   methods?: ('GET' | 'POST')[]
   /** per-call time limit, default from config (HANDLER_TIMEOUT_MS) */

@@ -8,7 +8,7 @@ import type { SignerRecovery } from '../chain/signer-recovery.js'
 import type { Deps } from '../deps.js'
 import { AppError, appError } from '../errors.js'
 import { sendAppError } from '../http/plugins/error-handler.js'
-import type { HandlerContext } from '../pool/handler-contract.js'
+import { rateLimitOf, type HandlerContext, type HandlerRateLimit } from '../pool/handler-contract.js'
 import type { HandlerPool } from '../pool/handler-pool.js'
 import type { RegisteredHandler } from '../pool/handler-registry.js'
 import type { PayerCredit } from '../services/payer-credit.js'
@@ -100,6 +100,13 @@ export function paidRoute(p: PaidRouteDeps) {
   async function smartWalletCheck(wallet: `0x${string}`, digest: Uint8Array, signature: `0x${string}`): Promise<ContractSignatureCheck | 'busy'> {
     if (smartWalletLimit.pendingCount >= SMART_WALLET_QUEUE) return 'busy'
     return smartWalletLimit(() => checkContractSignature(deps.chain, wallet, digest, signature, { counterfactual: config.x402.counterfactualWallets }))
+  }
+
+  // a handler's limit depends only on the provider settings, fixed for the process
+  const handlerLimits = new Map<RegisteredHandler, HandlerRateLimit | undefined>()
+  function handlerRateLimit(h: RegisteredHandler): HandlerRateLimit | undefined {
+    if (!handlerLimits.has(h)) handlerLimits.set(h, rateLimitOf(h.module, p.providers ?? {}))
+    return handlerLimits.get(h)
   }
 
   /** Fixed-window count per endpoint in Redis; returns seconds to wait when over the limit. */
@@ -206,7 +213,7 @@ export function paidRoute(p: PaidRouteDeps) {
         // process. Only payments that passed every check count, so unfunded or forged calls cannot
         // use up a seller's budget. Over the limit: nothing is recorded and the nonce is freed, so
         // the same payment can retry.
-        const rateLimit = entry.upstream ? p.upstreamOptions(entry).rateLimit : registered?.module.rateLimit
+        const rateLimit = entry.upstream ? p.upstreamOptions(entry).rateLimit : registered && handlerRateLimit(registered)
         if (rateLimit) {
           let retryAfter: number | undefined
           try {
