@@ -78,6 +78,8 @@ export default defineHandler<Input>({
     if (q === '') throw new HandlerInputError('q', 'q must not be blank')
     if (q.split(/\s+/).length > 50) throw new HandlerInputError('q', 'q has more than 50 words, which Brave Search does not accept')
     if (input.freshness?.includes('to')) checkRange(input.freshness, 'freshness')
+    // result fields (title, url, description, age, page_age, language, family_friendly, meta_url.hostname, extra_snippets) and
+    // query.original/altered/more_results_available as brave/brave-search-mcp-server src/tools/web/types.ts types them
     const answer = await braveWebSearch(ctx, {
       q,
       count: input.count,

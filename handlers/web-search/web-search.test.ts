@@ -108,3 +108,18 @@ t.test('provider problems: 503 unconfigured, 502 failed', async (t) => {
   const down = await runInline(handler, { q: 'a' }, { providers: braveSettings('http://127.0.0.1:1') }).then(() => null, (e: Error) => e)
   t.match(down, { code: 'upstream_failed', message: /could not be reached/ })
 })
+
+// Brave answers a bad subscription token with HTTP 422 SUBSCRIPTION_TOKEN_INVALID, not 401, and a rate or
+// quota limit with 429 RATE_LIMITED / QUOTA_LIMITED, in its ErrorResponse shape { type, error: { id, status,
+// code, detail, meta }, time } (Brave's API reference at api-dashboard.search.brave.com/api-reference;
+// brave/brave-search-mcp-server src/BraveAPI/types.ts RateLimitErrorResponse): the operator's problem, a 502, never a buyer's 400
+t.test("Brave's documented token and rate-limit errors are a 502", async (t) => {
+  const errors = [
+    { status: 422, json: { type: 'ErrorResponse', error: { id: 'e1', status: 422, code: 'SUBSCRIPTION_TOKEN_INVALID', detail: 'The provided subscription token is invalid.', meta: { component: 'authentication' } }, time: 1663072993 } },
+    { status: 429, json: { type: 'ErrorResponse', error: { id: 'e2', status: 429, code: 'RATE_LIMITED', detail: 'Request rate limit exceeded for plan.', meta: { plan: 'Free', rate_limit: 1, rate_current: 2, quota_limit: 2000, quota_current: 10, component: 'rate_limiter' } }, time: 1663072993 } },
+  ]
+  for (const answer of errors) {
+    const brave = await providerStandIn(t, () => answer)
+    await t.rejects(runInline(handler, { q: 'x' }, { providers: { BRAVE_SEARCH_URL: brave.url, BRAVE_SEARCH_API_KEY: 'k' } }), { code: 'upstream_failed', message: new RegExp(`HTTP ${answer.status}`) })
+  }
+})
