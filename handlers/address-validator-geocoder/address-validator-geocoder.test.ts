@@ -1,12 +1,7 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { standIn, type ReceivedRequest } from '../../test/helpers/provider-stand-in.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 const LICENCE = 'Data © OpenStreetMap contributors, ODbL 1.0. http://osm.org/copyright'
 // Nominatim jsonv2 + addressdetails shape, https://nominatim.org/release-docs/latest/api/Output/
@@ -65,7 +60,7 @@ t.test('against a Nominatim stand-in', async (t) => {
   const run = (input: unknown, from: 'query' | 'body' = 'body') => runInline(handler, input, { providers, from })
 
   t.test('the example validates to house level with normalized components', async (t) => {
-    const out = body(await run(handler.example))
+    const out = okBody(await run(handler.example))
     t.match(out, { mode: 'search', found: true, validated: true, precision: 'house', issues: [] })
     t.same(out.match.components, { houseNumber: '10', road: 'Downing Street', neighbourhood: 'Westminster', city: 'London', county: null, state: 'England', postcode: 'SW1A 2AA', country: 'United Kingdom', countryCode: 'GB' })
     t.equal(out.match.latitude, 51.50344025)
@@ -86,20 +81,20 @@ t.test('against a Nominatim stand-in', async (t) => {
   })
 
   t.test('a street-only match is found but not validated', async (t) => {
-    const out = body(await run({ query: 'Downing Street, London' }))
+    const out = okBody(await run({ query: 'Downing Street, London' }))
     t.match(out, { found: true, validated: false, precision: 'street' })
     t.match(out.issues[0], /street-precise/)
     t.equal(out.match.components.houseNumber, null)
   })
 
   t.test('a town match is locality-precise; the components pick village as the city', async (t) => {
-    const out = body(await run({ query: 'Tiny' }))
+    const out = okBody(await run({ query: 'Tiny' }))
     t.match(out, { validated: false, precision: 'locality' })
     t.match(out.match.components, { city: 'Tiny', county: 'Simcoe County', countryCode: 'CA' })
   })
 
   t.test('structured fields; a postal code that differs blocks validation', async (t) => {
-    const out = body(await run({ street: '10 Downing St', city: 'London', postalcode: 'sw1a 2ab', countryCodes: 'GB' }))
+    const out = okBody(await run({ street: '10 Downing St', city: 'London', postalcode: 'sw1a 2ab', countryCodes: 'GB' }))
     t.match(out, { found: true, precision: 'house', validated: false })
     t.match(out.issues, [/postal code of the match \(SW1A 2AA\) differs/])
     const sent = p.received.at(-1)!
@@ -108,30 +103,30 @@ t.test('against a Nominatim stand-in', async (t) => {
     t.equal(sent.query.get('postalcode'), 'sw1a 2ab')
     t.equal(sent.query.get('countrycodes'), 'gb')
     t.equal(sent.query.get('q'), null)
-    const same = body(await run({ street: '10 Downing St', city: 'London', postalcode: 'sw1a2aa' }))
+    const same = okBody(await run({ street: '10 Downing St', city: 'London', postalcode: 'sw1a2aa' }))
     t.equal(same.validated, true, 'the same postal code, spacing and case aside')
   })
 
   t.test('more candidates with limit', async (t) => {
-    const out = body(await run({ query: '10 Downing Street', limit: 3 }))
+    const out = okBody(await run({ query: '10 Downing Street', limit: 3 }))
     t.equal(out.alternatives.length, 2)
     t.equal(out.alternatives[0].precision, 'street')
     t.equal(p.received.at(-1)!.query.get('limit'), '3')
   })
 
   t.test('no match is found:false, not an error', async (t) => {
-    const out = body(await run({ query: 'Nowhere Lane 99' }))
+    const out = okBody(await run({ query: 'Nowhere Lane 99' }))
     t.match(out, { found: false, validated: false, match: null, precision: null })
   })
 
   t.test('reverse geocoding', async (t) => {
-    const out = body(await run({ latitude: '51.5034', longitude: '-0.1277' }, 'query'))
+    const out = okBody(await run({ latitude: '51.5034', longitude: '-0.1277' }, 'query'))
     t.match(out, { mode: 'reverse', found: true, validated: true, match: { components: { road: 'Downing Street' } } })
     const sent = p.received.at(-1)!
     t.equal(sent.path, '/reverse')
     t.equal(sent.query.get('lat'), '51.5034')
     t.equal(sent.query.get('lon'), '-0.1277')
-    const sea = body(await run({ latitude: 0, longitude: 0 }))
+    const sea = okBody(await run({ latitude: 0, longitude: 0 }))
     t.match(sea, { mode: 'reverse', found: false, match: null })
   })
 
@@ -164,6 +159,6 @@ t.test('provider problems', async (t) => {
 
 t.test('odd entries in a Nominatim answer (a null place, a numeric country code) are skipped or null, never a crash', async (t) => {
   const odd = await standIn(t, () => ({ json: [null, { ...DOWNING, address: { ...DOWNING.address, country_code: 826 } }] }))
-  const out = body(await runInline(handler, handler.example, { providers: { NOMINATIM_URL: odd.url, NOMINATIM_CONTACT: 'x@y.z' } }))
+  const out = okBody(await runInline(handler, handler.example, { providers: { NOMINATIM_URL: odd.url, NOMINATIM_CONTACT: 'x@y.z' } }))
   t.match(out, { found: true, match: { components: { road: 'Downing Street', countryCode: null } } })
 })

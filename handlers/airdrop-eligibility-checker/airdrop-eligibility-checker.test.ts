@@ -6,13 +6,9 @@ import { compileInputValidator } from '../../src/pool/input-validator.js'
 import { withDevnet } from '../../test/helpers/devnet.js'
 import { compileSolidity, deploy, evmClients, write } from '../../test/helpers/evm-chain.js'
 import { AIRDROP_SOL, TOKENS_SOL } from '../../test/helpers/evm-contracts.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const compiled = compileSolidity({ 'Tokens.sol': TOKENS_SOL, 'Airdrop.sol': AIRDROP_SOL })
 const stranger = () => privateKeyToAccount(generatePrivateKey()).address
 
@@ -93,33 +89,33 @@ t.test('against a real anvil with a MerkleDistributor', async (t) => {
   const run = (input: Record<string, unknown>, allowPrivateNetwork = true) => runInline(handler, input, { providers, allowPrivateNetwork })
 
   t.test('a valid unclaimed claim given directly: claimable', async (t) => {
-    const out = body(await run({ distributor, account: accounts[3], claim: { index: 3, amount: entries[3]!.amount.toString(), proof: tree.proof(3) } }))
+    const out = okBody(await run({ distributor, account: accounts[3], claim: { index: 3, amount: entries[3]!.amount.toString(), proof: tree.proof(3) } }))
     t.match(out, { chainId: devnet.chainId, distributor, account: accounts[3], merkleRoot: tree.root, proofValid: true, eligible: true, claimed: false, claimable: true })
     t.match(out.token, { address: token, symbol: 'DRP', decimals: 18 })
     t.match(out.claim, { index: '3', amount: entries[3]!.amount.toString(), amountFormatted: '400', source: 'input' })
   })
 
   t.test('already claimed', async (t) => {
-    const out = body(await run({ distributor, account: accounts[1], claim: { index: '1', amount: numberToHex(entries[1]!.amount), proof: tree.proof(1) } }))
+    const out = okBody(await run({ distributor, account: accounts[1], claim: { index: '1', amount: numberToHex(entries[1]!.amount), proof: tree.proof(1) } }))
     t.match(out, { eligible: true, claimed: true, claimable: false })
   })
 
   t.test('a proof for someone else, or a changed amount, is not valid', async (t) => {
-    const other = body(await run({ distributor, account: accounts[2], claim: { index: 3, amount: entries[3]!.amount.toString(), proof: tree.proof(3) } }))
+    const other = okBody(await run({ distributor, account: accounts[2], claim: { index: 3, amount: entries[3]!.amount.toString(), proof: tree.proof(3) } }))
     t.match(other, { proofValid: false, eligible: false, claimable: false })
     t.match(other.notes.join(' '), /does not lead to the on-chain merkle root/)
-    const more = body(await run({ distributor, account: accounts[3], claim: { index: 3, amount: (entries[3]!.amount + 1n).toString(), proof: tree.proof(3) } }))
+    const more = okBody(await run({ distributor, account: accounts[3], claim: { index: 3, amount: (entries[3]!.amount + 1n).toString(), proof: tree.proof(3) } }))
     t.equal(more.eligible, false)
   })
 
   t.test('from the claims list', async (t) => {
-    const out = body(await run({ distributor, account: accounts[4].toLowerCase(), claimsUrl: `${origin}/claims.json` }))
+    const out = okBody(await run({ distributor, account: accounts[4].toLowerCase(), claimsUrl: `${origin}/claims.json` }))
     t.match(out, { account: accounts[4], eligible: true, claimed: false, claimable: true, claim: { index: '4', amountFormatted: '500', source: 'claims-list' } })
     t.match(out.list, { url: `${origin}/claims.json`, merkleRoot: tree.root, matchesOnChainRoot: true, claims: 5 })
-    const absent = body(await run({ distributor, account: stranger(), claimsUrl: `${origin}/claims.json` }))
+    const absent = okBody(await run({ distributor, account: stranger(), claimsUrl: `${origin}/claims.json` }))
     t.match(absent, { claim: null, eligible: false, claimed: null, claimable: false })
     t.match(absent.notes.join(' '), /not in the claims list/)
-    const wrong = body(await run({ distributor, account: accounts[0], claimsUrl: `${origin}/other.json` }))
+    const wrong = okBody(await run({ distributor, account: accounts[0], claimsUrl: `${origin}/other.json` }))
     t.match(wrong, { list: { matchesOnChainRoot: false }, eligible: true })
     t.match(wrong.notes.join(' '), /different merkle root/)
   })

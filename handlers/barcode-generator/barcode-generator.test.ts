@@ -4,14 +4,10 @@ import jsqr from 'jsqr'
 
 // jsqr is CommonJS: under NodeNext its default import is module.exports, whose .default is the decoder too
 const jsQR = jsqr.default
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okResult, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
-const generate = async (input: Record<string, unknown>, opts: { from?: 'query' | 'body'; accept?: string } = {}) => {
-  const out = await runInline(handler, input, opts)
-  if (!out.ok) throw new Error(`${out.field}: ${out.message}`)
-  return out.result
-}
+const generate = async (input: Record<string, unknown>, opts: { from?: 'query' | 'body'; accept?: string } = {}) => okResult(await runInline(handler, input, opts))
 
 // EAN-13 reference encoding (GS1 General Specifications 5.2.1.2)
 const L = ['0001101', '0011001', '0010011', '0111101', '0100011', '0110001', '0101111', '0111011', '0110111', '0001011']

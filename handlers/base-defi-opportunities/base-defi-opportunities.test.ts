@@ -1,20 +1,16 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { llamaPools } from '../../test/helpers/market-llama-pools.js'
 import { marketStandIn } from '../../test/helpers/market-stand-in.js'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
 import handler from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const kind = (out: Record<string, any>, k: string) => out.opportunities.find((o: any) => o.kind === k)
 
 t.test('Base pools grouped by kind, with risk notes', async (t) => {
   t.equal(compileInputValidator(handler).validate(structuredClone(handler.example), 'body'), null, 'the example is valid')
   const api = await marketStandIn(t, (req) => (req.path === '/yields/pools' ? { body: llamaPools } : undefined))
-  const out = body(await runInline(handler, handler.example, { providers: { DEFILLAMA_YIELDS_URL: `${api.url}/yields/` } }))
+  const out = okBody(await runInline(handler, handler.example, { providers: { DEFILLAMA_YIELDS_URL: `${api.url}/yields/` } }))
   t.equal(api.last().path, '/yields/pools')
   t.equal(out.chain, 'Base')
   t.equal(out.poolsOnBase, 7, 'other chains are left out')
@@ -40,10 +36,10 @@ t.test('Base pools grouped by kind, with risk notes', async (t) => {
 t.test('filters', async (t) => {
   const api = await marketStandIn(t, (req) => (req.path === '/pools' ? { body: llamaPools } : undefined))
   const providers = { DEFILLAMA_YIELDS_URL: api.url }
-  const usdcOnly = body(await runInline(handler, { symbol: 'usdc', minApy: '5' }, { from: 'query', providers }))
+  const usdcOnly = okBody(await runInline(handler, { symbol: 'usdc', minApy: '5' }, { from: 'query', providers }))
   t.equal(usdcOnly.considered, 3, 'morpho 7.7, USDC-USDBC 9.2, USDC-WETH 37.5')
   t.equal(kind(usdcOnly, 'asset-deposit').count, 0)
-  const stable = body(await runInline(handler, { stablecoinOnly: true, minTvlUsd: 0, limitPerKind: 1 }, { providers }))
+  const stable = okBody(await runInline(handler, { stablecoinOnly: true, minTvlUsd: 0, limitPerKind: 1 }, { providers }))
   t.same(kind(stable, 'stablecoin-deposit').pools.map((p: any) => p.pool), ['base-tiny'], 'limit per kind; minTvlUsd 0 keeps the tiny pool')
   t.equal(kind(stable, 'stablecoin-deposit').count, 3)
   t.same(kind(stable, 'stablecoin-deposit').pools[0].riskNotes, ['a smaller pool (TVL $5,000, under $10,000,000)'])
@@ -56,7 +52,7 @@ t.test('APY spikes, drops and predictions become notes', async (t) => {
     { pool: 'no-exposure', chain: 'Base', project: 'q', symbol: 'X', tvlUsd: 20_000_000, apy: 3 },
   ]
   const api = await marketStandIn(t, () => ({ body: { status: 'success', data } }))
-  const out = body(await runInline(handler, {}, { providers: { DEFILLAMA_YIELDS_URL: api.url } }))
+  const out = okBody(await runInline(handler, {}, { providers: { DEFILLAMA_YIELDS_URL: api.url } }))
   t.same(kind(out, 'liquidity-pool').pools[0].riskNotes, [
     'impermanent-loss risk (DefiLlama ilRisk "yes")',
     'the current APY 20% is more than 2× its 30-day mean 5%; it may not last',

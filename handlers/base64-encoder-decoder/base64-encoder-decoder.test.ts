@@ -1,46 +1,42 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, okResult, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
-const ok = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result
-}
-const body = (o: Awaited<ReturnType<typeof runInline>>) => ok(o).body as Record<string, unknown>
+type Out = Record<string, unknown>
 
 t.test('example runs', async (t) => {
-  t.same(body(await runInline(handler, handler.example)), { base64: 'aGVsbG8gd29ybGQ=', bytes: 11, urlSafe: false, padding: true })
+  t.same(okBody<Out>(await runInline(handler, handler.example)), { base64: 'aGVsbG8gd29ybGQ=', bytes: 11, urlSafe: false, padding: true })
 })
 
 t.test('RFC 4648 test vectors', async (t) => {
   const vectors: [string, string][] = [['', ''], ['f', 'Zg=='], ['fo', 'Zm8='], ['foo', 'Zm9v'], ['foob', 'Zm9vYg=='], ['fooba', 'Zm9vYmE='], ['foobar', 'Zm9vYmFy']]
   for (const [plain, b64] of vectors) {
-    t.equal(body(await runInline(handler, { mode: 'encode', text: plain })).base64, b64, `encode ${plain}`)
-    t.equal(body(await runInline(handler, { mode: 'decode', text: b64 })).text, plain, `decode ${b64}`)
+    t.equal(okBody<Out>(await runInline(handler, { mode: 'encode', text: plain })).base64, b64, `encode ${plain}`)
+    t.equal(okBody<Out>(await runInline(handler, { mode: 'decode', text: b64 })).text, plain, `decode ${b64}`)
   }
 })
 
 t.test('URL-safe alphabet and padding', async (t) => {
   const bytes = 'fbff'
-  t.equal(body(await runInline(handler, { mode: 'encode', text: bytes, inputEncoding: 'hex' })).base64, '+/8=')
-  t.equal(body(await runInline(handler, { mode: 'encode', text: bytes, inputEncoding: 'hex', urlSafe: true, padding: false })).base64, '-_8')
-  t.equal(body(await runInline(handler, { mode: 'encode', text: bytes, inputEncoding: 'hex', urlSafe: true })).base64, '-_8=')
-  t.equal(body(await runInline(handler, { mode: 'encode', text: 'f', padding: false })).base64, 'Zg')
-  t.equal(body(await runInline(handler, { mode: 'decode', text: '-_8', output: 'hex' })).hex, 'fbff')
-  t.equal(body(await runInline(handler, { mode: 'decode', text: '+/8=', output: 'hex' })).hex, 'fbff')
-  t.equal(body(await runInline(handler, { mode: 'decode', text: 'Zm9v\nYmFy' })).text, 'foobar', 'whitespace ignored')
+  t.equal(okBody<Out>(await runInline(handler, { mode: 'encode', text: bytes, inputEncoding: 'hex' })).base64, '+/8=')
+  t.equal(okBody<Out>(await runInline(handler, { mode: 'encode', text: bytes, inputEncoding: 'hex', urlSafe: true, padding: false })).base64, '-_8')
+  t.equal(okBody<Out>(await runInline(handler, { mode: 'encode', text: bytes, inputEncoding: 'hex', urlSafe: true })).base64, '-_8=')
+  t.equal(okBody<Out>(await runInline(handler, { mode: 'encode', text: 'f', padding: false })).base64, 'Zg')
+  t.equal(okBody<Out>(await runInline(handler, { mode: 'decode', text: '-_8', output: 'hex' })).hex, 'fbff')
+  t.equal(okBody<Out>(await runInline(handler, { mode: 'decode', text: '+/8=', output: 'hex' })).hex, 'fbff')
+  t.equal(okBody<Out>(await runInline(handler, { mode: 'decode', text: 'Zm9v\nYmFy' })).text, 'foobar', 'whitespace ignored')
 })
 
 t.test('binary output: raw bytes, or JSON when only JSON is accepted', async (t) => {
-  const raw = ok(await runInline(handler, { mode: 'decode', text: '/wA=', output: 'binary' }))
+  const raw = okResult(await runInline(handler, { mode: 'decode', text: '/wA=', output: 'binary' }))
   t.equal(raw.contentType, 'application/octet-stream')
   t.same(Array.from(raw.body as Uint8Array), [255, 0])
-  const json = ok(await runInline(handler, { mode: 'decode', text: '/wA=', output: 'binary' }, { accept: 'application/json' }))
+  const json = okResult(await runInline(handler, { mode: 'decode', text: '/wA=', output: 'binary' }, { accept: 'application/json' }))
   t.same(json.body, { hex: 'ff00', bytes: 2 })
 })
 
 t.test('GET query strings are coerced', async (t) => {
-  t.equal(body(await runInline(handler, { mode: 'encode', text: 'fbff', inputEncoding: 'hex', urlSafe: 'true', padding: 'false' }, { from: 'query' })).base64, '-_8')
+  t.equal(okBody<Out>(await runInline(handler, { mode: 'encode', text: 'fbff', inputEncoding: 'hex', urlSafe: 'true', padding: 'false' }, { from: 'query' })).base64, '-_8')
 })
 
 t.test('invalid input names the field', async (t) => {

@@ -1,13 +1,9 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
 type Body = { ok: boolean; result: unknown; error: { name: string; message: string } | null; limit: string | null; logs: { level: string; message: string }[]; logsTruncated: boolean; durationMs: number }
-const sandbox = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') => {
-  const out = await runInline(handler, input, { from })
-  if (!out.ok) throw new Error(`${out.field}: ${out.message}`)
-  return out.result.body as Body
-}
+const sandbox = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') => okBody<Body>(await runInline(handler, input, { from }))
 
 t.test('returns the last expression as JSON and captures console output', async (t) => {
   const r = await sandbox({ code: 'const xs = [1, 2, 3].map((x) => x * x)\nconsole.log("squares", xs)\nconsole.error({ a: 1 });\n({ sum: xs.reduce((a, b) => a + b, 0), when: new Date(0) })' })

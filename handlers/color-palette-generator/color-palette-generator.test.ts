@@ -1,15 +1,11 @@
 import t from 'tap'
 import sharp from 'sharp'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler, { medianCut, quantize, type Swatch } from './index.js'
 
 type ColorBody = { base: Swatch; palettes: Record<string, Swatch[]> }
 type ImageBody = { dominant: Swatch; palette: (Swatch & { share: number })[] }
-const call = async <T>(input: Record<string, unknown>, from: 'query' | 'body' = 'body') => {
-  const out = await runInline(handler, input, { from })
-  if (!out.ok) throw new Error(`${out.field}: ${out.message}`)
-  return out.result.body as T
-}
+const call = async <T>(input: Record<string, unknown>, from: 'query' | 'body' = 'body') => okBody<T>(await runInline(handler, input, { from }))
 
 t.test('harmonies of pure red', async (t) => {
   const r = await call<ColorBody>({ color: 'red' })

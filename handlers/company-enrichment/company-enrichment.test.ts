@@ -1,13 +1,8 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { PDL_TOKEN, pdlStandIn } from '../../test/helpers/misc-pdl-stand-in.js'
 import { standIn } from '../../test/helpers/provider-stand-in.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 t.test('against a People Data Labs stand-in', async (t) => {
   const p = await standIn(t, pdlStandIn)
@@ -15,7 +10,7 @@ t.test('against a People Data Labs stand-in', async (t) => {
   const run = (input: unknown, from: 'query' | 'body' = 'body') => runInline(handler, input, { providers, from })
 
   t.test('the example maps the documented subset and the likelihood', async (t) => {
-    const out = body(await run(handler.example))
+    const out = okBody(await run(handler.example))
     t.equal(out.found, true)
     t.equal(out.likelihood, 9)
     t.match(out.company, {
@@ -45,22 +40,22 @@ t.test('against a People Data Labs stand-in', async (t) => {
   })
 
   t.test('a website URL is reduced to its domain; name, profile and ticker are passed on', async (t) => {
-    body(await run({ website: 'https://www.Google.com/about?x=1' }, 'query'))
+    okBody(await run({ website: 'https://www.Google.com/about?x=1' }, 'query'))
     t.equal(p.received.at(-1)!.query.get('website'), 'google.com')
-    body(await run({ name: 'Google', ticker: 'GOOGL' }))
+    okBody(await run({ name: 'Google', ticker: 'GOOGL' }))
     t.equal(p.received.at(-1)!.query.get('name'), 'Google')
     t.equal(p.received.at(-1)!.query.get('ticker'), 'GOOGL')
-    body(await run({ profile: 'linkedin.com/company/google' }))
+    okBody(await run({ profile: 'linkedin.com/company/google' }))
     t.equal(p.received.at(-1)!.query.get('profile'), 'linkedin.com/company/google')
   })
 
   t.test('PDL 404 is found:false', async (t) => {
-    t.match(body(await run({ website: 'no-such-company.example' })), { found: false, company: null, likelihood: null, reason: /No records/ })
+    t.match(okBody(await run({ website: 'no-such-company.example' })), { found: false, company: null, likelihood: null, reason: /No records/ })
   })
 
   t.test('missing fields are null', async (t) => {
     const sparse = await standIn(t, () => ({ json: { status: 200, name: 'tiny co', likelihood: 3, location: null, tags: null } }))
-    const out = body(await runInline(handler, { name: 'tiny co' }, { providers: { PDL_API_URL: sparse.url, PDL_API_KEY: PDL_TOKEN } }))
+    const out = okBody(await runInline(handler, { name: 'tiny co' }, { providers: { PDL_API_URL: sparse.url, PDL_API_KEY: PDL_TOKEN } }))
     t.match(out.company, { name: 'tiny co', employeeCount: null, founded: null, domain: null, tags: [], location: { name: null, country: null } })
   })
 

@@ -1,16 +1,12 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
 type Out = { expression: string; description: string; crontabLine?: string; warnings: string[] }
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Out
-}
-const expr = async (input: Record<string, unknown>) => body(await runInline(handler, input)).expression
+const expr = async (input: Record<string, unknown>) => okBody<Out>(await runInline(handler, input)).expression
 
 t.test('example: weekdays at 09:30 with a command', async (t) => {
-  t.same(body(await runInline(handler, { ...handler.example })), {
+  t.same(okBody<Out>(await runInline(handler, { ...handler.example })), {
     expression: '30 9 * * 1-5',
     description: 'At 09:30, Monday through Friday',
     warnings: [],
@@ -29,19 +25,19 @@ t.test('every schedule kind', async (t) => {
   t.equal(await expr({ schedule: 'weekly', daysOfWeek: ['sun', 'sat'] }), '0 0 * * 0,6')
   t.equal(await expr({ schedule: 'monthly', dayOfMonth: 15, at: '12:00' }), '0 12 15 * *')
   t.equal(await expr({ schedule: 'yearly', dayOfMonth: 25, month: 12 }), '0 0 25 12 *')
-  t.equal(body(await runInline(handler, { schedule: 'daily', at: '14:00' })).description, 'At 14:00')
+  t.equal(okBody<Out>(await runInline(handler, { schedule: 'daily', at: '14:00' })).description, 'At 14:00')
 })
 
 t.test('warnings for uneven steps and short months', async (t) => {
-  t.match(body(await runInline(handler, { schedule: 'every-n-minutes', interval: 7 })).warnings, [/does not divide 60/])
-  t.match(body(await runInline(handler, { schedule: 'monthly', dayOfMonth: 31 })).warnings, [/skipped/])
-  t.match(body(await runInline(handler, { schedule: 'yearly', dayOfMonth: 29, month: 2 })).warnings, [/leap years/])
+  t.match(okBody<Out>(await runInline(handler, { schedule: 'every-n-minutes', interval: 7 })).warnings, [/does not divide 60/])
+  t.match(okBody<Out>(await runInline(handler, { schedule: 'monthly', dayOfMonth: 31 })).warnings, [/skipped/])
+  t.match(okBody<Out>(await runInline(handler, { schedule: 'yearly', dayOfMonth: 29, month: 2 })).warnings, [/leap years/])
 })
 
 t.test('GET query strings are coerced', async (t) => {
-  const out = body(await runInline(handler, { schedule: 'weekly', daysOfWeek: 'wed', at: '07:15' }, { from: 'query' }))
+  const out = okBody<Out>(await runInline(handler, { schedule: 'weekly', daysOfWeek: 'wed', at: '07:15' }, { from: 'query' }))
   t.equal(out.expression, '15 7 * * 3')
-  t.equal(body(await runInline(handler, { schedule: 'every-n-minutes', interval: '5' }, { from: 'query' })).expression, '*/5 * * * *')
+  t.equal(okBody<Out>(await runInline(handler, { schedule: 'every-n-minutes', interval: '5' }, { from: 'query' })).expression, '*/5 * * * *')
 })
 
 t.test('invalid input names the field', async (t) => {

@@ -1,13 +1,8 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { marketStandIn } from '../../test/helpers/market-stand-in.js'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 const USDC_ETH = '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48'
 const USDC_BASE = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
@@ -79,7 +74,7 @@ t.test('routes map tools, amounts, fees, gas and duration', async (t) => {
   t.equal(compileInputValidator(handler).validate(structuredClone(handler.example), 'body'), null, 'the example is valid')
   const api = await marketStandIn(t, (req) => (req.path === '/v1/advanced/routes' && req.method === 'POST' ? { body: routesAnswer } : undefined))
   const input = { fromChain: 1, toChain: 8453, fromToken: USDC_ETH, toToken: USDC_BASE, fromAmount: '100000000', fromAddress: '0x70a9f34f9b34c64957b9c401a97bfed35b95049e', slippageBps: 50, order: 'CHEAPEST' }
-  const out = body(await runInline(handler, input, { providers: { LIFI_API_URL: api.url, LIFI_API_KEY: 'lifi-key' } }))
+  const out = okBody(await runInline(handler, input, { providers: { LIFI_API_URL: api.url, LIFI_API_KEY: 'lifi-key' } }))
   t.match(out, { source: 'lifi', fromChain: 1, toChain: 8453, routeCount: 2, unavailable: { filteredOut: 1, failed: 0 } })
   t.same(out.fromToken, { address: USDC_ETH, symbol: 'USDC', decimals: 6, chainId: 1, priceUSD: 0.9999 })
   const [a, b] = out.routes
@@ -98,13 +93,13 @@ t.test('routes map tools, amounts, fees, gas and duration', async (t) => {
 
 t.test('maxRoutes, GET input and no routes', async (t) => {
   const api = await marketStandIn(t, () => ({ body: routesAnswer }))
-  const out = body(await runInline(handler, { fromChain: '1', toChain: '8453', fromToken: USDC_ETH, toToken: USDC_BASE, fromAmount: '100000000', maxRoutes: '1' }, { from: 'query', providers: { LIFI_API_URL: api.url } }))
+  const out = okBody(await runInline(handler, { fromChain: '1', toChain: '8453', fromToken: USDC_ETH, toToken: USDC_BASE, fromAmount: '100000000', maxRoutes: '1' }, { from: 'query', providers: { LIFI_API_URL: api.url } }))
   t.equal(out.routes.length, 1)
   t.equal(out.routeCount, 2)
   t.same(api.last().json, { fromChainId: 1, toChainId: 8453, fromTokenAddress: USDC_ETH, toTokenAddress: USDC_BASE, fromAmount: '100000000' }, 'no options when none given')
   t.equal(api.last().headers['x-lifi-api-key'], undefined)
   api.route(() => ({ body: { routes: [], unavailableRoutes: { filteredOut: [], failed: [{ overallPath: 'y' }] } } }))
-  const none = body(await runInline(handler, { fromChain: 1, toChain: 8453, fromToken: USDC_ETH, toToken: USDC_BASE, fromAmount: '1' }, { providers: { LIFI_API_URL: api.url } }))
+  const none = okBody(await runInline(handler, { fromChain: 1, toChain: 8453, fromToken: USDC_ETH, toToken: USDC_BASE, fromAmount: '1' }, { providers: { LIFI_API_URL: api.url } }))
   t.match(none, { routeCount: 0, routes: [], unavailable: { failed: 1 }, note: /no route/ })
 })
 

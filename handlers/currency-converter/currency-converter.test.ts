@@ -1,12 +1,7 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { standIn, type ReceivedRequest } from '../../test/helpers/provider-stand-in.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 // Frankfurter v1 shapes, https://frankfurter.dev (latest, historical, currencies)
 const CURRENCIES = { EUR: 'Euro', GBP: 'British Pound', JPY: 'Japanese Yen', USD: 'United States Dollar' }
@@ -31,7 +26,7 @@ t.test('against a Frankfurter stand-in', async (t) => {
   const run = (input: unknown, from: 'query' | 'body' = 'body') => runInline(handler, input, { providers, from })
 
   t.test('the example converts at the latest rate and states its date', async (t) => {
-    const out = body(await run(handler.example))
+    const out = okBody(await run(handler.example))
     t.match(out, { amount: 100, from: 'USD', fromName: 'United States Dollar', date: '2024-11-22', requestedDate: null })
     t.same(out.conversions, [{ to: 'EUR', name: 'Euro', rate: 0.96, converted: 96 }])
     const sent = p.received.at(-1)!
@@ -41,13 +36,13 @@ t.test('against a Frankfurter stand-in', async (t) => {
   })
 
   t.test('several targets, lower-case codes, query-string input', async (t) => {
-    const out = body(await run({ amount: '2.5', from: 'usd', to: 'gbp, jpy' }, 'query'))
+    const out = okBody(await run({ amount: '2.5', from: 'usd', to: 'gbp, jpy' }, 'query'))
     t.same(out.conversions.map((c: any) => [c.to, c.rate, c.converted]), [['GBP', 0.7981, 1.99525], ['JPY', 154.77, 386.925]])
     t.equal(p.received.at(-1)!.query.get('symbols'), 'GBP,JPY')
   })
 
   t.test('a historical date on a weekend uses the previous working day, and says so', async (t) => {
-    const out = body(await run({ amount: 1000, from: 'USD', to: 'EUR', date: '2024-01-06' }))
+    const out = okBody(await run({ amount: 1000, from: 'USD', to: 'EUR', date: '2024-01-06' }))
     t.equal(out.requestedDate, '2024-01-06')
     t.equal(out.date, '2024-01-05')
     t.equal(out.conversions[0].converted, 913.58)
@@ -55,7 +50,7 @@ t.test('against a Frankfurter stand-in', async (t) => {
   })
 
   t.test('the same currency on both sides is rate 1 and not asked of the provider', async (t) => {
-    const out = body(await run({ amount: 7, from: 'USD', to: 'USD,EUR' }))
+    const out = okBody(await run({ amount: 7, from: 'USD', to: 'USD,EUR' }))
     t.same(out.conversions.map((c: any) => [c.to, c.rate, c.converted]), [['USD', 1, 7], ['EUR', 0.96, 6.72]])
     t.equal(p.received.at(-1)!.query.get('symbols'), 'EUR')
   })

@@ -6,13 +6,9 @@ import { compileInputValidator } from '../../src/pool/input-validator.js'
 import { withDevnet } from '../../test/helpers/devnet.js'
 import { compileSolidity, deploy, evmClients, write } from '../../test/helpers/evm-chain.js'
 import { TOKENS_SOL } from '../../test/helpers/evm-contracts.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const compiled = compileSolidity({ 'Tokens.sol': TOKENS_SOL })
 const stranger = () => privateKeyToAccount(generatePrivateKey()).address
 
@@ -33,7 +29,7 @@ t.test('against a real anvil (chain 84532: the Base Sepolia list)', async (t) =>
   await write(c, token, compiled.PlainToken!.abi, 'transfer', [payer, parseUnits('12.5', 8)])
 
   t.test('built-in list: USDC held, WETH has no contract on this chain', async (t) => {
-    const out = body(await run({ address: payer }))
+    const out = okBody(await run({ address: payer }))
     t.equal(out.address, payer)
     t.equal(out.chainId, 84532)
     t.equal(out.native.symbol, 'ETH')
@@ -47,25 +43,25 @@ t.test('against a real anvil (chain 84532: the Base Sepolia list)', async (t) =>
 
   t.test('named tokens, with and without the built-in list', async (t) => {
     const nobody = stranger()
-    const out = body(await run({ address: payer, tokens: [token, nobody] }))
+    const out = okBody(await run({ address: payer, tokens: [token, nobody] }))
     t.same(out.tokens, [{ address: token, name: 'Eight', symbol: 'EGT', decimals: 8, balance: '12.5', balanceBaseUnits: '1250000000', source: 'input' }])
     t.match(out.unreadable, [{ address: nobody, source: 'input' }])
     t.equal(out.builtInList, null)
-    const both = body(await run({ address: payer, tokens: [token], includeBuiltInTokens: true }))
+    const both = okBody(await run({ address: payer, tokens: [token], includeBuiltInTokens: true }))
     t.same(both.tokens.map((x: any) => x.symbol), ['EGT', 'USDC'])
-    const viaQuery = body(await run({ address: payer, tokens: JSON.stringify([token]) }, 'query'))
+    const viaQuery = okBody(await run({ address: payer, tokens: JSON.stringify([token]) }, 'query'))
     t.equal(viaQuery.tokens[0].balance, '12.5')
   })
 
   t.test('zero balances: hidden for the built-in list unless asked, always shown for named tokens', async (t) => {
     const empty = stranger()
     await c.test.setBalance({ address: empty, value: parseEther('0.25') })
-    const out = body(await run({ address: empty }))
+    const out = okBody(await run({ address: empty }))
     t.same(out.tokens, [])
     t.equal(out.native.balance, '0.25')
-    const shown = body(await run({ address: empty, hideZero: false }))
+    const shown = okBody(await run({ address: empty, hideZero: false }))
     t.match(shown.tokens, [{ symbol: 'USDC', balance: '0' }])
-    const named = body(await run({ address: empty, tokens: [token] }))
+    const named = okBody(await run({ address: empty, tokens: [token] }))
     t.match(named.tokens, [{ symbol: 'EGT', balance: '0', source: 'input' }])
   })
 
@@ -87,7 +83,7 @@ t.test('a chain without a built-in list', async (t) => {
   const providers = { CHAIN_DATA_RPC_URL: devnet.rpcUrl }
   const payer = devnet.accounts.demoPayer.address
   t.match(await runInline(handler, { address: payer }, { providers }), { ok: false, status: 422, field: 'tokens' })
-  const out = body(await runInline(handler, { address: payer, tokens: [devnet.usdcAddress] }, { providers }))
+  const out = okBody(await runInline(handler, { address: payer, tokens: [devnet.usdcAddress] }, { providers }))
   t.equal(out.native.symbol, null, '31337 is not known to use ether')
   t.match(out.tokens, [{ balance: '1000', source: 'input' }])
 })

@@ -1,14 +1,9 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { llamaPools } from '../../test/helpers/market-llama-pools.js'
 import { marketStandIn } from '../../test/helpers/market-stand-in.js'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 async function standIn(t: { teardown(fn: () => unknown): void }) {
   const api = await marketStandIn(t, (req) => (req.path === '/pools' ? { body: llamaPools } : undefined))
@@ -18,7 +13,7 @@ async function standIn(t: { teardown(fn: () => unknown): void }) {
 t.test('the example is valid and maps pools', async (t) => {
   t.equal(compileInputValidator(handler).validate(structuredClone(handler.example), 'body'), null)
   const { api, providers } = await standIn(t)
-  const out = body(await runInline(handler, handler.example, { providers }))
+  const out = okBody(await runInline(handler, handler.example, { providers }))
   t.equal(api.last().path, '/pools')
   t.equal(api.last().method, 'GET')
   t.equal(out.poolsScanned, 9, 'the malformed entry is skipped')
@@ -53,7 +48,7 @@ t.test('the example is valid and maps pools', async (t) => {
 
 t.test('filters and sorting', async (t) => {
   const { providers } = await standIn(t)
-  const ids = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') => body(await runInline(handler, input, { providers, from })).pools.map((p: any) => p.pool)
+  const ids = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') => okBody(await runInline(handler, input, { providers, from })).pools.map((p: any) => p.pool)
   t.same(await ids({ project: 'AAVE-V3', sortBy: 'tvlUsd' }), ['eth-aave-usdc', 'base-aave-usdc'], 'project across chains, by TVL')
   t.same(await ids({ chain: 'base', exposure: 'multi' }), ['base-aero-usdc-weth', 'base-aero-usdc-usdbc'])
   t.same(await ids({ chain: 'Base', noIlRisk: true, minApy: 4, maxApy: 8 }), ['base-morpho-usdc', 'base-aave-usdc'])
@@ -95,6 +90,6 @@ t.test('calls close together share one read of the pools list; a failed read is 
   t.match(down, { code: 'upstream_failed' })
   fail = false
   const outs = await Promise.all([1, 2, 3].map(() => runInline(handler, handler.example, { providers })))
-  for (const o of outs) t.equal(body(o).matched, 3)
+  for (const o of outs) t.equal(okBody(o).matched, 3)
   t.equal(api.requests.length, 2, 'the failed read, then one read for three calls')
 })

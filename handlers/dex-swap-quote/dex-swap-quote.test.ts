@@ -1,13 +1,8 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { marketStandIn } from '../../test/helpers/market-stand-in.js'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 const USDC = '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913'
 const WETH = '0x4200000000000000000000000000000000000006'
@@ -49,7 +44,7 @@ const price = {
 t.test('a price maps amounts, route, gas and issues', async (t) => {
   t.equal(compileInputValidator(handler).validate(structuredClone(handler.example), 'body'), null, 'the example is valid')
   const api = await marketStandIn(t, (req) => (req.path === '/swap/permit2/price' ? { body: price } : undefined))
-  const out = body(await runInline(handler, { sellToken: USDC, buyToken: WETH, sellAmount: '1000000000', taker: TAKER, slippageBps: 100, sellDecimals: 6, buyDecimals: 18 }, { providers: { ZEROX_API_URL: api.url, ZEROX_API_KEY: 'zx-key' } }))
+  const out = okBody(await runInline(handler, { sellToken: USDC, buyToken: WETH, sellAmount: '1000000000', taker: TAKER, slippageBps: 100, sellDecimals: 6, buyDecimals: 18 }, { providers: { ZEROX_API_URL: api.url, ZEROX_API_KEY: 'zx-key' } }))
   t.match(out, { source: '0x', chainId: 8453, liquidityAvailable: true, sellAmount: '1000000000', buyAmount: '285714285714285714', minBuyAmount: '282857142857142857', gas: '288095', gasPrice: '7062490', totalNetworkFee: '2034668056550', blockNumber: '21500000' })
   t.same(out.sources, ['Aerodrome_V3', 'Uniswap_V3'])
   t.same(out.route.fills[0], { from: USDC, to: WETH, source: 'Aerodrome_V3', percent: 60 })
@@ -72,7 +67,7 @@ t.test('a price maps amounts, route, gas and issues', async (t) => {
 
 t.test('no liquidity', async (t) => {
   const api = await marketStandIn(t, () => ({ body: { liquidityAvailable: false, zid: '0xabc' } }))
-  const out = body(await runInline(handler, { chainId: '1', sellToken: USDC, buyToken: WETH, sellAmount: '1' }, { from: 'query', providers: { ZEROX_API_URL: api.url, ZEROX_API_KEY: 'k' } }))
+  const out = okBody(await runInline(handler, { chainId: '1', sellToken: USDC, buyToken: WETH, sellAmount: '1' }, { from: 'query', providers: { ZEROX_API_URL: api.url, ZEROX_API_KEY: 'k' } }))
   t.match(out, { liquidityAvailable: false, chainId: 1, zid: '0xabc' })
   t.equal(out.buyAmount, undefined)
   t.equal(api.last().query.get('chainId'), '1')

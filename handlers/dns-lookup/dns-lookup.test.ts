@@ -1,13 +1,8 @@
 import t from 'tap'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { startDnsStandIn } from '../../test/helpers/netcheck-dns-server.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 t.test('the example is valid', async (t) => {
   t.equal(compileInputValidator(handler).validate(structuredClone(handler.example), 'body'), null)
@@ -35,7 +30,7 @@ t.test('against a DNS stand-in', async (t) => {
   const run = (input: unknown, from: 'body' | 'query' = 'body') => runInline(handler, input, { providers, from })
 
   t.test('all default types of a domain', async (t) => {
-    const out = body(await run({ name: 'Example.Test.' }))
+    const out = okBody(await run({ name: 'Example.Test.' }))
     t.equal(out.name, 'example.test')
     t.equal(out.exists, true)
     t.same(Object.keys(out.records), ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS', 'SOA', 'CAA'])
@@ -52,43 +47,43 @@ t.test('against a DNS stand-in', async (t) => {
   })
 
   t.test('a CNAME, SRV and an IDN', async (t) => {
-    const www = body(await run({ name: 'www.example.test', types: ['CNAME', 'A'] }))
+    const www = okBody(await run({ name: 'www.example.test', types: ['CNAME', 'A'] }))
     t.same(www.records.CNAME.records, ['example.test'])
     t.same(www.records.A.records.map((r: any) => r.address).sort(), ['192.0.2.10', '192.0.2.11'], 'A follows the CNAME')
-    const srv = body(await run({ name: '_sip._tcp.example.test', types: ['SRV'] }))
+    const srv = okBody(await run({ name: '_sip._tcp.example.test', types: ['SRV'] }))
     t.same(srv.records.SRV.records, [{ priority: 10, weight: 5, port: 5060, name: 'sip.example.test' }])
-    const idn = body(await run({ name: 'bücher.test', types: ['A'] }))
+    const idn = okBody(await run({ name: 'bücher.test', types: ['A'] }))
     t.equal(idn.name, 'xn--bcher-kva.test')
     t.equal(idn.records.A.records[0].address, '192.0.2.20')
   })
 
   t.test('NXDOMAIN is found:false per type, not an error', async (t) => {
-    const out = body(await run({ name: 'nope.test', types: ['A', 'MX'] }))
+    const out = okBody(await run({ name: 'nope.test', types: ['A', 'MX'] }))
     t.equal(out.exists, false)
     t.same(out.records, { A: { found: false, reason: 'NXDOMAIN' }, MX: { found: false, reason: 'NXDOMAIN' } })
   })
 
   t.test('a CNAME to a name that is gone: the name exists, its other types are NXDOMAIN', async (t) => {
-    const out = body(await run({ name: 'dangling.example.test', types: ['CNAME', 'A', 'MX'] }))
+    const out = okBody(await run({ name: 'dangling.example.test', types: ['CNAME', 'A', 'MX'] }))
     t.same(out.records.CNAME, { found: true, records: ['gone.test'] })
     t.same(out.records.A, { found: false, reason: 'NXDOMAIN' })
     t.equal(out.exists, true)
   })
 
   t.test('reverse lookups of IPv4 and IPv6 addresses', async (t) => {
-    const v4 = body(await run({ name: '192.0.2.10' }))
+    const v4 = okBody(await run({ name: '192.0.2.10' }))
     t.equal(v4.reverse, true)
     t.equal(v4.reverseName, '10.2.0.192.in-addr.arpa')
     t.same(v4.records.PTR.records, ['host.example.test'])
-    const v6 = body(await run({ name: '2001:db8::1', types: ['PTR'] }, 'query'))
+    const v6 = okBody(await run({ name: '2001:db8::1', types: ['PTR'] }, 'query'))
     t.same(v6.records.PTR.records, ['v6.example.test'])
-    const none = body(await run({ name: '192.0.2.99' }))
+    const none = okBody(await run({ name: '192.0.2.99' }))
     t.same(none.records.PTR, { found: false, reason: 'NXDOMAIN' })
     t.ok(dns.queries.includes('PTR 10.2.0.192.in-addr.arpa'), 'the stand-in was asked the in-addr.arpa name')
   })
 
   t.test('GET with a single type', async (t) => {
-    const out = body(await run({ name: 'example.test', types: 'NS' }, 'query'))
+    const out = okBody(await run({ name: 'example.test', types: 'NS' }, 'query'))
     t.same(Object.keys(out.records), ['NS'])
   })
 

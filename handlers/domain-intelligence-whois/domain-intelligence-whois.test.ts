@@ -1,13 +1,9 @@
 import t from 'tap'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { rdapDomain, startRdapStandIn } from '../../test/helpers/netcheck-rdap-server.js'
 import handler from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const DAY = 86_400_000
 const daysAgo = (n: number) => new Date(Date.now() - n * DAY - 3_600_000).toISOString()
 
@@ -25,7 +21,7 @@ t.test('against an RDAP stand-in', async (t) => {
   const providers = { RDAP_URL: `${rdap.url}/` }
 
   t.test('maps the RFC 9083 fields', async (t) => {
-    const out = body(await runInline(handler, { domain: 'Example.COM' }, { providers, from: 'query' }))
+    const out = okBody(await runInline(handler, { domain: 'Example.COM' }, { providers, from: 'query' }))
     t.equal(out.found, true)
     t.equal(out.domain, 'example.com')
     t.equal(out.handle, 'EXAMPLE.COM-HANDLE')
@@ -46,14 +42,14 @@ t.test('against an RDAP stand-in', async (t) => {
   })
 
   t.test('sparse objects leave fields null', async (t) => {
-    const out = body(await runInline(handler, { domain: 'bücher.example' }, { providers }))
+    const out = okBody(await runInline(handler, { domain: 'bücher.example' }, { providers }))
     t.match(out, { found: true, domain: 'xn--bcher-kva.example', unicodeName: 'bücher.example', registrar: null, registrant: null, ageDays: null, daysUntilExpiry: null, status: [], nameservers: [] })
     t.same(out.dates, { registered: null, expires: null, lastChanged: null, lastRdapUpdate: null })
     t.same(out.dnssec, { delegationSigned: null, dsRecords: 0 })
   })
 
   t.test('not registered: found false', async (t) => {
-    const out = body(await runInline(handler, { domain: 'unregistered-name.com' }, { providers }))
+    const out = okBody(await runInline(handler, { domain: 'unregistered-name.com' }, { providers }))
     t.equal(out.found, false)
     t.match(out.reason, /no registration/)
   })

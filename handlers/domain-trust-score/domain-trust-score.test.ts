@@ -7,16 +7,12 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { startDnsStandIn } from '../../test/helpers/netcheck-dns-server.js'
 import { rdapDomain, startRdapStandIn } from '../../test/helpers/netcheck-rdap-server.js'
 import { makeCa, makeLeaf } from '../../test/helpers/netcheck-tls-server.js'
 import handler from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const byName = (out: Record<string, any>) => Object.fromEntries(out.components.map((c: any) => [c.name, c]))
 const DAY = 86_400_000
 
@@ -68,7 +64,7 @@ t.test('web, DNS and RDAP signals of localhost', async (t) => {
       ['--import', 'tsx', 'test/helpers/netcheck-run-child.ts', 'handlers/domain-trust-score/index.ts', JSON.stringify({ domain: 'localhost' }), JSON.stringify({ providers: { DNS_SERVERS: dns.server, RDAP_URL: rdap.url }, allowPrivateNetwork: true })],
       { env: { ...process.env, NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem') }, timeout: 60_000 },
     )
-    const out = body(JSON.parse(stdout))
+    const out = okBody(JSON.parse(stdout))
     const c = byName(out)
     t.equal(out.score, 100, JSON.stringify(out.components.filter((x: any) => x.points < x.maxPoints)))
     t.equal(out.maxAvailable, 100)
@@ -83,7 +79,7 @@ t.test('web, DNS and RDAP signals of localhost', async (t) => {
   })
 
   t.test('untrusted certificate and no RDAP: those parts score 0 or unknown', async (t) => {
-    const out = body(await runInline(handler, { domain: 'localhost' }, { providers: { DNS_SERVERS: dns.server } }))
+    const out = okBody(await runInline(handler, { domain: 'localhost' }, { providers: { DNS_SERVERS: dns.server } }))
     const c = byName(out)
     t.match(c.domainAge, { points: 0, status: 'unknown', explanation: /RDAP_URL is not configured/ })
     t.match(c.dnssec, { points: 0, status: 'unknown' })
@@ -102,7 +98,7 @@ t.test('web, DNS and RDAP signals of localhost', async (t) => {
     t.teardown(() => {
       location = 'https://localhost/'
     })
-    const out = body(await runInline(handler, { domain: 'localhost' }, { providers: { DNS_SERVERS: dns.server } }))
+    const out = okBody(await runInline(handler, { domain: 'localhost' }, { providers: { DNS_SERVERS: dns.server } }))
     t.match(byName(out).httpsRedirect, { points: 0, status: 'scored', value: { status: 301, location: 'http://[not-an-address' }, explanation: /not a valid URL/ })
   })
 
@@ -111,7 +107,7 @@ t.test('web, DNS and RDAP signals of localhost', async (t) => {
     t.teardown(() => {
       rdap.override = null
     })
-    const out = body(await runInline(handler, { domain: 'localhost' }, { providers: { DNS_SERVERS: dns.server, RDAP_URL: rdap.url } }))
+    const out = okBody(await runInline(handler, { domain: 'localhost' }, { providers: { DNS_SERVERS: dns.server, RDAP_URL: rdap.url } }))
     t.match(byName(out).domainAge, { status: 'unknown', explanation: /RDAP look-up failed/ })
   })
 })
@@ -123,7 +119,7 @@ t.test('weak mail records, no web server', async (t) => {
   ])
   const rdap = await startRdapStandIn(t, { 'weak.test': rdapDomain('weak.test', { registered: new Date(Date.now() - 200 * DAY).toISOString(), expires: new Date(Date.now() + 100 * DAY).toISOString() }) })
   // weak.test has no address in the system resolver: the web components score 0 with the reason
-  const out = body(await runInline(handler, { domain: 'weak.test' }, { providers: { DNS_SERVERS: dns.server, RDAP_URL: rdap.url } }))
+  const out = okBody(await runInline(handler, { domain: 'weak.test' }, { providers: { DNS_SERVERS: dns.server, RDAP_URL: rdap.url } }))
   const c = byName(out)
   t.match(c.spf, { points: 0, explanation: /\+all/ })
   t.match(c.dmarc, { points: 5, explanation: 'DMARC policy p=none' })
