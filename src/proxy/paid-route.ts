@@ -45,6 +45,8 @@ export interface PaidRouteDeps {
   providers?: Record<string, string | undefined>
 }
 
+const NO_PROVIDERS: Record<string, string | undefined> = Object.freeze({})
+
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
 
 /** Reply with the 402 challenge, optionally carrying a reason code and message. */
@@ -272,7 +274,8 @@ export function paidRoute(p: PaidRouteDeps) {
           const ctx: HandlerContext = {
             method: method as 'GET' | 'POST',
             accept: String(request.headers.accept ?? '*/*').toLowerCase(),
-            providers: p.providers ?? {},
+            // only handlers that reach outside read settings; the others are spared copying all of them per call
+            providers: registered.io ? (p.providers ?? NO_PROVIDERS) : NO_PROVIDERS,
             allowPrivateNetwork: p.allowPrivateNetwork ?? false,
           }
           const out = await p.pool.run({ file: registered.file, slug: entry.handler!, io: registered.io }, input, ctx, registered.module.timeoutMs ?? config.handlers.timeoutMs)
