@@ -159,7 +159,9 @@ function refusedParameter(json: unknown, fields: Record<string, string | undefin
     const field = typeof param === 'string' ? fields[param] : undefined
     if (field) throw new HandlerInputError(field, `${field} was refused by Brave Search${typeof e.msg === 'string' ? `: ${e.msg.slice(0, 200)}` : ''}`)
   }
-  throw new HandlerUpstreamError('upstream_failed', 'Brave Search answered HTTP 422')
+  // e.g. SUBSCRIPTION_TOKEN_INVALID: Brave answers a bad key with 422, and the operator needs to know which problem it is
+  const code = (json as { error?: { code?: unknown } } | null | undefined)?.error?.code
+  throw new HandlerUpstreamError('upstream_failed', `Brave Search answered HTTP 422${typeof code === 'string' && /^[A-Z][A-Z0-9_]{0,63}$/.test(code) ? ` (${code})` : ''}`)
 }
 
 /**

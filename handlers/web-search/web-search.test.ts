@@ -120,6 +120,7 @@ t.test("Brave's documented token and rate-limit errors are a 502", async (t) => 
   ]
   for (const answer of errors) {
     const brave = await providerStandIn(t, () => answer)
-    await t.rejects(runInline(handler, { q: 'x' }, { providers: { BRAVE_SEARCH_URL: brave.url, BRAVE_SEARCH_API_KEY: 'k' } }), { code: 'upstream_failed', message: new RegExp(`HTTP ${answer.status}`) })
+    const message = answer.status === 422 ? /HTTP 422 \(SUBSCRIPTION_TOKEN_INVALID\)$/ : new RegExp(`HTTP ${answer.status}`)
+    await t.rejects(runInline(handler, { q: 'x' }, { providers: { BRAVE_SEARCH_URL: brave.url, BRAVE_SEARCH_API_KEY: 'k' } }), { code: 'upstream_failed', message }, 'the error names what Brave refused')
   }
 })
