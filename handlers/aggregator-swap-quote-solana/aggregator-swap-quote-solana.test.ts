@@ -1,13 +1,8 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { marketStandIn } from '../../test/helpers/market-stand-in.js'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 const SOL = 'So11111111111111111111111111111111111111112'
 const USDC = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v'
@@ -36,7 +31,7 @@ const quote = {
 t.test('a quote maps amounts, impact and the route', async (t) => {
   t.equal(compileInputValidator(handler).validate(structuredClone(handler.example), 'body'), null, 'the example is valid')
   const api = await marketStandIn(t, (req) => (req.path === '/swap/v1/quote' ? { body: quote } : undefined))
-  const out = body(await runInline(handler, handler.example, { providers: { JUPITER_API_URL: api.url, JUPITER_API_KEY: 'jup-key' } }))
+  const out = okBody(await runInline(handler, handler.example, { providers: { JUPITER_API_URL: api.url, JUPITER_API_KEY: 'jup-key' } }))
   t.match(out, { source: 'jupiter', routeFound: true, swapMode: 'ExactIn', inAmount: '1000000000', outAmount: '161987530', otherAmountThreshold: '161177592', slippageBps: 50, priceImpactPct: 0.0002, swapUsdValue: 161.98, contextSlot: 299283763 })
   t.same(out.routePlan.map((s: any) => [s.venue, s.percent, s.outAmount]), [['Meteora DLMM', 70, '113391271'], ['Orca Whirlpool', 30, '48596259']])
   t.equal(out.routePlan[0].ammKey, '5BKxfWMbmYBAEWvyPZS9esPducUba9GqyMjtLCfbaqyF')
@@ -57,7 +52,7 @@ t.test('a quote maps amounts, impact and the route', async (t) => {
 
 t.test('GET input, options and no decimals', async (t) => {
   const api = await marketStandIn(t, () => ({ body: { ...quote, swapMode: 'ExactOut' } }))
-  const out = body(await runInline(handler, { inputMint: SOL, outputMint: USDC, amount: '5000000', swapMode: 'ExactOut', slippageBps: '100', onlyDirectRoutes: 'true' }, { from: 'query', providers: { JUPITER_API_URL: api.url } }))
+  const out = okBody(await runInline(handler, { inputMint: SOL, outputMint: USDC, amount: '5000000', swapMode: 'ExactOut', slippageBps: '100', onlyDirectRoutes: 'true' }, { from: 'query', providers: { JUPITER_API_URL: api.url } }))
   t.equal(out.swapMode, 'ExactOut')
   t.equal(out.amounts, undefined, 'no decimals given: base units only')
   t.equal(api.last().query.get('slippageBps'), '100')
@@ -68,7 +63,7 @@ t.test('GET input, options and no decimals', async (t) => {
 t.test('no route and untradable tokens', async (t) => {
   const api = await marketStandIn(t, () => ({ status: 400, body: { error: 'Could not find any route', errorCode: 'COULD_NOT_FIND_ANY_ROUTE' } }))
   const providers = { JUPITER_API_URL: api.url }
-  t.match(body(await runInline(handler, { inputMint: SOL, outputMint: BONK, amount: '1' }, { providers })), { routeFound: false, reason: 'Could not find any route', errorCode: 'COULD_NOT_FIND_ANY_ROUTE' })
+  t.match(okBody(await runInline(handler, { inputMint: SOL, outputMint: BONK, amount: '1' }, { providers })), { routeFound: false, reason: 'Could not find any route', errorCode: 'COULD_NOT_FIND_ANY_ROUTE' })
   api.route(() => ({ status: 400, body: { error: `The token ${BONK} is not tradable`, errorCode: 'TOKEN_NOT_TRADABLE' } }))
   t.match(await runInline(handler, { inputMint: SOL, outputMint: BONK, amount: '1' }, { providers }), { ok: false, status: 422, field: 'outputMint' })
 })
@@ -99,11 +94,11 @@ t.test('provider problems', async (t) => {
 // means 1% price impact" (jup-ag/docs guides/how-to-build-a-custom-swap-with-metis.mdx)
 t.test('price impact: the fraction as Jupiter sends it, and the same in percent', async (t) => {
   const api = await marketStandIn(t, () => ({ body: { ...quote, priceImpactPct: '0.0123' } }))
-  const out = body(await runInline(handler, handler.example, { providers: { JUPITER_API_URL: api.url } }))
+  const out = okBody(await runInline(handler, handler.example, { providers: { JUPITER_API_URL: api.url } }))
   t.equal(out.priceImpactPct, 0.0123)
   t.equal(out.priceImpactPercent, 1.23, '0.0123 is 1.23 %')
   api.route(() => ({ body: { ...quote, priceImpactPct: 'n/a' } }))
-  t.match(body(await runInline(handler, handler.example, { providers: { JUPITER_API_URL: api.url } })), { priceImpactPct: null, priceImpactPercent: null })
+  t.match(okBody(await runInline(handler, handler.example, { providers: { JUPITER_API_URL: api.url } })), { priceImpactPct: null, priceImpactPercent: null })
 })
 
 t.test('a route plan with a null or non-object step is a 502, not a crash', async (t) => {

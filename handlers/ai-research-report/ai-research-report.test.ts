@@ -1,14 +1,10 @@
 import t from 'tap'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { chatCompletion, llmSettings, providerStandIn, sentData, sentSystem, type Answer, type Received } from '../../test/helpers/llm-stand-in.js'
 import { braveSettings, braveValidationError, braveWebResponse } from '../../test/helpers/search-brave-stand-in.js'
 import handler, { checkCitations } from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const TOPIC = 'How does the x402 payment protocol work?'
 const PAGE_HTML = '<html><head><title>x402</title><script>var tracking = 1</script></head><body><nav>Home | Docs</nav><main><h1>x402</h1><p>A server answers <b>402 Payment Required</b> with payment requirements.</p><p>The client signs an EIP-3009 authorization.</p></main><footer>© 2025</footer></body></html>'
 
@@ -59,7 +55,7 @@ t.test('the example validates', async (t) => {
 
 t.test('plans searches, reads pages, writes a cited report', async (t) => {
   const s = await stand(t)
-  const out = body(await runInline(handler, { topic: TOPIC, searches: 2, resultsPerSearch: 3, fetchPages: 4 }, { providers: s.providers }))
+  const out = okBody(await runInline(handler, { topic: TOPIC, searches: 2, resultsPerSearch: 3, fetchPages: 4 }, { providers: s.providers }))
   const searches = s.received.filter((r) => r.path === '/res/v1/web/search')
   t.same(searches.map((r) => r.query.get('q')).sort(), [TOPIC, 'x402 facilitator settlement'].sort(), 'the topic and the planned search')
   t.ok(searches.every((r) => r.query.get('count') === '3' && r.headers['x-subscription-token'] === 'brave-test-token'))
@@ -94,7 +90,7 @@ t.test('plans searches, reads pages, writes a cited report', async (t) => {
 
 t.test('given queries: no planning; fetchPages 0 reads nothing', async (t) => {
   const s = await stand(t, { report: { json: chatCompletion({ ...REPORT, summary: 'Only one source [2].', sections: [{ heading: 'A', markdown: 'x [2]' }, { heading: 'B', markdown: 'y' }] }) } })
-  const out = body(await runInline(handler, { topic: TOPIC, queries: ['x402 overview'], fetchPages: 0 }, { from: 'query', providers: s.providers }))
+  const out = okBody(await runInline(handler, { topic: TOPIC, queries: ['x402 overview'], fetchPages: 0 }, { from: 'query', providers: s.providers }))
   t.equal(s.received.filter((r) => r.path === '/v1/chat/completions').length, 1)
   t.equal(s.received.filter((r) => r.path.startsWith('/page/')).length, 0)
   t.same(out.queries, ['x402 overview'])
@@ -106,7 +102,7 @@ t.test('given queries: no planning; fetchPages 0 reads nothing', async (t) => {
 
 t.test('without the private-network switch, result pages on internal addresses are not read', async (t) => {
   const s = await stand(t, { report: { json: chatCompletion({ title: 'T', summary: 'S [1].', sections: [{ heading: 'A', markdown: 'a [2]' }, { heading: 'B', markdown: 'b' }] }) } })
-  const out = body(await runInline(handler, { topic: TOPIC, queries: ['x402 overview'], fetchPages: 2 }, { providers: s.providers, allowPrivateNetwork: false }))
+  const out = okBody(await runInline(handler, { topic: TOPIC, queries: ['x402 overview'], fetchPages: 2 }, { providers: s.providers, allowPrivateNetwork: false }))
   t.equal(s.received.filter((r) => r.path.startsWith('/page/')).length, 0)
   t.match(out.sources[0], { fetched: false, fetchNote: 'refused: not a public address' })
 })
@@ -134,7 +130,7 @@ t.test('a source title carrying HTML is listed as text, not markup', async (t) =
     if (req.path === '/res/v1/web/search') return { json: braveWebResponse(req.query.get('q')!, [{ title: 'Tips &lt;img src=x onerror=alert(1)&gt; [here]', url: 'https://tips.example/a', description: 'd' }]) }
     return { json: chatCompletion({ title: 'T', summary: 'S [1].', sections: [{ heading: 'A', markdown: 'a' }, { heading: 'B', markdown: 'b' }] }) }
   })
-  const out = body(await runInline(handler, { topic: TOPIC, queries: ['tips'], fetchPages: 0 }, { providers: { ...braveSettings(p.url), ...llmSettings(p.url) } }))
+  const out = okBody(await runInline(handler, { topic: TOPIC, queries: ['tips'], fetchPages: 0 }, { providers: { ...braveSettings(p.url), ...llmSettings(p.url) } }))
   t.equal(out.sources[0].title, 'Tips <img src=x onerror=alert(1)> [here]', 'the title as Brave shows it')
   t.match(out.markdown, '1. [Tips \\<img src=x onerror=alert(1)> \\[here\\]](https://tips.example/a)')
   t.notMatch(out.markdown, / <img/)
@@ -142,7 +138,7 @@ t.test('a source title carrying HTML is listed as text, not markup', async (t) =
 
 t.test('title and headings stay on one line', async (t) => {
   const s = await stand(t, { report: { json: chatCompletion({ title: 'T\n\n## Sources\n\n1. fake', summary: 'S [1].', sections: [{ heading: 'A\n\n## Sources', markdown: 'a' }, { heading: 'B', markdown: 'b' }] }) } })
-  const out = body(await runInline(handler, { topic: TOPIC, queries: ['x402 overview'], fetchPages: 0 }, { providers: s.providers }))
+  const out = okBody(await runInline(handler, { topic: TOPIC, queries: ['x402 overview'], fetchPages: 0 }, { providers: s.providers }))
   t.equal(out.title, 'T ## Sources 1. fake')
   t.same(out.sections.map((x: any) => x.heading), ['A ## Sources', 'B'])
   t.equal(out.markdown.match(/^## Sources$/gm)?.length, 1, 'one Sources list, the handler\'s')

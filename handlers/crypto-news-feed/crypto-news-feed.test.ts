@@ -1,13 +1,8 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { marketStandIn } from '../../test/helpers/market-stand-in.js'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 // the documented shape of https://cryptopanic.com/developers/api/ (v2 posts)
 const posts = {
@@ -47,7 +42,7 @@ const posts = {
 t.test('posts map title, link, source, time, coins and votes', async (t) => {
   t.equal(compileInputValidator(handler).validate(structuredClone(handler.example), 'body'), null, 'the example is valid')
   const api = await marketStandIn(t, (req) => (req.path === '/api/developer/v2/posts/' ? { body: posts } : undefined))
-  const out = body(await runInline(handler, { currencies: ['btc', 'ETH'], filter: 'hot', kind: 'news', regions: ['en', 'de'] }, { providers: { CRYPTOPANIC_API_URL: api.url, CRYPTOPANIC_API_KEY: 'cp-token' } }))
+  const out = okBody(await runInline(handler, { currencies: ['btc', 'ETH'], filter: 'hot', kind: 'news', regions: ['en', 'de'] }, { providers: { CRYPTOPANIC_API_URL: api.url, CRYPTOPANIC_API_KEY: 'cp-token' } }))
   t.equal(out.count, 3)
   t.same(out.posts[0], {
     id: 21712345,
@@ -77,14 +72,14 @@ t.test('posts map title, link, source, time, coins and votes', async (t) => {
 
 t.test('defaults, limit and GET input', async (t) => {
   const api = await marketStandIn(t, () => ({ body: posts }))
-  const out = body(await runInline(handler, { limit: '2', currencies: 'SOL' }, { from: 'query', providers: { CRYPTOPANIC_API_URL: api.url, CRYPTOPANIC_API_KEY: 'k' } }))
+  const out = okBody(await runInline(handler, { limit: '2', currencies: 'SOL' }, { from: 'query', providers: { CRYPTOPANIC_API_URL: api.url, CRYPTOPANIC_API_KEY: 'k' } }))
   t.equal(out.count, 2)
   const q = api.last().query
   t.equal(q.get('currencies'), 'SOL')
   t.equal(q.has('kind'), false, 'kind all sends no kind')
   t.equal(q.has('filter'), false)
   api.route(() => ({ body: { next: null, previous: null, results: [] } }))
-  t.match(body(await runInline(handler, {}, { providers: { CRYPTOPANIC_API_URL: api.url, CRYPTOPANIC_API_KEY: 'k' } })), { count: 0, posts: [] })
+  t.match(okBody(await runInline(handler, {}, { providers: { CRYPTOPANIC_API_URL: api.url, CRYPTOPANIC_API_KEY: 'k' } })), { count: 0, posts: [] })
 })
 
 t.test('bad input: 400 naming the field', async (t) => {
@@ -115,7 +110,7 @@ t.test('provider problems, the token kept out of messages', async (t) => {
 t.test('the plan named in CRYPTOPANIC_API_URL is the one asked', async (t) => {
   const api = await marketStandIn(t, (req) => (req.path === '/api/growth/v2/posts/' ? { body: posts } : { status: 404, body: { detail: 'Not found.' } }))
   for (const base of [`${api.url}/api/growth/v2`, `${api.url}/api/growth/v2/`]) {
-    const out = body(await runInline(handler, { limit: 1 }, { providers: { CRYPTOPANIC_API_URL: base, CRYPTOPANIC_API_KEY: 'growth-token' } }))
+    const out = okBody(await runInline(handler, { limit: 1 }, { providers: { CRYPTOPANIC_API_URL: base, CRYPTOPANIC_API_KEY: 'growth-token' } }))
     t.equal(out.count, 1)
     t.equal(api.last().path, '/api/growth/v2/posts/')
     t.equal(api.last().query.get('auth_token'), 'growth-token')

@@ -1,13 +1,9 @@
 import t from 'tap'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { hyperliquidStandIn, spotMetaAndCtxsFixture, startJsonStandIn } from '../../test/helpers/hyperliquid-stand-in.js'
 import handler from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const r12 = (x: number) => Number(x.toPrecision(12))
 const lv = (px: number, sz: number, n = 1) => ({ px: String(px), sz: String(sz), n })
 
@@ -21,7 +17,7 @@ t.test('the example is valid', async (t) => {
 
 t.test('perp: the four default bands', async (t) => {
   const hl = await hyperliquidStandIn(t, answers)
-  const out = body(await runInline(handler, { market: 'BTC' }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
+  const out = okBody(await runInline(handler, { market: 'BTC' }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
   t.same(hl.requests.map((r) => r.body), [{ type: 'l2Book', coin: 'BTC' }], 'full precision, no spotMeta for a perp')
   t.match(out, { venue: 'hyperliquid', marketType: 'perp', coin: 'BTC', pair: null, mid: 100, bestBid: 99.95, bestAsk: 100.05, levelsSent: { bids: 4, asks: 3 } })
   t.same(out.bands.map((b: any) => b.percent), [0.1, 0.5, 1, 2])
@@ -33,11 +29,11 @@ t.test('perp: the four default bands', async (t) => {
 
 t.test('spot pair resolved through spotMeta; custom bands', async (t) => {
   const hl = await hyperliquidStandIn(t, answers)
-  const out = body(await runInline(handler, { market: 'hype/usdc', bandsPercent: '[1,0.25]' }, { from: 'query', providers: { HYPERLIQUID_API_URL: hl.url } }))
+  const out = okBody(await runInline(handler, { market: 'hype/usdc', bandsPercent: '[1,0.25]' }, { from: 'query', providers: { HYPERLIQUID_API_URL: hl.url } }))
   t.same(hl.requests.map((r) => r.body), [{ type: 'spotMeta' }, { type: 'l2Book', coin: '@107' }])
   t.match(out, { marketType: 'spot', coin: '@107', pair: 'HYPE/USDC' })
   t.same(out.bands.map((b: any) => b.percent), [0.25, 1], 'sorted')
-  const byName = body(await runInline(handler, { market: '@107' }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
+  const byName = okBody(await runInline(handler, { market: '@107' }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
   t.equal(byName.pair, 'HYPE/USDC')
   t.match(await runInline(handler, { market: 'NOPE/USDC' }, { providers: { HYPERLIQUID_API_URL: hl.url } }), { ok: false, status: 422, field: 'market' })
   t.match(await runInline(handler, { market: 'HYPE/USDC', marketType: 'perp' }, { providers: { HYPERLIQUID_API_URL: hl.url } }), { ok: false, status: 400, field: 'market' })
@@ -47,14 +43,14 @@ t.test('20 levels all inside a band: marked incomplete', async (t) => {
   const bids = Array.from({ length: 20 }, (_, i) => lv(99.99 - i * 0.01, 1))
   const asks = Array.from({ length: 20 }, (_, i) => lv(100.01 + i * 0.01, 1))
   const hl = await hyperliquidStandIn(t, { l2Book: { coin: 'ETH', time: 1, levels: [bids, asks] } })
-  const out = body(await runInline(handler, { market: 'ETH', bandsPercent: [0.1, 1] }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
+  const out = okBody(await runInline(handler, { market: 'ETH', bandsPercent: [0.1, 1] }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
   t.match(out.bands[0], { percent: 0.1, bidSize: 10, askSize: 10, complete: true })
   t.match(out.bands[1], { percent: 1, bidSize: 20, askSize: 20, bidNotional: 1997.9, askNotional: 2002.1, imbalance: -0.00105, complete: false })
 })
 
 t.test('an empty book and an unknown coin', async (t) => {
   const hl = await hyperliquidStandIn(t, { l2Book: (b: any) => (b.coin === 'NOPE' ? null : { coin: b.coin, time: 1, levels: [[], []] }) })
-  const empty = body(await runInline(handler, { market: 'X', bandsPercent: [1] }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
+  const empty = okBody(await runInline(handler, { market: 'X', bandsPercent: [1] }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
   t.match(empty, { mid: null, bands: [{ percent: 1, bidSize: null, imbalance: null, complete: false }] })
   t.match(await runInline(handler, { market: 'NOPE' }, { providers: { HYPERLIQUID_API_URL: hl.url } }), { ok: false, status: 422, field: 'market' })
 })
@@ -79,6 +75,6 @@ t.test('provider problems', async (t) => {
 t.test('spotMeta entries without the documented fields are skipped, not a crash', async (t) => {
   const meta = spotMetaAndCtxsFixture[0] as { tokens: unknown[]; universe: unknown[] }
   const hl = await hyperliquidStandIn(t, { ...answers, spotMeta: { tokens: [null, ...meta.tokens], universe: [null, { tokens: [1, 0] }, ...meta.universe] } })
-  const out = body(await runInline(handler, { market: 'HYPE/USDC' }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
+  const out = okBody(await runInline(handler, { market: 'HYPE/USDC' }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
   t.match(out, { marketType: 'spot', coin: '@107', pair: 'HYPE/USDC' })
 })

@@ -1,14 +1,10 @@
 import t from 'tap'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { chatCompletion, llmSettings, providerStandIn, sentData, sentSystem, type Answer } from '../../test/helpers/llm-stand-in.js'
 import { braveSettings, braveWebResponse, type StandInResult } from '../../test/helpers/search-brave-stand-in.js'
 import handler from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const CLAIM = 'The Eiffel Tower is taller than 300 metres.'
 const RESULTS: StandInResult[] = [
   { title: 'Eiffel Tower - Wikipedia', url: 'https://en.wikipedia.org/wiki/Eiffel_Tower', description: 'The tower is 330 metres (1,083 ft) tall, about the same height as an 81-storey building.', age: 'November 2, 2025', extra_snippets: ['It was the tallest man-made structure in the world until 1930.'] },
@@ -39,7 +35,7 @@ t.test('search, then a verdict citing search results only', async (t) => {
       citations: [{ url: data.sources[0].url, stance: 'supports' }, { url: 'https://www.toureiffel.paris/en/the-monument/key-figures/', stance: 'supports' }, { url: data.sources[0].url, stance: 'supports' }],
     }),
   }))
-  const out = body(await runInline(handler, { claim: CLAIM, count: 5, language: 'en' }, { providers: s.providers }))
+  const out = okBody(await runInline(handler, { claim: CLAIM, count: 5, language: 'en' }, { providers: s.providers }))
   const [search, chat] = s.received
   t.equal(search!.path, '/res/v1/web/search')
   t.equal(search!.query.get('q'), CLAIM)
@@ -69,19 +65,19 @@ t.test('search, then a verdict citing search results only', async (t) => {
 
 t.test('an explanation naming the search results it was given is accepted', async (t) => {
   const s = await stand(t, { json: chatCompletion({ verdict: 'supported', confidence: 0.8, explanation: 'Source 1 (https://en.wikipedia.org/wiki/Eiffel_Tower) and [2-3] put it at 330 m.', citations: [{ url: RESULTS[0]!.url, stance: 'supports' }] }) })
-  t.match(body(await runInline(handler, { claim: CLAIM }, { providers: s.providers })), { verdict: 'supported', explanation: /Source 1/ })
+  t.match(okBody(await runInline(handler, { claim: CLAIM }, { providers: s.providers })), { verdict: 'supported', explanation: /Source 1/ })
 })
 
 t.test('a citation of a search result written in another form of its URL maps to that result', async (t) => {
   const results = [...RESULTS, { title: 'Köln', url: 'https://de.wikipedia.org/wiki/K%C3%B6ln' }]
   const s = await stand(t, { json: chatCompletion({ verdict: 'supported', confidence: 0.8, explanation: 'x', citations: [{ url: 'https://EN.Wikipedia.org/wiki/Eiffel_Tower#Height', stance: 'supports' }, { url: 'https://de.wikipedia.org/wiki/Köln', stance: 'context' }] }) }, results)
-  const out = body(await runInline(handler, { claim: CLAIM }, { providers: s.providers }))
+  const out = okBody(await runInline(handler, { claim: CLAIM }, { providers: s.providers }))
   t.same(out.citations.map((c: any) => [c.position, c.url]), [[1, RESULTS[0]!.url], [4, 'https://de.wikipedia.org/wiki/K%C3%B6ln']], 'the URLs as the search gave them')
 })
 
 t.test('a searchQuery is searched instead of the claim', async (t) => {
   const s = await stand(t, { json: chatCompletion({ verdict: 'unverifiable', confidence: 0.2, explanation: 'The sources do not say.', citations: [] }) })
-  const out = body(await runInline(handler, { claim: CLAIM, searchQuery: 'eiffel tower height' }, { from: 'query', providers: s.providers }))
+  const out = okBody(await runInline(handler, { claim: CLAIM, searchQuery: 'eiffel tower height' }, { from: 'query', providers: s.providers }))
   t.equal(s.received[0]!.query.get('q'), 'eiffel tower height')
   t.equal(s.received[0]!.query.get('count'), '8', 'default count')
   t.match(out, { verdict: 'unverifiable', citations: [], searchQuery: 'eiffel tower height' })
@@ -89,7 +85,7 @@ t.test('a searchQuery is searched instead of the claim', async (t) => {
 
 t.test('no search results: unverifiable, no model call', async (t) => {
   const s = await stand(t, { status: 500, text: 'must not be called' }, [])
-  const out = body(await runInline(handler, { claim: CLAIM }, { providers: s.providers }))
+  const out = okBody(await runInline(handler, { claim: CLAIM }, { providers: s.providers }))
   t.equal(s.received.length, 1, 'only the search')
   t.match(out, { verdict: 'unverifiable', confidence: null, citations: [], sources: [], model: null, usage: null })
 })

@@ -1,13 +1,8 @@
 import t from 'tap'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { dydxStandIn, hyperliquidStandIn, perpMetaAndCtxs, startJsonStandIn } from '../../test/helpers/hyperliquid-stand-in.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 async function venues(t: { teardown(fn: () => unknown): void }) {
   const hl = await hyperliquidStandIn(t, { metaAndAssetCtxs: perpMetaAndCtxs })
@@ -21,7 +16,7 @@ t.test('the example is valid', async (t) => {
 
 t.test('spreads for coins on both venues, widest first', async (t) => {
   const { hl, dydx, providers } = await venues(t)
-  const out = body(await runInline(handler, {}, { providers }))
+  const out = okBody(await runInline(handler, {}, { providers }))
   t.equal(hl.requests.length, 1)
   t.equal(dydx.requests[0]!.path, '/v4/perpetualMarkets')
   t.equal(out.coinsOnBothVenues, 3, 'BTC, ETH, PEPE (SOL is only on dYdX)')
@@ -38,12 +33,12 @@ t.test('spreads for coins on both venues, widest first', async (t) => {
 
 t.test('threshold, coins, limit', async (t) => {
   const { providers } = await venues(t)
-  const min = body(await runInline(handler, { minSpreadAnnualizedPercent: '5' }, { from: 'query', providers }))
+  const min = okBody(await runInline(handler, { minSpreadAnnualizedPercent: '5' }, { from: 'query', providers }))
   t.same(min.opportunities.map((o: any) => o.coin), ['PEPE', 'ETH'])
   t.equal(min.opportunitiesFound, 2)
-  const some = body(await runInline(handler, { coins: ['btc', 'sol'] }, { providers }))
+  const some = okBody(await runInline(handler, { coins: ['btc', 'sol'] }, { providers }))
   t.same(some.opportunities.map((o: any) => o.coin), ['BTC'], 'SOL is not on both venues')
-  const one = body(await runInline(handler, { limit: 1 }, { providers }))
+  const one = okBody(await runInline(handler, { limit: 1 }, { providers }))
   t.equal(one.opportunities.length, 1)
   t.equal(one.opportunitiesFound, 3)
 })

@@ -1,14 +1,9 @@
 import t from 'tap'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { chatCompletion, llmSettings, providerStandIn, sentData, sentSystem, type Answer, type Received } from '../../test/helpers/llm-stand-in.js'
 import { braveSettings, braveSuggestResponse, braveValidationError } from '../../test/helpers/search-brave-stand-in.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 const SUGGEST: Record<string, string[]> = {
   'running shoes': ['running shoes', 'running shoes for women', 'running shoes sale', 'Running  Shoes Nike'],
@@ -35,7 +30,7 @@ async function stand(t: Parameters<typeof providerStandIn>[0], model: Answer = {
 
 t.test('a keyword with $ signs goes into the query patterns unchanged', async (t) => {
   const s = await stand(t)
-  body(await runInline(handler, { keyword: "save $$ with $& and $'", expansions: 2 }, { providers: s.providers }))
+  okBody(await runInline(handler, { keyword: "save $$ with $& and $'", expansions: 2 }, { providers: s.providers }))
   t.same(s.received.filter((r) => r.path === '/res/v1/suggest/search').map((r) => r.query.get('q')), ["save $$ with $& and $'", "best save $$ with $& and $'", "how save $$ with $& and $'"])
 })
 
@@ -45,7 +40,7 @@ t.test('the example validates', async (t) => {
 
 t.test('suggestions, clustered by intent, no volumes', async (t) => {
   const s = await stand(t)
-  const out = body(await runInline(handler, { keyword: '  running   shoes ', expansions: 2, count: 8, country: 'gb', language: 'EN' }, { providers: s.providers }))
+  const out = okBody(await runInline(handler, { keyword: '  running   shoes ', expansions: 2, count: 8, country: 'gb', language: 'EN' }, { providers: s.providers }))
   const calls = s.received.filter((r) => r.path === '/res/v1/suggest/search')
   t.same(calls.map((r) => r.query.get('q')), ['running shoes', 'best running shoes', 'how running shoes'])
   t.ok(calls.every((r) => r.query.get('count') === '8' && r.query.get('country') === 'GB' && r.query.get('lang') === 'en'))
@@ -72,7 +67,7 @@ t.test('suggestions, clustered by intent, no volumes', async (t) => {
 t.test('a dedicated suggest key is used when set; keywords the model leaves out are listed', async (t) => {
   const partial = { clusters: [{ name: 'Buying', intent: 'transactional', keywords: ['running shoes sale'] }] }
   const s = await stand(t, { json: chatCompletion(partial) })
-  const out = body(await runInline(handler, { keyword: 'running shoes', expansions: 0 }, { from: 'query', providers: { ...s.providers, BRAVE_SUGGEST_API_KEY: 'suggest-token' } }))
+  const out = okBody(await runInline(handler, { keyword: 'running shoes', expansions: 0 }, { from: 'query', providers: { ...s.providers, BRAVE_SUGGEST_API_KEY: 'suggest-token' } }))
   t.equal(s.received[0]!.headers['x-subscription-token'], 'suggest-token')
   t.equal(s.received[0]!.query.get('count'), '10', 'default count')
   t.equal(s.received.filter((r) => r.path === '/res/v1/suggest/search').length, 1, 'expansions 0: the seed only')
@@ -80,12 +75,12 @@ t.test('a dedicated suggest key is used when set; keywords the model leaves out 
   t.match(out.keywords.find((k: any) => k.keyword === 'Running Shoes Nike'), { cluster: null, intent: null })
   // without BRAVE_SEARCH_API_KEY at all, the suggest key alone is enough
   const only = { BRAVE_SEARCH_URL: s.url, BRAVE_SUGGEST_API_KEY: 'suggest-token', ...llmSettings(s.url) }
-  t.ok(body(await runInline(handler, { keyword: 'running shoes', expansions: 0 }, { providers: only })).clusters.length)
+  t.ok(okBody(await runInline(handler, { keyword: 'running shoes', expansions: 0 }, { providers: only })).clusters.length)
 })
 
 t.test('no suggestions: empty answer, no model call', async (t) => {
   const s = await stand(t, { status: 500, text: 'must not be called' })
-  const out = body(await runInline(handler, { keyword: 'qzxv unknown' }, { providers: s.providers }))
+  const out = okBody(await runInline(handler, { keyword: 'qzxv unknown' }, { providers: s.providers }))
   t.equal(s.received.filter((r) => r.path === '/v1/chat/completions').length, 0)
   t.match(out, { keywords: [], clusters: [], model: null, usage: null, volume: null })
 })

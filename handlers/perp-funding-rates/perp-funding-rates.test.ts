@@ -1,13 +1,8 @@
 import t from 'tap'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { dydxStandIn, hyperliquidStandIn, perpMetaAndCtxs, startJsonStandIn } from '../../test/helpers/hyperliquid-stand-in.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 async function venues(t: { teardown(fn: () => unknown): void }) {
   const hl = await hyperliquidStandIn(t, { metaAndAssetCtxs: perpMetaAndCtxs })
@@ -21,7 +16,7 @@ t.test('the example is valid', async (t) => {
 
 t.test('both venues, matched by base asset', async (t) => {
   const { hl, dydx, providers } = await venues(t)
-  const out = body(await runInline(handler, {}, { providers }))
+  const out = okBody(await runInline(handler, {}, { providers }))
   t.same(hl.requests.map((r) => r.body), [{ type: 'metaAndAssetCtxs' }])
   t.same(dydx.requests.map((r) => [r.method, r.path]), [['GET', '/v4/perpetualMarkets']])
   t.same(out.venues, [
@@ -43,12 +38,12 @@ t.test('both venues, matched by base asset', async (t) => {
 
 t.test('asked coins, sorting, not found', async (t) => {
   const { providers } = await venues(t)
-  const out = body(await runInline(handler, { coins: 'eth', sort: 'lowest' }, { from: 'query', providers }))
+  const out = okBody(await runInline(handler, { coins: 'eth', sort: 'lowest' }, { from: 'query', providers }))
   t.same(out.coins.map((c: any) => c.coin), ['ETH'])
-  const some = body(await runInline(handler, { coins: ['BTC', 'ETH', 'DOGE'], sort: 'lowest' }, { providers }))
+  const some = okBody(await runInline(handler, { coins: ['BTC', 'ETH', 'DOGE'], sort: 'lowest' }, { providers }))
   t.same(some.coins.map((c: any) => c.coin), ['ETH', 'BTC'], 'ETH has -0.00002 on Hyperliquid')
   t.same(some.notFound, ['DOGE'])
-  const byName = body(await runInline(handler, { sort: 'coin', limit: 2 }, { providers }))
+  const byName = okBody(await runInline(handler, { sort: 'coin', limit: 2 }, { providers }))
   t.same(byName.coins.map((c: any) => c.coin), ['BTC', 'ETH'])
   t.equal(byName.coinsMatched, 4)
 })
@@ -56,14 +51,14 @@ t.test('asked coins, sorting, not found', async (t) => {
 t.test('one venue failing: a partial answer that says so', async (t) => {
   const hl = await hyperliquidStandIn(t, { metaAndAssetCtxs: perpMetaAndCtxs })
   const down = await startJsonStandIn(t, () => ({ status: 503, raw: 'maintenance' }))
-  const out = body(await runInline(handler, { coins: ['BTC'] }, { providers: { HYPERLIQUID_API_URL: hl.url, DYDX_INDEXER_URL: down.url } }))
+  const out = okBody(await runInline(handler, { coins: ['BTC'] }, { providers: { HYPERLIQUID_API_URL: hl.url, DYDX_INDEXER_URL: down.url } }))
   t.equal(out.partial, true)
   t.match(out.venues[1], { venue: 'dydx', status: 'failed', markets: 0, error: /HTTP 503/ })
   t.match(out.coins[0], { coin: 'BTC', dydx: null, hyperliquid: { fundingRateHourly: 0.0000125 } })
   const garbage = await dydxStandIn(t, { markets: null })
-  const out2 = body(await runInline(handler, {}, { providers: { HYPERLIQUID_API_URL: hl.url, DYDX_INDEXER_URL: garbage.url + '/' } }))
+  const out2 = okBody(await runInline(handler, {}, { providers: { HYPERLIQUID_API_URL: hl.url, DYDX_INDEXER_URL: garbage.url + '/' } }))
   t.match(out2.venues[1], { venue: 'dydx', status: 'failed', error: /unexpected shape/ })
-  const out3 = body(await runInline(handler, {}, { providers: { HYPERLIQUID_API_URL: down.url, DYDX_INDEXER_URL: (await dydxStandIn(t)).url } }))
+  const out3 = okBody(await runInline(handler, {}, { providers: { HYPERLIQUID_API_URL: down.url, DYDX_INDEXER_URL: (await dydxStandIn(t)).url } }))
   t.match(out3.venues, [{ venue: 'hyperliquid', status: 'failed', markets: 0 }, { venue: 'dydx', status: 'ok', markets: 4 }])
   t.equal(out3.coins.find((c: any) => c.coin === 'BTC').hyperliquid, null)
 })

@@ -1,13 +1,8 @@
 import t from 'tap'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { hyperliquidStandIn, perpMetaAndCtxs, startJsonStandIn } from '../../test/helpers/hyperliquid-stand-in.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 const history = [
   { coin: 'BTC', fundingRate: '0.00001', premium: '0.0001', time: 1_700_003_600_000 },
@@ -20,7 +15,7 @@ t.test('the example is valid', async (t) => {
 
 t.test('one coin: live figures and its funding history', async (t) => {
   const hl = await hyperliquidStandIn(t, { metaAndAssetCtxs: perpMetaAndCtxs, fundingHistory: history })
-  const out = body(await runInline(handler, { coin: 'btc', historyHours: '48' }, { from: 'query', providers: { HYPERLIQUID_API_URL: hl.url } }))
+  const out = okBody(await runInline(handler, { coin: 'btc', historyHours: '48' }, { from: 'query', providers: { HYPERLIQUID_API_URL: hl.url } }))
   t.equal(out.venue, 'hyperliquid')
   t.equal(out.markets.length, 1)
   t.match(out.markets[0], {
@@ -56,15 +51,15 @@ t.test('one coin: live figures and its funding history', async (t) => {
 t.test('market list: sorted, limited, delisted left out', async (t) => {
   const hl = await hyperliquidStandIn(t, { metaAndAssetCtxs: perpMetaAndCtxs })
   const providers = { HYPERLIQUID_API_URL: hl.url + '/' }
-  const highest = body(await runInline(handler, {}, { providers }))
+  const highest = okBody(await runInline(handler, {}, { providers }))
   t.same(highest.markets.map((m: any) => m.coin), ['kPEPE', 'BTC', 'ETH'])
   t.equal(highest.marketsTotal, 3)
   t.equal(highest.history, null)
   t.equal(highest.markets[0].fundingRateAnnualized, 0.876)
   t.equal(highest.markets[2].fundingAnnualizedPercent, -17.52)
-  const lowest = body(await runInline(handler, { sort: 'lowest', limit: 1 }, { providers }))
+  const lowest = okBody(await runInline(handler, { sort: 'lowest', limit: 1 }, { providers }))
   t.same(lowest.markets.map((m: any) => m.coin), ['ETH'])
-  const oi = body(await runInline(handler, { sort: 'openInterest', includeDelisted: true }, { providers }))
+  const oi = okBody(await runInline(handler, { sort: 'openInterest', includeDelisted: true }, { providers }))
   t.same(oi.markets.map((m: any) => m.coin), ['BTC', 'ETH', 'kPEPE', 'OLD'])
   t.match(oi.markets[3], { coin: 'OLD', isDelisted: true, premium: null, midPx: null })
   t.equal(hl.requests.length, 3, 'one metaAndAssetCtxs call each, no history')

@@ -1,13 +1,8 @@
 import t from 'tap'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { hyperliquidStandIn, startJsonStandIn } from '../../test/helpers/hyperliquid-stand-in.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 // the documented l2Book shape: levels = [bids, asks], decimal strings, n = number of orders
 const book = (coin: string) => ({
@@ -32,7 +27,7 @@ t.test('the example is valid', async (t) => {
 
 t.test('levels, top of book and totals', async (t) => {
   const hl = await hyperliquidStandIn(t, { l2Book: (b: any) => book(b.coin) })
-  const out = body(await runInline(handler, { coin: 'ETH', nSigFigs: '5' }, { from: 'query', providers: { HYPERLIQUID_API_URL: hl.url } }))
+  const out = okBody(await runInline(handler, { coin: 'ETH', nSigFigs: '5' }, { from: 'query', providers: { HYPERLIQUID_API_URL: hl.url } }))
   t.equal(hl.requests.length, 1)
   t.same(hl.requests[0]!.body, { type: 'l2Book', coin: 'ETH', nSigFigs: 5 })
   t.match(out, { venue: 'hyperliquid', coin: 'ETH', time: '2025-08-06T03:29:34.231Z', nSigFigs: 5, bestBid: 100, bestAsk: 100.5, mid: 100.25, spread: 0.5 })
@@ -48,7 +43,7 @@ t.test('levels, top of book and totals', async (t) => {
 
 t.test('depth cuts the levels; no nSigFigs is not sent', async (t) => {
   const hl = await hyperliquidStandIn(t, { l2Book: (b: any) => book(b.coin) })
-  const out = body(await runInline(handler, { coin: 'BTC', depth: 1 }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
+  const out = okBody(await runInline(handler, { coin: 'BTC', depth: 1 }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
   t.same(hl.requests[0]!.body, { type: 'l2Book', coin: 'BTC' })
   t.equal(out.bids.length, 1)
   t.equal(out.asks.length, 1)
@@ -57,7 +52,7 @@ t.test('depth cuts the levels; no nSigFigs is not sent', async (t) => {
 
 t.test('an empty side: no mid, no spread', async (t) => {
   const hl = await hyperliquidStandIn(t, { l2Book: { coin: 'X', time: 1, levels: [[{ px: '5', sz: '1', n: 1 }], []] } })
-  const out = body(await runInline(handler, { coin: 'X' }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
+  const out = okBody(await runInline(handler, { coin: 'X' }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
   t.match(out, { bestBid: 5, bestAsk: null, mid: null, spread: null, spreadBps: null, asks: [] })
 })
 

@@ -1,13 +1,9 @@
 import t from 'tap'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { clearinghouseFixture, hyperliquidStandIn, startJsonStandIn } from '../../test/helpers/hyperliquid-stand-in.js'
 import handler from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const USER = '0xAbCdEf0123456789aBcDeF0123456789AbCdEf01'
 
 const answers = {
@@ -29,7 +25,7 @@ t.test('the example is valid', async (t) => {
 
 t.test('positions, margin, spot and open orders', async (t) => {
   const hl = await hyperliquidStandIn(t, answers)
-  const out = body(await runInline(handler, { address: USER }, { from: 'query', providers: { HYPERLIQUID_API_URL: hl.url } }))
+  const out = okBody(await runInline(handler, { address: USER }, { from: 'query', providers: { HYPERLIQUID_API_URL: hl.url } }))
   t.same(hl.requests.map((r) => r.body.type).sort(), ['clearinghouseState', 'openOrders', 'spotClearinghouseState'])
   for (const r of hl.requests) t.equal(r.body.user, USER.toLowerCase(), `${r.body.type} asks for the lower-cased user`)
   t.match(out, { venue: 'hyperliquid', address: USER.toLowerCase(), time: '2025-08-06T03:29:34.231Z', hasActivity: true, withdrawableUsd: 9750, crossMaintenanceMarginUsedUsd: 40, positionsCount: 2 })
@@ -56,7 +52,7 @@ t.test('positions, margin, spot and open orders', async (t) => {
 
 t.test('spot and orders can be skipped', async (t) => {
   const hl = await hyperliquidStandIn(t, answers)
-  const out = body(await runInline(handler, { address: USER, includeSpot: false, includeOpenOrders: 'false' }, { from: 'query', providers: { HYPERLIQUID_API_URL: hl.url } }))
+  const out = okBody(await runInline(handler, { address: USER, includeSpot: false, includeOpenOrders: 'false' }, { from: 'query', providers: { HYPERLIQUID_API_URL: hl.url } }))
   t.same(hl.requests.map((r) => r.body.type), ['clearinghouseState'])
   t.equal(out.spot, null)
   t.equal(out.openOrders, null)
@@ -64,7 +60,7 @@ t.test('spot and orders can be skipped', async (t) => {
 
 t.test('an address with no account: empty, not an error', async (t) => {
   const hl = await hyperliquidStandIn(t, { clearinghouseState: clearinghouseFixture([], '0.0'), spotClearinghouseState: { balances: [] }, openOrders: [] })
-  const out = body(await runInline(handler, { address: USER }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
+  const out = okBody(await runInline(handler, { address: USER }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
   t.match(out, { hasActivity: false, positionsCount: 0, positions: [], spot: { balances: [] }, openOrders: { count: 0 } })
 })
 
@@ -90,7 +86,7 @@ t.test('null and non-object spot balances and open orders are left out, not a cr
     spotClearinghouseState: { balances: [null, 'USDC', { token: 3 }, answers.spotClearinghouseState.balances[1]] },
     openOrders: [null, 7, answers.openOrders[0], { side: 'A' }],
   })
-  const out = body(await runInline(handler, { address: USER }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
+  const out = okBody(await runInline(handler, { address: USER }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
   t.same(out.spot.balances.map((b: any) => b.coin), ['HYPE'])
   t.same(out.openOrders, { count: 1, buy: 1, sell: 0, byCoin: { BTC: 1 } })
 })

@@ -1,13 +1,8 @@
 import t from 'tap'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { hyperliquidStandIn, spotMetaAndCtxsFixture, startJsonStandIn } from '../../test/helpers/hyperliquid-stand-in.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 t.test('the example is valid', async (t) => {
   t.equal(compileInputValidator(handler).validate(structuredClone(handler.example), 'body'), null)
@@ -15,7 +10,7 @@ t.test('the example is valid', async (t) => {
 
 t.test('all pairs, by volume, with token details', async (t) => {
   const hl = await hyperliquidStandIn(t, { spotMetaAndAssetCtxs: spotMetaAndCtxsFixture })
-  const out = body(await runInline(handler, {}, { providers: { HYPERLIQUID_API_URL: hl.url } }))
+  const out = okBody(await runInline(handler, {}, { providers: { HYPERLIQUID_API_URL: hl.url } }))
   t.same(hl.requests.map((r) => [r.method, r.path, r.body]), [['POST', '/info', { type: 'spotMetaAndAssetCtxs' }]])
   t.match(out, { venue: 'hyperliquid', tokensTotal: 3, pairsTotal: 2, tokenFound: null, pairsMatched: 2 })
   t.same(out.pairs.map((p: any) => p.pair), ['HYPE/USDC', 'PURR/USDC'])
@@ -42,15 +37,15 @@ t.test('all pairs, by volume, with token details', async (t) => {
 t.test('filters and sorts', async (t) => {
   const hl = await hyperliquidStandIn(t, { spotMetaAndAssetCtxs: spotMetaAndCtxsFixture })
   const providers = { HYPERLIQUID_API_URL: hl.url }
-  const purr = body(await runInline(handler, { token: 'purr' }, { from: 'query', providers }))
+  const purr = okBody(await runInline(handler, { token: 'purr' }, { from: 'query', providers }))
   t.match(purr, { tokenFound: true, pairsMatched: 1 })
   t.equal(purr.pairs[0].coin, 'PURR/USDC')
-  const usdc = body(await runInline(handler, { token: 'USDC', sort: 'change', limit: 1 }, { providers }))
+  const usdc = okBody(await runInline(handler, { token: 'USDC', sort: 'change', limit: 1 }, { providers }))
   t.equal(usdc.pairsMatched, 2)
   t.same(usdc.pairs.map((p: any) => p.pair), ['HYPE/USDC'])
-  const canonical = body(await runInline(handler, { canonicalOnly: true }, { providers }))
+  const canonical = okBody(await runInline(handler, { canonicalOnly: true }, { providers }))
   t.same(canonical.pairs.map((p: any) => p.pair), ['PURR/USDC'])
-  const none = body(await runInline(handler, { token: 'NOPE' }, { providers }))
+  const none = okBody(await runInline(handler, { token: 'NOPE' }, { providers }))
   t.match(none, { tokenFound: false, pairsMatched: 0, pairs: [] })
 })
 
@@ -74,13 +69,13 @@ t.test("a pair without its own context gets nulls, never another pair's prices",
   const [meta, ctxs] = spotMetaAndCtxsFixture as [unknown, Array<Record<string, unknown>>]
   // Hyperliquid sent only the @107 context: position 0 now holds HYPE's figures, not PURR's
   const hl = await hyperliquidStandIn(t, { spotMetaAndAssetCtxs: [meta, [ctxs[1]]] })
-  const out = body(await runInline(handler, { token: 'PURR' }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
+  const out = okBody(await runInline(handler, { token: 'PURR' }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
   t.match(out.pairs[0], { pair: 'PURR/USDC', markPx: null, dayNotionalVolume: null, marketCap: null })
 })
 
 t.test('tokens and pairs without a name are left out, not a crash', async (t) => {
   const [meta, ctxs] = spotMetaAndCtxsFixture as [{ tokens: unknown[]; universe: unknown[] }, unknown[]]
   const hl = await hyperliquidStandIn(t, { spotMetaAndAssetCtxs: [{ tokens: [{ index: 9 }, null, ...meta.tokens], universe: [...meta.universe, { tokens: [9, 0], index: 9 }, null] }, ctxs] })
-  const out = body(await runInline(handler, { token: 'HYPE' }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
+  const out = okBody(await runInline(handler, { token: 'HYPE' }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
   t.match(out, { tokenFound: true, pairsMatched: 1, pairs: [{ pair: 'HYPE/USDC', markPx: 40 }] })
 })

@@ -1,13 +1,9 @@
 import t from 'tap'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { hyperliquidStandIn, startJsonStandIn } from '../../test/helpers/hyperliquid-stand-in.js'
 import handler from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const VAULT = '0xdfc24b077bc1425ad1dea75bcb6f8158e10df303'
 const USER = '0x' + '1'.repeat(40)
 const T0 = 1_734_000_000_000
@@ -47,7 +43,7 @@ t.test('the example is valid', async (t) => {
 
 t.test('a vault: figures, depositors, performance', async (t) => {
   const hl = await hyperliquidStandIn(t, { vaultDetails: details })
-  const out = body(await runInline(handler, { vaultAddress: VAULT.toUpperCase().replace('0X', '0x'), user: USER, topFollowers: '2' }, { from: 'query', providers: { HYPERLIQUID_API_URL: hl.url } }))
+  const out = okBody(await runInline(handler, { vaultAddress: VAULT.toUpperCase().replace('0X', '0x'), user: USER, topFollowers: '2' }, { from: 'query', providers: { HYPERLIQUID_API_URL: hl.url } }))
   t.same(hl.requests[0]!.body, { type: 'vaultDetails', vaultAddress: VAULT, user: USER })
   t.match(out, { found: true, name: 'Test Vault', leader: details.leader, isClosed: false, allowDeposits: true, tvlUsd: 1010000.5, apr: 0.3638712925909, aprPercent: 36.3871292591, leaderFraction: 0.1, maxWithdrawableUsd: 7425.68, relationship: 'normal' })
   t.equal(out.followersListed, 3)
@@ -62,7 +58,7 @@ t.test('a vault: figures, depositors, performance', async (t) => {
 
 t.test('no user: no followerState asked', async (t) => {
   const hl = await hyperliquidStandIn(t, { vaultDetails: { ...details, followerState: null } })
-  const out = body(await runInline(handler, { vaultAddress: VAULT }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
+  const out = okBody(await runInline(handler, { vaultAddress: VAULT }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
   t.same(hl.requests[0]!.body, { type: 'vaultDetails', vaultAddress: VAULT })
   t.equal(out.followerState, null)
   t.equal(out.topFollowers.length, 3)
@@ -70,7 +66,7 @@ t.test('no user: no followerState asked', async (t) => {
 
 t.test('not a vault: found false', async (t) => {
   const hl = await hyperliquidStandIn(t, { vaultDetails: null })
-  const out = body(await runInline(handler, { vaultAddress: USER }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
+  const out = okBody(await runInline(handler, { vaultAddress: USER }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
   t.match(out, { found: false, vaultAddress: USER })
 })
 
@@ -93,14 +89,14 @@ t.test('provider problems', async (t) => {
 t.test('odd history points (a time as a string, a null point) read as null instead of crashing', async (t) => {
   const odd = { ...details, portfolio: [['day', { accountValueHistory: [[String(T0), '1000.0'], null], pnlHistory: [null], vlm: '5.0' }]] }
   const hl = await hyperliquidStandIn(t, { vaultDetails: odd })
-  const out = body(await runInline(handler, { vaultAddress: VAULT }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
+  const out = okBody(await runInline(handler, { vaultAddress: VAULT }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
   t.same(out.performance.day, { from: null, to: null, accountValueStartUsd: 1000, accountValueEndUsd: null, pnlUsd: null, volumeUsd: 5, points: 2 })
   t.equal(out.tvlUsd, null)
 })
 
 t.test('null followers and null portfolio periods are skipped, not a crash', async (t) => {
   const hl = await hyperliquidStandIn(t, { vaultDetails: { ...details, portfolio: [null, ['week', null], ...details.portfolio], followers: [null, ...details.followers] } })
-  const out = body(await runInline(handler, { vaultAddress: VAULT }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
+  const out = okBody(await runInline(handler, { vaultAddress: VAULT }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
   t.equal(out.followersListed, 3)
   t.equal(out.topFollowers[0].equityUsd, 900000)
   t.equal(out.performance.week.pnlUsd, -500.25, 'the documented week period is still read')

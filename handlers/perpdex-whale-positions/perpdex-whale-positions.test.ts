@@ -1,13 +1,9 @@
 import t from 'tap'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { clearinghouseFixture, hyperliquidStandIn, startJsonStandIn } from '../../test/helpers/hyperliquid-stand-in.js'
 import handler from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const A = '0x' + 'a'.repeat(40)
 const B = '0x' + 'b'.repeat(40)
 const C = '0x' + 'c'.repeat(40)
@@ -30,7 +26,7 @@ t.test('the example is valid', async (t) => {
 
 t.test('all coins: ranked by notional across the given wallets', async (t) => {
   const hl = await hyperliquidStandIn(t, { clearinghouseState: (b: any) => accounts[b.user] })
-  const out = body(await runInline(handler, { addresses: [A, B.toUpperCase().replace('0X', '0x'), C, A] }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
+  const out = okBody(await runInline(handler, { addresses: [A, B.toUpperCase().replace('0X', '0x'), C, A] }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
   t.equal(hl.requests.length, 3, 'duplicates read once')
   t.same(hl.requests.map((r) => r.body.user).sort(), [A, B, C])
   t.match(out.scope, /3 address\(es\) given/)
@@ -50,7 +46,7 @@ t.test('all coins: ranked by notional across the given wallets', async (t) => {
 
 t.test('one coin, a notional floor and a limit', async (t) => {
   const hl = await hyperliquidStandIn(t, { clearinghouseState: (b: any) => accounts[b.user] })
-  const out = body(await runInline(handler, { addresses: JSON.stringify([A, B]), coin: 'btc', minNotionalUsd: '1500000', limit: 5 }, { from: 'query', providers: { HYPERLIQUID_API_URL: hl.url } }))
+  const out = okBody(await runInline(handler, { addresses: JSON.stringify([A, B]), coin: 'btc', minNotionalUsd: '1500000', limit: 5 }, { from: 'query', providers: { HYPERLIQUID_API_URL: hl.url } }))
   t.equal(out.coin, 'btc')
   t.same(out.positions.map((p: any) => [p.address, p.coin, p.notionalUsd]), [[B, 'BTC', 2500000]])
   t.same(out.totals, { longNotionalUsd: 0, shortNotionalUsd: 2500000, netNotionalUsd: -2500000 })
@@ -58,7 +54,7 @@ t.test('one coin, a notional floor and a limit', async (t) => {
 
 t.test('a failing address is reported, the rest answered', async (t) => {
   const hl = await startJsonStandIn(t, (r) => (r.body.user === B ? { status: 500, raw: 'boom' } : { json: accounts[r.body.user] }))
-  const out = body(await runInline(handler, { addresses: [A, B] }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
+  const out = okBody(await runInline(handler, { addresses: [A, B] }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
   t.equal(out.addressesScanned, 1)
   t.same(out.addressesFailed.map((f: any) => f.address), [B])
   t.match(out.addressesFailed[0].reason, /HTTP 500/)

@@ -1,14 +1,9 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { awaitingMarket, btcEvent, fedEvent, openMarket, resolvedMarket } from '../../test/helpers/market-polymarket-data.js'
 import { marketStandIn, type RecordedRequest } from '../../test/helpers/market-stand-in.js'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
 import handler, { resolveMarket } from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 const doneEvent = { ...fedEvent, id: '2002', slug: 'fed-all-done', markets: [resolvedMarket, { ...awaitingMarket, outcomePrices: '["0", "1"]', umaResolutionStatus: 'resolved' }] }
 const events = [btcEvent, fedEvent, doneEvent]
@@ -45,7 +40,7 @@ function route(req: RecordedRequest) {
 t.test('an event with one resolved and one pending market', async (t) => {
   t.equal(compileInputValidator(handler).validate(structuredClone(handler.example), 'body'), null, 'the example is valid')
   const api = await marketStandIn(t, route)
-  const out = body(await runInline(handler, handler.example, { providers: { POLYMARKET_GAMMA_URL: api.url } }))
+  const out = okBody(await runInline(handler, handler.example, { providers: { POLYMARKET_GAMMA_URL: api.url } }))
   t.equal(api.last().path, '/events/slug/fed-decision-in-september', 'by slug, whatever its status (the event is closed)')
   t.match(out, { found: true, kind: 'event', marketCount: 2 })
   t.match(out.event, { id: '2001', title: 'Fed decision in September?', status: 'partially-resolved', resolved: false, resolutionSource: 'https://www.federalreserve.gov', closed: true, url: 'https://polymarket.com/event/fed-decision-in-september' })
@@ -74,29 +69,29 @@ t.test('an event with one resolved and one pending market', async (t) => {
 t.test('a fully resolved event, an open market, look-ups by id', async (t) => {
   const api = await marketStandIn(t, route)
   const providers = { POLYMARKET_GAMMA_URL: api.url }
-  const done = body(await runInline(handler, { eventId: '2002' }, { from: 'query', providers }))
+  const done = okBody(await runInline(handler, { eventId: '2002' }, { from: 'query', providers }))
   t.equal(api.last().path, '/events/2002')
   t.match(done.event, { status: 'resolved', resolved: true })
   t.equal(done.markets[1].winningOutcome, 'No')
-  const open = body(await runInline(handler, { slug: openMarket.slug }, { providers }))
+  const open = okBody(await runInline(handler, { slug: openMarket.slug }, { providers }))
   t.match(open, { kind: 'market', markets: [{ status: 'open', resolved: false, winningOutcome: null, basis: 'the market is not closed' }] })
   t.equal(api.last().path, `/markets/slug/${openMarket.slug}`, 'no event had the slug, so the market slug was tried')
   // a resolved market is closed: the list's ?slug= filter (closed=false by default) would not find it
-  const resolvedBySlug = body(await runInline(handler, { slug: resolvedMarket.slug }, { providers }))
+  const resolvedBySlug = okBody(await runInline(handler, { slug: resolvedMarket.slug }, { providers }))
   t.match(resolvedBySlug, { found: true, kind: 'market', markets: [{ id: '253591', status: 'resolved', winningOutcome: 'Yes' }] })
-  const byId = body(await runInline(handler, { marketId: '253591' }, { providers }))
+  const byId = okBody(await runInline(handler, { marketId: '253591' }, { providers }))
   t.match(byId.markets[0], { winningOutcome: 'Yes' })
   t.equal(api.last().path, '/markets/253591')
-  const openEvent = body(await runInline(handler, { slug: btcEvent.slug }, { providers }))
+  const openEvent = okBody(await runInline(handler, { slug: btcEvent.slug }, { providers }))
   t.match(openEvent.event, { status: 'open', resolved: false, winningMarkets: [] })
 })
 
 t.test('not found', async (t) => {
   const api = await marketStandIn(t, route)
   const providers = { POLYMARKET_GAMMA_URL: api.url }
-  t.match(body(await runInline(handler, { slug: 'nothing-here' }, { providers })), { found: false, markets: [] })
-  t.match(body(await runInline(handler, { eventId: '999' }, { providers })), { found: false })
-  t.match(body(await runInline(handler, { marketId: '999' }, { providers })), { found: false })
+  t.match(okBody(await runInline(handler, { slug: 'nothing-here' }, { providers })), { found: false, markets: [] })
+  t.match(okBody(await runInline(handler, { eventId: '999' }, { providers })), { found: false })
+  t.match(okBody(await runInline(handler, { marketId: '999' }, { providers })), { found: false })
 })
 
 t.test('resolution rules', async (t) => {

@@ -1,14 +1,9 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { btcEvent, fedEvent, openMarket, resolvedMarket } from '../../test/helpers/market-polymarket-data.js'
 import { marketStandIn, type RecordedRequest } from '../../test/helpers/market-stand-in.js'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 function route(req: RecordedRequest) {
   // the lists apply their documented status default (closed=false) to a slug filter as well
@@ -34,7 +29,7 @@ function route(req: RecordedRequest) {
 t.test('events with markets, outcome prices parsed', async (t) => {
   t.equal(compileInputValidator(handler).validate(structuredClone(handler.example), 'body'), null, 'the example is valid')
   const api = await marketStandIn(t, route)
-  const out = body(await runInline(handler, handler.example, { providers: { POLYMARKET_GAMMA_URL: api.url } }))
+  const out = okBody(await runInline(handler, handler.example, { providers: { POLYMARKET_GAMMA_URL: api.url } }))
   const req = api.last()
   t.equal(req.path, '/events')
   t.equal(req.query.get('tag_slug'), 'crypto')
@@ -69,7 +64,7 @@ t.test('events with markets, outcome prices parsed', async (t) => {
     active: true,
     closed: false,
   })
-  const capped = body(await runInline(handler, { maxMarketsPerEvent: 1 }, { providers: { POLYMARKET_GAMMA_URL: api.url } }))
+  const capped = okBody(await runInline(handler, { maxMarketsPerEvent: 1 }, { providers: { POLYMARKET_GAMMA_URL: api.url } }))
   t.equal(capped.events[0].markets.length, 1)
   t.equal(capped.events[0].marketCount, 2)
   t.equal(api.last().query.has('tag_slug'), false)
@@ -78,28 +73,28 @@ t.test('events with markets, outcome prices parsed', async (t) => {
 t.test('slug: an event, else a market, else nothing', async (t) => {
   const api = await marketStandIn(t, route)
   const providers = { POLYMARKET_GAMMA_URL: api.url }
-  const ev = body(await runInline(handler, { slug: 'fed-decision-in-september' }, { from: 'query', providers }))
+  const ev = okBody(await runInline(handler, { slug: 'fed-decision-in-september' }, { from: 'query', providers }))
   t.equal(ev.events[0].title, 'Fed decision in September?', 'a closed event is found by its slug')
   t.equal(api.last().path, '/events/slug/fed-decision-in-september', 'by slug, not the list (whose status defaults would hide it)')
   t.equal(api.last().query.has('closed'), false, 'status filters are not applied to slugs')
-  const mk = body(await runInline(handler, { slug: openMarket.slug }, { providers }))
+  const mk = okBody(await runInline(handler, { slug: openMarket.slug }, { providers }))
   t.same(mk.events, [])
   t.equal(mk.markets[0].question, 'Will Bitcoin reach $150,000 by December 31?')
   t.equal(api.last().path, `/markets/slug/${openMarket.slug}`)
-  const resolved = body(await runInline(handler, { slug: resolvedMarket.slug }, { providers }))
+  const resolved = okBody(await runInline(handler, { slug: resolvedMarket.slug }, { providers }))
   t.match(resolved.markets, [{ id: '253591', closed: true, outcomes: [{ name: 'Yes', price: 1 }, { name: 'No', price: 0 }] }], 'a closed market is found by its slug')
-  const none = body(await runInline(handler, { slug: 'no-such-thing' }, { providers }))
+  const none = okBody(await runInline(handler, { slug: 'no-such-thing' }, { providers }))
   t.match(none, { events: [], markets: [], note: /no event or market/ })
 })
 
 t.test('search keeps open events by default', async (t) => {
   const api = await marketStandIn(t, route)
   const providers = { POLYMARKET_GAMMA_URL: api.url }
-  const open = body(await runInline(handler, { search: 'bitcoin' }, { providers }))
+  const open = okBody(await runInline(handler, { search: 'bitcoin' }, { providers }))
   t.equal(api.last().path, '/public-search')
   t.equal(api.last().query.get('q'), 'bitcoin')
   t.same(open.events.map((e: any) => e.id), ['16167'])
-  const closed = body(await runInline(handler, { search: 'fed', closed: true }, { providers }))
+  const closed = okBody(await runInline(handler, { search: 'fed', closed: true }, { providers }))
   t.same(closed.events.map((e: any) => e.id), ['2001'])
 })
 
@@ -138,10 +133,10 @@ t.test('search asks Polymarket for the status it wants and keeps closed markets 
   }
   const api = await marketStandIn(t, searchRoute)
   const providers = { POLYMARKET_GAMMA_URL: api.url }
-  const open = body(await runInline(handler, { search: 'markets', limit: 1 }, { providers }))
+  const open = okBody(await runInline(handler, { search: 'markets', limit: 1 }, { providers }))
   t.equal(api.last().query.get('events_status'), 'active')
   t.same(open.events.map((e: any) => e.id), ['16167'], 'the open event is found though closed ones rank first')
-  const closed = body(await runInline(handler, { search: 'fed', closed: true }, { providers }))
+  const closed = okBody(await runInline(handler, { search: 'fed', closed: true }, { providers }))
   t.equal(api.last().query.get('keep_closed_markets'), '1')
   t.equal(api.last().query.has('events_status'), false)
   const fed = closed.events.find((e: any) => e.id === '2001')

@@ -1,14 +1,9 @@
 import t from 'tap'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { providerStandIn } from '../../test/helpers/llm-stand-in.js'
 import { braveSettings, braveValidationError, braveWebResponse } from '../../test/helpers/search-brave-stand-in.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 const RESULTS = [
   { title: 'x402 &amp; <strong>HTTP</strong> 402', url: 'https://www.x402.org/', description: 'An open protocol for <strong>internet-native</strong> payments.', age: 'May 6, 2025', page_age: '2025-05-06T00:00:00', language: 'en', family_friendly: true, extra_snippets: ['first extra', 'second extra'] },
@@ -22,7 +17,7 @@ t.test('the example validates', async (t) => {
 
 t.test('maps Brave web results and sends the right request', async (t) => {
   const brave = await providerStandIn(t, (req) => ({ json: braveWebResponse(req.query.get('q')!, RESULTS, { altered: 'x402 payments protocol', more: true }) }))
-  const out = body(await runInline(handler, { q: ' x402 payment protocol ', count: '5', country: 'de', language: 'EN-GB', freshness: 'pw', safesearch: 'strict' }, { from: 'query', providers: braveSettings(brave.url) }))
+  const out = okBody(await runInline(handler, { q: ' x402 payment protocol ', count: '5', country: 'de', language: 'EN-GB', freshness: 'pw', safesearch: 'strict' }, { from: 'query', providers: braveSettings(brave.url) }))
   const sent = brave.received[0]!
   t.equal(sent.path, '/res/v1/web/search')
   t.equal(sent.headers['x-subscription-token'], 'brave-test-token')
@@ -47,7 +42,7 @@ t.test('maps Brave web results and sends the right request', async (t) => {
 
 t.test('numeric character references in titles and snippets are decoded', async (t) => {
   const brave = await providerStandIn(t, () => ({ json: braveWebResponse('q', [{ title: 'It&#x27;s &#8220;fast&#8221; &amp; free', url: 'https://a.example/', description: 'Don&#39;t wait &#X2014; go', extra_snippets: ['&#xD800; stays &#0;'] }]) }))
-  const out = body(await runInline(handler, { q: 'x', extraSnippets: true }, { providers: braveSettings(brave.url) }))
+  const out = okBody(await runInline(handler, { q: 'x', extraSnippets: true }, { providers: braveSettings(brave.url) }))
   t.equal(out.results[0].title, 'It\'s \u201cfast\u201d & free')
   t.equal(out.results[0].description, 'Don\'t wait \u2014 go')
   t.same(out.results[0].extraSnippets, ['&#xD800; stays &#0;'], 'references that are not characters stay as written')
@@ -55,7 +50,7 @@ t.test('numeric character references in titles and snippets are decoded', async 
 
 t.test('second page positions and extra snippets', async (t) => {
   const brave = await providerStandIn(t, () => ({ json: braveWebResponse('q', RESULTS.slice(0, 1)) }))
-  const out = body(await runInline(handler, { q: 'x402', count: 3, offset: 2, extraSnippets: true }, { providers: braveSettings(brave.url) }))
+  const out = okBody(await runInline(handler, { q: 'x402', count: 3, offset: 2, extraSnippets: true }, { providers: braveSettings(brave.url) }))
   t.equal(brave.received[0]!.query.get('offset'), '2')
   t.equal(brave.received[0]!.query.get('extra_snippets'), 'true')
   t.equal(out.results[0].position, 7)
@@ -64,7 +59,7 @@ t.test('second page positions and extra snippets', async (t) => {
 
 t.test('no results: an empty list, not an error', async (t) => {
   const brave = await providerStandIn(t, (req) => ({ json: braveWebResponse(req.query.get('q')!, []) }))
-  const out = body(await runInline(handler, { q: 'qwzxv nothing matches this' }, { providers: braveSettings(brave.url) }))
+  const out = okBody(await runInline(handler, { q: 'qwzxv nothing matches this' }, { providers: braveSettings(brave.url) }))
   t.same(out.results, [])
   t.equal(out.count, 0)
   t.equal(out.moreResultsAvailable, false)
