@@ -1,14 +1,10 @@
 import { generateKeyPairSync } from 'node:crypto'
 import t from 'tap'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { startDnsStandIn, type ZoneRecord } from '../../test/helpers/netcheck-dns-server.js'
 import handler from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 /** A DKIM TXT record for a fresh RSA key, split into 255-byte character-strings as DNS needs. */
 const dkimTxt = (bits: number, type: 'spki' | 'pkcs1' = 'spki') => {
   const p = generateKeyPairSync('rsa', { modulusLength: bits }).publicKey.export({ format: 'der', type }).toString('base64')
@@ -68,7 +64,7 @@ t.test('against a DNS stand-in', async (t) => {
     txt('back.loop.test', 'v=spf1 include:loop.test ~all'),
   ])
   const providers = { DNS_SERVERS: dns.server }
-  const audit = async (input: Record<string, unknown>) => body(await runInline(handler, input, { providers }))
+  const audit = async (input: Record<string, unknown>) => okBody(await runInline(handler, input, { providers }))
 
   t.test('a well-configured domain scores 100', async (t) => {
     const out = await audit({ domain: 'good.test', dkimSelectors: ['selector1', 'google'] })

@@ -1,12 +1,7 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { standIn, type ReceivedRequest } from '../../test/helpers/provider-stand-in.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 const KEY = 'hunter-secret-key'
 const source = (n: number) => ({ domain: 'example.com', uri: `http://example.com/page-${n}`, extracted_on: '2015-07-29', last_seen_on: '2017-07-01', still_on_page: n % 2 === 0 })
@@ -57,7 +52,7 @@ t.test('against a Hunter stand-in', async (t) => {
   const run = (input: unknown, from: 'query' | 'body' = 'body') => runInline(handler, input, { providers, from })
 
   t.test('finding a person maps email, score, sources and verification', async (t) => {
-    const out = body(await run(handler.example))
+    const out = okBody(await run(handler.example))
     t.match(out, { mode: 'finder', found: true, email: 'alexis@reddit.com', score: 97, firstName: 'Alexis', lastName: 'Ohanian', domain: 'reddit.com', company: 'Reddit', position: 'Cofounder', acceptAll: false, twitter: 'alexisohanian', linkedin: null })
     t.equal(out.sourcesCount, 7)
     t.equal(out.sources.length, 5, 'the first five sources are listed')
@@ -72,27 +67,27 @@ t.test('against a Hunter stand-in', async (t) => {
   })
 
   t.test('full name with company; a URL-ish domain is reduced to its host', async (t) => {
-    body(await run({ company: 'Reddit', fullName: 'Alexis Ohanian' }))
+    okBody(await run({ company: 'Reddit', fullName: 'Alexis Ohanian' }))
     t.equal(p.received.at(-1)!.query.get('company'), 'Reddit')
     t.equal(p.received.at(-1)!.query.get('full_name'), 'Alexis Ohanian')
-    body(await run({ domain: 'https://www.Reddit.com/about', firstName: 'Alexis', lastName: 'Ohanian' }))
+    okBody(await run({ domain: 'https://www.Reddit.com/about', firstName: 'Alexis', lastName: 'Ohanian' }))
     t.equal(p.received.at(-1)!.query.get('domain'), 'reddit.com')
   })
 
   t.test('no address, or a person who opted out, is found:false', async (t) => {
-    t.match(body(await run({ domain: 'reddit.com', firstName: 'No', lastName: 'Nobody' })), { found: false, email: null, reason: /no address/ })
-    t.match(body(await run({ domain: 'reddit.com', firstName: 'Very', lastName: 'Private' })), { found: false, email: null, reason: /asked Hunter not to process/ })
+    t.match(okBody(await run({ domain: 'reddit.com', firstName: 'No', lastName: 'Nobody' })), { found: false, email: null, reason: /no address/ })
+    t.match(okBody(await run({ domain: 'reddit.com', firstName: 'Very', lastName: 'Private' })), { found: false, email: null, reason: /asked Hunter not to process/ })
   })
 
   t.test('domain search lists addresses, bounded by limit', async (t) => {
-    const out = body(await run({ domain: 'stripe.com', limit: '2' }, 'query'))
+    const out = okBody(await run({ domain: 'stripe.com', limit: '2' }, 'query'))
     t.match(out, { mode: 'domain-search', domain: 'stripe.com', organization: 'Stripe', pattern: '{first}', acceptAll: true, webmail: false, total: 35 })
     t.same(out.emails[0], { email: 'ciaran@stripe.com', type: 'personal', confidence: 92, firstName: 'Ciaran', lastName: 'Lee', position: 'Support Engineer', seniority: 'senior', department: 'it', linkedin: null, twitter: 'ciaranlee', sourcesCount: 2, verification: { status: 'valid', date: '2022-05-01' } })
     t.equal(out.emails[1].verification.status, 'accept_all')
     const sent = p.received.at(-1)!
     t.equal(sent.path, '/v2/domain-search')
     t.equal(sent.query.get('limit'), '2')
-    const generic = body(await run({ domain: 'stripe.com', type: 'generic' }))
+    const generic = okBody(await run({ domain: 'stripe.com', type: 'generic' }))
     t.same(generic.emails.map((e: any) => e.email), ['press@stripe.com'])
     t.equal(p.received.at(-1)!.query.get('limit'), '10', 'default limit')
   })
@@ -136,9 +131,9 @@ t.test('null entries in Hunter lists (sources, emails) are skipped, not a crash'
       : { json: { data: { domain: 'stripe.com', emails: [null, { value: 'jane@stripe.com', type: 'personal', confidence: 90 }] }, meta: { results: 2 } } },
   )
   const providers = { HUNTER_API_URL: odd.url, HUNTER_API_KEY: KEY }
-  const found = body(await runInline(handler, handler.example, { providers }))
+  const found = okBody(await runInline(handler, handler.example, { providers }))
   t.match(found, { found: true, email: 'alexis@reddit.com', sourcesCount: 2, sources: [{ uri: 'http://example.com/page-1' }] })
   t.equal(found.sources.length, 1)
-  const domain = body(await runInline(handler, { domain: 'stripe.com' }, { providers }))
+  const domain = okBody(await runInline(handler, { domain: 'stripe.com' }, { providers }))
   t.same(domain.emails.map((e: any) => e.email), ['jane@stripe.com'])
 })

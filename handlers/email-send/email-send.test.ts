@@ -1,13 +1,8 @@
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser'
 import { SMTPServer } from 'smtp-server'
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 interface Received {
   user: string | undefined
@@ -56,7 +51,7 @@ t.test('against a local SMTP relay', async (t) => {
   const run = (input: unknown, from: 'query' | 'body' = 'body') => runInline(handler, input, { providers, from })
 
   t.test('the example is sent from the operator address, as received by the relay', async (t) => {
-    const out = body(await run(handler.example))
+    const out = okBody(await run(handler.example))
     t.same(out.accepted, ['jane@example.com'])
     t.same(out.rejected, [])
     t.match(out.messageId, /^<.+@.+>$/)
@@ -78,7 +73,7 @@ t.test('against a local SMTP relay', async (t) => {
 
   t.test('Reply-To, cc, bcc and a sanitized HTML body', async (t) => {
     const html = '<p>Hi <b>there</b> <a href="https://example.com/x">link</a> <a href="javascript:alert(1)">bad</a></p><script>alert(1)</script><img src="https://tracker.test/p.gif"><style>p{}</style>'
-    const out = body(await run({ to: ['a@example.com', 'b@example.com'], cc: 'c@example.com', bcc: ['d@example.com'], replyTo: 'buyer@example.org', subject: 'Ünïcode subject ✓', text: 'plain part', html }))
+    const out = okBody(await run({ to: ['a@example.com', 'b@example.com'], cc: 'c@example.com', bcc: ['d@example.com'], replyTo: 'buyer@example.org', subject: 'Ünïcode subject ✓', text: 'plain part', html }))
     t.same(out.accepted.sort(), ['a@example.com', 'b@example.com', 'c@example.com', 'd@example.com'])
     t.equal(out.htmlSanitized, true)
     const got = relay.received.at(-1)!
@@ -96,7 +91,7 @@ t.test('against a local SMTP relay', async (t) => {
   })
 
   t.test('some recipients refused: the rest is sent and the refused are listed', async (t) => {
-    const out = body(await run({ to: ['ok@example.com', 'nobody@blocked.test'], subject: 'partial', text: 'x' }))
+    const out = okBody(await run({ to: ['ok@example.com', 'nobody@blocked.test'], subject: 'partial', text: 'x' }))
     t.same(out.accepted, ['ok@example.com'])
     t.same(out.rejected, ['nobody@blocked.test'])
     t.same(relay.received.at(-1)!.rcptTo, ['ok@example.com'])
@@ -129,7 +124,7 @@ t.test('against a local SMTP relay', async (t) => {
   })
 
   t.test('a body of exactly 100 KB is accepted', async (t) => {
-    const out = body(await run({ to: 'big@example.com', subject: 'big', text: 'y'.repeat(100 * 1024) }))
+    const out = okBody(await run({ to: 'big@example.com', subject: 'big', text: 'y'.repeat(100 * 1024) }))
     t.same(out.accepted, ['big@example.com'])
     t.equal(relay.received.at(-1)!.mail.text?.trim().length, 100 * 1024)
   })

@@ -1,13 +1,8 @@
 import t from 'tap'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { startDnsStandIn } from '../../test/helpers/netcheck-dns-server.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 t.test('the example is valid', async (t) => {
   t.equal(compileInputValidator(handler).validate(structuredClone(handler.example), 'body'), null)
@@ -28,7 +23,7 @@ t.test('against a DNS stand-in', async (t) => {
     { name: 'x.33mail.com', type: 'MX', data: { preference: 10, exchange: 'mx.33mail.com' } },
   ], { servfail: ['broken.test', 'AAAA v6fails.test'] })
   const providers = { DNS_SERVERS: dns.server }
-  const check = async (email: string) => body(await runInline(handler, { email }, { providers, from: 'query' }))
+  const check = async (email: string) => okBody(await runInline(handler, { email }, { providers, from: 'query' }))
 
   t.test('a plausible corporate address: unknown, never "yes"', async (t) => {
     const out = await check('Jane.Doe+news@CORP.test')

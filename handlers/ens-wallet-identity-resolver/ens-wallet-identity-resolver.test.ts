@@ -7,13 +7,9 @@ import { compileInputValidator } from '../../src/pool/input-validator.js'
 import { withDevnet } from '../../test/helpers/devnet.js'
 import { compileSolidity, evmClients, write } from '../../test/helpers/evm-chain.js'
 import { ENS_SOL } from '../../test/helpers/evm-contracts.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const compiled = compileSolidity({ 'Ens.sol': ENS_SOL })
 const stranger = () => privateKeyToAccount(generatePrivateKey()).address
 const UR = getAddress(mainnet.contracts.ensUniversalResolver.address)
@@ -61,45 +57,45 @@ t.test('against anvil as chain 1 with a Universal Resolver stand-in at the addre
   const run = (input: Record<string, unknown>, opts: { allowPrivateNetwork?: boolean; providers?: Record<string, string> } = {}) => runInline(handler, input, { providers: opts.providers ?? providers, allowPrivateNetwork: opts.allowPrivateNetwork ?? true })
 
   t.test('name → address, records, avatar, and the primary name check', async (t) => {
-    const out = body(await run({ query: 'Alice.eth' }))
+    const out = okBody(await run({ query: 'Alice.eth' }))
     t.match(out, { kind: 'name', chainId: 1, name: 'alice.eth', address: alice, found: true, primaryName: 'alice.eth', primaryNameVerified: true })
     t.equal(out.records['com.github'], 'alice-gh')
     t.equal(out.records.url, 'https://alice.example')
     t.equal(out.records.description, null)
     t.same(out.avatar, { record: 'ipfs://QmAvatar', kind: 'ipfs', url: 'https://gw.example/ipfs/QmAvatar', nft: null })
     t.match(out.notes.join(' '), /normalized Alice\.eth to alice\.eth/)
-    const picked = body(await run({ query: 'alice.eth', records: ['url'] }))
+    const picked = okBody(await run({ query: 'alice.eth', records: ['url'] }))
     t.same(picked.records, { url: 'https://alice.example' })
   })
 
   t.test('address → verified primary name with its records', async (t) => {
-    const out = body(await run({ query: alice.toLowerCase() }))
+    const out = okBody(await run({ query: alice.toLowerCase() }))
     t.match(out, { kind: 'address', address: alice, name: 'alice.eth', primaryName: 'alice.eth', primaryNameVerified: true, found: true })
     t.equal(out.records['com.github'], 'alice-gh')
   })
 
   t.test('a reverse record that does not resolve back is not verified', async (t) => {
-    const out = body(await run({ query: bob }))
+    const out = okBody(await run({ query: bob }))
     t.match(out, { kind: 'address', address: bob, name: null, primaryName: 'alice.eth', primaryNameVerified: false, found: false, records: {} })
     t.match(out.notes.join(' '), /resolves to 0x.*not to this address/)
-    const none = body(await run({ query: stranger() }))
+    const none = okBody(await run({ query: stranger() }))
     t.match(none, { primaryName: null, primaryNameVerified: null, found: false })
   })
 
   t.test('unknown names, NFT avatars, and the primary name of a name\'s address', async (t) => {
-    t.match(body(await run({ query: 'nobody.eth' })), { found: false, address: null, primaryName: null })
-    const out = body(await run({ query: 'nft.eth' }))
+    t.match(okBody(await run({ query: 'nobody.eth' })), { found: false, address: null, primaryName: null })
+    const out = okBody(await run({ query: 'nft.eth' }))
     t.match(out, { address: carol, primaryName: null, primaryNameVerified: null })
     t.same(out.avatar.nft, { chainId: 1, standard: 'erc721', contract: '0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D', tokenId: '1234' })
   })
 
   t.test('offchain names are followed through the guarded fetch', async (t) => {
-    const out = body(await run({ query: 'carol.base.eth', records: ['url'] }))
+    const out = okBody(await run({ query: 'carol.base.eth', records: ['url'] }))
     t.equal(out.address, carol)
     t.same(out.records, { url: 'https://carol.example' })
     t.ok(gatewayCalls.some((x) => x.startsWith('POST /ccip')), 'the gateway got a POST')
     const n = gatewayCalls.length
-    const refused = body(await run({ query: 'carol.base.eth', records: ['url'] }, { allowPrivateNetwork: false }))
+    const refused = okBody(await run({ query: 'carol.base.eth', records: ['url'] }, { allowPrivateNetwork: false }))
     t.equal(refused.address, null)
     t.match(refused.notes.join(' '), /gateway gave no answer: .*private, loopback or link-local/)
     t.equal(gatewayCalls.length, n, 'the internal gateway was not reached')

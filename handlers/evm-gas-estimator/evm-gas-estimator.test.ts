@@ -5,13 +5,9 @@ import { compileInputValidator } from '../../src/pool/input-validator.js'
 import { withDevnet } from '../../test/helpers/devnet.js'
 import { compileSolidity, deploy, evmClients, rpcStandIn } from '../../test/helpers/evm-chain.js'
 import { TOKENS_SOL } from '../../test/helpers/evm-contracts.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const compiled = compileSolidity({ 'Tokens.sol': TOKENS_SOL })
 const stranger = () => privateKeyToAccount(generatePrivateKey()).address
 
@@ -30,7 +26,7 @@ t.test('against a real anvil', async (t) => {
   const someone = stranger()
 
   t.test('an ETH transfer costs 21000 gas, priced at every tier', async (t) => {
-    const out = body(await run({ kind: 'eth-transfer', from: me, to: someone, amount: '1.5' }))
+    const out = okBody(await run({ kind: 'eth-transfer', from: me, to: someone, amount: '1.5' }))
     t.equal(out.chainId, devnet.chainId)
     t.equal(out.willRevert, false)
     t.equal(out.gasUnits, '21000')
@@ -47,8 +43,8 @@ t.test('against a real anvil', async (t) => {
   })
 
   t.test('a call that does work: the estimate grows with the work', async (t) => {
-    const small = body(await run({ to: reverter, from: me, data: encodeFunctionData({ abi: compiled.Reverter!.abi, functionName: 'store', args: [1n] }) }))
-    const big = body(await run({ to: reverter, from: me, data: encodeFunctionData({ abi: compiled.Reverter!.abi, functionName: 'store', args: [10n] }) }))
+    const small = okBody(await run({ to: reverter, from: me, data: encodeFunctionData({ abi: compiled.Reverter!.abi, functionName: 'store', args: [1n] }) }))
+    const big = okBody(await run({ to: reverter, from: me, data: encodeFunctionData({ abi: compiled.Reverter!.abi, functionName: 'store', args: [10n] }) }))
     t.equal(small.willRevert, false)
     // nine more fresh storage slots at 22,100 gas each (EIP-2929 SSTORE from zero, cold)
     const diff = BigInt(big.gasUnits) - BigInt(small.gasUnits)
@@ -59,13 +55,13 @@ t.test('against a real anvil', async (t) => {
 
   t.test('reverts are answers with the decoded reason', async (t) => {
     const abi = compiled.Reverter!.abi
-    const s = body(await run({ to: reverter, data: encodeFunctionData({ abi, functionName: 'failString' }) }))
+    const s = okBody(await run({ to: reverter, data: encodeFunctionData({ abi, functionName: 'failString' }) }))
     t.match(s, { willRevert: true, gasUnits: null, cost: null, revert: { kind: 'error-string', reason: 'nope: not allowed' } })
     t.ok(s.fees.tiers, 'the fees are still given')
     t.match(s.notes.join(' '), /zero address/)
-    const p = body(await run({ to: reverter, data: encodeFunctionData({ abi, functionName: 'divide', args: [0n] }) }))
+    const p = okBody(await run({ to: reverter, data: encodeFunctionData({ abi, functionName: 'divide', args: [0n] }) }))
     t.match(p.revert, { kind: 'panic', reason: /0x12.*division/ })
-    const x = body(await run({ to: reverter, data: encodeFunctionData({ abi, functionName: 'failCustom' }) }))
+    const x = okBody(await run({ to: reverter, data: encodeFunctionData({ abi, functionName: 'failCustom' }) }))
     const selector = encodeFunctionData({ abi, functionName: 'failCustom' }) // not the error selector
     t.match(x.revert, { kind: 'custom-error', reason: /selector 0x/ })
     t.not(x.revert.data.slice(0, 10), selector)
@@ -73,24 +69,24 @@ t.test('against a real anvil', async (t) => {
   })
 
   t.test('an ERC-20 transfer builds the calldata from the token decimals', async (t) => {
-    const out = body(await run({ kind: 'erc20-transfer', from: me, token, to: someone, amount: '2.25' }))
+    const out = okBody(await run({ kind: 'erc20-transfer', from: me, token, to: someone, amount: '2.25' }))
     t.equal(out.willRevert, false)
     t.equal(out.transaction.to, token)
     t.equal(out.transaction.data, encodeFunctionData({ abi: compiled.PlainToken!.abi, functionName: 'transfer', args: [someone, parseUnits('2.25', 18)] }))
     t.ok(Number(out.gasUnits) > 21_000 && Number(out.gasUnits) < 100_000, out.gasUnits)
     t.match(out.notes.join(' '), /2250000000000000000 base units, 18 decimals/)
-    const broke = body(await run({ kind: 'erc20-transfer', from: someone, token, to: me, amount: '1' }))
+    const broke = okBody(await run({ kind: 'erc20-transfer', from: someone, token, to: me, amount: '1' }))
     t.match(broke, { willRevert: true, revert: { reason: 'ERC20: transfer amount exceeds balance' } })
     t.match(await run({ kind: 'erc20-transfer', from: me, token: someone, to: me, amount: '1' }), { ok: false, status: 422, field: 'token' }, 'no contract there')
     t.match(await run({ kind: 'erc20-transfer', from: me, token, to: me, amount: '1.0000000000000000001' }), { ok: false, status: 400, field: 'amount' })
   })
 
   t.test('an ETH transfer the sender cannot afford', async (t) => {
-    const out = body(await run({ kind: 'eth-transfer', from: someone, to: me, amount: '1' }))
+    const out = okBody(await run({ kind: 'eth-transfer', from: someone, to: me, amount: '1' }))
     t.equal(out.willRevert, true)
     t.match(out.revert, { kind: 'insufficient-funds', reason: /holds 0 ETH, less than the 1 ETH/ })
     t.match(out.sender, { balanceWei: '0' })
-    const poor = body(await run({ kind: 'eth-transfer', from: me, to: someone, amount: '1' }))
+    const poor = okBody(await run({ kind: 'eth-transfer', from: me, to: someone, amount: '1' }))
     t.equal(poor.sender.balanceWei, (await c.pub.getBalance({ address: me })).toString())
     t.same(poor.sender.affordable, { slow: true, standard: true, fast: true })
   })
@@ -98,7 +94,7 @@ t.test('against a real anvil', async (t) => {
   t.test('on an OP Stack chain the L1 data fee is added', async (t) => {
     await c.test.setCode({ address: '0x420000000000000000000000000000000000000F', bytecode: compiled.GasPriceOracleStandIn!.deployedBytecode })
     t.teardown(() => c.test.setCode({ address: '0x420000000000000000000000000000000000000F', bytecode: '0x' }))
-    const out = body(await run({ kind: 'eth-transfer', from: me, to: someone, amount: '1' }))
+    const out = okBody(await run({ kind: 'eth-transfer', from: me, to: someone, amount: '1' }))
     const nonce = await c.pub.getTransactionCount({ address: me })
     const std = out.fees.tiers.standard
     const unsigned = serializeTransaction({ chainId: devnet.chainId, type: 'eip1559', nonce, gas: 21000n, to: someone as Address, value: parseEther('1'), maxFeePerGas: BigInt(std.maxFeePerGas.wei), maxPriorityFeePerGas: BigInt(std.maxPriorityFeePerGas.wei) })

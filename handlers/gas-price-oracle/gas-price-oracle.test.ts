@@ -4,13 +4,8 @@ import { privateKeyToAccount } from 'viem/accounts'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
 import { withDevnet } from '../../test/helpers/devnet.js'
 import { evmClients, rpcStandIn } from '../../test/helpers/evm-chain.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 t.test('the example validates', async (t) => {
   t.equal(compileInputValidator(handler).validate(structuredClone(handler.example), 'body'), null)
@@ -39,7 +34,7 @@ t.test('fees from a real anvil with known tips', async (t) => {
   await c.test.mine({ blocks: 2 })
 
   t.test('tiers are medians of the per-block percentiles', async (t) => {
-    const out = body(await runInline(handler, { blocks: 10 }, { from: 'query', providers }))
+    const out = okBody(await runInline(handler, { blocks: 10 }, { from: 'query', providers }))
     const head = await c.pub.getBlock({ blockTag: 'latest' })
     t.equal(out.chainId, devnet.chainId)
     t.equal(out.blockNumber, head.number.toString())
@@ -68,7 +63,7 @@ t.test('fees from a real anvil with known tips', async (t) => {
   })
 
   t.test('a window of only empty blocks gives a zero tip', async (t) => {
-    const out = body(await runInline(handler, { blocks: 2 }, { from: 'query', providers }))
+    const out = okBody(await runInline(handler, { blocks: 2 }, { from: 'query', providers }))
     t.equal(out.window.blocks, 2)
     t.equal(out.window.blocksWithTransactions, 0)
     t.equal(out.tiers.fast.maxPriorityFeePerGas.wei, '0')
@@ -91,7 +86,7 @@ t.test('a chain without EIP-1559: only eth_gasPrice', async (t) => {
     return { raw: 'no', status: 500 }
   })
   t.teardown(node.close)
-  const out = body(await runInline(handler, {}, { providers: { CHAIN_DATA_RPC_URL: node.url } }))
+  const out = okBody(await runInline(handler, {}, { providers: { CHAIN_DATA_RPC_URL: node.url } }))
   t.match(out, { chainId: 56, blockNumber: '16', eip1559: false, baseFeePerGas: null, tiers: null, gasPrice: { wei: '5000000000', gwei: '5' } })
   t.notOk(node.calls.some((c) => c.method === 'eth_feeHistory'), 'no fee history asked')
 })

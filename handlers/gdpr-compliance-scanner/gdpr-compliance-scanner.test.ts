@@ -1,13 +1,9 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { html, webpageServer } from '../../test/helpers/webpage-server.js'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
 import handler, { siteOf } from './index.js'
 
-const ok = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const finding = (out: Record<string, any>, id: string) => out.findings.find((f: { id: string }) => f.id === id)
 const ids = (out: Record<string, any>) => out.findings.map((f: { id: string; severity: string }) => `${f.severity}:${f.id}`).sort()
 
@@ -46,7 +42,7 @@ t.test('a tracked page without a consent tool: cookies, trackers, third parties,
     },
     '/': html(TRACKED, { 'set-cookie': ['_ga=GA1.1.123; Max-Age=63072000; Path=/', 'PHPSESSID=s3cr3t; Path=/; HttpOnly', 'prefs=x; Max-Age=31536000'] }),
   })
-  const out = ok(await runInline(handler, { url: `${site.base}/start` }))
+  const out = okBody(await runInline(handler, { url: `${site.base}/start` }))
   t.match(out.disclaimer, /not legal advice/)
   t.equal(out.https, false)
   t.same(ids(out), [
@@ -75,7 +71,7 @@ t.test('a clean page with a consent tool and policy links', async (t) => {
     '/': html(`<html><head><script id="Cookiebot" src="https://consent.cookiebot.com/uc.js" data-cbid="x"></script></head>
       <body><a href="/privacy-policy">Privacy</a> <a href="/cookies">Cookie settings</a> <a href="/legal">Legal notice</a></body></html>`),
   })
-  const out = ok(await runInline(handler, { url: `${site.base}/` }))
+  const out = okBody(await runInline(handler, { url: `${site.base}/` }))
   t.same(out.consentManagement, { detected: true, platforms: [{ name: 'Cookiebot', evidence: 'consent.cookiebot.com' }] })
   t.same(ids(out), ['high:no-https', 'info:consent-tool', 'low:third-party-hosts'])
   t.equal(out.policyLinks.cookie[0], `${site.base}/cookies`)
@@ -87,7 +83,7 @@ t.test('trackers next to a consent tool are flagged as loading before the choice
   const site = await webpageServer(t, {
     '/': html(`<script src="https://cdn.cookielaw.org/scripttemplates/otSDKStub.js"></script><script src="https://connect.facebook.net/en_US/fbevents.js"></script><a href="/privacy">Privacy</a>`),
   })
-  const out = ok(await runInline(handler, { url: `${site.base}/` }))
+  const out = okBody(await runInline(handler, { url: `${site.base}/` }))
   t.equal(out.consentManagement.platforms[0].name, 'OneTrust')
   t.same(finding(out, 'trackers-load-before-consent'), { id: 'trackers-load-before-consent', severity: 'medium', message: finding(out, 'trackers-load-before-consent').message, evidence: ['Meta Pixel / Facebook SDK'] })
   t.notOk(finding(out, 'trackers-without-consent-tool'))
@@ -98,7 +94,7 @@ t.test('deeply nested pages: 8,000 levels are scanned, 40,000 refused with 422 (
     '/tables': html(`<html><body>${'<table><tr><td>'.repeat(2_000)}<a href="/privacy">Privacy policy</a>${'</td></tr></table>'.repeat(2_000)}</body></html>`),
     '/divs': html(`<html><body>${'<div>'.repeat(40_000)}</body></html>`),
   })
-  const out = ok(await runInline(handler, { url: `${site.base}/tables` }))
+  const out = okBody(await runInline(handler, { url: `${site.base}/tables` }))
   t.same(out.policyLinks.privacy, [`${site.base}/privacy`])
   t.match(await runInline(handler, { url: `${site.base}/divs` }), { ok: false, status: 422, field: 'url' })
 })

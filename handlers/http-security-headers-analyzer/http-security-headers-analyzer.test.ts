@@ -1,15 +1,11 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { webpageServer } from '../../test/helpers/webpage-server.js'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
 import { parseSetCookie } from '../_shared/webpage-fetch.js'
 import { gradeCsp, gradeHeaders, gradeHsts, gradeReferrerPolicy } from './grade.js'
 import handler from './index.js'
 
-const ok = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const byId = (checks: Array<{ id: string }>) => Object.fromEntries(checks.map((c) => [c.id, c])) as Record<string, any>
 const cookie = (line: string, setBy = 'https://a.test/') => ({ ...parseSetCookie(line)!, setBy })
 
@@ -100,7 +96,7 @@ t.test('a live answer: HEAD is used, headers and cookies are read, plain HTTP is
       res.end(req.method === 'HEAD' ? undefined : 'hello')
     },
   })
-  const out = ok(await runInline(handler, { url: `${site.base}/` }))
+  const out = okBody(await runInline(handler, { url: `${site.base}/` }))
   t.equal(out.method, 'HEAD')
   t.same(site.seen.map((r) => r.method), ['HEAD'])
   t.equal(out.https, false)
@@ -134,7 +130,7 @@ t.test('HEAD refused: GET is used; cookies of redirect hops are included', async
       res.end('ok')
     },
   })
-  const out = ok(await runInline(handler, { url: `${site.base}/start` }))
+  const out = okBody(await runInline(handler, { url: `${site.base}/start` }))
   t.equal(out.method, 'GET')
   t.same(site.seen.map((r) => `${r.method} ${r.url}`), ['HEAD /start', 'HEAD /page', 'GET /start', 'GET /page'])
   t.equal(out.status, 200)

@@ -1,7 +1,7 @@
 import t from 'tap'
 import sharp from 'sharp'
 import { crc32, deflateSync } from 'node:zlib'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okResult, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
 const gradient = async (width: number, height: number, format: 'png' | 'jpeg' = 'png') => {
@@ -9,11 +9,7 @@ const gradient = async (width: number, height: number, format: 'png' | 'jpeg' = 
   return (await sharp(Buffer.from(svg))[format]().toBuffer()).toString('base64')
 }
 
-const resize = async (input: Record<string, unknown>, accept?: string) => {
-  const out = await runInline(handler, input, { accept })
-  if (!out.ok) throw new Error(`${out.field}: ${out.message}`)
-  return out.result
-}
+const resize = async (input: Record<string, unknown>, accept?: string) => okResult(await runInline(handler, input, { accept }))
 
 /** A PNG whose header declares width×height but carries almost no pixel data. */
 function pngDeclaring(width: number, height: number): Buffer {
@@ -76,10 +72,9 @@ t.test('a decompression bomb is refused quickly', async (t) => {
 
 t.test('GET: a small image as base64url in the query string', async (t) => {
   const image = Buffer.from(await gradient(40, 20), 'base64').toString('base64url')
-  const out = await runInline(handler, { image, width: '10', format: 'png' }, { from: 'query' })
-  if (!out.ok) throw new Error(`${out.field}: ${out.message}`)
-  t.equal(out.result.contentType, 'image/png')
-  const meta = await sharp(Buffer.from(out.result.body as Uint8Array)).metadata()
+  const out = okResult(await runInline(handler, { image, width: '10', format: 'png' }, { from: 'query' }))
+  t.equal(out.contentType, 'image/png')
+  const meta = await sharp(Buffer.from(out.body as Uint8Array)).metadata()
   t.same([meta.width, meta.height], [10, 5])
 })
 

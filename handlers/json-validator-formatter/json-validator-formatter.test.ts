@@ -1,5 +1,5 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
 type Out = {
@@ -11,13 +11,9 @@ type Out = {
   schemaValid?: boolean
   schemaErrors?: { path: string; keyword: string; message: string }[]
 }
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Out
-}
 
 t.test('example: sorted, pretty, schema passes', async (t) => {
-  const out = body(await runInline(handler, handler.example))
+  const out = okBody<Out>(await runInline(handler, handler.example))
   t.equal(out.formatted, '{\n  "a": "x",\n  "b": [\n    1,\n    2,\n    {\n      "c": null\n    }\n  ]\n}')
   t.equal(out.schemaValid, true)
   t.same(out.schemaErrors, [])
@@ -26,17 +22,17 @@ t.test('example: sorted, pretty, schema passes', async (t) => {
 })
 
 t.test('minify, tabs, scalars', async (t) => {
-  t.equal(body(await runInline(handler, { json: ' { "a" : [ 1 , 2 ] } ', format: 'minify' })).formatted, '{"a":[1,2]}')
-  t.equal(body(await runInline(handler, { json: '{"a":1}', useTabs: true })).formatted, '{\n\t"a": 1\n}')
-  t.same(body(await runInline(handler, { json: '42' })), { valid: true, formatted: '42', type: 'number', depth: 0 })
+  t.equal(okBody<Out>(await runInline(handler, { json: ' { "a" : [ 1 , 2 ] } ', format: 'minify' })).formatted, '{"a":[1,2]}')
+  t.equal(okBody<Out>(await runInline(handler, { json: '{"a":1}', useTabs: true })).formatted, '{\n\t"a": 1\n}')
+  t.same(okBody<Out>(await runInline(handler, { json: '42' })), { valid: true, formatted: '42', type: 'number', depth: 0 })
 })
 
 t.test('syntax errors are reported with line and column', async (t) => {
-  const out = body(await runInline(handler, { json: '{\n  "a": 1,\n}' }))
+  const out = okBody<Out>(await runInline(handler, { json: '{\n  "a": 1,\n}' }))
   t.equal(out.valid, false)
   t.match(out.error, { position: 12, line: 3, column: 1 })
   t.notOk(out.formatted)
-  const empty = body(await runInline(handler, { json: '' }))
+  const empty = okBody<Out>(await runInline(handler, { json: '' }))
   t.equal(empty.valid, false, 'empty text is not JSON')
   t.match(empty.error, { position: 0, line: 1, column: 1 })
 })
@@ -47,30 +43,30 @@ t.test('schema violations are listed', async (t) => {
     required: ['id', 'email'],
     properties: { id: { type: 'integer', minimum: 1 }, email: { type: 'string', format: 'email' }, code: { type: 'string', pattern: '^[A-Z]{3}$' } },
   }
-  const out = body(await runInline(handler, { json: '{"id":0,"code":"ab"}', schema }))
+  const out = okBody<Out>(await runInline(handler, { json: '{"id":0,"code":"ab"}', schema }))
   t.equal(out.valid, true)
   t.equal(out.schemaValid, false)
   t.same(out.schemaErrors!.map((e) => `${e.path} ${e.keyword}`).sort(), ['/ required', '/code pattern', '/id minimum'])
-  const good = body(await runInline(handler, { json: '{"id":3,"email":"a@b.co","code":"ABC"}', schema }))
+  const good = okBody<Out>(await runInline(handler, { json: '{"id":3,"email":"a@b.co","code":"ABC"}', schema }))
   t.equal(good.schemaValid, true)
 })
 
 t.test('draft 2020-12 schemas use the 2020 dialect', async (t) => {
   const schema = { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'array', prefixItems: [{ type: 'number' }, { type: 'string' }] }
-  t.equal(body(await runInline(handler, { json: '[1,"x"]', schema })).schemaValid, true)
-  t.equal(body(await runInline(handler, { json: '["x",1]', schema })).schemaValid, false)
+  t.equal(okBody<Out>(await runInline(handler, { json: '[1,"x"]', schema })).schemaValid, true)
+  t.equal(okBody<Out>(await runInline(handler, { json: '["x",1]', schema })).schemaValid, false)
 })
 
 t.test('hostile schema pattern runs in linear time (RE2)', async (t) => {
   const start = Date.now()
-  const out = body(await runInline(handler, { json: JSON.stringify('a'.repeat(50_000) + '!'), schema: { type: 'string', pattern: '^(a+)+$' } }))
+  const out = okBody<Out>(await runInline(handler, { json: JSON.stringify('a'.repeat(50_000) + '!'), schema: { type: 'string', pattern: '^(a+)+$' } }))
   t.equal(out.schemaValid, false)
   t.ok(Date.now() - start < 2000, 'returns quickly')
   t.match(await runInline(handler, { json: '"a"', schema: { pattern: '(?=a)' } }), { ok: false, status: 400, field: 'schema' }, 'lookahead is refused')
 })
 
 t.test('GET query strings: schema as JSON text, booleans coerced', async (t) => {
-  const out = body(await runInline(handler, { json: '{"b":1,"a":2}', sortKeys: 'true', format: 'minify', schema: '{"type":"object"}' }, { from: 'query' }))
+  const out = okBody<Out>(await runInline(handler, { json: '{"b":1,"a":2}', sortKeys: 'true', format: 'minify', schema: '{"type":"object"}' }, { from: 'query' }))
   t.equal(out.formatted, '{"a":2,"b":1}')
   t.equal(out.schemaValid, true)
 })
@@ -86,5 +82,5 @@ t.test('invalid input names the field', async (t) => {
 t.test('documented limits: 1,000,000 characters, 1,000 levels', async (t) => {
   t.match(await runInline(handler, { json: ' '.repeat(1_000_001) }), { ok: false, status: 400, field: 'json' })
   t.match(await runInline(handler, { json: '['.repeat(1001) + ']'.repeat(1001) }), { ok: false, status: 413, field: 'json' })
-  t.equal(body(await runInline(handler, { json: '['.repeat(1000) + ']'.repeat(1000), format: 'minify' })).depth, 1000)
+  t.equal(okBody<Out>(await runInline(handler, { json: '['.repeat(1000) + ']'.repeat(1000), format: 'minify' })).depth, 1000)
 })

@@ -1,6 +1,6 @@
 import t from 'tap'
 import * as jose from 'jose'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
 type Body = {
@@ -9,11 +9,7 @@ type Body = {
   claims: Record<string, { status: string; value?: number }>
   verification: { attempted: boolean; signatureValid?: boolean; valid?: boolean; error?: string | null; claimProblems: string[] }
 }
-const call = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') => {
-  const out = await runInline(handler, input, { from })
-  if (!out.ok) throw new Error(`${out.field}: ${out.message}`)
-  return out.result.body as Body
-}
+const call = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') => okBody<Body>(await runInline(handler, input, { from }))
 
 // jwt.io's well-known example token
 const JWT_IO = 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c'

@@ -1,14 +1,10 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
 type Cand = { iso639_1: string; iso639_3: string; name: string; confidence: number }
 type Body = { language: Cand | null; candidates: Cand[]; reliable: boolean }
-const detect = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') => {
-  const out = await runInline(handler, input, { from })
-  if (!out.ok) throw new Error(out.message)
-  return out.result.body as Body
-}
+const detect = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') => okBody<Body>(await runInline(handler, input, { from }))
 
 t.test('known languages', async (t) => {
   const cases: [string, string, string][] = [

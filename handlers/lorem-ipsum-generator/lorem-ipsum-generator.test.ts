@@ -1,41 +1,37 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
 type Out = { text: string; paragraphs?: string[]; words: number; seed: number }
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Out
-}
 
 t.test('example: two sentences, seeded, starting with Lorem ipsum', async (t) => {
-  const out = body(await runInline(handler, { ...handler.example }))
+  const out = okBody<Out>(await runInline(handler, { ...handler.example }))
   t.match(out.text, /^Lorem ipsum dolor sit amet\b/)
   t.equal(out.text.match(/\./g)?.length, 2)
   t.equal(out.seed, 42)
 })
 
 t.test('the same seed gives the same text; another seed another text', async (t) => {
-  const a = body(await runInline(handler, { unit: 'paragraphs', count: 3, seed: 7 }))
-  const b = body(await runInline(handler, { unit: 'paragraphs', count: 3, seed: 7 }))
-  const c = body(await runInline(handler, { unit: 'paragraphs', count: 3, seed: 8 }))
+  const a = okBody<Out>(await runInline(handler, { unit: 'paragraphs', count: 3, seed: 7 }))
+  const b = okBody<Out>(await runInline(handler, { unit: 'paragraphs', count: 3, seed: 7 }))
+  const c = okBody<Out>(await runInline(handler, { unit: 'paragraphs', count: 3, seed: 8 }))
   t.equal(a.text, b.text)
   t.not(a.text, c.text)
   t.equal(a.paragraphs!.length, 3)
   t.equal(a.text, a.paragraphs!.join('\n\n'))
-  const unseeded = body(await runInline(handler, { count: 1 }))
-  t.equal(body(await runInline(handler, { count: 1, seed: unseeded.seed })).text, unseeded.text, 'returned seed reproduces')
+  const unseeded = okBody<Out>(await runInline(handler, { count: 1 }))
+  t.equal(okBody<Out>(await runInline(handler, { count: 1, seed: unseeded.seed })).text, unseeded.text, 'returned seed reproduces')
 })
 
 t.test('exact word counts', async (t) => {
-  t.equal(body(await runInline(handler, { unit: 'words', count: 1 })).text, 'lorem')
-  const w = body(await runInline(handler, { unit: 'words', count: 250, seed: 1, startWithLorem: false }))
+  t.equal(okBody<Out>(await runInline(handler, { unit: 'words', count: 1 })).text, 'lorem')
+  const w = okBody<Out>(await runInline(handler, { unit: 'words', count: 250, seed: 1, startWithLorem: false }))
   t.equal(w.words, 250)
   t.notMatch(w.text, /^lorem ipsum dolor sit amet/)
 })
 
 t.test('GET query strings are coerced', async (t) => {
-  const out = body(await runInline(handler, { unit: 'words', count: '5', seed: '3', startWithLorem: 'true' }, { from: 'query' }))
+  const out = okBody<Out>(await runInline(handler, { unit: 'words', count: '5', seed: '3', startWithLorem: 'true' }, { from: 'query' }))
   t.equal(out.text, 'lorem ipsum dolor sit amet')
 })
 
@@ -46,5 +42,5 @@ t.test('invalid input names the field; documented per-unit limits', async (t) =>
   t.match(await runInline(handler, { unit: 'words', count: 1_001 }), { ok: false, status: 400, field: 'count' })
   t.match(await runInline(handler, { unit: 'paragraphs', count: 51 }), { ok: false, status: 413, field: 'count' })
   t.match(await runInline(handler, { unit: 'sentences', count: 501 }), { ok: false, status: 413, field: 'count' })
-  t.equal(body(await runInline(handler, { unit: 'paragraphs', count: 50, seed: 5 })).paragraphs!.length, 50)
+  t.equal(okBody<Out>(await runInline(handler, { unit: 'paragraphs', count: 50, seed: 5 })).paragraphs!.length, 50)
 })

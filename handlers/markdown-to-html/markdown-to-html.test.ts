@@ -1,12 +1,8 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
-const html = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') => {
-  const out = await runInline(handler, input, { from })
-  if (!out.ok) throw new Error(`unexpected failure: ${out.message}`)
-  return (out.result.body as { html: string }).html
-}
+const html = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') => okBody<{ html: string }>(await runInline(handler, input, { from })).html
 
 t.test('renders Markdown to HTML', async (t) => {
   const h = await html({ markdown: '# Title\n\nSome **bold** and [a link](https://example.com).\n\n```js\nlet x = 1\n```' })

@@ -1,13 +1,8 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { marketStandIn, type RecordedRequest } from '../../test/helpers/market-stand-in.js'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 const BAYC = '0xbc4ca0eda7647a8ab7c2061c2e118a18a936f13d'
 // the documented shapes of https://docs.opensea.io/reference/get_collection_stats, get_collection and get_contract
@@ -40,7 +35,7 @@ function route(req: RecordedRequest) {
 t.test('floor price and stats by slug', async (t) => {
   t.equal(compileInputValidator(handler).validate(structuredClone(handler.example), 'body'), null, 'the example is valid')
   const api = await marketStandIn(t, route)
-  const out = body(await runInline(handler, handler.example, { providers: { OPENSEA_API_URL: api.url, OPENSEA_API_KEY: 'os-key' } }))
+  const out = okBody(await runInline(handler, handler.example, { providers: { OPENSEA_API_URL: api.url, OPENSEA_API_KEY: 'os-key' } }))
   t.match(out, { source: 'opensea', found: true, slug: 'boredapeyachtclub', name: 'Bored Ape Yacht Club', floorPrice: 11.8, floorPriceSymbol: 'ETH', volume: 1402312.55, sales: 48210, averagePrice: 29.09, owners: 5512, marketCap: 118000.4, totalSupply: 10000, openseaUrl: 'https://opensea.io/collection/boredapeyachtclub' })
   t.same(out.contracts, [{ address: BAYC, chain: 'ethereum' }])
   t.same(out.intervals[0], { interval: 'one_day', volume: 95.2, volumeChange: -0.174, volumeDiff: -20.1, sales: 8, salesDiff: -2, averagePrice: 11.9 })
@@ -52,17 +47,17 @@ t.test('floor price and stats by slug', async (t) => {
 t.test('by contract address: mapped to the collection', async (t) => {
   const api = await marketStandIn(t, route)
   const providers = { OPENSEA_API_URL: api.url, OPENSEA_API_KEY: 'k' }
-  const out = body(await runInline(handler, { contractAddress: BAYC }, { from: 'query', providers }))
+  const out = okBody(await runInline(handler, { contractAddress: BAYC }, { from: 'query', providers }))
   t.equal(api.requests[0]!.path, `/api/v2/chain/ethereum/contract/${BAYC}`)
   t.match(out, { found: true, slug: 'boredapeyachtclub', floorPrice: 11.8 })
-  const unknown = body(await runInline(handler, { contractAddress: '0x0000000000000000000000000000000000000001', chain: 'base' }, { providers }))
+  const unknown = okBody(await runInline(handler, { contractAddress: '0x0000000000000000000000000000000000000001', chain: 'base' }, { providers }))
   t.match(unknown, { found: false, chain: 'base' })
   t.equal(api.last().path, '/api/v2/chain/base/contract/0x0000000000000000000000000000000000000001')
 })
 
 t.test('unknown collection: found false', async (t) => {
   const api = await marketStandIn(t, route)
-  t.match(body(await runInline(handler, { slug: 'no-such-collection' }, { providers: { OPENSEA_API_URL: api.url, OPENSEA_API_KEY: 'k' } })), { found: false, slug: 'no-such-collection' })
+  t.match(okBody(await runInline(handler, { slug: 'no-such-collection' }, { providers: { OPENSEA_API_URL: api.url, OPENSEA_API_KEY: 'k' } })), { found: false, slug: 'no-such-collection' })
 })
 
 t.test('bad input: 400 naming the field', async (t) => {

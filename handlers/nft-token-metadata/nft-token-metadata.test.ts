@@ -6,13 +6,9 @@ import { compileInputValidator } from '../../src/pool/input-validator.js'
 import { withDevnet } from '../../test/helpers/devnet.js'
 import { compileSolidity, deploy, evmClients, write } from '../../test/helpers/evm-chain.js'
 import { NFTS_SOL } from '../../test/helpers/evm-contracts.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const compiled = compileSolidity({ 'Nfts.sol': NFTS_SOL })
 const stranger = () => privateKeyToAccount(generatePrivateKey()).address
 
@@ -60,7 +56,7 @@ t.test('against a real anvil, a metadata server and an IPFS gateway stand-in', a
   await write(c, nft, abi, 'mint', [holder, 8n, 'data:application/json;utf8,{"name":"Half #8","description":"50% of sales go to charity"}'])
 
   t.test('ERC-721 over http(s): owner, names, metadata and the ipfs image through the gateway', async (t) => {
-    const out = body(await run({ contract: nft, tokenId: '7' }))
+    const out = okBody(await run({ contract: nft, tokenId: '7' }))
     t.match(out, { chainId: devnet.chainId, contract: nft, tokenId: '7', standard: 'erc721', found: true, name: 'Test Apes', symbol: 'TAPE', owner: holder, tokenUri: `${origin}/meta/7.json`, metadataUrl: `${origin}/meta/7.json`, metadataError: null })
     t.same(out.metadata.attributes, [{ trait_type: 'Fur', value: 'Gold' }])
     t.equal(out.image, 'ipfs://QmImage/7.png')
@@ -68,53 +64,53 @@ t.test('against a real anvil, a metadata server and an IPFS gateway stand-in', a
   })
 
   t.test('ipfs:// through the configured gateway; unset gateway says so', async (t) => {
-    const out = body(await run({ contract: nft, tokenId: '9' }))
+    const out = okBody(await run({ contract: nft, tokenId: '9' }))
     t.equal(out.metadataUrl, `${origin}/ipfs/QmMeta/9`)
     t.equal(out.metadata.name, 'Ape #9')
     t.ok(requests.includes('/ipfs/QmMeta/9'), 'the gateway got the CID path')
-    const none = body(await run({ contract: nft, tokenId: '9' }, { providers: { CHAIN_DATA_RPC_URL: devnet.rpcUrl } }))
+    const none = okBody(await run({ contract: nft, tokenId: '9' }, { providers: { CHAIN_DATA_RPC_URL: devnet.rpcUrl } }))
     t.match(none, { metadata: null, metadataError: /IPFS_GATEWAY_URL/ })
   })
 
   t.test('data: URIs are decoded inline', async (t) => {
-    const out = body(await run({ contract: nft, tokenId: '3' }))
+    const out = okBody(await run({ contract: nft, tokenId: '3' }))
     t.same(out.metadata, inline)
     t.equal(out.metadataUrl, 'data:')
     t.equal(out.imageUrl, null, 'a data: image has no http form')
-    const raw = body(await run({ contract: nft, tokenId: '8' }))
+    const raw = okBody(await run({ contract: nft, tokenId: '8' }))
     t.same(raw.metadata, { name: 'Half #8', description: '50% of sales go to charity' }, 'unencoded JSON with a bare % is read as it is')
     t.equal(raw.metadataError, null)
   })
 
   t.test('bad metadata, redirects, unsupported schemes, and skipping the fetch', async (t) => {
-    t.match(body(await run({ contract: nft, tokenId: '4' })), { metadata: null, metadataError: /not valid JSON/ })
-    t.match(body(await run({ contract: nft, tokenId: '5' })), { metadata: { name: 'Ape #7' }, metadataUrl: `${origin}/meta/7.json` })
-    t.match(body(await run({ contract: nft, tokenId: '6' })), { metadata: null, metadataError: /unsupported URI scheme \(ar:\)/ })
+    t.match(okBody(await run({ contract: nft, tokenId: '4' })), { metadata: null, metadataError: /not valid JSON/ })
+    t.match(okBody(await run({ contract: nft, tokenId: '5' })), { metadata: { name: 'Ape #7' }, metadataUrl: `${origin}/meta/7.json` })
+    t.match(okBody(await run({ contract: nft, tokenId: '6' })), { metadata: null, metadataError: /unsupported URI scheme \(ar:\)/ })
     const n = requests.length
-    t.match(body(await run({ contract: nft, tokenId: '7', fetchMetadata: false })), { metadata: null, metadataError: /not fetched/, tokenUri: `${origin}/meta/7.json` })
+    t.match(okBody(await run({ contract: nft, tokenId: '7', fetchMetadata: false })), { metadata: null, metadataError: /not fetched/, tokenUri: `${origin}/meta/7.json` })
     t.equal(requests.length, n, 'nothing fetched')
   })
 
   t.test('internal metadata hosts are refused unless the test switch is on', async (t) => {
     const n = requests.length
-    const out = body(await run({ contract: nft, tokenId: '7' }, { allowPrivateNetwork: false }))
+    const out = okBody(await run({ contract: nft, tokenId: '7' }, { allowPrivateNetwork: false }))
     t.match(out, { found: true, owner: holder, metadata: null, metadataError: /private, loopback or link-local/ })
     t.equal(requests.length, n, 'the server was not reached')
   })
 
   t.test('a token that does not exist: found false', async (t) => {
-    t.match(body(await run({ contract: nft, tokenId: '1000' })), { found: false, owner: null, tokenUri: null, metadata: null, metadataError: /does not exist/ })
+    t.match(okBody(await run({ contract: nft, tokenId: '1000' })), { found: false, owner: null, tokenUri: null, metadata: null, metadataError: /does not exist/ })
   })
 
   t.test('ERC-1155: {id} becomes 64 hex characters', async (t) => {
     const multi = getAddress(await deploy(c, compiled.TestNFT1155!, [`${origin}/erc1155/{id}.json`]))
-    const out = body(await run({ contract: multi, tokenId: '42' }))
+    const out = okBody(await run({ contract: multi, tokenId: '42' }))
     t.match(out, { standard: 'erc1155', owner: null, name: null, symbol: null, tokenUri: `${origin}/erc1155/${'0'.repeat(62)}2a.json`, metadata: { name: 'Potion' } })
   })
 
   t.test('no ERC-165: read by whichever function answers', async (t) => {
     const bare = getAddress(await deploy(c, compiled.BareNFT!))
-    const out = body(await run({ contract: bare, tokenId: '1' }))
+    const out = okBody(await run({ contract: bare, tokenId: '1' }))
     t.match(out, { standard: 'erc721', owner: '0x000000000000000000000000000000000000bEEF', metadata: { name: 'bare' } })
   })
 
@@ -130,7 +126,7 @@ t.test('against a real anvil, a metadata server and an IPFS gateway stand-in', a
   t.test('provider problems', async (t) => {
     await t.rejects(runInline(handler, { contract: nft, tokenId: '7' }, { providers: {} }), { code: 'upstream_not_configured' })
     await t.rejects(runInline(handler, { contract: nft, tokenId: '7' }, { providers: { CHAIN_DATA_RPC_URL: 'http://127.0.0.1:1/k' } }), { code: 'upstream_failed' })
-    const out = body(await run({ contract: nft, tokenId: '9' }, { providers: { CHAIN_DATA_RPC_URL: devnet.rpcUrl, IPFS_GATEWAY_URL: 'http://127.0.0.1:1/ipfs/' } }))
+    const out = okBody(await run({ contract: nft, tokenId: '9' }, { providers: { CHAIN_DATA_RPC_URL: devnet.rpcUrl, IPFS_GATEWAY_URL: 'http://127.0.0.1:1/ipfs/' } }))
     t.match(out, { metadata: null, metadataError: /IPFS gateway could not be reached/ }, 'a gateway failure is reported, the chain data still given')
   })
 })
