@@ -9,7 +9,7 @@ import { syncCatalog } from '../services/marketplace/sync-catalog.js'
  * Dev-mode seed and demo data: what `npm start` creates on top of the migrations, and the lines it
  * prints about it. Idempotent: runs on every start.
  */
-export async function startDevExtras(deps: Deps, devnet: Devnet | undefined): Promise<{ info: Record<string, unknown>; lines: string[] }> {
+export async function startDevExtras(deps: Deps, devnet: Devnet | undefined, devFile = './.tollgate/dev.json'): Promise<{ info: Record<string, unknown>; lines: string[] }> {
   const lines: string[] = []
   const info: Record<string, unknown> = {}
   const { published, waiting } = await seedHostedServices(deps, await loadHandlerRegistry())
@@ -29,6 +29,6 @@ export async function startDevExtras(deps: Deps, devnet: Devnet | undefined): Pr
   lines.push('Try:')
   lines.push(`  curl -i ${deps.config.proxyUrl}/${HOSTED_NAMESPACE}/toolbox/hash-generator?text=hello     # the 402 challenge`)
   lines.push(`  curl ${deps.config.baseUrl}/api/v1/agents/marketplace                                 # the marketplace`)
-  lines.push(`  curl -H "Authorization: Bearer $(node -p "require('./.tollgate/dev.json').apiKey")" ${deps.config.baseUrl}/v1/agents`)
+  lines.push(`  curl -H "Authorization: Bearer $(node -p "require('${devFile}').apiKey")" ${deps.config.baseUrl}/v1/agents`)
   return { info, lines }
 }

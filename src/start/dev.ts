@@ -68,7 +68,9 @@ try {
         '(restore the old dev.json, or set TOLLGATE_MASTER_KEY), or use a fresh database (DATABASE_URL).',
     )
   }
-  const extras = await startDevExtras(deps, devnet)
+  // the hint names the credentials file wherever TOLLGATE_STATE_DIR put it (require needs ./ for a relative path)
+  const relative = path.relative(process.cwd(), devFile)
+  const extras = await startDevExtras(deps, devnet, path.isAbsolute(relative) || relative.startsWith('.') ? relative : `./${relative}`)
   roles.push(await startWorkerRole(deps))
   roles.push(await startWeb(deps))
   roles.push(await startProxy(deps))

@@ -91,6 +91,8 @@ t.test('npm start brings the platform up on the embedded chain and stops cleanly
   t.equal(dev.chainId, 84532)
   t.equal(dev.rpcUrl, `http://127.0.0.1:${anvil}`)
   t.match(dev.demoPayer?.privateKey, /^0x[0-9a-f]{64}$/, 'dev.json has the demo payer key')
+  const hint = /require\('([^']+)'\)\.apiKey/.exec(output())
+  t.equal(hint && path.resolve(hint[1]!), path.join(stateDir, 'dev.json'), 'the printed curl line reads the API key from where dev.json really is')
 
   process.kill(-child.pid!, 'SIGINT')
   const code = await exited
