@@ -5,13 +5,9 @@ import { compileInputValidator } from '../../src/pool/input-validator.js'
 import { withDevnet } from '../../test/helpers/devnet.js'
 import { compileSolidity, deploy, evmClients, write } from '../../test/helpers/evm-chain.js'
 import { TOKENS_SOL } from '../../test/helpers/evm-contracts.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const compiled = compileSolidity({ 'Tokens.sol': TOKENS_SOL })
 const stranger = () => privateKeyToAccount(generatePrivateKey()).address
 const u = (x: string) => parseUnits(x, 6)
@@ -36,7 +32,7 @@ t.test('against a real anvil', async (t) => {
   const headBlock = await c.pub.getBlock({ blockNumber: head })
 
   t.test('token transfers at or above the threshold, newest first', async (t) => {
-    const out = body(await run({ token, minAmount: '100000', blocks: 100 }))
+    const out = okBody(await run({ token, minAmount: '100000', blocks: 100 }))
     t.equal(out.chainId, devnet.chainId)
     t.match(out.asset, { type: 'erc20', address: token, symbol: 'WHL', decimals: 6 })
     t.same(out.threshold, { amount: '100000', baseUnits: '100000000000' })
@@ -51,20 +47,20 @@ t.test('against a real anvil', async (t) => {
   })
 
   t.test('a fractional threshold counts base units exactly', async (t) => {
-    const out = body(await run({ token, minAmount: '99999.999999', blocks: 100 }))
+    const out = okBody(await run({ token, minAmount: '99999.999999', blocks: 100 }))
     t.equal(out.count, 5)
     t.match(await run({ token, minAmount: '1.0000001' }), { ok: false, status: 400, field: 'minAmount' })
   })
 
   t.test('limit stops the scan once the newest blocks hold enough', async (t) => {
-    const out = body(await run({ token, minAmount: '100000', blocks: 100, limit: 2 }, { CHAIN_DATA_LOG_CHUNK_BLOCKS: '1' }))
+    const out = okBody(await run({ token, minAmount: '100000', blocks: 100, limit: 2 }, { CHAIN_DATA_LOG_CHUNK_BLOCKS: '1' }))
     t.same(out.transfers.map((x: any) => x.amount), ['2000000', '100000'])
     t.match(out.scan, { complete: false, stoppedBecause: 'result-limit', fromBlock: head.toString(), requests: 1 })
     t.match(out.scan.description, /older blocks .* were not scanned/)
   })
 
   t.test('a range too recent to hold them', async (t) => {
-    const out = body(await run({ token, minAmount: '400000', blocks: 5 }))
+    const out = okBody(await run({ token, minAmount: '400000', blocks: 5 }))
     t.same(out.transfers.map((x: any) => x.amount), ['2000000'], 'the 500000 transfer is older than the range')
     t.equal(out.scan.fromBlock, (head - 4n).toString())
   })
@@ -76,11 +72,11 @@ t.test('against a real anvil', async (t) => {
     await c.pub.waitForTransactionReceipt({ hash: small })
     const call = await c.wallet.sendTransaction({ to: token, value: 0n, data: encodeFunctionData({ abi, functionName: 'transfer', args: [d, 1n] }) as Hex })
     await c.pub.waitForTransactionReceipt({ hash: call })
-    const out = body(await run({ minAmount: '100', blocks: 5 }))
+    const out = okBody(await run({ minAmount: '100', blocks: 5 }))
     t.match(out.asset, { type: 'native', symbol: 'ETH', decimals: 18 })
     t.equal(out.count, 1)
     t.match(out.transfers[0], { transactionHash: whale, from: c.account.address, to: a, amount: '250', logIndex: null, contractCall: false })
-    const all = body(await run({ minAmount: '0.5', blocks: 5 }))
+    const all = okBody(await run({ minAmount: '0.5', blocks: 5 }))
     t.same(all.transfers.map((x: any) => x.amount), ['1', '250'], 'newest first; the zero-value call is not a transfer')
     t.match(all.scan, { complete: true, requests: 5 })
     t.match(await run({ minAmount: '1', blocks: 51 }), { ok: false, status: 400, field: 'blocks' })

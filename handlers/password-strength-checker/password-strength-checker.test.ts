@@ -1,13 +1,9 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
 type Body = { score: number; label: string; guesses: number; crackTimes: Record<string, { seconds: number; display: string }>; feedback: { warning: string | null; suggestions: string[] }; patterns: { pattern: string }[]; length: number }
-const check = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') => {
-  const out = await runInline(handler, input, { from })
-  if (!out.ok) throw new Error(out.message)
-  return out.result.body as Body
-}
+const check = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') => okBody<Body>(await runInline(handler, input, { from }))
 
 t.test('a common password scores 0 with a warning', async (t) => {
   const r = await check({ password: 'password123' })

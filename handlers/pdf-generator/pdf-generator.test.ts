@@ -1,6 +1,6 @@
 import t from 'tap'
 import { inflateSync } from 'node:zlib'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okResult, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
 /** Text drawn on the pages: inflates content streams and joins the strings of each TJ/Tj operator. */
@@ -29,11 +29,7 @@ function pdfText(pdf: Buffer): string {
 
 const pageCount = (pdf: Buffer) => (pdf.toString('latin1').match(/\/Type \/Page\b/g) ?? []).length
 
-const generate = async (input: Record<string, unknown>, opts: { from?: 'query' | 'body'; accept?: string } = {}) => {
-  const out = await runInline(handler, input, opts)
-  if (!out.ok) throw new Error(`${out.field}: ${out.message}`)
-  return out.result
-}
+const generate = async (input: Record<string, unknown>, opts: { from?: 'query' | 'body'; accept?: string } = {}) => okResult(await runInline(handler, input, opts))
 
 t.test('Markdown becomes a PDF containing its text', async (t) => {
   const r = await generate({ markdown: '# Quarterly report\n\nRevenue grew **twelve percent** with [docs](https://example.com).\n\n- Faster payments\n- Lower fees\n\n1. first\n2. second\n\n```\nconst x = 1\n```\n\n> quoted words\n\n---\n\n| a | b |\n|---|---|\n| 1 | 2 |', title: 'Report Q3', author: 'Tollgate' })

@@ -1,13 +1,8 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { PDL_TOKEN, pdlStandIn } from '../../test/helpers/misc-pdl-stand-in.js'
 import { standIn } from '../../test/helpers/provider-stand-in.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 t.test('against a People Data Labs stand-in', async (t) => {
   const p = await standIn(t, pdlStandIn)
@@ -15,7 +10,7 @@ t.test('against a People Data Labs stand-in', async (t) => {
   const run = (input: unknown, from: 'query' | 'body' = 'body') => runInline(handler, input, { providers, from })
 
   t.test('the example maps the documented subset and the likelihood', async (t) => {
-    const out = body(await run(handler.example))
+    const out = okBody(await run(handler.example))
     t.equal(out.found, true)
     t.equal(out.likelihood, 8)
     t.match(out.person, {
@@ -47,19 +42,19 @@ t.test('against a People Data Labs stand-in', async (t) => {
   })
 
   t.test('by email, and by name + company with a minimum likelihood', async (t) => {
-    body(await run({ email: 'sean@peopledatalabs.com' }))
+    okBody(await run({ email: 'sean@peopledatalabs.com' }))
     t.equal(p.received.at(-1)!.query.get('email'), 'sean@peopledatalabs.com')
-    body(await run({ name: 'Sean Thorne', company: 'People Data Labs', minLikelihood: '6' }, 'query'))
+    okBody(await run({ name: 'Sean Thorne', company: 'People Data Labs', minLikelihood: '6' }, 'query'))
     const q = p.received.at(-1)!.query
     t.equal(q.get('name'), 'Sean Thorne')
     t.equal(q.get('company'), 'People Data Labs')
     t.equal(q.get('min_likelihood'), '6')
-    body(await run({ profile: 'linkedin.com/in/seanthorne' }))
+    okBody(await run({ profile: 'linkedin.com/in/seanthorne' }))
     t.equal(p.received.at(-1)!.query.get('profile'), 'linkedin.com/in/seanthorne', 'PDL-style profile without a scheme is sent as given')
   })
 
   t.test('PDL 404 is found:false', async (t) => {
-    t.match(body(await run({ email: 'unknown@nowhere.example' })), { found: false, likelihood: null, person: null, reason: /No records were found/ })
+    t.match(okBody(await run({ email: 'unknown@nowhere.example' })), { found: false, likelihood: null, person: null, reason: /No records were found/ })
   })
 
   t.test('PDL 400 is 400 naming the field', async (t) => {
@@ -92,7 +87,7 @@ t.test('provider problems', async (t) => {
 
 t.test('null entries in experience and education are skipped, not a crash', async (t) => {
   const odd = await standIn(t, () => ({ json: { status: 200, likelihood: 8, data: { full_name: 'sean thorne', experience: [null, { company: { name: 'people data labs' }, title: { name: 'ceo' } }], education: [null] } } }))
-  const out = body(await runInline(handler, handler.example, { providers: { PDL_API_URL: odd.url, PDL_API_KEY: PDL_TOKEN } }))
+  const out = okBody(await runInline(handler, handler.example, { providers: { PDL_API_URL: odd.url, PDL_API_KEY: PDL_TOKEN } }))
   t.match(out, { found: true, likelihood: 8, person: { fullName: 'sean thorne', experience: [{ company: 'people data labs', title: 'ceo' }], education: [] } })
   t.equal(out.person.experience.length, 1)
 })

@@ -1,13 +1,9 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
 type Body = Record<string, string | boolean | null>
-const check = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') => {
-  const out = await runInline(handler, input, { from })
-  if (!out.ok) throw new Error(`${out.field}: ${out.message}`)
-  return out.result.body as Body
-}
+const check = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') => okBody<Body>(await runInline(handler, input, { from }))
 
 t.test('international UK landline', async (t) => {
   t.same(await check({ number: '+44 20 7946 0958' }), {

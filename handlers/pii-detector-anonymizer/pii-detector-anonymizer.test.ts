@@ -1,13 +1,9 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler, { ibanValid, luhnValid, type PiiSpan } from './index.js'
 
 type Body = { spans: PiiSpan[]; counts: Record<string, number>; text?: string }
-const run = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') => {
-  const out = await runInline(handler, input, { from })
-  if (!out.ok) throw new Error(out.message)
-  return out.result.body as Body
-}
+const run = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') => okBody<Body>(await runInline(handler, input, { from }))
 
 t.test('checksums', async (t) => {
   t.ok(luhnValid('4111111111111111'))

@@ -2,13 +2,9 @@ import { createServer, type Server } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const listen = async (t: { teardown(fn: () => void): void }): Promise<number> => {
   const s: Server = createServer((c) => c.end())
   await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))
@@ -31,7 +27,7 @@ t.test('open and closed ports on localhost', async (t) => {
   const a = await listen(t)
   const b = await listen(t)
   const closed = await closedPort()
-  const out = body(await runInline(handler, { host: 'localhost', ports: [a, closed, b] }))
+  const out = okBody(await runInline(handler, { host: 'localhost', ports: [a, closed, b] }))
   t.equal(out.host, 'localhost')
   t.equal(out.address, '127.0.0.1')
   t.same(out.ports.map((p: any) => [p.port, p.state]), [[a, 'open'], [closed, 'closed'], [b, 'open']], 'in the order asked')
@@ -41,12 +37,12 @@ t.test('open and closed ports on localhost', async (t) => {
 })
 
 t.test('service names come from the IANA table', async (t) => {
-  const out = body(await runInline(handler, { host: '127.0.0.1', ports: [22, 5432, 1] }, { from: 'query' }))
+  const out = okBody(await runInline(handler, { host: '127.0.0.1', ports: [22, 5432, 1] }, { from: 'query' }))
   t.same(out.ports.map((p: any) => p.service), ['ssh', 'postgresql', null])
 })
 
 t.test('the default list is 20 common ports, scanned with bounded concurrency', async (t) => {
-  const out = body(await runInline(handler, { host: '127.0.0.1' }))
+  const out = okBody(await runInline(handler, { host: '127.0.0.1' }))
   t.equal(out.ports.length, 20)
   t.same(out.ports.slice(0, 6).map((p: any) => p.port), [21, 22, 23, 25, 53, 80])
   for (const p of out.ports) t.ok(['open', 'closed', 'filtered'].includes(p.state))

@@ -4,7 +4,7 @@ import jsqr from 'jsqr'
 
 // jsqr is CommonJS: under NodeNext its default import is module.exports, whose .default is the decoder too
 const jsQR = jsqr.default
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okResult, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
 async function decodeQr(image: Uint8Array): Promise<{ text: string; width: number; height: number }> {
@@ -14,11 +14,7 @@ async function decodeQr(image: Uint8Array): Promise<{ text: string; width: numbe
   return { text: code.data, width: info.width, height: info.height }
 }
 
-const generate = async (input: Record<string, unknown>, opts: { from?: 'query' | 'body'; accept?: string } = {}) => {
-  const out = await runInline(handler, input, opts)
-  if (!out.ok) throw new Error(`${out.field}: ${out.message}`)
-  return out.result
-}
+const generate = async (input: Record<string, unknown>, opts: { from?: 'query' | 'body'; accept?: string } = {}) => okResult(await runInline(handler, input, opts))
 
 t.test('PNG decodes back to its text', async (t) => {
   const r = await generate({ text: 'https://example.com/pay?id=42', size: 300 })

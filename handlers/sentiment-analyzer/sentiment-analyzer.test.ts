@@ -1,13 +1,9 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
 type Body = { score: number; comparative: number; label: string; positive: string[]; negative: string[]; contributions: { word: string; score: number }[]; tokens: number }
-const analyze = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') => {
-  const out = await runInline(handler, input, { from })
-  if (!out.ok) throw new Error(out.message)
-  return out.result.body as Body
-}
+const analyze = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') => okBody<Body>(await runInline(handler, input, { from }))
 
 t.test('known AFINN scores', async (t) => {
   // AFINN-165: love +3, great +3

@@ -1,14 +1,10 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { html, webpageServer } from '../../test/helpers/webpage-server.js'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
 import { isDisallowed, parseRobotsTxt } from './robots-txt.js'
 import handler from './index.js'
 
-const ok = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const ids = (out: Record<string, any>) => out.issues.map((i: { id: string; severity: string }) => `${i.severity}:${i.id}`).sort()
 
 const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(' ')
@@ -36,7 +32,7 @@ t.test('a well-built page: only the plain-HTTP issue remains', async (t) => {
     '/robots.txt': (_req, res) => res.end('User-agent: *\nDisallow: /private/\nSitemap: /sitemap.xml\n'),
     '/sitemap.xml': (_req, res) => res.end('<?xml version="1.0"?><urlset><url><loc>a</loc></url><url><loc>b</loc></url></urlset>'),
   }))
-  const out = ok(await runInline(handler, { url: `${site.base}/good` }))
+  const out = okBody(await runInline(handler, { url: `${site.base}/good` }))
   t.same(ids(out), ['medium:no-https'])
   t.equal(out.score, 93)
   t.same(out.title, { text: 'Handmade oak furniture from the Black Forest', length: 44 })
@@ -62,7 +58,7 @@ t.test('a poor page: each problem is an issue with its severity, score by the do
       <p>short text</p></body></html>`),
     '/robots.txt': (_req, res) => res.end('User-agent: *\nAllow: /bad-but-allowed\nDisallow: /bad\n'),
   })
-  const out = ok(await runInline(handler, { url: `${site.base}/bad` }))
+  const out = okBody(await runInline(handler, { url: `${site.base}/bad` }))
   t.same(ids(out), [
     'high:noindex', 'high:robots-txt-blocks',
     'info:twitter-card',
@@ -107,7 +103,7 @@ t.test('X-Robots-Tag, non-200 status, skipping robots/sitemap', async (t) => {
       res.end('<title>Gone</title>')
     },
   })
-  const out = ok(await runInline(handler, { url: `${site.base}/gone`, checkRobotsAndSitemap: false }))
+  const out = okBody(await runInline(handler, { url: `${site.base}/gone`, checkRobotsAndSitemap: false }))
   t.equal(out.status, 410)
   t.ok(out.issues.some((i: any) => i.id === 'http-status' && i.severity === 'high'))
   t.equal(out.robots.noindex, true)
@@ -121,7 +117,7 @@ t.test('deeply nested pages: 8,000 levels are analysed, 40,000 refused with 422 
     '/tables': html(`<html lang="en"><head><title>Nested tables all the way down here</title></head><body>${'<table><tr><td>'.repeat(2_000)}<h1>Deep</h1>${'</td></tr></table>'.repeat(2_000)}</body></html>`),
     '/divs': html(`<html><body>${'<div>'.repeat(40_000)}</body></html>`),
   })
-  const out = ok(await runInline(handler, { url: `${site.base}/tables`, checkRobotsAndSitemap: false }))
+  const out = okBody(await runInline(handler, { url: `${site.base}/tables`, checkRobotsAndSitemap: false }))
   t.same(out.headings.h1, ['Deep'])
   t.match(await runInline(handler, { url: `${site.base}/divs`, checkRobotsAndSitemap: false }), { ok: false, status: 422, field: 'url' })
 })

@@ -1,15 +1,11 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
-const check = async (number: string, country?: string) => body(await runInline(handler, country ? { number, country } : { number }, { from: 'query' }))
+const check = async (number: string, country?: string) => okBody(await runInline(handler, country ? { number, country } : { number }, { from: 'query' }))
 
 t.test('the example runs: a UK mobile', async (t) => {
-  const out = body(await runInline(handler, handler.example))
+  const out = okBody(await runInline(handler, handler.example))
   t.match(out, { parsed: true, valid: true, e164: '+447400123456', country: 'GB', callingCode: '44', lineType: 'MOBILE', sms: { capability: 'likely', canReceive: true }, reason: null })
   t.match(out.source, /libphonenumber-js/)
 })

@@ -1,13 +1,8 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { standIn } from '../../test/helpers/provider-stand-in.js'
 import { X_TOKEN, XDEV_POSTS, xStandIn } from '../../test/helpers/misc-x-stand-in.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 t.test('against an X API stand-in', async (t) => {
   const p = await standIn(t, xStandIn)
@@ -15,7 +10,7 @@ t.test('against an X API stand-in', async (t) => {
   const run = (input: unknown, from: 'query' | 'body' = 'body') => runInline(handler, input, { providers, from })
 
   t.test('the example: id lookup, then the timeline without replies', async (t) => {
-    const out = body(await run(handler.example))
+    const out = okBody(await run(handler.example))
     t.same(out.user, { id: '2244994945', username: 'XDevelopers', name: 'Developers' })
     t.equal(out.count, 5)
     t.same(out.posts.map((x: any) => x.text), ['Post number 1', 'Post number 2', 'Post number 4', 'RT @XEng: new endpoint', 'Post number 6'])
@@ -38,33 +33,33 @@ t.test('against an X API stand-in', async (t) => {
   })
 
   t.test('replies and reposts both excluded; defaults from a query string', async (t) => {
-    const out = body(await run({ username: '@XDevelopers', excludeReplies: 'true', excludeRetweets: 'true' }, 'query'))
+    const out = okBody(await run({ username: '@XDevelopers', excludeReplies: 'true', excludeRetweets: 'true' }, 'query'))
     t.same(out.posts.map((x: any) => x.text), ['Post number 1', 'Post number 2', 'Post number 4', 'Post number 6', 'Post number 7'])
     t.equal(p.received.at(-1)!.query.get('exclude'), 'replies,retweets')
     t.equal(p.received.at(-1)!.query.get('max_results'), '10', 'default limit 10')
-    const all = body(await run({ username: 'XDevelopers' }))
+    const all = okBody(await run({ username: 'XDevelopers' }))
     t.equal(all.count, 7)
     t.equal(p.received.at(-1)!.query.get('exclude'), null)
   })
 
   t.test('a limit under X’s minimum of 5 asks for 5 and returns the limit, with no token that would skip posts', async (t) => {
-    const out = body(await run({ username: 'XDevelopers', limit: 2 }))
+    const out = okBody(await run({ username: 'XDevelopers', limit: 2 }))
     t.equal(out.count, 2)
     t.equal(p.received.at(-1)!.query.get('max_results'), '5')
     t.equal(out.nextToken, null)
   })
 
   t.test('pagination token is passed through', async (t) => {
-    const out = body(await run({ username: 'XDevelopers', paginationToken: 'next-page-token' }))
+    const out = okBody(await run({ username: 'XDevelopers', paginationToken: 'next-page-token' }))
     t.equal(out.posts[0].text, 'Post number 4')
     t.equal(p.received.at(-1)!.query.get('pagination_token'), 'next-page-token')
   })
 
   t.test('no posts, a protected account, unknown and suspended users', async (t) => {
-    t.match(body(await run({ username: 'quietuser' })), { found: true, posts: [], count: 0, nextToken: null })
-    t.match(body(await run({ username: 'lockeduser' })), { found: true, posts: [], reason: /protected/ })
-    t.same(body(await run({ username: 'ghost_account' })), { found: false, username: 'ghost_account', reason: 'no account has this username' })
-    t.same(body(await run({ username: 'suspendeduser' })), { found: false, username: 'suspendeduser', reason: 'the account is suspended' })
+    t.match(okBody(await run({ username: 'quietuser' })), { found: true, posts: [], count: 0, nextToken: null })
+    t.match(okBody(await run({ username: 'lockeduser' })), { found: true, posts: [], reason: /protected/ })
+    t.same(okBody(await run({ username: 'ghost_account' })), { found: false, username: 'ghost_account', reason: 'no account has this username' })
+    t.same(okBody(await run({ username: 'suspendeduser' })), { found: false, username: 'suspendeduser', reason: 'the account is suspended' })
   })
 
   t.test('bad input: 400 naming the field', async (t) => {

@@ -1,13 +1,8 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { standIn } from '../../test/helpers/provider-stand-in.js'
 import { X_TOKEN, xStandIn } from '../../test/helpers/misc-x-stand-in.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 t.test('against an X API stand-in', async (t) => {
   const p = await standIn(t, xStandIn)
@@ -15,7 +10,7 @@ t.test('against an X API stand-in', async (t) => {
   const run = (input: unknown, from: 'query' | 'body' = 'body') => runInline(handler, input, { providers, from })
 
   t.test('the example maps the profile and its public metrics', async (t) => {
-    const out = body(await run(handler.example))
+    const out = okBody(await run(handler.example))
     t.same(out, {
       found: true,
       id: '2244994945',
@@ -41,20 +36,20 @@ t.test('against an X API stand-in', async (t) => {
   })
 
   t.test('an @handle or a profile URL is reduced to the username', async (t) => {
-    t.equal(body(await run({ username: '@xdevelopers' }, 'query')).id, '2244994945')
+    t.equal(okBody(await run({ username: '@xdevelopers' }, 'query')).id, '2244994945')
     t.equal(p.received.at(-1)!.path, '/2/users/by/username/xdevelopers')
-    t.equal(body(await run({ username: 'https://twitter.com/XDevelopers?lang=en' })).id, '2244994945')
+    t.equal(okBody(await run({ username: 'https://twitter.com/XDevelopers?lang=en' })).id, '2244994945')
   })
 
   t.test('missing metrics are null, not zero', async (t) => {
-    const out = body(await run({ username: 'quietuser' }))
+    const out = okBody(await run({ username: 'quietuser' }))
     t.same(out.metrics, { followers: 0, following: 0, posts: 0, listed: 0, likes: null })
     t.equal(out.description, null)
   })
 
   t.test('unknown and suspended users (X answers 200 with errors) are found:false', async (t) => {
-    t.same(body(await run({ username: 'nosuchuser_123' })), { found: false, username: 'nosuchuser_123', reason: 'no account has this username' })
-    t.same(body(await run({ username: 'suspendeduser' })), { found: false, username: 'suspendeduser', reason: 'the account is suspended' })
+    t.same(okBody(await run({ username: 'nosuchuser_123' })), { found: false, username: 'nosuchuser_123', reason: 'no account has this username' })
+    t.same(okBody(await run({ username: 'suspendeduser' })), { found: false, username: 'suspendeduser', reason: 'the account is suspended' })
   })
 
   t.test('bad input: 400 naming the field', async (t) => {

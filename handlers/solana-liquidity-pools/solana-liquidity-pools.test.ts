@@ -1,14 +1,10 @@
 import t from 'tap'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { startJsonStandIn } from '../../test/helpers/hyperliquid-stand-in.js'
 import { dexPair, USDC_MINT } from '../../test/helpers/solana-dexscreener-stand-in.js'
 import handler from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const BONK = { address: 'DezXAZ8z7PnrnRJjz3wXBoRgixCa6xjnB7YaB1pPB263', name: 'Bonk', symbol: 'Bonk' }
 const pairs = [
   dexPair({ dexId: 'orca', pairAddress: '5zpyutJu9ee6jFymDGoK7F6S5Kczqtc9FomP3ueKuyA9', base: BONK, liquidityUsd: 1500000.5, volumeH24: 300000, createdAt: 1_690_000_000_000 }),
@@ -22,7 +18,7 @@ t.test('the example is valid', async (t) => {
 
 t.test('every pool of a token, by liquidity', async (t) => {
   const ds = await startJsonStandIn(t, () => ({ json: pairs }))
-  const out = body(await runInline(handler, { tokenAddress: BONK.address }, { providers: { DEXSCREENER_API_URL: ds.url } }))
+  const out = okBody(await runInline(handler, { tokenAddress: BONK.address }, { providers: { DEXSCREENER_API_URL: ds.url } }))
   t.same(ds.requests.map((r) => [r.method, r.path]), [['GET', `/token-pairs/v1/solana/${BONK.address}`]])
   t.match(out, { chain: 'solana', source: 'DexScreener', tokenAddress: BONK.address, query: null, poolsFound: 3, totalLiquidityUsd: 4000000.5 })
   t.same(out.pools.map((p: any) => p.dex), ['raydium', 'orca', 'meteora'])
@@ -53,30 +49,30 @@ t.test('every pool of a token, by liquidity', async (t) => {
 t.test('sorting, floor, limit', async (t) => {
   const ds = await startJsonStandIn(t, () => ({ json: pairs }))
   const providers = { DEXSCREENER_API_URL: ds.url }
-  const vol = body(await runInline(handler, { tokenAddress: BONK.address, sort: 'volume' }, { providers }))
+  const vol = okBody(await runInline(handler, { tokenAddress: BONK.address, sort: 'volume' }, { providers }))
   t.same(vol.pools.map((p: any) => p.dex), ['meteora', 'orca', 'raydium'])
-  const newest = body(await runInline(handler, { tokenAddress: BONK.address, sort: 'newest', limit: '1' }, { from: 'query', providers }))
+  const newest = okBody(await runInline(handler, { tokenAddress: BONK.address, sort: 'newest', limit: '1' }, { from: 'query', providers }))
   t.same(newest.pools.map((p: any) => p.dex), ['raydium'])
   t.equal(newest.poolsFound, 3)
-  const floor = body(await runInline(handler, { tokenAddress: BONK.address, minLiquidityUsd: 2000000 }, { providers }))
+  const floor = okBody(await runInline(handler, { tokenAddress: BONK.address, minLiquidityUsd: 2000000 }, { providers }))
   t.same(floor.pools.map((p: any) => p.dex), ['raydium'])
 })
 
 t.test('search: Solana pools only', async (t) => {
   const other = dexPair({ dexId: 'uniswap', chainId: 'ethereum', pairAddress: '0x1111111111111111111111111111111111111111', base: { address: '0x2222222222222222222222222222222222222222', name: 'Bonk', symbol: 'BONK' }, liquidityUsd: 9e9 })
   const ds = await startJsonStandIn(t, (r) => ({ json: { schemaVersion: '1.0.0', pairs: r.query.get('q') === 'nothing here' ? null : [other, ...pairs] } }))
-  const out = body(await runInline(handler, { query: ' bonk ' }, { providers: { DEXSCREENER_API_URL: ds.url } }))
+  const out = okBody(await runInline(handler, { query: ' bonk ' }, { providers: { DEXSCREENER_API_URL: ds.url } }))
   t.equal(ds.requests[0]!.path, '/latest/dex/search')
   t.equal(ds.requests[0]!.query.get('q'), 'bonk')
   t.equal(out.poolsFound, 3)
   t.notOk(out.pools.some((p: any) => p.dex === 'uniswap'))
-  const none = body(await runInline(handler, { query: 'nothing here' }, { providers: { DEXSCREENER_API_URL: ds.url } }))
+  const none = okBody(await runInline(handler, { query: 'nothing here' }, { providers: { DEXSCREENER_API_URL: ds.url } }))
   t.match(none, { poolsFound: 0, pools: [], totalLiquidityUsd: 0 })
 })
 
 t.test('a token with no pools: empty list', async (t) => {
   const ds = await startJsonStandIn(t, () => ({ json: [] }))
-  t.match(body(await runInline(handler, { tokenAddress: BONK.address }, { providers: { DEXSCREENER_API_URL: ds.url } })), { poolsFound: 0, pools: [] })
+  t.match(okBody(await runInline(handler, { tokenAddress: BONK.address }, { providers: { DEXSCREENER_API_URL: ds.url } })), { poolsFound: 0, pools: [] })
 })
 
 t.test('bad input names the field', async (t) => {
@@ -99,6 +95,6 @@ t.test('provider problems', async (t) => {
 t.test('a pool creation time that is no date reads as null instead of crashing', async (t) => {
   const odd = dexPair({ dexId: 'orca', pairAddress: '5zpyutJu9ee6jFymDGoK7F6S5Kczqtc9FomP3ueKuyA9', base: BONK, createdAt: 1e20 })
   const ds = await startJsonStandIn(t, () => ({ json: [odd] }))
-  const out = body(await runInline(handler, { tokenAddress: BONK.address }, { providers: { DEXSCREENER_API_URL: ds.url } }))
+  const out = okBody(await runInline(handler, { tokenAddress: BONK.address }, { providers: { DEXSCREENER_API_URL: ds.url } }))
   t.match(out.pools[0], { dex: 'orca', createdAt: null, ageHours: null })
 })

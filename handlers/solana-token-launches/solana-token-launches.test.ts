@@ -1,14 +1,10 @@
 import t from 'tap'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { startJsonStandIn } from '../../test/helpers/hyperliquid-stand-in.js'
 import { dexPair, USDC_MINT } from '../../test/helpers/solana-dexscreener-stand-in.js'
 import handler from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const H = 3_600_000
 const A = { address: 'AaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaPump', name: 'Alpha', symbol: 'ALPHA' }
 const B = { address: 'BbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbPump', name: 'Beta', symbol: 'BETA' }
@@ -46,7 +42,7 @@ t.test('the example is valid', async (t) => {
 
 t.test('latest profiles, Solana only, enriched with their pools', async (t) => {
   const ds = await standIn(t, feed)
-  const out = body(await runInline(handler, {}, { providers: { DEXSCREENER_API_URL: ds.url } }))
+  const out = okBody(await runInline(handler, {}, { providers: { DEXSCREENER_API_URL: ds.url } }))
   t.same(ds.requests.map((r) => r.path), ['/token-profiles/latest/v1', `/tokens/v1/solana/${A.address},${B.address},${C}`], 'one batch, duplicates and other chains left out')
   t.match(out, { chain: 'solana', feed: 'profiles', feedEntriesRead: 5, tokensListed: 3 })
   t.same(out.launches.map((l: any) => l.tokenAddress), [A.address, B.address, C], 'feed order')
@@ -64,27 +60,27 @@ t.test('latest profiles, Solana only, enriched with their pools', async (t) => {
 t.test('filters and sorts', async (t) => {
   const ds = await standIn(t, feed)
   const providers = { DEXSCREENER_API_URL: ds.url }
-  const young = body(await runInline(handler, { maxAgeHours: '24' }, { from: 'query', providers }))
+  const young = okBody(await runInline(handler, { maxAgeHours: '24' }, { from: 'query', providers }))
   t.same(young.launches.map((l: any) => l.symbol), ['ALPHA'])
-  const rich = body(await runInline(handler, { minLiquidityUsd: 1000, sort: 'volume' }, { providers }))
+  const rich = okBody(await runInline(handler, { minLiquidityUsd: 1000, sort: 'volume' }, { providers }))
   t.same(rich.launches.map((l: any) => l.symbol), ['BETA', 'ALPHA'])
-  const fresh = body(await runInline(handler, { sort: 'newestPool' }, { providers }))
+  const fresh = okBody(await runInline(handler, { sort: 'newestPool' }, { providers }))
   t.same(fresh.launches.map((l: any) => l.symbol), ['ALPHA', 'BETA', null])
-  const one = body(await runInline(handler, { limit: 1 }, { providers }))
+  const one = okBody(await runInline(handler, { limit: 1 }, { providers }))
   t.equal(one.launches.length, 1)
   t.equal(ds.requests.at(-1)!.path, `/tokens/v1/solana/${A.address}`)
 })
 
 t.test('the boosts feed', async (t) => {
   const ds = await standIn(t, [profile('solana', B.address, { amount: 100, totalAmount: 500 })])
-  const out = body(await runInline(handler, { feed: 'boosts' }, { providers: { DEXSCREENER_API_URL: ds.url } }))
+  const out = okBody(await runInline(handler, { feed: 'boosts' }, { providers: { DEXSCREENER_API_URL: ds.url } }))
   t.equal(ds.requests[0]!.path, '/token-boosts/latest/v1')
   t.same(out.launches[0].boost, { amount: 100, totalAmount: 500 })
 })
 
 t.test('no Solana entries: no enrichment call', async (t) => {
   const ds = await standIn(t, [profile('base', '0x' + 'b'.repeat(40))])
-  const out = body(await runInline(handler, {}, { providers: { DEXSCREENER_API_URL: ds.url } }))
+  const out = okBody(await runInline(handler, {}, { providers: { DEXSCREENER_API_URL: ds.url } }))
   t.equal(ds.requests.length, 1)
   t.match(out, { tokensListed: 0, launches: [] })
 })
@@ -111,7 +107,7 @@ t.test("a token on a pool's quote side gets its own price, not the base token's"
   // DexScreener's priceUsd / fdv / marketCap are the base token's: USDC here, priced 1 USD, 0.5 B each
   const pool = dexPair({ dexId: 'meteora', pairAddress: 'PairB1111111111111111111111111111111111111', base: { address: USDC_MINT, name: 'USD Coin', symbol: 'USDC' }, quote: B, priceUsd: '1.0001', liquidityUsd: 5000, fdv: 9_000_000_000 })
   const ds = await startJsonStandIn(t, (r) => (r.path.startsWith('/tokens/v1/solana/') ? { json: [{ ...pool, priceNative: '0.5' }] } : { json: [profile('solana', B.address)] }))
-  const out = body(await runInline(handler, {}, { providers: { DEXSCREENER_API_URL: ds.url } }))
+  const out = okBody(await runInline(handler, {}, { providers: { DEXSCREENER_API_URL: ds.url } }))
   const main = out.launches[0].mainPool
   t.equal(main.priceUsd, 2.0002, 'B costs 1.0001 / 0.5 USD')
   t.equal(main.fdvUsd, null, "USDC's FDV is not B's")

@@ -1,13 +1,9 @@
 import t from 'tap'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { startJsonStandIn } from '../../test/helpers/hyperliquid-stand-in.js'
 import handler from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const JUP = 'JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4'
 const USDC = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v'
 // getRecentPrioritizationFees result: one entry per recent slot, fee in micro-lamports per CU
@@ -24,7 +20,7 @@ t.test('the example is valid', async (t) => {
 
 t.test('percentiles, base fee and estimates', async (t) => {
   const s = await rpc(t, { result: fees })
-  const out = body(await runInline(handler, { computeUnitLimit: '200000', signatures: '2' }, { from: 'query', providers: { SOLANA_RPC_URL: s.url + '/?api-key=k' } }))
+  const out = okBody(await runInline(handler, { computeUnitLimit: '200000', signatures: '2' }, { from: 'query', providers: { SOLANA_RPC_URL: s.url + '/?api-key=k' } }))
   t.equal(s.requests.length, 1)
   t.equal(s.requests[0]!.method, 'POST')
   t.equal(s.requests[0]!.query.get('api-key'), 'k', 'the configured URL is used as is')
@@ -42,7 +38,7 @@ t.test('percentiles, base fee and estimates', async (t) => {
 
 t.test('accounts are sent; fractional lamports round up', async (t) => {
   const s = await rpc(t, { result: [{ slot: 1, prioritizationFee: 3 }] })
-  const out = body(await runInline(handler, { accounts: [JUP, USDC], computeUnitLimit: 1000 }, { providers: { SOLANA_RPC_URL: s.url } }))
+  const out = okBody(await runInline(handler, { accounts: [JUP, USDC], computeUnitLimit: 1000 }, { providers: { SOLANA_RPC_URL: s.url } }))
   t.same(s.requests[0]!.body.params, [[JUP, USDC]])
   t.same(out.accounts, [JUP, USDC])
   t.match(out.estimates[0], { computeUnitPriceMicroLamports: 3, priorityFeeLamports: 1, totalLamports: 5001 }, '3 × 1000 / 1e6 = 0.003 → 1 lamport')
@@ -50,7 +46,7 @@ t.test('accounts are sent; fractional lamports round up', async (t) => {
 
 t.test('no recent slots: base fee only, said so', async (t) => {
   const s = await rpc(t, { result: [] })
-  const out = body(await runInline(handler, {}, { providers: { SOLANA_RPC_URL: s.url } }))
+  const out = okBody(await runInline(handler, {}, { providers: { SOLANA_RPC_URL: s.url } }))
   t.match(out, { slotsSampled: 0, slotRange: null, priorityFeeMicroLamportsPerCu: null, estimates: [], baseFee: { lamports: 5000 }, note: /no recent slots/ })
 })
 

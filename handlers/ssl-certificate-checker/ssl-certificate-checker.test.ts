@@ -3,14 +3,10 @@ import { createServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { makeCa, makeLeaf, startTlsServer } from '../../test/helpers/netcheck-tls-server.js'
 import handler from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const DAY = 86_400_000
 
 t.test('the example is valid', async (t) => {
@@ -24,7 +20,7 @@ t.test('a leaf signed by a test CA, chain presented', async (t) => {
   const port = await startTlsServer(t, { key: leaf.key, cert: `${leaf.cert.trim()}\n${ca.cert.trim()}\n` })
   const expected = new X509Certificate(leaf.cert)
 
-  const out = body(await runInline(handler, { host: 'localhost', port }))
+  const out = okBody(await runInline(handler, { host: 'localhost', port }))
   t.equal(out.host, 'localhost')
   t.equal(out.port, port)
   t.equal(out.address, '127.0.0.1')
@@ -51,7 +47,7 @@ t.test('a leaf signed by a test CA, chain presented', async (t) => {
   t.equal(out.chain[1].isCA, true)
   t.equal(out.chain[1].selfSigned, true)
 
-  const byIp = body(await runInline(handler, { host: `https://127.0.0.1:${port}/some/path` }))
+  const byIp = okBody(await runInline(handler, { host: `https://127.0.0.1:${port}/some/path` }))
   t.equal(byIp.servername, null, 'no SNI for an address')
   t.equal(byIp.port, port, 'the port of the URL is used')
   t.equal(byIp.hostnameMatches, true, 'the IP SAN matches')
@@ -60,7 +56,7 @@ t.test('a leaf signed by a test CA, chain presented', async (t) => {
 t.test('an expired self-signed certificate with another name is reported, not refused', async (t) => {
   const old = await makeLeaf(undefined, 'old.example', { altNames: ['old.example'], notBefore: new Date(Date.now() - 400 * DAY), notAfter: new Date(Date.now() - 10.5 * DAY) })
   const port = await startTlsServer(t, old)
-  const out = body(await runInline(handler, { host: 'localhost', port }, { from: 'query' }))
+  const out = okBody(await runInline(handler, { host: 'localhost', port }, { from: 'query' }))
   t.equal(out.validity.expired, true)
   t.equal(out.validity.daysLeft, -11)
   t.equal(out.certificate.selfSigned, true)

@@ -1,12 +1,7 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { standIn, type ReceivedRequest } from '../../test/helpers/provider-stand-in.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 const KEY = 'av-test-key-123'
 // Alpha Vantage shapes, https://www.alphavantage.co/documentation/ (Quote Endpoint, Search Endpoint)
@@ -46,7 +41,7 @@ t.test('against an Alpha Vantage stand-in', async (t) => {
   const run = (input: unknown, from: 'query' | 'body' = 'body') => runInline(handler, input, { providers, from })
 
   t.test('a quote maps every field to numbers', async (t) => {
-    const out = body(await run(handler.example))
+    const out = okBody(await run(handler.example))
     t.same(out, {
       mode: 'quote',
       found: true,
@@ -71,12 +66,12 @@ t.test('against an Alpha Vantage stand-in', async (t) => {
   })
 
   t.test('lower-case symbols are upper-cased', async (t) => {
-    t.equal(body(await run({ symbol: 'ibm' }, 'query')).price, 222.97)
+    t.equal(okBody(await run({ symbol: 'ibm' }, 'query')).price, 222.97)
   })
 
   t.test('an unknown symbol (empty Global Quote) and an invalid one (Error Message) are found:false', async (t) => {
-    t.match(body(await run({ symbol: 'NOPE' })), { mode: 'quote', found: false, symbol: 'NOPE', reason: /no quote/ })
-    t.match(body(await run({ symbol: 'bad.x' })), { found: false, symbol: 'BAD.X', reason: /rejected/ })
+    t.match(okBody(await run({ symbol: 'NOPE' })), { mode: 'quote', found: false, symbol: 'NOPE', reason: /no quote/ })
+    t.match(okBody(await run({ symbol: 'bad.x' })), { found: false, symbol: 'BAD.X', reason: /rejected/ })
   })
 
   t.test('rate-limit notes in a 200 answer are 502, never a made-up quote', async (t) => {
@@ -85,14 +80,14 @@ t.test('against an Alpha Vantage stand-in', async (t) => {
   })
 
   t.test('symbol search', async (t) => {
-    const out = body(await run({ search: ' tesco ' }))
+    const out = okBody(await run({ search: ' tesco ' }))
     t.equal(out.mode, 'search')
     t.equal(out.query, 'tesco')
     t.same(out.matches[0], { symbol: 'TSCO.LON', name: 'Tesco PLC', type: 'Equity', region: 'United Kingdom', marketOpen: '08:00', marketClose: '16:30', timezone: 'UTC+01', currency: 'GBX', matchScore: 0.7273 })
     t.equal(out.matches[1].currency, 'USD')
     t.equal(p.received.at(-1)!.query.get('function'), 'SYMBOL_SEARCH')
     t.equal(p.received.at(-1)!.query.get('keywords'), 'tesco')
-    t.same(body(await run({ search: 'zzzz' })).matches, [])
+    t.same(okBody(await run({ search: 'zzzz' })).matches, [])
   })
 
   t.test('bad input: 400 naming the field', async (t) => {
@@ -124,9 +119,9 @@ t.test('provider problems', async (t) => {
   await t.rejects(runInline(handler, handler.example, { providers: { ALPHAVANTAGE_URL: garbage.url, ALPHAVANTAGE_API_KEY: KEY } }), { code: 'upstream_failed' })
   // a figure sent as a JSON number (or null) instead of the documented string is read, not a crash
   const numeric = await standIn(t, () => ({ json: { 'Global Quote': { '01. symbol': 'IBM', '05. price': 222.97, '06. volume': null, '10. change percent': '1.5809%' } } }))
-  t.match(body(await runInline(handler, handler.example, { providers: { ALPHAVANTAGE_URL: numeric.url, ALPHAVANTAGE_API_KEY: KEY } })), { found: true, price: 222.97, volume: null, changePercent: 1.5809 })
+  t.match(okBody(await runInline(handler, handler.example, { providers: { ALPHAVANTAGE_URL: numeric.url, ALPHAVANTAGE_API_KEY: KEY } })), { found: true, price: 222.97, volume: null, changePercent: 1.5809 })
   const nullMatch = await standIn(t, () => ({ json: { bestMatches: [null, { '1. symbol': 'TSCO.LON', '9. matchScore': '0.7273' }] } }))
-  t.match(body(await runInline(handler, { search: 'tesco' }, { providers: { ALPHAVANTAGE_URL: nullMatch.url, ALPHAVANTAGE_API_KEY: KEY } })).matches, [{ symbol: 'TSCO.LON', name: null, matchScore: 0.7273 }])
+  t.match(okBody(await runInline(handler, { search: 'tesco' }, { providers: { ALPHAVANTAGE_URL: nullMatch.url, ALPHAVANTAGE_API_KEY: KEY } })).matches, [{ symbol: 'TSCO.LON', name: null, matchScore: 0.7273 }])
   const odd = await standIn(t, () => ({ json: { 'Global Quote': { '01. symbol': 'IBM', '05. price': '' } } }))
   await t.rejects(runInline(handler, handler.example, { providers: { ALPHAVANTAGE_URL: odd.url, ALPHAVANTAGE_API_KEY: KEY } }), { code: 'upstream_failed', message: /without a price/ })
 })

@@ -1,14 +1,10 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { webpageServer } from '../../test/helpers/webpage-server.js'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
 import { SIGNATURES } from './signatures.js'
 import handler, { detect } from './index.js'
 
-const ok = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const find = (out: Record<string, any>, name: string) => out.technologies.find((x: { name: string }) => x.name === name)
 
 const WORDPRESS_SHOP = `<!doctype html><html><head>
@@ -45,7 +41,7 @@ t.test('a live WordPress shop: detections, evidence, versions only from evidence
       res.end(WORDPRESS_SHOP)
     },
   })
-  const out = ok(await runInline(handler, { url: `${site.base}/` }))
+  const out = okBody(await runInline(handler, { url: `${site.base}/` }))
   const names = out.technologies.map((x: { name: string }) => x.name).sort()
   t.same(names, ['Bootstrap', 'Cloudflare', 'Google Analytics', 'Google Fonts', 'Nginx', 'PHP', 'Stripe', 'Vue.js', 'WooCommerce', 'WordPress', 'jQuery', 'jsDelivr'].sort())
   t.match(find(out, 'WordPress'), { version: '6.4.2', implied: false, category: 'CMS' })
@@ -73,7 +69,7 @@ t.test('markup that once made the HTML patterns quadratic is scanned at once', a
       res.end(page)
     },
   })
-  const out = ok(await runInline(handler, { url: `${site.base}/` }))
+  const out = okBody(await runInline(handler, { url: `${site.base}/` }))
   t.match(find(out, 'ASP.NET'), { evidence: [{ source: 'html' }] })
   t.match(find(out, 'Next.js'), { evidence: [{ source: 'html' }] })
 })
@@ -86,7 +82,7 @@ t.test('a page nested thousands of levels deep is analysed, not a crash', async 
       res.end(page)
     },
   })
-  const out = ok(await runInline(handler, { url: `${site.base}/` }))
+  const out = okBody(await runInline(handler, { url: `${site.base}/` }))
   t.match(find(out, 'WordPress'), { version: '6.4.2' })
   t.ok(find(out, 'Google Tag Manager'))
 })
@@ -100,7 +96,7 @@ t.test('implied technologies carry no version and chain transitively', async (t)
 
 t.test('a bare page detects nothing rather than guessing', async (t) => {
   const site = await webpageServer(t, { '/': (_req, res) => res.end('<p>hello</p>') })
-  const out = ok(await runInline(handler, { url: `${site.base}/` }))
+  const out = okBody(await runInline(handler, { url: `${site.base}/` }))
   t.same(out.technologies, [])
   t.same(out.categories, {})
 })

@@ -1,13 +1,9 @@
 import t from 'tap'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { chatCompletion, llmSettings, providerStandIn, sentData, sentSystem, type Answer } from '../../test/helpers/llm-stand-in.js'
 import handler, { DEFAULT_TOPICS } from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const TEXT = 'The central bank raised interest rates by half a point, sending tech stocks lower.'
 const LABELS = ['economy', 'sports', 'technology', 'weather']
 
@@ -17,7 +13,7 @@ t.test('the example validates', async (t) => {
 
 t.test('multi-label: scores sorted, labels at or above the threshold', async (t) => {
   const llm = await providerStandIn(t, () => ({ json: chatCompletion({ scores: [{ label: 'economy', score: 0.93 }, { label: 'sports', score: 0.01 }, { label: 'technology', score: 0.55 }, { label: 'weather', score: 0 }] }) }))
-  const out = body(await runInline(handler, { text: TEXT, labels: LABELS, multiLabel: true, threshold: 0.5 }, { providers: llmSettings(llm.url) }))
+  const out = okBody(await runInline(handler, { text: TEXT, labels: LABELS, multiLabel: true, threshold: 0.5 }, { providers: llmSettings(llm.url) }))
   const req = llm.received[0]!
   t.equal(req.path, '/v1/chat/completions')
   t.equal(req.headers.authorization, 'Bearer sk-test-llm-key')
@@ -35,7 +31,7 @@ t.test('multi-label: scores sorted, labels at or above the threshold', async (t)
 t.test('single-label with the default topics', async (t) => {
   const scores = DEFAULT_TOPICS.map((label) => ({ label, score: label === 'finance' ? 0.7 : label === 'business' ? 0.2 : 0.1 / (DEFAULT_TOPICS.length - 2) }))
   const llm = await providerStandIn(t, () => ({ json: chatCompletion({ scores }) }))
-  const out = body(await runInline(handler, { text: TEXT }, { from: 'query', providers: llmSettings(llm.url) }))
+  const out = okBody(await runInline(handler, { text: TEXT }, { from: 'query', providers: llmSettings(llm.url) }))
   t.same(sentData(llm.received[0]!).labels, [...DEFAULT_TOPICS])
   t.match(sentSystem(llm.received[0]!), /Exactly one label applies/)
   t.equal(out.label, 'finance')

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
 type Out = {
@@ -8,13 +8,9 @@ type Out = {
   changes: { type: string; value: string; count: number }[]
   patch?: string
 }
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Out
-}
 
 t.test('example: word diff and unified patch', async (t) => {
-  const out = body(await runInline(handler, handler.example))
+  const out = okBody<Out>(await runInline(handler, handler.example))
   t.equal(out.identical, false)
   t.same(out.stats, { added: 1, removed: 1, unchanged: 8 })
   t.same(
@@ -28,7 +24,7 @@ t.test('example: word diff and unified patch', async (t) => {
 })
 
 t.test('line diff counts lines', async (t) => {
-  const out = body(await runInline(handler, { original: 'a\nb\nc\n', modified: 'a\nc\nd\n', patch: false }))
+  const out = okBody<Out>(await runInline(handler, { original: 'a\nb\nc\n', modified: 'a\nc\nd\n', patch: false }))
   t.same(out.changes, [
     { type: 'equal', value: 'a\n', count: 1 },
     { type: 'removed', value: 'b\n', count: 1 },
@@ -40,27 +36,27 @@ t.test('line diff counts lines', async (t) => {
 })
 
 t.test('char diff, ignoreCase', async (t) => {
-  const out = body(await runInline(handler, { original: 'kitten', modified: 'sitting', mode: 'char', patch: false }))
+  const out = okBody<Out>(await runInline(handler, { original: 'kitten', modified: 'sitting', mode: 'char', patch: false }))
   t.same(out.stats, { added: 3, removed: 2, unchanged: 4 })
-  t.equal(body(await runInline(handler, { original: 'Hello', modified: 'hELLO', mode: 'char', ignoreCase: true })).identical, true)
+  t.equal(okBody<Out>(await runInline(handler, { original: 'Hello', modified: 'hELLO', mode: 'char', ignoreCase: true })).identical, true)
 })
 
 t.test('whitespace handling in word mode', async (t) => {
-  t.equal(body(await runInline(handler, { original: 'a  b', modified: 'a b', mode: 'word' })).identical, false)
-  t.equal(body(await runInline(handler, { original: 'a  b', modified: 'a b', mode: 'word', ignoreWhitespace: true })).identical, true)
+  t.equal(okBody<Out>(await runInline(handler, { original: 'a  b', modified: 'a b', mode: 'word' })).identical, false)
+  t.equal(okBody<Out>(await runInline(handler, { original: 'a  b', modified: 'a b', mode: 'word', ignoreWhitespace: true })).identical, true)
 })
 
 t.test('empty and identical texts', async (t) => {
-  const empty = body(await runInline(handler, { original: '', modified: '' }))
+  const empty = okBody<Out>(await runInline(handler, { original: '', modified: '' }))
   t.equal(empty.identical, true)
   t.same(empty.changes, [])
-  const added = body(await runInline(handler, { original: '', modified: 'x\n' }))
+  const added = okBody<Out>(await runInline(handler, { original: '', modified: 'x\n' }))
   t.same(added.stats, { added: 1, removed: 0, unchanged: 0 })
   t.match(added.patch, /@@ -0,0 \+1,1 @@\n\+x\n/)
 })
 
 t.test('GET query strings are coerced', async (t) => {
-  const out = body(await runInline(handler, { original: 'ab', modified: 'ac', mode: 'char', patch: 'false', context: '0' }, { from: 'query' }))
+  const out = okBody<Out>(await runInline(handler, { original: 'ab', modified: 'ac', mode: 'char', patch: 'false', context: '0' }, { from: 'query' }))
   t.same(out.stats, { added: 1, removed: 1, unchanged: 1 })
 })
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
 function parseWav(bytes: Uint8Array) {
@@ -36,9 +36,7 @@ t.test('speaks English to a sane WAV', async (t) => {
 
 t.test('slower speech is longer; another language; query-string input', async (t) => {
   const dur = async (input: Record<string, unknown>) => {
-    const out = await runInline(handler, input, { from: 'query' })
-    if (!out.ok) throw new Error(out.message)
-    const w = parseWav(out.result.body as Uint8Array)
+    const w = parseWav(okBody<Uint8Array>(await runInline(handler, input, { from: 'query' })))
     return w.dataBytes / (w.sampleRate * 2)
   }
   const fast = await dur({ text: 'one two three four five six', speed: '300' })
