@@ -1,16 +1,12 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
 type Zoned = { zone: string; iso: string; date: string; time: string; offset: string; offsetMinutes: number; abbreviation: string; isDST: boolean; dayDifference: number }
 type Out = { utc: string; source: Zoned & { adjusted?: boolean; ambiguous?: boolean }; conversions: Zoned[] }
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Out
-}
 
 t.test('example: New York summer morning to London, Tokyo, Sydney', async (t) => {
-  const out = body(await runInline(handler, { ...handler.example }))
+  const out = okBody<Out>(await runInline(handler, { ...handler.example }))
   t.equal(out.utc, '2024-07-01T13:00:00Z')
   t.match(out.source, { offset: '-04:00', abbreviation: 'EDT', isDST: true })
   t.same(out.conversions.map((c) => [c.zone, c.iso, c.isDST]), [
@@ -21,7 +17,7 @@ t.test('example: New York summer morning to London, Tokyo, Sydney', async (t) =>
 })
 
 t.test('winter offsets, date change, half-hour zones', async (t) => {
-  const out = body(await runInline(handler, { datetime: '2024-01-15T20:00:00Z', to: ['America/Los_Angeles', 'Asia/Kolkata', 'Pacific/Kiritimati'] }))
+  const out = okBody<Out>(await runInline(handler, { datetime: '2024-01-15T20:00:00Z', to: ['America/Los_Angeles', 'Asia/Kolkata', 'Pacific/Kiritimati'] }))
   t.same(out.conversions.map((c) => [c.iso, c.offsetMinutes, c.dayDifference]), [
     ['2024-01-15T12:00:00-08:00', -480, 0],
     ['2024-01-16T01:30:00+05:30', 330, 1],
@@ -31,30 +27,30 @@ t.test('winter offsets, date change, half-hour zones', async (t) => {
 })
 
 t.test('explicit offset is an instant whatever "from" says', async (t) => {
-  const out = body(await runInline(handler, { datetime: '2024-07-01T12:00:00+02:00', from: 'Asia/Tokyo', to: ['UTC'] }))
+  const out = okBody<Out>(await runInline(handler, { datetime: '2024-07-01T12:00:00+02:00', from: 'Asia/Tokyo', to: ['UTC'] }))
   t.equal(out.utc, '2024-07-01T10:00:00Z')
   t.equal(out.source.iso, '2024-07-01T19:00:00+09:00')
 })
 
 t.test('DST overlap and gap', async (t) => {
-  const earlier = body(await runInline(handler, { datetime: '2024-11-03T01:30', from: 'America/New_York', to: ['UTC'] }))
+  const earlier = okBody<Out>(await runInline(handler, { datetime: '2024-11-03T01:30', from: 'America/New_York', to: ['UTC'] }))
   t.equal(earlier.utc, '2024-11-03T05:30:00Z')
   t.equal(earlier.source.ambiguous, true)
-  const later = body(await runInline(handler, { datetime: '2024-11-03T01:30', from: 'America/New_York', to: ['UTC'], disambiguation: 'later' }))
+  const later = okBody<Out>(await runInline(handler, { datetime: '2024-11-03T01:30', from: 'America/New_York', to: ['UTC'], disambiguation: 'later' }))
   t.equal(later.utc, '2024-11-03T06:30:00Z')
-  const gap = body(await runInline(handler, { datetime: '2024-03-10T02:30', from: 'America/New_York', to: ['UTC'] }))
+  const gap = okBody<Out>(await runInline(handler, { datetime: '2024-03-10T02:30', from: 'America/New_York', to: ['UTC'] }))
   t.equal(gap.source.iso, '2024-03-10T03:30:00-04:00')
   t.equal(gap.source.adjusted, true)
-  t.notOk(body(await runInline(handler, { ...handler.example })).source.adjusted)
+  t.notOk(okBody<Out>(await runInline(handler, { ...handler.example })).source.adjusted)
 })
 
 t.test('no datetime means now', async (t) => {
-  const out = body(await runInline(handler, { to: ['UTC'] }))
+  const out = okBody<Out>(await runInline(handler, { to: ['UTC'] }))
   t.ok(Math.abs(Date.parse(out.utc) - Date.now()) < 5_000)
 })
 
 t.test('GET query strings: a single zone becomes a list', async (t) => {
-  const out = body(await runInline(handler, { datetime: '2024-01-01T00:00:00Z', to: 'Europe/Berlin' }, { from: 'query' }))
+  const out = okBody<Out>(await runInline(handler, { datetime: '2024-01-01T00:00:00Z', to: 'Europe/Berlin' }, { from: 'query' }))
   t.equal(out.conversions[0].iso, '2024-01-01T01:00:00+01:00')
 })
 

@@ -6,13 +6,9 @@ import { compileInputValidator } from '../../src/pool/input-validator.js'
 import { withDevnet } from '../../test/helpers/devnet.js'
 import { compileSolidity, deploy, evmClients, write } from '../../test/helpers/evm-chain.js'
 import { TOKENS_SOL } from '../../test/helpers/evm-contracts.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const compiled = compileSolidity({ 'Tokens.sol': TOKENS_SOL })
 const stranger = () => privateKeyToAccount(generatePrivateKey()).address
 const u = (x: string) => parseUnits(x, 6)
@@ -41,7 +37,7 @@ t.test('against a real anvil', async (t) => {
   const head = await c.pub.getBlockNumber()
 
   t.test('the whole history: every holder, real balances and shares', async (t) => {
-    const out = body(await run({ token, blocks: 1000, top: 10 }))
+    const out = okBody(await run({ token, blocks: 1000, top: 10 }))
     t.equal(out.chainId, devnet.chainId)
     t.equal(out.blockNumber, head.toString())
     t.match(out.erc20, { name: 'Spread', symbol: 'SPR', decimals: 6, totalSupply: '1000000000000' })
@@ -60,14 +56,14 @@ t.test('against a real anvil', async (t) => {
     t.same(out.topHolders.map((h: any) => h.type), ['eoa', 'eoa', 'eoa', 'contract', 'eoa', 'eoa'])
     t.equal(out.topHolders[2].netFlowInRange, u('180000').toString())
     t.equal(out.top10SharePercent, 100)
-    const two = body(await run({ token, blocks: 1000, top: 2 }))
+    const two = okBody(await run({ token, blocks: 1000, top: 2 }))
     t.equal(two.topHolders.length, 2)
     t.equal(two.listedSharePercent, 65)
     t.equal(two.top10SharePercent, 100, 'top-10 share does not depend on how many are listed')
   })
 
   t.test('a recent range sees only the addresses active in it', async (t) => {
-    const out = body(await run({ token, blocks: 1 }))
+    const out = okBody(await run({ token, blocks: 1 }))
     t.match(out.scan, { fromBlock: head.toString(), toBlock: head.toString(), complete: true, transfers: 1 })
     t.equal(out.addressesSeen, 2)
     t.same(out.topHolders.map((h: any) => [h.address, h.balanceFormatted]), [[b, '180000'], [e, '20000']])
@@ -76,10 +72,10 @@ t.test('against a real anvil', async (t) => {
   })
 
   t.test('small chunks give the same answer; the request budget cuts a long scan short', async (t) => {
-    const chunked = body(await run({ token, blocks: 60 }, { CHAIN_DATA_LOG_CHUNK_BLOCKS: '7' }))
+    const chunked = okBody(await run({ token, blocks: 60 }, { CHAIN_DATA_LOG_CHUNK_BLOCKS: '7' }))
     t.equal(chunked.scan.requests, 9)
     t.equal(chunked.holdersInScannedRange, 6)
-    const cut = body(await run({ token, blocks: 100 }, { CHAIN_DATA_LOG_CHUNK_BLOCKS: '1' }))
+    const cut = okBody(await run({ token, blocks: 100 }, { CHAIN_DATA_LOG_CHUNK_BLOCKS: '1' }))
     t.match(cut.scan, { complete: false, stoppedBecause: 'request-limit', requests: 60, fromBlock: (head - 59n).toString(), requestedFromBlock: (head - 99n).toString() })
     t.match(cut.scan.description, /only: the scan .* stopped at its request-limit/)
   })
@@ -107,7 +103,7 @@ t.test('against a real anvil', async (t) => {
     await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r))
     t.teardown(() => new Promise<void>((r) => proxy.close(() => r())))
     const url = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`
-    const out = body(await runInline(handler, { token, blocks: 60 }, { providers: { CHAIN_DATA_RPC_URL: url, CHAIN_DATA_LOG_CHUNK_BLOCKS: '40' } }))
+    const out = okBody(await runInline(handler, { token, blocks: 60 }, { providers: { CHAIN_DATA_RPC_URL: url, CHAIN_DATA_LOG_CHUNK_BLOCKS: '40' } }))
     t.equal(out.scan.complete, true)
     t.equal(out.holdersInScannedRange, 6)
     t.ok(seen.some(([x, y]) => y - x + 1 === 40), 'tried 40')
@@ -126,7 +122,7 @@ contract NoDecimals {
 }`,
     })
     const nd = getAddress(await deploy(c, bare.NoDecimals!, [12345n]))
-    const out = body(await run({ token: nd, blocks: 5 }))
+    const out = okBody(await run({ token: nd, blocks: 5 }))
     t.match(out.erc20, { decimals: null, totalSupply: '12345', totalSupplyFormatted: null })
     t.same(out.topHolders.map((h: any) => [h.address, h.balance, h.balanceFormatted, h.shareOfSupplyPercent]), [[c.account.address, '12345', null, 100]])
   })

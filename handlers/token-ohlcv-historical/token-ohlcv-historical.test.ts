@@ -1,13 +1,8 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { marketStandIn, type RecordedRequest } from '../../test/helpers/market-stand-in.js'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 // https://docs.coingecko.com/v3.0.1/reference/coins-id-ohlc: [time ms (close), open, high, low, close]
 const ohlc = [
@@ -48,7 +43,7 @@ t.test('the example is valid', async (t) => {
 
 t.test("by coin id: CoinGecko's own candles, oldest first", async (t) => {
   const api = await marketStandIn(t, route)
-  const out = body(await runInline(handler, { id: 'ethereum', days: 1 }, { providers: { COINGECKO_API_URL: api.url, COINGECKO_API_KEY: 'k1' } }))
+  const out = okBody(await runInline(handler, { id: 'ethereum', days: 1 }, { providers: { COINGECKO_API_URL: api.url, COINGECKO_API_KEY: 'k1' } }))
   t.match(out, { by: 'id', id: 'ethereum', found: true, method: 'coingecko-ohlc', interval: '30m', vsCurrency: 'usd', days: 1 })
   t.same(out.candles, [
     { time: '2024-03-02T16:00:00.000Z', timestamp: 1709395200000, open: 3380, high: 3405.75, low: 3370, close: 3400.5, volume24h: null },
@@ -63,7 +58,7 @@ t.test("by coin id: CoinGecko's own candles, oldest first", async (t) => {
 
 t.test('by contract: candles built from price samples', async (t) => {
   const api = await marketStandIn(t, route)
-  const out = body(await runInline(handler, { contractAddress: token, days: '30', vsCurrency: 'EUR' }, { from: 'query', providers: { COINGECKO_API_URL: api.url } }))
+  const out = okBody(await runInline(handler, { contractAddress: token, days: '30', vsCurrency: 'EUR' }, { from: 'query', providers: { COINGECKO_API_URL: api.url } }))
   t.match(out, { by: 'contract', platform: 'base', address: token, found: true, method: 'built-from-price-samples', interval: '4h', vsCurrency: 'eur', days: 30 })
   t.same(out.candles, [
     { time: '2024-03-02T20:00:00.000Z', timestamp: t0 + 4 * H, open: 1.0, high: 1.3, low: 0.9, close: 1.1, volume24h: 530 },
@@ -77,8 +72,8 @@ t.test('by contract: candles built from price samples', async (t) => {
 t.test('unknown coin or contract: found false', async (t) => {
   const api = await marketStandIn(t, route)
   const providers = { COINGECKO_API_URL: api.url }
-  t.match(body(await runInline(handler, { id: 'no-such-coin' }, { providers })), { found: false, candles: [], by: 'id' })
-  t.match(body(await runInline(handler, { contractAddress: '0x0000000000000000000000000000000000000001' }, { providers })), { found: false, candles: [], by: 'contract' })
+  t.match(okBody(await runInline(handler, { id: 'no-such-coin' }, { providers })), { found: false, candles: [], by: 'id' })
+  t.match(okBody(await runInline(handler, { contractAddress: '0x0000000000000000000000000000000000000001' }, { providers })), { found: false, candles: [], by: 'contract' })
 })
 
 t.test('bad input: 400 naming the field', async (t) => {

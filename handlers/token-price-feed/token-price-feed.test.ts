@@ -1,13 +1,8 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { marketStandIn, type RecordedRequest } from '../../test/helpers/market-stand-in.js'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 // answers in the documented shape of https://docs.coingecko.com/v3.0.1/reference/simple-price
 const simplePrice = {
@@ -35,7 +30,7 @@ t.test('the example is valid', async (t) => {
 t.test('prices by coin id', async (t) => {
   const api = await marketStandIn(t, route)
   const providers = { COINGECKO_API_URL: `${api.url}/api/v3`, COINGECKO_API_KEY: 'demo-key-123' }
-  const out = body(await runInline(handler, { ids: ['bitcoin', 'ethereum', 'no-such-coin'], vsCurrencies: ['usd', 'EUR'] }, { providers }))
+  const out = okBody(await runInline(handler, { ids: ['bitcoin', 'ethereum', 'no-such-coin'], vsCurrencies: ['usd', 'EUR'] }, { providers }))
   t.equal(out.by, 'id')
   t.same(out.vsCurrencies, ['usd', 'eur'])
   t.same(out.prices[0], {
@@ -62,7 +57,7 @@ t.test('prices by coin id', async (t) => {
 
 t.test('GET query-string input', async (t) => {
   const api = await marketStandIn(t, route)
-  const out = body(await runInline(handler, { ids: 'bitcoin' }, { from: 'query', providers: { COINGECKO_API_URL: `${api.url}/api/v3` } }))
+  const out = okBody(await runInline(handler, { ids: 'bitcoin' }, { from: 'query', providers: { COINGECKO_API_URL: `${api.url}/api/v3` } }))
   t.equal(out.prices.length, 1)
   t.equal(out.prices[0].quotes.usd.price, 67187.3358)
   t.equal(api.last().query.get('vs_currencies'), 'usd', 'default currency')
@@ -71,7 +66,7 @@ t.test('GET query-string input', async (t) => {
 
 t.test('prices by contract address on Base', async (t) => {
   const api = await marketStandIn(t, route)
-  const out = body(await runInline(handler, { contractAddresses: [usdcBase, '0x0000000000000000000000000000000000000001'] }, { providers: { COINGECKO_API_URL: `${api.url}/api/v3` } }))
+  const out = okBody(await runInline(handler, { contractAddresses: [usdcBase, '0x0000000000000000000000000000000000000001'] }, { providers: { COINGECKO_API_URL: `${api.url}/api/v3` } }))
   t.equal(out.by, 'contract')
   t.equal(out.platform, 'base')
   t.same(out.prices[0], { address: usdcBase, found: true, quotes: { usd: { price: 0.9998, marketCap: 4100000000, volume24h: 520000000, change24hPercent: 0.01 } }, lastUpdatedAt: '2024-03-25T08:40:00.000Z' })

@@ -6,13 +6,9 @@ import { compileInputValidator } from '../../src/pool/input-validator.js'
 import { withDevnet } from '../../test/helpers/devnet.js'
 import { compileSolidity, deploy, evmClients, write } from '../../test/helpers/evm-chain.js'
 import { TOKENS_SOL } from '../../test/helpers/evm-contracts.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const compiled = compileSolidity({ 'Tokens.sol': TOKENS_SOL })
 const stranger = () => privateKeyToAccount(generatePrivateKey()).address
 const finding = (out: Record<string, any>, id: string) => out.findings.find((f: any) => f.id === id)
@@ -39,7 +35,7 @@ t.test('against a real anvil', async (t) => {
   const managed = getAddress(await deploy(c, compiled.ManagedToken!, ['Managed', 'MGD', 18, parseUnits('500', 18)]))
 
   t.test('a token without admin functions: low', async (t) => {
-    const out = body(await check(plain))
+    const out = okBody(await check(plain))
     t.equal(out.token, plain)
     t.equal(out.chainId, devnet.chainId)
     t.match(out.contract, { exists: true })
@@ -53,7 +49,7 @@ t.test('against a real anvil', async (t) => {
   })
 
   t.test('an owned token with mint, pause, blacklist and fee: high, with evidence', async (t) => {
-    const out = body(await check(managed))
+    const out = okBody(await check(managed))
     t.same(out.owner, { function: 'owner()', address: c.account.address, renounced: false, isContract: false })
     const sigs = out.functions.map((f: any) => f.signature)
     for (const s of ['mint(address,uint256)', 'pause()', 'unpause()', 'blacklist(address)', 'setFee(uint256)', 'owner()', 'renounceOwnership()']) t.ok(sigs.includes(s), `${s} found`)
@@ -71,7 +67,7 @@ t.test('against a real anvil', async (t) => {
   t.test('behind an EIP-1967 proxy: high, implementation and admin from the slots', async (t) => {
     const admin = stranger()
     const proxy = getAddress(await deploy(c, compiled.TestProxy!, [managed, admin]))
-    const out = body(await check(proxy))
+    const out = okBody(await check(proxy))
     t.match(out.proxy, { isProxy: true, standard: 'eip1967', implementation: managed, admin })
     t.ok(out.proxy.implementationCodeSize > 0)
     t.match(finding(out, 'upgradeable-proxy'), { severity: 'high', evidence: new RegExp(`0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc holds the implementation ${managed}`) })
@@ -84,7 +80,7 @@ t.test('against a real anvil', async (t) => {
   t.test('renounced ownership lowers the admin findings', async (t) => {
     const other = getAddress(await deploy(c, compiled.ManagedToken!, ['Gone', 'GONE', 18, 1n]))
     await write(c, other, compiled.ManagedToken!.abi, 'renounceOwnership')
-    const out = body(await check(other))
+    const out = okBody(await check(other))
     t.match(out.owner, { renounced: true, address: '0x0000000000000000000000000000000000000000' })
     t.match(finding(out, 'can-mint'), { severity: 'medium', evidence: /renounced/ })
     t.match(finding(out, 'can-pause'), { severity: 'low' })
@@ -95,17 +91,17 @@ t.test('against a real anvil', async (t) => {
   t.test('an EIP-1167 clone and a contract that is not a token', async (t) => {
     const clone = stranger()
     await c.test.setCode({ address: clone, bytecode: `0x363d3d373d3d3d363d73${plain.slice(2).toLowerCase()}5af43d82803e903d91602b57fd5bf3` })
-    const out = body(await check(clone))
+    const out = okBody(await check(clone))
     t.match(out.proxy, { isProxy: true, standard: 'eip1167', implementation: plain.toLowerCase() })
     t.match(finding(out, 'minimal-proxy'), { severity: 'info' })
     const reverter = await deploy(c, compiled.Reverter!)
-    const r = body(await check(reverter))
+    const r = okBody(await check(reverter))
     t.match(r.erc20, { name: null, symbol: null, decimals: null, totalSupply: null, isErc20: false })
     t.match(finding(r, 'not-erc20'), { severity: 'medium' })
   })
 
   t.test('no contract: exists false, riskLevel null', async (t) => {
-    const out = body(await check(stranger()))
+    const out = okBody(await check(stranger()))
     t.match(out, { contract: { exists: false, codeSize: 0 }, riskLevel: null, erc20: null, functions: [] })
   })
 

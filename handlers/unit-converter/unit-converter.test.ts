@@ -1,13 +1,9 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 import { LINEAR_UNITS, TEMPERATURE } from './unit-tables.js'
 
-const result = async (value: unknown, from: string, to: string, extra: Record<string, unknown> = {}) => {
-  const o = await runInline(handler, { value, from, to, ...extra })
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return (o.result.body as { result: number }).result
-}
+const result = async (value: unknown, from: string, to: string, extra: Record<string, unknown> = {}) => okBody<{ result: number }>(await runInline(handler, { value, from, to, ...extra })).result
 
 t.test('example', async (t) => {
   const o = await runInline(handler, handler.example)

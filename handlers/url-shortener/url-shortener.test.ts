@@ -1,12 +1,7 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { standIn, type ReceivedRequest } from '../../test/helpers/provider-stand-in.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 const TOKEN = 'bitly-token-abc'
 // Bitly API v4 shapes, https://dev.bitly.com/api-reference (Shorten a Link; error bodies)
@@ -29,7 +24,7 @@ t.test('against a Bitly stand-in', async (t) => {
   const run = (input: unknown, from: 'query' | 'body' = 'body') => runInline(handler, input, { providers, from, allowPrivateNetwork: false })
 
   t.test('the example is shortened; the request carries the token and the long URL', async (t) => {
-    const out = body(await run(handler.example))
+    const out = okBody(await run(handler.example))
     t.same(out, { link: 'https://bit.ly/3Zk8Qab', id: 'bit.ly/3Zk8Qab', longUrl: 'https://en.wikipedia.org/wiki/URL_shortening', createdAt: '2024-11-23T10:15:30+0000' })
     const sent = p.received.at(-1)!
     t.equal(sent.method, 'POST')
@@ -40,7 +35,7 @@ t.test('against a Bitly stand-in', async (t) => {
   })
 
   t.test('a branded domain is passed on', async (t) => {
-    const out = body(await run({ url: 'http://example.com/a?b=c#d', domain: 'J.MP' }, 'query'))
+    const out = okBody(await run({ url: 'http://example.com/a?b=c#d', domain: 'J.MP' }, 'query'))
     t.equal(out.link, 'https://j.mp/3Zk8Qab')
     t.same(JSON.parse(p.received.at(-1)!.body), { long_url: 'http://example.com/a?b=c#d', domain: 'j.mp' })
   })

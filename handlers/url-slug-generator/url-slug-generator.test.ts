@@ -1,15 +1,12 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as { slug: string; length: number; truncated: boolean }
-}
-const slug = async (input: Record<string, unknown>, from?: 'query') => body(await runInline(handler, input, { from })).slug
+type Out = { slug: string; length: number; truncated: boolean }
+const slug = async (input: Record<string, unknown>, from?: 'query') => okBody<Out>(await runInline(handler, input, { from })).slug
 
 t.test('example', async (t) => {
-  t.same(body(await runInline(handler, handler.example)), { slug: 'deja-vu-10-tips-fuer-strassen-and-cafes', length: 39, truncated: false })
+  t.same(okBody<Out>(await runInline(handler, handler.example)), { slug: 'deja-vu-10-tips-fuer-strassen-and-cafes', length: 39, truncated: false })
 })
 
 t.test('transliteration', async (t) => {
@@ -30,13 +27,13 @@ t.test('options: separator, case, camelCase, replacements', async (t) => {
 })
 
 t.test('length limit keeps whole words', async (t) => {
-  t.same(body(await runInline(handler, { text: 'the quick brown fox', maxLength: 12 })), { slug: 'the-quick', length: 9, truncated: true })
+  t.same(okBody<Out>(await runInline(handler, { text: 'the quick brown fox', maxLength: 12 })), { slug: 'the-quick', length: 9, truncated: true })
   t.equal(await slug({ text: 'the quick brown fox', maxLength: 9 }), 'the-quick')
   t.equal(await slug({ text: 'supercalifragilistic', maxLength: 5 }), 'super')
 })
 
 t.test('empty and unconvertible input give an empty slug', async (t) => {
-  t.same(body(await runInline(handler, { text: '' })), { slug: '', length: 0, truncated: false })
+  t.same(okBody<Out>(await runInline(handler, { text: '' })), { slug: '', length: 0, truncated: false })
   t.equal(await slug({ text: '!!! ---' }), '')
 })
 

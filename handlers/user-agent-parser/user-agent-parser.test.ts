@@ -1,12 +1,8 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
-const parse = async (userAgent: unknown, from?: 'query') => {
-  const o = await runInline(handler, { userAgent }, { from })
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
+const parse = async (userAgent: unknown, from?: 'query') => okBody(await runInline(handler, { userAgent }, { from }))
 
 t.test('example: Chrome on Windows desktop', async (t) => {
   const out = await parse(handler.example.userAgent)

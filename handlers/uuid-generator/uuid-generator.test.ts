@@ -1,12 +1,8 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
-const uuids = async (input: Record<string, unknown>, from?: 'query') => {
-  const o = await runInline(handler, input, { from })
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return (o.result.body as { uuids: string[] }).uuids
-}
+const uuids = async (input: Record<string, unknown>, from?: 'query') => okBody<{ uuids: string[] }>(await runInline(handler, input, { from })).uuids
 const SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-([0-9a-f])[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
 t.test('example: three sortable v7 ids', async (t) => {

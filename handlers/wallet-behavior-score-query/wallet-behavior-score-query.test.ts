@@ -3,13 +3,9 @@ import { privateKeyToAccount, generatePrivateKey } from 'viem/accounts'
 import { HandlerUpstreamError } from '../../src/pool/handler-contract.js'
 import { deployAavePoolStandIn } from '../../test/helpers/aave-pool-stand-in.js'
 import { withDevnet } from '../../test/helpers/devnet.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 const wallet = () => privateKeyToAccount(generatePrivateKey()).address
 
 t.test('against a real anvil with a stand-in Aave v3 Pool', async (t) => {
@@ -29,7 +25,7 @@ t.test('against a real anvil with a stand-in Aave v3 Pool', async (t) => {
   await pool.advanceDays(10)
 
   t.test('a healthy wallet scores low risk', async (t) => {
-    const out = body(await score(healthy.toLowerCase()))
+    const out = okBody(await score(healthy.toLowerCase()))
     t.equal(out.address, healthy, 'checksummed')
     t.equal(out.chainId, devnet.chainId)
     t.equal(out.pool, pool.address)
@@ -46,7 +42,7 @@ t.test('against a real anvil with a stand-in Aave v3 Pool', async (t) => {
   })
 
   t.test('health factor near 1 and past liquidations: high risk', async (t) => {
-    const out = body(await score(risky))
+    const out = okBody(await score(risky))
     // HF (3 − 1.05) / 2 × 35 = 34.13, utilisation 25, 2 liquidations 13.33, 10 days ago 14.17, new wallet 5
     t.equal(out.score, 92)
     t.equal(out.classification, 'critical')
@@ -63,16 +59,16 @@ t.test('against a real anvil with a stand-in Aave v3 Pool', async (t) => {
   })
 
   t.test('the log scan is bounded and chunked', async (t) => {
-    const chunked = body(await score(risky, { WALLET_SCORE_LOG_CHUNK_BLOCKS: '1' }))
+    const chunked = okBody(await score(risky, { WALLET_SCORE_LOG_CHUNK_BLOCKS: '1' }))
     t.equal(chunked.liquidations.count, 2, 'one-block chunks find the same events')
-    const recent = body(await score(risky, { WALLET_SCORE_LOG_BLOCKS: '1' }))
+    const recent = okBody(await score(risky, { WALLET_SCORE_LOG_BLOCKS: '1' }))
     t.equal(recent.liquidations.count, 0, 'the liquidations are older than the one block scanned')
     t.equal(recent.liquidations.fromBlock, recent.liquidations.toBlock)
     t.ok(recent.score < 92)
   })
 
   t.test('a wallet with no position', async (t) => {
-    const out = body(await score(wallet()))
+    const out = okBody(await score(wallet()))
     t.match(out, { score: 5, classification: 'low', account: { healthFactor: null, totalDebtUsd: 0 }, profile: { position: 'none' } })
   })
 

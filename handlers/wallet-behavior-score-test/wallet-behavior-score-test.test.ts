@@ -1,18 +1,14 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler, { PRESETS } from './index.js'
 
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 /** GET input as the proxy hands it over: strings from the query string, coerced by the schema. */
 const query = (q: Record<string, string>) => runInline(handler, q, { from: 'query' })
 
 t.test('each preset lands in its own band with a known score', async (t) => {
   const expected = { low: 3, moderate: 37, high: 60, critical: 97 }
   for (const [band, score] of Object.entries(expected)) {
-    const out = body(await query({ preset: band }))
+    const out = okBody(await query({ preset: band }))
     t.equal(out.classification, band, band)
     t.equal(out.score, score, `${band} scores ${score}`)
     t.equal(out.hypothetical, true)
@@ -22,7 +18,7 @@ t.test('each preset lands in its own band with a known score', async (t) => {
 })
 
 t.test('components by hand: the example (moderate)', async (t) => {
-  const out = body(await query({ totalCollateralUsd: '20000', totalDebtUsd: '9000', availableBorrowsUsd: '6000', healthFactor: '1.8', transactionCount: '40' }))
+  const out = okBody(await query({ totalCollateralUsd: '20000', totalDebtUsd: '9000', availableBorrowsUsd: '6000', healthFactor: '1.8', transactionCount: '40' }))
   const c = Object.fromEntries(out.components.map((x: any) => [x.name, x]))
   t.equal(c.healthFactor.risk, 0.6, '(3 − 1.8) / 2')
   t.equal(c.healthFactor.points, 21)
@@ -39,22 +35,22 @@ t.test('components by hand: the example (moderate)', async (t) => {
 
 t.test('band edges: 24 is low, 25 moderate, 74 high, 75 critical', async (t) => {
   // only utilisation and activity: 25 × u, activity 0 with 100+ transactions
-  const at = async (debt: number, available: number, hf: number) => body(await query({ totalCollateralUsd: '1000', totalDebtUsd: String(debt), availableBorrowsUsd: String(available), healthFactor: String(hf) }))
+  const at = async (debt: number, available: number, hf: number) => okBody(await query({ totalCollateralUsd: '1000', totalDebtUsd: String(debt), availableBorrowsUsd: String(available), healthFactor: String(hf) }))
   t.match(await at(96, 4, 3), { score: 24, classification: 'low' })
   t.match(await at(100, 0, 3), { score: 25, classification: 'moderate' })
   // hf 1.4 → 35 × 0.8 = 28; u 1 → 25; + 1 liquidation 200 days ago → 6.67: 59.67 → 60
-  const high = body(await query({ totalDebtUsd: '1', healthFactor: '1.4', liquidationCount: '1', daysSinceLastLiquidation: '200' }))
+  const high = okBody(await query({ totalDebtUsd: '1', healthFactor: '1.4', liquidationCount: '1', daysSinceLastLiquidation: '200' }))
   t.match(high, { score: 60, classification: 'high' })
   // hf 1 → 35, u 1 → 25, 1 liquidation today → 6.67 + 15 = 81.67
-  t.match(body(await query({ totalDebtUsd: '1', healthFactor: '1', liquidationCount: '1', daysSinceLastLiquidation: '0' })), { score: 82, classification: 'critical' })
+  t.match(okBody(await query({ totalDebtUsd: '1', healthFactor: '1', liquidationCount: '1', daysSinceLastLiquidation: '0' })), { score: 82, classification: 'critical' })
   // 74: hf 1.4 (28) + u 1 (25) + 3 liquidations (20) + 166.5 days ago (15 × 0.075 = 1.125) → 74.1
-  t.match(body(await query({ totalDebtUsd: '1', healthFactor: '1.4', liquidationCount: '3', daysSinceLastLiquidation: '166.5' })), { score: 74, classification: 'high' })
+  t.match(okBody(await query({ totalDebtUsd: '1', healthFactor: '1.4', liquidationCount: '3', daysSinceLastLiquidation: '166.5' })), { score: 74, classification: 'high' })
   // 75: 159 days → 15 × 0.1167 = 1.75 → 74.75
-  t.match(body(await query({ totalDebtUsd: '1', healthFactor: '1.4', liquidationCount: '3', daysSinceLastLiquidation: '159' })), { score: 75, classification: 'critical' })
+  t.match(okBody(await query({ totalDebtUsd: '1', healthFactor: '1.4', liquidationCount: '3', daysSinceLastLiquidation: '159' })), { score: 75, classification: 'critical' })
 })
 
 t.test('a liquidatable position (health factor < 1) scores at least 90', async (t) => {
-  const out = body(await query({ totalCollateralUsd: '1000', totalDebtUsd: '100', availableBorrowsUsd: '10000', healthFactor: '0.95' }))
+  const out = okBody(await query({ totalCollateralUsd: '1000', totalDebtUsd: '100', availableBorrowsUsd: '10000', healthFactor: '0.95' }))
   t.equal(out.score, 90)
   t.equal(out.classification, 'critical')
   t.equal(out.profile.liquidatableNow, true)
@@ -62,16 +58,16 @@ t.test('a liquidatable position (health factor < 1) scores at least 90', async (
 })
 
 t.test('no position: a supplier or an empty wallet', async (t) => {
-  const supplier = body(await query({ totalCollateralUsd: '5000' }))
+  const supplier = okBody(await query({ totalCollateralUsd: '5000' }))
   t.match(supplier, { score: 0, classification: 'low', profile: { position: 'supplier', leverage: 'none' } })
   t.equal(supplier.inputs.healthFactor, null)
-  const fresh = body(await query({ transactionCount: '0' }))
+  const fresh = okBody(await query({ transactionCount: '0' }))
   t.match(fresh, { score: 5, profile: { position: 'none', activity: 'new' } }, 'only the activity component: a never-used wallet')
-  t.match(body(await query({})), { score: 0 }, 'defaults: empty position, established wallet')
+  t.match(okBody(await query({})), { score: 0 }, 'defaults: empty position, established wallet')
 })
 
 t.test('a figure overrides the preset', async (t) => {
-  const out = body(await query({ preset: 'critical', healthFactor: '3', liquidationCount: '0' }))
+  const out = okBody(await query({ preset: 'critical', healthFactor: '3', liquidationCount: '0' }))
   t.equal(out.inputs.healthFactor, 3)
   t.equal(out.inputs.daysSinceLastLiquidation, null)
   t.ok(out.score < 97)

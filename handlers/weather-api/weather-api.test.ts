@@ -1,12 +1,7 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { standIn, type ReceivedRequest } from '../../test/helpers/provider-stand-in.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 // Open-Meteo geocoding shape, https://open-meteo.com/en/docs/geocoding-api
 function geocoding(req: ReceivedRequest) {
@@ -63,7 +58,7 @@ t.test('against Open-Meteo stand-ins', async (t) => {
   const run = (input: unknown, from: 'query' | 'body' = 'body') => runInline(handler, input, { providers, from })
 
   t.test('a place name is geocoded, then the forecast is read at its coordinates', async (t) => {
-    const out = body(await run(handler.example))
+    const out = okBody(await run(handler.example))
     t.match(out.location, { name: 'Berlin', country: 'Germany', countryCode: 'DE', admin1: 'Land Berlin', latitude: 52.52437, longitude: 13.41053, matchedBy: 'place', timezone: 'Europe/Berlin', elevation: 38 })
     t.match(out.current, { time: '2024-11-23T14:45', temperature: 5.3, apparentTemperature: 1.2, relativeHumidity: 81, weatherCode: 3, weather: 'Overcast', isDay: true, windGusts: 31.3 })
     t.equal(out.daily.length, 3)
@@ -85,7 +80,7 @@ t.test('against Open-Meteo stand-ins', async (t) => {
 
   t.test('coordinates skip geocoding; imperial units are asked for and reported', async (t) => {
     const before = geo.received.length
-    const out = body(await run({ latitude: '40.71', longitude: '-74.01', days: '5', units: 'imperial' }, 'query'))
+    const out = okBody(await run({ latitude: '40.71', longitude: '-74.01', days: '5', units: 'imperial' }, 'query'))
     t.equal(geo.received.length, before, 'no geocoding call')
     t.match(out.location, { matchedBy: 'coordinates', latitude: 40.71, longitude: -74.01, name: null })
     t.equal(out.current.temperature, 41.5)

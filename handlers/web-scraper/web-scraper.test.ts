@@ -1,13 +1,8 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { html, webpageServer } from '../../test/helpers/webpage-server.js'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
 import handler from './index.js'
-
-const ok = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 const PAGE = `<!doctype html>
 <html lang="en-GB"><head>
@@ -39,7 +34,7 @@ t.test('the example is valid', async (t) => {
 
 t.test('an HTML page: metadata, readable text, headings, links, images', async (t) => {
   const site = await webpageServer(t, { '/shop/': html(PAGE) })
-  const out = ok(await runInline(handler, { url: `${site.base}/shop/` }))
+  const out = okBody(await runInline(handler, { url: `${site.base}/shop/` }))
   t.equal(out.kind, 'html')
   t.equal(out.status, 200)
   t.equal(out.title, 'Widgets & Co')
@@ -67,19 +62,19 @@ t.test('an HTML page: metadata, readable text, headings, links, images', async (
 
 t.test('a CSS selector returns the matching elements, bounded', async (t) => {
   const site = await webpageServer(t, { '/': html(PAGE) })
-  const out = ok(await runInline(handler, { url: `${site.base}/`, selector: 'table.prices td', maxMatches: 3 }))
+  const out = okBody(await runInline(handler, { url: `${site.base}/`, selector: 'table.prices td', maxMatches: 3 }))
   t.equal(out.matchCount, 4)
   t.equal(out.matches.length, 3)
   t.same(out.matches[1], { tag: 'td', text: '3 EUR', html: '<td>3 EUR</td>', htmlTruncated: false, attributes: {} })
-  const imgs = ok(await runInline(handler, { url: `${site.base}/`, selector: 'img[alt]' }))
+  const imgs = okBody(await runInline(handler, { url: `${site.base}/`, selector: 'img[alt]' }))
   t.same(imgs.matches[0].attributes, { src: 'img/small.png', alt: 'A small widget', width: '10' })
   const bad = await runInline(handler, { url: `${site.base}/`, selector: 'td[[' })
   t.match(bad, { ok: false, status: 400, field: 'selector' })
   // markup is not a selector: it must not come back as a "match" the page does not contain
-  const markup = ok(await runInline(handler, { url: `${site.base}/`, selector: '<p>invented</p>' }))
+  const markup = okBody(await runInline(handler, { url: `${site.base}/`, selector: '<p>invented</p>' }))
   t.equal(markup.matchCount, 0)
   t.same(markup.matches, [])
-  const all = ok(await runInline(handler, { url: `${site.base}/`, selector: 'html' }))
+  const all = okBody(await runInline(handler, { url: `${site.base}/`, selector: 'html' }))
   t.equal(all.matchCount, 1)
 })
 
@@ -88,7 +83,7 @@ t.test('a page nested thousands of levels deep is read, not a crash', async (t) 
   // table, tbody, tr, td) overflowed the stack
   const deep = `<html><body><main>${'<table><tr><td>'.repeat(2_000)}<p>deep text</p><a href="/end">End link</a>${'</td></tr></table>'.repeat(2_000)}</main></body></html>`
   const site = await webpageServer(t, { '/': html(deep) })
-  const out = ok(await runInline(handler, { url: `${site.base}/`, selector: 'a' }))
+  const out = okBody(await runInline(handler, { url: `${site.base}/`, selector: 'a' }))
   t.equal(out.text, 'deep text\nEnd link')
   t.same(out.links, [{ url: `${site.base}/end`, text: 'End link', rel: [], internal: true }])
   t.equal(out.matchCount, 1)
@@ -115,13 +110,13 @@ t.test('redirects are followed and reported; the body is cut at 2 MB', async (t)
     '/new': html('<title>New</title><body><p>moved here</p></body>'),
     '/huge': html(`<title>Huge</title><body><p>${'word '.repeat(600_000)}</p></body>`),
   })
-  const out = ok(await runInline(handler, { url: `${site.base}/old` }))
+  const out = okBody(await runInline(handler, { url: `${site.base}/old` }))
   t.equal(out.finalUrl, `${site.base}/new`)
   t.same(out.redirects, [{ url: `${site.base}/old`, status: 301 }])
   t.equal(out.title, 'New')
   t.equal(out.textSource, 'body')
   t.equal(out.text, 'moved here')
-  const huge = ok(await runInline(handler, { url: `${site.base}/huge`, maxTextLength: 100 }))
+  const huge = okBody(await runInline(handler, { url: `${site.base}/huge`, maxTextLength: 100 }))
   t.equal(huge.truncated, true)
   t.equal(huge.bytes, 2 * 1024 * 1024)
   t.equal(huge.text.length, 100)
@@ -130,7 +125,7 @@ t.test('redirects are followed and reported; the body is cut at 2 MB', async (t)
 
 t.test('a 404 page is reported with its status', async (t) => {
   const site = await webpageServer(t, {})
-  const out = ok(await runInline(handler, { url: `${site.base}/missing` }))
+  const out = okBody(await runInline(handler, { url: `${site.base}/missing` }))
   t.equal(out.status, 404)
   t.equal(out.kind, 'text')
   t.equal(out.text, 'not found')
@@ -155,10 +150,10 @@ t.test('non-HTML bodies: text, JSON, and binary refused with 422', async (t) => 
       res.end(Buffer.from([0x89, 0x50, 0x4e, 0x47]))
     },
   })
-  const json = ok(await runInline(handler, { url: `${site.base}/data.json` }))
+  const json = okBody(await runInline(handler, { url: `${site.base}/data.json` }))
   t.equal(json.kind, 'json')
   t.same(json.json, { a: [1, 2], b: 'ü' })
-  const text = ok(await runInline(handler, { url: `${site.base}/notes.txt` }))
+  const text = okBody(await runInline(handler, { url: `${site.base}/notes.txt` }))
   t.equal(text.kind, 'text')
   t.equal(text.text, 'café')
   t.match(await runInline(handler, { url: `${site.base}/img.png` }), { ok: false, status: 422, field: 'url', message: /image\/png/ })
@@ -173,13 +168,13 @@ t.test('a page in a legacy charset declared by <meta> is decoded', async (t) => 
       res.end(Buffer.concat([Buffer.from('<meta charset="windows-1252"><title>na'), Buffer.from([0xef]), Buffer.from('ve</title>')]))
     },
   })
-  t.equal(ok(await runInline(handler, { url: `${site.base}/` })).title, 'naïve')
+  t.equal(okBody(await runInline(handler, { url: `${site.base}/` })).title, 'naïve')
 })
 
 t.test('a charset label the decoder does not implement is read as undeclared, not a crash', async (t) => {
   // x-user-defined is a WHATWG label, but the decoder threw "Encoding not recognized" for it
   const site = await webpageServer(t, { '/': html('<title>Odd charset</title><p>text</p>', { 'content-type': 'text/html; charset=x-user-defined' }) })
-  const out = ok(await runInline(handler, { url: `${site.base}/` }))
+  const out = okBody(await runInline(handler, { url: `${site.base}/` }))
   t.equal(out.title, 'Odd charset')
   t.equal(out.text, 'text')
 })

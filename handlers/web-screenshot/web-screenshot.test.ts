@@ -1,6 +1,6 @@
 import { createServer as createNetServer } from 'node:net'
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, okResult, runInline } from '../../test/helpers/handler-harness.js'
 import { html, webpageServer } from '../../test/helpers/webpage-server.js'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
 import type { HandlerContext } from '../../src/pool/handler-contract.js'
@@ -23,17 +23,16 @@ t.test('the example is valid', async (t) => {
 
 t.test('a local page: PNG of the viewport size, then full page', async (t) => {
   const site = await webpageServer(t, { '/': html(PAGE) })
-  const out = await runInline(handler, { url: `${site.base}/`, width: 640, height: 480 }, { providers: CHROMIUM })
-  if (!out.ok) throw new Error(out.message)
-  t.equal(out.result.contentType, 'image/png')
-  t.same(pngSize(out.result.body as Uint8Array), { width: 640, height: 480 })
+  const out = okResult(await runInline(handler, { url: `${site.base}/`, width: 640, height: 480 }, { providers: CHROMIUM }))
+  t.equal(out.contentType, 'image/png')
+  t.same(pngSize(out.body as Uint8Array), { width: 640, height: 480 })
   const sharp = (await import('sharp')).default
-  const { data } = await sharp(Buffer.from(out.result.body as Uint8Array)).raw().toBuffer({ resolveWithObject: true })
+  const { data } = await sharp(Buffer.from(out.body as Uint8Array)).raw().toBuffer({ resolveWithObject: true })
   t.same([...data.subarray(0, 3)], [0xcc, 0, 0], 'the page background was rendered')
 
-  const full = await runInline(handler, { url: `${site.base}/`, width: 400, height: 300, fullPage: true }, { providers: CHROMIUM, accept: 'application/json' })
-  if (!full.ok) throw new Error(full.message)
-  const body = full.result.body as { contentType: string; base64: string; width: number; height: number; finalUrl: string; status: number; blockedRequests: string[] }
+  const body = okBody<{ contentType: string; base64: string; width: number; height: number; finalUrl: string; status: number; blockedRequests: string[] }>(
+    await runInline(handler, { url: `${site.base}/`, width: 400, height: 300, fullPage: true }, { providers: CHROMIUM, accept: 'application/json' }),
+  )
   t.equal(body.contentType, 'image/png')
   t.same(pngSize(Buffer.from(body.base64, 'base64')), { width: 400, height: 2000 })
   t.match(body, { width: 400, height: 2000, finalUrl: `${site.base}/`, status: 200, blockedRequests: [] })
@@ -59,9 +58,7 @@ t.test('redirects of the page and of its resources are followed, each hop checke
       res.end(blue)
     },
   })
-  const out = await runInline(handler, { url: `${site.base}/hop`, width: 320, height: 240 }, { providers: CHROMIUM, accept: 'application/json' })
-  if (!out.ok) throw new Error(out.message)
-  const body = out.result.body as { base64: string }
+  const body = okBody<{ base64: string }>(await runInline(handler, { url: `${site.base}/hop`, width: 320, height: 240 }, { providers: CHROMIUM, accept: 'application/json' }))
   t.match(body, { finalUrl: `${site.base}/page/`, status: 200 })
   t.same(site.seen.map((r) => r.url), ['/hop', '/page/', '/page/', '/page/img-hop', '/blue.png'], 'a probe follows the page redirect, then the browser loads the final URL')
   const { data } = await sharp(Buffer.from(body.base64, 'base64')).raw().toBuffer({ resolveWithObject: true })

@@ -2,13 +2,8 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
-
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Record<string, any>
-}
 
 t.test('the example is valid', async (t) => {
   t.equal(compileInputValidator(handler).validate(structuredClone(handler.example), 'body'), null)
@@ -32,7 +27,7 @@ t.test('against a local receiver', async (t) => {
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 
   t.test('a JSON POST with custom headers', async (t) => {
-    const out = body(await runInline(handler, { url: `${base}/hook?x=1`, json: { event: 'order.paid', amount: 12.5 }, headers: { 'X-Event': 'order.paid', Authorization: 'Bearer t0k' } }))
+    const out = okBody(await runInline(handler, { url: `${base}/hook?x=1`, json: { event: 'order.paid', amount: 12.5 }, headers: { 'X-Event': 'order.paid', Authorization: 'Bearer t0k' } }))
     const got = received.at(-1)!
     t.equal(got.method, 'POST')
     t.equal(got.url, '/hook?x=1')
@@ -51,7 +46,7 @@ t.test('against a local receiver', async (t) => {
   })
 
   t.test('HMAC-SHA256 signature of a text body (RFC 4231-style known vector)', async (t) => {
-    const out = body(await runInline(handler, { url: `${base}/signed`, method: 'PUT', text: 'The quick brown fox jumps over the lazy dog', secret: 'key', signatureHeader: 'X-Hub-Signature-256' }))
+    const out = okBody(await runInline(handler, { url: `${base}/signed`, method: 'PUT', text: 'The quick brown fox jumps over the lazy dog', secret: 'key', signatureHeader: 'X-Hub-Signature-256' }))
     const expected = 'sha256=f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8'
     const got = received.at(-1)!
     t.equal(got.method, 'PUT')
@@ -61,15 +56,15 @@ t.test('against a local receiver', async (t) => {
   })
 
   t.test('a failing endpoint, a redirect, a large answer', async (t) => {
-    const fail = body(await runInline(handler, { url: `${base}/fail`, json: {} }))
+    const fail = okBody(await runInline(handler, { url: `${base}/fail`, json: {} }))
     t.equal(fail.success, false)
     t.match(fail.response, { status: 500, bodyExcerpt: 'boom' })
     const before = received.length
-    const moved = body(await runInline(handler, { url: `${base}/moved`, json: {} }))
+    const moved = okBody(await runInline(handler, { url: `${base}/moved`, json: {} }))
     t.equal(moved.success, false)
     t.same(moved.redirect, { status: 302, location: '/elsewhere' })
     t.equal(received.length, before + 1, 'the redirect was not followed')
-    const big = body(await runInline(handler, { url: `${base}/big`, method: 'GET' }, { from: 'query' }))
+    const big = okBody(await runInline(handler, { url: `${base}/big`, method: 'GET' }, { from: 'query' }))
     t.match(big.response, { status: 200, bodyBytes: 65536, truncated: true })
     t.equal(big.response.bodyExcerpt.length, 2048)
     t.equal(big.request.bodyBytes, 0)
@@ -80,14 +75,14 @@ t.test('against a local receiver', async (t) => {
     await new Promise<void>((resolve) => dead.listen(0, '127.0.0.1', resolve))
     const port = (dead.address() as AddressInfo).port
     await new Promise<void>((resolve) => dead.close(() => resolve()))
-    const out = body(await runInline(handler, { url: `http://127.0.0.1:${port}/`, json: {} }))
+    const out = okBody(await runInline(handler, { url: `http://127.0.0.1:${port}/`, json: {} }))
     t.equal(out.success, false)
     t.equal(out.response, null)
     t.match(out.error, /ECONNREFUSED/)
   })
 
   t.test('the body limit is 64 KB', async (t) => {
-    body(await runInline(handler, { url: `${base}/ok`, text: 'a'.repeat(65_536) }))
+    okBody(await runInline(handler, { url: `${base}/ok`, text: 'a'.repeat(65_536) }))
     t.equal(received.at(-1)!.body.length, 65_536)
     t.match(await runInline(handler, { url: `${base}/ok`, text: 'a'.repeat(65_537) }), { ok: false, status: 400, field: 'text' })
     t.match(await runInline(handler, { url: `${base}/ok`, json: { a: 'b'.repeat(65_530) } }), { ok: false, status: 413, field: 'json' })

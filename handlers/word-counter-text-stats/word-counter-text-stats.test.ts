@@ -1,21 +1,17 @@
 import t from 'tap'
-import { runInline } from '../../test/helpers/handler-harness.js'
+import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
 type Out = Record<string, number | null> & { topWords: { word: string; count: number }[] }
-const body = (o: Awaited<ReturnType<typeof runInline>>) => {
-  if (!o.ok) throw new Error(`expected success, got ${o.status} ${o.field}: ${o.message}`)
-  return o.result.body as Out
-}
 
 t.test('example', async (t) => {
-  const out = body(await runInline(handler, { ...handler.example }))
+  const out = okBody<Out>(await runInline(handler, { ...handler.example }))
   t.match(out, { words: 12, uniqueWords: 10, sentences: 3, paragraphs: 2, lines: 3, syllables: 13, characters: 53, charactersNoSpaces: 41 })
   t.same(out.topWords, [{ word: 'it', count: 2 }, { word: 'the', count: 2 }, { word: 'cat', count: 1 }])
 })
 
 t.test('Flesch scores by hand: "The cat sat on the mat."', async (t) => {
-  const out = body(await runInline(handler, { text: 'The cat sat on the mat.' }))
+  const out = okBody<Out>(await runInline(handler, { text: 'The cat sat on the mat.' }))
   t.match(out, { words: 6, sentences: 1, syllables: 6 })
   // 206.835 − 1.015·6 − 84.6·1 and 0.39·6 + 11.8·1 − 15.59
   t.equal(out.fleschReadingEase, 116.15)
@@ -23,25 +19,25 @@ t.test('Flesch scores by hand: "The cat sat on the mat."', async (t) => {
 })
 
 t.test('harder text scores lower and higher grade', async (t) => {
-  const out = body(await runInline(handler, { text: 'Notwithstanding considerable institutional opposition, the interdisciplinary committee unanimously recommended comprehensive organizational restructuring.' }))
+  const out = okBody<Out>(await runInline(handler, { text: 'Notwithstanding considerable institutional opposition, the interdisciplinary committee unanimously recommended comprehensive organizational restructuring.' }))
   t.ok(out.fleschReadingEase! < 0)
   t.ok(out.fleschKincaidGrade! > 20)
 })
 
 t.test('reading and speaking time follow the given speeds', async (t) => {
   const text = 'word '.repeat(476)
-  const out = body(await runInline(handler, { text, readingWpm: 238, speakingWpm: 119 }))
+  const out = okBody<Out>(await runInline(handler, { text, readingWpm: 238, speakingWpm: 119 }))
   t.equal(out.readingTimeSeconds, 120)
   t.equal(out.speakingTimeSeconds, 240)
 })
 
 t.test('Unicode words, contractions, numbers', async (t) => {
-  const out = body(await runInline(handler, { text: "Don't panic: naïve café costs 3.50 €." }))
+  const out = okBody<Out>(await runInline(handler, { text: "Don't panic: naïve café costs 3.50 €." }))
   t.equal(out.words, 6, "don't, panic, naïve, café, costs, 3.50")
 })
 
 t.test('empty text', async (t) => {
-  const out = body(await runInline(handler, { text: '' }))
+  const out = okBody<Out>(await runInline(handler, { text: '' }))
   t.match(out, { words: 0, characters: 0, sentences: 0, paragraphs: 0, lines: 0, syllables: 0, fleschReadingEase: null, fleschKincaidGrade: null })
   t.same(out.topWords, [])
 })
@@ -54,13 +50,13 @@ t.test('windowed segmentation counts like one pass over the whole text', async (
   for (const s of new Intl.Segmenter('en', { granularity: 'word' }).segment(text)) if (s.isWordLike) words++
   let sentences = 0
   for (const s of new Intl.Segmenter('en', { granularity: 'sentence' }).segment(text)) if (/[\p{L}\p{N}]/u.test(s.segment)) sentences++
-  const out = body(await runInline(handler, { text }))
+  const out = okBody<Out>(await runInline(handler, { text }))
   t.equal(out.words, words)
   t.equal(out.sentences, sentences)
 })
 
 t.test('GET query strings are coerced', async (t) => {
-  const out = body(await runInline(handler, { text: 'a b a', topWords: '1', readingWpm: '60' }, { from: 'query' }))
+  const out = okBody<Out>(await runInline(handler, { text: 'a b a', topWords: '1', readingWpm: '60' }, { from: 'query' }))
   t.same(out.topWords, [{ word: 'a', count: 2 }])
   t.equal(out.readingTimeSeconds, 3)
 })
@@ -74,8 +70,8 @@ t.test('invalid input names the field', async (t) => {
 t.test('documented limit: 500,000 characters, and the limit itself runs in time', async (t) => {
   t.match(await runInline(handler, { text: 'a'.repeat(500_001) }), { ok: false, status: 400, field: 'text' })
   const start = Date.now()
-  const out = body(await runInline(handler, { text: 'Hi there. '.repeat(50_000) }))
+  const out = okBody<Out>(await runInline(handler, { text: 'Hi there. '.repeat(50_000) }))
   t.equal(out.sentences, 50_000)
   t.ok(Date.now() - start < 8_000, `took ${Date.now() - start} ms`)
-  t.equal(body(await runInline(handler, { text: 'x'.repeat(500_000) })).syllables, 1, 'one huge token does not stall the syllable counter')
+  t.equal(okBody<Out>(await runInline(handler, { text: 'x'.repeat(500_000) })).syllables, 1, 'one huge token does not stall the syllable counter')
 })
