@@ -30,6 +30,12 @@ const listing = (over: Record<string, unknown> = {}) => ({
   ...over,
 })
 
+/** The listing's endpoint with `network` and `pricing_config.networkCaip2ID` as given (undefined: left out). */
+function withNetwork(network: string | undefined, caip2: string | undefined) {
+  const ep = listing().endpoints[0]
+  return { ...ep, network, pricing_config: { ...ep.pricing_config, networkCaip2ID: caip2 } }
+}
+
 async function ids(app: FastifyInstance, qs = ''): Promise<string[]> {
   return ((await app.inject({ url: `/api/v1/agents/marketplace${qs}` })).json() as CuratedAgentDTO[]).map((a) => a.id)
 }
@@ -76,6 +82,36 @@ t.test('bazaar, operator routes and catalog sync', async (t) => {
     t.notOk((await ids(app)).includes(r2.id), 'rejected never listed, even when enabled')
   })
 
+  t.test('a submission naming its network only by networkCaip2ID is stored on that network and listed there', async (t) => {
+    const cases = [
+      ['eip155:84532', 'base-sepolia', ''],
+      ['eip155:8453', 'base', '?network=base'],
+    ] as const
+    let ip = 1
+    for (const [caip2, network, qs] of cases) {
+      const res = await submit(listing({ name: `CAIP-2 only ${network}`, endpoints: [withNetwork(undefined, caip2)] }), `198.51.100.${200 + ip++}`)
+      t.equal(res.statusCode, 202, res.body)
+      const { id } = res.json()
+      const stored = await deps.db.selectFrom('curated_agent_endpoints').select(['network', 'network_caip2_id']).where('curated_agent_id', '=', id).execute()
+      t.same(stored, [{ network, network_caip2_id: caip2 }], `${caip2}: network derived and stored`)
+      await app.inject({ method: 'POST', url: `/api/v1/operator/marketplace/entries/${id}/approve`, headers: op })
+      t.ok(await eventually(async () => (await ids(app, qs)).includes(id)), `${caip2}: approved entry listed on ${network}`)
+      t.match((await app.inject({ url: `/api/v1/agents/marketplace/${id}${qs}` })).json(), { endpoints: [{ network, pricing_config: { networkCaip2ID: caip2 } }] })
+    }
+    // both given and in agreement: accepted as before
+    t.equal((await submit(listing({ name: 'Both agree', endpoints: [withNetwork('base', 'eip155:8453')] }), '198.51.100.210')).statusCode, 202)
+  })
+
+  t.test('an endpoint stored earlier with networkCaip2ID but no network is served on the network the id names', async (t) => {
+    const res = await submit(listing({ name: 'Stored Before The Fix' }), '198.51.100.211')
+    const { id } = res.json()
+    // as submissions were stored before network was derived from the CAIP-2 id
+    await deps.db.updateTable('curated_agent_endpoints').set({ network: null, network_caip2_id: 'eip155:84532' }).where('curated_agent_id', '=', id).execute()
+    await app.inject({ method: 'POST', url: `/api/v1/operator/marketplace/entries/${id}/approve`, headers: op })
+    t.ok(await eventually(async () => (await ids(app)).includes(id)), 'listed on base-sepolia')
+    t.match((await app.inject({ url: `/api/v1/agents/marketplace/${id}` })).json(), { endpoints: [{ network: 'base-sepolia' }] })
+  })
+
   t.test('hostile submissions are refused with reasons', async (t) => {
     const cases: [string, unknown, string][] = [
       ['huge name', listing({ name: 'x'.repeat(5000) }), 'name'],
@@ -93,6 +129,11 @@ t.test('bazaar, operator routes and catalog sync', async (t) => {
       ['self-approval', listing({ status: 'approved' }), 'status'],
       ['claims a platform agent', listing({ platform_agent_address: '0x1234567890123456789012345678901234567890' }), 'platform_agent_address'],
       ['not an object', [1, 2, 3], 'body'],
+      ['network and networkCaip2ID disagree', listing({ endpoints: [withNetwork('base', 'eip155:84532')] }), 'endpoints[0].pricing_config.networkCaip2ID'],
+      ['no network at all', listing({ endpoints: [withNetwork(undefined, undefined)] }), 'endpoints[0].network'],
+      ['a network the marketplace does not list', listing({ endpoints: [withNetwork('solana', undefined)] }), 'endpoints[0].network'],
+      ['a CAIP-2 id the marketplace does not list', listing({ endpoints: [withNetwork(undefined, 'eip155:1')] }), 'endpoints[0].pricing_config.networkCaip2ID'],
+      ['a malformed CAIP-2 id', listing({ endpoints: [withNetwork(undefined, 'base')] }), 'endpoints[0].pricing_config.networkCaip2ID'],
     ]
     let ip = 10
     for (const [name, body, field] of cases) {

@@ -196,9 +196,20 @@ t.test('sandbox deployment', async (t) => {
     t.notOk(main.some((a) => a.id === 'example-geoip' || a.source === 'platform'), 'entries with nothing on base are left out')
     const chainscope = main.find((a) => a.id === 'example-chainscope')!
     t.notOk(chainscope.endpoints.some((e) => e.id === 'chainscope-holders'), 'disabled catalog endpoint not listed')
-    // get follows the same rule as list
-    t.equal((await get(app, '/api/v1/agents/marketplace/example-pricefeed')).res.statusCode, 404)
-    t.equal((await get(app, '/api/v1/agents/marketplace/example-pricefeed?network=base')).res.statusCode, 200)
+    // get returns an entry that exists, with its endpoints on the selected network (possibly none)
+    const hidden = await get(app, '/api/v1/agents/marketplace/example-pricefeed')
+    t.equal(hidden.res.statusCode, 200, 'a mainnet-only entry is not a 404 on sandbox')
+    t.ok(validAgent(hidden.body), JSON.stringify(validAgent.errors))
+    t.match(hidden.body, { id: 'example-pricefeed', source: 'catalog', endpoints: [] }, 'no endpoints on base-sepolia')
+    const onBase = await get(app, '/api/v1/agents/marketplace/example-pricefeed?network=base')
+    t.equal(onBase.res.statusCode, 200)
+    t.ok(onBase.body.endpoints.length > 0 && onBase.body.endpoints.every((e: { network: string }) => e.network === 'base'), 'its base endpoints with the override')
+    t.same(onBase.body, main.find((a) => a.id === 'example-pricefeed'), 'the same entry as in the base list')
+    const geoip = await get(app, '/api/v1/agents/marketplace/example-geoip?network=base')
+    t.equal(geoip.res.statusCode, 200)
+    t.same(geoip.body.endpoints, [], 'a sepolia-only entry read on base: there, but with no endpoints')
+    t.not(hidden.res.headers.etag, onBase.res.headers.etag, 'each network has its own ETag')
+    t.equal((await get(app, '/api/v1/agents/marketplace/no-such-entry?network=base')).res.statusCode, 404, 'an unknown id is 404 on every network')
   })
 
   t.test('404 and 400', async (t) => {

@@ -35,11 +35,18 @@ t.test('search equals a naive case-insensitive scan over the four fields', async
   }
 })
 
-t.test('entries without endpoints on a network are not in its view', async (t) => {
+t.test('entries without endpoints on a network are not listed there, but get returns them with none', async (t) => {
   t.equal(snap.views['base-sepolia'].entries.length, 450)
   t.equal(snap.views.base.entries.length, 500)
-  t.equal(market.get(snap, 'e10', 'base-sepolia'), undefined)
-  t.ok(market.get(snap, 'e10', 'base'))
+  const listed = JSON.parse(market.list(snap, { limit: 1000 }, 'base-sepolia').body.toString()).map((a: CuratedAgentDTO) => a.id)
+  t.notOk(listed.includes('e10'), 'not in the base-sepolia list')
+  t.notOk(JSON.parse(market.list(snap, { search: 'agent 10', limit: 1000 }, 'base-sepolia').body.toString()).some((a: CuratedAgentDTO) => a.id === 'e10'), 'nor found by search there')
+  const onSepolia = JSON.parse(market.get(snap, 'e10', 'base-sepolia')!) as CuratedAgentDTO
+  t.match(onSepolia, { id: 'e10', name: entries[10].name, endpoints: [] }, 'get: the entry, with no endpoints on base-sepolia')
+  t.same(JSON.parse(market.get(snap, 'e10', 'base')!).endpoints.map((e: CuratedAgentEndpointDTO) => e.id), ['10.1'], 'get on base: its base endpoint')
+  t.same(JSON.parse(market.get(snap, 'e11', 'base-sepolia')!).endpoints.map((e: CuratedAgentEndpointDTO) => e.network), ['base-sepolia'], 'get filters endpoints by network')
+  t.equal(market.get(snap, 'e500', 'base'), undefined, 'an id no entry has')
+  t.equal(market.get(snap, 'e500', 'base-sepolia'), undefined)
 })
 
 t.test('cursor paging walks every match once, in order', async (t) => {

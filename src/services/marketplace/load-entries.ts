@@ -1,5 +1,5 @@
 import type { Deps } from '../../deps.js'
-import { HTTP_METHODS, type CuratedAgentDTO, type CuratedAgentEndpointDTO, type CuratedAgentSkillDTO, type EndpointMethod } from './types.js'
+import { HTTP_METHODS, networkOfCaip2, type CuratedAgentDTO, type CuratedAgentEndpointDTO, type CuratedAgentSkillDTO, type EndpointMethod } from './types.js'
 
 export interface LoadedEntries {
   /** every visible entry with every enabled endpoint, on all networks */
@@ -118,7 +118,8 @@ async function loadCurated({ db }: Pick<Deps, 'db'>): Promise<CuratedAgentDTO[]>
     methods: methodsOf(e.methods),
     x402_enabled: e.x402_enabled,
     x402_protocol_version: e.x402_protocol_version === 1 ? 1 : 2,
-    network: e.network,
+    // rows stored before submissions derived it from the CAIP-2 id would otherwise show on no network
+    network: e.network ?? networkOfCaip2(e.network_caip2_id) ?? null,
     description: e.description,
     enabled: e.enabled,
     pricing_config: {

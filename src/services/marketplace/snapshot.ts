@@ -16,8 +16,9 @@ export interface IndexedEntry {
 }
 
 export interface NetworkView {
-  /** entries with at least one endpoint on this network, sorted by key */
+  /** what the list serves: entries with at least one endpoint on this network, sorted by key */
   entries: IndexedEntry[]
+  /** what get serves: every entry, with its endpoints on this network (possibly none) */
   byId: Map<string, IndexedEntry>
   /** every entry's haystack joined by U+0001, so a search is one indexOf scan over one string */
   searchText: string
@@ -39,8 +40,9 @@ export interface Snapshot {
 }
 
 /**
- * Index loaded entries per network. An entry left without endpoints on a network is not part of
- * that network's view (so it is neither listed nor returned by get there).
+ * Index loaded entries per network, each with only its endpoints on that network. An entry left
+ * without endpoints on a network is not listed there (nothing in it is payable on that network),
+ * but get still returns it with an empty `endpoints`: spec 4.2 keeps 404 for ids no entry has.
  */
 export function buildSnapshot(loaded: LoadedEntries, config: Readonly<Config>): Snapshot {
   const hash = createHash('sha256')
@@ -52,7 +54,6 @@ export function buildSnapshot(loaded: LoadedEntries, config: Readonly<Config>): 
     const view: NetworkView = { entries: [], byId: new Map(), discovery: [], searchText: '', offsets: new Int32Array(0) }
     for (const { e, key } of sorted) {
       const endpoints = e.endpoints.filter((ep) => ep.network === network)
-      if (endpoints.length === 0) continue
       const dto: CuratedAgentDTO = { ...e, endpoints }
       const indexed: IndexedEntry = {
         key,
@@ -62,8 +63,8 @@ export function buildSnapshot(loaded: LoadedEntries, config: Readonly<Config>): 
         haystack: [e.name, e.description ?? '', e.category, ...e.tags].join('\u0000').toLowerCase(),
         json: JSON.stringify(dto),
       }
-      view.entries.push(indexed)
       view.byId.set(e.id, indexed)
+      if (endpoints.length > 0) view.entries.push(indexed)
       hash.update(indexed.json)
       for (const ep of endpoints) {
         if (!ep.x402_enabled || ep.pricing_config.payTo === null) continue

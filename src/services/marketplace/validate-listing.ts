@@ -1,5 +1,5 @@
 import { isIP } from 'node:net'
-import { HTTP_METHODS, type EndpointMethod } from './types.js'
+import { HTTP_METHODS, isFilterNetwork, NETWORK_CAIP2, networkOfCaip2, type EndpointMethod, type FilterNetwork } from './types.js'
 
 /** A catalog entry or bazaar submission after validation, ready to store. */
 export interface ListingInput {
@@ -24,7 +24,8 @@ export interface EndpointInput {
   methods: EndpointMethod[]
   x402_enabled: boolean
   x402_protocol_version: 1 | 2
-  network: string | null
+  /** always one the marketplace serves: given, or derived from pricing_config.networkCaip2ID */
+  network: FilterNetwork
   description: string | null
   enabled: boolean
   amount: string
@@ -56,12 +57,9 @@ const LIMITS = {
   bazaar: { endpoints: 20, skills: 5, tags: 10 },
 } as const
 
-const KNOWN_CAIP2: Record<string, string> = { base: 'eip155:8453', 'base-sepolia': 'eip155:84532' }
 const ID_RE = /^[a-z0-9][a-z0-9._-]{0,63}$/
 const EVM_ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/
-const OTHER_ADDRESS_RE = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/
 const CAIP2_RE = /^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/
-const NETWORK_RE = /^[a-z0-9][a-z0-9-]{0,39}$/
 const SCRIPT_RE = /<\s*\/?\s*script\b/i
 const MARKUP_RE = /<\s*[a-z!/?][^>]*>|javascript\s*:|\bon[a-z]+\s*=/i
 // control characters other than tab and newline
@@ -129,10 +127,14 @@ export function validateListing(body: unknown, mode: ListingMode): { ok: true; v
     }
     const version = e.x402_protocol_version ?? 2
     if (version !== 1 && version !== 2) bad(`${p}.x402_protocol_version`, 'expected 1 or 2')
-    let network: string | null = null
+    let network: FilterNetwork | undefined
+    let networkOk = true
     if (e.network !== undefined && e.network !== null) {
-      if (typeof e.network !== 'string' || !NETWORK_RE.test(e.network)) bad(`${p}.network`, 'expected a network name such as base or base-sepolia')
-      else network = e.network
+      if (typeof e.network === 'string' && isFilterNetwork(e.network)) network = e.network
+      else {
+        bad(`${p}.network`, 'expected base or base-sepolia (the networks the marketplace lists)')
+        networkOk = false
+      }
     }
     for (const f of ['enabled', 'x402_enabled'] as const) if (e[f] !== undefined && typeof e[f] !== 'boolean') bad(`${p}.${f}`, 'expected a boolean')
     const epDescription = text(e.description, `${p}.description`, 500, { multiline: true })
@@ -145,17 +147,10 @@ export function validateListing(body: unknown, mode: ListingMode): { ok: true; v
     if (pc.amountAtomicUnit !== undefined && atomic(pc.amountAtomicUnit) !== amount) bad(`${p}.pricing_config.amountAtomicUnit`, 'must equal amount (both are the price in atomic units)')
     const currency = pc.currency ?? 'USDC'
     if (typeof currency !== 'string' || !/^[A-Z0-9]{1,10}$/.test(currency)) bad(`${p}.pricing_config.currency`, 'expected an upper-case ticker such as USDC')
-    let caip2 = network ? KNOWN_CAIP2[network] : undefined
-    if (pc.networkCaip2ID !== undefined) {
-      if (typeof pc.networkCaip2ID !== 'string' || !CAIP2_RE.test(pc.networkCaip2ID)) bad(`${p}.pricing_config.networkCaip2ID`, 'expected a CAIP-2 id such as eip155:8453')
-      else if (caip2 && caip2 !== pc.networkCaip2ID) bad(`${p}.pricing_config.networkCaip2ID`, `network ${network} is ${caip2}`)
-      else caip2 = pc.networkCaip2ID
-    }
-    if (!caip2) bad(`${p}.pricing_config.networkCaip2ID`, 'is required when network is not base or base-sepolia')
-    const evm = caip2?.startsWith('eip155:') ?? true
-    const addressOk = (a: unknown) => typeof a === 'string' && (evm ? EVM_ADDRESS_RE : OTHER_ADDRESS_RE).test(a)
-    if (!addressOk(pc.assetAddress)) bad(`${p}.pricing_config.assetAddress`, evm ? 'expected a 0x-prefixed 20-byte hex address' : 'expected a base58 address')
-    if (pc.payTo !== undefined && pc.payTo !== null && !addressOk(pc.payTo)) bad(`${p}.pricing_config.payTo`, evm ? 'expected a 0x-prefixed 20-byte hex address or null' : 'expected a base58 address or null')
+    const served = checkNetwork(network, networkOk, pc.networkCaip2ID, p, bad)
+    const addressOk = (a: unknown) => typeof a === 'string' && EVM_ADDRESS_RE.test(a)
+    if (!addressOk(pc.assetAddress)) bad(`${p}.pricing_config.assetAddress`, 'expected a 0x-prefixed 20-byte hex address')
+    if (pc.payTo !== undefined && pc.payTo !== null && !addressOk(pc.payTo)) bad(`${p}.pricing_config.payTo`, 'expected a 0x-prefixed 20-byte hex address or null')
     const schema = pc.x402Schema ?? null
     if (schema !== null && schema !== 'exact' && schema !== 'deferred') bad(`${p}.pricing_config.x402Schema`, 'expected exact, deferred or null')
     endpoints.push({
@@ -164,12 +159,13 @@ export function validateListing(body: unknown, mode: ListingMode): { ok: true; v
       methods,
       x402_enabled: e.x402_enabled !== false,
       x402_protocol_version: version === 1 ? 1 : 2,
-      network,
+      // placeholders where a problem was reported (the listing is then refused)
+      network: served ?? 'base',
       description: epDescription,
       enabled: e.enabled !== false,
       amount: amount ?? '0',
       currency: typeof currency === 'string' ? currency : 'USDC',
-      network_caip2_id: caip2 ?? '',
+      network_caip2_id: served ? NETWORK_CAIP2[served] : '',
       asset_address: String(pc.assetAddress ?? ''),
       pay_to: typeof pc.payTo === 'string' ? pc.payTo : null,
       x402_schema: schema as EndpointInput['x402_schema'],
@@ -255,6 +251,26 @@ function fieldChecks(mode: ListingMode, bad: Bad): { text: TextCheck; url: (v: u
     return s
   }
   return { text, url }
+}
+
+/**
+ * The network an endpoint is served on. The marketplace lists Base and Base Sepolia only, so an
+ * endpoint must name one of them by `network`, by `pricing_config.networkCaip2ID`, or by both in
+ * agreement: a missing `network` is derived from the CAIP-2 id (an endpoint stored without one
+ * would be approved and then shown on no network). Anything else is refused, naming the field.
+ */
+function checkNetwork(network: FilterNetwork | undefined, networkOk: boolean, caip2: unknown, p: string, bad: Bad): FilterNetwork | undefined {
+  const caip2Field = `${p}.pricing_config.networkCaip2ID`
+  if (caip2 !== undefined && (typeof caip2 !== 'string' || !CAIP2_RE.test(caip2))) return bad(caip2Field, 'expected a CAIP-2 id such as eip155:8453'), undefined
+  if (!networkOk) return undefined
+  if (typeof caip2 !== 'string') {
+    if (network === undefined) bad(`${p}.network`, 'is required: base or base-sepolia (or give pricing_config.networkCaip2ID eip155:8453 or eip155:84532)')
+    return network
+  }
+  const fromCaip2 = networkOfCaip2(caip2)
+  if (fromCaip2 === undefined) return bad(caip2Field, 'expected eip155:8453 (base) or eip155:84532 (base-sepolia), the networks the marketplace lists'), undefined
+  if (network !== undefined && network !== fromCaip2) return bad(caip2Field, `${caip2} is ${fromCaip2}, but network is ${network} (${NETWORK_CAIP2[network]})`), undefined
+  return fromCaip2
 }
 
 /** A category is required wherever it is given: letters, digits, spaces and a few joiners. */
