@@ -15,15 +15,28 @@ import type { PayerCredit } from '../services/payer-credit.js'
 import { withError, type Challenge } from '../x402/challenge.js'
 import { decodePaymentHeader } from '../x402/decode-payment.js'
 import { encodePaymentResponse, paymentResponseHeaderName } from '../x402/payment-response.js'
-import type { ReasonCode } from '../x402/reasons.js'
+import { settlementReasonCode, type ReasonCode } from '../x402/reasons.js'
 import { verifyRequirements } from '../x402/verify-requirements.js'
 import type { EndpointEntry, EndpointTable } from './endpoint-table.js'
 import type { PaymentLedger } from './payment-ledger.js'
 import type { UpstreamClient, UpstreamOptions } from './upstream.js'
 
 export interface SyncSettlement {
-  /** settles one served payment now; resolves with its transaction hash or a failure reason */
-  settleNow(paymentId: string): Promise<{ ok: true; txHash: string } | { ok: false; reason: string }>
+  /**
+   * settles one served payment now; resolves with its transaction hash or a failure reason,
+   * `final` when the payment failed (or was voided) and will never settle
+   */
+  settleNow(paymentId: string): Promise<{ ok: true; txHash: string } | { ok: false; reason: string; final?: boolean }>
+}
+
+/** A sync-mode payment that failed on-chain: the buyer gets the challenge again, not the resource. */
+class SyncSettlementFailed extends Error {
+  constructor(
+    readonly reason: ReasonCode,
+    message: string,
+  ) {
+    super(message)
+  }
 }
 
 export interface PaidRouteDeps {
@@ -287,6 +300,7 @@ export function paidRoute(p: PaidRouteDeps) {
             return sendAppError(reply, e)
           }
           const tx = await markServed(id, entry, request)
+          if (tx instanceof SyncSettlementFailed) return sendChallenge(reply, challenge, tx.reason, tx.message)
           if (tx instanceof Error) return sendAppError(reply, appError('payment_not_recorded'))
           reply.header(responseHeader, settled(tx))
           return reply.code(out.status).type(out.contentType).send(typeof out.body === 'string' ? out.body : Buffer.from(out.body.buffer, out.body.byteOffset, out.body.byteLength))
@@ -321,6 +335,7 @@ export function paidRoute(p: PaidRouteDeps) {
           // destroying emits 'error' on the body; without a listener that would crash the process
           res.body.on('error', () => {})
           res.body.destroy()
+          if (tx instanceof SyncSettlementFailed) return sendChallenge(reply, challenge, tx.reason, tx.message)
           return sendAppError(reply, appError('payment_not_recorded'))
         }
         reply.code(res.status).headers(res.headers).header(responseHeader, settled(tx))
@@ -328,7 +343,12 @@ export function paidRoute(p: PaidRouteDeps) {
       },
     })
 
-    /** Records `served` (and settles now for sync endpoints); returns the tx hash known so far. */
+    /**
+     * Records `served` (and settles now for sync endpoints); returns the tx hash known so far.
+     * A sync payment that failed on-chain returns SyncSettlementFailed: as with the reference
+     * middleware, the response is then withheld (402), since nothing was charged. One that is
+     * still pending or waits for a relayer will settle through the batch worker, so it is served.
+     */
     async function markServed(id: string, entry: EndpointEntry, request: FastifyRequest): Promise<string | Error> {
       try {
         await ledger.finish(id, 'served')
@@ -341,6 +361,7 @@ export function paidRoute(p: PaidRouteDeps) {
         const r = await p.sync.settleNow(id)
         if (r.ok) return r.txHash
         request.log.warn({ id, reason: r.reason }, 'sync settlement failed')
+        if (r.final) return new SyncSettlementFailed(settlementReasonCode(r.reason), `the payment could not be settled (${r.reason}), so the response was withheld; nothing was charged`)
       }
       return ''
     }

@@ -107,6 +107,19 @@ export const SDK_ALIASES: Readonly<Record<string, ReasonCode>> = Object.freeze({
   invalid_exact_evm_network_mismatch: 'invalid_network',
 })
 
+/** The reason code for a settlement failure (src/services/settlement/chain-ops.ts FailureReason). */
+const SETTLEMENT_FAILURES: Readonly<Record<string, ReasonCode>> = Object.freeze({
+  insufficient_funds: 'insufficient_funds',
+  expired: 'payment_expired',
+  authorization_canceled: 'invalid_exact_evm_nonce_already_used',
+  authorization_already_used: 'invalid_exact_evm_nonce_already_used',
+  invalid_signature: 'invalid_exact_evm_payload_signature',
+  transfer_failed: 'invalid_transaction_state',
+})
+export function settlementReasonCode(failure: string): ReasonCode {
+  return Object.hasOwn(SETTLEMENT_FAILURES, failure) ? SETTLEMENT_FAILURES[failure]! : 'unexpected_settle_error'
+}
+
 /** True when `code` is one of ours or an official code in the catalogue. */
 export function isReasonCode(code: string): code is ReasonCode {
   return Object.hasOwn(catalogue, code)

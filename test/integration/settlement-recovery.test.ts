@@ -2,10 +2,12 @@ import t, { type Test } from 'tap'
 import { decodePaymentResponseHeader } from '@x402/fetch'
 import { sql } from 'kysely'
 import { getAddress, type Hex } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
 import { usdcAbi } from '../../src/chain/usdc-abi.js'
 import { createSettler } from '../../src/services/settlement/settler.js'
 import { createSyncSettlement } from '../../src/services/settlement/sync.js'
 import { startTestPlatform } from '../helpers/platform.js'
+import { decodeRequired, signFor, v2Header } from '../helpers/pay.js'
 import { newPayer, paidPath, payMany, walletFor } from './settlement-helpers.js'
 
 
@@ -112,7 +114,6 @@ t.test('settlement recovery, risk and sync mode', async (t) => {
     const p = await newPayer(platform, 5_000n)
     const { wrapFetchWithPaymentFromConfig } = await import('@x402/fetch')
     const { ExactEvmScheme } = await import('@x402/evm')
-    const { privateKeyToAccount } = await import('viem/accounts')
     const pay = wrapFetchWithPaymentFromConfig(fetch, { schemes: [{ network: 'eip155:84532', client: new ExactEvmScheme(privateKeyToAccount(p.key)) }] })
     const res = await pay(url + paidPath)
     t.equal(res.status, 200, await res.clone().text())
@@ -123,5 +124,23 @@ t.test('settlement recovery, risk and sync mode', async (t) => {
     const receipt = await deps.chain.getTransactionReceipt({ hash: row.tx_hash as Hex })
     t.equal(receipt.status, 'success')
     t.same(await sync.settleNow(row.id), { ok: true, txHash: row.tx_hash }, 'idempotent')
+
+    // the same payer empties its wallet; its cached balance still covers a call, which settlement then cannot
+    await deps.chain.waitForTransactionReceipt({
+      hash: await walletFor(platform, p.key).writeContract({ address: devnet.usdcAddress, abi: usdcAbi, functionName: 'transfer', args: [devnet.accounts.faucet.address, 4_000n] }),
+    })
+    const required = decodeRequired((await fetch(url + paidPath)).headers.get('payment-required'))
+    const refused = await fetch(url + paidPath, { headers: { 'payment-signature': v2Header(required, await signFor(privateKeyToAccount(p.key), required)) } })
+    const body = JSON.parse(await refused.text())
+    t.equal(refused.status, 402, 'a sync payment that fails on-chain: the response is withheld')
+    t.notOk('digests' in body, "the handler's output is not in it")
+    t.equal(body.x402Version, 1, 'the challenge is, to pay again')
+    t.equal(refused.headers.get('payment-response'), null, 'no settlement receipt')
+    const challenge = JSON.parse(Buffer.from(refused.headers.get('payment-required')!, 'base64').toString())
+    t.equal(challenge.error, 'insufficient_funds')
+    t.equal(body.error, 'insufficient_funds')
+    t.match(body.message, /withheld; nothing was charged/)
+    const failed = await db.selectFrom('payments').select(['status', 'failure_reason', 'tx_hash']).where('payer', '=', p.address.toLowerCase()).where('status', '!=', 'settled').executeTakeFirstOrThrow()
+    t.same(failed, { status: 'failed', failure_reason: 'insufficient_funds', tx_hash: null })
   })
 })

@@ -31,7 +31,7 @@ export function createSyncSettlement(deps: Deps, opts: SettlerOptions & { timeou
           if (claimed) await settler.credit.unblock(row.payer)
           return { ok: true, txHash: row.tx_hash }
         }
-        if (row.status === 'failed' || row.status === 'voided') return { ok: false, reason: row.failure_reason ?? row.status }
+        if (row.status === 'failed' || row.status === 'voided') return { ok: false, reason: row.failure_reason ?? row.status, final: true }
         if (row.status === 'verified') return { ok: false, reason: 'not_served' }
         // `served` again (requeued) or `settling` elsewhere: the batch worker will finish it
         if (Date.now() > deadline) return { ok: false, reason: 'settlement_pending' }
