@@ -26,6 +26,7 @@ t.test('against a DNS stand-in', async (t) => {
     txt('good.test', 'google-site-verification=abc'),
     txt('_spf.provider.test', 'v=spf1 ip4:198.51.100.0/24 include:_spf2.provider.test ~all'),
     txt('_spf2.provider.test', 'v=spf1 a -all'),
+    { name: '_spf2.provider.test', type: 'A', data: '198.51.100.25' },
     txt('_dmarc.good.test', 'v=DMARC1; p=reject; rua=mailto:dmarc@good.test,mailto:x@rep.test; adkim=s'),
     txt('selector1._domainkey.good.test', dkimTxt(2048)),
     txt('_mta-sts.good.test', 'v=STSv1; id=20260101T000000'),
@@ -58,6 +59,12 @@ t.test('against a DNS stand-in', async (t) => {
     txt('a.b.org.test', 'v=spf1 -all'),
     txt('a.b.c.d.e.org.test', 'v=spf1 -all'),
     txt('_dmarc.plain.test', 'v=DMARC1; p=quarantine; rua=mailto:d@plain.test'),
+    // void lookups (RFC 7208 §4.6.4): two are allowed, a third is a permerror
+    txt('void2.test', 'v=spf1 a:gone.void2.test mx:nomx.void2.test a:v6only.void2.test ip4:192.0.2.0/24 -all'),
+    { name: 'nomx.void2.test', type: 'A', data: '192.0.2.9' },
+    { name: 'v6only.void2.test', type: 'AAAA', data: '2001:db8::9' },
+    txt('void3.test', 'v=spf1 a:gone.void3.test mx:gone.void3.test exists:gone2.void3.test -all'),
+    txt('voidmacro.test', 'v=spf1 exists:%{i}.bl.voidmacro.test a:%{d}.x.voidmacro.test -all'),
     txt('news.plain.test', 'v=spf1 -all'),
     txt('alone.test', 'v=spf1 -all'),
     txt('pkcs1._domainkey.good.test', dkimTxt(2048, 'pkcs1')),
@@ -72,7 +79,7 @@ t.test('against a DNS stand-in', async (t) => {
     t.equal(out.score, 100)
     t.match(out.scoring, /100 - sum of penalties/)
     t.same(out.mx, { found: true, records: [{ priority: 10, exchange: 'mx.good.test' }], nullMx: false })
-    t.match(out.spf, { found: true, recordCount: 1, allQualifier: '-', includes: ['_spf.provider.test'], dnsLookups: 4, dnsLookupsComplete: true, problems: [] })
+    t.match(out.spf, { found: true, recordCount: 1, allQualifier: '-', includes: ['_spf.provider.test'], dnsLookups: 4, dnsLookupsComplete: true, voidLookups: 0, problems: [] })
     t.same(out.spf.terms, ['ip4:192.0.2.0/24', 'include:_spf.provider.test', 'mx', '-all'])
     t.match(out.dmarc, { found: true, policy: 'reject', pct: 100, adkim: 'strict', aspf: 'relaxed' })
     t.same(out.dmarc.rua, ['mailto:dmarc@good.test', 'mailto:x@rep.test'])
@@ -81,7 +88,7 @@ t.test('against a DNS stand-in', async (t) => {
     t.match(out.mtaSts, { found: true, id: '20260101T000000' })
     t.same(out.tlsRpt.rua, ['mailto:tls@good.test'])
     t.match(out.bimi, { found: true, logo: 'https://good.test/logo.svg', authority: null })
-    t.equal(out.dnsQueries, 10, '8 fixed + 2 SPF includes')
+    t.equal(out.dnsQueries, 12, '8 fixed + 2 SPF includes + the names of 2 a/mx terms')
     t.same(out.unknown, [])
   })
 
@@ -99,7 +106,8 @@ t.test('against a DNS stand-in', async (t) => {
     t.match(out.spf, { allQualifier: '+', dnsLookups: 11, dnsLookupsComplete: true })
     t.ok(out.spf.problems.some((p: string) => /missing\.bad\.test has no SPF record/.test(p)))
     t.match(out.dkim.found, [{ selector: 'default', revoked: true }])
-    t.same(ids(out), ['bimi-missing', 'dkim-not-found', 'dmarc-no-rua', 'dmarc-policy-none', 'mta-sts-missing', 'mx-missing', 'spf-pass-all', 'spf-problem', 'spf-problem', 'spf-too-many-lookups', 'tls-rpt-missing'])
+    t.same(ids(out), ['bimi-missing', 'dkim-not-found', 'dmarc-no-rua', 'dmarc-policy-none', 'mta-sts-missing', 'mx-missing', 'spf-pass-all', 'spf-problem', 'spf-problem', 'spf-too-many-lookups', 'spf-too-many-void-lookups', 'tls-rpt-missing'])
+    t.equal(out.spf.voidLookups, 4, 'bad.test has no A and no MX, nor inc.bad.test an A (names queried no further past the limit), and missing.bad.test no TXT')
     t.equal(out.findings.find((f: any) => f.id === 'spf-pass-all').severity, 'critical')
     t.equal(out.score, 0)
   })
@@ -148,6 +156,19 @@ t.test('against a DNS stand-in', async (t) => {
     const out = await audit({ domain: 'good.test', dkimSelectors: ['pkcs1'] })
     t.match(out.dkim.found, [{ selector: 'pkcs1', keyType: 'rsa', keyBits: 2048, revoked: false }])
     t.notOk(ids(out).includes('dkim-bad-key'))
+  })
+
+  t.test('void lookups: names of a, mx, exists and include terms that do not exist, over 2 is a permerror', async (t) => {
+    const two = await audit({ domain: 'void2.test', dkimSelectors: ['selector1'] })
+    t.equal(two.spf.voidLookups, 2, 'a:gone (neither A nor AAAA) and mx:nomx (a name without MX); the a term with an AAAA only is not void')
+    t.notOk(ids(two).includes('spf-too-many-void-lookups'), 'two are within the limit')
+    const three = await audit({ domain: 'void3.test', dkimSelectors: ['selector1'] })
+    t.equal(three.spf.voidLookups, 3)
+    t.ok(ids(three).includes('spf-too-many-void-lookups'), 'the third one is reported')
+    t.equal(three.findings.find((f: any) => f.id === 'spf-too-many-void-lookups').severity, 'high')
+    t.ok(three.spf.problems.some((p: string) => /3 void lookups.*limit of 2/.test(p)))
+    const macro = await audit({ domain: 'voidmacro.test', dkimSelectors: ['selector1'] })
+    t.equal(macro.spf.voidLookups, 0, 'names with macros depend on the sender and are not queried')
   })
 
   t.test('a domain that does not exist: 422', async (t) => {

@@ -1,7 +1,7 @@
 import { createPublicKey } from 'node:crypto'
 import { defineHandler, HandlerInputError, HandlerUpstreamError } from '../../src/pool/handler-contract.js'
 import { BoundedDns, normalizeDomain, type DnsOutcome } from '../_shared/netcheck-dns.js'
-import { evaluateSpf, SPF_LOOKUP_LIMIT, type SpfReport } from './spf.js'
+import { evaluateSpf, SPF_LOOKUP_LIMIT, SPF_VOID_LOOKUP_LIMIT, type SpfReport } from './spf.js'
 
 /** Selectors tried when the buyer names none: those of the large mail platforms (Google, Microsoft 365, Mailchimp, generic). */
 const COMMON_SELECTORS = ['default', 'google', 'selector1', 'selector2', 'k1', 's1', 's2', 'dkim']
@@ -27,7 +27,7 @@ interface Input {
 export default defineHandler<Input>({
   slug: 'email-deliverability-audit',
   description:
-    'Audit the email authentication DNS of a domain: MX, SPF (parsed, DNS-lookup count against the limit of 10, all qualifier), DMARC (policy, rua, pct), DKIM keys at given or common selectors, MTA-STS, TLS-RPT and BIMI records, with findings by severity and a documented 0–100 score.',
+    'Audit the email authentication DNS of a domain: MX, SPF (parsed, DNS-lookup count against the limit of 10, void lookups against the limit of 2, all qualifier), DMARC (policy, rua, pct), DKIM keys at given or common selectors, MTA-STS, TLS-RPT and BIMI records, with findings by severity and a documented 0–100 score.',
   network: true,
   timeoutMs: 20_000,
   inputSchema: {
@@ -49,7 +49,7 @@ export default defineHandler<Input>({
   output: {
     contentType: 'application/json',
     description:
-      'domain; mx { found, records [{ priority, exchange }], nullMx }; spf { found, record, recordCount, terms, allQualifier (+ - ~ ? or null), includes, dnsLookups, dnsLookupsComplete, problems }; dmarc { found, record, foundAt (the domain whose _dmarc record applies: the domain itself, else the nearest parent with one, as receivers look up the organizational domain), inherited, policy (p=), subdomainPolicy (sp=), effectivePolicy (what applies to this domain: p=, or for an inherited record sp= when set), pct, rua, ruf, adkim, aspf }; dkim { selectorsChecked, found [{ selector, record, keyType, keyBits, revoked, testing }] }; mtaSts { found, record, id } (the DNS record only: the policy file is not fetched); tlsRpt { found, record, rua }; bimi { found, record, logo, authority } (selector "default"); findings [{ id, severity, message }]; score (0-100) and scoring (the formula); dnsQueries; unknown (checks whose DNS query failed, excluded from the findings).',
+      'domain; mx { found, records [{ priority, exchange }], nullMx }; spf { found, record, recordCount, terms, allQualifier (+ - ~ ? or null), includes, dnsLookups, dnsLookupsComplete, voidLookups (names of a/mx/exists/include/redirect terms that do not exist or have no records; over 2 is a permerror), problems }; dmarc { found, record, foundAt (the domain whose _dmarc record applies: the domain itself, else the nearest parent with one, as receivers look up the organizational domain), inherited, policy (p=), subdomainPolicy (sp=), effectivePolicy (what applies to this domain: p=, or for an inherited record sp= when set), pct, rua, ruf, adkim, aspf }; dkim { selectorsChecked, found [{ selector, record, keyType, keyBits, revoked, testing }] }; mtaSts { found, record, id } (the DNS record only: the policy file is not fetched); tlsRpt { found, record, rua }; bimi { found, record, logo, authority } (selector "default"); findings [{ id, severity, message }]; score (0-100) and scoring (the formula); dnsQueries; unknown (checks whose DNS query failed, excluded from the findings).',
     schema: {
       type: 'object',
       properties: {
@@ -73,8 +73,9 @@ export default defineHandler<Input>({
   async run(input, ctx) {
     const domain = normalizeDomain(input.domain, 'domain')
     const selectors = (input.dkimSelectors ?? COMMON_SELECTORS).map((s) => s.toLowerCase())
-    // MX, TXT, DMARC, MTA-STS, TLS-RPT, BIMI, the selectors, up to 11 SPF includes/redirects and the DMARC parents
-    const dns = new BoundedDns(ctx, { maxQueries: 6 + selectors.length + SPF_LOOKUP_LIMIT + 1 + DMARC_PARENT_QUERIES, deadlineMs: 15_000 })
+    // MX, TXT, DMARC, MTA-STS, TLS-RPT, BIMI, the selectors, up to 11 SPF includes/redirects, the
+    // names of up to 11 a/mx/exists terms (A then AAAA for a) and the DMARC parents
+    const dns = new BoundedDns(ctx, { maxQueries: 6 + selectors.length + 3 * (SPF_LOOKUP_LIMIT + 1) + DMARC_PARENT_QUERIES, deadlineMs: 15_000 })
     try {
       const [mx, txt, dmarcTxt, stsTxt, rptTxt, bimiTxt, ...dkimTxt] = await Promise.all([
         dns.query(domain, 'MX'),
@@ -116,6 +117,7 @@ export default defineHandler<Input>({
         else {
           if (spf.recordCount > 1) add('spf-multiple', 'high', 'more than one SPF record: a permanent error, SPF fails for every message')
           if (spf.dnsLookups > SPF_LOOKUP_LIMIT) add('spf-too-many-lookups', 'high', `SPF needs ${spf.dnsLookups}${spf.dnsLookupsComplete ? '' : '+'} DNS lookups, over the limit of ${SPF_LOOKUP_LIMIT}: receivers return permerror`)
+          if (spf.voidLookups > SPF_VOID_LOOKUP_LIMIT) add('spf-too-many-void-lookups', 'high', `SPF names ${spf.voidLookups} hosts or domains that do not exist or have no records (void lookups), over the limit of ${SPF_VOID_LOOKUP_LIMIT}: receivers may return permerror`)
           if (spf.allQualifier === '+') add('spf-pass-all', 'critical', 'SPF ends in +all: any server on the internet may send as this domain')
           else if (spf.allQualifier === '?') add('spf-neutral-all', 'medium', 'SPF ends in ?all (neutral): unlisted senders are not rejected')
           else if (spf.allQualifier === '~') add('spf-softfail-all', 'info', 'SPF ends in ~all (softfail): unlisted senders are marked, not rejected; -all is stricter')

@@ -1,12 +1,16 @@
 /**
  * SPF (RFC 7208) reading for the deliverability audit: the domain's record, its terms, the
  * effective `all` qualifier (following redirect=) and the number of DNS-querying terms counted
- * through include:/redirect= against the limit of 10 (§4.6.4). Included records are fetched only
- * while the count is within the limit, through the audit's bounded resolver.
+ * through include:/redirect= against the limit of 10 (§4.6.4), and the void lookups (names of
+ * a, mx, exists, include and redirect terms that do not exist or have no records) against the
+ * limit of 2 (§4.6.4). Included records and the names of a/mx/exists terms are queried only while
+ * both counts are within their limits, through the audit's bounded resolver.
  */
 import type { BoundedDns } from '../_shared/netcheck-dns.js'
 
 export const SPF_LOOKUP_LIMIT = 10
+/** RFC 7208 §4.6.4: more than this many void lookups is a permerror */
+export const SPF_VOID_LOOKUP_LIMIT = 2
 
 export interface SpfReport {
   found: boolean
@@ -22,6 +26,12 @@ export interface SpfReport {
   dnsLookups: number
   /** false when some include could not be fetched (limit reached, macro, budget, error): then dnsLookups is a lower bound */
   dnsLookupsComplete: boolean
+  /**
+   * names queried for a, mx, exists, include and redirect terms that do not exist (NXDOMAIN) or
+   * have no record of the type asked (for a: neither A nor AAAA); a lower bound when some name
+   * could not be checked (macros, a failed query, limits reached)
+   */
+  voidLookups: number
   problems: string[]
 }
 
@@ -33,7 +43,7 @@ export const spfRecords = (txt: string[]) => txt.filter((r) => /^v=spf1(\s|$)/i.
 
 export async function evaluateSpf(dns: BoundedDns, domain: string, topTxt: string[]): Promise<SpfReport> {
   const records = spfRecords(topTxt)
-  const report: SpfReport = { found: records.length > 0, record: records[0] ?? null, recordCount: records.length, terms: [], allQualifier: null, includes: [], dnsLookups: 0, dnsLookupsComplete: true, problems: [] }
+  const report: SpfReport = { found: records.length > 0, record: records[0] ?? null, recordCount: records.length, terms: [], allQualifier: null, includes: [], dnsLookups: 0, dnsLookupsComplete: true, voidLookups: 0, problems: [] }
   if (records.length === 0) return report
   if (records.length > 1) report.problems.push(`${records.length} SPF records: receivers treat this as a permanent error (RFC 7208 §4.5)`)
   report.terms = records[0]!.trim().split(/\s+/).slice(1)
@@ -64,6 +74,7 @@ export async function evaluateSpf(dns: BoundedDns, domain: string, topTxt: strin
       report.problems.push(`${via}:${target} could not be read (${txt.code})`)
       return null
     }
+    if (txt.status === 'nxdomain' || txt.status === 'nodata') report.voidLookups++
     const found = txt.status === 'found' ? spfRecords(txt.records) : []
     if (found.length === 0) {
       report.problems.push(`${via}:${target} has no SPF record: a permanent error for receivers`)
@@ -73,7 +84,26 @@ export async function evaluateSpf(dns: BoundedDns, domain: string, topTxt: strin
     return found[0]!
   }
 
-  const walk = async (record: string, top: boolean, depth: number, path: ReadonlySet<string>): Promise<void> => {
+  // a name asked once per mechanism kind; receivers ask again, but the answer (void or not) is the same
+  const voidChecked = new Map<string, boolean>()
+  /** Counts a void lookup when the name of an a/mx/exists term has no record receivers would use. */
+  const checkVoid = async (kind: 'a' | 'mx' | 'exists', spec: string | undefined, current: string) => {
+    if (report.voidLookups > SPF_VOID_LOOKUP_LIMIT || report.dnsLookups > SPF_LOOKUP_LIMIT) return
+    const name = (spec ?? current).split('/')[0]!.toLowerCase().replace(/\.$/, '')
+    if (!name || name.includes('%')) return // macros depend on the sender
+    const key = `${kind} ${name}`
+    let isVoid = voidChecked.get(key)
+    if (isVoid === undefined) {
+      const ask = async (type: 'A' | 'AAAA' | 'MX') => (await dns.query(name, type)).status
+      const first = await ask(kind === 'mx' ? 'MX' : 'A')
+      const second = kind === 'a' && first === 'nodata' ? await ask('AAAA') : first
+      isVoid = (first === 'nxdomain' || first === 'nodata') && (second === 'nxdomain' || second === 'nodata')
+      voidChecked.set(key, isVoid)
+    }
+    if (isVoid) report.voidLookups++
+  }
+
+  const walk = async (record: string, top: boolean, depth: number, path: ReadonlySet<string>, current: string): Promise<void> => {
     const terms = record.trim().split(/\s+/).slice(1)
     let redirect: string | null = null
     let hasAll = false
@@ -90,11 +120,13 @@ export async function evaluateSpf(dns: BoundedDns, domain: string, topTxt: strin
           if (top) report.includes.push(target)
           if (depth < 10) {
             const sub = await fetchSpf(target, 'include', path)
-            if (sub) await walk(sub, false, depth + 1, new Set([...path, target]))
+            if (sub) await walk(sub, false, depth + 1, new Set([...path, target]), target)
           }
         } else if (kind === 'a' || kind === 'mx' || kind === 'ptr' || kind === 'exists') {
           report.dnsLookups++
           if (top && kind === 'ptr') report.problems.push('the ptr mechanism is deprecated (RFC 7208 §5.5)')
+          // a:/mx: take a domain after ':' (a bare a or mx, or a/24, means the record's own domain)
+          if (kind !== 'ptr') await checkVoid(kind, mech[3] === ':' ? mech[4] : undefined, current)
         }
         continue
       }
@@ -112,13 +144,14 @@ export async function evaluateSpf(dns: BoundedDns, domain: string, topTxt: strin
         const sub = await fetchSpf(redirect, 'redirect', path)
         if (sub) {
           const before = report.allQualifier
-          await walk(sub, top, depth + 1, new Set([...path, redirect]))
+          await walk(sub, top, depth + 1, new Set([...path, redirect]), redirect)
           if (!top) report.allQualifier = before
         }
       }
     }
   }
-  await walk(records[0]!, true, 0, new Set([domain]))
+  await walk(records[0]!, true, 0, new Set([domain]), domain)
+  if (report.voidLookups > SPF_VOID_LOOKUP_LIMIT) report.problems.push(`${report.voidLookups} void lookups (names in the record that do not exist or have no records), over the limit of ${SPF_VOID_LOOKUP_LIMIT}: receivers may return permerror (RFC 7208 §4.6.4)`)
   if (report.dnsLookups > SPF_LOOKUP_LIMIT) report.problems.push(`${report.dnsLookups}${report.dnsLookupsComplete ? '' : '+'} DNS-querying terms, over the limit of ${SPF_LOOKUP_LIMIT}: receivers return permerror (RFC 7208 §4.6.4)`)
   return report
 }
