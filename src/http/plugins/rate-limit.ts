@@ -27,15 +27,21 @@ return {n, ttl}`
 /**
  * Fixed-window limit per credential, counted in Redis so every process shares it. Sends the IETF
  * draft headers `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds) and
- * `RateLimit-Policy` on every answer, and 429 `rate_limited` with `Retry-After` past the limit.
- * Runs as a preHandler, so after authentication has named the credential.
+ * `RateLimit-Policy`, and 429 `rate_limited` with `Retry-After` past the limit.
+ *
+ * Runs as a preParsing hook: after authentication (onRequest) has named the credential, before the
+ * body is read and the schema checked. So every answer to an authenticated request is counted and
+ * labelled, a 400 for a malformed body or a bad parameter too (were they free, a client could send
+ * them without bound). Answers to requests without a credential (401) are neither: there is
+ * nothing to count them under.
  */
 export const rateLimit = fp<RateLimitOptions>(
   async (app: FastifyInstance, opts) => {
     const name = opts.name ?? 'v1'
-    app.addHook('preHandler', async (request, reply) => {
+    app.addHook('preParsing', async (request, reply, payload) => {
       const id = opts.identify(request)
       if (id !== undefined) await hitRateLimit(opts, name, id, reply)
+      return payload
     })
   },
   { name: 'tollgate-rate-limit' },
