@@ -10,11 +10,12 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { parseChallenge, type ParsedChallenge } from '../client/challenge.js'
+import { offeredChallenges } from '../client/challenge.js'
 import { PaymentRefusedError } from '../client/errors.js'
 import { formatUsdc } from '../x402/usdc-amount.js'
 import { wrapFetch, type FetchLike } from '../client/wrap-fetch.js'
 import { createMarketplaceClient, MarketplaceError, MarketplaceNotFoundError } from '../marketplace-client.js'
+import { isFilterNetwork } from '../services/marketplace/types.js'
 
 export const EXIT = { ok: 0, usage: 1, error: 1, refused: 2, http: 3 } as const
 
@@ -41,7 +42,8 @@ commands:
   fetch -X <METHOD> <url> [-H 'k: v']... [-d data | --json obj] [--inspect]
                          call an x402 endpoint, paying from the agent wallet
   marketplace list [--source s] [--category c] [--search q] [--network n]
-  marketplace show <id>  the marketplace catalogue
+  marketplace show <id> [--network n]
+                         the marketplace catalogue
   payments status <id>   a payment signed for this agent, with its settlement
   budget [--json]        the agent's balance, cap headroom and spending so far
   users create --email e --password p
@@ -78,8 +80,10 @@ transaction when known) on stderr.
 exit codes: 0 success, 1 usage or other error, 2 payment refused, 3 HTTP error (status >= 400)
 `
 
-const MARKETPLACE_HELP = `usage: tollgate marketplace list [--source catalog|bazaar|platform] [--category c] [--search q] [--network n] [--json]
-       tollgate marketplace show <id>
+const MARKETPLACE_HELP = `usage: tollgate marketplace list [--source catalog|bazaar|platform] [--category c] [--search q] [--network base|base-sepolia] [--json]
+       tollgate marketplace show <id> [--network base|base-sepolia]
+
+--network overrides the API's default (the network its deployment settles on).
 `
 const NO_AGENT_KEY = 'no agent key: set TOLLGATE_AGENT_KEY or "agent_key" in ~/.config/tollgate/config.json'
 const PAYMENTS_HELP = 'usage: tollgate payments status <payment-id>\n'
@@ -261,15 +265,9 @@ async function inspect(url: string, init: RequestInit, f: FetchLike, io: Io, api
   } catch {
     v1 = undefined
   }
-  const parsed: ParsedChallenge[] = []
-  for (const raw of [header, v1]) {
-    if (raw === null || raw === undefined) continue
-    try {
-      parsed.push(parseChallenge(raw))
-    } catch {
-      // not a challenge of this generation
-    }
-  }
+  // v1 first, as the wrapper pays it (X-PAYMENT); v2 alone only from v2-only servers
+  const offered = offeredChallenges(header, v1)
+  const parsed = offered.map((o) => o.parsed)
   if (parsed.length === 0) {
     io.stderr('the 402 carries no readable x402 challenge\n')
     return EXIT.refused
@@ -292,12 +290,19 @@ async function inspect(url: string, init: RequestInit, f: FetchLike, io: Io, api
   })
   if (!agentKey) out.push('cap headroom: unknown (no agent key; set TOLLGATE_AGENT_KEY)')
   else {
-    const r = await f(`${apiUrl}/v1/agent/payments`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${agentKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ url, method: init.method, challenge: header ?? v1, dry_run: true }),
-    })
-    const b = (await r.json().catch(() => ({}))) as Record<string, any>
+    // the challenge the paying call would use: the next one only when the platform can pay nothing in this one
+    let r: Response
+    let b: Record<string, any>
+    for (let i = 0; ; i++) {
+      r = await f(`${apiUrl}/v1/agent/payments`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${agentKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url, method: init.method, challenge: offered[i]!.raw, dry_run: true }),
+      })
+      b = (await r.json().catch(() => ({}))) as Record<string, any>
+      const code = r.ok ? b.refusal?.code : b.code
+      if (i + 1 >= offered.length || (code !== 'unsupported_requirements' && code !== 'invalid_parameter')) break
+    }
     if (!r.ok) out.push(`cap headroom: unavailable (${b.code ?? r.status}: ${b.message ?? ''})`)
     else {
       out.push(
@@ -320,6 +325,8 @@ async function marketplaceCmd(args: string[], io: Io): Promise<number> {
     MARKETPLACE_HELP,
   )
   if (v.help || sub === '--help' || sub === '-h') return help(io, MARKETPLACE_HELP)
+  if (v.network !== undefined && !isFilterNetwork(v.network)) throw new UsageError(`--network is base or base-sepolia, got "${v.network}"\n\n${MARKETPLACE_HELP}`)
+  // the CLI's API address (TOLLGATE_API_URL, the config file, or local); the library itself defaults to production
   const market = createMarketplaceClient({ baseUrl: settings(io).apiUrl, fetch: (io.fetch ?? fetch) as typeof fetch })
   try {
     if (sub === 'list') {
@@ -336,7 +343,7 @@ async function marketplaceCmd(args: string[], io: Io): Promise<number> {
       return EXIT.ok
     }
     if (sub === 'show' && positionals.length === 1) {
-      io.stdout(JSON.stringify(await market.getAgent(positionals[0]!), null, 2) + '\n')
+      io.stdout(JSON.stringify(await market.getAgent(positionals[0]!, { network: v.network }), null, 2) + '\n')
       return EXIT.ok
     }
   } catch (err) {

@@ -1,7 +1,7 @@
 /**
  * Reads a 402 challenge as a buyer: the v1 JSON body (`{x402Version:1, accepts}`) or the v2
  * `PAYMENT-REQUIRED` header (base64 JSON), into one normalized list of requirements. Shared by
- * the platform's agent payment API and the local-key mode of the fetch wrapper.
+ * the platform's agent payment API, the fetch wrapper and the CLI.
  */
 import type { ResourceInfo } from '../x402/types.js'
 
@@ -125,6 +125,34 @@ function bazaarInput(bazaar: Record<string, unknown> | undefined): unknown {
   const field = props && isObject(props.queryParams) ? 'queryParams' : props && isObject(props.body) ? 'body' : undefined
   if (!field) return info ?? schema
   return { ...(info ?? {}), [field]: props![field] }
+}
+
+/** One challenge a 402 offers, parsed, with the value it was read from (sent on to the platform as is). */
+export interface OfferedChallenge {
+  parsed: ParsedChallenge
+  /** the v1 body object or the v2 `PAYMENT-REQUIRED` header string */
+  raw: unknown
+}
+
+/**
+ * Every readable challenge of a 402, v1 first: spec 4.4 has the client library pay with
+ * `X-PAYMENT`, so a v1 requirement is paid before a v2 one; v2 (`PAYMENT-SIGNATURE`) is for servers
+ * that offer v2 alone. Unreadable values are skipped (an `@x402/express` 402 has a `{}` body).
+ *
+ * @example
+ *   const offered = offeredChallenges(res.headers.get('payment-required'), await res.json().catch(() => undefined))
+ */
+export function offeredChallenges(header: string | null | undefined, body: unknown): OfferedChallenge[] {
+  const out: OfferedChallenge[] = []
+  for (const raw of [body, header]) {
+    if (raw === null || raw === undefined) continue
+    try {
+      out.push({ parsed: parseChallenge(raw), raw })
+    } catch (err) {
+      if (!(err instanceof ChallengeError)) throw err
+    }
+  }
+  return out.sort((a, b) => a.parsed.version - b.parsed.version)
 }
 
 /** True when `called` is the challenge's resource (same origin and path; query and fragment ignored). */

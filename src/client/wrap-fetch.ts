@@ -2,9 +2,13 @@
  * `wrapFetch`: a fetch that pays x402 challenges, either through the Tollgate platform from an
  * agent's custodial wallet (`{ baseUrl, agentKey }`: caps and allowlists enforced server-side)
  * or locally with the buyer's own key (`{ privateKey }`). One payment per request at most.
+ *
+ * It pays with `X-PAYMENT` (x402 v1) whenever the 402 offers a v1 requirement it can pay, as
+ * spec 4.4 and 5 ask of the client library; Tollgate's proxy always offers both. Only a server
+ * that offers v2 alone (the official `@x402/express`) is paid with `PAYMENT-SIGNATURE`.
  */
 import { privateKeyToAccount } from 'viem/accounts'
-import { ChallengeError, parseChallenge, type ParsedChallenge, type Requirement } from './challenge.js'
+import { offeredChallenges, type OfferedChallenge, type Requirement } from './challenge.js'
 import { PaymentRefusedError } from './errors.js'
 import { paymentHeader, signExact } from './sign-exact.js'
 
@@ -37,6 +41,7 @@ export interface PaymentInfo {
   agentPaymentId?: string
   amount: string
   payTo: string
+  /** the payment header sent: `X-PAYMENT` unless the server offered x402 v2 alone */
   header: 'X-PAYMENT' | 'PAYMENT-SIGNATURE'
 }
 
@@ -61,11 +66,13 @@ export function wrapFetch(fetchImpl: FetchLike, opts: WrapFetchOptions): (input:
     const signed = await payer.sign(ch, request)
     retry.headers.set(signed.header, signed.value)
     const res = (await fetchImpl(retry)) as PaidResponse
-    const decoded = decodePaymentResponse(res.headers.get('payment-response') ?? res.headers.get('x-payment-response'))
+    const v1 = signed.header === 'X-PAYMENT'
+    const [own, other] = v1 ? ['x-payment-response', 'payment-response'] : ['payment-response', 'x-payment-response']
+    const decoded = decodePaymentResponse(res.headers.get(own) ?? res.headers.get(other))
     const accepted = res.status !== 402 && (decoded?.success ?? res.ok)
     await payer.report?.(signed, res.status === 402 ? 'rejected' : accepted ? 'accepted' : 'error', decoded)
     if (res.status === 402) {
-      const reason = await refusalReason(res.clone())
+      const reason = await refusalReason(res.clone(), v1)
       throw new PaymentRefusedError('payment_rejected', `the seller refused the payment: ${reason}`, { reason }, 402, res)
     }
     const info: PaymentInfo = {
@@ -94,8 +101,17 @@ interface Signed {
   agentPaymentId?: string
 }
 
+/** The readable challenges of a 402, v1 first, and what to send the platform when none is readable. */
+interface Challenges {
+  offered: OfferedChallenge[]
+  raw: unknown
+}
+
+/** Platform refusals that concern one challenge only: nothing was signed, so the next one is tried. */
+const TRY_NEXT = new Set(['unsupported_requirements', 'invalid_parameter'])
+
 interface Payer {
-  sign(ch: { parsed: ParsedChallenge | undefined; raw: unknown }, request: Request): Promise<Signed>
+  sign(ch: Challenges, request: Request): Promise<Signed>
   report?(s: Signed, status: 'accepted' | 'rejected' | 'error', response: Record<string, unknown> | undefined): Promise<void>
 }
 
@@ -104,13 +120,18 @@ function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Payer {
   const headers = { authorization: `Bearer ${o.agentKey}`, 'content-type': 'application/json' }
   return {
     async sign(ch, request) {
-      const res = await fetchImpl(`${base}/v1/agent/payments`, { method: 'POST', headers, body: JSON.stringify({ url: request.url, method: request.method, challenge: ch.raw }) })
-      const body = (await res.json().catch(() => ({}))) as Record<string, unknown>
-      if (!res.ok) {
+      // the v1 body first (paid with X-PAYMENT); the v2 header when the platform can pay nothing in it
+      const raws = ch.offered.length > 0 ? ch.offered.map((o) => o.raw) : [ch.raw]
+      for (let i = 0; ; i++) {
+        const res = await fetchImpl(`${base}/v1/agent/payments`, { method: 'POST', headers, body: JSON.stringify({ url: request.url, method: request.method, challenge: raws[i] }) })
+        const body = (await res.json().catch(() => ({}))) as Record<string, unknown>
+        if (res.ok) {
+          return { header: body.header as Signed['header'], value: body.value as string, amount: body.amount as string, payTo: body.pay_to as string, payer: body.payer as string, network: body.network as string, agentPaymentId: body.payment_id as string }
+        }
         const { code, message, statusCode: _s, error: _e, ...details } = body
+        if (typeof code === 'string' && TRY_NEXT.has(code) && i + 1 < raws.length) continue
         throw new PaymentRefusedError(typeof code === 'string' ? code : 'platform_error', typeof message === 'string' ? message : `the platform answered ${res.status}`, details, res.status)
       }
-      return { header: body.header as Signed['header'], value: body.value as string, amount: body.amount as string, payTo: body.pay_to as string, payer: body.payer as string, network: body.network as string, agentPaymentId: body.payment_id as string }
     },
     async report(s, status, response) {
       await fetchImpl(`${base}/v1/agent/payments/${s.agentPaymentId}/outcome`, { method: 'POST', headers, body: JSON.stringify({ status, payment_response: response ?? null }) })
@@ -125,23 +146,26 @@ function localPayer(o: LocalPayOptions): Payer {
   const key = Buffer.from(o.privateKey.slice(2), 'hex')
   return {
     async sign(ch) {
-      if (!ch.parsed) throw new PaymentRefusedError('invalid_challenge', 'the 402 carries no readable x402 challenge')
-      const ok = ch.parsed.accepts
-        .filter((r): r is Requirement & { chainId: number; extra: { name: string; version: string } } => r.scheme === 'exact' && r.chainId !== undefined && r.extra !== undefined && /^0x[0-9a-fA-F]{40}$/.test(r.asset))
-        .filter((r) => !o.chainIds || o.chainIds.includes(r.chainId))
-        .sort((a, b) => (a.amount < b.amount ? -1 : a.amount > b.amount ? 1 : 0))
-      if (ok.length === 0) throw new PaymentRefusedError('unsupported_requirements', 'no exact EVM requirement with an EIP-712 token domain')
-      const req = ok[0]!
-      if (o.maxAmount !== undefined && req.amount > o.maxAmount) throw new PaymentRefusedError('spend_cap_exceeded', `the price ${req.amount} is above maxAmount ${o.maxAmount}`, { cap: 'max_amount', remaining: o.maxAmount.toString() })
-      const payload = signExact(key, account.address, { chainId: req.chainId, asset: req.asset, token: req.extra, payTo: req.payTo, amount: req.amount, maxTimeoutSeconds: req.maxTimeoutSeconds }, Math.floor(Date.now() / 1000))
-      const h = paymentHeader(ch.parsed, req, payload)
-      return { ...h, amount: req.amount.toString(), payTo: req.payTo, payer: account.address, network: req.network }
+      if (ch.offered.length === 0) throw new PaymentRefusedError('invalid_challenge', 'the 402 carries no readable x402 challenge')
+      const payable = (r: Requirement): r is Requirement & { chainId: number; extra: { name: string; version: string } } =>
+        r.scheme === 'exact' && r.chainId !== undefined && r.extra !== undefined && /^0x[0-9a-fA-F]{40}$/.test(r.asset) && (!o.chainIds || o.chainIds.includes(r.chainId))
+      // the first challenge (v1 before v2) with a requirement this key can pay
+      for (const { parsed } of ch.offered) {
+        const ok = parsed.accepts.filter(payable).sort((a, b) => (a.amount < b.amount ? -1 : a.amount > b.amount ? 1 : 0))
+        if (ok.length === 0) continue
+        const req = ok[0]!
+        if (o.maxAmount !== undefined && req.amount > o.maxAmount) throw new PaymentRefusedError('spend_cap_exceeded', `the price ${req.amount} is above maxAmount ${o.maxAmount}`, { cap: 'max_amount', remaining: o.maxAmount.toString() })
+        const payload = signExact(key, account.address, { chainId: req.chainId, asset: req.asset, token: req.extra, payTo: req.payTo, amount: req.amount, maxTimeoutSeconds: req.maxTimeoutSeconds }, Math.floor(Date.now() / 1000))
+        const h = paymentHeader(parsed, req, payload)
+        return { ...h, amount: req.amount.toString(), payTo: req.payTo, payer: account.address, network: req.network }
+      }
+      throw new PaymentRefusedError('unsupported_requirements', 'no exact EVM requirement with an EIP-712 token domain')
     },
   }
 }
 
-/** The v2 header wins when a server sends both (as the official v2 clients do). */
-async function readChallenge(res: Response): Promise<{ parsed: ParsedChallenge | undefined; raw: unknown }> {
+/** The v1 body and the v2 `PAYMENT-REQUIRED` header of a 402, v1 first (offeredChallenges). */
+async function readChallenge(res: Response): Promise<Challenges> {
   const header = res.headers.get('payment-required')
   const text = await res.text().catch(() => '')
   let body: unknown
@@ -150,26 +174,27 @@ async function readChallenge(res: Response): Promise<{ parsed: ParsedChallenge |
   } catch {
     body = undefined
   }
-  for (const raw of [header, body]) {
-    if (raw === null || raw === undefined) continue
-    try {
-      return { parsed: parseChallenge(raw), raw }
-    } catch (err) {
-      if (!(err instanceof ChallengeError)) throw err
-    }
-  }
   if (header === null && body === undefined) throw new PaymentRefusedError('invalid_challenge', 'the server answered 402 without an x402 challenge', {}, 402)
-  return { parsed: undefined, raw: header ?? body }
+  return { offered: offeredChallenges(header, body), raw: header ?? body }
 }
 
-async function refusalReason(res: Response): Promise<string> {
-  const h = res.headers.get('payment-required')
-  try {
-    if (h) return String(JSON.parse(Buffer.from(h, 'base64').toString('utf8')).error ?? 'unknown')
-    return String(((await res.json()) as { error?: string }).error ?? 'unknown')
-  } catch {
-    return 'unknown'
+/** The seller's `error` for the refused retry: from the v1 body after `X-PAYMENT`, from the v2 header after `PAYMENT-SIGNATURE`, else the other. */
+async function refusalReason(res: Response, v1: boolean): Promise<string> {
+  const fromHeader = (): unknown => {
+    const h = res.headers.get('payment-required')
+    return h ? JSON.parse(Buffer.from(h, 'base64').toString('utf8')).error : undefined
   }
+  const fromBody = async (): Promise<unknown> => ((await res.json()) as { error?: unknown } | null)?.error
+  const read = async (f: () => unknown): Promise<unknown> => {
+    try {
+      return await f()
+    } catch {
+      return undefined
+    }
+  }
+  const [first, second] = v1 ? [fromBody, fromHeader] : [fromHeader, fromBody]
+  const reason = (await read(first)) ?? (await read(second))
+  return typeof reason === 'string' ? reason : 'unknown'
 }
 
 /** Decodes a `PAYMENT-RESPONSE` / `X-PAYMENT-RESPONSE` header (base64 JSON); undefined when absent or unreadable. */
