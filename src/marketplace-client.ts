@@ -25,8 +25,9 @@ export const DEFAULT_MARKETPLACE_BASE_URL = 'https://api.tollgate.example'
 
 export interface MarketplaceClientOptions {
   /**
-   * API address without the /api/v1 path. Default: `TOLLGATE_API_URL` from the environment (the
-   * same setting the CLI reads) when set, else the production address.
+   * API address without the /api/v1 path. Default: the production address
+   * (`DEFAULT_MARKETPLACE_BASE_URL`); pass one for sandbox, staging or a local server. The library
+   * reads no environment (the CLI passes its `TOLLGATE_API_URL` here).
    */
   baseUrl?: string
   /** a fetch implementation (defaults to the global one) */
@@ -84,8 +85,7 @@ export interface MarketplaceClient {
 }
 
 export function createMarketplaceClient(opts: MarketplaceClientOptions = {}): MarketplaceClient {
-  const fromEnv = typeof process !== 'undefined' ? process.env.TOLLGATE_API_URL : undefined
-  const baseUrl = (opts.baseUrl ?? (fromEnv || DEFAULT_MARKETPLACE_BASE_URL)).replace(/\/+$/, '')
+  const baseUrl = (opts.baseUrl ?? DEFAULT_MARKETPLACE_BASE_URL).replace(/\/+$/, '')
   const doFetch = opts.fetch ?? globalThis.fetch
 
   async function request(path: string, signal?: AbortSignal): Promise<{ res: Response; body: unknown }> {

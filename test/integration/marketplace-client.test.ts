@@ -12,15 +12,18 @@ t.test('read-only client against a running server', async (t) => {
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
   const market = createMarketplaceClient({ baseUrl: `${address}/` })
   t.equal(market.baseUrl, address, 'custom base URL, trailing slash dropped')
+  // spec 4.2: the default is the production address; the library reads no environment
   const saved = process.env.TOLLGATE_API_URL
-  delete process.env.TOLLGATE_API_URL
-  t.equal(createMarketplaceClient().baseUrl, DEFAULT_MARKETPLACE_BASE_URL, 'production by default')
   process.env.TOLLGATE_API_URL = address
-  const fromEnv = createMarketplaceClient()
-  t.equal(fromEnv.baseUrl, address, 'TOLLGATE_API_URL (as for the CLI) is the default when set')
-  t.ok((await fromEnv.listAgents()).length > 0, 'and it is used')
-  if (saved === undefined) delete process.env.TOLLGATE_API_URL
-  else process.env.TOLLGATE_API_URL = saved
+  t.teardown(() => {
+    if (saved === undefined) delete process.env.TOLLGATE_API_URL
+    else process.env.TOLLGATE_API_URL = saved
+  })
+  t.equal(createMarketplaceClient().baseUrl, DEFAULT_MARKETPLACE_BASE_URL, 'production by default, even with TOLLGATE_API_URL set')
+  const asked: string[] = []
+  const recorder = createMarketplaceClient({ fetch: (async (u: string) => (asked.push(u), new Response('[]', { headers: { 'content-type': 'application/json' } }))) as typeof fetch })
+  t.same(await recorder.listAgents(), [])
+  t.same(asked, [`${DEFAULT_MARKETPLACE_BASE_URL}/api/v1/agents/marketplace`], 'and it is the address asked')
 
   const all = await market.listAgents()
   t.ok(all.length > 0 && all.every((a) => a.endpoints.every((e) => e.network === 'base-sepolia')), 'default network of the server')
