@@ -67,6 +67,21 @@ t.test('agent payment API: sign, pay through the proxy, outcome, status', async 
 
   t.equal((await p.web.inject({ method: 'POST', url: '/v1/agent/payments', payload: { url, challenge: header } })).statusCode, 401)
   t.equal((await p.web.inject({ method: 'POST', url: '/v1/agent/payments', headers: { authorization: 'Bearer ak_test_nope' }, payload: { url, challenge: header } })).statusCode, 401)
+  t.equal((await p.web.inject({ method: 'POST', url: '/v1/agent/payments', headers: { authorization: 'Bearer ak_test_nope' }, payload: { url, challenge: header } })).json().code, 'invalid_api_key')
+
+  // an agent key of the other deployment: 401 wrong_deployment_key, as for API keys (docs/api.md)
+  t.equal(p.deps.config.deployment, 'sandbox')
+  const live = await p.web.inject({ method: 'POST', url: '/v1/agent/payments', headers: { authorization: `Bearer ${agent.key.replace(/^ak_test_/, 'ak_live_')}` }, payload: { url, challenge: header } })
+  t.equal(live.statusCode, 401, live.body)
+  t.match(live.json(), { code: 'wrong_deployment_key', message: 'this key belongs to the production deployment; this is sandbox' })
+  t.match(live.headers['www-authenticate'], /invalid_token/)
+  t.equal((await p.web.inject({ method: 'GET', url: '/v1/agent', headers: { authorization: 'Bearer ak_live_x' } })).json().code, 'wrong_deployment_key', 'on every /v1/agent route')
+  const production = await buildWebApp({ ...p.deps, config: { ...p.deps.config, deployment: 'production' } }, { logger: false })
+  t.teardown(() => production.close())
+  const test = await production.inject({ method: 'POST', url: '/v1/agent/payments', headers: agent.auth, payload: { url, challenge: header } })
+  t.equal(test.statusCode, 401, test.body)
+  t.match(test.json(), { code: 'wrong_deployment_key', message: 'this key belongs to the sandbox deployment; this is production' })
+  t.equal((await production.inject({ method: 'GET', url: '/v1/agent', headers: agent.auth })).statusCode, 401, 'a real, unrevoked sandbox key is refused by production')
 })
 
 t.test('a wallet under a master key this process lacks: 503 that says so, not an internal error', async (t) => {

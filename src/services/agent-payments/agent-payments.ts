@@ -133,8 +133,14 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
     return row
   }
 
-  /** Agent bearer → the agent with its caps and allowlist, in one query. */
+  /**
+   * Agent bearer → the agent with its caps and allowlist, in one query. A key of the other
+   * deployment is 401 `wrong_deployment_key`, as for API keys; anything else not ours is 401
+   * `invalid_api_key`.
+   */
   async function authenticate(bearer: string): Promise<AgentRow> {
+    const other = Object.entries(AGENT_KEY_PREFIXES).find(([d, p]) => d !== config.deployment && bearer.startsWith(p))
+    if (other) throw appError('wrong_deployment_key', { keyDeployment: other[0], deployment: config.deployment })
     if (!isWellFormed(bearer, keyPrefix)) throw appError('invalid_api_key')
     const hash = hashSecret(bearer)
     const load = () => {
