@@ -31,7 +31,8 @@ interface Cluster {
 export default defineHandler<Input>({
   slug: 'keyword-research',
   description: 'Related search queries for a seed keyword from Brave Search suggestions, grouped by a language model into clusters with a search intent (informational, commercial, transactional, navigational). No search volumes: the source has none.',
-  providers: ['BRAVE_SEARCH_URL', ...LLM_PROVIDERS],
+  // suggestions use BRAVE_SUGGEST_API_KEY when the operator has that plan, else the search key
+  providers: ['BRAVE_SEARCH_URL', ['BRAVE_SUGGEST_API_KEY', 'BRAVE_SEARCH_API_KEY'], ...LLM_PROVIDERS],
   timeoutMs: 60_000,
   inputSchema: {
     type: 'object',

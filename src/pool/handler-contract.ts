@@ -43,6 +43,20 @@ export interface HandlerRateLimit {
   perSeconds: number
 }
 
+/**
+ * The module's required provider settings (`providers`) that are unset or blank in `providers`;
+ * a requirement any of several settings meets is named "A or B".
+ */
+export function missingSettings(mod: Pick<HandlerModule, 'providers'>, providers: Record<string, string | undefined>): string[] {
+  const set = (name: string) => Boolean(providers[name]?.trim())
+  return (mod.providers ?? []).flatMap((req) => (typeof req === 'string' ? (set(req) ? [] : [req]) : req.some(set) ? [] : [req.join(' or ')]))
+}
+
+/** Every setting named in the module's `providers`, any-of groups flattened. */
+export function settingNames(mod: Pick<HandlerModule, 'providers'>): string[] {
+  return (mod.providers ?? []).flatMap((req) => (typeof req === 'string' ? [req] : [...req]))
+}
+
 /** The module's rate limit under these provider settings, if any. */
 export function rateLimitOf(mod: Pick<HandlerModule, 'rateLimit'>, providers: Record<string, string | undefined>): HandlerRateLimit | undefined {
   return typeof mod.rateLimit === 'function' ? mod.rateLimit(providers) : mod.rateLimit
@@ -69,9 +83,11 @@ export interface HandlerModule<I = any> {
   example: I
   /**
    * ctx.providers settings the handler cannot run without; when they are missing it answers
-   * 503 upstream_not_configured (the contract test checks exactly that)
+   * 503 upstream_not_configured (the contract test checks exactly that, and that with all of them
+   * set it asks for no other). A list inside the list is one requirement met by any of its
+   * settings (e.g. a dedicated key or the general one).
    */
-  providers?: string[]
+  providers?: Array<string | readonly string[]>
   /**
    * true for handlers that reach public hosts the buyer names themselves (DNS, TLS, HTTP), with
    * no provider setting; without network access (CI) their example may fail with 502

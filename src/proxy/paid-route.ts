@@ -8,7 +8,7 @@ import type { SignerRecovery } from '../chain/signer-recovery.js'
 import type { Deps } from '../deps.js'
 import { AppError, appError } from '../errors.js'
 import { sendAppError } from '../http/plugins/error-handler.js'
-import { rateLimitOf, type HandlerContext, type HandlerRateLimit } from '../pool/handler-contract.js'
+import { missingSettings, rateLimitOf, type HandlerContext, type HandlerRateLimit } from '../pool/handler-contract.js'
 import type { HandlerPool } from '../pool/handler-pool.js'
 import type { RegisteredHandler } from '../pool/handler-registry.js'
 import type { PayerCredit } from '../services/payer-credit.js'
@@ -117,7 +117,13 @@ export function paidRoute(p: PaidRouteDeps) {
     return smartWalletLimit(() => checkContractSignature(deps.chain, wallet, digest, signature, { counterfactual: config.x402.counterfactualWallets }))
   }
 
-  // a handler's limit depends only on the provider settings, fixed for the process
+  // what a handler lacks and its limit depend only on the provider settings, fixed for the process
+  const handlerMissing = new Map<RegisteredHandler, string[]>()
+  function handlerSettingsMissing(h: RegisteredHandler): string[] {
+    let m = handlerMissing.get(h)
+    if (!m) handlerMissing.set(h, (m = missingSettings(h.module, p.providers ?? {})))
+    return m
+  }
   const handlerLimits = new Map<RegisteredHandler, HandlerRateLimit | undefined>()
   function handlerRateLimit(h: RegisteredHandler): HandlerRateLimit | undefined {
     if (!handlerLimits.has(h)) handlerLimits.set(h, rateLimitOf(h.module, p.providers ?? {}))
@@ -161,6 +167,9 @@ export function paidRoute(p: PaidRouteDeps) {
         if (entry.handler) {
           registered = p.handlers.get(entry.handler)
           if (!registered) return sendAppError(reply, appError('service_unavailable', { detail: `the handler of ${entry.path} is not available in this process` }))
+          // an endpoint whose provider settings are unset could only fail: refused before any payment work
+          const missing = handlerSettingsMissing(registered)
+          if (missing.length) return sendAppError(reply, appError('upstream_not_configured', { detail: `${entry.handler} needs ${missing.join(', ')}, which this deployment has not set; nothing was charged` }))
           const parsed = parseInput(request, method)
           if (!parsed.ok) return sendAppError(reply, parsed.error)
           const problem = registered.validate(parsed.input, method === 'GET' ? 'query' : 'body')

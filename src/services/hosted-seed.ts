@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Deps } from '../deps.js'
+import { missingSettings } from '../pool/handler-contract.js'
 import type { RegisteredHandler } from '../pool/handler-registry.js'
 import { announceRegistryChange } from './registry-events.js'
 
@@ -34,17 +35,18 @@ export function describeWaiting(waiting: WaitingEndpoint[]): string {
   return waiting.map((w) => `${w.slug} (${w.missing.join(', ')})`).join(', ')
 }
 
-/** A hosted endpoint kept unpublished until the deployment sets the provider settings it needs. */
+/** A hosted endpoint that answers 503 upstream_not_configured until the deployment sets the provider settings it needs. */
 export interface WaitingEndpoint {
   slug: string
   missing: string[]
 }
 
 /**
- * Publishes every working hosted handler under tollgate/<service>/<slug>, idempotently.
- * A slug whose handler is not in this build is disabled, never served as a stub; so is one whose
- * provider settings (its module's `providers`) this deployment has not set: it is listed in
- * `waiting` and published by the first release that has them.
+ * Publishes every hosted handler of this build under tollgate/<service>/<slug>, idempotently; a
+ * slug whose handler is not in this build is disabled, never served as a stub. One whose provider
+ * settings (its module's `providers`) this deployment has not set is published all the same, as
+ * spec 4.3 answers every unpaid call with a challenge, and listed in `waiting`: the proxy answers
+ * its paid calls 503 upstream_not_configured before any payment is recorded (nothing charged).
  */
 export async function seedHostedServices(deps: Pick<Deps, 'config' | 'db' | 'key' | 'redis'>, handlers: ReadonlyMap<string, RegisteredHandler>): Promise<{ published: number; waiting: WaitingEndpoint[] }> {
   const payTo = deps.config.receiverAddress
@@ -73,8 +75,8 @@ export async function seedHostedServices(deps: Pick<Deps, 'config' | 'db' | 'key
       for (const slug of slugs) {
         const mod = handlers.get(slug)!.module
         const methods = svc.methods.filter((m) => !mod.methods || mod.methods.includes(m))
-        const missing = (mod.providers ?? []).filter((name) => !deps.config.handlerProviders[name])
-        const enabled = missing.length === 0
+        const missing = missingSettings(mod, deps.config.handlerProviders)
+        const enabled = true
         await trx
           .insertInto('endpoints')
           .values({ service_id: service.id, slug, methods, price: svc.price, description: mod.description, mime_type: mod.output.contentType, input_schema: JSON.stringify(mod.inputSchema), handler: slug, upstream_url: null, upstream_config: null, enabled })
@@ -82,8 +84,8 @@ export async function seedHostedServices(deps: Pick<Deps, 'config' | 'db' | 'key
             oc.columns(['service_id', 'slug']).doUpdateSet({ methods, price: svc.price, description: mod.description, mime_type: mod.output.contentType, input_schema: JSON.stringify(mod.inputSchema), handler: slug, upstream_url: null, enabled, updated_at: sql`now()` }),
           )
           .execute()
-        if (enabled) published++
-        else waiting.push({ slug, missing })
+        published++
+        if (missing.length) waiting.push({ slug, missing })
       }
       // handlers removed from this build stop being served
       let stale = trx.updateTable('endpoints').set({ enabled: false, updated_at: sql`now()` }).where('service_id', '=', service.id).where('enabled', '=', true)

@@ -14,7 +14,7 @@ export async function startDevExtras(deps: Deps, devnet: Devnet | undefined, dev
   const info: Record<string, unknown> = {}
   const { published, waiting } = await seedHostedServices(deps, await loadHandlerRegistry())
   lines.push(`hosted endpoints        ${published} under ${deps.config.proxyUrl}/${HOSTED_NAMESPACE}/<service>/<slug> (toolbox, wallet-score)`)
-  if (waiting.length) lines.push(`                        ${waiting.length} more once their provider keys are set (docs/hosted-services.md, "Provider settings")`)
+  if (waiting.length) lines.push(`                        ${waiting.length} of them answer 503 until their provider keys are set (docs/hosted-services.md, "Provider settings")`)
   const catalog = await syncCatalog(deps)
   lines.push(`marketplace catalog     ${catalog.inserted.length + catalog.updated.length + catalog.unchanged} curated entries`)
   const demo = await ensureDemoAccount(deps)

@@ -1,4 +1,6 @@
 import t from 'tap'
+import { PROVIDER_SETTINGS } from '../../src/handler-providers.js'
+import { settingNames } from '../../src/pool/handler-contract.js'
 import { createHandlerPool } from '../../src/pool/handler-pool.js'
 import { loadHandlerRegistry } from '../../src/pool/handler-registry.js'
 
@@ -54,4 +56,25 @@ t.test('every registered handler honours the contract', async (t) => {
       t.match(problem?.field ?? '', name, 'naming the field')
     })
   }
+})
+
+t.test('a provider-backed handler needs no setting beyond the ones it declares', async (t) => {
+  // every declared setting set (URLs to a closed local port): the example may fail (502), but
+  // asking for a setting it did not declare would be answered upstream_not_configured, and the
+  // proxy would then take paid calls for an endpoint that can only fail
+  const registry = await loadHandlerRegistry()
+  const pool = createHandlerPool({ maxThreads: 2, memoryMb: 512, ioThreads: 1, ioConcurrency: 16 })
+  t.teardown(() => pool.close())
+  const kinds = new Map(PROVIDER_SETTINGS.map((s) => [s.name, s.kind]))
+  // settings with a shape of their own (a malformed one is rightly "not configured")
+  const SHAPED: Record<string, string> = { SMTP_URL: 'smtp://127.0.0.1:9', WALLET_SCORE_RPC_URL: 'http://127.0.0.1:9', WALLET_SCORE_AAVE_POOL: '0x0000000000000000000000000000000000000001' }
+  const withProviders = [...registry].filter(([, h]) => settingNames(h.module).length > 0)
+  t.ok(withProviders.length >= 20, `${withProviders.length} provider-backed handlers`)
+  await Promise.all(
+    withProviders.map(async ([slug, h]) => {
+      const providers = Object.fromEntries(settingNames(h.module).map((n) => [n, SHAPED[n] ?? (kinds.get(n) === 'url' ? 'http://127.0.0.1:9' : 'contract-test')]))
+      const out = await pool.run({ file: h.file, slug, io: h.io }, structuredClone(h.module.example), { method: 'POST', accept: '*/*', providers, allowPrivateNetwork: false }, 60_000)
+      t.not(out.kind === 'upstream' && out.code, 'upstream_not_configured', `${slug} with its declared settings: ${JSON.stringify(out).slice(0, 300)}`)
+    }),
+  )
 })

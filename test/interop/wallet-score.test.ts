@@ -60,25 +60,22 @@ t.test('hosted service B: a paid wallet score through the proxy with the officia
   t.same(charged.map((r) => r.status), ['served'], 'the 400 cost the buyer nothing')
 })
 
-t.test('service B unconfigured: not published (404); a proxy that lacks the setting answers 503, charging nothing; the test endpoint still works', async (t) => {
+t.test('service B unconfigured: the challenge, then 503 before any payment is recorded; the test endpoint still works', async (t) => {
   const platform = await startTestPlatform(t)
   const payer = privateKeyToAccount(platform.devnet.accounts.demoPayer.privateKey)
   const pay = wrapFetchWithPaymentFromConfig(fetch, { schemes: [{ network: 'eip155:84532', client: new ExactEvmScheme(payer) }] })
   const query = `tollgate/wallet-score/wallet-behavior-score-query?address=${payer.address}`
-  const unpublished = await pay(`${platform.proxyUrl}/${query}`, { method: 'GET' })
-  t.equal(unpublished.status, 404, 'a deployment without WALLET_SCORE_AAVE_POOL does not publish it')
-
-  // published by a release that had the setting, served by a proxy that lacks it
-  await platform.deps.db.updateTable('endpoints').set({ enabled: true }).where('slug', '=', 'wallet-behavior-score-query').execute()
-  const proxy = await platform.startProxy({ providers: {} })
-  const res = await pay(`${proxy.url}/${query}`, { method: 'GET' })
+  const unpaid = await fetch(`${platform.proxyUrl}/${query}`)
+  await unpaid.arrayBuffer()
+  t.equal(unpaid.status, 402, 'published: an unpaid call gets the challenge (spec 4.3)')
+  const res = await pay(`${platform.proxyUrl}/${query}`, { method: 'GET' })
   const text = await res.text()
   t.equal(res.status, 503, text)
-  t.match(JSON.parse(text), { code: 'upstream_not_configured' })
+  t.match(JSON.parse(text), { code: 'upstream_not_configured', message: /WALLET_SCORE_AAVE_POOL.*nothing was charged/ })
 
   const ok = await pay(`${platform.proxyUrl}/tollgate/wallet-score/wallet-behavior-score-test?preset=high`, { method: 'GET' })
   t.equal(ok.status, 200)
   t.match(await ok.json(), { hypothetical: true, classification: 'high', score: 60 })
   const rows = await platform.deps.db.selectFrom('payments').select(['status', 'value']).where('payer', '=', payer.address.toLowerCase()).orderBy('created_at').execute()
-  t.same(rows.map((r) => [r.status, r.value]), [['voided', '10000'], ['served', '10000']])
+  t.same(rows.map((r) => [r.status, r.value]), [['served', '10000']], 'the unconfigured endpoint left no payment at all')
 })

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { ConfigError, loadConfig } from '../../src/config.js'
 import { PROVIDER_SETTINGS } from '../../src/handler-providers.js'
+import { settingNames } from '../../src/pool/handler-contract.js'
 import { loadHandlerRegistry } from '../../src/pool/handler-registry.js'
 
 const docs = readFileSync(new URL('../../docs/hosted-services.md', import.meta.url), 'utf8')
@@ -12,7 +13,7 @@ t.test('every provider setting is documented, and every setting a handler needs 
   for (const p of PROVIDER_SETTINGS) t.match(docs, new RegExp(`^\\| \`${p.name}\``, 'm'), `${p.name} has a row in docs/hosted-services.md`)
   const known = new Set([...names, ...Object.keys(loadConfig({}).handlerProviders)])
   for (const [slug, h] of await loadHandlerRegistry()) {
-    for (const name of h.module.providers ?? []) t.ok(known.has(name), `${slug} needs ${name}, which config reads`)
+    for (const name of settingNames(h.module)) t.ok(known.has(name), `${slug} needs ${name}, which config reads`)
   }
 })
 
