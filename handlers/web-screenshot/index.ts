@@ -126,8 +126,11 @@ export default defineHandler<Input>({
             timeoutMs: Math.min(10_000, remaining()),
             maxBytes: MAX_RESOURCE_BYTES,
           })
-          if (res.truncated || (totalBytes += res.body.length) > MAX_TOTAL_BYTES) return route.abort('blockedbyclient')
-          await route.fulfill({ status: res.status, headers: responseHeaders(res.headers), body: decoded(res.body, res.headers) })
+          if (res.truncated) return route.abort('blockedbyclient')
+          // the budget counts what Chromium is handed: decoded bytes (8 MB of gzip can hold gigabytes)
+          const body = decoded(res.body, res.headers)
+          if ((totalBytes += body.length) > MAX_TOTAL_BYTES) return route.abort('blockedbyclient')
+          await route.fulfill({ status: res.status, headers: responseHeaders(res.headers), body })
         } catch (err) {
           if (err instanceof HandlerInputError) blocked.push(u.host)
           if (isMain) mainError = err

@@ -1,4 +1,5 @@
 import { createServer as createNetServer } from 'node:net'
+import { gzipSync } from 'node:zlib'
 import t from 'tap'
 import { okBody, okResult, runInline } from '../../test/helpers/handler-harness.js'
 import { html, webpageServer } from '../../test/helpers/webpage-server.js'
@@ -105,6 +106,41 @@ t.test('a page whose script never yields is 502 upstream_failed, and the browser
   // its browser slot was given back: three more calls (two slots, so one would wait forever) succeed
   const normal = await webpageServer(t, { '/': html(PAGE) })
   for (let i = 0; i < 3; i++) t.match(await runInline(handler, { url: `${normal.base}/`, width: 320, height: 240 }, { providers: CHROMIUM }), { ok: true })
+})
+
+t.test("the page's byte budget counts decoded bytes, not the compressed ones", async (t) => {
+  // seven resources of 8 MB each that gzip to a few KB: 56 MB decoded, over the 40 MB budget;
+  // counted compressed they all passed. The page paints a green square per resource it got whole.
+  const zeros = gzipSync(Buffer.alloc(8 * 1024 * 1024))
+  const routes: Record<string, Parameters<typeof webpageServer>[1][string]> = {
+    '/': html(`<!doctype html><html><body style="margin:0;background:#fff"><script>
+      for (let i = 0; i < 7; i++) {
+        const d = document.createElement('div')
+        d.style.cssText = 'position:absolute;top:0;width:40px;height:40px;background:#00f;left:' + i * 50 + 'px'
+        document.body.appendChild(d)
+        fetch('/z' + i).then((r) => r.arrayBuffer()).then((b) => { d.style.background = b.byteLength === 8388608 ? '#0f0' : '#f00' }, () => { d.style.background = '#f00' })
+      }
+    </script></body></html>`),
+  }
+  for (let i = 0; i < 7; i++) {
+    routes[`/z${i}`] = (_req, res) => {
+      res.setHeader('content-type', 'application/octet-stream')
+      res.setHeader('content-encoding', 'gzip')
+      res.end(zeros)
+    }
+  }
+  const site = await webpageServer(t, routes)
+  const out = okResult(await runInline(handler, { url: `${site.base}/`, width: 400, height: 240, delayMs: 3000 }, { providers: CHROMIUM }))
+  const sharp = (await import('sharp')).default
+  const { data, info } = await sharp(Buffer.from(out.body as Uint8Array)).raw().toBuffer({ resolveWithObject: true })
+  const colour = (i: number) => {
+    const at = (20 * info.width + i * 50 + 20) * info.channels
+    const [r, g, b] = [data[at]!, data[at + 1]!, data[at + 2]!]
+    return g > 200 && r < 60 && b < 60 ? 'whole' : r > 200 && g < 60 && b < 60 ? 'refused' : `other(${r},${g},${b})`
+  }
+  const got = Array.from({ length: 7 }, (_, i) => colour(i))
+  t.equal(got.filter((c) => c === 'whole').length, 4, `four fit in 40 MB with the page itself: ${got.join(' ')}`)
+  t.equal(got.filter((c) => c === 'refused').length, 3, 'the other three were refused')
 })
 
 t.test('WebRTC cannot reach a host that page.route never sees', async (t) => {
