@@ -65,7 +65,7 @@ export class MarketplaceError extends Error {
   }
 }
 
-/** getAgent on an id that no entry has (or none on the requested network). */
+/** getAgent on an id that no listed entry has. */
 export class MarketplaceNotFoundError extends MarketplaceError {
   constructor(
     readonly id: string,
@@ -80,7 +80,11 @@ export interface MarketplaceClient {
   readonly baseUrl: string
   /** Every matching entry; follows the server's pages (see `max`, `pageSize`). */
   listAgents(filters?: ListAgentsFilters, opts?: ListAgentsOptions): Promise<CuratedAgentDTO[]>
-  /** One entry with its endpoints and skills; throws MarketplaceNotFoundError on 404. */
+  /**
+   * One entry with its endpoints on the network (the deployment's, or `network`) and its skills;
+   * an entry with nothing on that network comes back with no endpoints. Throws
+   * MarketplaceNotFoundError on 404 (no listed entry has the id).
+   */
   getAgent(id: string, opts?: { network?: FilterNetwork; signal?: AbortSignal }): Promise<CuratedAgentDTO>
 }
 
