@@ -38,6 +38,13 @@ export interface HandlerContext {
   allowPrivateNetwork: boolean
 }
 
+/**
+ * The longest per-call time limit a hosted handler may declare (`timeoutMs`). The settlement
+ * sweep voids a payment still `verified` well after this (a call that never recorded an
+ * outcome), so a handler allowed to run longer could finish after its payment was voided.
+ */
+export const MAX_HANDLER_TIMEOUT_MS = 120_000
+
 export interface HandlerRateLimit {
   requests: number
   perSeconds: number
@@ -104,7 +111,7 @@ export interface HandlerModule<I = any> {
   rateLimit?: HandlerRateLimit | ((providers: Record<string, string | undefined>) => HandlerRateLimit | undefined)
   /** defaults to ['GET', 'POST'] */
   methods?: ('GET' | 'POST')[]
-  /** per-call time limit, default from config (HANDLER_TIMEOUT_MS) */
+  /** per-call time limit, default from config (HANDLER_TIMEOUT_MS); at most MAX_HANDLER_TIMEOUT_MS */
   timeoutMs?: number
   run(input: I, ctx: HandlerContext): HandlerResult | Promise<HandlerResult>
 }

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { PROVIDER_SETTINGS } from '../../src/handler-providers.js'
-import { settingNames } from '../../src/pool/handler-contract.js'
+import { MAX_HANDLER_TIMEOUT_MS, settingNames } from '../../src/pool/handler-contract.js'
 import { createHandlerPool } from '../../src/pool/handler-pool.js'
 import { loadHandlerRegistry } from '../../src/pool/handler-registry.js'
 
@@ -26,6 +26,7 @@ t.test('every registered handler honours the contract', async (t) => {
       t.ok(m.description && m.description.length >= 10, 'has a description')
       t.equal(m.inputSchema.type, 'object', 'input schema is an object schema')
       t.ok(m.output?.contentType && m.output.description, 'declares its output')
+      if (m.timeoutMs !== undefined) t.ok(m.timeoutMs > 0 && m.timeoutMs <= MAX_HANDLER_TIMEOUT_MS, `its time limit (${m.timeoutMs} ms) is within MAX_HANDLER_TIMEOUT_MS`)
       for (const [name, prop] of Object.entries(m.inputSchema.properties ?? {})) t.ok(prop.description, `${name} is documented`)
 
       const example = structuredClone(m.example)
