@@ -16,10 +16,10 @@ import { withError, type Challenge } from '../x402/challenge.js'
 import { decodePaymentHeader } from '../x402/decode-payment.js'
 import { encodePaymentResponse, paymentResponseHeaderName } from '../x402/payment-response.js'
 import { settlementReasonCode, type ReasonCode } from '../x402/reasons.js'
-import { verifyRequirements } from '../x402/verify-requirements.js'
+import { minValidForSeconds, verifyRequirements } from '../x402/verify-requirements.js'
 import type { EndpointEntry, EndpointTable } from './endpoint-table.js'
 import type { PaymentLedger } from './payment-ledger.js'
-import type { UpstreamClient, UpstreamOptions } from './upstream.js'
+import { FORWARD_TIMEOUT_MS, type UpstreamClient, type UpstreamOptions } from './upstream.js'
 
 export interface SyncSettlement {
   /**
@@ -186,7 +186,9 @@ export function paidRoute(p: PaidRouteDeps) {
         )
         if (!decoded.ok) return sendChallenge(reply, challenge, decoded.reason, decoded.message)
         const nowMs = Date.now()
-        const checked = verifyRequirements(decoded, challenge, Math.floor(nowMs / 1000), { maxValidForSeconds: config.x402.maxValidForSeconds })
+        // long enough to be settled after the call: a payment that expires first would be served for nothing
+        const callMs = registered ? (registered.module.timeoutMs ?? config.handlers.timeoutMs) : (p.upstreamOptions(entry).timeoutMs ?? FORWARD_TIMEOUT_MS)
+        const checked = verifyRequirements(decoded, challenge, Math.floor(nowMs / 1000), { maxValidForSeconds: config.x402.maxValidForSeconds, minValidForSeconds: minValidForSeconds(callMs / 1000) })
         if (!checked.ok) return sendChallenge(reply, challenge, checked.reason, checked.message)
         const auth = checked.authorization
         const digest = transferAuthDigest(domainSeparator, auth)
@@ -332,7 +334,7 @@ export function paidRoute(p: PaidRouteDeps) {
           await voidPayment('upstream_failed')
           const timedOut = /timeout/i.test((err as Error).name + (err as Error).message)
           if ((err as { code?: string }).code !== 'ESSRF') request.log.warn({ err: (err as Error).message, endpoint: entry.path }, 'upstream failed')
-          return sendAppError(reply, timedOut ? appError('handler_timeout', { timeoutMs: p.upstreamOptions(entry).timeoutMs ?? 30000 }) : appError('upstream_failed', { detail: 'the seller origin could not be reached' }))
+          return sendAppError(reply, timedOut ? appError('handler_timeout', { timeoutMs: p.upstreamOptions(entry).timeoutMs ?? FORWARD_TIMEOUT_MS }) : appError('upstream_failed', { detail: 'the seller origin could not be reached' }))
         }
         if (res.status >= 400) {
           await voidPayment(`upstream_status_${res.status}`)
@@ -360,14 +362,26 @@ export function paidRoute(p: PaidRouteDeps) {
      */
     async function markServed(id: string, entry: EndpointEntry, request: FastifyRequest): Promise<string | Error> {
       try {
-        await ledger.finish(id, 'served')
+        // false: the payment is no longer `verified` (the sweep voided it as a call that never
+        // ended): it will never be settled, so the response must not leave as a paid one
+        if (!(await ledger.finish(id, 'served'))) {
+          request.log.warn({ id }, 'served record found the payment already voided')
+          return new Error('the payment was voided before the call ended')
+        }
       } catch (err) {
         // The payment stays `verified`; the recovery sweep voids verified payments that never got an outcome.
         request.log.error({ err: (err as Error).message, id }, 'served record failed')
         return err as Error
       }
       if (entry.settlementMode === 'sync' && p.sync) {
-        const r = await p.sync.settleNow(id)
+        let r: Awaited<ReturnType<SyncSettlement['settleNow']>>
+        try {
+          r = await p.sync.settleNow(id)
+        } catch (err) {
+          // the chain or its RPC failed mid-way: the payment is served and the batch worker settles it
+          request.log.warn({ id, err: (err as Error).message }, 'sync settlement interrupted; left to the batch')
+          return ''
+        }
         if (r.ok) return r.txHash
         request.log.warn({ id, reason: r.reason }, 'sync settlement failed')
         if (r.final) return new SyncSettlementFailed(settlementReasonCode(r.reason), `the payment could not be settled (${r.reason}), so the response was withheld; nothing was charged`)

@@ -5,6 +5,10 @@ import { Agent, request, type Dispatcher } from 'undici'
 import { guardedLookup, isPrivateAddress } from '../services/publishing/ssrf-guard.js'
 
 /** Upstream options stored on an endpoint (upstream_config). Secret values arrive already decrypted. */
+
+/** The forwarding time limit of an endpoint whose settings give none. */
+export const FORWARD_TIMEOUT_MS = 30_000
+
 export interface UpstreamOptions {
   timeoutMs?: number
   /** headers added to every forwarded request, e.g. the seller's own API key */
@@ -72,7 +76,7 @@ export function upstreamClient(opts: { connections?: number; allowPrivate?: bool
       Object.assign(headers, p.options.headers ?? {})
       headers['x-tollgate-payment-id'] = p.paymentId
       if (p.options.signingSecret) headers['x-tollgate-signature'] = signUpstreamRequest(p.options.signingSecret, p.method, pathAndQuery, p.body)
-      const timeout = p.options.timeoutMs ?? 30_000
+      const timeout = p.options.timeoutMs ?? FORWARD_TIMEOUT_MS
       const res = await request(`${target.origin}${pathAndQuery}`, {
         method: p.method as Dispatcher.HttpMethod,
         headers,

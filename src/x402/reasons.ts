@@ -23,7 +23,7 @@ const catalogue = {
   },
   invalid_exact_evm_payload_authorization_valid_before: {
     status: 402,
-    message: 'the authorization has expired or expires too soon (validBefore must be at least 6 s ahead)',
+    message: 'the authorization has expired or expires too soon to be settled',
   },
   invalid_exact_evm_payload_authorization_value: {
     status: 402,

@@ -2,8 +2,10 @@
  * Check a decoded payment against what the endpoint asks for, at time `now`: the same checks
  * as the official exact-EVM facilitator (scheme, network, recipient, value, validAfter,
  * validBefore >= now + 6 s), plus the v2 rule that `accepted` is one of the requirements we
- * issued, plus an upper bound on how long the authorization stays valid (the replay guard
- * and settlement must cover the whole window). Pure: no clock, no I/O, no signature recovery.
+ * issued, plus bounds on how long the authorization stays valid: long enough to be settled after
+ * the call (`minValidForSeconds`: the facilitator settles at once, we settle after the call, in a
+ * batch), and not so long that the replay guard and settlement cannot cover the whole window.
+ * Pure: no clock, no I/O, no signature recovery.
  */
 import type { DecodedPayment } from './decode-payment.js'
 import type { Challenge } from './challenge.js'
@@ -13,12 +15,29 @@ import type { HexString, NormalizedAuthorization } from './types.js'
 /** Seconds `validBefore` must be ahead of now, as the official facilitator (block time). */
 export const VALID_BEFORE_MARGIN_SECONDS = 6
 
+/** Settlement submits no authorization that expires within this many seconds (the settler's default margin). */
+export const SETTLEMENT_EXPIRY_MARGIN_SECONDS = 15
+
+/** Seconds between a call's end and its batch being sent, with room for a busy tick. */
+export const SETTLEMENT_PICKUP_SECONDS = 15
+
+/**
+ * The least validity a payment for a call that may run `callSeconds` needs: the call, then the
+ * batch pickup, then the settler's margin. With less it could never be settled, and the buyer
+ * would be served for nothing. The official clients sign `maxTimeoutSeconds` (300 s here), far more.
+ */
+export function minValidForSeconds(callSeconds: number): number {
+  return Math.max(VALID_BEFORE_MARGIN_SECONDS, Math.ceil(callSeconds) + SETTLEMENT_PICKUP_SECONDS + SETTLEMENT_EXPIRY_MARGIN_SECONDS)
+}
+
 /** Extra seconds of validity tolerated beyond `maxTimeoutSeconds` (client clock ahead of ours). */
 export const DEFAULT_VALIDITY_SLACK_SECONDS = 120
 
 export interface VerifyRequirementsOptions {
   /** longest accepted `validBefore - now`; default `maxTimeoutSeconds + 120` */
   maxValidForSeconds?: number
+  /** shortest accepted `validBefore - now` (minValidForSeconds of the endpoint's time limit); default 6 s */
+  minValidForSeconds?: number
 }
 
 export type VerifyRequirementsResult =
@@ -70,8 +89,9 @@ export function verifyRequirements(
   const validBefore = BigInt(auth.validBefore)
   const nowN = BigInt(Math.floor(now))
   if (validAfter > nowN) return refuse('invalid_exact_evm_payload_authorization_valid_after')
-  if (validBefore < nowN + BigInt(VALID_BEFORE_MARGIN_SECONDS)) {
-    return refuse('invalid_exact_evm_payload_authorization_valid_before')
+  const minValidFor = Math.max(VALID_BEFORE_MARGIN_SECONDS, options.minValidForSeconds ?? 0)
+  if (validBefore < nowN + BigInt(minValidFor)) {
+    return refuse('invalid_exact_evm_payload_authorization_valid_before', `validBefore must be at least ${minValidFor} s ahead for this endpoint`)
   }
   const maxValidFor = options.maxValidForSeconds ?? terms.maxTimeoutSeconds + DEFAULT_VALIDITY_SLACK_SECONDS
   if (validBefore > nowN + BigInt(maxValidFor)) {

@@ -85,6 +85,8 @@ t.test('the paid hot path', async (t) => {
     ['value above price (v2 needs equal)', async () => ({ 'payment-signature': v2Header(required, await signFor(payer, required, { value: 1001n })) }), 'invalid_exact_evm_payload_authorization_value'],
     ['validAfter in the future', async () => ({ 'payment-signature': v2Header(required, await signFor(payer, required, { validAfter: BigInt(now() + 60) })) }), 'invalid_exact_evm_payload_authorization_valid_after'],
     ['validBefore too soon', async () => ({ 'payment-signature': v2Header(required, await signFor(payer, required, { validBefore: BigInt(now() + 3) })) }), 'invalid_exact_evm_payload_authorization_valid_before'],
+    // the echo handler may run 60 s here (HANDLER_TIMEOUT_MS): a payment must outlive the call, the batch pickup and the settler's margin
+    ['validBefore too soon to settle after a 60 s call', async () => ({ 'payment-signature': v2Header(required, await signFor(payer, required, { validBefore: BigInt(now() + 80) })) }), 'invalid_exact_evm_payload_authorization_valid_before'],
     ['validBefore too far', async () => ({ 'payment-signature': v2Header(required, await signFor(payer, required, { validBefore: BigInt(now() + 86400) })) }), 'authorization_window_too_long'],
     ['signature by someone else', async () => {
       const other = privateKeyToAccount(generatePrivateKey())
@@ -109,6 +111,13 @@ t.test('the paid hot path', async (t) => {
       t.equal(await countPayments(), before, 'no payment row written')
     })
   }
+
+  t.test('a validity window that covers the call and its settlement is accepted; the refusal says how long', async (t) => {
+    const short = await pay({ 'payment-signature': v2Header(required, await signFor(payer, required, { validBefore: BigInt(now() + 80) })) })
+    t.match(short.json().message, /at least 90 s ahead for this endpoint/)
+    const enough = await pay({ 'payment-signature': v2Header(required, await signFor(payer, required, { validBefore: BigInt(now() + 95) })) })
+    t.equal(enough.statusCode, 200)
+  })
 
   t.test('nonce reuse and blocked payer', async (t) => {
     const signed = await signFor(payer, required)

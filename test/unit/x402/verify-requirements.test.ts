@@ -1,6 +1,6 @@
 import t from 'tap'
 import { decodePaymentHeader, type DecodedPayment } from '../../../src/x402/decode-payment.js'
-import { jsonEqual, verifyRequirements } from '../../../src/x402/verify-requirements.js'
+import { SETTLEMENT_EXPIRY_MARGIN_SECONDS, SETTLEMENT_PICKUP_SECONDS, jsonEqual, minValidForSeconds, verifyRequirements } from '../../../src/x402/verify-requirements.js'
 import { sampleChallenge } from './fixtures.js'
 import { FROM, NONCE, NOW, b64, v1Payload, v2Payload } from './payloads.js'
 
@@ -96,6 +96,12 @@ t.test('invalid_exact_evm_payload_authorization_valid_before', async (t) => {
   t.equal(reason(d1({ validBefore: String(NOW + 5) })), 'invalid_exact_evm_payload_authorization_valid_before')
   t.equal(reason(d2({ validBefore: String(NOW - 1) })), 'invalid_exact_evm_payload_authorization_valid_before')
   t.equal(reason(d1({ validBefore: String(NOW + 6) })), 'ok', 'exactly 6 s ahead is enough')
+  // an endpoint whose calls run up to 10 s: the call, the batch pickup and the settler's margin
+  const min = minValidForSeconds(10)
+  t.equal(min, 10 + SETTLEMENT_PICKUP_SECONDS + SETTLEMENT_EXPIRY_MARGIN_SECONDS)
+  t.equal(reason(d2({ validBefore: String(NOW + min - 1) }), NOW, { minValidForSeconds: min }), 'invalid_exact_evm_payload_authorization_valid_before', 'one second short')
+  t.equal(reason(d2({ validBefore: String(NOW + min) }), NOW, { minValidForSeconds: min }), 'ok')
+  t.equal(minValidForSeconds(0), 30, 'never less than pickup and margin')
 })
 
 t.test('authorization_window_too_long', async (t) => {
