@@ -58,7 +58,7 @@ export interface Config {
     /** accept ERC-6492 signatures of smart wallets not deployed yet (settlement deploys them first) */
     counterfactualWallets: boolean
   }
-  settlement: { batchSize: number; batchWindowMs: number; mode: 'relayer' | 'facilitator'; facilitatorUrl: string | undefined; /** /readyz fails and the worker warns below this relayer ETH balance */ relayerMinEthWei: bigint; /** cap on maxFeePerGas of relayer transactions, replacements included */ maxFeePerGasWei: bigint }
+  settlement: { batchSize: number; batchWindowMs: number; mode: 'relayer' | 'facilitator'; facilitatorUrl: string | undefined; /** /readyz fails and the worker warns below this relayer ETH balance */ relayerMinEthWei: bigint; /** cap on maxFeePerGas of relayer transactions, replacements included */ maxFeePerGasWei: bigint; /** blocks per eth_getLogs request when settlement looks for an authorization's transaction */ logChunkBlocks: number }
   handlers: { timeoutMs: number; maxThreads: number; memoryMb: number; maxQueue: number; ioThreads: number; ioConcurrency: number }
   /** settings of hosted handlers that call outside services, by variable name (their `ctx.providers`) */
   handlerProviders: Record<string, string | undefined>
@@ -252,6 +252,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       mode: settlementMode,
       facilitatorUrl,
       maxFeePerGasWei: BigInt(r.int('SETTLEMENT_MAX_FEE_GWEI', 100, 1, 100000)) * 1_000_000_000n,
+      logChunkBlocks: r.int('SETTLEMENT_LOG_CHUNK_BLOCKS', 2_000, 1, 1_000_000),
       relayerMinEthWei: /^\d{1,30}$/.test(r.str('RELAYER_MIN_ETH_WEI', '5000000000000000')) ? BigInt(r.str('RELAYER_MIN_ETH_WEI', '5000000000000000')) : (r.problems.push('RELAYER_MIN_ETH_WEI: expected an integer amount of wei'), 5_000_000_000_000_000n),
     },
     handlers: {

@@ -1,4 +1,5 @@
 import type { FastifyServerOptions } from 'fastify'
+import { pino, type DestinationStream, type Logger } from 'pino'
 
 /** Paths pino blanks out: credentials, payment headers and anything key-like. */
 export const redactPaths = [
@@ -33,4 +34,21 @@ export const redactPaths = [
 /** Logger options shared by every Fastify app and standalone process. */
 export function loggerOptions(level: string): FastifyServerOptions['logger'] {
   return { level, redact: { paths: redactPaths, censor: '[redacted]' } }
+}
+
+/** The logger of a process without a Fastify app (the worker), with the same redaction. */
+export function processLogger(level: string, stream?: DestinationStream): Logger {
+  return pino({ level, redact: { paths: redactPaths, censor: '[redacted]' } }, stream)
+}
+
+/**
+ * An error in one line fit for a log: viem's short message and the node's answer, never its
+ * request body (a signed transaction) nor a URL's path or query (RPC URLs often hold an API key).
+ */
+export function errorSummary(err: unknown): string {
+  const e = err as { shortMessage?: unknown; details?: unknown; message?: unknown }
+  const short = typeof e?.shortMessage === 'string' ? e.shortMessage : undefined
+  const details = typeof e?.details === 'string' && e.details !== short ? e.details : undefined
+  const text = short ? (details ? `${short} ${details}` : short) : String(e?.message ?? err).split('\n')[0]!
+  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)(?:[^\s/@"']*@)?([^\s/?#"']+)[^\s"']*/gi, '$1$2/…').slice(0, 300)
 }

@@ -1,7 +1,6 @@
 import { Worker } from 'bullmq'
-import { pino } from 'pino'
 import type { Deps } from '../src/deps.js'
-import { redactPaths } from '../src/logger.js'
+import { processLogger } from '../src/logger.js'
 import { bullConnection, settlementQueue, SETTLEMENT_QUEUE } from '../src/queue/settlement-queue.js'
 import { createSettler, type SettlerOptions } from '../src/services/settlement/settler.js'
 import { crashHooksFromEnv } from '../src/services/settlement/test-hooks.js'
@@ -32,8 +31,9 @@ export interface StartWorkersOptions {
 /** Starts every BullMQ worker and repeatable job of this deployment; close() drains them. */
 export async function startWorkers(deps: Deps, opts: StartWorkersOptions = {}): Promise<RunningWorkers> {
   // TOLLGATE_TEST_CRASH_AT (tests only, refused in production) kills this process mid-batch
-  const settler = createSettler(deps, { ...opts.settler, hooks: opts.settler?.hooks ?? crashHooksFromEnv(process.env, deps.config) })
-  const log = opts.log ?? pino({ level: deps.config.logLevel, redact: { paths: redactPaths, censor: '[redacted]' } })
+  const log = opts.log ?? processLogger(deps.config.logLevel)
+  // the settler warns in the worker's log (replaced batches, refused rebroadcasts, failed lookups)
+  const settler = createSettler(deps, { log, ...opts.settler, hooks: opts.settler?.hooks ?? crashHooksFromEnv(process.env, deps.config) })
   const queueConn = bullConnection(deps.config)
   const workerConn = bullConnection(deps.config)
   const queue = settlementQueue(deps.config, queueConn)

@@ -1,7 +1,9 @@
+import { Writable } from 'node:stream'
 import t, { type Test } from 'tap'
 import { sql } from 'kysely'
 import { createTestClient, http, type Hex } from 'viem'
 import { usdcAbi } from '../../src/chain/usdc-abi.js'
+import { processLogger } from '../../src/logger.js'
 import { createSettler } from '../../src/services/settlement/settler.js'
 import { withDevnet } from '../helpers/devnet.js'
 import { startTestPlatform } from '../helpers/platform.js'
@@ -37,7 +39,9 @@ t.test('a stuck batch is replaced with the same nonce and higher fees, within th
     const before = await balance()
     const stuck = await stuckBatch(t, 10)
     const tx1 = await deps.chain.getTransaction({ hash: stuck.tx_hash as Hex })
-    const settler = createSettler(deps, { replaceAfterMs: 0, receiptTimeoutMs: 30_000 })
+    const lines: string[] = []
+    const log = processLogger('info', new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }))
+    const settler = createSettler(deps, { replaceAfterMs: 0, receiptTimeoutMs: 30_000, log })
     const round = settler.runOnce()
     let current = stuck
     for (let i = 0; i < 200 && current.tx_hash === stuck.tx_hash; i++) {
@@ -63,6 +67,9 @@ t.test('a stuck batch is replaced with the same nonce and higher fees, within th
     const dup = await sql<{ n: string }>`select count(*)::text as n from (select payment_id from payment_events where to_status = 'settled' group by payment_id having count(*) > 1) d`.execute(db)
     t.equal(dup.rows[0]!.n, '0', 'no payment settled twice')
     t.equal((await db.selectFrom('settlement_batches').select('status').where('id', '=', stuck.id).executeTakeFirstOrThrow()).status, 'confirmed')
+    const replaced = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'settlement batch replaced')
+    t.match(replaced, { level: 40, batch: stuck.id, from: stuck.tx_hash, to: current.tx_hash }, 'the replacement is in the log')
+    t.notOk(lines.join('').includes(current.raw_tx.slice(2, 80)), 'without the signed transaction')
   })
 
   t.test('at the fee cap there is no room for a bump: rebroadcast only, then it lands', async (t) => {

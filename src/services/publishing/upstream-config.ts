@@ -27,6 +27,8 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/
 // Headers a seller may not set or require: they belong to HTTP, to x402 or to Tollgate.
 const RESERVED = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'x-payment', 'payment-signature', 'x-payment-response', 'payment-response', 'x-tollgate-signature', 'x-tollgate-payment-id'])
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 10_000
+/** The longest `timeout_ms` a seller may set; the settlement sweep waits past it before voiding. */
+export const MAX_UPSTREAM_TIMEOUT_MS = 60_000
 
 const headerAad = (endpointId: string, name: string) => `endpoint:${endpointId}:header:${name}`
 const signingAad = (endpointId: string) => `endpoint:${endpointId}:signing_secret`
@@ -62,7 +64,7 @@ export function buildUpstreamConfig(masterKey: Buffer, endpointId: string, input
   }
   let timeout = previous?.timeout_ms ?? DEFAULT_UPSTREAM_TIMEOUT_MS
   if (input.timeout_ms !== undefined) {
-    if (!Number.isInteger(input.timeout_ms) || (input.timeout_ms as number) < 100 || (input.timeout_ms as number) > 60_000) throw invalid('upstream.timeout_ms', 'expected an integer from 100 to 60000')
+    if (!Number.isInteger(input.timeout_ms) || (input.timeout_ms as number) < 100 || (input.timeout_ms as number) > MAX_UPSTREAM_TIMEOUT_MS) throw invalid('upstream.timeout_ms', `expected an integer from 100 to ${MAX_UPSTREAM_TIMEOUT_MS}`)
     timeout = input.timeout_ms as number
   }
   let rateLimit = previous?.rate_limit ?? null

@@ -139,21 +139,43 @@ export function usedAuthorizations(asset: string, logs: Log[]): Set<string> {
   return out
 }
 
+/** Blocks per eth_getLogs request when the caller names none (SETTLEMENT_LOG_CHUNK_BLOCKS's default). */
+export const DEFAULT_LOG_CHUNK_BLOCKS = 2_000
+
+export interface OutcomeSearch {
+  /** first block to search (a settlement batch's from_block); default: `lookbackBlocks` before the latest */
+  fromBlock?: bigint
+  lookbackBlocks?: bigint
+  /** blocks per eth_getLogs request: RPC providers cap the range of one request */
+  chunkBlocks?: bigint | number
+}
+
 /**
  * What happened to an authorization the token reports as used: the mined transaction that used it
- * (proof enough to call it settled), or that it was canceled, or nothing we can find.
+ * (proof enough to call it settled), or that it was canceled, or nothing we can find. Logs are read
+ * oldest first, `chunkBlocks` at a time; an RPC error is thrown to the caller.
+ *
+ * @example
+ *   await findAuthorizationOutcome(client, usdc, payment, { fromBlock: batch.from_block, chunkBlocks: 2_000 })
  */
-export async function findAuthorizationOutcome(client: PublicClient, asset: string, p: Payment, lookbackBlocks = 50_000n): Promise<{ kind: 'used'; txHash: Hex } | { kind: 'canceled' } | { kind: 'unknown' }> {
+export async function findAuthorizationOutcome(client: PublicClient, asset: string, p: Payment, search: OutcomeSearch = {}): Promise<{ kind: 'used'; txHash: Hex } | { kind: 'canceled' } | { kind: 'unknown' }> {
+  const lookback = search.lookbackBlocks ?? 50_000n
+  const chunk = BigInt(search.chunkBlocks ?? DEFAULT_LOG_CHUNK_BLOCKS)
+  if (chunk < 1n) throw new Error('chunkBlocks must be at least 1')
   const latest = await client.getBlockNumber({ cacheTime: 0 })
-  const fromBlock = latest > lookbackBlocks ? latest - lookbackBlocks : 0n
+  const start = search.fromBlock ?? (latest > lookback ? latest - lookback : 0n)
   const address = getAddress(asset)
   // filtered here rather than by topic: some nodes mishandle an indexed bytes32 topic filter
   const authorizer = getAddress(p.payer)
   const mine = (e: { args: { authorizer?: string; nonce?: string } }) =>
     e.args.authorizer?.toLowerCase() === authorizer.toLowerCase() && e.args.nonce?.toLowerCase() === p.nonce.toLowerCase()
-  const used = (await client.getContractEvents({ address, abi: usdcAbi, eventName: 'AuthorizationUsed', args: { authorizer }, fromBlock, toBlock: latest })).filter(mine)
-  if (used[0]?.transactionHash) return { kind: 'used', txHash: used[0].transactionHash }
-  const canceled = (await client.getContractEvents({ address, abi: usdcAbi, eventName: 'AuthorizationCanceled', args: { authorizer }, fromBlock, toBlock: latest })).filter(mine)
-  if (canceled.length > 0) return { kind: 'canceled' }
+  // an authorization is either used or canceled, never both: the first chunk with either decides
+  for (let fromBlock = start; fromBlock <= latest; fromBlock += chunk) {
+    const toBlock = fromBlock + chunk - 1n < latest ? fromBlock + chunk - 1n : latest
+    const used = (await client.getContractEvents({ address, abi: usdcAbi, eventName: 'AuthorizationUsed', args: { authorizer }, fromBlock, toBlock })).filter(mine)
+    if (used[0]?.transactionHash) return { kind: 'used', txHash: used[0].transactionHash }
+    const canceled = (await client.getContractEvents({ address, abi: usdcAbi, eventName: 'AuthorizationCanceled', args: { authorizer }, fromBlock, toBlock })).filter(mine)
+    if (canceled.length > 0) return { kind: 'canceled' }
+  }
   return { kind: 'unknown' }
 }

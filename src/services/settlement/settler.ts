@@ -1,9 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
+import type { Logger } from 'pino'
 import { getAddress, type Hex, type TransactionReceipt } from 'viem'
 import { MULTICALL3_ADDRESS } from '../../chain/multicall3-abi.js'
 import type { Deps } from '../../deps.js'
 import type { Payment } from '../../db/database.js'
+import { errorSummary, processLogger } from '../../logger.js'
+import { MAX_HANDLER_TIMEOUT_MS } from '../../pool/handler-contract.js'
+import { MAX_UPSTREAM_TIMEOUT_MS } from '../publishing/upstream-config.js'
 import { payerCredit, type PayerCredit } from '../payer-credit.js'
 import {
   BLOCKING_REASONS,
@@ -45,8 +49,15 @@ export interface SettlerOptions {
   replaceAfterMs?: number
   /** `settling` payments untouched this long with no pending batch are rechecked by the sweep */
   stuckAfterMs?: number
-  /** `verified` payments older than this never got an outcome from the proxy and are voided */
+  /**
+   * `verified` payments older than this never got an outcome from the proxy and are voided
+   * (default: the longest a paid call may run, VOID_MARGIN_MS added)
+   */
   voidVerifiedAfterMs?: number
+  /** blocks per eth_getLogs request (default: config.settlement.logChunkBlocks, SETTLEMENT_LOG_CHUNK_BLOCKS) */
+  logChunkBlocks?: number
+  /** where warnings go (default: a logger at config.logLevel); the worker passes its own */
+  log?: SettlerLog
   hooks?: SettlementHooks
   relayerKeys?: readonly Hex[]
   /** SETTLEMENT_MODE=facilitator: the external facilitator (default: config.settlement.facilitatorUrl) */
@@ -62,6 +73,27 @@ export interface SettleStats {
 
 const emptyStats = (): SettleStats => ({ settled: 0, failed: 0, requeued: 0, batches: 0 })
 
+export type SettlerLog = Pick<Logger, 'info' | 'warn' | 'error'>
+
+/** What the sweep waits past the longest call before voiding a payment with no outcome. */
+export const VOID_MARGIN_MS = 60_000
+
+/**
+ * The longest a paid call can legitimately run before the proxy records its outcome: the
+ * deployment's default handler limit, the longest a hosted handler may declare, or the longest
+ * upstream timeout a seller may set. A `verified` payment is voided only well after that.
+ */
+export function longestCallMs(handlerTimeoutMs: number): number {
+  return Math.max(handlerTimeoutMs, MAX_HANDLER_TIMEOUT_MS, MAX_UPSTREAM_TIMEOUT_MS)
+}
+
+/**
+ * How far before a batch's recorded block its authorizations are looked for: the block is read
+ * after authorizationState said "unused", so a use by someone else in between lies just before it
+ * (and a load-balanced RPC may answer from a node a few blocks behind).
+ */
+const FROM_BLOCK_MARGIN = 100n
+
 /**
  * The settlement engine: claims served payments, drops the ones that cannot settle, submits the
  * rest as one Multicall3 aggregate3 transaction per batch, and decides each payment's fate from
@@ -76,12 +108,14 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
   const receiptPollMs = opts.receiptPollMs ?? 250
   const replaceAfterMs = opts.replaceAfterMs ?? 30_000
   const stuckAfterMs = opts.stuckAfterMs ?? 120_000
-  const voidAfterMs = opts.voidVerifiedAfterMs ?? config.handlers.timeoutMs + 60_000
+  const voidAfterMs = opts.voidVerifiedAfterMs ?? longestCallMs(config.handlers.timeoutMs) + VOID_MARGIN_MS
+  const logChunkBlocks = BigInt(opts.logChunkBlocks ?? config.settlement.logChunkBlocks)
   const hooks = opts.hooks ?? {}
   const relayers = relayersFromKeys(opts.relayerKeys ?? config.relayerKeys)
   const lock = relayerLock(deps.redis, deps.key)
   const credit: PayerCredit = payerCredit(deps)
-  const log = (msg: string, extra: Record<string, unknown> = {}) => void [msg, extra]
+  // no payment signatures, raw transactions or keys go in here: ids, hashes, counts, reasons
+  const log: SettlerLog = opts.log ?? processLogger(config.logLevel)
   let chainId: number | undefined
   const facilitator = config.settlement.mode === 'facilitator' ? (opts.facilitator ?? facilitatorClient(config.settlement.facilitatorUrl!)) : undefined
 
@@ -124,9 +158,31 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
     stats.requeued += moved.length
   }
 
-  /** An authorization the token reports used: settled only if we find the mined tx that used it. */
+  /** The block from which p's authorization can have been used by our batches: the earliest one's, less a margin. */
+  async function searchFromBlock(p: Payment): Promise<bigint | undefined> {
+    const row = await db
+      .selectFrom('settlement_batch_items as i')
+      .innerJoin('settlement_batches as b', 'b.id', 'i.batch_id')
+      .select((e) => e.fn.min('b.from_block').as('from_block'))
+      .where('i.payment_id', '=', p.id)
+      .executeTakeFirst()
+    if (row?.from_block == null) return undefined
+    const from = BigInt(row.from_block)
+    return from > FROM_BLOCK_MARGIN ? from - FROM_BLOCK_MARGIN : 0n
+  }
+
+  /**
+   * An authorization the token reports used: settled only if we find the mined tx that used it.
+   * Should the chain not answer, the payment stays `settling` for the sweep to recheck later.
+   */
   async function resolveUsed(p: Payment, stats: SettleStats) {
-    const outcome = await findAuthorizationOutcome(chain, p.asset, p)
+    let outcome: Awaited<ReturnType<typeof findAuthorizationOutcome>>
+    try {
+      outcome = await findAuthorizationOutcome(chain, p.asset, p, { fromBlock: await searchFromBlock(p), chunkBlocks: logChunkBlocks })
+    } catch (err) {
+      log.warn({ payment: p.id, err: errorSummary(err) }, 'settlement: could not look up how an authorization was used; left settling for the sweep')
+      return
+    }
     if (outcome.kind === 'used') {
       const receipt = await chain.getTransactionReceipt({ hash: outcome.txHash })
       if (receipt.status === 'success') return settleWith([p], outcome.txHash, stats, { found: 'logs' })
@@ -212,6 +268,7 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
         if (mined > Number(b.nonce)) {
           // its nonce was used by another transaction: this one can never be mined
           await db.updateTable('settlement_batches').set({ status: 'dropped', updated_at: new Date() }).where('id', '=', b.id).execute()
+          log.warn({ batch: b.id, relayer: relayer.address, nonce: String(b.nonce), txHash: b.tx_hash }, 'settlement batch dropped: its nonce was used by another transaction; rechecking its payments')
           await recheck(await batchPayments(b.id), stats)
           continue
         }
@@ -233,17 +290,20 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
    */
   async function replaceOrRebroadcast(relayer: Relayer, b: { id: string; tx_hash: string; raw_tx: string; updated_at: Date }): Promise<Hex> {
     if (Date.now() - new Date(b.updated_at).getTime() >= replaceAfterMs) {
-      const next = await signReplacement(chain, relayer, b.raw_tx as Hex, feeCap).catch(() => null)
+      const next = await signReplacement(chain, relayer, b.raw_tx as Hex, feeCap).catch((err) => {
+        log.warn({ batch: b.id, err: errorSummary(err) }, 'settlement batch replacement could not be signed; rebroadcasting')
+        return null
+      })
       if (next) {
         await db.updateTable('settlement_batches').set({ tx_hash: next.hash, raw_tx: next.raw, updated_at: new Date() }).where('id', '=', b.id).where('status', '=', 'pending').execute()
-        log('settlement batch replaced', { batch: b.id, from: b.tx_hash, to: next.hash, maxFeePerGas: String(next.maxFeePerGas) })
+        log.warn({ batch: b.id, from: b.tx_hash, to: next.hash, maxFeePerGas: String(next.maxFeePerGas) }, 'settlement batch replaced')
         b.tx_hash = next.hash
         b.raw_tx = next.raw
-        await broadcast(chain, next.raw).catch((err) => log('replacement refused', { err }))
+        await broadcast(chain, next.raw).catch((err) => log.warn({ batch: b.id, txHash: next.hash, err: errorSummary(err) }, 'replacement refused'))
         return next.hash
       }
     }
-    await broadcast(chain, b.raw_tx as Hex).catch((err) => log('rebroadcast failed', { err }))
+    await broadcast(chain, b.raw_tx as Hex).catch((err) => log.warn({ batch: b.id, txHash: b.tx_hash, err: errorSummary(err) }, 'rebroadcast failed'))
     return b.tx_hash as Hex
   }
 
@@ -304,8 +364,12 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
       const [used] = await authorizationStates(chain, p.asset, [p])
       if (used) return resolveUsed(p, stats)
       const out = await client.settle(p, config)
-      if (out.kind === 'unreachable') return requeue([p], 'facilitator_unreachable', stats)
+      if (out.kind === 'unreachable') {
+        log.warn({ payment: p.id, facilitator: client.url }, 'facilitator unreachable; payment requeued')
+        return requeue([p], 'facilitator_unreachable', stats)
+      }
       if (out.kind === 'refused') {
+        log.warn({ payment: p.id, facilitator: client.url, reason: out.reason }, 'facilitator refused a settlement')
         const d = await diagnose(p)
         if (d !== 'retry') return applyDiagnosis(p, d, stats)
         const mapped = facilitatorReason(out.reason)
@@ -400,22 +464,31 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
      */
     async sweep(): Promise<SettleStats & { voided: number }> {
       const stats = emptyStats()
+      // each step on its own: a relayer or an RPC call that fails must not stop the others (nor the voiding)
+      const step = async (what: string, fn: () => Promise<unknown>) => {
+        try {
+          await fn()
+        } catch (err) {
+          log.warn({ step: what, err: errorSummary(err) }, 'settlement sweep step failed; retried on the next sweep')
+        }
+      }
       const withPending = await db.selectFrom('settlement_batches').select('relayer').distinct().where('status', '=', 'pending').where('created_at', '<', new Date(Date.now() - Math.min(stuckAfterMs, receiptTimeoutMs))).execute()
       for (const { relayer } of withPending) {
         const idx = relayers.findIndex((r) => r.address.toLowerCase() === relayer)
         if (idx < 0) continue
         const r = relayers[idx]!
-        await lock.hold(r.address, () => resolvePending(r, stats, 5_000))
+        await step(`pending batches of relayer ${r.address}`, () => lock.hold(r.address, () => resolvePending(r, stats, 5_000)))
       }
       const stuck = await sql<Payment>`
         select p.* from payments p where p.status = 'settling' and p.updated_at < ${new Date(Date.now() - stuckAfterMs)}
           and not exists (select 1 from settlement_batch_items i join settlement_batches b on b.id = i.batch_id
                           where i.payment_id = p.id and b.status = 'pending')
         order by p.updated_at limit 1000`.execute(db)
-      await recheck(stuck.rows, stats)
+      for (const [asset, list] of groupBy(stuck.rows, (p) => p.asset)) await step(`settling payments of ${asset}`, () => recheck(list, stats))
       const stale = await db.selectFrom('payments').select('id').where('status', '=', 'verified').where('created_at', '<', new Date(Date.now() - voidAfterMs)).limit(1000).execute()
       const voided = await transition(db, stale.map((s) => s.id), ['verified'], 'voided', { reason: 'no_outcome' })
       await Promise.allSettled(voided.map((m) => credit.release({ payer: m.payer, asset: m.asset, value: BigInt(m.value) })))
+      if (voided.length) log.warn({ count: voided.length, afterMs: voidAfterMs }, 'verified payments with no outcome from the proxy voided')
       return { ...stats, voided: voided.length }
     },
 
