@@ -43,7 +43,14 @@ export function opsRoutes(deps: Deps) {
       if (q.status !== undefined && (typeof q.status !== 'string' || !BOARD_STATUSES.has(q.status))) return bad('status', `expected one of ${[...BOARD_STATUSES].join(', ')}`)
     })
     app.addHook('onSend', async (request, reply, payload) => {
-      if (reply.statusCode < 500 || !request.url.startsWith(OPS_QUEUES_PATH)) return payload
+      if (!request.url.startsWith(OPS_QUEUES_PATH)) return payload
+      // @fastify/static refuses a file name longer than 255 bytes with a 403 that the board's error
+      // handler renders in the board's shape: like any other file the board does not have, a 404 in ours
+      if (reply.statusCode === 403 && request.url.startsWith(`${OPS_QUEUES_PATH}/static/`)) {
+        reply.code(404).type('application/json; charset=utf-8')
+        return JSON.stringify(appErrorBody(appError('route_not_found', { method: request.method, path: request.url.split('?')[0]! })))
+      }
+      if (reply.statusCode < 500) return payload
       request.log.error({ status: reply.statusCode, detail: typeof payload === 'string' ? payload.slice(0, 500) : undefined }, 'queue board failed')
       reply.code(500).type('application/json; charset=utf-8')
       return JSON.stringify(appErrorBody(appError('internal_error', { requestId: request.id })))
