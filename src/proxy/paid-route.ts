@@ -219,16 +219,28 @@ export function paidRoute(p: PaidRouteDeps) {
           if (guard.result === 'unknown_balance') {
             await credit.warm(asset, payer, await readBalance(payer))
             guard = await credit.reserve(reserveArgs)
+          } else if (guard.result === 'insufficient' && guard.stale) {
+            // funded since the balance was cached (a top-up)? one read, at most every 30 s per payer
+            await credit.setBalance(asset, payer, await readBalance(payer))
+            guard = await credit.reserve(reserveArgs)
           }
         } catch (err) {
           request.log.error({ err: (err as Error).message }, 'payment guard unavailable')
           return sendAppError(reply, appError('payment_not_recorded'))
         }
+        // a blocked payer gets no more unsettled credit: its payment is settled before it is served,
+        // and that success lifts the block ("blocked until it pays")
+        let settleFirst = entry.settlementMode === 'sync'
         switch (guard.result) {
           case 'nonce_used':
             return sendChallenge(reply, challenge, 'invalid_exact_evm_nonce_already_used')
           case 'blocked':
-            return sendChallenge(reply, challenge, 'payer_blocked')
+            if (!p.sync) {
+              await Promise.allSettled([credit.release({ payer, asset, value: auth.value }), credit.forgetNonce(payer, nonce)])
+              return sendChallenge(reply, challenge, 'payer_blocked')
+            }
+            settleFirst = true
+            break
           case 'insufficient':
           case 'unknown_balance':
             return sendChallenge(reply, challenge, 'invalid_exact_evm_insufficient_balance')
@@ -274,7 +286,7 @@ export function paidRoute(p: PaidRouteDeps) {
             valid_before: auth.validBefore,
             nonce,
             signature: checked.signature,
-            settlement_mode: entry.settlementMode,
+            settlement_mode: settleFirst ? 'sync' : entry.settlementMode,
           })
         } catch (err) {
           request.log.error({ err: (err as Error).message }, 'payment record failed')
@@ -310,7 +322,7 @@ export function paidRoute(p: PaidRouteDeps) {
             if (out.kind === 'error' || out.kind === 'crashed') request.log.warn({ slug: entry.handler, detail: out.message }, 'handler failed')
             return sendAppError(reply, e)
           }
-          const tx = await markServed(id, entry, request)
+          const tx = await markServed(id, settleFirst, request)
           if (tx instanceof SyncSettlementFailed) return sendChallenge(reply, challenge, tx.reason, tx.message)
           if (tx instanceof Error) return sendAppError(reply, appError('payment_not_recorded'))
           reply.header(responseHeader, settled(tx))
@@ -341,7 +353,7 @@ export function paidRoute(p: PaidRouteDeps) {
           reply.code(res.status).headers(res.headers)
           return reply.send(res.body)
         }
-        const tx = await markServed(id, entry, request)
+        const tx = await markServed(id, settleFirst, request)
         if (tx instanceof Error) {
           // destroying emits 'error' on the body; without a listener that would crash the process
           res.body.on('error', () => {})
@@ -355,12 +367,12 @@ export function paidRoute(p: PaidRouteDeps) {
     })
 
     /**
-     * Records `served` (and settles now for sync endpoints); returns the tx hash known so far.
+     * Records `served` (and settles now for sync endpoints and blocked payers); returns the tx hash known so far.
      * A sync payment that failed on-chain returns SyncSettlementFailed: as with the reference
      * middleware, the response is then withheld (402), since nothing was charged. One that is
      * still pending or waits for a relayer will settle through the batch worker, so it is served.
      */
-    async function markServed(id: string, entry: EndpointEntry, request: FastifyRequest): Promise<string | Error> {
+    async function markServed(id: string, settleFirst: boolean, request: FastifyRequest): Promise<string | Error> {
       try {
         // false: the payment is no longer `verified` (the sweep voided it as a call that never
         // ended): it will never be settled, so the response must not leave as a paid one
@@ -373,7 +385,7 @@ export function paidRoute(p: PaidRouteDeps) {
         request.log.error({ err: (err as Error).message, id }, 'served record failed')
         return err as Error
       }
-      if (entry.settlementMode === 'sync' && p.sync) {
+      if (settleFirst && p.sync) {
         let r: Awaited<ReturnType<SyncSettlement['settleNow']>>
         try {
           r = await p.sync.settleNow(id)

@@ -8,33 +8,36 @@ import { groupCommit } from '../db/group-commit.js'
  *   balance  — the payer's on-chain balance of the asset, cached (never read per request)
  *   exposure — the sum of the payer's accepted but not yet settled payments
  *   blocked  — set after a settlement failed for lack of funds or a cancelled authorization
- * A payment is accepted when the payer is not blocked, the nonce is new, and
- * balance - exposure >= value. Postgres stays the truth: exposure is recomputed from it whenever
- * the cache is cold (e.g. after a Redis flush).
+ * A payment is accepted when the nonce is new and balance - exposure >= value. A blocked payer's
+ * payment is reserved the same way but answered 'blocked': it gets no unsettled credit, so the
+ * proxy settles it before serving (and a success lifts the block). Postgres stays the truth:
+ * exposure is recomputed from it whenever the cache is cold (e.g. after a Redis flush).
  */
 
+/** 'blocked': reserved like 'ok', but the payer is blocked, so the payment must be settled before it is served */
 export type GuardResult = 'ok' | 'nonce_used' | 'blocked' | 'insufficient' | 'unknown_balance'
 
 // The guard for a batch of payments, checked in arrival order in one script (so two payments of one
 // payer in the same batch see each other's exposure, exactly as two separate calls would).
 // Per payment, KEYS: nonce, balance, exposure, blocked, fresh (5 each); ARGV: value, nonceTtlMs (2 each).
-// Returns a flat list of [code, stale] pairs, code 0 ok, 1 nonce used, 2 blocked, 3 insufficient, 4 unknown balance.
+// Returns a flat list of [code, stale] pairs, code 0 ok, 1 nonce used, 2 blocked (reserved, settle
+// before serving), 3 insufficient, 4 unknown balance.
 const GUARD_LUA = `
 local out = {}
 for i = 0, #ARGV / 2 - 1 do
   local k = i * 5
   local value = ARGV[i * 2 + 1]
   local code, stale = 0, 0
-  if redis.call('EXISTS', KEYS[k + 4]) == 1 then code = 2
+  local bal = redis.call('GET', KEYS[k + 2])
+  if not bal then code = 4
+  elseif tonumber(bal) - tonumber(redis.call('GET', KEYS[k + 3]) or '0') < tonumber(value) then
+    code = 3
+    if redis.call('EXISTS', KEYS[k + 5]) == 0 then stale = 1 end
+  elseif not redis.call('SET', KEYS[k + 1], '1', 'NX', 'PX', ARGV[i * 2 + 2]) then code = 1
   else
-    local bal = redis.call('GET', KEYS[k + 2])
-    if not bal then code = 4
-    elseif tonumber(bal) - tonumber(redis.call('GET', KEYS[k + 3]) or '0') < tonumber(value) then code = 3
-    elseif not redis.call('SET', KEYS[k + 1], '1', 'NX', 'PX', ARGV[i * 2 + 2]) then code = 1
-    else
-      redis.call('INCRBY', KEYS[k + 3], value)
-      if redis.call('EXISTS', KEYS[k + 5]) == 0 then stale = 1 end
-    end
+    redis.call('INCRBY', KEYS[k + 3], value)
+    if redis.call('EXISTS', KEYS[k + 5]) == 0 then stale = 1 end
+    if redis.call('EXISTS', KEYS[k + 4]) == 1 then code = 2 end
   end
   out[i * 2 + 1] = code
   out[i * 2 + 2] = stale
@@ -91,8 +94,10 @@ export function payerCredit(deps: { redis: Redis; db: Kysely<Database>; key(...p
   return {
     keys: k,
     /**
-     * The hot-path check and reservation, in one round trip. On 'ok' the nonce is taken and the
-     * value added to the payer's exposure. `stale` asks the caller to refresh the balance in the background.
+     * The hot-path check and reservation, in one round trip. On 'ok' (and 'blocked') the nonce is
+     * taken and the value added to the payer's exposure. `stale` says the cached balance was read
+     * more than 30 s ago: on 'ok' the caller refreshes it in the background; on 'insufficient' the
+     * payer may have been funded since, so the caller reads it once and asks again.
      */
     async reserve(p: GuardArgs): Promise<GuardOutcome> {
       if (p.value > MAX_TRACKED_VALUE) return { result: 'insufficient', stale: false }

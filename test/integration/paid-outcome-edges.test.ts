@@ -3,6 +3,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { privateKeyToAccount } from 'viem/accounts'
+import { payerCredit } from '../../src/services/payer-credit.js'
 import { decodeRequired, signFor, v2Header } from '../helpers/pay.js'
 import { startTestPlatform } from '../helpers/platform.js'
 import { until } from '../helpers/until.js'
@@ -33,6 +34,22 @@ t.test('the outcome of a paid call decides what leaves: a payment voided meanwhi
     t.equal(res.json().code, 'payment_not_recorded')
     t.notOk(res.headers['payment-response'], 'no receipt')
     t.notMatch(res.body, /late answer/, "the handler's output is withheld")
+  })
+
+  t.test('a payer refused for a balance cached as too low is read again once the cache is 30 s old (a top-up)', async (t) => {
+    const credit = payerCredit(deps)
+    const asset = deps.config.chain.usdc.address.toLowerCase()
+    const who = payer.address.toLowerCase()
+    const cheap = '/tollgate/toolbox/limited-by-setting?n=1'
+    const req = decodeRequired((await proxy.inject(cheap)).headers['payment-required'] as string)
+    const call = async () => proxy.inject({ url: cheap, headers: { 'payment-signature': v2Header(req, await signFor(payer, req)) } })
+    await credit.setBalance(asset, who, 0n)
+    const fresh = await call()
+    t.equal(fresh.json().error, 'invalid_exact_evm_insufficient_balance', 'a balance read just now is trusted')
+    await deps.redis.del(credit.keys.fresh(asset, who))
+    const later = await call()
+    t.equal(later.statusCode, 200, 'once it is old, the payer is read again and its funds are seen')
+    t.ok(BigInt((await deps.redis.get(credit.keys.balance(asset, who)))!) > 0n, 'the cache holds the real balance')
   })
 
   t.test('a sync settlement that throws (RPC down) leaves the payment to the batch and answers', async (t) => {

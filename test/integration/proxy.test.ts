@@ -127,14 +127,15 @@ t.test('the paid hot path', async (t) => {
     t.equal(again.statusCode, 402)
     t.equal(again.json().error, 'invalid_exact_evm_nonce_already_used')
 
-    const blocked = privateKeyToAccount(platform.devnet.accounts.relayers[2]!.privateKey)
+    // a funded payer, blocked: this proxy has no sync settlement, so it cannot take its payment
     const credit = payerCredit(deps)
-    await credit.block(blocked.address.toLowerCase(), 'test')
+    await credit.block(payer.address.toLowerCase(), 'test')
     const before = await countPayments()
-    const r = await pay({ 'payment-signature': v2Header(required, await signFor(blocked, required)) })
+    const r = await pay({ 'payment-signature': v2Header(required, await signFor(payer, required)) })
     t.equal(r.json().error, 'payer_blocked')
     t.equal(await countPayments(), before)
-    await credit.unblock(blocked.address.toLowerCase())
+    await credit.unblock(payer.address.toLowerCase())
+    t.equal((await pay({ 'payment-signature': v2Header(required, await signFor(payer, required)) })).statusCode, 200, 'the reservation was given back: unblocked, it pays again')
   })
 
   t.test('the same payment 200 times concurrently across two proxies is accepted once', async (t) => {

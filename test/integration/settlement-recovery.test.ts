@@ -4,6 +4,7 @@ import { sql } from 'kysely'
 import { getAddress, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { usdcAbi } from '../../src/chain/usdc-abi.js'
+import { payerCredit } from '../../src/services/payer-credit.js'
 import { createSettler } from '../../src/services/settlement/settler.js'
 import { createSyncSettlement } from '../../src/services/settlement/sync.js'
 import { startTestPlatform } from '../helpers/platform.js'
@@ -70,6 +71,8 @@ t.test('settlement recovery, risk and sync mode', async (t) => {
     t.equal(row.failure_reason, 'insufficient_funds')
     t.ok(await db.selectFrom('payer_blocks').selectAll().where('payer', '=', p.address.toLowerCase()).executeTakeFirst(), 'payer blocked')
     await deps.chain.waitForTransactionReceipt({ hash: await walletFor(platform, devnet.accounts.faucet.privateKey).writeContract({ address: devnet.usdcAddress, abi: usdcAbi, functionName: 'transfer', args: [p.address, 5_000n] }) })
+    // the cached balance (read when the settlement failed, 0) catches up, as its refresh would
+    await payerCredit(deps).setBalance(deps.config.chain.usdc.address.toLowerCase(), p.address.toLowerCase(), 5_000n)
     const res = await fetch(platform.proxyUrl + paidPath)
     const challenge = res.headers.get('payment-required')
     await res.arrayBuffer()
@@ -82,8 +85,21 @@ t.test('settlement recovery, risk and sync mode', async (t) => {
     const refused = await pay(platform.proxyUrl + paidPath).catch((e: Error) => e)
     const text = refused instanceof Error ? refused.message : (await refused.text()) + (refused.headers.get('payment-required') ?? '')
     const decoded = refused instanceof Error ? '' : Buffer.from(refused.headers.get('payment-required') ?? '', 'base64').toString()
-    t.match(text + decoded, /payer_blocked/, 'next call refused with payer_blocked')
+    t.match(text + decoded, /payer_blocked/, 'next call refused with payer_blocked by a proxy that cannot settle before answering')
     void challenge
+
+    // a proxy that can settle first serves the blocked payer once its payment is on chain, and that lifts the block
+    const { url: syncUrl } = await platform.startProxy({ sync: createSyncSettlement(deps) })
+    const paidFirst = await pay(syncUrl + paidPath)
+    t.equal(paidFirst.status, 200, 'the blocked payer pays up front and is served')
+    const receipt = decodePaymentResponseHeader(paidFirst.headers.get('payment-response')!)
+    t.match(receipt.transaction, /^0x[0-9a-f]{64}$/, 'with the settlement transaction: no credit was extended')
+    const settledRow = await db.selectFrom('payments').select(['status', 'settlement_mode']).where('tx_hash', '=', receipt.transaction).executeTakeFirstOrThrow()
+    t.same(settledRow, { status: 'settled', settlement_mode: 'sync' })
+    t.notOk(await db.selectFrom('payer_blocks').selectAll().where('payer', '=', p.address.toLowerCase()).executeTakeFirst(), 'the block is lifted')
+    const again = await pay(platform.proxyUrl + paidPath)
+    await again.arrayBuffer()
+    t.equal(again.status, 200, 'and the payer gets credit again everywhere')
   })
 
   t.test('an authorization cancelled on chain: failed with authorization_canceled', async (t) => {
