@@ -451,7 +451,18 @@ t.test('every web route, seeded junk: never a 5xx, every refusal in the error sh
       sent++
       check(r, req.url as string, what, res)
     }
-    if (r.method !== 'GET' && r.method !== 'HEAD') await restore()
+    if (r.method === 'GET' || r.method === 'HEAD') continue
+    // then a burst of the same well-formed request at once, half of it under one Idempotency-Key:
+    // creations racing each other must meet a conflict or a replay, not a unique-violation 500
+    const key = `burst-${int(1e9)}`
+    const burst = Array.from({ length: 6 }, (_, i) => {
+      const path = r.url.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(realParam(r.url, name))).replace(/\*$/, 'index.html')
+      const headers: Record<string, string> = { ...authHeaders(pick(ownAuth(r.url))), 'content-type': 'application/json', ...(i % 2 ? { 'idempotency-key': key } : {}) }
+      return { req: { method: r.method as InjectOptions['method'], url: path, headers, payload: JSON.stringify(seedBody(r).body) }, what: [`burst ${i}`] }
+    })
+    for (const [i, res] of (await Promise.all(burst.map((b) => app.inject(b.req)))).entries()) check(r, burst[i]!.req.url, burst[i]!.what, res)
+    sent += burst.length
+    await restore()
   }
   t.same(failures.slice(0, 40), [], `no 5xx and no shapeless refusal in ${sent} requests (seed ${seed}, ${failures.length} failures): ${JSON.stringify([...statuses].sort((a, b) => a[0] - b[0]))}`)
 
@@ -477,4 +488,16 @@ t.test('pinned: inputs the fuzz found answered badly', async (t) => {
     t.equal(r.statusCode, c.status, c.what)
     t.match(r.json(), { statusCode: c.status, code: c.code, error: String, message: String }, `${c.what}: in the error shape`)
   }
+})
+
+t.test('pinned: concurrent faucet calls each mint, none is a 503', async (t) => {
+  // found by the burst after POST /v1/funding-wallet/faucet: two mints at once took the same nonce
+  const devnet = await withDevnet(t)
+  const { deps, app } = await accountsApp(t, { RPC_URL: devnet.rpcUrl, RELAYER_PRIVATE_KEYS: devnet.accounts.relayers.map((r) => r.privateKey).join(',') })
+  const { auth } = await userWithKey(deps)
+  const answers = await Promise.all(Array.from({ length: 4 }, () => app.inject({ method: 'POST', url: '/v1/funding-wallet/faucet', headers: auth, payload: { amount: '1000000' } })))
+  t.same(answers.map((r) => r.statusCode), [201, 201, 201, 201], 'four 201s')
+  t.equal(new Set(answers.map((r) => r.json().tx_hash)).size, 4, 'four mints')
+  const wallet = await app.inject({ url: '/v1/funding-wallet', headers: auth })
+  t.equal(wallet.json().balance.usdc, '4000000', 'all of them arrived')
 })

@@ -1,4 +1,4 @@
-import { createPublicClient, createWalletClient, defineChain, http } from 'viem'
+import { BaseError, createPublicClient, createWalletClient, defineChain, http, NonceTooLowError } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import type { Config } from '../../config.js'
 import { testUsdcAbi } from '../../chain/usdc-abi.js'
@@ -18,9 +18,19 @@ export function faucetAvailable(config: Pick<Config, 'deployment' | 'rpcUrl' | '
   return host === '127.0.0.1' || host === 'localhost' || host === '[::1]'
 }
 
+// Mints from this process go one at a time: each one takes the relayer's next nonce, and two at once
+// took the same one (the second was refused as "nonce too low" and answered 503).
+let mintQueue: Promise<unknown> = Promise.resolve()
+
 /** Mints test USDC to `to` with the first relayer key; returns the transaction hash once mined. */
 export async function mintTestUsdc(config: Pick<Config, 'deployment' | 'rpcUrl' | 'relayerKeys' | 'chain'>, to: `0x${string}`, amount: bigint): Promise<`0x${string}`> {
   if (!faucetAvailable(config)) throw appError('faucet_unavailable')
+  const mint = mintQueue.then(() => mintOnce(config, to, amount))
+  mintQueue = mint.catch(() => {})
+  return mint
+}
+
+async function mintOnce(config: Pick<Config, 'rpcUrl' | 'relayerKeys' | 'chain'>, to: `0x${string}`, amount: bigint): Promise<`0x${string}`> {
   const chain = defineChain({
     id: config.chain.chainId,
     name: 'devnet',
@@ -28,12 +38,16 @@ export async function mintTestUsdc(config: Pick<Config, 'deployment' | 'rpcUrl' 
     rpcUrls: { default: { http: [config.rpcUrl!] } },
   })
   const wallet = createWalletClient({ account: privateKeyToAccount(config.relayerKeys[0]!), chain, transport: http(config.rpcUrl) })
-  try {
-    const hash = await wallet.writeContract({ address: config.chain.usdc.address, abi: testUsdcAbi, functionName: 'mint', args: [to, amount] })
-    const receipt = await createPublicClient({ chain, transport: http(config.rpcUrl) }).waitForTransactionReceipt({ hash, timeout: 30_000 })
-    if (receipt.status !== 'success') throw new Error('mint reverted')
-    return hash
-  } catch (err) {
-    throw appError('service_unavailable', { detail: 'the dev chain did not accept the mint; is the embedded chain running?' })
+  // the settling worker (another process) sends with the same key: a nonce it took is tried again
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const hash = await wallet.writeContract({ address: config.chain.usdc.address, abi: testUsdcAbi, functionName: 'mint', args: [to, amount] })
+      const receipt = await createPublicClient({ chain, transport: http(config.rpcUrl) }).waitForTransactionReceipt({ hash, timeout: 30_000 })
+      if (receipt.status !== 'success') throw new Error('mint reverted')
+      return hash
+    } catch (err) {
+      if (attempt < 3 && err instanceof BaseError && err.walk((e) => e instanceof NonceTooLowError)) continue
+      throw appError('service_unavailable', { detail: 'the dev chain did not accept the mint; is the embedded chain running?' })
+    }
   }
 }
