@@ -130,6 +130,22 @@ export function paidRoute(p: PaidRouteDeps) {
     return handlerLimits.get(h)
   }
 
+  /** Checks a smart wallet's signature through RPC; undefined when valid, else how to refuse. */
+  async function checkSmartWallet(wallet: `0x${string}`, digest: Uint8Array, signature: `0x${string}`, request: FastifyRequest): Promise<undefined | { kind: 'challenge'; reason: ReasonCode; message?: string } | { kind: 'error'; error: AppError }> {
+    let check: ContractSignatureCheck | 'busy'
+    try {
+      check = await smartWalletCheck(wallet, digest, signature)
+    } catch (err) {
+      request.log.warn({ err: (err as Error).message }, 'smart wallet signature check failed')
+      return { kind: 'error', error: appError('service_unavailable', { detail: 'the smart wallet signature could not be checked on-chain now; retry shortly' }, { headers: { 'retry-after': '1' } }) }
+    }
+    if (check === 'valid') return undefined
+    if (check === 'busy') return { kind: 'error', error: appError('service_unavailable', { detail: 'too many smart wallet payments are being checked; retry shortly' }, { headers: { 'retry-after': '1' } }) }
+    if (check === 'undeployed') return { kind: 'challenge', reason: 'invalid_exact_evm_payload_undeployed_smart_wallet' }
+    if (check === 'counterfactual') return { kind: 'challenge', reason: 'invalid_exact_evm_payload_undeployed_smart_wallet', message: 'this platform does not accept ERC-6492 signatures of wallets not deployed yet; deploy the wallet first' }
+    return { kind: 'challenge', reason: 'invalid_exact_evm_payload_signature' }
+  }
+
   /** Fixed-window count per endpoint in Redis; returns seconds to wait when over the limit. */
   async function overRateLimit(endpointId: string, limit: { requests: number; perSeconds: number }, nowMs: number): Promise<number | undefined> {
     const windowMs = limit.perSeconds * 1000
@@ -192,23 +208,12 @@ export function paidRoute(p: PaidRouteDeps) {
         if (!checked.ok) return sendChallenge(reply, challenge, checked.reason, checked.message)
         const auth = checked.authorization
         const digest = transferAuthDigest(domainSeparator, auth)
-        let signer = await p.recovery.recover(digest, checked.signature)
-        if (signer === SMART_WALLET_SIGNATURE) {
-          // the slow path: a smart wallet answers through RPC (ERC-1271; ERC-6492 if not deployed yet)
-          let check: ContractSignatureCheck | 'busy'
-          try {
-            check = await smartWalletCheck(auth.from as `0x${string}`, digest, checked.signature)
-          } catch (err) {
-            request.log.warn({ err: (err as Error).message }, 'smart wallet signature check failed')
-            return sendAppError(reply, appError('service_unavailable', { detail: 'the smart wallet signature could not be checked on-chain now; retry shortly' }, { headers: { 'retry-after': '1' } }))
-          }
-          if (check === 'busy') return sendAppError(reply, appError('service_unavailable', { detail: 'too many smart wallet payments are being checked; retry shortly' }, { headers: { 'retry-after': '1' } }))
-          if (check === 'undeployed') return sendChallenge(reply, challenge, 'invalid_exact_evm_payload_undeployed_smart_wallet')
-          if (check === 'counterfactual') return sendChallenge(reply, challenge, 'invalid_exact_evm_payload_undeployed_smart_wallet', 'this platform does not accept ERC-6492 signatures of wallets not deployed yet; deploy the wallet first')
-          signer = check === 'valid' ? (auth.from.toLowerCase() as typeof signer) : null
-        }
-        if (signer === null || signer !== auth.from.toLowerCase()) return sendChallenge(reply, challenge, 'invalid_exact_evm_payload_signature')
-        const payer = signer as `0x${string}`
+        const signer = await p.recovery.recover(digest, checked.signature)
+        // a smart wallet's signature needs RPC: checked after the guard below, so that a payment
+        // without funds (or replayed) costs no chain call
+        const smartWallet = signer === SMART_WALLET_SIGNATURE
+        if (!smartWallet && (signer === null || signer !== auth.from.toLowerCase())) return sendChallenge(reply, challenge, 'invalid_exact_evm_payload_signature')
+        const payer = auth.from.toLowerCase() as `0x${string}`
         const nonce = auth.nonce.toLowerCase()
 
         // One Redis round trip: payer not blocked, nonce unused, credit covers the value.
@@ -246,6 +251,16 @@ export function paidRoute(p: PaidRouteDeps) {
             return sendChallenge(reply, challenge, 'invalid_exact_evm_insufficient_balance')
         }
         if (guard.stale) refreshInBackground(payer, request.log)
+
+        if (smartWallet) {
+          // the slow path: the wallet answers through RPC (ERC-1271; ERC-6492 if not deployed yet)
+          const refused = await checkSmartWallet(payer, digest, checked.signature, request)
+          if (refused) {
+            await Promise.allSettled([credit.release({ payer, asset, value: auth.value }), credit.forgetNonce(payer, nonce)])
+            if (refused.kind === 'challenge') return sendChallenge(reply, challenge, refused.reason, refused.message)
+            return sendAppError(reply, refused.error)
+          }
+        }
 
         // The seller's per-endpoint rate limit (or a hosted handler's own), shared by every proxy
         // process. Only payments that passed every check count, so unfunded or forged calls cannot

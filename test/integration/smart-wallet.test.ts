@@ -8,6 +8,7 @@ import { mintUsdc } from '../../src/chain/devnet.js'
 import { checkContractSignature, ERC6492_MAGIC_SUFFIX } from '../../src/chain/contract-signature.js'
 import { makeDomainSeparator, transferAuthDigest } from '../../src/chain/transfer-auth-digest.js'
 import { usdcAbi } from '../../src/chain/usdc-abi.js'
+import { payerCredit } from '../../src/services/payer-credit.js'
 import { createSettler } from '../../src/services/settlement/settler.js'
 import { decodeRequired, signFor, v2Header } from '../helpers/pay.js'
 import { startTestPlatform } from '../helpers/platform.js'
@@ -77,6 +78,11 @@ t.test('a deployed ERC-1271 smart wallet pays through the RPC slow path and its 
   t.equal(stranger.statusCode, 402)
   t.equal(reasonOf(stranger), 'invalid_exact_evm_payload_signature', 'the wallet says no to a stranger')
   const eoa = privateKeyToAccount(generatePrivateKey()).address
+  // the credit check comes before the RPC check: an unfunded (or replayed) payment costs no chain call
+  const unfunded = await proxy.inject({ url: path, headers: { 'payment-signature': v2Header(required, await payment(eoa, ownerKey)) } })
+  t.equal(reasonOf(unfunded), 'invalid_exact_evm_insufficient_balance', 'an unfunded payer is refused before its signature is checked over RPC')
+  await mintUsdc(devnet.rpcUrl, eoa, 10_000n)
+  await payerCredit(deps).setBalance(devnet.usdcAddress.toLowerCase(), eoa.toLowerCase(), 10_000n)
   const undeployed = await proxy.inject({ url: path, headers: { 'payment-signature': v2Header(required, await payment(eoa, ownerKey)) } })
   t.equal(reasonOf(undeployed), 'invalid_exact_evm_payload_undeployed_smart_wallet', 'no contract at the payer address')
   const counterfactual = await proxy.inject({ url: path, headers: { 'payment-signature': v2Header(required, await payment(wallet, ownerKey, (s) => `0x${'00'.repeat(64)}${s.slice(2)}${ERC6492_MAGIC_SUFFIX}` as Hex)) } })
