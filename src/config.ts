@@ -6,6 +6,7 @@
  *   const config = loadConfig(process.env) // throws ConfigError listing every invalid variable
  */
 
+import { isIP } from 'node:net'
 import { PROVIDER_SETTINGS } from './handler-providers.js'
 
 export type Deployment = 'production' | 'sandbox'
@@ -46,6 +47,11 @@ export interface Config {
   webPort: number
   proxyPort: number
   logLevel: string
+  /**
+   * Fastify's trustProxy: whose X-Forwarded-For sets request.ip (per-IP limits). false: the
+   * socket's address; true: every hop; or the load balancers' addresses and CIDRs.
+   */
+  trustProxy: boolean | string[]
   x402: {
     maxTimeoutSeconds: number
     /** validBefore may be at most this far in the future (bounds unsettled exposure) */
@@ -157,6 +163,31 @@ function reader(env: Env) {
       }
       return v as `0x${string}`
     },
+    /** `true`/`false`, or comma-separated addresses, CIDRs and proxy-addr's names (loopback, linklocal, uniquelocal) */
+    trustProxy(name: string): boolean | string[] {
+      const v = raw(name)
+      if (v === undefined || v === 'false') return false
+      if (v === 'true') return true
+      if (/^\d+$/.test(v)) {
+        // Fastify 5.12.1 made a hop count trust nothing (it cannot check the peer is a proxy): refuse rather than ignore it
+        problems.push(`${name}: a hop count ("${v}") is not supported by Fastify since 5.12.1; name the load balancers' addresses or CIDRs (or true)`)
+        return false
+      }
+      const list = v.split(',').map((x) => x.trim()).filter(Boolean)
+      const bad = list.find((x) => {
+        if (['loopback', 'linklocal', 'uniquelocal'].includes(x)) return false
+        const [addr, bits, extra] = x.split('/')
+        if (extra !== undefined || !isIP(addr!)) return true
+        if (bits === undefined) return false
+        const max = isIP(addr!) === 4 ? 32 : 128
+        return !/^\d{1,3}$/.test(bits) || Number(bits) > max
+      })
+      if (bad !== undefined || list.length === 0) {
+        problems.push(`${name}: expected true, false, or comma-separated IP addresses or CIDRs, got "${v}"`)
+        return false
+      }
+      return list
+    },
     key32(name: string): Buffer | undefined {
       const v = raw(name)
       if (v === undefined) return undefined
@@ -236,6 +267,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     host: r.str('HOST', '127.0.0.1'),
     webPort,
     proxyPort,
+    trustProxy: r.trustProxy('TRUST_PROXY'),
     logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     x402: {
       maxTimeoutSeconds,

@@ -1,5 +1,5 @@
-import type { FastifyServerOptions } from 'fastify'
-import { pino, type DestinationStream, type Logger } from 'pino'
+import type { FastifyRequest, FastifyServerOptions } from 'fastify'
+import { pino, stdSerializers, type DestinationStream, type Logger } from 'pino'
 
 /** Paths pino blanks out: credentials, payment headers and anything key-like. */
 export const redactPaths = [
@@ -31,14 +31,47 @@ export const redactPaths = [
   '*.masterKey',
 ]
 
+/** A URL's path, or anything after a path's `?`, blanked: query strings carry secrets (`?password=`, `?secret=`). */
+const QUERY = /(\/[^\s?"'`]*)\?[^\s"'`]+/g
+export function withoutQuery(text: string): string {
+  return text.replace(QUERY, '$1?[redacted]')
+}
+
+/**
+ * The request as logged: Fastify's fields, with the path only. Every hosted endpoint takes its
+ * input as a GET query too, so the query string would put passwords and tokens in the log.
+ */
+function requestSerializer(req: FastifyRequest) {
+  const url = req.url ?? ''
+  const q = url.indexOf('?')
+  return {
+    method: req.method,
+    url: q < 0 ? url : url.slice(0, q),
+    version: req.headers?.['accept-version'] as string | undefined,
+    host: req.host,
+    remoteAddress: req.ip,
+    remotePort: req.socket?.remotePort,
+  }
+}
+
+/** pino's error serializer with query strings blanked in the message and stack (a failed URL often carries one). */
+function errorSerializer(err: Error) {
+  const out = stdSerializers.err(err)
+  if (typeof out.message === 'string') out.message = withoutQuery(out.message)
+  if (typeof out.stack === 'string') out.stack = withoutQuery(out.stack)
+  return out
+}
+
+export const serializers = { req: requestSerializer, err: errorSerializer }
+
 /** Logger options shared by every Fastify app and standalone process. */
 export function loggerOptions(level: string): FastifyServerOptions['logger'] {
-  return { level, redact: { paths: redactPaths, censor: '[redacted]' } }
+  return { level, redact: { paths: redactPaths, censor: '[redacted]' }, serializers }
 }
 
 /** The logger of a process without a Fastify app (the worker), with the same redaction. */
 export function processLogger(level: string, stream?: DestinationStream): Logger {
-  return pino({ level, redact: { paths: redactPaths, censor: '[redacted]' } }, stream)
+  return pino({ level, redact: { paths: redactPaths, censor: '[redacted]' }, serializers: { err: errorSerializer } }, stream)
 }
 
 /**

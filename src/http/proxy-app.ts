@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify'
+import type { DestinationStream } from 'pino'
 import { assertNativeSecp256k1 } from '../chain/recover-signer.js'
 import { signerRecovery, type SignerRecovery } from '../chain/signer-recovery.js'
 import type { Deps } from '../deps.js'
@@ -11,7 +12,8 @@ import { createHandlerPool } from '../pool/handler-pool.js'
 import { loadHandlerRegistry } from '../pool/handler-registry.js'
 import { payerCredit } from '../services/payer-credit.js'
 import { decodeUpstreamConfig } from '../services/publishing/upstream-config.js'
-import { installErrorHandler } from './plugins/error-handler.js'
+import { appError } from '../errors.js'
+import { installErrorHandler, sendAppError } from './plugins/error-handler.js'
 import { healthRoutes } from './routes/health/index.js'
 
 declare module 'fastify' {
@@ -23,6 +25,8 @@ declare module 'fastify' {
 
 export interface ProxyAppOptions {
   logger?: boolean
+  /** where log lines go (default stdout); tests capture them to scan for secrets */
+  logStream?: DestinationStream
   /** sync settlement for endpoints in `sync` mode (the settlement service) */
   sync?: SyncSettlement
   /** decrypts an endpoint's upstream secrets; default: plain values only */
@@ -52,6 +56,12 @@ function upstreamSettings(masterKey: Buffer | undefined) {
   }
 }
 
+/** The paid route's pattern (src/proxy/paid-route.ts). */
+const PAID_ROUTE_URL = '/:namespace/:service/:slug'
+
+/** An upstream endpoint with settings stored by publishing (headers, limits, signing secret), all encrypted. */
+const hasStoredSettings = (entry: EndpointEntry) => entry.upstream !== undefined && Object.keys(entry.upstream.config).length > 0
+
 /**
  * The `proxy` role ({proxy_url}): the paid hot path at /<namespace>/<service>/<slug>.
  * Returns an instance that never listens; start/proxy.ts listens.
@@ -59,10 +69,12 @@ function upstreamSettings(masterKey: Buffer | undefined) {
 export async function buildProxyApp(deps: Deps, opts: ProxyAppOptions = {}): Promise<FastifyInstance> {
   // the JS fallback is ~30x slower: refuse to start rather than degrade silently
   assertNativeSecp256k1()
+  const logger = loggerOptions(deps.config.logLevel)
   const app = Fastify({
-    logger: opts.logger === false ? false : loggerOptions(deps.config.logLevel),
+    logger: opts.logger === false ? false : opts.logStream && typeof logger === 'object' ? { ...logger, stream: opts.logStream } : logger,
     bodyLimit: 1024 * 1024,
-    trustProxy: true,
+    // false unless TRUST_PROXY names the load balancer: a client must not choose its own request.ip
+    trustProxy: deps.config.trustProxy,
     return503OnClosing: true,
     routerOptions: { maxParamLength: 200 },
   })
@@ -78,6 +90,20 @@ export async function buildProxyApp(deps: Deps, opts: ProxyAppOptions = {}): Pro
     await Promise.allSettled([table.close(), pool.close(), upstream.close(), recovery.close()])
   })
   await app.register(healthRoutes(deps, (await import('../services/metrics/relayer-funds.js')).relayerReadinessChecks(deps)))
+  if (!deps.config.masterKey && !opts.upstreamOptions) {
+    // Without the key a seller's stored settings (required and forwarded headers, rate limit,
+    // timeout, signing secret) cannot be read; forwarding without them would bypass all of them.
+    app.log.warn('TOLLGATE_MASTER_KEY is not set: paid calls to seller endpoints with stored upstream settings are refused with 503')
+    app.addHook('onRequest', async (request, reply) => {
+      if (request.routeOptions.url !== PAID_ROUTE_URL) return
+      if (request.headers['x-payment'] === undefined && request.headers['payment-signature'] === undefined) return // the challenge is still shown (spec 4.4)
+      const { namespace, service, slug } = request.params as Record<string, string>
+      const entry = table.get(`/${namespace}/${service}/${slug}`)
+      if (entry && hasStoredSettings(entry)) {
+        return sendAppError(reply, appError('service_unavailable', { detail: "this proxy cannot read the endpoint's settings (TOLLGATE_MASTER_KEY is not set); nothing was charged" }))
+      }
+    })
+  }
   await app.register(
     paidRoute({
       deps,

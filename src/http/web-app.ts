@@ -27,7 +27,8 @@ export async function buildWebApp(deps: Deps, opts: WebAppOptions = {}): Promise
   const app = Fastify({
     logger: opts.logger === false ? false : opts.logStream && typeof logger === 'object' ? { ...logger, stream: opts.logStream } : logger,
     bodyLimit: 1024 * 1024,
-    trustProxy: true,
+    // false unless TRUST_PROXY names the load balancer: a client must not choose its own request.ip
+    trustProxy: deps.config.trustProxy,
     return503OnClosing: true,
   })
   installErrorHandler(app)

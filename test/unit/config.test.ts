@@ -85,3 +85,26 @@ t.test('the config entry exits non-zero and prints every problem', async (t) => 
   t.match(r.stderr, /TOLLGATE_DEPLOYMENT/)
   t.match(r.stderr, /PROXY_PORT/)
 })
+
+t.test('TRUST_PROXY: unset trusts no forwarding header; true, or the load balancers by address or CIDR', async (t) => {
+  t.equal(loadConfig({}).trustProxy, false)
+  t.equal(loadConfig({ TRUST_PROXY: 'false' }).trustProxy, false)
+  t.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true)
+  t.same(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 192.168.1.7,fd00::/8 ,loopback' }).trustProxy, ['10.0.0.0/8', '192.168.1.7', 'fd00::/8', 'loopback'])
+  const problems = (v: string) => {
+    try {
+      loadConfig({ TRUST_PROXY: v })
+      return []
+    } catch (e) {
+      return (e as ConfigError).problems
+    }
+  }
+  for (const bad of ['10.0.0.0/33', 'lb.internal', '10.0.0.1/8/2', '::1/129', ',']) t.match(problems(bad), [/^TRUST_PROXY: expected true, false/], bad)
+  t.match(problems('1'), [/^TRUST_PROXY: a hop count .* not supported by Fastify since 5\.12\.1/], 'a hop count is refused, not silently ignored')
+})
+
+t.test('SETTLEMENT_LOG_CHUNK_BLOCKS: 2000 blocks per eth_getLogs request by default', async (t) => {
+  t.equal(loadConfig({}).settlement.logChunkBlocks, 2000)
+  t.equal(loadConfig({ SETTLEMENT_LOG_CHUNK_BLOCKS: '500' }).settlement.logChunkBlocks, 500)
+  t.throws(() => loadConfig({ SETTLEMENT_LOG_CHUNK_BLOCKS: '0' }), ConfigError)
+})
