@@ -8,6 +8,11 @@
 
 import { isIP } from 'node:net'
 import { PROVIDER_SETTINGS } from './handler-providers.js'
+import { MAX_HANDLER_TIMEOUT_MS } from './pool/handler-contract.js'
+import { minValidForSeconds } from './x402/verify-requirements.js'
+
+/** the validity a payment for the slowest possible hosted call needs (150 s) */
+const LEAST_VALIDITY_SECONDS = minValidForSeconds(MAX_HANDLER_TIMEOUT_MS / 1000)
 
 export type Deployment = 'production' | 'sandbox'
 
@@ -241,7 +246,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   }
   const schema = r.str('DATABASE_SCHEMA', 'public')
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) r.problems.push(`DATABASE_SCHEMA: expected a lower-case SQL identifier, got "${schema}"`)
-  const maxTimeoutSeconds = r.int('X402_MAX_TIMEOUT_SECONDS', 300, 10, 3600)
+  // clients sign maxTimeoutSeconds of validity, and the proxy takes only payments that outlive the
+  // endpoint's call and its settlement (up to LEAST_VALIDITY_SECONDS for the slowest endpoints)
+  const maxTimeoutSeconds = r.int('X402_MAX_TIMEOUT_SECONDS', 300, LEAST_VALIDITY_SECONDS, 3600)
   const walletScoreRpcUrl = r.url('WALLET_SCORE_RPC_URL', undefined, ['http:', 'https:'])
   // the default pool only fits the platform's own RPC (Base mainnet in production)
   const walletScorePool = r.address('WALLET_SCORE_AAVE_POOL') ?? (deployment === 'production' && walletScoreRpcUrl === undefined ? AAVE_V3_POOL_BASE : undefined)
@@ -271,7 +278,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     x402: {
       maxTimeoutSeconds,
-      maxValidForSeconds: r.int('X402_MAX_VALID_FOR_SECONDS', maxTimeoutSeconds + 60, 60, 86400),
+      maxValidForSeconds: r.int('X402_MAX_VALID_FOR_SECONDS', maxTimeoutSeconds + 60, LEAST_VALIDITY_SECONDS, 86400),
       maxHeaderBytes: r.int('X402_MAX_HEADER_BYTES', 8192, 1024, 65536),
       recoveryThreads: r.int('X402_RECOVERY_THREADS', 1, 0, 16),
       recoveryOffload: r.oneOf('X402_RECOVERY_OFFLOAD', ['busy', 'always'] as const, 'busy'),

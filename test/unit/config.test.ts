@@ -26,6 +26,13 @@ t.test('ERC-6492 wallets not deployed yet: accepted when our relayer settles, re
   t.throws(() => loadConfig({ X402_COUNTERFACTUAL_WALLETS: 'maybe' }), ConfigError)
 })
 
+t.test('challenge validity leaves room for the slowest call and its settlement', async (t) => {
+  t.equal(loadConfig({}).x402.maxTimeoutSeconds, 300)
+  t.equal(loadConfig({ X402_MAX_TIMEOUT_SECONDS: '150' }).x402.maxTimeoutSeconds, 150, 'a 120 s call, the batch pickup and the margin')
+  t.throws(() => loadConfig({ X402_MAX_TIMEOUT_SECONDS: '60' }), ConfigError, 'clients would sign less than the slowest endpoints accept')
+  t.throws(() => loadConfig({ X402_MAX_VALID_FOR_SECONDS: '100' }), ConfigError)
+})
+
 t.test('production derives Base mainnet values', async (t) => {
   const c = loadConfig({
     TOLLGATE_DEPLOYMENT: 'production',

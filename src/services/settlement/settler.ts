@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { SETTLEMENT_EXPIRY_MARGIN_SECONDS } from '../../x402/verify-requirements.js'
 import { sql } from 'kysely'
 import type { Logger } from 'pino'
 import { getAddress, type Hex, type TransactionReceipt } from 'viem'
@@ -102,7 +103,7 @@ const FROM_BLOCK_MARGIN = 100n
 export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
   const { config, db, chain } = deps
   const batchSize = opts.batchSize ?? config.settlement.batchSize
-  const marginS = opts.expiryMarginS ?? 15
+  const marginS = opts.expiryMarginS ?? SETTLEMENT_EXPIRY_MARGIN_SECONDS
   const feeCap = opts.maxFeePerGasCap ?? config.settlement.maxFeePerGasWei
   const receiptTimeoutMs = opts.receiptTimeoutMs ?? 60_000
   const receiptPollMs = opts.receiptPollMs ?? 250

@@ -307,7 +307,7 @@ export function createTopups(deps: Deps, opts: TopupOptions = {}) {
     if (t.signature && t.auth_nonce && t.funding_address) {
       if (await authUsed(t)) {
         // used by some transaction we lost track of: find it; that is the refill
-        const outcome = await findAuthorizationOutcome(chain, usdc, asPayment(t))
+        const outcome = await findAuthorizationOutcome(chain, usdc, asPayment(t), { chunkBlocks: deps.config.settlement.logChunkBlocks })
         if (outcome.kind === 'used') {
           const receipt = await chain.getTransactionReceipt({ hash: outcome.txHash })
           await confirm(t, outcome.txHash, receipt.blockNumber)
