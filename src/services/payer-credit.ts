@@ -50,6 +50,23 @@ local left = redis.call('DECRBY', KEYS[1], ARGV[1])
 if left < 0 then redis.call('SET', KEYS[1], '0') end
 return 1
 `
+// A settled payment moved `value` on chain: it leaves the exposure and the cached balance together,
+// in one step, so no guard in between sees the exposure gone and the old balance still there.
+// KEYS: exposure, balance, fresh. Missing keys stay missing (rebuilt from Postgres / the chain).
+const SETTLED_LUA = `
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  local left = redis.call('DECRBY', KEYS[1], ARGV[1])
+  if left < 0 then redis.call('SET', KEYS[1], '0') end
+end
+local bal = redis.call('GET', KEYS[2])
+if bal then
+  local rest = tonumber(bal) - tonumber(ARGV[1])
+  if rest < 0 then rest = 0 end
+  redis.call('SET', KEYS[2], string.format('%d', rest), 'KEEPTTL')
+  redis.call('DEL', KEYS[3])
+end
+return 1
+`
 const CODES: GuardResult[] = ['ok', 'nonce_used', 'blocked', 'insufficient', 'unknown_balance']
 
 /** Values above this cannot be tracked exactly in Redis; no USDC payer holds that much anyway. */
@@ -108,6 +125,14 @@ export function payerCredit(deps: { redis: Redis; db: Kysely<Database>; key(...p
       // A missing key (cold cache, flushed Redis) stays missing: it is rebuilt from Postgres, and a
       // negative exposure would overstate the payer's credit.
       await redis.eval(RELEASE_LUA, 1, k.exposure(p.asset, p.payer), p.value.toString())
+    },
+    /**
+     * A payment settled: its value leaves the exposure and the cached balance at once (the funds
+     * moved), and the balance is marked for a refresh. The settler re-reads balances afterwards;
+     * should that read fail, the cache is still right.
+     */
+    async settled(p: { payer: string; asset: string; value: bigint }): Promise<void> {
+      await redis.eval(SETTLED_LUA, 3, k.exposure(p.asset, p.payer), k.balance(p.asset, p.payer), k.fresh(p.asset, p.payer), p.value.toString())
     },
     /** frees a nonce whose payment was never recorded, so the same header may be retried */
     async forgetNonce(payer: string, nonce: string): Promise<void> {

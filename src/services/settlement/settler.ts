@@ -126,10 +126,11 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
   }
 
   /** Exposure and cached balances follow every final state; blocking reasons block the payer. */
-  async function afterFinal(moved: Moved[], reason?: string, paymentIdForBlock?: (m: Moved) => string) {
+  async function afterFinal(moved: Moved[], reason?: string, paymentIdForBlock?: (m: Moved) => string, settled = false) {
     if (moved.length === 0) return
     const open = moved.filter((m) => m.from_status !== 'settled')
-    await Promise.allSettled(open.map((m) => credit.release({ payer: m.payer, asset: m.asset, value: BigInt(m.value) })))
+    // settled: the funds left the payer, so its cached balance drops with its exposure (one step)
+    await Promise.allSettled(open.map((m) => (settled ? credit.settled : credit.release)({ payer: m.payer, asset: m.asset, value: BigInt(m.value) })))
     if (reason && BLOCKING_REASONS.has(reason)) {
       for (const m of moved) await credit.block(m.payer, reason, paymentIdForBlock ? paymentIdForBlock(m) : m.id)
     }
@@ -151,7 +152,7 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
   async function settleWith(p: Payment[], txHash: Hex, stats: SettleStats, data?: Record<string, unknown>) {
     const moved = await transition(db, p.map((x) => x.id), ['settling'], 'settled', { txHash, data })
     stats.settled += moved.length
-    await afterFinal(moved)
+    await afterFinal(moved, undefined, undefined, true)
   }
 
   async function requeue(p: Payment[], reason: string, stats: SettleStats) {
