@@ -4,19 +4,9 @@ import t from 'tap'
 import { privateKeyToAccount } from 'viem/accounts'
 import { decodeRequired, signFor, v1Header, v2Header } from '../helpers/pay.js'
 import { startTestPlatform } from '../helpers/platform.js'
+import { prng } from '../helpers/prng.js'
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/handlers')
-
-/** mulberry32: a small seeded PRNG so a failure can be replayed with FUZZ_SEED. */
-function prng(seed: number) {
-  return () => {
-    seed |= 0
-    seed = (seed + 0x6d2b79f5) | 0
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 t.test('10,000 mutated payment headers through the proxy: never a 5xx, always a reason, nothing recorded', async (t) => {
   const platform = await startTestPlatform(t, { proxy: { handlersDir: fixtures } })

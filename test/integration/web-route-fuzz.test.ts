@@ -5,21 +5,11 @@ import { mintUsdc } from '../../src/chain/devnet.js'
 import { MAX_JSON_DEPTH } from '../../src/http/plugins/input-guard.js'
 import { withDevnet } from '../helpers/devnet.js'
 import { accountsApp, userWithKey } from './accounts-fixtures.js'
+import { prng } from '../helpers/prng.js'
 
 // A seeded fuzz over every route the web app registers (user API, agent API, marketplace, operator,
 // ops board, dashboard, docs, health): junk bodies, queries, path parameters and credentials, each
 // answer < 500 and every 4xx in the error shape. Replay a failure with FUZZ_SEED=<seed>.
-
-/** mulberry32: a small seeded PRNG, so a run can be replayed exactly. */
-function prng(seed: number) {
-  return () => {
-    seed |= 0
-    seed = (seed + 0x6d2b79f5) | 0
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 export interface Route {
   method: string
