@@ -44,26 +44,23 @@ for i = 0, #ARGV / 2 - 1 do
 end
 return out
 `
+// `value` leaves the payer's exposure. KEYS: exposure, and for a settled payment (the funds moved
+// on chain) also balance and fresh: then it leaves the cached balance in the same step, so no guard
+// in between sees the exposure gone and the old balance still there. Missing keys stay missing
+// (rebuilt from Postgres / the chain).
 const RELEASE_LUA = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-local left = redis.call('DECRBY', KEYS[1], ARGV[1])
-if left < 0 then redis.call('SET', KEYS[1], '0') end
-return 1
-`
-// A settled payment moved `value` on chain: it leaves the exposure and the cached balance together,
-// in one step, so no guard in between sees the exposure gone and the old balance still there.
-// KEYS: exposure, balance, fresh. Missing keys stay missing (rebuilt from Postgres / the chain).
-const SETTLED_LUA = `
 if redis.call('EXISTS', KEYS[1]) == 1 then
   local left = redis.call('DECRBY', KEYS[1], ARGV[1])
   if left < 0 then redis.call('SET', KEYS[1], '0') end
 end
-local bal = redis.call('GET', KEYS[2])
-if bal then
-  local rest = tonumber(bal) - tonumber(ARGV[1])
-  if rest < 0 then rest = 0 end
-  redis.call('SET', KEYS[2], string.format('%d', rest), 'KEEPTTL')
-  redis.call('DEL', KEYS[3])
+if #KEYS == 3 then
+  local bal = redis.call('GET', KEYS[2])
+  if bal then
+    local rest = tonumber(bal) - tonumber(ARGV[1])
+    if rest < 0 then rest = 0 end
+    redis.call('SET', KEYS[2], string.format('%d', rest), 'KEEPTTL')
+    redis.call('DEL', KEYS[3])
+  end
 end
 return 1
 `
@@ -132,7 +129,7 @@ export function payerCredit(deps: { redis: Redis; db: Kysely<Database>; key(...p
      * should that read fail, the cache is still right.
      */
     async settled(p: { payer: string; asset: string; value: bigint }): Promise<void> {
-      await redis.eval(SETTLED_LUA, 3, k.exposure(p.asset, p.payer), k.balance(p.asset, p.payer), k.fresh(p.asset, p.payer), p.value.toString())
+      await redis.eval(RELEASE_LUA, 3, k.exposure(p.asset, p.payer), k.balance(p.asset, p.payer), k.fresh(p.asset, p.payer), p.value.toString())
     },
     /** frees a nonce whose payment was never recorded, so the same header may be retried */
     async forgetNonce(payer: string, nonce: string): Promise<void> {
