@@ -12,8 +12,7 @@ import { createHandlerPool } from '../pool/handler-pool.js'
 import { loadHandlerRegistry } from '../pool/handler-registry.js'
 import { payerCredit } from '../services/payer-credit.js'
 import { decodeUpstreamConfig } from '../services/publishing/upstream-config.js'
-import { appError } from '../errors.js'
-import { installErrorHandler, sendAppError } from './plugins/error-handler.js'
+import { installErrorHandler } from './plugins/error-handler.js'
 import { healthRoutes } from './routes/health/index.js'
 
 declare module 'fastify' {
@@ -41,7 +40,8 @@ export interface ProxyAppOptions {
 
 /**
  * The seller's upstream settings with their secrets decrypted, once per loaded entry (the table
- * builds new entries on every reload, so a changed secret is picked up with the change).
+ * builds new entries on every reload, so a changed secret is picked up with the change). Without
+ * the master key, stored settings (all encrypted) are `unreadable` and the paid route refuses them.
  */
 function upstreamSettings(masterKey: Buffer | undefined) {
   const cache = new WeakMap<EndpointEntry, UpstreamOptions>()
@@ -49,18 +49,13 @@ function upstreamSettings(masterKey: Buffer | undefined) {
     let o = cache.get(entry)
     if (!o) {
       const stored = entry.upstream?.config as { version?: number } | undefined
-      o = stored?.version === 1 && masterKey ? decodeUpstreamConfig(stored, entry.id, [masterKey]) : {}
+      if (stored && Object.keys(stored).length > 0 && !masterKey) o = { unreadable: true }
+      else o = stored?.version === 1 && masterKey ? decodeUpstreamConfig(stored, entry.id, [masterKey]) : {}
       cache.set(entry, o)
     }
     return o
   }
 }
-
-/** The paid route's pattern (src/proxy/paid-route.ts). */
-const PAID_ROUTE_URL = '/:namespace/:service/:slug'
-
-/** An upstream endpoint with settings stored by publishing (headers, limits, signing secret), all encrypted. */
-const hasStoredSettings = (entry: EndpointEntry) => entry.upstream !== undefined && Object.keys(entry.upstream.config).length > 0
 
 /**
  * The `proxy` role ({proxy_url}): the paid hot path at /<namespace>/<service>/<slug>.
@@ -90,20 +85,9 @@ export async function buildProxyApp(deps: Deps, opts: ProxyAppOptions = {}): Pro
     await Promise.allSettled([table.close(), pool.close(), upstream.close(), recovery.close()])
   })
   await app.register(healthRoutes(deps, (await import('../services/metrics/relayer-funds.js')).relayerReadinessChecks(deps)))
-  if (!deps.config.masterKey && !opts.upstreamOptions) {
-    // Without the key a seller's stored settings (required and forwarded headers, rate limit,
-    // timeout, signing secret) cannot be read; forwarding without them would bypass all of them.
-    app.log.warn('TOLLGATE_MASTER_KEY is not set: paid calls to seller endpoints with stored upstream settings are refused with 503')
-    app.addHook('onRequest', async (request, reply) => {
-      if (request.routeOptions.url !== PAID_ROUTE_URL) return
-      if (request.headers['x-payment'] === undefined && request.headers['payment-signature'] === undefined) return // the challenge is still shown (spec 4.4)
-      const { namespace, service, slug } = request.params as Record<string, string>
-      const entry = table.get(`/${namespace}/${service}/${slug}`)
-      if (entry && hasStoredSettings(entry)) {
-        return sendAppError(reply, appError('service_unavailable', { detail: "this proxy cannot read the endpoint's settings (TOLLGATE_MASTER_KEY is not set); nothing was charged" }))
-      }
-    })
-  }
+  // Without the key a seller's stored settings (required and forwarded headers, rate limit,
+  // timeout, signing secret) cannot be read, and the paid route refuses those endpoints.
+  if (!deps.config.masterKey && !opts.upstreamOptions) app.log.warn('TOLLGATE_MASTER_KEY is not set: paid calls to seller endpoints with stored upstream settings are refused with 503')
   await app.register(
     paidRoute({
       deps,

@@ -117,18 +117,11 @@ export function paidRoute(p: PaidRouteDeps) {
     return smartWalletLimit(() => checkContractSignature(deps.chain, wallet, digest, signature, { counterfactual: config.x402.counterfactualWallets }))
   }
 
-  // what a handler lacks and its limit depend only on the provider settings, fixed for the process
-  const handlerMissing = new Map<RegisteredHandler, string[]>()
-  function handlerSettingsMissing(h: RegisteredHandler): string[] {
-    let m = handlerMissing.get(h)
-    if (!m) handlerMissing.set(h, (m = missingSettings(h.module, p.providers ?? {})))
-    return m
-  }
-  const handlerLimits = new Map<RegisteredHandler, HandlerRateLimit | undefined>()
-  function handlerRateLimit(h: RegisteredHandler): HandlerRateLimit | undefined {
-    if (!handlerLimits.has(h)) handlerLimits.set(h, rateLimitOf(h.module, p.providers ?? {}))
-    return handlerLimits.get(h)
-  }
+  // what each handler lacks and its own rate limit depend only on the provider settings, fixed for the process
+  const providerSettings = p.providers ?? {}
+  const handlerTerms = new Map<RegisteredHandler, { missing: string[]; rateLimit: HandlerRateLimit | undefined }>(
+    [...p.handlers.values()].map((h) => [h, { missing: missingSettings(h.module, providerSettings), rateLimit: rateLimitOf(h.module, providerSettings) }]),
+  )
 
   /** Checks a smart wallet's signature through RPC; undefined when valid, else how to refuse. */
   async function checkSmartWallet(wallet: `0x${string}`, digest: Uint8Array, signature: `0x${string}`, request: FastifyRequest): Promise<undefined | { kind: 'challenge'; reason: ReasonCode; message?: string } | { kind: 'error'; error: AppError }> {
@@ -184,7 +177,7 @@ export function paidRoute(p: PaidRouteDeps) {
           registered = p.handlers.get(entry.handler)
           if (!registered) return sendAppError(reply, appError('service_unavailable', { detail: `the handler of ${entry.path} is not available in this process` }))
           // an endpoint whose provider settings are unset could only fail: refused before any payment work
-          const missing = handlerSettingsMissing(registered)
+          const { missing } = handlerTerms.get(registered)!
           if (missing.length) return sendAppError(reply, appError('upstream_not_configured', { detail: `${entry.handler} needs ${missing.join(', ')}, which this deployment has not set; nothing was charged` }))
           const parsed = parseInput(request, method)
           if (!parsed.ok) return sendAppError(reply, parsed.error)
@@ -192,7 +185,10 @@ export function paidRoute(p: PaidRouteDeps) {
           if (problem) return sendAppError(reply, appError('invalid_parameter', { param: problem.field, detail: problem.message }, { details: { param: problem.field } }))
           input = parsed.input
         } else {
-          const missing = (p.upstreamOptions(entry).requiredHeaders ?? []).find((h) => request.headers[h] === undefined)
+          const options = p.upstreamOptions(entry)
+          // forwarding without the seller's stored settings would skip its headers, limit and signature
+          if (options.unreadable) return sendAppError(reply, appError('service_unavailable', { detail: "this proxy cannot read the endpoint's settings (TOLLGATE_MASTER_KEY is not set); nothing was charged" }))
+          const missing = (options.requiredHeaders ?? []).find((h) => request.headers[h] === undefined)
           if (missing) return sendAppError(reply, appError('invalid_parameter', { param: missing, detail: `the ${missing} header is required by this endpoint` }, { details: { param: missing } }))
         }
 
@@ -216,7 +212,7 @@ export function paidRoute(p: PaidRouteDeps) {
         const payer = auth.from.toLowerCase() as `0x${string}`
         const nonce = auth.nonce.toLowerCase()
 
-        // One Redis round trip: payer not blocked, nonce unused, credit covers the value.
+        // One Redis round trip: nonce unused, credit covers the value, and whether the payer is blocked.
         const reserveArgs = { payer, asset, nonce, value: auth.value, validBefore: Number(auth.validBefore), nowMs }
         let guard
         try {
@@ -233,6 +229,8 @@ export function paidRoute(p: PaidRouteDeps) {
           request.log.error({ err: (err as Error).message }, 'payment guard unavailable')
           return sendAppError(reply, appError('payment_not_recorded'))
         }
+        // gives the reservation back, nonce included, for a payment that will not be recorded (it may be retried)
+        const unreserve = () => Promise.allSettled([credit.release({ payer, asset, value: auth.value }), credit.forgetNonce(payer, nonce)])
         // a blocked payer gets no more unsettled credit: its payment is settled before it is served,
         // and that success lifts the block ("blocked until it pays")
         let settleFirst = entry.settlementMode === 'sync'
@@ -241,7 +239,7 @@ export function paidRoute(p: PaidRouteDeps) {
             return sendChallenge(reply, challenge, 'invalid_exact_evm_nonce_already_used')
           case 'blocked':
             if (!p.sync) {
-              await Promise.allSettled([credit.release({ payer, asset, value: auth.value }), credit.forgetNonce(payer, nonce)])
+              await unreserve()
               return sendChallenge(reply, challenge, 'payer_blocked')
             }
             settleFirst = true
@@ -256,7 +254,7 @@ export function paidRoute(p: PaidRouteDeps) {
           // the slow path: the wallet answers through RPC (ERC-1271; ERC-6492 if not deployed yet)
           const refused = await checkSmartWallet(payer, digest, checked.signature, request)
           if (refused) {
-            await Promise.allSettled([credit.release({ payer, asset, value: auth.value }), credit.forgetNonce(payer, nonce)])
+            await unreserve()
             if (refused.kind === 'challenge') return sendChallenge(reply, challenge, refused.reason, refused.message)
             return sendAppError(reply, refused.error)
           }
@@ -266,18 +264,18 @@ export function paidRoute(p: PaidRouteDeps) {
         // process. Only payments that passed every check count, so unfunded or forged calls cannot
         // use up a seller's budget. Over the limit: nothing is recorded and the nonce is freed, so
         // the same payment can retry.
-        const rateLimit = entry.upstream ? p.upstreamOptions(entry).rateLimit : registered && handlerRateLimit(registered)
+        const rateLimit = entry.upstream ? p.upstreamOptions(entry).rateLimit : registered && handlerTerms.get(registered)!.rateLimit
         if (rateLimit) {
           let retryAfter: number | undefined
           try {
             retryAfter = await overRateLimit(entry.id, rateLimit, nowMs)
           } catch (err) {
             request.log.error({ err: (err as Error).message }, 'rate limiter unavailable')
-            await Promise.allSettled([credit.release({ payer, asset, value: auth.value }), credit.forgetNonce(payer, nonce)])
+            await unreserve()
             return sendAppError(reply, appError('payment_not_recorded'))
           }
           if (retryAfter !== undefined) {
-            await Promise.allSettled([credit.release({ payer, asset, value: auth.value }), credit.forgetNonce(payer, nonce)])
+            await unreserve()
             return sendAppError(reply, appError('rate_limited', { retryAfter }, { headers: { 'retry-after': String(retryAfter), 'ratelimit-policy': `${rateLimit.requests};w=${rateLimit.perSeconds}` } }))
           }
         }
@@ -305,7 +303,7 @@ export function paidRoute(p: PaidRouteDeps) {
           })
         } catch (err) {
           request.log.error({ err: (err as Error).message }, 'payment record failed')
-          await Promise.allSettled([credit.release({ payer, asset, value: auth.value }), credit.forgetNonce(payer, nonce)])
+          await unreserve()
           return sendAppError(reply, appError('payment_not_recorded'))
         }
         if (recorded === 'duplicate') {

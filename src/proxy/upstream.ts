@@ -19,6 +19,8 @@ export interface UpstreamOptions {
   requiredHeaders?: string[]
   /** the seller's limit for this endpoint, across every proxy process */
   rateLimit?: { requests: number; perSeconds: number }
+  /** settings are stored but this proxy cannot decrypt them (no master key): paid calls are refused */
+  unreadable?: true
 }
 
 // Never forwarded: hop-by-hop headers, our payment headers and the buyer's credentials for us.
