@@ -1,4 +1,5 @@
 import { BaseError, createPublicClient, createWalletClient, defineChain, http, NonceTooLowError } from 'viem'
+import pLimit from 'p-limit'
 import { privateKeyToAccount } from 'viem/accounts'
 import type { Config } from '../../config.js'
 import { testUsdcAbi } from '../../chain/usdc-abi.js'
@@ -20,14 +21,12 @@ export function faucetAvailable(config: Pick<Config, 'deployment' | 'rpcUrl' | '
 
 // Mints from this process go one at a time: each one takes the relayer's next nonce, and two at once
 // took the same one (the second was refused as "nonce too low" and answered 503).
-let mintQueue: Promise<unknown> = Promise.resolve()
+const oneAtATime = pLimit(1)
 
 /** Mints test USDC to `to` with the first relayer key; returns the transaction hash once mined. */
 export async function mintTestUsdc(config: Pick<Config, 'deployment' | 'rpcUrl' | 'relayerKeys' | 'chain'>, to: `0x${string}`, amount: bigint): Promise<`0x${string}`> {
   if (!faucetAvailable(config)) throw appError('faucet_unavailable')
-  const mint = mintQueue.then(() => mintOnce(config, to, amount))
-  mintQueue = mint.catch(() => {})
-  return mint
+  return oneAtATime(() => mintOnce(config, to, amount))
 }
 
 async function mintOnce(config: Pick<Config, 'rpcUrl' | 'relayerKeys' | 'chain'>, to: `0x${string}`, amount: bigint): Promise<`0x${string}`> {
