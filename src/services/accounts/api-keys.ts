@@ -1,9 +1,8 @@
 import type { Kysely } from 'kysely'
 import type { Deployment } from '../../config.js'
 import type { Database } from '../../db/database.js'
-import { appError } from '../../errors.js'
 import { findKey, KEY_COLUMNS as COLUMNS, keyFields, revokeKey, type KeyFields, type KeyRow } from './key-rows.js'
-import { newSecret } from './secret-token.js'
+import { newSecret, refuseOtherDeployment } from './secret-token.js'
 
 export { isUuid } from './key-rows.js'
 
@@ -52,8 +51,7 @@ export function apiKeysService({ db, deployment }: { db: Kysely<Database>; deplo
      * deployment's prefix, `invalid_api_key` for anything malformed, unknown or revoked.
      */
     async authenticate(bearer: string): Promise<ApiKeyPrincipal> {
-      const other = Object.entries(API_KEY_PREFIXES).find(([d, p]) => d !== deployment && bearer.startsWith(p))
-      if (other) throw appError('wrong_deployment_key', { keyDeployment: other[0], deployment })
+      refuseOtherDeployment(API_KEY_PREFIXES, deployment, bearer)
       const row = await findKey(
         db,
         'api_keys',

@@ -10,7 +10,7 @@ import { randomNonce, signTransferAuth } from '../../chain/sign-transfer-auth.js
 import type { HexString } from '../../x402/types.js'
 import { authCache } from './auth-cache.js'
 import { AGENT_KEY_PREFIXES } from '../accounts/agent-keys.js'
-import { digestsEqual, hashSecret, isWellFormed } from '../accounts/secret-token.js'
+import { digestsEqual, hashSecret, isWellFormed, refuseOtherDeployment } from '../accounts/secret-token.js'
 import { walletAad } from '../wallets/custodial-wallet.js'
 import { reservationWriter } from './insert-batcher.js'
 import { decryptSecret } from '../wallets/wallet-crypto.js'
@@ -139,8 +139,7 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
    * `invalid_api_key`.
    */
   async function authenticate(bearer: string): Promise<AgentRow> {
-    const other = Object.entries(AGENT_KEY_PREFIXES).find(([d, p]) => d !== config.deployment && bearer.startsWith(p))
-    if (other) throw appError('wrong_deployment_key', { keyDeployment: other[0], deployment: config.deployment })
+    refuseOtherDeployment(AGENT_KEY_PREFIXES, config.deployment, bearer)
     if (!isWellFormed(bearer, keyPrefix)) throw appError('invalid_api_key')
     const hash = hashSecret(bearer)
     const load = () => {
