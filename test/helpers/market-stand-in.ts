@@ -1,17 +1,7 @@
-import { createServer, type IncomingHttpHeaders } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { providerStandIn, type Received } from './provider-stand-in.js'
 
 /** One request the stand-in received. */
-export interface RecordedRequest {
-  method: string
-  /** the path without the query string */
-  path: string
-  query: URLSearchParams
-  headers: IncomingHttpHeaders
-  body: string
-  /** the body parsed as JSON, when it is JSON */
-  json: unknown
-}
+export type RecordedRequest = Received
 
 /** What a route answers: an object or array is sent as JSON, a string as it is. */
 export interface StandInReply {
@@ -34,9 +24,9 @@ export interface MarketStandIn {
 export type StandInRoute = (req: RecordedRequest) => StandInReply | undefined
 
 /**
- * A local HTTP server on 127.0.0.1 standing in for a market-data provider: it records every
- * request and answers with what `route` returns (404 `{"error":"not found"}` when it returns
- * undefined). Closed by the test's teardown.
+ * A local HTTP server on 127.0.0.1 standing in for a market-data provider (providerStandIn with a
+ * body-first answer shape): it records every request and answers with what `route` returns (404
+ * `{"error":"not found"}` when it returns undefined). Closed by the test's teardown.
  *
  * @example
  *   const api = await marketStandIn(t, (req) => req.path === '/simple/price' ? { body: { bitcoin: { usd: 1 } } } : undefined)
@@ -44,42 +34,21 @@ export type StandInRoute = (req: RecordedRequest) => StandInReply | undefined
  *   t.equal(api.last().query.get('ids'), 'bitcoin')
  */
 export async function marketStandIn(t: { teardown(fn: () => unknown): void }, route: StandInRoute): Promise<MarketStandIn> {
-  const requests: RecordedRequest[] = []
   let current = route
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      const u = new URL(req.url ?? '/', 'http://stand-in')
-      const body = Buffer.concat(chunks).toString('utf8')
-      let json: unknown
-      try {
-        json = body ? JSON.parse(body) : undefined
-      } catch {
-        json = undefined
-      }
-      const recorded: RecordedRequest = { method: req.method ?? 'GET', path: u.pathname, query: u.searchParams, headers: req.headers, body, json }
-      requests.push(recorded)
-      let reply: StandInReply | undefined
-      try {
-        reply = current(recorded)
-      } catch (err) {
-        reply = { status: 500, body: { error: (err as Error).message } }
-      }
-      reply ??= { status: 404, body: { error: 'not found' } }
-      const text = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body)
-      res.writeHead(reply.status ?? 200, { 'content-type': reply.contentType ?? (typeof reply.body === 'string' ? 'text/plain' : 'application/json') })
-      res.end(text)
-    })
+  const { url, received: requests } = await providerStandIn(t, (req) => {
+    let reply: StandInReply | undefined
+    try {
+      reply = current(req)
+    } catch (err) {
+      reply = { status: 500, body: { error: (err as Error).message } }
+    }
+    reply ??= { status: 404, body: { error: 'not found' } }
+    const text = typeof reply.body === 'string'
+    const headers = { 'content-type': reply.contentType ?? (text ? 'text/plain' : 'application/json') }
+    return text ? { status: reply.status, headers, text: reply.body as string } : { status: reply.status, headers, json: reply.body }
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => new Promise<void>((resolve) => {
-    server.close(() => resolve())
-    server.closeAllConnections()
-  }))
-  const { port } = server.address() as AddressInfo
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     requests,
     last() {
       const r = requests[requests.length - 1]

@@ -41,7 +41,8 @@ export async function providerStandIn(t: { teardown(fn: () => unknown): void }, 
       }
       const r: Received = { method: req.method ?? 'GET', path: u.pathname, query: u.searchParams, headers: req.headers, body, json }
       received.push(r)
-      Promise.resolve(route(r)).then(
+      // a route that throws answers 500 rather than taking the test process down
+      new Promise<Answer>((resolve) => resolve(route(r))).then(
         (a) => {
           res.statusCode = a.status ?? 200
           for (const [k, v] of Object.entries(a.headers ?? {})) res.setHeader(k, v)
