@@ -8,6 +8,11 @@ import { workerExecArgv } from '../../src/pool/handler-pool.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const fixtures = path.resolve(here, '../fixtures/handlers')
+/** The pool and the registry, imported by a child process's script as the proxy imports them. */
+const IMPORT_POOL = [
+  `const { createHandlerPool } = await import(${JSON.stringify(pathToFileURL(path.resolve(here, '../../src/pool/handler-pool.ts')).href)})`,
+  `const { loadHandlerRegistry } = await import(${JSON.stringify(pathToFileURL(path.resolve(here, '../../src/pool/handler-registry.ts')).href)})`,
+].join('\n')
 
 /** The node flags the Procfile starts the proxy with. */
 function procfileFlags(): string[] {
@@ -23,11 +28,8 @@ t.test('pool workers get the module-loading options, not V8 or process-wide flag
 })
 
 t.test('a process started as the Procfile starts it (--v8-pool-size=1 --heap-growing-percent=300) runs hosted handlers in its pool', async (t) => {
-  const pool = pathToFileURL(path.resolve(here, '../../src/pool/handler-pool.ts')).href
-  const registry = pathToFileURL(path.resolve(here, '../../src/pool/handler-registry.ts')).href
   const script = `
-    const { createHandlerPool } = await import(${JSON.stringify(pool)})
-    const { loadHandlerRegistry } = await import(${JSON.stringify(registry)})
+    ${IMPORT_POOL}
     const echo = (await loadHandlerRegistry(${JSON.stringify(fixtures)})).get('echo')
     const p = createHandlerPool({ maxThreads: 1, memoryMb: 128 })
     const out = await p.run({ file: echo.file, slug: 'echo' }, { msg: 'hi' }, { method: 'POST', accept: '*/*', providers: {}, allowPrivateNetwork: false }, 10000)
@@ -40,11 +42,8 @@ t.test('a process started as the Procfile starts it (--v8-pool-size=1 --heap-gro
 })
 
 t.test('run from source as npm start runs it (--import tsx), handler input and provider errors keep their kind', async (t) => {
-  const pool = pathToFileURL(path.resolve(here, '../../src/pool/handler-pool.ts')).href
-  const registry = pathToFileURL(path.resolve(here, '../../src/pool/handler-registry.ts')).href
   const script = `
-    const { createHandlerPool } = await import(${JSON.stringify(pool)})
-    const { loadHandlerRegistry } = await import(${JSON.stringify(registry)})
+    ${IMPORT_POOL}
     const handlers = await loadHandlerRegistry()
     const p = createHandlerPool({ maxThreads: 1, memoryMb: 256 })
     const ctx = { method: 'GET', accept: '*/*', providers: { FRANKFURTER_URL: 'http://127.0.0.1:1' }, allowPrivateNetwork: false }
