@@ -50,7 +50,7 @@ const env = {
   // the benchmark's upstream is on loopback, which the SSRF guard refuses by default
   TOLLGATE_ALLOW_PRIVATE_UPSTREAMS: 'true',
   LOG_LEVEL: 'silent',
-  // as in production: a proxy without the key adds a check of seller settings to every request
+  // as in production (a proxy without the key refuses seller endpoints whose settings it cannot read)
   TOLLGATE_MASTER_KEY: randomBytes(32).toString('hex'),
   // X402_RECOVERY_THREADS=0 compares recovery on the main thread
   ...(process.env.X402_RECOVERY_THREADS ? { X402_RECOVERY_THREADS: process.env.X402_RECOVERY_THREADS } : {}),
