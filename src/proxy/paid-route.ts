@@ -90,20 +90,22 @@ export function paidRoute(p: PaidRouteDeps) {
   const asset = config.chain.usdc.address.toLowerCase()
   const refreshing = new Set<string>()
 
-  async function readBalance(payer: `0x${string}`): Promise<bigint> {
-    return deps.chain.readContract({
+  /** balanceOf for one payer (the list `credit.readBalances` hands over holds just it) */
+  async function readBalance([payer]: string[]): Promise<bigint[]> {
+    const balance = await deps.chain.readContract({
       address: config.chain.usdc.address,
       abi: [{ type: 'function', name: 'balanceOf', stateMutability: 'view', inputs: [{ name: 'a', type: 'address' }], outputs: [{ type: 'uint256' }] }] as const,
       functionName: 'balanceOf',
-      args: [payer],
+      args: [payer as `0x${string}`],
     })
+    return [balance]
   }
 
   function refreshInBackground(payer: `0x${string}`, log: FastifyRequest['log']) {
     if (refreshing.has(payer)) return
     refreshing.add(payer)
-    readBalance(payer)
-      .then((b) => credit.setBalance(asset, payer, b))
+    credit
+      .readBalances(asset, [payer], readBalance)
       .catch((err) => log.warn({ err: (err as Error).message, payer }, 'balance refresh failed'))
       .finally(() => refreshing.delete(payer))
   }
@@ -218,11 +220,11 @@ export function paidRoute(p: PaidRouteDeps) {
         try {
           guard = await credit.reserve(reserveArgs)
           if (guard.result === 'unknown_balance') {
-            await credit.warm(asset, payer, await readBalance(payer))
+            await credit.warm(asset, payer, readBalance)
             guard = await credit.reserve(reserveArgs)
           } else if (guard.result === 'insufficient' && guard.stale) {
             // funded since the balance was cached (a top-up)? one read, at most every 30 s per payer
-            await credit.setBalance(asset, payer, await readBalance(payer))
+            await credit.readBalances(asset, [payer], readBalance)
             guard = await credit.reserve(reserveArgs)
           }
         } catch (err) {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import type { Redis } from 'ioredis'
 import { sql, type Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
@@ -19,13 +20,14 @@ export type GuardResult = 'ok' | 'nonce_used' | 'blocked' | 'insufficient' | 'un
 
 // The guard for a batch of payments, checked in arrival order in one script (so two payments of one
 // payer in the same batch see each other's exposure, exactly as two separate calls would).
-// Per payment, KEYS: nonce, balance, exposure, blocked, fresh (5 each); ARGV: value, nonceTtlMs (2 each).
-// Returns a flat list of [code, stale] pairs, code 0 ok, 1 nonce used, 2 blocked (reserved, settle
-// before serving), 3 insufficient, 4 unknown balance.
+// Per payment, KEYS: nonce, balance, exposure, blocked, fresh, rebuild (6 each); ARGV: value,
+// nonceTtlMs (2 each). Returns a flat list of [code, stale] pairs, code 0 ok, 1 nonce used, 2 blocked
+// (reserved, settle before serving), 3 insufficient, 4 unknown balance. While a rebuild of the
+// payer's exposure is under way, each reservation is also counted in the rebuild's hash.
 const GUARD_LUA = `
 local out = {}
 for i = 0, #ARGV / 2 - 1 do
-  local k = i * 5
+  local k = i * 6
   local value = ARGV[i * 2 + 1]
   local code, stale = 0, 0
   local bal = redis.call('GET', KEYS[k + 2])
@@ -36,6 +38,7 @@ for i = 0, #ARGV / 2 - 1 do
   elseif not redis.call('SET', KEYS[k + 1], '1', 'NX', 'PX', ARGV[i * 2 + 2]) then code = 1
   else
     redis.call('INCRBY', KEYS[k + 3], value)
+    if redis.call('EXISTS', KEYS[k + 6]) == 1 then redis.call('HINCRBY', KEYS[k + 6], 'd', value) end
     if redis.call('EXISTS', KEYS[k + 5]) == 0 then stale = 1 end
     if redis.call('EXISTS', KEYS[k + 4]) == 1 then code = 2 end
   end
@@ -45,15 +48,18 @@ end
 return out
 `
 // `value` leaves the payer's exposure. KEYS: exposure, and for a settled payment (the funds moved
-// on chain) also balance and fresh: then it leaves the cached balance in the same step, so no guard
-// in between sees the exposure gone and the old balance still there. Missing keys stay missing
-// (rebuilt from Postgres / the chain).
+// on chain) also balance, fresh and stamp: then it leaves the cached balance in the same step, so no
+// guard in between sees the exposure gone and the old balance still there, and the stamp moves on,
+// so a balance read before the transfer cannot be written over this one (see STAMPED_SET_LUA).
+// Missing keys stay missing (rebuilt from Postgres / the chain).
 const RELEASE_LUA = `
 if redis.call('EXISTS', KEYS[1]) == 1 then
   local left = redis.call('DECRBY', KEYS[1], ARGV[1])
   if left < 0 then redis.call('SET', KEYS[1], '0') end
 end
-if #KEYS == 3 then
+if #KEYS == 4 then
+  redis.call('INCR', KEYS[4])
+  redis.call('EXPIRE', KEYS[4], ARGV[2])
   local bal = redis.call('GET', KEYS[2])
   if bal then
     local rest = tonumber(bal) - tonumber(ARGV[1])
@@ -64,12 +70,46 @@ if #KEYS == 3 then
 end
 return 1
 `
+// A balance read from the chain is stored only if no payment of the payer settled since the read
+// began (the stamp is unchanged): otherwise it predates a transfer the cache already accounts for.
+// KEYS: balance, fresh, stamp; ARGV: balance, stamp seen before the read ('' for none), balance ttl s,
+// fresh ttl s. 1 when stored.
+const STAMPED_SET_LUA = `
+if (redis.call('GET', KEYS[3]) or '') ~= ARGV[2] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
+redis.call('SET', KEYS[2], '1', 'EX', ARGV[4])
+return 1
+`
+// Starts counting the payer's reservations for a rebuild of its exposure, unless one is under way.
+// KEYS: rebuild; ARGV: owner token, ttl ms. 1 when this caller owns the rebuild.
+const REBUILD_BEGIN_LUA = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'o', ARGV[1], 'd', '0')
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+`
+// Ends a rebuild: exposure = the open payments Postgres showed + what was reserved since the rebuild
+// began (those rows may not have been committed when Postgres was read). A caller that does not own
+// the rebuild (another one is under way, or it outlived its ttl) writes only a missing exposure.
+// KEYS: exposure, rebuild; ARGV: total from Postgres, owner token. Returns the exposure now stored.
+const REBUILD_END_LUA = `
+if redis.call('HGET', KEYS[2], 'o') == ARGV[2] then
+  local total = tonumber(ARGV[1]) + tonumber(redis.call('HGET', KEYS[2], 'd'))
+  redis.call('SET', KEYS[1], string.format('%d', total))
+  redis.call('DEL', KEYS[2])
+else
+  redis.call('SET', KEYS[1], ARGV[1], 'NX')
+end
+return redis.call('GET', KEYS[1])
+`
 const CODES: GuardResult[] = ['ok', 'nonce_used', 'blocked', 'insufficient', 'unknown_balance']
 
 /** Values above this cannot be tracked exactly in Redis; no USDC payer holds that much anyway. */
 export const MAX_TRACKED_VALUE = 2n ** 53n - 1n
 const BALANCE_TTL_S = 3600
 const FRESH_TTL_S = 30
+/** How long a rebuild may take before its count of reservations is dropped (its Postgres read timed out, or its process died). */
+const REBUILD_TTL_MS = 30_000
 
 type RedisWithGuard = Redis & { tollgateGuardBatch?: (numberOfKeys: number, ...args: (string | number)[]) => Promise<number[]> }
 
@@ -86,6 +126,8 @@ export function payerCredit(deps: { redis: Redis; db: Kysely<Database>; key(...p
     fresh: (asset: string, payer: string) => deps.key('balfresh', asset, payer),
     exposure: (asset: string, payer: string) => deps.key('exp', asset, payer),
     blocked: (payer: string) => deps.key('blocked', payer),
+    rebuild: (asset: string, payer: string) => deps.key('exprebuild', asset, payer),
+    stamp: (asset: string, payer: string) => deps.key('balstamp', asset, payer),
   }
 
   // Requests verified in the same turn share one script call: one round trip and one script run
@@ -97,7 +139,7 @@ export function payerCredit(deps: { redis: Redis; db: Kysely<Database>; key(...p
       const keys: string[] = []
       const argv: string[] = []
       for (const p of batch) {
-        keys.push(k.nonce(p.payer, p.nonce), k.balance(p.asset, p.payer), k.exposure(p.asset, p.payer), k.blocked(p.payer), k.fresh(p.asset, p.payer))
+        keys.push(k.nonce(p.payer, p.nonce), k.balance(p.asset, p.payer), k.exposure(p.asset, p.payer), k.blocked(p.payer), k.fresh(p.asset, p.payer), k.rebuild(p.asset, p.payer))
         argv.push(p.value.toString(), String(Math.max(1000, p.validBefore * 1000 - p.nowMs + 60_000)))
       }
       const flat = await redis.tollgateGuardBatch!(keys.length, ...keys, ...argv)
@@ -129,35 +171,63 @@ export function payerCredit(deps: { redis: Redis; db: Kysely<Database>; key(...p
      * should that read fail, the cache is still right.
      */
     async settled(p: { payer: string; asset: string; value: bigint }): Promise<void> {
-      await redis.eval(RELEASE_LUA, 3, k.exposure(p.asset, p.payer), k.balance(p.asset, p.payer), k.fresh(p.asset, p.payer), p.value.toString())
+      const keys = [k.exposure(p.asset, p.payer), k.balance(p.asset, p.payer), k.fresh(p.asset, p.payer), k.stamp(p.asset, p.payer)]
+      await redis.eval(RELEASE_LUA, 4, ...keys, p.value.toString(), String(BALANCE_TTL_S))
     },
     /** frees a nonce whose payment was never recorded, so the same header may be retried */
     async forgetNonce(payer: string, nonce: string): Promise<void> {
       await redis.del(k.nonce(payer, nonce))
     },
-    /** stores a freshly read on-chain balance */
+    /** stores an on-chain balance as read (tests and operators; the platform reads through `readBalances`) */
     async setBalance(asset: string, payer: string, balance: bigint): Promise<void> {
       await redis.multi().set(k.balance(asset, payer), balance.toString(), 'EX', BALANCE_TTL_S).set(k.fresh(asset, payer), '1', 'EX', FRESH_TTL_S).exec()
     },
-    /** recomputes exposure from Postgres (cold cache, after a flush, or periodically) */
+    /**
+     * Reads the payers' on-chain balances with `read` and caches each one, unless a payment of that
+     * payer settled while the read was under way (its balance may predate the transfer, which the
+     * cache already took off). Returns the balances read, in order.
+     */
+    async readBalances(asset: string, payers: string[], read: (payers: string[]) => Promise<bigint[]>): Promise<bigint[]> {
+      if (payers.length === 0) return []
+      const stamps = await redis.mget(payers.map((p) => k.stamp(asset, p)))
+      const balances = await read(payers)
+      await Promise.all(
+        payers.map((p, i) =>
+          redis.eval(STAMPED_SET_LUA, 3, k.balance(asset, p), k.fresh(asset, p), k.stamp(asset, p), balances[i]!.toString(), stamps[i] ?? '', String(BALANCE_TTL_S), String(FRESH_TTL_S)),
+        ),
+      )
+      return balances
+    },
+    /**
+     * Recomputes exposure from Postgres (cold cache, after a flush, or periodically). Payments
+     * reserved while Postgres is read may not have committed yet: they are counted in Redis during
+     * the rebuild and added, so the rebuild never drops a reservation. A payment released during
+     * the rebuild may stay counted until the next one (the payer is briefly under-credited, never
+     * over-credited).
+     */
     async rebuildExposure(asset: string, payer: string): Promise<bigint> {
+      const token = randomUUID()
+      await redis.eval(REBUILD_BEGIN_LUA, 1, k.rebuild(asset, payer), token, String(REBUILD_TTL_MS))
       const r = await sql<{ total: string | null }>`
         select coalesce(sum(value), 0)::text as total from payments
         where payer = ${payer} and asset = ${asset} and status in ('verified','served','settling')`.execute(deps.db)
-      const total = BigInt(r.rows[0]?.total ?? '0')
-      await redis.set(k.exposure(asset, payer), total.toString())
-      return total
+      const stored = (await redis.eval(REBUILD_END_LUA, 2, k.exposure(asset, payer), k.rebuild(asset, payer), r.rows[0]?.total ?? '0', token)) as string
+      return BigInt(stored)
     },
     /**
      * Cold cache (first sight of a payer, or after a Redis flush): read the balance once, rebuild
      * exposure and the block flag from Postgres. Later refreshes are background work.
      */
-    async warm(asset: string, payer: string, balance: bigint): Promise<void> {
+    async warm(asset: string, payer: string, read: (payers: string[]) => Promise<bigint[]>): Promise<void> {
       const blocked = await deps.db.selectFrom('payer_blocks').select('reason').where('payer', '=', payer).executeTakeFirst()
       if (blocked) await redis.set(k.blocked(payer), blocked.reason)
       else await redis.del(k.blocked(payer))
       await this.rebuildExposure(asset, payer)
-      await this.setBalance(asset, payer, balance)
+      // a payment of this payer settling during the read leaves the balance unwritten: read again
+      for (let i = 0; i < 3; i++) {
+        await this.readBalances(asset, [payer], read)
+        if ((await redis.exists(k.balance(asset, payer))) === 1) return
+      }
     },
     async isBlocked(payer: string): Promise<boolean> {
       return (await redis.exists(k.blocked(payer))) === 1

@@ -1,5 +1,7 @@
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
+import { sql } from 'kysely'
 import t from 'tap'
+import type { Deps } from '../../src/deps.js'
 import { payerCredit } from '../../src/services/payer-credit.js'
 import { testDeps } from '../helpers/test-env.js'
 
@@ -83,4 +85,105 @@ t.test('a settled payment leaves exposure and cached balance in one step', async
   await credit.settled({ payer: cold, asset, value: 1n })
   t.equal(await read(credit.keys.balance(asset, cold)), null, 'a payer not cached stays uncached (read from the chain at its next payment)')
   t.equal(await read(credit.keys.exposure(asset, cold)), null)
+})
+
+/** an open payment of `payer` as the proxy records it */
+async function recordOpen(deps: Deps, payer: string, asset: string, value: bigint) {
+  await deps.db
+    .insertInto('payments')
+    .values({
+      id: randomUUID(), resource: 'https://proxy/x/y/z', method: 'GET', x402_version: 2, network: 'eip155:84532', asset, payer, pay_to: hex(20), value: value.toString(),
+      valid_after: 0, valid_before: 2_000_000_000, nonce: hex(32), signature: '0xsig', status: 'served',
+    })
+    .execute()
+}
+
+async function until(what: string, check: () => Promise<boolean>) {
+  for (let i = 0; i < 500; i++) {
+    if (await check()) return
+    await new Promise((r) => setTimeout(r, 10))
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+// The rebuild reads Postgres, then stores the total. A payment reserved in between (its row not yet
+// committed when Postgres was read) used to be overwritten out of the exposure: the payer got that
+// much credit again.
+t.test('a rebuild of exposure keeps the reservations made while it reads Postgres', async (t) => {
+  const deps = await testDeps(t)
+  const credit = payerCredit(deps)
+  const asset = hex(20)
+  const payer = hex(20)
+  const nowMs = Date.now()
+  await credit.setBalance(asset, payer, 10_000n)
+  await recordOpen(deps, payer, asset, 700n)
+
+  // hold Postgres so both rebuilds (the second one concurrent, as two workers would be) wait on
+  // their read while a payment is reserved
+  let unlock!: () => void
+  const held = new Promise<void>((r) => (unlock = r))
+  let locked!: () => void
+  const lockTaken = new Promise<void>((r) => (locked = r))
+  const holder = deps.db.transaction().execute(async (trx) => {
+    await sql`lock table payments in access exclusive mode`.execute(trx)
+    locked()
+    await held
+  })
+  await lockTaken
+  const first = credit.rebuildExposure(asset, payer)
+  await until('the rebuild to start', async () => (await deps.redis.exists(credit.keys.rebuild(asset, payer))) === 1)
+  const second = credit.rebuildExposure(asset, payer)
+  const reserved = await credit.reserve({ payer, asset, nonce: hex(32), value: 300n, validBefore: Math.floor(nowMs / 1000) + 60, nowMs })
+  t.equal(reserved.result, 'ok')
+  unlock()
+  await holder
+  const totals = await Promise.all([first, second])
+  t.equal(await deps.redis.get(credit.keys.exposure(asset, payer)), '1000', 'the recorded 700 and the in-flight 300')
+  t.same(totals, [1000n, 1000n], 'each rebuild returns what is stored')
+  t.equal(await deps.redis.exists(credit.keys.rebuild(asset, payer)), 0, 'the rebuild leaves no count behind')
+
+  // a later reservation counts once, outside any rebuild
+  await credit.reserve({ payer, asset, nonce: hex(32), value: 5n, validBefore: Math.floor(nowMs / 1000) + 60, nowMs })
+  t.equal(await deps.redis.get(credit.keys.exposure(asset, payer)), '1005')
+
+  // a cold cache (flushed Redis) is rebuilt from Postgres alone
+  await deps.redis.del(credit.keys.exposure(asset, payer))
+  t.equal(await credit.rebuildExposure(asset, payer), 700n)
+})
+
+// A balance read from the chain before one of the payer's payments settled, and stored after the
+// settlement took that payment off the cached balance, used to put the spent amount back.
+t.test('a balance read that overlaps a settlement is not stored over it', async (t) => {
+  const deps = await testDeps(t)
+  const credit = payerCredit(deps)
+  const asset = hex(20)
+  const payer = hex(20)
+  const nowMs = Date.now()
+  await credit.setBalance(asset, payer, 5_000n)
+  t.equal((await credit.reserve({ payer, asset, nonce: hex(32), value: 3_000n, validBefore: Math.floor(nowMs / 1000) + 60, nowMs })).result, 'ok')
+  const read = await credit.readBalances(asset, [payer], async () => {
+    // the chain answered 5,000 (the block before the transfer); the settlement lands meanwhile
+    await credit.settled({ payer, asset, value: 3_000n })
+    return [5_000n]
+  })
+  t.same(read, [5_000n])
+  t.equal(await deps.redis.get(credit.keys.balance(asset, payer)), '2000', 'the settled-adjusted balance stays')
+  t.equal(await deps.redis.get(credit.keys.fresh(asset, payer)), null, 'and is still due for a refresh')
+
+  // with no settlement during the read, the balance read is stored and fresh
+  await credit.readBalances(asset, [payer], async () => [2_000n])
+  t.equal(await deps.redis.get(credit.keys.balance(asset, payer)), '2000')
+  t.equal(await deps.redis.get(credit.keys.fresh(asset, payer)), '1')
+
+  // first sight (cold cache): a settlement during the read makes warm() read again
+  const cold = hex(20)
+  let reads = 0
+  await credit.warm(asset, cold, async () => {
+    reads++
+    if (reads === 1) await credit.settled({ payer: cold, asset, value: 1n })
+    return [reads === 1 ? 900n : 899n]
+  })
+  t.equal(reads, 2, 'read twice')
+  t.equal(await deps.redis.get(credit.keys.balance(asset, cold)), '899')
+  t.equal(await deps.redis.get(credit.keys.exposure(asset, cold)), '0')
 })

@@ -137,9 +137,7 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
     const byAsset = new Map<string, Set<string>>()
     for (const m of moved) (byAsset.get(m.asset) ?? byAsset.set(m.asset, new Set()).get(m.asset)!).add(m.payer)
     for (const [asset, payers] of byAsset) {
-      const list = [...payers]
-      const bals = await balancesOf(chain, asset, list).catch(() => null)
-      if (bals) await Promise.allSettled(list.map((p, i) => credit.setBalance(asset, p, bals[i]!)))
+      await credit.readBalances(asset, [...payers], (list) => balancesOf(chain, asset, list)).catch(() => null)
     }
   }
 
@@ -499,11 +497,8 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
       const rows = await db.selectFrom('payments').select(['payer', 'asset']).distinct().where('status', 'in', ['verified', 'served', 'settling']).limit(limit).execute()
       for (const [asset, list] of groupBy(rows, (r) => r.asset)) {
         const payers = list.map((r) => r.payer)
-        const bals = await balancesOf(chain, asset, payers)
-        for (const [i, p] of payers.entries()) {
-          await credit.rebuildExposure(asset, p)
-          await credit.setBalance(asset, p, bals[i]!)
-        }
+        for (const p of payers) await credit.rebuildExposure(asset, p)
+        await credit.readBalances(asset, payers, (ps) => balancesOf(chain, asset, ps))
       }
       return rows.length
     },
