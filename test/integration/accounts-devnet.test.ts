@@ -2,6 +2,8 @@ import t from 'tap'
 import { createPublicClient, createTestClient, http, parseEther, type Address } from 'viem'
 import { mintUsdc } from '../../src/chain/devnet.js'
 import { usdcAbi } from '../../src/chain/usdc-abi.js'
+import { relayerLock } from '../../src/services/settlement/relayer.js'
+import { mintTestUsdc } from '../../src/services/wallets/faucet.js'
 import { accountsApp, userWithKey } from './accounts-fixtures.js'
 import { withDevnet } from '../helpers/devnet.js'
 
@@ -76,6 +78,35 @@ t.test('the dev-chain faucet funds the funding wallet by the documented amount',
 
   // the faucet needs an authenticated user
   t.equal((await app.inject({ method: 'POST', url: '/v1/funding-wallet/faucet', payload: {} })).statusCode, 401)
+})
+
+// Mints and the settlement worker send with the same relayer key from different processes: a mint
+// waits for the relayer's lock (held here as the worker would hold it), so their nonces never collide.
+t.test('a mint waits while another process holds the relayer', async (t) => {
+  const { deps, app } = await accountsApp(t, chainEnv)
+  const u = await userWithKey(deps)
+  const address = (await app.inject({ method: 'GET', url: '/v1/funding-wallet', headers: u.auth })).json().address as Address
+  const lock = relayerLock(deps.redis, deps.key)
+  const relayer = devnet.accounts.relayers[0]!.address
+  const token = await lock.acquire(relayer)
+  t.ok(token, 'the test holds the relayer, as a settling worker would')
+  const before = await usdcOf(address)
+  let done = false
+  const minting = app.inject({ method: 'POST', url: '/v1/funding-wallet/faucet', headers: u.auth, payload: { amount: '7000000' } }).then((r) => ((done = true), r))
+  await new Promise((r) => setTimeout(r, 700))
+  t.equal(done, false, 'no answer while the relayer is held')
+  t.equal(await usdcOf(address), before, 'nothing sent meanwhile')
+  await lock.release(relayer, token!)
+  const res = await minting
+  t.equal(res.statusCode, 201)
+  t.equal(await usdcOf(address), before + 7_000_000n, 'minted once the relayer was free')
+
+  // held for longer than a mint waits: 503 with a reason, nothing minted
+  const again = await lock.acquire(relayer)
+  t.teardown(() => lock.release(relayer, again!))
+  const err = await mintTestUsdc(deps, address, 1n, 300).catch((e: unknown) => e)
+  t.match(err, { statusCode: 503, code: 'service_unavailable', message: /relayer stayed busy/ })
+  t.equal(await usdcOf(address), before + 7_000_000n)
 })
 
 t.test('the faucet is refused on a non-dev deployment, even when the chain would accept a mint', async (t) => {

@@ -1,9 +1,11 @@
+import type { Redis } from 'ioredis'
 import { BaseError, createPublicClient, createWalletClient, defineChain, http, NonceTooLowError } from 'viem'
 import pLimit from 'p-limit'
 import { privateKeyToAccount } from 'viem/accounts'
 import type { Config } from '../../config.js'
 import { testUsdcAbi } from '../../chain/usdc-abi.js'
 import { appError } from '../../errors.js'
+import { relayerLock } from '../settlement/relayer.js'
 
 /** Most one faucet call hands out: 1,000 test USDC. */
 export const FAUCET_MAX = 1_000_000_000n
@@ -23,10 +25,30 @@ export function faucetAvailable(config: Pick<Config, 'deployment' | 'rpcUrl' | '
 // took the same one (the second was refused as "nonce too low" and answered 503).
 const oneAtATime = pLimit(1)
 
-/** Mints test USDC to `to` with the first relayer key; returns the transaction hash once mined. */
-export async function mintTestUsdc(config: Pick<Config, 'deployment' | 'rpcUrl' | 'relayerKeys' | 'chain'>, to: `0x${string}`, amount: bigint): Promise<`0x${string}`> {
+/** How long a mint waits for the relayer while other processes (web, settlement worker) use it. */
+export const FAUCET_LOCK_WAIT_MS = 20_000
+
+type FaucetDeps = { config: Pick<Config, 'deployment' | 'rpcUrl' | 'relayerKeys' | 'chain'>; redis: Redis; key(...p: string[]): string }
+
+/**
+ * Mints test USDC to `to` with the first relayer key; returns the transaction hash once mined. The
+ * mint holds the relayer's lock, the one the settlement worker sends under, so mints from several
+ * web processes and the worker's batches never pick the same nonce.
+ */
+export async function mintTestUsdc(deps: FaucetDeps, to: `0x${string}`, amount: bigint, waitMs = FAUCET_LOCK_WAIT_MS): Promise<`0x${string}`> {
+  const { config } = deps
   if (!faucetAvailable(config)) throw appError('faucet_unavailable')
-  return oneAtATime(() => mintOnce(config, to, amount))
+  const lock = relayerLock(deps.redis, deps.key)
+  const relayer = privateKeyToAccount(config.relayerKeys[0]!).address
+  return oneAtATime(async () => {
+    const deadline = Date.now() + waitMs
+    for (;;) {
+      const held = await lock.hold(relayer, () => mintOnce(config, to, amount))
+      if (held) return held.value
+      if (Date.now() >= deadline) throw appError('service_unavailable', { detail: 'the dev chain relayer stayed busy settling payments; try the faucet again' })
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  })
 }
 
 async function mintOnce(config: Pick<Config, 'rpcUrl' | 'relayerKeys' | 'chain'>, to: `0x${string}`, amount: bigint): Promise<`0x${string}`> {
@@ -37,7 +59,7 @@ async function mintOnce(config: Pick<Config, 'rpcUrl' | 'relayerKeys' | 'chain'>
     rpcUrls: { default: { http: [config.rpcUrl!] } },
   })
   const wallet = createWalletClient({ account: privateKeyToAccount(config.relayerKeys[0]!), chain, transport: http(config.rpcUrl) })
-  // the settling worker (another process) sends with the same key: a nonce it took is tried again
+  // a nonce taken outside the lock (a transaction sent by hand with the same key) is tried again
   for (let attempt = 1; ; attempt++) {
     try {
       const hash = await wallet.writeContract({ address: config.chain.usdc.address, abi: testUsdcAbi, functionName: 'mint', args: [to, amount] })

@@ -41,7 +41,7 @@ export async function fundingWalletRoutes(app: FastifyInstance, ctx: V1Context) 
       const amount = BigInt(atomicAmount('amount', request.body?.amount ?? '100000000', { positive: true })!)
       if (amount > FAUCET_MAX) throw appError('invalid_parameter', { param: 'amount', detail: `at most ${FAUCET_MAX} (1,000 USDC) per call` }, { details: { param: 'amount' } })
       const w = await ensureFundingWallet(db, requireMasterKey(config), request.principal!.userId)
-      const txHash = await mintTestUsdc(config, w.address as `0x${string}`, amount)
+      const txHash = await mintTestUsdc(ctx.deps, w.address as `0x${string}`, amount)
       return reply.code(201).send({ object: 'faucet_mint', address: w.address, amount: amount.toString(), tx_hash: txHash })
     },
   )
