@@ -309,11 +309,19 @@ t.test('every web route, seeded junk: never a 5xx, every refusal in the error sh
     }
   }
 
-  /** One seeded request for a route: some of path, query, body, headers and credential mutated. */
-  function mutate(r: Route): { req: InjectOptions; what: string[] } {
+  /**
+   * One seeded request for a route: some of path, query, body, headers and credential mutated.
+   * `onlyField`: the request is the route's seed body, sent as its owner, with just that one field
+   * made junk (a refusal of it must name that field).
+   */
+  function mutate(r: Route): { req: InjectOptions; what: string[]; onlyField?: string } {
     const what: string[] = []
+    let onlyField: string | undefined
+    let clean = true
     const own = ownAuth(r.url)
-    const auth: Auth = rnd() < 0.75 ? pick(own) : pick(['none', 'api', 'session', 'agent', 'operator', 'junk'] as const)
+    const ownAuthUsed = rnd() < 0.75
+    const auth: Auth = ownAuthUsed ? pick(own) : pick(['none', 'api', 'session', 'agent', 'operator', 'junk'] as const)
+    if (!ownAuthUsed) clean = false
     what.push(`auth=${auth}`)
     const headers: Record<string, string> = { ...authHeaders(auth), 'x-forwarded-for': `203.0.113.${int(250)}` }
 
@@ -323,6 +331,7 @@ t.test('every web route, seeded junk: never a 5xx, every refusal in the error sh
     let path = r.url.replace(/:(\w+)/g, (_, name: string) => (name === junkParam ? pick(JUNK_PATH) : encodeURIComponent(realParam(r.url, name))))
     path = path.replace(/\*$/, () => (junkParam === '*' ? pick(JUNK_PATH) : 'index.html'))
     if (junkParam) what.push(`path ${junkParam}`)
+    if (junkParam) clean = false
 
     // query: none, known names with junk values, unknown names, repeated names, raw junk
     let query = ''
@@ -337,6 +346,7 @@ t.test('every web route, seeded junk: never a 5xx, every refusal in the error sh
       what.push(`query ${query.slice(0, 120)}`)
     }
     const url = query ? `${path}?${query}` : path
+    if (query) clean = false
 
     const req: InjectOptions = { method: r.method as InjectOptions['method'], url, headers }
     const bodied = r.method === 'POST' || r.method === 'PUT' || r.method === 'PATCH' || (r.method === 'DELETE' && rnd() < 0.15)
@@ -360,11 +370,13 @@ t.test('every web route, seeded junk: never a 5xx, every refusal in the error sh
       } else if (b < 0.62 && fields.length) {
         // one field junk, sometimes two or three
         let mutated = body
-        for (let i = rnd() < 0.7 ? 1 : 2 + int(2); i > 0; i--) {
+        const count = rnd() < 0.7 ? 1 : 2 + int(2)
+        for (let i = count; i > 0; i--) {
           const field = pick(fields)
           const value = pick(JUNK_VALUES)
           mutated = setAt(mutated, field, value)
           what.push(`${field}=${JSON.stringify(value).slice(0, 60)}`)
+          if (count === 1) onlyField = field
         }
         text = JSON.stringify(mutated)
       } else if (b < 0.7 && fields.length) {
@@ -401,13 +413,14 @@ t.test('every web route, seeded junk: never a 5xx, every refusal in the error sh
       what.push(`${h} ${JSON.stringify(headers[h]!.slice(0, 20))}`)
       // light-my-request computes its own length; a junk one stays junk only without a payload
       if (h === 'content-length' && req.payload !== undefined) delete headers[h]
+      clean = false
     }
-    return { req, what }
+    return { req, what, onlyField: clean ? onlyField : undefined }
   }
 
   const failures: string[] = []
   const statuses = new Map<number, number>()
-  const check = (r: Route, url: string, what: string[], res: LightMyRequestResponse) => {
+  const check = (r: Route, url: string, what: string[], res: LightMyRequestResponse, onlyField?: string) => {
     statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1)
     const where = `${r.method} ${url.length > 300 ? url.slice(0, 300) + '…' : url} (${r.url}) [${what.join('; ')}]`
     if (res.statusCode >= 500) return void failures.push(`${where} → ${res.statusCode} ${res.body.slice(0, 200)}`)
@@ -424,7 +437,19 @@ t.test('every web route, seeded junk: never a 5xx, every refusal in the error sh
     // that one passes there (ops/index.ts renders the board's 5xx in ours).
     const boardShaped = r.url.startsWith('/ops/queues/api/') && typeof (body?.error as { key?: unknown } | undefined)?.key === 'string'
     if (!shaped && !boardShaped) failures.push(`${where} → ${res.statusCode} not in the error shape: ${res.body.slice(0, 200)}`)
+    // a valid body with one field made junk, refused as bad input: the refusal names that field (or
+    // the part of it at fault), so the caller knows what to fix
+    if (onlyField && seedAccepted.has(`${r.method} ${r.url}`) && res.statusCode === 400 && body) {
+      namedChecks++
+      const said = `${String(body.message)} ${JSON.stringify(body.details ?? '')} ${String(body.param ?? '')}`
+      const named = onlyField.split('.').some((part) => !/^\d+$/.test(part) && said.includes(part))
+      if (!named) unnamed.push(`${where} → 400 does not name ${onlyField}: ${res.body.slice(0, 200)}`)
+    }
   }
+  const unnamed: string[] = []
+  let namedChecks = 0
+  /** routes whose seed body, sent as its owner, is not refused as bad input (so a refusal of a one-field change is about that field) */
+  const seedAccepted = new Set<string>()
 
   // mutations per method: reads are cheap to vary less; HEAD answers carry no body to check
   // (FUZZ_SCALE multiplies them for a longer run by hand)
@@ -435,13 +460,34 @@ t.test('every web route, seeded junk: never a 5xx, every refusal in the error sh
   const sorted = [...routes].sort((a, b) => order.indexOf(a.method) - order.indexOf(b.method))
   let sent = 0
   for (const r of sorted) {
+    if (r.method === 'POST' || r.method === 'PUT' || r.method === 'PATCH') {
+      const path = r.url.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(realParam(r.url, name))).replace(/\*$/, 'index.html')
+      const res = await app.inject({ method: r.method, url: path, headers: { ...authHeaders(ownAuth(r.url)[0]!), 'content-type': 'application/json' }, payload: JSON.stringify(seedBody(r).body) })
+      if (res.statusCode !== 400) seedAccepted.add(`${r.method} ${r.url}`)
+      await restore()
+    }
     for (let i = 0; i < (PER_METHOD[r.method] ?? 10) * scale; i++) {
-      const { req, what } = mutate(r)
+      const { req, what, onlyField } = mutate(r)
       const res = await app.inject(req)
       sent++
-      check(r, req.url as string, what, res)
+      check(r, req.url as string, what, res, onlyField)
     }
     if (r.method === 'GET' || r.method === 'HEAD') continue
+    // then each field of a body that passes validation, made junk on its own: refused or not, never a
+    // 5xx, and a 400 names the field
+    if (seedAccepted.has(`${r.method} ${r.url}`)) {
+      const { body, fields } = seedBody(r)
+      const path = r.url.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(realParam(r.url, name))).replace(/\*$/, 'index.html')
+      for (const field of fields.slice(0, 40)) {
+        for (let i = 0; i < 3; i++) {
+          const value = pick(JUNK_VALUES)
+          const req: InjectOptions = { method: r.method as InjectOptions['method'], url: path, headers: { ...authHeaders(pick(ownAuth(r.url))), 'content-type': 'application/json' }, payload: JSON.stringify(setAt(body, field, value)) }
+          check(r, path, [`only ${field}=${JSON.stringify(value).slice(0, 60)}`], await app.inject(req), field)
+          sent++
+        }
+      }
+      await restore()
+    }
     // then a burst of the same well-formed request at once, half of it under one Idempotency-Key:
     // creations racing each other must meet a conflict or a replay, not a unique-violation 500
     const key = `burst-${int(1e9)}`
@@ -455,6 +501,9 @@ t.test('every web route, seeded junk: never a 5xx, every refusal in the error sh
     await restore()
   }
   t.same(failures.slice(0, 40), [], `no 5xx and no shapeless refusal in ${sent} requests (seed ${seed}, ${failures.length} failures): ${JSON.stringify([...statuses].sort((a, b) => a[0] - b[0]))}`)
+  t.same(unnamed.slice(0, 40), [], `every 400 for one junk field names it (${namedChecks} such refusals, ${unnamed.length} do not)`)
+  t.ok(namedChecks > 150, 'enough one-field refusals were checked')
+  t.ok(seedAccepted.size > 20, `the seed bodies of ${seedAccepted.size} writing routes pass validation, so their one-field refusals are checked`)
 
   // the app still answers normal requests, its fixtures intact
   t.equal((await app.inject({ url: '/healthz' })).statusCode, 200, 'healthz')
