@@ -3,8 +3,19 @@ import type { Redis } from 'ioredis'
 import { keccak256, parseTransaction, type Address, type Hex, type PrivateKeyAccount, type PublicClient } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 
+/** A settlement relayer whose key is configured: it signs batches and their fee-bump replacements. */
 export interface Relayer {
   account: PrivateKeyAccount
+  address: Address
+}
+
+/**
+ * A relayer known by its address only: its key was removed from RELAYER_PRIVATE_KEYS while a batch
+ * of its was pending. Its batches can still be read and their signed transactions rebroadcast
+ * (that needs no key), never replaced.
+ */
+export interface WatchOnlyRelayer {
+  account?: undefined
   address: Address
 }
 

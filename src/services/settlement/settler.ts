@@ -24,7 +24,7 @@ import {
   type FailureReason,
 } from './chain-ops.js'
 import { facilitatorClient, type FacilitatorClient } from './facilitator.js'
-import { broadcast, relayerLock, relayersFromKeys, signRelayerTx, signReplacement, type Relayer } from './relayer.js'
+import { broadcast, relayerLock, relayersFromKeys, signRelayerTx, signReplacement, type Relayer, type WatchOnlyRelayer } from './relayer.js'
 import { claimServed, readyGroups, transition, type Moved } from './transitions.js'
 
 /** Crash points for tests: a hook that throws stops the batch exactly there, as a kill would. */
@@ -257,10 +257,18 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
 
   /**
    * Resolves this relayer's pending batches (left by a crash or a timeout). Returns false while a
-   * batch is still in flight: the relayer must not send anything else yet.
+   * batch is still in flight: the relayer must not send anything else yet. A watch-only relayer
+   * (its key no longer configured) gets the same but for the fee-bump replacement.
    */
-  async function resolvePending(relayer: Relayer, stats: SettleStats, waitMs = receiptTimeoutMs): Promise<boolean> {
+  async function resolvePending(relayer: Relayer | WatchOnlyRelayer, stats: SettleStats, waitMs = receiptTimeoutMs): Promise<boolean> {
     const pending = await db.selectFrom('settlement_batches').selectAll().where('relayer', '=', relayer.address.toLowerCase()).where('status', '=', 'pending').orderBy('nonce').execute()
+    if (!relayer.account && pending.length > 0) {
+      // only the sweep resolves a watch-only relayer, once per sweep: one warning per relayer and sweep
+      log.warn(
+        { relayer: relayer.address, batches: pending.map((b) => b.id) },
+        'settlement: pending batches of a relayer whose key is not configured are rebroadcast, never fee-bumped; restore its key to RELAYER_PRIVATE_KEYS to allow replacements',
+      )
+    }
     for (const b of pending) {
       let receipt = await chain.getTransactionReceipt({ hash: b.tx_hash as Hex }).catch(() => null)
       if (!receipt) {
@@ -287,9 +295,10 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
    * no room, the recorded transaction is rebroadcast. The replacement is recorded before it is
    * sent. Should the old transaction be mined after all, the new hash never gets a receipt, the
    * nonce is used, and the batch is rechecked from authorizationState and the logs, as any other.
+   * A watch-only relayer has no key to sign a replacement: its transaction is only rebroadcast.
    */
-  async function replaceOrRebroadcast(relayer: Relayer, b: { id: string; tx_hash: string; raw_tx: string; updated_at: Date }): Promise<Hex> {
-    if (Date.now() - new Date(b.updated_at).getTime() >= replaceAfterMs) {
+  async function replaceOrRebroadcast(relayer: Relayer | WatchOnlyRelayer, b: { id: string; tx_hash: string; raw_tx: string; updated_at: Date }): Promise<Hex> {
+    if (relayer.account && Date.now() - new Date(b.updated_at).getTime() >= replaceAfterMs) {
       const next = await signReplacement(chain, relayer, b.raw_tx as Hex, feeCap).catch((err) => {
         log.warn({ batch: b.id, err: errorSummary(err) }, 'settlement batch replacement could not be signed; rebroadcasting')
         return null
@@ -461,6 +470,7 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
     /**
      * The recovery sweep: pending batches are resolved from their receipts, `settling` payments
      * with no live batch are rechecked on chain, `verified` ones the proxy never finished are voided.
+     * Batches of a relayer whose key is no longer configured are resolved watch-only (by address).
      */
     async sweep(): Promise<SettleStats & { voided: number }> {
       const stats = emptyStats()
@@ -474,9 +484,7 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
       }
       const withPending = await db.selectFrom('settlement_batches').select('relayer').distinct().where('status', '=', 'pending').where('created_at', '<', new Date(Date.now() - Math.min(stuckAfterMs, receiptTimeoutMs))).execute()
       for (const { relayer } of withPending) {
-        const idx = relayers.findIndex((r) => r.address.toLowerCase() === relayer)
-        if (idx < 0) continue
-        const r = relayers[idx]!
+        const r: Relayer | WatchOnlyRelayer = relayers.find((k) => k.address.toLowerCase() === relayer) ?? { address: getAddress(relayer) }
         await step(`pending batches of relayer ${r.address}`, () => lock.hold(r.address, () => resolvePending(r, stats, 5_000)))
       }
       const stuck = await sql<Payment>`
