@@ -256,9 +256,30 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
   }
 
   /**
+   * True once no block can carry any of the batch's transfers: the latest block is at or past every
+   * authorization's validBefore (later blocks are not earlier, and the token refuses a transfer in a
+   * block at or past it). Expiry by the settler's clock with its margin, as `recheck` judges it, is
+   * required too, so the recheck that follows fails those payments rather than requeueing them.
+   */
+  async function pastEveryValidBefore(batchId: string): Promise<boolean> {
+    const row = await db
+      .selectFrom('settlement_batch_items as i')
+      .innerJoin('payments as p', 'p.id', 'i.payment_id')
+      .select((e) => e.fn.max('p.valid_before').as('last'))
+      .where('i.batch_id', '=', batchId)
+      .executeTakeFirst()
+    if (row?.last == null) return false
+    const last = BigInt(row.last)
+    if (last > BigInt(Math.floor(Date.now() / 1000) + marginS)) return false
+    const head = await chain.getBlock({ blockTag: 'latest' })
+    return head.timestamp >= last
+  }
+
+  /**
    * Resolves this relayer's pending batches (left by a crash or a timeout). Returns false while a
    * batch is still in flight: the relayer must not send anything else yet. A watch-only relayer
-   * (its key no longer configured) gets the same but for the fee-bump replacement.
+   * (its key no longer configured) gets the same but for the fee-bump replacement; its batch that no
+   * block can carry any more is dropped, since without a key nothing else would ever end it.
    */
   async function resolvePending(relayer: Relayer | WatchOnlyRelayer, stats: SettleStats, waitMs = receiptTimeoutMs): Promise<boolean> {
     const pending = await db.selectFrom('settlement_batches').selectAll().where('relayer', '=', relayer.address.toLowerCase()).where('status', '=', 'pending').orderBy('nonce').execute()
@@ -278,6 +299,14 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
           await db.updateTable('settlement_batches').set({ status: 'dropped', updated_at: new Date() }).where('id', '=', b.id).execute()
           log.warn({ batch: b.id, relayer: relayer.address, nonce: String(b.nonce), txHash: b.tx_hash }, 'settlement batch dropped: its nonce was used by another transaction; rechecking its payments')
           await recheck(await batchPayments(b.id), stats)
+          continue
+        }
+        if (!relayer.account && (await pastEveryValidBefore(b.id))) {
+          await db.updateTable('settlement_batches').set({ status: 'dropped', updated_at: new Date() }).where('id', '=', b.id).where('status', '=', 'pending').execute()
+          log.warn({ batch: b.id, relayer: relayer.address, nonce: String(b.nonce), txHash: b.tx_hash }, 'settlement batch dropped: every authorization in it has expired and its relayer key is not configured; rechecking its payments')
+          await recheck(await batchPayments(b.id), stats)
+          // it moves nothing now, but mined it uses its nonce, which the relayer's later batches wait for
+          if (pending.some((o) => Number(o.nonce) > Number(b.nonce))) await broadcast(chain, b.raw_tx as Hex).catch((err) => log.warn({ batch: b.id, txHash: b.tx_hash, err: errorSummary(err) }, 'rebroadcast failed'))
           continue
         }
         const hash = await replaceOrRebroadcast(relayer, b)
