@@ -5,6 +5,7 @@ import { MULTICALL3_ADDRESS } from '../../chain/multicall3-abi.js'
 import { eip3009Types, usdcAbi } from '../../chain/usdc-abi.js'
 import type { Database, Payment } from '../../db/database.js'
 import type { Deps } from '../../deps.js'
+import { errorSummary } from '../../logger.js'
 import { invalid } from '../accounts/validate.js'
 import { findAuthorizationOutcome, reasonFromRevert, transferCallData, usedAuthorizations } from '../settlement/chain-ops.js'
 import { broadcast, relayerLock, relayersFromKeys, signRelayerTx, type Relayer } from '../settlement/relayer.js'
@@ -358,7 +359,9 @@ export function createTopups(deps: Deps, opts: TopupOptions = {}) {
 
   async function recordFailure(t: Topup, err: unknown): Promise<Topup['status']> {
     const attempts = t.attempts + 1
-    const error = err instanceof Error ? err.message : String(err)
+    // shown to the user (GET /v1/agents/{address}/top-ups) and logged: viem's full message would carry
+    // the operator's RPC URL, which often holds the provider's API key
+    const error = errorSummary(err)
     if (attempts >= maxAttempts) {
       await update(t.id, { status: 'failed', attempts, error, locked_until: null })
       log.error({ topup: t.id, agent: t.agent_address, amount: t.amount, attempts, error }, 'top-up failed')
