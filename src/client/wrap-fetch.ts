@@ -63,6 +63,7 @@ export function wrapFetch(fetchImpl: FetchLike, opts: WrapFetchOptions): (input:
     const first = await fetchImpl(request)
     if (first.status !== 402) return first
     const ch = await readChallenge(first)
+    request.signal.throwIfAborted() // aborted while the 402 was read: sign nothing
     const signed = await payer.sign(ch, request)
     retry.headers.set(signed.header, signed.value)
     const res = (await fetchImpl(retry)) as PaidResponse
@@ -123,7 +124,8 @@ function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Payer {
       // the v1 body first (paid with X-PAYMENT); the v2 header when the platform can pay nothing in it
       const raws = ch.offered.length > 0 ? ch.offered.map((o) => o.raw) : [ch.raw]
       for (let i = 0; ; i++) {
-        const res = await fetchImpl(`${base}/v1/agent/payments`, { method: 'POST', headers, body: JSON.stringify({ url: request.url, method: request.method, challenge: raws[i] }) })
+        // the caller's signal: an abort while the platform signs leaves nothing to retry with
+        const res = await fetchImpl(`${base}/v1/agent/payments`, { method: 'POST', headers, body: JSON.stringify({ url: request.url, method: request.method, challenge: raws[i] }), signal: request.signal })
         const body = (await res.json().catch(() => ({}))) as Record<string, unknown>
         if (res.ok) {
           return { header: body.header as Signed['header'], value: body.value as string, amount: body.amount as string, payTo: body.pay_to as string, payer: body.payer as string, network: body.network as string, agentPaymentId: body.payment_id as string }

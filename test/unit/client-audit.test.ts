@@ -1,0 +1,77 @@
+import t from 'tap'
+import { wrapFetch, type FetchLike } from '../../src/client/wrap-fetch.js'
+
+// A seller that always asks for 0.001 USDC (x402 v1) and serves a paid retry, and a stand-in for
+// the platform's agent payment API, both behind one fetch: what the wrapper sends where.
+const API = 'http://api.test'
+const SELLER = 'http://seller.test/paid'
+const challenge = {
+  x402Version: 1,
+  accepts: [{ scheme: 'exact', network: 'base-sepolia', maxAmountRequired: '1000', resource: SELLER, payTo: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC', maxTimeoutSeconds: 300, asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e', extra: { name: 'USDC', version: '2' } }],
+}
+const signed = { object: 'agent_payment', payment_id: '00000000-0000-4000-8000-000000000001', header: 'X-PAYMENT', value: 'cGFpZA==', amount: '1000', pay_to: challenge.accepts[0]!.payTo, payer: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', network: 'base-sepolia' }
+
+function world(opts: { platform?: (init: RequestInit | undefined) => Promise<Response> | Response; after402?: () => void } = {}) {
+  const calls: Array<{ url: string; headers: Headers }> = []
+  const f: FetchLike = async (input, init) => {
+    const req = new Request(input, init)
+    calls.push({ url: req.url, headers: req.headers })
+    if (req.url === `${API}/v1/agent/payments`) return opts.platform ? opts.platform(init) : Response.json(signed, { status: 201 })
+    if (req.url.startsWith(`${API}/v1/agent/payments/`)) return Response.json({}, { status: 200 })
+    req.signal.throwIfAborted()
+    if (req.url === 'http://seller.test/free') return new Response('free')
+    const text = await req.text()
+    if (!req.headers.has('x-payment')) {
+      opts.after402?.()
+      return Response.json(challenge, { status: 402 })
+    }
+    return new Response(`served${text ? `: ${text}` : ''}`)
+  }
+  return { f, calls, signs: () => calls.filter((c) => c.url === `${API}/v1/agent/payments`).length, sellerCalls: () => calls.filter((c) => c.url === SELLER).length }
+}
+
+t.test('wrapFetch: an aborted call has nothing signed for it', async (t) => {
+  const ac = new AbortController()
+  const w = world({ after402: () => ac.abort() })
+  const pay = wrapFetch(w.f, { baseUrl: API, agentKey: 'ak_test_x' })
+  await t.rejects(pay(SELLER, { signal: ac.signal }), { name: 'AbortError' })
+  t.equal(w.signs(), 0, 'aborted after the 402: the platform is not asked to sign')
+  t.equal(w.sellerCalls(), 1, 'no paid retry')
+})
+
+t.test('wrapFetch: the signal reaches the platform signing call', async (t) => {
+  const ac = new AbortController()
+  let seen: AbortSignal | null | undefined
+  const w = world({
+    platform: (init) => {
+      seen = init?.signal
+      ac.abort()
+      init?.signal?.throwIfAborted()
+      return Response.json(signed, { status: 201 })
+    },
+  })
+  const pay = wrapFetch(w.f, { baseUrl: API, agentKey: 'ak_test_x' })
+  await t.rejects(pay(SELLER, { signal: ac.signal }), { name: 'AbortError' })
+  t.ok(seen, 'the signing request carries the caller signal')
+  t.equal(w.sellerCalls(), 1, 'no paid retry after the abort')
+})
+
+t.test('wrapFetch: a non-402 answer is returned as is; a stream body is sent intact on the paid retry', async (t) => {
+  const w = world()
+  const pay = wrapFetch(w.f, { baseUrl: API, agentKey: 'ak_test_x' })
+  const free = await pay('http://seller.test/free')
+  t.equal(free.status, 200)
+  t.equal(await free.text(), 'free')
+  t.equal(w.signs(), 0, 'nothing signed for a free answer')
+  const enc = new TextEncoder()
+  const body = new ReadableStream({
+    start(c) {
+      c.enqueue(enc.encode('part one, '))
+      c.enqueue(enc.encode('part two'))
+      c.close()
+    },
+  })
+  const res = await pay(SELLER, { method: 'POST', body, duplex: 'half' } as RequestInit)
+  t.equal(await res.text(), 'served: part one, part two')
+  t.equal(w.signs(), 1)
+})
