@@ -128,6 +128,10 @@ function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Payer {
         const res = await fetchImpl(`${base}/v1/agent/payments`, { method: 'POST', headers, body: JSON.stringify({ url: request.url, method: request.method, challenge: raws[i] }), signal: request.signal })
         const body = (await res.json().catch(() => ({}))) as Record<string, unknown>
         if (res.ok) {
+          // e.g. a dashboard or proxy address that answers every path: never retry with a junk header
+          if ((body.header !== 'X-PAYMENT' && body.header !== 'PAYMENT-SIGNATURE') || typeof body.value !== 'string') {
+            throw new Error(`the platform at ${base} answered ${res.status} without a signed payment: is that the Tollgate API address?`)
+          }
           return { header: body.header as Signed['header'], value: body.value as string, amount: body.amount as string, payTo: body.pay_to as string, payer: body.payer as string, network: body.network as string, agentPaymentId: body.payment_id as string }
         }
         const { code, message, statusCode: _s, error: _e, ...details } = body

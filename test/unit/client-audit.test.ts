@@ -56,6 +56,20 @@ t.test('wrapFetch: the signal reaches the platform signing call', async (t) => {
   t.equal(w.sellerCalls(), 1, 'no paid retry after the abort')
 })
 
+t.test('wrapFetch: a 2xx from baseUrl that is not a signed payment is a clear error, not a retry with a junk header', async (t) => {
+  const w = world({ platform: () => new Response('<!doctype html><title>dashboard</title>', { status: 200, headers: { 'content-type': 'text/html' } }) })
+  const pay = wrapFetch(w.f, { baseUrl: API, agentKey: 'ak_test_secret' })
+  const err = await pay(SELLER).then(
+    () => undefined,
+    (e: Error) => e,
+  )
+  t.ok(err, 'rejects')
+  t.match(err?.message, /http:\/\/api\.test answered 200 without a signed payment/)
+  t.notMatch(err?.message, /ak_test_secret/, 'no key in the message')
+  t.equal(w.sellerCalls(), 1, 'the seller is not called again')
+  t.notOk(w.calls.some((c) => c.headers.has('undefined')), 'no "undefined" header sent anywhere')
+})
+
 t.test('wrapFetch: a non-402 answer is returned as is; a stream body is sent intact on the paid retry', async (t) => {
   const w = world()
   const pay = wrapFetch(w.f, { baseUrl: API, agentKey: 'ak_test_x' })
