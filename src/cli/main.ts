@@ -106,12 +106,12 @@ export async function runCli(argv: string[], io: Io = processIo()): Promise<numb
       case 'users': {
         if (rest.includes('--help') || rest.includes('-h')) return help(io, 'usage: tollgate users create --email <email> [--password <password> | env TOLLGATE_USER_PASSWORD]\n')
         const { createUserCli } = await import('./users.js')
-        const code = await createUserCli(rest, { out: (l) => io.stdout(l + '\n'), err: io.stderr, env: io.env })
+        const code = await createUserCli(rest, { out: (l) => io.stdout(l + '\n'), err: (l) => io.stderr(l + '\n'), env: io.env })
         return code === 2 ? EXIT.usage : code
       }
       case 'keys': {
         const { keysCli } = await import('./keys.js')
-        const code = await keysCli(rest, { out: (l) => io.stdout(l + '\n'), err: io.stderr, env: io.env })
+        const code = await keysCli(rest, { out: (l) => io.stdout(l + '\n'), err: (l) => io.stderr(l + '\n'), env: io.env })
         return code === 2 ? EXIT.usage : code
       }
       case 'devnet':
