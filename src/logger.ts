@@ -54,13 +54,37 @@ function requestSerializer(req: FastifyRequest) {
   }
 }
 
-/** pino's error serializer with query strings blanked in the message and stack (a failed URL often carries one). */
-function errorSerializer(err: Error) {
-  const out = stdSerializers.err(err)
-  if (typeof out.message === 'string') out.message = withoutQuery(out.message)
-  if (typeof out.stack === 'string') out.stack = withoutQuery(out.stack)
-  return out
+/** An absolute URL: scheme, optional userinfo, host, then whatever follows up to a space or quote. */
+const ABSOLUTE_URL = /\b([a-z][a-z0-9+.-]*:\/\/)(?:[^\s/@"']*@)?([^\s/?#"']+)[^\s"']*/gi
+
+/** Absolute URLs cut to scheme and host, and any other path's query blanked: RPC URLs hold an API key in the path or the query. */
+function withoutUrlSecrets(text: string): string {
+  return withoutQuery(text.replace(ABSOLUTE_URL, '$1$2/…'))
 }
+
+/** Every string in a serialized error, URL secrets removed; copies, never changes, what the error object holds. */
+function scrubbed(v: unknown, depth: number): unknown {
+  if (typeof v === 'string') return withoutUrlSecrets(v)
+  if (depth > 4 || v === null || typeof v !== 'object') return v
+  if (Array.isArray(v)) return v.map((x) => scrubbed(x, depth + 1))
+  // a value that renders itself (Date, Buffer) stays; plain objects and nested serialized errors are walked
+  if (ArrayBuffer.isView(v) || typeof (v as { toJSON?: unknown }).toJSON === 'function') return v
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, scrubbed(x, depth + 1)]))
+}
+
+/**
+ * pino's error serializer with URL secrets removed from every field: viem's errors repeat the RPC
+ * URL in their message, stack, `url` and `metaMessages`. An error logged as its message alone
+ * (`{ err: err.message }`) is cleaned the same way.
+ */
+function errorSerializer(err: Error): SerializedError {
+  // pino hands the serializer whatever is logged under `err`, a bare message included
+  const e: unknown = err
+  if (typeof e === 'string') return withoutUrlSecrets(e) as unknown as SerializedError
+  if (e === null || typeof e !== 'object') return e as SerializedError
+  return scrubbed({ ...stdSerializers.err(err) }, 0) as SerializedError
+}
+type SerializedError = { type: string; message: string; stack: string; [key: string]: unknown }
 
 export const serializers = { req: requestSerializer, err: errorSerializer }
 
@@ -83,5 +107,5 @@ export function errorSummary(err: unknown): string {
   const short = typeof e?.shortMessage === 'string' ? e.shortMessage : undefined
   const details = typeof e?.details === 'string' && e.details !== short ? e.details : undefined
   const text = short ? (details ? `${short} ${details}` : short) : String(e?.message ?? err).split('\n')[0]!
-  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)(?:[^\s/@"']*@)?([^\s/?#"']+)[^\s"']*/gi, '$1$2/…').slice(0, 300)
+  return text.replace(ABSOLUTE_URL, '$1$2/…').slice(0, 300)
 }
