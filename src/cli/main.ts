@@ -138,6 +138,30 @@ export async function runCli(argv: string[], io: Io = processIo()): Promise<numb
 
 class UsageError extends Error {}
 
+/** A host that did not answer (refused, not found, timed out): which one, and why. */
+class UnreachableError extends Error {}
+
+/**
+ * `f` with undici's bare "fetch failed" replaced by the address that did not answer and the
+ * cause's code; the platform API is named as such, with where its address comes from.
+ */
+function namingFetch(f: FetchLike, apiUrl: string): FetchLike {
+  return async (input, init) => {
+    try {
+      return await f(input, init)
+    } catch (err) {
+      const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause
+      if (!(err instanceof TypeError) || cause === undefined) throw err
+      const url = new URL(input instanceof Request ? input.url : input)
+      const why = typeof cause.code === 'string' ? cause.code : String(cause.message)
+      if (url.href.startsWith(`${apiUrl}/`)) {
+        throw new UnreachableError(`cannot reach the Tollgate API at ${apiUrl} (${why}): is it running? Set TOLLGATE_API_URL or "api_url" in ~/.config/tollgate/config.json`)
+      }
+      throw new UnreachableError(`cannot reach ${url.origin} (${why})`)
+    }
+  }
+}
+
 function help(io: Io, text: string): number {
   io.stdout(text)
   return EXIT.ok
@@ -204,8 +228,8 @@ async function fetchCmd(args: string[], io: Io): Promise<number> {
   const method = (v.request ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase()
   if (!/^[A-Z]{1,10}$/.test(method)) throw new UsageError(`not an HTTP method: ${method}`)
   const init: RequestInit = { method, headers, body }
-  const f = io.fetch ?? fetch
   const { apiUrl, agentKey } = settings(io)
+  const f = namingFetch(io.fetch ?? fetch, apiUrl)
   if (v.inspect) return inspect(url, init, f, io, apiUrl, agentKey)
   if (!agentKey) throw new UsageError(NO_AGENT_KEY)
   let res
@@ -327,7 +351,8 @@ async function marketplaceCmd(args: string[], io: Io): Promise<number> {
   if (v.help || sub === '--help' || sub === '-h') return help(io, MARKETPLACE_HELP)
   if (v.network !== undefined && !isFilterNetwork(v.network)) throw new UsageError(`--network is base or base-sepolia, got "${v.network}"\n\n${MARKETPLACE_HELP}`)
   // the CLI's API address (TOLLGATE_API_URL, the config file, or local); the library itself defaults to production
-  const market = createMarketplaceClient({ baseUrl: settings(io).apiUrl, fetch: (io.fetch ?? fetch) as typeof fetch })
+  const { apiUrl } = settings(io)
+  const market = createMarketplaceClient({ baseUrl: apiUrl, fetch: namingFetch(io.fetch ?? fetch, apiUrl) as typeof fetch })
   try {
     if (sub === 'list') {
       const filters = Object.fromEntries(Object.entries({ source: v.source, category: v.category, search: v.search, network: v.network }).filter(([, x]) => x !== undefined))
@@ -370,7 +395,7 @@ async function paymentsCmd(args: string[], io: Io): Promise<number> {
 async function agentGet(io: Io, path: string): Promise<{ body: any } | { exit: number }> {
   const { apiUrl, agentKey } = settings(io)
   if (!agentKey) throw new UsageError(NO_AGENT_KEY)
-  const res = await (io.fetch ?? fetch)(`${apiUrl}${path}`, { headers: { authorization: `Bearer ${agentKey}` } })
+  const res = await namingFetch(io.fetch ?? fetch, apiUrl)(`${apiUrl}${path}`, { headers: { authorization: `Bearer ${agentKey}` } })
   const text = await res.text()
   if (!res.ok) {
     io.stderr(`HTTP ${res.status}: ${text}\n`)

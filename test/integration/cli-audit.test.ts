@@ -1,8 +1,15 @@
+import { execFile } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import t from 'tap'
 import { runCli, type Io } from '../../src/cli/main.js'
+import { freePort } from '../helpers/platform.js'
+
+const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/tollgate.js')
+const KEY = 'ak_test_' + 'S'.repeat(43)
 
 function capture(env: Record<string, string | undefined>) {
   const out: Buffer[] = []
@@ -10,6 +17,33 @@ function capture(env: Record<string, string | undefined>) {
   const io: Io = { stdout: (c) => out.push(Buffer.from(c)), stderr: (l) => err.push(l), env, home: mkdtempSync(path.join(os.tmpdir(), 'tg-cli-audit-')) }
   return { io, out: () => Buffer.concat(out).toString(), err: () => err.join('') }
 }
+
+t.test('tollgate: an address that does not answer is named, with the reason, and no key', async (t) => {
+  const closed = `http://127.0.0.1:${await freePort()}`
+  const closedSeller = `http://127.0.0.1:${await freePort()}`
+  const seller = capture({ TOLLGATE_API_URL: closed, TOLLGATE_AGENT_KEY: KEY })
+  t.equal(await runCli(['fetch', `${closedSeller}/paid`], seller.io), 1)
+  t.match(seller.err(), new RegExp(`^error: cannot reach ${closedSeller} \\(ECONNREFUSED\\)\\n$`), 'the seller address and why')
+
+  for (const args of [['budget'], ['payments', 'status', 'x'], ['marketplace', 'list']]) {
+    const c = capture({ TOLLGATE_API_URL: closed, TOLLGATE_AGENT_KEY: KEY })
+    t.equal(await runCli(args, c.io), 1, args.join(' '))
+    t.match(c.err(), new RegExp(`^error: cannot reach the Tollgate API at ${closed} \\(ECONNREFUSED\\): is it running\\? Set TOLLGATE_API_URL`), args.join(' '))
+    t.notMatch(c.err(), /fetch failed|S{43}/)
+  }
+
+  // the real bin: one line, no stack trace
+  const r = await promisify(execFile)(process.execPath, [bin, 'budget'], { env: { ...process.env, HOME: mkdtempSync(path.join(os.tmpdir(), 'tg-cli-audit-')), TOLLGATE_API_URL: closed, TOLLGATE_AGENT_KEY: KEY } }).then(
+    () => undefined,
+    (e: { code: number; stderr: string; stdout: string }) => e,
+  )
+  t.ok(r, 'exit non-zero')
+  if (r) {
+    t.equal(r.code, 1)
+    t.equal(r.stderr.trim().split('\n').length, 1, r.stderr)
+    t.notMatch(r.stderr, /\n\s+at |S{43}/)
+  }
+})
 
 t.test('tollgate users / keys: each stderr line ends with a newline', async (t) => {
   for (const args of [['users'], ['users', 'create', '--bogus'], ['keys', 'bogus']]) {
