@@ -177,6 +177,7 @@ function settings(io: Io): { apiUrl: string; agentKey: string | undefined } {
   }
   const apiUrl = io.env.TOLLGATE_API_URL || (typeof file.api_url === 'string' ? file.api_url : undefined) || DEFAULT_API_URL
   const agentKey = io.env.TOLLGATE_AGENT_KEY || (typeof file.agent_key === 'string' ? file.agent_key : undefined)
+  if (!/^https?:$/.test(URL.parse(apiUrl)?.protocol ?? '')) throw new UsageError(`${io.env.TOLLGATE_API_URL ? 'TOLLGATE_API_URL' : `"api_url" in ${p}`} is not an http(s) URL: ${apiUrl}`)
   return { apiUrl: apiUrl.replace(/\/+$/, ''), agentKey }
 }
 

@@ -43,6 +43,10 @@ t.test('tollgate: an address that does not answer is named, with the reason, and
     t.equal(r.stderr.trim().split('\n').length, 1, r.stderr)
     t.notMatch(r.stderr, /\n\s+at |S{43}/)
   }
+
+  const bad = capture({ TOLLGATE_API_URL: 'localhost:4020', TOLLGATE_AGENT_KEY: KEY })
+  t.equal(await runCli(['budget'], bad.io), 1)
+  t.match(bad.err(), /^TOLLGATE_API_URL is not an http\(s\) URL: localhost:4020\n/)
 })
 
 t.test('tollgate users / keys: each stderr line ends with a newline', async (t) => {
