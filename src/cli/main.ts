@@ -10,7 +10,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { offeredChallenges } from '../client/challenge.js'
+import { offeredChallenges, type OfferedChallenge } from '../client/challenge.js'
 import { PaymentRefusedError } from '../client/errors.js'
 import { formatUsdc } from '../x402/usdc-amount.js'
 import { wrapFetch, type FetchLike } from '../client/wrap-fetch.js'
@@ -315,32 +315,41 @@ async function inspect(url: string, init: RequestInit, f: FetchLike, io: Io, api
   })
   if (!agentKey) out.push('cap headroom: unknown (no agent key; set TOLLGATE_AGENT_KEY)')
   else {
-    // the challenge the paying call would use: the next one only when the platform can pay nothing in this one
-    let r: Response
-    let b: Record<string, any>
-    for (let i = 0; ; i++) {
-      r = await f(`${apiUrl}/v1/agent/payments`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${agentKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ url, method: init.method, challenge: offered[i]!.raw, dry_run: true }),
-      })
-      b = (await r.json().catch(() => ({}))) as Record<string, any>
-      const code = r.ok ? b.refusal?.code : b.code
-      if (i + 1 >= offered.length || (code !== 'unsupported_requirements' && code !== 'invalid_parameter')) break
-    }
-    if (!r.ok) out.push(`cap headroom: unavailable (${b.code ?? r.status}: ${b.message ?? ''})`)
-    else {
-      out.push(
-        b.would_pay ? `would pay ${formatUsdc(b.would_pay.amount)} USDC to ${b.would_pay.pay_to} on ${b.would_pay.network}` : `would not pay: ${b.refusal?.code}: ${b.refusal?.message}`,
-        `cap headroom${b.would_pay ? ' after this payment' : ''}:`,
-        ...headroomLines(b as Budget),
-      )
-      if (b.balance !== null && b.balance !== undefined) out.push(`wallet balance ${formatUsdc(b.balance)} USDC`)
+    try {
+      out.push(...(await dryRun(url, init.method!, offered, f, apiUrl, agentKey)))
+    } catch (err) {
+      // the challenge is still worth showing without the platform's side
+      if (!(err instanceof UnreachableError)) throw err
+      out.push(`cap headroom: unavailable (${err.message})`)
     }
   }
   out.push('nothing was paid (--inspect)')
   io.stdout(out.join('\n') + '\n')
   return EXIT.ok
+}
+
+/** What paying would do (the platform's dry run), as `--inspect` prints it. */
+async function dryRun(url: string, method: string, offered: OfferedChallenge[], f: FetchLike, apiUrl: string, agentKey: string): Promise<string[]> {
+  // the challenge the paying call would use: the next one only when the platform can pay nothing in this one
+  let r: Response
+  let b: Record<string, any>
+  for (let i = 0; ; i++) {
+    r = await f(`${apiUrl}/v1/agent/payments`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${agentKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url, method, challenge: offered[i]!.raw, dry_run: true }),
+    })
+    b = (await r.json().catch(() => ({}))) as Record<string, any>
+    const code = r.ok ? b.refusal?.code : b.code
+    if (i + 1 >= offered.length || (code !== 'unsupported_requirements' && code !== 'invalid_parameter')) break
+  }
+  if (!r.ok) return [`cap headroom: unavailable (${b.code ?? r.status}: ${b.message ?? ''})`]
+  return [
+    b.would_pay ? `would pay ${formatUsdc(b.would_pay.amount)} USDC to ${b.would_pay.pay_to} on ${b.would_pay.network}` : `would not pay: ${b.refusal?.code}: ${b.refusal?.message}`,
+    `cap headroom${b.would_pay ? ' after this payment' : ''}:`,
+    ...headroomLines(b as Budget),
+    ...(b.balance !== null && b.balance !== undefined ? [`wallet balance ${formatUsdc(b.balance)} USDC`] : []),
+  ]
 }
 
 async function marketplaceCmd(args: string[], io: Io): Promise<number> {

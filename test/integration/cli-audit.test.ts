@@ -7,6 +7,7 @@ import { promisify } from 'node:util'
 import t from 'tap'
 import { runCli, type Io } from '../../src/cli/main.js'
 import { freePort } from '../helpers/platform.js'
+import { startBuyerPlatform } from './buyer-fixtures.js'
 
 const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/tollgate.js')
 const KEY = 'ak_test_' + 'S'.repeat(43)
@@ -59,4 +60,15 @@ t.test('tollgate users / keys: each stderr line ends with a newline', async (t) 
   const c = capture({})
   await runCli(['users', 'create', '--bogus'], c.io)
   t.match(c.err(), /'--bogus'.*\nusage: tollgate users create/, 'the problem and the usage on their own lines')
+})
+
+t.test('tollgate fetch --inspect: the challenge is shown when the API does not answer', async (t) => {
+  const p = await startBuyerPlatform(t)
+  const closed = `http://127.0.0.1:${await freePort()}`
+  const c = capture({ TOLLGATE_API_URL: closed, TOLLGATE_AGENT_KEY: KEY })
+  t.equal(await runCli(['fetch', `${p.proxyUrl}/tollgate/toolbox/echo?msg=hi`, '--inspect'], c.io), 0, c.err())
+  t.match(c.out(), /price\s+0\.001 USDC \(1000 atomic units\)/)
+  t.match(c.out(), new RegExp(`cap headroom: unavailable \\(cannot reach the Tollgate API at ${closed} \\(ECONNREFUSED\\)`))
+  t.match(c.out(), /nothing was paid/)
+  t.notMatch(c.out() + c.err(), /S{43}/)
 })
