@@ -167,7 +167,7 @@ function help(io: Io, text: string): number {
   return EXIT.ok
 }
 
-function settings(io: Io): { apiUrl: string; agentKey: string | undefined } {
+function settings(io: Io): { apiUrl: string; agentKey: string | undefined; keySource: string } {
   let file: { agent_key?: unknown; api_url?: unknown } = {}
   const p = path.join(io.home ?? os.homedir(), '.config', 'tollgate', 'config.json')
   try {
@@ -178,7 +178,26 @@ function settings(io: Io): { apiUrl: string; agentKey: string | undefined } {
   const apiUrl = io.env.TOLLGATE_API_URL || (typeof file.api_url === 'string' ? file.api_url : undefined) || DEFAULT_API_URL
   const agentKey = io.env.TOLLGATE_AGENT_KEY || (typeof file.agent_key === 'string' ? file.agent_key : undefined)
   if (!/^https?:$/.test(URL.parse(apiUrl)?.protocol ?? '')) throw new UsageError(`${io.env.TOLLGATE_API_URL ? 'TOLLGATE_API_URL' : `"api_url" in ${p}`} is not an http(s) URL: ${apiUrl}`)
-  return { apiUrl: apiUrl.replace(/\/+$/, ''), agentKey }
+  const keySource = io.env.TOLLGATE_AGENT_KEY ? 'TOLLGATE_AGENT_KEY' : `"agent_key" in ${p}`
+  return { apiUrl: apiUrl.replace(/\/+$/, ''), agentKey, keySource }
+}
+
+/** What the user can do about a platform refusal, by its code; undefined when nothing general applies. */
+function nextStep(code: string, keySource: string): string | undefined {
+  switch (code) {
+    case 'invalid_api_key':
+      return `check the agent key in ${keySource} (a revoked key stays refused; create a new one on the agent's page)`
+    case 'wrong_deployment_key':
+      return `the key in ${keySource} is for the other deployment: ak_test_… keys pay through a sandbox API, ak_live_… keys through production (TOLLGATE_API_URL)`
+    case 'spend_cap_exceeded':
+      return "raise the agent's spend caps (its dashboard page, or PUT /v1/agents/{address}/spend-caps) or wait for the UTC day or month to turn"
+    case 'insufficient_balance':
+      return "fund the agent's wallet (tollgate budget shows its address and what is available)"
+    case 'seller_not_allowed':
+      return "add the seller to the agent's allowlist (its dashboard page, or POST /v1/agents/{address}/allowlist)"
+    default:
+      return undefined
+  }
 }
 
 function parse<R>(run: () => R, usage: string): R {
@@ -229,7 +248,7 @@ async function fetchCmd(args: string[], io: Io): Promise<number> {
   const method = (v.request ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase()
   if (!/^[A-Z]{1,10}$/.test(method)) throw new UsageError(`not an HTTP method: ${method}`)
   const init: RequestInit = { method, headers, body }
-  const { apiUrl, agentKey } = settings(io)
+  const { apiUrl, agentKey, keySource } = settings(io)
   const f = namingFetch(io.fetch ?? fetch, apiUrl)
   if (v.inspect) return inspect(url, init, f, io, apiUrl, agentKey)
   if (!agentKey) throw new UsageError(NO_AGENT_KEY)
@@ -246,6 +265,8 @@ async function fetchCmd(args: string[], io: Io): Promise<number> {
       const { headroom: _h, ...details } = err.details
       io.stderr(`payment refused (${err.code}): ${err.message}\n`)
       if (Object.keys(details).length) io.stderr(`  ${JSON.stringify(details)}\n`)
+      const step = nextStep(err.code, keySource)
+      if (step) io.stderr(`  to fix: ${step}\n`)
       if (err.response) io.stdout(new Uint8Array(await err.response.arrayBuffer()))
       return EXIT.refused
     }
@@ -403,12 +424,20 @@ async function paymentsCmd(args: string[], io: Io): Promise<number> {
 
 /** GETs an agent-scoped platform route with the agent key: the parsed answer, or (printed) an HTTP error's exit code. */
 async function agentGet(io: Io, path: string): Promise<{ body: any } | { exit: number }> {
-  const { apiUrl, agentKey } = settings(io)
+  const { apiUrl, agentKey, keySource } = settings(io)
   if (!agentKey) throw new UsageError(NO_AGENT_KEY)
   const res = await namingFetch(io.fetch ?? fetch, apiUrl)(`${apiUrl}${path}`, { headers: { authorization: `Bearer ${agentKey}` } })
   const text = await res.text()
   if (!res.ok) {
     io.stderr(`HTTP ${res.status}: ${text}\n`)
+    let code: unknown
+    try {
+      code = JSON.parse(text).code
+    } catch {
+      code = undefined
+    }
+    const step = typeof code === 'string' ? nextStep(code, keySource) : undefined
+    if (step) io.stderr(`  to fix: ${step}\n`)
     return { exit: EXIT.http }
   }
   return { body: JSON.parse(text) }

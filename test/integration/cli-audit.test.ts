@@ -72,3 +72,26 @@ t.test('tollgate fetch --inspect: the challenge is shown when the API does not a
   t.match(c.out(), /nothing was paid/)
   t.notMatch(c.out() + c.err(), /S{43}/)
 })
+
+t.test('tollgate fetch / budget: a refusal says what to do about it, and never prints the key', async (t) => {
+  const p = await startBuyerPlatform(t)
+  const url = `${p.proxyUrl}/tollgate/toolbox/echo?msg=hi`
+  const cases: Array<[string, Promise<{ key: string }> | { key: string }, RegExp]> = [
+    ['spend_cap_exceeded', p.agent({ fund: 1_000_000n, caps: { per_transaction: '10' } }), /to fix: raise the agent's spend caps/],
+    ['insufficient_balance', p.agent({}), /to fix: fund the agent's wallet/],
+    ['seller_not_allowed', p.agent({ fund: 1_000_000n, allow: [{ kind: 'host', value: 'example.com' }] }), /to fix: add the seller to the agent's allowlist/],
+    ['invalid_api_key', { key: KEY }, /to fix: check the agent key in TOLLGATE_AGENT_KEY/],
+  ]
+  for (const [code, agent, hint] of cases) {
+    const { key } = await agent
+    const c = capture({ TOLLGATE_API_URL: p.webUrl, TOLLGATE_AGENT_KEY: key })
+    t.equal(await runCli(['fetch', url], c.io), 2, code)
+    t.match(c.err(), new RegExp(`^payment refused \\(${code}\\)`), code)
+    t.match(c.err(), hint, code)
+    t.notOk(c.err().includes(key), `${code}: no key in the output`)
+  }
+  const b = capture({ TOLLGATE_API_URL: p.webUrl, TOLLGATE_AGENT_KEY: KEY })
+  t.equal(await runCli(['budget'], b.io), 3)
+  t.match(b.err(), /to fix: check the agent key in TOLLGATE_AGENT_KEY/)
+  t.notMatch(b.err(), /S{43}/)
+})
