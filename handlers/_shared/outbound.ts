@@ -187,8 +187,9 @@ function agentFor(allowPrivate: boolean): Agent {
 /**
  * Fetches a URL the buyer named, following redirects itself so that every hop is checked against
  * internal addresses (a literal address in the URL and the resolved address alike). The body is
- * read up to maxBytes (then `truncated`). Unreachable hosts, TLS failures and timeouts are 502
- * upstream_failed; a refused target is 400 on `field`.
+ * read up to maxBytes (then `truncated`). A host name of the buyer's that does not resolve is 422
+ * on `field`; unreachable hosts, TLS failures and timeouts are 502 upstream_failed; a refused
+ * target is 400 on `field`.
  */
 export async function fetchPublicUrl(raw: string, ctx: HandlerContext, opts: PublicFetchOptions): Promise<PublicFetchResult> {
   const started = Date.now()
@@ -216,8 +217,12 @@ export async function fetchPublicUrl(raw: string, ctx: HandlerContext, opts: Pub
         bodyTimeout: timeoutMs,
       })
     } catch (err) {
-      if (errorCode(err) === 'ESSRF') throw new HandlerInputError(opts.field, `${opts.field}: ${host} resolves to a private, loopback or link-local address; only public URLs can be fetched`)
-      throw new HandlerUpstreamError('upstream_failed', `${host} could not be fetched (${errorCode(err)})`)
+      const code = errorCode(err)
+      if (code === 'ESSRF') throw new HandlerInputError(opts.field, `${opts.field}: ${host} resolves to a private, loopback or link-local address; only public URLs can be fetched`)
+      // the buyer's own host name does not exist: their input, as resolvePublicHost says (a redirect
+      // to a name that does not resolve is the site's fault: 502)
+      if ((code === 'ENOTFOUND' || code === 'ENODATA') && redirects.length === 0) throw new HandlerInputError(opts.field, `${opts.field}: ${host} does not resolve`, 422)
+      throw new HandlerUpstreamError('upstream_failed', `${host} could not be fetched (${code})`)
     }
     const location = res.headers.location
     if (res.statusCode >= 300 && res.statusCode < 400 && typeof location === 'string' && redirects.length < maxRedirects) {

@@ -74,7 +74,7 @@ t.test('plans searches, reads pages, writes a cited report', async (t) => {
   t.equal(given.sources[2].pageText, 'Line one of the notes.\n\nLine two.')
   t.equal(given.sources[3].pageText, undefined, '404')
   t.match(out.sources[0], { fetched: true, fetchNote: null })
-  t.match(out.sources[1], { fetched: false, fetchNote: 'the page could not be fetched' })
+  t.match(out.sources[1], { fetched: false, fetchNote: 'the page could not be fetched: its host does not resolve' })
   t.match(out.sources[2], { fetched: true, pageChars: 'Line one of the notes.\n\nLine two.'.length })
   t.match(out.sources[3], { fetched: false, fetchNote: 'the page answered HTTP 404' })
   t.equal(out.sources[0].text, undefined, 'page texts are not echoed')

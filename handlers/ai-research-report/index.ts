@@ -221,7 +221,8 @@ async function readPage(s: Source, ctx: HandlerContext): Promise<void> {
     s.fetchNote = null
   } catch (err) {
     // a page that cannot be read leaves its search snippet; the search result, not the buyer, named it
-    s.fetchNote = err instanceof HandlerInputError ? 'refused: not a public address' : 'the page could not be fetched'
+    if (!(err instanceof HandlerInputError)) s.fetchNote = 'the page could not be fetched'
+    else s.fetchNote = err.statusCode === 422 ? 'the page could not be fetched: its host does not resolve' : 'refused: not a public address'
   }
 }
 
