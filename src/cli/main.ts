@@ -183,14 +183,14 @@ function settings(io: Io): { apiUrl: string; agentKey: string | undefined; keySo
 }
 
 /** What the user can do about a platform refusal, by its code; undefined when nothing general applies. */
-function nextStep(code: string, keySource: string): string | undefined {
+function nextStep(code: string, keySource: string, details: Record<string, unknown> = {}): string | undefined {
   switch (code) {
     case 'invalid_api_key':
       return `check the agent key in ${keySource} (a revoked key stays refused; create a new one on the agent's page)`
     case 'wrong_deployment_key':
       return `the key in ${keySource} is for the other deployment: ak_test_… keys pay through a sandbox API, ak_live_… keys through production (TOLLGATE_API_URL)`
     case 'spend_cap_exceeded':
-      return "raise the agent's spend caps (its dashboard page, or PUT /v1/agents/{address}/spend-caps) or wait for the UTC day or month to turn"
+      return `raise the agent's ${typeof details.cap === 'string' ? `${details.cap} ` : ''}spend cap (its dashboard page, or PUT /v1/agents/{address}/spend-caps)${details.cap === 'daily' ? ' or wait for the UTC day to turn' : details.cap === 'monthly' ? ' or wait for the UTC month to turn' : ''}`
     case 'insufficient_balance':
       return "fund the agent's wallet (tollgate budget shows its address and what is available)"
     case 'seller_not_allowed':
@@ -265,7 +265,7 @@ async function fetchCmd(args: string[], io: Io): Promise<number> {
       const { headroom: _h, ...details } = err.details
       io.stderr(`payment refused (${err.code}): ${err.message}\n`)
       if (Object.keys(details).length) io.stderr(`  ${JSON.stringify(details)}\n`)
-      const step = nextStep(err.code, keySource)
+      const step = nextStep(err.code, keySource, err.details)
       if (step) io.stderr(`  to fix: ${step}\n`)
       if (err.response) io.stdout(new Uint8Array(await err.response.arrayBuffer()))
       return EXIT.refused
