@@ -7,7 +7,7 @@ import { upstreamClient } from '../../src/proxy/upstream.js'
 import { isPrivateAddress } from '../../src/services/publishing/ssrf-guard.js'
 
 // Spellings of internal addresses that URL parsers, resolvers and the kernel all accept.
-const LOOPBACK_FORMS = ['127.0.0.1', '2130706433', '0177.0.0.1', '0x7f.1', '127.1', '0.0.0.0', '0', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]', '[0:0:0:0:0:ffff:7f00:1]', '[::]', '[::1]', '[64:ff9b::7f00:1]']
+const LOOPBACK_FORMS = ['127.0.0.1', '2130706433', '0177.0.0.1', '0x7f.1', '127.1', '0.0.0.0', '0', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]', '[0:0:0:0:0:ffff:7f00:1]', '[::]', '[::1]', '[64:ff9b::7f00:1]', '[::7f00:1]', '[2002:7f00:1::1]']
 
 /** A local name that resolves to loopback (from /etc/hosts), if this machine has one besides localhost. */
 async function loopbackName(): Promise<string | undefined> {
