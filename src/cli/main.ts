@@ -117,11 +117,14 @@ export async function runCli(argv: string[], io: Io = processIo()): Promise<numb
       case 'devnet':
         return await devnetCmd(rest, io)
       case undefined:
+        // a usage error like any other: the help goes to stderr, not into a redirected stdout
+        io.stderr(HELP)
+        return EXIT.usage
       case '-h':
       case '--help':
       case 'help':
         io.stdout(HELP)
-        return cmd === undefined ? EXIT.usage : EXIT.ok
+        return EXIT.ok
       default:
         io.stderr(`unknown command "${cmd}"\n\n${HELP}`)
         return EXIT.usage

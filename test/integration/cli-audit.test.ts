@@ -50,6 +50,16 @@ t.test('tollgate: an address that does not answer is named, with the reason, and
   t.match(bad.err(), /^TOLLGATE_API_URL is not an http\(s\) URL: localhost:4020\n/)
 })
 
+t.test('tollgate with no command: the usage on stderr and exit 1, stdout left empty', async (t) => {
+  const c = capture({})
+  t.equal(await runCli([], c.io), 1)
+  t.equal(c.out(), '', 'nothing on stdout')
+  t.match(c.err(), /^tollgate — pay-per-call x402 APIs[^]*usage: tollgate <command>/)
+  const h = capture({})
+  t.equal(await runCli(['--help'], h.io), 0)
+  t.match(h.out(), /usage: tollgate <command>/, '--help still on stdout')
+})
+
 t.test('tollgate users / keys: each stderr line ends with a newline', async (t) => {
   for (const args of [['users'], ['users', 'create', '--bogus'], ['keys', 'bogus']]) {
     const c = capture({})
