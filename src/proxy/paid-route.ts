@@ -334,7 +334,8 @@ export function paidRoute(p: PaidRouteDeps) {
             const e = handlerError(out)
             await voidPayment(e.code)
             if (out.kind === 'ok') return reply.code(out.status).type(out.contentType).send(out.body)
-            if (out.kind === 'error' || out.kind === 'crashed') request.log.warn({ slug: entry.handler, detail: out.message }, 'handler failed')
+            // under `err`, so the log's serializer cuts any URL in the message to its host (a provider URL may hold a key)
+            if (out.kind === 'error' || out.kind === 'crashed') request.log.warn({ slug: entry.handler, err: out.message }, 'handler failed')
             return sendAppError(reply, e)
           }
           const tx = await markServed(id, settleFirst, request)
