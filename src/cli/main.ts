@@ -69,7 +69,7 @@ enforced) and the call is retried once with the payment header.
 options:
   -X, --request METHOD   HTTP method (default GET, or POST with a body)
   -H, --header 'k: v'    request header (repeatable)
-  -d, --data DATA        request body as given
+  -d, --data DATA        request body as given, sent as text/plain unless -H sets content-type
       --json OBJ         JSON request body (validated; sets content-type: application/json)
       --inspect          print the 402 challenge (price in USDC, network, payTo, asset, timeout,
                          input schema) and the agent's cap headroom; pays nothing

@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
+import { createServer } from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -58,6 +60,34 @@ t.test('tollgate with no command: the usage on stderr and exit 1, stdout left em
   const h = capture({})
   t.equal(await runCli(['--help'], h.io), 0)
   t.match(h.out(), /usage: tollgate <command>/, '--help still on stdout')
+})
+
+t.test('tollgate fetch (the bin): a binary body reaches stdout byte for byte; -d is text/plain unless -H says otherwise', async (t) => {
+  const image = randomBytes(256 * 1024)
+  const seen: Array<{ method?: string; type?: string; body: string }> = []
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      seen.push({ method: req.method, type: req.headers['content-type'], body: Buffer.concat(chunks).toString() })
+      res.writeHead(200, { 'content-type': 'image/png' }).end(image)
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise((resolve) => server.close(resolve)))
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/image.png`
+  const env = { ...process.env, HOME: mkdtempSync(path.join(os.tmpdir(), 'tg-cli-audit-')), TOLLGATE_AGENT_KEY: KEY }
+  const run = (args: string[]) => promisify(execFile)(process.execPath, [bin, ...args], { env, encoding: 'buffer', maxBuffer: 1 << 24 })
+  const r = await run(['fetch', url])
+  t.ok(Buffer.compare(r.stdout, image) === 0, 'the image as sent')
+  await run(['fetch', '-X', 'put', url, '-d', 'a=1'])
+  await run(['fetch', url, '-d', '{"a":1}', '-H', 'content-type: application/json'])
+  t.match(seen.slice(1), [
+    { method: 'PUT', type: 'text/plain;charset=UTF-8', body: 'a=1' },
+    { method: 'POST', type: 'application/json', body: '{"a":1}' },
+  ])
+  const help = await run(['fetch', '--help'])
+  t.match(help.stdout.toString(), /-d, --data DATA\s+request body as given, sent as text\/plain unless -H sets content-type/)
 })
 
 t.test('tollgate users / keys: each stderr line ends with a newline', async (t) => {
