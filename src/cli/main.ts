@@ -512,7 +512,22 @@ function waitForSignal(): Promise<void> {
 }
 
 function processIo(): Io {
-  return { stdout: (c) => process.stdout.write(c), stderr: (l) => process.stderr.write(l), env: process.env, sharedTerminal: Boolean(process.stdout.isTTY && process.stderr.isTTY) }
+  return { stdout: closable(process.stdout), stderr: closable(process.stderr), env: process.env, sharedTerminal: Boolean(process.stdout.isTTY && process.stderr.isTTY) }
+}
+
+/**
+ * Writes to `stream` until its reader goes away (`| head`): the rest is dropped instead of dying
+ * on EPIPE with a stack trace, so the command finishes (and the receipt still reaches stderr).
+ */
+function closable(stream: NodeJS.WriteStream): (chunk: string | Uint8Array) => void {
+  let closed = false
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err
+    closed = true
+  })
+  return (chunk) => {
+    if (!closed) stream.write(chunk)
+  }
 }
 
 function isMain(): boolean {

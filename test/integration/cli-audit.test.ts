@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
 import { createServer } from 'node:http'
@@ -88,6 +88,21 @@ t.test('tollgate fetch (the bin): a binary body reaches stdout byte for byte; -d
   ])
   const help = await run(['fetch', '--help'])
   t.match(help.stdout.toString(), /-d, --data DATA\s+request body as given, sent as text\/plain unless -H sets content-type/)
+})
+
+t.test('tollgate fetch (the bin) | head: a reader that stops early ends the output quietly, with no stack trace', async (t) => {
+  const big = randomBytes(4 * 1024 * 1024)
+  const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(big))
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise((resolve) => server.close(resolve)))
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/big`
+  const child = spawn(process.execPath, [bin, 'fetch', url], { env: { ...process.env, HOME: mkdtempSync(path.join(os.tmpdir(), 'tg-cli-audit-')), TOLLGATE_AGENT_KEY: KEY } })
+  let stderr = ''
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
+  child.stdout.once('data', () => child.stdout.destroy()) // like head -c: one read, then the pipe is closed
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
+  t.equal(code, 0, stderr)
+  t.notMatch(stderr, /EPIPE|Unhandled|\n\s+at /)
 })
 
 t.test('tollgate users / keys: each stderr line ends with a newline', async (t) => {
