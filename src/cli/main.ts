@@ -268,7 +268,9 @@ async function fetchCmd(args: string[], io: Io): Promise<number> {
       const { headroom: _h, ...details } = err.details
       io.stderr(`payment refused (${err.code}): ${err.message}\n`)
       if (Object.keys(details).length) io.stderr(`  ${JSON.stringify(details)}\n`)
-      const step = nextStep(err.code, keySource, err.details)
+      // a 404 or a non-JSON 4xx from the signing route: the API address points at something else
+      const wrongApi = err.response === undefined && (err.code === 'not_found' || err.code === 'platform_error')
+      const step = wrongApi ? `check that ${apiUrl} is the Tollgate API (TOLLGATE_API_URL or "api_url" in the config file): it has no agent payment route` : nextStep(err.code, keySource, err.details)
       if (step) io.stderr(`  to fix: ${step}\n`)
       if (err.response) io.stdout(new Uint8Array(await err.response.arrayBuffer()))
       return EXIT.refused

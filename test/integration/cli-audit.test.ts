@@ -145,6 +145,10 @@ t.test('tollgate fetch / budget: a refusal says what to do about it, and never p
     t.match(c.err(), hint, code)
     t.notOk(c.err().includes(key), `${code}: no key in the output`)
   }
+  // the proxy's address given as the API's
+  const wrong = capture({ TOLLGATE_API_URL: p.proxyUrl, TOLLGATE_AGENT_KEY: KEY })
+  t.equal(await runCli(['fetch', url], wrong.io), 2)
+  t.match(wrong.err(), new RegExp(`to fix: check that ${p.proxyUrl} is the Tollgate API \\(TOLLGATE_API_URL`))
   const b = capture({ TOLLGATE_API_URL: p.webUrl, TOLLGATE_AGENT_KEY: KEY })
   t.equal(await runCli(['budget'], b.io), 3)
   t.match(b.err(), /to fix: check the agent key in TOLLGATE_AGENT_KEY/)
