@@ -11,7 +11,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { offeredChallenges, type OfferedChallenge } from '../client/challenge.js'
-import { PaymentRefusedError } from '../client/errors.js'
+import { PaidCallFailedError, PaymentRefusedError } from '../client/errors.js'
 import { formatUsdc } from '../x402/usdc-amount.js'
 import { wrapFetch, type FetchLike } from '../client/wrap-fetch.js'
 import { createMarketplaceClient, MarketplaceError, MarketplaceNotFoundError } from '../marketplace-client.js'
@@ -262,6 +262,15 @@ async function fetchCmd(args: string[], io: Io): Promise<number> {
     if (err instanceof PaymentRefusedError && err.status !== undefined && err.status >= 500 && err.response === undefined) {
       // the platform failed to sign; nothing was refused, so not exit 2
       io.stderr(`the platform could not make the payment (${err.code}, HTTP ${err.status}): ${err.message}\n`)
+      return EXIT.error
+    }
+    if (err instanceof PaidCallFailedError) {
+      const p = err.payment
+      const why = err.cause instanceof Error ? err.cause.message : String(err.cause)
+      io.stderr(
+        `error: ${why}, after a payment of ${formatUsdc(p.amount)} USDC to ${p.payTo} was signed\n` +
+          `  payment ${p.agentPaymentId ?? '-'}: the seller may have received it and may still settle it; see tollgate payments status ${p.agentPaymentId ?? '<id>'}\n`,
+      )
       return EXIT.error
     }
     if (err instanceof PaymentRefusedError) {

@@ -1,3 +1,5 @@
+import type { PaymentInfo } from './wrap-fetch.js'
+
 /** A payment the wrapper did not make or the seller did not take; `code` is machine-readable. */
 export class PaymentRefusedError extends Error {
   constructor(
@@ -13,5 +15,21 @@ export class PaymentRefusedError extends Error {
   ) {
     super(message)
     this.name = 'PaymentRefusedError'
+  }
+}
+
+/**
+ * The paid retry never got an answer (connection refused or reset, DNS, TLS) after a payment was
+ * signed: the seller may have received it and may settle it. `payment` names it (with
+ * `agentPaymentId` when the platform signed it, for `GET /v1/agent/payments/{id}`); `cause` is the
+ * fetch error. An aborted retry throws the AbortError itself.
+ */
+export class PaidCallFailedError extends Error {
+  constructor(
+    readonly payment: PaymentInfo,
+    cause: unknown,
+  ) {
+    super(`the call failed after a payment was signed: ${(cause as Error)?.message ?? String(cause)}`, { cause })
+    this.name = 'PaidCallFailedError'
   }
 }

@@ -9,7 +9,7 @@
  */
 import { privateKeyToAccount } from 'viem/accounts'
 import { offeredChallenges, type OfferedChallenge, type Requirement } from './challenge.js'
-import { PaymentRefusedError } from './errors.js'
+import { PaidCallFailedError, PaymentRefusedError } from './errors.js'
 import { paymentHeader, signExact } from './sign-exact.js'
 
 export interface PlatformPayOptions {
@@ -66,7 +66,15 @@ export function wrapFetch(fetchImpl: FetchLike, opts: WrapFetchOptions): (input:
     request.signal.throwIfAborted() // aborted while the 402 was read: sign nothing
     const signed = await payer.sign(ch, request)
     retry.headers.set(signed.header, signed.value)
-    const res = (await fetchImpl(retry)) as PaidResponse
+    let res: PaidResponse
+    try {
+      res = await fetchImpl(retry)
+    } catch (err) {
+      if ((err as Error).name === 'AbortError') throw err
+      // the seller may have received the payment: say which one, so its settlement can be looked up
+      await payer.report?.(signed, 'error', undefined)
+      throw new PaidCallFailedError({ success: false, transaction: '', network: signed.network, payer: signed.payer, agentPaymentId: signed.agentPaymentId, amount: signed.amount, payTo: signed.payTo, header: signed.header }, err)
+    }
     const v1 = signed.header === 'X-PAYMENT'
     const [own, other] = v1 ? ['x-payment-response', 'payment-response'] : ['payment-response', 'x-payment-response']
     const decoded = decodePaymentResponse(res.headers.get(own) ?? res.headers.get(other))

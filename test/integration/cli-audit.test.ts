@@ -149,6 +149,24 @@ t.test('tollgate fetch / budget: a refusal says what to do about it, and never p
   const wrong = capture({ TOLLGATE_API_URL: p.proxyUrl, TOLLGATE_AGENT_KEY: KEY })
   t.equal(await runCli(['fetch', url], wrong.io), 2)
   t.match(wrong.err(), new RegExp(`to fix: check that ${p.proxyUrl} is the Tollgate API \\(TOLLGATE_API_URL`))
+  // a seller that drops the connection of the paid retry: the signed payment is named
+  const payer = await p.agent({ fund: 1_000_000n })
+  const dropper = createServer((req, res) => {
+    if (req.headers['x-payment']) return req.socket.destroy()
+    const resource = `http://127.0.0.1:${(dropper.address() as { port: number }).port}${req.url}`
+    res.writeHead(402, { 'content-type': 'application/json' }).end(JSON.stringify({ x402Version: 1, accepts: [{ scheme: 'exact', network: 'base-sepolia', maxAmountRequired: '1000', resource, payTo: p.devnet.accounts.receiver.address, maxTimeoutSeconds: 300, asset: p.deps.config.chain.usdc.address, extra: { name: 'USDC', version: '2' } }] }))
+  })
+  await new Promise<void>((resolve) => dropper.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise((resolve) => dropper.close(resolve)))
+  const dropped = capture({ TOLLGATE_API_URL: p.webUrl, TOLLGATE_AGENT_KEY: payer.key })
+  t.equal(await runCli(['fetch', `http://127.0.0.1:${(dropper.address() as { port: number }).port}/paid`], dropped.io), 1, dropped.err())
+  t.match(dropped.err(), /^error: cannot reach http:\/\/127\.0\.0\.1:\d+ \(\w+\), after a payment of 0\.001 USDC to 0x[0-9a-fA-F]{40} was signed\n/)
+  const id = /see tollgate payments status ([0-9a-f-]{36})\n$/.exec(dropped.err())?.[1]
+  t.ok(id, 'the payment id to look up')
+  const st = capture({ TOLLGATE_API_URL: p.webUrl, TOLLGATE_AGENT_KEY: payer.key })
+  t.equal(await runCli(['payments', 'status', id ?? '-'], st.io), 0, st.err())
+  t.match(JSON.parse(st.out() || '{}'), { id, amount: '1000' })
+
   const b = capture({ TOLLGATE_API_URL: p.webUrl, TOLLGATE_AGENT_KEY: KEY })
   t.equal(await runCli(['budget'], b.io), 3)
   t.match(b.err(), /to fix: check the agent key in TOLLGATE_AGENT_KEY/)

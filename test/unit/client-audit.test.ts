@@ -1,4 +1,5 @@
 import t from 'tap'
+import { PaidCallFailedError } from '../../src/client/errors.js'
 import { wrapFetch, type FetchLike } from '../../src/client/wrap-fetch.js'
 
 // A seller that always asks for 0.001 USDC (x402 v1) and serves a paid retry, and a stand-in for
@@ -11,13 +12,17 @@ const challenge = {
 }
 const signed = { object: 'agent_payment', payment_id: '00000000-0000-4000-8000-000000000001', header: 'X-PAYMENT', value: 'cGFpZA==', amount: '1000', pay_to: challenge.accepts[0]!.payTo, payer: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', network: 'base-sepolia' }
 
-function world(opts: { platform?: (init: RequestInit | undefined) => Promise<Response> | Response; after402?: () => void } = {}) {
+function world(opts: { platform?: (init: RequestInit | undefined) => Promise<Response> | Response; after402?: () => void; paidRetry?: () => Response } = {}) {
   const calls: Array<{ url: string; headers: Headers }> = []
+  const outcomes: Array<{ url: string; body: unknown }> = []
   const f: FetchLike = async (input, init) => {
     const req = new Request(input, init)
     calls.push({ url: req.url, headers: req.headers })
     if (req.url === `${API}/v1/agent/payments`) return opts.platform ? opts.platform(init) : Response.json(signed, { status: 201 })
-    if (req.url.startsWith(`${API}/v1/agent/payments/`)) return Response.json({}, { status: 200 })
+    if (req.url.startsWith(`${API}/v1/agent/payments/`)) {
+      outcomes.push({ url: req.url, body: await req.json() })
+      return Response.json({}, { status: 200 })
+    }
     req.signal.throwIfAborted()
     if (req.url === 'http://seller.test/free') return new Response('free')
     const text = await req.text()
@@ -25,9 +30,10 @@ function world(opts: { platform?: (init: RequestInit | undefined) => Promise<Res
       opts.after402?.()
       return Response.json(challenge, { status: 402 })
     }
+    if (opts.paidRetry) return opts.paidRetry()
     return new Response(`served${text ? `: ${text}` : ''}`)
   }
-  return { f, calls, signs: () => calls.filter((c) => c.url === `${API}/v1/agent/payments`).length, sellerCalls: () => calls.filter((c) => c.url === SELLER).length }
+  return { f, calls, outcomes, signs: () => calls.filter((c) => c.url === `${API}/v1/agent/payments`).length, sellerCalls: () => calls.filter((c) => c.url === SELLER).length }
 }
 
 t.test('wrapFetch: an aborted call has nothing signed for it', async (t) => {
@@ -88,4 +94,23 @@ t.test('wrapFetch: a non-402 answer is returned as is; a stream body is sent int
   const res = await pay(SELLER, { method: 'POST', body, duplex: 'half' } as RequestInit)
   t.equal(await res.text(), 'served: part one, part two')
   t.equal(w.signs(), 1)
+})
+
+t.test('wrapFetch: a paid retry that gets no answer is a PaidCallFailedError naming the signed payment, reported as error', async (t) => {
+  const w = world({
+    paidRetry: () => {
+      throw new TypeError('fetch failed', { cause: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }) })
+    },
+  })
+  const pay = wrapFetch(w.f, { baseUrl: API, agentKey: 'ak_test_x' })
+  const err = await pay(SELLER).then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+  t.type(err, PaidCallFailedError)
+  const e = err as PaidCallFailedError
+  t.match(e.payment, { success: false, agentPaymentId: signed.payment_id, amount: '1000', payTo: signed.pay_to, header: 'X-PAYMENT' })
+  t.match(e.message, /the call failed after a payment was signed: fetch failed/)
+  t.type(e.cause, TypeError)
+  t.same(w.outcomes, [{ url: `${API}/v1/agent/payments/${signed.payment_id}/outcome`, body: { status: 'error', payment_response: null } }], 'the outcome is reported')
 })
