@@ -399,7 +399,7 @@ async function marketplaceCmd(args: string[], io: Io): Promise<number> {
   const { apiUrl } = settings(io)
   const market = createMarketplaceClient({ baseUrl: apiUrl, fetch: namingFetch(io.fetch ?? fetch, apiUrl) as typeof fetch })
   try {
-    if (sub === 'list') {
+    if (sub === 'list' && positionals.length === 0) {
       const filters = Object.fromEntries(Object.entries({ source: v.source, category: v.category, search: v.search, network: v.network }).filter(([, x]) => x !== undefined))
       const agents = await market.listAgents(filters as never)
       if (v.json) io.stdout(JSON.stringify(agents, null, 2) + '\n')

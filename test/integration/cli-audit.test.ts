@@ -105,6 +105,14 @@ t.test('tollgate fetch (the bin) | head: a reader that stops early ends the outp
   t.notMatch(stderr, /EPIPE|Unhandled|\n\s+at /)
 })
 
+t.test('tollgate marketplace list with a stray word is a usage error, not the whole catalogue', async (t) => {
+  const closed = `http://127.0.0.1:${await freePort()}`
+  const c = capture({ TOLLGATE_API_URL: closed })
+  t.equal(await runCli(['marketplace', 'list', 'Crypto'], c.io), 1)
+  t.match(c.err(), /^usage: tollgate marketplace list/)
+  t.equal(c.out(), '')
+})
+
 t.test('tollgate users / keys: each stderr line ends with a newline', async (t) => {
   for (const args of [['users'], ['users', 'create', '--bogus'], ['keys', 'bogus']]) {
     const c = capture({})
