@@ -154,7 +154,7 @@ function namingFetch(f: FetchLike, apiUrl: string): FetchLike {
       return await f(input, init)
     } catch (err) {
       const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause
-      if (!(err instanceof TypeError) || cause === undefined) throw err
+      if (!(err instanceof TypeError) || err.message !== 'fetch failed' || cause === undefined) throw err
       const url = new URL(input instanceof Request ? input.url : input)
       const why = typeof cause.code === 'string' ? cause.code : String(cause.message)
       if (url.href.startsWith(`${apiUrl}/`)) {
