@@ -131,12 +131,17 @@ export async function runCli(argv: string[], io: Io = processIo()): Promise<numb
     }
   } catch (err) {
     if (err instanceof UsageError) {
-      io.stderr(`${err.message}\n`)
+      io.stderr(`${redactKeys(err.message)}\n`)
       return EXIT.usage
     }
-    io.stderr(`error: ${(err as Error).message}\n`)
+    io.stderr(`error: ${redactKeys((err as Error).message)}\n`)
     return EXIT.usage
   }
+}
+
+/** An error message with any agent key in it cut to its prefix: messages may quote what they refused. */
+function redactKeys(message: string): string {
+  return message.replace(/\b(ak_(?:test|live)_)[A-Za-z0-9]+/g, '$1…')
 }
 
 class UsageError extends Error {}
@@ -179,9 +184,12 @@ function settings(io: Io): { apiUrl: string; agentKey: string | undefined; keySo
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new UsageError(`cannot read ${p}: ${(err as Error).message}`)
   }
   const apiUrl = io.env.TOLLGATE_API_URL || (typeof file.api_url === 'string' ? file.api_url : undefined) || DEFAULT_API_URL
-  const agentKey = io.env.TOLLGATE_AGENT_KEY || (typeof file.agent_key === 'string' ? file.agent_key : undefined)
+  // a key pasted or read from a file often ends with a line break; one inside is refused unprinted
+  // (the fetch layer's error for a bad header value would quote the whole key)
+  const agentKey = (io.env.TOLLGATE_AGENT_KEY || (typeof file.agent_key === 'string' ? file.agent_key : undefined))?.trim() || undefined
   if (!/^https?:$/.test(URL.parse(apiUrl)?.protocol ?? '')) throw new UsageError(`${io.env.TOLLGATE_API_URL ? 'TOLLGATE_API_URL' : `"api_url" in ${p}`} is not an http(s) URL: ${apiUrl}`)
   const keySource = io.env.TOLLGATE_AGENT_KEY ? 'TOLLGATE_AGENT_KEY' : `"agent_key" in ${p}`
+  if (agentKey !== undefined && !/^[\x21-\x7e]+$/.test(agentKey)) throw new UsageError(`the agent key in ${keySource} contains a space, line break or other character no agent key has (the key is not printed)`)
   return { apiUrl: apiUrl.replace(/\/+$/, ''), agentKey, keySource }
 }
 

@@ -113,6 +113,14 @@ t.test('tollgate marketplace list with a stray word is a usage error, not the wh
   t.equal(c.out(), '')
 })
 
+t.test('tollgate: an agent key quoted back in a usage error is cut to its prefix', async (t) => {
+  const closed = `http://127.0.0.1:${await freePort()}`
+  const header = capture({ TOLLGATE_API_URL: closed, TOLLGATE_AGENT_KEY: KEY })
+  t.equal(await runCli(['fetch', `${closed}/paid`, '-H', `Authorization Bearer ${KEY}`], header.io), 1)
+  t.match(header.err(), /a header is "name: value", got "Authorization Bearer ak_test_…"/)
+  t.notMatch(header.err(), /S{43}/, 'quoted back in a usage error: cut to its prefix')
+})
+
 t.test('tollgate users / keys: each stderr line ends with a newline', async (t) => {
   for (const args of [['users'], ['users', 'create', '--bogus'], ['keys', 'bogus']]) {
     const c = capture({})
@@ -174,6 +182,16 @@ t.test('tollgate fetch / budget: a refusal says what to do about it, and never p
   const st = capture({ TOLLGATE_API_URL: p.webUrl, TOLLGATE_AGENT_KEY: payer.key })
   t.equal(await runCli(['payments', 'status', id ?? '-'], st.io), 0, st.err())
   t.match(JSON.parse(st.out() || '{}'), { id, amount: '1000' })
+
+  // a line break inside the key: refused before it reaches a header (whose error quotes the value)
+  const inner = capture({ TOLLGATE_API_URL: p.webUrl, TOLLGATE_AGENT_KEY: `${KEY}\nX` })
+  t.equal(await runCli(['fetch', url], inner.io), 1)
+  t.match(inner.err(), /^the agent key in TOLLGATE_AGENT_KEY contains a space, line break or other character no agent key has/)
+  t.notMatch(inner.err(), /S{43}/, 'a line break inside: refused, unprinted')
+  // a key read from a file with its line break still works
+  const good = await p.agent({ fund: 1_000_000n })
+  const nl = capture({ TOLLGATE_API_URL: p.webUrl, TOLLGATE_AGENT_KEY: `${good.key}\n` })
+  t.equal(await runCli(['budget'], nl.io), 0, nl.err())
 
   const b = capture({ TOLLGATE_API_URL: p.webUrl, TOLLGATE_AGENT_KEY: KEY })
   t.equal(await runCli(['budget'], b.io), 3)
