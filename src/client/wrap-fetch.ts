@@ -125,6 +125,8 @@ interface Payer {
 }
 
 function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Payer {
+  // checked here: fetch's error for a bad header value would quote "Bearer <key>" into logs
+  if (typeof o.agentKey !== 'string' || !/^[\x21-\x7e]+$/.test(o.agentKey)) throw new TypeError('agentKey must be an agent key (ak_test_… / ak_live_…): this one is empty or has a space, line break or other character no key has (not shown)')
   const base = o.baseUrl.replace(/\/+$/, '')
   const headers = { authorization: `Bearer ${o.agentKey}`, 'content-type': 'application/json' }
   return {

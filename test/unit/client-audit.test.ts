@@ -114,3 +114,17 @@ t.test('wrapFetch: a paid retry that gets no answer is a PaidCallFailedError nam
   t.type(e.cause, TypeError)
   t.same(w.outcomes, [{ url: `${API}/v1/agent/payments/${signed.payment_id}/outcome`, body: { status: 'error', payment_response: null } }], 'the outcome is reported')
 })
+
+t.test('wrapFetch: an agentKey with a line break is refused when wrapping, without quoting it', async (t) => {
+  const w = world()
+  let err: Error | undefined
+  try {
+    await wrapFetch(w.f, { baseUrl: API, agentKey: 'ak_test_SECRETSECRET\nX' })(SELLER)
+  } catch (e) {
+    err = e as Error
+  }
+  t.type(err, TypeError)
+  t.match(err?.message, /agentKey must be an agent key/)
+  t.notMatch(err?.message, /SECRETSECRET/, 'the key is not in the message')
+  t.equal(w.signs(), 0)
+})
