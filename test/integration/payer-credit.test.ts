@@ -63,21 +63,28 @@ t.test('Redis unavailable: every caller of the batch gets the error', async (t) 
   for (const r of await Promise.allSettled(calls)) t.equal(r.status, 'rejected')
 })
 
-t.test('a settled payment leaves exposure and cached balance in one step', async (t) => {
+/** A new payer whose on-chain balance is cached; `reserve` reserves a payment of it with a new nonce. */
+async function cachedPayer(t: Parameters<typeof testDeps>[0], balance: bigint) {
   const deps = await testDeps(t)
   const credit = payerCredit(deps)
   const asset = hex(20)
   const payer = hex(20)
   const nowMs = Date.now()
-  await credit.setBalance(asset, payer, 5_000n)
-  t.equal((await credit.reserve({ payer, asset, nonce: hex(32), value: 3_000n, validBefore: Math.floor(nowMs / 1000) + 60, nowMs })).result, 'ok')
+  await credit.setBalance(asset, payer, balance)
+  const reserve = (value: bigint) => credit.reserve({ payer, asset, nonce: hex(32), value, validBefore: Math.floor(nowMs / 1000) + 60, nowMs })
+  return { deps, credit, asset, payer, reserve }
+}
+
+t.test('a settled payment leaves exposure and cached balance in one step', async (t) => {
+  const { deps, credit, asset, payer, reserve } = await cachedPayer(t, 5_000n)
+  t.equal((await reserve(3_000n)).result, 'ok')
   const read = async (key: string) => deps.redis.get(key)
   await credit.settled({ payer, asset, value: 3_000n })
   t.equal(await read(credit.keys.exposure(asset, payer)), '0', 'no longer unsettled')
   t.equal(await read(credit.keys.balance(asset, payer)), '2000', 'and no longer in the wallet: without this, a failed balance re-read left 5,000 of credit')
   t.equal(await read(credit.keys.fresh(asset, payer)), null, 'the balance is due for a refresh')
   t.ok((await deps.redis.ttl(credit.keys.balance(asset, payer))) > 0, 'the cached balance keeps its expiry')
-  t.equal((await credit.reserve({ payer, asset, nonce: hex(32), value: 3_000n, validBefore: Math.floor(nowMs / 1000) + 60, nowMs })).result, 'insufficient', 'so the same payer cannot spend the 3,000 twice')
+  t.equal((await reserve(3_000n)).result, 'insufficient', 'so the same payer cannot spend the 3,000 twice')
 
   await credit.settled({ payer, asset, value: 9_000n })
   t.equal(await read(credit.keys.balance(asset, payer)), '0', 'never below zero')
@@ -110,12 +117,7 @@ async function until(what: string, check: () => Promise<boolean>) {
 // committed when Postgres was read) used to be overwritten out of the exposure: the payer got that
 // much credit again.
 t.test('a rebuild of exposure keeps the reservations made while it reads Postgres', async (t) => {
-  const deps = await testDeps(t)
-  const credit = payerCredit(deps)
-  const asset = hex(20)
-  const payer = hex(20)
-  const nowMs = Date.now()
-  await credit.setBalance(asset, payer, 10_000n)
+  const { deps, credit, asset, payer, reserve } = await cachedPayer(t, 10_000n)
   await recordOpen(deps, payer, asset, 700n)
 
   // hold Postgres so both rebuilds (the second one concurrent, as two workers would be) wait on
@@ -133,7 +135,7 @@ t.test('a rebuild of exposure keeps the reservations made while it reads Postgre
   const first = credit.rebuildExposure(asset, payer)
   await until('the rebuild to start', async () => (await deps.redis.exists(credit.keys.rebuild(asset, payer))) === 1)
   const second = credit.rebuildExposure(asset, payer)
-  const reserved = await credit.reserve({ payer, asset, nonce: hex(32), value: 300n, validBefore: Math.floor(nowMs / 1000) + 60, nowMs })
+  const reserved = await reserve(300n)
   t.equal(reserved.result, 'ok')
   unlock()
   await holder
@@ -143,7 +145,7 @@ t.test('a rebuild of exposure keeps the reservations made while it reads Postgre
   t.equal(await deps.redis.exists(credit.keys.rebuild(asset, payer)), 0, 'the rebuild leaves no count behind')
 
   // a later reservation counts once, outside any rebuild
-  await credit.reserve({ payer, asset, nonce: hex(32), value: 5n, validBefore: Math.floor(nowMs / 1000) + 60, nowMs })
+  await reserve(5n)
   t.equal(await deps.redis.get(credit.keys.exposure(asset, payer)), '1005')
 
   // a cold cache (flushed Redis) is rebuilt from Postgres alone
@@ -154,13 +156,8 @@ t.test('a rebuild of exposure keeps the reservations made while it reads Postgre
 // A balance read from the chain before one of the payer's payments settled, and stored after the
 // settlement took that payment off the cached balance, used to put the spent amount back.
 t.test('a balance read that overlaps a settlement is not stored over it', async (t) => {
-  const deps = await testDeps(t)
-  const credit = payerCredit(deps)
-  const asset = hex(20)
-  const payer = hex(20)
-  const nowMs = Date.now()
-  await credit.setBalance(asset, payer, 5_000n)
-  t.equal((await credit.reserve({ payer, asset, nonce: hex(32), value: 3_000n, validBefore: Math.floor(nowMs / 1000) + 60, nowMs })).result, 'ok')
+  const { deps, credit, asset, payer, reserve } = await cachedPayer(t, 5_000n)
+  t.equal((await reserve(3_000n)).result, 'ok')
   const read = await credit.readBalances(asset, [payer], async () => {
     // the chain answered 5,000 (the block before the transfer); the settlement lands meanwhile
     await credit.settled({ payer, asset, value: 3_000n })

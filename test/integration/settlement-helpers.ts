@@ -1,8 +1,10 @@
+import { Writable } from 'node:stream'
 import { wrapFetchWithPaymentFromConfig } from '@x402/fetch'
 import { ExactEvmScheme } from '@x402/evm'
 import { createTestClient, createWalletClient, http, parseEther, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { mintUsdc } from '../../src/chain/devnet.js'
+import { processLogger } from '../../src/logger.js'
 import type { TestPlatform } from '../helpers/platform.js'
 
 /** A hosted endpoint priced at 1000 atomic units (0.001 USDC). */
@@ -37,4 +39,11 @@ export async function payMany(platform: TestPlatform, key: Hex, n: number, concu
 
 export function walletFor(platform: TestPlatform, key: Hex) {
   return createWalletClient({ account: privateKeyToAccount(key), transport: http(platform.devnet.rpcUrl), chain: platform.devnet.chain })
+}
+
+/** A logger like the worker's, its lines kept. */
+export function capturedLog() {
+  const lines: string[] = []
+  const log = processLogger('trace', new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }))
+  return { log, lines, msgs: () => lines.map((l) => JSON.parse(l) as { msg: string; [k: string]: unknown }) }
 }

@@ -1,20 +1,12 @@
-import { Writable } from 'node:stream'
 import t, { type Test } from 'tap'
 import { sql } from 'kysely'
 import { createTestClient, http, type Hex } from 'viem'
 import { usdcAbi } from '../../src/chain/usdc-abi.js'
-import { processLogger } from '../../src/logger.js'
 import { createSettler } from '../../src/services/settlement/settler.js'
 import { withDevnet } from '../helpers/devnet.js'
 import { startTestPlatform } from '../helpers/platform.js'
-import { newPayer, payMany, walletFor } from './settlement-helpers.js'
+import { capturedLog, newPayer, payMany, walletFor } from './settlement-helpers.js'
 
-/** A logger like the worker's, its lines kept. */
-function capturedLog() {
-  const lines: string[] = []
-  const log = processLogger('trace', new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }))
-  return { log, lines, msgs: () => lines.map((l) => JSON.parse(l) as { msg: string; [k: string]: unknown }) }
-}
 
 // Relayer A sends the batches; the settlers under test hold only relayer B's key, as a worker
 // restarted after A's key was removed from RELAYER_PRIVATE_KEYS.

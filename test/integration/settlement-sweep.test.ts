@@ -1,16 +1,14 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { Writable } from 'node:stream'
 import t, { type Test } from 'tap'
 import { createTestClient, http, type Hex } from 'viem'
-import { processLogger } from '../../src/logger.js'
 import { MAX_HANDLER_TIMEOUT_MS } from '../../src/pool/handler-contract.js'
 import { transferCallData } from '../../src/services/settlement/chain-ops.js'
 import { createSettler, longestCallMs, VOID_MARGIN_MS } from '../../src/services/settlement/settler.js'
 import { MAX_UPSTREAM_TIMEOUT_MS } from '../../src/services/publishing/upstream-config.js'
 import { withDevnet } from '../helpers/devnet.js'
 import { startTestPlatform } from '../helpers/platform.js'
-import { newPayer, payMany, walletFor } from './settlement-helpers.js'
+import { capturedLog, newPayer, payMany, walletFor } from './settlement-helpers.js'
 
 type RpcCall = { id: unknown; method: string; params?: unknown[] }
 type RpcRefusal = { code: number; message: string }
@@ -45,12 +43,6 @@ async function rpcStandIn(t: Test, upstream: string, maxLogRange: number) {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, logRanges, state }
 }
 
-/** A logger like the worker's, its lines kept. */
-function capturedLog() {
-  const lines: string[] = []
-  const log = processLogger('trace', new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }))
-  return { log, lines, msgs: () => lines.map((l) => JSON.parse(l) as { msg: string; [k: string]: unknown }) }
-}
 
 t.test('the settlement sweep', async (t) => {
   const devnet = await withDevnet(t)
