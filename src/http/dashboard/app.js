@@ -90,6 +90,11 @@ async function loginView(show) {
     submit,
     h('p', { class: 'hint' }, 'No account yet? An operator creates one with ', h('code', {}, 'tollgate users create --email <email>'), '.'),
   )
+  if (session.ended) {
+    session.ended = false
+    error.textContent = 'Your session has ended (it expired, or you logged out elsewhere). Log in again to continue where you were.'
+    error.hidden = false
+  }
   show(form)
   email.focus()
 }

@@ -4,8 +4,11 @@ import { ApiError } from './api.js'
 
 const notice = document.getElementById('notice')
 export const who = document.getElementById('who')
-/** Where the login screen goes back to (the screen a 401 interrupted). */
-export const session = { returnTo: '#/keys' }
+/**
+ * Where the login screen goes back to (the screen a 401 interrupted), and whether a session the
+ * user had ended under them (expired, or logged out elsewhere): the login screen then says so.
+ */
+export const session = { returnTo: '#/keys', ended: false }
 
 export function notify(message, kind = 'error') {
   notice.textContent = message
@@ -26,6 +29,8 @@ export function go(hash) {
 export function fail(err, box) {
   if (err instanceof ApiError && err.status === 401) {
     if (location.hash !== '#/login') session.returnTo = location.hash || '#/keys'
+    // `who` names the user only while logged in: a first visit without a session gets no message
+    if (who.textContent) session.ended = true
     who.textContent = ''
     return go('#/login')
   }
