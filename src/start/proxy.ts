@@ -4,7 +4,7 @@ import { loadConfigOrExit } from './load-config.js'
 import { startProxy } from './roles.js'
 import { onShutdown } from './shutdown.js'
 
-const config = loadConfigOrExit()
+const config = loadConfigOrExit(process.env, { needsRpc: true })
 const deps = createDeps(config)
 const proxy = await startProxy(deps)
 onShutdown([() => proxy.stop(), () => deps.close()])

@@ -4,7 +4,7 @@ import { loadConfigOrExit } from './load-config.js'
 import { startWeb } from './roles.js'
 import { onShutdown } from './shutdown.js'
 
-const config = loadConfigOrExit()
+const config = loadConfigOrExit(process.env, { needsRpc: true })
 const deps = createDeps(config)
 const web = await startWeb(deps)
 onShutdown([() => web.stop(), () => deps.close()])

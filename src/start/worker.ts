@@ -4,7 +4,7 @@ import { loadConfigOrExit } from './load-config.js'
 import { onShutdown } from './shutdown.js'
 import { startWorkerRole } from './worker-role.js'
 
-const config = loadConfigOrExit()
+const config = loadConfigOrExit(process.env, { needsRpc: true })
 const deps = createDeps(config)
 const worker = await startWorkerRole(deps)
 onShutdown([() => worker.stop(), () => deps.close()])
