@@ -46,3 +46,41 @@ t.test('a session that ends while the user works: the login screen says so, a fi
   t.same(pageErrors, [], 'no script errors')
   t.same(cspViolations, [], 'no CSP violations')
 })
+
+t.test("an agent's top-up history pages through every top-up (it said \"the 10 newest of 100\" for 120)", async (t) => {
+  const server = await dashboardServer(t)
+  const { deps, base } = server
+  const { page, pageErrors, cspViolations, api } = await openBrowser(t)
+  await logIn(page, server)
+  const address: string = (await api('POST', '/v1/agents', { name: 'busy-bot' })).body.address
+  const funding: string = (await api('GET', '/v1/funding-wallet')).body.address
+  const agentId = (await deps.db.selectFrom('agents').select('id').where('address', '=', address).executeTakeFirstOrThrow()).id
+  // 120 failed top-ups, need 1 (oldest) to 120 (newest): more than the API's default page of 100
+  await deps.db
+    .insertInto('topups')
+    .values(Array.from({ length: 120 }, (_, i) => ({ agent_id: agentId, need_seq: i + 1, status: 'failed', agent_address: address, funding_address: funding, amount: '1000', threshold: '2500000', balance_seen: '0', block_seen: 1, attempts: 1, error: `need ${i + 1} failed` })))
+    .execute()
+
+  await page.goto(`${base}/dashboard#/agents/${address}`)
+  const history = page.locator('#top-up-history')
+  const needs = async () => (await history.locator('tbody tr').allTextContents()).map((r) => Number(/need (\d+) failed/.exec(r)?.[1]))
+  await history.locator('tr', { hasText: 'need 120 failed' }).waitFor()
+  t.same(await needs(), [120, 119, 118, 117, 116, 115, 114, 113, 112, 111], 'the 10 newest first')
+  t.match(await history.locator('tbody tr').first().textContent(), /0\.001 USDC/, '1000 atomic units are 0.001 USDC')
+  t.notMatch(await history.textContent(), /of 100\b/, 'no count the API did not give')
+  t.equal(await history.getByRole('button', { name: 'Newest' }).count(), 0, 'no Newest button on the newest page')
+  // Older follows next_cursor down to the first top-up
+  let pages = 1
+  while ((await history.getByRole('button', { name: 'Older' }).count()) > 0 && pages < 20) {
+    const last = (await needs()).at(-1)!
+    await history.getByRole('button', { name: 'Older' }).click()
+    await history.locator('tbody tr').first().filter({ hasText: `need ${last - 1} failed` }).waitFor()
+    pages++
+  }
+  t.equal(pages, 12, '12 pages of 10')
+  t.same(await needs(), [10, 9, 8, 7, 6, 5, 4, 3, 2, 1], 'the last page ends with the first top-up')
+  await history.getByRole('button', { name: 'Newest' }).click()
+  await history.locator('tbody tr').first().filter({ hasText: 'need 120 failed' }).waitFor()
+  t.same(pageErrors, [], 'no script errors')
+  t.same(cspViolations, [], 'no CSP violations')
+})

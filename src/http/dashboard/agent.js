@@ -1,4 +1,4 @@
-/* global confirm */
+/* global confirm, URLSearchParams */
 // One agent: balance, spend caps, agent keys, allowlist and top-up settings.
 import { api, seg } from './api.js'
 import { topUpText } from './agents.js'
@@ -234,13 +234,21 @@ async function topUpSection(base, agent) {
   render(agent.top_up)
   const row = (t) =>
     h('tr', {}, h('td', {}, time(t.created_at)), h('td', {}, t.status), h('td', {}, `${units(t.amount, 6)} USDC`), h('td', {}, String(t.attempts)), h('td', {}, short(t.tx_hash)), h('td', { class: t.error ? 'error' : undefined }, t.error ?? ''))
-  const topups = (await api('GET', `${base}/top-ups`)).data
-  const history = h(
-    'div',
-    {},
-    h('h3', {}, 'Recent top-ups'),
-    table(['Created', 'Status', 'Amount', 'Attempts', 'Transaction', 'Error'], topups.slice(0, 10).map(row), 'No top-ups yet.'),
-    topups.length > 10 && h('p', { class: 'hint' }, `The 10 newest of ${topups.length}.`),
-  )
+  // 10 a page, newest first; Older follows next_cursor (the API pages this list, so a busy agent's first top-ups stay reachable)
+  const history = h('div', { id: 'top-up-history' })
+  async function loadTopUps(cursor) {
+    const page = await api('GET', `${base}/top-ups?${new URLSearchParams({ limit: '10', ...(cursor && { cursor }) })}`)
+    history.replaceChildren(
+      h('h3', {}, 'Top-ups, newest first'),
+      table(['Created', 'Status', 'Amount', 'Attempts', 'Transaction', 'Error'], page.data.map(row), cursor ? 'No older top-ups.' : 'No top-ups yet.'),
+      h(
+        'div',
+        { class: 'toolbar' },
+        cursor && h('button', { type: 'button', class: 'plain', onclick: (e) => act(e.currentTarget, () => loadTopUps()) }, 'Newest'),
+        page.has_more && h('button', { type: 'button', onclick: (e) => act(e.currentTarget, () => loadTopUps(page.next_cursor)) }, 'Older'),
+      ),
+    )
+  }
+  await loadTopUps()
   return h('section', {}, form, history)
 }
