@@ -84,3 +84,28 @@ t.test("an agent's top-up history pages through every top-up (it said \"the 10 n
   t.same(pageErrors, [], 'no script errors')
   t.same(cspViolations, [], 'no CSP violations')
 })
+
+t.test('clicking a form button keeps the keyboard focus there (it fell to <body> while the button was disabled)', async (t) => {
+  const server = await dashboardServer(t)
+  const { page, pageErrors, cspViolations, api } = await openBrowser(t)
+  await logIn(page, server)
+  const focused = () => page.evaluate(() => (document.activeElement === document.body ? 'body' : (document.activeElement?.textContent ?? document.activeElement?.tagName)))
+  t.equal((await api('POST', '/v1/sellers', { namespace: 'taken-ns' })).status, 201)
+
+  // an API error that names no field (409: the namespace is taken): the message, and focus stays on the button
+  await page.getByRole('link', { name: 'Seller', exact: true }).click()
+  const claim = page.locator('#claim')
+  await claim.getByLabel('New namespace').fill('taken-ns')
+  await claim.getByRole('button', { name: 'Claim namespace' }).click()
+  await claim.locator('.form-error').filter({ hasText: 'is taken' }).waitFor()
+  t.equal(await focused(), 'Claim namespace', 'after the error, focus is on the button clicked')
+
+  // a success that keeps the form: focus back on its button, ready for the next one
+  await page.getByRole('link', { name: 'Agents', exact: true }).click()
+  await page.getByLabel('New agent').fill('focus-bot')
+  await page.getByRole('button', { name: 'Create agent' }).click()
+  await page.locator('#notice.ok').filter({ hasText: 'Agent "focus-bot" created' }).waitFor()
+  t.equal(await focused(), 'Create agent', 'after the success, focus is on the button clicked')
+  t.same(pageErrors, [], 'no script errors')
+  t.same(cspViolations, [], 'no CSP violations')
+})

@@ -62,6 +62,8 @@ function clearError(box) {
 
 /** Runs a button's or form's action: busy while it runs; its error shown (in `box` when given, see fail). */
 export async function act(button, fn, box) {
+  // a focused button loses focus to <body> when disabled: given back below, so Tab goes on from it
+  const hadFocus = document.activeElement === button
   button.disabled = true
   button.setAttribute('aria-busy', 'true')
   notify('')
@@ -73,6 +75,9 @@ export async function act(button, fn, box) {
   } finally {
     button.disabled = false
     button.removeAttribute('aria-busy')
+    // not when the action moved focus itself (an error's field) or removed or hid the button
+    const lost = document.activeElement === null || document.activeElement === document.body
+    if (hadFocus && lost && button.isConnected && button.offsetParent !== null) button.focus()
   }
 }
 
