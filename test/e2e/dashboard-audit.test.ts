@@ -109,3 +109,45 @@ t.test('clicking a form button keeps the keyboard focus there (it fell to <body>
   t.same(pageErrors, [], 'no script errors')
   t.same(cspViolations, [], 'no CSP violations')
 })
+
+/** A seller with four services of three upstream endpoints each, on a 1280×720 screen: the last service is far below the top. */
+async function tallShop(t: T) {
+  const deps = await testDeps(t, { TOLLGATE_MASTER_KEY: randomBytes(32).toString('hex'), TOLLGATE_ALLOW_PRIVATE_UPSTREAMS: 'true' })
+  const server = await serveDashboard(t, deps)
+  const browser = await openBrowser(t)
+  const { page, api } = browser
+  await page.setViewportSize({ width: 1280, height: 720 })
+  await logIn(page, server)
+  const created = [(await api('POST', '/v1/sellers', { namespace: 'tall-shop' })).status]
+  for (const svc of ['svc-a', 'svc-b', 'svc-c', 'svc-d']) {
+    created.push((await api('POST', '/v1/sellers/tall-shop/services', { name: svc, pay_to: '0x' + '22'.repeat(20) })).status)
+    // port 9 (discard) refuses the connection: Test fails at once
+    for (const slug of ['one', 'two', 'three']) created.push((await api('POST', `/v1/sellers/tall-shop/services/${svc}/endpoints`, { slug, methods: ['GET'], price: '1000', upstream_url: 'http://127.0.0.1:9/x' })).status)
+  }
+  await page.getByRole('link', { name: 'Seller', exact: true }).click()
+  await page.locator('#service-tall-shop-svc-d').waitFor()
+  const inView = (selector: string) =>
+    page.evaluate((s) => {
+      const r = document.querySelector(s)!.getBoundingClientRect()
+      return r.height > 0 && r.top >= 0 && r.bottom <= innerHeight
+    }, selector)
+  return { ...browser, created, inView }
+}
+
+t.test('publishing an endpoint far down the Seller page brings its signing secret (shown once) on screen, Copy focused', async (t) => {
+  const { page, pageErrors, cspViolations, api, created, inView } = await tallShop(t)
+  t.same(created, Array(17).fill(201), 'the namespace, 4 services and 12 endpoints are created')
+  await page.locator('#service-tall-shop-svc-d').getByRole('button', { name: 'Publish an endpoint' }).click()
+  const form = page.locator('#publish-tall-shop-svc-d')
+  await form.getByLabel('Slug').fill('four')
+  await form.getByLabel('Price per call (USDC)').fill('0.001')
+  await form.getByRole('textbox', { name: 'Upstream URL' }).fill('http://127.0.0.1:9/four')
+  t.ok(await page.evaluate(() => scrollY > 720), 'the form is more than a screen down')
+  await form.getByRole('button', { name: 'Publish endpoint' }).click()
+  await page.locator('#new-secret').waitFor()
+  t.ok(await inView('#new-secret'), 'the signing secret, shown this once, is on the screen')
+  t.equal(await page.evaluate(() => document.activeElement?.textContent), 'Copy', 'and its Copy button has the focus')
+  t.equal((await api('GET', '/v1/sellers/tall-shop/services/svc-d/endpoints/four')).body.price, '1000', '0.001 USDC went out as 1000')
+  t.same(pageErrors, [], 'no script errors')
+  t.same(cspViolations, [], 'no CSP violations')
+})

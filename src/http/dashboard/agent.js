@@ -2,7 +2,7 @@
 // One agent: balance, spend caps, agent keys, allowlist and top-up settings.
 import { api, seg } from './api.js'
 import { topUpText } from './agents.js'
-import { errorSlot, field, h, secretPanel, table } from './dom.js'
+import { errorSlot, field, h, revealSecret, secretPanel, table } from './dom.js'
 import { atomicFromUsdc, short, time, units, usdc, usdcInput } from './format.js'
 import { KEY_COLUMNS, keyRow } from './keys.js'
 import { act, fail, notify, onSubmit } from './ui.js'
@@ -106,7 +106,7 @@ async function agentKeysSection(base, agent) {
         reveal.replaceChildren()
         const key = await api('POST', `${base}/keys`, name.value.trim() ? { name: name.value } : {})
         name.value = ''
-        reveal.replaceChildren(secretPanel(`New agent key "${key.name}" for ${agent.name}`, key.secret))
+        revealSecret(reveal, secretPanel(`New agent key "${key.name}" for ${agent.name}`, key.secret))
         await load()
       }),
     },

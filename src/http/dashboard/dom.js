@@ -57,3 +57,13 @@ export function secretPanel(title, secret, note = 'Only a hash is stored, so it 
   )
   return panel
 }
+
+/**
+ * Shows a secret panel in `slot` (on the page) and brings it to the user: the page may be
+ * scrolled far from it (a long Seller page), and it is the only chance to copy the secret.
+ */
+export function revealSecret(slot, panel) {
+  slot.replaceChildren(panel)
+  panel.scrollIntoView({ block: 'center' })
+  panel.querySelector('button').focus({ preventScroll: true })
+}

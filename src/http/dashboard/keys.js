@@ -1,7 +1,7 @@
 /* global confirm */
 // API Keys: list, create (the secret once), revoke.
 import { api, seg } from './api.js'
-import { errorSlot, h, secretPanel, table } from './dom.js'
+import { errorSlot, h, revealSecret, secretPanel, table } from './dom.js'
 import { time } from './format.js'
 import { act, onSubmit } from './ui.js'
 
@@ -22,7 +22,7 @@ export async function keysView(show) {
         const key = await api('POST', '/v1/api-keys', { name: name.value })
         form.hidden = true
         name.value = ''
-        reveal.replaceChildren(secretPanel(`New API key "${key.name}"`, key.secret))
+        revealSecret(reveal, secretPanel(`New API key "${key.name}"`, key.secret))
         await load()
       }),
     },

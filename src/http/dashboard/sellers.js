@@ -3,7 +3,7 @@
 // disable, test an upstream, unpublish.
 import { api, seg } from './api.js'
 import { endpointForm } from './endpoint-form.js'
-import { errorSlot, field, h, secretPanel, table } from './dom.js'
+import { errorSlot, field, h, revealSecret, secretPanel, table } from './dom.js'
 import { units } from './format.js'
 import { act, notify, onSubmit } from './ui.js'
 
@@ -172,7 +172,8 @@ async function serviceSection(s, svc, page) {
   const changed = async (message, answer) => {
     await page.reload()
     if (answer?.signing_secret) {
-      page.reveal.replaceChildren(
+      revealSecret(
+        page.reveal,
         secretPanel(
           `Signing secret for ${s.namespace}/${svc.name}/${answer.slug}`,
           answer.signing_secret,
