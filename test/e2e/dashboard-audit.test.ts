@@ -151,3 +151,16 @@ t.test('publishing an endpoint far down the Seller page brings its signing secre
   t.same(pageErrors, [], 'no script errors')
   t.same(cspViolations, [], 'no CSP violations')
 })
+
+t.test("a row action far down the Seller page: its notice is on screen (an upstream's failed Test said nothing visible)", async (t) => {
+  const { page, pageErrors, cspViolations, created, inView } = await tallShop(t)
+  t.same(created, Array(17).fill(201), 'the namespace, 4 services and 12 endpoints are created')
+  const row = page.locator('#service-tall-shop-svc-d tr[data-endpoint="three"]')
+  await row.scrollIntoViewIfNeeded()
+  t.ok(await page.evaluate(() => scrollY > 720), 'the row is more than a screen down')
+  await row.getByRole('button', { name: 'Test' }).click()
+  await page.locator('#notice.error').filter({ hasText: 'Upstream of three failed the test' }).waitFor()
+  t.ok(await inView('#notice'), 'the notice is on the screen')
+  t.same(pageErrors, [], 'no script errors')
+  t.same(cspViolations, [], 'no CSP violations')
+})
