@@ -164,3 +164,24 @@ t.test("a row action far down the Seller page: its notice is on screen (an upstr
   t.same(pageErrors, [], 'no script errors')
   t.same(cspViolations, [], 'no CSP violations')
 })
+
+t.test('Back after logging in does not show the login form to a logged-in user', async (t) => {
+  const server = await dashboardServer(t)
+  const { page, pageErrors, cspViolations, api } = await openBrowser(t)
+  await logIn(page, server)
+  await page.getByRole('link', { name: 'Agents', exact: true }).click()
+  await page.getByRole('heading', { name: 'Agents' }).waitFor()
+  await page.goBack()
+  await page.getByRole('heading', { name: 'API Keys' }).waitFor()
+  // the login screen was a redirect, not a page the user chose: Back leaves the dashboard instead
+  await page.goBack()
+  await page.waitForTimeout(300)
+  t.notMatch(page.url(), /#\/login$/, 'Back does not land on the login screen')
+  t.equal(await page.getByRole('heading', { name: 'Log in' }).count(), 0, 'no login form while logged in')
+  // forward again: the dashboard, still logged in
+  await page.goForward()
+  await page.getByRole('heading', { name: 'API Keys' }).waitFor()
+  t.equal((await api('GET', '/v1/session')).status, 200, 'the session is still on')
+  t.same(pageErrors, [], 'no script errors')
+  t.same(cspViolations, [], 'no CSP violations')
+})

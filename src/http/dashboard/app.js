@@ -30,7 +30,7 @@ let current = 0
 async function route() {
   const hash = location.hash || '#/keys'
   const found = routes.map(([re, view]) => [re.exec(hash), view]).find(([m]) => m)
-  if (!found) return go('#/keys')
+  if (!found) return go('#/keys', { replace: true })
   const [match, view] = found
   const seq = ++current
   // a slow answer for a screen the user has already left must not replace the current one
@@ -69,7 +69,7 @@ async function loginView(show) {
           api('POST', '/v1/session', { email: email.value, password: password.value }).then(
             (s) => {
               who.textContent = s.user.email
-              go(session.returnTo)
+              go(session.returnTo, { replace: true })
             },
             (err) => {
               error.textContent = err.message

@@ -16,9 +16,14 @@ export function notify(message, kind = 'error') {
   notice.hidden = !message
 }
 
-/** Shows a screen; the same hash again re-renders it (the router listens to hashchange). */
-export function go(hash) {
+/**
+ * Shows a screen; the same hash again re-renders it (the router listens to hashchange). A redirect
+ * the user did not ask for (`replace`: to the login screen on a 401, back after logging in) takes
+ * the place of the current history entry, so Back never lands on a login form while logged in.
+ */
+export function go(hash, { replace = false } = {}) {
   if (location.hash === hash) window.dispatchEvent(new HashChangeEvent('hashchange'))
+  else if (replace) location.replace(hash)
   else location.hash = hash
 }
 
@@ -32,7 +37,7 @@ export function fail(err, box) {
     // `who` names the user only while logged in: a first visit without a session gets no message
     if (who.textContent) session.ended = true
     who.textContent = ''
-    return go('#/login')
+    return go('#/login', { replace: true })
   }
   if (!box) return notify(err.message)
   box.textContent = err.message
