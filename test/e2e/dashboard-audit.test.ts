@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import t from 'tap'
 import { testDeps } from '../helpers/test-env.js'
 import { logIn, openBrowser, serveDashboard } from './browser.js'
@@ -182,6 +182,44 @@ t.test('Back after logging in does not show the login form to a logged-in user',
   await page.goForward()
   await page.getByRole('heading', { name: 'API Keys' }).waitFor()
   t.equal((await api('GET', '/v1/session')).status, 200, 'the session is still on')
+  t.same(pageErrors, [], 'no script errors')
+  t.same(cspViolations, [], 'no CSP violations')
+})
+
+t.test('Transactions: Older continues the list on screen, not a filter changed but not applied', async (t) => {
+  const server = await dashboardServer(t)
+  const { deps, base } = server
+  const { page, pageErrors, cspViolations, api } = await openBrowser(t)
+  await logIn(page, server)
+  const address: string = (await api('POST', '/v1/agents', { name: 'payer-bot' })).body.address
+  // 25 payments by the user's agent (role buyer), one a minute: p00 (oldest) to p24
+  await deps.db
+    .insertInto('payments')
+    .values(
+      Array.from({ length: 25 }, (_, i) => {
+        const n = String(i).padStart(2, '0')
+        return {
+          id: randomUUID(), resource: `https://proxy/audit/p${n}`, method: 'GET', x402_version: 2, network: 'eip155:84532', asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+          payer: address, pay_to: '0x' + '22'.repeat(20), value: '1000', valid_after: 0, valid_before: 2_000_000_000, nonce: '0x' + n.padStart(64, '0'),
+          signature: '0xsig', status: 'served', created_at: new Date(Date.UTC(2026, 10, 1, 0, i)),
+        }
+      }),
+    )
+    .execute()
+  await page.goto(`${base}/dashboard#/transactions`)
+  const rows = page.locator('tbody tr')
+  await rows.first().filter({ hasText: '/p24' }).waitFor()
+  t.match(await rows.first().textContent(), /0\.001 USDC/, '1000 atomic units are 0.001 USDC')
+  // the user picks another role but does not press Apply, then asks for older rows of the list on screen
+  await page.getByLabel('Role').selectOption('seller')
+  await page.getByRole('button', { name: 'Older' }).click()
+  await page.getByRole('button', { name: 'Newest' }).waitFor()
+  t.same(await rows.allTextContents().then((r) => r.map((x) => x.match(/\/p\d\d/)?.[0])), ['/p04', '/p03', '/p02', '/p01', '/p00'], 'the 5 oldest of the list on screen')
+  t.match(await page.getByRole('link', { name: 'transactions.csv' }).getAttribute('href'), /^\/v1\/transactions\?format=csv$/, 'the export links still name the list on screen')
+  // Apply: the chosen role from the first page (none of these are the seller's)
+  await page.getByRole('button', { name: 'Apply' }).click()
+  await page.getByText('No transactions yet.').waitFor()
+  t.match(await page.getByRole('link', { name: 'transactions.csv' }).getAttribute('href'), /role=seller/, 'the export links follow the applied role')
   t.same(pageErrors, [], 'no script errors')
   t.same(cspViolations, [], 'no CSP violations')
 })

@@ -10,12 +10,14 @@ export async function transactionsView(show) {
   const from = h('input', { id: 'tx-from', type: 'date' })
   const list = h('div')
   const exports = h('p', { class: 'exports' })
-  const query = (extra) => {
-    const q = new URLSearchParams(extra)
-    if (role.value) q.set('role', role.value)
-    if (from.value) q.set('from', `${from.value}T00:00:00Z`)
-    return q
+  // the filters of the list on screen: Apply takes the controls' values; Older and the export links
+  // keep them (a role picked but not applied must not change what Older continues)
+  let applied = {}
+  const apply = () => {
+    applied = { ...(role.value && { role: role.value }), ...(from.value && { from: `${from.value}T00:00:00Z` }) }
+    return load()
   }
+  const query = (extra) => new URLSearchParams({ ...extra, ...applied })
   const download = (path, format) => h('a', { href: `${path}?${query({ format })}`, download: '' }, `${path.slice(4)}.${format}`)
   const row = (t) =>
     h('tr', {}, h('td', {}, time(t.created_at)), h('td', {}, t.status), h('td', {}, `${units(t.value, 6)} USDC`), h('td', {}, short(t.payer)), h('td', {}, short(t.pay_to)), h('td', {}, `${t.method} ${t.resource}`), h('td', {}, short(t.tx_hash)))
@@ -34,22 +36,22 @@ export async function transactionsView(show) {
       ),
     )
   }
-  const apply = h('button', { type: 'submit' }, 'Apply')
+  const applyButton = h('button', { type: 'submit' }, 'Apply')
   const filters = h(
     'form',
     {
       class: 'inline',
       onsubmit: (e) => {
         e.preventDefault()
-        act(apply, () => load())
+        act(applyButton, apply)
       },
     },
     h('label', { for: 'tx-role' }, 'Role'),
     role,
     h('label', { for: 'tx-from' }, 'From (UTC)'),
     from,
-    apply,
+    applyButton,
   )
-  await load()
+  await apply()
   show(h('h1', {}, 'Transactions'), h('p', { class: 'hint' }, 'Payments by your agents and to your endpoints, newest first, 20 per page.'), filters, exports, list)
 }
