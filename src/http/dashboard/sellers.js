@@ -18,6 +18,9 @@ export async function sellersView(show) {
     /** re-reads everything (after a change); the notice and a secret just shown stay */
     reload: async () => {
       agents = api('GET', '/v1/agents').then((r) => r.data)
+      // only a namespace's section awaits it: with none (or when the sellers call fails first) its
+      // error would go unhandled; the sellers call reports the same failure
+      agents.catch(() => {})
       const sellers = (await api('GET', '/v1/sellers')).data
       content.replaceChildren(...(sellers.length ? await Promise.all(sellers.map((s) => sellerSection(s, page))) : [h('p', { class: 'empty' }, 'You have not claimed a seller namespace yet.')]))
     },
