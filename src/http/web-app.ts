@@ -33,6 +33,9 @@ export async function buildWebApp(deps: Deps, opts: WebAppOptions = {}): Promise
   })
   installErrorHandler(app)
   installInputGuard(app)
+  // every body this app takes is JSON: a text/plain one is 415 "send application/json" (as other
+  // types are), not a 400 saying the body "must be object"
+  app.removeContentTypeParser('text/plain')
   // before the routes: the OpenAPI document is built from the routes registered after it
   await registerOpenApi(app, deps.config)
   await app.register(healthRoutes(deps, (await import('../services/metrics/relayer-funds.js')).relayerReadinessChecks(deps)))

@@ -521,6 +521,8 @@ t.test('pinned: inputs the fuzz found answered badly', async (t) => {
   const cases: { what: string; req: InjectOptions; status: number; code: string }[] = [
     // @fastify/static's 403 for a name over 255 bytes came out in the queue board's own shape
     { what: 'a queue board file name of 256 characters', req: { url: `/ops/queues/static/${'a'.repeat(256)}`, headers: op }, status: 404, code: 'route_not_found' },
+    // a text/plain body was parsed as a string and refused as "body must be object": say what to send
+    { what: 'a text/plain body', req: { method: 'POST', url: '/v1/session', headers: { 'content-type': 'text/plain' }, payload: '{"email":"a@b.c","password":"x"}' }, status: 415, code: 'unsupported_media_type' },
   ]
   for (const c of cases) {
     const r = await app.inject(c.req)
