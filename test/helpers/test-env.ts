@@ -18,12 +18,30 @@ export function uniqueName(prefix: string): string {
   return `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`
 }
 
+/**
+ * Kysely's migrator looks for its tables with an introspection query over every schema of the
+ * database (`has_schema_privilege(nspname, 'USAGE')` per row). Test runs drop their schemas at
+ * teardown while other runs migrate, and a schema dropped during that query fails it with
+ * `schema "<the other run's>" does not exist`. Only that error, naming another schema, is tried again.
+ */
+async function migrateWhileOthersDrop(db: Parameters<typeof migrateToLatest>[0], schema: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await migrateToLatest(db, schema)
+      return
+    } catch (err) {
+      const gone = /schema "([^"]+)" does not exist/.exec((err as Error).message)?.[1]
+      if (!gone || gone === schema || attempt >= 5) throw err
+    }
+  }
+}
+
 /** A fresh Postgres schema, migrated to latest, dropped at teardown. */
 export async function testSchema(t: Teardown, opts: { migrate?: boolean } = {}): Promise<string> {
   const schema = uniqueName('t')
   const db = createDb({ databaseUrl: TEST_DATABASE_URL, schema, max: 1 })
   try {
-    if (opts.migrate !== false) await migrateToLatest(db, schema)
+    if (opts.migrate !== false) await migrateWhileOthersDrop(db, schema)
     else await sql`create schema ${sql.id(schema)}`.execute(db)
   } finally {
     await db.destroy()
