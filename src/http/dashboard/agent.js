@@ -5,7 +5,7 @@ import { topUpText } from './agents.js'
 import { errorSlot, field, h, revealSecret, secretPanel, table } from './dom.js'
 import { atomicFromUsdc, short, time, units, usdc, usdcInput } from './format.js'
 import { KEY_COLUMNS, keyRow } from './keys.js'
-import { act, fail, notify, onSubmit } from './ui.js'
+import { act, fail, notify, onSubmit, pager } from './ui.js'
 
 export async function agentView(show, address) {
   const base = `/v1/agents/${address}`
@@ -241,12 +241,7 @@ async function topUpSection(base, agent) {
     history.replaceChildren(
       h('h3', {}, 'Top-ups, newest first'),
       table(['Created', 'Status', 'Amount', 'Attempts', 'Transaction', 'Error'], page.data.map(row), cursor ? 'No older top-ups.' : 'No top-ups yet.'),
-      h(
-        'div',
-        { class: 'toolbar' },
-        cursor && h('button', { type: 'button', class: 'plain', onclick: (e) => act(e.currentTarget, () => loadTopUps()) }, 'Newest'),
-        page.has_more && h('button', { type: 'button', onclick: (e) => act(e.currentTarget, () => loadTopUps(page.next_cursor)) }, 'Older'),
-      ),
+      pager(cursor, page, loadTopUps),
     )
   }
   await loadTopUps()

@@ -3,7 +3,7 @@
 import { api } from './api.js'
 import { h, table } from './dom.js'
 import { short, time, units } from './format.js'
-import { act } from './ui.js'
+import { act, pager } from './ui.js'
 
 export async function transactionsView(show) {
   const role = h('select', { id: 'tx-role' }, h('option', { value: '' }, 'all'), h('option', { value: 'buyer' }, 'buyer: paid by my agents'), h('option', { value: 'seller' }, 'seller: paid to my endpoints'))
@@ -28,12 +28,7 @@ export async function transactionsView(show) {
     exports.replaceChildren('Download the whole filtered history: ', ...links.flatMap(([p, f], i) => [i ? ' · ' : '', download(p, f)]))
     list.replaceChildren(
       table(['Created', 'Status', 'Amount', 'Payer', 'Pay to', 'Resource', 'Transaction'], page.data.map(row), cursor ? 'No older transactions.' : 'No transactions yet.'),
-      h(
-        'div',
-        { class: 'toolbar' },
-        cursor && h('button', { type: 'button', class: 'plain', onclick: (e) => act(e.currentTarget, () => load()) }, 'Newest'),
-        page.has_more && h('button', { type: 'button', onclick: (e) => act(e.currentTarget, () => load(page.next_cursor)) }, 'Older'),
-      ),
+      pager(cursor, page, load),
     )
   }
   const applyButton = h('button', { type: 'submit' }, 'Apply')

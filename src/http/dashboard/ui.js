@@ -1,6 +1,7 @@
 /* global document, location, window, HashChangeEvent */
 // What every screen shares: the notice bar, navigation, and how an action's error is shown.
 import { ApiError } from './api.js'
+import { h } from './dom.js'
 
 const notice = document.getElementById('notice')
 export const who = document.getElementById('who')
@@ -92,4 +93,17 @@ export function onSubmit(button, box, fn) {
     e.preventDefault()
     act(button, fn, box)
   }
+}
+
+/**
+ * Newest / Older under a list the API pages newest first: `load(cursor)` shows a page, `cursor` is
+ * the one on screen (none for the newest), `page` its answer (`has_more`, `next_cursor`).
+ */
+export function pager(cursor, page, load) {
+  return h(
+    'div',
+    { class: 'toolbar' },
+    cursor && h('button', { type: 'button', class: 'plain', onclick: (e) => act(e.currentTarget, () => load()) }, 'Newest'),
+    page.has_more && h('button', { type: 'button', onclick: (e) => act(e.currentTarget, () => load(page.next_cursor)) }, 'Older'),
+  )
 }
