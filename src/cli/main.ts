@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util'
 import { offeredChallenges, type OfferedChallenge } from '../client/challenge.js'
 import { PaidCallFailedError, PaymentRefusedError } from '../client/errors.js'
 import { formatUsdc } from '../x402/usdc-amount.js'
-import { wrapFetch, type FetchLike } from '../client/wrap-fetch.js'
+import { isSendableKey, wrapFetch, type FetchLike } from '../client/wrap-fetch.js'
 import { createMarketplaceClient, MarketplaceError, MarketplaceNotFoundError } from '../marketplace-client.js'
 import { isFilterNetwork } from '../services/marketplace/types.js'
 
@@ -189,7 +189,7 @@ function settings(io: Io): { apiUrl: string; agentKey: string | undefined; keySo
   const agentKey = (io.env.TOLLGATE_AGENT_KEY || (typeof file.agent_key === 'string' ? file.agent_key : undefined))?.trim() || undefined
   if (!/^https?:$/.test(URL.parse(apiUrl)?.protocol ?? '')) throw new UsageError(`${io.env.TOLLGATE_API_URL ? 'TOLLGATE_API_URL' : `"api_url" in ${p}`} is not an http(s) URL: ${apiUrl}`)
   const keySource = io.env.TOLLGATE_AGENT_KEY ? 'TOLLGATE_AGENT_KEY' : `"agent_key" in ${p}`
-  if (agentKey !== undefined && !/^[\x21-\x7e]+$/.test(agentKey)) throw new UsageError(`the agent key in ${keySource} contains a space, line break or other character no agent key has (the key is not printed)`)
+  if (agentKey !== undefined && !isSendableKey(agentKey)) throw new UsageError(`the agent key in ${keySource} contains a space, line break or other character no agent key has (the key is not printed)`)
   return { apiUrl: apiUrl.replace(/\/+$/, ''), agentKey, keySource }
 }
 

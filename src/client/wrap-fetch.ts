@@ -124,9 +124,16 @@ interface Payer {
   report?(s: Signed, status: 'accepted' | 'rejected' | 'error', response: Record<string, unknown> | undefined): Promise<void>
 }
 
+/**
+ * Whether `key` can go in an Authorization header as it is: printable ASCII, no space or line
+ * break. Checked before use, since fetch's error for a bad header value quotes "Bearer <key>" whole.
+ */
+export function isSendableKey(key: unknown): key is string {
+  return typeof key === 'string' && /^[\x21-\x7e]+$/.test(key)
+}
+
 function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Payer {
-  // checked here: fetch's error for a bad header value would quote "Bearer <key>" into logs
-  if (typeof o.agentKey !== 'string' || !/^[\x21-\x7e]+$/.test(o.agentKey)) throw new TypeError('agentKey must be an agent key (ak_test_… / ak_live_…): this one is empty or has a space, line break or other character no key has (not shown)')
+  if (!isSendableKey(o.agentKey)) throw new TypeError('agentKey must be an agent key (ak_test_… / ak_live_…): this one is empty or has a space, line break or other character no key has (not shown)')
   const base = o.baseUrl.replace(/\/+$/, '')
   const headers = { authorization: `Bearer ${o.agentKey}`, 'content-type': 'application/json' }
   return {
