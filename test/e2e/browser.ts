@@ -3,6 +3,7 @@ import { chromium, type Page } from 'playwright-core'
 import type { Deps } from '../../src/deps.js'
 import { buildWebApp } from '../../src/http/web-app.js'
 import { usersService } from '../../src/services/accounts/users.js'
+import { testDeps } from '../helpers/test-env.js'
 
 // Debian's chromium (`apt-get install chromium`; .ci/run installs it when this directory has tests)
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
@@ -20,6 +21,12 @@ export async function serveDashboard(t: T, deps: Deps) {
   const password = 'correct horse battery'
   await usersService({ db: deps.db }).create(email, password)
   return { app, base, email, password }
+}
+
+/** A web app on a fresh schema with a master key (its chain RPC does not answer: balances are 503), `env` added. */
+export async function dashboardServer(t: T, env: Record<string, string> = {}) {
+  const deps = await testDeps(t, { TOLLGATE_MASTER_KEY: randomBytes(32).toString('hex'), ...env })
+  return { deps, ...(await serveDashboard(t, deps)) }
 }
 
 /**

@@ -1,18 +1,9 @@
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import t from 'tap'
-import { testDeps } from '../helpers/test-env.js'
-import { logIn, openBrowser, serveDashboard } from './browser.js'
+import { dashboardServer, logIn, openBrowser } from './browser.js'
 
 // What a user auditing the dashboard ran into, one test each (no chain: balances are 503).
 
-interface T {
-  teardown(fn: () => unknown): void
-}
-
-async function dashboardServer(t: T) {
-  const deps = await testDeps(t, { TOLLGATE_MASTER_KEY: randomBytes(32).toString('hex') })
-  return { deps, ...(await serveDashboard(t, deps)) }
-}
 
 t.test('a session that ends while the user works: the login screen says so, a first visit does not', async (t) => {
   const server = await dashboardServer(t)
@@ -111,9 +102,8 @@ t.test('clicking a form button keeps the keyboard focus there (it fell to <body>
 })
 
 /** A seller with four services of three upstream endpoints each, on a 1280×720 screen: the last service is far below the top. */
-async function tallShop(t: T) {
-  const deps = await testDeps(t, { TOLLGATE_MASTER_KEY: randomBytes(32).toString('hex'), TOLLGATE_ALLOW_PRIVATE_UPSTREAMS: 'true' })
-  const server = await serveDashboard(t, deps)
+async function tallShop(t: Parameters<typeof dashboardServer>[0]) {
+  const server = await dashboardServer(t, { TOLLGATE_ALLOW_PRIVATE_UPSTREAMS: 'true' })
   const browser = await openBrowser(t)
   const { page, api } = browser
   await page.setViewportSize({ width: 1280, height: 720 })

@@ -1,19 +1,9 @@
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import t from 'tap'
 import { DASHBOARD_CSP, DASHBOARD_DIR, DASHBOARD_MODULES } from '../../src/http/routes/dashboard/index.js'
-import { testDeps } from '../helpers/test-env.js'
-import { logIn, nextDialog, openBrowser, serveDashboard } from './browser.js'
+import { dashboardServer, logIn, nextDialog, openBrowser } from './browser.js'
 
-interface T {
-  teardown(fn: () => unknown): void
-}
-
-/** A web app on a fresh schema (its chain RPC does not answer: balances are 503). */
-async function dashboardServer(t: T) {
-  const deps = await testDeps(t, { TOLLGATE_MASTER_KEY: randomBytes(32).toString('hex') })
-  return { deps, ...(await serveDashboard(t, deps)) }
-}
 
 t.test('the files: content types, security headers, revalidation, an allow-list, not in OpenAPI', async (t) => {
   const { app } = await dashboardServer(t)
