@@ -13,7 +13,7 @@ import { readFileSync, readdirSync } from 'node:fs'
 import { sql } from 'kysely'
 import { createDb } from '../src/db/create-db.js'
 import { migrateToLatest } from '../src/db/migrate.js'
-import { paymentLedger, type NewVerifiedPayment } from '../src/proxy/payment-ledger.js'
+import { createLedgerWriter, type NewProxyPayment as NewVerifiedPayment } from '../src/ledger/ledger-writer.js'
 
 const seconds = Number(process.argv[2] ?? 5)
 // concurrent callers: like the proxy's connections, each records, then finishes, then starts again
@@ -57,7 +57,7 @@ async function runCase(name: string, withFk: boolean): Promise<{ name: string; p
               from generate_series(1, 200000) g`.execute(db)
     await sql`analyze payments`.execute(db)
 
-    const ledger = paymentLedger(db)
+    const ledger = createLedgerWriter(db)
     const payer = hex(20)
     const row = (): NewVerifiedPayment => ({
       id: randomUUID(), endpoint_id: endpoint.id, resource: 'http://127.0.0.1/bench/svc/echo', method: 'GET', x402_version: 2, network: 'eip155:84532',

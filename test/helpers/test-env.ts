@@ -5,6 +5,7 @@ import { loadConfig, type Config } from '../../src/config.js'
 import { createDb } from '../../src/db/create-db.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { createDeps, type Deps } from '../../src/deps.js'
+import { transitionGuardSql } from '../../src/ledger/statuses.js'
 
 /** The database tests use; each test run gets its own schema inside it. */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
@@ -41,8 +42,11 @@ export async function testSchema(t: Teardown, opts: { migrate?: boolean } = {}):
   const schema = uniqueName('t')
   const db = createDb({ databaseUrl: TEST_DATABASE_URL, schema, max: 1 })
   try {
-    if (opts.migrate !== false) await migrateWhileOthersDrop(db, schema)
-    else await sql`create schema ${sql.id(schema)}`.execute(db)
+    if (opts.migrate !== false) {
+      await migrateWhileOthersDrop(db, schema)
+      // every test that moves a payment is checked against the ledger's transition table
+      for (const statement of transitionGuardSql()) await sql.raw(statement).execute(db)
+    } else await sql`create schema ${sql.id(schema)}`.execute(db)
   } finally {
     await db.destroy()
   }

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
 import t from 'tap'
 import type { Deps } from '../../src/deps.js'
-import { payerCredit } from '../../src/services/payer-credit.js'
+import { createPayerCredit } from '../../src/ledger/payer-credit.js'
 import { testDeps } from '../helpers/test-env.js'
 
 const hex = (n: number) => `0x${randomBytes(n).toString('hex')}`
@@ -11,7 +11,7 @@ const hex = (n: number) => `0x${randomBytes(n).toString('hex')}`
 // the batch exactly as separate calls would.
 t.test('a batch of reservations behaves like the same calls one by one', async (t) => {
   const deps = await testDeps(t)
-  const credit = payerCredit(deps)
+  const credit = createPayerCredit(deps)
   const asset = hex(20)
   const [rich, poor, blocked, unknown] = [hex(20), hex(20), hex(20), hex(20)]
   await credit.setBalance(asset, rich, 10_000n)
@@ -55,7 +55,7 @@ t.test('a batch of reservations behaves like the same calls one by one', async (
 
 t.test('Redis unavailable: every caller of the batch gets the error', async (t) => {
   const deps = await testDeps(t)
-  const credit = payerCredit(deps)
+  const credit = createPayerCredit(deps)
   const asset = hex(20)
   await deps.redis.quit()
   const nowMs = Date.now()
@@ -66,7 +66,7 @@ t.test('Redis unavailable: every caller of the batch gets the error', async (t) 
 /** A new payer whose on-chain balance is cached; `reserve` reserves a payment of it with a new nonce. */
 async function cachedPayer(t: Parameters<typeof testDeps>[0], balance: bigint) {
   const deps = await testDeps(t)
-  const credit = payerCredit(deps)
+  const credit = createPayerCredit(deps)
   const asset = hex(20)
   const payer = hex(20)
   const nowMs = Date.now()

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import t from 'tap'
-import { paymentLedger, type NewVerifiedPayment } from '../../src/proxy/payment-ledger.js'
+import { createLedgerWriter, type NewProxyPayment as NewVerifiedPayment } from '../../src/ledger/ledger-writer.js'
 import { testDeps } from '../helpers/test-env.js'
 
 const hex = (n: number) => `0x${randomBytes(n).toString('hex')}`
@@ -14,7 +14,7 @@ function payment(over: Partial<NewVerifiedPayment> = {}): NewVerifiedPayment {
 
 t.test('records and outcomes share one writer; every row, event and guard is right', async (t) => {
   const deps = await testDeps(t)
-  const ledger = paymentLedger(deps.db)
+  const ledger = createLedgerWriter(deps.db)
   const rows = Array.from({ length: 40 }, (_, i) => payment({ value: BigInt(1000 + i), settlement_mode: i % 2 ? 'sync' : 'async', x402_version: i % 2 ? 1 : 2 }))
   const dup = { ...payment(), payer: rows[0]!.payer, nonce: rows[0]!.nonce }
   const recorded = await Promise.all([...rows.map((r) => ledger.record(r)), ledger.record(dup)])
@@ -52,14 +52,14 @@ t.test('records and outcomes share one writer; every row, event and guard is rig
 
 t.test('a database error rejects the writes of that batch and the writer keeps working', async (t) => {
   const deps = await testDeps(t)
-  const ledger = paymentLedger(deps.db)
+  const ledger = createLedgerWriter(deps.db)
   await t.rejects(ledger.record(payment({ value: -1n })), 'the value check constraint fails the statement')
   t.equal(await ledger.record(payment()), 'recorded')
 })
 
 t.test('an endpoint deleted while its calls are in flight fails nobody: its payments keep its id', async (t) => {
   const deps = await testDeps(t)
-  const ledger = paymentLedger(deps.db)
+  const ledger = createLedgerWriter(deps.db)
   const seller = await deps.db.insertInto('sellers').values({ namespace: 'gone', display_name: 'gone' }).returning('id').executeTakeFirstOrThrow()
   const service = await deps.db.insertInto('services').values({ seller_id: seller.id, name: 'svc', display_name: 'svc', pay_to: hex(20) }).returning('id').executeTakeFirstOrThrow()
   const [kept, deleted] = await Promise.all(['kept', 'deleted'].map((slug) =>

@@ -4,7 +4,7 @@ import { sql } from 'kysely'
 import { getAddress, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { usdcAbi } from '../../src/chain/usdc-abi.js'
-import { payerCredit } from '../../src/services/payer-credit.js'
+import { createPayerCredit } from '../../src/ledger/payer-credit.js'
 import { createSettler } from '../../src/services/settlement/settler.js'
 import { createSyncSettlement } from '../../src/services/settlement/sync.js'
 import { startTestPlatform } from '../helpers/platform.js'
@@ -72,7 +72,7 @@ t.test('settlement recovery, risk and sync mode', async (t) => {
     t.ok(await db.selectFrom('payer_blocks').selectAll().where('payer', '=', p.address.toLowerCase()).executeTakeFirst(), 'payer blocked')
     await deps.chain.waitForTransactionReceipt({ hash: await walletFor(platform, devnet.accounts.faucet.privateKey).writeContract({ address: devnet.usdcAddress, abi: usdcAbi, functionName: 'transfer', args: [p.address, 5_000n] }) })
     // the cached balance (read when the settlement failed, 0) catches up, as its refresh would
-    await payerCredit(deps).setBalance(deps.config.chain.usdc.address.toLowerCase(), p.address.toLowerCase(), 5_000n)
+    await createPayerCredit(deps).setBalance(deps.config.chain.usdc.address.toLowerCase(), p.address.toLowerCase(), 5_000n)
     const res = await fetch(platform.proxyUrl + paidPath)
     const challenge = res.headers.get('payment-required')
     await res.arrayBuffer()

@@ -8,7 +8,7 @@ import { mintUsdc } from '../../src/chain/devnet.js'
 import { checkContractSignature, ERC6492_MAGIC_SUFFIX } from '../../src/chain/contract-signature.js'
 import { makeDomainSeparator, transferAuthDigest } from '../../src/chain/transfer-auth-digest.js'
 import { usdcAbi } from '../../src/chain/usdc-abi.js'
-import { payerCredit } from '../../src/services/payer-credit.js'
+import { createPayerCredit } from '../../src/ledger/payer-credit.js'
 import { createSettler } from '../../src/services/settlement/settler.js'
 import { decodeRequired, signFor, v2Header } from '../helpers/pay.js'
 import { startTestPlatform } from '../helpers/platform.js'
@@ -82,7 +82,7 @@ t.test('a deployed ERC-1271 smart wallet pays through the RPC slow path and its 
   const unfunded = await proxy.inject({ url: path, headers: { 'payment-signature': v2Header(required, await payment(eoa, ownerKey)) } })
   t.equal(reasonOf(unfunded), 'invalid_exact_evm_insufficient_balance', 'an unfunded payer is refused before its signature is checked over RPC')
   await mintUsdc(devnet.rpcUrl, eoa, 10_000n)
-  await payerCredit(deps).setBalance(devnet.usdcAddress.toLowerCase(), eoa.toLowerCase(), 10_000n)
+  await createPayerCredit(deps).setBalance(devnet.usdcAddress.toLowerCase(), eoa.toLowerCase(), 10_000n)
   const undeployed = await proxy.inject({ url: path, headers: { 'payment-signature': v2Header(required, await payment(eoa, ownerKey)) } })
   t.equal(reasonOf(undeployed), 'invalid_exact_evm_payload_undeployed_smart_wallet', 'no contract at the payer address')
   const counterfactual = await proxy.inject({ url: path, headers: { 'payment-signature': v2Header(required, await payment(wallet, ownerKey, (s) => `0x${'00'.repeat(64)}${s.slice(2)}${ERC6492_MAGIC_SUFFIX}` as Hex)) } })

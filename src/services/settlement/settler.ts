@@ -9,7 +9,7 @@ import type { Payment } from '../../db/database.js'
 import { errorSummary, processLogger } from '../../logger.js'
 import { MAX_HANDLER_TIMEOUT_MS } from '../../pool/handler-contract.js'
 import { MAX_UPSTREAM_TIMEOUT_MS } from '../publishing/upstream-config.js'
-import { payerCredit, type PayerCredit } from '../payer-credit.js'
+import { createPayerCredit, type PayerCredit } from '../../ledger/payer-credit.js'
 import {
   BLOCKING_REASONS,
   aggregate3Data,
@@ -25,7 +25,7 @@ import {
 } from './chain-ops.js'
 import { facilitatorClient, type FacilitatorClient } from './facilitator.js'
 import { broadcast, relayerLock, relayersFromKeys, signRelayerTx, signReplacement, type Relayer, type WatchOnlyRelayer } from './relayer.js'
-import { claimServed, readyGroups, transition, type Moved } from './transitions.js'
+import { claimServed, readyGroups, transition, voidStaleVerified, type Moved } from '../../ledger/transitions.js'
 
 /** Crash points for tests: a hook that throws stops the batch exactly there, as a kill would. */
 export interface SettlementHooks {
@@ -114,7 +114,7 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
   const hooks = opts.hooks ?? {}
   const relayers = relayersFromKeys(opts.relayerKeys ?? config.relayerKeys)
   const lock = relayerLock(deps.redis, deps.key)
-  const credit: PayerCredit = payerCredit(deps)
+  const credit: PayerCredit = createPayerCredit(deps)
   // no payment signatures, raw transactions or keys go in here: ids, hashes, counts, reasons
   const log: SettlerLog = opts.log ?? processLogger(config.logLevel)
   let chainId: number | undefined
@@ -522,8 +522,7 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
                           where i.payment_id = p.id and b.status = 'pending')
         order by p.updated_at limit 1000`.execute(db)
       for (const [asset, list] of groupBy(stuck.rows, (p) => p.asset)) await step(`settling payments of ${asset}`, () => recheck(list, stats))
-      const stale = await db.selectFrom('payments').select('id').where('status', '=', 'verified').where('created_at', '<', new Date(Date.now() - voidAfterMs)).limit(1000).execute()
-      const voided = await transition(db, stale.map((s) => s.id), ['verified'], 'voided', { reason: 'no_outcome' })
+      const voided = await voidStaleVerified(db, new Date(Date.now() - voidAfterMs))
       await Promise.allSettled(voided.map((m) => credit.release({ payer: m.payer, asset: m.asset, value: BigInt(m.value) })))
       if (voided.length) log.warn({ count: voided.length, afterMs: voidAfterMs }, 'verified payments with no outcome from the proxy voided')
       return { ...stats, voided: voided.length }

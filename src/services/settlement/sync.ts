@@ -1,7 +1,7 @@
 import type { Deps } from '../../deps.js'
-import type { SyncSettlement } from '../../proxy/paid-route.js'
+import type { SettleNow } from '../../ledger/settle-now.js'
 import { createSettler, type Settler, type SettlerOptions } from './settler.js'
-import { claimOne } from './transitions.js'
+import { claimOne } from '../../ledger/transitions.js'
 
 /**
  * Sync settlement for endpoints that ask for it: settles one served payment before the response
@@ -11,7 +11,7 @@ import { claimOne } from './transitions.js'
  * @example
  *   const app = await buildProxyApp(deps, { sync: createSyncSettlement(deps) })
  */
-export function createSyncSettlement(deps: Deps, opts: SettlerOptions & { timeoutMs?: number; settler?: Settler } = {}): SyncSettlement {
+export function createSyncSettlement(deps: Deps, opts: SettlerOptions & { timeoutMs?: number; settler?: Settler } = {}): SettleNow {
   const settler = opts.settler ?? createSettler(deps, opts)
   const timeoutMs = opts.timeoutMs ?? 30_000
   const read = (id: string) => deps.db.selectFrom('payments').select(['status', 'tx_hash', 'failure_reason', 'payer']).where('id', '=', id).executeTakeFirst()

@@ -116,7 +116,7 @@ type RedisWithGuard = Redis & { tollgateGuardBatch?: (numberOfKeys: number, ...a
 type GuardArgs = { payer: string; asset: string; nonce: string; value: bigint; validBefore: number; nowMs: number }
 type GuardOutcome = { result: GuardResult; stale: boolean }
 
-export function payerCredit(deps: { redis: Redis; db: Kysely<Database>; key(...p: string[]): string }) {
+export function createPayerCredit(deps: { redis: Redis; db: Kysely<Database>; key(...p: string[]): string }) {
   const redis = deps.redis as RedisWithGuard
   // the number of keys varies with the batch, so it is passed per call
   if (!redis.tollgateGuardBatch) redis.defineCommand('tollgateGuardBatch', { lua: GUARD_LUA })
@@ -244,4 +244,4 @@ export function payerCredit(deps: { redis: Redis; db: Kysely<Database>; key(...p
   }
 }
 
-export type PayerCredit = ReturnType<typeof payerCredit>
+export type PayerCredit = ReturnType<typeof createPayerCredit>

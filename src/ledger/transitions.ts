@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely'
-import type { Database, Payment, PaymentStatus } from '../../db/database.js'
+import type { Database, Payment } from '../db/database.js'
+import { assertTransitions, type PaymentStatus } from './statuses.js'
 
 /** What a transition hands back per payment it actually moved (exposure bookkeeping needs it). */
 export interface Moved {
@@ -20,15 +21,15 @@ export interface TransitionOpts {
 
 /**
  * Guarded transition: moves only the payments currently in one of `from`, appends one event per
- * moved payment, and returns exactly those. A settled payment is never in any `from` list we use,
- * so it never moves again; concurrent callers cannot both win.
+ * moved payment, and returns exactly those. Every `from → to` must be in the transition table
+ * (statuses.ts), so a final payment never moves again; concurrent callers cannot both win.
  *
  * @example
  *   await transition(db, ids, ['settling'], 'settled', { txHash })
  */
 export async function transition(db: Kysely<Database>, ids: string[], from: PaymentStatus[], to: PaymentStatus, opts: TransitionOpts = {}): Promise<Moved[]> {
   if (ids.length === 0) return []
-  if (from.includes('settled')) throw new Error('a settled payment never moves')
+  assertTransitions(from, to)
   const reason = opts.reason ?? null
   const txHash = opts.txHash ?? null
   const data = opts.data ? JSON.stringify(opts.data) : null
@@ -76,4 +77,13 @@ export async function claimOne(db: Kysely<Database>, id: string): Promise<Paymen
 /** (network, asset) pairs that have served payments waiting. */
 export async function readyGroups(db: Kysely<Database>, network: string): Promise<Array<{ network: string; asset: string }>> {
   return db.selectFrom('payments').select(['network', 'asset']).distinct().where('status', '=', 'served').where('network', '=', network).execute()
+}
+
+/**
+ * Voids `verified` payments older than `olderThan`: their call never got an outcome from the proxy
+ * (it died mid-call), so nothing is owed. At most `limit` per call; returns what moved.
+ */
+export async function voidStaleVerified(db: Kysely<Database>, olderThan: Date, limit = 1000): Promise<Moved[]> {
+  const stale = await db.selectFrom('payments').select('id').where('status', '=', 'verified').where('created_at', '<', olderThan).limit(limit).execute()
+  return transition(db, stale.map((s) => s.id), ['verified'], 'voided', { reason: 'no_outcome' })
 }
