@@ -5,12 +5,19 @@ import { signerRecovery, type SignerRecovery } from '../chain/signer-recovery.js
 import type { Deps } from '../deps.js'
 import { loggerOptions } from '../logger.js'
 import { endpointTable, type EndpointEntry } from '../proxy/endpoint-table.js'
-import { paidRoute, type SyncSettlement } from '../proxy/paid-route.js'
-import { paymentLedger } from '../proxy/payment-ledger.js'
+import { createLedgerWriter } from '../ledger/ledger-writer.js'
+import { createPayerCredit } from '../ledger/payer-credit.js'
+import type { SettleNow } from '../ledger/settle-now.js'
+import { createFixedWindowLimiter } from '../limits/fixed-window.js'
+import { createPaidCall } from '../proxy/paid-call/paid-call.js'
+import type { PaidCallHooks } from '../proxy/paid-call/test-hooks.js'
+import { paidRoute } from '../proxy/paid-route.js'
+import { paymentLookupRoutes } from '../proxy/payment-lookup.js'
 import { upstreamClient, type UpstreamOptions } from '../proxy/upstream.js'
 import { createHandlerPool } from '../pool/handler-pool.js'
 import { loadHandlerRegistry } from '../pool/handler-registry.js'
-import { payerCredit } from '../services/payer-credit.js'
+import { createExactScheme } from '../schemes/exact/exact-scheme.js'
+import { createHttpTransport } from '../transports/http.js'
 import { decodeUpstreamConfig } from '../services/publishing/upstream-config.js'
 import { installErrorHandler } from './plugins/error-handler.js'
 import { healthRoutes } from './routes/health/index.js'
@@ -27,7 +34,7 @@ export interface ProxyAppOptions {
   /** where log lines go (default stdout); tests capture them to scan for secrets */
   logStream?: DestinationStream
   /** sync settlement for endpoints in `sync` mode (the settlement service) */
-  sync?: SyncSettlement
+  sync?: SettleNow
   /** decrypts an endpoint's upstream secrets; default: plain values only */
   upstreamOptions?: (entry: EndpointEntry) => UpstreamOptions
   /** tests only: hosted handlers may fetch loopback/private addresses */
@@ -36,6 +43,8 @@ export interface ProxyAppOptions {
   providers?: Record<string, string | undefined>
   /** where hosted handler modules live (tests point this at fixtures) */
   handlersDir?: string
+  /** tests only: called between the stages of a paid call (TOLLGATE_TEST_PROXY_CRASH_AT) */
+  hooks?: PaidCallHooks
 }
 
 /**
@@ -75,7 +84,7 @@ export async function buildProxyApp(deps: Deps, opts: ProxyAppOptions = {}): Pro
   })
   installErrorHandler(app)
   const table = await endpointTable(deps, { onError: (err) => app.log.error({ err }, 'endpoint table reload failed') })
-  const ledger = paymentLedger(deps.db)
+  const ledger = createLedgerWriter(deps.db)
   const pool = createHandlerPool(deps.config.handlers)
   const upstream = upstreamClient({ allowPrivate: deps.config.allowPrivateUpstreams })
   const recovery = signerRecovery({ threads: deps.config.x402.recoveryThreads, offload: deps.config.x402.recoveryOffload })
@@ -88,21 +97,23 @@ export async function buildProxyApp(deps: Deps, opts: ProxyAppOptions = {}): Pro
   // Without the key a seller's stored settings (required and forwarded headers, rate limit,
   // timeout, signing secret) cannot be read, and the paid route refuses those endpoints.
   if (!deps.config.masterKey && !opts.upstreamOptions) app.log.warn('TOLLGATE_MASTER_KEY is not set: paid calls to seller endpoints with stored upstream settings are refused with 503')
-  await app.register(
-    paidRoute({
-      deps,
-      table,
-      ledger,
-      credit: payerCredit(deps),
-      pool,
-      recovery,
-      handlers: await loadHandlerRegistry(opts.handlersDir),
-      upstream,
-      upstreamOptions: opts.upstreamOptions ?? upstreamSettings(deps.config.masterKey),
-      sync: opts.sync,
-      allowPrivateNetwork: opts.allowPrivateNetwork,
-      providers: opts.providers ?? deps.config.handlerProviders,
-    }),
-  )
+  const paidCall = createPaidCall({
+    table,
+    schemes: [createExactScheme(deps, { credit: createPayerCredit(deps), recovery })],
+    ledger,
+    limiter: createFixedWindowLimiter(deps.redis, deps.key),
+    pool,
+    upstream,
+    sync: opts.sync,
+    maxPaymentHeaderBytes: deps.config.x402.maxHeaderBytes,
+    handlers: await loadHandlerRegistry(opts.handlersDir),
+    providers: opts.providers ?? deps.config.handlerProviders,
+    allowPrivateNetwork: opts.allowPrivateNetwork ?? false,
+    defaultTimeoutMs: deps.config.handlers.timeoutMs,
+    upstreamOptions: opts.upstreamOptions ?? upstreamSettings(deps.config.masterKey),
+    hooks: opts.hooks,
+  })
+  await app.register(paidRoute(paidCall, createHttpTransport(deps.config.chain)))
+  await app.register(paymentLookupRoutes(deps))
   return app
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../deps.js'
 import { buildProxyApp } from '../http/proxy-app.js'
 import { buildWebApp } from '../http/web-app.js'
+import { proxyCrashHooksFromEnv } from '../proxy/paid-call/test-hooks.js'
 import { createSyncSettlement } from '../services/settlement/sync.js'
 
 export interface Role {
@@ -24,7 +25,7 @@ export async function startWeb(deps: Deps): Promise<Role> {
 
 export async function startProxy(deps: Deps): Promise<Role> {
   // endpoints in `sync` mode settle before responding, with the same relayers as the workers
-  const app = await buildProxyApp(deps, { sync: createSyncSettlement(deps) })
+  const app = await buildProxyApp(deps, { sync: createSyncSettlement(deps), hooks: proxyCrashHooksFromEnv(process.env, deps.config) })
   const url = await listen(app, deps.config.host, deps.config.proxyPort)
   return { name: 'proxy', url, stop: () => app.close() }
 }

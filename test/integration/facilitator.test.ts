@@ -24,7 +24,7 @@ t.test('SETTLEMENT_MODE=facilitator settles through POST /settle', async (t) => 
   t.test('paid calls end settled by the facilitator; the chain confirms every transfer', async (t) => {
     const before = await balance()
     const statuses = await payMany(platform, payer.key, 12, 4)
-    t.ok(statuses.every((s) => s === 200), 'every call served')
+    t.ok(statuses.every((s) => s === 200), `every call served: ${statuses}`)
     const stats = await createSettler(deps).runOnce(60_000)
     t.equal(stats.settled, 12)
     t.equal(stats.batches, 0, 'no relayer batch was sent')

@@ -147,13 +147,16 @@ export function settlementMetrics(deps: Deps, queue: Pick<Queue, 'getJobCounts'>
       .executeTakeFirstOrThrow() as Promise<HistogramRow>
   }
 
-  /** payments settled in (from, to]; served -> settled: the `served` event (from verified) to settled_at */
+  /**
+   * payments settled in (from, to]; served -> settled: the payment's first `served` event (recorded
+   * served, or from verified; not a requeue from settling) to settled_at
+   */
   async function latencies(from: Date, to: Date): Promise<HistogramRow> {
     const cols = LATENCY_BUCKETS.map((b, i) => sql`count(*) filter (where l <= ${b})::text as ${sql.ref(`b${i}`)}`)
     const r = await sql<HistogramRow>`
       select ${sql.join(cols)}, count(*)::text as count, sum(l)::text as sum from (
         select extract(epoch from p.settled_at - e.created_at)::float8 as l
-        from payments p join payment_events e on e.payment_id = p.id and e.to_status = 'served' and e.from_status = 'verified'
+        from payments p join payment_events e on e.payment_id = p.id and e.to_status = 'served' and e.from_status is distinct from 'settling'
         where p.status = 'settled' and p.updated_at > ${from} and p.updated_at <= ${to} and p.settled_at is not null) x`.execute(db)
     return r.rows[0]!
   }

@@ -1,0 +1,89 @@
+import type { Readable } from 'node:stream'
+import { AppError, appError } from '../../errors.js'
+import type { HandlerPool, PoolOutcome } from '../../pool/handler-pool.js'
+import type { UpstreamClient } from '../upstream.js'
+import type { CallRequest, CallTarget, HostedTarget, UpstreamTarget } from './call.js'
+import { CallRefusal } from './refusal.js'
+
+/** The endpoint's answer to send on. */
+export interface EndpointAnswer {
+  status: number
+  contentType?: string
+  headers?: Record<string, string | string[]>
+  body: Buffer | string | Readable
+}
+
+export type Dispatched =
+  /** answered < 400: the payment is kept */
+  | { ok: true; answer: EndpointAnswer }
+  /**
+   * failed: the payment is voided for `reason`; the buyer gets the endpoint's own answer (>= 400)
+   * when there is one, else the refusal
+   */
+  | { ok: false; reason: string; answer?: EndpointAnswer; refusal?: CallRefusal }
+
+/** Stage 6: run the endpoint — a hosted handler in the pool, or the seller's upstream through undici. */
+export function createDispatcher(opts: { pool: HandlerPool; upstream: UpstreamClient }) {
+  async function hosted(t: HostedTarget, req: CallRequest): Promise<Dispatched> {
+    const out = await opts.pool.run({ file: t.handler.file, slug: t.slug, io: t.handler.io }, t.input, t.ctx, t.timeoutMs)
+    if (out.kind === 'ok') {
+      const answer: EndpointAnswer = {
+        status: out.status,
+        contentType: out.contentType,
+        body: typeof out.body === 'string' ? out.body : Buffer.from(out.body.buffer, out.body.byteOffset, out.body.byteLength),
+      }
+      return out.status < 400 ? { ok: true, answer } : { ok: false, reason: 'handler_failed', answer }
+    }
+    const error = handlerError(out)
+    // under `err`, so the log's serializer cuts any URL in the message to its host (a provider URL may hold a key)
+    if (out.kind === 'error' || out.kind === 'crashed') req.log.warn({ slug: t.slug, err: out.message }, 'handler failed')
+    return { ok: false, reason: error.code, refusal: CallRefusal.error(error) }
+  }
+
+  async function upstream(t: UpstreamTarget, req: CallRequest, paymentId: string): Promise<Dispatched> {
+    const q = req.url.indexOf('?')
+    let res
+    try {
+      res = await opts.upstream.forward({
+        origin: t.origin,
+        subPath: q >= 0 ? req.url.slice(q) : '',
+        method: req.method,
+        headers: req.headers,
+        body: req.body,
+        options: t.options,
+        paymentId,
+      })
+    } catch (err) {
+      const timedOut = /timeout/i.test((err as Error).name + (err as Error).message)
+      if ((err as { code?: string }).code !== 'ESSRF') req.log.warn({ err: (err as Error).message, endpoint: req.path }, 'upstream failed')
+      const error = timedOut ? appError('handler_timeout', { timeoutMs: t.timeoutMs }) : appError('upstream_failed', { detail: 'the seller origin could not be reached' })
+      return { ok: false, reason: 'upstream_failed', refusal: CallRefusal.error(error) }
+    }
+    const answer: EndpointAnswer = { status: res.status, headers: res.headers, body: res.body }
+    return res.status < 400 ? { ok: true, answer } : { ok: false, reason: `upstream_status_${res.status}`, answer }
+  }
+
+  return function dispatch(target: CallTarget, req: CallRequest, paymentId: string): Promise<Dispatched> {
+    return target.kind === 'hosted' ? hosted(target, req) : upstream(target, req, paymentId)
+  }
+}
+
+/** The catalogue error for a pool outcome that is not an answer. */
+export function handlerError(out: Exclude<PoolOutcome, { kind: 'ok' }>): AppError {
+  switch (out.kind) {
+    case 'input': {
+      if (out.status === 413) return new AppError('payload_too_large', 413, out.message, { param: out.field })
+      // handlers often start their message with the field's name, which the template already says
+      const detail = out.message.startsWith(`${out.field}: `) ? out.message.slice(out.field.length + 2) : out.message
+      return appError(out.status === 422 ? 'unusable_parameter' : 'invalid_parameter', { param: out.field, detail }, { details: { param: out.field } })
+    }
+    case 'upstream':
+      return appError(out.code, { detail: out.message })
+    case 'timeout':
+      return appError('handler_timeout', { timeoutMs: out.timeoutMs })
+    case 'busy':
+      return appError('service_unavailable', { detail: 'every worker of this endpoint is busy; retry shortly; nothing was charged' }, { headers: { 'retry-after': '1' } })
+    default:
+      return appError('handler_failed', { detail: 'the handler crashed' })
+  }
+}

@@ -1,0 +1,101 @@
+import type { Readable } from 'node:stream'
+import type { FastifyBaseLogger } from 'fastify'
+import { appError } from '../../errors.js'
+import type { LedgerWriter, NewProxyPayment } from '../../ledger/ledger-writer.js'
+import type { SettleNow } from '../../ledger/settle-now.js'
+import type { Reservation, VerifiedPayment } from '../../schemes/scheme.js'
+import { settlementReasonCode } from '../../x402/reasons.js'
+import type { CallResult, CallTarget } from './call.js'
+import type { Dispatched, EndpointAnswer } from './dispatch.js'
+import { recordPayment } from './record.js'
+import { CallRefusal } from './refusal.js'
+
+export interface FinishInput {
+  target: CallTarget
+  row: NewProxyPayment
+  payment: VerifiedPayment
+  held: Reservation
+  /** settle before answering: a `sync` endpoint or a blocked payer */
+  settleFirst: boolean
+  dispatched: Dispatched
+  log: FastifyBaseLogger
+}
+
+const refused = (refusal: CallRefusal): CallResult => ({ kind: 'refused', refusal })
+
+/**
+ * Stage 7: the call's outcome, durable before anything is answered.
+ *
+ * - Failed (handler error, status >= 400, upstream unreachable): the payment is voided — a hosted
+ *   call's one write records it `voided`, an upstream's `verified` row moves to `voided` — and
+ *   the reservation is given back. Nothing is charged.
+ * - Answered < 400: a hosted call's one write records it `served`; an upstream's row moves to
+ *   `served`. A sync endpoint (or a blocked payer) is settled now; a payment that fails on chain
+ *   withholds the answer (402), as the reference middleware does, since nothing was charged.
+ */
+export function createFinisher(opts: { ledger: LedgerWriter; sync?: SettleNow }) {
+  const { ledger } = opts
+
+  async function voided(f: FinishInput, d: Extract<Dispatched, { ok: false }>): Promise<CallResult> {
+    if (f.target.kind === 'hosted') await recordPayment(ledger, f.row, 'voided', f.held, f.log, d.reason)
+    else await ledger.finish(f.row.id, 'voided', d.reason).catch((err) => f.log.error({ err: (err as Error).message, id: f.row.id }, 'void failed'))
+    await f.held.release()
+    return d.answer ? { kind: 'answer', ...d.answer } : refused(d.refusal!)
+  }
+
+  /** Records `served`; a refusal when the payment cannot be kept. */
+  async function served(f: FinishInput): Promise<CallRefusal | undefined> {
+    if (f.target.kind === 'hosted') {
+      const r = await recordPayment(ledger, f.row, 'served', f.held, f.log)
+      return r === true ? undefined : r
+    }
+    try {
+      // false: the payment is no longer `verified` (the sweep voided it as a call that never
+      // ended, and gave its credit back): it will never be settled, so the answer must not leave as a paid one
+      if (await ledger.finish(f.row.id, 'served')) return undefined
+      f.log.warn({ id: f.row.id }, 'served record found the payment already voided')
+    } catch (err) {
+      // the payment stays `verified`; the recovery sweep voids it (and gives the credit back)
+      f.log.error({ err: (err as Error).message, id: f.row.id }, 'served record failed')
+    }
+    return CallRefusal.error(appError('payment_not_recorded'))
+  }
+
+  /** Settles now when asked; the transaction hash, '' when left to the batch, or a refusal. */
+  async function settle(f: FinishInput): Promise<string | CallRefusal> {
+    if (!f.settleFirst || !opts.sync) return ''
+    let r: Awaited<ReturnType<SettleNow['settleNow']>>
+    try {
+      r = await opts.sync.settleNow(f.row.id)
+    } catch (err) {
+      // the chain or its RPC failed mid-way: the payment is served and the batch worker settles it
+      f.log.warn({ id: f.row.id, err: (err as Error).message }, 'sync settlement interrupted; left to the batch')
+      return ''
+    }
+    if (r.ok) return r.txHash
+    f.log.warn({ id: f.row.id, reason: r.reason }, 'sync settlement failed')
+    if (!r.final) return ''
+    return CallRefusal.payment(settlementReasonCode(r.reason), `the payment could not be settled (${r.reason}), so the response was withheld; nothing was charged`)
+  }
+
+  return async function finish(f: FinishInput): Promise<CallResult> {
+    const d = f.dispatched
+    if (!d.ok) return voided(f, d)
+    const notKept = await served(f)
+    const transaction = notKept ?? (await settle(f))
+    if (transaction instanceof CallRefusal) {
+      discard(d.answer)
+      return refused(transaction)
+    }
+    return { kind: 'answer', ...d.answer, receipt: { paymentId: f.row.id, payer: f.payment.payer, version: f.payment.version, transaction } }
+  }
+}
+
+/** An upstream's streamed body that will not be sent is destroyed (with a listener: its 'error' would crash the process). */
+function discard(answer: EndpointAnswer): void {
+  const body = answer.body as Readable
+  if (typeof body === 'object' && typeof body.destroy === 'function' && !Buffer.isBuffer(body)) {
+    body.on('error', () => {})
+    body.destroy()
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * A paid call as named stages, each handing on or refusing (the way Fastify's handle-request.js
+ * reads):
+ *
+ *   resolveEndpoint → parseInput → checkPayment → reserve → record → dispatch → finish
+ *
+ * Every stage returns its result or a CallRefusal; the transport renders refusals and answers in
+ * one place. Whatever is held (the payment's reservation) has one `release()`, which `finish`
+ * calls for a call that was not served — and the catch below for anything unexpected.
+ *
+ * One durable write per hosted call: its payment is recorded after the handler answered, as
+ * `served` (or `voided`), and the answer leaves only once that write is committed. A call that dies
+ * with its process before the write leaves no row: nothing is charged. An upstream call is recorded
+ * `verified` first, since the seller's origin receives the payment id with the call.
+ */
+import { randomUUID } from 'node:crypto'
+import type { LedgerWriter } from '../../ledger/ledger-writer.js'
+import type { SettleNow } from '../../ledger/settle-now.js'
+import type { FixedWindowLimiter } from '../../limits/fixed-window.js'
+import type { HandlerPool } from '../../pool/handler-pool.js'
+import type { PaymentScheme } from '../../schemes/scheme.js'
+import type { EndpointTable } from '../endpoint-table.js'
+import type { UpstreamClient } from '../upstream.js'
+import type { CallRequest, CallResult } from './call.js'
+import { createPaymentChecker } from './check-payment.js'
+import { createDispatcher } from './dispatch.js'
+import { createFinisher } from './finish.js'
+import { createInputParser, type InputSettings } from './parse-input.js'
+import { paymentRow, recordPayment } from './record.js'
+import { CallRefusal } from './refusal.js'
+import { createReserver } from './reserve.js'
+import { resolveEndpoint } from './resolve-endpoint.js'
+import type { PaidCallHooks } from './test-hooks.js'
+
+export interface PaidCallDeps extends InputSettings {
+  table: EndpointTable
+  schemes: readonly PaymentScheme[]
+  ledger: LedgerWriter
+  limiter: FixedWindowLimiter
+  pool: HandlerPool
+  upstream: UpstreamClient
+  /** settles a payment before answering (sync endpoints, blocked payers); absent: they are refused */
+  sync?: SettleNow
+  /** bytes a payment header may have (at least each challenge's own budget) */
+  maxPaymentHeaderBytes: number
+  /** tests only: called between stages (see test-hooks.ts) */
+  hooks?: PaidCallHooks
+}
+
+export type PaidCall = (req: CallRequest) => Promise<CallResult>
+
+export function createPaidCall(d: PaidCallDeps): PaidCall {
+  const parseInput = createInputParser(d)
+  const checkPayment = createPaymentChecker(d.schemes, d.maxPaymentHeaderBytes)
+  const reserve = createReserver({ limiter: d.limiter, settleFirstAvailable: d.sync !== undefined })
+  const dispatch = createDispatcher(d)
+  const finish = createFinisher(d)
+  const hooks = d.hooks ?? {}
+
+  return async function paidCall(req) {
+    const call = resolveEndpoint(d.table, req)
+    if (call instanceof CallRefusal) return { kind: 'refused', refusal: call }
+    const refused = (refusal: CallRefusal): CallResult => ({ kind: 'refused', refusal, challenge: call.challenge })
+    if (req.payment === undefined) return refused(CallRefusal.challenge())
+
+    const target = parseInput(call, req)
+    if (target instanceof CallRefusal) return refused(target)
+    const nowMs = Date.now()
+    const checked = await checkPayment(call, req.payment, target, req.log, nowMs)
+    if (checked instanceof CallRefusal) return refused(checked)
+    const held = await reserve(call, checked, target, req.log, nowMs)
+    if (held instanceof CallRefusal) return refused(held)
+    await hooks['after-reserve']?.()
+
+    const settleFirst = held.settleFirst || call.entry.settlementMode === 'sync'
+    const row = paymentRow(randomUUID(), call, checked.payment, held.settleFirst)
+    try {
+      if (target.kind === 'upstream') {
+        const recorded = await recordPayment(d.ledger, row, 'verified', held, req.log)
+        if (recorded instanceof CallRefusal) return refused(recorded)
+        await hooks['after-record']?.()
+      }
+      const dispatched = await dispatch(target, req, row.id)
+      await hooks['after-dispatch']?.()
+      const result = await finish({ target, row, payment: checked.payment, held, settleFirst, dispatched, log: req.log })
+      await hooks['after-outcome']?.()
+      return result.kind === 'refused' ? refused(result.refusal) : result
+    } catch (err) {
+      // a stage threw (a bug, not a refusal): a hosted call has no row yet, so its reservation goes
+      // back; an upstream's `verified` row is voided by the recovery sweep, which gives it back then
+      if (target.kind === 'hosted') await held.release()
+      throw err
+    }
+  }
+}

@@ -1,0 +1,89 @@
+import { appError, type AppError } from '../../errors.js'
+import { missingSettings, rateLimitOf, type HandlerRateLimit } from '../../pool/handler-contract.js'
+import type { RegisteredHandler } from '../../pool/handler-registry.js'
+import type { EndpointEntry } from '../endpoint-table.js'
+import { FORWARD_TIMEOUT_MS, type UpstreamOptions } from '../upstream.js'
+import type { CallRequest, CallTarget, ResolvedCall } from './call.js'
+import { CallRefusal } from './refusal.js'
+
+export interface InputSettings {
+  handlers: ReadonlyMap<string, RegisteredHandler>
+  /** provider settings of hosted handlers (their `ctx.providers`) */
+  providers: Record<string, string | undefined>
+  allowPrivateNetwork: boolean
+  /** a hosted handler's time limit when it declares none */
+  defaultTimeoutMs: number
+  /** an upstream endpoint's settings with secrets decrypted */
+  upstreamOptions(entry: EndpointEntry): UpstreamOptions
+}
+
+const NO_PROVIDERS: Record<string, string | undefined> = Object.freeze({})
+
+/**
+ * Stage 2: what the call will run, with its input checked before any payment work, so bad input
+ * costs the buyer nothing, not even a record. Returns a function per process: what each handler
+ * lacks and its own rate limit depend only on the provider settings, fixed for the process.
+ */
+export function createInputParser(s: InputSettings) {
+  const terms = new Map<RegisteredHandler, { missing: string[]; rateLimit: HandlerRateLimit | undefined }>(
+    [...s.handlers.values()].map((h) => [h, { missing: missingSettings(h.module, s.providers), rateLimit: rateLimitOf(h.module, s.providers) }]),
+  )
+
+  return function parseInput(call: ResolvedCall, req: CallRequest): CallTarget | CallRefusal {
+    const { entry, method } = call
+    if (!entry.handler) {
+      const options = s.upstreamOptions(entry)
+      // forwarding without the seller's stored settings would skip its headers, limit and signature
+      if (options.unreadable) {
+        return CallRefusal.error(appError('service_unavailable', { detail: "this proxy cannot read the endpoint's settings (TOLLGATE_MASTER_KEY is not set); nothing was charged" }))
+      }
+      const missing = (options.requiredHeaders ?? []).find((h) => req.headers[h] === undefined)
+      if (missing) return CallRefusal.error(appError('invalid_parameter', { param: missing, detail: `the ${missing} header is required by this endpoint` }, { details: { param: missing } }))
+      return { kind: 'upstream', origin: entry.upstream!.url, options, timeoutMs: options.timeoutMs ?? FORWARD_TIMEOUT_MS, rateLimit: options.rateLimit }
+    }
+
+    const handler = s.handlers.get(entry.handler)
+    if (!handler) return CallRefusal.error(appError('service_unavailable', { detail: `the handler of ${entry.path} is not available in this process` }))
+    // an endpoint whose provider settings are unset could only fail: refused before any payment work
+    const { missing, rateLimit } = terms.get(handler)!
+    if (missing.length) {
+      return CallRefusal.error(appError('upstream_not_configured', { detail: `${entry.handler} needs ${missing.join(', ')}, which this deployment has not set; nothing was charged` }))
+    }
+    const parsed = req.input ?? readInput(req, method)
+    if (parsed instanceof CallRefusal) return parsed
+    const problem = handler.validate(parsed, method === 'GET' ? 'query' : 'body')
+    if (problem) return CallRefusal.error(appError('invalid_parameter', { param: problem.field, detail: problem.message }, { details: { param: problem.field } }))
+    return {
+      kind: 'hosted',
+      handler,
+      slug: entry.handler,
+      input: parsed,
+      timeoutMs: handler.module.timeoutMs ?? s.defaultTimeoutMs,
+      rateLimit,
+      ctx: {
+        method: method as 'GET' | 'POST',
+        accept: String(req.headers.accept ?? '*/*').toLowerCase(),
+        // only handlers that reach outside read settings; the others are spared copying all of them per call
+        providers: handler.io ? s.providers : NO_PROVIDERS,
+        allowPrivateNetwork: s.allowPrivateNetwork,
+      },
+    }
+  }
+}
+
+/** A hosted handler's input: the query of a GET, else the JSON object in the body (empty: `{}`). */
+function readInput(req: CallRequest, method: string): Record<string, unknown> | CallRefusal {
+  if (method === 'GET') return { ...req.query }
+  const body = req.body
+  if (!body || body.length === 0) return {}
+  const type = String(req.headers['content-type'] ?? '')
+  if (type && !type.includes('json')) return CallRefusal.error(appError('unsupported_media_type', { type }))
+  const bad = (detail: string): AppError => appError('invalid_parameter', { param: 'body', detail }, { details: { param: 'body' } })
+  try {
+    const parsed = JSON.parse(body.toString('utf8'))
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return CallRefusal.error(bad('expected a JSON object'))
+    return parsed
+  } catch {
+    return CallRefusal.error(bad('the body is not valid JSON'))
+  }
+}

@@ -1,0 +1,51 @@
+import type { FastifyBaseLogger } from 'fastify'
+import { appError } from '../../errors.js'
+import type { LedgerWriter, NewProxyPayment, RecordStatus } from '../../ledger/ledger-writer.js'
+import type { Reservation, VerifiedPayment } from '../../schemes/scheme.js'
+import type { ResolvedCall } from './call.js'
+import { CallRefusal } from './refusal.js'
+
+/** The ledger row of a paid call. */
+export function paymentRow(id: string, call: ResolvedCall, payment: VerifiedPayment, settleFirst: boolean): NewProxyPayment {
+  return {
+    id,
+    endpoint_id: call.entry.id,
+    resource: call.entry.resourceUrl,
+    method: call.method,
+    settlement_mode: settleFirst ? 'sync' : call.entry.settlementMode,
+    ...payment.ledgerFields,
+  }
+}
+
+/**
+ * Stage 5: the durable record. Fails closed: a payment that cannot be recorded is refused (503,
+ * nothing charged) and its reservation given back. A payment whose (payer, nonce) is already in
+ * the ledger is a replay the Redis guard did not catch (Redis lost its keys): refused, and the
+ * nonce stays taken (the other row holds it).
+ *
+ * `verified` records before the call (a seller's upstream gets the payment id and may look it up);
+ * a hosted call is recorded once, after its handler answered, as `served` (or `voided`).
+ */
+export async function recordPayment(
+  ledger: LedgerWriter,
+  row: NewProxyPayment,
+  status: RecordStatus,
+  held: Reservation,
+  log: FastifyBaseLogger,
+  reason?: string,
+): Promise<true | CallRefusal> {
+  let outcome
+  try {
+    outcome = await ledger.record(row, status, reason)
+  } catch (err) {
+    log.error({ err: (err as Error).message }, 'payment record failed')
+    await held.release()
+    return CallRefusal.error(appError('payment_not_recorded'))
+  }
+  held.recorded()
+  if (outcome === 'duplicate') {
+    await held.release()
+    return CallRefusal.payment('invalid_exact_evm_nonce_already_used')
+  }
+  return true
+}

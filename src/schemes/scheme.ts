@@ -1,0 +1,78 @@
+/**
+ * The payment-scheme seam. A paid call runs the same stages whatever the scheme (see
+ * src/proxy/paid-call/); a scheme supplies what differs:
+ *
+ * - `verify`: the payload is well formed, fits what the endpoint asks (amount, recipient, network,
+ *   validity window) and is signed by the payer — locally, no reservation yet;
+ * - `reserve`: its replay guard and the payer's credit, taken atomically; the reservation has one
+ *   `release()`;
+ * - `row`: what the ledger records for it (`payments`, with the scheme's name);
+ * - settlement runs in the worker role (exact: src/services/settlement/), keyed by `payments.scheme`.
+ *
+ * `exact` (EIP-3009 transferWithAuthorization) is the first implementation (src/schemes/exact/).
+ * docs/architecture.md ("Schemes and transports") states the contract for new ones.
+ */
+import type { FastifyBaseLogger } from 'fastify'
+import type { NewProxyPayment } from '../ledger/ledger-writer.js'
+import type { CallRefusal } from '../proxy/paid-call/refusal.js'
+import type { Challenge } from '../x402/challenge.js'
+import type { DecodedPayment } from '../x402/decode-payment.js'
+
+export type SchemeName = 'exact'
+
+/** A payment that passed `verify`: who pays what, and how the ledger will know it. */
+export interface VerifiedPayment {
+  readonly scheme: SchemeName
+  /** x402 version of the payment header (1 or 2); the receipt goes back in the same generation */
+  readonly version: 1 | 2
+  /** lower-case payer address */
+  readonly payer: `0x${string}`
+  /** lower-case asset address */
+  readonly asset: `0x${string}`
+  /** atomic units reserved for the call */
+  readonly value: bigint
+  /** lower-case 32-byte hex; unique per payer */
+  readonly nonce: string
+  /** unix seconds after which the payment can no longer be settled */
+  readonly validBefore: number
+  /** the row the ledger records (the pipeline adds id, endpoint, resource, method, mode) */
+  readonly ledgerFields: Pick<NewProxyPayment, 'x402_version' | 'network' | 'asset' | 'payer' | 'pay_to' | 'value' | 'valid_after' | 'valid_before' | 'nonce' | 'signature'>
+}
+
+/** A payment's hold on the payer's credit and its nonce, from `reserve` until the call's outcome. */
+export interface Reservation {
+  /**
+   * The payer is blocked from unsettled credit (a settlement of theirs failed): the payment must be
+   * settled before the call is answered, and that success lifts the block.
+   */
+  readonly settleFirst: boolean
+  /**
+   * Marks the payment recorded in the ledger: from then on the row holds the nonce, so `release`
+   * gives back only the credit.
+   */
+  recorded(): void
+  /**
+   * Gives the reservation back: the credit always, and the nonce too while the payment is not
+   * recorded (the same payment may then be sent again). Idempotent; never rejects.
+   */
+  release(): Promise<void>
+}
+
+export interface VerifyContext {
+  /** unix ms of the call */
+  nowMs: number
+  /** how long the call may run (ms): the payment must stay valid past it and its settlement */
+  callMs: number
+  log: FastifyBaseLogger
+}
+
+export interface PaymentScheme {
+  readonly name: SchemeName
+  /** whether a decoded payment header is for this scheme */
+  accepts(payment: DecodedPayment): boolean
+  /** checks the payment against the challenge and its signature; no state is touched */
+  verify(payment: DecodedPayment, challenge: Challenge, ctx: VerifyContext): Promise<VerifiedPayment | CallRefusal>
+  /** takes the replay guard and the payer's credit; on refusal nothing is held */
+  reserve(payment: VerifiedPayment, ctx: VerifyContext): Promise<Reservation | CallRefusal>
+  close?(): Promise<void>
+}
