@@ -25,6 +25,7 @@ const catalogue = {
   // auth
   missing_api_key: { status: 401, message: 'send a key as Authorization: Bearer <key>: an API key, or an agent key on /v1/agent' },
   invalid_api_key: { status: 401, message: 'the key is malformed, unknown or revoked' },
+  wrong_key_type: { status: 401, message: 'this is {keyType} ({keyPrefix}…): it authenticates {belongsTo}; {expected}' },
   wrong_deployment_key: { status: 401, message: 'this key belongs to the {keyDeployment} deployment; this is {deployment}' },
   operator_only: { status: 401, message: 'operator credentials required' },
   invalid_credentials: { status: 401, message: 'the email or password is wrong' },
