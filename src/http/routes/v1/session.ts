@@ -12,13 +12,13 @@ export async function sessionRoutes(app: FastifyInstance, ctx: V1Context & { use
   app.post<{ Body: { email: string; password: string } }>(
     '/session',
     {
-      config: { public: true },
+      config: { public: true, setsCookieCredential: true },
       schema: {
         tags: ['session'],
         summary: 'Log in (dashboard): sets the tollgate_session cookie',
         security: [],
         body: { type: 'object', required: ['email', 'password'], properties: { email: { type: 'string' }, password: { type: 'string' } } },
-        response: { 200: ok('the session'), 401: errorResponse, 429: errorResponse },
+        response: { 200: ok('the session'), 401: errorResponse, 403: errorResponse, 429: errorResponse },
       },
     },
     async (request, reply) => {
