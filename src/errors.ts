@@ -25,9 +25,12 @@ const catalogue = {
   // auth
   missing_api_key: { status: 401, message: 'send a key as Authorization: Bearer <key>: an API key, or an agent key on /v1/agent' },
   invalid_api_key: { status: 401, message: 'the key is malformed, unknown or revoked' },
+  wrong_key_type: { status: 401, message: 'this is {keyType} ({keyPrefix}…): it authenticates {belongsTo}; {expected}' },
   wrong_deployment_key: { status: 401, message: 'this key belongs to the {keyDeployment} deployment; this is {deployment}' },
   operator_only: { status: 401, message: 'operator credentials required' },
   invalid_credentials: { status: 401, message: 'the email or password is wrong' },
+  login_throttled: { status: 429, message: 'too many login attempts for this email from browsers that have not logged in to it before; retry after {retryAfter} s, or log in from a browser that has' },
+  cross_origin_request: { status: 403, message: 'this request comes from {from}, not from the dashboard ({dashboard}): a request that logs in or changes something with the dashboard session cookie is taken only from the dashboard itself; from a script or another site, send an API key (Authorization: Bearer sk_…) instead' },
   // accounts and publishing (issue 7)
   idempotency_key_reused: { status: 409, message: 'this Idempotency-Key was used with a different request; use a new key' },
   idempotency_in_progress: { status: 409, message: 'a request with this Idempotency-Key is still in progress; retry later' },

@@ -2,6 +2,8 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { DestinationStream } from 'pino'
 import type { Deps } from '../deps.js'
 import { loggerOptions } from '../logger.js'
+import { SESSION_COOKIE } from './plugins/api-key-auth.js'
+import { dashboardOrigins, installCrossOriginGuard } from './plugins/cross-origin-guard.js'
 import { installErrorHandler } from './plugins/error-handler.js'
 import { installInputGuard } from './plugins/input-guard.js'
 import { healthRoutes } from './routes/health/index.js'
@@ -33,6 +35,9 @@ export async function buildWebApp(deps: Deps, opts: WebAppOptions = {}): Promise
   })
   installErrorHandler(app)
   installInputGuard(app)
+  // the session cookie goes to every path of this origin: state-changing requests it authenticates,
+  // and logins, are taken only from the dashboard's own origin
+  installCrossOriginGuard(app, { origins: dashboardOrigins(deps.config), cookies: [SESSION_COOKIE] })
   // every body this app takes is JSON: a text/plain one is 415 "send application/json" (as other
   // types are), not a 400 saying the body "must be object"
   app.removeContentTypeParser('text/plain')

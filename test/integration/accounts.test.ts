@@ -15,7 +15,7 @@ t.test('missing, malformed and unknown keys', async (t) => {
   t.equal(missing.json().code, 'missing_api_key')
   t.equal(missing.headers['www-authenticate'], 'Bearer')
 
-  for (const bad of ['Bearer', 'Bearer sk_test_short', 'Basic abc', 'Bearer sk_test_' + 'x'.repeat(42) + '!', 'Bearer ' + 'sk_test_' + '0'.repeat(43), 'Bearer ak_test_' + 'a'.repeat(43)]) {
+  for (const bad of ['Bearer', 'Bearer sk_test_short', 'Basic abc', 'Bearer sk_test_' + 'x'.repeat(42) + '!', 'Bearer ' + 'sk_test_' + '0'.repeat(43)]) {
     const res = await app.inject({ method: 'GET', url: '/v1/agents', headers: { authorization: bad } })
     t.equal(res.statusCode, 401, bad)
     t.equal(res.json().code, 'invalid_api_key', bad)

@@ -46,5 +46,5 @@ t.test("another user's agent, keys and allowlist entries can be neither read nor
   // an agent key is not an API key: the user routes refuse it
   const asUser = await app.inject({ method: 'GET', url: '/v1/agents', headers: { authorization: `Bearer ${key.secret}` } })
   t.equal(asUser.statusCode, 401)
-  t.equal(asUser.json().code, 'invalid_api_key')
+  t.equal(asUser.json().code, 'wrong_key_type')
 })

@@ -84,7 +84,7 @@ t.test('agent keys: secret once, hashed, list, revoke; 404 across users', async 
   const r = await app.inject({ method: 'DELETE', url: `/v1/agents/${agent.address}/keys/${k.json().id}`, headers: auth })
   t.equal(r.statusCode, 200)
   t.ok(r.json().revoked_at)
-  t.equal((await app.inject({ method: 'GET', url: '/v1/agents', headers: { authorization: `Bearer ${k.json().secret}` } })).json().code, 'invalid_api_key', 'an agent key is not an API key')
+  t.equal((await app.inject({ method: 'GET', url: '/v1/agents', headers: { authorization: `Bearer ${k.json().secret}` } })).json().code, 'wrong_key_type', 'an agent key is not an API key')
 })
 
 t.test('allowlist: add (normalised, no duplicates), list, remove, validation', async (t) => {

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
-import { appError } from '../../errors.js'
+import { AppError, appError } from '../../errors.js'
 
 export interface RateLimitOptions {
   redis: Redis
@@ -47,8 +47,17 @@ export const rateLimit = fp<RateLimitOptions>(
   { name: 'tollgate-rate-limit' },
 )
 
-/** Counts one request of `id` against the limit; sets the headers; throws 429 past the limit. */
-export async function hitRateLimit(opts: Pick<RateLimitOptions, 'redis' | 'key' | 'max' | 'windowSeconds'>, name: string, id: string, reply: FastifyReply): Promise<void> {
+/**
+ * Counts one request of `id` against the limit; sets the headers; past the limit throws 429
+ * `rate_limited`, or the error `refuse` makes of the seconds left (it should be a 429 too).
+ */
+export async function hitRateLimit(
+  opts: Pick<RateLimitOptions, 'redis' | 'key' | 'max' | 'windowSeconds'>,
+  name: string,
+  id: string,
+  reply: FastifyReply,
+  refuse: (retryAfter: number) => AppError = (retryAfter) => appError('rate_limited', { retryAfter }),
+): Promise<void> {
   let count: number
   let ttlMs: number
   try {
@@ -62,5 +71,8 @@ export async function hitRateLimit(opts: Pick<RateLimitOptions, 'redis' | 'key' 
   reply.header('ratelimit-remaining', Math.max(0, opts.max - count))
   reply.header('ratelimit-reset', reset)
   reply.header('ratelimit-policy', `${opts.max};w=${opts.windowSeconds}`)
-  if (count > opts.max) throw appError('rate_limited', { retryAfter: reset }, { headers: { 'retry-after': String(reset) } })
+  if (count > opts.max) {
+    const e = refuse(reset)
+    throw new AppError(e.code, e.statusCode, e.message, e.details, { ...e.headers, 'retry-after': String(reset) })
+  }
 }

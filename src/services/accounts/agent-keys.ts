@@ -2,9 +2,10 @@ import type { Kysely } from 'kysely'
 import type { Deployment } from '../../config.js'
 import type { Database } from '../../db/database.js'
 import { findKey, KEY_COLUMNS as COLUMNS, keyFields, revokeKey, type KeyFields, type KeyRow } from './key-rows.js'
+import { KEY_PREFIXES, refuseForeignKey } from './key-kinds.js'
 import { newSecret } from './secret-token.js'
 
-export const AGENT_KEY_PREFIXES: Record<Deployment, string> = { production: 'ak_live_', sandbox: 'ak_test_' }
+export const AGENT_KEY_PREFIXES: Record<Deployment, string> = KEY_PREFIXES.agent_key
 
 export interface AgentKeyView extends KeyFields {
   object: 'agent_key'
@@ -42,6 +43,7 @@ export function agentKeysService({ db, deployment }: { db: Kysely<Database>; dep
 
     /** Agent bearer → the agent it acts for (per-request look-up; a revoke is immediate). */
     async authenticate(bearer: string): Promise<{ agentId: string; address: string; userId: string }> {
+      refuseForeignKey('agent_key', deployment, bearer)
       const row = await findKey(db, 'agent_keys', bearer, prefix, (hash) =>
         db
           .selectFrom('agent_keys as k')

@@ -2,11 +2,12 @@ import type { Kysely } from 'kysely'
 import type { Deployment } from '../../config.js'
 import type { Database } from '../../db/database.js'
 import { findKey, KEY_COLUMNS as COLUMNS, keyFields, revokeKey, type KeyFields, type KeyRow } from './key-rows.js'
-import { newSecret, refuseOtherDeployment } from './secret-token.js'
+import { KEY_PREFIXES, refuseForeignKey } from './key-kinds.js'
+import { newSecret } from './secret-token.js'
 
 export { isUuid } from './key-rows.js'
 
-export const API_KEY_PREFIXES: Record<Deployment, 'sk_live_' | 'sk_test_'> = { production: 'sk_live_', sandbox: 'sk_test_' }
+export const API_KEY_PREFIXES: Record<Deployment, 'sk_live_' | 'sk_test_'> = KEY_PREFIXES.api_key
 
 export interface ApiKeyView extends KeyFields {
   object: 'api_key'
@@ -48,10 +49,11 @@ export function apiKeysService({ db, deployment }: { db: Kysely<Database>; deplo
 
     /**
      * Bearer value → principal, or the 401 that fits: `wrong_deployment_key` for the other
-     * deployment's prefix, `invalid_api_key` for anything malformed, unknown or revoked.
+     * deployment's prefix, `wrong_key_type` for an agent key, `invalid_api_key` for anything
+     * malformed, unknown or revoked.
      */
     async authenticate(bearer: string): Promise<ApiKeyPrincipal> {
-      refuseOtherDeployment(API_KEY_PREFIXES, deployment, bearer)
+      refuseForeignKey('api_key', deployment, bearer)
       const row = await findKey(
         db,
         'api_keys',

@@ -1,6 +1,4 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import type { Deployment } from '../../config.js'
-import { appError } from '../../errors.js'
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
 /** 32 random bytes in base62 always fit in 43 characters. */
@@ -44,10 +42,4 @@ export function digestsEqual(a: string, b: string): boolean {
 /** Does `s` have the exact shape of a secret with this prefix (before any database look-up)? */
 export function isWellFormed(s: string, prefix: string): boolean {
   return s.startsWith(prefix) && s.length === prefix.length + SECRET_BODY_LENGTH && /^[0-9A-Za-z]+$/.test(s.slice(prefix.length))
-}
-
-/** 401 `wrong_deployment_key` when `bearer` carries another deployment's prefix (a live key on sandbox, say). */
-export function refuseOtherDeployment(prefixes: Readonly<Record<Deployment, string>>, deployment: Deployment, bearer: string): void {
-  const other = Object.entries(prefixes).find(([d, p]) => d !== deployment && bearer.startsWith(p))
-  if (other) throw appError('wrong_deployment_key', { keyDeployment: other[0], deployment })
 }

@@ -10,7 +10,8 @@ import { randomNonce, signTransferAuth } from '../../chain/sign-transfer-auth.js
 import type { HexString } from '../../x402/types.js'
 import { authCache } from './auth-cache.js'
 import { AGENT_KEY_PREFIXES } from '../accounts/agent-keys.js'
-import { digestsEqual, hashSecret, isWellFormed, refuseOtherDeployment } from '../accounts/secret-token.js'
+import { refuseForeignKey } from '../accounts/key-kinds.js'
+import { digestsEqual, hashSecret, isWellFormed } from '../accounts/secret-token.js'
 import { walletAad } from '../wallets/custodial-wallet.js'
 import { reservationWriter } from './insert-batcher.js'
 import { decryptSecret } from '../wallets/wallet-crypto.js'
@@ -135,11 +136,11 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
 
   /**
    * Agent bearer → the agent with its caps and allowlist, in one query. A key of the other
-   * deployment is 401 `wrong_deployment_key`, as for API keys; anything else not ours is 401
-   * `invalid_api_key`.
+   * deployment is 401 `wrong_deployment_key`, as for API keys, an API key 401 `wrong_key_type`;
+   * anything else not ours is 401 `invalid_api_key`.
    */
   async function authenticate(bearer: string): Promise<AgentRow> {
-    refuseOtherDeployment(AGENT_KEY_PREFIXES, config.deployment, bearer)
+    refuseForeignKey('agent_key', config.deployment, bearer)
     if (!isWellFormed(bearer, keyPrefix)) throw appError('invalid_api_key')
     const hash = hashSecret(bearer)
     const load = () => {

@@ -21,7 +21,7 @@ export const RATE_LIMIT_PER_MINUTE = 600
 export interface V1Options {
   /** requests per minute per API key or session (default 600) */
   rateLimitPerMinute?: number
-  /** login attempts per minute per client address and per email (default 10) */
+  /** the login limit (default 10): per minute per client address, per 15 min per (email, client), 3× per 15 min per email (session.ts) */
   loginPerMinute?: number
 }
 
