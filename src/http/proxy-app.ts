@@ -7,6 +7,7 @@ import { loggerOptions } from '../logger.js'
 import { endpointTable, type EndpointEntry } from '../proxy/endpoint-table.js'
 import { paidRoute, type SyncSettlement } from '../proxy/paid-route.js'
 import { paymentLedger } from '../proxy/payment-ledger.js'
+import { paymentLookupRoutes } from '../proxy/payment-lookup.js'
 import { upstreamClient, type UpstreamOptions } from '../proxy/upstream.js'
 import { createHandlerPool } from '../pool/handler-pool.js'
 import { loadHandlerRegistry } from '../pool/handler-registry.js'
@@ -88,6 +89,7 @@ export async function buildProxyApp(deps: Deps, opts: ProxyAppOptions = {}): Pro
   // Without the key a seller's stored settings (required and forwarded headers, rate limit,
   // timeout, signing secret) cannot be read, and the paid route refuses those endpoints.
   if (!deps.config.masterKey && !opts.upstreamOptions) app.log.warn('TOLLGATE_MASTER_KEY is not set: paid calls to seller endpoints with stored upstream settings are refused with 503')
+  await app.register(paymentLookupRoutes(deps))
   await app.register(
     paidRoute({
       deps,
