@@ -25,7 +25,7 @@ export interface AgentPaymentsDeps {
   db: Kysely<Database>
   redis: Redis
   key(...parts: string[]): string
-  config: Pick<Readonly<Config>, 'chain' | 'masterKey' | 'proxyUrl' | 'deployment' | 'databaseUrl'>
+  config: Pick<Readonly<Config>, 'chain' | 'masterKey' | 'proxyUrl' | 'deployment' | 'databaseUrl' | 'x402'>
   chain: PublicClient
   /** injectable for tests of the UTC day/month boundaries */
   now?: () => Date
@@ -555,14 +555,15 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
         }
         await windows.releaseUnsettled({ payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) }, used ? settledReleaseAt() : undefined)
       }
-      // voided by the proxy (found from the payments side: the few voided within a day, the longest an authorization the proxy takes can live)
+      // voided by the proxy, found from the payments side: only those voided within the longest
+      // validity the proxy accepts can still be open (older ones are past validBefore, decided above)
       const voided = await db
         .selectFrom('payments as p')
         .innerJoin('agent_payments as ap', (j) => j.onRef('ap.payer', '=', 'p.payer').onRef('ap.nonce', '=', 'p.nonce'))
         .selectAll('ap')
         .select(['p.id as seller_id', 'p.failure_reason as seller_reason'])
         .where('p.status', '=', 'voided')
-        .where('p.updated_at', '>', sql<Date>`now() - interval '1 day'`)
+        .where('p.updated_at', '>', sql<Date>`now() - make_interval(secs => ${config.x402.maxValidForSeconds})`)
         .where('ap.status', '=', 'reserved')
         .limit(limit)
         .execute()
