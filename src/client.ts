@@ -7,4 +7,5 @@
  */
 export { wrapFetch, decodePaymentResponse, type WrapFetchOptions, type PlatformPayOptions, type LocalPayOptions, type PaymentInfo, type PaidResponse, type FetchLike } from './client/wrap-fetch.js'
 export { PaymentRefusedError, PaidCallFailedError } from './client/errors.js'
+export { lookupPayment, type PaymentLookup } from './client/lookup-payment.js'
 export { parseChallenge, ChallengeError, type ParsedChallenge, type Requirement } from './client/challenge.js'

@@ -21,8 +21,9 @@ export class PaymentRefusedError extends Error {
 /**
  * The paid retry never got an answer (connection refused or reset, DNS, TLS) after a payment was
  * signed: the seller may have received it and may settle it. `payment` names it (with
- * `agentPaymentId` when the platform signed it, for `GET /v1/agent/payments/{id}`); `cause` is the
- * fetch error. An aborted retry throws the AbortError itself.
+ * `agentPaymentId` when the platform signed it, for `GET /v1/agent/payments/{id}`, and `payer` and
+ * `nonce`, for `lookupPayment` at a Tollgate seller); `cause` is the fetch error. An aborted retry
+ * throws the AbortError itself.
  */
 export class PaidCallFailedError extends Error {
   constructor(

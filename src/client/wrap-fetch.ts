@@ -39,6 +39,8 @@ export interface PaymentInfo {
   paymentId?: string
   /** Tollgate's id of the payment it signed (platform mode) */
   agentPaymentId?: string
+  /** the authorization's nonce: with `payer`, what `lookupPayment` asks a Tollgate seller about when no answer came */
+  nonce?: string
   amount: string
   payTo: string
   /** the payment header sent: `X-PAYMENT` unless the server offered x402 v2 alone */
@@ -73,7 +75,7 @@ export function wrapFetch(fetchImpl: FetchLike, opts: WrapFetchOptions): (input:
       if ((err as Error).name === 'AbortError') throw err
       // the seller may have received the payment: say which one, so its settlement can be looked up
       await payer.report?.(signed, 'error', undefined)
-      throw new PaidCallFailedError({ success: false, transaction: '', network: signed.network, payer: signed.payer, agentPaymentId: signed.agentPaymentId, amount: signed.amount, payTo: signed.payTo, header: signed.header }, err)
+      throw new PaidCallFailedError({ success: false, transaction: '', network: signed.network, payer: signed.payer, agentPaymentId: signed.agentPaymentId, nonce: signed.nonce, amount: signed.amount, payTo: signed.payTo, header: signed.header }, err)
     }
     const v1 = signed.header === 'X-PAYMENT'
     const [own, other] = v1 ? ['x-payment-response', 'payment-response'] : ['payment-response', 'x-payment-response']
@@ -91,6 +93,7 @@ export function wrapFetch(fetchImpl: FetchLike, opts: WrapFetchOptions): (input:
       payer: decoded?.payer ?? signed.payer,
       paymentId: decoded?.paymentId,
       agentPaymentId: signed.agentPaymentId,
+      nonce: signed.nonce,
       amount: signed.amount,
       payTo: signed.payTo,
       header: signed.header,
@@ -108,6 +111,7 @@ interface Signed {
   payer: string
   network: string
   agentPaymentId?: string
+  nonce?: string
 }
 
 /** The readable challenges of a 402, v1 first, and what to send the platform when none is readable. */
@@ -149,7 +153,16 @@ function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Payer {
           if ((body.header !== 'X-PAYMENT' && body.header !== 'PAYMENT-SIGNATURE') || typeof body.value !== 'string') {
             throw new Error(`the platform at ${base} answered ${res.status} without a signed payment: is that the Tollgate API address?`)
           }
-          return { header: body.header as Signed['header'], value: body.value as string, amount: body.amount as string, payTo: body.pay_to as string, payer: body.payer as string, network: body.network as string, agentPaymentId: body.payment_id as string }
+          return {
+            header: body.header as Signed['header'],
+            value: body.value as string,
+            amount: body.amount as string,
+            payTo: body.pay_to as string,
+            payer: body.payer as string,
+            network: body.network as string,
+            agentPaymentId: body.payment_id as string,
+            nonce: typeof body.nonce === 'string' ? body.nonce : undefined,
+          }
         }
         const { code, message, statusCode: _s, error: _e, ...details } = body
         if (typeof code === 'string' && TRY_NEXT.has(code) && i + 1 < raws.length) continue
@@ -180,7 +193,7 @@ function localPayer(o: LocalPayOptions): Payer {
         if (o.maxAmount !== undefined && req.amount > o.maxAmount) throw new PaymentRefusedError('spend_cap_exceeded', `the price ${req.amount} is above maxAmount ${o.maxAmount}`, { cap: 'max_amount', remaining: o.maxAmount.toString() })
         const payload = signExact(key, account.address, { chainId: req.chainId, asset: req.asset, token: req.extra, payTo: req.payTo, amount: req.amount, maxTimeoutSeconds: req.maxTimeoutSeconds }, Math.floor(Date.now() / 1000))
         const h = paymentHeader(parsed, req, payload)
-        return { ...h, amount: req.amount.toString(), payTo: req.payTo, payer: account.address, network: req.network }
+        return { ...h, amount: req.amount.toString(), payTo: req.payTo, payer: account.address, network: req.network, nonce: payload.authorization.nonce }
       }
       throw new PaymentRefusedError('unsupported_requirements', 'no exact EVM requirement with an EIP-712 token domain')
     },

@@ -54,7 +54,7 @@ t.test('caps hold under concurrency across processes, reset at UTC boundaries, a
     t.match(await services[1]!.pay(agent.id, { url, challenge }).catch((e) => e), { code: 'insufficient_balance' }, 'the other process agrees')
     t.match(await services[1]!.pay(agent.id, { url, challenge, dry_run: true }), { would_pay: null, refusal: { code: 'insufficient_balance', unsettled: '2000' } })
     t.equal(await count(p.deps.db, agent.id), 2, 'nothing more signed')
-    // a rejection reported by the agent releases its amount at once, on every process
+    // a rejection of a payment the proxy never recorded (the platform takes its nonce) releases its amount at once, on every process
     const [first] = await p.deps.db.selectFrom('agent_payments').select('id').where('agent_id', '=', agent.id).execute()
     await services[1]!.outcome(agent.id, first!.id, { status: 'rejected' })
     t.match(await services[0]!.pay(agent.id, { url, challenge }), { object: 'agent_payment' }, 'paid after the release')

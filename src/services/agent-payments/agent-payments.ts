@@ -16,14 +16,17 @@ import { walletAad } from '../wallets/custodial-wallet.js'
 import { reservationWriter } from './insert-batcher.js'
 import { decryptSecret } from '../wallets/wallet-crypto.js'
 import { MAX_COUNTED, spendWindows, windowsAt, type Unsettled, type Windows } from './spend-windows.js'
-import type { AgentPaymentStatus } from './tables.js'
+import type { AgentPaymentsTable, AgentPaymentStatus } from './tables.js'
+import { collectionProofs, proofReason, type CollectionProof } from './collection-proof.js'
+import { paymentVerdict } from '../../proxy/payment-verdict.js'
 import type { Redis } from 'ioredis'
+import type { Selectable } from 'kysely'
 
 export interface AgentPaymentsDeps {
   db: Kysely<Database>
   redis: Redis
   key(...parts: string[]): string
-  config: Pick<Readonly<Config>, 'chain' | 'masterKey' | 'proxyUrl' | 'deployment' | 'databaseUrl'>
+  config: Pick<Readonly<Config>, 'chain' | 'masterKey' | 'proxyUrl' | 'deployment' | 'databaseUrl' | 'x402'>
   chain: PublicClient
   /** injectable for tests of the UTC day/month boundaries */
   now?: () => Date
@@ -63,6 +66,8 @@ export interface SignedPayment extends PaymentQuote {
   header: 'X-PAYMENT' | 'PAYMENT-SIGNATURE'
   value: string
   payer: string
+  /** the authorization's nonce: with `payer`, how the seller's record is found without its id */
+  nonce: string
   valid_before: string
   headroom: Headroom
 }
@@ -113,6 +118,7 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
   const usdc = config.chain.usdc.address.toLowerCase()
   const proxyOrigin = safeOrigin(config.proxyUrl)
   const writer = reservationWriter(db)
+  const proofs = collectionProofs({ ...deps, proxyOrigin, now })
   const keyPrefix = AGENT_KEY_PREFIXES[config.deployment]
   type KeyRow = AgentRow & { key_id: string; revoked_at: Date | null; secret_hash: string }
   // concurrent requests with the same key share one look-up
@@ -402,14 +408,20 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
           month_window: w.month,
         })
         const { header, value } = paymentHeader(ch, req, payload)
-        return { object: 'agent_payment', payment_id: id, header, value, ...quote(req), payer: agent.address, valid_before: a.validBefore, headroom: headroom(agent, r.day, r.month) }
+        return { object: 'agent_payment', payment_id: id, header, value, ...quote(req), payer: agent.address, nonce: a.nonce, valid_before: a.validBefore, headroom: headroom(agent, r.day, r.month) }
       } catch (err) {
         await Promise.all([windows.adjust(agent.id, w, -req.amount), windows.releaseUnsettled(pay)]).catch(() => {})
         throw err
       }
     },
 
-    /** The agent reports what the seller answered; a rejection releases the reserved amount. */
+    /**
+     * The agent reports what the seller answered. The report is kept (an event), but it lowers the
+     * agent's spend only when the platform can prove that the payment will never be collected
+     * (collection-proof.ts: the proxy voided it, or never recorded it and now refuses it), whatever
+     * the agent says. Otherwise a `rejected` or `error` report leaves the payment `reserved`:
+     * counted until settlement or expiry decides (the sweep). An `accepted` one counts it for good.
+     */
     async outcome(agentId: string, id: string, body: { status?: unknown; payment_response?: unknown }) {
       if (!['accepted', 'rejected', 'error'].includes(body.status as string)) throw appError('invalid_parameter', { param: 'status', detail: 'expected accepted | rejected | error' }, { details: { param: 'status' } })
       const response = body.payment_response === undefined || body.payment_response === null ? null : body.payment_response
@@ -417,30 +429,28 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
         throw appError('invalid_parameter', { param: 'payment_response', detail: 'expected the decoded payment response object (at most 4 KB)' }, { details: { param: 'payment_response' } })
       }
       const row = await find(agentId, id)
-      const status = body.status as 'accepted' | 'rejected' | 'error'
+      const reported = body.status as 'accepted' | 'rejected' | 'error'
       const tx = response && typeof (response as Record<string, unknown>).transaction === 'string' && /^0x[0-9a-fA-F]{64}$/.test((response as { transaction: string }).transaction) ? (response as { transaction: string }).transaction : null
       const data = response === null ? null : JSON.stringify(response)
-      if (status === 'error' || row.status !== 'reserved') {
-        // error: unknown whether the seller used it; the expiry sweep decides from the chain
-        await db.insertInto('agent_payment_events').values({ agent_payment_id: row.id, type: status, data }).execute()
-        return this.get(agentId, id)
+      await db.insertInto('agent_payment_events').values({ agent_payment_id: row.id, type: reported, data }).execute()
+      let proof: CollectionProof | undefined
+      if (row.status === 'reserved') {
+        // the agent's word never releases: only what the platform itself knows (accepted takes no nonce)
+        proof = await proofs.check(row, { takeNonce: reported !== 'accepted' })
+        if (proof.proven) await release(row, proof)
+        else if (reported === 'accepted') {
+          const updated = await db
+            .updateTable('agent_payments')
+            .set({ status: 'accepted', payment_response: data, tx_hash: tx, updated_at: sql`now()` })
+            .where('id', '=', row.id)
+            .where('status', '=', 'reserved')
+            .returning(['id'])
+            .executeTakeFirst()
+          if (updated && tx) await windows.releaseUnsettled({ payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) }, settledReleaseAt())
+        }
       }
-      const next: AgentPaymentStatus = status
-      const updated = await db
-        .updateTable('agent_payments')
-        .set({ status: next, payment_response: data, tx_hash: tx, updated_at: sql`now()` })
-        .where('id', '=', row.id)
-        .where('status', '=', 'reserved')
-        .returning(['id'])
-        .executeTakeFirst()
-      if (updated) {
-        await db.insertInto('agent_payment_events').values({ agent_payment_id: row.id, type: status, data }).execute()
-        if (next === 'rejected') {
-          await windows.adjust(agentId, { day: row.day_window, month: row.month_window }, -BigInt(row.amount))
-          await windows.releaseUnsettled({ payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) })
-        } else if (tx) await windows.releaseUnsettled({ payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) }, settledReleaseAt())
-      }
-      return this.get(agentId, id)
+      const payment = await this.get(agentId, id)
+      return { ...payment, reason: outcomeReason(payment.status, proof) }
     },
 
     /**
@@ -476,11 +486,16 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
     async get(agentId: string, id: string) {
       const row = await find(agentId, id)
       // payments to this platform's own proxy: the seller-side record knows the settlement
-      const seller = await db.selectFrom('payments').select(['id', 'status', 'tx_hash']).where('payer', '=', row.payer).where('nonce', '=', row.nonce).executeTakeFirst()
+      const seller = await proofs.sellerRecord(row.payer, row.nonce.toLowerCase())
+      const counted = row.status === 'reserved' || row.status === 'accepted'
       return {
         object: 'agent_payment' as const,
         id: row.id,
         status: row.status,
+        /** whether the amount counts against the caps now */
+        counted,
+        /** `reserved`: until the seller settles it (counted for good) or its authorization expires unused (released) */
+        counted_until: row.status === 'reserved' ? ('settlement or expiry' as const) : null,
         url: row.url,
         method: row.method,
         amount: row.amount,
@@ -490,21 +505,29 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
         x402_version: row.x402_version,
         valid_before: row.valid_before,
         transaction: row.tx_hash ?? seller?.tx_hash ?? null,
-        settlement: seller ? { payment_id: seller.id, status: seller.status } : null,
+        settlement: seller ? { payment_id: seller.id, status: seller.status, ...paymentVerdict(seller) } : null,
         created_at: row.created_at.toISOString(),
         updated_at: row.updated_at.toISOString(),
       }
     },
 
     /**
-     * Reservations whose authorization has expired unused are released; ones the seller did use
-     * (authorizationState on chain) count as accepted. Runs on a timer in the web role.
+     * Decides what the agent's word could not, every 30 s in the web role:
+     * - past validBefore, from the chain (authorizationState): a `reserved` payment that was used
+     *   counts as accepted, one that was not is released (`expired`); a payment released early
+     *   (`rejected`) that was used after all counts again (`accepted`, event `spent_late`), else it
+     *   is final (`expired`);
+     * - at once, from the proxy's records: a reserved payment the proxy voided is released (an agent
+     *   that never reports still gets it back within a sweep); one released early that the proxy
+     *   recorded after all (its replay guard lost, e.g. a Redis flush) is counted again (`reserved`);
+     *   one the proxy settled carries its transaction.
      */
-    async sweep(limit = 200): Promise<{ expired: number; spent: number }> {
+    async sweep(limit = 200): Promise<{ expired: number; spent: number; released: number; recounted: number }> {
       const nowS = Math.floor(now().getTime() / 1000)
-      const rows = await db.selectFrom('agent_payments').selectAll().where('status', '=', 'reserved').where('valid_before', '<', String(nowS)).orderBy('valid_before').limit(limit).execute()
+      const rows = await db.selectFrom('agent_payments').selectAll().where('status', 'in', ['reserved', 'rejected']).where('valid_before', '<', String(nowS)).orderBy('valid_before').limit(limit).execute()
       let expired = 0
       let spent = 0
+      let recounted = 0
       for (const row of rows) {
         let used = false
         try {
@@ -513,15 +536,58 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
           continue // chain down: try again next sweep
         }
         const next: AgentPaymentStatus = used ? 'accepted' : 'expired'
-        const u = await db.updateTable('agent_payments').set({ status: next, updated_at: sql`now()` }).where('id', '=', row.id).where('status', '=', 'reserved').returning('id').executeTakeFirst()
+        const late = row.status === 'rejected'
+        const u = await db.updateTable('agent_payments').set({ status: next, updated_at: sql`now()` }).where('id', '=', row.id).where('status', '=', row.status).returning('id').executeTakeFirst()
         if (!u) continue
-        await db.insertInto('agent_payment_events').values({ agent_payment_id: row.id, type: next, data: null }).execute()
+        await db.insertInto('agent_payment_events').values({ agent_payment_id: row.id, type: late && used ? 'spent_late' : next, data: null }).execute()
+        const w = { day: row.day_window, month: row.month_window }
+        if (late) {
+          // released early: its amount and unsettled entry are gone already; used after all, it counts again
+          if (used) {
+            recounted++
+            await windows.adjust(row.agent_id, w, BigInt(row.amount))
+          }
+          continue
+        }
         if (used) spent++
         else {
           expired++
-          await windows.adjust(row.agent_id, { day: row.day_window, month: row.month_window }, -BigInt(row.amount))
+          await windows.adjust(row.agent_id, w, -BigInt(row.amount))
         }
         await windows.releaseUnsettled({ payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) }, used ? settledReleaseAt() : undefined)
+      }
+      // voided by the proxy, found from the payments side: only those voided within the longest
+      // validity the proxy accepts can still be open (older ones are past validBefore, decided above)
+      const voided = await db
+        .selectFrom('payments as p')
+        .innerJoin('agent_payments as ap', (j) => j.onRef('ap.payer', '=', 'p.payer').onRef('ap.nonce', '=', 'p.nonce'))
+        .selectAll('ap')
+        .select(['p.id as seller_id', 'p.failure_reason as seller_reason'])
+        .where('p.status', '=', 'voided')
+        .where('p.updated_at', '>', sql<Date>`now() - make_interval(secs => ${config.x402.maxValidForSeconds})`)
+        .where('ap.status', '=', 'reserved')
+        .limit(limit)
+        .execute()
+      let released = 0
+      for (const { seller_id, seller_reason, ...row } of voided) {
+        if (await release(row, { proven: true, reason: 'voided', seller: { id: seller_id, status: 'voided', tx_hash: null, failure_reason: seller_reason } })) released++
+      }
+      // released early, yet recorded by the proxy after all: counted again until settlement or expiry decides
+      const recorded = await db
+        .selectFrom('agent_payments as ap')
+        .innerJoin('payments as p', (j) => j.onRef('p.payer', '=', 'ap.payer').onRef('p.nonce', '=', 'ap.nonce'))
+        .select(['ap.id', 'ap.agent_id', 'ap.amount', 'ap.day_window', 'ap.month_window', 'p.status as seller_status'])
+        .where('ap.status', '=', 'rejected')
+        .where('ap.valid_before', '>=', String(nowS))
+        .where('p.status', 'in', ['served', 'settling', 'settled'])
+        .limit(limit)
+        .execute()
+      for (const row of recorded) {
+        const u = await db.updateTable('agent_payments').set({ status: 'reserved', updated_at: sql`now()` }).where('id', '=', row.id).where('status', '=', 'rejected').returning('id').executeTakeFirst()
+        if (!u) continue
+        await db.insertInto('agent_payment_events').values({ agent_payment_id: row.id, type: 'recounted', data: JSON.stringify({ seller_status: row.seller_status }) }).execute()
+        await windows.adjust(row.agent_id, { day: row.day_window, month: row.month_window }, BigInt(row.amount))
+        recounted++
       }
       // payments to this platform's own endpoints: once the seller side settled them the funds left the wallet
       const settled = await db
@@ -538,8 +604,30 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
         await db.updateTable('agent_payments').set({ tx_hash: row.tx_hash, updated_at: sql`now()` }).where('id', '=', row.id).where('tx_hash', 'is', null).execute()
         await windows.releaseUnsettled({ payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) }, settledReleaseAt())
       }
-      return { expired, spent }
+      return { expired, spent, released, recounted }
     },
+  }
+
+  /**
+   * Releases a reserved payment proven never to be collected: `rejected`, a `released` event with
+   * the proof, and its amount out of the caps and of the wallet's unsettled total at once. False
+   * when it was no longer reserved (another report or the sweep decided first).
+   */
+  async function release(row: Selectable<AgentPaymentsTable>, proof: Extract<CollectionProof, { proven: true }>): Promise<boolean> {
+    const u = await db.updateTable('agent_payments').set({ status: 'rejected', updated_at: sql`now()` }).where('id', '=', row.id).where('status', '=', 'reserved').returning('id').executeTakeFirst()
+    if (!u) return false
+    await db.insertInto('agent_payment_events').values({ agent_payment_id: row.id, type: 'released', data: JSON.stringify({ proof: proof.reason, seller_payment_id: proof.seller?.id ?? null }) }).execute()
+    await windows.adjust(row.agent_id, { day: row.day_window, month: row.month_window }, -BigInt(row.amount))
+    await windows.releaseUnsettled({ payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) })
+    return true
+  }
+
+  /** The outcome answer's `reason`: what the report changed, in one sentence. */
+  function outcomeReason(status: AgentPaymentStatus, proof: CollectionProof | undefined): string {
+    if (status === 'reserved') return proof ? proofReason(proof) : 'still counted until settlement or expiry decides'
+    if (status === 'rejected') return proof?.proven ? proofReason(proof) : 'released earlier: the platform proved it will never be collected'
+    if (status === 'expired') return 'released: its authorization expired unused'
+    return 'counted: the payment was accepted'
   }
 
   async function preview(agent: AgentRow, body: PayBody, w: Windows): Promise<DryRun> {

@@ -84,12 +84,17 @@ export function agentPaymentRoutes(deps: Deps, opts: { now?: AgentPaymentsDeps['
         bodyLimit: 16 * 1024,
         schema: {
           tags,
-          summary: 'Report what the seller answered; a rejection releases the reserved amount',
+          summary: 'Report what the seller answered; the amount leaves the caps only when the platform can prove the payment will never be collected',
+          description:
+            '200: decided (`accepted`, or `rejected` when the proxy voided the payment or never recorded it and now refuses it). 202: the report is kept but proves nothing; the payment stays `reserved` and counted until settlement or expiry (`counted_until`), and `reason` says why.',
           params: idParam,
           body: { type: 'object', required: ['status'], additionalProperties: false, properties: { status: { type: 'string', enum: ['accepted', 'rejected', 'error'] }, payment_response: { type: ['object', 'null'] } } },
         },
       },
-      async (request) => payments.outcome(request.agent!.id, request.params.id, request.body),
+      async (request, reply) => {
+        const r = await payments.outcome(request.agent!.id, request.params.id, request.body)
+        return reply.code(r.status === 'reserved' ? 202 : 200).send(r)
+      },
     )
     app.get('/', { schema: { tags, summary: "The agent's budget: caps, spent today and this month, headroom, balance, unsettled, allowlist" } }, async (request) => payments.status(request.agent!))
     app.get<{ Params: { id: string } }>('/payments/:id', { schema: { tags, summary: 'A payment signed for this agent, with its settlement when known', params: idParam } }, async (request) =>
