@@ -19,6 +19,6 @@ export function checkKeyDeployment(key: string, deployment: Deployment | undefin
   if (deployment === undefined || kd === undefined || kd === deployment) return
   throw new UsageError(
     `${what} is a ${kd} key (${key.slice(0, 8)}…) and ${where} is ${deployment}: a ${deployment} API never gets a ${kd} key`,
-    kd === 'sandbox' ? 'use a sandbox context for sandbox keys (tollgate config use NAME), or log in to production for an sk_live_ key' : 'use a production context for live keys (tollgate config use NAME)',
+    `keep ${kd} keys in a ${kd} context (--context NAME, tollgate config use NAME); tollgate login and tollgate setup store ${deployment} keys in this one`,
   )
 }

@@ -19,7 +19,7 @@ export type { Io } from './io.js'
 
 const HELP = `tollgate — pay-per-call x402 APIs from the command line
 
-usage: tollgate <command> [options]      (global options, anywhere before the command: --context NAME, --json)
+usage: tollgate <command> [options]      (and the global options below: --context NAME, --json)
 
 getting started:
   login                  store an API key: email and password, or --api-key

@@ -23,6 +23,8 @@ export function nextStep(code: string, credential: Credential, source: string, d
       return "add the seller to the agent's allowlist (tollgate allowlist add, its dashboard page, or POST /v1/agents/{address}/allowlist)"
     case 'rate_limited':
       return `wait ${typeof details.retry_after === 'string' ? `${details.retry_after} s` : 'a minute'} and try again`
+    case 'route_not_found':
+      return 'this API does not have that route: it is older than this CLI (upgrade the server), or the address is not the Tollgate API'
     case 'faucet_unavailable':
       return 'the faucet exists only on the dev chain (npm start); fund the wallet with USDC from elsewhere'
     default:
