@@ -100,16 +100,17 @@ export async function publishCommand(args: string[], cmd: Command): Promise<numb
   const s = cmd.settings()
   const ns = spec.namespace
   const svc = spec.service.name
-  const namespace = await ensure(api, `/v1/sellers/${ns}`, () => api.user('POST', '/v1/sellers', { body: { namespace: ns, ...(spec.display_name ? { display_name: spec.display_name } : {}) } }))
   const listing = Object.fromEntries(SERVICE_FIELDS.filter((k) => spec.service[k] !== undefined).map((k) => [k, spec.service[k]]))
+  const payTo = listing.pay_to ?? s.context.agent
+  // a new service needs a receiver: refused before anything is created
+  if (!payTo && (await exists(api, `/v1/sellers/${ns}/services/${svc}`)) === false) {
+    throw new UsageError('where do payments go? give --pay-to 0x… (or service.pay_to in the file), or run tollgate setup so the context has an agent')
+  }
+  const namespace = await ensure(api, `/v1/sellers/${ns}`, () => api.user('POST', '/v1/sellers', { body: { namespace: ns, ...(spec.display_name ? { display_name: spec.display_name } : {}) } }))
   const service = await ensure(
     api,
     `/v1/sellers/${ns}/services/${svc}`,
-    () => {
-      const payTo = listing.pay_to ?? s.context.agent
-      if (!payTo) throw new UsageError('where do payments go? give --pay-to 0x… (or service.pay_to in the file), or run tollgate setup so the context has an agent')
-      return api.user('POST', `/v1/sellers/${ns}/services`, { body: { name: svc, ...listing, pay_to: payTo } })
-    },
+    () => api.user('POST', `/v1/sellers/${ns}/services`, { body: { name: svc, ...listing, pay_to: payTo } }),
     Object.keys(listing).length ? () => api.user('PATCH', `/v1/sellers/${ns}/services/${svc}`, { body: listing }) : undefined,
   )
   const published: Array<Record<string, any> & { created: boolean; test?: UpstreamTest }> = []
@@ -144,6 +145,17 @@ export async function publishCommand(args: string[], cmd: Command): Promise<numb
     ],
   )
   return exit
+}
+
+/** Whether GET `path` finds something (false on 404). */
+async function exists(api: Api, path: string): Promise<boolean> {
+  try {
+    await api.user('GET', path)
+    return true
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) return false
+    throw err
+  }
 }
 
 /** GET `path`; on 404 `create()`; else `update()` when given. Which happened, and the answer. */
