@@ -72,7 +72,7 @@ Run "tollgate <command> --help" for a command's options; docs/cli.md has them al
 type Run = (args: string[], cmd: Command) => Promise<number>
 
 /** Each command's module, loaded when used (the operator commands pull in the server's code). */
-const COMMANDS: Record<string, () => Promise<Run>> = {
+export const COMMANDS: Record<string, () => Promise<Run>> = {
   fetch: async () => (await import('./commands/fetch.js')).fetchCommand,
   marketplace: async () => (await import('./commands/marketplace.js')).marketplaceCommand,
   payments: async () => (await import('./commands/payments.js')).paymentsCommand,
