@@ -96,6 +96,10 @@ t.test('a new user: login, setup, then a paid fetch, with no curl', async (t) =>
   const st = await u.run(['payments', 'status', id ?? '-'])
   t.equal(st.code, 0, st.err)
   t.match(JSON.parse(st.out), { id, amount: '1000' })
+  // waiting for the settlement, with progress (the worker settles every 200 ms here)
+  const settled = await u.run(['payments', 'status', id ?? '-', '--wait'])
+  t.equal(settled.code, 0, settled.err)
+  t.match(JSON.parse(settled.out), { id, settlement: { status: 'settled' }, transaction: /^0x[0-9a-f]{64}$/ })
 
   // --json before fetch: the body on stdout as always, the receipt as one JSON line on stderr
   const j = await u.run(['--json', 'fetch', '-X', 'POST', `${p.proxyUrl}/tollgate/toolbox/echo`, '--json', '{"msg":"j"}'])

@@ -5,15 +5,16 @@
 import { formatUsdc } from '../../x402/usdc-amount.js'
 import { resolveAgent } from '../agent-ref.js'
 import { parseOptions, wantsHelp, type Command } from '../command.js'
-import { UsageError } from '../errors.js'
+import { CliError, UsageError } from '../errors.js'
 import { EXIT } from '../exit-codes.js'
 
-export const PAYMENTS_HELP = `usage: tollgate payments status <payment-id> [--json]
+export const PAYMENTS_HELP = `usage: tollgate payments status <payment-id> [--wait [--timeout SECONDS]] [--json]
        tollgate payments list [--agent <name|address>] [--since <when>] [--status <s>[,<s>…]]
                               [--role buyer|seller] [--limit n] [--json]
 
 status  the payment the agent signed (the id in fetch's receipt), with its settlement and
-        transaction once settled; uses the agent key
+        transaction once settled; --wait waits (with progress) until it has settled or failed,
+        for a payment to this platform's endpoints (default timeout 120 s); uses the agent key
 list    payments made by your agents to this platform's endpoints, or received by yours, newest
         first; uses the API key. --since takes a date or time (2026-01-31, 2026-01-31T12:00Z) or an
         age (30m, 24h, 7d); --status one of ${'verified, served, settling, settled, voided, failed'}, or
@@ -47,10 +48,41 @@ export async function paymentsCommand(args: string[], cmd: Command): Promise<num
   throw new UsageError(PAYMENTS_HELP)
 }
 
+interface AgentPayment {
+  id: string
+  status: string
+  transaction: string | null
+  settlement: { payment_id: string; status: string } | null
+}
+
+/** Settled, or past settling: nothing more will change for --wait. */
+const DONE = new Set(['settled', 'failed', 'voided'])
+
 async function status(args: string[], cmd: Command): Promise<number> {
-  const { positionals } = parseOptions(args, {}, PAYMENTS_HELP, { positionals: true })
+  const { values: v, positionals } = parseOptions(args, { wait: { type: 'boolean' }, timeout: { type: 'string' } }, PAYMENTS_HELP, { positionals: true })
   if (positionals.length !== 1) throw new UsageError(PAYMENTS_HELP)
-  const p = await cmd.api().agent('GET', `/v1/agent/payments/${encodeURIComponent(positionals[0]!)}`)
+  const timeoutS = Number(v.timeout ?? 120)
+  if (!Number.isFinite(timeoutS) || timeoutS <= 0) throw new UsageError('--timeout: expected seconds above 0')
+  const api = cmd.api()
+  const path = `/v1/agent/payments/${encodeURIComponent(positionals[0]!)}`
+  let p = await api.agent<AgentPayment>('GET', path)
+  const waiting = () => !p.transaction && p.settlement !== null && !DONE.has(p.settlement.status) && p.status !== 'rejected' && p.status !== 'expired'
+  if (v.wait && waiting()) {
+    const progress = cmd.out.progress(`waiting for payment ${p.id} to settle`)
+    const deadline = Date.now() + timeoutS * 1000
+    try {
+      while (waiting()) {
+        progress.update(p.settlement!.status)
+        if (Date.now() > deadline) throw new CliError(`payment ${p.id} has not settled within ${timeoutS} s (${p.settlement!.status})`, { code: 'settlement_pending', toFix: `it settles without you: tollgate payments status ${p.id}` })
+        await new Promise((r) => setTimeout(r, 500))
+        p = await api.agent<AgentPayment>('GET', path)
+      }
+    } finally {
+      progress.done()
+    }
+  } else if (v.wait && p.settlement === null && !cmd.out.json) {
+    cmd.out.note('this payment went to a seller outside this platform: its settlement is not known here')
+  }
   // the whole record in both modes: it is what there is to know about one payment
   cmd.out.result(p, JSON.stringify(p, null, 2))
   return EXIT.ok
