@@ -32,7 +32,12 @@ export type WrapFetchOptions = PlatformPayOptions | LocalPayOptions
 /** The decoded `PAYMENT-RESPONSE` / `X-PAYMENT-RESPONSE` plus what was paid. */
 export interface PaymentInfo {
   success: boolean
-  transaction: string
+  /**
+   * the settlement transaction hash; absent while the seller settles asynchronously (Tollgate's
+   * proxy settles in batches after answering): `GET /v1/agent/payments/{agentPaymentId}` shows it
+   * once settled
+   */
+  transaction?: string
   network: string
   payer: string
   /** the seller platform's payment id, when it sends one */
@@ -75,7 +80,7 @@ export function wrapFetch(fetchImpl: FetchLike, opts: WrapFetchOptions): (input:
       if ((err as Error).name === 'AbortError') throw err
       // the seller may have received the payment: say which one, so its settlement can be looked up
       await payer.report?.(signed, 'error', undefined)
-      throw new PaidCallFailedError({ success: false, transaction: '', network: signed.network, payer: signed.payer, agentPaymentId: signed.agentPaymentId, nonce: signed.nonce, amount: signed.amount, payTo: signed.payTo, header: signed.header }, err)
+      throw new PaidCallFailedError({ success: false, network: signed.network, payer: signed.payer, agentPaymentId: signed.agentPaymentId, nonce: signed.nonce, amount: signed.amount, payTo: signed.payTo, header: signed.header }, err)
     }
     const v1 = signed.header === 'X-PAYMENT'
     const [own, other] = v1 ? ['x-payment-response', 'payment-response'] : ['payment-response', 'x-payment-response']
@@ -88,7 +93,8 @@ export function wrapFetch(fetchImpl: FetchLike, opts: WrapFetchOptions): (input:
     }
     const info: PaymentInfo = {
       success: decoded?.success ?? res.ok,
-      transaction: decoded?.transaction ?? '',
+      // an empty string is what sellers send before settling: no transaction yet, so none here
+      ...(decoded?.transaction ? { transaction: decoded.transaction } : {}),
       network: decoded?.network ?? signed.network,
       payer: decoded?.payer ?? signed.payer,
       paymentId: decoded?.paymentId,

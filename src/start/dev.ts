@@ -14,6 +14,7 @@ import { migrateToLatest } from '../db/migrate.js'
 import { createDeps } from '../deps.js'
 import { walletsUnderOtherKeys } from '../services/wallets/rotate-master-key.js'
 import { loadConfigOrExit } from './load-config.js'
+import { requirePath } from './require-path.js'
 import { startDevExtras } from './dev-extras.js'
 import { startProxy, startWeb, type Role } from './roles.js'
 import { onShutdown, stopWhenOrphaned } from './shutdown.js'
@@ -68,9 +69,8 @@ try {
         '(restore the old dev.json, or set TOLLGATE_MASTER_KEY), or use a fresh database (DATABASE_URL).',
     )
   }
-  // the hint names the credentials file wherever TOLLGATE_STATE_DIR put it (require needs ./ for a relative path)
-  const relative = path.relative(process.cwd(), devFile)
-  const extras = await startDevExtras(deps, devnet, path.isAbsolute(relative) || relative.startsWith('.') ? relative : `./${relative}`)
+  // the hint names the credentials file wherever TOLLGATE_STATE_DIR put it, as require() reads it
+  const extras = await startDevExtras(deps, devnet, requirePath(devFile, process.cwd()))
   roles.push(await startWorkerRole(deps))
   roles.push(await startWeb(deps))
   roles.push(await startProxy(deps))

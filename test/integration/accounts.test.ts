@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { ensureDemoAccount, ensureDemoPayerAgent } from '../../src/services/accounts/demo-account.js'
 import { custodialAccount } from '../../src/services/wallets/custodial-wallet.js'
-import { createUserCli } from '../../src/cli/users.js'
+import { createUserCli } from '../../src/cli/commands/users.js'
 import { accountsApp, userWithKey } from './accounts-fixtures.js'
 
 t.test('missing, malformed and unknown keys', async (t) => {

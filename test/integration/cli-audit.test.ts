@@ -148,7 +148,7 @@ t.test('tollgate fetch / budget: a refusal says what to do about it, and never p
   const p = await startBuyerPlatform(t)
   const url = `${p.proxyUrl}/tollgate/toolbox/echo?msg=hi`
   const cases: Array<[string, Promise<{ key: string }> | { key: string }, RegExp]> = [
-    ['spend_cap_exceeded', p.agent({ fund: 1_000_000n, caps: { per_transaction: '10' } }), /to fix: raise the agent's per_transaction spend cap \(its dashboard page, or PUT \/v1\/agents\/\{address\}\/spend-caps\)\n/],
+    ['spend_cap_exceeded', p.agent({ fund: 1_000_000n, caps: { per_transaction: '10' } }), /to fix: raise the agent's per_transaction spend cap \(tollgate caps set, its dashboard page, or PUT \/v1\/agents\/\{address\}\/spend-caps\)\n/],
     ['insufficient_balance', p.agent({}), /to fix: fund the agent's wallet/],
     ['seller_not_allowed', p.agent({ fund: 1_000_000n, allow: [{ kind: 'host', value: 'example.com' }] }), /to fix: add the seller to the agent's allowlist/],
     ['invalid_api_key', { key: KEY }, /to fix: check the agent key in TOLLGATE_AGENT_KEY/],

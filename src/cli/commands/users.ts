@@ -4,10 +4,12 @@
  * shell history. Reads the environment like every role, connects, creates, exits.
  */
 import { parseArgs } from 'node:util'
-import { loadConfig, type Config } from '../config.js'
-import { createDb } from '../db/create-db.js'
-import { usersService } from '../services/accounts/users.js'
-import { ensureFundingWallet } from '../services/wallets/funding-wallet.js'
+import { loadConfig, type Config } from '../../config.js'
+import { createDb } from '../../db/create-db.js'
+import { usersService } from '../../services/accounts/users.js'
+import { ensureFundingWallet } from '../../services/wallets/funding-wallet.js'
+import { wantsHelp, type Command } from '../command.js'
+import { EXIT } from '../exit-codes.js'
 
 const USAGE = 'usage: tollgate users create --email <email> [--password <password> | env TOLLGATE_USER_PASSWORD]'
 
@@ -50,4 +52,14 @@ export async function createUserCli(argv: string[], io: CliIo = { out: (l) => pr
   } finally {
     await db.destroy()
   }
+}
+
+/** `tollgate users …` as main.ts runs it: the exit codes of the other commands (usage is 1). */
+export async function usersCommand(args: string[], cmd: Command): Promise<number> {
+  if (wantsHelp(args)) {
+    cmd.io.stdout(USAGE + '\n')
+    return EXIT.ok
+  }
+  const code = await createUserCli(args, { out: (l) => cmd.io.stdout(l + '\n'), err: (l) => cmd.io.stderr(l + '\n'), env: cmd.io.env })
+  return code === 2 ? EXIT.usage : code
 }

@@ -7,10 +7,10 @@
  * DATABASE_SCHEMA. Safe to rerun; refuses without writing anything if the old key is wrong.
  */
 import { parseArgs } from 'node:util'
-import { loadConfig, type Config } from '../config.js'
-import { createDb } from '../db/create-db.js'
-import { MasterKeyRotationError, rotateMasterKey } from '../services/wallets/rotate-master-key.js'
-import { masterKeyId } from '../services/wallets/wallet-crypto.js'
+import { loadConfig, type Config } from '../../config.js'
+import { createDb } from '../../db/create-db.js'
+import { MasterKeyRotationError, rotateMasterKey } from '../../services/wallets/rotate-master-key.js'
+import { masterKeyId } from '../../services/wallets/wallet-crypto.js'
 import type { CliIo } from './users.js'
 
 export const KEYS_USAGE = `usage: tollgate keys rotate-master [--dry-run]

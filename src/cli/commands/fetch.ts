@@ -1,0 +1,172 @@
+/**
+ * `tollgate fetch`: calls a URL; on a 402 the platform signs the payment from the agent wallet
+ * (caps and allowlist enforced) and the call is retried once with the payment header. The body
+ * goes to stdout byte for byte, the receipt to stderr (one JSON line with the global --json).
+ */
+import { PaidCallFailedError, PaymentRefusedError } from '../../client/errors.js'
+import { wrapFetch, type PaymentInfo } from '../../client/wrap-fetch.js'
+import { formatUsdc } from '../../x402/usdc-amount.js'
+import { namingFetch, NO_AGENT_KEY } from '../api-client.js'
+import { parseOptions, type Command } from '../command.js'
+import { CliError, UsageError } from '../errors.js'
+import { EXIT } from '../exit-codes.js'
+import { nextStep } from '../next-step.js'
+import { inspect } from './inspect.js'
+
+export const FETCH_HELP = `usage: tollgate [--json] fetch [-X METHOD] <url> [options]
+
+Calls <url>; on a 402 the platform signs the payment from the agent wallet (caps and allowlist
+enforced) and the call is retried once with the payment header.
+
+options:
+  -X, --request METHOD   HTTP method (default GET, or POST with a body)
+  -H, --header 'k: v'    request header (repeatable)
+  -d, --data DATA        request body as given, sent as text/plain unless -H sets content-type
+      --json OBJ         JSON request body (validated; sets content-type: application/json), as
+                         curl's --json: for a JSON receipt put --json before the command
+      --inspect          print a summary of the 402 challenge (price in USDC, network, payTo,
+                         timeout, input fields) and the agent's cap headroom; pays nothing
+  -v, --verbose          with --inspect: the asset, the description and the whole input schema
+  -h, --help             this help
+
+output: the response body on stdout; the payment receipt (amount, payTo, payer, payment id,
+transaction once settled) on stderr; with "tollgate --json fetch", the receipt as one JSON line.
+exit codes: 0 success, 1 usage or other error, 2 payment refused, 3 HTTP error (status >= 400)
+`
+
+/** The receipt as --json prints it (one line on stderr). */
+export function receiptJson(status: number, p: PaymentInfo | undefined): Record<string, unknown> {
+  if (!p) return { object: 'receipt', status, paid: false }
+  return {
+    object: 'receipt',
+    status,
+    paid: p.success,
+    // a signed payment whose call failed is not settled (x402 sellers settle only calls that succeed)
+    charged: p.success,
+    amount: p.amount,
+    amount_usdc: formatUsdc(p.amount),
+    pay_to: p.payTo,
+    payer: p.payer,
+    network: p.network,
+    payment_id: p.agentPaymentId ?? null,
+    transaction: p.transaction ?? null,
+    settlement: p.transaction ? 'settled' : 'pending',
+  }
+}
+
+export async function fetchCommand(args: string[], cmd: Command): Promise<number> {
+  const { io, out } = cmd
+  const { values: v, positionals } = parseOptions(
+    args,
+    {
+      request: { type: 'string', short: 'X' },
+      header: { type: 'string', short: 'H', multiple: true },
+      data: { type: 'string', short: 'd' },
+      // the request body, as curl's --json; overrides the common --json flag
+      json: { type: 'string' },
+      inspect: { type: 'boolean' },
+      verbose: { type: 'boolean', short: 'v' },
+    },
+    FETCH_HELP,
+    { positionals: true },
+  )
+  if (v.help) {
+    io.stdout(FETCH_HELP)
+    return EXIT.ok
+  }
+  if (positionals.length !== 1) throw new UsageError(`expected one URL\n\n${FETCH_HELP}`)
+  const url = positionals[0]!
+  try {
+    const u = new URL(url)
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error()
+  } catch {
+    throw new UsageError(`not an http(s) URL: ${url}`)
+  }
+  if (v.data !== undefined && v.json !== undefined) throw new UsageError('use either -d/--data or --json, not both')
+  const headers = new Headers()
+  for (const h of v.header ?? []) {
+    const i = h.indexOf(':')
+    if (i <= 0) throw new UsageError(`a header is "name: value", got "${h}"`)
+    headers.append(h.slice(0, i).trim(), h.slice(i + 1).trim())
+  }
+  let body: string | undefined = v.data
+  if (v.json !== undefined) {
+    try {
+      body = JSON.stringify(JSON.parse(v.json))
+    } catch {
+      throw new UsageError('--json is not valid JSON (it is the request body here; for a JSON receipt put --json before the command: tollgate --json fetch …)')
+    }
+    if (!headers.has('content-type')) headers.set('content-type', 'application/json')
+  }
+  const method = (v.request ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase()
+  if (!/^[A-Z]{1,10}$/.test(method)) throw new UsageError(`not an HTTP method: ${method}`)
+  const init: RequestInit = { method, headers, body }
+  const s = cmd.settings()
+  const f = namingFetch(io.fetch ?? fetch, s.apiUrl, s.apiUrlSource)
+  if (v.inspect) return inspect({ url, init, f, cmd, verbose: Boolean(v.verbose) })
+  if (!s.agentKey) throw new UsageError(NO_AGENT_KEY)
+  let res
+  try {
+    res = await wrapFetch(f, { baseUrl: s.apiUrl, agentKey: s.agentKey })(url, init)
+  } catch (err) {
+    throw await paymentError(err, cmd)
+  }
+  const bytes = new Uint8Array(await res.arrayBuffer())
+  io.stdout(bytes)
+  if (io.sharedTerminal && bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a) io.stdout('\n')
+  const p = res.payment
+  if (out.json) io.stderr(JSON.stringify(receiptJson(res.status, p)) + '\n')
+  else if (p?.success) {
+    io.stderr(
+      `paid ${formatUsdc(p.amount)} USDC to ${p.payTo} from ${p.payer}\n` +
+        `  payment ${p.agentPaymentId ?? '-'}\n` +
+        `  transaction ${p.transaction ?? `pending (settles asynchronously; tollgate payments status ${p.agentPaymentId ?? '<id>'})`} on ${p.network}\n`,
+    )
+  } else if (p) {
+    // x402 sellers settle only calls that succeed; this one failed and sent no receipt
+    io.stderr(
+      `not charged: the call failed, so the signed payment of ${formatUsdc(p.amount)} USDC to ${p.payTo} is not settled\n` +
+        `  payment ${p.agentPaymentId ?? '-'} (reported to the platform as failed; see tollgate payments status)\n`,
+    )
+  }
+  if (res.status >= 400) {
+    if (!out.json) io.stderr(`HTTP ${res.status} ${res.statusText}\n`)
+    return EXIT.http
+  }
+  return EXIT.ok
+}
+
+/** What paying threw, as the error main.ts renders (the seller's 402 body goes to stdout first). */
+async function paymentError(err: unknown, cmd: Command): Promise<unknown> {
+  const s = cmd.settings()
+  if (err instanceof PaymentRefusedError && err.status !== undefined && err.status >= 500 && err.response === undefined) {
+    // the platform failed to sign; nothing was refused, so not exit 2
+    const message = `the platform could not make the payment (${err.code}, HTTP ${err.status}): ${err.message}`
+    return new CliError(message, { code: err.code, human: message })
+  }
+  if (err instanceof PaidCallFailedError) {
+    const p = err.payment
+    const why = err.cause instanceof Error ? err.cause.message : String(err.cause)
+    const id = p.agentPaymentId ?? '<id>'
+    return new CliError(`${why}, after a payment of ${formatUsdc(p.amount)} USDC to ${p.payTo} was signed`, {
+      code: 'paid_call_failed',
+      details: { payment_id: p.agentPaymentId ?? null, amount: p.amount, pay_to: p.payTo, follow_with: `tollgate payments status ${id}` },
+      human: `error: ${why}, after a payment of ${formatUsdc(p.amount)} USDC to ${p.payTo} was signed\n  payment ${p.agentPaymentId ?? '-'}: the seller may have received it and may still settle it; see tollgate payments status ${id}`,
+    })
+  }
+  if (err instanceof PaymentRefusedError) {
+    const { headroom: _h, ...details } = err.details
+    // a 404 or a non-JSON 4xx from the signing route: the API address points at something else
+    const wrongApi = err.response === undefined && (err.code === 'not_found' || err.code === 'platform_error')
+    const toFix = wrongApi ? `check that ${s.apiUrl} is the Tollgate API (${s.apiUrlSource}): it has no agent payment route` : nextStep(err.code, 'agent_key', s.agentKeySource, err.details)
+    if (err.response) cmd.io.stdout(new Uint8Array(await err.response.arrayBuffer()))
+    return new CliError(err.message, {
+      exit: EXIT.refused,
+      code: err.code,
+      details,
+      toFix,
+      human: `payment refused (${err.code}): ${err.message}${Object.keys(details).length ? `\n  ${JSON.stringify(details)}` : ''}`,
+    })
+  }
+  return err
+}

@@ -1,0 +1,158 @@
+/**
+ * `tollgate fetch --inspect`: the call without a payment header, the 402's requirements in short
+ * (the whole input schema with --verbose) and the platform's dry run. Pays and records nothing.
+ */
+import { offeredChallenges, type OfferedChallenge, type Requirement } from '../../client/challenge.js'
+import type { FetchLike } from '../../client/wrap-fetch.js'
+import { formatUsdc } from '../../x402/usdc-amount.js'
+import type { Command } from '../command.js'
+import { UnreachableError } from '../errors.js'
+import { EXIT } from '../exit-codes.js'
+import { headroomLines, type Budget } from './budget.js'
+
+export async function inspect(o: { url: string; init: RequestInit; f: FetchLike; cmd: Command; verbose: boolean }): Promise<number> {
+  const { url, init, f, cmd } = o
+  const { io, out } = cmd
+  const res = await f(url, init)
+  if (res.status !== 402) {
+    if (!out.json) io.stderr(`no payment required: HTTP ${res.status}\n`)
+    const body = new Uint8Array(await res.arrayBuffer())
+    if (out.json) out.result({ object: 'inspection', url, method: init.method, payment_required: false, status: res.status, body: new TextDecoder().decode(body) }, '')
+    else io.stdout(body)
+    return res.status >= 400 ? EXIT.http : EXIT.ok
+  }
+  const header = res.headers.get('payment-required')
+  const text = await res.text()
+  let v1: unknown
+  try {
+    v1 = JSON.parse(text)
+  } catch {
+    v1 = undefined
+  }
+  // v1 first, as the wrapper pays it (X-PAYMENT); v2 alone only from v2-only servers
+  const offered = offeredChallenges(header, v1)
+  const parsed = offered.map((c) => c.parsed)
+  if (parsed.length === 0) {
+    if (out.json) out.result({ object: 'inspection', url, method: init.method, payment_required: true, readable: false }, '')
+    else io.stderr('the 402 carries no readable x402 challenge\n')
+    return EXIT.refused
+  }
+  const ch = parsed[0]!
+  const schemaOf = (r: Requirement) => r.inputSchema ?? parsed.slice(1).flatMap((c) => c.accepts).find((x) => x.inputSchema !== undefined)?.inputSchema
+  const s = cmd.settings()
+  let dry: DryRun
+  if (!s.agentKey) dry = { unavailable: 'unknown (no agent key; run tollgate setup or set TOLLGATE_AGENT_KEY)' }
+  else {
+    try {
+      dry = await dryRun(url, init.method!, offered, f, s.apiUrl, s.agentKey)
+    } catch (err) {
+      // the challenge is still worth showing without the platform's side
+      if (!(err instanceof UnreachableError)) throw err
+      dry = { unavailable: `unavailable (${err.message})` }
+    }
+  }
+  if (out.json) {
+    out.result(
+      {
+        object: 'inspection',
+        url,
+        method: init.method,
+        payment_required: true,
+        x402_version: ch.version,
+        also_offered: parsed.slice(1).map((c) => c.version),
+        requirements: ch.accepts.map((r) => ({
+          price: r.amount.toString(),
+          price_usdc: formatUsdc(r.amount.toString()),
+          scheme: r.scheme,
+          network: r.network,
+          chain_id: r.chainId ?? null,
+          pay_to: r.payTo,
+          asset: r.asset,
+          max_timeout_seconds: r.maxTimeoutSeconds,
+          description: r.description ?? null,
+          input_schema: schemaOf(r) ?? null,
+        })),
+        preview: 'preview' in dry ? dry.preview : null,
+        preview_unavailable: 'unavailable' in dry ? dry.unavailable : null,
+        paid: false,
+      },
+      '',
+    )
+    return EXIT.ok
+  }
+  const lines: string[] = [`402 Payment Required: ${init.method} ${url}`, `x402 version ${ch.version}${parsed.length > 1 ? ` (also offered as v${parsed[1]!.version})` : ''}`]
+  ch.accepts.forEach((r, i) => {
+    const schema = schemaOf(r)
+    lines.push(
+      `requirement ${i + 1}:`,
+      `  price    ${formatUsdc(r.amount.toString())} USDC (${r.amount} atomic units)`,
+      `  network  ${r.network}${r.chainId ? ` (chain ${r.chainId})` : ''}`,
+      `  payTo    ${r.payTo}`,
+      `  timeout  ${r.maxTimeoutSeconds} s`,
+    )
+    if (o.verbose) {
+      lines.push(`  scheme   ${r.scheme}`, `  asset    ${r.asset}${r.extra ? ` (${r.extra.name} v${r.extra.version})` : ''}`)
+      if (r.description) lines.push(`  about    ${r.description}`)
+      if (schema !== undefined) lines.push(`  input    ${JSON.stringify(schema, null, 2).replace(/\n/g, '\n           ')}`)
+    } else {
+      if (r.description) lines.push(`  about    ${r.description.length > 100 ? `${r.description.slice(0, 99)}…` : r.description}`)
+      const fields = inputFields(schema)
+      if (fields) lines.push(`  input    ${fields}`)
+    }
+  })
+  if ('unavailable' in dry) lines.push(`cap headroom: ${dry.unavailable}`)
+  else lines.push(...dry.lines)
+  lines.push(o.verbose ? 'nothing was paid (--inspect)' : 'nothing was paid (--inspect; --verbose adds the asset and the input schema)')
+  out.result(undefined, lines)
+  return EXIT.ok
+}
+
+/**
+ * The input fields of an x402 input schema in one line: `query text (required), hmacKey` or `body
+ * msg`. Reads the v1 outputSchema.input shape (queryParams / bodyFields) and JSON Schema properties.
+ */
+export function inputFields(schema: unknown): string | undefined {
+  if (typeof schema !== 'object' || schema === null) return undefined
+  const o = schema as Record<string, any>
+  const parts: string[] = []
+  const names = (fields: unknown, required: unknown = []) =>
+    typeof fields === 'object' && fields !== null
+      ? Object.entries(fields as Record<string, any>).map(([k, f]) => `${k}${f?.required === true || (Array.isArray(required) && required.includes(k)) ? ' (required)' : ''}`)
+      : []
+  const q = names(o.queryParams)
+  const b = names(o.bodyFields)
+  if (q.length) parts.push(`query ${q.join(', ')}`)
+  if (b.length) parts.push(`body ${b.join(', ')}`)
+  if (!parts.length && o.properties) parts.push(names(o.properties, o.required).join(', '))
+  if (!parts.length && o.input) return inputFields(o.input)
+  return parts.length ? parts.join('; ') : undefined
+}
+
+type DryRun = { unavailable: string } | { preview: Record<string, any>; lines: string[] }
+
+/** What paying would do (the platform's dry run), as `--inspect` prints it. */
+async function dryRun(url: string, method: string, offered: OfferedChallenge[], f: FetchLike, apiUrl: string, agentKey: string): Promise<DryRun> {
+  // the challenge the paying call would use: the next one only when the platform can pay nothing in this one
+  let r: Response
+  let b: Record<string, any>
+  for (let i = 0; ; i++) {
+    r = await f(`${apiUrl}/v1/agent/payments`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${agentKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url, method, challenge: offered[i]!.raw, dry_run: true }),
+    })
+    b = (await r.json().catch(() => ({}))) as Record<string, any>
+    const code = r.ok ? b.refusal?.code : b.code
+    if (i + 1 >= offered.length || (code !== 'unsupported_requirements' && code !== 'invalid_parameter')) break
+  }
+  if (!r.ok) return { unavailable: `unavailable (${b.code ?? r.status}: ${b.message ?? ''})` }
+  return {
+    preview: b,
+    lines: [
+      b.would_pay ? `would pay ${formatUsdc(b.would_pay.amount)} USDC to ${b.would_pay.pay_to} on ${b.would_pay.network}` : `would not pay: ${b.refusal?.code}: ${b.refusal?.message}`,
+      `cap headroom${b.would_pay ? ' after this payment' : ''}:`,
+      ...headroomLines(b as Budget),
+      ...(b.balance !== null && b.balance !== undefined ? [`wallet balance ${formatUsdc(b.balance)} USDC`] : []),
+    ],
+  }
+}
