@@ -2,7 +2,7 @@ import t from 'tap'
 import { createDeps } from '../../src/deps.js'
 import { agentKeysService } from '../../src/services/accounts/agent-keys.js'
 import { allowlistService } from '../../src/services/accounts/allowlist.js'
-import { agentPaymentsService } from '../../src/services/agent-payments/agent-payments.js'
+import { createAgentPayments } from '../../src/services/agent-payments/agent-payments.js'
 import { startBuyerPlatform } from './buyer-fixtures.js'
 
 t.test('cached agent-key look-ups: a revoke or allowlist change reaches every process at commit', async (t) => {
@@ -11,7 +11,7 @@ t.test('cached agent-key look-ups: a revoke or allowlist change reaches every pr
   const challenge = (await fetch(url)).headers.get('payment-required')!
   const deps2 = createDeps(p.deps.config)
   t.teardown(() => deps2.close())
-  const services = [agentPaymentsService(p.deps), agentPaymentsService(deps2)]
+  const services = [createAgentPayments(p.deps), createAgentPayments(deps2)]
   t.teardown(() => Promise.all(services.map((s) => s.close())))
   await new Promise((r) => setTimeout(r, 300)) // both LISTENing
   const agent = await p.agent({ fund: 1_000_000n })

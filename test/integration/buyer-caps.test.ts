@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createDeps } from '../../src/deps.js'
 import { AppError } from '../../src/errors.js'
-import { agentPaymentsService } from '../../src/services/agent-payments/agent-payments.js'
+import { createAgentPayments } from '../../src/services/agent-payments/agent-payments.js'
 import { startBuyerPlatform } from './buyer-fixtures.js'
 
 const count = async (db: ReturnType<typeof createDeps>['db'], agentId: string) =>
@@ -14,7 +14,7 @@ t.test('caps hold under concurrency across processes, reset at UTC boundaries, a
   // two "processes": separate Postgres pools and Redis connections on the same stores
   const deps2 = createDeps(p.deps.config)
   t.teardown(() => deps2.close())
-  const services = [agentPaymentsService(p.deps), agentPaymentsService(deps2)]
+  const services = [createAgentPayments(p.deps), createAgentPayments(deps2)]
   t.teardown(() => Promise.all(services.map((s) => s.close())))
 
   async function storm(agentId: string, n = 200) {
@@ -62,7 +62,7 @@ t.test('caps hold under concurrency across processes, reset at UTC boundaries, a
 
   t.test('UTC day and month boundaries with an injected clock; expiry releases', async (t) => {
     let clock = new Date('2026-11-29T23:59:58Z')
-    const svc = agentPaymentsService({ ...p.deps, now: () => clock })
+    const svc = createAgentPayments({ ...p.deps, now: () => clock })
     t.teardown(() => svc.close())
     const agent = await p.agent({ fund: 1_000_000n, caps: { daily: '2000', monthly: '3000' } })
     const pay = () => svc.pay(agent.id, { url, challenge })

@@ -4,7 +4,7 @@ import { privateKeyToAccount } from 'viem/accounts'
 import { usdcAbi } from '../../src/chain/usdc-abi.js'
 import { runCli, type Io } from '../../src/cli/main.js'
 import { wrapFetch } from '../../src/client.js'
-import { agentPaymentsService } from '../../src/services/agent-payments/agent-payments.js'
+import { createAgentPayments } from '../../src/services/agent-payments/agent-payments.js'
 import { createPayerCredit } from '../../src/ledger/payer-credit.js'
 import { buildChallenge } from '../../src/x402/challenge.js'
 import { startWorkers } from '../../workers/index.js'
@@ -28,7 +28,7 @@ t.test("an agent's report never lowers its spend; only the platform's proof of n
   const events = async (id: string) => (await db.selectFrom('agent_payment_events').select('type').where('agent_payment_id', '=', id).orderBy('id').execute()).map((e) => e.type)
   /** the sweep as it runs once every authorization signed so far is past its validBefore */
   const sweepLater = async () => {
-    const svc = agentPaymentsService({ ...p.deps, now: () => new Date(Date.now() + 2 * HOUR), cacheAuth: false })
+    const svc = createAgentPayments({ ...p.deps, now: () => new Date(Date.now() + 2 * HOUR), cacheAuth: false })
     try {
       return await svc.sweep(5000)
     } finally {
@@ -36,7 +36,7 @@ t.test("an agent's report never lowers its spend; only the platform's proof of n
     }
   }
   const sweepNow = async () => {
-    const svc = agentPaymentsService({ ...p.deps, cacheAuth: false })
+    const svc = createAgentPayments({ ...p.deps, cacheAuth: false })
     try {
       return await svc.sweep(5000)
     } finally {

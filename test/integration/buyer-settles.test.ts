@@ -3,7 +3,7 @@ import t from 'tap'
 import { usdcAbi } from '../../src/chain/usdc-abi.js'
 import { runCli, type Io } from '../../src/cli/main.js'
 import { wrapFetch } from '../../src/client.js'
-import { agentPaymentsService } from '../../src/services/agent-payments/agent-payments.js'
+import { createAgentPayments } from '../../src/services/agent-payments/agent-payments.js'
 import { startWorkers } from '../../workers/index.js'
 import { until } from '../helpers/until.js'
 import { userWithKey } from './accounts-fixtures.js'
@@ -49,7 +49,7 @@ t.test('an agent pays a hosted endpoint through the wrapper and the CLI; the pay
     t.match(st.json(), { status: 'accepted', settlement: { status: 'settled' }, transaction: /^0x[0-9a-f]{64}$/ }, `payment ${id} settled`)
   }
   // the sweep records the transaction on the buyer-side row
-  const svc = agentPaymentsService(p.deps)
+  const svc = createAgentPayments(p.deps)
   t.teardown(() => svc.close())
   await svc.sweep()
   const rows = await p.deps.db.selectFrom('agent_payments').select(['nonce', 'tx_hash']).where('agent_id', '=', agent.id).execute()

@@ -1,26 +1,28 @@
 import { sql, type Kysely } from 'kysely'
+import type { Redis } from 'ioredis'
 import type { PublicClient } from 'viem'
+import { randomNonce, signTransferAuth } from '../../chain/sign-transfer-auth.js'
+import { paymentHeader } from '../../client/sign-exact.js'
 import type { Config } from '../../config.js'
 import type { Database } from '../../db/database.js'
-import { usdcAbi } from '../../chain/usdc-abi.js'
 import { appError, AppError } from '../../errors.js'
-import { ChallengeError, parseChallenge, sameResource, type ParsedChallenge, type Requirement } from '../../client/challenge.js'
-import { paymentHeader } from '../../client/sign-exact.js'
-import { randomNonce, signTransferAuth } from '../../chain/sign-transfer-auth.js'
-import type { HexString } from '../../x402/types.js'
-import { authCache } from './auth-cache.js'
-import { AGENT_KEY_PREFIXES } from '../accounts/agent-keys.js'
-import { refuseForeignKey } from '../accounts/key-kinds.js'
-import { digestsEqual, hashSecret, isWellFormed } from '../accounts/secret-token.js'
-import { walletAad } from '../wallets/custodial-wallet.js'
-import { reservationWriter } from './insert-batcher.js'
-import { decryptSecret } from '../wallets/wallet-crypto.js'
-import { MAX_COUNTED, spendWindows, windowsAt, type Unsettled, type Windows } from './spend-windows.js'
-import type { AgentPaymentsTable, AgentPaymentStatus } from './tables.js'
-import { collectionProofs, proofReason, type CollectionProof } from './collection-proof.js'
 import { paymentVerdict } from '../../proxy/payment-verdict.js'
-import type { Redis } from 'ioredis'
-import type { Selectable } from 'kysely'
+import type { HexString } from '../../x402/types.js'
+import { AgentAuth, type AgentRow } from '../accounts/agent-auth.js'
+import { createAgentPaymentsSweep } from './agent-payments-sweep.js'
+import { chooseRequirement, withinPerTransactionCap, type PayBody } from './choose-requirement.js'
+import { collectionProofs, proofReason, type CollectionProof } from './collection-proof.js'
+import { CustodialKeys } from './custodial-keys.js'
+import { reservationWriter } from './insert-batcher.js'
+import { balanceError, capError, headroom, quote, type Headroom, type PaymentQuote } from './spend-answers.js'
+import { releaseProven, settledReleaseAt } from './spend-release.js'
+import { createSpendWindows, windowsAt, type Unsettled, type Windows } from './spend-windows.js'
+import type { AgentPaymentStatus } from './tables.js'
+import { WalletBalances } from './wallet-balances.js'
+
+export type { AgentRow } from '../accounts/agent-auth.js'
+export type { PayBody } from './choose-requirement.js'
+export type { Headroom, PaymentQuote } from './spend-answers.js'
 
 export interface AgentPaymentsDeps {
   db: Kysely<Database>
@@ -35,29 +37,6 @@ export interface AgentPaymentsDeps {
   /** cache agent-key look-ups while LISTENing for changes (default true) */
   cacheAuth?: boolean
   onError?(err: unknown): void
-}
-
-export interface PayBody {
-  url?: unknown
-  method?: unknown
-  challenge?: unknown
-  dry_run?: unknown
-}
-
-export interface Headroom {
-  /** atomic USDC; null = no cap */
-  per_transaction: string | null
-  daily: string | null
-  monthly: string | null
-}
-
-export interface PaymentQuote {
-  amount: string
-  pay_to: string
-  network: string
-  asset: string
-  x402_version: 1 | 2
-  max_timeout_seconds: number
 }
 
 export interface SignedPayment extends PaymentQuote {
@@ -82,96 +61,30 @@ export interface DryRun {
   refusal: { code: string; message: string; [k: string]: unknown } | null
 }
 
-export interface AgentRow {
-  id: string
-  user_id: string
-  address: string
-  encrypted_key: string
-  cap_per_transaction: string | null
-  cap_daily: string | null
-  cap_monthly: string | null
-  allowlist: Array<{ kind: 'pay_to' | 'namespace' | 'host'; value: string }>
-}
-
-const METHOD_RE = /^[A-Z]{1,10}$/
-const MAX_URL = 2048
-
 /**
  * The buyer side: an agent hands over the 402 challenge it received; the platform picks a
- * requirement it may pay (this deployment's network, USDC, within caps, allowed seller), reserves
- * the amount against the agent's caps atomically (spend-windows.ts), signs the EIP-3009
- * authorization with the agent's custodial key and records the reservation.
+ * requirement it may pay (choose-requirement.ts), reserves the amount against the agent's caps
+ * atomically (spend-windows.ts), signs the EIP-3009 authorization with the agent's custodial key
+ * (custodial-keys.ts) and records the reservation. Agent keys are checked by accounts/agent-auth.ts;
+ * what the agent's reports cannot decide, the sweep does (agent-payments-sweep.ts).
  *
  * @example
  *   const p = await agentPayments.pay(agentId, { url, challenge: res.headers.get('payment-required') })
  *   await fetch(url, { headers: { [p.header]: p.value } })
  */
-export function agentPaymentsService(deps: AgentPaymentsDeps) {
+export function createAgentPayments(deps: AgentPaymentsDeps) {
   const { db, config } = deps
   const now = deps.now ?? (() => new Date())
-  const windows = spendWindows(deps.redis, deps.key)
-  const balanceTtl = deps.balanceTtlMs ?? 1000
-  const balances = new Map<string, { value: bigint; at: number }>()
-  // decrypted custodial keys, once per process (bounded; never logged or returned)
-  const keys = new Map<string, { box: string; key: Buffer }>()
-  const MAX_KEYS = 10_000
-  const usdc = config.chain.usdc.address.toLowerCase()
+  const windows = createSpendWindows(deps.redis, deps.key)
+  const balances = new WalletBalances(deps.chain, config.chain.usdc.address, deps.balanceTtlMs ?? 1000)
+  const keys = new CustodialKeys(config.masterKey)
+  const auth = new AgentAuth(deps)
   const proxyOrigin = safeOrigin(config.proxyUrl)
+  const terms = { chainId: config.chain.chainId, network: config.chain.network, caip2: config.chain.caip2, usdc: config.chain.usdc.address.toLowerCase(), proxyOrigin }
   const writer = reservationWriter(db)
   const proofs = collectionProofs({ ...deps, proxyOrigin, now })
-  const keyPrefix = AGENT_KEY_PREFIXES[config.deployment]
-  type KeyRow = AgentRow & { key_id: string; revoked_at: Date | null; secret_hash: string }
-  // concurrent requests with the same key share one look-up
-  const inflight = new Map<string, Promise<KeyRow | undefined>>()
-  // look-ups cached while LISTENing for key/agent/allowlist changes (auth-cache.ts), so a revoke
-  // still reaches every process at commit
-  const cache = deps.cacheAuth === false ? undefined : authCache<KeyRow>({ databaseUrl: config.databaseUrl, onError: deps.onError })
-  const touched = new Map<string, number>()
-
-  const agentQuery = () =>
-    db
-      .selectFrom('agents as a')
-      .select(['a.id', 'a.user_id', 'a.address', 'a.encrypted_key', 'a.cap_per_transaction', 'a.cap_daily', 'a.cap_monthly'])
-      .select(sql<AgentRow['allowlist']>`coalesce((select json_agg(json_build_object('kind', l.kind, 'value', l.value)) from agent_allowlist l where l.agent_id = a.id), '[]'::json)`.as('allowlist'))
-
-  async function loadAgent(agentId: string): Promise<AgentRow> {
-    const row = await agentQuery().where('a.id', '=', agentId).executeTakeFirst()
-    if (!row) throw appError('not_found', { what: 'agent' })
-    return row
-  }
-
-  /**
-   * Agent bearer → the agent with its caps and allowlist, in one query. A key of the other
-   * deployment is 401 `wrong_deployment_key`, as for API keys, an API key 401 `wrong_key_type`;
-   * anything else not ours is 401 `invalid_api_key`.
-   */
-  async function authenticate(bearer: string): Promise<AgentRow> {
-    refuseForeignKey('agent_key', config.deployment, bearer)
-    if (!isWellFormed(bearer, keyPrefix)) throw appError('invalid_api_key')
-    const hash = hashSecret(bearer)
-    const load = () => {
-      let p = inflight.get(hash)
-      if (!p) {
-        p = agentQuery()
-          .innerJoin('agent_keys as k', 'k.agent_id', 'a.id')
-          .select(['k.id as key_id', 'k.revoked_at', 'k.secret_hash'])
-          .where('k.secret_hash', '=', hash)
-          .executeTakeFirst()
-          .finally(() => inflight.delete(hash))
-        inflight.set(hash, p)
-      }
-      return p
-    }
-    const row = cache ? await cache.get(hash, load) : await load()
-    if (!row || !digestsEqual(row.secret_hash, hash) || row.revoked_at !== null) throw appError('invalid_api_key')
-    const last = touched.get(row.key_id) ?? 0
-    if (Date.now() - last > 60_000) {
-      touched.set(row.key_id, Date.now())
-      void db.updateTable('agent_keys').set({ last_used_at: sql`now()` }).where('id', '=', row.key_id).execute().catch(() => {})
-    }
-    const { key_id: _k, revoked_at: _r, secret_hash: _s, ...agent } = row
-    return agent
-  }
+  const sweep = createAgentPaymentsSweep({ db, chain: deps.chain, config, windows, now, balanceTtlMs: balances.ttlMs })
+  const releaseAt = () => settledReleaseAt(now().getTime(), balances.ttlMs)
 
   async function windowTotals(agentId: string, w: Windows): Promise<{ day: bigint; month: bigint }> {
     const r = await db
@@ -182,107 +95,6 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
       .where('status', 'in', ['reserved', 'accepted'])
       .executeTakeFirstOrThrow()
     return { day: BigInt(r.day), month: BigInt(r.month) }
-  }
-
-  const balanceReads = new Map<string, Promise<bigint>>()
-
-  /**
-   * The on-chain balance, never older than `balanceTtl`: one read at a time per wallet, started
-   * in the background once the cached value is half that old, so steady traffic never waits on it.
-   */
-  async function balanceOf(address: string): Promise<bigint> {
-    const c = balances.get(address)
-    const age = c ? Date.now() - c.at : Infinity
-    if (c && age < balanceTtl) {
-      if (age > balanceTtl / 2 && !balanceReads.has(address)) void readBalance(address).catch(() => {})
-      return c.value
-    }
-    return readBalance(address)
-  }
-
-  function readBalance(address: string): Promise<bigint> {
-    let p = balanceReads.get(address)
-    if (p) return p
-    const at = Date.now()
-    p = deps.chain
-      .readContract({ address: config.chain.usdc.address, abi: usdcAbi, functionName: 'balanceOf', args: [address as `0x${string}`] })
-      .then(
-        (value) => {
-          if (balances.size >= 10_000 && !balances.has(address)) balances.delete(balances.keys().next().value!)
-          balances.set(address, { value, at })
-          return value
-        },
-        () => {
-          throw appError('service_unavailable', { detail: 'the chain RPC did not answer; cannot check the agent balance, retry later' })
-        },
-      )
-      .finally(() => balanceReads.delete(address))
-    balanceReads.set(address, p)
-    return p
-  }
-
-  /** Validates the request and narrows the challenge to the requirements this agent may pay, cheapest first. */
-  function choose(agent: AgentRow, body: PayBody): { ch: ParsedChallenge; url: URL; method: string; payable: Requirement[] } {
-    if (typeof body.url !== 'string' || body.url.length > MAX_URL) throw appError('invalid_parameter', { param: 'url', detail: `expected an absolute http(s) URL of at most ${MAX_URL} characters` }, { details: { param: 'url' } })
-    let url: URL
-    try {
-      url = new URL(body.url)
-    } catch {
-      throw appError('invalid_parameter', { param: 'url', detail: 'not an absolute URL' }, { details: { param: 'url' } })
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw appError('invalid_parameter', { param: 'url', detail: 'only http and https URLs' }, { details: { param: 'url' } })
-    const method = body.method === undefined ? 'GET' : body.method
-    if (typeof method !== 'string' || !METHOD_RE.test(method)) throw appError('invalid_parameter', { param: 'method', detail: 'expected an upper-case HTTP method' }, { details: { param: 'method' } })
-    let ch: ParsedChallenge
-    try {
-      ch = parseChallenge(body.challenge)
-    } catch (err) {
-      if (err instanceof ChallengeError) throw appError('invalid_parameter', { param: 'challenge', detail: err.message }, { details: { param: 'challenge' } })
-      throw err
-    }
-    const forUrl = ch.accepts.filter((r) => sameResource(url.href, r.resourceUrl))
-    if (forUrl.length === 0) throw appError('invalid_parameter', { param: 'url', detail: `the challenge is for ${ch.accepts[0]!.resourceUrl}, not ${url.origin}${url.pathname}` }, { details: { param: 'url' } })
-    const ours = forUrl.filter(
-      (r) => r.scheme === 'exact' && r.chainId === config.chain.chainId && (r.network === config.chain.network || r.network === config.chain.caip2) && r.asset.toLowerCase() === usdc && r.amount > 0n && r.amount <= MAX_COUNTED,
-    )
-    if (ours.length === 0) {
-      const offered = [...new Set(forUrl.map((r) => `${r.scheme} on ${r.network} in ${r.asset}`))].join(', ')
-      throw appError('unsupported_requirements', { detail: `this deployment pays exact USDC (${config.chain.usdc.address}) on ${config.chain.network} / ${config.chain.caip2}; offered: ${offered}` }, { details: { network: config.chain.caip2 } })
-    }
-    const allowed = agent.allowlist.length === 0 ? ours : ours.filter((r) => isAllowed(agent.allowlist, r, url))
-    if (allowed.length === 0) {
-      throw appError('seller_not_allowed', { detail: `payTo ${ours[0]!.payTo} at ${url.host} is not on the agent's allowlist` }, { details: { pay_to: ours[0]!.payTo, host: url.hostname, namespace: namespaceOf(url) ?? null } })
-    }
-    return { ch, url, method, payable: allowed.sort((a, b) => (a.amount < b.amount ? -1 : a.amount > b.amount ? 1 : 0)) }
-  }
-
-  function namespaceOf(url: URL): string | undefined {
-    if (url.origin !== proxyOrigin) return undefined
-    return url.pathname.split('/')[1]?.toLowerCase() || undefined
-  }
-
-  function isAllowed(list: AgentRow['allowlist'], r: Requirement, url: URL): boolean {
-    const ns = namespaceOf(url)
-    const host = url.hostname.toLowerCase()
-    return list.some((e) => (e.kind === 'pay_to' && e.value === r.payTo.toLowerCase()) || (e.kind === 'host' && e.value === host) || (e.kind === 'namespace' && ns !== undefined && e.value === ns))
-  }
-
-  function perTx(agent: AgentRow, payable: Requirement[]): Requirement {
-    const cap = agent.cap_per_transaction === null ? null : BigInt(agent.cap_per_transaction)
-    const req = payable.find((r) => cap === null || r.amount <= cap)
-    if (!req) {
-      throw appError(
-        'spend_cap_exceeded',
-        { cap: 'per_transaction', detail: `the price ${payable[0]!.amount} is above the per-transaction cap ${cap}` },
-        { details: { cap: 'per_transaction', limit: String(cap), amount: payable[0]!.amount.toString(), remaining: String(cap) } },
-      )
-    }
-    return req
-  }
-
-  function headroom(agent: AgentRow, day: bigint, month: bigint): Headroom {
-    const left = (cap: string | null, used: bigint) => (cap === null ? null : (BigInt(cap) > used ? BigInt(cap) - used : 0n).toString())
-    return { per_transaction: agent.cap_per_transaction, daily: left(agent.cap_daily, day), monthly: left(agent.cap_monthly, month) }
   }
 
   /** Caps and balance check plus reservation in one Redis call (rebuilding counters from Postgres when missing). */
@@ -311,66 +123,24 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
     return rows.map((r) => ({ payer, nonce: r.nonce, amount: BigInt(r.amount), validBefore: BigInt(r.valid_before) }))
   }
 
-  /** The agent's custodial key, decrypted once per process (and again if its envelope changes). */
-  function privateKeyOf(agent: AgentRow): Buffer {
-    const hit = keys.get(agent.id)
-    if (hit && hit.box === agent.encrypted_key) return hit.key
-    const key = Buffer.from(decryptSecret([requireKey()], agent.encrypted_key, walletAad('agent', agent.address)).slice(2), 'hex')
-    if (hit) {
-      hit.key.fill(0)
-      keys.delete(agent.id)
-    }
-    if (keys.size >= MAX_KEYS) {
-      const [oldest, e] = keys.entries().next().value!
-      e.key.fill(0)
-      keys.delete(oldest)
-    }
-    keys.set(agent.id, { box: agent.encrypted_key, key })
-    return key
-  }
-
-  function balanceError(balance: bigint, unsettled: bigint, needed: bigint): AppError {
-    const available = balance > unsettled ? balance - unsettled : 0n
-    return appError(
-      'insufficient_balance',
-      { balance: available.toString(), needed: needed.toString() },
-      { details: { balance: balance.toString(), unsettled: unsettled.toString(), available: available.toString(), needed: needed.toString() } },
-    )
-  }
-
-  function capError(agent: AgentRow, cap: 'daily' | 'monthly', amount: bigint, day: bigint, month: bigint): AppError {
-    const limit = cap === 'daily' ? agent.cap_daily! : agent.cap_monthly!
-    const used = cap === 'daily' ? day : month
-    const remaining = BigInt(limit) > used ? BigInt(limit) - used : 0n
-    return appError(
-      'spend_cap_exceeded',
-      { cap, detail: `${used} of ${limit} spent in this UTC ${cap === 'daily' ? 'day' : 'month'}, ${remaining} left, ${amount} asked` },
-      { details: { cap, limit, spent: used.toString(), remaining: remaining.toString(), amount: amount.toString(), headroom: headroom(agent, day, month) } },
-    )
-  }
-
-  function quote(r: Requirement): PaymentQuote {
-    return { amount: r.amount.toString(), pay_to: r.payTo, network: r.network, asset: r.asset, x402_version: r.version, max_timeout_seconds: r.maxTimeoutSeconds }
-  }
-
   return {
-    authenticate,
+    authenticate: (bearer: string) => auth.authenticate(bearer),
+    sweep,
     /** Stops LISTENing and forgets cached look-ups and decrypted keys. */
     async close(): Promise<void> {
-      await cache?.close()
-      for (const e of keys.values()) e.key.fill(0)
+      await auth.close()
       keys.clear()
     },
     /** Signs a payment for the challenge, or (dry_run) says what would be paid and the headroom. */
     async pay(who: string | AgentRow, body: PayBody): Promise<SignedPayment | DryRun> {
       if (body.dry_run !== undefined && typeof body.dry_run !== 'boolean') throw appError('invalid_parameter', { param: 'dry_run', detail: 'expected true or false' }, { details: { param: 'dry_run' } })
-      const agent = typeof who === 'string' ? await loadAgent(who) : who
+      const agent = typeof who === 'string' ? await auth.load(who) : who
       const at = now()
       const w = windowsAt(at)
       if (body.dry_run) return preview(agent, body, w)
-      const { ch, url, method, payable } = choose(agent, body)
-      const req = perTx(agent, payable)
-      const balance = await balanceOf(agent.address)
+      const { ch, url, method, payable } = chooseRequirement(agent, body, terms)
+      const req = withinPerTransactionCap(agent, payable)
+      const balance = await balances.balanceOf(agent.address)
       if (balance < req.amount) throw balanceError(balance, 0n, req.amount)
       const nowSeconds = Math.floor(at.getTime() / 1000)
       // as the official clients: valid from 10 minutes ago until the requirement's timeout
@@ -382,7 +152,7 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
       if (r.kind !== 'ok') throw new Error(`unexpected spend reservation result ${r.kind}`)
       try {
         const token = req.extra ?? { name: config.chain.usdc.name, version: config.chain.usdc.version }
-        const signature = signTransferAuth(privateKeyOf(agent), { name: token.name, version: token.version, chainId: config.chain.chainId, verifyingContract: req.asset }, {
+        const signature = signTransferAuth(keys.privateKeyOf(agent), { name: token.name, version: token.version, chainId: config.chain.chainId, verifyingContract: req.asset }, {
           from: a.from,
           to: a.to,
           value: req.amount,
@@ -437,7 +207,7 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
       if (row.status === 'reserved') {
         // the agent's word never releases: only what the platform itself knows (accepted takes no nonce)
         proof = await proofs.check(row, { takeNonce: reported !== 'accepted' })
-        if (proof.proven) await release(row, proof)
+        if (proof.proven) await releaseProven(db, windows, row, proof)
         else if (reported === 'accepted') {
           const updated = await db
             .updateTable('agent_payments')
@@ -446,7 +216,7 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
             .where('status', '=', 'reserved')
             .returning(['id'])
             .executeTakeFirst()
-          if (updated && tx) await windows.releaseUnsettled({ payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) }, settledReleaseAt())
+          if (updated && tx) await windows.releaseUnsettled({ payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) }, releaseAt())
         }
       }
       const payment = await this.get(agentId, id)
@@ -463,7 +233,7 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
       let balance: bigint | null = null
       let balanceError: string | null = null
       try {
-        balance = await balanceOf(agent.address)
+        balance = await balances.balanceOf(agent.address)
       } catch {
         balanceError = 'the chain RPC did not answer; the balance is unavailable, retry later'
       }
@@ -511,115 +281,6 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
       }
     },
 
-    /**
-     * Decides what the agent's word could not, every 30 s in the web role:
-     * - past validBefore, from the chain (authorizationState): a `reserved` payment that was used
-     *   counts as accepted, one that was not is released (`expired`); a payment released early
-     *   (`rejected`) that was used after all counts again (`accepted`, event `spent_late`), else it
-     *   is final (`expired`);
-     * - at once, from the proxy's records: a reserved payment the proxy voided is released (an agent
-     *   that never reports still gets it back within a sweep); one released early that the proxy
-     *   recorded after all (its replay guard lost, e.g. a Redis flush) is counted again (`reserved`);
-     *   one the proxy settled carries its transaction.
-     */
-    async sweep(limit = 200): Promise<{ expired: number; spent: number; released: number; recounted: number }> {
-      const nowS = Math.floor(now().getTime() / 1000)
-      const rows = await db.selectFrom('agent_payments').selectAll().where('status', 'in', ['reserved', 'rejected']).where('valid_before', '<', String(nowS)).orderBy('valid_before').limit(limit).execute()
-      let expired = 0
-      let spent = 0
-      let recounted = 0
-      for (const row of rows) {
-        let used = false
-        try {
-          used = await deps.chain.readContract({ address: config.chain.usdc.address, abi: usdcAbi, functionName: 'authorizationState', args: [row.payer as `0x${string}`, row.nonce as `0x${string}`] })
-        } catch {
-          continue // chain down: try again next sweep
-        }
-        const next: AgentPaymentStatus = used ? 'accepted' : 'expired'
-        const late = row.status === 'rejected'
-        const u = await db.updateTable('agent_payments').set({ status: next, updated_at: sql`now()` }).where('id', '=', row.id).where('status', '=', row.status).returning('id').executeTakeFirst()
-        if (!u) continue
-        await db.insertInto('agent_payment_events').values({ agent_payment_id: row.id, type: late && used ? 'spent_late' : next, data: null }).execute()
-        const w = { day: row.day_window, month: row.month_window }
-        if (late) {
-          // released early: its amount and unsettled entry are gone already; used after all, it counts again
-          if (used) {
-            recounted++
-            await windows.adjust(row.agent_id, w, BigInt(row.amount))
-          }
-          continue
-        }
-        if (used) spent++
-        else {
-          expired++
-          await windows.adjust(row.agent_id, w, -BigInt(row.amount))
-        }
-        await windows.releaseUnsettled({ payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) }, used ? settledReleaseAt() : undefined)
-      }
-      // voided by the proxy, found from the payments side: only those voided within the longest
-      // validity the proxy accepts can still be open (older ones are past validBefore, decided above)
-      const voided = await db
-        .selectFrom('payments as p')
-        .innerJoin('agent_payments as ap', (j) => j.onRef('ap.payer', '=', 'p.payer').onRef('ap.nonce', '=', 'p.nonce'))
-        .selectAll('ap')
-        .select(['p.id as seller_id', 'p.failure_reason as seller_reason'])
-        .where('p.status', '=', 'voided')
-        .where('p.updated_at', '>', sql<Date>`now() - make_interval(secs => ${config.x402.maxValidForSeconds})`)
-        .where('ap.status', '=', 'reserved')
-        .limit(limit)
-        .execute()
-      let released = 0
-      for (const { seller_id, seller_reason, ...row } of voided) {
-        if (await release(row, { proven: true, reason: 'voided', seller: { id: seller_id, status: 'voided', tx_hash: null, failure_reason: seller_reason } })) released++
-      }
-      // released early, yet recorded by the proxy after all: counted again until settlement or expiry decides
-      const recorded = await db
-        .selectFrom('agent_payments as ap')
-        .innerJoin('payments as p', (j) => j.onRef('p.payer', '=', 'ap.payer').onRef('p.nonce', '=', 'ap.nonce'))
-        .select(['ap.id', 'ap.agent_id', 'ap.amount', 'ap.day_window', 'ap.month_window', 'p.status as seller_status'])
-        .where('ap.status', '=', 'rejected')
-        .where('ap.valid_before', '>=', String(nowS))
-        .where('p.status', 'in', ['served', 'settling', 'settled'])
-        .limit(limit)
-        .execute()
-      for (const row of recorded) {
-        const u = await db.updateTable('agent_payments').set({ status: 'reserved', updated_at: sql`now()` }).where('id', '=', row.id).where('status', '=', 'rejected').returning('id').executeTakeFirst()
-        if (!u) continue
-        await db.insertInto('agent_payment_events').values({ agent_payment_id: row.id, type: 'recounted', data: JSON.stringify({ seller_status: row.seller_status }) }).execute()
-        await windows.adjust(row.agent_id, { day: row.day_window, month: row.month_window }, BigInt(row.amount))
-        recounted++
-      }
-      // payments to this platform's own endpoints: once the seller side settled them the funds left the wallet
-      const settled = await db
-        .selectFrom('agent_payments as ap')
-        .innerJoin('payments as p', (j) => j.onRef('p.payer', '=', 'ap.payer').onRef('p.nonce', '=', 'ap.nonce'))
-        .select(['ap.id', 'ap.payer', 'ap.nonce', 'ap.amount', 'p.tx_hash'])
-        .where('ap.status', 'in', ['reserved', 'accepted'])
-        .where('ap.tx_hash', 'is', null)
-        .where('ap.valid_before', '>=', String(nowS))
-        .where('p.status', '=', 'settled')
-        .limit(limit)
-        .execute()
-      for (const row of settled) {
-        await db.updateTable('agent_payments').set({ tx_hash: row.tx_hash, updated_at: sql`now()` }).where('id', '=', row.id).where('tx_hash', 'is', null).execute()
-        await windows.releaseUnsettled({ payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) }, settledReleaseAt())
-      }
-      return { expired, spent, released, recounted }
-    },
-  }
-
-  /**
-   * Releases a reserved payment proven never to be collected: `rejected`, a `released` event with
-   * the proof, and its amount out of the caps and of the wallet's unsettled total at once. False
-   * when it was no longer reserved (another report or the sweep decided first).
-   */
-  async function release(row: Selectable<AgentPaymentsTable>, proof: Extract<CollectionProof, { proven: true }>): Promise<boolean> {
-    const u = await db.updateTable('agent_payments').set({ status: 'rejected', updated_at: sql`now()` }).where('id', '=', row.id).where('status', '=', 'reserved').returning('id').executeTakeFirst()
-    if (!u) return false
-    await db.insertInto('agent_payment_events').values({ agent_payment_id: row.id, type: 'released', data: JSON.stringify({ proof: proof.reason, seller_payment_id: proof.seller?.id ?? null }) }).execute()
-    await windows.adjust(row.agent_id, { day: row.day_window, month: row.month_window }, -BigInt(row.amount))
-    await windows.releaseUnsettled({ payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) })
-    return true
   }
 
   /** The outcome answer's `reason`: what the report changed, in one sentence. */
@@ -636,11 +297,11 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
     let refusal: DryRun['refusal'] = null
     let balance: bigint | null = null
     try {
-      const { payable } = choose(agent, body)
-      const req = perTx(agent, payable)
+      const { payable } = chooseRequirement(agent, body, terms)
+      const req = withinPerTransactionCap(agent, payable)
       amount = req.amount
       wouldPay = quote(req)
-      balance = await balanceOf(agent.address)
+      balance = await balances.balanceOf(agent.address)
     } catch (err) {
       if (!(err instanceof AppError) || !['seller_not_allowed', 'spend_cap_exceeded', 'insufficient_balance', 'unsupported_requirements'].includes(err.code)) throw err
       refusal = { code: err.code, message: err.message, ...err.details }
@@ -671,15 +332,6 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
     return row
   }
 
-  /** A settled payment stays counted until every process has re-read the balance after it. */
-  function settledReleaseAt(): number {
-    return Math.ceil((now().getTime() + balanceTtl) / 1000) + 1
-  }
-
-  function requireKey(): Buffer {
-    if (!config.masterKey) throw appError('service_unavailable', { detail: 'TOLLGATE_MASTER_KEY is not configured; agent wallets cannot sign' })
-    return config.masterKey
-  }
 }
 
 function safeOrigin(u: string): string | undefined {
@@ -690,4 +342,4 @@ function safeOrigin(u: string): string | undefined {
   }
 }
 
-export type AgentPaymentsService = ReturnType<typeof agentPaymentsService>
+export type AgentPaymentsService = ReturnType<typeof createAgentPayments>

@@ -127,7 +127,7 @@ const member = (u: Pick<Unsettled, 'nonce' | 'amount'>) => `${u.nonce.toLowerCas
 
 type Cmd = (keys: string[], args: string[]) => Promise<unknown>
 
-export function spendWindows(redis: Redis, key: (...parts: string[]) => string) {
+export function createSpendWindows(redis: Redis, key: (...parts: string[]) => string) {
   const reserveCmd = script(redis, 'tollgateReserveSpend2', RESERVE, 4)
   const adjustCmd = script(redis, 'tollgateAdjustSpend', ADJUST, 2)
   const releaseCmd = script(redis, 'tollgateReleaseUnsettled', RELEASE, 2)
@@ -201,6 +201,8 @@ export function spendWindows(redis: Redis, key: (...parts: string[]) => string) 
     },
   }
 }
+
+export type SpendWindows = ReturnType<typeof createSpendWindows>
 
 function script(redis: Redis, name: string, lua: string, numberOfKeys: number): Cmd {
   const r = redis as unknown as Record<string, Cmd>

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import type { Deps } from '../../../deps.js'
 import { appError } from '../../../errors.js'
-import { agentPaymentsService, type AgentPaymentsDeps, type AgentRow } from '../../../services/agent-payments/agent-payments.js'
+import { createAgentPayments, type AgentPaymentsDeps, type AgentRow } from '../../../services/agent-payments/agent-payments.js'
 import { requireMasterKey } from '../../../services/wallets/wallet-crypto.js'
 import { idempotency } from '../../plugins/idempotency.js'
 import { rateLimit } from '../../plugins/rate-limit.js'
@@ -27,7 +27,7 @@ const idParam = { type: 'object', required: ['id'], properties: { id: { type: 's
  */
 export function agentPaymentRoutes(deps: Deps, opts: { now?: AgentPaymentsDeps['now']; sweepMs?: number } = {}): FastifyPluginAsync {
   return async (app: FastifyInstance) => {
-    const payments = agentPaymentsService({ ...deps, now: opts.now, onError: (err) => app.log.warn({ err }, 'agent key cache: LISTEN connection lost; look-ups go to Postgres until it is back') })
+    const payments = createAgentPayments({ ...deps, now: opts.now, onError: (err) => app.log.warn({ err }, 'agent key cache: LISTEN connection lost; look-ups go to Postgres until it is back') })
     app.addHook('onClose', async () => payments.close())
     app.decorateRequest('agent', null)
     app.addHook('onRequest', async (request) => {

@@ -105,3 +105,4 @@ export function authCache<V extends { id: string }>(opts: AuthCacheOptions) {
     },
   }
 }
+export type AuthCache<V extends { id: string }> = ReturnType<typeof authCache<V>>

@@ -1,0 +1,139 @@
+import { sql, type Kysely } from 'kysely'
+import type { PublicClient } from 'viem'
+import { usdcAbi } from '../../chain/usdc-abi.js'
+import type { Config } from '../../config.js'
+import type { Database } from '../../db/database.js'
+import { releaseProven, settledReleaseAt } from './spend-release.js'
+import type { SpendWindows } from './spend-windows.js'
+import type { AgentPaymentStatus } from './tables.js'
+
+export interface AgentPaymentsSweepDeps {
+  db: Kysely<Database>
+  chain: PublicClient
+  config: Pick<Readonly<Config>, 'chain' | 'x402'>
+  windows: SpendWindows
+  now: () => Date
+  /** how long a wallet balance is trusted (a settled payment stays counted that long after) */
+  balanceTtlMs: number
+}
+
+export interface SweepCounts {
+  expired: number
+  spent: number
+  released: number
+  recounted: number
+}
+
+/**
+ * Decides what the agent's word could not, every 30 s in the web role:
+ * - past validBefore, from the chain (authorizationState): a `reserved` payment that was used
+ *   counts as accepted, one that was not is released (`expired`); a payment released early
+ *   (`rejected`) that was used after all counts again (`accepted`, event `spent_late`), else it
+ *   is final (`expired`);
+ * - at once, from the proxy's records: a reserved payment the proxy voided is released (an agent
+ *   that never reports still gets it back within a sweep); one released early that the proxy
+ *   recorded after all (its replay guard lost, e.g. a Redis flush) is counted again (`reserved`);
+ *   one the proxy settled carries its transaction.
+ */
+export function createAgentPaymentsSweep(d: AgentPaymentsSweepDeps) {
+  const { db, windows } = d
+  const releaseAt = () => settledReleaseAt(d.now().getTime(), d.balanceTtlMs)
+
+  /** Past validBefore: the chain decides. */
+  async function decideExpired(nowS: number, limit: number, counts: SweepCounts): Promise<void> {
+    const rows = await db.selectFrom('agent_payments').selectAll().where('status', 'in', ['reserved', 'rejected']).where('valid_before', '<', String(nowS)).orderBy('valid_before').limit(limit).execute()
+    for (const row of rows) {
+      let used = false
+      try {
+        used = await d.chain.readContract({ address: d.config.chain.usdc.address, abi: usdcAbi, functionName: 'authorizationState', args: [row.payer as `0x${string}`, row.nonce as `0x${string}`] })
+      } catch {
+        continue // chain down: try again next sweep
+      }
+      const next: AgentPaymentStatus = used ? 'accepted' : 'expired'
+      const late = row.status === 'rejected'
+      const u = await db.updateTable('agent_payments').set({ status: next, updated_at: sql`now()` }).where('id', '=', row.id).where('status', '=', row.status).returning('id').executeTakeFirst()
+      if (!u) continue
+      await db.insertInto('agent_payment_events').values({ agent_payment_id: row.id, type: late && used ? 'spent_late' : next, data: null }).execute()
+      const w = { day: row.day_window, month: row.month_window }
+      if (late) {
+        // released early: its amount and unsettled entry are gone already; used after all, it counts again
+        if (used) {
+          counts.recounted++
+          await windows.adjust(row.agent_id, w, BigInt(row.amount))
+        }
+        continue
+      }
+      if (used) counts.spent++
+      else {
+        counts.expired++
+        await windows.adjust(row.agent_id, w, -BigInt(row.amount))
+      }
+      await windows.releaseUnsettled({ payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) }, used ? releaseAt() : undefined)
+    }
+  }
+
+  /** Voided by the proxy: released. Only those voided within the longest validity the proxy accepts can still be open. */
+  async function releaseVoided(limit: number, counts: SweepCounts): Promise<void> {
+    const voided = await db
+      .selectFrom('payments as p')
+      .innerJoin('agent_payments as ap', (j) => j.onRef('ap.payer', '=', 'p.payer').onRef('ap.nonce', '=', 'p.nonce'))
+      .selectAll('ap')
+      .select(['p.id as seller_id', 'p.failure_reason as seller_reason'])
+      .where('p.status', '=', 'voided')
+      .where('p.updated_at', '>', sql<Date>`now() - make_interval(secs => ${d.config.x402.maxValidForSeconds})`)
+      .where('ap.status', '=', 'reserved')
+      .limit(limit)
+      .execute()
+    for (const { seller_id, seller_reason, ...row } of voided) {
+      if (await releaseProven(db, windows, row, { proven: true, reason: 'voided', seller: { id: seller_id, status: 'voided', tx_hash: null, failure_reason: seller_reason } })) counts.released++
+    }
+  }
+
+  /** Released early, yet recorded by the proxy after all: counted again until settlement or expiry decides. */
+  async function recountRecorded(nowS: number, limit: number, counts: SweepCounts): Promise<void> {
+    const recorded = await db
+      .selectFrom('agent_payments as ap')
+      .innerJoin('payments as p', (j) => j.onRef('p.payer', '=', 'ap.payer').onRef('p.nonce', '=', 'ap.nonce'))
+      .select(['ap.id', 'ap.agent_id', 'ap.amount', 'ap.day_window', 'ap.month_window', 'p.status as seller_status'])
+      .where('ap.status', '=', 'rejected')
+      .where('ap.valid_before', '>=', String(nowS))
+      .where('p.status', 'in', ['served', 'settling', 'settled'])
+      .limit(limit)
+      .execute()
+    for (const row of recorded) {
+      const u = await db.updateTable('agent_payments').set({ status: 'reserved', updated_at: sql`now()` }).where('id', '=', row.id).where('status', '=', 'rejected').returning('id').executeTakeFirst()
+      if (!u) continue
+      await db.insertInto('agent_payment_events').values({ agent_payment_id: row.id, type: 'recounted', data: JSON.stringify({ seller_status: row.seller_status }) }).execute()
+      await windows.adjust(row.agent_id, { day: row.day_window, month: row.month_window }, BigInt(row.amount))
+      counts.recounted++
+    }
+  }
+
+  /** Payments to this platform's own endpoints: once the seller side settled them, the funds left the wallet. */
+  async function noteSettled(nowS: number, limit: number): Promise<void> {
+    const settled = await db
+      .selectFrom('agent_payments as ap')
+      .innerJoin('payments as p', (j) => j.onRef('p.payer', '=', 'ap.payer').onRef('p.nonce', '=', 'ap.nonce'))
+      .select(['ap.id', 'ap.payer', 'ap.nonce', 'ap.amount', 'p.tx_hash'])
+      .where('ap.status', 'in', ['reserved', 'accepted'])
+      .where('ap.tx_hash', 'is', null)
+      .where('ap.valid_before', '>=', String(nowS))
+      .where('p.status', '=', 'settled')
+      .limit(limit)
+      .execute()
+    for (const row of settled) {
+      await db.updateTable('agent_payments').set({ tx_hash: row.tx_hash, updated_at: sql`now()` }).where('id', '=', row.id).where('tx_hash', 'is', null).execute()
+      await windows.releaseUnsettled({ payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) }, releaseAt())
+    }
+  }
+
+  return async function sweep(limit = 200): Promise<SweepCounts> {
+    const nowS = Math.floor(d.now().getTime() / 1000)
+    const counts: SweepCounts = { expired: 0, spent: 0, released: 0, recounted: 0 }
+    await decideExpired(nowS, limit, counts)
+    await releaseVoided(limit, counts)
+    await recountRecorded(nowS, limit, counts)
+    await noteSettled(nowS, limit)
+    return counts
+  }
+}

@@ -1,0 +1,102 @@
+import { ChallengeError, parseChallenge, sameResource, type ParsedChallenge, type Requirement } from '../../client/challenge.js'
+import { appError } from '../../errors.js'
+import type { AgentRow } from '../accounts/agent-auth.js'
+import { MAX_COUNTED } from './spend-windows.js'
+
+export interface PayBody {
+  url?: unknown
+  method?: unknown
+  challenge?: unknown
+  dry_run?: unknown
+}
+
+/** What this deployment can pay: exact USDC on its own chain. */
+export interface PayableTerms {
+  chainId: number
+  network: string
+  caip2: string
+  /** lower-case */
+  usdc: string
+  /** the origin of this platform's own proxy (its namespaces can be allowlisted), if parseable */
+  proxyOrigin: string | undefined
+}
+
+export interface Choice {
+  ch: ParsedChallenge
+  url: URL
+  method: string
+  /** what the agent may pay, cheapest first */
+  payable: Requirement[]
+}
+
+const METHOD_RE = /^[A-Z]{1,10}$/
+const MAX_URL = 2048
+
+/**
+ * Validates a pay request and narrows its challenge to the requirements this agent may pay: for
+ * the URL asked, this deployment's network and USDC, an amount the caps can count, an allowed
+ * seller; cheapest first. Pure: throws the catalogue error that says why nothing can be paid.
+ */
+export function chooseRequirement(agent: Pick<AgentRow, 'allowlist'>, body: PayBody, terms: PayableTerms): Choice {
+  if (typeof body.url !== 'string' || body.url.length > MAX_URL) throw appError('invalid_parameter', { param: 'url', detail: `expected an absolute http(s) URL of at most ${MAX_URL} characters` }, { details: { param: 'url' } })
+  let url: URL
+  try {
+    url = new URL(body.url)
+  } catch {
+    throw appError('invalid_parameter', { param: 'url', detail: 'not an absolute URL' }, { details: { param: 'url' } })
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw appError('invalid_parameter', { param: 'url', detail: 'only http and https URLs' }, { details: { param: 'url' } })
+  const method = body.method === undefined ? 'GET' : body.method
+  if (typeof method !== 'string' || !METHOD_RE.test(method)) throw appError('invalid_parameter', { param: 'method', detail: 'expected an upper-case HTTP method' }, { details: { param: 'method' } })
+  let ch: ParsedChallenge
+  try {
+    ch = parseChallenge(body.challenge)
+  } catch (err) {
+    if (err instanceof ChallengeError) throw appError('invalid_parameter', { param: 'challenge', detail: err.message }, { details: { param: 'challenge' } })
+    throw err
+  }
+  const forUrl = ch.accepts.filter((r) => sameResource(url.href, r.resourceUrl))
+  if (forUrl.length === 0) throw appError('invalid_parameter', { param: 'url', detail: `the challenge is for ${ch.accepts[0]!.resourceUrl}, not ${url.origin}${url.pathname}` }, { details: { param: 'url' } })
+  const ours = forUrl.filter(
+    (r) => r.scheme === 'exact' && r.chainId === terms.chainId && (r.network === terms.network || r.network === terms.caip2) && r.asset.toLowerCase() === terms.usdc && r.amount > 0n && r.amount <= MAX_COUNTED,
+  )
+  if (ours.length === 0) {
+    const offered = [...new Set(forUrl.map((r) => `${r.scheme} on ${r.network} in ${r.asset}`))].join(', ')
+    throw appError('unsupported_requirements', { detail: `this deployment pays exact USDC (${terms.usdc}) on ${terms.network} / ${terms.caip2}; offered: ${offered}` }, { details: { network: terms.caip2 } })
+  }
+  const allowed = agent.allowlist.length === 0 ? ours : ours.filter((r) => isAllowed(agent.allowlist, r, url, terms.proxyOrigin))
+  if (allowed.length === 0) {
+    throw appError(
+      'seller_not_allowed',
+      { detail: `payTo ${ours[0]!.payTo} at ${url.host} is not on the agent's allowlist` },
+      { details: { pay_to: ours[0]!.payTo, host: url.hostname, namespace: namespaceOf(url, terms.proxyOrigin) ?? null } },
+    )
+  }
+  return { ch, url, method, payable: allowed.sort((a, b) => (a.amount < b.amount ? -1 : a.amount > b.amount ? 1 : 0)) }
+}
+
+/** The cheapest payable requirement within the agent's per-transaction cap, or 403 `spend_cap_exceeded`. */
+export function withinPerTransactionCap(agent: Pick<AgentRow, 'cap_per_transaction'>, payable: Requirement[]): Requirement {
+  const cap = agent.cap_per_transaction === null ? null : BigInt(agent.cap_per_transaction)
+  const req = payable.find((r) => cap === null || r.amount <= cap)
+  if (!req) {
+    throw appError(
+      'spend_cap_exceeded',
+      { cap: 'per_transaction', detail: `the price ${payable[0]!.amount} is above the per-transaction cap ${cap}` },
+      { details: { cap: 'per_transaction', limit: String(cap), amount: payable[0]!.amount.toString(), remaining: String(cap) } },
+    )
+  }
+  return req
+}
+
+/** The seller namespace of a URL on this platform's own proxy. */
+function namespaceOf(url: URL, proxyOrigin: string | undefined): string | undefined {
+  if (url.origin !== proxyOrigin) return undefined
+  return url.pathname.split('/')[1]?.toLowerCase() || undefined
+}
+
+function isAllowed(list: AgentRow['allowlist'], r: Requirement, url: URL, proxyOrigin: string | undefined): boolean {
+  const ns = namespaceOf(url, proxyOrigin)
+  const host = url.hostname.toLowerCase()
+  return list.some((e) => (e.kind === 'pay_to' && e.value === r.payTo.toLowerCase()) || (e.kind === 'host' && e.value === host) || (e.kind === 'namespace' && ns !== undefined && e.value === ns))
+}

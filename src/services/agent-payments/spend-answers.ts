@@ -1,0 +1,53 @@
+import type { Requirement } from '../../client/challenge.js'
+import { appError, type AppError } from '../../errors.js'
+import type { AgentRow } from '../accounts/agent-auth.js'
+
+export interface Headroom {
+  /** atomic USDC; null = no cap */
+  per_transaction: string | null
+  daily: string | null
+  monthly: string | null
+}
+
+export interface PaymentQuote {
+  amount: string
+  pay_to: string
+  network: string
+  asset: string
+  x402_version: 1 | 2
+  max_timeout_seconds: number
+}
+
+type Caps = Pick<AgentRow, 'cap_per_transaction' | 'cap_daily' | 'cap_monthly'>
+
+/** What the agent may still spend after `day` and `month` are spent. */
+export function headroom(agent: Caps, day: bigint, month: bigint): Headroom {
+  const left = (cap: string | null, used: bigint) => (cap === null ? null : (BigInt(cap) > used ? BigInt(cap) - used : 0n).toString())
+  return { per_transaction: agent.cap_per_transaction, daily: left(agent.cap_daily, day), monthly: left(agent.cap_monthly, month) }
+}
+
+export function quote(r: Requirement): PaymentQuote {
+  return { amount: r.amount.toString(), pay_to: r.payTo, network: r.network, asset: r.asset, x402_version: r.version, max_timeout_seconds: r.maxTimeoutSeconds }
+}
+
+/** 402 `insufficient_balance`: the wallet's balance minus what is signed but not settled is below `needed`. */
+export function balanceError(balance: bigint, unsettled: bigint, needed: bigint): AppError {
+  const available = balance > unsettled ? balance - unsettled : 0n
+  return appError(
+    'insufficient_balance',
+    { balance: available.toString(), needed: needed.toString() },
+    { details: { balance: balance.toString(), unsettled: unsettled.toString(), available: available.toString(), needed: needed.toString() } },
+  )
+}
+
+/** 403 `spend_cap_exceeded` for the daily or monthly cap, with what was spent and what is left. */
+export function capError(agent: Caps, cap: 'daily' | 'monthly', amount: bigint, day: bigint, month: bigint): AppError {
+  const limit = cap === 'daily' ? agent.cap_daily! : agent.cap_monthly!
+  const used = cap === 'daily' ? day : month
+  const remaining = BigInt(limit) > used ? BigInt(limit) - used : 0n
+  return appError(
+    'spend_cap_exceeded',
+    { cap, detail: `${used} of ${limit} spent in this UTC ${cap === 'daily' ? 'day' : 'month'}, ${remaining} left, ${amount} asked` },
+    { details: { cap, limit, spent: used.toString(), remaining: remaining.toString(), amount: amount.toString(), headroom: headroom(agent, day, month) } },
+  )
+}
