@@ -208,9 +208,10 @@ export function payerCredit(deps: { redis: Redis; db: Kysely<Database>; key(...p
     async rebuildExposure(asset: string, payer: string): Promise<bigint> {
       const token = randomUUID()
       await redis.eval(REBUILD_BEGIN_LUA, 1, k.rebuild(asset, payer), token, String(REBUILD_TTL_MS))
+      // pending USDC withdrawals from the wallet are reserved here too (src/services/withdrawals/)
       const r = await sql<{ total: string | null }>`
-        select coalesce(sum(value), 0)::text as total from payments
-        where payer = ${payer} and asset = ${asset} and status in ('verified','served','settling')`.execute(deps.db)
+        select (coalesce((select sum(value) from payments where payer = ${payer} and asset = ${asset} and status in ('verified','served','settling')), 0)
+          + coalesce((select sum(amount) from withdrawals where lower(from_address) = lower(${payer}) and status = 'pending' and asset = 'USDC'), 0))::text as total`.execute(deps.db)
       const stored = (await redis.eval(REBUILD_END_LUA, 2, k.exposure(asset, payer), k.rebuild(asset, payer), r.rows[0]?.total ?? '0', token)) as string
       return BigInt(stored)
     },

@@ -13,6 +13,7 @@ import { AGENT_KEY_PREFIXES } from '../accounts/agent-keys.js'
 import { digestsEqual, hashSecret, isWellFormed, refuseOtherDeployment } from '../accounts/secret-token.js'
 import { walletAad } from '../wallets/custodial-wallet.js'
 import { reservationWriter } from './insert-batcher.js'
+import { openWithdrawalAuthorizations } from '../withdrawals/wallet-reservation.js'
 import { decryptSecret } from '../wallets/wallet-crypto.js'
 import { MAX_COUNTED, spendWindows, windowsAt, type Unsettled, type Windows } from './spend-windows.js'
 import type { AgentPaymentStatus } from './tables.js'
@@ -301,7 +302,8 @@ export function agentPaymentsService(deps: AgentPaymentsDeps) {
       .where('tx_hash', 'is', null)
       .where('valid_before', '>', String(nowSeconds))
       .execute()
-    return rows.map((r) => ({ payer, nonce: r.nonce, amount: BigInt(r.amount), validBefore: BigInt(r.valid_before) }))
+    // a pending withdrawal from the wallet is an unsettled authorization too
+    return [...rows.map((r) => ({ payer, nonce: r.nonce, amount: BigInt(r.amount), validBefore: BigInt(r.valid_before) })), ...(await openWithdrawalAuthorizations(db, payer, nowSeconds))]
   }
 
   /** The agent's custodial key, decrypted once per process (and again if its envelope changes). */
