@@ -44,8 +44,10 @@ t.test('spend caps in USDC ("0.002") are refused with a message that names atomi
   const agent = (await app.inject({ method: 'POST', url: '/v1/agents', headers: auth, payload: { name: 'bot' } })).json()
   const put = await app.inject({ method: 'PUT', url: `/v1/agents/${agent.address}/spend-caps`, headers: auth, payload: { monthly: '1.5' } })
   t.match(put.json(), { statusCode: 400, param: 'spend_caps.monthly', message: /"1500000"/ })
-  const ok = await app.inject({ method: 'PUT', url: `/v1/agents/${agent.address}/spend-caps`, headers: auth, payload: { daily: '2000' } })
-  t.match(ok.json(), { daily: '2000' })
+  const ok = await app.inject({ method: 'PUT', url: `/v1/agents/${agent.address}/spend-caps`, headers: auth, payload: { daily: '2000', monthly: null } })
+  t.match(ok.json(), { daily: '2000', monthly: null }, 'null still removes a cap')
+  const cleared = await app.inject({ method: 'PUT', url: `/v1/agents/${agent.address}/spend-caps`, headers: auth, payload: { daily: null } })
+  t.match(cleared.json(), { daily: null })
 })
 
 t.test('sign-up on sandbox: an account and a session at once; rate limited per address; closed when configured', async (t) => {

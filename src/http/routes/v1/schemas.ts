@@ -6,7 +6,9 @@
  * say what to send instead (a USDC amount such as "0.002" is answered with its "2000" atomic units).
  */
 export const atomic = { type: 'string', description: 'atomic units as a string of digits (USDC has 6 decimals: "1000000" = 1 USDC, "2000" = 0.002 USDC)', examples: ['1000000'] } as const
-export const nullableAtomic = { anyOf: [atomic, { type: 'null' }] } as const
+// null first: Fastify's Ajv coerces types, and a null tried against the string schema first would
+// become "" (the pattern that used to refuse "" is gone, see above)
+export const nullableAtomic = { anyOf: [{ type: 'null' }, atomic] } as const
 export const addressParam = {
   type: 'object',
   required: ['address'],
