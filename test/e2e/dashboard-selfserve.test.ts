@@ -163,11 +163,11 @@ t.test('in a browser: sign up, an agent\'s budget and payments, a withdrawal, tr
   t.match(await entry.locator('tbody tr').textContent(), /0\.0025 USDC/)
   const command = await entry.locator('code.command').textContent()
   t.equal(command, `npx tollgate fetch -X GET '${proxyUrl}/self-shop/quotes/latest'`)
+  await shot(page, '05-marketplace')
   await page.getByLabel('Category').selectOption('Finance')
   await page.getByLabel('Search').fill('')
   await page.getByRole('button', { name: 'Filter' }).click()
   await page.locator('#market-count').filter({ hasText: /^1 entry$/ }).waitFor()
-  await shot(page, '05-marketplace')
 
   // Seller: each endpoint's paid calls and revenue over 30 days
   await page.getByRole('link', { name: 'Seller', exact: true }).click()

@@ -418,6 +418,8 @@ export function createWithdrawals(deps: Deps, opts: WithdrawalOptions = {}) {
       }
       const wallet = await walletOf(userId, target)
       const { asset, to, amount } = parseBody(target, body ?? {}, wallet.address)
+      // USDC leaves through a relayer; without one (SETTLEMENT_MODE=facilitator) it would wait forever
+      if (asset === 'USDC' && relayers.length === 0) throw appError('service_unavailable', { detail: 'USDC withdrawals are sent by a settlement relayer and this deployment has none (RELAYER_PRIVATE_KEYS); ask the operator' })
       const requestHash = createHash('sha256').update(JSON.stringify([wallet.source, wallet.address.toLowerCase(), to.toLowerCase(), asset, amount.toString()])).digest('hex')
       const prior = await existing(userId, idempotencyKey, requestHash)
       if (prior) return { withdrawal: withdrawalView(prior), replayed: true }
