@@ -45,6 +45,8 @@ export interface Config {
   operatorToken: string | undefined
   /** lets sellers' upstream URLs and the publishing test action reach private/loopback hosts (tests, dev) */
   allowPrivateUpstreams: boolean
+  /** anyone may create an account (POST /v1/signup, the dashboard's sign-up form); default on sandbox only */
+  signup: boolean
   baseUrl: string
   proxyUrl: string
   dashboardUrl: string
@@ -268,6 +270,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     masterKey,
     operatorToken: r.optional('TOLLGATE_OPERATOR_TOKEN'),
     allowPrivateUpstreams: r.oneOf('TOLLGATE_ALLOW_PRIVATE_UPSTREAMS', ['true', 'false'] as const, 'false') === 'true',
+    signup: r.oneOf('TOLLGATE_SIGNUP', ['open', 'closed'] as const, deployment === 'sandbox' ? 'open' : 'closed') === 'open',
     baseUrl,
     proxyUrl,
     dashboardUrl,

@@ -37,6 +37,9 @@ const catalogue = {
   idempotency_answer_unreadable: { status: 409, message: 'this Idempotency-Key was already used and its stored answer can no longer be read (the encryption key was rotated); the request was carried out: list the resources to find its result, and use a new key for a new request' },
   upstream_not_allowed: { status: 400, message: 'the upstream URL is not allowed: {detail}' },
   faucet_unavailable: { status: 403, message: 'the faucet exists only on the sandbox deployment with the embedded dev chain' },
+  signup_closed: { status: 403, message: 'sign-up is closed on this deployment: an operator creates accounts (tollgate users create), or sets TOLLGATE_SIGNUP=open' },
+  // money out
+  withdrawal_exceeds_available: { status: 409, message: 'the wallet can withdraw {available} {unit} now (its balance {balance} minus {unsettled} not settled yet{fee}); {amount} were asked' },
   // payments
   payment_not_recorded: { status: 503, message: 'the payment could not be recorded; nothing was charged, retry later' },
   handler_failed: { status: 502, message: 'the endpoint failed: {detail}; nothing was charged' },

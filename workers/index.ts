@@ -10,9 +10,10 @@ import type { JobContext, JobModule } from './job.js'
 import { recoverySweep } from './recovery-sweep.js'
 import { settlementTick } from './settlement-tick.js'
 import { topupCheck } from './topup-check.js'
+import { withdrawalSweep } from './withdrawal-sweep.js'
 
 /** Every job this role runs, by name. */
-export const jobs: ReadonlyArray<JobModule<any>> = [settlementTick, recoverySweep, balanceRefresh, topupCheck, relayerFundsCheck]
+export const jobs: ReadonlyArray<JobModule<any>> = [settlementTick, recoverySweep, balanceRefresh, topupCheck, relayerFundsCheck, withdrawalSweep]
 
 export interface RunningWorkers {
   close(): Promise<void>

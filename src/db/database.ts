@@ -284,6 +284,8 @@ export interface Database {
   agent_allowlist: AgentAllowlistTable
   agent_payments: import('../services/agent-payments/tables.js').AgentPaymentsTable; agent_payment_events: import('../services/agent-payments/tables.js').AgentPaymentEventsTable
   topups: import('../services/topups/tables.js').TopupsTable
+  withdrawals: import('../services/withdrawals/tables.js').WithdrawalsTable
+  withdrawal_events: import('../services/withdrawals/tables.js').WithdrawalEventsTable
 }
 
 export type Payment = Selectable<PaymentsTable>

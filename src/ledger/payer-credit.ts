@@ -80,9 +80,12 @@ redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
 redis.call('SET', KEYS[2], '1', 'EX', ARGV[4])
 return 1
 `
-// Starts counting the payer's reservations for a rebuild of its exposure, unless one is under way.
-// KEYS: rebuild; ARGV: owner token, ttl ms. 1 when this caller owns the rebuild.
+// Starts counting the payer's reservations for a rebuild of its exposure, unless one is under way
+// (or, with ARGV[3] = '1', unless the exposure exists: a warm-up after another caller's).
+// KEYS: rebuild, exposure; ARGV: owner token, ttl ms, if missing. 1 when this caller owns the
+// rebuild, 2 when the exposure was there already.
 const REBUILD_BEGIN_LUA = `
+if ARGV[3] == '1' and redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'o', ARGV[1], 'd', '0')
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -205,12 +208,14 @@ export function createPayerCredit(deps: { redis: Redis; db: Kysely<Database>; ke
      * the rebuild may stay counted until the next one (the payer is briefly under-credited, never
      * over-credited).
      */
-    async rebuildExposure(asset: string, payer: string): Promise<bigint> {
+    async rebuildExposure(asset: string, payer: string, opts: { ifMissing?: boolean } = {}): Promise<bigint> {
       const token = randomUUID()
-      await redis.eval(REBUILD_BEGIN_LUA, 1, k.rebuild(asset, payer), token, String(REBUILD_TTL_MS))
+      const begun = await redis.eval(REBUILD_BEGIN_LUA, 2, k.rebuild(asset, payer), k.exposure(asset, payer), token, String(REBUILD_TTL_MS), opts.ifMissing ? '1' : '0')
+      if (begun === 2) return BigInt((await redis.get(k.exposure(asset, payer))) ?? '0')
+      // pending USDC withdrawals from the wallet are reserved here too (src/services/withdrawals/)
       const r = await sql<{ total: string | null }>`
-        select coalesce(sum(value), 0)::text as total from payments
-        where payer = ${payer} and asset = ${asset} and status in ('verified','served','settling')`.execute(deps.db)
+        select (coalesce((select sum(value) from payments where payer = ${payer} and asset = ${asset} and status in ('verified','served','settling')), 0)
+          + coalesce((select sum(amount) from withdrawals where lower(from_address) = lower(${payer}) and status = 'pending' and asset = 'USDC'), 0))::text as total`.execute(deps.db)
       const stored = (await redis.eval(REBUILD_END_LUA, 2, k.exposure(asset, payer), k.rebuild(asset, payer), r.rows[0]?.total ?? '0', token)) as string
       return BigInt(stored)
     },
@@ -222,7 +227,10 @@ export function createPayerCredit(deps: { redis: Redis; db: Kysely<Database>; ke
       const blocked = await deps.db.selectFrom('payer_blocks').select('reason').where('payer', '=', payer).executeTakeFirst()
       if (blocked) await redis.set(k.blocked(payer), blocked.reason)
       else await redis.del(k.blocked(payer))
-      await this.rebuildExposure(asset, payer)
+      // Only a missing exposure is rebuilt: callers that met the cold cache together each warm it,
+      // and a rebuild that began after another's warm-up would drop the reservations made since
+      // whose rows were not committed yet when it read Postgres (the payer over-credited).
+      await this.rebuildExposure(asset, payer, { ifMissing: true })
       // a payment of this payer settling during the read leaves the balance unwritten: read again
       for (let i = 0; i < 3; i++) {
         await this.readBalances(asset, [payer], read)

@@ -42,6 +42,9 @@ try {
     env.RPC_URL = devnet.rpcUrl
     env.RELAYER_PRIVATE_KEYS ??= devnet.accounts.relayer.privateKey
     env.TOLLGATE_RECEIVER_ADDRESS ??= devnet.accounts.receiver.address
+    // a seller trying the platform publishes an upstream on this machine (http://127.0.0.1:…):
+    // on the embedded chain nothing is public, so loopback and private upstreams are allowed
+    env.TOLLGATE_ALLOW_PRIVATE_UPSTREAMS ??= 'true'
   }
   // The dev master key must survive restarts, or wallets created earlier could not be decrypted.
   env.TOLLGATE_MASTER_KEY ??= previous?.masterKey ?? randomBytes(32).toString('hex')

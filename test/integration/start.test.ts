@@ -93,6 +93,12 @@ t.test('npm start brings the platform up on the embedded chain and stops cleanly
   t.match(dev.demoPayer?.privateKey, /^0x[0-9a-f]{64}$/, 'dev.json has the demo payer key')
   const hint = /require\('([^']+)'\)\.apiKey/.exec(output())
   t.equal(hint && path.resolve(hint[1]!), path.join(stateDir, 'dev.json'), 'the printed curl line reads the API key from where dev.json really is')
+  // a seller trying the platform publishes an upstream on this machine: allowed on the embedded chain
+  const v1 = (p: string, body: object) => fetch(`http://127.0.0.1:${web}/v1${p}`, { method: 'POST', headers: { authorization: `Bearer ${dev.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  t.equal((await v1('/sellers', { namespace: 'local-try' })).status, 201)
+  t.equal((await v1('/sellers/local-try/services', { name: 'svc', pay_to: dev.receiver })).status, 201)
+  const local = await v1('/sellers/local-try/services/svc/endpoints', { slug: 'echo', price: '1000', upstream_url: `http://127.0.0.1:${web}/healthz` })
+  t.equal(local.status, 201, `a loopback upstream is published under npm start: ${await local.clone().text()}`)
 
   process.kill(-child.pid!, 'SIGINT')
   const code = await exited

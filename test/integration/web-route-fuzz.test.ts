@@ -46,6 +46,7 @@ interface Schema {
   enum?: Json[]
   anyOf?: Schema[]
   pattern?: string
+  description?: string
 }
 
 const UUID_UNKNOWN = '6f1c1a9e-0000-4000-8000-000000000000'
@@ -249,7 +250,8 @@ t.test('every web route, seeded junk: never a 5xx, every refusal in the error sh
     if (s.enum) return s.enum[0]!
     if (s.anyOf) return plausible(s.anyOf.find((a) => a.type !== 'null') ?? s.anyOf[0])
     const type = Array.isArray(s.type) ? s.type.find((x) => x !== 'null') : s.type
-    if (s.pattern === '^[0-9]+$') return '1000'
+    // amounts: atomic units as digits (the schema says so in words; the services check the digits)
+    if (s.pattern === '^[0-9]+$' || /^atomic units/.test(s.description ?? '')) return '1000'
     if (type === 'integer' || type === 'number') return 1000
     if (type === 'boolean') return true
     if (type === 'array') return [plausible(s.items)]

@@ -1,26 +1,89 @@
-/* global confirm, URLSearchParams */
+/* global confirm, setTimeout, URLSearchParams */
 // One agent: balance, spend caps, agent keys, allowlist and top-up settings.
 import { api, seg } from './api.js'
 import { topUpText } from './agents.js'
 import { errorSlot, field, h, revealSecret, secretPanel, table } from './dom.js'
 import { atomicFromUsdc, short, time, units, usdc, usdcInput } from './format.js'
 import { KEY_COLUMNS, keyRow } from './keys.js'
+import { TRANSACTION_HEADERS, transactionRow, walletNames } from './transactions.js'
 import { act, fail, notify, onSubmit, pager } from './ui.js'
+import { withdrawForm } from './withdraw.js'
 
 export async function agentView(show, address) {
   const base = `/v1/agents/${address}`
   const agent = await api('GET', base)
+  const budget = budgetSection(base)
+  const payments = await paymentsSection(agent)
   const sections = await Promise.all([capsSection(base, agent), agentKeysSection(base, agent), allowlistSection(base), topUpSection(base, agent)])
   const title = h('h1', {}, agent.name)
+  let balanceLine = balance(base)
   show(
     h('p', {}, h('a', { href: '#/agents' }, '← Agents')),
     title,
     h('dl', {}, h('dt', {}, 'Wallet address'), h('dd', {}, h('code', {}, agent.address)), h('dt', {}, 'Created'), h('dd', {}, time(agent.created_at))),
     h('h2', {}, 'Balance'),
-    balance(base),
+    balanceLine,
+    budget.node,
+    withdrawForm({
+      id: 'agent-withdraw',
+      path: `${base}/withdrawals`,
+      available: 'Send USDC from this agent wallet to an address. Payments the agent signed and that have not settled yet stay in the wallet until they do; what may leave now is “Withdrawable now” above.',
+      done: async (w) => {
+        await budget.load()
+        if (w.status !== 'pending') balanceLine.replaceWith((balanceLine = balance(base)))
+        // a settled withdrawal stays counted a few seconds, until every process has read the new balance
+        if (w.status === 'confirmed') setTimeout(() => void budget.load(), 6_000)
+        await payments.load()
+      },
+    }),
+    payments.node,
     renameSection(base, agent, title),
     sections,
   )
+}
+
+/** What `tollgate budget` shows for the agent, and what may be withdrawn (GET …/budget). */
+function budgetSection(base) {
+  const list = h('dl', { id: 'agent-budget' }, h('dt', {}, 'Budget'), h('dd', { role: 'status' }, 'Loading…'))
+  const cap = (v) => (v === null ? 'no cap' : `${units(v, 6)} USDC left`)
+  const load = async () => {
+    try {
+      const b = await api('GET', `${base}/budget`)
+      const rows = [
+        ['Spent today (UTC)', `${units(b.spent.daily, 6)} USDC`],
+        ['Spent this month (UTC)', `${units(b.spent.monthly, 6)} USDC`],
+        ['Headroom today', cap(b.headroom.daily)],
+        ['Headroom this month', cap(b.headroom.monthly)],
+        ['Per transaction', b.headroom.per_transaction === null ? 'no cap' : `at most ${units(b.headroom.per_transaction, 6)} USDC`],
+        ['Signed, not settled yet', `${units(b.unsettled, 6)} USDC`],
+        ['Withdrawable now', b.withdrawable === null ? `unavailable: ${b.balance_error ?? 'the chain did not answer'}` : `${units(b.withdrawable, 6)} USDC`],
+      ]
+      list.replaceChildren(...rows.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]))
+    } catch (err) {
+      if (err.status === 401) return fail(err)
+      list.replaceChildren(h('dt', {}, 'Budget'), h('dd', { class: 'error' }, err.message))
+    }
+  }
+  void load()
+  return { node: h('section', { 'aria-labelledby': 'agent-budget-title' }, h('h2', { id: 'agent-budget-title' }, 'Budget'), list), load }
+}
+
+/** The agent's own payments and withdrawals, 10 a page, newest first (GET /v1/transactions?agent=…). */
+async function paymentsSection(agent) {
+  const names = await walletNames()
+  const list = h('div', { id: 'agent-payments' })
+  const attempts = h('input', { id: 'agent-payments-attempts', type: 'checkbox' })
+  async function load(cursor) {
+    const q = new URLSearchParams({ agent: agent.address, order: 'desc', limit: '10', ...(!attempts.checked && { status: 'verified,served,settling,settled,pending,confirmed' }), ...(cursor && { cursor }) })
+    const page = await api('GET', `/v1/transactions?${q}`)
+    list.replaceChildren(table(TRANSACTION_HEADERS, page.data.map((t) => transactionRow(t, names)), cursor ? 'No older payments.' : 'No payments yet.'), pager(cursor, page, load))
+  }
+  attempts.addEventListener('change', () => void load().catch(fail))
+  await load()
+  return {
+    node: h('section', { 'aria-labelledby': 'agent-payments-title' }, h('h2', { id: 'agent-payments-title' }, 'Payments'), h('p', { class: 'check' }, attempts, h('label', { for: 'agent-payments-attempts' }, 'Show failed and expired attempts')), list),
+    load: () => load(),
+  }
 }
 
 /** The agent's name (PATCH /v1/agents/{address}); the heading follows. */

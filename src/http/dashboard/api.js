@@ -12,9 +12,9 @@ export class ApiError extends Error {
   }
 }
 
-/** Same-origin fetch of the user API with the session cookie; throws ApiError. */
-export async function api(method, path, body) {
-  const init = { method, credentials: 'same-origin', headers: { accept: 'application/json' } }
+/** Same-origin fetch of the user API with the session cookie; throws ApiError. `headers` adds request headers (an Idempotency-Key). */
+export async function api(method, path, body, headers = {}) {
+  const init = { method, credentials: 'same-origin', headers: { accept: 'application/json', ...headers } }
   if (body !== undefined) {
     init.headers['content-type'] = 'application/json'
     init.body = JSON.stringify(body)

@@ -7,8 +7,11 @@ import { agentsView } from './agents.js'
 import { agentView } from './agent.js'
 import { h } from './dom.js'
 import { fundingView } from './funding.js'
+import { insightsView } from './insights.js'
 import { keysView } from './keys.js'
+import { marketplaceView } from './marketplace.js'
 import { sellersView } from './sellers.js'
+import { signupOpen, signupView } from './signup.js'
 import { transactionsView } from './transactions.js'
 import { act, fail, go, notify, session, who } from './ui.js'
 
@@ -17,11 +20,14 @@ const nav = document.getElementById('nav')
 
 const routes = [
   [/^#\/login$/, loginView],
+  [/^#\/signup$/, signupView],
   [/^#\/keys$/, keysView],
   [/^#\/agents$/, agentsView],
   [/^#\/agents\/(0x[0-9a-fA-F]{40})$/, agentView],
   [/^#\/funding$/, fundingView],
   [/^#\/transactions$/, transactionsView],
+  [/^#\/insights$/, insightsView],
+  [/^#\/marketplace$/, marketplaceView],
   [/^#\/sellers$/, sellersView],
 ]
 
@@ -36,7 +42,7 @@ async function route() {
   // a slow answer for a screen the user has already left must not replace the current one
   // (views pass `condition && node`: a false or null is left out, never shown as text)
   const show = (...nodes) => seq === current && main.replaceChildren(...nodes.flat(2).filter((n) => n !== false && n !== null && n !== undefined))
-  nav.hidden = view === loginView
+  nav.hidden = view === loginView || view === signupView
   for (const a of nav.querySelectorAll('a[href^="#/"]')) {
     if (hash.startsWith(a.getAttribute('href'))) a.setAttribute('aria-current', 'page')
     else a.removeAttribute('aria-current')
@@ -53,6 +59,10 @@ async function route() {
 }
 
 async function loginView(show) {
+  // where sign-up is open, a link to it; otherwise how an account is made
+  const noAccount = (await signupOpen())
+    ? h('p', { class: 'hint' }, 'No account yet? ', h('a', { href: '#/signup' }, 'Sign up'), '.')
+    : h('p', { class: 'hint' }, 'No account yet? An operator creates one with ', h('code', {}, 'tollgate users create --email <email>'), '.')
   const email = h('input', { id: 'email', type: 'email', required: true, autocomplete: 'username' })
   const password = h('input', { id: 'password', type: 'password', required: true, autocomplete: 'current-password' })
   const error = h('p', { id: 'login-error', class: 'error', role: 'alert', hidden: true })
@@ -88,7 +98,7 @@ async function loginView(show) {
     password,
     error,
     submit,
-    h('p', { class: 'hint' }, 'No account yet? An operator creates one with ', h('code', {}, 'tollgate users create --email <email>'), '.'),
+    noAccount,
   )
   if (session.ended) {
     session.ended = false

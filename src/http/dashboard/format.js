@@ -15,6 +15,19 @@ export const usdc = (atomic) => (atomic === null ? 'no cap' : `${units(atomic, 6
 export const usdcInput = (atomic) => (atomic === null || atomic === undefined ? '' : units(atomic, 6))
 
 /**
+ * A decimal amount → atomic units of an asset with `decimals` ("0.5", 18 → "500000000000000000").
+ * Errors name `param` like the API's do.
+ */
+export function atomicFrom(label, text, decimals, { param, unit } = {}) {
+  const s = text.trim()
+  const m = new RegExp(`^(\\d{1,30})(?:\\.(\\d{1,${decimals}}))?$`).exec(s)
+  if (!m) throw new ApiError(400, { message: `${label}: expected an amount such as 5 or 0.25 ${unit} (at most ${decimals} decimals)`, param })
+  const atomic = BigInt(m[1]) * 10n ** BigInt(decimals) + BigInt((m[2] ?? '').padEnd(decimals, '0'))
+  if (atomic === 0n) throw new ApiError(400, { message: `${label}: must be more than 0`, param })
+  return atomic.toString()
+}
+
+/**
  * "0.25" → "250000" atomic units (what the API takes). Empty → null when `optional` (no cap);
  * otherwise empty is an error, as is 0 when `positive`. Errors name `param` like the API's do.
  */

@@ -4,6 +4,7 @@ import { copyButton, errorSlot, field, h } from './dom.js'
 import { atomicFromUsdc, time, units } from './format.js'
 import { notify, onSubmit } from './ui.js'
 import { topUpText } from './agents.js'
+import { withdrawForm } from './withdraw.js'
 
 export async function fundingView(show) {
   const [wallet, agents] = await Promise.all([api('GET', '/v1/funding-wallet'), api('GET', '/v1/agents')])
@@ -24,6 +25,15 @@ export async function fundingView(show) {
     h('h2', {}, 'Balance'),
     balance,
     wallet.faucet_available && faucet(async () => render(await api('GET', '/v1/funding-wallet'))),
+    withdrawForm({
+      id: 'funding-withdraw',
+      path: '/v1/funding-wallet/withdrawals',
+      assets: ['USDC', 'ETH'],
+      available: 'Send USDC, or the ETH left in this wallet, to an address. Top-ups it has signed and not yet paid stay until they are; an ETH withdrawal pays its own gas from the wallet.',
+      done: async (w) => {
+        if (w.status !== 'pending') render(await api('GET', '/v1/funding-wallet'))
+      },
+    }),
     h('h2', {}, 'Agents with top-ups on'),
     toppedUp.length
       ? h('ul', {}, toppedUp.map((a) => h('li', {}, h('a', { href: `#/agents/${a.address}` }, a.name), ` — ${topUpText(a.top_up)}`)))

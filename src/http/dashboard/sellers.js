@@ -11,17 +11,22 @@ export async function sellersView(show) {
   const reveal = h('div')
   const content = h('div')
   let agents
+  let stats = new Map()
   const page = {
     reveal,
     /** the user's agents, read once per reload (a namespace may link to one of them) */
     agents: () => agents,
+    /** each endpoint's paid calls and revenue over the last 30 days (GET /v1/insights), by endpoint id */
+    stats: (id) => stats.get(id),
     /** re-reads everything (after a change); the notice and a secret just shown stay */
     reload: async () => {
       agents = api('GET', '/v1/agents').then((r) => r.data)
       // only a namespace's section awaits it: with none (or when the sellers call fails first) its
       // error would go unhandled; the sellers call reports the same failure
       agents.catch(() => {})
-      const sellers = (await api('GET', '/v1/sellers')).data
+      const [list, insights] = await Promise.all([api('GET', '/v1/sellers'), api('GET', '/v1/insights').catch(() => null)])
+      stats = new Map((insights?.revenue ?? []).map((e) => [e.endpoint_id, e]))
+      const sellers = list.data
       content.replaceChildren(...(sellers.length ? await Promise.all(sellers.map((s) => sellerSection(s, page))) : [h('p', { class: 'empty' }, 'You have not claimed a seller namespace yet.')]))
     },
   }
@@ -223,6 +228,8 @@ async function serviceSection(s, svc, page) {
       h('td', {}, e.settlement_mode),
       h('td', {}, e.handler ? `hosted: ${e.handler}` : `upstream: ${e.upstream_url}`),
       h('td', { class: e.enabled ? 'active' : 'revoked' }, e.enabled ? 'enabled' : 'disabled'),
+      h('td', { class: 'calls' }, String(page.stats(e.id)?.calls_total ?? 0)),
+      h('td', { class: 'revenue' }, `${units(page.stats(e.id)?.total ?? '0', 6)} USDC`),
       h(
         'td',
         { class: 'actions' },
@@ -256,7 +263,7 @@ async function serviceSection(s, svc, page) {
     h('p', {}, 'Receiver (pay_to): ', h('code', {}, svc.pay_to)),
     svc.description && h('p', {}, svc.description),
     h('p', { class: 'hint' }, `Marketplace: ${svc.category}${svc.tags.length ? ` · tags ${svc.tags.join(', ')}` : ''}${svc.website_url ? ` · ${svc.website_url}` : ''}`),
-    table(['URL', 'Methods', 'Price', 'Settlement', 'Target', 'Status', ''], endpoints.map(row), 'No endpoints published.'),
+    table(['URL', 'Methods', 'Price', 'Settlement', 'Target', 'Status', 'Calls (30 days)', 'Revenue (30 days)', ''], endpoints.map(row), 'No endpoints published.'),
     h('div', { class: 'toolbar' }, h('button', { type: 'button', onclick: () => openForm() }, 'Publish an endpoint'), edit, toggle, remove),
     slot,
   )

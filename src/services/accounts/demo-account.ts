@@ -5,11 +5,10 @@ import type { Deps } from '../../deps.js'
 import { walletAad } from '../wallets/custodial-wallet.js'
 import { encryptSecret, requireMasterKey } from '../wallets/wallet-crypto.js'
 import { ensureFundingWallet } from '../wallets/funding-wallet.js'
-import { apiKeysService } from './api-keys.js'
+import { apiKeysService, DEMO_API_KEY_NAME as DEMO_KEY_NAME } from './api-keys.js'
 import { usersService } from './users.js'
 
 export const DEMO_EMAIL = 'demo@tollgate.local'
-const DEMO_KEY_NAME = 'demo (npm start)'
 
 /**
  * `npm start`: the demo user and a fresh demo API key, idempotently. Nothing is stored in

@@ -23,16 +23,25 @@ export interface HistoryFilters {
   role?: 'buyer' | 'seller'
   order?: HistoryOrder
   cursor?: string
+  /** payment | withdrawal; both by default */
+  kind?: string
+  /** comma-separated statuses (payments': verified … failed; withdrawals': pending, confirmed, failed) */
+  status?: string
 }
+
+/** What a transaction row may be: a payment (x402, buyer or seller side) or a withdrawal (money out of one of the user's wallets). */
+export const TRANSACTION_KINDS = ['payment', 'withdrawal'] as const
+export const PAYMENT_STATUSES = ['verified', 'served', 'settling', 'settled', 'voided', 'failed'] as const
+export const WITHDRAWAL_STATUSES = ['pending', 'confirmed', 'failed'] as const
 
 // Timestamps as text with microseconds: JS Dates would drop them and break cursors and exact exports.
 const ts = (col: string) => sql.raw(`to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`)
 
 export const TRANSACTION_COLUMNS = [
   'id', 'created_at', 'updated_at', 'status', 'payer', 'pay_to', 'value', 'asset', 'network', 'scheme', 'x402_version',
-  'resource', 'method', 'endpoint_id', 'settlement_mode', 'nonce', 'valid_after', 'valid_before', 'tx_hash', 'failure_reason', 'settled_at',
+  'resource', 'method', 'endpoint_id', 'settlement_mode', 'nonce', 'valid_after', 'valid_before', 'tx_hash', 'failure_reason', 'settled_at', 'kind',
 ] as const
-export const EVENT_COLUMNS = ['id', 'payment_id', 'created_at', 'type', 'from_status', 'to_status', 'reason', 'data'] as const
+export const EVENT_COLUMNS = ['id', 'payment_id', 'created_at', 'type', 'from_status', 'to_status', 'reason', 'data', 'withdrawal_id'] as const
 
 export function columnsOf(kind: HistoryKind): readonly string[] {
   return kind === 'transactions' ? TRANSACTION_COLUMNS : EVENT_COLUMNS
@@ -93,12 +102,15 @@ function timestamp(param: string, v: string | undefined): string | undefined {
 export interface HistoryScope {
   mine: string[]
   sold: string[]
+  /** the user, when they have made a withdrawal (its rows join the history); null otherwise */
+  withdrew: string | null
 }
 
 export function scopeQuery(userId: string): RawBuilder<HistoryScope> {
   return sql<HistoryScope>`select
       array(select lower(a.address) from agents a where a.user_id = ${userId}) as mine,
-      array(select e.id::text from endpoints e join services s on s.id = e.service_id join sellers sl on sl.id = s.seller_id where sl.owner_user_id = ${userId}) as sold`
+      array(select e.id::text from endpoints e join services s on s.id = e.service_id join sellers sl on sl.id = s.seller_id where sl.owner_user_id = ${userId}) as sold,
+      (select ${userId}::text where exists (select 1 from withdrawals w where w.user_id = ${userId})) as withdrew`
 }
 
 interface Parsed {
@@ -108,6 +120,28 @@ interface Parsed {
   role?: 'buyer' | 'seller'
   order: HistoryOrder
   cursor?: [string, string]
+  /** which kinds of row, and the statuses kept of each (undefined: all) */
+  payments: { statuses?: string[] } | null
+  withdrawals: { statuses?: string[] } | null
+}
+
+function parseKinds(kind: HistoryKind, f: HistoryFilters): Pick<Parsed, 'payments' | 'withdrawals'> {
+  if (f.kind !== undefined && !(TRANSACTION_KINDS as readonly string[]).includes(f.kind)) throw invalid('kind', `expected one of ${TRANSACTION_KINDS.join(', ')}`)
+  let payments: Parsed['payments'] = f.kind === 'withdrawal' ? null : {}
+  // withdrawals belong to neither role: `role` lists payments alone
+  let withdrawals: Parsed['withdrawals'] = f.kind === 'payment' || f.role !== undefined ? null : {}
+  if (f.status !== undefined) {
+    if (kind !== 'transactions') throw invalid('status', 'payment events are filtered by type, not status; filter /v1/transactions by status')
+    const list = f.status.split(',').map((x) => x.trim()).filter(Boolean)
+    const known = new Set<string>([...PAYMENT_STATUSES, ...WITHDRAWAL_STATUSES])
+    const bad = list.find((x) => !known.has(x))
+    if (list.length === 0 || bad !== undefined) throw invalid('status', `expected a comma-separated list of ${[...known].join(', ')}`)
+    if (payments) payments = { statuses: list.filter((x) => (PAYMENT_STATUSES as readonly string[]).includes(x)) }
+    if (withdrawals) withdrawals = { statuses: list.filter((x) => (WITHDRAWAL_STATUSES as readonly string[]).includes(x)) }
+    if (payments?.statuses?.length === 0) payments = null
+    if (withdrawals?.statuses?.length === 0) withdrawals = null
+  }
+  return { payments, withdrawals }
 }
 
 function parse(kind: HistoryKind, f: HistoryFilters): Parsed {
@@ -118,15 +152,29 @@ function parse(kind: HistoryKind, f: HistoryFilters): Parsed {
   if (f.order !== undefined && f.order !== 'asc' && f.order !== 'desc') throw invalid('order', 'expected asc or desc')
   const order = f.order ?? 'asc'
   const cursor = f.cursor === undefined ? undefined : decodeCursor(kind, f.cursor, order)
-  return { from, to, agent, role: f.role, order, cursor }
+  return { from, to, agent, role: f.role, order, cursor, ...parseKinds(kind, f) }
 }
 
-const TRANSACTION_SELECT = sql`select p.id::text as id, ${ts('p.created_at')} as created_at, ${ts('p.updated_at')} as updated_at, p.status, p.payer, p.pay_to,
+const TRANSACTION_FIELDS = sql`select p.id::text as id, ${ts('p.created_at')} as created_at, ${ts('p.updated_at')} as updated_at, p.status, p.payer, p.pay_to,
     p.value::text as value, p.asset, p.network, p.scheme, p.x402_version, p.resource, p.method, p.endpoint_id::text as endpoint_id,
     p.settlement_mode, p.nonce, p.valid_after::text as valid_after, p.valid_before::text as valid_before, p.tx_hash, p.failure_reason,
     ${ts('p.settled_at')} as settled_at`
-const EVENT_SELECT = sql`select ev.id::text as id, ev.payment_id::text as payment_id, ${ts('ev.created_at')} as created_at, ev.type, ev.from_status, ev.to_status,
+const EVENT_FIELDS = sql`select ev.id::text as id, ev.payment_id::text as payment_id, ${ts('ev.created_at')} as created_at, ev.type, ev.from_status, ev.to_status,
     ev.reason, ev.data::text as data`
+// from payments alone (PLAIN), or from payments and withdrawals in one derived table
+const TRANSACTION_SELECT = sql`${TRANSACTION_FIELDS}, p.kind`
+const TRANSACTION_SELECT_PLAIN = sql`${TRANSACTION_FIELDS}, 'payment'::text as kind`
+const EVENT_SELECT = sql`${EVENT_FIELDS}, ev.withdrawal_id::text as withdrawal_id`
+const EVENT_SELECT_PLAIN = sql`${EVENT_FIELDS}, null::text as withdrawal_id`
+// a payment as a transaction row, and a withdrawal in the same columns (kind tells them apart)
+const PAYMENT_ROW = sql`p.id, p.created_at, p.updated_at, p.status, p.payer, p.pay_to, p.value, p.asset, p.network, p.scheme, p.x402_version, p.resource, p.method,
+    p.endpoint_id, p.settlement_mode, p.nonce, p.valid_after, p.valid_before, p.tx_hash, p.failure_reason, p.settled_at, 'payment'::text as kind`
+const WITHDRAWAL_ROW = sql`w.id, w.created_at, w.updated_at, w.status, w.from_address as payer, w.to_address as pay_to, w.amount as value, w.asset, null::text as network,
+    null::text as scheme, null::smallint as x402_version, null::text as resource, null::text as method, null::uuid as endpoint_id, null::text as settlement_mode,
+    w.auth_nonce as nonce, w.valid_after, w.valid_before, w.tx_hash, case when w.status = 'failed' then w.error end as failure_reason, w.confirmed_at as settled_at,
+    'withdrawal'::text as kind`
+const PAYMENT_EVENT_ROW = sql`ev.id, ev.payment_id, null::uuid as withdrawal_id, ev.created_at, ev.type, ev.from_status, ev.to_status, ev.reason, ev.data`
+const WITHDRAWAL_EVENT_ROW = sql`ev.id, null::uuid as payment_id, ev.withdrawal_id, ev.created_at, ev.type, ev.from_status, ev.to_status, ev.reason, ev.data`
 
 /**
  * A history query, shared by pages and exports. The user filter is "payer is one of the user's
@@ -144,40 +192,70 @@ const EVENT_SELECT = sql`select ev.id::text as id, ev.payment_id::text as paymen
 function query(kind: HistoryKind, scope: HistoryScope, f: Parsed, limit: number | undefined): RawBuilder<Record<string, unknown>> {
   const buyer = sql`lower(p.payer) = any(${scope.mine}::text[])`
   const seller = sql`p.endpoint_id = any(${scope.sold}::uuid[])`
-  const t = kind === 'transactions' ? sql.raw('p') : sql.raw('ev')
-  const range: RawBuilder<unknown>[] = []
-  if (f.from) range.push(sql`${t}.created_at >= ${f.from}::timestamptz`)
-  if (f.to) range.push(sql`${t}.created_at < ${f.to}::timestamptz`)
   // rows past the cursor in the chosen order; desc reads the same indexes backwards
   const past = sql.raw(f.order === 'desc' ? '<' : '>')
   const dir = sql.raw(f.order === 'desc' ? ' desc' : '')
-  if (f.cursor) range.push(kind === 'transactions' ? sql`(p.created_at, p.id) ${past} (${f.cursor[0]}::timestamptz, ${f.cursor[1]}::uuid)` : sql`(ev.created_at, ev.id) ${past} (${f.cursor[0]}::timestamptz, ${f.cursor[1]}::bigint)`)
+  const idType = sql.raw(kind === 'transactions' ? 'uuid' : 'bigint')
+  /** created_at range and cursor on the table aliased `t` */
+  const range = (t: string): RawBuilder<unknown>[] => {
+    const a = sql.raw(t)
+    const out: RawBuilder<unknown>[] = []
+    if (f.from) out.push(sql`${a}.created_at >= ${f.from}::timestamptz`)
+    if (f.to) out.push(sql`${a}.created_at < ${f.to}::timestamptz`)
+    if (f.cursor) out.push(sql`(${a}.created_at, ${a}.id) ${past} (${f.cursor[0]}::timestamptz, ${f.cursor[1]}::${idType})`)
+    return out
+  }
   const lim = limit === undefined ? sql`` : sql`limit ${limit}`
   const and = (conds: RawBuilder<unknown>[]) => (conds.length ? sql.join(conds, sql` and `) : sql`true`)
+  const paymentStatus = f.payments?.statuses ? [sql`p.status = any(${f.payments.statuses}::text[])`] : []
+  // the user's withdrawals join in only when they have some and the filters keep them: everyone
+  // else's history runs exactly the payments query
+  const withdrawals = scope.withdrew !== null && f.withdrawals !== null
+  const withdrawalConds = (): RawBuilder<unknown>[] => [
+    sql`w.user_id = ${scope.withdrew}::uuid`,
+    ...(f.agent ? [sql`lower(w.from_address) = ${f.agent}`] : []),
+    ...(f.withdrawals?.statuses ? [sql`w.status = any(${f.withdrawals.statuses}::text[])`] : []),
+  ]
 
   if (kind === 'transactions' && limit !== undefined && f.agent === undefined) {
     // one ordered, bounded index read per agent and per endpoint; a payment both bought and sold
     // by the user comes from the buyer side only
     const sides: RawBuilder<unknown>[] = []
-    const page = (key: RawBuilder<unknown>) => sql`select p.* from payments p where ${and([key, ...range])} order by p.created_at${dir}, p.id${dir} ${lim}`
-    if (f.role !== 'seller') sides.push(sql`select p.* from unnest(${scope.mine}::text[]) k(payer) cross join lateral (${page(sql`lower(p.payer) = k.payer`)}) p`)
-    if (f.role !== 'buyer') {
+    const page = (key: RawBuilder<unknown>) => sql`select ${PAYMENT_ROW} from payments p where ${and([key, ...paymentStatus, ...range('p')])} order by p.created_at${dir}, p.id${dir} ${lim}`
+    if (f.payments && f.role !== 'seller') sides.push(sql`select p.* from unnest(${scope.mine}::text[]) k(payer) cross join lateral (${page(sql`lower(p.payer) = k.payer`)}) p`)
+    if (f.payments && f.role !== 'buyer') {
       const key = f.role === 'seller' ? sql`p.endpoint_id = k.id` : sql`p.endpoint_id = k.id and not ${buyer}`
       sides.push(sql`select p.* from unnest(${scope.sold}::uuid[]) k(id) cross join lateral (${page(key)}) p`)
     }
+    if (withdrawals) sides.push(sql`(select ${WITHDRAWAL_ROW} from withdrawals w where ${and([...withdrawalConds(), ...range('w')])} order by w.created_at${dir}, w.id${dir} ${lim})`)
+    if (sides.length === 0) sides.push(sql`select ${PAYMENT_ROW} from payments p where false`)
     return sql`${TRANSACTION_SELECT} from (${sql.join(sides, sql` union all `)}) p order by p.created_at${dir}, p.id${dir} ${lim}`
   }
 
   const conds: RawBuilder<unknown>[] = [f.role === 'buyer' ? buyer : f.role === 'seller' ? seller : sql`(${buyer} or ${seller})`]
   if (f.agent) conds.push(sql`lower(p.payer) = ${f.agent}`)
-  conds.push(...range)
-  if (kind === 'transactions') return sql`${TRANSACTION_SELECT} from payments p where ${and(conds)} order by p.created_at${dir}, p.id${dir} ${lim}`
-  return sql`${EVENT_SELECT} from payment_events ev join payments p on p.id = ev.payment_id where ${and(conds)} order by ev.created_at${dir}, ev.id${dir} ${lim}`
+  if (kind === 'transactions') {
+    const parts: RawBuilder<unknown>[] = []
+    if (f.payments) parts.push(sql`select ${PAYMENT_ROW} from payments p where ${and([...conds, ...paymentStatus, ...range('p')])}`)
+    if (withdrawals) parts.push(sql`select ${WITHDRAWAL_ROW} from withdrawals w where ${and([...withdrawalConds(), ...range('w')])}`)
+    if (parts.length === 0) parts.push(sql`select ${PAYMENT_ROW} from payments p where false`)
+    // payments alone stay a plain query (no derived table) for the planner, as before withdrawals existed
+    if (parts.length === 1 && f.payments) return sql`${TRANSACTION_SELECT_PLAIN} from payments p where ${and([...conds, ...paymentStatus, ...range('p')])} order by p.created_at${dir}, p.id${dir} ${lim}`
+    return sql`${TRANSACTION_SELECT} from (${sql.join(parts, sql` union all `)}) p order by p.created_at${dir}, p.id${dir} ${lim}`
+  }
+  const eventParts: RawBuilder<unknown>[] = []
+  if (f.payments) eventParts.push(sql`select ${PAYMENT_EVENT_ROW} from payment_events ev join payments p on p.id = ev.payment_id where ${and([...conds, ...range('ev')])}`)
+  if (withdrawals) eventParts.push(sql`select ${WITHDRAWAL_EVENT_ROW} from withdrawal_events ev join withdrawals w on w.id = ev.withdrawal_id where ${and([...withdrawalConds(), ...range('ev')])}`)
+  if (eventParts.length === 1 && f.payments) {
+    return sql`${EVENT_SELECT_PLAIN} from payment_events ev join payments p on p.id = ev.payment_id where ${and([...conds, ...range('ev')])} order by ev.created_at${dir}, ev.id${dir} ${lim}`
+  }
+  if (eventParts.length === 0) eventParts.push(sql`select ${PAYMENT_EVENT_ROW} from payment_events ev where false`)
+  return sql`${EVENT_SELECT} from (${sql.join(eventParts, sql` union all `)}) ev order by ev.created_at${dir}, ev.id${dir} ${lim}`
 }
 
 /** NDJSON/JSON shape of a row: jsonb `data` as an object, everything else as the database text. */
 function shape(kind: HistoryKind, row: Record<string, unknown>): Record<string, unknown> {
-  const object = kind === 'transactions' ? 'transaction' : 'payment_event'
+  const object = kind === 'transactions' ? 'transaction' : row.withdrawal_id ? 'withdrawal_event' : 'payment_event'
   if (kind === 'payment_events') return { object, ...row, data: row.data === null ? null : JSON.parse(row.data as string) }
   return { object, ...row }
 }

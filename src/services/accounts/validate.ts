@@ -9,9 +9,17 @@ export function invalid(param: string, detail: string) {
 /** Atomic units: a non-negative integer as a decimal string (numbers are refused: they lose precision). */
 export function atomicAmount(param: string, v: unknown, opts: { allowNull?: boolean; positive?: boolean } = {}): string | null {
   if (v === null && opts.allowNull) return null
-  if (typeof v !== 'string' || !/^(0|[1-9][0-9]{0,77})$/.test(v)) throw invalid(param, 'expected a non-negative integer of atomic units as a decimal string, e.g. "1000000"')
+  if (typeof v !== 'string' || !/^(0|[1-9][0-9]{0,77})$/.test(v)) throw invalid(param, `expected a non-negative integer of atomic units as a decimal string, e.g. "1000000" for 1 USDC${usdcHint(v)}`)
   if (opts.positive && v === '0') throw invalid(param, 'must be greater than 0')
   return v
+}
+
+/** For a USDC amount sent where atomic units are expected ("0.002"): what to send instead. */
+export function usdcHint(v: unknown): string {
+  const m = typeof v === 'string' ? /^(\d{1,30})\.(\d{1,6})$/.exec(v.trim()) : null
+  if (!m) return ''
+  const atomic = BigInt(m[1]!) * 1_000_000n + BigInt(m[2]!.padEnd(6, '0'))
+  return `; "${v}" looks like USDC: in atomic units (6 decimals) that is "${atomic}"`
 }
 
 /** EIP-55 checksummed address, or 400. */

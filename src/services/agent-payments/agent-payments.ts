@@ -17,6 +17,7 @@ import { reservationWriter } from './insert-batcher.js'
 import { balanceError, capError, headroom, quote, type Headroom, type PaymentQuote } from './spend-answers.js'
 import { releaseProven, settledReleaseAt } from './spend-release.js'
 import { createSpendWindows, windowsAt, type Unsettled, type Windows } from './spend-windows.js'
+import { openWithdrawalAuthorizations } from '../withdrawals/wallet-reservation.js'
 import type { AgentPaymentStatus } from './tables.js'
 import { WalletBalances } from './wallet-balances.js'
 
@@ -120,7 +121,8 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
       .where('tx_hash', 'is', null)
       .where('valid_before', '>', String(nowSeconds))
       .execute()
-    return rows.map((r) => ({ payer, nonce: r.nonce, amount: BigInt(r.amount), validBefore: BigInt(r.valid_before) }))
+    // a pending withdrawal from the wallet is an unsettled authorization too
+    return [...rows.map((r) => ({ payer, nonce: r.nonce, amount: BigInt(r.amount), validBefore: BigInt(r.valid_before) })), ...(await openWithdrawalAuthorizations(db, payer, nowSeconds))]
   }
 
   return {

@@ -91,6 +91,25 @@ if #ARGV > 1 then redis.call('EXPIRE', KEYS[2], ARGV[1]) end
 return 1
 `
 
+// An authorization that is not a payment (a withdrawal, src/services/withdrawals/): the wallet-balance
+// half of RESERVE alone, no cap counters. KEYS: unsettled total, zset. ARGV: amount, on-chain
+// balance, now (unix s), member, valid_before, TTL. Returns { 1 ok | 0 over balance | -2 rebuild, unsettled }.
+const RESERVE_UNSETTLED = `
+local u = redis.call('GET', KEYS[1])
+if not u then return { -2, 0 } end
+local old = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[3], 'LIMIT', 0, 64)
+for _, m in ipairs(old) do
+  redis.call('ZREM', KEYS[2], m)
+  u = redis.call('DECRBY', KEYS[1], string.sub(m, 68))
+end
+if tonumber(u) + tonumber(ARGV[1]) > tonumber(ARGV[2]) then return { 0, tonumber(u) } end
+redis.call('ZADD', KEYS[2], ARGV[5], ARGV[4])
+u = redis.call('INCRBY', KEYS[1], ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[6])
+redis.call('EXPIRE', KEYS[2], ARGV[6])
+return { 1, u }
+`
+
 export interface Windows {
   /** UTC YYYY-MM-DD */
   day: string
@@ -132,6 +151,7 @@ export function createSpendWindows(redis: Redis, key: (...parts: string[]) => st
   const adjustCmd = script(redis, 'tollgateAdjustSpend', ADJUST, 2)
   const releaseCmd = script(redis, 'tollgateReleaseUnsettled', RELEASE, 2)
   const rebuildCmd = script(redis, 'tollgateRebuildUnsettled', REBUILD, 2)
+  const reserveUnsettledCmd = script(redis, 'tollgateReserveUnsettled', RESERVE_UNSETTLED, 2)
   const keys = (agentId: string, w: Windows) => [key('agent-spend', agentId, 'day', w.day), key('agent-spend', agentId, 'month', w.month)]
   const unsettledKeys = (payer: string) => [key('agent-unsettled', payer.toLowerCase(), 'total'), key('agent-unsettled', payer.toLowerCase(), 'auths')]
   return {
@@ -180,6 +200,16 @@ export function createSpendWindows(redis: Redis, key: (...parts: string[]) => st
       if (r[0] === 3) return { kind: 'balance', day, month, unsettled }
       if (r[0] === 0) return { kind: 'over', cap: r[1] === 1 ? 'daily' : 'monthly', day, month, unsettled }
       return { kind: 'ok', day, month, unsettled }
+    },
+    /**
+     * Counts `u` as unsettled unless the wallet's unsettled authorizations plus `u.amount` exceed
+     * `balance`, in the same keys (and so atomically with) `reserve`'s balance check, without
+     * touching the cap counters: for a withdrawal, which is not spending. `init-unsettled`: rebuild first.
+     */
+    async reserveUnsettled(u: Unsettled, balance: bigint, nowSeconds: number): Promise<{ kind: 'ok' | 'balance' | 'init-unsettled'; unsettled: bigint }> {
+      const b = (balance > MAX_COUNTED ? MAX_COUNTED : balance).toString()
+      const r = (await reserveUnsettledCmd(unsettledKeys(u.payer), [u.amount.toString(), b, String(nowSeconds), member(u), u.validBefore.toString(), UNSETTLED_TTL])) as number[]
+      return { kind: r[0] === 1 ? 'ok' : r[0] === 0 ? 'balance' : 'init-unsettled', unsettled: BigInt(r[1]!) }
     },
     /** Rebuilds a wallet's unsettled set from Postgres (after a Redis flush); a no-op when it exists. */
     async rebuildUnsettled(payer: string, open: Unsettled[]): Promise<void> {

@@ -42,7 +42,7 @@ export function checkUpstreamUrl(raw: unknown, allowPrivate: boolean): string {
   if (u.username || u.password) throw appError('invalid_parameter', { param: 'upstream_url', detail: 'credentials in the URL are not allowed; use forwarded headers' }, { details: { param: 'upstream_url' } })
   const host = u.hostname.replace(/^\[|\]$/g, '')
   if (!allowPrivate && (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) && isPrivateAddress(host)))) {
-    throw appError('upstream_not_allowed', { detail: 'private, loopback and link-local hosts are refused' })
+    throw appError('upstream_not_allowed', { detail: `${host} is a private, loopback or link-local host, refused by default; for local development start the web and proxy roles with TOLLGATE_ALLOW_PRIVATE_UPSTREAMS=true (npm start on its embedded chain sets it)` })
   }
   return u.toString().replace(/\/+$/, '')
 }

@@ -11,9 +11,12 @@ import { agentRoutes } from './agents.js'
 import { apiKeyRoutes } from './api-keys.js'
 import { fundingWalletRoutes } from './funding-wallet.js'
 import { historyRoutes } from './history.js'
+import { insightRoutes } from './insights.js'
 import { sellerRoutes } from './sellers.js'
 import { sessionRoutes } from './session.js'
+import { signupRoutes } from './signup.js'
 import { topUpRoutes } from './top-ups.js'
+import { withdrawalRoutes } from './withdrawals.js'
 
 /** The default limit of every credential on /v1 (and of each agent key on /v1/agent's publishing routes). */
 export const RATE_LIMIT_PER_MINUTE = 600
@@ -59,5 +62,8 @@ export function v1Routes(deps: Deps, opts: V1Options = {}): FastifyPluginAsync {
     await app.register(async (a) => historyRoutes(a, ctx))
     await app.register(async (a) => sellerRoutes(a, ctx))
     await app.register(async (a) => topUpRoutes(a, ctx))
+    await app.register(async (a) => signupRoutes(a, { ...ctx, users }))
+    await app.register(async (a) => withdrawalRoutes(a, ctx))
+    await app.register(async (a) => insightRoutes(a, ctx))
   }
 }

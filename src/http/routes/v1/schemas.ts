@@ -1,7 +1,14 @@
 /** JSON Schemas shared by the /v1 routes, for validation and the OpenAPI document. */
 
-export const atomic = { type: 'string', pattern: '^[0-9]+$', description: 'atomic units (USDC has 6 decimals) as a decimal string', examples: ['1000000'] } as const
-export const nullableAtomic = { anyOf: [atomic, { type: 'null' }] } as const
+/**
+ * An amount in atomic units (USDC has 6 decimals: "1000000" = 1 USDC) as a string of digits. No
+ * `pattern` here: Ajv's "must match pattern" would be the whole message, so the services check it and
+ * say what to send instead (a USDC amount such as "0.002" is answered with its "2000" atomic units).
+ */
+export const atomic = { type: 'string', description: 'atomic units as a string of digits (USDC has 6 decimals: "1000000" = 1 USDC, "2000" = 0.002 USDC)', examples: ['1000000'] } as const
+// null first: Fastify's Ajv coerces types, and a null tried against the string schema first would
+// become "" (the pattern that used to refuse "" is gone, see above)
+export const nullableAtomic = { anyOf: [{ type: 'null' }, atomic] } as const
 export const addressParam = {
   type: 'object',
   required: ['address'],

@@ -1,0 +1,68 @@
+import type { FastifyInstance } from 'fastify'
+import { sql } from 'kysely'
+import { appError } from '../../../errors.js'
+import { createAgentPayments, type AgentRow } from '../../../services/agent-payments/agent-payments.js'
+import { address as parseAddress } from '../../../services/accounts/validate.js'
+import { INSIGHTS_DEFAULT_DAYS, INSIGHTS_MAX_DAYS, insights } from '../../../services/insights/insights.js'
+import { unsettledFromLedger } from '../../../services/withdrawals/wallet-reservation.js'
+import type { V1Context } from './index.js'
+import { addressParam, authErrors, errorResponse, ok } from './schemas.js'
+
+/**
+ * The dashboard's numbers: per-day series for its charts (GET /v1/insights) and an agent's budget
+ * as `tollgate budget` shows it, read with the user's credential (GET /v1/agents/{address}/budget).
+ */
+export async function insightRoutes(app: FastifyInstance, ctx: V1Context) {
+  const { db } = ctx.deps
+  // status() only: no agent-key look-ups, so no LISTEN connection for their cache
+  const agentPayments = createAgentPayments({ ...ctx.deps, cacheAuth: false })
+  app.addHook('onClose', () => agentPayments.close())
+
+  app.get<{ Querystring: { from?: string; to?: string } }>(
+    '/insights',
+    {
+      schema: {
+        tags: ['insights'],
+        summary: 'Per UTC day: spend per agent, revenue and calls per endpoint, calls and failures, settlement delay',
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            from: { type: 'string', description: `first UTC day, YYYY-MM-DD (default: ${INSIGHTS_DEFAULT_DAYS - 1} days before \`to\`)` },
+            to: { type: 'string', description: 'last UTC day, included (default: today)' },
+          },
+        },
+        response: { 200: ok(`{object: "insights", from, to, days, spend, revenue, calls, settlement_delay}: series with one value per day of \`days\`; at most ${INSIGHTS_MAX_DAYS} days`), 400: errorResponse, ...authErrors },
+      },
+    },
+    async (request) => insights(db, request.principal!.userId, request.query),
+  )
+
+  app.get<{ Params: { address: string } }>(
+    '/agents/:address/budget',
+    { schema: { tags: ['agents'], summary: 'What the agent may still spend and withdraw: caps, spent today and this month, headroom, balance, unsettled', params: addressParam, response: { 200: ok('the budget, as GET /v1/agent answers an agent key, plus withdrawable'), ...authErrors } } },
+    async (request) => {
+      let address: string
+      try {
+        address = parseAddress('address', request.params.address)
+      } catch {
+        throw appError('not_found', { what: 'agent' })
+      }
+      const agent = await db
+        .selectFrom('agents as a')
+        .select(['a.id', 'a.user_id', 'a.address', 'a.encrypted_key', 'a.cap_per_transaction', 'a.cap_daily', 'a.cap_monthly'])
+        .select(sql<AgentRow['allowlist']>`coalesce((select json_agg(json_build_object('kind', l.kind, 'value', l.value)) from agent_allowlist l where l.agent_id = a.id), '[]'::json)`.as('allowlist'))
+        .where('a.user_id', '=', request.principal!.userId)
+        .where('a.address', '=', address)
+        .executeTakeFirst()
+      if (!agent) throw appError('not_found', { what: 'agent' })
+      const status = await agentPayments.status(agent)
+      // what may leave now: the balance less everything signed and not settled, whichever count is larger
+      // (the platform's own counters, or Postgres, which also knows payments signed with the wallet's key elsewhere)
+      const ledger = await unsettledFromLedger(db, agent.address, Math.floor(Date.now() / 1000))
+      const unsettled = ledger > BigInt(status.unsettled) ? ledger : BigInt(status.unsettled)
+      const withdrawable = status.balance === null ? null : (BigInt(status.balance) > unsettled ? BigInt(status.balance) - unsettled : 0n).toString()
+      return { ...status, object: 'agent_budget', unsettled: unsettled.toString(), withdrawable }
+    },
+  )
+}
