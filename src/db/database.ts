@@ -84,6 +84,8 @@ export interface EndpointsTable {
   handler: string | null
   upstream_url: string | null
   upstream_config: ColumnType<unknown, string | null | undefined, string | null> | null
+  /** payment schemes offered in the challenge; `exact` always among them */
+  schemes: Generated<string[]>
   enabled: Generated<boolean>
   created_at: CreatedAt
   updated_at: UpdatedAt

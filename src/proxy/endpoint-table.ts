@@ -4,6 +4,7 @@ import type { Config } from '../config.js'
 import type { Database } from '../db/database.js'
 import type { JsonSchema } from '../pool/handler-contract.js'
 import { buildChallenge, type Challenge, type InputSchema } from '../x402/challenge.js'
+import type { PaymentRequirementsV2 } from '../x402/types.js'
 
 export interface UpstreamTarget {
   url: string
@@ -26,20 +27,36 @@ export interface EndpointEntry {
   inputSchema: JsonSchema | undefined
   handler: string | undefined
   upstream: UpstreamTarget | undefined
+  /** the payment schemes offered (`exact` always) */
+  schemes: readonly string[]
   resourceUrl: string
   /** precomputed 402 answer per method */
   challenges: ReadonlyMap<string, Challenge>
 }
 
+/** What a scheme other than exact needs to state its requirement for one endpoint and method. */
+export interface SchemeOffer {
+  scheme: string
+  method: string
+  resourceUrl: string
+  payTo: `0x${string}`
+  /** atomic units */
+  amount: bigint
+  maxTimeoutSeconds: number
+}
+
+/** The v2 requirement of an offered scheme other than exact (undefined: not offered in this process). */
+export type RequirementOf = (offer: SchemeOffer) => PaymentRequirementsV2 | undefined
+
 /** Reads every enabled endpoint of every enabled service, with its precomputed challenges. */
-export async function loadEndpoints(db: Kysely<Database>, config: Readonly<Config>): Promise<Map<string, EndpointEntry>> {
+export async function loadEndpoints(db: Kysely<Database>, config: Readonly<Config>, requirementOf?: RequirementOf): Promise<Map<string, EndpointEntry>> {
   const rows = await db
     .selectFrom('endpoints as e')
     .innerJoin('services as s', 's.id', 'e.service_id')
     .innerJoin('sellers as sl', 'sl.id', 's.seller_id')
     .select([
       'e.id', 'e.slug', 'e.methods', 'e.price', 'e.settlement_mode', 'e.description', 'e.mime_type', 'e.input_schema',
-      'e.handler', 'e.upstream_url', 'e.upstream_config', 's.name as service', 's.pay_to', 'sl.namespace',
+      'e.handler', 'e.upstream_url', 'e.upstream_config', 'e.schemes', 's.name as service', 's.pay_to', 'sl.namespace',
     ])
     .where('e.enabled', '=', true)
     .where('s.enabled', '=', true)
@@ -51,7 +68,12 @@ export async function loadEndpoints(db: Kysely<Database>, config: Readonly<Confi
     const methods = new Set(r.methods.map((m) => m.toUpperCase()))
     const inputSchema = (r.input_schema ?? undefined) as JsonSchema | undefined
     const challenges = new Map<string, Challenge>()
+    const payTo = r.pay_to.toLowerCase() as `0x${string}`
     for (const method of methods) {
+      const extraAccepts = r.schemes
+        .filter((scheme) => scheme !== 'exact')
+        .map((scheme) => requirementOf?.({ scheme, method, resourceUrl, payTo, amount: BigInt(r.price), maxTimeoutSeconds: config.x402.maxTimeoutSeconds }))
+        .filter((a): a is PaymentRequirementsV2 => a !== undefined)
       challenges.set(
         method,
         buildChallenge({
@@ -64,6 +86,7 @@ export async function loadEndpoints(db: Kysely<Database>, config: Readonly<Confi
           chain: config.chain,
           inputSchema: inputSchema as InputSchema | undefined,
           method,
+          extraAccepts,
         }),
       )
     }
@@ -76,13 +99,14 @@ export async function loadEndpoints(db: Kysely<Database>, config: Readonly<Confi
       methods,
       allow: [...methods].join(', '),
       price: BigInt(r.price),
-      payTo: r.pay_to.toLowerCase() as `0x${string}`,
+      payTo,
       settlementMode: r.settlement_mode,
       description: r.description,
       mimeType: r.mime_type,
       inputSchema,
       handler: r.handler ?? undefined,
       upstream: r.upstream_url ? { url: r.upstream_url, config: (r.upstream_config ?? {}) as Record<string, unknown> } : undefined,
+      schemes: r.schemes,
       resourceUrl,
       challenges,
     })
@@ -94,8 +118,11 @@ export async function loadEndpoints(db: Kysely<Database>, config: Readonly<Confi
  * The in-memory endpoint table of one proxy process: a lookup is a Map get. Reloaded when the
  * registry announces a change (Redis pub/sub) and every `reloadMs` in case a message was missed.
  */
-export async function endpointTable(deps: { db: Kysely<Database>; redis: Redis; config: Readonly<Config>; key(...p: string[]): string }, opts: { reloadMs?: number; onError?: (err: unknown) => void } = {}) {
-  let table = await loadEndpoints(deps.db, deps.config)
+export async function endpointTable(
+  deps: { db: Kysely<Database>; redis: Redis; config: Readonly<Config>; key(...p: string[]): string },
+  opts: { reloadMs?: number; onError?: (err: unknown) => void; requirementOf?: RequirementOf } = {},
+) {
+  let table = await loadEndpoints(deps.db, deps.config, opts.requirementOf)
   let reloading: Promise<void> | undefined
   let again = false
   const reload = (): Promise<void> => {
@@ -103,7 +130,7 @@ export async function endpointTable(deps: { db: Kysely<Database>; redis: Redis; 
       again = true
       return reloading
     }
-    reloading = loadEndpoints(deps.db, deps.config)
+    reloading = loadEndpoints(deps.db, deps.config, opts.requirementOf)
       .then((t) => {
         table = t
       })

@@ -16,9 +16,11 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { NewProxyPayment } from '../ledger/ledger-writer.js'
 import type { CallRefusal } from '../proxy/paid-call/refusal.js'
 import type { Challenge } from '../x402/challenge.js'
-import type { DecodedPayment } from '../x402/decode-payment.js'
+import type { PaymentEnvelope } from '../x402/decode-payment.js'
 
-export type SchemeName = 'exact'
+import type { SchemeName } from './names.js'
+
+export type { SchemeName }
 
 /** A payment that passed `verify`: who pays what, and how the ledger will know it. */
 export interface VerifiedPayment {
@@ -68,10 +70,8 @@ export interface VerifyContext {
 
 export interface PaymentScheme {
   readonly name: SchemeName
-  /** whether a decoded payment header is for this scheme */
-  accepts(payment: DecodedPayment): boolean
-  /** checks the payment against the challenge and its signature; no state is touched */
-  verify(payment: DecodedPayment, challenge: Challenge, ctx: VerifyContext): Promise<VerifiedPayment | CallRefusal>
+  /** reads its payload from the envelope and checks it against the challenge and its signature; no state is touched */
+  verify(payment: PaymentEnvelope, challenge: Challenge, ctx: VerifyContext): Promise<VerifiedPayment | CallRefusal>
   /** takes the replay guard and the payer's credit; on refusal nothing is held */
   reserve(payment: VerifiedPayment, ctx: VerifyContext): Promise<Reservation | CallRefusal>
   close?(): Promise<void>

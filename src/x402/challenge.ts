@@ -54,6 +54,8 @@ export interface ChallengeInput {
   outputDescription?: Record<string, unknown>
   /** advertise to discovery services (v1 `discoverable`, v2 `extensions.bazaar`); default true */
   discoverable?: boolean
+  /** v2 requirements of other schemes the endpoint offers, after exact's (the v1 body stays exact only) */
+  extraAccepts?: readonly PaymentRequirementsV2[]
 }
 
 /** What verify-requirements needs, normalized once. */
@@ -167,7 +169,7 @@ export function buildChallenge(input: ChallengeInput): Challenge {
   const bazaar = discoverable ? bazaarExtension(method, input.inputSchema, input.outputDescription) : undefined
 
   // v2 members in a fixed order with `error` last, so withError only encodes a short tail
-  const v2NoError: Omit<PaymentRequiredV2, 'error'> = { x402Version: 2, resource, accepts: [requirementsV2] }
+  const v2NoError: Omit<PaymentRequiredV2, 'error'> = { x402Version: 2, resource, accepts: [requirementsV2, ...(input.extraAccepts ?? [])] }
   if (bazaar !== undefined) v2NoError.extensions = { bazaar }
   const v2: PaymentRequiredV2 = { ...v2NoError, error: V2_NO_PAYMENT_ERROR }
 
@@ -205,7 +207,7 @@ export function buildChallenge(input: ChallengeInput): Challenge {
       token: { ...extra },
       maxTimeoutSeconds: input.maxTimeoutSeconds,
     },
-    paymentHeaderBudget: paymentHeaderBudget(resource, requirementsV2, v2NoError.extensions),
+    paymentHeaderBudget: Math.max(...v2NoError.accepts.map((a) => paymentHeaderBudget(resource, a, v2NoError.extensions))),
     parts,
   }
   return challenge

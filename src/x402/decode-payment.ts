@@ -31,6 +31,15 @@ export type DecodedPayment =
 
 export type DecodePaymentResult = DecodedPayment | Refusal
 
+/**
+ * A payment header decoded up to its scheme: the envelope every scheme shares (version, scheme,
+ * network, and for v2 the `accepted` requirement, `resource` and `extensions`), with the scheme's
+ * own `payload` still unchecked. Each scheme reads its payload (exact: `decodeExactPayment`).
+ */
+export type PaymentEnvelope =
+  | { ok: true; version: 1; scheme: string; network: string; payload: unknown }
+  | { ok: true; version: 2; scheme: string; network: string; accepted: AcceptedRequirementsV2; resource?: ResourceInfo; extensions?: Record<string, unknown>; payload: unknown }
+
 /** Bytes of a `PAYMENT-SIGNATURE` / `X-PAYMENT` value we accept unless configured otherwise. */
 export const DEFAULT_MAX_PAYMENT_HEADER_BYTES = 8192
 
@@ -45,14 +54,10 @@ const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
 const MAX_STRING = 2048
 
 /**
- * Decode the payment header. When both are present the v2 header wins, as in the official
- * v2 server. A missing header gives `payment_required`.
- *
- * @example
- *   const d = decodePaymentHeader({ xPayment: req.headers['x-payment'], paymentSignature: req.headers['payment-signature'] }, 8192)
- *   if (!d.ok) return reply402(d.reason, d.message, d.status)
+ * Decode the payment header's envelope. When both are present the v2 header wins, as in the
+ * official v2 server. A missing header gives `payment_required`. Never throws.
  */
-export function decodePaymentHeader(headers: PaymentHeaders, maxBytes: number): DecodePaymentResult {
+export function decodePaymentEnvelope(headers: PaymentHeaders, maxBytes: number): PaymentEnvelope | Refusal {
   try {
     const v2 = headers.paymentSignature
     const v1 = headers.xPayment
@@ -66,7 +71,30 @@ export function decodePaymentHeader(headers: PaymentHeaders, maxBytes: number): 
   }
 }
 
-function decodeOne(value: string, headerVersion: 1 | 2, maxBytes: number): DecodePaymentResult {
+/** An envelope's payload as the `exact` scheme's (EIP-3009 signature and authorization). */
+export function decodeExactPayment(envelope: PaymentEnvelope): DecodePaymentResult {
+  const payload = readExactEvmPayload(envelope.payload)
+  if ('ok' in payload) return payload
+  if (envelope.version === 1) return { ok: true, version: 1, payload: { x402Version: 1, scheme: envelope.scheme, network: envelope.network, payload } }
+  const out: PaymentPayloadV2 = { x402Version: 2, accepted: envelope.accepted, payload }
+  if (envelope.resource !== undefined) out.resource = envelope.resource
+  if (envelope.extensions !== undefined) out.extensions = envelope.extensions
+  return { ok: true, version: 2, payload: out, accepted: envelope.accepted }
+}
+
+/**
+ * Decode the payment header as an `exact` payment (the envelope, then its payload).
+ *
+ * @example
+ *   const d = decodePaymentHeader({ xPayment: req.headers['x-payment'], paymentSignature: req.headers['payment-signature'] }, 8192)
+ *   if (!d.ok) return reply402(d.reason, d.message, d.status)
+ */
+export function decodePaymentHeader(headers: PaymentHeaders, maxBytes: number): DecodePaymentResult {
+  const envelope = decodePaymentEnvelope(headers, maxBytes)
+  return envelope.ok ? decodeExactPayment(envelope) : envelope
+}
+
+function decodeOne(value: string, headerVersion: 1 | 2, maxBytes: number): PaymentEnvelope | Refusal {
   const header = headerVersion === 2 ? 'PAYMENT-SIGNATURE' : 'X-PAYMENT'
   if (value.length > maxBytes) {
     return refuse('payment_header_too_large', `${header} is ${value.length} bytes, the limit is ${maxBytes}`)
@@ -89,19 +117,17 @@ function decodeOne(value: string, headerVersion: 1 | 2, maxBytes: number): Decod
   if (version !== headerVersion) {
     return refuse('invalid_x402_version', `${header} must carry x402Version ${headerVersion}`)
   }
-
-  const payload = readExactEvmPayload(json.payload)
-  if ('ok' in payload) return payload
+  if (!isPlainObject(json.payload)) return refuse('invalid_payload', 'payload must be an object')
 
   if (version === 1) {
     if (!isShortString(json.scheme)) return refuse('invalid_payload', 'scheme must be a string')
     if (!isShortString(json.network)) return refuse('invalid_payload', 'network must be a string')
-    return { ok: true, version: 1, payload: { x402Version: 1, scheme: json.scheme, network: json.network, payload } }
+    return { ok: true, version: 1, scheme: json.scheme, network: json.network, payload: json.payload }
   }
 
   const accepted = readAccepted(json.accepted)
   if (typeof accepted === 'string') return refuse('invalid_payload', accepted)
-  const out: PaymentPayloadV2 = { x402Version: 2, accepted, payload }
+  const out: Extract<PaymentEnvelope, { version: 2 }> = { ok: true, version: 2, scheme: accepted.scheme, network: accepted.network, accepted, payload: json.payload }
   if (json.resource !== undefined) {
     const resource = readResource(json.resource)
     if (typeof resource === 'string') return refuse('invalid_payload', resource)
@@ -111,7 +137,7 @@ function decodeOne(value: string, headerVersion: 1 | 2, maxBytes: number): Decod
     if (!isPlainObject(json.extensions)) return refuse('invalid_payload', 'extensions must be an object')
     out.extensions = json.extensions
   }
-  return { ok: true, version: 2, payload: out, accepted }
+  return out
 }
 
 /** JSON.parse reviver: a `__proto__` (or `constructor`/`prototype`) key anywhere is refused. */

@@ -73,7 +73,8 @@ export interface ResourceInfo {
 
 /** One entry of a v2 `PaymentRequired.accepts`; the client echoes it verbatim as `accepted`. */
 export interface PaymentRequirementsV2 {
-  scheme: 'exact'
+  /** `exact`, or another scheme an endpoint offers beside it (src/schemes/names.ts) */
+  scheme: string
   network: NetworkV2
   /** atomic units, decimal string */
   amount: string

@@ -142,3 +142,23 @@ t.test('SSRF guard: private upstreams refused without the test switch', async (t
     t.ok(res.json().status === null)
   }
 })
+
+t.test('schemes: exact is always offered; only known scheme names; the proxy refuses a scheme the endpoint does not offer', async (t) => {
+  const { deps, app } = await accountsApp(t)
+  const { auth } = await userWithKey(deps)
+  t.equal((await app.inject({ method: 'POST', url: '/v1/sellers', headers: auth, payload: { namespace: 'scheme-co', display_name: 'S' } })).statusCode, 201)
+  t.equal((await app.inject({ method: 'POST', url: '/v1/sellers/scheme-co/services', headers: auth, payload: { name: 'svc', pay_to: PAY_TO } })).statusCode, 201)
+  const url = '/v1/sellers/scheme-co/services/svc/endpoints'
+  const made = await app.inject({ method: 'POST', url, headers: auth, payload: { slug: 'plain', price: '1000', handler: 'hash-generator' } })
+  t.equal(made.statusCode, 201, made.body)
+  t.same(made.json().schemes, ['exact'], 'exact by default')
+  const unknown = await app.inject({ method: 'POST', url, headers: auth, payload: { slug: 'odd', price: '1000', handler: 'hash-generator', schemes: ['exact', 'barter'] } })
+  t.equal(unknown.statusCode, 400)
+  t.match(unknown.json(), { code: 'invalid_parameter', param: 'schemes' })
+  t.match(unknown.json().message, /expected an array of exact/)
+  const patched = await app.inject({ method: 'PATCH', url: `${url}/plain`, headers: auth, payload: { schemes: [] } })
+  t.same(patched.json().schemes, ['exact'], 'an empty list still offers exact')
+  const row = await deps.db.selectFrom('endpoints').select('schemes').where('slug', '=', 'plain').executeTakeFirstOrThrow()
+  t.same(row.schemes, ['exact'])
+  await t.rejects(deps.db.updateTable('endpoints').set({ schemes: ['deferred'] }).where('slug', '=', 'plain').execute(), /endpoints_schemes_exact/, 'the database keeps exact offered')
+})

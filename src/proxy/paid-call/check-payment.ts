@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { PaymentScheme, VerifiedPayment } from '../../schemes/scheme.js'
-import { decodePaymentHeader, type PaymentHeaders } from '../../x402/decode-payment.js'
+import { decodePaymentEnvelope, type PaymentHeaders } from '../../x402/decode-payment.js'
 import { refuse } from '../../x402/reasons.js'
 import type { CallTarget, ResolvedCall } from './call.js'
 import { CallRefusal } from './refusal.js'
@@ -16,12 +16,13 @@ export interface CheckedPayment {
  */
 export function createPaymentChecker(schemes: readonly PaymentScheme[], maxHeaderBytes: number) {
   return async function checkPayment(call: ResolvedCall, headers: PaymentHeaders, target: CallTarget, log: FastifyBaseLogger, nowMs: number): Promise<CheckedPayment | CallRefusal> {
-    const decoded = decodePaymentHeader(headers, Math.max(maxHeaderBytes, call.challenge.paymentHeaderBudget))
-    if (!decoded.ok) return CallRefusal.fromX402(decoded)
-    const scheme = schemes.find((s) => s.accepts(decoded))
-    const named = decoded.version === 1 ? decoded.payload.scheme : decoded.accepted.scheme
+    const envelope = decodePaymentEnvelope(headers, Math.max(maxHeaderBytes, call.challenge.paymentHeaderBudget))
+    if (!envelope.ok) return CallRefusal.fromX402(envelope)
+    const named = envelope.scheme
+    // the schemes this endpoint offers (its challenge's accepts); exact is always among them
+    const scheme = call.entry.schemes.includes(named) ? schemes.find((s) => s.name === named) : undefined
     if (!scheme) return CallRefusal.fromX402(refuse('unsupported_scheme', `got ${JSON.stringify(named.length > 40 ? `${named.slice(0, 40)}…` : named)}`))
-    const payment = await scheme.verify(decoded, call.challenge, { nowMs, callMs: target.timeoutMs, log })
+    const payment = await scheme.verify(envelope, call.challenge, { nowMs, callMs: target.timeoutMs, log })
     if (payment instanceof CallRefusal) return payment
     return { scheme, payment }
   }

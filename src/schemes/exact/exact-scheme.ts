@@ -15,7 +15,7 @@ import { appError } from '../../errors.js'
 import type { GuardResult, PayerCredit } from '../../ledger/payer-credit.js'
 import { CallRefusal } from '../../proxy/paid-call/refusal.js'
 import type { Challenge } from '../../x402/challenge.js'
-import type { DecodedPayment } from '../../x402/decode-payment.js'
+import { decodeExactPayment, type PaymentEnvelope } from '../../x402/decode-payment.js'
 import { minValidForSeconds, verifyRequirements } from '../../x402/verify-requirements.js'
 import type { PaymentScheme, Reservation, VerifiedPayment, VerifyContext } from '../scheme.js'
 import { createBalanceReader } from './balance-reader.js'
@@ -97,9 +97,10 @@ export function createExactScheme(deps: Deps, opts: { credit: PayerCredit; recov
 
   return {
     name: 'exact',
-    accepts: (payment) => (payment.version === 1 ? payment.payload.scheme : payment.accepted.scheme) === 'exact',
 
-    async verify(payment: DecodedPayment, challenge: Challenge, ctx: VerifyContext) {
+    async verify(envelope: PaymentEnvelope, challenge: Challenge, ctx: VerifyContext) {
+      const payment = decodeExactPayment(envelope)
+      if (!payment.ok) return CallRefusal.fromX402(payment)
       const checked = verifyRequirements(payment, challenge, Math.floor(ctx.nowMs / 1000), {
         maxValidForSeconds: config.x402.maxValidForSeconds,
         // long enough to be settled after the call: a payment that expires first would be served for nothing

@@ -1,3 +1,4 @@
+import { isSchemeName, SCHEME_NAMES } from '../../schemes/names.js'
 import { randomUUID } from 'node:crypto'
 import { sql, type Kysely, type Selectable } from 'kysely'
 import { Agent, request } from 'undici'
@@ -30,6 +31,7 @@ export interface EndpointBody {
   mime_type?: unknown
   input_schema?: unknown
   settlement_mode?: unknown
+  schemes?: unknown
   handler?: unknown
   upstream_url?: unknown
   upstream?: UpstreamInput
@@ -72,6 +74,7 @@ function endpointView(proxyUrl: string, namespace: string, service: string, r: S
     methods: r.methods,
     price: r.price,
     settlement_mode: r.settlement_mode,
+    schemes: r.schemes,
     description: r.description,
     mime_type: r.mime_type,
     input_schema: r.input_schema ?? null,
@@ -278,6 +281,7 @@ export function publishingService(deps: Deps) {
         methods: parseMethods(body.methods ?? ['GET']),
         price: parsePrice(body.price),
         settlement_mode: parseSettlement(body.settlement_mode ?? 'async'),
+        schemes: parseSchemes(body.schemes ?? ['exact']),
         description: parseDescription(body.description ?? ''),
         mime_type: parseMime(body.mime_type ?? 'application/json'),
         input_schema: body.input_schema === undefined ? null : parseInputSchema(body.input_schema),
@@ -306,6 +310,7 @@ export function publishingService(deps: Deps) {
       if (body.methods !== undefined) set.methods = parseMethods(body.methods)
       if (body.price !== undefined) set.price = parsePrice(body.price)
       if (body.settlement_mode !== undefined) set.settlement_mode = parseSettlement(body.settlement_mode)
+      if (body.schemes !== undefined) set.schemes = parseSchemes(body.schemes)
       if (body.description !== undefined) set.description = parseDescription(body.description)
       if (body.mime_type !== undefined) set.mime_type = parseMime(body.mime_type)
       if (body.input_schema !== undefined) set.input_schema = parseInputSchema(body.input_schema)
@@ -357,6 +362,12 @@ export function publishingService(deps: Deps) {
       }
     },
   }
+}
+
+/** The schemes to offer: known names; `exact` is always offered (added when missing). */
+function parseSchemes(v: unknown): string[] {
+  if (!Array.isArray(v) || v.some((x) => !isSchemeName(x))) throw invalid('schemes', `expected an array of ${SCHEME_NAMES.join(', ')} (exact is always offered)`)
+  return [...new Set(['exact', ...(v as string[])])]
 }
 
 function parseSettlement(v: unknown): 'async' | 'sync' {

@@ -23,6 +23,7 @@ const endpointProps = {
   mime_type: { type: 'string' },
   input_schema: { anyOf: [{ type: 'object' }, { type: 'null' }] },
   settlement_mode: { type: 'string', enum: ['async', 'sync'] },
+  schemes: { type: 'array', items: { type: 'string' }, maxItems: 8, description: 'payment schemes offered in the v2 challenge besides exact, which is always offered' },
   handler: { anyOf: [{ type: 'string' }, { type: 'null' }], description: 'a hosted handler name; or give upstream_url' },
   upstream_url: { anyOf: [{ type: 'string' }, { type: 'null' }], description: 'your origin; Tollgate forwards paid calls with an HMAC signature (X-Tollgate-Signature)' },
   upstream,

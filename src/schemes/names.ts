@@ -1,0 +1,13 @@
+/**
+ * The payment schemes this platform implements, by their x402 names. An endpoint offers `exact`
+ * always and any of the others its seller enabled (`endpoints.schemes`). Adding a scheme: its name
+ * here, its implementation under src/schemes/<name>/, and its instance in the proxy's scheme list
+ * (src/http/proxy-app.ts).
+ */
+export const SCHEME_NAMES = ['exact'] as const
+
+export type SchemeName = (typeof SCHEME_NAMES)[number]
+
+export function isSchemeName(v: unknown): v is SchemeName {
+  return typeof v === 'string' && (SCHEME_NAMES as readonly string[]).includes(v)
+}
