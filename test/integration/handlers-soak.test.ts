@@ -20,7 +20,8 @@ import { loadHandlerRegistry } from '../../src/pool/handler-registry.js'
 // - resident memory may grow by at most 64 MiB: after a GC, RSS still holds allocator free lists,
 //   V8's pages and ICU's caches, which fill over the first thousands of calls and then stay
 //   (timezone-converter's Intl formatters: +95 MiB after ~1,800 calls, then flat for 4,000 more);
-//   measured: at most 46 MiB over 300 calls. A native leak of 200 KB a call breaks it.
+//   measured: at most 49 MiB over 300 calls (barcode-generator, first in the process: the image
+//   decoder of the checks warming up). A native leak of 200 KB a call breaks it.
 const SOAK = process.env.TOLLGATE_SOAK === '1'
 const CALLS = SOAK ? 300 : 20
 const TTS_CALLS = SOAK ? 1000 : 20
