@@ -8,7 +8,7 @@ import { loadHandlerRegistry } from '../../src/pool/handler-registry.js'
 // what it is (see handler-soak-runner.ts): text-to-speech's eSpeak build answered call 80 with 0.3 s
 // of cut audio and aborted Node on call 81 (issue #22), so a 200 status proves nothing.
 //
-// TOLLGATE_SOAK=1: 300 calls each (text-to-speech 1,000); otherwise 20, which CI runs.
+// TOLLGATE_SOAK=1: 300 calls each (text-to-speech 1,000); otherwise 10, which CI runs.
 //
 // Memory bounds, per handler, measured after its warm-up calls and after its last call, each after
 // a forced full GC:
@@ -23,8 +23,8 @@ import { loadHandlerRegistry } from '../../src/pool/handler-registry.js'
 //   measured: at most 49 MiB over 300 calls (barcode-generator, first in the process: the image
 //   decoder of the checks warming up). A native leak of 200 KB a call breaks it.
 const SOAK = process.env.TOLLGATE_SOAK === '1'
-const CALLS = SOAK ? 300 : 20
-const TTS_CALLS = SOAK ? 1000 : 20
+const CALLS = SOAK ? 300 : 10
+const TTS_CALLS = SOAK ? 1000 : 10
 const MiB = 1024 * 1024
 const HEAP_BOUND = 8 * MiB
 const RSS_BOUND = 64 * MiB
