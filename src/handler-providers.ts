@@ -53,7 +53,7 @@ export const PROVIDER_SETTINGS: readonly ProviderSetting[] = [
   { name: 'LLM_API_KEY', kind: 'secret', doc: 'bearer key of that API' },
   { name: 'LLM_MODEL', kind: 'text', default: 'gpt-4o-mini', doc: 'the model those endpoints ask for' },
   // other providers
-  { name: 'FRANKFURTER_URL', kind: 'url', default: 'https://api.frankfurter.app', doc: 'Frankfurter (ECB reference rates) for currency-converter' },
+  { name: 'FRANKFURTER_URL', kind: 'url', default: 'https://api.frankfurter.dev/v1', doc: 'Frankfurter (ECB reference rates) for currency-converter' },
   { name: 'OPEN_METEO_URL', kind: 'url', default: 'https://api.open-meteo.com', doc: 'Open-Meteo forecast API (weather-api)' },
   { name: 'OPEN_METEO_GEOCODING_URL', kind: 'url', default: 'https://geocoding-api.open-meteo.com', doc: 'Open-Meteo geocoding API (weather-api by place name)' },
   { name: 'NOMINATIM_URL', kind: 'url', default: 'https://nominatim.openstreetmap.org', doc: 'Nominatim (OpenStreetMap) geocoder for address-validator-geocoder' },

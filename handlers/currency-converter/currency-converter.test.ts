@@ -1,6 +1,7 @@
 import t from 'tap'
 import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import { standIn, type ReceivedRequest } from '../../test/helpers/provider-stand-in.js'
+import { PROVIDER_SETTINGS } from '../../src/handler-providers.js'
 import handler from './index.js'
 
 // Frankfurter v1 shapes, https://frankfurter.dev (latest, historical, currencies)
@@ -91,4 +92,14 @@ t.test('provider problems', async (t) => {
   t.match(await runInline(handler, { from: 'USD', to: 'GBP,JPY', date: '2000-01-03' }, { providers: { FRANKFURTER_URL: tooEarly.url } }), { ok: false, status: 422, field: 'to', message: /JPY/ })
   const noRate = await standIn(t, (req) => (req.path === '/currencies' ? { json: CURRENCIES } : { json: { amount: 1, base: 'USD', date: '2024-11-22', rates: {} } }))
   await t.rejects(runInline(handler, handler.example, { providers: { FRANKFURTER_URL: noRate.url } }), { code: 'upstream_failed', message: /no rate/ })
+})
+
+// Issue #22: the default was api.frankfurter.app, Frankfurter's former host; its documentation now
+// serves the same v1 API (latest, historical, currencies) under https://api.frankfurter.dev/v1
+t.test("defaults to Frankfurter's documented v1 base URL, whose path is kept in every request", async (t) => {
+  t.equal(PROVIDER_SETTINGS.find((s) => s.name === 'FRANKFURTER_URL')?.default, 'https://api.frankfurter.dev/v1')
+  const p = await standIn(t, (req) => (req.path.startsWith('/v1/') ? frankfurter({ ...req, path: req.path.slice('/v1'.length) }) : { status: 404, json: { message: 'not found' } }))
+  const out = okBody(await runInline(handler, handler.example, { providers: { FRANKFURTER_URL: `${p.url}/v1` } }))
+  t.same(out.conversions, [{ to: 'EUR', name: 'Euro', rate: 0.96, converted: 96 }])
+  t.same(p.received.map((r) => r.path), ['/v1/currencies', '/v1/latest'])
 })

@@ -14,7 +14,7 @@ const MAX_TARGETS = 10
 const FIRST_DATE = '1999-01-04'
 
 /**
- * Frankfurter's v1 answers (https://frankfurter.dev, "latest" and "historical" rates):
+ * Frankfurter's v1 API (documented at https://frankfurter.dev/v1, served under https://api.frankfurter.dev/v1):
  *   GET /latest?base=USD&symbols=EUR,GBP → { amount: 1.0, base: "USD", date: "2024-11-22", rates: { EUR: 0.9582, GBP: 0.7981 } }
  *   GET /2024-01-06?base=... → the same shape; `date` is the working day whose rates were used (on or before the asked day)
  *   GET /currencies → { AUD: "Australian Dollar", ... }

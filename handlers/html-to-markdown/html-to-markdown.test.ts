@@ -32,3 +32,34 @@ t.test('rejects empty, oversized and malformed input naming the field', async (t
   const missing = await runInline(handler, {})
   t.match(missing, { ok: false, status: 400, field: 'html' })
 })
+
+// Issue #22: tables came out as loose paragraphs ("NameAge\n\nAda36") and <del> was dropped
+t.test('converts tables to GitHub-flavoured tables and <del>/<s> to strikethrough', async (t) => {
+  const html =
+    '<table><thead><tr><th>Name</th><th align="right">Age</th></tr></thead>' +
+    '<tbody><tr><td>Ada</td><td align="right">36</td></tr><tr><td>Alan | T.</td><td align="right">41</td></tr></tbody></table>' +
+    '<p>Price: <del>$20</del> <s>$18</s> $15</p>'
+  const out = await runInline(handler, { html })
+  t.ok(out.ok)
+  if (!out.ok) return
+  const md = (out.result.body as { markdown: string }).markdown
+  const rows = md.split('\n').filter((l) => l.startsWith('|'))
+  t.same(rows.map((r) => r.split(/(?<!\\)\|/).slice(1, -1).map((c) => c.trim())), [
+    ['Name', 'Age'],
+    ['---', '---:'],
+    ['Ada', '36'],
+    ['Alan \\| T.', '41'],
+  ])
+  t.match(md, 'Price: ~~$20~~ ~~$18~~ $15')
+})
+
+t.test('a table without a header row still gets one, so the Markdown is a table', async (t) => {
+  const out = await runInline(handler, { html: '<table><tr><td>a</td><td>b</td></tr><tr><td>c</td><td>d</td></tr></table>' })
+  t.ok(out.ok)
+  if (!out.ok) return
+  const md = (out.result.body as { markdown: string }).markdown
+  const rows = md.split('\n').filter((l) => l.startsWith('|'))
+  t.equal(rows.length, 4, md)
+  t.match(rows[1], /^\|\s*-+\s*\|\s*-+\s*\|$/)
+  t.match(md, /\|\s*a\s*\|\s*b\s*\|/)
+})

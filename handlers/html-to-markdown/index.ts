@@ -11,7 +11,7 @@ interface Input {
 
 export default defineHandler<Input>({
   slug: 'html-to-markdown',
-  description: 'Convert an HTML document or fragment to Markdown (Turndown). Scripts, styles and embedded frames are dropped.',
+  description: 'Convert an HTML document or fragment to GitHub-flavoured Markdown (Turndown with its GFM plugin): tables, strikethrough and task lists included. Scripts, styles and embedded frames are dropped.',
   inputSchema: {
     type: 'object',
     required: ['html'],
@@ -30,12 +30,14 @@ export default defineHandler<Input>({
   },
   example: { html: '<h1>Hello</h1><p>Some <strong>bold</strong> text and a <a href="https://example.com">link</a>.</p>', headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-' },
   async run(input) {
-    const { default: TurndownService } = await import('turndown')
+    const [{ default: TurndownService }, { gfm }] = await Promise.all([import('turndown'), import('@joplin/turndown-plugin-gfm')])
     const td = new TurndownService({
       headingStyle: input.headingStyle,
       codeBlockStyle: input.codeBlockStyle,
       bulletListMarker: input.bulletListMarker,
     })
+    // tables (with a header row made up when the HTML has none), ~~strikethrough~~, [x] task lists
+    td.use(gfm)
     td.remove(['script', 'style', 'noscript', 'iframe', 'object', 'embed', 'template'])
     const markdown = td.turndown(input.html)
     return { body: { markdown, length: markdown.length } }

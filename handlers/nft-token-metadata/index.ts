@@ -20,6 +20,7 @@ const nftAbi = [
   { type: 'function', name: 'uri', stateMutability: 'view', inputs: [{ name: 'id', type: 'uint256' }], outputs: [{ type: 'string' }] },
   { type: 'function', name: 'name', stateMutability: 'view', inputs: [], outputs: [{ type: 'string' }] },
   { type: 'function', name: 'symbol', stateMutability: 'view', inputs: [], outputs: [{ type: 'string' }] },
+  { type: 'function', name: 'decimals', stateMutability: 'view', inputs: [], outputs: [{ type: 'uint8' }] },
 ] as const
 
 /** ERC-165 interface ids (EIP-721, EIP-1155) */
@@ -55,6 +56,7 @@ export default defineHandler<Input>({
       '{ chainId, blockNumber, contract, tokenId, standard (erc721 | erc1155), found, name, symbol, owner (ERC-721 ownerOf; null for ERC-1155, which has no single owner), tokenUri (as the contract returns it), ' +
       'metadataUrl (the URL fetched: the ipfs:// gateway form, the http(s) URL, or "data:" for inline), metadata (the JSON object) | null, metadataError | null, image, imageUrl (ipfs:// image through the gateway) }. ' +
       'found is false when the contract says the token does not exist (ownerOf and tokenURI revert). ' +
+      "With standard 'auto', a contract that declares neither interface through ERC-165 and answers no NFT function for the token (an ERC-20, say) is refused: 422 on contract, nothing charged. " +
       'metadata is null with metadataError saying why when it could not be fetched or parsed (internal addresses are refused; ipfs:// needs IPFS_GATEWAY_URL).',
     schema: {
       type: 'object',
@@ -83,15 +85,16 @@ export default defineHandler<Input>({
     const [chainId, code] = await Promise.all([read('the chain id', () => client.getChainId()), read('the contract code', () => client.getCode({ address, blockNumber: head }))])
     if (!code || code === '0x') throw new HandlerInputError('contract', `${address} has no contract code on this chain (id ${chainId})`, 422)
 
-    const call = <T>(functionName: 'supportsInterface' | 'tokenURI' | 'ownerOf' | 'uri' | 'name' | 'symbol', args: readonly unknown[] = []) => optionalRead<T>(c, () => client.readContract({ address, abi: nftAbi, functionName, args: args as never, blockNumber: head }) as Promise<T>, `${functionName}()`)
+    const call = <T>(functionName: 'supportsInterface' | 'tokenURI' | 'ownerOf' | 'uri' | 'name' | 'symbol' | 'decimals', args: readonly unknown[] = []) => optionalRead<T>(c, () => client.readContract({ address, abi: nftAbi, functionName, args: args as never, blockNumber: head }) as Promise<T>, `${functionName}()`)
     let standard: 'erc721' | 'erc1155'
     if ((input.standard ?? 'auto') === 'auto') {
       const [is721, is1155] = await Promise.all([call<boolean>('supportsInterface', [ERC721_ID]), call<boolean>('supportsInterface', [ERC1155_ID])])
       if (is721) standard = 'erc721'
       else if (is1155) standard = 'erc1155'
-      // no ERC-165: whichever URI function answers
-      else if ((await call<string>('tokenURI', [id])) !== null || (await call<string>('uri', [id])) === null) standard = 'erc721'
-      else standard = 'erc1155'
+      // no ERC-165 (which both standards require): whichever NFT function answers
+      else if ((await call<string>('tokenURI', [id])) !== null || (await call<string>('ownerOf', [id])) !== null) standard = 'erc721'
+      else if ((await call<string>('uri', [id])) !== null) standard = 'erc1155'
+      else throw await notAnNft(address, call)
     } else standard = input.standard as 'erc721' | 'erc1155'
 
     const [name, symbol] = await Promise.all([call<string>('name'), call<string>('symbol')])
@@ -115,6 +118,17 @@ export default defineHandler<Input>({
     return { body: { ...base, metadataUrl: m.url, metadata: m.metadata, metadataError: m.error, image, imageUrl: image ? httpForm(image, ctx) : null } }
   },
 })
+
+/**
+ * The refusal for a contract that answers as no NFT contract: it declares neither interface
+ * through ERC-165 and none of tokenURI, ownerOf, uri answers; an ERC-20 (it answers decimals())
+ * is named as one, the usual mistake.
+ */
+async function notAnNft(address: string, call: <T>(fn: 'decimals', args?: readonly unknown[]) => Promise<T | null>): Promise<HandlerInputError> {
+  const decimals = await call<number>('decimals')
+  const what = decimals !== null ? `it looks like an ERC-20 token (it answers decimals() = ${decimals})` : 'it declares neither ERC-721 nor ERC-1155 through ERC-165 and answers none of tokenURI, ownerOf, uri'
+  return new HandlerInputError('contract', `${address} is not an NFT contract: ${what}; give the address of an ERC-721 or ERC-1155 collection`, 422)
+}
 
 /** A view call whose failure by the contract (revert, no such function) is null; node failures are 502. */
 async function optionalRead<T>(c: ChainClient, fn: () => Promise<T>, what: string): Promise<T | null> {

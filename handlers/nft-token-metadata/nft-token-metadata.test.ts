@@ -5,11 +5,11 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { compileInputValidator } from '../../src/pool/input-validator.js'
 import { withDevnet } from '../../test/helpers/devnet.js'
 import { compileSolidity, deploy, evmClients, write } from '../../test/helpers/evm-chain.js'
-import { NFTS_SOL } from '../../test/helpers/evm-contracts.js'
+import { NFTS_SOL, TOKENS_SOL } from '../../test/helpers/evm-contracts.js'
 import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
-const compiled = compileSolidity({ 'Nfts.sol': NFTS_SOL })
+const compiled = compileSolidity({ 'Nfts.sol': NFTS_SOL, 'Tokens.sol': TOKENS_SOL })
 const stranger = () => privateKeyToAccount(generatePrivateKey()).address
 
 t.test('the example validates', async (t) => {
@@ -112,6 +112,17 @@ t.test('against a real anvil, a metadata server and an IPFS gateway stand-in', a
     const bare = getAddress(await deploy(c, compiled.BareNFT!))
     const out = okBody(await run({ contract: bare, tokenId: '1' }))
     t.match(out, { standard: 'erc721', owner: '0x000000000000000000000000000000000000bEEF', metadata: { name: 'bare' } })
+  })
+
+  // Issue #22: an ERC-20 in auto mode was read as ERC-721 and answered "this token does not exist"
+  t.test('a contract that is no NFT contract is 422 on contract, saying so', async (t) => {
+    const erc20 = getAddress(await deploy(c, compiled.PlainToken!, ['Plain', 'PLN', 18, 10n ** 24n]))
+    t.match(await run({ contract: erc20, tokenId: '1' }), { ok: false, status: 422, field: 'contract', message: /is not an NFT contract.*ERC-20/ })
+    t.match(await run({ contract: erc20, tokenId: '1', standard: 'auto' }), { ok: false, status: 422, field: 'contract' })
+    const other = getAddress(await deploy(c, compiled.Reverter!))
+    t.match(await run({ contract: other, tokenId: '1' }), { ok: false, status: 422, field: 'contract', message: /is not an NFT contract: it declares neither ERC-721 nor ERC-1155/ })
+    // a real ERC-721's missing token is still an answer, not a refusal
+    t.match(okBody(await run({ contract: nft, tokenId: '1000' })), { standard: 'erc721', found: false })
   })
 
   t.test('bad input', async (t) => {

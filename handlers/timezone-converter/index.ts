@@ -12,7 +12,7 @@ interface Input {
 export default defineHandler<Input>({
   slug: 'timezone-converter',
   description:
-    'Convert a date-time between IANA time zones, with each zone’s UTC offset, abbreviation and daylight-saving flag; wall-clock times that fall in a DST gap or overlap are resolved and reported.',
+    'Convert a date-time between IANA time zones, with each zone’s UTC offset, abbreviation (the tz database’s: BST, CEST, AEDT) and daylight-saving flag; wall-clock times that fall in a DST gap or overlap are resolved and reported.',
   inputSchema: {
     type: 'object',
     additionalProperties: false,
@@ -31,11 +31,11 @@ export default defineHandler<Input>({
   output: {
     contentType: 'application/json',
     description:
-      '{ utc, source: Zoned & { adjusted?, ambiguous? }, conversions: Zoned[] } where Zoned = { zone, iso, date, time, offset, offsetMinutes, abbreviation, isDST, dayDifference }',
+      '{ utc, source: Zoned & { adjusted?, ambiguous? }, conversions: Zoned[] } where Zoned = { zone, iso, date, time, offset, offsetMinutes, abbreviation, isDST, dayDifference }; abbreviation is the tz database’s (BST, CEST) where it has a name for the time, else GMT±h (Asia/Dubai: GMT+4)',
   },
   example: { datetime: '2024-07-01T09:00', from: 'America/New_York', to: ['Europe/London', 'Asia/Tokyo', 'Australia/Sydney'], disambiguation: 'earlier' },
   async run(input) {
-    const { DateTime, IANAZone } = await import('luxon')
+    const [{ DateTime, IANAZone }, { default: moment }] = await Promise.all([import('luxon'), import('moment-timezone')])
     const checkZone = (field: string, zone: string) => {
       if (!IANAZone.isValidZone(zone)) throw new HandlerInputError(field, `${field} ${zone} is not a known IANA time zone`)
     }
@@ -47,7 +47,7 @@ export default defineHandler<Input>({
     if (input.datetime === undefined) source = DateTime.now().setZone(input.from).setLocale('en-US')
     else {
       const hasOffset = /(Z|[+-]\d{2}(:?\d{2})?)$/i.test(input.datetime) && input.datetime.includes('T')
-      // a fixed locale keeps abbreviations (EDT, GMT+1) the same on every host
+      // a fixed locale keeps ICU's zone names (EDT, GMT+4) the same on every host
       source = DateTime.fromISO(input.datetime, { zone: input.from, setZone: false, locale: 'en-US' })
       if (!source.isValid) throw new HandlerInputError('datetime', `datetime is not valid ISO 8601: ${source.invalidExplanation ?? source.invalidReason}`)
       if (!hasOffset) {
@@ -69,7 +69,7 @@ export default defineHandler<Input>({
       time: dt.toFormat('HH:mm:ss'),
       offset: dt.toFormat('ZZ'),
       offsetMinutes: dt.offset,
-      abbreviation: dt.offsetNameShort,
+      abbreviation: tzAbbreviation(moment.tz.zone(dt.zoneName ?? ''), dt.toMillis(), dt.offset) ?? dt.offsetNameShort,
       isDST: dt.isInDST,
       dayDifference: Math.round(DateTime.fromISO(dt.toISODate()!, { zone: 'UTC' }).diff(DateTime.fromISO(source.toISODate()!, { zone: 'UTC' }), 'days').days),
     })
@@ -82,3 +82,16 @@ export default defineHandler<Input>({
     }
   },
 })
+
+/**
+ * The tz database's abbreviation of the zone at that instant (BST, CEST, AEDT), from
+ * moment-timezone's copy of it. ICU names a zone only where the locale has a name for it (en-US
+ * calls London's summer time GMT+1). The tz database writes numeric abbreviations (+04) for zones
+ * that have none in use; for those, and should its offset disagree with ICU's, undefined.
+ */
+function tzAbbreviation(zone: { abbr(ms: number): string; utcOffset(ms: number): number } | null, ms: number, offsetMinutes: number): string | undefined {
+  if (!zone) return undefined
+  const abbr = zone.abbr(ms)
+  // moment-timezone counts offsets west of UTC as positive
+  return /^[A-Za-z]{2,6}$/.test(abbr) && -zone.utcOffset(ms) === offsetMinutes ? abbr : undefined
+}

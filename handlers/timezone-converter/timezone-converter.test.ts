@@ -62,3 +62,15 @@ t.test('invalid input names the field', async (t) => {
   t.match(await runInline(handler, { datetime: 'next tuesday', to: ['UTC'] }), { ok: false, status: 400, field: 'datetime' })
   t.match(await runInline(handler, { to: new Array(51).fill('UTC') }), { ok: false, status: 400, field: 'to' })
 })
+
+// Issue #22: London in summer was labelled "GMT+1" (the en-US name ICU gives), not the zone
+// database's BST; zones whose tz database entry has only a numeric abbreviation keep GMT±h
+t.test('abbreviations come from the tz database where it has a name for the time', async (t) => {
+  const at = async (datetime: string, zones: string[]) => okBody<Out>(await runInline(handler, { datetime, to: zones })).conversions.map((c) => c.abbreviation)
+  t.same(await at('2024-07-01T12:00:00Z', ['Europe/London', 'Europe/Paris', 'Europe/Dublin', 'Australia/Sydney', 'Asia/Tokyo', 'America/New_York', 'Asia/Kolkata', 'UTC']), ['BST', 'CEST', 'IST', 'AEST', 'JST', 'EDT', 'IST', 'UTC'])
+  t.same(await at('2024-01-15T12:00:00Z', ['Europe/London', 'Europe/Paris', 'Europe/Dublin', 'Australia/Sydney']), ['GMT', 'CET', 'GMT', 'AEDT'])
+  // the tz database names no abbreviation for these (it writes +04, -03): the GMT form stays
+  t.same(await at('2024-07-01T12:00:00Z', ['Asia/Dubai', 'America/Sao_Paulo']), ['GMT+4', 'GMT-3'])
+  // historical: British Double Summer Time in 1944
+  t.same(await at('1944-07-01T12:00:00Z', ['Europe/London']), ['BDST'])
+})

@@ -110,10 +110,7 @@ export default defineHandler<Input>({
         return await fn()
       } catch (err) {
         // viem's messages carry the RPC URL, which may hold a key: say only which read failed
-        if (err instanceof viem.ContractFunctionExecutionError && err.cause instanceof viem.ContractFunctionZeroDataError) {
-          throw new HandlerUpstreamError('upstream_failed', 'the configured lending pool returned no data (is WALLET_SCORE_AAVE_POOL an Aave v3 Pool on this chain?)')
-        }
-        throw new HandlerUpstreamError('upstream_failed', `the chain RPC failed while reading ${what}`)
+        throw notAPool(viem, settings.pool, err) ?? new HandlerUpstreamError('upstream_failed', `the chain RPC failed while reading ${what}`)
       }
     }
 
@@ -191,6 +188,24 @@ export default defineHandler<Input>({
     }
   },
 })
+
+/**
+ * The answer when the configured pool's node answered but the contract did not answer
+ * getUserAccountData as an Aave v3 Pool does (no contract, a revert, data of another shape);
+ * undefined for node and transport failures, which are the RPC's.
+ */
+function notAPool(viem: typeof import('viem'), pool: string, err: unknown): HandlerUpstreamError | undefined {
+  if (!(err instanceof viem.ContractFunctionExecutionError) || err.functionName !== 'getUserAccountData') return undefined
+  const cause = err.cause
+  let why: string
+  if (cause instanceof viem.ContractFunctionZeroDataError) why = 'it returned no data for getUserAccountData (no contract there, or one without that function)'
+  else if (cause instanceof viem.ContractFunctionRevertedError) why = 'it reverted getUserAccountData'
+  else if (!err.walk((e) => e instanceof viem.HttpRequestError || e instanceof viem.TimeoutError || e instanceof viem.RpcRequestError)) {
+    // the node answered and the answer did not decode (too short, out of bounds)
+    why = 'it answered getUserAccountData with data that is not an Aave v3 account'
+  } else return undefined
+  return new HandlerUpstreamError('upstream_failed', `WALLET_SCORE_AAVE_POOL (${pool}) does not answer as an Aave v3 Pool on this chain: ${why}; point it at the chain's Aave v3 Pool`)
+}
 
 function readSettings(ctx: HandlerContext) {
   const p = ctx.providers

@@ -3,10 +3,20 @@ import { privateKeyToAccount, generatePrivateKey } from 'viem/accounts'
 import { HandlerUpstreamError } from '../../src/pool/handler-contract.js'
 import { deployAavePoolStandIn } from '../../test/helpers/aave-pool-stand-in.js'
 import { withDevnet } from '../../test/helpers/devnet.js'
+import { compileSolidity, deploy, evmClients } from '../../test/helpers/evm-chain.js'
+import { TOKENS_SOL } from '../../test/helpers/evm-contracts.js'
 import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
 const wallet = () => privateKeyToAccount(generatePrivateKey()).address
+
+// contracts that are not an Aave v3 Pool: an ERC-20 (reverts getUserAccountData: no such function),
+// one that swallows every call (answers nothing) and one that answers a single word to anything
+const NOT_POOLS_SOL = `// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.20;
+contract Sink { fallback() external {} }
+contract OneWord { fallback(bytes calldata) external returns (bytes memory) { return abi.encode(uint256(7)); } }
+`
 
 t.test('against a real anvil with a stand-in Aave v3 Pool', async (t) => {
   const devnet = await withDevnet(t)
@@ -90,6 +100,25 @@ t.test('against a real anvil with a stand-in Aave v3 Pool', async (t) => {
     const err = await down.catch((e: unknown) => e)
     t.ok(err instanceof HandlerUpstreamError)
     t.notMatch((err as Error).message, /secret-api-key|127\.0\.0\.1/, 'the RPC URL stays out of the message')
-    await t.rejects(score(healthy, { WALLET_SCORE_AAVE_POOL: wallet() }), { code: 'upstream_failed', message: /returned no data/ }, 'a pool address without a contract')
+    await t.rejects(score(healthy, { WALLET_SCORE_AAVE_POOL: wallet() }), { code: 'upstream_failed', message: /does not answer as an Aave v3 Pool.*returned no data/ }, 'a pool address without a contract')
+  })
+
+  // Issue #22: a pool setting aimed at another contract was answered "the chain RPC failed"
+  t.test('a pool setting aimed at a contract that is no Aave v3 Pool says so', async (t) => {
+    const c = await evmClients(devnet)
+    const compiled = compileSolidity({ 'Tokens.sol': TOKENS_SOL, 'NotPools.sol': NOT_POOLS_SOL })
+    const erc20 = await deploy(c, compiled.PlainToken!, ['Plain', 'PLN', 18, 10n ** 24n])
+    const sink = await deploy(c, compiled.Sink!)
+    const oneWord = await deploy(c, compiled.OneWord!)
+    for (const [what, address, why] of [
+      ['an ERC-20', erc20, /reverted getUserAccountData/],
+      ['a contract answering nothing', sink, /returned no data/],
+      ['a contract answering one word', oneWord, /not an Aave v3 account/],
+    ] as const) {
+      const err = await score(healthy, { WALLET_SCORE_AAVE_POOL: address }).catch((e: unknown) => e)
+      t.match(err, { code: 'upstream_failed', message: /^WALLET_SCORE_AAVE_POOL \(0x[0-9a-fA-F]{40}\) does not answer as an Aave v3 Pool/ }, what)
+      t.match((err as Error).message, why, what)
+      t.notMatch((err as Error).message, /RPC failed/, what)
+    }
   })
 })

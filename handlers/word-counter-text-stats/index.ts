@@ -1,4 +1,5 @@
 import { defineHandler } from '../../src/pool/handler-contract.js'
+import { countSentences } from './sentences.js'
 
 const MAX_TEXT = 500_000
 
@@ -18,7 +19,7 @@ export default defineHandler<Input>({
     additionalProperties: false,
     required: ['text'],
     properties: {
-      text: { type: 'string', maxLength: MAX_TEXT, description: `Text to analyse, at most ${MAX_TEXT} characters. Word and sentence boundaries follow Unicode (Intl.Segmenter); syllables and readability assume English.` },
+      text: { type: 'string', maxLength: MAX_TEXT, description: `Text to analyse, at most ${MAX_TEXT} characters. Word and sentence boundaries follow Unicode (Intl.Segmenter), except that common English abbreviations (Dr. Smith, e.g., No. 5, Jan. 5) do not end a sentence; syllables and readability assume English.` },
       readingWpm: { type: 'integer', minimum: 50, maximum: 1000, default: 238, description: 'Silent reading speed, words per minute (238 is the adult average for non-fiction, Brysbaert 2019).' },
       speakingWpm: { type: 'integer', minimum: 50, maximum: 400, default: 150, description: 'Speaking speed, words per minute.' },
       topWords: { type: 'integer', minimum: 0, maximum: 50, default: 10, description: 'How many most frequent words (case-folded) to list.' },
@@ -37,9 +38,7 @@ export default defineHandler<Input>({
     const words: string[] = []
     for (const s of segments(text, 'word', 500)) if (s.isWordLike) words.push(s.segment)
 
-    // A sentence is a segment holding at least one word, so stray punctuation or blank lines do not count.
-    let sentences = 0
-    for (const s of segments(text, 'sentence', 1_000)) if (/[\p{L}\p{N}]/u.test(s.segment)) sentences++
+    const sentences = countSentences(segments(text, 'sentence', 1_000))
 
     const paragraphs = text.split(/\n\s*\n/).filter((p) => p.trim() !== '').length
     const lines = text === '' ? 0 : text.split(/\r\n|\r|\n/).length

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
+import { countSentences } from './sentences.js'
 
 type Out = Record<string, number | null> & { topWords: { word: string; count: number }[] }
 
@@ -48,8 +49,7 @@ t.test('windowed segmentation counts like one pass over the whole text', async (
   for (let i = 0; text.length < 30_000; i++) text += pieces[(i * 7) % pieces.length] + (i % 5 ? ' ' : '\n\n')
   let words = 0
   for (const s of new Intl.Segmenter('en', { granularity: 'word' }).segment(text)) if (s.isWordLike) words++
-  let sentences = 0
-  for (const s of new Intl.Segmenter('en', { granularity: 'sentence' }).segment(text)) if (/[\p{L}\p{N}]/u.test(s.segment)) sentences++
+  const sentences = countSentences(new Intl.Segmenter('en', { granularity: 'sentence' }).segment(text))
   const out = okBody<Out>(await runInline(handler, { text }))
   t.equal(out.words, words)
   t.equal(out.sentences, sentences)
@@ -74,4 +74,19 @@ t.test('documented limit: 500,000 characters, and the limit itself runs in time'
   t.equal(out.sentences, 50_000)
   t.ok(Date.now() - start < 8_000, `took ${Date.now() - start} ms`)
   t.equal(okBody<Out>(await runInline(handler, { text: 'x'.repeat(500_000) })).syllables, 1, 'one huge token does not stall the syllable counter')
+})
+
+// Issue #22: "Dr." was counted as the end of a sentence (Intl.Segmenter has no abbreviation list)
+t.test('abbreviations before a name, a number or anything do not end a sentence', async (t) => {
+  const count = async (text: string) => okBody<Out>(await runInline(handler, { text })).sentences
+  t.equal(await count('Dr. Smith met Mr. Jones and Prof. Lee at St. Mary’s.'), 1)
+  t.equal(await count('See Fig. 3 and No. 10 on Jan. 5. It was late.'), 2)
+  t.equal(await count('Cats vs. Dogs is a film. Compare cf. Smith.'), 2)
+  t.equal(await count('DR. WHO is on. MRS. Brown too.'), 2, 'capitals')
+  // still a sentence end where the word after does not fit the abbreviation
+  t.equal(await count('I said no. Then he left.'), 2, 'lower-case "no." is the word, not No.')
+  t.equal(await count('The answer came in Jan. then more in Feb.'), 1)
+  t.equal(await count('It is in Jan. The rest in Feb.'), 2, 'a month abbreviation before a capital ends the sentence')
+  t.equal(await count('Ask the Dr.'), 1, 'at the end of the text')
+  t.equal(await count('Mr.'), 1)
 })
