@@ -8,8 +8,9 @@ import { endpointTable, type EndpointEntry } from '../proxy/endpoint-table.js'
 import { paidRoute, type SyncSettlement } from '../proxy/paid-route.js'
 import { paymentLedger } from '../proxy/payment-ledger.js'
 import { upstreamClient, type UpstreamOptions } from '../proxy/upstream.js'
-import { createHandlerPool } from '../pool/handler-pool.js'
+import { createHandlerPool, type HandlerPool } from '../pool/handler-pool.js'
 import { loadHandlerRegistry } from '../pool/handler-registry.js'
+import { createRemotePool } from '../pool/remote-pool.js'
 import { payerCredit } from '../services/payer-credit.js'
 import { decodeUpstreamConfig } from '../services/publishing/upstream-config.js'
 import { installErrorHandler } from './plugins/error-handler.js'
@@ -36,6 +37,8 @@ export interface ProxyAppOptions {
   providers?: Record<string, string | undefined>
   /** where hosted handler modules live (tests point this at fixtures) */
   handlersDir?: string
+  /** where hosted handler calls run; default: the `handlers` role at HANDLERS_URL, else handler processes of this proxy's own (bench:proxy passes the thread pool to compare) */
+  handlerPool?: HandlerPool
 }
 
 /**
@@ -76,7 +79,10 @@ export async function buildProxyApp(deps: Deps, opts: ProxyAppOptions = {}): Pro
   installErrorHandler(app)
   const table = await endpointTable(deps, { onError: (err) => app.log.error({ err }, 'endpoint table reload failed') })
   const ledger = paymentLedger(deps.db)
-  const pool = createHandlerPool(deps.config.handlers)
+  // handler code never runs in this process: in the `handlers` role, or in processes it supervises
+  const pool =
+    opts.handlerPool ??
+    (deps.config.handlers.url.length > 0 ? createRemotePool(deps.config.handlers.url) : createHandlerPool({ ...deps.config.handlers, log: (message) => app.log.warn(message) }))
   const upstream = upstreamClient({ allowPrivate: deps.config.allowPrivateUpstreams })
   const recovery = signerRecovery({ threads: deps.config.x402.recoveryThreads, offload: deps.config.x402.recoveryOffload })
   app.decorate('signerRecovery', recovery)

@@ -480,7 +480,7 @@ function handlerError(out: Awaited<ReturnType<HandlerPool['run']>>): AppError {
     case 'ok':
       return appError('handler_failed', { detail: `status ${out.status}` })
     default:
-      return appError('handler_failed', { detail: 'the handler crashed' })
+      return appError('handler_failed', { detail: (out.kind === 'crashed' && out.detail) || 'the handler crashed' })
   }
 }
 
