@@ -321,7 +321,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       maxQueue: r.int('HANDLER_MAX_QUEUE', 512, 1, 100000),
       ioThreads: r.int('HANDLER_IO_THREADS', 1, 1, 64),
       ioConcurrency: r.int('HANDLER_IO_CONCURRENCY', 32, 1, 1000),
-      rssMb: r.int('HANDLER_RSS_MB', 1024, 64, 65536),
+      rssMb: r.int('HANDLER_RSS_MB', 1536, 64, 65536),
       url: handlersUrl,
       listen: handlersListen[0] ?? (handlersUrl.length === 1 ? handlersUrl[0] : undefined),
     },

@@ -34,7 +34,7 @@ export interface HandlerPoolOptions {
   ioThreads?: number
   /** calls one I/O-lane process runs at once (default 32) */
   ioConcurrency?: number
-  /** resident memory (heap, buffers, native) past which a handler process is stopped (default 1024) */
+  /** resident memory (heap, buffers, native) past which a handler process is stopped (default 1536) */
   rssMb?: number
   /** told when a handler process ends unasked (a crash, a limit), with what happened */
   log?: (message: string) => void

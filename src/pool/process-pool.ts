@@ -331,14 +331,14 @@ class ProcessLane {
 
   /** Stops a process whose resident memory passed `rssMb`: memory the heap limit does not see (buffers, WebAssembly, native libraries). */
   #checkMemory(): void {
-    const limitKb = (this.opts.rssMb ?? 1024) * 1024
+    const limitKb = (this.opts.rssMb ?? 1536) * 1024
     let busy = false
     for (const child of this.#children) {
       if (child.calls.size === 0 || child.stoppedFor || child.proc.pid === undefined) continue
       busy = true
       const kb = residentKb(child.proc.pid)
       if (kb !== undefined && kb > limitKb) {
-        this.#stop(child, { message: `was stopped: it passed its memory limit (${Math.round(kb / 1024)} MB resident, HANDLER_RSS_MB=${this.opts.rssMb ?? 1024})`, detail: 'the handler process passed its memory limit' })
+        this.#stop(child, { message: `was stopped: it passed its memory limit (${Math.round(kb / 1024)} MB resident, HANDLER_RSS_MB=${this.opts.rssMb ?? 1536})`, detail: 'the handler process passed its memory limit' })
       }
     }
     if (!busy) {

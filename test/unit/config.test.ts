@@ -118,7 +118,7 @@ t.test('SETTLEMENT_LOG_CHUNK_BLOCKS: 2000 blocks per eth_getLogs request by defa
 
 t.test('hosted handlers: processes of the proxy by default; HANDLERS_URL names the handlers role', async (t) => {
   const d = loadConfig({}).handlers
-  t.same([d.url, d.listen, d.rssMb, d.maxThreads, d.memoryMb], [[], undefined, 1024, 2, 256], 'no address: the proxy starts its own handler processes')
+  t.same([d.url, d.listen, d.rssMb, d.maxThreads, d.memoryMb], [[], undefined, 1536, 2, 256], 'no address: the proxy starts its own handler processes')
   const one = loadConfig({ HANDLERS_URL: 'unix:/run/tollgate/handlers.sock' }).handlers
   t.same([one.url, one.listen], [[{ path: '/run/tollgate/handlers.sock' }], { path: '/run/tollgate/handlers.sock' }], 'one address: the proxy connects there, the role listens there')
   const two = loadConfig({ HANDLERS_URL: 'tcp://10.0.0.7:4030, tcp://10.0.0.8:4030', HANDLERS_LISTEN: 'tcp://0.0.0.0:4030' }).handlers
