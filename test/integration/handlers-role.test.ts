@@ -99,3 +99,37 @@ t.test('the handlers role: a proxy with HANDLERS_URL runs hosted calls there, an
     t.equal(back.payment, 'served')
   })
 })
+
+t.test('the Procfile entry (src/start/handlers.ts): refused without an address; serves only its own build; stops on SIGTERM', async (t) => {
+  const entry = path.resolve(here, '../../src/start/handlers.ts')
+  const run = (env: Record<string, string>) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', entry], { env: { ...process.env, HANDLERS_URL: '', HANDLERS_LISTEN: '', LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    t.teardown(() => child.kill('SIGKILL'))
+    let out = ''
+    child.stdout!.on('data', (d) => (out += d))
+    child.stderr!.on('data', (d) => (out += d))
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
+    return { child, out: () => out, exited }
+  }
+  const refused = run({})
+  t.equal(await refused.exited, 78, refused.out())
+  t.match(refused.out(), /invalid configuration:\n\s+- HANDLERS_LISTEN: the handlers role needs an address/)
+
+  const dir = mkdtempSync(path.join(tmpdir(), 'tg-role-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const socket = path.join(dir, 'h.sock')
+  const role = run({ HANDLERS_LISTEN: `unix:${socket}` })
+  await until('the role listening', async () => role.out().includes(`handlers role listening on unix:${socket}`) || (await Promise.race([role.exited, Promise.resolve('up')])) !== 'up', 60_000)
+  const { createRemotePool } = await import('../../src/pool/remote-pool.js')
+  const { loadHandlerRegistry } = await import('../../src/pool/handler-registry.js')
+  const hash = (await loadHandlerRegistry()).get('hash-generator')!
+  const pool = createRemotePool([{ path: socket }])
+  t.teardown(() => pool.close())
+  const ctx = { method: 'POST' as const, accept: '*/*', providers: {}, allowPrivateNetwork: false }
+  const ok = await pool.run({ file: hash.file, slug: 'hash-generator' }, structuredClone(hash.module.example), ctx, 20_000)
+  t.match(ok, { kind: 'ok', status: 200 }, 'a handler of the build runs')
+  const foreign = await pool.run({ file: path.join(handlersDir, 'exits/index.ts'), slug: 'exits' }, {}, ctx, 20_000)
+  t.match(foreign, { kind: 'error', message: /has no handler "exits"/ }, 'a file outside its handler folders is never run')
+  role.child.kill('SIGTERM')
+  t.equal(await role.exited, 0, 'stops cleanly')
+})
