@@ -144,7 +144,11 @@ class ProcessLane {
       await Promise.race([new Promise<void>((r) => (this.#idle = r)), new Promise((r) => (timer = setTimeout(r, 5_000)))])
       clearTimeout(timer)
     }
-    for (const child of this.#children) child.channel.end() // a handler process exits when its channel ends
+    for (const child of this.#children) {
+      // a process still starting would read the end only once it is up: it has nothing to finish
+      if (!child.ready) child.proc.kill('SIGKILL')
+      else child.channel.end() // a handler process exits when its channel ends
+    }
     const kill = setTimeout(() => {
       for (const child of this.#children) child.proc.kill('SIGKILL')
     }, 1_000)

@@ -100,3 +100,19 @@ t.test('a supervisor killed outright takes its handler processes with it, a spin
   t.notOk(alive(pid), 'it did not outlive its supervisor')
   if (alive(pid)) process.kill(pid, 'SIGKILL')
 })
+
+t.test('handler processes that cannot start: waiting calls are answered at once, not left to their time limit', async (t) => {
+  const saved = process.env.NODE_OPTIONS
+  // every handler process now fails as it starts (a broken build would)
+  process.env.NODE_OPTIONS = `${saved ?? ''} --require ${path.join(here, 'no-such-preload.cjs')}`
+  t.teardown(() => {
+    if (saved === undefined) delete process.env.NODE_OPTIONS
+    else process.env.NODE_OPTIONS = saved
+  })
+  const pool = createHandlerPool({ maxThreads: 1, memoryMb: 128 })
+  t.teardown(() => pool.close())
+  const t0 = Date.now()
+  const out = await pool.run(h('echo'), { msg: 'x' }, ctx, 60_000)
+  t.match(out, { kind: 'crashed', detail: 'the handler processes cannot start', message: /fail to start/ })
+  t.ok(Date.now() - t0 < 30_000, `answered after three failed starts, ${Date.now() - t0} ms, not after 60 s`)
+})
