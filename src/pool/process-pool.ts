@@ -234,6 +234,9 @@ class ProcessLane {
       : spawn(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit', 'pipe'], env: handlerProcessEnv(process.env) })
     live.add(proc)
     const channel = proc.stdio[3] as Socket
+    // the pool alone keeps no process running: a call keeps it alive through its timer
+    proc.unref()
+    channel.unref()
     let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined
     let drained = false
     let markGone: () => void = () => {}

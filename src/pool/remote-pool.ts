@@ -64,6 +64,8 @@ class Link {
       const socket = connect('path' in this.address ? { path: this.address.path } : { host: this.address.host, port: this.address.port })
       const timer = setTimeout(() => socket.destroy(), CONNECT_MS)
       socket.setNoDelay(true)
+      // the connection alone keeps no process running: a call keeps it alive through its timer
+      socket.unref()
       socket.once('connect', () => {
         clearTimeout(timer)
         this.#socket = socket
