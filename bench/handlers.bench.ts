@@ -1,6 +1,7 @@
 /**
  * Each hosted handler on its example input (`npm run bench:handlers`): calls/s and p99 through the
- * Piscina pool, against calling the same function inline in this process, in the same run.
+ * handler pool (handler processes), against calling the same function inline in this process, in
+ * the same run.
  * Prints a markdown table; nothing is asserted.
  *
  *   node --import tsx bench/handlers.bench.ts [milliseconds-per-handler] [only-slug]
@@ -55,6 +56,6 @@ for (const [slug, h] of registry) {
   console.log(`| ${slug} | ${viaPool.perSec.toFixed(0)} | ${viaPool.p99.toFixed(2)} | ${inline.perSec.toFixed(0)} | ${inline.p99.toFixed(2)} | ${(viaPool.perSec / inline.perSec).toFixed(2)}x |`)
 }
 if (skipped.length) console.log(`\nskipped (they call an outside provider or a public host): ${skipped.join(', ')}`)
-console.log(`\n${threads} pool threads, ${budgetMs} ms per handler per path, node ${process.version}`)
+console.log(`\n${threads} handler processes, ${budgetMs} ms per handler per path, node ${process.version}`)
 await pool.close()
 process.exit(0)

@@ -2,14 +2,18 @@
  * Hot-path throughput, all in one run on this machine (`npm run bench:proxy`):
  *   bare Fastify hello world  (baseline)
  *   the 402 challenge path
- *   a paid call to a trivial hosted handler (Piscina pool)
+ *   a paid call to a trivial hosted handler (in handler processes, as the proxy runs them)
+ *   the same on the proxy's own worker threads (the pool before issue #22; case `threads`)
  *   a paid call forwarded to a local upstream (undici)
- * Prints requests/s, p50/p99 and ratios against bare Fastify. Nothing is asserted.
+ * Prints requests/s, p50/p99, CPU per request (this process, its threads and its handler
+ * processes) and ratios against bare Fastify. Nothing is asserted.
  *
  *   node --import tsx bench/proxy.bench.ts [seconds-per-case] [connections]
- *   BENCH_ROUNDS=3 ...   the four cases three times in turn, with each round's ratios and their medians
+ *   BENCH_ROUNDS=3 ...   the main cases three times in turn, with each round's ratios and their medians
+ *   BENCH_CASES=hosted,threads BENCH_ROUNDS=4 ...   the process boundary's cost, alternating
  */
 import { randomBytes } from 'node:crypto'
+import { readdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -24,6 +28,7 @@ import { createDb } from '../src/db/create-db.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { createDeps } from '../src/deps.js'
 import { buildProxyApp } from '../src/http/proxy-app.js'
+import { createThreadPool } from '../src/pool/thread-pool.js'
 import { loadHandlerRegistry } from '../src/pool/handler-registry.js'
 import { upstreamClient } from '../src/proxy/upstream.js'
 import { seedHostedServices } from '../src/services/hosted-seed.js'
@@ -75,6 +80,11 @@ await announceRegistryChange(deps)
 const proxy = await buildProxyApp(deps, { logger: false, handlersDir: fixtures })
 await proxy.listen({ port: 45921, host: '127.0.0.1' })
 await proxy.ready()
+// the same proxy with hosted handlers on its own worker threads, to compare (same config, so the
+// same 402 resource URL; only the port differs)
+const proxyThreads = await buildProxyApp(deps, { logger: false, handlersDir: fixtures, handlerPool: createThreadPool(config.handlers) })
+await proxyThreads.listen({ port: 45922, host: '127.0.0.1' })
+const threadsUrl = 'http://127.0.0.1:45922'
 const bare = Fastify()
 bare.get('/', async () => ({ hello: 'world' }))
 await bare.listen({ port: 0, host: '127.0.0.1' })
@@ -106,9 +116,31 @@ interface Row {
   p50: number
   p99: number
   non2xx: number
+  /** CPU µs per successful response: this process (main thread, worker threads, autocannon) and its child processes (handler processes) */
+  cpuUs: number
+  /** the part of cpuUs spent in child processes */
+  childUs: number
+}
+
+/** CPU µs used so far by this process's children (the handler processes), from /proc. */
+function childrenCpuUs(): number {
+  let ticks = 0
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const f = readFileSync(`/proc/${name}/stat`, 'utf8')
+      const fields = f.slice(f.lastIndexOf(')') + 2).split(' ')
+      if (Number(fields[1]) === process.pid) ticks += Number(fields[11]) + Number(fields[12])
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ticks * 10_000 // 100 clock ticks a second
 }
 async function run(name: string, url: string, headers?: string[], conns = connections): Promise<Row> {
   let i = 0
+  const cpu0 = process.cpuUsage()
+  const children0 = childrenCpuUs()
   const result = await profiled(name, () => autocannon({
     url,
     connections: conns,
@@ -118,31 +150,42 @@ async function run(name: string, url: string, headers?: string[], conns = connec
   const expected = name.startsWith('402') ? 402 : 200
   const non = result.non2xx - (expected === 402 ? result['4xx'] : 0)
   const ok = result['2xx'] + (expected === 402 ? result['4xx'] : 0)
-  const row = { name, rps: ok / (result.duration || seconds), p50: result.latency.p50, p99: result.latency.p99, non2xx: non }
-  process.stderr.write(`${name}: ${Math.round(row.rps)} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms${row.non2xx ? `, ${row.non2xx} unexpected statuses` : ''}\n`)
+  const cpu = process.cpuUsage(cpu0)
+  const childUs = (childrenCpuUs() - children0) / Math.max(1, ok)
+  const cpuUs = (cpu.user + cpu.system) / Math.max(1, ok) + childUs
+  const row = { name, rps: ok / (result.duration || seconds), p50: result.latency.p50, p99: result.latency.p99, non2xx: non, cpuUs, childUs }
+  process.stderr.write(`${name}: ${Math.round(row.rps)} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, ${Math.round(cpuUs)} µs CPU/req${row.non2xx ? `, ${row.non2xx} unexpected statuses` : ''}\n`)
   if (headers && i > headers.length) process.stderr.write(`  warning: ${name} reused payment headers (${i} requests, ${headers.length} headers); reused ones were refused\n`)
   return row
 }
 
-// warm the pool and the payer's balance cache
-const warm = await headersFor('/tollgate/toolbox/echo?msg=hi', 20)
-for (const h of warm) await fetch(`${config.proxyUrl}/tollgate/toolbox/echo?msg=hi`, { headers: { 'payment-signature': h } })
+// warm both pools and the payer's balance cache
+const warm = await headersFor('/tollgate/toolbox/echo?msg=hi', 40)
+for (const [n, h] of warm.entries()) await fetch(`${n % 2 ? threadsUrl : config.proxyUrl}/tollgate/toolbox/echo?msg=hi`, { headers: { 'payment-signature': h } })
 
 const perCase = Math.ceil(seconds * 6000)
 const rows: Row[] = []
-// BENCH_CASES=bare,challenge,hosted,upstream,forward,reference picks cases (e.g. to profile one); default all
+// BENCH_CASES=bare,challenge,hosted,threads,upstream,forward,reference picks cases (e.g. to profile one); default all
 const only = process.env.BENCH_CASES?.split(',')
 const want = (c: string) => !only || only.includes(c)
 // BENCH_ROUNDS=N runs the four main cases N times in turn: a machine whose speed drifts from minute
 // to minute (a shared VM) then gives each ratio N times against a baseline measured just before it
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 1))
 const roundRows: Row[][] = []
+const hostedCase = async () => run('paid: hosted handler (handler processes)', `${config.proxyUrl}/tollgate/toolbox/echo?msg=hi`, await headersFor('/tollgate/toolbox/echo?msg=hi', perCase))
+const threadsCase = async () => run('paid: hosted handler (worker threads, before #22)', `${threadsUrl}/tollgate/toolbox/echo?msg=hi`, await headersFor('/tollgate/toolbox/echo?msg=hi', perCase))
+// the first measured case would otherwise also measure JIT warm-up and the handler processes' first imports
+if (want('hosted')) await hostedCase()
+if (want('threads')) await threadsCase()
 for (let r = 0; r < rounds; r++) {
   if (rounds > 1) process.stderr.write(`round ${r + 1} of ${rounds}\n`)
   const these: Row[] = []
   if (want('bare')) these.push(await run('bare Fastify hello world', bareUrl))
   if (want('challenge')) these.push(await run('402 challenge', `${config.proxyUrl}/tollgate/toolbox/echo?msg=hi`))
-  if (want('hosted')) these.push(await run('paid: hosted handler (pool)', `${config.proxyUrl}/tollgate/toolbox/echo?msg=hi`, await headersFor('/tollgate/toolbox/echo?msg=hi', perCase)))
+  // processes and threads take turns going first, so neither always runs on a warmer machine
+  const pair = [want('hosted') ? hostedCase : undefined, want('threads') ? threadsCase : undefined]
+  const ran = await (r % 2 ? [...pair].reverse() : pair).reduce(async (acc, c) => (c ? [...(await acc), await c()] : acc), Promise.resolve([] as Row[]))
+  these.push(...(r % 2 ? ran.reverse() : ran))
   if (want('upstream')) these.push(await run('paid: local upstream (undici)', `${config.proxyUrl}/tollgate/toolbox/upstream-echo`, await headersFor('/tollgate/toolbox/upstream-echo', perCase)))
   roundRows.push(these)
 }
@@ -181,9 +224,9 @@ const base = rows[0]!.rps
 const paid = rows.find((r) => r.name.startsWith('paid: hosted'))
 const reference = rows.filter((r) => r.name.startsWith('reference')).sort((a, b) => b.rps - a.rps)[0]
 console.log(`\n${seconds} s per case, ${connections} connections, node ${process.version}, ${(await import('node:os')).cpus().length} cores\n`)
-console.log('| case | req/s | p50 ms | p99 ms | vs bare Fastify |')
-console.log('|---|---:|---:|---:|---:|')
-for (const r of rows) console.log(`| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${((r.rps / base) * 100).toFixed(1)}% |${r.non2xx ? ` ${r.non2xx} failed` : ''}`)
+console.log(`| case | req/s | p50 ms | p99 ms | CPU µs/req | vs ${rows[0]!.name} |`)
+console.log('|---|---:|---:|---:|---:|---:|')
+for (const r of rows) console.log(`| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${Math.round(r.cpuUs)} | ${((r.rps / base) * 100).toFixed(1)}% |${r.non2xx ? ` ${r.non2xx} failed` : ''}`)
 if (paid && reference) console.log(`\npaid hosted call vs the reference stack (its better run): ${(paid.rps / reference.rps).toFixed(1)}x`)
 if (rounds > 1) {
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!
@@ -197,7 +240,18 @@ if (rounds > 1) {
   }
 }
 
+const boundary = roundRows.map((rr) => [rr.find((r) => r.name.includes('handler processes')), rr.find((r) => r.name.includes('worker threads'))] as const).filter(([p, th]) => p && th)
+if (boundary.length) {
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!
+  console.log('\nThe process boundary: paid hosted calls in handler processes vs on worker threads, each round\n')
+  console.log('| round | processes req/s · p99 ms · CPU µs (of it in handler processes) | threads req/s · p99 ms · CPU µs | req/s ratio | CPU µs more per call |')
+  console.log('|---:|---|---|---:|---:|')
+  for (const [i, [p, th]] of boundary.entries()) console.log(`| ${i + 1} | ${Math.round(p!.rps)} · ${p!.p99} · ${Math.round(p!.cpuUs)} (${Math.round(p!.childUs)}) | ${Math.round(th!.rps)} · ${th!.p99} · ${Math.round(th!.cpuUs)} | ${((p!.rps / th!.rps) * 100).toFixed(1)}% | ${Math.round(p!.cpuUs - th!.cpuUs)} |`)
+  console.log(`\nmedian req/s ratio ${(median(boundary.map(([p, th]) => p!.rps / th!.rps)) * 100).toFixed(1)}%, median p99 ${median(boundary.map(([p]) => p!.p99))} vs ${median(boundary.map(([, th]) => th!.p99))} ms, median extra CPU ${Math.round(median(boundary.map(([p, th]) => p!.cpuUs - th!.cpuUs)))} µs per call`)
+}
+
 await proxy.close()
+await proxyThreads.close()
 await bare.close()
 await upstream.close()
 await sql`drop schema ${sql.id(schema)} cascade`.execute(deps.db)

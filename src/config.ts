@@ -8,6 +8,7 @@
 
 import { isIP } from 'node:net'
 import { PROVIDER_SETTINGS } from './handler-providers.js'
+import { parseHandlerAddress, type HandlerAddress } from './pool/handler-address.js'
 import { MAX_HANDLER_TIMEOUT_MS } from './pool/handler-contract.js'
 import { minValidForSeconds } from './x402/verify-requirements.js'
 
@@ -72,7 +73,23 @@ export interface Config {
     counterfactualWallets: boolean
   }
   settlement: { batchSize: number; batchWindowMs: number; mode: 'relayer' | 'facilitator'; facilitatorUrl: string | undefined; /** /readyz fails and the worker warns below this relayer ETH balance */ relayerMinEthWei: bigint; /** cap on maxFeePerGas of relayer transactions, replacements included */ maxFeePerGasWei: bigint; /** blocks per eth_getLogs request when settlement looks for an authorization's transaction */ logChunkBlocks: number }
-  handlers: { timeoutMs: number; maxThreads: number; memoryMb: number; maxQueue: number; ioThreads: number; ioConcurrency: number }
+  handlers: {
+    timeoutMs: number
+    /** handler processes of the compute lane (one call at a time each), per pool */
+    maxThreads: number
+    /** V8 heap limit of each handler process */
+    memoryMb: number
+    maxQueue: number
+    /** handler processes of the I/O lane, per pool */
+    ioThreads: number
+    ioConcurrency: number
+    /** resident memory past which a handler process is stopped */
+    rssMb: number
+    /** the `handlers` role's addresses (HANDLERS_URL); empty: the proxy starts its own handler processes */
+    url: HandlerAddress[]
+    /** where the `handlers` role listens (HANDLERS_LISTEN, else a single HANDLERS_URL) */
+    listen: HandlerAddress | undefined
+  }
   /** settings of hosted handlers that call outside services, by variable name (their `ctx.providers`) */
   handlerProviders: Record<string, string | undefined>
 }
@@ -251,6 +268,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   // clients sign maxTimeoutSeconds of validity, and the proxy takes only payments that outlive the
   // endpoint's call and its settlement (up to LEAST_VALIDITY_SECONDS for the slowest endpoints)
   const maxTimeoutSeconds = r.int('X402_MAX_TIMEOUT_SECONDS', 300, LEAST_VALIDITY_SECONDS, 3600)
+  const handlersUrl = handlerAddresses(r, 'HANDLERS_URL')
+  const handlersListen = handlerAddresses(r, 'HANDLERS_LISTEN')
+  if (handlersListen.length > 1) r.problems.push('HANDLERS_LISTEN: one address, the one this handlers role listens on')
   const walletScoreRpcUrl = r.url('WALLET_SCORE_RPC_URL', undefined, ['http:', 'https:'])
   // the default pool only fits the platform's own RPC (Base mainnet in production)
   const walletScorePool = r.address('WALLET_SCORE_AAVE_POOL') ?? (deployment === 'production' && walletScoreRpcUrl === undefined ? AAVE_V3_POOL_BASE : undefined)
@@ -304,6 +324,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       maxQueue: r.int('HANDLER_MAX_QUEUE', 512, 1, 100000),
       ioThreads: r.int('HANDLER_IO_THREADS', 1, 1, 64),
       ioConcurrency: r.int('HANDLER_IO_CONCURRENCY', 32, 1, 1000),
+      rssMb: r.int('HANDLER_RSS_MB', 1536, 64, 65536),
+      url: handlersUrl,
+      listen: handlersListen[0] ?? (handlersUrl.length === 1 ? handlersUrl[0] : undefined),
     },
     handlerProviders: {
       WALLET_SCORE_RPC_URL: walletScoreRpcUrl ?? rpcUrl,
@@ -320,6 +343,17 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   }
   if (r.problems.length > 0) throw new ConfigError(r.problems)
   return deepFreeze(config)
+}
+
+/** A comma-separated list of `unix:/path` and `tcp://host:port` addresses (empty when unset). */
+function handlerAddresses(r: ReturnType<typeof reader>, name: string): HandlerAddress[] {
+  const out: HandlerAddress[] = []
+  for (const item of (r.optional(name) ?? '').split(',').filter((x) => x.trim())) {
+    const a = parseHandlerAddress(item)
+    if (typeof a === 'string') r.problems.push(`${name}: ${a}`)
+    else out.push(a)
+  }
+  return out
 }
 
 function deepFreeze<T>(o: T): Readonly<T> {

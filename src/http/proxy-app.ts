@@ -14,8 +14,9 @@ import type { PaidCallHooks } from '../proxy/paid-call/test-hooks.js'
 import { paidRoute } from '../proxy/paid-route.js'
 import { paymentLookupRoutes } from '../proxy/payment-lookup.js'
 import { upstreamClient, type UpstreamOptions } from '../proxy/upstream.js'
-import { createHandlerPool } from '../pool/handler-pool.js'
+import { createHandlerPool, type HandlerPool } from '../pool/handler-pool.js'
 import { loadHandlerRegistry } from '../pool/handler-registry.js'
+import { createRemotePool } from '../pool/remote-pool.js'
 import { createExactScheme } from '../schemes/exact/exact-scheme.js'
 import { createHttpTransport } from '../transports/http.js'
 import { decodeUpstreamConfig } from '../services/publishing/upstream-config.js'
@@ -45,6 +46,8 @@ export interface ProxyAppOptions {
   handlersDir?: string
   /** tests only: called between the stages of a paid call (TOLLGATE_TEST_PROXY_CRASH_AT) */
   hooks?: PaidCallHooks
+  /** where hosted handler calls run; default: the `handlers` role at HANDLERS_URL, else handler processes of this proxy's own (bench:proxy passes the thread pool to compare) */
+  handlerPool?: HandlerPool
 }
 
 /**
@@ -85,7 +88,10 @@ export async function buildProxyApp(deps: Deps, opts: ProxyAppOptions = {}): Pro
   installErrorHandler(app)
   const table = await endpointTable(deps, { onError: (err) => app.log.error({ err }, 'endpoint table reload failed') })
   const ledger = createLedgerWriter(deps.db)
-  const pool = createHandlerPool(deps.config.handlers)
+  // handler code never runs in this process: in the `handlers` role, or in processes it supervises
+  const pool =
+    opts.handlerPool ??
+    (deps.config.handlers.url.length > 0 ? createRemotePool(deps.config.handlers.url) : createHandlerPool({ ...deps.config.handlers, log: (message) => app.log.warn(message) }))
   const upstream = upstreamClient({ allowPrivate: deps.config.allowPrivateUpstreams })
   const recovery = signerRecovery({ threads: deps.config.x402.recoveryThreads, offload: deps.config.x402.recoveryOffload })
   app.decorate('signerRecovery', recovery)

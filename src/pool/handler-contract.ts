@@ -1,8 +1,8 @@
 /**
  * The contract every hosted endpoint handler (handlers/<slug>/index.ts) fulfils.
  *
- * Handlers are loaded in the main thread only for their metadata (schema, description, example),
- * and run inside Piscina worker threads. So a handler module's top level must stay light:
+ * Handlers are loaded in the proxy only for their metadata (schema, description, example), and
+ * run in handler processes (process-pool.ts). So a handler module's top level must stay light:
  * import heavy libraries (sharp, tesseract.js, pdf makers, ...) lazily inside `run`.
  *
  * @example

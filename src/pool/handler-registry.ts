@@ -1,8 +1,11 @@
 import { existsSync, readdirSync } from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { fileURLToPath } from 'node:url'
 import type { HandlerModule } from './handler-contract.js'
+import { importHandler } from './import-handler.js'
 import { compileInputValidator } from './input-validator.js'
+
+export { importHandler }
 
 /** handlers/ at the project root (or dist/handlers when compiled). */
 export const handlersDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../handlers')
@@ -23,15 +26,6 @@ export function listHandlerSlugs(dir = handlersDir): string[] {
     .filter((d) => d.isDirectory() && !d.name.startsWith('_') && handlerFile(d.name, dir) !== undefined)
     .map((d) => d.name)
     .sort()
-}
-
-/** Imports a handler module from its file and checks its shape. */
-export async function importHandler(file: string, slug: string, urlSuffix = ''): Promise<HandlerModule> {
-  const mod = (await import(pathToFileURL(file).href + urlSuffix)) as { default?: HandlerModule }
-  if (!mod.default || mod.default.slug !== slug || typeof mod.default.run !== 'function') {
-    throw new Error(`handlers/${slug}: default export must be defineHandler({ slug: '${slug}', ... })`)
-  }
-  return mod.default
 }
 
 export interface RegisteredHandler {

@@ -2,6 +2,8 @@
  * `npm start`: the whole platform in one process on one machine (embedded dev mode).
  * Starts the embedded chain when RPC_URL is unset, migrates, seeds, runs web + proxy + worker,
  * writes .tollgate/dev.json and prints what to try next. Ctrl-C stops everything, anvil included.
+ * Hosted handlers run in processes the proxy supervises: a handler that crashes ends its own
+ * process, never this one (docs/architecture.md, "Hosted handlers").
  */
 import './node-version.js' // first: refuses a Node release the dependencies cannot load on
 import { randomBytes } from 'node:crypto'
@@ -16,6 +18,7 @@ import { walletsUnderOtherKeys } from '../services/wallets/rotate-master-key.js'
 import { loadConfigOrExit } from './load-config.js'
 import { requirePath } from './require-path.js'
 import { startDevExtras } from './dev-extras.js'
+import { startHandlersRole } from './handlers-role.js'
 import { startProxy, startWeb, type Role } from './roles.js'
 import { onShutdown, stopWhenOrphaned } from './shutdown.js'
 import { startWorkerRole } from './worker-role.js'
@@ -76,6 +79,9 @@ try {
   const extras = await startDevExtras(deps, devnet, requirePath(devFile, process.cwd()))
   roles.push(await startWorkerRole(deps))
   roles.push(await startWeb(deps))
+  // With HANDLERS_URL the proxy sends hosted calls to the handlers role, which runs here too
+  // (it only supervises; handler code runs in its processes). Without it the proxy starts its own.
+  if (config.handlers.url.length > 0 && config.handlers.listen) roles.push(await startHandlersRole(config))
   roles.push(await startProxy(deps))
 
   const info = {

@@ -9,7 +9,7 @@ import { until } from '../helpers/until.js'
 const here = path.dirname(fileURLToPath(import.meta.url))
 const ctx = { method: 'POST' as const, accept: '*/*', allowPrivateNetwork: true }
 
-t.test('provider-bound calls share the I/O lane and do not hold the compute threads', async (t) => {
+t.test('provider-bound calls share the I/O lane and do not hold the compute processes', async (t) => {
   const held: ServerResponse[] = []
   const closedEarly = new Set<number>()
   const server = createServer((req, res) => {
@@ -32,7 +32,7 @@ t.test('provider-bound calls share the I/O lane and do not hold the compute thre
   t.teardown(() => pool.close())
   const calls = Array.from({ length: 8 }, (_, i) => pool.run({ file: holds.file, slug: 'holds', io: true }, { tag: `c${i}` }, { ...ctx, providers }, 30_000))
   await until('eight calls at the provider', async () => held.length === 8)
-  t.equal(held.length, 8, 'eight calls wait on the provider at once, on one I/O thread')
+  t.equal(held.length, 8, 'eight calls wait on the provider at once, in one I/O process')
 
   const echo = compute.get('echo')!
   const quick = await pool.run({ file: echo.file, slug: 'echo' }, { msg: 'meanwhile' }, { ...ctx, providers: {} }, 5_000)
@@ -58,5 +58,6 @@ t.test('provider-bound calls share the I/O lane and do not hold the compute thre
   const bodies = outs.map((o) => (o.kind === 'ok' ? JSON.parse(String(o.body)) : o))
   t.same(bodies.map((b) => b.tag), Array.from({ length: 8 }, (_, i) => `c${i}`))
   t.ok(bodies.every((b) => b.answer === 'released'))
-  t.equal(new Set(bodies.map((b) => b.threadId)).size, 1, 'all on the one I/O thread')
+  t.equal(new Set(bodies.map((b) => b.pid)).size, 1, 'all in the one I/O process')
+  t.not(bodies[0].pid, process.pid, '... which is not this one')
 })

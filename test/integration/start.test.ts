@@ -4,6 +4,9 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import t, { type Test } from 'tap'
+import { privateKeyToAccount } from 'viem/accounts'
+import { descendants, handlerProcesses } from '../helpers/handler-processes.js'
+import { decodeRequired, signFor, v2Header } from '../helpers/pay.js'
 import { TEST_DATABASE_URL, TEST_REDIS_URL, clearRedisPrefix, testSchema, uniqueName } from '../helpers/test-env.js'
 
 async function freePort(): Promise<number> {
@@ -99,6 +102,27 @@ t.test('npm start brings the platform up on the embedded chain and stops cleanly
   t.equal((await v1('/sellers/local-try/services', { name: 'svc', pay_to: dev.receiver })).status, 201)
   const local = await v1('/sellers/local-try/services/svc/endpoints', { slug: 'echo', price: '1000', upstream_url: `http://127.0.0.1:${web}/healthz` })
   t.equal(local.status, 201, `a loopback upstream is published under npm start: ${await local.clone().text()}`)
+
+  await t.test('a handler process that crashes takes nothing else down: npm start serves on', async (t) => {
+    const payer = privateKeyToAccount(dev.demoPayer.privateKey)
+    const url = `http://127.0.0.1:${proxy}/tollgate/toolbox/hash-generator?text=hello`
+    const required = decodeRequired((await fetch(url)).headers.get('payment-required'))
+    const paid = async () => (await fetch(url, { headers: { 'payment-signature': v2Header(required, await signFor(payer, required)) } })).status
+    t.equal(await paid(), 200, 'a paid hosted call')
+    // npm, its shell, then node running dev.ts: the last of them with dev.ts on its command line
+    const platform = descendants(child.pid!).filter((p) => p.cmdline.includes('src/start/dev.ts')).at(-1)!
+    const before = handlerProcesses(platform.pid)
+    t.ok(before.length > 0, 'hosted handlers run in processes of their own under the npm start process')
+    // as a native module crashing in them would
+    for (const pid of before) process.kill(pid, 'SIGSEGV')
+    const crashedAt = Date.now()
+    t.equal(await paid(), 200, 'the next paid hosted call is served')
+    t.ok(Date.now() - crashedAt < 5_000, `within 5 s (${Date.now() - crashedAt} ms)`)
+    t.equal((await fetch(`http://127.0.0.1:${web}/readyz`)).status, 200, 'web is up')
+    t.equal((await fetch(`http://127.0.0.1:${proxy}/readyz`)).status, 200, 'the proxy is up')
+    t.ok(handlerProcesses(platform.pid).every((p) => !before.includes(p)), 'by new handler processes')
+    t.match(output(), /handler process \d+ was killed by SIGSEGV/, 'the crash is logged')
+  })
 
   process.kill(-child.pid!, 'SIGINT')
   const code = await exited

@@ -115,3 +115,21 @@ t.test('SETTLEMENT_LOG_CHUNK_BLOCKS: 2000 blocks per eth_getLogs request by defa
   t.equal(loadConfig({ SETTLEMENT_LOG_CHUNK_BLOCKS: '500' }).settlement.logChunkBlocks, 500)
   t.throws(() => loadConfig({ SETTLEMENT_LOG_CHUNK_BLOCKS: '0' }), ConfigError)
 })
+
+t.test('hosted handlers: processes of the proxy by default; HANDLERS_URL names the handlers role', async (t) => {
+  const d = loadConfig({}).handlers
+  t.same([d.url, d.listen, d.rssMb, d.maxThreads, d.memoryMb], [[], undefined, 1536, 2, 256], 'no address: the proxy starts its own handler processes')
+  const one = loadConfig({ HANDLERS_URL: 'unix:/run/tollgate/handlers.sock' }).handlers
+  t.same([one.url, one.listen], [[{ path: '/run/tollgate/handlers.sock' }], { path: '/run/tollgate/handlers.sock' }], 'one address: the proxy connects there, the role listens there')
+  const two = loadConfig({ HANDLERS_URL: 'tcp://10.0.0.7:4030, tcp://10.0.0.8:4030', HANDLERS_LISTEN: 'tcp://0.0.0.0:4030' }).handlers
+  t.same([two.url.length, two.listen], [2, { host: '0.0.0.0', port: 4030 }])
+  t.equal(loadConfig({ HANDLERS_URL: 'tcp://a:1,tcp://b:1' }).handlers.listen, undefined, 'several: which one a role listens on is HANDLERS_LISTEN')
+  const bad = (() => {
+    try {
+      loadConfig({ HANDLERS_URL: 'http://x:1', HANDLERS_LISTEN: 'unix:/a.sock,unix:/b.sock', HANDLER_RSS_MB: '10' })
+    } catch (err) {
+      return (err as ConfigError).problems
+    }
+  })()
+  t.match(bad, [/^HANDLERS_URL: expected unix:/, /^HANDLERS_LISTEN: one address/, /^HANDLER_RSS_MB: expected an integer from 64/])
+})

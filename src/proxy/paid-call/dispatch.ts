@@ -84,6 +84,6 @@ export function handlerError(out: Exclude<PoolOutcome, { kind: 'ok' }>): AppErro
     case 'busy':
       return appError('service_unavailable', { detail: 'every worker of this endpoint is busy; retry shortly; nothing was charged' }, { headers: { 'retry-after': '1' } })
     default:
-      return appError('handler_failed', { detail: 'the handler crashed' })
+      return appError('handler_failed', { detail: (out.kind === 'crashed' && out.detail) || 'the handler crashed' })
   }
 }
