@@ -1,7 +1,7 @@
 import { isIP } from 'node:net'
 import { callProvider, joinUrl, parsePublicUrl, providerSetting } from '../_shared/outbound.js'
 import { defineHandler, HandlerInputError, HandlerUpstreamError } from '../../src/pool/handler-contract.js'
-import { isPrivateAddress } from '../../src/services/publishing/ssrf-guard.js'
+import { isPrivateAddress } from '../../src/net/ssrf-guard.js'
 
 interface Input {
   url: string

@@ -2,7 +2,7 @@ import { createHash, createHmac } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import { isIP } from 'node:net'
 import { Agent, request, type Dispatcher } from 'undici'
-import { guardedLookup, isPrivateAddress } from '../services/publishing/ssrf-guard.js'
+import { guardedLookup, isPrivateAddress } from '../net/ssrf-guard.js'
 
 /** Upstream options stored on an endpoint (upstream_config). Secret values arrive already decrypted. */
 

@@ -5,7 +5,7 @@ import { appError } from '../../errors.js'
 import { authCache, type AuthCache } from './agent-auth-cache.js'
 import { AGENT_KEY_PREFIXES } from './agent-keys.js'
 import { refuseForeignKey } from './key-kinds.js'
-import { digestsEqual, hashSecret, isWellFormed } from './secret-token.js'
+import { digestsEqual, hashSecret, isWellFormed } from '../../secrets/secret-token.js'
 
 /** An agent as agent-scoped actions need it: its wallet, its caps and its allowlist. */
 export interface AgentRow {

@@ -3,7 +3,7 @@ import type { Deployment } from '../../config.js'
 import type { Database } from '../../db/database.js'
 import { findKey, KEY_COLUMNS as COLUMNS, keyFields, revokeKey, type KeyFields, type KeyRow } from './key-rows.js'
 import { KEY_PREFIXES, refuseForeignKey } from './key-kinds.js'
-import { newSecret } from './secret-token.js'
+import { newSecret } from '../../secrets/secret-token.js'
 
 export const AGENT_KEY_PREFIXES: Record<Deployment, string> = KEY_PREFIXES.agent_key
 

@@ -4,7 +4,7 @@ import type { Database } from '../../db/database.js'
 import { AppError } from '../../errors.js'
 import { findKey, KEY_COLUMNS as COLUMNS, keyFields, revokeKey, type KeyFields, type KeyRow } from './key-rows.js'
 import { KEY_PREFIXES, refuseForeignKey } from './key-kinds.js'
-import { hashSecret, isWellFormed, newSecret } from './secret-token.js'
+import { hashSecret, isWellFormed, newSecret } from '../../secrets/secret-token.js'
 
 export { isUuid } from './key-rows.js'
 

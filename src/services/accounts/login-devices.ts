@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { Redis } from 'ioredis'
-import { hashSecret, isWellFormed, newSecret } from './secret-token.js'
+import { hashSecret, isWellFormed, newSecret } from '../../secrets/secret-token.js'
 
 /** The cookie that marks a browser as one that has logged in to an account before. */
 export const DEVICE_COOKIE = 'tollgate_device'

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { appError } from '../../errors.js'
 import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from './password.js'
-import { hashSecret, newSecret } from './secret-token.js'
+import { hashSecret, newSecret } from '../../secrets/secret-token.js'
 
 export interface User {
   id: string

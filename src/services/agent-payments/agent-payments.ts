@@ -18,7 +18,7 @@ import { balanceError, capError, headroom, quote, type Headroom, type PaymentQuo
 import { releaseProven, settledReleaseAt } from './spend-release.js'
 import { createSpendWindows, windowsAt, type Unsettled, type Windows } from './spend-windows.js'
 import { openWithdrawalAuthorizations } from '../withdrawals/wallet-reservation.js'
-import type { AgentPaymentStatus } from './tables.js'
+import type { AgentPaymentStatus } from '../../db/agent-payments-tables.js'
 import { WalletBalances } from './wallet-balances.js'
 
 export type { AgentRow } from '../accounts/agent-auth.js'

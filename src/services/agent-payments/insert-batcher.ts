@@ -2,7 +2,7 @@ import type { Kysely, Selectable } from 'kysely'
 import { preparedQuery } from '../../db/create-db.js'
 import { groupCommit } from '../../db/group-commit.js'
 import type { Database } from '../../db/database.js'
-import type { AgentPaymentsTable } from './tables.js'
+import type { AgentPaymentsTable } from '../../db/agent-payments-tables.js'
 
 const COLUMNS = ['agent_id', 'x402_version', 'url', 'method', 'network', 'asset', 'payer', 'pay_to', 'amount', 'nonce', 'valid_after', 'valid_before', 'day_window', 'month_window'] as const
 

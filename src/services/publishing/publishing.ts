@@ -7,12 +7,12 @@ import type { Database, EndpointsTable, ServicesTable } from '../../db/database.
 import { appError } from '../../errors.js'
 import { listHandlerSlugs } from '../../pool/handler-registry.js'
 import { signUpstreamRequest } from '../../proxy/upstream.js'
-import { newSecret } from '../accounts/secret-token.js'
+import { newSecret } from '../../secrets/secret-token.js'
 import { address, invalid, name as parseName, slug as parseSlug } from '../accounts/validate.js'
 import { validateServiceListing, type ServiceListing } from '../marketplace/validate-listing.js'
 import { announceRegistryChange } from '../registry-events.js'
-import { requireMasterKey } from '../wallets/wallet-crypto.js'
-import { checkUpstreamUrl, guardedLookup } from './ssrf-guard.js'
+import { requireMasterKey } from '../../secrets/wallet-crypto.js'
+import { checkUpstreamUrl, guardedLookup } from '../../net/ssrf-guard.js'
 import { buildUpstreamConfig, decodeUpstreamConfig, publicUpstreamConfig, type StoredUpstreamConfig, type UpstreamInput } from './upstream-config.js'
 
 type Deps = { db: Kysely<Database>; config: Readonly<Config>; redis: import('ioredis').Redis; key(...parts: string[]): string }

@@ -10,7 +10,7 @@ import { invalid } from '../accounts/validate.js'
 import { findAuthorizationOutcome, reasonFromRevert, transferCallData, usedAuthorizations } from '../settlement/chain-ops.js'
 import { broadcast, relayerLock, relayersFromKeys, signRelayerTx, type Relayer } from '../settlement/relayer.js'
 import { custodialAccount } from '../wallets/custodial-wallet.js'
-import type { Topup } from './tables.js'
+import type { Topup } from '../../db/topups-tables.js'
 
 export interface TopupLogger {
   info(obj: object, msg: string): void

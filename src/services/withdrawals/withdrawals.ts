@@ -13,8 +13,8 @@ import { findAuthorizationOutcome, reasonFromRevert, transferCallData, usedAutho
 import { broadcast, relayerLock, relayersFromKeys, signRelayerTx, type Relayer } from '../settlement/relayer.js'
 import { custodialAccount } from '../wallets/custodial-wallet.js'
 import { ensureFundingWallet } from '../wallets/funding-wallet.js'
-import { requireMasterKey } from '../wallets/wallet-crypto.js'
-import type { Withdrawal, WithdrawalAsset, WithdrawalSource, WithdrawalStatus } from './tables.js'
+import { requireMasterKey } from '../../secrets/wallet-crypto.js'
+import type { Withdrawal, WithdrawalAsset, WithdrawalSource, WithdrawalStatus } from '../../db/withdrawals-tables.js'
 import { withdrawalView, type WithdrawalView } from './view.js'
 import { walletReservations, type HeldWithdrawal } from './wallet-reservation.js'
 

@@ -4,7 +4,7 @@ import { agentsService } from '../../../services/accounts/agents.js'
 import { allowlistService } from '../../../services/accounts/allowlist.js'
 import { name } from '../../../services/accounts/validate.js'
 import { readBalances } from '../../../services/wallets/balances.js'
-import { requireMasterKey } from '../../../services/wallets/wallet-crypto.js'
+import { requireMasterKey } from '../../../secrets/wallet-crypto.js'
 import type { V1Context } from './index.js'
 import { addressParam, authErrors, errorResponse, idempotencyHeader, list, noContent, nullableAtomic, atomic, ok } from './schemas.js'
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { agentsService } from '../../../services/accounts/agents.js'
 import { TOPUPS_PAGE_MAX, topupsPage } from '../../../services/topups/topups.js'
-import { requireMasterKey } from '../../../services/wallets/wallet-crypto.js'
+import { requireMasterKey } from '../../../secrets/wallet-crypto.js'
 import type { V1Context } from './index.js'
 import { addressParam, authErrors, errorResponse, ok } from './schemas.js'
 
