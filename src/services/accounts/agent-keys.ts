@@ -19,7 +19,7 @@ function view(agent: string, r: KeyRow): AgentKeyView {
 }
 
 /** Agent keys: bearer secrets for agent-scoped actions. The caller has already resolved the agent for its user. */
-export function agentKeysService({ db, deployment }: { db: Kysely<Database>; deployment: Deployment }) {
+export function createAgentKeys({ db, deployment }: { db: Kysely<Database>; deployment: Deployment }) {
   const prefix = AGENT_KEY_PREFIXES[deployment]
   return {
     async create(agent: { id: string; address: string }, name: string): Promise<AgentKeyView & { secret: string }> {
@@ -57,4 +57,4 @@ export function agentKeysService({ db, deployment }: { db: Kysely<Database>; dep
   }
 }
 
-export type AgentKeysService = ReturnType<typeof agentKeysService>
+export type AgentKeysService = ReturnType<typeof createAgentKeys>

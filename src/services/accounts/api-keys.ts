@@ -27,7 +27,7 @@ function view(r: KeyRow): ApiKeyView {
 }
 
 /** User-level API keys: secret shown once, SHA-256 stored, looked up per request (no cache to outlive a revoke). */
-export function apiKeysService({ db, deployment }: { db: Kysely<Database>; deployment: Deployment }) {
+export function createApiKeys({ db, deployment }: { db: Kysely<Database>; deployment: Deployment }) {
   const prefix = API_KEY_PREFIXES[deployment]
   /**
    * A demo key that `npm start` revoked when it started again: the user kept the key of an earlier
@@ -84,4 +84,4 @@ export function apiKeysService({ db, deployment }: { db: Kysely<Database>; deplo
   }
 }
 
-export type ApiKeysService = ReturnType<typeof apiKeysService>
+export type ApiKeysService = ReturnType<typeof createApiKeys>

@@ -28,7 +28,7 @@ export function validatePassword(password: string): void {
 }
 
 /** Users and their dashboard login sessions. */
-export function usersService({ db }: { db: Kysely<Database> }) {
+export function createUsers({ db }: { db: Kysely<Database> }) {
   return {
     /** Creates a user; 409 when the email is taken (case-insensitive). */
     async create(email: string, password: string): Promise<User> {
@@ -97,4 +97,4 @@ export function usersService({ db }: { db: Kysely<Database> }) {
   }
 }
 
-export type UsersService = ReturnType<typeof usersService>
+export type UsersService = ReturnType<typeof createUsers>

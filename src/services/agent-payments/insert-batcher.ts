@@ -27,7 +27,7 @@ const RESERVATIONS_SQL = `
  * arrays, so under load Postgres sees a few large inserts instead of one round trip per payment.
  * Each caller still waits for its own row to commit (a signed header is never returned unrecorded).
  */
-export function reservationWriter(db: Kysely<Database>, maxBatch = 256) {
+export function createReservationWriter(db: Kysely<Database>, maxBatch = 256) {
   const writer = groupCommit<ReservationRow, string | undefined>({
     maxItems: maxBatch,
     // one flush at a time measured best here (two in flight was slower)

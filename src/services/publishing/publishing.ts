@@ -127,7 +127,7 @@ function listingFields(body: Record<string, unknown>): ServiceListing {
  * upstream origin). Every change is announced on the registry channel after its commit, so every
  * proxy reloads its table at once.
  */
-export function publishingService(deps: Deps) {
+export function createPublishing(deps: Deps) {
   const { db, config } = deps
   const announce = (what: Record<string, unknown>) => announceRegistryChange(deps, what).catch(() => {})
 
@@ -387,7 +387,7 @@ function parseBool(param: string, v: unknown): boolean {
   return v
 }
 
-export type PublishingService = ReturnType<typeof publishingService>
+export type PublishingService = ReturnType<typeof createPublishing>
 
 /** Registry timestamps select as Date at run time (their Generated<ColumnType> type hides it). */
 function iso(d: unknown): string {

@@ -23,8 +23,8 @@ import {
   walletDeployments,
   type FailureReason,
 } from './chain-ops.js'
-import { facilitatorClient, type FacilitatorClient } from './facilitator.js'
-import { broadcast, relayerLock, relayersFromKeys, signRelayerTx, signReplacement, type Relayer, type WatchOnlyRelayer } from './relayer.js'
+import { createFacilitatorClient, type FacilitatorClient } from './facilitator.js'
+import { broadcast, createRelayerLock, relayersFromKeys, signRelayerTx, signReplacement, type Relayer, type WatchOnlyRelayer } from './relayer.js'
 import { claimServed, readyGroups, transition, voidStaleVerified, type Moved } from '../../ledger/transitions.js'
 
 /** Crash points for tests: a hook that throws stops the batch exactly there, as a kill would. */
@@ -113,12 +113,12 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
   const logChunkBlocks = BigInt(opts.logChunkBlocks ?? config.settlement.logChunkBlocks)
   const hooks = opts.hooks ?? {}
   const relayers = relayersFromKeys(opts.relayerKeys ?? config.relayerKeys)
-  const lock = relayerLock(deps.redis, deps.key)
+  const lock = createRelayerLock(deps.redis, deps.key)
   const credit: PayerCredit = createPayerCredit(deps)
   // no payment signatures, raw transactions or keys go in here: ids, hashes, counts, reasons
   const log: SettlerLog = opts.log ?? processLogger(config.logLevel)
   let chainId: number | undefined
-  const facilitator = config.settlement.mode === 'facilitator' ? (opts.facilitator ?? facilitatorClient(config.settlement.facilitatorUrl!)) : undefined
+  const facilitator = config.settlement.mode === 'facilitator' ? (opts.facilitator ?? createFacilitatorClient(config.settlement.facilitatorUrl!)) : undefined
 
   async function getChainId(): Promise<number> {
     chainId ??= await chain.getChainId()

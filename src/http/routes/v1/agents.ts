@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
-import { agentKeysService } from '../../../services/accounts/agent-keys.js'
-import { agentsService } from '../../../services/accounts/agents.js'
-import { allowlistService } from '../../../services/accounts/allowlist.js'
+import { createAgentKeys } from '../../../services/accounts/agent-keys.js'
+import { createAgents } from '../../../services/accounts/agents.js'
+import { createAllowlist } from '../../../services/accounts/allowlist.js'
 import { name } from '../../../services/accounts/validate.js'
 import { readBalances } from '../../../services/wallets/balances.js'
 import { requireMasterKey } from '../../../secrets/wallet-crypto.js'
@@ -26,9 +26,9 @@ type P = { Params: { address: string } }
 /** Agents (custodial wallets), their keys, allowlists, caps, top-up settings and balances. */
 export async function agentRoutes(app: FastifyInstance, ctx: V1Context) {
   const { db, config } = ctx.deps
-  const agents = agentsService({ db, masterKey: () => requireMasterKey(config) })
-  const agentKeys = agentKeysService({ db, deployment: config.deployment })
-  const allowlist = allowlistService({ db })
+  const agents = createAgents({ db, masterKey: () => requireMasterKey(config) })
+  const agentKeys = createAgentKeys({ db, deployment: config.deployment })
+  const allowlist = createAllowlist({ db })
   const tags = ['agents']
 
   app.post<{ Body: AgentBody }>(

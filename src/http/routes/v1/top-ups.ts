@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { agentsService } from '../../../services/accounts/agents.js'
+import { createAgents } from '../../../services/accounts/agents.js'
 import { TOPUPS_PAGE_MAX, topupsPage } from '../../../services/topups/topups.js'
 import { requireMasterKey } from '../../../secrets/wallet-crypto.js'
 import type { V1Context } from './index.js'
@@ -16,7 +16,7 @@ const querystring = {
 /** The agent's top-ups (docs/topups.md): one per need, with status, attempts, error and tx hash; paged, newest first. */
 export async function topUpRoutes(app: FastifyInstance, ctx: V1Context) {
   const { db, config } = ctx.deps
-  const agents = agentsService({ db, masterKey: () => requireMasterKey(config) })
+  const agents = createAgents({ db, masterKey: () => requireMasterKey(config) })
   app.get<{ Params: { address: string }; Querystring: { limit?: number; cursor?: string } }>(
     '/agents/:address/top-ups',
     {
