@@ -2,7 +2,6 @@ import { createFixedWindowLimiter } from '../../../limits/fixed-window.js'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../../../deps.js'
 import { appError } from '../../../errors.js'
-import { createCuratedAdmin } from '../../../services/marketplace/curated-admin.js'
 import { createMarketplace, type Marketplace } from '../../../services/marketplace/marketplace.js'
 import { syncCatalog } from '../../../services/marketplace/sync-catalog.js'
 import { operatorAuth } from './operator-auth.js'
@@ -51,7 +50,7 @@ export function marketplaceRoutes(deps: Deps, opts: MarketplaceRoutesOptions = {
     const market = createMarketplace(deps)
     await market.start()
     app.addHook('onClose', () => market.close())
-    const admin = createCuratedAdmin(deps)
+    const admin = deps.services.curatedAdmin
     const ownNetwork = deps.config.chain.network
 
     await app.register(
