@@ -50,6 +50,8 @@ export default defineHandler<Input>({
     schema: { type: 'object', properties: { link: { type: 'string' }, id: { type: 'string' }, longUrl: { type: 'string' }, createdAt: { type: ['string', 'null'] } } },
   },
   example: { url: 'https://en.wikipedia.org/wiki/URL_shortening' },
+  // it acts outside (mail sent, a link created, a request sent): recorded before it runs
+  effects: true,
   async run(input, ctx) {
     const base = providerSetting(ctx, 'BITLY_API_URL', 'URL shortening')
     const token = providerSetting(ctx, 'BITLY_TOKEN', 'URL shortening')
