@@ -27,9 +27,9 @@ import { createDb } from '../src/db/create-db.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { createDeps } from '../src/deps.js'
 import { buildWebApp } from '../src/http/web-app.js'
-import { agentKeysService } from '../src/services/accounts/agent-keys.js'
-import { agentsService } from '../src/services/accounts/agents.js'
-import { usersService } from '../src/services/accounts/users.js'
+import { createAgentKeys } from '../src/services/accounts/agent-keys.js'
+import { createAgents } from '../src/services/accounts/agents.js'
+import { createUsers } from '../src/services/accounts/users.js'
 import { buildChallenge } from '../src/x402/challenge.js'
 import { dropRedisPrefix } from './cleanup.js'
 import { openLoop, percentile } from './open-loop.js'
@@ -56,12 +56,12 @@ await migrateToLatest(migrationDb, schema)
 await migrationDb.destroy()
 const deps = createDeps(config)
 
-const user = await usersService({ db: deps.db }).create(`bench-${schema}@example.com`, 'correct horse battery')
-const agents = agentsService({ db: deps.db, masterKey: () => Buffer.from(masterKey, 'hex') })
+const user = await createUsers({ db: deps.db }).create(`bench-${schema}@example.com`, 'correct horse battery')
+const agents = createAgents({ db: deps.db, masterKey: () => Buffer.from(masterKey, 'hex') })
 // caps enforced on every payment, but high enough that the run never hits them
 const agent = await agents.create(user.id, { name: 'bench', spend_caps: { per_transaction: '10000', daily: '1000000000000', monthly: '1000000000000' } })
 const row = await agents.find(user.id, agent.address)
-const key = await agentKeysService({ db: deps.db, deployment: config.deployment }).create({ id: row.id, address: agent.address }, 'bench')
+const key = await createAgentKeys({ db: deps.db, deployment: config.deployment }).create({ id: row.id, address: agent.address }, 'bench')
 await mintUsdc(devnet.rpcUrl, agent.address as `0x${string}`, 1_000_000_000_000n)
 
 const resourceUrl = `${config.proxyUrl}/tollgate/toolbox/echo`

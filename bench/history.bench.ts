@@ -8,7 +8,7 @@
  *   # needs the test Postgres and Redis (TEST_DATABASE_URL, TEST_REDIS_URL)
  */
 import { sql } from 'kysely'
-import { historyService, type HistoryFilters, type HistoryKind } from '../src/services/accounts/history-export.js'
+import { createHistory, type HistoryFilters, type HistoryKind } from '../src/services/accounts/history-export.js'
 import { testDeps } from '../test/helpers/test-env.js'
 
 const N = Number(process.argv[2] ?? 1_000_000)
@@ -91,7 +91,7 @@ const baseline = new Map<string, { p50: number; p99: number }>()
 for (const [name, kind, userId, f] of cases) baseline.set(name, await time(() => before(kind, userId, f.order ?? 'asc').execute(db)))
 await sql`drop index payments_created_idx`.execute(db)
 
-const history = historyService({ db, databaseUrl: deps.config.databaseUrl, databaseSchema: deps.config.databaseSchema })
+const history = createHistory({ db, databaseUrl: deps.config.databaseUrl, databaseSchema: deps.config.databaseSchema })
 const rows: string[] = []
 for (const [name, kind, userId, f] of cases) {
   const b = baseline.get(name)!

@@ -30,7 +30,7 @@ import { createDeps } from '../src/deps.js'
 import { buildProxyApp } from '../src/http/proxy-app.js'
 import { createThreadPool } from '../src/pool/thread-pool.js'
 import { loadHandlerRegistry } from '../src/pool/handler-registry.js'
-import { upstreamClient } from '../src/proxy/upstream.js'
+import { createUpstreamClient } from '../src/proxy/upstream.js'
 import { seedHostedServices } from '../src/services/hosted-seed.js'
 import { announceRegistryChange } from '../src/services/registry-events.js'
 import { dropRedisPrefix } from './cleanup.js'
@@ -197,7 +197,7 @@ if (want('forward')) {
   await viaHttpProxy.register((await import('@fastify/http-proxy')).default, { upstream: upstreamUrl.replace(/\/echo$/, ''), prefix: '/fwd' })
   await viaHttpProxy.listen({ port: 0, host: '127.0.0.1' })
   const viaUndici = Fastify()
-  const client = upstreamClient({ allowPrivate: true })
+  const client = createUpstreamClient({ allowPrivate: true })
   viaUndici.get('/fwd/echo', async (request, reply) => {
     const res = await client.forward({ origin: upstreamUrl, subPath: '', method: 'GET', headers: request.headers, body: undefined, options: {}, paymentId: 'bench' })
     return reply.code(res.status).headers(res.headers).send(res.body)

@@ -4,6 +4,20 @@ import { createPublicClient, http, type PublicClient } from 'viem'
 import type { Config } from './config.js'
 import { createDb } from './db/create-db.js'
 import type { Database } from './db/database.js'
+import { processLogger } from './logger.js'
+import { requireMasterKey } from './secrets/wallet-crypto.js'
+import { createAgentKeys } from './services/accounts/agent-keys.js'
+import { createAgents } from './services/accounts/agents.js'
+import { createAllowlist } from './services/accounts/allowlist.js'
+import { createApiKeys } from './services/accounts/api-keys.js'
+import { createHistory } from './services/accounts/history-export.js'
+import { createLoginDevices } from './services/accounts/login-devices.js'
+import { createUsers } from './services/accounts/users.js'
+import { createAgentPayments } from './services/agent-payments/agent-payments.js'
+import { createCuratedAdmin } from './services/marketplace/curated-admin.js'
+import { createPublishing } from './services/publishing/publishing.js'
+import { createTopups } from './services/topups/topups.js'
+import { createWithdrawals } from './services/withdrawals/withdrawals.js'
 
 /** Everything a process role needs, built once from the config. The one wiring place. */
 export interface Deps {
@@ -13,7 +27,67 @@ export interface Deps {
   chain: PublicClient
   /** prefixes a Redis key with this deployment's prefix */
   key(...parts: string[]): string
+  /** the domain services, each built on first use and closed with the deps */
+  services: Services
   close(): Promise<void>
+}
+
+/**
+ * The domain services a role's routes use, built here once per process (on first use, so a role
+ * pays only for what it touches) and handed down: routes never construct them, and they are closed
+ * with the deps. Services whose life is tied to one app (the marketplace snapshot, the metrics
+ * registry) stay with their routes; the worker's jobs build theirs with the worker's own logger
+ * (workers/), so a job's failures are reported where the worker reports.
+ */
+export interface Services {
+  readonly users: ReturnType<typeof createUsers>
+  readonly apiKeys: ReturnType<typeof createApiKeys>
+  readonly loginDevices: ReturnType<typeof createLoginDevices>
+  readonly agents: ReturnType<typeof createAgents>
+  readonly agentKeys: ReturnType<typeof createAgentKeys>
+  readonly allowlist: ReturnType<typeof createAllowlist>
+  readonly history: ReturnType<typeof createHistory>
+  readonly publishing: ReturnType<typeof createPublishing>
+  readonly agentPayments: ReturnType<typeof createAgentPayments>
+  readonly topups: ReturnType<typeof createTopups>
+  readonly withdrawals: ReturnType<typeof createWithdrawals>
+  readonly curatedAdmin: ReturnType<typeof createCuratedAdmin>
+}
+
+/** What createServices needs from the deps: everything but the services themselves. */
+type ServiceDeps = Omit<Deps, 'services'>
+
+function createServices(deps: Deps): Services & { close(): Promise<void> } {
+  const { db, config } = deps
+  const log = processLogger(config.logLevel)
+  const built = new Map<keyof Services, unknown>()
+  const lazy = <K extends keyof Services>(name: K, make: () => Services[K]) => ({
+    get: () => (built.get(name) ?? built.set(name, make()).get(name)) as Services[K],
+    enumerable: true,
+  })
+  const services = Object.defineProperties({} as Services, {
+    users: lazy('users', () => createUsers({ db })),
+    apiKeys: lazy('apiKeys', () => createApiKeys({ db, deployment: config.deployment })),
+    loginDevices: lazy('loginDevices', () => createLoginDevices({ redis: deps.redis, key: deps.key })),
+    agents: lazy('agents', () => createAgents({ db, masterKey: () => requireMasterKey(config) })),
+    agentKeys: lazy('agentKeys', () => createAgentKeys({ db, deployment: config.deployment })),
+    allowlist: lazy('allowlist', () => createAllowlist({ db })),
+    history: lazy('history', () => createHistory({ db, databaseUrl: config.databaseUrl, databaseSchema: config.databaseSchema })),
+    publishing: lazy('publishing', () => createPublishing(deps)),
+    agentPayments: lazy('agentPayments', () =>
+      createAgentPayments({ ...deps, onError: (err) => log.warn({ err }, 'agent key cache: LISTEN connection lost; look-ups go to Postgres until it is back') }),
+    ),
+    topups: lazy('topups', () => createTopups(deps, { logger: log })),
+    withdrawals: lazy('withdrawals', () => createWithdrawals(deps, { logger: log })),
+    curatedAdmin: lazy('curatedAdmin', () => createCuratedAdmin(deps)),
+  })
+  return Object.assign(services, {
+    async close() {
+      const closing = [...built.values()].map((s) => (s as { close?: () => Promise<void> }).close?.())
+      built.clear()
+      await Promise.allSettled(closing)
+    },
+  })
 }
 
 /** `Deps.key` for a deployment's Redis prefix */
@@ -35,7 +109,7 @@ export function createDeps(config: Readonly<Config>): Deps {
   redis.on('error', () => {})
   const chain = createPublicClient({ transport: http(config.rpcUrl, { timeout: 10_000, retryCount: 1 }) }) as PublicClient
   let closed = false
-  return {
+  const base: ServiceDeps = {
     config,
     db,
     redis,
@@ -44,7 +118,12 @@ export function createDeps(config: Readonly<Config>): Deps {
     async close() {
       if (closed) return
       closed = true
+      await services.close()
       await Promise.allSettled([db.destroy(), redis.quit().catch(() => redis.disconnect())])
     },
   }
+  const deps = base as Deps
+  const services = createServices(deps)
+  deps.services = services
+  return deps
 }

@@ -21,7 +21,7 @@ import { promises as dnsPromises } from 'node:dns'
 import { isIP, connect as netConnect, type Socket } from 'node:net'
 import { connect as tlsConnect, type TLSSocket, type ConnectionOptions } from 'node:tls'
 import { Agent, request, type Dispatcher } from 'undici'
-import { isPrivateAddress, guardedLookup } from '../../src/services/publishing/ssrf-guard.js'
+import { isPrivateAddress, guardedLookup } from '../../src/net/ssrf-guard.js'
 import { HandlerInputError, HandlerUpstreamError, type HandlerContext } from '../../src/pool/handler-contract.js'
 import { taskSignal, withTaskSignal } from '../../src/pool/task-signal.js'
 

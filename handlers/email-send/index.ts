@@ -66,6 +66,8 @@ export default defineHandler<Input>({
     },
   },
   example: { to: 'jane@example.com', subject: 'Hello from Tollgate', text: 'This message was sent through a pay-per-call endpoint.' },
+  // it acts outside (mail sent, a link created, a request sent): recorded before it runs
+  effects: true,
   async run(input, ctx) {
     const smtpUrl = providerSetting(ctx, 'SMTP_URL', 'sending e-mail')
     const from = providerSetting(ctx, 'EMAIL_FROM', 'sending e-mail')

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net'
 import { callProvider, joinUrl, parsePublicUrl, providerSetting } from '../_shared/outbound.js'
 import { defineHandler, HandlerInputError, HandlerUpstreamError } from '../../src/pool/handler-contract.js'
-import { isPrivateAddress } from '../../src/services/publishing/ssrf-guard.js'
+import { isPrivateAddress } from '../../src/net/ssrf-guard.js'
 
 interface Input {
   url: string
@@ -50,6 +50,8 @@ export default defineHandler<Input>({
     schema: { type: 'object', properties: { link: { type: 'string' }, id: { type: 'string' }, longUrl: { type: 'string' }, createdAt: { type: ['string', 'null'] } } },
   },
   example: { url: 'https://en.wikipedia.org/wiki/URL_shortening' },
+  // it acts outside (mail sent, a link created, a request sent): recorded before it runs
+  effects: true,
   async run(input, ctx) {
     const base = providerSetting(ctx, 'BITLY_API_URL', 'URL shortening')
     const token = providerSetting(ctx, 'BITLY_TOKEN', 'URL shortening')

@@ -68,6 +68,8 @@ export default defineHandler<Input>({
     },
   },
   example: { url: 'https://example.com/webhook', method: 'POST', json: { event: 'test.ping', id: 1 } },
+  // it acts outside (mail sent, a link created, a request sent): recorded before it runs
+  effects: true,
   async run(input, ctx) {
     if (input.json !== undefined && input.text !== undefined) throw new HandlerInputError('text', 'give json or text as the body, not both')
     const method = input.method ?? 'POST'

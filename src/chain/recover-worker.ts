@@ -1,5 +1,5 @@
 /**
- * Worker thread of `signerRecovery`: recovers the signers of a batch of payments. Loaded in worker
+ * Worker thread of `createSignerRecovery`: recovers the signers of a batch of payments. Loaded in worker
  * threads only. Never throws for a bad signature (that is a `null` result, as on the main thread).
  */
 import { recoverAuthorizer, type RecoveredSigner } from './recover-signer.js'

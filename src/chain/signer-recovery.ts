@@ -42,10 +42,10 @@ const BUSY_OFF = 0.5
  * and smart-wallet signatures are answered at once without a hop. `threads: 0` recovers inline.
  *
  * @example
- *   const recovery = signerRecovery({ threads: 1 })
+ *   const recovery = createSignerRecovery({ threads: 1 })
  *   const signer = await recovery.recover(transferAuthDigest(ds, auth), payload.signature)
  */
-export function signerRecovery(opts: { threads: number; offload?: OffloadMode; /** tests only: another worker module */ workerFile?: string }): SignerRecovery {
+export function createSignerRecovery(opts: { threads: number; offload?: OffloadMode; /** tests only: another worker module */ workerFile?: string }): SignerRecovery {
   const stats = { batches: 0, recoveredInWorker: 0, recoveredInline: 0, recoveredAfterFailure: 0 }
   const here = (digest: Uint8Array, signature: string) => {
     stats.recoveredInline++

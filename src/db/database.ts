@@ -1,4 +1,7 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely'
+import type { AgentPaymentEventsTable, AgentPaymentsTable } from './agent-payments-tables.js'
+import type { TopupsTable } from './topups-tables.js'
+import type { WithdrawalEventsTable, WithdrawalsTable } from './withdrawals-tables.js'
 
 /** numeric(78,0) comes back from pg as a decimal string; write bigint or string. */
 type Numeric = ColumnType<string, string | bigint, string | bigint>
@@ -284,10 +287,11 @@ export interface Database {
   agents: AgentsTable
   agent_keys: AgentKeysTable
   agent_allowlist: AgentAllowlistTable
-  agent_payments: import('../services/agent-payments/tables.js').AgentPaymentsTable; agent_payment_events: import('../services/agent-payments/tables.js').AgentPaymentEventsTable
-  topups: import('../services/topups/tables.js').TopupsTable
-  withdrawals: import('../services/withdrawals/tables.js').WithdrawalsTable
-  withdrawal_events: import('../services/withdrawals/tables.js').WithdrawalEventsTable
+  agent_payments: AgentPaymentsTable
+  agent_payment_events: AgentPaymentEventsTable
+  topups: TopupsTable
+  withdrawals: WithdrawalsTable
+  withdrawal_events: WithdrawalEventsTable
 }
 
 export type Payment = Selectable<PaymentsTable>

@@ -1,10 +1,10 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { DestinationStream } from 'pino'
 import { assertNativeSecp256k1 } from '../chain/recover-signer.js'
-import { signerRecovery, type SignerRecovery } from '../chain/signer-recovery.js'
+import { createSignerRecovery, type SignerRecovery } from '../chain/signer-recovery.js'
 import type { Deps } from '../deps.js'
 import { loggerOptions } from '../logger.js'
-import { endpointTable, type EndpointEntry } from '../proxy/endpoint-table.js'
+import { createEndpointTable, type EndpointEntry } from '../proxy/endpoint-table.js'
 import { createLedgerWriter } from '../ledger/ledger-writer.js'
 import { createPayerCredit } from '../ledger/payer-credit.js'
 import type { SettleNow } from '../ledger/settle-now.js'
@@ -13,7 +13,7 @@ import { createPaidCall } from '../proxy/paid-call/paid-call.js'
 import type { PaidCallHooks } from '../proxy/paid-call/test-hooks.js'
 import { paidRoute } from '../proxy/paid-route.js'
 import { paymentLookupRoutes } from '../proxy/payment-lookup.js'
-import { upstreamClient, type UpstreamOptions } from '../proxy/upstream.js'
+import { createUpstreamClient, type UpstreamOptions } from '../proxy/upstream.js'
 import { createHandlerPool, type HandlerPool } from '../pool/handler-pool.js'
 import { loadHandlerRegistry } from '../pool/handler-registry.js'
 import { createRemotePool } from '../pool/remote-pool.js'
@@ -26,7 +26,7 @@ import { healthRoutes } from './routes/health/index.js'
 declare module 'fastify' {
   interface FastifyInstance {
     /** the proxy's signer recovery (its counters show where signatures were recovered) */
-    signerRecovery?: SignerRecovery
+    createSignerRecovery?: SignerRecovery
   }
 }
 
@@ -86,15 +86,15 @@ export async function buildProxyApp(deps: Deps, opts: ProxyAppOptions = {}): Pro
     routerOptions: { maxParamLength: 200 },
   })
   installErrorHandler(app)
-  const table = await endpointTable(deps, { onError: (err) => app.log.error({ err }, 'endpoint table reload failed') })
+  const table = await createEndpointTable(deps, { onError: (err) => app.log.error({ err }, 'endpoint table reload failed') })
   const ledger = createLedgerWriter(deps.db)
   // handler code never runs in this process: in the `handlers` role, or in processes it supervises
   const pool =
     opts.handlerPool ??
     (deps.config.handlers.url.length > 0 ? createRemotePool(deps.config.handlers.url) : createHandlerPool({ ...deps.config.handlers, log: (message) => app.log.warn(message) }))
-  const upstream = upstreamClient({ allowPrivate: deps.config.allowPrivateUpstreams })
-  const recovery = signerRecovery({ threads: deps.config.x402.recoveryThreads, offload: deps.config.x402.recoveryOffload })
-  app.decorate('signerRecovery', recovery)
+  const upstream = createUpstreamClient({ allowPrivate: deps.config.allowPrivateUpstreams })
+  const recovery = createSignerRecovery({ threads: deps.config.x402.recoveryThreads, offload: deps.config.x402.recoveryOffload })
+  app.decorate('createSignerRecovery', recovery)
   app.addHook('onClose', async () => {
     await ledger.drain()
     await Promise.allSettled([table.close(), pool.close(), upstream.close(), recovery.close()])

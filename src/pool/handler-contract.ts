@@ -109,6 +109,13 @@ export interface HandlerModule<I = any> {
    * (e.g. a public instance's policy applies, the operator's own instance has none).
    */
   rateLimit?: HandlerRateLimit | ((providers: Record<string, string | undefined>) => HandlerRateLimit | undefined)
+  /**
+   * true for handlers whose call acts outside (mail sent, a link created at a provider, a request
+   * sent to a third party): their payment is recorded before they run, as a seller upstream's is,
+   * so nothing acts for a payment the ledger could not record (Postgres down). Others are recorded
+   * once, after they answered (docs/architecture.md, "A paid call").
+   */
+  effects?: boolean
   /** defaults to ['GET', 'POST'] */
   methods?: ('GET' | 'POST')[]
   /** per-call time limit, default from config (HANDLER_TIMEOUT_MS); at most MAX_HANDLER_TIMEOUT_MS */

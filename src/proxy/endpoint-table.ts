@@ -118,7 +118,7 @@ export async function loadEndpoints(db: Kysely<Database>, config: Readonly<Confi
  * The in-memory endpoint table of one proxy process: a lookup is a Map get. Reloaded when the
  * registry announces a change (Redis pub/sub) and every `reloadMs` in case a message was missed.
  */
-export async function endpointTable(
+export async function createEndpointTable(
   deps: { db: Kysely<Database>; redis: Redis; config: Readonly<Config>; key(...p: string[]): string },
   opts: { reloadMs?: number; onError?: (err: unknown) => void; requirementOf?: RequirementOf } = {},
 ) {
@@ -172,4 +172,4 @@ export async function endpointTable(
   }
 }
 
-export type EndpointTable = Awaited<ReturnType<typeof endpointTable>>
+export type EndpointTable = Awaited<ReturnType<typeof createEndpointTable>>

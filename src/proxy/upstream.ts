@@ -2,7 +2,7 @@ import { createHash, createHmac } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import { isIP } from 'node:net'
 import { Agent, request, type Dispatcher } from 'undici'
-import { guardedLookup, isPrivateAddress } from '../services/publishing/ssrf-guard.js'
+import { guardedLookup, isPrivateAddress } from '../net/ssrf-guard.js'
 
 /** Upstream options stored on an endpoint (upstream_config). Secret values arrive already decrypted. */
 
@@ -47,7 +47,7 @@ export function signUpstreamRequest(secret: string, method: string, pathAndQuery
 }
 
 /** Forwards a paid request to the seller's origin with undici and streams the answer back. */
-export function upstreamClient(opts: { connections?: number; allowPrivate?: boolean } = {}) {
+export function createUpstreamClient(opts: { connections?: number; allowPrivate?: boolean } = {}) {
   const allowPrivate = opts.allowPrivate ?? false
   // host names are resolved through a lookup that refuses private addresses (also on re-resolution)
   const agent = new Agent({ connections: opts.connections ?? 128, keepAliveTimeout: 10_000, pipelining: 1, connect: { lookup: guardedLookup(allowPrivate) } })
@@ -100,4 +100,4 @@ function splitQuery(s: string): [string, string] {
   return i < 0 ? [s, ''] : [s.slice(0, i), s.slice(i + 1)]
 }
 
-export type UpstreamClient = ReturnType<typeof upstreamClient>
+export type UpstreamClient = ReturnType<typeof createUpstreamClient>

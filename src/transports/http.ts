@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { sendAppError } from '../http/plugins/error-handler.js'
+import { sendAppError } from '../error-render.js'
 import type { CallRequest, CallResult, PaymentReceipt } from '../proxy/paid-call/call.js'
 import type { CallRefusal } from '../proxy/paid-call/refusal.js'
 import { withError, type Challenge } from '../x402/challenge.js'

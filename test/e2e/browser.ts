@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { chromium, type Page } from 'playwright-core'
 import type { Deps } from '../../src/deps.js'
 import { buildWebApp } from '../../src/http/web-app.js'
-import { usersService } from '../../src/services/accounts/users.js'
+import { createUsers } from '../../src/services/accounts/users.js'
 import { testDeps } from '../helpers/test-env.js'
 
 // Debian's chromium (`apt-get install chromium`; .ci/run installs it when this directory has tests)
@@ -19,7 +19,7 @@ export async function serveDashboard(t: T, deps: Deps) {
   const base = await app.listen({ host: '127.0.0.1', port: 0 })
   const email = `dash-${randomBytes(4).toString('hex')}@example.com`
   const password = 'correct horse battery'
-  await usersService({ db: deps.db }).create(email, password)
+  await createUsers({ db: deps.db }).create(email, password)
   return { app, base, email, password }
 }
 

@@ -3,7 +3,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { buildWebApp } from '../../src/http/web-app.js'
-import { usersService } from '../../src/services/accounts/users.js'
+import { createUsers } from '../../src/services/accounts/users.js'
 import { testDeps } from '../helpers/test-env.js'
 import { logIn, openBrowser } from './browser.js'
 
@@ -38,7 +38,7 @@ async function recordingServer(t: T) {
   const base = await app.listen({ host: '127.0.0.1', port: 0 })
   const email = `xo-${randomBytes(4).toString('hex')}@example.com`
   const password = 'correct horse battery'
-  await usersService({ db: deps.db }).create(email, password)
+  await createUsers({ db: deps.db }).create(email, password)
   return { deps, base, email, password, seen }
 }
 

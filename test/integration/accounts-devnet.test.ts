@@ -2,7 +2,7 @@ import t from 'tap'
 import { createPublicClient, createTestClient, http, parseEther, type Address } from 'viem'
 import { mintUsdc } from '../../src/chain/devnet.js'
 import { usdcAbi } from '../../src/chain/usdc-abi.js'
-import { relayerLock } from '../../src/services/settlement/relayer.js'
+import { createRelayerLock } from '../../src/services/settlement/relayer.js'
 import { mintTestUsdc } from '../../src/services/wallets/faucet.js'
 import { accountsApp, userWithKey } from './accounts-fixtures.js'
 import { withDevnet } from '../helpers/devnet.js'
@@ -86,7 +86,7 @@ t.test('a mint waits while another process holds the relayer', async (t) => {
   const { deps, app } = await accountsApp(t, chainEnv)
   const u = await userWithKey(deps)
   const address = (await app.inject({ method: 'GET', url: '/v1/funding-wallet', headers: u.auth })).json().address as Address
-  const lock = relayerLock(deps.redis, deps.key)
+  const lock = createRelayerLock(deps.redis, deps.key)
   const relayer = devnet.accounts.relayers[0]!.address
   const token = await lock.acquire(relayer)
   t.ok(token, 'the test holds the relayer, as a settling worker would')

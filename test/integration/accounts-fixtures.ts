@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { buildWebApp, type WebAppOptions } from '../../src/http/web-app.js'
 import type { Deps } from '../../src/deps.js'
-import { apiKeysService } from '../../src/services/accounts/api-keys.js'
-import { usersService } from '../../src/services/accounts/users.js'
+import { createApiKeys } from '../../src/services/accounts/api-keys.js'
+import { createUsers } from '../../src/services/accounts/users.js'
 import { testDeps } from '../helpers/test-env.js'
 
 export const MASTER_KEY = randomBytes(32).toString('hex')
@@ -23,7 +23,7 @@ export async function accountsApp(t: T, env: Record<string, string | undefined> 
 /** A user with one API key; returns the bearer secret. */
 export async function userWithKey(deps: Deps, email = `u${randomBytes(4).toString('hex')}@example.com`): Promise<{ userId: string; email: string; password: string; apiKey: string; auth: { authorization: string } }> {
   const password = 'correct horse battery'
-  const user = await usersService({ db: deps.db }).create(email, password)
-  const key = await apiKeysService({ db: deps.db, deployment: deps.config.deployment }).create(user.id, 'test')
+  const user = await createUsers({ db: deps.db }).create(email, password)
+  const key = await createApiKeys({ db: deps.db, deployment: deps.config.deployment }).create(user.id, 'test')
   return { userId: user.id, email, password, apiKey: key.secret, auth: { authorization: `Bearer ${key.secret}` } }
 }

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import type { InjectOptions } from 'fastify'
 import t from 'tap'
 import { custodialAccount } from '../../src/services/wallets/custodial-wallet.js'
-import { decryptSecret } from '../../src/services/wallets/wallet-crypto.js'
+import { decryptSecret } from '../../src/secrets/wallet-crypto.js'
 import { accountsApp, MASTER_KEY, userWithKey } from './accounts-fixtures.js'
 
 // Issue 7: no secret (API key, agent key, wallet private key, upstream header value, signing

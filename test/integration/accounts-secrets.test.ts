@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { sql } from 'kysely'
 import t from 'tap'
 import { custodialAccount } from '../../src/services/wallets/custodial-wallet.js'
-import { decryptSecret } from '../../src/services/wallets/wallet-crypto.js'
+import { decryptSecret } from '../../src/secrets/wallet-crypto.js'
 import { accountsApp, MASTER_KEY, userWithKey } from './accounts-fixtures.js'
 
 t.test('secret scan: no key, wallet key or upstream header value in any later response or in the database', async (t) => {

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createDeps } from '../../src/deps.js'
-import { agentKeysService } from '../../src/services/accounts/agent-keys.js'
-import { allowlistService } from '../../src/services/accounts/allowlist.js'
+import { createAgentKeys } from '../../src/services/accounts/agent-keys.js'
+import { createAllowlist } from '../../src/services/accounts/allowlist.js'
 import { createAgentPayments } from '../../src/services/agent-payments/agent-payments.js'
 import { startBuyerPlatform } from './buyer-fixtures.js'
 
@@ -20,11 +20,11 @@ t.test('cached agent-key look-ups: a revoke or allowlist change reaches every pr
     t.match(await s.pay(a, { url, challenge }), { object: 'agent_payment' }, 'authenticated and paid (look-up now cached)')
   }
   // allowlist added in Postgres: the next look-up on both processes sees it
-  await allowlistService({ db: p.deps.db }).add({ id: agent.id, address: agent.address }, { kind: 'namespace', value: 'someone-else' })
+  await createAllowlist({ db: p.deps.db }).add({ id: agent.id, address: agent.address }, { kind: 'namespace', value: 'someone-else' })
   await new Promise((r) => setTimeout(r, 50))
   for (const s of services) t.match(await s.pay(await s.authenticate(agent.key), { url, challenge }).catch((e) => e), { code: 'seller_not_allowed' }, 'allowlist change applied')
 
-  const keys = agentKeysService({ db: p.deps.db, deployment: p.deps.config.deployment })
+  const keys = createAgentKeys({ db: p.deps.db, deployment: p.deps.config.deployment })
   const [k] = await keys.list({ id: agent.id, address: agent.address })
   await keys.revoke({ id: agent.id, address: agent.address }, k!.id)
   await new Promise((r) => setTimeout(r, 50))

@@ -4,10 +4,10 @@ import { fileURLToPath } from 'node:url'
 import type { FastifyInstance } from 'fastify'
 import { mintUsdc } from '../../src/chain/devnet.js'
 import { buildWebApp } from '../../src/http/web-app.js'
-import { agentKeysService } from '../../src/services/accounts/agent-keys.js'
-import { agentsService } from '../../src/services/accounts/agents.js'
-import { allowlistService } from '../../src/services/accounts/allowlist.js'
-import { usersService } from '../../src/services/accounts/users.js'
+import { createAgentKeys } from '../../src/services/accounts/agent-keys.js'
+import { createAgents } from '../../src/services/accounts/agents.js'
+import { createAllowlist } from '../../src/services/accounts/allowlist.js'
+import { createUsers } from '../../src/services/accounts/users.js'
 import { freePort, startTestPlatform, type TestPlatform } from '../helpers/platform.js'
 
 interface T {
@@ -31,10 +31,10 @@ export async function startBuyerPlatform(t: T): Promise<BuyerPlatform> {
   const port = await freePort()
   await web.listen({ host: '127.0.0.1', port })
   t.teardown(() => web.close())
-  const user = await usersService({ db: p.deps.db }).create(`b${randomBytes(4).toString('hex')}@example.com`, 'correct horse battery')
-  const agents = agentsService({ db: p.deps.db, masterKey: () => Buffer.from(MASTER_KEY, 'hex') })
-  const keys = agentKeysService({ db: p.deps.db, deployment: p.deps.config.deployment })
-  const allowlist = allowlistService({ db: p.deps.db })
+  const user = await createUsers({ db: p.deps.db }).create(`b${randomBytes(4).toString('hex')}@example.com`, 'correct horse battery')
+  const agents = createAgents({ db: p.deps.db, masterKey: () => Buffer.from(MASTER_KEY, 'hex') })
+  const keys = createAgentKeys({ db: p.deps.db, deployment: p.deps.config.deployment })
+  const allowlist = createAllowlist({ db: p.deps.db })
   return {
     ...p,
     web,

@@ -10,8 +10,8 @@ import t from 'tap'
 import { usdcAbi } from '../../src/chain/usdc-abi.js'
 import { runCli, type Io } from '../../src/cli/main.js'
 import { buildWebApp } from '../../src/http/web-app.js'
-import { apiKeysService } from '../../src/services/accounts/api-keys.js'
-import { usersService } from '../../src/services/accounts/users.js'
+import { createApiKeys } from '../../src/services/accounts/api-keys.js'
+import { createUsers } from '../../src/services/accounts/users.js'
 import { startWorkers } from '../../workers/index.js'
 import { freePort } from '../helpers/platform.js'
 import { startBuyerPlatform } from './buyer-fixtures.js'
@@ -48,7 +48,7 @@ function terminal(env: Record<string, string | undefined> = {}, home = mkdtempSy
 const p = await startBuyerPlatform(t)
 const workers = await startWorkers(p.deps, { everyMs: { 'topup-check': 500, 'settlement-tick': 200 }, log: quiet })
 t.teardown(() => workers.close())
-const users = usersService({ db: p.deps.db })
+const users = createUsers({ db: p.deps.db })
 const balanceOf = (a: string) => p.deps.chain.readContract({ address: p.deps.config.chain.usdc.address, abi: usdcAbi, functionName: 'balanceOf', args: [a as `0x${string}`] })
 
 t.test('a new user: login, setup, then a paid fetch, with no curl', async (t) => {
@@ -131,7 +131,7 @@ t.test('login: a wrong password, a missing one, and --api-key', async (t) => {
   const none = await u.run(['login', '--api-url', p.webUrl, '--email', email])
   t.equal(none.code, 1, 'no terminal to ask on and no TOLLGATE_PASSWORD')
   t.match(none.err, /give --email and a password/)
-  const key = await apiKeysService({ db: p.deps.db, deployment: 'sandbox' }).create(user.id, 'mine')
+  const key = await createApiKeys({ db: p.deps.db, deployment: 'sandbox' }).create(user.id, 'mine')
   const ok = await u.run(['--json', 'login', '--api-url', p.webUrl, '--api-key', key.secret])
   t.equal(ok.code, 0, ok.out)
   t.match(JSON.parse(ok.out), { object: 'login', context: 'sandbox', deployment: 'sandbox', user: { email } })
@@ -254,8 +254,8 @@ t.test('contexts: sandbox and production side by side; a production context neve
   const prodUrl = `http://127.0.0.1:${port}`
   const email = `ctx${Date.now()}@example.com`
   const user = await users.create(email, 'correct horse battery')
-  const testKey = (await apiKeysService({ db: p.deps.db, deployment: 'sandbox' }).create(user.id, 'sandbox')).secret
-  const liveKey = (await apiKeysService({ db: p.deps.db, deployment: 'production' }).create(user.id, 'production')).secret
+  const testKey = (await createApiKeys({ db: p.deps.db, deployment: 'sandbox' }).create(user.id, 'sandbox')).secret
+  const liveKey = (await createApiKeys({ db: p.deps.db, deployment: 'production' }).create(user.id, 'production')).secret
   const u = terminal()
 
   t.equal((await u.run(['login', '--api-url', p.webUrl, '--api-key', testKey])).code, 0)

@@ -10,8 +10,8 @@ import t from 'tap'
 import { runCli, type Io } from '../../src/cli/main.js'
 import { buildProxyApp } from '../../src/http/proxy-app.js'
 import { buildWebApp } from '../../src/http/web-app.js'
-import { apiKeysService } from '../../src/services/accounts/api-keys.js'
-import { usersService } from '../../src/services/accounts/users.js'
+import { createApiKeys } from '../../src/services/accounts/api-keys.js'
+import { createUsers } from '../../src/services/accounts/users.js'
 import { freePort } from '../helpers/platform.js'
 import { until } from '../helpers/until.js'
 import { startBuyerPlatform } from './buyer-fixtures.js'
@@ -49,8 +49,8 @@ async function run(args: string[], env: Record<string, string> = {}) {
   return { code, out: out.join(''), err: err.join('') }
 }
 
-const user = await usersService({ db: p.deps.db }).create(`pub${Date.now()}@example.com`, 'correct horse battery')
-const key = await apiKeysService({ db: p.deps.db, deployment: 'sandbox' }).create(user.id, 'k')
+const user = await createUsers({ db: p.deps.db }).create(`pub${Date.now()}@example.com`, 'correct horse battery')
+const key = await createApiKeys({ db: p.deps.db, deployment: 'sandbox' }).create(user.id, 'k')
 const ns = `ns${Date.now().toString(36)}`
 
 t.test('publish needs somewhere to send payments', async (t) => {

@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { Hex } from 'viem'
 import { usdcAbi } from '../../src/chain/usdc-abi.js'
-import { facilitatorClient, facilitatorRequest } from '../../src/services/settlement/facilitator.js'
+import { createFacilitatorClient, facilitatorRequest } from '../../src/services/settlement/facilitator.js'
 import { createSettler } from '../../src/services/settlement/settler.js'
 import { createSyncSettlement } from '../../src/services/settlement/sync.js'
 import { startWorkers } from '../../workers/index.js'
@@ -43,7 +43,7 @@ t.test('SETTLEMENT_MODE=facilitator settles through POST /settle', async (t) => 
     t.same(await payMany(platform, payer.key, 1, 1), [200])
     const row = await db.selectFrom('payments').selectAll().where('status', '=', 'served').executeTakeFirstOrThrow()
     // the facilitator settled it, but the answer never reached us (a crash after the POST)
-    const out = await facilitatorClient(fac.url).settle(row, deps.config)
+    const out = await createFacilitatorClient(fac.url).settle(row, deps.config)
     if (out.kind !== 'submitted') throw new Error(`facilitator refused: ${JSON.stringify(out)}`)
     await deps.chain.waitForTransactionReceipt({ hash: out.txHash })
     const requests = fac.requests.length

@@ -6,9 +6,9 @@ import { createDeps } from '../../src/deps.js'
 import { buildProxyApp } from '../../src/http/proxy-app.js'
 import { buildWebApp } from '../../src/http/web-app.js'
 import { loadHandlerRegistry } from '../../src/pool/handler-registry.js'
-import { usersService } from '../../src/services/accounts/users.js'
+import { createUsers } from '../../src/services/accounts/users.js'
 import { seedHostedServices } from '../../src/services/hosted-seed.js'
-import { publishingService } from '../../src/services/publishing/publishing.js'
+import { createPublishing } from '../../src/services/publishing/publishing.js'
 import { testDeps, testSchema } from '../helpers/test-env.js'
 
 const RECEIVER = '0x1111111111111111111111111111111111111111'
@@ -87,8 +87,8 @@ t.test('a proxy without TOLLGATE_MASTER_KEY refuses paid calls to seller endpoin
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r))
   t.teardown(() => new Promise((r) => upstream.close(r)))
   const deps = await testDeps(t, { TOLLGATE_MASTER_KEY: randomBytes(32).toString('hex'), TOLLGATE_ALLOW_PRIVATE_UPSTREAMS: 'true', LOG_LEVEL: 'warn' })
-  const user = await usersService(deps).create(`mk-${Date.now()}@example.com`, 'correct horse battery staple')
-  const pub = publishingService(deps)
+  const user = await createUsers(deps).create(`mk-${Date.now()}@example.com`, 'correct horse battery staple')
+  const pub = createPublishing(deps)
   await pub.claimNamespace({ userId: user.id }, { namespace: 'keyless', display_name: 'Keyless' })
   await pub.createService({ userId: user.id }, 'keyless', { name: 'svc', pay_to: RECEIVER })
   await pub.createEndpoint({ userId: user.id }, 'keyless', 'svc', {

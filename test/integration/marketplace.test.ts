@@ -5,7 +5,7 @@ import { sql } from 'kysely'
 import type { Deps } from '../../src/deps.js'
 import { buildProxyApp } from '../../src/http/proxy-app.js'
 import { buildWebApp } from '../../src/http/web-app.js'
-import { curatedAdmin } from '../../src/services/marketplace/curated-admin.js'
+import { createCuratedAdmin } from '../../src/services/marketplace/curated-admin.js'
 import { syncCatalog } from '../../src/services/marketplace/sync-catalog.js'
 import type { CuratedAgentDTO } from '../../src/services/marketplace/types.js'
 import { announceRegistryChange } from '../../src/services/registry-events.js'
@@ -120,7 +120,7 @@ t.test('sandbox deployment', async (t) => {
   const deps = await testDeps(t, { PROXY_URL: 'https://proxy.tollgate.test' })
   await syncCatalog(deps)
   const serviceId = await publish(deps, 'acme', 'data', [{ slug: 'token-price-feed', price: '1000' }, { slug: 'gas-price-oracle', price: '1000', methods: ['GET'] }, { slug: 'retired', price: '1000', enabled: false }], { agent: AGENT, tags: ['defi', 'prices'], description: 'Hosted market data' })
-  const admin = curatedAdmin(deps)
+  const admin = createCuratedAdmin(deps)
   const { id: bazaarId } = await admin.submit(bazaarListing, '203.0.113.9')
   await admin.review(bazaarId, 'approved', null)
   const app = await buildWebApp(deps, { logger: false })

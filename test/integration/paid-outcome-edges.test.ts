@@ -7,8 +7,8 @@ import { createPayerCredit } from '../../src/ledger/payer-credit.js'
 import { decodeRequired, signFor, v2Header } from '../helpers/pay.js'
 import { startTestPlatform } from '../helpers/platform.js'
 import { until } from '../helpers/until.js'
-import { usersService } from '../../src/services/accounts/users.js'
-import { publishingService } from '../../src/services/publishing/publishing.js'
+import { createUsers } from '../../src/services/accounts/users.js'
+import { createPublishing } from '../../src/services/publishing/publishing.js'
 
 const handlersDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/io-handlers')
 
@@ -41,8 +41,8 @@ t.test('the outcome of a paid call decides what leaves: a payment voided meanwhi
 
   t.test('an upstream call whose payment the sweep voided while it ran is not delivered as paid', async (t) => {
     // upstream calls are recorded `verified` first (the seller gets the payment id), so the sweep can void one mid-call
-    const user = await usersService(deps).create(`seller-${Date.now()}@example.com`, 'correct horse battery staple')
-    const pub = publishingService(deps)
+    const user = await createUsers(deps).create(`seller-${Date.now()}@example.com`, 'correct horse battery staple')
+    const pub = createPublishing(deps)
     await pub.claimNamespace({ userId: user.id }, { namespace: 'holdco', display_name: 'Hold Co' })
     await pub.createService({ userId: user.id }, 'holdco', { name: 'slow', pay_to: platform.devnet.accounts.receiver.address })
     await pub.createEndpoint({ userId: user.id }, 'holdco', 'slow', { slug: 'answer', methods: ['GET'], price: '1000', upstream_url: providers.HOLD_URL })

@@ -5,8 +5,8 @@ import t from 'tap'
 import { privateKeyToAccount } from 'viem/accounts'
 import { loadConfig } from '../../src/config.js'
 import { proxyCrashHooksFromEnv, type ProxyCrashStage } from '../../src/proxy/paid-call/test-hooks.js'
-import { usersService } from '../../src/services/accounts/users.js'
-import { publishingService } from '../../src/services/publishing/publishing.js'
+import { createUsers } from '../../src/services/accounts/users.js'
+import { createPublishing } from '../../src/services/publishing/publishing.js'
 import { authorizationStates } from '../../src/services/settlement/chain-ops.js'
 import { createSettler } from '../../src/services/settlement/settler.js'
 import { decodeRequired, signFor, v2Header } from '../helpers/pay.js'
@@ -52,8 +52,8 @@ t.test('kill -9 of the proxy at each stage of a paid call: uncharged, or served 
 
   const platform = await startTestPlatform(t, { env: { TOLLGATE_ALLOW_PRIVATE_UPSTREAMS: 'true', TOLLGATE_MASTER_KEY: '42'.repeat(32) } })
   const { deps, devnet } = platform
-  const user = await usersService(deps).create(`crash-${Date.now()}@example.com`, 'correct horse battery staple')
-  const pub = publishingService(deps)
+  const user = await createUsers(deps).create(`crash-${Date.now()}@example.com`, 'correct horse battery staple')
+  const pub = createPublishing(deps)
   await pub.claimNamespace({ userId: user.id }, { namespace: 'crashco', display_name: 'Crash Co' })
   await pub.createService({ userId: user.id }, 'crashco', { name: 'api', pay_to: devnet.accounts.receiver.address })
   await pub.createEndpoint({ userId: user.id }, 'crashco', 'api', { slug: 'answer', methods: ['GET'], price: '1000', upstream_url: origin })

@@ -1,5 +1,7 @@
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import t from 'tap'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { createDeps } from '../../src/deps.js'
@@ -176,19 +178,30 @@ t.test('the paid hot path', async (t) => {
     t.equal(after.statusCode, 200, `the pool still serves: ${after.body}`)
   })
 
-  t.test('Postgres down: 503, handler not run, nothing charged', async (t) => {
+  t.test('Postgres down: 503, nothing charged; no answer leaves, and a handler with effects does not run', async (t) => {
     const own = createDeps(deps.config)
     t.teardown(() => own.close())
     const app = await buildProxyApp(own, { logger: false, handlersDir: fixtures })
     t.teardown(() => app.close())
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'tollgate-acts-')), 'effects.log')
+    const acts = (line: string) => async () =>
+      app.inject({ method: 'POST', url: '/tollgate/toolbox/acts', headers: { 'content-type': 'application/json', 'payment-signature': v2Header(required, await signFor(payer, required)) }, payload: { file, line } })
     const ok = await app.inject({ method: 'GET', url: echo, headers: { 'payment-signature': v2Header(required, await signFor(payer, required)) } })
     t.equal(ok.statusCode, 200, 'works while Postgres is there')
+    const acted = await acts('first')()
+    t.equal(acted.statusCode, 200, acted.body)
+    const receipt = JSON.parse(Buffer.from(acted.headers['payment-response'] as string, 'base64').toString())
+    const events = await deps.db.selectFrom('payment_events').select('to_status').where('payment_id', '=', receipt.paymentId).orderBy('id').execute()
+    t.same(events.map((e) => e.to_status), ['verified', 'served'], 'a handler with effects is recorded before it runs')
     await own.db.destroy() // this process loses its database
     const before = await countPayments()
     const r = await app.inject({ method: 'GET', url: echo, headers: { 'payment-signature': v2Header(required, await signFor(payer, required)) } })
     t.equal(r.statusCode, 503)
     t.equal(r.json().code, 'payment_not_recorded')
-    t.notMatch(r.body, 'hello', 'the handler did not run')
+    t.notMatch(r.body, 'hello', "the handler's answer is withheld")
+    const refused = await acts('second')()
+    t.equal(refused.statusCode, 503)
+    t.equal(readFileSync(file, 'utf8'), 'first\n', 'the handler with effects did not run')
     t.equal(await countPayments(), before, 'nothing recorded, nothing charged')
   })
 })

@@ -2,7 +2,7 @@ import { createServer } from 'node:net'
 import { Writable } from 'node:stream'
 import t from 'tap'
 import { processLogger } from '../../src/logger.js'
-import { agentsService } from '../../src/services/accounts/agents.js'
+import { createAgents } from '../../src/services/accounts/agents.js'
 import { createTopups } from '../../src/services/topups/topups.js'
 import { ensureFundingWallet } from '../../src/services/wallets/funding-wallet.js'
 import { accountsApp, MASTER_KEY, userWithKey } from './accounts-fixtures.js'
@@ -25,7 +25,7 @@ t.test("a top-up that fails on an RPC error shows the user why, never the operat
   const { deps, app } = await accountsApp(t, { RPC_URL: rpcUrl })
   const { userId, auth } = await userWithKey(deps)
   await ensureFundingWallet(deps.db, Buffer.from(MASTER_KEY, 'hex'), userId)
-  const agent = await agentsService({ db: deps.db, masterKey: () => Buffer.from(MASTER_KEY, 'hex') }).create(userId, { name: 'bot', top_up: { enabled: true, threshold: '5000000', amount: '20000000' } })
+  const agent = await createAgents({ db: deps.db, masterKey: () => Buffer.from(MASTER_KEY, 'hex') }).create(userId, { name: 'bot', top_up: { enabled: true, threshold: '5000000', amount: '20000000' } })
   const row = await deps.db.selectFrom('agents').select('id').where('address', '=', agent.address).executeTakeFirstOrThrow()
   // an open need, as check() would have opened it; paying it reads the funding wallet over RPC
   await deps.db.insertInto('topups').values({ agent_id: row.id, need_seq: 1, agent_address: agent.address, amount: '20000000', threshold: '5000000', balance_seen: '0', block_seen: 1 }).execute()

@@ -7,7 +7,7 @@ import type { Hex } from 'viem'
 import { loadConfig } from '../../src/config.js'
 import { usdcAbi } from '../../src/chain/usdc-abi.js'
 import { authorizationStates } from '../../src/services/settlement/chain-ops.js'
-import { relayerLock } from '../../src/services/settlement/relayer.js'
+import { createRelayerLock } from '../../src/services/settlement/relayer.js'
 import { crashHooksFromEnv } from '../../src/services/settlement/test-hooks.js'
 import { withDevnet } from '../helpers/devnet.js'
 import { startTestPlatform } from '../helpers/platform.js'
@@ -43,7 +43,7 @@ t.test('relayer lock: renewed while held, free within its TTL after a holder die
     await clearRedisPrefix(prefix)
     redis.disconnect()
   })
-  const lock = relayerLock(redis, (...p) => [prefix, ...p].join(':'), 300)
+  const lock = createRelayerLock(redis, (...p) => [prefix, ...p].join(':'), 300)
   const seen: boolean[] = []
   const held = await lock.hold('0xabc', async (stillHeld) => {
     t.equal(await lock.acquire('0xabc'), null, 'exclusive')

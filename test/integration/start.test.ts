@@ -116,7 +116,12 @@ t.test('npm start brings the platform up on the embedded chain and stops cleanly
     // as a native module crashing in them would
     for (const pid of before) process.kill(pid, 'SIGSEGV')
     const crashedAt = Date.now()
-    t.equal(await paid(), 200, 'the next paid hosted call is served')
+    // a call sent before the supervisor has seen the signal land goes to a dying process: it is
+    // answered 502 handler_failed and not charged, like any call in flight on a crashed process
+    const statuses: number[] = []
+    while (statuses.at(-1) !== 200 && Date.now() - crashedAt < 5_000) statuses.push(await paid())
+    t.equal(statuses.at(-1), 200, `a paid hosted call is served again (${statuses.join(', ')})`)
+    t.ok(statuses.slice(0, -1).every((s) => s === 502), 'what failed meanwhile failed as a crashed call')
     t.ok(Date.now() - crashedAt < 5_000, `within 5 s (${Date.now() - crashedAt} ms)`)
     t.equal((await fetch(`http://127.0.0.1:${web}/readyz`)).status, 200, 'web is up')
     t.equal((await fetch(`http://127.0.0.1:${proxy}/readyz`)).status, 200, 'the proxy is up')

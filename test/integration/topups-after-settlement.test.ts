@@ -5,11 +5,11 @@ import type { Address, Hex } from 'viem'
 import { mintUsdc } from '../../src/chain/devnet.js'
 import { usdcAbi } from '../../src/chain/usdc-abi.js'
 import { bullConnection, settlementQueue } from '../../src/queue/settlement-queue.js'
-import { agentsService } from '../../src/services/accounts/agents.js'
-import { usersService } from '../../src/services/accounts/users.js'
+import { createAgents } from '../../src/services/accounts/agents.js'
+import { createUsers } from '../../src/services/accounts/users.js'
 import { walletAad } from '../../src/services/wallets/custodial-wallet.js'
 import { ensureFundingWallet } from '../../src/services/wallets/funding-wallet.js'
-import { decryptSecret } from '../../src/services/wallets/wallet-crypto.js'
+import { decryptSecret } from '../../src/secrets/wallet-crypto.js'
 import { startWorkers } from '../../workers/index.js'
 import { agentPaymentSettledWithin } from '../../workers/settlement-tick.js'
 import { name as TOPUP_CHECK } from '../../workers/topup-check.js'
@@ -44,10 +44,10 @@ const scheduledChecks = async () => (await queue.getJobs(['completed', 'failed',
 
 t.test('a settled agent payment triggers the top-up without waiting for the schedule', async (t) => {
   // a user whose agent sits just above its threshold: one paid call takes it below
-  const user = await usersService({ db: deps.db }).create(`u${randomBytes(4).toString('hex')}@example.com`, 'correct horse battery')
+  const user = await createUsers({ db: deps.db }).create(`u${randomBytes(4).toString('hex')}@example.com`, 'correct horse battery')
   const fw = await ensureFundingWallet(deps.db, masterKey, user.id)
   await mintUsdc(platform.devnet.rpcUrl, fw.address as Address, 100n * USDC)
-  const agent = await agentsService({ db: deps.db, masterKey: () => masterKey }).create(user.id, {
+  const agent = await createAgents({ db: deps.db, masterKey: () => masterKey }).create(user.id, {
     name: 'bot',
     top_up: { enabled: true, threshold: THRESHOLD.toString(), amount: AMOUNT.toString() },
   })

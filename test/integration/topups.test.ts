@@ -5,9 +5,9 @@ import { mintUsdc } from '../../src/chain/devnet.js'
 import { usdcAbi } from '../../src/chain/usdc-abi.js'
 import { createDeps, type Deps } from '../../src/deps.js'
 import { buildWebApp } from '../../src/http/web-app.js'
-import { agentsService } from '../../src/services/accounts/agents.js'
-import { apiKeysService } from '../../src/services/accounts/api-keys.js'
-import { usersService } from '../../src/services/accounts/users.js'
+import { createAgents } from '../../src/services/accounts/agents.js'
+import { createApiKeys } from '../../src/services/accounts/api-keys.js'
+import { createUsers } from '../../src/services/accounts/users.js'
 import { createTopups, type TopupOptions } from '../../src/services/topups/topups.js'
 import { custodialAccount } from '../../src/services/wallets/custodial-wallet.js'
 import { ensureFundingWallet } from '../../src/services/wallets/funding-wallet.js'
@@ -35,10 +35,10 @@ const rows = (agentAddress: string) => deps.db.selectFrom('topups').selectAll().
 
 /** A user with a funding wallet holding `funding` and an agent with top-ups enabled. */
 async function setup(funding: bigint) {
-  const user = await usersService({ db: deps.db }).create(`u${randomBytes(4).toString('hex')}@example.com`, 'correct horse battery')
+  const user = await createUsers({ db: deps.db }).create(`u${randomBytes(4).toString('hex')}@example.com`, 'correct horse battery')
   const fw = await ensureFundingWallet(deps.db, config.masterKey!, user.id)
   if (funding > 0n) await mintUsdc(devnet.rpcUrl, fw.address as Address, funding)
-  const agents = agentsService({ db: deps.db, masterKey: () => config.masterKey! })
+  const agents = createAgents({ db: deps.db, masterKey: () => config.masterKey! })
   const agent = await agents.create(user.id, { name: 'bot', top_up: { enabled: true, threshold: THRESHOLD.toString(), amount: AMOUNT.toString() } })
   return { user, funding: fw.address, agent: agent.address, agents }
 }
@@ -147,14 +147,14 @@ t.test('an empty funding wallet: retried with backoff, then failed and reported;
   // reported through the API; another user's agent is "not found"
   const app = await buildWebApp(deps, { logger: false })
   t.teardown(() => app.close())
-  const keys = apiKeysService({ db: deps.db, deployment: config.deployment })
+  const keys = createApiKeys({ db: deps.db, deployment: config.deployment })
   const mine = { authorization: `Bearer ${(await keys.create(s.user.id, 'test')).secret}` }
   const res = await app.inject({ method: 'GET', url: `/v1/agents/${s.agent}/top-ups`, headers: mine })
   t.equal(res.statusCode, 200)
   const body = res.json() as { object: string; data: Array<Record<string, unknown>> }
   t.equal(body.object, 'list')
   t.match(body.data, [{ object: 'top_up', agent: s.agent, need: 1, status: 'failed', attempts: 3, tx_hash: null, error: /insufficient_funds/ }])
-  const stranger = await usersService({ db: deps.db }).create(`s${randomBytes(4).toString('hex')}@example.com`, 'correct horse battery')
+  const stranger = await createUsers({ db: deps.db }).create(`s${randomBytes(4).toString('hex')}@example.com`, 'correct horse battery')
   const theirs = { authorization: `Bearer ${(await keys.create(stranger.id, 'test')).secret}` }
   t.equal((await app.inject({ method: 'GET', url: `/v1/agents/${s.agent}/top-ups`, headers: theirs })).statusCode, 404)
   t.ok((await app.inject({ method: 'GET', url: '/docs/json' })).json().paths['/v1/agents/{address}/top-ups'], 'documented in OpenAPI')

@@ -2,8 +2,8 @@ import { createHash, createHmac } from 'node:crypto'
 import Fastify from 'fastify'
 import t from 'tap'
 import { privateKeyToAccount } from 'viem/accounts'
-import { usersService } from '../../src/services/accounts/users.js'
-import { publishingService } from '../../src/services/publishing/publishing.js'
+import { createUsers } from '../../src/services/accounts/users.js'
+import { createPublishing } from '../../src/services/publishing/publishing.js'
 import { decodeRequired, signFor, v2Header } from '../helpers/pay.js'
 import { startTestPlatform } from '../helpers/platform.js'
 
@@ -22,8 +22,8 @@ t.test('a published upstream endpoint is paid, forwarded with the seller header 
 
   const platform = await startTestPlatform(t, { env: { TOLLGATE_ALLOW_PRIVATE_UPSTREAMS: 'true', TOLLGATE_MASTER_KEY: '42'.repeat(32) } })
   const { deps, proxy } = platform
-  const user = await usersService(deps).create(`seller-${Date.now()}@example.com`, 'correct horse battery staple')
-  const pub = publishingService(deps)
+  const user = await createUsers(deps).create(`seller-${Date.now()}@example.com`, 'correct horse battery staple')
+  const pub = createPublishing(deps)
   await pub.claimNamespace({ userId: user.id }, { namespace: 'acme', display_name: 'Acme' })
   await pub.createService({ userId: user.id }, 'acme', { name: 'weather', pay_to: platform.devnet.accounts.receiver.address })
   const created = await pub.createEndpoint({ userId: user.id }, 'acme', 'weather', {
@@ -96,8 +96,8 @@ t.test("a seller's per-endpoint rate limit holds across proxy processes; refused
   const platform = await startTestPlatform(t, { env: { TOLLGATE_ALLOW_PRIVATE_UPSTREAMS: 'true', TOLLGATE_MASTER_KEY: '43'.repeat(32) } })
   const { deps, proxy } = platform
   const other = await platform.startProxy()
-  const user = await usersService(deps).create(`limited-${Date.now()}@example.com`, 'correct horse battery staple')
-  const pub = publishingService(deps)
+  const user = await createUsers(deps).create(`limited-${Date.now()}@example.com`, 'correct horse battery staple')
+  const pub = createPublishing(deps)
   await pub.claimNamespace({ userId: user.id }, { namespace: 'limited', display_name: 'Limited' })
   await pub.createService({ userId: user.id }, 'limited', { name: 'api', pay_to: platform.devnet.accounts.receiver.address })
   await pub.createEndpoint({ userId: user.id }, 'limited', 'api', {

@@ -5,7 +5,7 @@ import pg from 'pg'
 import t from 'tap'
 import type { Database } from '../../src/db/database.js'
 import type { Deps } from '../../src/deps.js'
-import { historyService, type HistoryKind } from '../../src/services/accounts/history-export.js'
+import { createHistory, type HistoryKind } from '../../src/services/accounts/history-export.js'
 import { accountsApp, userWithKey } from './accounts-fixtures.js'
 
 interface Tx {
@@ -242,7 +242,7 @@ async function pageSql(t: { teardown(fn: () => unknown): void }, deps: Deps, kin
   const seen: CompiledQuery[] = []
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: (e) => void seen.push(e.query) })
   t.teardown(() => db.destroy())
-  const page = await historyService({ db, databaseUrl: deps.config.databaseUrl, databaseSchema: deps.config.databaseSchema }).page(kind, userId, { order, cursor }, 20)
+  const page = await createHistory({ db, databaseUrl: deps.config.databaseUrl, databaseSchema: deps.config.databaseSchema }).page(kind, userId, { order, cursor }, 20)
   return { query: seen.at(-1)!, page, pool }
 }
 

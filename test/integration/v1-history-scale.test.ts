@@ -3,7 +3,7 @@ import pg from 'pg'
 import t from 'tap'
 import type { Database } from '../../src/db/database.js'
 import type { Deps } from '../../src/deps.js'
-import { historyService, type HistoryFilters, type HistoryKind } from '../../src/services/accounts/history-export.js'
+import { createHistory, type HistoryFilters, type HistoryKind } from '../../src/services/accounts/history-export.js'
 import { accountsApp, userWithKey } from './accounts-fixtures.js'
 
 // A user with a handful of payments among 200,000 of other users: a page of the user's history
@@ -61,7 +61,7 @@ async function explainPage(t: { teardown(fn: () => unknown): void }, deps: Deps,
   const seen: CompiledQuery[] = []
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: (e) => void seen.push(e.query) })
   t.teardown(() => db.destroy())
-  const page = await historyService({ db, databaseUrl: deps.config.databaseUrl, databaseSchema: deps.config.databaseSchema }).page(kind, userId, f, 20)
+  const page = await createHistory({ db, databaseUrl: deps.config.databaseUrl, databaseSchema: deps.config.databaseSchema }).page(kind, userId, f, 20)
   const query = seen.at(-1)!
   const { rows } = await pool.query(`explain (analyze, format json) ${query.sql}`, query.parameters as unknown[])
   return { page, plan: nodes((rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan) }
@@ -114,7 +114,7 @@ t.test('a small user among 200,000 payments: pages read only the user\'s rows', 
   }
   // the second page continues from the cursor, still by the indexes
   const first = await explainPage(t, deps, 'transactions', userId, { order: 'desc' })
-  const p1 = await historyService({ db: deps.db, databaseUrl: deps.config.databaseUrl, databaseSchema: deps.config.databaseSchema }).page('transactions', userId, { order: 'desc' }, 4)
+  const p1 = await createHistory({ db: deps.db, databaseUrl: deps.config.databaseUrl, databaseSchema: deps.config.databaseSchema }).page('transactions', userId, { order: 'desc' }, 4)
   const p2 = await explainPage(t, deps, 'transactions', userId, { order: 'desc', cursor: p1.next_cursor! })
   t.same([...p1.data, ...p2.page.data].map((r) => r.id), first.page.data.map((r) => r.id), 'page 1 (4 rows) then page 2 from its cursor give the whole list')
   t.notOk(p2.plan.find((n) => n['Index Name'] === 'payments_created_idx' || n['Node Type'] === 'Seq Scan'), 'the cursor page uses the user\'s indexes too')

@@ -75,7 +75,7 @@ t.test('official x402 clients pay when every signer is recovered on a worker thr
     t.equal(res.status, 200, `${name}: ${text}`)
     t.match(text, 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad', name)
   }
-  const stats = platform.proxy.signerRecovery!.stats
+  const stats = platform.proxy.createSignerRecovery!.stats
   t.equal(stats.recoveredInWorker, 2, 'both signers were recovered on the worker thread')
   t.equal(stats.recoveredInline + stats.recoveredAfterFailure, 0, 'none on the main thread')
   const rows = await platform.deps.db.selectFrom('payments').select(['status', 'x402_version']).where('payer', '=', payer.address.toLowerCase()).orderBy('x402_version').execute()

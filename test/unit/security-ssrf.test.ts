@@ -3,8 +3,8 @@ import { createServer, type Server } from 'node:http'
 import t, { type Test } from 'tap'
 import { fetchPublicUrl, resolvePublicHost } from '../../handlers/_shared/outbound.js'
 import { HandlerInputError, type HandlerContext } from '../../src/pool/handler-contract.js'
-import { upstreamClient } from '../../src/proxy/upstream.js'
-import { isPrivateAddress } from '../../src/services/publishing/ssrf-guard.js'
+import { createUpstreamClient } from '../../src/proxy/upstream.js'
+import { isPrivateAddress } from '../../src/net/ssrf-guard.js'
 
 // Spellings of internal addresses that URL parsers, resolvers and the kernel all accept.
 const LOOPBACK_FORMS = ['127.0.0.1', '2130706433', '0177.0.0.1', '0x7f.1', '127.1', '0.0.0.0', '0', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]', '[0:0:0:0:0:ffff:7f00:1]', '[::]', '[::1]', '[64:ff9b::7f00:1]', '[::7f00:1]', '[2002:7f00:1::1]']
@@ -87,7 +87,7 @@ t.test("seller upstreams: the proxy refuses every spelling of loopback and names
   let hits = 0
   const port = await serve(t, (_req, res) => (hits++, res.end('internal')))
   const name = await loopbackName()
-  const up = upstreamClient({ allowPrivate: false })
+  const up = createUpstreamClient({ allowPrivate: false })
   t.teardown(() => up.close())
   for (const host of [...LOOPBACK_FORMS, 'localhost', ...(name ? [name] : [])]) {
     const err = await up.forward({ origin: `http://${host}:${port}`, subPath: '', method: 'GET', headers: {}, body: undefined, options: {}, paymentId: 'p' }).then(() => null, (e: unknown) => e)

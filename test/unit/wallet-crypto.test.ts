@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import t from 'tap'
 import { createCustodialWallet, custodialAccount } from '../../src/services/wallets/custodial-wallet.js'
-import { decryptSecret, encryptSecret, envelopeKeyId, masterKeyId, reencryptSecret } from '../../src/services/wallets/wallet-crypto.js'
-import { hashSecret, isWellFormed, newSecret, randomBase62 } from '../../src/services/accounts/secret-token.js'
+import { decryptSecret, encryptSecret, envelopeKeyId, masterKeyId, reencryptSecret } from '../../src/secrets/wallet-crypto.js'
+import { hashSecret, isWellFormed, newSecret, randomBase62 } from '../../src/secrets/secret-token.js'
 import { hashPassword, verifyPassword } from '../../src/services/accounts/password.js'
-import { isPrivateAddress } from '../../src/services/publishing/ssrf-guard.js'
+import { isPrivateAddress } from '../../src/net/ssrf-guard.js'
 
 const k1 = randomBytes(32)
 const k2 = randomBytes(32)

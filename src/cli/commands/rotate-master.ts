@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util'
 import { loadConfig, type Config } from '../../config.js'
 import { createDb } from '../../db/create-db.js'
 import { MasterKeyRotationError, rotateMasterKey } from '../../services/wallets/rotate-master-key.js'
-import { masterKeyId } from '../../services/wallets/wallet-crypto.js'
+import { masterKeyId } from '../../secrets/wallet-crypto.js'
 import type { CliIo } from './users.js'
 
 export const KEYS_USAGE = `usage: tollgate keys rotate-master [--dry-run]

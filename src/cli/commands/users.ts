@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util'
 import { loadConfig, type Config } from '../../config.js'
 import { createDb } from '../../db/create-db.js'
-import { usersService } from '../../services/accounts/users.js'
+import { createUsers } from '../../services/accounts/users.js'
 import { ensureFundingWallet } from '../../services/wallets/funding-wallet.js'
 import { wantsHelp, type Command } from '../command.js'
 import { EXIT } from '../exit-codes.js'
@@ -42,7 +42,7 @@ export async function createUserCli(argv: string[], io: CliIo = { out: (l) => pr
   const config = io.config ?? loadConfig(io.env)
   const db = createDb({ databaseUrl: config.databaseUrl, schema: config.databaseSchema, max: 1 })
   try {
-    const user = await usersService({ db }).create(values.email, password)
+    const user = await createUsers({ db }).create(values.email, password)
     if (config.masterKey) await ensureFundingWallet(db, config.masterKey, user.id)
     io.out(`created user ${user.email} (${user.id})`)
     return 0

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../../config.js'
 import { appError } from '../../errors.js'
-import { sendAppError } from './error-handler.js'
+import { sendAppError } from '../../error-render.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {

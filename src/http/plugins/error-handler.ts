@@ -1,6 +1,7 @@
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
-import { AppError, appError, statusText } from '../../errors.js'
-import { MasterKeyUnavailableError } from '../../services/wallets/wallet-crypto.js'
+import type { FastifyError, FastifyInstance } from 'fastify'
+import { AppError, appError } from '../../errors.js'
+import { sendAppError } from '../../error-render.js'
+import { MasterKeyUnavailableError } from '../../secrets/wallet-crypto.js'
 
 /**
  * One renderer for every error: `{statusCode, code, error, message}` plus any details.
@@ -37,15 +38,4 @@ export function installErrorHandler(app: FastifyInstance): void {
     return sendAppError(reply, e)
   })
   app.setNotFoundHandler((request, reply) => sendAppError(reply, appError('route_not_found', { method: request.method, path: request.url.split('?')[0] })))
-}
-
-/** Renders one catalogue error: its headers, its status and `{statusCode, code, error, message, ...details}`. */
-export function sendAppError(reply: FastifyReply, e: AppError): FastifyReply {
-  if (e.headers) reply.headers(e.headers)
-  return reply.code(e.statusCode).send(appErrorBody(e))
-}
-
-/** The body of a catalogue error, for code that must return a payload rather than send (onSend hooks). */
-export function appErrorBody(e: AppError): Record<string, unknown> {
-  return { statusCode: e.statusCode, code: e.code, error: statusText(e.statusCode), message: e.message, ...e.details }
 }

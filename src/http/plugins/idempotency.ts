@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
 import { appError } from '../../errors.js'
-import { decryptSecret, encryptSecret } from '../../services/wallets/wallet-crypto.js'
+import { decryptSecret, encryptSecret } from '../../secrets/wallet-crypto.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { appError } from '../../errors.js'
-import { sendAppError } from './error-handler.js'
+import { sendAppError } from '../../error-render.js'
 
 /** deeper JSON is refused: serializing it (idempotency fingerprints, jsonb columns) would overflow the stack */
 export const MAX_JSON_DEPTH = 64

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
 import { AppError, appError } from '../../errors.js'
+import { createFixedWindowLimiter } from '../../limits/fixed-window.js'
 
 export interface RateLimitOptions {
   redis: Redis
@@ -15,14 +16,6 @@ export interface RateLimitOptions {
   /** distinguishes several limiters in one app */
   name?: string
 }
-
-// INCR and set the expiry on the first hit, atomically; returns count and ms left in the window.
-const HIT = `
-local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
-return {n, ttl}`
 
 /**
  * Fixed-window limit per credential, counted in Redis so every process shares it. Sends the IETF
@@ -58,21 +51,19 @@ export async function hitRateLimit(
   reply: FastifyReply,
   refuse: (retryAfter: number) => AppError = (retryAfter) => appError('rate_limited', { retryAfter }),
 ): Promise<void> {
-  let count: number
-  let ttlMs: number
+  let hit
   try {
-    ;[count, ttlMs] = (await opts.redis.eval(HIT, 1, opts.key('ratelimit', name, id), String(opts.windowSeconds * 1000))) as [number, number]
+    hit = await createFixedWindowLimiter(opts.redis, opts.key).hit(name, id, { max: opts.max, windowSeconds: opts.windowSeconds })
   } catch {
     // Redis down: serve rather than fail closed; the API itself needs Postgres, not Redis.
     return
   }
-  const reset = Math.max(1, Math.ceil(ttlMs / 1000))
   reply.header('ratelimit-limit', opts.max)
-  reply.header('ratelimit-remaining', Math.max(0, opts.max - count))
-  reply.header('ratelimit-reset', reset)
+  reply.header('ratelimit-remaining', Math.max(0, opts.max - hit.count))
+  reply.header('ratelimit-reset', hit.resetSeconds)
   reply.header('ratelimit-policy', `${opts.max};w=${opts.windowSeconds}`)
-  if (count > opts.max) {
-    const e = refuse(reset)
-    throw new AppError(e.code, e.statusCode, e.message, e.details, { ...e.headers, 'retry-after': String(reset) })
+  if (hit.limited) {
+    const e = refuse(hit.resetSeconds)
+    throw new AppError(e.code, e.statusCode, e.message, e.details, { ...e.headers, 'retry-after': String(hit.resetSeconds) })
   }
 }

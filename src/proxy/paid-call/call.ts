@@ -43,6 +43,8 @@ export interface ResolvedCall {
 
 export interface HostedTarget {
   kind: 'hosted'
+  /** the handler acts outside (its `effects`): recorded before it runs, as an upstream call is */
+  recordFirst: boolean
   handler: RegisteredHandler
   slug: string
   input: Record<string, unknown>
@@ -53,6 +55,8 @@ export interface HostedTarget {
 
 export interface UpstreamTarget {
   kind: 'upstream'
+  /** always: the seller's origin receives the payment id with the call */
+  recordFirst: true
   origin: string
   options: UpstreamOptions
   timeoutMs: number

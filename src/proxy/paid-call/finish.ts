@@ -26,10 +26,10 @@ const refused = (refusal: CallRefusal): CallResult => ({ kind: 'refused', refusa
 /**
  * Stage 7: the call's outcome, durable before anything is answered.
  *
- * - Failed (handler error, status >= 400, upstream unreachable): the payment is voided — a hosted
- *   call's one write records it `voided`, an upstream's `verified` row moves to `voided` — and
- *   the reservation is given back. Nothing is charged.
- * - Answered < 400: a hosted call's one write records it `served`; an upstream's row moves to
+ * - Failed (handler error, status >= 400, upstream unreachable): the payment is voided — a call
+ *   recorded once is written `voided`, a record-first call's `verified` row moves to `voided` —
+ *   and the reservation is given back. Nothing is charged.
+ * - Answered < 400: a call recorded once is written `served`; a record-first call's row moves to
  *   `served`. A sync endpoint (or a blocked payer) is settled now; a payment that fails on chain
  *   withholds the answer (402), as the reference middleware does, since nothing was charged.
  */
@@ -37,7 +37,7 @@ export function createFinisher(opts: { ledger: LedgerWriter; sync?: SettleNow })
   const { ledger } = opts
 
   async function voided(f: FinishInput, d: Extract<Dispatched, { ok: false }>): Promise<CallResult> {
-    if (f.target.kind === 'hosted') await recordPayment(ledger, f.row, 'voided', f.held, f.log, d.reason)
+    if (!f.target.recordFirst) await recordPayment(ledger, f.row, 'voided', f.held, f.log, d.reason)
     else await ledger.finish(f.row.id, 'voided', d.reason).catch((err) => f.log.error({ err: (err as Error).message, id: f.row.id }, 'void failed'))
     await f.held.release()
     return d.answer ? { kind: 'answer', ...d.answer } : refused(d.refusal!)
@@ -45,7 +45,7 @@ export function createFinisher(opts: { ledger: LedgerWriter; sync?: SettleNow })
 
   /** Records `served`; a refusal when the payment cannot be kept. */
   async function served(f: FinishInput): Promise<CallRefusal | undefined> {
-    if (f.target.kind === 'hosted') {
+    if (!f.target.recordFirst) {
       const r = await recordPayment(ledger, f.row, 'served', f.held, f.log)
       return r === true ? undefined : r
     }

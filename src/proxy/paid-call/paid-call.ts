@@ -10,8 +10,10 @@
  *
  * One durable write per hosted call: its payment is recorded after the handler answered, as
  * `served` (or `voided`), and the answer leaves only once that write is committed. A call that dies
- * with its process before the write leaves no row: nothing is charged. An upstream call is recorded
- * `verified` first, since the seller's origin receives the payment id with the call.
+ * with its process before the write leaves no row: nothing is charged. Record-first where it buys
+ * something: an upstream call is recorded `verified` before it is forwarded (the seller's origin
+ * receives the payment id), and so is a hosted handler with `effects` (mail sent, a request made),
+ * so nothing acts for a payment that could not be recorded.
  */
 import { randomUUID } from 'node:crypto'
 import type { LedgerWriter } from '../../ledger/ledger-writer.js'
@@ -75,7 +77,7 @@ export function createPaidCall(d: PaidCallDeps): PaidCall {
     const settleFirst = held.settleFirst || call.entry.settlementMode === 'sync'
     const row = paymentRow(randomUUID(), call, checked.payment, held.settleFirst)
     try {
-      if (target.kind === 'upstream') {
+      if (target.recordFirst) {
         const recorded = await recordPayment(d.ledger, row, 'verified', held, req.log)
         if (recorded instanceof CallRefusal) return refused(recorded)
         await hooks['after-record']?.()
@@ -86,9 +88,9 @@ export function createPaidCall(d: PaidCallDeps): PaidCall {
       await hooks['after-outcome']?.()
       return result.kind === 'refused' ? refused(result.refusal) : result
     } catch (err) {
-      // a stage threw (a bug, not a refusal): a hosted call has no row yet, so its reservation goes
-      // back; an upstream's `verified` row is voided by the recovery sweep, which gives it back then
-      if (target.kind === 'hosted') await held.release()
+      // a stage threw (a bug, not a refusal): a call recorded once has no row yet, so its
+      // reservation goes back; a `verified` row is voided by the recovery sweep, which gives it back then
+      if (!target.recordFirst) await held.release()
       throw err
     }
   }

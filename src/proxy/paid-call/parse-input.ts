@@ -39,7 +39,7 @@ export function createInputParser(s: InputSettings) {
       }
       const missing = (options.requiredHeaders ?? []).find((h) => req.headers[h] === undefined)
       if (missing) return CallRefusal.error(appError('invalid_parameter', { param: missing, detail: `the ${missing} header is required by this endpoint` }, { details: { param: missing } }))
-      return { kind: 'upstream', origin: entry.upstream!.url, options, timeoutMs: options.timeoutMs ?? FORWARD_TIMEOUT_MS, rateLimit: options.rateLimit }
+      return { kind: 'upstream', recordFirst: true, origin: entry.upstream!.url, options, timeoutMs: options.timeoutMs ?? FORWARD_TIMEOUT_MS, rateLimit: options.rateLimit }
     }
 
     const handler = s.handlers.get(entry.handler)
@@ -55,6 +55,7 @@ export function createInputParser(s: InputSettings) {
     if (problem) return CallRefusal.error(appError('invalid_parameter', { param: problem.field, detail: problem.message }, { details: { param: problem.field } }))
     return {
       kind: 'hosted',
+      recordFirst: handler.module.effects === true,
       handler,
       slug: entry.handler,
       input: parsed,

@@ -23,8 +23,9 @@ export function paymentRow(id: string, call: ResolvedCall, payment: VerifiedPaym
  * the ledger is a replay the Redis guard did not catch (Redis lost its keys): refused, and the
  * nonce stays taken (the other row holds it).
  *
- * `verified` records before the call (a seller's upstream gets the payment id and may look it up);
- * a hosted call is recorded once, after its handler answered, as `served` (or `voided`).
+ * `verified` records before the call (record-first: a seller's upstream, which gets the payment id,
+ * or a hosted handler with effects); any other hosted call is recorded once, after its handler
+ * answered, as `served` (or `voided`).
  */
 export async function recordPayment(
   ledger: LedgerWriter,

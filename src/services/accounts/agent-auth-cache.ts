@@ -17,7 +17,7 @@ export interface AuthCacheOptions {
   onError?(err: unknown): void
 }
 
-export function authCache<V extends { id: string }>(opts: AuthCacheOptions) {
+export function createAuthCache<V extends { id: string }>(opts: AuthCacheOptions) {
   const max = opts.max ?? 10_000
   const maxAge = opts.maxAgeMs ?? 60_000
   const entries = new Map<string, { value: V; at: number }>()
@@ -105,4 +105,4 @@ export function authCache<V extends { id: string }>(opts: AuthCacheOptions) {
     },
   }
 }
-export type AuthCache<V extends { id: string }> = ReturnType<typeof authCache<V>>
+export type AuthCache<V extends { id: string }> = ReturnType<typeof createAuthCache<V>>

@@ -2,10 +2,10 @@ import { sql, type Kysely } from 'kysely'
 import type { Config } from '../../config.js'
 import type { Database } from '../../db/database.js'
 import { appError } from '../../errors.js'
-import { authCache, type AuthCache } from './agent-auth-cache.js'
+import { createAuthCache, type AuthCache } from './agent-auth-cache.js'
 import { AGENT_KEY_PREFIXES } from './agent-keys.js'
 import { refuseForeignKey } from './key-kinds.js'
-import { digestsEqual, hashSecret, isWellFormed } from './secret-token.js'
+import { digestsEqual, hashSecret, isWellFormed } from '../../secrets/secret-token.js'
 
 /** An agent as agent-scoped actions need it: its wallet, its caps and its allowlist. */
 export interface AgentRow {
@@ -48,7 +48,7 @@ export class AgentAuth {
     this.#db = deps.db
     this.#deployment = deps.config.deployment
     this.#prefix = AGENT_KEY_PREFIXES[deps.config.deployment]
-    this.#cache = deps.cacheAuth === false ? undefined : authCache<KeyRow>({ databaseUrl: deps.config.databaseUrl, onError: deps.onError })
+    this.#cache = deps.cacheAuth === false ? undefined : createAuthCache<KeyRow>({ databaseUrl: deps.config.databaseUrl, onError: deps.onError })
   }
 
   #agentQuery() {

@@ -3,7 +3,7 @@ import type { Deployment } from '../../config.js'
 import type { Database } from '../../db/database.js'
 import { findKey, KEY_COLUMNS as COLUMNS, keyFields, revokeKey, type KeyFields, type KeyRow } from './key-rows.js'
 import { KEY_PREFIXES, refuseForeignKey } from './key-kinds.js'
-import { newSecret } from './secret-token.js'
+import { newSecret } from '../../secrets/secret-token.js'
 
 export const AGENT_KEY_PREFIXES: Record<Deployment, string> = KEY_PREFIXES.agent_key
 
@@ -19,7 +19,7 @@ function view(agent: string, r: KeyRow): AgentKeyView {
 }
 
 /** Agent keys: bearer secrets for agent-scoped actions. The caller has already resolved the agent for its user. */
-export function agentKeysService({ db, deployment }: { db: Kysely<Database>; deployment: Deployment }) {
+export function createAgentKeys({ db, deployment }: { db: Kysely<Database>; deployment: Deployment }) {
   const prefix = AGENT_KEY_PREFIXES[deployment]
   return {
     async create(agent: { id: string; address: string }, name: string): Promise<AgentKeyView & { secret: string }> {
@@ -57,4 +57,4 @@ export function agentKeysService({ db, deployment }: { db: Kysely<Database>; dep
   }
 }
 
-export type AgentKeysService = ReturnType<typeof agentKeysService>
+export type AgentKeysService = ReturnType<typeof createAgentKeys>

@@ -72,7 +72,7 @@ export function parseTopUp(v: unknown): Partial<{ top_up_enabled: boolean; top_u
 }
 
 /** Agents of a user, each with a custodial wallet. Another user's agent is "not found", never "forbidden". */
-export function agentsService({ db, masterKey }: { db: Kysely<Database>; masterKey: () => Buffer }) {
+export function createAgents({ db, masterKey }: { db: Kysely<Database>; masterKey: () => Buffer }) {
   async function find(userId: string, address: string): Promise<AgentRow> {
     let a: string
     try {
@@ -138,5 +138,5 @@ function checkTopUp(t: { top_up_enabled?: boolean; top_up_amount?: string }): vo
   if (t.top_up_enabled && (t.top_up_amount === undefined || t.top_up_amount === '0')) throw invalid('top_up.amount', 'must be greater than 0 when top-ups are enabled')
 }
 
-export type AgentsService = ReturnType<typeof agentsService>
+export type AgentsService = ReturnType<typeof createAgents>
 export { isUuid }

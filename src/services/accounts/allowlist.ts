@@ -31,7 +31,7 @@ export function parseAllowlistEntry(body: { kind?: unknown; value?: unknown }): 
  * The sellers an agent may pay. An empty list allows every seller; the buyer-side payer enforces
  * it. Adding an entry that exists returns the existing one (no duplicates).
  */
-export function allowlistService({ db }: { db: Kysely<Database> }) {
+export function createAllowlist({ db }: { db: Kysely<Database> }) {
   const view = (agent: string, r: { id: string; kind: AllowlistKind; value: string; created_at: Date }): AllowlistEntryView => ({
     object: 'allowlist_entry',
     id: r.id,

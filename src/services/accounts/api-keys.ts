@@ -4,7 +4,7 @@ import type { Database } from '../../db/database.js'
 import { AppError } from '../../errors.js'
 import { findKey, KEY_COLUMNS as COLUMNS, keyFields, revokeKey, type KeyFields, type KeyRow } from './key-rows.js'
 import { KEY_PREFIXES, refuseForeignKey } from './key-kinds.js'
-import { hashSecret, isWellFormed, newSecret } from './secret-token.js'
+import { hashSecret, isWellFormed, newSecret } from '../../secrets/secret-token.js'
 
 export { isUuid } from './key-rows.js'
 
@@ -27,7 +27,7 @@ function view(r: KeyRow): ApiKeyView {
 }
 
 /** User-level API keys: secret shown once, SHA-256 stored, looked up per request (no cache to outlive a revoke). */
-export function apiKeysService({ db, deployment }: { db: Kysely<Database>; deployment: Deployment }) {
+export function createApiKeys({ db, deployment }: { db: Kysely<Database>; deployment: Deployment }) {
   const prefix = API_KEY_PREFIXES[deployment]
   /**
    * A demo key that `npm start` revoked when it started again: the user kept the key of an earlier
@@ -84,4 +84,4 @@ export function apiKeysService({ db, deployment }: { db: Kysely<Database>; deplo
   }
 }
 
-export type ApiKeysService = ReturnType<typeof apiKeysService>
+export type ApiKeysService = ReturnType<typeof createApiKeys>

@@ -3,10 +3,10 @@ import { sql } from 'kysely'
 import { getAddress } from 'viem'
 import type { Deps } from '../../deps.js'
 import { walletAad } from '../wallets/custodial-wallet.js'
-import { encryptSecret, requireMasterKey } from '../wallets/wallet-crypto.js'
+import { encryptSecret, requireMasterKey } from '../../secrets/wallet-crypto.js'
 import { ensureFundingWallet } from '../wallets/funding-wallet.js'
-import { apiKeysService, DEMO_API_KEY_NAME as DEMO_KEY_NAME } from './api-keys.js'
-import { usersService } from './users.js'
+import { createApiKeys, DEMO_API_KEY_NAME as DEMO_KEY_NAME } from './api-keys.js'
+import { createUsers } from './users.js'
 
 export const DEMO_EMAIL = 'demo@tollgate.local'
 
@@ -20,7 +20,7 @@ export async function ensureDemoAccount(deps: Pick<Deps, 'db' | 'config'>): Prom
   if (deps.config.deployment !== 'sandbox') throw new Error('the demo account exists only on the sandbox deployment')
   const masterKey = requireMasterKey(deps.config)
   const password = 'demo-' + createHmac('sha256', masterKey).update('tollgate demo user password').digest('base64url').slice(0, 20)
-  const users = usersService({ db: deps.db })
+  const users = createUsers({ db: deps.db })
   let user = await users.findByEmail(DEMO_EMAIL)
   if (!user) {
     await users.create(DEMO_EMAIL, password).catch((err) => {
@@ -33,7 +33,7 @@ export async function ensureDemoAccount(deps: Pick<Deps, 'db' | 'config'>): Prom
   }
   await ensureFundingWallet(deps.db, masterKey, user.id)
   await deps.db.updateTable('api_keys').set({ revoked_at: new Date() }).where('user_id', '=', user.id).where('name', '=', DEMO_KEY_NAME).where('revoked_at', 'is', null).execute()
-  const key = await apiKeysService({ db: deps.db, deployment: deps.config.deployment }).create(user.id, DEMO_KEY_NAME)
+  const key = await createApiKeys({ db: deps.db, deployment: deps.config.deployment }).create(user.id, DEMO_KEY_NAME)
   return { userId: user.id, email: DEMO_EMAIL, password, apiKey: key.secret }
 }
 

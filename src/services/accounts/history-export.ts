@@ -276,7 +276,7 @@ export interface HistoryDeps {
   databaseSchema: string
 }
 
-export function historyService(deps: HistoryDeps) {
+export function createHistory(deps: HistoryDeps) {
   return {
     /** One page (1–100 rows) and the cursor of the next. */
     async page(kind: HistoryKind, userId: string, f: HistoryFilters, limit: number) {
@@ -346,4 +346,4 @@ export function historyService(deps: HistoryDeps) {
   }
 }
 
-export type HistoryService = ReturnType<typeof historyService>
+export type HistoryService = ReturnType<typeof createHistory>

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { appError } from '../../errors.js'
-import { digestsEqual, hashSecret, isWellFormed } from './secret-token.js'
+import { digestsEqual, hashSecret, isWellFormed } from '../../secrets/secret-token.js'
 
 /**
  * What API keys (api_keys, per user) and agent keys (agent_keys, per agent) share: the columns a

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { Redis } from 'ioredis'
-import { hashSecret, isWellFormed, newSecret } from './secret-token.js'
+import { hashSecret, isWellFormed, newSecret } from '../../secrets/secret-token.js'
 
 /** The cookie that marks a browser as one that has logged in to an account before. */
 export const DEVICE_COOKIE = 'tollgate_device'
@@ -24,7 +24,7 @@ export function loginEmailId(email: string): string {
  *   const device = await devices.recognise(request.cookies[DEVICE_COOKIE], emailId) // before the password check
  *   reply.setCookie(DEVICE_COOKIE, await devices.remember(request.cookies[DEVICE_COOKIE], emailId), …) // after a success
  */
-export function loginDevices({ redis, key }: { redis: Redis; key: (...parts: string[]) => string }) {
+export function createLoginDevices({ redis, key }: { redis: Redis; key: (...parts: string[]) => string }) {
   const hashKey = (token: string) => key('login-device', hashSecret(token))
   return {
     /**
@@ -54,4 +54,4 @@ export function loginDevices({ redis, key }: { redis: Redis; key: (...parts: str
   }
 }
 
-export type LoginDevices = ReturnType<typeof loginDevices>
+export type LoginDevices = ReturnType<typeof createLoginDevices>

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { appError } from '../../errors.js'
 import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from './password.js'
-import { hashSecret, newSecret } from './secret-token.js'
+import { hashSecret, newSecret } from '../../secrets/secret-token.js'
 
 export interface User {
   id: string
@@ -28,7 +28,7 @@ export function validatePassword(password: string): void {
 }
 
 /** Users and their dashboard login sessions. */
-export function usersService({ db }: { db: Kysely<Database> }) {
+export function createUsers({ db }: { db: Kysely<Database> }) {
   return {
     /** Creates a user; 409 when the email is taken (case-insensitive). */
     async create(email: string, password: string): Promise<User> {
@@ -97,4 +97,4 @@ export function usersService({ db }: { db: Kysely<Database> }) {
   }
 }
 
-export type UsersService = ReturnType<typeof usersService>
+export type UsersService = ReturnType<typeof createUsers>

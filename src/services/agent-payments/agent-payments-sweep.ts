@@ -5,7 +5,7 @@ import type { Config } from '../../config.js'
 import type { Database } from '../../db/database.js'
 import { releaseProven, settledReleaseAt } from './spend-release.js'
 import type { SpendWindows } from './spend-windows.js'
-import type { AgentPaymentStatus } from './tables.js'
+import type { AgentPaymentStatus } from '../../db/agent-payments-tables.js'
 
 export interface AgentPaymentsSweepDeps {
   db: Kysely<Database>

@@ -11,14 +11,14 @@ import type { HexString } from '../../x402/types.js'
 import { AgentAuth, type AgentRow } from '../accounts/agent-auth.js'
 import { createAgentPaymentsSweep } from './agent-payments-sweep.js'
 import { chooseRequirement, withinPerTransactionCap, type PayBody } from './choose-requirement.js'
-import { collectionProofs, proofReason, type CollectionProof } from './collection-proof.js'
+import { createCollectionProofs, proofReason, type CollectionProof } from './collection-proof.js'
 import { CustodialKeys } from './custodial-keys.js'
-import { reservationWriter } from './insert-batcher.js'
+import { createReservationWriter } from './insert-batcher.js'
 import { balanceError, capError, headroom, quote, type Headroom, type PaymentQuote } from './spend-answers.js'
 import { releaseProven, settledReleaseAt } from './spend-release.js'
 import { createSpendWindows, windowsAt, type Unsettled, type Windows } from './spend-windows.js'
 import { openWithdrawalAuthorizations } from '../withdrawals/wallet-reservation.js'
-import type { AgentPaymentStatus } from './tables.js'
+import type { AgentPaymentStatus } from '../../db/agent-payments-tables.js'
 import { WalletBalances } from './wallet-balances.js'
 
 export type { AgentRow } from '../accounts/agent-auth.js'
@@ -82,8 +82,8 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
   const auth = new AgentAuth(deps)
   const proxyOrigin = safeOrigin(config.proxyUrl)
   const terms = { chainId: config.chain.chainId, network: config.chain.network, caip2: config.chain.caip2, usdc: config.chain.usdc.address.toLowerCase(), proxyOrigin }
-  const writer = reservationWriter(db)
-  const proofs = collectionProofs({ ...deps, proxyOrigin, now })
+  const writer = createReservationWriter(db)
+  const proofs = createCollectionProofs({ ...deps, proxyOrigin, now })
   const sweep = createAgentPaymentsSweep({ db, chain: deps.chain, config, windows, now, balanceTtlMs: balances.ttlMs })
   const releaseAt = () => settledReleaseAt(now().getTime(), balances.ttlMs)
 

@@ -59,7 +59,7 @@ export function proofReason(p: CollectionProof): string {
   }
 }
 
-export function collectionProofs(deps: { db: Kysely<Database>; redis: Redis; key(...parts: string[]): string; proxyOrigin: string | undefined; now(): Date }) {
+export function createCollectionProofs(deps: { db: Kysely<Database>; redis: Redis; key(...parts: string[]): string; proxyOrigin: string | undefined; now(): Date }) {
   const { db } = deps
   const nonceKey = createPayerCredit(deps).keys.nonce
 
@@ -100,4 +100,4 @@ export function collectionProofs(deps: { db: Kysely<Database>; redis: Redis; key
   }
 }
 
-export type CollectionProofs = ReturnType<typeof collectionProofs>
+export type CollectionProofs = ReturnType<typeof createCollectionProofs>

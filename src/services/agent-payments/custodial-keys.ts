@@ -1,7 +1,7 @@
 import { appError } from '../../errors.js'
 import type { AgentRow } from '../accounts/agent-auth.js'
 import { walletAad } from '../wallets/custodial-wallet.js'
-import { decryptSecret } from '../wallets/wallet-crypto.js'
+import { decryptSecret } from '../../secrets/wallet-crypto.js'
 
 /** Decrypted keys kept at most (the oldest is zeroed and dropped past it). */
 const MAX_KEYS = 10_000

@@ -2,7 +2,7 @@ import type { Kysely, Selectable } from 'kysely'
 import { preparedQuery } from '../../db/create-db.js'
 import { groupCommit } from '../../db/group-commit.js'
 import type { Database } from '../../db/database.js'
-import type { AgentPaymentsTable } from './tables.js'
+import type { AgentPaymentsTable } from '../../db/agent-payments-tables.js'
 
 const COLUMNS = ['agent_id', 'x402_version', 'url', 'method', 'network', 'asset', 'payer', 'pay_to', 'amount', 'nonce', 'valid_after', 'valid_before', 'day_window', 'month_window'] as const
 
@@ -27,7 +27,7 @@ const RESERVATIONS_SQL = `
  * arrays, so under load Postgres sees a few large inserts instead of one round trip per payment.
  * Each caller still waits for its own row to commit (a signed header is never returned unrecorded).
  */
-export function reservationWriter(db: Kysely<Database>, maxBatch = 256) {
+export function createReservationWriter(db: Kysely<Database>, maxBatch = 256) {
   const writer = groupCommit<ReservationRow, string | undefined>({
     maxItems: maxBatch,
     // one flush at a time measured best here (two in flight was slower)

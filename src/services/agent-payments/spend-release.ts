@@ -2,7 +2,7 @@ import { sql, type Kysely, type Selectable } from 'kysely'
 import type { Database } from '../../db/database.js'
 import type { CollectionProof } from './collection-proof.js'
 import type { SpendWindows } from './spend-windows.js'
-import type { AgentPaymentsTable } from './tables.js'
+import type { AgentPaymentsTable } from '../../db/agent-payments-tables.js'
 
 /**
  * Releases a reserved payment proven never to be collected: `rejected`, a `released` event with

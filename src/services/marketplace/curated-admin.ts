@@ -37,7 +37,7 @@ function parse(body: unknown, mode: ListingMode) {
  * Operator and submitter operations on curated entries. Every change is announced, so every
  * process drops its marketplace snapshot.
  */
-export function curatedAdmin(deps: AdminDeps) {
+export function createCuratedAdmin(deps: AdminDeps) {
   const changed = (what: Record<string, unknown>) => announceMarketplaceChange(deps, what)
 
   async function find(id: string) {

@@ -50,10 +50,10 @@ export interface SettlementMetricsOptions {
  * (settled, failed, voided: never left) as running totals, counted in full once per process.
  *
  * @example
- *   const metrics = settlementMetrics(deps, settlementQueue(deps.config))
+ *   const metrics = createSettlementMetrics(deps, settlementQueue(deps.config))
  *   reply.type(metrics.contentType).send(await metrics.render())
  */
-export function settlementMetrics(deps: Deps, queue: Pick<Queue, 'getJobCounts'>, opts: SettlementMetricsOptions = {}) {
+export function createSettlementMetrics(deps: Deps, queue: Pick<Queue, 'getJobCounts'>, opts: SettlementMetricsOptions = {}) {
   const { db } = deps
   const lagMs = opts.lagMs ?? METRICS_SETTLE_LAG_MS
   const sizes: Histogram = { buckets: BATCH_SIZE_BUCKETS.map(() => 0), count: 0, sum: 0 }
@@ -199,7 +199,7 @@ export function settlementMetrics(deps: Deps, queue: Pick<Queue, 'getJobCounts'>
   }
 }
 
-export type SettlementMetrics = ReturnType<typeof settlementMetrics>
+export type SettlementMetrics = ReturnType<typeof createSettlementMetrics>
 
 function add(h: Histogram, row: HistogramRow): void {
   h.buckets.forEach((_, i) => (h.buckets[i]! += Number(row[`b${i}`] ?? 0)))

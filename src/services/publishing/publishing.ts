@@ -7,12 +7,12 @@ import type { Database, EndpointsTable, ServicesTable } from '../../db/database.
 import { appError } from '../../errors.js'
 import { listHandlerSlugs } from '../../pool/handler-registry.js'
 import { signUpstreamRequest } from '../../proxy/upstream.js'
-import { newSecret } from '../accounts/secret-token.js'
+import { newSecret } from '../../secrets/secret-token.js'
 import { address, invalid, name as parseName, slug as parseSlug } from '../accounts/validate.js'
 import { validateServiceListing, type ServiceListing } from '../marketplace/validate-listing.js'
 import { announceRegistryChange } from '../registry-events.js'
-import { requireMasterKey } from '../wallets/wallet-crypto.js'
-import { checkUpstreamUrl, guardedLookup } from './ssrf-guard.js'
+import { requireMasterKey } from '../../secrets/wallet-crypto.js'
+import { checkUpstreamUrl, guardedLookup } from '../../net/ssrf-guard.js'
 import { buildUpstreamConfig, decodeUpstreamConfig, publicUpstreamConfig, type StoredUpstreamConfig, type UpstreamInput } from './upstream-config.js'
 
 type Deps = { db: Kysely<Database>; config: Readonly<Config>; redis: import('ioredis').Redis; key(...parts: string[]): string }
@@ -127,7 +127,7 @@ function listingFields(body: Record<string, unknown>): ServiceListing {
  * upstream origin). Every change is announced on the registry channel after its commit, so every
  * proxy reloads its table at once.
  */
-export function publishingService(deps: Deps) {
+export function createPublishing(deps: Deps) {
   const { db, config } = deps
   const announce = (what: Record<string, unknown>) => announceRegistryChange(deps, what).catch(() => {})
 
@@ -387,7 +387,7 @@ function parseBool(param: string, v: unknown): boolean {
   return v
 }
 
-export type PublishingService = ReturnType<typeof publishingService>
+export type PublishingService = ReturnType<typeof createPublishing>
 
 /** Registry timestamps select as Date at run time (their Generated<ColumnType> type hides it). */
 function iso(d: unknown): string {

@@ -1,4 +1,4 @@
-import { decryptSecret, encryptSecret, reencryptSecret } from '../wallets/wallet-crypto.js'
+import { decryptSecret, encryptSecret, reencryptSecret } from '../../secrets/wallet-crypto.js'
 import { invalid } from '../accounts/validate.js'
 
 /**

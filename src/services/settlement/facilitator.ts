@@ -85,9 +85,9 @@ export function facilitatorRequest(p: Payment, config: Pick<Config, 'chain' | 'x
  * authorizationState on chain decides its fate, never a guess.
  *
  * @example
- *   const out = await facilitatorClient('https://x402.org/facilitator').settle(payment, config)
+ *   const out = await createFacilitatorClient('https://x402.org/facilitator').settle(payment, config)
  */
-export function facilitatorClient(url: string, opts: { timeoutMs?: number; fetch?: typeof fetch } = {}) {
+export function createFacilitatorClient(url: string, opts: { timeoutMs?: number; fetch?: typeof fetch } = {}) {
   const doFetch = opts.fetch ?? fetch
   const timeoutMs = opts.timeoutMs ?? 60_000
   return {
@@ -119,4 +119,4 @@ export function facilitatorClient(url: string, opts: { timeoutMs?: number; fetch
   }
 }
 
-export type FacilitatorClient = ReturnType<typeof facilitatorClient>
+export type FacilitatorClient = ReturnType<typeof createFacilitatorClient>

@@ -38,7 +38,7 @@ export const RELAYER_LOCK_TTL_MS = 10_000
  * TTL is short and the holder extends it while it works (`hold`), so a dead worker's relayer is
  * free again within `ttlMs`.
  */
-export function relayerLock(redis: Redis, key: (...p: string[]) => string, ttlMs = RELAYER_LOCK_TTL_MS) {
+export function createRelayerLock(redis: Redis, key: (...p: string[]) => string, ttlMs = RELAYER_LOCK_TTL_MS) {
   const k = (address: string) => key('settlement', 'relayer-lock', address.toLowerCase())
   const lock = {
     async acquire(address: string): Promise<string | null> {

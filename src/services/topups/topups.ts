@@ -8,9 +8,9 @@ import type { Deps } from '../../deps.js'
 import { errorSummary } from '../../logger.js'
 import { invalid } from '../accounts/validate.js'
 import { findAuthorizationOutcome, reasonFromRevert, transferCallData, usedAuthorizations } from '../settlement/chain-ops.js'
-import { broadcast, relayerLock, relayersFromKeys, signRelayerTx, type Relayer } from '../settlement/relayer.js'
+import { broadcast, createRelayerLock, relayersFromKeys, signRelayerTx, type Relayer } from '../settlement/relayer.js'
 import { custodialAccount } from '../wallets/custodial-wallet.js'
-import type { Topup } from './tables.js'
+import type { Topup } from '../../db/topups-tables.js'
 
 export interface TopupLogger {
   info(obj: object, msg: string): void
@@ -154,7 +154,7 @@ export function createTopups(deps: Deps, opts: TopupOptions = {}) {
   const ttlS = opts.authorizationTtlS ?? 86_400
   const feeCap = opts.maxFeePerGasCap ?? parseGwei('100')
   const relayers = relayersFromKeys(opts.relayerKeys ?? config.relayerKeys)
-  const lock = relayerLock(deps.redis, deps.key)
+  const lock = createRelayerLock(deps.redis, deps.key)
   const log = opts.logger ?? silent
   const usdc = getAddress(config.chain.usdc.address)
 

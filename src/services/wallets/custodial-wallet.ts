@@ -1,6 +1,6 @@
 import type { LocalAccount } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { decryptSecret, encryptSecret } from './wallet-crypto.js'
+import { decryptSecret, encryptSecret } from '../../secrets/wallet-crypto.js'
 
 /** What binds a wallet ciphertext to its row; rotation must use the same string. */
 export function walletAad(kind: 'agent' | 'funding', address: string): string {

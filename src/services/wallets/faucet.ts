@@ -5,7 +5,7 @@ import { privateKeyToAccount } from 'viem/accounts'
 import type { Config } from '../../config.js'
 import { testUsdcAbi } from '../../chain/usdc-abi.js'
 import { appError } from '../../errors.js'
-import { relayerLock } from '../settlement/relayer.js'
+import { createRelayerLock } from '../settlement/relayer.js'
 
 /** Most one faucet call hands out: 1,000 test USDC. */
 export const FAUCET_MAX = 1_000_000_000n
@@ -38,7 +38,7 @@ type FaucetDeps = { config: Pick<Config, 'deployment' | 'rpcUrl' | 'relayerKeys'
 export async function mintTestUsdc(deps: FaucetDeps, to: `0x${string}`, amount: bigint, waitMs = FAUCET_LOCK_WAIT_MS): Promise<`0x${string}`> {
   const { config } = deps
   if (!faucetAvailable(config)) throw appError('faucet_unavailable')
-  const lock = relayerLock(deps.redis, deps.key)
+  const lock = createRelayerLock(deps.redis, deps.key)
   const relayer = privateKeyToAccount(config.relayerKeys[0]!).address
   return oneAtATime(async () => {
     const deadline = Date.now() + waitMs

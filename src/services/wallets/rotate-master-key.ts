@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { rotateUpstreamSecrets } from '../publishing/upstream-config.js'
 import { walletAad } from './custodial-wallet.js'
-import { envelopeKeyId, masterKeyId, reencryptSecret } from './wallet-crypto.js'
+import { envelopeKeyId, masterKeyId, reencryptSecret } from '../../secrets/wallet-crypto.js'
 
 /** Rows rewritten under the new key, per kind of secret. */
 export interface RotationReport {

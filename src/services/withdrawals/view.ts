@@ -1,4 +1,4 @@
-import type { Withdrawal } from './tables.js'
+import type { Withdrawal } from '../../db/withdrawals-tables.js'
 
 export interface WithdrawalView {
   object: 'withdrawal'

@@ -41,7 +41,7 @@ export interface HeldWithdrawal {
  * holds the truth for either after a Redis flush: `openWithdrawalAuthorizations` for the first,
  * pending withdrawals in payer-credit's exposure rebuild for the second.
  */
-export function walletReservations(deps: WalletReservationDeps) {
+export function createWalletReservations(deps: WalletReservationDeps) {
   const credit = createPayerCredit(deps)
   const windows = createSpendWindows(deps.redis, deps.key)
   const asset = deps.config.chain.usdc.address.toLowerCase()
@@ -138,7 +138,7 @@ export function walletReservations(deps: WalletReservationDeps) {
   }
 }
 
-export type WalletReservations = ReturnType<typeof walletReservations>
+export type WalletReservations = ReturnType<typeof createWalletReservations>
 
 /**
  * Pending USDC withdrawals of `payer` whose authorization can still move funds, as unsettled

@@ -10,13 +10,13 @@ import { isUuid } from '../accounts/key-rows.js'
 import { address as parseAddress, atomicAmount, invalid } from '../accounts/validate.js'
 import { MAX_COUNTED } from '../agent-payments/spend-windows.js'
 import { findAuthorizationOutcome, reasonFromRevert, transferCallData, usedAuthorizations } from '../settlement/chain-ops.js'
-import { broadcast, relayerLock, relayersFromKeys, signRelayerTx, type Relayer } from '../settlement/relayer.js'
+import { broadcast, createRelayerLock, relayersFromKeys, signRelayerTx, type Relayer } from '../settlement/relayer.js'
 import { custodialAccount } from '../wallets/custodial-wallet.js'
 import { ensureFundingWallet } from '../wallets/funding-wallet.js'
-import { requireMasterKey } from '../wallets/wallet-crypto.js'
-import type { Withdrawal, WithdrawalAsset, WithdrawalSource, WithdrawalStatus } from './tables.js'
+import { requireMasterKey } from '../../secrets/wallet-crypto.js'
+import type { Withdrawal, WithdrawalAsset, WithdrawalSource, WithdrawalStatus } from '../../db/withdrawals-tables.js'
 import { withdrawalView, type WithdrawalView } from './view.js'
-import { walletReservations, type HeldWithdrawal } from './wallet-reservation.js'
+import { createWalletReservations, type HeldWithdrawal } from './wallet-reservation.js'
 
 export interface WithdrawalLogger {
   info(obj: object, msg: string): void
@@ -79,10 +79,10 @@ export function createWithdrawals(deps: Deps, opts: WithdrawalOptions = {}) {
   const ttlS = opts.authorizationTtlS ?? 3600
   const feeCap = config.settlement.maxFeePerGasWei
   const relayers = relayersFromKeys(config.relayerKeys)
-  const lock = relayerLock(deps.redis, deps.key)
+  const lock = createRelayerLock(deps.redis, deps.key)
   const log = opts.logger ?? silent
   const usdc = getAddress(config.chain.usdc.address)
-  const reservations = walletReservations(deps)
+  const reservations = createWalletReservations(deps)
 
   // ---- request -------------------------------------------------------------------------------
 

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { SMART_WALLET_SIGNATURE, recoverAuthorizer } from '../../../src/chain/recover-signer.js'
-import { signerRecovery } from '../../../src/chain/signer-recovery.js'
+import { createSignerRecovery } from '../../../src/chain/signer-recovery.js'
 import { TEST_SEED, seededRandom } from '../x402/prng.js'
 
 const require = createRequire(import.meta.url)
@@ -43,7 +43,7 @@ function cases(count: number, seed: number) {
 }
 
 t.test('worker threads recover exactly what the main thread does, in batches', async (t) => {
-  const recovery = signerRecovery({ threads: 1, offload: 'always' })
+  const recovery = createSignerRecovery({ threads: 1, offload: 'always' })
   t.teardown(() => recovery.close())
   const all = cases(3000, TEST_SEED)
   // all at once, as concurrent requests would: they travel in batches
@@ -68,7 +68,7 @@ t.test('worker threads recover exactly what the main thread does, in batches', a
 })
 
 t.test('a signature alone is recovered too (no batch to wait for)', async (t) => {
-  const recovery = signerRecovery({ threads: 1, offload: 'always' })
+  const recovery = createSignerRecovery({ threads: 1, offload: 'always' })
   t.teardown(() => recovery.close())
   const [c] = cases(1, TEST_SEED + 1)
   t.equal(await recovery.recover(c!.digest, c!.signature), recoverAuthorizer(c!.digest, c!.signature))
@@ -77,7 +77,7 @@ t.test('a signature alone is recovered too (no batch to wait for)', async (t) =>
 })
 
 t.test('threads: 0 recovers on the calling thread', async (t) => {
-  const recovery = signerRecovery({ threads: 0 })
+  const recovery = createSignerRecovery({ threads: 0 })
   const all = cases(200, TEST_SEED + 2)
   const got = await Promise.all(all.map((c) => recovery.recover(c.digest, c.signature)))
   t.same(got, all.map((c) => recoverAuthorizer(c.digest, c.signature)))
@@ -86,7 +86,7 @@ t.test('threads: 0 recovers on the calling thread', async (t) => {
 })
 
 t.test('by default the workers take over only while the event loop is busy', async (t) => {
-  const recovery = signerRecovery({ threads: 1 })
+  const recovery = createSignerRecovery({ threads: 1 })
   t.teardown(() => recovery.close())
   const all = cases(400, TEST_SEED + 6)
   const recoverAll = (from: number, to: number) => Promise.all(all.slice(from, to).map((c) => recovery.recover(c.digest, c.signature)))
@@ -117,7 +117,7 @@ t.test('by default the workers take over only while the event loop is busy', asy
 
 for (const fixture of ['crash.mjs', 'throws.mjs']) {
   t.test(`a failing worker (${fixture}) costs nothing but speed: its batches are recovered here`, async (t) => {
-    const recovery = signerRecovery({ threads: 1, offload: 'always', workerFile: path.join(fixtures, fixture) })
+    const recovery = createSignerRecovery({ threads: 1, offload: 'always', workerFile: path.join(fixtures, fixture) })
     t.teardown(() => recovery.close())
     const all = cases(300, TEST_SEED + 3)
     const got = await Promise.all(all.map((c) => recovery.recover(c.digest, c.signature)))
@@ -131,7 +131,7 @@ for (const fixture of ['crash.mjs', 'throws.mjs']) {
 }
 
 t.test('after close, recovery still answers (on the calling thread)', async (t) => {
-  const recovery = signerRecovery({ threads: 1, offload: 'always' })
+  const recovery = createSignerRecovery({ threads: 1, offload: 'always' })
   await recovery.close()
   const [c] = cases(1, TEST_SEED + 5)
   t.equal(await recovery.recover(c!.digest, c!.signature), recoverAuthorizer(c!.digest, c!.signature))

@@ -1,7 +1,7 @@
+import { createFixedWindowLimiter } from '../../../limits/fixed-window.js'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Deps } from '../../../deps.js'
 import { appError } from '../../../errors.js'
-import { curatedAdmin } from '../../../services/marketplace/curated-admin.js'
 import { createMarketplace, type Marketplace } from '../../../services/marketplace/marketplace.js'
 import { syncCatalog } from '../../../services/marketplace/sync-catalog.js'
 import { operatorAuth } from './operator-auth.js'
@@ -45,11 +45,12 @@ async function snapshotOr503(market: Marketplace) {
  */
 export function marketplaceRoutes(deps: Deps, opts: MarketplaceRoutesOptions = {}) {
   const limits = opts.submissions ?? { max: 5, windowSeconds: 600 }
+  const limiter = createFixedWindowLimiter(deps.redis, deps.key)
   return async function (app: FastifyInstance): Promise<void> {
     const market = createMarketplace(deps)
     await market.start()
     app.addHook('onClose', () => market.close())
-    const admin = curatedAdmin(deps)
+    const admin = deps.services.curatedAdmin
     const ownNetwork = deps.config.chain.network
 
     await app.register(
@@ -84,13 +85,8 @@ export function marketplaceRoutes(deps: Deps, opts: MarketplaceRoutesOptions = {
         })
 
         api.post('/agents/marketplace/submissions', { bodyLimit: SUBMISSION_BODY_LIMIT }, async (request, reply) => {
-          const windowStart = Math.floor(Date.now() / 1000 / limits.windowSeconds)
-          const key = deps.key('marketplace', 'submissions', request.ip, String(windowStart))
-          const [[, count]] = (await deps.redis.multi().incr(key).expire(key, limits.windowSeconds).exec()) as [[unknown, number]]
-          if (count > limits.max) {
-            const retryAfter = (windowStart + 1) * limits.windowSeconds - Math.floor(Date.now() / 1000)
-            throw appError('rate_limited', { retryAfter }, { headers: { 'retry-after': String(retryAfter) } })
-          }
+          const hit = await limiter.hit('marketplace-submissions', request.ip, limits)
+          if (hit.limited) throw appError('rate_limited', { retryAfter: hit.resetSeconds }, { headers: { 'retry-after': String(hit.resetSeconds) } })
           const created = await admin.submit(request.body, request.ip)
           return reply.code(202).send({ ...created, message: 'received; the listing appears once an operator approves it' })
         })

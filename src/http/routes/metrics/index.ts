@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../../deps.js'
 import { bullConnection, settlementQueue } from '../../../queue/settlement-queue.js'
-import { settlementMetrics } from '../../../services/metrics/settlement-metrics.js'
+import { createSettlementMetrics } from '../../../services/metrics/settlement-metrics.js'
 import { operatorAuth } from '../marketplace/operator-auth.js'
 
 /**
@@ -14,7 +14,7 @@ export function metricsRoutes(deps: Deps) {
     app.addHook('onRoute', (route) => void (route.schema = { ...route.schema, hide: true }))
     const connection = bullConnection(deps.config)
     const queue = settlementQueue(deps.config, connection)
-    const metrics = settlementMetrics(deps, queue)
+    const metrics = createSettlementMetrics(deps, queue)
     app.addHook('onClose', async () => {
       await queue.close()
       connection.disconnect()

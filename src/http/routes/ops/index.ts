@@ -4,7 +4,7 @@ import { FastifyAdapter } from '@bull-board/fastify'
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../../deps.js'
 import { appError } from '../../../errors.js'
-import { appErrorBody, sendAppError } from '../../plugins/error-handler.js'
+import { appErrorBody, sendAppError } from '../../../error-render.js'
 import { bullConnection, settlementQueue } from '../../../queue/settlement-queue.js'
 import { opsAuth } from './ops-auth.js'
 

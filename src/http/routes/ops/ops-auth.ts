@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { appError } from '../../../errors.js'
-import { sendAppError } from '../../plugins/error-handler.js'
+import { sendAppError } from '../../../error-render.js'
 
 export const OPS_COOKIE = 'tollgate_ops'
 

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import type { Deps } from '../../../deps.js'
 import { appError } from '../../../errors.js'
-import { createAgentPayments, type AgentPaymentsDeps, type AgentRow } from '../../../services/agent-payments/agent-payments.js'
-import { requireMasterKey } from '../../../services/wallets/wallet-crypto.js'
+import { type AgentRow } from '../../../services/agent-payments/agent-payments.js'
+import { requireMasterKey } from '../../../secrets/wallet-crypto.js'
 import { idempotency } from '../../plugins/idempotency.js'
 import { rateLimit } from '../../plugins/rate-limit.js'
 import { RATE_LIMIT_PER_MINUTE } from './index.js'
@@ -25,10 +25,9 @@ const idParam = { type: 'object', required: ['id'], properties: { id: { type: 's
  * @example
  *   await app.register(agentPaymentRoutes(deps), { prefix: '/v1/agent' })
  */
-export function agentPaymentRoutes(deps: Deps, opts: { now?: AgentPaymentsDeps['now']; sweepMs?: number } = {}): FastifyPluginAsync {
+export function agentPaymentRoutes(deps: Deps, opts: { sweepMs?: number } = {}): FastifyPluginAsync {
   return async (app: FastifyInstance) => {
-    const payments = createAgentPayments({ ...deps, now: opts.now, onError: (err) => app.log.warn({ err }, 'agent key cache: LISTEN connection lost; look-ups go to Postgres until it is back') })
-    app.addHook('onClose', async () => payments.close())
+    const payments = deps.services.agentPayments
     app.decorateRequest('agent', null)
     app.addHook('onRequest', async (request) => {
       const m = /^Bearer[ ]+(\S+)\s*$/i.exec(request.headers.authorization ?? '')

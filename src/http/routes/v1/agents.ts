@@ -1,10 +1,6 @@
 import type { FastifyInstance } from 'fastify'
-import { agentKeysService } from '../../../services/accounts/agent-keys.js'
-import { agentsService } from '../../../services/accounts/agents.js'
-import { allowlistService } from '../../../services/accounts/allowlist.js'
 import { name } from '../../../services/accounts/validate.js'
 import { readBalances } from '../../../services/wallets/balances.js'
-import { requireMasterKey } from '../../../services/wallets/wallet-crypto.js'
 import type { V1Context } from './index.js'
 import { addressParam, authErrors, errorResponse, idempotencyHeader, list, noContent, nullableAtomic, atomic, ok } from './schemas.js'
 
@@ -25,10 +21,7 @@ type P = { Params: { address: string } }
 
 /** Agents (custodial wallets), their keys, allowlists, caps, top-up settings and balances. */
 export async function agentRoutes(app: FastifyInstance, ctx: V1Context) {
-  const { db, config } = ctx.deps
-  const agents = agentsService({ db, masterKey: () => requireMasterKey(config) })
-  const agentKeys = agentKeysService({ db, deployment: config.deployment })
-  const allowlist = allowlistService({ db })
+  const { agents, agentKeys, allowlist } = ctx.deps.services
   const tags = ['agents']
 
   app.post<{ Body: AgentBody }>(

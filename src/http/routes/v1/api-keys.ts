@@ -1,12 +1,11 @@
 import type { FastifyInstance } from 'fastify'
-import { apiKeysService } from '../../../services/accounts/api-keys.js'
 import { name } from '../../../services/accounts/validate.js'
 import type { V1Context } from './index.js'
 import { authErrors, idempotencyHeader, list, ok } from './schemas.js'
 
 /** API keys of the caller's user: create (secret once), list, revoke. */
 export async function apiKeyRoutes(app: FastifyInstance, ctx: V1Context) {
-  const keys = apiKeysService({ db: ctx.deps.db, deployment: ctx.deps.config.deployment })
+  const keys = ctx.deps.services.apiKeys
   app.post<{ Body: { name: string } }>(
     '/api-keys',
     {

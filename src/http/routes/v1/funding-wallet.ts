@@ -4,7 +4,7 @@ import { atomicAmount } from '../../../services/accounts/validate.js'
 import { readBalances } from '../../../services/wallets/balances.js'
 import { FAUCET_MAX, faucetAvailable, mintTestUsdc } from '../../../services/wallets/faucet.js'
 import { ensureFundingWallet } from '../../../services/wallets/funding-wallet.js'
-import { requireMasterKey } from '../../../services/wallets/wallet-crypto.js'
+import { requireMasterKey } from '../../../secrets/wallet-crypto.js'
 import type { V1Context } from './index.js'
 import { atomic, authErrors, errorResponse, idempotencyHeader, ok } from './schemas.js'
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { historyService, type HistoryFilters, type HistoryKind } from '../../../services/accounts/history-export.js'
+import { type HistoryFilters, type HistoryKind } from '../../../services/accounts/history-export.js'
 import type { V1Context } from './index.js'
 import { authErrors, errorResponse, ok } from './schemas.js'
 
@@ -23,7 +23,7 @@ const querystring = {
 
 /** GET /v1/transactions and /v1/payment-events: pages, or streamed CSV / NDJSON exports. */
 export async function historyRoutes(app: FastifyInstance, ctx: V1Context) {
-  const history = historyService({ db: ctx.deps.db, databaseUrl: ctx.deps.config.databaseUrl, databaseSchema: ctx.deps.config.databaseSchema })
+  const { history } = ctx.deps.services
   for (const [path, kind, summary] of [
     ['/transactions', 'transactions', 'Payments made by your agents or received by your endpoints'],
     ['/payment-events', 'payment_events', 'The event log of those payments'],

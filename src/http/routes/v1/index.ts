@@ -1,9 +1,7 @@
 import cookie from '@fastify/cookie'
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import type { Deps } from '../../../deps.js'
-import { apiKeysService } from '../../../services/accounts/api-keys.js'
-import { usersService } from '../../../services/accounts/users.js'
-import { requireMasterKey } from '../../../services/wallets/wallet-crypto.js'
+import { requireMasterKey } from '../../../secrets/wallet-crypto.js'
 import { apiKeyAuth } from '../../plugins/api-key-auth.js'
 import { idempotency } from '../../plugins/idempotency.js'
 import { rateLimit } from '../../plugins/rate-limit.js'
@@ -43,10 +41,10 @@ export interface V1Context {
  */
 export function v1Routes(deps: Deps, opts: V1Options = {}): FastifyPluginAsync {
   return async (app: FastifyInstance) => {
-    const users = usersService({ db: deps.db })
+    const { users, apiKeys } = deps.services
     const ctx: V1Context = { deps, limiter: { redis: deps.redis, key: deps.key }, loginMax: opts.loginPerMinute ?? 10 }
     await app.register(cookie)
-    await app.register(apiKeyAuth, { apiKeys: apiKeysService({ db: deps.db, deployment: deps.config.deployment }), users })
+    await app.register(apiKeyAuth, { apiKeys, users })
     await app.register(rateLimit, {
       redis: deps.redis,
       key: deps.key,

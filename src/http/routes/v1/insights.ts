@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import { appError } from '../../../errors.js'
-import { createAgentPayments, type AgentRow } from '../../../services/agent-payments/agent-payments.js'
+import { type AgentRow } from '../../../services/agent-payments/agent-payments.js'
 import { address as parseAddress } from '../../../services/accounts/validate.js'
 import { INSIGHTS_DEFAULT_DAYS, INSIGHTS_MAX_DAYS, insights } from '../../../services/insights/insights.js'
 import { unsettledFromLedger } from '../../../services/withdrawals/wallet-reservation.js'
@@ -15,7 +15,7 @@ import { addressParam, authErrors, errorResponse, ok } from './schemas.js'
 export async function insightRoutes(app: FastifyInstance, ctx: V1Context) {
   const { db } = ctx.deps
   // status() only: no agent-key look-ups, so no LISTEN connection for their cache
-  const agentPayments = createAgentPayments({ ...ctx.deps, cacheAuth: false })
+  const { agentPayments } = ctx.deps.services
   app.addHook('onClose', () => agentPayments.close())
 
   app.get<{ Querystring: { from?: string; to?: string } }>(

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Deps } from '../../../deps.js'
-import { publishingService, type EndpointBody, type SellerScope } from '../../../services/publishing/publishing.js'
+import { type EndpointBody, type SellerScope } from '../../../services/publishing/publishing.js'
 import { atomic, authErrors, errorResponse, idempotencyHeader, list, noContent, ok } from './schemas.js'
 
 const ns = { type: 'object', properties: { namespace: { type: 'string' } } } as const
@@ -49,7 +49,7 @@ type EP = { Params: { namespace: string; service: string; slug: string } }
  * the namespaces linked to its agent.
  */
 export async function sellerRoutes(app: FastifyInstance, ctx: { deps: Deps }, opts: { scope?: (r: FastifyRequest) => SellerScope; tags?: string[] } = {}) {
-  const pub = publishingService(ctx.deps)
+  const pub = ctx.deps.services.publishing
   const tags = opts.tags ?? ['publishing']
   // the caller's namespaces: the user's (API key or session) unless the plugin says otherwise (agent keys)
   const scope = opts.scope ?? ((r: FastifyRequest): SellerScope => ({ userId: r.principal!.userId }))

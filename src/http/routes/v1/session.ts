@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { appError } from '../../../errors.js'
-import { DEVICE_COOKIE, DEVICE_TTL_SECONDS, loginDevices, loginEmailId } from '../../../services/accounts/login-devices.js'
+import { DEVICE_COOKIE, DEVICE_TTL_SECONDS, loginEmailId } from '../../../services/accounts/login-devices.js'
 import type { UsersService } from '../../../services/accounts/users.js'
 import { SESSION_COOKIE } from '../../plugins/api-key-auth.js'
 import { hitRateLimit } from '../../plugins/rate-limit.js'
@@ -32,7 +32,7 @@ async function throttleLogin(ctx: V1Context, request: FastifyRequest, reply: Fas
 /** Dashboard login: email + password → httpOnly session cookie; logout ends it everywhere at once. */
 export async function sessionRoutes(app: FastifyInstance, ctx: V1Context & { users: UsersService }) {
   const secure = ctx.deps.config.baseUrl.startsWith('https:')
-  const devices = loginDevices(ctx.limiter)
+  const devices = ctx.deps.services.loginDevices
   app.post<{ Body: { email: string; password: string } }>(
     '/session',
     {

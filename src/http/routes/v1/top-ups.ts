@@ -1,7 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { agentsService } from '../../../services/accounts/agents.js'
 import { TOPUPS_PAGE_MAX, topupsPage } from '../../../services/topups/topups.js'
-import { requireMasterKey } from '../../../services/wallets/wallet-crypto.js'
 import type { V1Context } from './index.js'
 import { addressParam, authErrors, errorResponse, ok } from './schemas.js'
 
@@ -15,8 +13,8 @@ const querystring = {
 
 /** The agent's top-ups (docs/topups.md): one per need, with status, attempts, error and tx hash; paged, newest first. */
 export async function topUpRoutes(app: FastifyInstance, ctx: V1Context) {
-  const { db, config } = ctx.deps
-  const agents = agentsService({ db, masterKey: () => requireMasterKey(config) })
+  const { db } = ctx.deps
+  const { agents } = ctx.deps.services
   app.get<{ Params: { address: string }; Querystring: { limit?: number; cursor?: string } }>(
     '/agents/:address/top-ups',
     {

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { createWithdrawals, type WithdrawalBody, type WithdrawalTarget } from '../../../services/withdrawals/withdrawals.js'
+import { type WithdrawalBody, type WithdrawalTarget } from '../../../services/withdrawals/withdrawals.js'
 import type { V1Context } from './index.js'
 import { addressParam, atomic, authErrors, errorResponse, ok } from './schemas.js'
 
@@ -27,7 +27,7 @@ const example = { object: 'withdrawal', id: '6f1c…', status: 'pending', source
  * per user there), so a replay is the recorded withdrawal, 200.
  */
 export async function withdrawalRoutes(app: FastifyInstance, ctx: V1Context) {
-  const withdrawals = createWithdrawals(ctx.deps, { logger: { info: (o, m) => app.log.info(o, m), error: (o, m) => app.log.error(o, m) } })
+  const { withdrawals } = ctx.deps.services
   // each new withdrawal is sent at once, beside the answer; the worker's sweep takes over what this leaves
   const sending = new Set<Promise<unknown>>()
   app.addHook('onClose', async () => void (await Promise.allSettled([...sending])))

@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns'
 import { BlockList, isIP, type LookupFunction } from 'node:net'
-import { appError } from '../../errors.js'
+import { appError } from '../errors.js'
 
 // Targets a seller's upstream (or a buyer-named URL) may not be: loopback, private, link-local
 // (cloud metadata), CGNAT, unique-local, multicast and unspecified ranges, and the documentation

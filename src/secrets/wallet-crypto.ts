@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
-import { appError } from '../../errors.js'
+import { appError } from '../errors.js'
 
 /**
  * AES-256-GCM envelope for secrets at rest (custodial wallet keys, upstream header values,
