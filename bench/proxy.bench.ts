@@ -120,6 +120,36 @@ interface Row {
   cpuUs: number
   /** the part of cpuUs spent in child processes */
   childUs: number
+  /** the whole machine's busy CPU µs per successful response (/proc/stat): every process, the load generator included */
+  machineUs: number
+  /** Postgres (every backend) and Redis CPU µs per successful response */
+  pgUs: number
+  redisUs: number
+}
+
+/** Busy CPU µs of the whole machine so far (/proc/stat: all but idle and iowait). */
+function machineBusyUs(): number {
+  const [, ...f] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/)
+  const n = f.map(Number)
+  const total = n.slice(0, 8).reduce((a, b) => a + b, 0)
+  return (total - n[3]! - n[4]!) * 10_000
+}
+
+/** CPU µs used so far by the processes named `comm` (postgres, redis-server), from /proc. */
+function processCpuUs(comm: string): number {
+  let ticks = 0
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const f = readFileSync(`/proc/${name}/stat`, 'utf8')
+      if (f.slice(f.indexOf('(') + 1, f.lastIndexOf(')')) !== comm) continue
+      const fields = f.slice(f.lastIndexOf(')') + 2).split(' ')
+      ticks += Number(fields[11]) + Number(fields[12])
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ticks * 10_000
 }
 
 /** CPU µs used so far by this process's children (the handler processes), from /proc. */
@@ -141,6 +171,9 @@ async function run(name: string, url: string, headers?: string[], conns = connec
   let i = 0
   const cpu0 = process.cpuUsage()
   const children0 = childrenCpuUs()
+  const machine0 = machineBusyUs()
+  const pg0 = processCpuUs('postgres')
+  const redis0 = processCpuUs('redis-server')
   const result = await profiled(name, () => autocannon({
     url,
     connections: conns,
@@ -153,8 +186,14 @@ async function run(name: string, url: string, headers?: string[], conns = connec
   const cpu = process.cpuUsage(cpu0)
   const childUs = (childrenCpuUs() - children0) / Math.max(1, ok)
   const cpuUs = (cpu.user + cpu.system) / Math.max(1, ok) + childUs
-  const row = { name, rps: ok / (result.duration || seconds), p50: result.latency.p50, p99: result.latency.p99, non2xx: non, cpuUs, childUs }
-  process.stderr.write(`${name}: ${Math.round(row.rps)} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, ${Math.round(cpuUs)} µs CPU/req${row.non2xx ? `, ${row.non2xx} unexpected statuses` : ''}\n`)
+  const per = (us: number) => us / Math.max(1, ok)
+  const machineUs = per(machineBusyUs() - machine0)
+  const pgUs = per(processCpuUs('postgres') - pg0)
+  const redisUs = per(processCpuUs('redis-server') - redis0)
+  const row = { name, rps: ok / (result.duration || seconds), p50: result.latency.p50, p99: result.latency.p99, non2xx: non, cpuUs, childUs, machineUs, pgUs, redisUs }
+  process.stderr.write(
+    `${name}: ${Math.round(row.rps)} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, ${Math.round(cpuUs)} µs CPU/req here, ${Math.round(machineUs)} µs machine (Postgres ${Math.round(pgUs)}, Redis ${Math.round(redisUs)})${row.non2xx ? `, ${row.non2xx} unexpected statuses` : ''}\n`,
+  )
   if (headers && i > headers.length) process.stderr.write(`  warning: ${name} reused payment headers (${i} requests, ${headers.length} headers); reused ones were refused\n`)
   return row
 }
@@ -224,9 +263,13 @@ const base = rows[0]!.rps
 const paid = rows.find((r) => r.name.startsWith('paid: hosted'))
 const reference = rows.filter((r) => r.name.startsWith('reference')).sort((a, b) => b.rps - a.rps)[0]
 console.log(`\n${seconds} s per case, ${connections} connections, node ${process.version}, ${(await import('node:os')).cpus().length} cores\n`)
-console.log(`| case | req/s | p50 ms | p99 ms | CPU µs/req | vs ${rows[0]!.name} |`)
-console.log('|---|---:|---:|---:|---:|---:|')
-for (const r of rows) console.log(`| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${Math.round(r.cpuUs)} | ${((r.rps / base) * 100).toFixed(1)}% |${r.non2xx ? ` ${r.non2xx} failed` : ''}`)
+console.log(`| case | req/s | p50 ms | p99 ms | CPU µs/req (bench process + handler processes) | machine CPU µs/req (of it Postgres, Redis) | vs ${rows[0]!.name} |`)
+console.log('|---|---:|---:|---:|---:|---:|---:|')
+for (const r of rows) {
+  console.log(
+    `| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${Math.round(r.cpuUs)} | ${Math.round(r.machineUs)} (${Math.round(r.pgUs)}, ${Math.round(r.redisUs)}) | ${((r.rps / base) * 100).toFixed(1)}% |${r.non2xx ? ` ${r.non2xx} failed` : ''}`,
+  )
+}
 if (paid && reference) console.log(`\npaid hosted call vs the reference stack (its better run): ${(paid.rps / reference.rps).toFixed(1)}x`)
 if (rounds > 1) {
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!
