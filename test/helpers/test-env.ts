@@ -23,7 +23,8 @@ export function uniqueName(prefix: string): string {
  * Kysely's migrator looks for its tables with an introspection query over every schema of the
  * database (`has_schema_privilege(nspname, 'USAGE')` per row). Test runs drop their schemas at
  * teardown while other runs migrate, and a schema dropped during that query fails it with
- * `schema "<the other run's>" does not exist`. Only that error, naming another schema, is tried again.
+ * `schema "<the other run's>" does not exist` (or `relation "<other>.<table>" does not exist` when
+ * one of its tables goes, a dropped partition). Only those errors, naming another schema, are tried again.
  */
 async function migrateWhileOthersDrop(db: Parameters<typeof migrateToLatest>[0], schema: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
@@ -31,7 +32,9 @@ async function migrateWhileOthersDrop(db: Parameters<typeof migrateToLatest>[0],
       await migrateToLatest(db, schema)
       return
     } catch (err) {
-      const gone = /schema "([^"]+)" does not exist/.exec((err as Error).message)?.[1]
+      // another run's schema dropped, or a table of it (a partition detached and dropped) gone mid-query
+      const m = /(?:schema "([^"]+)"|relation "([^".]+)\.[^"]+") does not exist/.exec((err as Error).message)
+      const gone = m?.[1] ?? m?.[2]
       if (!gone || gone === schema || attempt >= 5) throw err
     }
   }
