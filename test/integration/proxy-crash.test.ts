@@ -1,5 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import Fastify from 'fastify'
 import t from 'tap'
 import { privateKeyToAccount } from 'viem/accounts'
@@ -9,13 +7,13 @@ import { createUsers } from '../../src/services/accounts/users.js'
 import { createPublishing } from '../../src/services/publishing/publishing.js'
 import { authorizationStates } from '../../src/services/settlement/chain-ops.js'
 import { createSettler } from '../../src/services/settlement/settler.js'
+import { spawnNode } from '../helpers/child-process.js'
 import { decodeRequired, signFor, v2Header } from '../helpers/pay.js'
 import { freePort, startTestPlatform } from '../helpers/platform.js'
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../helpers/test-env.js'
 import { until } from '../helpers/until.js'
 import { newPayer, paidPath } from './settlement-helpers.js'
 
-const repo = fileURLToPath(new URL('../..', import.meta.url))
 // six proxy processes start one after another, each loading every hosted handler
 t.setTimeout(900_000)
 
@@ -64,26 +62,22 @@ t.test('kill -9 of the proxy at each stage of a paid call: uncharged, or served 
 
   const startProxy = async (stage: ProxyCrashStage) => {
     const port = await freePort()
-    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/start/proxy.ts'], {
-      cwd: repo,
-      env: { ...process.env, ...platform.env, DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, LOG_LEVEL: 'warn', PROXY_PORT: String(port), PROXY_URL: `http://127.0.0.1:${port}`, HOST: '127.0.0.1', TOLLGATE_TEST_PROXY_CRASH_AT: stage },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    })
-    let stderr = ''
-    child.stderr!.on('data', (d: Buffer) => void (stderr = (stderr + d.toString()).slice(-4000)))
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })))
-    t.teardown(async () => {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGKILL')
-        await exited
-      }
-    })
     const url = `http://127.0.0.1:${port}`
+    const proxy = spawnNode(t, 'src/start/proxy.ts', {
+      ...platform.env,
+      DATABASE_URL: TEST_DATABASE_URL,
+      REDIS_URL: TEST_REDIS_URL,
+      LOG_LEVEL: 'warn',
+      PROXY_PORT: String(port),
+      PROXY_URL: url,
+      HOST: '127.0.0.1',
+      TOLLGATE_TEST_PROXY_CRASH_AT: stage,
+    })
     await until(`the proxy at ${stage} listens`, async () => (await fetch(`${url}/healthz`).catch(() => null))?.ok, 60_000).catch((err) => {
-      t.comment(stderr)
+      t.comment(proxy.stderr())
       throw err
     })
-    return { url, exited, stderr: () => stderr }
+    return { url, exited: proxy.exited, stderr: proxy.stderr }
   }
 
   const cases: Array<{ path: string; stage: ProxyCrashStage; charged: boolean; row: 'none' | 'verified' | 'served' | 'voided' }> = [

@@ -1,5 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { Redis } from 'ioredis'
 import { sql } from 'kysely'
@@ -9,12 +7,11 @@ import { usdcAbi } from '../../src/chain/usdc-abi.js'
 import { authorizationStates } from '../../src/services/settlement/chain-ops.js'
 import { createRelayerLock } from '../../src/services/settlement/relayer.js'
 import { crashHooksFromEnv } from '../../src/services/settlement/test-hooks.js'
+import { spawnNode } from '../helpers/child-process.js'
 import { withDevnet } from '../helpers/devnet.js'
 import { startTestPlatform } from '../helpers/platform.js'
 import { TEST_DATABASE_URL, TEST_REDIS_URL, clearRedisPrefix, uniqueName } from '../helpers/test-env.js'
 import { newPayer, payMany } from './settlement-helpers.js'
-
-const repo = fileURLToPath(new URL('../..', import.meta.url))
 
 t.test('the crash hook is inert unless set, and refused in production', async (t) => {
   t.equal(crashHooksFromEnv({}, { deployment: 'sandbox' }), undefined)
@@ -76,23 +73,8 @@ t.test('kill -9 of a worker process mid-batch; a restarted worker settles every 
   const balance = () => deps.chain.readContract({ address: devnet.usdcAddress, abi: usdcAbi, functionName: 'balanceOf', args: [receiver] })
 
   /** `node --import tsx src/start/worker.ts` on this test's schema, prefix and chain */
-  const startWorker = (extra: Record<string, string> = {}) => {
-    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/start/worker.ts'], {
-      cwd: repo,
-      env: { ...process.env, ...platform.env, DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, LOG_LEVEL: 'warn', SETTLEMENT_BATCH_WINDOW_MS: '200', ...extra },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    })
-    let stderr = ''
-    child.stderr!.on('data', (d: Buffer) => void (stderr = (stderr + d.toString()).slice(-4000)))
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })))
-    t.teardown(async () => {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGKILL')
-        await exited
-      }
-    })
-    return { child, exited, stderr: () => stderr }
-  }
+  const startWorker = (extra: Record<string, string> = {}) =>
+    spawnNode(t, 'src/start/worker.ts', { ...platform.env, DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, LOG_LEVEL: 'warn', SETTLEMENT_BATCH_WINDOW_MS: '200', ...extra })
   const within = <T>(p: Promise<T>, ms: number, what: string) =>
     Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms).unref())])
 
