@@ -1,7 +1,7 @@
 /**
  * Signs an x402 `exact` EVM payment (EIP-3009 TransferWithAuthorization) with the native
  * secp256k1 binding over our own EIP-712 digest: ~20x faster than viem's signTypedData, which
- * matters on the agent payment hot path. test/integration/buyer.test.ts checks the result with
+ * matters on the agent payment hot path. test/integration/buyer/settles.test.ts checks the result with
  * the proxy's verifier and on chain.
  */
 import { randomBytes } from 'node:crypto'

@@ -1,5 +1,5 @@
 /**
- * Child process of test/integration/handlers-soak.test.ts: calls every self-contained handler
+ * Child process of test/integration/handlers/soak.test.ts: calls every self-contained handler
  * (no provider settings, no public hosts) on its declared example, many times in this one
  * process, as a pool process would, validating every answer by what it is (JSON against the
  * declared output schema, WAV duration, image size, PDF pages, QR contents, ...). Prints one JSON

@@ -187,7 +187,7 @@ const WITHDRAWAL_EVENT_ROW = sql`ev.id, null::uuid as payment_id, ev.withdrawal_
  * Exports, event lists and agent-filtered pages are left to the planner, which knows from the
  * constants whether the user's rows are few (read them by the indexes and sort) or many (for
  * events: walk payment_events_created_idx and keep the user's). See
- * migrations/2026-11-23T0300-history-indexes.ts and test/integration/v1-history-scale.test.ts.
+ * migrations/2026-11-23T0300-history-indexes.ts and test/integration/v1/history-scale.test.ts.
  */
 function query(kind: HistoryKind, scope: HistoryScope, f: Parsed, limit: number | undefined): RawBuilder<Record<string, unknown>> {
   const buyer = sql`lower(p.payer) = any(${scope.mine}::text[])`

@@ -58,7 +58,7 @@ type DayRow = { day: string }
  * reads only the user's rows through the history's indexes: payments by (lower(payer), created_at)
  * for the user's agents and (endpoint_id, created_at) for the user's endpoints, agent_payments by
  * (agent_id, day_window); grouping happens in Postgres, so a year of a busy seller is one pass
- * over that seller's rows, not the table (test/integration/insights.test.ts checks the plans).
+ * over that seller's rows, not the table (test/integration/v1/insights.test.ts checks the plans).
  *
  * @example
  *   const i = await insights(db, userId, { from: '2026-11-01', to: '2026-11-30' })

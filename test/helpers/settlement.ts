@@ -1,0 +1,49 @@
+import { Writable } from 'node:stream'
+import { wrapFetchWithPaymentFromConfig } from '@x402/fetch'
+import { ExactEvmScheme } from '@x402/evm'
+import { createTestClient, createWalletClient, http, parseEther, type Hex } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { mintUsdc } from '../../src/chain/devnet.js'
+import { processLogger } from '../../src/logger.js'
+import type { TestPlatform } from './platform.js'
+
+/** A hosted endpoint priced at 1000 atomic units (0.001 USDC). */
+export const paidPath = '/tollgate/toolbox/hash-generator?text=abc&algorithms=sha256'
+
+/** A fresh payer with `usdc` atomic units and some ETH (to move funds or cancel). */
+export async function newPayer(platform: TestPlatform, usdc: bigint): Promise<{ key: Hex; address: `0x${string}` }> {
+  const key = generatePrivateKey()
+  const address = privateKeyToAccount(key).address
+  await mintUsdc(platform.devnet.rpcUrl, address, usdc)
+  await createTestClient({ mode: 'anvil', transport: http(platform.devnet.rpcUrl) }).setBalance({ address, value: parseEther('1') })
+  return { key, address }
+}
+
+/** n paid calls with the official @x402/fetch client, `concurrency` at a time; returns statuses. */
+export async function payMany(platform: TestPlatform, key: Hex, n: number, concurrency = 8, url = platform.proxyUrl + paidPath): Promise<number[]> {
+  const pay = wrapFetchWithPaymentFromConfig(fetch, { schemes: [{ network: 'eip155:84532', client: new ExactEvmScheme(privateKeyToAccount(key)) }] })
+  const statuses: number[] = []
+  let next = 0
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < n) {
+        next++
+        const res = await pay(url, { method: 'GET' })
+        await res.arrayBuffer()
+        statuses.push(res.status)
+      }
+    }),
+  )
+  return statuses
+}
+
+export function walletFor(platform: TestPlatform, key: Hex) {
+  return createWalletClient({ account: privateKeyToAccount(key), transport: http(platform.devnet.rpcUrl), chain: platform.devnet.chain })
+}
+
+/** A logger like the worker's, its lines kept. */
+export function capturedLog() {
+  const lines: string[] = []
+  const log = processLogger('trace', new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }))
+  return { log, lines, msgs: () => lines.map((l) => JSON.parse(l) as { msg: string; [k: string]: unknown }) }
+}
