@@ -36,7 +36,8 @@ const FONTS = { regular: 'Helvetica', bold: 'Helvetica-Bold', italic: 'Helvetica
 
 // The standard PDF fonts cover WinAnsi (Latin-1 plus a few); other characters are replaced rather than drawn as garbage.
   // eslint-disable-next-line no-control-regex -- the standard PDF fonts print tab, newline, CR and Latin-1 only
-const toWinAnsi = (s: string) => s.normalize('NFC').replace(/[‘’]/g, "'").replace(/[“”]/g, '"').replace(/[–—]/g, '-').replace(/…/g, '...').replace(/[^\x09\x0a\x0d\x20-\x7e\xa0-\xff€]/g, '?')
+const NOT_WIN_ANSI = /[^\x09\x0a\x0d\x20-\x7e\xa0-\xff€]/g
+const toWinAnsi = (s: string) => s.normalize('NFC').replace(/[‘’]/g, "'").replace(/[“”]/g, '"').replace(/[–—]/g, '-').replace(/…/g, '...').replace(NOT_WIN_ANSI, '?')
 
 interface InlineToken {
   type: string
