@@ -90,6 +90,25 @@ function createServices(deps: Deps): Services & { close(): Promise<void> } {
   })
 }
 
+/** each services registry → the deps object it was built from */
+const builtFor = new WeakMap<Services, Deps>()
+
+/**
+ * The deps an app or the workers run on, with services built from these very deps. A caller may
+ * hand a role a copy with one part replaced (`{ ...deps, config: { ...deps.config, deployment:
+ * 'production' } }`, another chain client): the copy carries the original's services, built from
+ * the original's config and clients, so it gets services of its own here; `close` closes them (a
+ * no-op when the deps already own their services).
+ */
+export function withOwnServices(deps: Deps): { deps: Deps; close(): Promise<void> } {
+  if (builtFor.get(deps.services) === deps) return { deps, close: async () => {} }
+  const own = { ...deps } as Deps
+  const services = createServices(own)
+  own.services = services
+  builtFor.set(services, own)
+  return { deps: own, close: () => services.close() }
+}
+
 /** `Deps.key` for a deployment's Redis prefix */
 export function redisKeys(prefix: string): Deps['key'] {
   return (...parts) => [prefix, ...parts].join(':')
@@ -125,5 +144,6 @@ export function createDeps(config: Readonly<Config>): Deps {
   const deps = base as Deps
   const services = createServices(deps)
   deps.services = services
+  builtFor.set(services, deps)
   return deps
 }

@@ -1,5 +1,5 @@
 import { Worker } from 'bullmq'
-import type { Deps } from '../src/deps.js'
+import { type Deps, withOwnServices } from '../src/deps.js'
 import { processLogger } from '../src/logger.js'
 import { bullConnection, settlementQueue, SETTLEMENT_QUEUE } from '../src/queue/settlement-queue.js'
 import { createSettler, type SettlerOptions } from '../src/services/settlement/settler.js'
@@ -30,7 +30,8 @@ export interface StartWorkersOptions {
 }
 
 /** Starts every BullMQ worker and repeatable job of this deployment; close() drains them. */
-export async function startWorkers(deps: Deps, opts: StartWorkersOptions = {}): Promise<RunningWorkers> {
+export async function startWorkers(given: Deps, opts: StartWorkersOptions = {}): Promise<RunningWorkers> {
+  const { deps, close: closeServices } = withOwnServices(given)
   // TOLLGATE_TEST_CRASH_AT (tests only, refused in production) kills this process mid-batch
   const log = opts.log ?? processLogger(deps.config.logLevel)
   // the settler warns in the worker's log (replaced batches, refused rebroadcasts, failed lookups)
@@ -73,6 +74,7 @@ export async function startWorkers(deps: Deps, opts: StartWorkersOptions = {}): 
       await queue.close()
       queueConn.disconnect()
       workerConn.disconnect()
+      await closeServices()
     },
   }
 }

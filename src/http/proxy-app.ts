@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { DestinationStream } from 'pino'
 import { assertNativeSecp256k1 } from '../chain/recover-signer.js'
 import { createSignerRecovery, type SignerRecovery } from '../chain/signer-recovery.js'
-import type { Deps } from '../deps.js'
+import { type Deps, withOwnServices } from '../deps.js'
 import { loggerOptions } from '../logger.js'
 import { createEndpointTable, type EndpointEntry } from '../proxy/endpoint-table.js'
 import { createLedgerWriter } from '../ledger/ledger-writer.js'
@@ -73,7 +73,8 @@ function upstreamSettings(masterKey: Buffer | undefined) {
  * The `proxy` role ({proxy_url}): the paid hot path at /<namespace>/<service>/<slug>.
  * Returns an instance that never listens; start/proxy.ts listens.
  */
-export async function buildProxyApp(deps: Deps, opts: ProxyAppOptions = {}): Promise<FastifyInstance> {
+export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Promise<FastifyInstance> {
+  const { deps, close: closeServices } = withOwnServices(given)
   // the JS fallback is ~30x slower: refuse to start rather than degrade silently
   assertNativeSecp256k1()
   const logger = loggerOptions(deps.config.logLevel)
@@ -86,6 +87,7 @@ export async function buildProxyApp(deps: Deps, opts: ProxyAppOptions = {}): Pro
     routerOptions: { maxParamLength: 200 },
   })
   installErrorHandler(app)
+  app.addHook('onClose', closeServices)
   const table = await createEndpointTable(deps, { onError: (err) => app.log.error({ err }, 'endpoint table reload failed') })
   const ledger = createLedgerWriter(deps.db)
   // handler code never runs in this process: in the `handlers` role, or in processes it supervises

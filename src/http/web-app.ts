@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { DestinationStream } from 'pino'
-import type { Deps } from '../deps.js'
+import { type Deps, withOwnServices } from '../deps.js'
 import { loggerOptions } from '../logger.js'
 import { SESSION_COOKIE } from './plugins/api-key-auth.js'
 import { dashboardOrigins, installCrossOriginGuard } from './plugins/cross-origin-guard.js'
@@ -24,7 +24,8 @@ export interface WebAppOptions {
  * The `web` role ({base_url}): user API /v1, marketplace /api/v1, dashboard, docs, health.
  * Returns an instance that never listens; start/web.ts listens.
  */
-export async function buildWebApp(deps: Deps, opts: WebAppOptions = {}): Promise<FastifyInstance> {
+export async function buildWebApp(given: Deps, opts: WebAppOptions = {}): Promise<FastifyInstance> {
+  const { deps, close: closeServices } = withOwnServices(given)
   const logger = loggerOptions(deps.config.logLevel)
   const app = Fastify({
     logger: opts.logger === false ? false : opts.logStream && typeof logger === 'object' ? { ...logger, stream: opts.logStream } : logger,
@@ -34,6 +35,7 @@ export async function buildWebApp(deps: Deps, opts: WebAppOptions = {}): Promise
     return503OnClosing: true,
   })
   installErrorHandler(app)
+  app.addHook('onClose', closeServices)
   installInputGuard(app)
   // the session cookie goes to every path of this origin: state-changing requests it authenticates,
   // and logins, are taken only from the dashboard's own origin
