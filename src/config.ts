@@ -7,6 +7,7 @@
  */
 
 import { isIP } from 'node:net'
+import { DEVNET_DEFERRED_ESCROW_ADDRESS } from './chain/deferred-escrow-address.js'
 import { PROVIDER_SETTINGS } from './handler-providers.js'
 import { parseHandlerAddress, type HandlerAddress } from './pool/handler-address.js'
 import { MAX_HANDLER_TIMEOUT_MS } from './pool/handler-contract.js'
@@ -41,6 +42,11 @@ export interface Config {
   relayerKeys: `0x${string}`[]
   /** receiver of the platform's hosted services */
   receiverAddress: `0x${string}` | undefined
+  /**
+   * DeferredPaymentEscrow of the `deferred` scheme on this chain (DEFERRED_ESCROW_ADDRESS); sandbox
+   * default: where the embedded chain installs it; production: unset until one is deployed
+   */
+  deferredEscrowAddress: `0x${string}` | undefined
   /** 32-byte key that encrypts custodial wallet keys at rest */
   masterKey: Buffer | undefined
   operatorToken: string | undefined
@@ -287,6 +293,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     rpcUrl,
     relayerKeys,
     receiverAddress,
+    deferredEscrowAddress: r.address('DEFERRED_ESCROW_ADDRESS') ?? (deployment === 'sandbox' ? DEVNET_DEFERRED_ESCROW_ADDRESS : undefined),
     masterKey,
     operatorToken: r.optional('TOLLGATE_OPERATOR_TOKEN'),
     allowPrivateUpstreams: r.oneOf('TOLLGATE_ALLOW_PRIVATE_UPSTREAMS', ['true', 'false'] as const, 'false') === 'true',

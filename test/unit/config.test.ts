@@ -48,6 +48,16 @@ t.test('production derives Base mainnet values', async (t) => {
   t.equal(c.apiKeyPrefix, 'sk_live_')
 })
 
+t.test('DEFERRED_ESCROW_ADDRESS: the embedded chain\'s escrow on sandbox, unset in production, a bad address reported', async (t) => {
+  t.equal(loadConfig({}).deferredEscrowAddress, '0xdEfE55ed00000000000000000000000000000402')
+  t.equal(loadConfig({ DEFERRED_ESCROW_ADDRESS: `0x${'44'.repeat(20)}` }).deferredEscrowAddress, `0x${'44'.repeat(20)}`)
+  const production = { TOLLGATE_DEPLOYMENT: 'production', RPC_URL: 'https://mainnet.base.example', RELAYER_PRIVATE_KEYS: `0x${'11'.repeat(32)}`, TOLLGATE_MASTER_KEY: '22'.repeat(32), TOLLGATE_RECEIVER_ADDRESS: `0x${'33'.repeat(20)}` }
+  t.equal(loadConfig(production).deferredEscrowAddress, undefined, 'no escrow is assumed on Base')
+  t.equal(loadConfig({ ...production, DEFERRED_ESCROW_ADDRESS: `0x${'44'.repeat(20)}` }).deferredEscrowAddress, `0x${'44'.repeat(20)}`)
+  const err = t.throws(() => loadConfig({ DEFERRED_ESCROW_ADDRESS: '0x1234' })) as unknown as ConfigError
+  t.match(err.problems.join('\n'), 'DEFERRED_ESCROW_ADDRESS')
+})
+
 t.test('every invalid variable is reported together', async (t) => {
   const err = t.throws(() =>
     loadConfig({ TOLLGATE_DEPLOYMENT: 'staging', WEB_PORT: '99999', DATABASE_URL: 'mysql://x', REDIS_URL: 'nope', RELAYER_PRIVATE_KEYS: '0x1234', LOG_LEVEL: 'loud', X402_RECOVERY_OFFLOAD: 'sometimes' }),
