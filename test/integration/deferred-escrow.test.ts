@@ -14,12 +14,14 @@ import {
   createTestClient,
   createWalletClient,
   encodeAbiParameters,
+  encodeFunctionData,
   hashDomain,
   http,
   keccak256,
   parseEventLogs,
   parseSignature,
   serializeSignature,
+  toFunctionSelector,
   toHex,
   zeroAddress,
   type Abi,
@@ -106,6 +108,26 @@ const nonce32 = (): Hex => toHex(randomBytes(32))
 const advance = async (seconds: bigint) => {
   await testClient.increaseTime({ seconds: Number(seconds) })
   await testClient.mine({ blocks: 1 })
+}
+
+/** Compiles one contract from test/fixtures with the solc package. */
+function compileFixture(file: string, name: string): { abi: Abi; bytecode: Hex } {
+  const source = readFileSync(new URL(`../fixtures/${file}`, import.meta.url), 'utf8')
+  const out = JSON.parse(solc.compile(JSON.stringify({
+    language: 'Solidity',
+    sources: { [file]: { content: source } },
+    settings: { evmVersion: 'cancun', outputSelection: { '*': { [name]: ['abi', 'evm.bytecode.object'] } } },
+  })))
+  const errors = (out.errors ?? []).filter((e: { severity: string }) => e.severity === 'error')
+  if (errors.length) throw new Error(errors.map((e: { formattedMessage: string }) => e.formattedMessage).join('\n'))
+  const c = out.contracts[file][name]
+  return { abi: c.abi, bytecode: `0x${c.evm.bytecode.object}` }
+}
+
+async function deploy(from: Actor, compiled: { abi: Abi; bytecode: Hex }, args: readonly unknown[]): Promise<Address> {
+  const wallet = createWalletClient({ account: from.account, chain: devnet.chain, transport: http(devnet.rpcUrl) })
+  const hash = await wallet.deployContract({ abi: compiled.abi, bytecode: compiled.bytecode, args })
+  return (await pub.waitForTransactionReceipt({ hash })).contractAddress!
 }
 
 function voucherOf(buyer: Address, seller: Address, valueAggregate: bigint, over: Partial<DeferredVoucher> = {}): DeferredVoucher {
@@ -445,18 +467,9 @@ t.test('getAccountDetails: the balance left after thawing and the given vouchers
 })
 
 t.test('an ERC-1271 smart wallet is a buyer: its vouchers and authorizations are checked by isValidSignature', async (t) => {
-  const source = readFileSync(new URL('../fixtures/smart-wallet/TestSmartWallet.sol', import.meta.url), 'utf8')
-  const out = JSON.parse(solc.compile(JSON.stringify({
-    language: 'Solidity',
-    sources: { 'TestSmartWallet.sol': { content: source } },
-    settings: { evmVersion: 'cancun', outputSelection: { '*': { TestSmartWallet: ['abi', 'evm.bytecode.object'] } } },
-  })))
-  const compiled = out.contracts['TestSmartWallet.sol'].TestSmartWallet
   const owner = privateKeyToAccount(generatePrivateKey())
   const deployer = await actor(5_000_000n, true)
-  const deployWallet = createWalletClient({ account: deployer.account, chain: devnet.chain, transport: http(devnet.rpcUrl) })
-  const hash = await deployWallet.deployContract({ abi: compiled.abi, bytecode: `0x${compiled.evm.bytecode.object}`, args: [owner.address] })
-  const wallet = (await pub.waitForTransactionReceipt({ hash })).contractAddress!
+  const wallet = await deploy(deployer, compileFixture('smart-wallet/TestSmartWallet.sol', 'TestSmartWallet'), [owner.address])
   const seller = await actor()
   await deployer.send('depositTo', [wallet, seller.address, usdc, 2_000_000n])
 
@@ -473,4 +486,38 @@ t.test('an ERC-1271 smart wallet is a buyer: its vouchers and authorizations are
   const events = await seller.send('flushWithAuthorization', [flush, wrap(await owner.signTypedData(flushAuthorizationTypedData(flush, chainId, escrow)))])
   t.equal(events.at(-1)!.eventName, 'FlushAuthorized')
   t.equal((await account(wallet, seller.address)).thawingAmount, 800_000n)
+})
+
+t.test('a token that calls back into the escrow during a transfer meets the reentrancy lock', async (t) => {
+  const token = compileFixture('deferred/ReentrantToken.sol', 'ReentrantToken')
+  const buyer = await actor()
+  const seller = await actor()
+  const asset = await deploy(buyer, token, [])
+  await buyer.send('mint', [buyer.address, 10_000_000n], asset, token.abi)
+  await buyer.send('approve', [escrow, 10_000_000n], asset, token.abi)
+  const lastResult = () => pub.readContract({ address: asset, abi: token.abi, functionName: 'lastResult' }) as Promise<Hex>
+  const reentrancy = toFunctionSelector('Reentrancy()')
+
+  // during deposit's transferFrom the token deposits again
+  await buyer.send('arm', [escrow, encodeFunctionData({ abi: deferredEscrowAbi, functionName: 'deposit', args: [seller.address, asset, 1n] })], asset, token.abi)
+  await buyer.send('deposit', [seller.address, asset, 5_000_000n])
+  t.equal(await lastResult(), reentrancy, 'the nested deposit is refused')
+  t.equal((await read<{ balance: bigint }>('getAccount', [buyer.address, seller.address, asset])).balance, 5_000_000n)
+
+  // during collect's transfer to the seller the token collects the same voucher again
+  const v = voucherOf(buyer.address, seller.address, 2_000_000n, { asset })
+  const sig = await signVoucher(buyer.account, v)
+  await buyer.send('arm', [escrow, encodeFunctionData({ abi: deferredEscrowAbi, functionName: 'collect', args: [v, sig] })], asset, token.abi)
+  await seller.send('collect', [v, sig])
+  t.equal(await lastResult(), reentrancy, 'the nested collect is refused')
+  t.equal(await pub.readContract({ address: asset, abi: token.abi, functionName: 'balanceOf', args: [seller.address] }), 2_000_000n, 'paid once')
+  t.equal((await read<{ balance: bigint }>('getAccount', [buyer.address, seller.address, asset])).balance, 3_000_000n)
+
+  // during withdraw's transfer to the buyer the token tries a second withdraw
+  await buyer.send('thaw', [seller.address, asset, 3_000_000n])
+  await advance(PERIOD + 1n)
+  await buyer.send('arm', [escrow, encodeFunctionData({ abi: deferredEscrowAbi, functionName: 'withdraw', args: [seller.address, asset] })], asset, token.abi)
+  await buyer.send('withdraw', [seller.address, asset])
+  t.equal(await lastResult(), reentrancy, 'the nested withdraw is refused')
+  t.equal(await pub.readContract({ address: asset, abi: token.abi, functionName: 'balanceOf', args: [buyer.address] }), 8_000_000n)
 })
