@@ -398,7 +398,7 @@ export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet
     throw new Error(`startDevnet failed: ${(e as Error).message}${detail ? `\n${detail}` : ''}`, { cause: e })
   }
 
-  opts.logger?.info(`devnet: anvil on ${rpcUrl}, chain ${chainId}, USDC at ${DEVNET_USDC_ADDRESS}`)
+  opts.logger?.info(`devnet: anvil on ${rpcUrl}, chain ${chainId}, USDC at ${DEVNET_USDC_ADDRESS}, deferred escrow at ${DEVNET_DEFERRED_ESCROW_ADDRESS}`)
   return {
     rpcUrl,
     chainId,
