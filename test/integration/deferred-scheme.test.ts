@@ -1,0 +1,135 @@
+/**
+ * The `deferred` scheme through the proxy on the dev chain: the requirement an endpoint that
+ * enables it offers (with and without PAYER-IDENTIFIER), vouchers aggregated call after call, the
+ * refusals (each charging nothing), concurrent calls with the same voucher, and collection.
+ */
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import t from 'tap'
+import { getAddress, type Address } from 'viem'
+import { privateKeyToAccount, generatePrivateKey } from 'viem/accounts'
+import type { DeferredVoucher } from '../../src/schemes/deferred/typed-data.js'
+import { announceRegistryChange } from '../../src/services/registry-events.js'
+import { deferredBuyer, deferredHeader, voucherWire } from '../helpers/deferred-buyer.js'
+import { decodeRequired } from '../helpers/pay.js'
+import { startTestPlatform } from '../helpers/platform.js'
+import { until } from '../helpers/until.js'
+
+const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/handlers')
+const ECHO = '/tollgate/toolbox/echo?msg=hi'
+const PRICE = 1000n
+
+const platform = await startTestPlatform(t, { proxy: { handlersDir: fixtures } })
+const { deps, proxy, devnet } = platform
+const seller = getAddress(devnet.accounts.receiver.address)
+
+// the seller enables deferred on the echo endpoint; the proxy reloads on the announcement
+await deps.db.updateTable('endpoints').set({ schemes: ['exact', 'deferred'] }).where('slug', '=', 'echo').execute()
+await announceRegistryChange(deps)
+await until('the proxy offers deferred', async () => decodeRequired((await proxy.inject(ECHO)).headers['payment-required'] as string).accepts.length === 2)
+
+const countPayments = async () => Number((await deps.db.selectFrom('payments').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
+/** the 402 for `buyer` (PAYER-IDENTIFIER) and its deferred requirement */
+const challenge = async (buyer?: Address) => {
+  const r = await proxy.inject({ url: ECHO, headers: buyer ? { 'payer-identifier': buyer } : {} })
+  const required = decodeRequired(r.headers['payment-required'] as string)
+  return { status: r.statusCode, body: r.json(), required, deferred: required.accepts.find((a) => a.scheme === 'deferred')! }
+}
+const pay = async (buyer: Address, v: DeferredVoucher, signature: string, extra: Record<string, unknown> = {}) => {
+  const { required, deferred } = await challenge(buyer)
+  return proxy.inject({ url: ECHO, headers: { 'payer-identifier': buyer, 'payment-signature': deferredHeader(required, deferred, { voucher: voucherWire(v), signature, ...extra }) } })
+}
+const reasonOf = (r: { headers: Record<string, unknown> }) => decodeRequired(r.headers['payment-required'] as string).error
+
+t.test('an endpoint that enables deferred offers it in v2 after exact; v1 stays exact', async (t) => {
+  const { status, body, required, deferred } = await challenge()
+  t.equal(status, 402)
+  t.same(body.accepts.map((a: { scheme: string }) => a.scheme), ['exact'])
+  t.same(required.accepts.map((a) => a.scheme), ['exact', 'deferred'])
+  t.same(deferred.extra, { escrow: getAddress(devnet.deferredEscrowAddress), name: 'USDC', version: '2', voucherStorage: 'server' })
+  t.equal(deferred.amount, PRICE.toString())
+  t.equal(deferred.payTo, seller)
+})
+
+t.test('aggregated vouchers pay call after call; PAYER-IDENTIFIER brings back the latest', async (t) => {
+  const buyer = await deferredBuyer(devnet, 10n ** 6n)
+  await buyer.deposit(seller, 100_000n)
+  const first = await challenge(buyer.address)
+  t.same(first.deferred.extra.account, { balance: '100000', assetAllowance: '0', assetPermitNonce: '0' }, 'the escrow account, before any voucher')
+  t.notOk(first.deferred.extra.voucher, 'no voucher yet')
+  let previous: DeferredVoucher | undefined
+  const before = await countPayments()
+  for (let i = 0; i < 5; i++) {
+    const v = buyer.voucher(first.deferred, previous)
+    const r = await pay(buyer.address, v, await buyer.sign(v))
+    t.equal(r.statusCode, 200, r.body)
+    previous = v
+  }
+  t.equal(await countPayments(), before + 5)
+  const rows = await deps.db.selectFrom('payments').selectAll().where('payer', '=', buyer.address.toLowerCase()).execute()
+  t.same(new Set(rows.map((r) => `${r.scheme}/${r.status}/${r.value}`)), new Set(['deferred/served/1000']))
+  const again = await challenge(buyer.address)
+  t.match(again.deferred.extra.voucher, { id: previous!.id, nonce: 4, valueAggregate: '5000', buyer: buyer.address })
+  t.equal(again.deferred.extra.signature, await buyer.sign(previous!))
+})
+
+t.test('refusals name what to fix and charge nothing', async (t) => {
+  const buyer = await deferredBuyer(devnet, 10n ** 6n)
+  await buyer.deposit(seller, 3_000n)
+  const { deferred } = await challenge(buyer.address)
+  const v0 = buyer.voucher(deferred)
+  t.equal((await pay(buyer.address, v0, await buyer.sign(v0))).statusCode, 200)
+  const before = await countPayments()
+  const cases: Array<[string, DeferredVoucher, string | undefined, string]> = [
+    ['replayed', v0, undefined, 'invalid_deferred_evm_payload_voucher_stale'],
+    ['stale nonce', buyer.voucher(deferred, v0, { nonce: 0n }), undefined, 'invalid_deferred_evm_payload_voucher_stale'],
+    ['skipped nonce', buyer.voucher(deferred, v0, { nonce: 5n }), undefined, 'invalid_deferred_evm_payload_voucher_stale'],
+    ['wrong aggregate', buyer.voucher(deferred, v0, { valueAggregate: 2_500n }), undefined, 'invalid_deferred_evm_payload_voucher_value'],
+    ['earlier timestamp', buyer.voucher(deferred, v0, { timestamp: v0.timestamp }), undefined, 'invalid_deferred_evm_payload_voucher_timestamp'],
+    ['signed by another key', buyer.voucher(deferred, v0), generatePrivateKey(), 'invalid_deferred_evm_payload_signature'],
+    ['unknown escrow', buyer.voucher(deferred, v0, { escrow: '0x000000000000000000000000000000000000dead' }), undefined, 'invalid_deferred_evm_payload_voucher_mismatch'],
+    ['another seller', buyer.voucher(deferred, undefined, { seller: '0x000000000000000000000000000000000000bEEF' }), undefined, 'invalid_deferred_evm_payload_voucher_mismatch'],
+    ['a new voucher over the price', buyer.voucher(deferred, undefined, { valueAggregate: 2n * PRICE }), undefined, 'invalid_deferred_evm_payload_voucher_value'],
+  ]
+  for (const [what, v, key, reason] of cases) {
+    const signature = key ? await privateKeyToAccount(key as `0x${string}`).signTypedData((await import('../../src/schemes/deferred/typed-data.js')).voucherTypedData(v)) : await buyer.sign(v)
+    const r = await pay(buyer.address, v, signature)
+    t.equal(r.statusCode, 402, what)
+    t.equal(reasonOf(r), reason, what)
+    t.equal(r.json().error, reason, `${what}: the v1 body names it too`)
+  }
+  // over the balance: 3 calls fit the 3000 deposited, the 4th does not
+  let prev = v0
+  for (let i = 0; i < 2; i++) {
+    const v = buyer.voucher(deferred, prev)
+    t.equal((await pay(buyer.address, v, await buyer.sign(v))).statusCode, 200)
+    prev = v
+  }
+  const over = buyer.voucher(deferred, prev)
+  const r = await pay(buyer.address, over, await buyer.sign(over))
+  t.equal(reasonOf(r), 'invalid_deferred_evm_insufficient_escrow_balance')
+  t.match(r.json().message, /deposit/)
+  // a deposit authorization in the payload is refused, not executed
+  const withDeposit = await pay(buyer.address, over, await buyer.sign(over), {
+    deposit: { authorization: { buyer: buyer.address, seller, asset: devnet.usdcAddress, amount: '1000', nonce: `0x${'11'.repeat(32)}`, expiry: 9999999999, signature: `0x${'22'.repeat(65)}` } },
+  })
+  t.equal(reasonOf(withDeposit), 'invalid_deferred_evm_payload_deposit_unsupported')
+  t.equal(await countPayments(), before + 2, 'only the two good vouchers were charged')
+})
+
+t.test('concurrent calls with the same voucher: exactly one is accepted', async (t) => {
+  const buyer = await deferredBuyer(devnet, 10n ** 6n)
+  await buyer.deposit(seller, 100_000n)
+  const { required, deferred } = await challenge(buyer.address)
+  const v = buyer.voucher(deferred)
+  const header = deferredHeader(required, deferred, { voucher: voucherWire(v), signature: await buyer.sign(v) })
+  const answers = await Promise.all(Array.from({ length: 8 }, () => proxy.inject({ url: ECHO, headers: { 'payment-signature': header } })))
+  t.equal(answers.filter((a) => a.statusCode === 200).length, 1, 'one accepted')
+  t.same(new Set(answers.filter((a) => a.statusCode !== 200).map(reasonOf)), new Set(['invalid_deferred_evm_payload_voucher_stale']))
+  // and the same next nonce signed twice (different timestamps): one of the two
+  const a = buyer.voucher(deferred, v)
+  const b = buyer.voucher(deferred, v)
+  const [ra, rb] = await Promise.all([pay(buyer.address, a, await buyer.sign(a)), pay(buyer.address, b, await buyer.sign(b))])
+  t.same([ra.statusCode, rb.statusCode].sort(), [200, 402])
+  t.equal(Number((await deps.db.selectFrom('payments').select((eb) => eb.fn.countAll().as('n')).where('payer', '=', buyer.address.toLowerCase()).executeTakeFirstOrThrow()).n), 2)
+})
