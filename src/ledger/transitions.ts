@@ -91,3 +91,23 @@ export async function voidStaleVerified(db: Kysely<Database>, olderThan: Date, l
   const stale = await db.selectFrom('payments').select('id').where('status', '=', 'verified').where('created_at', '<', olderThan).limit(limit).execute()
   return transition(db, stale.map((s) => s.id), ['verified'], 'voided', { reason: 'no_outcome' })
 }
+
+/**
+ * Claims up to `limit` served `deferred` payments of one seller and asset for collection: served ->
+ * settling. Collection decides each from the chain: settling -> settled (its voucher's aggregate was
+ * collected) or settling -> served (not yet: the escrow was short, or the transaction failed).
+ */
+export async function claimDeferred(db: Kysely<Database>, p: { payTo: string; asset: string; limit: number }): Promise<Payment[]> {
+  const r = await sql<Payment>`
+    with c as (
+      select id from payments where status = 'served' and scheme = 'deferred' and pay_to = ${p.payTo} and asset = ${p.asset}
+      order by created_at, id limit ${p.limit} for update skip locked
+    ), upd as (
+      update payments p set status = 'settling', updated_at = now() from c where p.id = c.id and p.status = 'served'
+      returning p.*
+    ), ev as (
+      insert into payment_events (payment_id, type, from_status, to_status) select id, 'collecting', 'served', 'settling' from upd
+    )
+    select * from upd`.execute(db)
+  return r.rows
+}

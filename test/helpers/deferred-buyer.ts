@@ -21,6 +21,8 @@ export interface DeferredBuyer {
   /** a voucher for `requirement`: aggregated onto `previous` when given, else a new id */
   voucher(requirement: Requirement, previous?: DeferredVoucher, o?: Partial<DeferredVoucher>): DeferredVoucher
   sign(v: DeferredVoucher, by?: PrivateKeyAccount): Promise<Hex>
+  /** calls the escrow from the buyer's key (thaw, withdraw, collect, ...) */
+  send(functionName: string, args: readonly unknown[]): Promise<void>
 }
 
 const tokenAbi = artifacts.contracts.TestUSDC.abi as Abi
@@ -61,6 +63,7 @@ export async function deferredBuyer(devnet: Devnet, usdc: bigint): Promise<Defer
       }
     },
     sign: (v, by = account) => by.signTypedData(voucherTypedData(v)),
+    send: (functionName, args) => send(devnet.deferredEscrowAddress, deferredEscrowAbi as Abi, functionName, args),
   }
 }
 

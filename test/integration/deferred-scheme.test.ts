@@ -6,10 +6,17 @@
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
-import { getAddress, type Address } from 'viem'
+import { sql } from 'kysely'
+import { createPublicClient, createTestClient, getAddress, http, type Address } from 'viem'
+import { DEVNET_ESCROW_THAWING_PERIOD } from '../../src/chain/devnet.js'
+import { claimDeferred } from '../../src/ledger/transitions.js'
+import { DeferredCollector } from '../../src/services/deferred-collect/collector.js'
 import { privateKeyToAccount, generatePrivateKey } from 'viem/accounts'
 import type { DeferredVoucher } from '../../src/schemes/deferred/typed-data.js'
+import { deferredEscrowAbi } from '../../src/schemes/deferred/escrow-abi.js'
 import { announceRegistryChange } from '../../src/services/registry-events.js'
+import { usdcAbi } from '../../src/chain/usdc-abi.js'
+import { startWorkers } from '../../workers/index.js'
 import { deferredBuyer, deferredHeader, voucherWire } from '../helpers/deferred-buyer.js'
 import { decodeRequired } from '../helpers/pay.js'
 import { startTestPlatform } from '../helpers/platform.js'
@@ -19,9 +26,12 @@ const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../
 const ECHO = '/tollgate/toolbox/echo?msg=hi'
 const PRICE = 1000n
 
-const platform = await startTestPlatform(t, { proxy: { handlersDir: fixtures } })
+// the worker collects a seller once 50 calls are waiting (and never for age during the test)
+const platform = await startTestPlatform(t, { proxy: { handlersDir: fixtures }, env: { DEFERRED_COLLECT_THRESHOLD: String(50n * PRICE), DEFERRED_COLLECT_MAX_AGE_SECONDS: '86400' } })
 const { deps, proxy, devnet } = platform
 const seller = getAddress(devnet.accounts.receiver.address)
+const pub = createPublicClient({ chain: devnet.chain, transport: http(devnet.rpcUrl) })
+const usdcBalance = (who: Address) => pub.readContract({ address: devnet.usdcAddress, abi: usdcAbi, functionName: 'balanceOf', args: [who] })
 
 // the seller enables deferred on the echo endpoint; the proxy reloads on the announcement
 await deps.db.updateTable('endpoints').set({ schemes: ['exact', 'deferred'] }).where('slug', '=', 'echo').execute()
@@ -49,6 +59,37 @@ t.test('an endpoint that enables deferred offers it in v2 after exact; v1 stays 
   t.same(deferred.extra, { escrow: getAddress(devnet.deferredEscrowAddress), name: 'USDC', version: '2', voucherStorage: 'server' })
   t.equal(deferred.amount, PRICE.toString())
   t.equal(deferred.payTo, seller)
+})
+
+t.test('end to end: a deposit, 50 aggregated calls, one collection pays the seller exactly 50 x price', async (t) => {
+  const buyer = await deferredBuyer(devnet, 10n ** 6n)
+  await buyer.deposit(seller, 200_000n)
+  const sellerBefore = await usdcBalance(seller)
+  let previous: DeferredVoucher | undefined
+  for (let i = 0; i < 50; i++) {
+    // as a buyer would: the latest voucher from the challenge (PAYER-IDENTIFIER), aggregated by one price
+    const { deferred } = await challenge(buyer.address)
+    const latest = deferred.extra.voucher as Record<string, string | number> | undefined
+    if (i > 0) t.equal(BigInt(latest!.valueAggregate), previous!.valueAggregate, 'the challenge shows the latest voucher')
+    const v = buyer.voucher(deferred, previous)
+    const r = await pay(buyer.address, v, await buyer.sign(v))
+    if (r.statusCode !== 200) t.fail(`call ${i}: ${r.statusCode} ${r.body}`)
+    previous = v
+  }
+  const workers = await startWorkers(deps, { everyMs: { 'deferred-collect': 200 }, log: { info() {}, warn() {}, error() {} } })
+  t.teardown(() => workers.close())
+  await until('the 50 payments collected', async () => {
+    const open = await deps.db.selectFrom('payments').select('status').where('payer', '=', buyer.address.toLowerCase()).where('status', '!=', 'settled').execute()
+    return open.length === 0
+  })
+  await workers.close()
+  t.equal(await usdcBalance(seller) - sellerBefore, 50n * PRICE, 'the seller got exactly 50 x price')
+  const txs = await deps.db.selectFrom('payments').select('tx_hash').distinct().where('payer', '=', buyer.address.toLowerCase()).execute()
+  t.equal(txs.length, 1, 'in one transaction')
+  const account = await pub.readContract({ address: devnet.deferredEscrowAddress, abi: deferredEscrowAbi, functionName: 'getAccount', args: [buyer.address, seller, devnet.usdcAddress] })
+  t.equal(account.balance, 200_000n - 50n * PRICE, 'taken from the buyer escrow')
+  const stored = await deps.db.selectFrom('deferred_vouchers').select(['collected', 'latest']).where('buyer', '=', buyer.address.toLowerCase()).where('latest', '=', true).executeTakeFirstOrThrow()
+  t.equal(stored.collected, String(50n * PRICE), 'the store knows what was collected')
 })
 
 t.test('aggregated vouchers pay call after call; PAYER-IDENTIFIER brings back the latest', async (t) => {
@@ -132,4 +173,61 @@ t.test('concurrent calls with the same voucher: exactly one is accepted', async 
   const [ra, rb] = await Promise.all([pay(buyer.address, a, await buyer.sign(a)), pay(buyer.address, b, await buyer.sign(b))])
   t.same([ra.statusCode, rb.statusCode].sort(), [200, 402])
   t.equal(Number((await deps.db.selectFrom('payments').select((eb) => eb.fn.countAll().as('n')).where('payer', '=', buyer.address.toLowerCase()).executeTakeFirstOrThrow()).n), 2)
+})
+
+const collector = () => new DeferredCollector(deps, { escrow: devnet.deferredEscrowAddress, log: { info() {}, warn() {}, error() {} } })
+const statusesOf = async (buyer: Address) =>
+  (await deps.db.selectFrom('payments').select('status').where('payer', '=', buyer.toLowerCase()).orderBy('valid_after').execute()).map((r) => r.status)
+const callsFor = async (buyer: Awaited<ReturnType<typeof deferredBuyer>>, n: number) => {
+  const { deferred } = await challenge(buyer.address)
+  let previous: DeferredVoucher | undefined
+  for (let i = 0; i < n; i++) {
+    const v = buyer.voucher(deferred, previous)
+    const r = await pay(buyer.address, v, await buyer.sign(v))
+    if (r.statusCode !== 200) throw new Error(`call ${i}: ${r.body}`)
+    previous = v
+  }
+  return previous!
+}
+
+t.test('partial collection: an escrow short at collection time pays what it holds, the rest later', async (t) => {
+  const buyer = await deferredBuyer(devnet, 10n ** 6n)
+  await buyer.deposit(seller, 5n * PRICE)
+  await callsFor(buyer, 5)
+  // the buyer withdraws 3 prices' worth after the thawing period, before the seller collects
+  const testClient = createTestClient({ chain: devnet.chain, mode: 'anvil', transport: http(devnet.rpcUrl) })
+  await buyer.send('thaw', [seller, devnet.usdcAddress, 3n * PRICE])
+  await testClient.increaseTime({ seconds: Number(DEVNET_ESCROW_THAWING_PERIOD) + 1 })
+  await testClient.mine({ blocks: 1 })
+  await buyer.send('withdraw', [seller, devnet.usdcAddress])
+  await collector().runOnce({ force: true })
+  t.same(await statusesOf(buyer.address), ['settled', 'settled', 'served', 'served', 'served'], 'the two calls the escrow covered are settled; three wait')
+  // (that run also collected what the earlier tests left served; from here only this buyer's count)
+  const sellerBefore = await usdcBalance(seller) - 2n * PRICE
+  await collector().runOnce({ force: true })
+  t.same(await statusesOf(buyer.address), ['settled', 'settled', 'served', 'served', 'served'], 'nothing collectable: no transaction, still waiting')
+  t.equal(await usdcBalance(seller) - sellerBefore, 2n * PRICE)
+  await buyer.deposit(seller, 3n * PRICE)
+  await collector().runOnce({ force: true })
+  t.same(await statusesOf(buyer.address), ['settled', 'settled', 'settled', 'settled', 'settled'], 'collected once the buyer deposited again')
+  t.equal(await usdcBalance(seller) - sellerBefore, 5n * PRICE, 'nothing lost, nothing twice')
+})
+
+t.test('a collection whose worker died (kill -9) is decided from the chain', async (t) => {
+  const buyer = await deferredBuyer(devnet, 10n ** 6n)
+  await buyer.deposit(seller, 10_000n)
+  const last = await callsFor(buyer, 3)
+  const other = await deferredBuyer(devnet, 10n ** 6n)
+  await other.deposit(seller, 10_000n)
+  await callsFor(other, 2)
+  // the dead worker claimed both buyers' payments; its collectMany of the first buyer's voucher was mined, the second never sent
+  await claimDeferred(deps.db, { payTo: seller.toLowerCase(), asset: devnet.usdcAddress.toLowerCase(), limit: 1000 })
+  await buyer.send('collect', [last, await buyer.sign(last)])
+  await sql`update payments set updated_at = now() - interval '1 hour' where payer in (${buyer.address.toLowerCase()}, ${other.address.toLowerCase()})`.execute(deps.db)
+  const stats = await new DeferredCollector(deps, { escrow: devnet.deferredEscrowAddress, log: { info() {}, warn() {}, error() {} } }).runOnce()
+  t.ok(stats.settled >= 3)
+  t.same(await statusesOf(buyer.address), ['settled', 'settled', 'settled'], 'mined: settled')
+  t.same(await statusesOf(other.address), ['served', 'served'], 'never sent: back to served, collected on a later run')
+  await collector().runOnce({ force: true })
+  t.same(await statusesOf(other.address), ['settled', 'settled'])
 })
