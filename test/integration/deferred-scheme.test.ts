@@ -34,7 +34,7 @@ const pub = createPublicClient({ chain: devnet.chain, transport: http(devnet.rpc
 const usdcBalance = (who: Address) => pub.readContract({ address: devnet.usdcAddress, abi: usdcAbi, functionName: 'balanceOf', args: [who] })
 
 // the seller enables deferred on the echo endpoint; the proxy reloads on the announcement
-await deps.db.updateTable('endpoints').set({ schemes: ['exact', 'deferred'] }).where('slug', '=', 'echo').execute()
+await deps.db.updateTable('endpoints').set({ schemes: ['exact', 'deferred'] }).where('slug', 'in', ['echo', 'throws']).execute()
 await announceRegistryChange(deps)
 await until('the proxy offers deferred', async () => decodeRequired((await proxy.inject(ECHO)).headers['payment-required'] as string).accepts.length === 2)
 
@@ -156,6 +156,24 @@ t.test('refusals name what to fix and charge nothing', async (t) => {
   })
   t.equal(reasonOf(withDeposit), 'invalid_deferred_evm_payload_deposit_unsupported')
   t.equal(await countPayments(), before + 2, 'only the two good vouchers were charged')
+})
+
+t.test('a call that fails gives its voucher back: nothing charged, the buyer aggregates onto the one before', async (t) => {
+  const buyer = await deferredBuyer(devnet, 10n ** 6n)
+  await buyer.deposit(seller, 100_000n)
+  const { deferred } = await challenge(buyer.address)
+  const v0 = buyer.voucher(deferred)
+  t.equal((await pay(buyer.address, v0, await buyer.sign(v0))).statusCode, 200)
+  const thrown = decodeRequired((await proxy.inject('/tollgate/toolbox/throws')).headers['payment-required'] as string)
+  const throwsDeferred = thrown.accepts.find((a) => a.scheme === 'deferred')!
+  const v1 = buyer.voucher(throwsDeferred, v0)
+  const failed = await proxy.inject({ url: '/tollgate/toolbox/throws', headers: { 'payment-signature': deferredHeader(thrown, throwsDeferred, { voucher: voucherWire(v1), signature: await buyer.sign(v1) }) } })
+  t.ok(failed.statusCode >= 500, `the handler failed (${failed.statusCode})`)
+  t.same(await deps.db.selectFrom('payments').select('status').where('payer', '=', buyer.address.toLowerCase()).orderBy('valid_after').execute(), [{ status: 'served' }, { status: 'voided' }])
+  const again = await challenge(buyer.address)
+  t.match(again.deferred.extra.voucher, { nonce: 0, valueAggregate: String(PRICE) }, 'the latest voucher is the one before the failed call')
+  const retry = buyer.voucher(deferred, v0)
+  t.equal((await pay(buyer.address, retry, await buyer.sign(retry))).statusCode, 200, 'nonce 1 again, with a later timestamp')
 })
 
 t.test('concurrent calls with the same voucher: exactly one is accepted', async (t) => {
