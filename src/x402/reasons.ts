@@ -92,9 +92,13 @@ const catalogue = {
     status: 402,
     message: 'the buyer escrow balance for this seller and asset does not cover the vouchers not yet collected; deposit into the escrow (deposit or depositTo) and retry',
   },
+  invalid_deferred_evm_payload_deposit: {
+    status: 402,
+    message: 'the deposit is invalid (authorization or permit); fix the field named, or deposit into the escrow yourself and send the voucher without deposit',
+  },
   invalid_deferred_evm_payload_deposit_unsupported: {
     status: 402,
-    message: 'this platform does not execute deposit authorizations; deposit into the escrow yourself (deposit or depositTo) and send the voucher without deposit',
+    message: 'the deposit authorization cannot be executed here; deposit into the escrow yourself (deposit or depositTo) and send the voucher without deposit',
   },
 
   // --- ours ------------------------------------------------------------------------------

@@ -12,7 +12,8 @@ import { DEVNET_ESCROW_THAWING_PERIOD } from '../../src/chain/devnet.js'
 import { claimDeferred } from '../../src/ledger/transitions.js'
 import { DeferredCollector } from '../../src/services/deferred-collect/collector.js'
 import { privateKeyToAccount, generatePrivateKey } from 'viem/accounts'
-import type { DeferredVoucher } from '../../src/schemes/deferred/typed-data.js'
+import { randomBytes } from 'node:crypto'
+import { depositAuthorizationTypedData, permitTypedData, type DeferredVoucher } from '../../src/schemes/deferred/typed-data.js'
 import { deferredEscrowAbi } from '../../src/schemes/deferred/escrow-abi.js'
 import { announceRegistryChange } from '../../src/services/registry-events.js'
 import { usdcAbi } from '../../src/chain/usdc-abi.js'
@@ -50,6 +51,21 @@ const pay = async (buyer: Address, v: DeferredVoucher, signature: string, extra:
   return proxy.inject({ url: ECHO, headers: { 'payer-identifier': buyer, 'payment-signature': deferredHeader(required, deferred, { voucher: voucherWire(v), signature, ...extra }) } })
 }
 const reasonOf = (r: { headers: Record<string, unknown> }) => decodeRequired(r.headers['payment-required'] as string).error
+const collector = () => new DeferredCollector(deps, { escrow: devnet.deferredEscrowAddress, log: { info() {}, warn() {}, error() {} } })
+const statusesOf = async (buyer: Address) =>
+  (await deps.db.selectFrom('payments').select('status').where('payer', '=', buyer.toLowerCase()).orderBy('valid_after').execute()).map((r) => r.status)
+const callsFor = async (buyer: Awaited<ReturnType<typeof deferredBuyer>>, n: number) => {
+  const { deferred } = await challenge(buyer.address)
+  let previous: DeferredVoucher | undefined
+  for (let i = 0; i < n; i++) {
+    const v = buyer.voucher(deferred, previous)
+    const r = await pay(buyer.address, v, await buyer.sign(v))
+    if (r.statusCode !== 200) throw new Error(`call ${i}: ${r.body}`)
+    previous = v
+  }
+  return previous!
+}
+
 
 t.test('an endpoint that enables deferred offers it in v2 after exact; v1 stays exact', async (t) => {
   const { status, body, required, deferred } = await challenge()
@@ -150,12 +166,37 @@ t.test('refusals name what to fix and charge nothing', async (t) => {
   const r = await pay(buyer.address, over, await buyer.sign(over))
   t.equal(reasonOf(r), 'invalid_deferred_evm_insufficient_escrow_balance')
   t.match(r.json().message, /deposit/)
-  // a deposit authorization in the payload is refused, not executed
+  // a deposit authorization that is not the buyer's is refused before anything is sent
   const withDeposit = await pay(buyer.address, over, await buyer.sign(over), {
     deposit: { authorization: { buyer: buyer.address, seller, asset: devnet.usdcAddress, amount: '1000', nonce: `0x${'11'.repeat(32)}`, expiry: 9999999999, signature: `0x${'22'.repeat(65)}` } },
   })
-  t.equal(reasonOf(withDeposit), 'invalid_deferred_evm_payload_deposit_unsupported')
+  t.equal(reasonOf(withDeposit), 'invalid_deferred_evm_payload_deposit')
+  t.match(withDeposit.json().message, /deposit\.authorization\.signature/)
   t.equal(await countPayments(), before + 2, 'only the two good vouchers were charged')
+})
+
+t.test('a deposit in the payload (permit, then depositWithAuthorization) is executed before the voucher counts', async (t) => {
+  const buyer = await deferredBuyer(devnet, 10n ** 6n) // USDC, no approval, nothing in the escrow
+  const { deferred } = await challenge(buyer.address)
+  t.match(deferred.extra.account, { balance: '0', assetAllowance: '0', assetPermitNonce: '0' })
+  const expiry = BigInt(Math.floor(Date.now() / 1000) + 3600)
+  const authorization = { buyer: buyer.address, seller, asset: devnet.usdcAddress, amount: 10_000n, nonce: `0x${randomBytes(32).toString('hex')}` as `0x${string}`, expiry }
+  const permit = { owner: buyer.address, spender: devnet.deferredEscrowAddress, value: 10_000n, nonce: 0n, deadline: expiry }
+  const deposit = {
+    authorization: { ...authorization, amount: '10000', expiry: Number(expiry), signature: await buyer.account.signTypedData(depositAuthorizationTypedData(authorization, devnet.chainId, devnet.deferredEscrowAddress)) },
+    permit: { ...permit, value: '10000', nonce: '0', deadline: Number(expiry), domain: { name: 'USDC', version: '2' }, signature: await buyer.account.signTypedData(permitTypedData(permit, { name: 'USDC', version: '2', chainId: devnet.chainId, address: devnet.usdcAddress })) },
+  }
+  const v0 = buyer.voucher(deferred)
+  const r = await pay(buyer.address, v0, await buyer.sign(v0), { deposit })
+  t.equal(r.statusCode, 200, r.body)
+  const account = await pub.readContract({ address: devnet.deferredEscrowAddress, abi: deferredEscrowAbi, functionName: 'getAccount', args: [buyer.address, seller, devnet.usdcAddress] })
+  t.equal(account.balance, 10_000n, 'deposited by the platform, gasless for the buyer')
+  // the same deposit again (its nonce is used on chain): refused, nothing charged
+  const v1 = buyer.voucher(deferred, v0)
+  const again = await pay(buyer.address, v1, await buyer.sign(v1), { deposit })
+  t.equal(reasonOf(again), 'invalid_deferred_evm_payload_deposit')
+  t.match(again.json().message, /already used/)
+  t.same(await statusesOf(buyer.address), ['served'])
 })
 
 t.test('a call that fails gives its voucher back: nothing charged, the buyer aggregates onto the one before', async (t) => {
@@ -192,21 +233,6 @@ t.test('concurrent calls with the same voucher: exactly one is accepted', async 
   t.same([ra.statusCode, rb.statusCode].sort(), [200, 402])
   t.equal(Number((await deps.db.selectFrom('payments').select((eb) => eb.fn.countAll().as('n')).where('payer', '=', buyer.address.toLowerCase()).executeTakeFirstOrThrow()).n), 2)
 })
-
-const collector = () => new DeferredCollector(deps, { escrow: devnet.deferredEscrowAddress, log: { info() {}, warn() {}, error() {} } })
-const statusesOf = async (buyer: Address) =>
-  (await deps.db.selectFrom('payments').select('status').where('payer', '=', buyer.toLowerCase()).orderBy('valid_after').execute()).map((r) => r.status)
-const callsFor = async (buyer: Awaited<ReturnType<typeof deferredBuyer>>, n: number) => {
-  const { deferred } = await challenge(buyer.address)
-  let previous: DeferredVoucher | undefined
-  for (let i = 0; i < n; i++) {
-    const v = buyer.voucher(deferred, previous)
-    const r = await pay(buyer.address, v, await buyer.sign(v))
-    if (r.statusCode !== 200) throw new Error(`call ${i}: ${r.body}`)
-    previous = v
-  }
-  return previous!
-}
 
 t.test('partial collection: an escrow short at collection time pays what it holds, the rest later', async (t) => {
   const buyer = await deferredBuyer(devnet, 10n ** 6n)

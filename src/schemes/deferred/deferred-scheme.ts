@@ -12,8 +12,8 @@
  * - reserve: the aggregation rules and the escrow balance, checked and stored atomically; its
  *   `release()` gives the voucher back.
  *
- * A payload's `deposit` is refused (`invalid_deferred_evm_payload_deposit_unsupported`): this
- * platform does not execute deposit authorizations; the buyer deposits itself.
+ * A payload's `deposit` is checked in verify and executed in reserve, before the voucher counts
+ * (deposit.ts: the permit, then depositWithAuthorization, from a settlement relayer).
  */
 import type { FastifyBaseLogger } from 'fastify'
 import { getAddress, hashTypedData, hexToBytes, type Address, type Hex } from 'viem'
@@ -29,7 +29,8 @@ import type { PaymentEnvelope } from '../../x402/decode-payment.js'
 import { refuse } from '../../x402/reasons.js'
 import type { NetworkV2, PaymentRequirementsV2 } from '../../x402/types.js'
 import type { PaymentScheme, Reservation, VerifiedPayment, VerifyContext } from '../scheme.js'
-import { decodeDeferredPayload } from './decode-payload.js'
+import { decodeDeferredPayload, type DeferredDeposit } from './decode-payload.js'
+import { DepositExecutor } from './deposit.js'
 import { EscrowReader } from './escrow-reader.js'
 import { voucherTypedData, type DeferredVoucher } from './typed-data.js'
 import { createVoucherStore, type AcceptedVoucher, type VoucherStore, type VoucherTuple } from './voucher-store.js'
@@ -42,6 +43,8 @@ interface DeferredPayment extends VerifiedPayment {
   readonly voucher: DeferredVoucher
   readonly signature: Hex
   readonly digest: Hex
+  /** checked in verify, executed in reserve before the voucher is accepted */
+  readonly deposit: DeferredDeposit | undefined
 }
 
 const retryShortly = (detail: string) => CallRefusal.error(appError('service_unavailable', { detail }, { headers: { 'retry-after': '1' } }))
@@ -77,6 +80,7 @@ export function createDeferredScheme(deps: Deps, opts: { recovery: SignerRecover
   const chainId = BigInt(config.chain.chainId)
   const store = createVoucherStore(deps.db)
   const reader = new EscrowReader(deps.chain, escrow, { ttlMs: opts.balanceTtlMs })
+  const deposits = new DepositExecutor(deps, escrow)
 
   /** the voucher's fit with the endpoint's requirement; undefined when it fits */
   function mismatch(v: DeferredVoucher, challenge: Challenge): string | undefined {
@@ -158,7 +162,6 @@ export function createDeferredScheme(deps: Deps, opts: { recovery: SignerRecover
       const decoded = decodeDeferredPayload(envelope.payload)
       if (!decoded.ok) return CallRefusal.fromX402(decoded)
       const { voucher, signature, deposit } = decoded.payload
-      if (deposit) return CallRefusal.payment('invalid_deferred_evm_payload_deposit_unsupported')
       const t = challenge.terms
       if (envelope.network !== t.networkV2) return CallRefusal.fromX402(refuse('invalid_network', `expected ${t.networkV2}, got ${envelope.network}`))
       const a = envelope.accepted
@@ -180,6 +183,7 @@ export function createDeferredScheme(deps: Deps, opts: { recovery: SignerRecover
         voucher,
         signature,
         digest,
+        deposit,
         ledgerFields: {
           scheme: 'deferred',
           x402_version: 2,
@@ -195,7 +199,18 @@ export function createDeferredScheme(deps: Deps, opts: { recovery: SignerRecover
         },
       }
       const refused = await checkSignature(p, ctx)
-      return refused ?? p
+      if (refused) return refused
+      if (deposit) {
+        let bad
+        try {
+          bad = await deposits.check(deposit, voucher, Math.floor(ctx.nowMs / 1000))
+        } catch (err) {
+          ctx.log.warn({ err: (err as Error).message }, 'deposit check failed')
+          return retryShortly('the deposit could not be checked on-chain now; retry shortly')
+        }
+        if (bad) return CallRefusal.fromX402(bad)
+      }
+      return p
     },
 
     async reserve(payment: VerifiedPayment, ctx: VerifyContext) {
@@ -204,7 +219,12 @@ export function createDeferredScheme(deps: Deps, opts: { recovery: SignerRecover
       const accept = (balance: bigint) => store.accept({ voucher: v, signature: p.signature, digest: p.digest, amount: p.value, balance })
       let r
       try {
-        r = await accept(await reader.balance(v.buyer, v.seller, v.asset))
+        if (p.deposit) {
+          // the deposit lands before the voucher counts (the spec's settlement step 1)
+          const failed = await deposits.execute(p.deposit)
+          if (failed) return CallRefusal.fromX402(failed)
+        }
+        r = await accept(await reader.balance(v.buyer, v.seller, v.asset, { fresh: p.deposit !== undefined }))
         // deposited since the balance was cached? one fresh read before refusing
         if (!r.ok && r.reason === 'invalid_deferred_evm_insufficient_escrow_balance') r = await accept(await reader.balance(v.buyer, v.seller, v.asset, { fresh: true }))
       } catch (err) {

@@ -20,7 +20,8 @@ import type { Database, Payment } from '../../db/database.js'
 import { claimDeferred, transition } from '../../ledger/transitions.js'
 import { deferredEscrowAbi } from '../../schemes/deferred/escrow-abi.js'
 import type { DeferredVoucher } from '../../schemes/deferred/typed-data.js'
-import { broadcast, createRelayerLock, relayersFromKeys, signRelayerTx, type Relayer } from '../settlement/relayer.js'
+import { createRelayerLock, relayersFromKeys, type Relayer } from '../settlement/relayer.js'
+import { relayerCall } from '../settlement/relayer-call.js'
 
 /** Vouchers per collectMany transaction (and payments claimed per seller and run). */
 const MAX_VOUCHERS = 100
@@ -170,20 +171,11 @@ export class DeferredCollector {
   async #send(vouchers: Array<{ voucher: DeferredVoucher; signature: Hex }>): Promise<Hex | null> {
     if (vouchers.length === 0) return null
     const data = encodeFunctionData({ abi: deferredEscrowAbi, functionName: 'collectMany', args: [vouchers] })
-    for (const relayer of this.#relayers) {
-      const held = await this.#lock.hold(relayer.address, async () => {
-        const gas = await this.#chain.estimateGas({ account: relayer.address, to: this.#escrow, data })
-        const tx = await signRelayerTx(this.#chain, relayer, { to: this.#escrow, data, gas: (gas * 12n) / 10n, chainId: this.#config.chain.chainId, maxFeePerGasCap: this.#config.settlement.maxFeePerGasWei })
-        this.#log.info({ tx: tx.hash, vouchers: vouchers.length }, 'deferred collectMany sent')
-        await broadcast(this.#chain, tx.raw)
-        const receipt = await this.#chain.waitForTransactionReceipt({ hash: tx.hash, timeout: RECEIPT_TIMEOUT_MS, pollingInterval: 250 })
-        if (receipt.status !== 'success') this.#log.warn({ tx: tx.hash }, 'deferred collectMany reverted')
-        return tx.hash
-      })
-      if (held) return held.value
-    }
-    this.#log.warn({ vouchers: vouchers.length }, 'no relayer free for deferred collection; retried on the next run')
-    return null
+    const ctx = { chain: this.#chain, chainId: this.#config.chain.chainId, maxFeePerGasWei: this.#config.settlement.maxFeePerGasWei, lock: this.#lock, relayers: this.#relayers }
+    const r = await relayerCall(ctx, { to: this.#escrow, data }, { timeoutMs: RECEIPT_TIMEOUT_MS, onSent: (tx) => this.#log.info({ tx, vouchers: vouchers.length }, 'deferred collectMany sent') })
+    if (!r) this.#log.warn({ vouchers: vouchers.length }, 'no relayer free for deferred collection; retried on the next run')
+    else if (r.status !== 'success') this.#log.warn({ tx: r.hash }, 'deferred collectMany reverted')
+    return r?.hash ?? null
   }
 
   /**
