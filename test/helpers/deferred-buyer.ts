@@ -18,6 +18,8 @@ export interface DeferredBuyer {
   address: Address
   /** approves the escrow and deposits `amount` for `seller` */
   deposit(seller: Address, amount: bigint): Promise<void>
+  /** approves the escrow and deposits `amount` into `buyer`'s account for `seller` (depositTo) */
+  depositFor(buyer: Address, seller: Address, amount: bigint): Promise<void>
   /** a voucher for `requirement`: aggregated onto `previous` when given, else a new id */
   voucher(requirement: Requirement, previous?: DeferredVoucher, o?: Partial<DeferredVoucher>): DeferredVoucher
   sign(v: DeferredVoucher, by?: PrivateKeyAccount): Promise<Hex>
@@ -45,6 +47,10 @@ export async function deferredBuyer(devnet: Devnet, usdc: bigint): Promise<Defer
     async deposit(seller, amount) {
       await send(devnet.usdcAddress, tokenAbi, 'approve', [devnet.deferredEscrowAddress, amount])
       await send(devnet.deferredEscrowAddress, deferredEscrowAbi as Abi, 'deposit', [seller, devnet.usdcAddress, amount])
+    },
+    async depositFor(buyer, seller, amount) {
+      await send(devnet.usdcAddress, tokenAbi, 'approve', [devnet.deferredEscrowAddress, amount])
+      await send(devnet.deferredEscrowAddress, deferredEscrowAbi as Abi, 'depositTo', [buyer, seller, devnet.usdcAddress, amount])
     },
     voucher(req, previous, o = {}) {
       // each aggregation a second later than the last: the spec wants a later timestamp

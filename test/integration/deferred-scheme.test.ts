@@ -7,13 +7,15 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { sql } from 'kysely'
-import { createPublicClient, createTestClient, getAddress, http, type Address } from 'viem'
+import { createPublicClient, createTestClient, createWalletClient, encodeAbiParameters, getAddress, http, type Address } from 'viem'
 import { DEVNET_ESCROW_THAWING_PERIOD } from '../../src/chain/devnet.js'
 import { claimDeferred } from '../../src/ledger/transitions.js'
 import { DeferredCollector } from '../../src/services/deferred-collect/collector.js'
 import { privateKeyToAccount, generatePrivateKey } from 'viem/accounts'
 import { randomBytes } from 'node:crypto'
-import { depositAuthorizationTypedData, permitTypedData, type DeferredVoucher } from '../../src/schemes/deferred/typed-data.js'
+import { readFileSync } from 'node:fs'
+import solc from 'solc'
+import { depositAuthorizationTypedData, permitTypedData, voucherTypedData, type DeferredVoucher } from '../../src/schemes/deferred/typed-data.js'
 import { deferredEscrowAbi } from '../../src/schemes/deferred/escrow-abi.js'
 import { announceRegistryChange } from '../../src/services/registry-events.js'
 import { usdcAbi } from '../../src/chain/usdc-abi.js'
@@ -215,6 +217,27 @@ t.test('a call that fails gives its voucher back: nothing charged, the buyer agg
   t.match(again.deferred.extra.voucher, { nonce: 0, valueAggregate: String(PRICE) }, 'the latest voucher is the one before the failed call')
   const retry = buyer.voucher(deferred, v0)
   t.equal((await pay(buyer.address, retry, await buyer.sign(retry))).statusCode, 200, 'nonce 1 again, with a later timestamp')
+})
+
+t.test('a contract buyer (ERC-1271): its vouchers are checked by isValidSignature through RPC', async (t) => {
+  const source = readFileSync(new URL('../fixtures/smart-wallet/TestSmartWallet.sol', import.meta.url), 'utf8')
+  const out = JSON.parse(solc.compile(JSON.stringify({ language: 'Solidity', sources: { 'w.sol': { content: source } }, settings: { evmVersion: 'cancun', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } } })))
+  const compiled = out.contracts['w.sol'].TestSmartWallet
+  const owner = privateKeyToAccount(generatePrivateKey())
+  const deployer = createWalletClient({ account: privateKeyToAccount(devnet.accounts.faucet.privateKey), chain: devnet.chain, transport: http(devnet.rpcUrl) })
+  const hash = await deployer.deployContract({ abi: compiled.abi, bytecode: `0x${compiled.evm.bytecode.object}`, args: [owner.address] })
+  const wallet = (await pub.waitForTransactionReceipt({ hash })).contractAddress!
+  const funder = await deferredBuyer(devnet, 10n ** 6n)
+  await funder.depositFor(wallet, seller, 10_000n)
+  const wrap = (ecdsa: `0x${string}`) => encodeAbiParameters([{ type: 'uint256' }, { type: 'bytes' }], [0n, ecdsa])
+  const { deferred } = await challenge(wallet)
+  t.match(deferred.extra.account, { balance: '10000' })
+  const v0 = funder.voucher(deferred, undefined, { buyer: wallet })
+  const stranger = await pay(wallet, v0, wrap(await privateKeyToAccount(generatePrivateKey()).signTypedData(voucherTypedData(v0))))
+  t.equal(reasonOf(stranger), 'invalid_deferred_evm_payload_signature', 'the wallet says no to a stranger')
+  const r = await pay(wallet, v0, wrap(await owner.signTypedData(voucherTypedData(v0))))
+  t.equal(r.statusCode, 200, r.body)
+  t.same(await statusesOf(wallet), ['served'])
 })
 
 t.test('concurrent calls with the same voucher: exactly one is accepted', async (t) => {
