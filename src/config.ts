@@ -7,6 +7,7 @@
  */
 
 import { isIP } from 'node:net'
+import { DEVNET_DEFERRED_ESCROW_ADDRESS } from './chain/deferred-escrow-address.js'
 import { PROVIDER_SETTINGS } from './handler-providers.js'
 import { parseHandlerAddress, type HandlerAddress } from './pool/handler-address.js'
 import { MAX_HANDLER_TIMEOUT_MS } from './pool/handler-contract.js'
@@ -41,6 +42,19 @@ export interface Config {
   relayerKeys: `0x${string}`[]
   /** receiver of the platform's hosted services */
   receiverAddress: `0x${string}` | undefined
+  /**
+   * DeferredPaymentEscrow of the `deferred` scheme on this chain (DEFERRED_ESCROW_ADDRESS); sandbox
+   * default: where the embedded chain installs it; production: unset until one is deployed
+   */
+  deferredEscrowAddress: `0x${string}` | undefined
+  /**
+   * When the worker collects a seller's deferred vouchers (one collectMany per seller and asset):
+   * once the uncollected calls reach `collectThreshold` atomic units (DEFERRED_COLLECT_THRESHOLD) or
+   * the oldest is `collectMaxAgeSeconds` old (DEFERRED_COLLECT_MAX_AGE_SECONDS), checked every
+   * `collectEveryMs` (DEFERRED_COLLECT_EVERY_MS); a collection left unfinished (a dead worker) is
+   * decided from the chain after `stuckSeconds` (DEFERRED_COLLECT_STUCK_SECONDS)
+   */
+  deferred: { collectThreshold: bigint; collectMaxAgeSeconds: number; collectEveryMs: number; stuckSeconds: number }
   /** 32-byte key that encrypts custodial wallet keys at rest */
   masterKey: Buffer | undefined
   operatorToken: string | undefined
@@ -287,6 +301,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     rpcUrl,
     relayerKeys,
     receiverAddress,
+    deferredEscrowAddress: r.address('DEFERRED_ESCROW_ADDRESS') ?? (deployment === 'sandbox' ? DEVNET_DEFERRED_ESCROW_ADDRESS : undefined),
     masterKey,
     operatorToken: r.optional('TOLLGATE_OPERATOR_TOKEN'),
     allowPrivateUpstreams: r.oneOf('TOLLGATE_ALLOW_PRIVATE_UPSTREAMS', ['true', 'false'] as const, 'false') === 'true',
@@ -307,6 +322,12 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       recoveryOffload: r.oneOf('X402_RECOVERY_OFFLOAD', ['busy', 'always'] as const, 'busy'),
       // our relayer deploys such wallets in the settlement batch; an external facilitator may not
       counterfactualWallets: r.oneOf('X402_COUNTERFACTUAL_WALLETS', ['accept', 'refuse'] as const, settlementMode === 'relayer' ? 'accept' : 'refuse') === 'accept',
+    },
+    deferred: {
+      collectThreshold: /^\d{1,30}$/.test(r.str('DEFERRED_COLLECT_THRESHOLD', '1000000')) ? BigInt(r.str('DEFERRED_COLLECT_THRESHOLD', '1000000')) : (r.problems.push('DEFERRED_COLLECT_THRESHOLD: expected an integer amount of atomic units'), 1_000_000n),
+      collectMaxAgeSeconds: r.int('DEFERRED_COLLECT_MAX_AGE_SECONDS', 3600, 0, 30 * 86400),
+      collectEveryMs: r.int('DEFERRED_COLLECT_EVERY_MS', 30_000, 100, 3_600_000),
+      stuckSeconds: r.int('DEFERRED_COLLECT_STUCK_SECONDS', 120, 1, 86400),
     },
     settlement: {
       batchSize: r.int('SETTLEMENT_BATCH_SIZE', 200, 1, 500),

@@ -5,6 +5,7 @@ import { bullConnection, settlementQueue, SETTLEMENT_QUEUE } from '../src/queue/
 import { createSettler, type SettlerOptions } from '../src/services/settlement/settler.js'
 import { crashHooksFromEnv } from '../src/services/settlement/test-hooks.js'
 import { balanceRefresh } from './balance-refresh.js'
+import { deferredCollect } from './deferred-collect.js'
 import { relayerFundsCheck } from './relayer-funds-check.js'
 import type { JobContext, JobModule } from './job.js'
 import { recoverySweep } from './recovery-sweep.js'
@@ -13,7 +14,7 @@ import { topupCheck } from './topup-check.js'
 import { withdrawalSweep } from './withdrawal-sweep.js'
 
 /** Every job this role runs, by name. */
-export const jobs: ReadonlyArray<JobModule<any>> = [settlementTick, recoverySweep, balanceRefresh, topupCheck, relayerFundsCheck, withdrawalSweep]
+export const jobs: ReadonlyArray<JobModule<any>> = [settlementTick, recoverySweep, balanceRefresh, topupCheck, relayerFundsCheck, withdrawalSweep, deferredCollect]
 
 export interface RunningWorkers {
   close(): Promise<void>

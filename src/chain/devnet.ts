@@ -1,7 +1,8 @@
 /**
  * The embedded local chain: anvil (from the @foundry-rs/anvil npm package) with our TestUSDC at
  * the canonical Base Sepolia USDC address and Multicall3 at its canonical address, so x402
- * clients and our relayers work against it with their default settings (DESIGN.md §6).
+ * clients and our relayers work against it with their default settings (DESIGN.md §6), and the
+ * `deferred` scheme's DeferredPaymentEscrow at a fixed address of ours.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createRequire } from 'node:module'
@@ -10,6 +11,7 @@ import {
   createTestClient,
   createWalletClient,
   defineChain,
+  encodeDeployData,
   http,
   parseEther,
   type Address,
@@ -18,6 +20,7 @@ import {
 } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import artifacts from './contracts/artifacts.json' with { type: 'json' }
+import { DEVNET_DEFERRED_ESCROW_ADDRESS } from './deferred-escrow-address.js'
 import { MULTICALL3_ADDRESS } from './multicall3-abi.js'
 import { testUsdcAbi } from './usdc-abi.js'
 
@@ -25,6 +28,9 @@ import { testUsdcAbi } from './usdc-abi.js'
 export const DEVNET_USDC_ADDRESS = '0x036CbD53842c5426634e7929541eC2318f3dCF7e' as const
 export const DEVNET_MULTICALL3_ADDRESS = MULTICALL3_ADDRESS
 export const DEVNET_DEFAULT_CHAIN_ID = 84532
+export { DEVNET_DEFERRED_ESCROW_ADDRESS }
+/** The dev escrow's thawing period: one day, the escrow text's standard value (tests move anvil's clock). */
+export const DEVNET_ESCROW_THAWING_PERIOD = 86_400n
 
 export interface DevAccount {
   address: Address
@@ -51,6 +57,8 @@ export interface Devnet {
   chain: Chain
   usdcAddress: Address
   multicall3Address: Address
+  /** DeferredPaymentEscrow (DEVNET_DEFERRED_ESCROW_ADDRESS), thawing period DEVNET_ESCROW_THAWING_PERIOD */
+  deferredEscrowAddress: Address
   accounts: DevnetAccounts
   /** anvil's process id, for diagnostics. */
   pid: number | undefined
@@ -121,7 +129,8 @@ export function devnetChain(chainId: number, rpcUrl: string): Chain {
 }
 
 /**
- * Installs TestUSDC and Multicall3 on a running anvil and funds the dev accounts. Idempotent:
+ * Installs TestUSDC, Multicall3 and DeferredPaymentEscrow on a running anvil and funds the dev
+ * accounts. Idempotent:
  * code is only set where it differs, balances are only topped up. Use it when pointing at an
  * anvil someone else started.
  */
@@ -136,6 +145,7 @@ export async function setupDevnetContracts(rpcUrl: string): Promise<{ chainId: n
   const code: [Address, Hex][] = [
     [DEVNET_USDC_ADDRESS, artifacts.contracts.TestUSDC.deployedBytecode as Hex],
     [MULTICALL3_ADDRESS, artifacts.contracts.Multicall3.deployedBytecode as Hex],
+    [DEVNET_DEFERRED_ESCROW_ADDRESS, await runtimeCode(rpcUrl, escrowCreation(DEVNET_ESCROW_THAWING_PERIOD))],
   ]
   for (const [address, bytecode] of code) {
     const current = await pub.getCode({ address })
@@ -155,6 +165,23 @@ export async function setupDevnetContracts(rpcUrl: string): Promise<{ chainId: n
     if (have < target) await mintUsdc(rpcUrl, who, target - have)
   }
   return { chainId, accounts }
+}
+
+/** DeferredPaymentEscrow's creation code with its constructor argument, the thawing period in seconds. */
+export function escrowCreation(thawingPeriod: bigint): Hex {
+  const { abi, bytecode } = artifacts.contracts.DeferredPaymentEscrow
+  return encodeDeployData({ abi, bytecode: bytecode as Hex, args: [thawingPeriod] })
+}
+
+/**
+ * The runtime code a creation code would deploy, immutables filled in: an eth_call without a `to`
+ * runs the constructor and returns what it would store, and changes nothing. setCode then puts it
+ * at a fixed address, as for the contracts without a constructor.
+ */
+export async function runtimeCode(rpcUrl: string, creation: Hex): Promise<Hex> {
+  const { data } = await createPublicClient({ transport: http(rpcUrl) }).call({ data: creation })
+  if (!data || data === '0x') throw new Error('runtimeCode: the constructor returned no code')
+  return data
 }
 
 /**
@@ -371,13 +398,14 @@ export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet
     throw new Error(`startDevnet failed: ${(e as Error).message}${detail ? `\n${detail}` : ''}`, { cause: e })
   }
 
-  opts.logger?.info(`devnet: anvil on ${rpcUrl}, chain ${chainId}, USDC at ${DEVNET_USDC_ADDRESS}`)
+  opts.logger?.info(`devnet: anvil on ${rpcUrl}, chain ${chainId}, USDC at ${DEVNET_USDC_ADDRESS}, deferred escrow at ${DEVNET_DEFERRED_ESCROW_ADDRESS}`)
   return {
     rpcUrl,
     chainId,
     chain: devnetChain(chainId, rpcUrl),
     usdcAddress: DEVNET_USDC_ADDRESS,
     multicall3Address: MULTICALL3_ADDRESS,
+    deferredEscrowAddress: DEVNET_DEFERRED_ESCROW_ADDRESS,
     accounts: devnetAccounts(),
     get pid() {
       return pid

@@ -268,7 +268,28 @@ export interface SettlementBatchItemsTable {
 }
 
 /** Every table; later migrations add theirs here. */
+/** The `deferred` scheme's voucher store (migrations/2026-11-26T0700-deferred-vouchers.ts). */
+export interface DeferredVouchersTable {
+  id: Generated<string>
+  escrow: string
+  buyer: string
+  seller: string
+  asset: string
+  voucher_id: string
+  nonce: Numeric
+  value_aggregate: Numeric
+  timestamp: ColumnType<string, string | number | bigint, never>
+  signature: string
+  /** the voucher's EIP-712 hash; the payment's `payments.nonce` */
+  digest: string
+  latest: Generated<boolean>
+  /** what the escrow paid out for this voucher id, as last read from the chain */
+  collected: ColumnType<string, string | bigint | undefined, string | bigint>
+  created_at: CreatedAt
+}
+
 export interface Database {
+  deferred_vouchers: DeferredVouchersTable
   settlement_batches: SettlementBatchesTable
   settlement_batch_items: SettlementBatchItemsTable
   payer_blocks: PayerBlocksTable

@@ -17,7 +17,9 @@ import { createUpstreamClient, type UpstreamOptions } from '../proxy/upstream.js
 import { createHandlerPool, type HandlerPool } from '../pool/handler-pool.js'
 import { loadHandlerRegistry } from '../pool/handler-registry.js'
 import { createRemotePool } from '../pool/remote-pool.js'
+import { createDeferredScheme } from '../schemes/deferred/deferred-scheme.js'
 import { createExactScheme } from '../schemes/exact/exact-scheme.js'
+import type { PaymentScheme } from '../schemes/scheme.js'
 import { createHttpTransport } from '../transports/http.js'
 import { decodeUpstreamConfig } from '../services/publishing/upstream-config.js'
 import { installErrorHandler } from './plugins/error-handler.js'
@@ -88,14 +90,20 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
   })
   installErrorHandler(app)
   app.addHook('onClose', closeServices)
-  const table = await createEndpointTable(deps, { onError: (err) => app.log.error({ err }, 'endpoint table reload failed') })
+  const recovery = createSignerRecovery({ threads: deps.config.x402.recoveryThreads, offload: deps.config.x402.recoveryOffload })
+  const schemes: PaymentScheme[] = [createExactScheme(deps, { credit: createPayerCredit(deps), recovery })]
+  // deferred is offered where an escrow is configured (DEFERRED_ESCROW_ADDRESS); elsewhere endpoints that enable it offer exact only
+  if (deps.config.deferredEscrowAddress) schemes.push(createDeferredScheme(deps, { recovery, escrow: deps.config.deferredEscrowAddress }))
+  const table = await createEndpointTable(deps, {
+    onError: (err) => app.log.error({ err }, 'endpoint table reload failed'),
+    requirementOf: (offer) => schemes.find((s) => s.name === offer.scheme)?.requirement?.(offer),
+  })
   const ledger = createLedgerWriter(deps.db)
   // handler code never runs in this process: in the `handlers` role, or in processes it supervises
   const pool =
     opts.handlerPool ??
     (deps.config.handlers.url.length > 0 ? createRemotePool(deps.config.handlers.url) : createHandlerPool({ ...deps.config.handlers, log: (message) => app.log.warn(message) }))
   const upstream = createUpstreamClient({ allowPrivate: deps.config.allowPrivateUpstreams })
-  const recovery = createSignerRecovery({ threads: deps.config.x402.recoveryThreads, offload: deps.config.x402.recoveryOffload })
   app.decorate('createSignerRecovery', recovery)
   app.addHook('onClose', async () => {
     await ledger.drain()
@@ -107,7 +115,7 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
   if (!deps.config.masterKey && !opts.upstreamOptions) app.log.warn('TOLLGATE_MASTER_KEY is not set: paid calls to seller endpoints with stored upstream settings are refused with 503')
   const paidCall = createPaidCall({
     table,
-    schemes: [createExactScheme(deps, { credit: createPayerCredit(deps), recovery })],
+    schemes,
     ledger,
     limiter: createFixedWindowLimiter(deps.redis, deps.key),
     pool,

@@ -6,8 +6,11 @@ import { INITIAL_STATUSES, type PaymentStatus } from './statuses.js'
 
 export type RecordOutcome = 'recorded' | 'duplicate'
 
-/** A payment as the proxy records it: new, nothing settled yet; its status is the writer's to set. */
-export type NewProxyPayment = Omit<NewPayment, 'scheme' | 'tx_hash' | 'failure_reason' | 'settled_at' | 'created_at' | 'updated_at' | 'status'>
+/**
+ * A payment as the proxy records it: new, nothing settled yet; its status is the writer's to set.
+ * `scheme` defaults to `exact`.
+ */
+export type NewProxyPayment = Omit<NewPayment, 'tx_hash' | 'failure_reason' | 'settled_at' | 'created_at' | 'updated_at' | 'status'>
 
 /**
  * The statuses the proxy inserts with: `verified` before a call (record-first), `served` or
@@ -26,9 +29,9 @@ type Write = { kind: 'record'; row: NewProxyPayment; status: RecordStatus; reaso
 const LEDGER_SQL = `
   with ins as (
     insert into payments (id, endpoint_id, resource, method, x402_version, network, asset, payer, pay_to,
-                          value, valid_after, valid_before, nonce, signature, settlement_mode, status, failure_reason)
+                          value, valid_after, valid_before, nonce, signature, settlement_mode, status, failure_reason, scheme)
     select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int2[], $6::text[], $7::text[], $8::text[],
-                         $9::text[], $10::numeric[], $11::int8[], $12::int8[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[])
+                         $9::text[], $10::numeric[], $11::int8[], $12::int8[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $21::text[])
     on conflict (payer, nonce) do nothing
     returning id, status, failure_reason
   ), ins_ev as (
@@ -77,10 +80,11 @@ export function createLedgerWriter(db: Kysely<Database>, opts: { maxItems?: numb
         } else outcomes.push(w)
       }
       const col = <K extends keyof NewProxyPayment>(k: K) => rows.map((r) => (r[k] === undefined || r[k] === null ? null : String(r[k])))
-      const result = await preparedQuery<{ k: 'r' | 'f'; id: string }>(db, 'tollgate_payment_ledger_v2', LEDGER_SQL, [
+      const result = await preparedQuery<{ k: 'r' | 'f'; id: string }>(db, 'tollgate_payment_ledger_v3', LEDGER_SQL, [
         col('id'), col('endpoint_id'), col('resource'), col('method'), col('x402_version'), col('network'), col('asset'), col('payer'),
         col('pay_to'), col('value'), col('valid_after'), col('valid_before'), col('nonce'), col('signature'), rows.map((r) => r.settlement_mode ?? 'async'),
         statuses, reasons, outcomes.map((o) => o.id), outcomes.map((o) => o.to), outcomes.map((o) => o.reason ?? null),
+        rows.map((r) => r.scheme ?? 'exact'),
       ])
       const inserted = new Set<string>()
       const moved = new Set<string>()

@@ -8,6 +8,9 @@
  *     │                   │                   ▲                  │
  *     │                   └──outcome/sweep──▶ voided             ├──▶ failed
  *     └──record after a hosted call (one write): served or voided └──requeue──▶ served
+ *
+ * Every scheme walks the same table; `payments.scheme` says whose job moves a row out of `served`
+ * (exact: settlement batches; deferred: voucher collection, src/services/deferred-collect/).
  */
 import type { PaymentStatus } from '../db/database.js'
 
@@ -33,11 +36,11 @@ export const TRANSITIONS: Readonly<Record<PaymentStatus, Readonly<Partial<Record
     served: 'proxy: the call answered < 400',
     voided: 'proxy: the call failed, was refused after recording, or the sweep found no outcome',
   },
-  served: { settling: 'settlement: claimed into a batch (or sync settlement)' },
+  served: { settling: 'settlement: claimed into a batch (or sync settlement); deferred: claimed for a collectMany' },
   settling: {
-    settled: 'settlement: a receipt shows the transfer',
+    settled: 'settlement: a receipt shows the transfer; deferred: the escrow paid its voucher\'s aggregate (getVoucherCollected)',
     failed: 'settlement: the chain refused it (expired, insufficient funds, cancelled, used elsewhere)',
-    served: 'settlement: not included; requeued for the next batch',
+    served: 'settlement: not included; requeued for the next batch; deferred: not (fully) collected yet, tried again later',
   },
   settled: {},
   voided: {},

@@ -9,6 +9,7 @@ export interface Moved {
   asset: string
   value: string
   from_status: PaymentStatus
+  scheme: string
 }
 
 export interface TransitionOpts {
@@ -42,7 +43,7 @@ export async function transition(db: Kysely<Database>, ids: string[], from: Paym
         settled_at = case when ${to}::text = 'settled' then now() else p.settled_at end,
         failure_reason = case when ${to}::text in ('failed', 'voided') then ${reason}::text else p.failure_reason end
       from cur where p.id = cur.id and p.status = cur.status
-      returning p.id, p.payer, p.asset, p.value::text as value, cur.status as from_status
+      returning p.id, p.payer, p.asset, p.value::text as value, cur.status as from_status, p.scheme
     ), ev as (
       insert into payment_events (payment_id, type, from_status, to_status, reason, data)
       select id, ${opts.type ?? to}, from_status, ${to}, ${reason}::text, ${data}::jsonb from upd
@@ -51,11 +52,14 @@ export async function transition(db: Kysely<Database>, ids: string[], from: Paym
   return r.rows
 }
 
-/** Claims up to `limit` served payments of one (network, asset) for settlement: served -> settling. */
+/**
+ * Claims up to `limit` served `exact` payments of one (network, asset) for settlement: served ->
+ * settling. Other schemes settle their own way (deferred: src/services/deferred-collect/).
+ */
 export async function claimServed(db: Kysely<Database>, p: { network: string; asset: string; limit: number }): Promise<Payment[]> {
   const r = await sql<Payment>`
     with c as (
-      select id from payments where status = 'served' and network = ${p.network} and asset = ${p.asset}
+      select id from payments where status = 'served' and scheme = 'exact' and network = ${p.network} and asset = ${p.asset}
       order by created_at, id limit ${p.limit} for update skip locked
     ), upd as (
       update payments p set status = 'settling', updated_at = now() from c where p.id = c.id and p.status = 'served'
@@ -74,9 +78,9 @@ export async function claimOne(db: Kysely<Database>, id: string): Promise<Paymen
   return (await db.selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirst()) ?? null
 }
 
-/** (network, asset) pairs that have served payments waiting. */
+/** (network, asset) pairs that have served `exact` payments waiting. */
 export async function readyGroups(db: Kysely<Database>, network: string): Promise<Array<{ network: string; asset: string }>> {
-  return db.selectFrom('payments').select(['network', 'asset']).distinct().where('status', '=', 'served').where('network', '=', network).execute()
+  return db.selectFrom('payments').select(['network', 'asset']).distinct().where('status', '=', 'served').where('scheme', '=', 'exact').where('network', '=', network).execute()
 }
 
 /**
@@ -86,4 +90,24 @@ export async function readyGroups(db: Kysely<Database>, network: string): Promis
 export async function voidStaleVerified(db: Kysely<Database>, olderThan: Date, limit = 1000): Promise<Moved[]> {
   const stale = await db.selectFrom('payments').select('id').where('status', '=', 'verified').where('created_at', '<', olderThan).limit(limit).execute()
   return transition(db, stale.map((s) => s.id), ['verified'], 'voided', { reason: 'no_outcome' })
+}
+
+/**
+ * Claims up to `limit` served `deferred` payments of one seller and asset for collection: served ->
+ * settling. Collection decides each from the chain: settling -> settled (its voucher's aggregate was
+ * collected) or settling -> served (not yet: the escrow was short, or the transaction failed).
+ */
+export async function claimDeferred(db: Kysely<Database>, p: { payTo: string; asset: string; limit: number }): Promise<Payment[]> {
+  const r = await sql<Payment>`
+    with c as (
+      select id from payments where status = 'served' and scheme = 'deferred' and pay_to = ${p.payTo} and asset = ${p.asset}
+      order by created_at, id limit ${p.limit} for update skip locked
+    ), upd as (
+      update payments p set status = 'settling', updated_at = now() from c where p.id = c.id and p.status = 'served'
+      returning p.*
+    ), ev as (
+      insert into payment_events (payment_id, type, from_status, to_status) select id, 'collecting', 'served', 'settling' from upd
+    )
+    select * from upd`.execute(db)
+  return r.rows
 }

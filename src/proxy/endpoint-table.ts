@@ -32,6 +32,8 @@ export interface EndpointEntry {
   resourceUrl: string
   /** precomputed 402 answer per method */
   challenges: ReadonlyMap<string, Challenge>
+  /** the method's challenge with other v2 requirements after exact's (one buyer's: PAYER-IDENTIFIER) */
+  challengeWith(method: string, extraAccepts: readonly PaymentRequirementsV2[]): Challenge
 }
 
 /** What a scheme other than exact needs to state its requirement for one endpoint and method. */
@@ -69,26 +71,25 @@ export async function loadEndpoints(db: Kysely<Database>, config: Readonly<Confi
     const inputSchema = (r.input_schema ?? undefined) as JsonSchema | undefined
     const challenges = new Map<string, Challenge>()
     const payTo = r.pay_to.toLowerCase() as `0x${string}`
+    const challengeWith = (method: string, extraAccepts: readonly PaymentRequirementsV2[]) =>
+      buildChallenge({
+        resourceUrl,
+        description: r.description,
+        mimeType: r.mime_type,
+        payTo: r.pay_to as `0x${string}`,
+        amount: BigInt(r.price),
+        maxTimeoutSeconds: config.x402.maxTimeoutSeconds,
+        chain: config.chain,
+        inputSchema: inputSchema as InputSchema | undefined,
+        method,
+        extraAccepts,
+      })
     for (const method of methods) {
       const extraAccepts = r.schemes
         .filter((scheme) => scheme !== 'exact')
         .map((scheme) => requirementOf?.({ scheme, method, resourceUrl, payTo, amount: BigInt(r.price), maxTimeoutSeconds: config.x402.maxTimeoutSeconds }))
         .filter((a): a is PaymentRequirementsV2 => a !== undefined)
-      challenges.set(
-        method,
-        buildChallenge({
-          resourceUrl,
-          description: r.description,
-          mimeType: r.mime_type,
-          payTo: r.pay_to as `0x${string}`,
-          amount: BigInt(r.price),
-          maxTimeoutSeconds: config.x402.maxTimeoutSeconds,
-          chain: config.chain,
-          inputSchema: inputSchema as InputSchema | undefined,
-          method,
-          extraAccepts,
-        }),
-      )
+      challenges.set(method, challengeWith(method, extraAccepts))
     }
     table.set(path, {
       id: r.id,
@@ -109,6 +110,7 @@ export async function loadEndpoints(db: Kysely<Database>, config: Readonly<Confi
       schemes: r.schemes,
       resourceUrl,
       challenges,
+      challengeWith,
     })
   }
   return table

@@ -3,8 +3,10 @@
  * always and any of the others its seller enabled (`endpoints.schemes`). Adding a scheme: its name
  * here, its implementation under src/schemes/<name>/, and its instance in the proxy's scheme list
  * (src/http/proxy-app.ts).
+ *
+ * `deferred` (src/schemes/deferred/) is offered only where DEFERRED_ESCROW_ADDRESS names an escrow.
  */
-export const SCHEME_NAMES = ['exact'] as const
+export const SCHEME_NAMES = ['exact', 'deferred'] as const
 
 export type SchemeName = (typeof SCHEME_NAMES)[number]
 

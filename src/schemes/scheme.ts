@@ -13,10 +13,12 @@
  * docs/architecture.md ("Schemes and transports") states the contract for new ones.
  */
 import type { FastifyBaseLogger } from 'fastify'
+import type { SchemeOffer } from '../proxy/endpoint-table.js'
 import type { NewProxyPayment } from '../ledger/ledger-writer.js'
 import type { CallRefusal } from '../proxy/paid-call/refusal.js'
 import type { Challenge } from '../x402/challenge.js'
 import type { PaymentEnvelope } from '../x402/decode-payment.js'
+import type { PaymentRequirementsV2 } from '../x402/types.js'
 
 import type { SchemeName } from './names.js'
 
@@ -37,8 +39,13 @@ export interface VerifiedPayment {
   readonly nonce: string
   /** unix seconds after which the payment can no longer be settled */
   readonly validBefore: number
+  /**
+   * settled by the scheme's own job after the call, never before it is answered (deferred: the
+   * voucher is collected later), whatever the endpoint's settlement mode
+   */
+  readonly settledLater?: boolean
   /** the row the ledger records (the pipeline adds id, endpoint, resource, method, mode) */
-  readonly ledgerFields: Pick<NewProxyPayment, 'x402_version' | 'network' | 'asset' | 'payer' | 'pay_to' | 'value' | 'valid_after' | 'valid_before' | 'nonce' | 'signature'>
+  readonly ledgerFields: Pick<NewProxyPayment, 'scheme' | 'x402_version' | 'network' | 'asset' | 'payer' | 'pay_to' | 'value' | 'valid_after' | 'valid_before' | 'nonce' | 'signature'>
 }
 
 /** A payment's hold on the payer's credit and its nonce, from `reserve` until the call's outcome. */
@@ -70,6 +77,10 @@ export interface VerifyContext {
 
 export interface PaymentScheme {
   readonly name: SchemeName
+  /** its v2 requirement for an endpoint and method (exact's is built into the challenge) */
+  requirement?(offer: SchemeOffer): PaymentRequirementsV2 | undefined
+  /** the requirement for one buyer, named unauthenticated by the request (deferred: `PAYER-IDENTIFIER`) */
+  forPayer?(requirement: PaymentRequirementsV2, payer: `0x${string}`, log: FastifyBaseLogger): Promise<PaymentRequirementsV2>
   /** reads its payload from the envelope and checks it against the challenge and its signature; no state is touched */
   verify(payment: PaymentEnvelope, challenge: Challenge, ctx: VerifyContext): Promise<VerifiedPayment | CallRefusal>
   /** takes the replay guard and the payer's credit; on refusal nothing is held */

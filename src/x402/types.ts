@@ -81,7 +81,8 @@ export interface PaymentRequirementsV2 {
   asset: string
   payTo: string
   maxTimeoutSeconds: number
-  extra: TokenEip712Info
+  /** the token's EIP-712 name and version; other schemes add their own fields (deferred: escrow, voucherStorage, ...) */
+  extra: TokenEip712Info & Record<string, unknown>
 }
 
 /** v2 `PAYMENT-REQUIRED` header object (base64 of its JSON). */

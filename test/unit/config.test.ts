@@ -48,6 +48,24 @@ t.test('production derives Base mainnet values', async (t) => {
   t.equal(c.apiKeyPrefix, 'sk_live_')
 })
 
+t.test('DEFERRED_COLLECT_*: when the worker collects deferred vouchers', async (t) => {
+  t.same(loadConfig({}).deferred, { collectThreshold: 1_000_000n, collectMaxAgeSeconds: 3600, collectEveryMs: 30_000, stuckSeconds: 120 })
+  const c = loadConfig({ DEFERRED_COLLECT_THRESHOLD: '50000', DEFERRED_COLLECT_MAX_AGE_SECONDS: '60', DEFERRED_COLLECT_EVERY_MS: '1000', DEFERRED_COLLECT_STUCK_SECONDS: '30' })
+  t.same(c.deferred, { collectThreshold: 50_000n, collectMaxAgeSeconds: 60, collectEveryMs: 1000, stuckSeconds: 30 })
+  const err = t.throws(() => loadConfig({ DEFERRED_COLLECT_THRESHOLD: '-1', DEFERRED_COLLECT_EVERY_MS: '5' })) as unknown as ConfigError
+  t.match(err.problems.join('\n'), /DEFERRED_COLLECT_THRESHOLD[\s\S]*DEFERRED_COLLECT_EVERY_MS/)
+})
+
+t.test('DEFERRED_ESCROW_ADDRESS: the embedded chain\'s escrow on sandbox, unset in production, a bad address reported', async (t) => {
+  t.equal(loadConfig({}).deferredEscrowAddress, '0xdEfE55ed00000000000000000000000000000402')
+  t.equal(loadConfig({ DEFERRED_ESCROW_ADDRESS: `0x${'44'.repeat(20)}` }).deferredEscrowAddress, `0x${'44'.repeat(20)}`)
+  const production = { TOLLGATE_DEPLOYMENT: 'production', RPC_URL: 'https://mainnet.base.example', RELAYER_PRIVATE_KEYS: `0x${'11'.repeat(32)}`, TOLLGATE_MASTER_KEY: '22'.repeat(32), TOLLGATE_RECEIVER_ADDRESS: `0x${'33'.repeat(20)}` }
+  t.equal(loadConfig(production).deferredEscrowAddress, undefined, 'no escrow is assumed on Base')
+  t.equal(loadConfig({ ...production, DEFERRED_ESCROW_ADDRESS: `0x${'44'.repeat(20)}` }).deferredEscrowAddress, `0x${'44'.repeat(20)}`)
+  const err = t.throws(() => loadConfig({ DEFERRED_ESCROW_ADDRESS: '0x1234' })) as unknown as ConfigError
+  t.match(err.problems.join('\n'), 'DEFERRED_ESCROW_ADDRESS')
+})
+
 t.test('every invalid variable is reported together', async (t) => {
   const err = t.throws(() =>
     loadConfig({ TOLLGATE_DEPLOYMENT: 'staging', WEB_PORT: '99999', DATABASE_URL: 'mysql://x', REDIS_URL: 'nope', RELAYER_PRIVATE_KEYS: '0x1234', LOG_LEVEL: 'loud', X402_RECOVERY_OFFLOAD: 'sometimes' }),

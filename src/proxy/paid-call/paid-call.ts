@@ -28,6 +28,7 @@ import { createPaymentChecker } from './check-payment.js'
 import { createDispatcher } from './dispatch.js'
 import { createFinisher } from './finish.js'
 import { createInputParser, type InputSettings } from './parse-input.js'
+import { createPayerChallenge } from './payer-challenge.js'
 import { paymentRow, recordPayment } from './record.js'
 import { CallRefusal } from './refusal.js'
 import { createReserver } from './reserve.js'
@@ -57,12 +58,14 @@ export function createPaidCall(d: PaidCallDeps): PaidCall {
   const reserve = createReserver({ limiter: d.limiter, settleFirstAvailable: d.sync !== undefined })
   const dispatch = createDispatcher(d)
   const finish = createFinisher(d)
+  const payerChallenge = createPayerChallenge(d.schemes)
   const hooks = d.hooks ?? {}
 
   return async function paidCall(req) {
     const call = resolveEndpoint(d.table, req)
     if (call instanceof CallRefusal) return { kind: 'refused', refusal: call }
-    const refused = (refusal: CallRefusal): CallResult => ({ kind: 'refused', refusal, challenge: call.challenge })
+    // a payment refusal carries the challenge again, for the buyer that named itself (PAYER-IDENTIFIER)
+    const refused = async (refusal: CallRefusal): Promise<CallResult> => ({ kind: 'refused', refusal, challenge: refusal.error ? call.challenge : await payerChallenge(call, req) })
     if (req.payment === undefined) return refused(CallRefusal.challenge())
 
     const target = parseInput(call, req)
@@ -74,7 +77,8 @@ export function createPaidCall(d: PaidCallDeps): PaidCall {
     if (held instanceof CallRefusal) return refused(held)
     await hooks['after-reserve']?.()
 
-    const settleFirst = held.settleFirst || call.entry.settlementMode === 'sync'
+    // a scheme that settles later (deferred vouchers, collected by their own job) is never settled now
+    const settleFirst = !checked.payment.settledLater && (held.settleFirst || call.entry.settlementMode === 'sync')
     const row = paymentRow(randomUUID(), call, checked.payment, held.settleFirst)
     try {
       if (target.recordFirst) {

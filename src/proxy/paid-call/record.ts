@@ -12,7 +12,7 @@ export function paymentRow(id: string, call: ResolvedCall, payment: VerifiedPaym
     endpoint_id: call.entry.id,
     resource: call.entry.resourceUrl,
     method: call.method,
-    settlement_mode: settleFirst ? 'sync' : call.entry.settlementMode,
+    settlement_mode: payment.settledLater ? 'async' : settleFirst ? 'sync' : call.entry.settlementMode,
     ...payment.ledgerFields,
   }
 }
@@ -46,7 +46,7 @@ export async function recordPayment(
   held.recorded()
   if (outcome === 'duplicate') {
     await held.release()
-    return CallRefusal.payment('invalid_exact_evm_nonce_already_used')
+    return CallRefusal.payment(row.scheme === 'deferred' ? 'invalid_deferred_evm_payload_voucher_stale' : 'invalid_exact_evm_nonce_already_used')
   }
   return true
 }

@@ -97,10 +97,10 @@ export function createSettlementMetrics(deps: Deps, queue: Pick<Queue, 'getJobCo
   })
   new Gauge({
     name: 'tollgate_settlement_backlog_oldest_seconds',
-    help: 'Age of the oldest payment waiting for settlement (served or settling)',
+    help: 'Age of the oldest exact payment waiting for settlement (served or settling); deferred vouchers wait for collection by design',
     registers: [registry],
     async collect() {
-      const r = await sql<{ age: string | null }>`select extract(epoch from now() - min(updated_at))::text as age from payments where status in ('served', 'settling')`.execute(db)
+      const r = await sql<{ age: string | null }>`select extract(epoch from now() - min(updated_at))::text as age from payments where status in ('served', 'settling') and scheme = 'exact'`.execute(db)
       this.set(Number(r.rows[0]?.age ?? 0))
     },
   })

@@ -121,20 +121,21 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
         await step(`pending batches of relayer ${r.address}`, () => lock.hold(r.address, () => resolvePending(r, stats, 5_000)))
       }
       const stuck = await sql<Payment>`
-        select p.* from payments p where p.status = 'settling' and p.updated_at < ${new Date(Date.now() - stuckAfterMs)}
+        select p.* from payments p where p.status = 'settling' and p.scheme = 'exact' and p.updated_at < ${new Date(Date.now() - stuckAfterMs)}
           and not exists (select 1 from settlement_batch_items i join settlement_batches b on b.id = i.batch_id
                           where i.payment_id = p.id and b.status = 'pending')
         order by p.updated_at limit 1000`.execute(db)
       for (const [asset, list] of groupBy(stuck.rows, (p) => p.asset)) await step(`settling payments of ${asset}`, () => recheck(list, stats))
       const voided = await voidStaleVerified(db, new Date(Date.now() - voidAfterMs))
-      await Promise.allSettled(voided.map((m) => credit.release({ payer: m.payer, asset: m.asset, value: BigInt(m.value) })))
+      // only exact payments hold the payer's credit (a deferred voucher is held by the escrow)
+      await Promise.allSettled(voided.filter((m) => m.scheme === 'exact').map((m) => credit.release({ payer: m.payer, asset: m.asset, value: BigInt(m.value) })))
       if (voided.length) log.warn({ count: voided.length, afterMs: voidAfterMs }, 'verified payments with no outcome from the proxy voided')
       return { ...stats, voided: voided.length }
     },
 
     /** Refreshes cached balances and rebuilds exposure of payers with open payments. */
     async refreshBalances(limit = 1000): Promise<number> {
-      const rows = await db.selectFrom('payments').select(['payer', 'asset']).distinct().where('status', 'in', ['verified', 'served', 'settling']).limit(limit).execute()
+      const rows = await db.selectFrom('payments').select(['payer', 'asset']).distinct().where('status', 'in', ['verified', 'served', 'settling']).where('scheme', '=', 'exact').limit(limit).execute()
       for (const [asset, list] of groupBy(rows, (r) => r.asset)) {
         const payers = list.map((r) => r.payer)
         for (const p of payers) await credit.rebuildExposure(asset, p)

@@ -167,7 +167,7 @@ export async function unsettledFromLedger(db: Kysely<Database>, payer: string, n
   // payments_payer_status_idx: the proxy writes payers in lower case; rows written checksummed are found too
   const r = await sql<{ total: string }>`
     select coalesce(sum(amount), 0)::text as total from (
-      select lower(nonce) as nonce, value as amount from payments where payer = any(${[p, getAddress(p)]}::text[]) and status in ('verified','served','settling')
+      select lower(nonce) as nonce, value as amount from payments where payer = any(${[p, getAddress(p)]}::text[]) and scheme = 'exact' and status in ('verified','served','settling')
       union
       select lower(nonce), amount from agent_payments where payer = ${p} and status in ('reserved','accepted') and tx_hash is null and valid_before > ${nowSeconds}
       union

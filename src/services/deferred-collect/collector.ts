@@ -1,0 +1,213 @@
+/**
+ * Collection of the `deferred` scheme (worker role): the vouchers of a seller's served deferred
+ * payments are sent to the escrow in one `collectMany` once the seller is due — its uncollected
+ * calls reach the threshold, or the oldest reaches the age (config.deferred) — and each payment is
+ * then decided from the chain.
+ *
+ * The chain is the record: the escrow keeps, per voucher id, what it paid out
+ * (`getVoucherCollected`). A payment is `settled` once that covers its voucher's aggregate, and goes
+ * back to `served` otherwise (the escrow was short: partial collection, the rest later; or the
+ * transaction failed). Nothing is kept only in this process: a worker killed mid-collection leaves
+ * `settling` payments, which the next run decides from the chain the same way once they are
+ * `stuckSeconds` old — whether the transaction was mined or not.
+ */
+import { encodeFunctionData, type Address, type Hex, type PublicClient } from 'viem'
+import type { Logger } from 'pino'
+import type { Kysely } from 'kysely'
+import { sql } from 'kysely'
+import type { Deps } from '../../deps.js'
+import type { Database, Payment } from '../../db/database.js'
+import { claimDeferred, transition } from '../../ledger/transitions.js'
+import { deferredEscrowAbi } from '../../schemes/deferred/escrow-abi.js'
+import type { DeferredVoucher } from '../../schemes/deferred/typed-data.js'
+import { createRelayerLock, relayersFromKeys, type Relayer } from '../settlement/relayer.js'
+import { relayerCall } from '../settlement/relayer-call.js'
+
+/** Vouchers per collectMany transaction (and payments claimed per seller and run). */
+const MAX_VOUCHERS = 100
+const MAX_PAYMENTS = 5_000
+const RECEIPT_TIMEOUT_MS = 30_000
+
+export interface CollectStats {
+  /** collectMany transactions mined */
+  transactions: number
+  settled: number
+  /** payments back to `served` (escrow short, failed or nothing collectable yet) */
+  requeued: number
+}
+
+interface VoucherRow {
+  payment_id: string
+  escrow: string
+  buyer: string
+  seller: string
+  asset: string
+  voucher_id: string
+  nonce: string
+  value_aggregate: string
+  timestamp: string
+  signature: string
+}
+
+type Log = Pick<Logger, 'info' | 'warn' | 'error'>
+
+const voucherKey = (v: Pick<VoucherRow, 'escrow' | 'buyer' | 'seller' | 'asset' | 'voucher_id'>) => `${v.escrow}:${v.buyer}:${v.seller}:${v.asset}:${v.voucher_id}`
+
+export class DeferredCollector {
+  readonly #db: Kysely<Database>
+  readonly #chain: PublicClient
+  readonly #config: Deps['config']
+  readonly #escrow: Address
+  readonly #relayers: Relayer[]
+  readonly #lock: ReturnType<typeof createRelayerLock>
+  readonly #log: Log
+
+  constructor(deps: Deps, opts: { escrow: Address; log: Log }) {
+    this.#db = deps.db
+    this.#chain = deps.chain
+    this.#config = deps.config
+    this.#escrow = opts.escrow.toLowerCase() as Address
+    this.#relayers = relayersFromKeys(deps.config.relayerKeys)
+    this.#lock = createRelayerLock(deps.redis, deps.key)
+    this.#log = opts.log
+  }
+
+  /** Decides what a dead collection left, then collects every due seller. */
+  async runOnce(opts: { force?: boolean } = {}): Promise<CollectStats> {
+    const stats: CollectStats = { transactions: 0, settled: 0, requeued: 0 }
+    await this.#recoverStuck(stats)
+    for (const due of await this.#dueSellers(opts.force ?? false)) await this.#collectSeller(due.pay_to, due.asset, stats)
+    return stats
+  }
+
+  /** `settling` deferred payments older than stuckSeconds: their collection's process died. */
+  async #recoverStuck(stats: CollectStats): Promise<void> {
+    const stuck = await this.#db
+      .selectFrom('payments')
+      .selectAll()
+      .where('scheme', '=', 'deferred')
+      .where('status', '=', 'settling')
+      .where('updated_at', '<', new Date(Date.now() - this.#config.deferred.stuckSeconds * 1000))
+      .limit(MAX_PAYMENTS)
+      .execute()
+    if (stuck.length > 0) await this.#decide(stuck, null, stats)
+  }
+
+  /** (seller, asset) pairs whose served deferred payments reach the threshold or the age. */
+  async #dueSellers(force: boolean): Promise<Array<{ pay_to: string; asset: string }>> {
+    const { collectThreshold, collectMaxAgeSeconds } = this.#config.deferred
+    const r = await sql<{ pay_to: string; asset: string }>`
+      select pay_to, asset from payments where scheme = 'deferred' and status = 'served'
+      group by pay_to, asset
+      having ${force} or sum(value) >= ${collectThreshold.toString()}::numeric
+        or min(created_at) < now() - ${`${collectMaxAgeSeconds} seconds`}::interval`.execute(this.#db)
+    return r.rows
+  }
+
+  async #collectSeller(payTo: string, asset: string, stats: CollectStats): Promise<void> {
+    const claimed = await claimDeferred(this.#db, { payTo, asset, limit: MAX_PAYMENTS })
+    if (claimed.length === 0) return
+    let txHash: Hex | null = null
+    try {
+      const vouchers = await this.#collectable(await this.#vouchersOf(claimed))
+      for (let i = 0; i < vouchers.length; i += MAX_VOUCHERS) {
+        const hash = await this.#send(vouchers.slice(i, i + MAX_VOUCHERS))
+        if (hash) {
+          txHash = hash
+          stats.transactions++
+        }
+      }
+    } catch (err) {
+      // decided from the chain below all the same: whatever was collected counts, the rest is requeued
+      this.#log.error({ seller: payTo, err: (err as Error).message }, 'deferred collection failed')
+    }
+    await this.#decide(claimed, txHash, stats)
+  }
+
+  /** The stored vouchers of these payments (linked by payer and digest = payments.nonce). */
+  async #vouchersOf(payments: Payment[]): Promise<VoucherRow[]> {
+    const r = await sql<VoucherRow>`
+      select p.id as payment_id, v.escrow, v.buyer, v.seller, v.asset, v.voucher_id, v.nonce::text as nonce,
+             v.value_aggregate::text as value_aggregate, v.timestamp::text as timestamp, v.signature
+      from payments p join deferred_vouchers v on v.buyer = p.payer and v.digest = p.nonce
+      where p.id = any(${payments.map((p) => p.id)}::uuid[])`.execute(this.#db)
+    return r.rows
+  }
+
+  /**
+   * Per voucher id, the highest voucher among the claimed payments (it includes every earlier one;
+   * a later head may belong to a call still running, which is not collected yet), kept only when
+   * the escrow can pay something for it now.
+   */
+  async #collectable(rows: VoucherRow[]): Promise<Array<{ voucher: DeferredVoucher; signature: Hex }>> {
+    const best = new Map<string, VoucherRow>()
+    for (const r of rows) {
+      const k = voucherKey(r)
+      const had = best.get(k)
+      if (!had || BigInt(r.nonce) > BigInt(had.nonce)) best.set(k, r)
+    }
+    const chainId = BigInt(this.#config.chain.chainId)
+    const out: Array<{ voucher: DeferredVoucher; signature: Hex }> = []
+    for (const r of best.values()) {
+      if (r.escrow !== this.#escrow) continue
+      const voucher: DeferredVoucher = {
+        id: r.voucher_id as Hex,
+        buyer: r.buyer as Address,
+        seller: r.seller as Address,
+        valueAggregate: BigInt(r.value_aggregate),
+        asset: r.asset as Address,
+        timestamp: BigInt(r.timestamp),
+        nonce: BigInt(r.nonce),
+        escrow: r.escrow as Address,
+        chainId,
+      }
+      const [, collectable] = await this.#chain.readContract({ address: this.#escrow, abi: deferredEscrowAbi, functionName: 'getOutstandingAndCollectableAmount', args: [voucher] })
+      if (collectable > 0n) out.push({ voucher, signature: r.signature as Hex })
+    }
+    return out
+  }
+
+  /** One collectMany from a free relayer; its hash once mined, null when no relayer was free. */
+  async #send(vouchers: Array<{ voucher: DeferredVoucher; signature: Hex }>): Promise<Hex | null> {
+    if (vouchers.length === 0) return null
+    const data = encodeFunctionData({ abi: deferredEscrowAbi, functionName: 'collectMany', args: [vouchers] })
+    const ctx = { chain: this.#chain, chainId: this.#config.chain.chainId, maxFeePerGasWei: this.#config.settlement.maxFeePerGasWei, lock: this.#lock, relayers: this.#relayers }
+    const r = await relayerCall(ctx, { to: this.#escrow, data }, { timeoutMs: RECEIPT_TIMEOUT_MS, onSent: (tx) => this.#log.info({ tx, vouchers: vouchers.length }, 'deferred collectMany sent') })
+    if (!r) this.#log.warn({ vouchers: vouchers.length }, 'no relayer free for deferred collection; retried on the next run')
+    else if (r.status !== 'success') this.#log.warn({ tx: r.hash }, 'deferred collectMany reverted')
+    return r?.hash ?? null
+  }
+
+  /**
+   * Each payment decided from the chain: settled when what its voucher id was paid covers its
+   * voucher's aggregate, else back to served. The store's `collected` follows the chain.
+   */
+  async #decide(payments: Payment[], txHash: Hex | null, stats: CollectStats): Promise<void> {
+    const rows = await this.#vouchersOf(payments)
+    const byPayment = new Map(rows.map((r) => [r.payment_id, r]))
+    const collected = new Map<string, bigint>()
+    for (const r of rows) {
+      const k = voucherKey(r)
+      if (collected.has(k)) continue
+      const paid = await this.#chain.readContract({ address: r.escrow as Address, abi: deferredEscrowAbi, functionName: 'getVoucherCollected', args: [r.buyer as Address, r.seller as Address, r.asset as Address, r.voucher_id as Hex] })
+      collected.set(k, paid)
+      await sql`update deferred_vouchers set collected = greatest(collected, ${paid.toString()}::numeric)
+        where escrow = ${r.escrow} and buyer = ${r.buyer} and seller = ${r.seller} and asset = ${r.asset} and voucher_id = ${r.voucher_id}`.execute(this.#db)
+    }
+    const settled: string[] = []
+    const notYet: string[] = []
+    for (const p of payments) {
+      const v = byPayment.get(p.id)
+      // no stored voucher (it cannot be collected): left for an operator, never settled blind
+      if (!v) {
+        this.#log.error({ id: p.id }, 'deferred payment without a stored voucher')
+        continue
+      }
+      ;(BigInt(v.value_aggregate) <= (collected.get(voucherKey(v)) ?? 0n) ? settled : notYet).push(p.id)
+    }
+    const s = await transition(this.#db, settled, ['settling'], 'settled', { txHash, type: 'collected' })
+    const q = await transition(this.#db, notYet, ['settling'], 'served', { reason: 'not_collected_yet', type: 'requeued' })
+    stats.settled += s.length
+    stats.requeued += q.length
+  }
+}
