@@ -112,7 +112,7 @@ const advance = async (seconds: bigint) => {
 
 /** Compiles one contract from test/fixtures with the solc package. */
 function compileFixture(file: string, name: string): { abi: Abi; bytecode: Hex } {
-  const source = readFileSync(new URL(`../fixtures/${file}`, import.meta.url), 'utf8')
+  const source = readFileSync(new URL(`../../fixtures/${file}`, import.meta.url), 'utf8')
   const out = JSON.parse(solc.compile(JSON.stringify({
     language: 'Solidity',
     sources: { [file]: { content: source } },
