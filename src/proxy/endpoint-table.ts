@@ -123,6 +123,9 @@ export async function createEndpointTable(
   opts: { reloadMs?: number; onError?: (err: unknown) => void; requirementOf?: RequirementOf } = {},
 ) {
   let table = await loadEndpoints(deps.db, deps.config, opts.requirementOf)
+  // the endpoints of each service, for its MCP server's tool list; built from the table it belongs to
+  let services: Map<string, EndpointEntry[]> | undefined
+  let servicesOf: Map<string, EndpointEntry> | undefined
   let reloading: Promise<void> | undefined
   let again = false
   const reload = (): Promise<void> => {
@@ -160,6 +163,14 @@ export async function createEndpointTable(
   timer.unref()
   return {
     get: (path: string) => table.get(path),
+    /** the endpoints of `/<namespace>/<service>`, by slug (empty when there is no such service) */
+    service(namespace: string, service: string): readonly EndpointEntry[] {
+      if (servicesOf !== table || !services) {
+        services = groupByService(table)
+        servicesOf = table
+      }
+      return services.get(`/${namespace}/${service}`) ?? []
+    },
     get size() {
       return table.size
     },
@@ -170,6 +181,18 @@ export async function createEndpointTable(
       await reloading
     },
   }
+}
+
+function groupByService(table: ReadonlyMap<string, EndpointEntry>): Map<string, EndpointEntry[]> {
+  const out = new Map<string, EndpointEntry[]>()
+  for (const e of table.values()) {
+    const key = `/${e.namespace}/${e.service}`
+    let list = out.get(key)
+    if (!list) out.set(key, (list = []))
+    list.push(e)
+  }
+  for (const list of out.values()) list.sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0))
+  return out
 }
 
 export type EndpointTable = Awaited<ReturnType<typeof createEndpointTable>>

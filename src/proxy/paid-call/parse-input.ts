@@ -51,7 +51,8 @@ export function createInputParser(s: InputSettings) {
     }
     const parsed = req.input ?? readInput(req, method)
     if (parsed instanceof CallRefusal) return parsed
-    const problem = handler.validate(parsed, method === 'GET' ? 'query' : 'body')
+    // a query's strings are coerced to the schema's types; JSON (a body, MCP arguments) is taken as typed
+    const problem = handler.validate(parsed, method === 'GET' && req.input === undefined ? 'query' : 'body')
     if (problem) return CallRefusal.error(appError('invalid_parameter', { param: problem.field, detail: problem.message }, { details: { param: problem.field } }))
     return {
       kind: 'hosted',
