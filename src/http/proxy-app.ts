@@ -11,6 +11,7 @@ import type { SettleNow } from '../ledger/settle-now.js'
 import { createFixedWindowLimiter } from '../limits/fixed-window.js'
 import { createPaidCall } from '../proxy/paid-call/paid-call.js'
 import type { PaidCallHooks } from '../proxy/paid-call/test-hooks.js'
+import { mcpRoute } from '../proxy/mcp-route.js'
 import { paidRoute } from '../proxy/paid-route.js'
 import { paymentLookupRoutes } from '../proxy/payment-lookup.js'
 import { createUpstreamClient, type UpstreamOptions } from '../proxy/upstream.js'
@@ -19,6 +20,7 @@ import { loadHandlerRegistry } from '../pool/handler-registry.js'
 import { createRemotePool } from '../pool/remote-pool.js'
 import { createExactScheme } from '../schemes/exact/exact-scheme.js'
 import { createHttpTransport } from '../transports/http.js'
+import { createMcpTransport } from '../transports/mcp.js'
 import { decodeUpstreamConfig } from '../services/publishing/upstream-config.js'
 import { installErrorHandler } from './plugins/error-handler.js'
 import { healthRoutes } from './routes/health/index.js'
@@ -70,7 +72,8 @@ function upstreamSettings(masterKey: Buffer | undefined) {
 }
 
 /**
- * The `proxy` role ({proxy_url}): the paid hot path at /<namespace>/<service>/<slug>.
+ * The `proxy` role ({proxy_url}): the paid hot path at /<namespace>/<service>/<slug>, and each
+ * service as an MCP server at /<namespace>/<service>/mcp.
  * Returns an instance that never listens; start/proxy.ts listens.
  */
 export async function buildProxyApp(deps: Deps, opts: ProxyAppOptions = {}): Promise<FastifyInstance> {
@@ -120,6 +123,7 @@ export async function buildProxyApp(deps: Deps, opts: ProxyAppOptions = {}): Pro
     hooks: opts.hooks,
   })
   await app.register(paidRoute(paidCall, createHttpTransport(deps.config.chain)))
+  await app.register(mcpRoute(paidCall, createMcpTransport(deps.config.chain), table))
   await app.register(paymentLookupRoutes(deps))
   return app
 }
