@@ -273,6 +273,8 @@ export function createPublishing(deps: Deps) {
     async createEndpoint(who: SellerScope, namespace: string, svcName: string, body: EndpointBody) {
       const { service: svc } = await service(who, namespace, svcName)
       const slug = parseSlug('slug', body.slug)
+      // the proxy serves the service's MCP server there (src/proxy/mcp-route.ts)
+      if (slug === 'mcp') throw invalid('slug', '"mcp" is reserved: /<namespace>/<service>/mcp is the service\'s MCP server')
       const id = randomUUID()
       const fields = {
         id,
