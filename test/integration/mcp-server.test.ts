@@ -228,6 +228,21 @@ t.test('failures and bad input cost nothing', async (t) => {
     t.match(body.error.message, /Payload Too Large/)
   })
 
+  t.test('arguments that are not an object: the SDK’s JSON-RPC error naming them, nothing recorded', async (t) => {
+    const res = await fetch(mcpUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', arguments: ['hi'], _meta: { 'x402/payment': await x402.createPaymentPayload(required) } } }),
+    })
+    t.equal(res.status, 200)
+    const body = (await res.json()) as { id: number; error: { code: number; message: string } }
+    t.equal(body.id, 7)
+    // the low-level SDK Server parses the request before any handler and answers its schema error as -32603
+    t.equal(body.error.code, -32603)
+    t.match(body.error.message, /arguments[\s\S]*expected record, received array/, 'the message names the problem')
+    t.same(await rowsOf(platform, 'echo'), [])
+  })
+
   t.test('not JSON, an unknown service, GET: JSON-RPC errors, 4xx', async (t) => {
     const junk = await fetch(mcpUrl, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{not json' })
     t.equal(junk.status, 400)
