@@ -9,11 +9,14 @@ import { x402Client } from '@x402/core/client'
 import type { PaymentRequired } from '@x402/core/types'
 import { ExactEvmScheme } from '@x402/evm'
 import { privateKeyToAccount } from 'viem/accounts'
+import { usdcAbi } from '../../src/chain/usdc-abi.js'
 import { createUsers } from '../../src/services/accounts/users.js'
 import { createPublishing } from '../../src/services/publishing/publishing.js'
+import { createSyncSettlement } from '../../src/services/settlement/sync.js'
 import { withDevnet } from '../helpers/devnet.js'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
 import { until } from '../helpers/until.js'
+import { newPayer, walletFor } from './settlement-helpers.js'
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/handlers')
 const devnet = await withDevnet(t)
@@ -160,6 +163,36 @@ t.test('tollgate/toolbox as a paid MCP server', async (t) => {
     t.equal(rows.length, 1)
     t.equal(rows[0]!.status, 'voided', 'the upstream failed: voided, not charged')
   })
+})
+
+t.test('a sync endpoint over MCP: the transaction in the receipt; a settlement that fails withholds the answer', async (t) => {
+  const platform = await startTestPlatform(t, { devnet })
+  const { deps } = platform
+  await deps.db.updateTable('endpoints').set({ settlement_mode: 'sync' }).where('slug', '=', 'uuid-generator').execute()
+  const { url } = await platform.startProxy({ sync: createSyncSettlement(deps) })
+  const client = await connect(t, `${url}/tollgate/toolbox/mcp`)
+  const p = await newPayer(platform, 5_000n)
+  const own = new x402Client().register('eip155:84532', new ExactEvmScheme(privateKeyToAccount(p.key)))
+
+  const required = paymentRequiredOf(t, await call(client, 'uuid-generator', {}))
+  const paid = await call(client, 'uuid-generator', {}, await own.createPaymentPayload(required))
+  t.notOk(paid.isError, JSON.stringify(paid.content))
+  const receipt = paid._meta?.['x402/payment-response'] as { transaction: string; paymentId: string }
+  const row = await deps.db.selectFrom('payments').select(['status', 'tx_hash']).where('id', '=', receipt.paymentId).executeTakeFirstOrThrow()
+  t.same(row, { status: 'settled', tx_hash: receipt.transaction }, 'settled before the answer, its transaction in the receipt')
+
+  // the payer empties its wallet; its cached balance still covers a call, which settlement then cannot
+  await deps.chain.waitForTransactionReceipt({
+    hash: await walletFor(platform, p.key).writeContract({ address: devnet.usdcAddress, abi: usdcAbi, functionName: 'transfer', args: [devnet.accounts.faucet.address, 4_000n] }),
+  })
+  const failed = await call(client, 'uuid-generator', {}, await own.createPaymentPayload(required))
+  const again = paymentRequiredOf(t, failed)
+  t.equal(again.error, 'insufficient_funds', 'the PaymentRequired again, the settlement failure its reason')
+  t.match((failed.content[1] as { text: string }).text, /withheld; nothing was charged/)
+  t.notOk(failed._meta?.['x402/payment-response'], 'no receipt')
+  t.equal(failed.content.length, 2, "the tool's own answer does not leave")
+  const rows = await deps.db.selectFrom('payments').select(['status', 'failure_reason']).where('payer', '=', p.address.toLowerCase()).where('status', '!=', 'settled').execute()
+  t.same(rows, [{ status: 'failed', failure_reason: 'insufficient_funds' }])
 })
 
 t.test('failures and bad input cost nothing', async (t) => {
