@@ -113,6 +113,18 @@ t.test('tollgate/toolbox as a paid MCP server', async (t) => {
     t.equal((await rowsOf(platform, 'hash-generator')).length, 1)
   })
 
+  t.test('a binary answer is MCP content of its type: a PNG as an image', async (t) => {
+    const args = { text: 'https://example.com' }
+    const qr = paymentRequiredOf(t, await call(client, 'qr-code-generator', args))
+    const r = await call(client, 'qr-code-generator', args, await x402.createPaymentPayload(qr))
+    t.notOk(r.isError, JSON.stringify(r.content).slice(0, 200))
+    const image = r.content[0] as { type: string; data: string; mimeType: string }
+    t.equal(image.type, 'image')
+    t.equal(image.mimeType, 'image/png')
+    t.equal(Buffer.from(image.data, 'base64').subarray(1, 4).toString(), 'PNG')
+    t.ok(r._meta?.['x402/payment-response'])
+  })
+
   t.test('a published seller service is an MCP server too', async (t) => {
     const origin = createServer((req, res) => {
       let body = ''
