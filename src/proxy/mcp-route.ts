@@ -2,7 +2,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { McpTransport } from '../transports/mcp.js'
+import { toolMethod, type McpTransport } from '../transports/mcp.js'
 import { formatUsdc } from '../x402/usdc-amount.js'
 import type { EndpointEntry, EndpointTable } from './endpoint-table.js'
 import type { PaidCall } from './paid-call/paid-call.js'
@@ -77,8 +77,7 @@ function rpcError(code: number, message: string) {
 
 /** An endpoint as a tool: its slug, its input schema, its price in the description and in `_meta`. */
 function describeTool(e: EndpointEntry): Tool {
-  const method = e.methods.has('POST') || !e.methods.has('GET') ? 'POST' : 'GET'
-  const challenge = e.challenges.get(method) ?? [...e.challenges.values()][0]!
+  const challenge = e.challenges.get(toolMethod(e.methods))!
   const price = `${formatUsdc(e.price)} USDC`
   const schema = (e.inputSchema ?? {}) as Record<string, unknown>
   return {

@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream'
 import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/types.js'
 import type { FastifyBaseLogger } from 'fastify'
 import { appErrorBody } from '../error-render.js'
+import { appError } from '../errors.js'
 import type { CallRequest, PaymentReceipt } from '../proxy/paid-call/call.js'
 import type { CallRefusal } from '../proxy/paid-call/refusal.js'
 import type { Challenge } from '../x402/challenge.js'
@@ -19,7 +20,7 @@ export const MCP_PAYMENT_RESPONSE_META_KEY = 'x402/payment-response'
 export interface McpToolCall {
   /** `/<namespace>/<service>/<tool name>` */
   path: string
-  /** the endpoint's methods when the tool exists (the call is made as POST when offered, else GET) */
+  /** the endpoint's methods when the tool exists (the call is made with `toolMethod(methods)`) */
   methods: ReadonlySet<string> | undefined
   /** the endpoint's resource URL (names a binary answer) */
   resourceUrl: string
@@ -32,6 +33,21 @@ export interface McpToolCall {
 
 /** In: the tool call; out: the same call (to name a binary answer); sent: the tool result the MCP server returns. */
 export type McpTransport = PaymentTransport<McpToolCall, McpToolCall, Promise<CallToolResult>>
+
+/** Bytes of an upstream's answer a tool result carries (it is held whole, base64 for binary); past it the answer is refused. */
+export const MCP_MAX_ANSWER_BYTES = 16 * 1024 * 1024
+
+/**
+ * The method a tool call is made with: POST when the endpoint offers it (arguments as the JSON
+ * body), else GET (as the query), else the first it offers.
+ */
+export function toolMethod(methods: ReadonlySet<string> | undefined): string {
+  if (!methods || methods.has('POST')) return 'POST'
+  if (methods.has('GET')) return 'GET'
+  return methods.values().next().value ?? 'POST'
+}
+
+const QUERY_METHODS = new Set(['GET', 'HEAD', 'DELETE'])
 
 // headers of the MCP exchange itself, not of the call: an upstream gets its own
 const MCP_HEADERS = new Set(['content-type', 'content-length', 'accept', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'])
@@ -51,11 +67,12 @@ export function createMcpTransport(chain: { caip2: string }): McpTransport {
 
     request(call): CallRequest {
       const args = call.arguments ?? {}
-      const method = call.methods?.has('POST') || !call.methods?.has('GET') ? 'POST' : 'GET'
-      const query = method === 'GET' ? queryString(args) : ''
+      const method = toolMethod(call.methods)
+      const inQuery = QUERY_METHODS.has(method)
+      const query = inQuery ? queryString(args) : ''
       const headers: IncomingHttpHeaders = { accept: '*/*' }
       for (const [k, v] of Object.entries(call.headers)) if (!MCP_HEADERS.has(k)) headers[k] = v
-      if (method === 'POST') headers['content-type'] = 'application/json'
+      if (!inQuery) headers['content-type'] = 'application/json'
       const meta = call.meta
       return {
         path: call.path,
@@ -65,7 +82,7 @@ export function createMcpTransport(chain: { caip2: string }): McpTransport {
         input: { ...args },
         query: {},
         // what an upstream endpoint receives; a hosted handler takes `input`
-        body: method === 'POST' ? Buffer.from(JSON.stringify(args)) : undefined,
+        body: inQuery ? undefined : Buffer.from(JSON.stringify(args)),
         headers,
         url: query ? `${call.path}?${query}` : call.path,
         log: call.log,
@@ -78,7 +95,14 @@ export function createMcpTransport(chain: { caip2: string }): McpTransport {
         if (refusal.error || !challenge) return errorResult(appErrorBody(refusal.error!))
         return paymentRequiredResult(challenge, refusal)
       }
-      const content = contentOf(await bodyBytes(result.body), result.contentType ?? headerValue(result.headers?.['content-type']), call.resourceUrl)
+      const bytes = await bodyBytes(result.body)
+      if (bytes === undefined) {
+        // only an upstream streams, and it has answered by now: what was kept stays kept, and the receipt says so
+        call.log.warn({ endpoint: call.path }, 'answer too large for an MCP tool result')
+        const tooLarge = errorResult(appErrorBody(appError('answer_too_large', { limit: MCP_MAX_ANSWER_BYTES, url: call.resourceUrl })))
+        return result.receipt ? { ...tooLarge, _meta: { [MCP_PAYMENT_RESPONSE_META_KEY]: receiptOf(result.receipt) } } : tooLarge
+      }
+      const content = contentOf(bytes, result.contentType ?? headerValue(result.headers?.['content-type']), call.resourceUrl)
       if (!result.receipt) {
         // the endpoint's own failure (>= 400): its payment was voided
         return { isError: true, content: content.content, _meta: { 'tollgate/status': result.status } }
@@ -128,11 +152,21 @@ function headerValue(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v
 }
 
-async function bodyBytes(body: Buffer | string | Readable): Promise<Buffer> {
+/** The answer's bytes; undefined when a streamed (upstream) answer passes MCP_MAX_ANSWER_BYTES, which is then dropped. */
+async function bodyBytes(body: Buffer | string | Readable): Promise<Buffer | undefined> {
   if (typeof body === 'string') return Buffer.from(body)
   if (Buffer.isBuffer(body)) return body
   const chunks: Buffer[] = []
-  for await (const chunk of body) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string))
+  let size = 0
+  for await (const chunk of body) {
+    const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string)
+    size += b.length
+    if (size > MCP_MAX_ANSWER_BYTES) {
+      body.destroy()
+      return undefined
+    }
+    chunks.push(b)
+  }
   return Buffer.concat(chunks)
 }
 

@@ -131,6 +131,7 @@ t.test('tollgate/toolbox as a paid MCP server', async (t) => {
       req.on('data', (c: Buffer) => (body += c.toString()))
       req.on('end', () => {
         if (req.url?.startsWith('/broken')) return void res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"down"}')
+        if (req.url?.startsWith('/huge')) return void res.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(17 * 1024 * 1024))
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ method: req.method, url: req.url, body: body ? JSON.parse(body) : null }))
       })
     })
@@ -147,11 +148,12 @@ t.test('tollgate/toolbox as a paid MCP server', async (t) => {
     await pub.createEndpoint(who, 'acme', 'quotes', { slug: 'quote', methods: ['POST'], price: '2500', description: 'A stock quote', input_schema: schema, upstream_url: `${originUrl}/quote` })
     await pub.createEndpoint(who, 'acme', 'quotes', { slug: 'history', methods: ['GET'], price: '1000', upstream_url: `${originUrl}/history` })
     await pub.createEndpoint(who, 'acme', 'quotes', { slug: 'broken', methods: ['POST'], price: '1000', upstream_url: `${originUrl}/broken` })
+    await pub.createEndpoint(who, 'acme', 'quotes', { slug: 'huge', methods: ['DELETE'], price: '1000', upstream_url: `${originUrl}/huge` })
     await until('the proxy knows the service', async () => (await platform.proxy.inject({ method: 'POST', url: '/acme/quotes/broken' })).statusCode === 402)
 
     const seller = await connect(t, `${platform.proxyUrl}/acme/quotes/mcp`)
     const { tools } = await seller.listTools()
-    t.same(tools.map((x) => x.name), ['broken', 'history', 'quote'])
+    t.same(tools.map((x) => x.name), ['broken', 'history', 'huge', 'quote'])
     const quote = tools.find((x) => x.name === 'quote')!
     t.same(quote.inputSchema, schema)
     t.match(quote.description, /^A stock quote\. Price: 0\.0025 USDC per call/)
@@ -174,6 +176,13 @@ t.test('tollgate/toolbox as a paid MCP server', async (t) => {
     const rows = await rowsOf(platform, 'broken')
     t.equal(rows.length, 1)
     t.equal(rows[0]!.status, 'voided', 'the upstream failed: voided, not charged')
+
+    // an endpoint offering neither POST nor GET is called with what it offers
+    const huge = paymentRequiredOf(t, await call(seller, 'huge', {}))
+    const tooLarge = await call(seller, 'huge', {}, await x402.createPaymentPayload(huge))
+    t.equal(tooLarge.isError, true)
+    t.match(tooLarge.structuredContent, { code: 'answer_too_large', message: /call it over HTTP/ })
+    t.ok(tooLarge._meta?.['x402/payment-response'], 'served (the upstream answered), so the receipt says what was kept')
   })
 })
 
