@@ -27,7 +27,7 @@ export function mcpRoute(paidCall: PaidCall, mcp: McpTransport, table: Pick<Endp
   async function serve(request: FastifyRequest, reply: FastifyReply) {
     const { namespace, service } = request.params as Record<string, string>
     const endpoints = table.service(namespace, service)
-    if (endpoints.length === 0) return reply.code(404).send(rpcError(-32001, `no published service /${namespace}/${service}`))
+    if (endpoints.length === 0) return reply.code(404).send(rpcError(-32000, `no published service /${namespace}/${service}`))
 
     const server = new Server({ name: `${namespace}/${service}`, version: '1.0.0' }, { capabilities: { tools: { listChanged: false } } })
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: endpoints.map(toolOf) }))

@@ -303,6 +303,7 @@ t.test('failures and bad input cost nothing', async (t) => {
     t.equal(((await junk.json()) as { error: { code: number } }).error.code, -32700)
     const none = await fetch(`${platform.proxyUrl}/nobody/nothing/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' })
     t.equal(none.status, 404)
+    t.match(await none.json(), { jsonrpc: '2.0', error: { code: -32000, message: 'no published service /nobody/nothing' } })
     const get = await fetch(mcpUrl, { headers: { accept: 'text/event-stream' } })
     t.equal(get.status, 405)
   })
