@@ -27,6 +27,8 @@ export interface EndpointEntry {
   inputSchema: JsonSchema | undefined
   handler: string | undefined
   upstream: UpstreamTarget | undefined
+  /** the tool's name on the seller's MCP server at `upstream.url`: the call is a `tools/call` there */
+  mcpTool: string | undefined
   /** the payment schemes offered (`exact` always) */
   schemes: readonly string[]
   resourceUrl: string
@@ -56,7 +58,7 @@ export async function loadEndpoints(db: Kysely<Database>, config: Readonly<Confi
     .innerJoin('sellers as sl', 'sl.id', 's.seller_id')
     .select([
       'e.id', 'e.slug', 'e.methods', 'e.price', 'e.settlement_mode', 'e.description', 'e.mime_type', 'e.input_schema',
-      'e.handler', 'e.upstream_url', 'e.upstream_config', 'e.schemes', 's.name as service', 's.pay_to', 'sl.namespace',
+      'e.handler', 'e.upstream_url', 'e.upstream_config', 'e.mcp_tool', 'e.schemes', 's.name as service', 's.pay_to', 'sl.namespace',
     ])
     .where('e.enabled', '=', true)
     .where('s.enabled', '=', true)
@@ -106,6 +108,7 @@ export async function loadEndpoints(db: Kysely<Database>, config: Readonly<Confi
       inputSchema,
       handler: r.handler ?? undefined,
       upstream: r.upstream_url ? { url: r.upstream_url, config: (r.upstream_config ?? {}) as Record<string, unknown> } : undefined,
+      mcpTool: r.mcp_tool ?? undefined,
       schemes: r.schemes,
       resourceUrl,
       challenges,
