@@ -15,6 +15,7 @@ import { mcpRoute } from '../proxy/mcp-route.js'
 import { paidRoute } from '../proxy/paid-route.js'
 import { paymentLookupRoutes } from '../proxy/payment-lookup.js'
 import { createUpstreamClient, type UpstreamOptions } from '../proxy/upstream.js'
+import { createUpstreamMcpClient } from '../proxy/upstream-mcp.js'
 import { createHandlerPool, type HandlerPool } from '../pool/handler-pool.js'
 import { loadHandlerRegistry } from '../pool/handler-registry.js'
 import { createRemotePool } from '../pool/remote-pool.js'
@@ -96,11 +97,12 @@ export async function buildProxyApp(deps: Deps, opts: ProxyAppOptions = {}): Pro
     opts.handlerPool ??
     (deps.config.handlers.url.length > 0 ? createRemotePool(deps.config.handlers.url) : createHandlerPool({ ...deps.config.handlers, log: (message) => app.log.warn(message) }))
   const upstream = createUpstreamClient({ allowPrivate: deps.config.allowPrivateUpstreams })
+  const upstreamMcp = createUpstreamMcpClient({ allowPrivate: deps.config.allowPrivateUpstreams })
   const recovery = createSignerRecovery({ threads: deps.config.x402.recoveryThreads, offload: deps.config.x402.recoveryOffload })
   app.decorate('createSignerRecovery', recovery)
   app.addHook('onClose', async () => {
     await ledger.drain()
-    await Promise.allSettled([table.close(), pool.close(), upstream.close(), recovery.close()])
+    await Promise.allSettled([table.close(), pool.close(), upstream.close(), upstreamMcp.close(), recovery.close()])
   })
   await app.register(healthRoutes(deps, (await import('../services/metrics/relayer-funds.js')).relayerReadinessChecks(deps)))
   // Without the key a seller's stored settings (required and forwarded headers, rate limit,
@@ -113,6 +115,7 @@ export async function buildProxyApp(deps: Deps, opts: ProxyAppOptions = {}): Pro
     limiter: createFixedWindowLimiter(deps.redis, deps.key),
     pool,
     upstream,
+    upstreamMcp,
     sync: opts.sync,
     maxPaymentHeaderBytes: deps.config.x402.maxHeaderBytes,
     handlers: await loadHandlerRegistry(opts.handlersDir),

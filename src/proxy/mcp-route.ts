@@ -32,8 +32,9 @@ export function mcpRoute(paidCall: PaidCall, mcp: McpTransport, table: Pick<Endp
     const server = new Server({ name: `${namespace}/${service}`, version: '1.0.0' }, { capabilities: { tools: { listChanged: false } } })
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: endpoints.map(toolOf) }))
     server.setRequestHandler(CallToolRequestSchema, async (req) => {
-      const path = `/${namespace}/${service}/${req.params.name}`
-      const entry = table.get(path)
+      // a tool of the seller's MCP server keeps its own name; an endpoint's tool is its slug
+      const entry = endpoints.find((e) => e.mcpTool === req.params.name) ?? table.get(`/${namespace}/${service}/${req.params.name}`)
+      const path = entry?.path ?? `/${namespace}/${service}/${req.params.name}`
       const call = {
         path,
         methods: entry?.methods,
@@ -81,7 +82,7 @@ function describeTool(e: EndpointEntry): Tool {
   const price = `${formatUsdc(e.price)} USDC`
   const schema = (e.inputSchema ?? {}) as Record<string, unknown>
   return {
-    name: e.slug,
+    name: e.mcpTool ?? e.slug,
     description: `${e.description ? `${e.description.replace(/\.?\s*$/, '.')} ` : ''}Price: ${price} per call, paid with x402 (exact, ${challenge.requirementsV2.network}).`,
     inputSchema: { ...schema, type: 'object' } as Tool['inputSchema'],
     _meta: {

@@ -16,6 +16,12 @@ export const MCP_PAYMENT_META_KEY = 'x402/payment'
 /** result `_meta` key of the settlement response */
 export const MCP_PAYMENT_RESPONSE_META_KEY = 'x402/payment-response'
 
+/**
+ * The content type of an upstream MCP tool's result as it moves through the paid-call stages (the
+ * CallToolResult as JSON): over MCP it is passed on as it is, over HTTP it is the JSON body.
+ */
+export const MCP_TOOL_RESULT_TYPE = 'application/vnd.tollgate.mcp-tool-result+json'
+
 /** One `tools/call` to a service's MCP server: the tool resolved to its endpoint path, and what came with it. */
 export interface McpToolCall {
   /** `/<namespace>/<service>/<tool name>` */
@@ -102,7 +108,9 @@ export function createMcpTransport(chain: { caip2: string }): McpTransport {
         const tooLarge = errorResult(appErrorBody(appError('answer_too_large', { limit: MCP_MAX_ANSWER_BYTES, url: call.resourceUrl })))
         return result.receipt ? { ...tooLarge, _meta: { [MCP_PAYMENT_RESPONSE_META_KEY]: receiptOf(result.receipt) } } : tooLarge
       }
-      const content = contentOf(bytes, result.contentType ?? headerValue(result.headers?.['content-type']), call.resourceUrl)
+      const contentType = result.contentType ?? headerValue(result.headers?.['content-type'])
+      if (contentType === MCP_TOOL_RESULT_TYPE) return upstreamToolResult(bytes, result.receipt && receiptOf(result.receipt), result.status)
+      const content = contentOf(bytes, contentType, call.resourceUrl)
       if (!result.receipt) {
         // the endpoint's own failure (>= 400): its payment was voided
         return { isError: true, content: content.content, _meta: { 'tollgate/status': result.status } }
@@ -114,6 +122,14 @@ export function createMcpTransport(chain: { caip2: string }): McpTransport {
       }
     },
   }
+}
+
+/** A seller's MCP tool's own result, with the receipt when its payment was kept (else it failed: isError). */
+function upstreamToolResult(bytes: Buffer, receipt: SettlementResponse | undefined, status: number): CallToolResult {
+  const r = JSON.parse(bytes.toString('utf8')) as CallToolResult
+  const own = { content: r.content ?? [], ...(r.structuredContent ? { structuredContent: r.structuredContent } : {}) }
+  if (!receipt) return { ...own, isError: true, _meta: { ...r._meta, 'tollgate/status': status } }
+  return { ...own, _meta: { ...r._meta, [MCP_PAYMENT_RESPONSE_META_KEY]: receipt } }
 }
 
 /** The challenge as the spec has it: PaymentRequired in `structuredContent` and as JSON in `content[0].text`. */

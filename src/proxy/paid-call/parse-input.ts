@@ -39,7 +39,12 @@ export function createInputParser(s: InputSettings) {
       }
       const missing = (options.requiredHeaders ?? []).find((h) => req.headers[h] === undefined)
       if (missing) return CallRefusal.error(appError('invalid_parameter', { param: missing, detail: `the ${missing} header is required by this endpoint` }, { details: { param: missing } }))
-      return { kind: 'upstream', recordFirst: true, origin: entry.upstream!.url, options, timeoutMs: options.timeoutMs ?? FORWARD_TIMEOUT_MS, rateLimit: options.rateLimit }
+      const base = { kind: 'upstream', recordFirst: true, origin: entry.upstream!.url, options, timeoutMs: options.timeoutMs ?? FORWARD_TIMEOUT_MS, rateLimit: options.rateLimit } as const
+      if (!entry.mcpTool) return base
+      // an upstream MCP tool takes its arguments as a JSON object (MCP's, or an HTTP call's body)
+      const args = req.input ?? readInput(req, 'POST')
+      if (args instanceof CallRefusal) return args
+      return { ...base, mcp: { tool: entry.mcpTool, arguments: args } }
     }
 
     const handler = s.handlers.get(entry.handler)
