@@ -13,6 +13,7 @@ import { validateServiceListing, type ServiceListing } from '../marketplace/vali
 import { announceRegistryChange } from '../registry-events.js'
 import { requireMasterKey } from '../../secrets/wallet-crypto.js'
 import { checkUpstreamUrl, guardedLookup } from '../../net/ssrf-guard.js'
+import { createMcpUpstreams, type McpUpstreamBody } from './mcp-upstream.js'
 import { buildUpstreamConfig, decodeUpstreamConfig, publicUpstreamConfig, type StoredUpstreamConfig, type UpstreamInput } from './upstream-config.js'
 
 type Deps = { db: Kysely<Database>; config: Readonly<Config>; redis: import('ioredis').Redis; key(...parts: string[]): string }
@@ -81,6 +82,7 @@ function endpointView(proxyUrl: string, namespace: string, service: string, r: S
     handler: r.handler,
     upstream_url: r.upstream_url,
     upstream: publicUpstreamConfig(r.upstream_config),
+    mcp_tool: r.mcp_tool,
     enabled: r.enabled,
     created_at: iso(r.created_at),
     updated_at: iso(r.updated_at),
@@ -130,6 +132,7 @@ function listingFields(body: Record<string, unknown>): ServiceListing {
 export function createPublishing(deps: Deps) {
   const { db, config } = deps
   const announce = (what: Record<string, unknown>) => announceRegistryChange(deps, what).catch(() => {})
+  const mcpUpstreams = createMcpUpstreams({ db, config, announce })
 
   /** the sellers `who` may see: the user's own, and for an agent key only those linked to the agent */
   const sellersOf = (who: SellerScope) =>
@@ -326,6 +329,15 @@ export function createPublishing(deps: Deps) {
       const row = await db.updateTable('endpoints').set({ ...set, updated_at: sql`now()` }).where('id', '=', e.id).returningAll().executeTakeFirstOrThrow()
       await announce({ namespace, service: svcName, slug })
       return { ...endpointView(config.proxyUrl, namespace, svcName, row), ...(signingSecret ? { signing_secret: signingSecret } : {}) }
+    },
+    /**
+     * Publishes the service's upstream MCP server (Streamable HTTP): each tool it lists and the body
+     * prices (`tool_prices`, else `default_price`) becomes a paid endpoint, a tool of the service's
+     * MCP server; again, it re-reads the server's tools. `signing_secret` is in the first answer once.
+     */
+    async putMcpUpstream(who: SellerScope, namespace: string, svcName: string, body: McpUpstreamBody) {
+      const { service: svc } = await service(who, namespace, svcName)
+      return mcpUpstreams.put({ namespace, service: svc }, body ?? {})
     },
     /** Unpublishes: the proxy answers 404 for the path once its table reloads (immediately, via the channel). */
     async deleteEndpoint(who: SellerScope, namespace: string, svcName: string, slug: string) {
