@@ -10,11 +10,13 @@ import { x402Client } from '@x402/core/client'
 import type { PaymentRequired } from '@x402/core/types'
 import { ExactEvmScheme } from '@x402/evm'
 import { privateKeyToAccount } from 'viem/accounts'
+import { buildWebApp } from '../../src/http/web-app.js'
 import { createUsers } from '../../src/services/accounts/users.js'
 import { createPublishing } from '../../src/services/publishing/publishing.js'
 import { withDevnet } from '../helpers/devnet.js'
 import { startTestPlatform } from '../helpers/platform.js'
 import { until } from '../helpers/until.js'
+import { userWithKey } from './accounts-fixtures.js'
 
 const devnet = await withDevnet(t)
 const x402 = new x402Client().register('eip155:84532', new ExactEvmScheme(privateKeyToAccount(devnet.accounts.demoPayer.privateKey)))
@@ -163,5 +165,22 @@ t.test('a seller publishes an upstream MCP server: its tools are paid tools of t
     t.same(r.unpriced, ['shout', 'fail'])
     const enabled = await deps.db.selectFrom('endpoints').select(['slug', 'enabled']).where('mcp_tool', 'is not', null).orderBy('slug').execute()
     t.same(enabled, [{ slug: 'fail', enabled: false }, { slug: 'get-quote', enabled: true }, { slug: 'shout', enabled: false }])
+  })
+
+  t.test('PUT /v1/sellers/{ns}/services/{svc}/mcp-upstream with an API key', async (t) => {
+    const app = await buildWebApp(deps, { logger: false })
+    t.teardown(() => app.close())
+    const { auth } = await userWithKey(deps)
+    t.equal((await app.inject({ method: 'POST', url: '/v1/sellers', headers: auth, payload: { namespace: 'mcp-route' } })).statusCode, 201)
+    t.equal((await app.inject({ method: 'POST', url: '/v1/sellers/mcp-route/services', headers: auth, payload: { name: 'tools', pay_to: devnet.accounts.receiver.address } })).statusCode, 201)
+    const put = (payload: Record<string, unknown>) => app.inject({ method: 'PUT', url: '/v1/sellers/mcp-route/services/tools/mcp-upstream', headers: auth, payload })
+    const bad = await put({ url: upstream.url, default_price: 'free' })
+    t.equal(bad.statusCode, 400)
+    t.match(bad.json(), { code: 'invalid_parameter' })
+    const ok = await put({ url: upstream.url, default_price: '1000', tool_prices: { get_quote: '2000' }, upstream: { timeout_ms: 5000 } })
+    t.equal(ok.statusCode, 200, ok.body)
+    t.match(ok.json(), { object: 'mcp_upstream', tools: [{ name: 'get_quote', price: '2000' }, { name: 'shout' }, { name: 'fail' }], upstream: { timeout_ms: 5000 }, signing_secret: /^tgs_/ })
+    const listed = await app.inject({ method: 'GET', url: '/v1/sellers/mcp-route/services/tools/endpoints', headers: auth })
+    t.match(listed.json().data, [{ slug: 'get-quote', mcp_tool: 'get_quote', upstream_url: upstream.url, methods: ['POST'] }, { mcp_tool: 'shout' }, { mcp_tool: 'fail' }])
   })
 })
