@@ -1,5 +1,6 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { toolMethod, type McpTransport } from '../transports/mcp.js'
@@ -18,6 +19,9 @@ export const MCP_MAX_MESSAGE_BYTES = 1024 * 1024
  */
 export function mcpRoute(paidCall: PaidCall, mcp: McpTransport, table: Pick<EndpointTable, 'get' | 'service'>) {
   const tools = new WeakMap<EndpointEntry, Tool>()
+  // the SDK's Server builds an Ajv instance of its own unless given one (for elicitation, which
+  // these servers never send): per message that was most of an MCP call's CPU (bench:mcp)
+  const jsonSchemaValidator = new AjvJsonSchemaValidator()
   const toolOf = (e: EndpointEntry): Tool => {
     let tool = tools.get(e)
     if (!tool) tools.set(e, (tool = describeTool(e)))
@@ -29,7 +33,7 @@ export function mcpRoute(paidCall: PaidCall, mcp: McpTransport, table: Pick<Endp
     const endpoints = table.service(namespace, service)
     if (endpoints.length === 0) return reply.code(404).send(rpcError(-32000, `no published service /${namespace}/${service}`))
 
-    const server = new Server({ name: `${namespace}/${service}`, version: '1.0.0' }, { capabilities: { tools: { listChanged: false } } })
+    const server = new Server({ name: `${namespace}/${service}`, version: '1.0.0' }, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator })
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: endpoints.map(toolOf) }))
     server.setRequestHandler(CallToolRequestSchema, async (req) => {
       // a tool of the seller's MCP server keeps its own name; an endpoint's tool is its slug
