@@ -9,6 +9,7 @@ import { isIP } from 'node:net'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { Agent, fetch as undiciFetch } from 'undici'
 import { guardedLookup, isPrivateAddress } from '../net/ssrf-guard.js'
 export { MCP_TOOL_RESULT_TYPE } from '../transports/mcp.js'
@@ -18,6 +19,8 @@ const CLIENT_INFO = { name: 'tollgate-proxy', version: '1.0.0' }
 
 export function createUpstreamMcpClient(opts: { allowPrivate?: boolean; connections?: number } = {}) {
   const allowPrivate = opts.allowPrivate ?? false
+  // one for every session: the SDK's Client builds an Ajv instance of its own unless given one
+  const jsonSchemaValidator = new AjvJsonSchemaValidator()
   const agent = new Agent({ connections: opts.connections ?? 64, keepAliveTimeout: 10_000, connect: { lookup: guardedLookup(allowPrivate) } })
 
   /** fetch for one session: guarded, signed, with the seller's headers */
@@ -36,7 +39,7 @@ export function createUpstreamMcpClient(opts: { allowPrivate?: boolean; connecti
 
   async function session<T>(url: string, options: UpstreamOptions, paymentId: string | undefined, run: (c: Client, timeout: number) => Promise<T>): Promise<T> {
     const timeout = options.timeoutMs ?? FORWARD_TIMEOUT_MS
-    const client = new Client(CLIENT_INFO)
+    const client = new Client(CLIENT_INFO, { jsonSchemaValidator })
     await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: signedFetch(options, paymentId) }), { timeout })
     try {
       return await run(client, timeout)
