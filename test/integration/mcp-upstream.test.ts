@@ -146,6 +146,17 @@ t.test('a seller publishes an upstream MCP server: its tools are paid tools of t
     t.not(row.status, 'voided')
   })
 
+  t.test('the same tool over HTTP: the arguments as the JSON body, the tool result as JSON', async (t) => {
+    const unpaid = await fetch(`${platform.proxyUrl}/mcpseller/quotes/shout`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"text":"hi"}' })
+    t.equal(unpaid.status, 402)
+    const required = JSON.parse(Buffer.from(unpaid.headers.get('payment-required')!, 'base64').toString()) as PaymentRequired
+    const payment = Buffer.from(JSON.stringify(await x402.createPaymentPayload(required))).toString('base64')
+    const paid = await fetch(`${platform.proxyUrl}/mcpseller/quotes/shout`, { method: 'POST', headers: { 'content-type': 'application/json', 'payment-signature': payment }, body: '{"text":"hi"}' })
+    t.equal(paid.status, 200)
+    t.same(await paid.json(), { content: [{ type: 'text', text: 'HI' }] })
+    t.ok(paid.headers.get('payment-response'), 'with its receipt')
+  })
+
   t.test('a failed upstream tool call is not charged', async (t) => {
     const client = await connect(t, `${platform.proxyUrl}/mcpseller/quotes/mcp`)
     const required = (await call(client, 'fail', {})).structuredContent as unknown as PaymentRequired
