@@ -112,6 +112,7 @@ t.test('a seller publishes an upstream MCP server: its tools are paid tools of t
     t.notOk('signing_secret' in again, 'the secret is shown once')
     t.same(again.unpriced, [])
     t.match(again.upstream, { forward_headers: ['x-api-key'] }, 'the headers are kept')
+    t.match(await pub.testEndpoint(who, 'mcpseller', 'quotes', 'get-quote'), { object: 'upstream_test', ok: true, error: null }, 'the test action lists the tools')
   })
 
   t.test('the proxy fronts it at the service’s /mcp: listed with prices, each call paid and forwarded signed', async (t) => {

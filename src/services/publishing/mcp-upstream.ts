@@ -151,5 +151,23 @@ export function createMcpUpstreams(deps: { db: Kysely<Database>; config: Readonl
     }
   }
 
-  return { put }
+  /** The test action for a tool: the server is reached (signed, with the seller's headers) and still lists it. */
+  async function test(e: Selectable<EndpointsTable>) {
+    const settings = decodeUpstreamConfig(e.upstream_config, e.id, [requireMasterKey(config)])
+    const client = createUpstreamMcpClient({ allowPrivate: config.allowPrivateUpstreams })
+    const started = performance.now()
+    const done = (ok: boolean, error: string | null) => ({ object: 'upstream_test' as const, ok, status: null, latency_ms: Math.round(performance.now() - started), error })
+    try {
+      const url = checkUpstreamUrl(e.upstream_url, config.allowPrivateUpstreams)
+      const tools = await client.listTools(url, { headers: settings.headers, signingSecret: settings.signingSecret, timeoutMs: settings.timeoutMs })
+      return tools.some((x) => x.name === e.mcp_tool) ? done(true, null) : done(false, `the MCP server no longer lists the tool "${e.mcp_tool}" (publish it again to update)`)
+    } catch (err) {
+      const code = (err as { code?: string }).code
+      return done(false, code === 'ESSRF' || /private address/.test((err as Error).message) ? 'the upstream host resolves to a private address' : `could not list the tools: ${(err as Error).message.slice(0, 200)}`)
+    } finally {
+      await client.close().catch(() => {})
+    }
+  }
+
+  return { put, test }
 }

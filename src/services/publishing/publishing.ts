@@ -353,6 +353,7 @@ export function createPublishing(deps: Deps) {
     async testEndpoint(who: SellerScope, namespace: string, svcName: string, slug: string, body: { method?: unknown; path?: unknown } = {}) {
       const { endpoint: e } = await endpoint(who, namespace, svcName, slug)
       if (!e.upstream_url) throw invalid('upstream_url', 'this endpoint runs a hosted handler; only upstream endpoints can be tested')
+      if (e.mcp_tool) return mcpUpstreams.test(e)
       const method = body.method === undefined ? (e.methods[0] ?? 'GET') : String(body.method).toUpperCase()
       if (!e.methods.includes(method)) throw invalid('method', `expected one of ${e.methods.join(', ')}`)
       const settings = decodeUpstreamConfig(e.upstream_config, e.id, [requireMasterKey(config)])
