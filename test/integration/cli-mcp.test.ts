@@ -120,7 +120,8 @@ t.test('tollgate mcp: an agent host searches, describes and pays over stdio, wit
     const notHttp = await call(client, 'call_endpoint', { url: 'file:///etc/passwd' })
     t.equal(notHttp.isError, true)
     t.match(texts(notHttp), /not an absolute http\(s\) URL/)
-    // the proxy checks a hosted handler's input after the payment: the failed call voids it
+    // the unpaid call gets the challenge before the input is read, so a payment is signed; the paid
+    // call is then refused for its input before any payment work: never collected, not charged
     const badToolArgs = await call(client, 'call_mcp_tool', { server_url: mcpServer, tool: 'echo', arguments: { msg: 7 } })
     t.equal(badToolArgs.isError, true, texts(badToolArgs))
     t.match(texts(badToolArgs), /invalid value for msg[^]*cost: nothing charged: the call failed/)
