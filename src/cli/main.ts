@@ -34,6 +34,8 @@ paying:
   payments list [--agent a] [--since t] [--status s]
                          payments by your agents or to your endpoints
   marketplace list|show  the marketplace catalogue
+  mcp [--remote <url>]   an MCP server on stdio for agent hosts (Claude Desktop, Cursor): search,
+                         describe and call paid endpoints and MCP tools from the agent wallet
 
 your account (API key):
   agents list|create|show
@@ -90,14 +92,16 @@ export const COMMANDS: Record<string, () => Promise<Run>> = {
   endpoints: async () => (await import('./commands/endpoints.js')).endpointsCommand,
   users: async () => (await import('./commands/users.js')).usersCommand,
   devnet: async () => (await import('./commands/devnet.js')).devnetCommand,
+  mcp: async () => (await import('./commands/mcp.js')).mcpCommand,
 }
 
 /** Runs one command line; resolves to the exit code. */
 export async function runCli(argv: string[], io: Io = processIo()): Promise<number> {
   const { json, contextFlag, rest, problem } = globalOptions(argv)
   const [name, ...args] = rest
-  // fetch's stdout is the response body: its --json errors and receipt go to stderr
-  const cmd = createCommand(io, { json: json || (name !== 'fetch' && args.includes('--json')), contextFlag, errorStream: name === 'fetch' ? 'stderr' : 'stdout' })
+  // fetch's stdout is the response body, mcp's the protocol: their --json errors (and fetch's receipt) go to stderr
+  const stdoutTaken = name === 'fetch' || name === 'mcp'
+  const cmd = createCommand(io, { json: json || (name !== 'fetch' && args.includes('--json')), contextFlag, errorStream: stdoutTaken ? 'stderr' : 'stdout' })
   try {
     if (problem) return cmd.out.error(problem)
     if (name === undefined) {

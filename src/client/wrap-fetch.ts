@@ -109,7 +109,8 @@ export function wrapFetch(fetchImpl: FetchLike, opts: WrapFetchOptions): (input:
   }
 }
 
-interface Signed {
+/** A payment signed for one challenge: the header to retry with, and what it pays. */
+export interface Signed {
   header: 'X-PAYMENT' | 'PAYMENT-SIGNATURE'
   value: string
   amount: string
@@ -121,7 +122,7 @@ interface Signed {
 }
 
 /** The readable challenges of a 402, v1 first, and what to send the platform when none is readable. */
-interface Challenges {
+export interface Challenges {
   offered: OfferedChallenge[]
   raw: unknown
 }
@@ -129,7 +130,8 @@ interface Challenges {
 /** Platform refusals that concern one challenge only: nothing was signed, so the next one is tried. */
 const TRY_NEXT = new Set(['unsupported_requirements', 'invalid_parameter'])
 
-interface Payer {
+/** Signs a payment for a challenge; the platform's also hears how the paid call went. */
+export interface Payer {
   sign(ch: Challenges, request: Request): Promise<Signed>
   report?(s: Signed, status: 'accepted' | 'rejected' | 'error', response: Record<string, unknown> | undefined): Promise<void>
 }
@@ -142,7 +144,12 @@ export function isSendableKey(key: unknown): key is string {
   return typeof key === 'string' && /^[\x21-\x7e]+$/.test(key)
 }
 
-function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Payer {
+/**
+ * The platform as payer: POST /v1/agent/payments signs from the agent's custodial wallet (caps and
+ * allowlist enforced there; a refusal is a PaymentRefusedError), and the outcome is reported.
+ * `tollgate mcp` pays MCP tool challenges with it too.
+ */
+export function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Payer {
   if (!isSendableKey(o.agentKey)) throw new TypeError('agentKey must be an agent key (ak_test_… / ak_live_…): this one is empty or has a space, line break or other character no key has (not shown)')
   const base = o.baseUrl.replace(/\/+$/, '')
   const headers = { authorization: `Bearer ${o.agentKey}`, 'content-type': 'application/json' }

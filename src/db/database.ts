@@ -87,6 +87,8 @@ export interface EndpointsTable {
   handler: string | null
   upstream_url: string | null
   upstream_config: ColumnType<unknown, string | null | undefined, string | null> | null
+  /** the tool's name on the upstream MCP server at `upstream_url` (an upstream MCP tool); null for an HTTP upstream or a handler */
+  mcp_tool: ColumnType<string | null, string | null | undefined, string | null>
   /** payment schemes offered in the challenge; `exact` always among them */
   schemes: Generated<string[]>
   enabled: Generated<boolean>

@@ -11,9 +11,11 @@ import type { SettleNow } from '../ledger/settle-now.js'
 import { createFixedWindowLimiter } from '../limits/fixed-window.js'
 import { createPaidCall } from '../proxy/paid-call/paid-call.js'
 import type { PaidCallHooks } from '../proxy/paid-call/test-hooks.js'
+import { mcpRoute } from '../proxy/mcp-route.js'
 import { paidRoute } from '../proxy/paid-route.js'
 import { paymentLookupRoutes } from '../proxy/payment-lookup.js'
 import { createUpstreamClient, type UpstreamOptions } from '../proxy/upstream.js'
+import { createUpstreamMcpClient } from '../proxy/upstream-mcp.js'
 import { createHandlerPool, type HandlerPool } from '../pool/handler-pool.js'
 import { loadHandlerRegistry } from '../pool/handler-registry.js'
 import { createRemotePool } from '../pool/remote-pool.js'
@@ -21,6 +23,7 @@ import { createDeferredScheme } from '../schemes/deferred/deferred-scheme.js'
 import { createExactScheme } from '../schemes/exact/exact-scheme.js'
 import type { PaymentScheme } from '../schemes/scheme.js'
 import { createHttpTransport } from '../transports/http.js'
+import { createMcpTransport } from '../transports/mcp.js'
 import { decodeUpstreamConfig } from '../services/publishing/upstream-config.js'
 import { installErrorHandler } from './plugins/error-handler.js'
 import { healthRoutes } from './routes/health/index.js'
@@ -72,7 +75,8 @@ function upstreamSettings(masterKey: Buffer | undefined) {
 }
 
 /**
- * The `proxy` role ({proxy_url}): the paid hot path at /<namespace>/<service>/<slug>.
+ * The `proxy` role ({proxy_url}): the paid hot path at /<namespace>/<service>/<slug>, and each
+ * service as an MCP server at /<namespace>/<service>/mcp.
  * Returns an instance that never listens; start/proxy.ts listens.
  */
 export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Promise<FastifyInstance> {
@@ -104,10 +108,11 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
     opts.handlerPool ??
     (deps.config.handlers.url.length > 0 ? createRemotePool(deps.config.handlers.url) : createHandlerPool({ ...deps.config.handlers, log: (message) => app.log.warn(message) }))
   const upstream = createUpstreamClient({ allowPrivate: deps.config.allowPrivateUpstreams })
+  const upstreamMcp = createUpstreamMcpClient({ allowPrivate: deps.config.allowPrivateUpstreams })
   app.decorate('createSignerRecovery', recovery)
   app.addHook('onClose', async () => {
     await ledger.drain()
-    await Promise.allSettled([table.close(), pool.close(), upstream.close(), recovery.close()])
+    await Promise.allSettled([table.close(), pool.close(), upstream.close(), upstreamMcp.close(), recovery.close()])
   })
   await app.register(healthRoutes(deps, (await import('../services/metrics/relayer-funds.js')).relayerReadinessChecks(deps)))
   // Without the key a seller's stored settings (required and forwarded headers, rate limit,
@@ -120,6 +125,7 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
     limiter: createFixedWindowLimiter(deps.redis, deps.key),
     pool,
     upstream,
+    upstreamMcp,
     sync: opts.sync,
     maxPaymentHeaderBytes: deps.config.x402.maxHeaderBytes,
     handlers: await loadHandlerRegistry(opts.handlersDir),
@@ -130,6 +136,7 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
     hooks: opts.hooks,
   })
   await app.register(paidRoute(paidCall, createHttpTransport(deps.config.chain)))
+  await app.register(mcpRoute(paidCall, createMcpTransport(deps.config.chain), table))
   await app.register(paymentLookupRoutes(deps))
   return app
 }

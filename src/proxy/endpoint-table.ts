@@ -27,6 +27,8 @@ export interface EndpointEntry {
   inputSchema: JsonSchema | undefined
   handler: string | undefined
   upstream: UpstreamTarget | undefined
+  /** the tool's name on the seller's MCP server at `upstream.url`: the call is a `tools/call` there */
+  mcpTool: string | undefined
   /** the payment schemes offered (`exact` always) */
   schemes: readonly string[]
   resourceUrl: string
@@ -58,7 +60,7 @@ export async function loadEndpoints(db: Kysely<Database>, config: Readonly<Confi
     .innerJoin('sellers as sl', 'sl.id', 's.seller_id')
     .select([
       'e.id', 'e.slug', 'e.methods', 'e.price', 'e.settlement_mode', 'e.description', 'e.mime_type', 'e.input_schema',
-      'e.handler', 'e.upstream_url', 'e.upstream_config', 'e.schemes', 's.name as service', 's.pay_to', 'sl.namespace',
+      'e.handler', 'e.upstream_url', 'e.upstream_config', 'e.mcp_tool', 'e.schemes', 's.name as service', 's.pay_to', 'sl.namespace',
     ])
     .where('e.enabled', '=', true)
     .where('s.enabled', '=', true)
@@ -107,6 +109,7 @@ export async function loadEndpoints(db: Kysely<Database>, config: Readonly<Confi
       inputSchema,
       handler: r.handler ?? undefined,
       upstream: r.upstream_url ? { url: r.upstream_url, config: (r.upstream_config ?? {}) as Record<string, unknown> } : undefined,
+      mcpTool: r.mcp_tool ?? undefined,
       schemes: r.schemes,
       resourceUrl,
       challenges,
@@ -125,6 +128,9 @@ export async function createEndpointTable(
   opts: { reloadMs?: number; onError?: (err: unknown) => void; requirementOf?: RequirementOf } = {},
 ) {
   let table = await loadEndpoints(deps.db, deps.config, opts.requirementOf)
+  // the endpoints of each service, for its MCP server's tool list; built from the table it belongs to
+  let services: Map<string, EndpointEntry[]> | undefined
+  let servicesOf: Map<string, EndpointEntry> | undefined
   let reloading: Promise<void> | undefined
   let again = false
   const reload = (): Promise<void> => {
@@ -162,6 +168,14 @@ export async function createEndpointTable(
   timer.unref()
   return {
     get: (path: string) => table.get(path),
+    /** the endpoints of `/<namespace>/<service>`, by slug (empty when there is no such service) */
+    service(namespace: string, service: string): readonly EndpointEntry[] {
+      if (servicesOf !== table || !services) {
+        services = groupByService(table)
+        servicesOf = table
+      }
+      return services.get(`/${namespace}/${service}`) ?? []
+    },
     get size() {
       return table.size
     },
@@ -172,6 +186,18 @@ export async function createEndpointTable(
       await reloading
     },
   }
+}
+
+function groupByService(table: ReadonlyMap<string, EndpointEntry>): Map<string, EndpointEntry[]> {
+  const out = new Map<string, EndpointEntry[]>()
+  for (const e of table.values()) {
+    const key = `/${e.namespace}/${e.service}`
+    let list = out.get(key)
+    if (!list) out.set(key, (list = []))
+    list.push(e)
+  }
+  for (const list of out.values()) list.sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0))
+  return out
 }
 
 export type EndpointTable = Awaited<ReturnType<typeof createEndpointTable>>

@@ -3,7 +3,7 @@
  * The paid call's stages (src/proxy/paid-call/) never see the carrier; a transport turns what it
  * receives into a `CallRequest` and renders the `CallResult`:
  *
- * | | HTTP (today) | MCP (next) |
+ * | | HTTP (`http.ts`) | MCP (`mcp.ts`) |
  * |---|---|---|
  * | challenge | 402 + v1 JSON body + v2 `PAYMENT-REQUIRED` header | tool result, `isError`, PaymentRequired in `structuredContent` |
  * | payment | `PAYMENT-SIGNATURE` (v2) / `X-PAYMENT` (v1) header | `params._meta["x402/payment"]` |
@@ -13,10 +13,10 @@
  */
 import type { CallRequest, CallResult } from '../proxy/paid-call/call.js'
 
-export interface PaymentTransport<In, Out> {
+export interface PaymentTransport<In, Out, Sent = unknown> {
   readonly name: string
   /** the call as the stages see it: endpoint path, input, the payment as carried */
   request(input: In): CallRequest
   /** renders a result: the endpoint's answer with its receipt, a challenge (with a reason), or an error */
-  send(out: Out, result: CallResult): unknown
+  send(out: Out, result: CallResult): Sent
 }

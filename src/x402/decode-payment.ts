@@ -1,7 +1,8 @@
 /**
- * Decode and shape-check the payment header of a paid request: `PAYMENT-SIGNATURE` (x402 v2)
- * or `X-PAYMENT` (x402 v1), each standard base64 of JSON as the official clients send it
- * (`btoa(JSON.stringify(payload))`).
+ * Decode and shape-check the payment of a paid request: `PAYMENT-SIGNATURE` (x402 v2) or
+ * `X-PAYMENT` (x402 v1), each standard base64 of JSON as the official clients send it
+ * (`btoa(JSON.stringify(payload))`), or over MCP the v2 PaymentPayload as a JSON value in
+ * `params._meta["x402/payment"]`.
  *
  * Strict and total: every input, however hostile, gives either a typed payload or a refusal
  * with an x402 reason; nothing throws. The checks here are about form (sizes, hex lengths,
@@ -23,6 +24,8 @@ export interface PaymentHeaders {
   xPayment?: string
   /** `PAYMENT-SIGNATURE` (v2) */
   paymentSignature?: string
+  /** MCP: `params._meta["x402/payment"]` as received, a v2 PaymentPayload already parsed from JSON */
+  mcpPayment?: unknown
 }
 
 export type DecodedPayment =
@@ -59,6 +62,7 @@ const MAX_STRING = 2048
  */
 export function decodePaymentEnvelope(headers: PaymentHeaders, maxBytes: number): PaymentEnvelope | Refusal {
   try {
+    if (headers.mcpPayment !== undefined) return decodeMcpPayment(headers.mcpPayment, maxBytes)
     const v2 = headers.paymentSignature
     const v1 = headers.xPayment
     if (typeof v2 === 'string' && v2.length > 0) return decodeOne(v2, 2, maxBytes)
@@ -111,7 +115,22 @@ function decodeOne(value: string, headerVersion: 1 | 2, maxBytes: number): Payme
   // checked after parsing: a JSON.parse reviver costs a function call per value on the hot path
   if (hasForbiddenKey(json)) return refuse('invalid_payload', `${header} is not base64 of a JSON object`)
   if (!isPlainObject(json)) return refuse('invalid_payload', `${header} is not base64 of a JSON object`)
+  return readEnvelope(json, headerVersion, header)
+}
 
+/** MCP's `_meta["x402/payment"]`: the v2 PaymentPayload as a JSON value (the MCP message was parsed already). */
+function decodeMcpPayment(value: unknown, maxBytes: number): PaymentEnvelope | Refusal {
+  const where = '_meta["x402/payment"]'
+  if (!isPlainObject(value) || hasForbiddenKey(value)) return refuse('invalid_payload', `${where} must be a PaymentPayload object`)
+  // the same budget as the header's; JSON is shorter than its base64, so this is the looser bound
+  const size = JSON.stringify(value).length
+  if (size > maxBytes) return refuse('payment_header_too_large', `${where} is ${size} bytes of JSON, the limit is ${maxBytes}`)
+  if (value.x402Version !== 2) return refuse('invalid_x402_version', `${where} must carry x402Version 2`)
+  return readEnvelope(value, 2, where)
+}
+
+/** The envelope of a parsed payment object; `header` names where it came from in refusals. */
+function readEnvelope(json: Record<string, unknown>, headerVersion: 1 | 2, header: string): PaymentEnvelope | Refusal {
   const version = json.x402Version
   if (version !== 1 && version !== 2) return refuse('invalid_x402_version')
   if (version !== headerVersion) {

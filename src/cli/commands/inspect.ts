@@ -128,10 +128,10 @@ export function inputFields(schema: unknown): string | undefined {
   return parts.length ? parts.join('; ') : undefined
 }
 
-type DryRun = { unavailable: string } | { preview: Record<string, any>; lines: string[] }
+export type DryRun = { unavailable: string } | { preview: Record<string, any>; lines: string[] }
 
 /** What paying would do (the platform's dry run), as `--inspect` prints it. */
-async function dryRun(url: string, method: string, offered: OfferedChallenge[], f: FetchLike, apiUrl: string, agentKey: string): Promise<DryRun> {
+export async function dryRun(url: string, method: string, offered: OfferedChallenge[], f: FetchLike, apiUrl: string, agentKey: string): Promise<DryRun> {
   // the challenge the paying call would use: the next one only when the platform can pay nothing in this one
   let r: Response
   let b: Record<string, any>

@@ -58,6 +58,8 @@ export interface UpstreamTarget {
   /** always: the seller's origin receives the payment id with the call */
   recordFirst: true
   origin: string
+  /** a tool of the seller's MCP server at `origin`, called with `arguments` (an upstream MCP tool) */
+  mcp?: { tool: string; arguments: Record<string, unknown> }
   options: UpstreamOptions
   timeoutMs: number
   rateLimit: { requests: number; perSeconds: number } | undefined

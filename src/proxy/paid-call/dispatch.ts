@@ -2,6 +2,8 @@ import type { Readable } from 'node:stream'
 import { AppError, appError } from '../../errors.js'
 import type { HandlerPool, PoolOutcome } from '../../pool/handler-pool.js'
 import type { UpstreamClient } from '../upstream.js'
+import { MCP_TOOL_RESULT_TYPE } from '../../transports/mcp.js'
+import type { UpstreamMcpClient } from '../upstream-mcp.js'
 import type { CallRequest, CallTarget, HostedTarget, UpstreamTarget } from './call.js'
 import { CallRefusal } from './refusal.js'
 
@@ -23,7 +25,7 @@ export type Dispatched =
   | { ok: false; reason: string; answer?: EndpointAnswer; refusal?: CallRefusal }
 
 /** Stage 6: run the endpoint — a hosted handler in the pool, or the seller's upstream through undici. */
-export function createDispatcher(opts: { pool: HandlerPool; upstream: UpstreamClient }) {
+export function createDispatcher(opts: { pool: HandlerPool; upstream: UpstreamClient; upstreamMcp?: UpstreamMcpClient }) {
   async function hosted(t: HostedTarget, req: CallRequest): Promise<Dispatched> {
     const out = await opts.pool.run({ file: t.handler.file, slug: t.slug, io: t.handler.io }, t.input, t.ctx, t.timeoutMs)
     if (out.kind === 'ok') {
@@ -41,6 +43,7 @@ export function createDispatcher(opts: { pool: HandlerPool; upstream: UpstreamCl
   }
 
   async function upstream(t: UpstreamTarget, req: CallRequest, paymentId: string): Promise<Dispatched> {
+    if (t.mcp) return upstreamTool(t, t.mcp, req, paymentId)
     const q = req.url.indexOf('?')
     let res
     try {
@@ -61,6 +64,22 @@ export function createDispatcher(opts: { pool: HandlerPool; upstream: UpstreamCl
     }
     const answer: EndpointAnswer = { status: res.status, headers: res.headers, body: res.body }
     return res.status < 400 ? { ok: true, answer } : { ok: false, reason: `upstream_status_${res.status}`, answer }
+  }
+
+  /** A tool of the seller's MCP server: its result is the answer; a tool error (isError) voids the payment. */
+  async function upstreamTool(t: UpstreamTarget, mcp: NonNullable<UpstreamTarget['mcp']>, req: CallRequest, paymentId: string): Promise<Dispatched> {
+    if (!opts.upstreamMcp) return { ok: false, reason: 'upstream_failed', refusal: CallRefusal.error(appError('service_unavailable', { detail: 'this proxy does not call upstream MCP servers; nothing was charged' })) }
+    let result
+    try {
+      result = await opts.upstreamMcp.callTool({ url: t.origin, tool: mcp.tool, arguments: mcp.arguments, options: t.options, paymentId })
+    } catch (err) {
+      const timedOut = /timeout|timed out/i.test((err as Error).name + (err as Error).message)
+      if ((err as { code?: string }).code !== 'ESSRF') req.log.warn({ err: (err as Error).message, endpoint: req.path }, 'upstream MCP tool failed')
+      const error = timedOut ? appError('handler_timeout', { timeoutMs: t.timeoutMs }) : appError('upstream_failed', { detail: `the seller's MCP server failed: ${(err as Error).message.slice(0, 200)}` })
+      return { ok: false, reason: 'upstream_failed', refusal: CallRefusal.error(error) }
+    }
+    const answer: EndpointAnswer = { status: result.isError ? 502 : 200, contentType: MCP_TOOL_RESULT_TYPE, body: JSON.stringify(result) }
+    return result.isError ? { ok: false, reason: 'upstream_tool_error', answer } : { ok: true, answer }
   }
 
   return function dispatch(target: CallTarget, req: CallRequest, paymentId: string): Promise<Dispatched> {

@@ -23,6 +23,7 @@ import type { HandlerPool } from '../../pool/handler-pool.js'
 import type { PaymentScheme } from '../../schemes/scheme.js'
 import type { EndpointTable } from '../endpoint-table.js'
 import type { UpstreamClient } from '../upstream.js'
+import type { UpstreamMcpClient } from '../upstream-mcp.js'
 import type { CallRequest, CallResult } from './call.js'
 import { createPaymentChecker } from './check-payment.js'
 import { createDispatcher } from './dispatch.js'
@@ -42,6 +43,8 @@ export interface PaidCallDeps extends InputSettings {
   limiter: FixedWindowLimiter
   pool: HandlerPool
   upstream: UpstreamClient
+  /** calls the tools of sellers' MCP servers (upstream MCP tools); absent: they are refused, nothing charged */
+  upstreamMcp?: UpstreamMcpClient
   /** settles a payment before answering (sync endpoints, blocked payers); absent: they are refused */
   sync?: SettleNow
   /** bytes a payment header may have (at least each challenge's own budget) */

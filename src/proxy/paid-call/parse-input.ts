@@ -39,7 +39,12 @@ export function createInputParser(s: InputSettings) {
       }
       const missing = (options.requiredHeaders ?? []).find((h) => req.headers[h] === undefined)
       if (missing) return CallRefusal.error(appError('invalid_parameter', { param: missing, detail: `the ${missing} header is required by this endpoint` }, { details: { param: missing } }))
-      return { kind: 'upstream', recordFirst: true, origin: entry.upstream!.url, options, timeoutMs: options.timeoutMs ?? FORWARD_TIMEOUT_MS, rateLimit: options.rateLimit }
+      const base = { kind: 'upstream', recordFirst: true, origin: entry.upstream!.url, options, timeoutMs: options.timeoutMs ?? FORWARD_TIMEOUT_MS, rateLimit: options.rateLimit } as const
+      if (!entry.mcpTool) return base
+      // an upstream MCP tool takes its arguments as a JSON object (MCP's, or an HTTP call's body)
+      const args = req.input ?? readInput(req, 'POST')
+      if (args instanceof CallRefusal) return args
+      return { ...base, mcp: { tool: entry.mcpTool, arguments: args } }
     }
 
     const handler = s.handlers.get(entry.handler)
@@ -51,7 +56,8 @@ export function createInputParser(s: InputSettings) {
     }
     const parsed = req.input ?? readInput(req, method)
     if (parsed instanceof CallRefusal) return parsed
-    const problem = handler.validate(parsed, method === 'GET' ? 'query' : 'body')
+    // a query's strings are coerced to the schema's types; JSON (a body, MCP arguments) is taken as typed
+    const problem = handler.validate(parsed, method === 'GET' && req.input === undefined ? 'query' : 'body')
     if (problem) return CallRefusal.error(appError('invalid_parameter', { param: problem.field, detail: problem.message }, { details: { param: problem.field } }))
     return {
       kind: 'hosted',

@@ -13,6 +13,7 @@ import { validateServiceListing, type ServiceListing } from '../marketplace/vali
 import { announceRegistryChange } from '../registry-events.js'
 import { requireMasterKey } from '../../secrets/wallet-crypto.js'
 import { checkUpstreamUrl, guardedLookup } from '../../net/ssrf-guard.js'
+import { createMcpUpstreams, type McpUpstreamBody } from './mcp-upstream.js'
 import { buildUpstreamConfig, decodeUpstreamConfig, publicUpstreamConfig, type StoredUpstreamConfig, type UpstreamInput } from './upstream-config.js'
 
 type Deps = { db: Kysely<Database>; config: Readonly<Config>; redis: import('ioredis').Redis; key(...parts: string[]): string }
@@ -81,6 +82,7 @@ function endpointView(proxyUrl: string, namespace: string, service: string, r: S
     handler: r.handler,
     upstream_url: r.upstream_url,
     upstream: publicUpstreamConfig(r.upstream_config),
+    mcp_tool: r.mcp_tool,
     enabled: r.enabled,
     created_at: iso(r.created_at),
     updated_at: iso(r.updated_at),
@@ -130,6 +132,7 @@ function listingFields(body: Record<string, unknown>): ServiceListing {
 export function createPublishing(deps: Deps) {
   const { db, config } = deps
   const announce = (what: Record<string, unknown>) => announceRegistryChange(deps, what).catch(() => {})
+  const mcpUpstreams = createMcpUpstreams({ db, config, announce })
 
   /** the sellers `who` may see: the user's own, and for an agent key only those linked to the agent */
   const sellersOf = (who: SellerScope) =>
@@ -273,6 +276,8 @@ export function createPublishing(deps: Deps) {
     async createEndpoint(who: SellerScope, namespace: string, svcName: string, body: EndpointBody) {
       const { service: svc } = await service(who, namespace, svcName)
       const slug = parseSlug('slug', body.slug)
+      // the proxy serves the service's MCP server there (src/proxy/mcp-route.ts)
+      if (slug === 'mcp') throw invalid('slug', '"mcp" is reserved: /<namespace>/<service>/mcp is the service\'s MCP server')
       const id = randomUUID()
       const fields = {
         id,
@@ -325,6 +330,15 @@ export function createPublishing(deps: Deps) {
       await announce({ namespace, service: svcName, slug })
       return { ...endpointView(config.proxyUrl, namespace, svcName, row), ...(signingSecret ? { signing_secret: signingSecret } : {}) }
     },
+    /**
+     * Publishes the service's upstream MCP server (Streamable HTTP): each tool it lists and the body
+     * prices (`tool_prices`, else `default_price`) becomes a paid endpoint, a tool of the service's
+     * MCP server; again, it re-reads the server's tools. `signing_secret` is in the first answer once.
+     */
+    async putMcpUpstream(who: SellerScope, namespace: string, svcName: string, body: McpUpstreamBody) {
+      const { service: svc } = await service(who, namespace, svcName)
+      return mcpUpstreams.put({ namespace, service: svc }, body ?? {})
+    },
     /** Unpublishes: the proxy answers 404 for the path once its table reloads (immediately, via the channel). */
     async deleteEndpoint(who: SellerScope, namespace: string, svcName: string, slug: string) {
       const { endpoint: e } = await endpoint(who, namespace, svcName, slug)
@@ -339,6 +353,7 @@ export function createPublishing(deps: Deps) {
     async testEndpoint(who: SellerScope, namespace: string, svcName: string, slug: string, body: { method?: unknown; path?: unknown } = {}) {
       const { endpoint: e } = await endpoint(who, namespace, svcName, slug)
       if (!e.upstream_url) throw invalid('upstream_url', 'this endpoint runs a hosted handler; only upstream endpoints can be tested')
+      if (e.mcp_tool) return mcpUpstreams.test(e)
       const method = body.method === undefined ? (e.methods[0] ?? 'GET') : String(body.method).toUpperCase()
       if (!e.methods.includes(method)) throw invalid('method', `expected one of ${e.methods.join(', ')}`)
       const settings = decodeUpstreamConfig(e.upstream_config, e.id, [requireMasterKey(config)])

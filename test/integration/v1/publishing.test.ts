@@ -101,6 +101,7 @@ t.test('publish: namespace, service, endpoint rows + registry messages; test act
     [{ slug: 'ep-one', price: '1', upstream_url: 'ftp://x' }, 'upstream_url'],
     [{ slug: 'ep-one', price: '1', upstream_url: origin.url, upstream: { timeout_ms: 5 } }, 'upstream.timeout_ms'],
     [{ slug: 'ep-one', price: '1', handler: 'hash-generatr' }, 'handler'],
+    [{ slug: 'mcp', price: '1', handler: 'hash-generator' }, 'slug'],
   ] as const) {
     const res = await app.inject({ method: 'POST', url: '/v1/sellers/acme-data/services/prices/endpoints', headers: auth, payload })
     t.equal(res.statusCode, 400, JSON.stringify(payload))

@@ -48,6 +48,23 @@ t.test('the v2 header wins when both are sent', async (t) => {
   t.ok(r.ok && r.version === 2)
 })
 
+t.test('MCP: the v2 PaymentPayload as a JSON value in _meta["x402/payment"]', async (t) => {
+  const mcp = (value: unknown, max = MAX) => decodePaymentHeader({ mcpPayment: value }, max)
+  const ok = mcp(JSON.parse(JSON.stringify(v2Payload(ch))))
+  t.ok(ok.ok && ok.version === 2 && ok.payload.payload.authorization.nonce === NONCE, 'decodes as the same header would')
+  const both = decodePaymentHeader({ mcpPayment: v2Payload(ch), xPayment: 'junk' }, MAX)
+  t.ok(both.ok, 'the MCP payment is the one read when it is there')
+  for (const [what, value] of [['null', null], ['a string', b64(v2Payload(ch))], ['an array', [v2Payload(ch)]], ['a number', 7]] as const) {
+    refused(t, mcp(value), 'invalid_payload', 402, what)
+  }
+  refused(t, mcp(v1Payload(ch)), 'invalid_x402_version', 402, 'a v1 payload')
+  refused(t, mcp({ ...v2Payload(ch), accepted: undefined }), 'invalid_payload', 402, 'accepted missing')
+  refused(t, mcp(JSON.parse(`{"x402Version":2,"__proto__":{"x":1},"payload":{}}`)), 'invalid_payload', 402, '__proto__ key')
+  refused(t, mcp(v2Payload(ch), 100), 'payment_header_too_large', 402, 'past the budget')
+  const r = mcp({ ...v2Payload(ch), accepted: undefined })
+  t.match(!r.ok && r.message, /accepted/, 'the message names the field')
+})
+
 t.test('header-level rejections', async (t) => {
   refused(t, decodePaymentHeader({}, MAX), 'payment_required', 402, 'no header')
   refused(t, decodePaymentHeader({ xPayment: '' }, MAX), 'invalid_payload', 402, 'empty header')

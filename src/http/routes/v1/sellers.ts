@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Deps } from '../../../deps.js'
+import type { McpUpstreamBody } from '../../../services/publishing/mcp-upstream.js'
 import { type EndpointBody, type SellerScope } from '../../../services/publishing/publishing.js'
 import { atomic, authErrors, errorResponse, idempotencyHeader, list, noContent, ok } from './schemas.js'
 
@@ -155,6 +156,29 @@ export async function sellerRoutes(app: FastifyInstance, ctx: { deps: Deps }, op
     await pub.deleteEndpoint(scope(request), request.params.namespace, request.params.service, request.params.slug)
     return reply.code(204).send()
   })
+  app.put<SVC & { Body: McpUpstreamBody }>(
+    '/sellers/:namespace/services/:service/mcp-upstream',
+    {
+      schema: {
+        tags,
+        summary: "Publish the service's upstream MCP server: each tool it lists, priced per tool or by default, becomes a paid tool (and endpoint); the first answer carries `signing_secret` once",
+        params: svc,
+        body: {
+          type: 'object',
+          required: ['url'],
+          additionalProperties: false,
+          properties: {
+            url: { type: 'string', description: 'your MCP server (Streamable HTTP); Tollgate forwards paid tool calls with an HMAC signature (X-Tollgate-Signature) on every request' },
+            tool_prices: { type: 'object', additionalProperties: atomic, description: 'tool name → price in atomic units' },
+            default_price: { anyOf: [{ type: 'null' }, atomic], description: 'the price of a tool not in tool_prices; without it such tools are not published' },
+            upstream,
+          },
+        },
+        response: { 200: ok('{object: "mcp_upstream", url, mcp_url, tools: [{name, slug, price, endpoint_url}], unpriced, upstream, signing_secret?}'), 400: errorResponse, ...authErrors },
+      },
+    },
+    async (request) => pub.putMcpUpstream(scope(request), request.params.namespace, request.params.service, request.body),
+  )
   app.post<EP & { Body: { method?: string } }>(
     '/sellers/:namespace/services/:service/endpoints/:slug/test',
     {

@@ -1,0 +1,57 @@
+/**
+ * What the tools of one `tollgate mcp` process share: the context's settings and API, the fetch
+ * that names an unreachable host, the agent key (asked for only by the tools that pay), and one
+ * MCP client per remote server, connected on first use and closed with the session.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { platformPayer, type FetchLike, type Payer } from '../../client/wrap-fetch.js'
+import { namingFetch, NO_AGENT_KEY, type Api } from '../api-client.js'
+import type { Command } from '../command.js'
+import { UsageError } from '../errors.js'
+import type { Settings } from '../settings.js'
+
+export const CLIENT_INFO = { name: 'tollgate-mcp', version: '1.0.0' }
+
+export class McpSession {
+  readonly settings: Settings
+  readonly api: Api
+  readonly fetch: FetchLike
+  readonly #clients = new Map<string, Promise<Client>>()
+  #payer: Payer | undefined
+
+  constructor(cmd: Command) {
+    this.settings = cmd.settings()
+    this.api = cmd.api()
+    this.fetch = namingFetch(cmd.io.fetch ?? fetch, this.settings.apiUrl, this.settings.apiUrlSource)
+  }
+
+  /** The agent key; a tool that pays without one is refused with how to get one. */
+  agentKey(): string {
+    if (!this.settings.agentKey) throw new UsageError(NO_AGENT_KEY)
+    return this.settings.agentKey
+  }
+
+  /** The platform signing from the agent's wallet. */
+  payer(): Payer {
+    return (this.#payer ??= platformPayer(this.fetch, { baseUrl: this.settings.apiUrl, agentKey: this.agentKey() }))
+  }
+
+  /** An MCP client connected to the Streamable HTTP server at `url` (one per URL; a failed connection is tried again next time). */
+  mcp(url: string): Promise<Client> {
+    let c = this.#clients.get(url)
+    if (!c) {
+      const client = new Client(CLIENT_INFO)
+      c = client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: this.fetch })).then(() => client)
+      c.catch(() => this.#clients.delete(url))
+      this.#clients.set(url, c)
+    }
+    return c
+  }
+
+  async close(): Promise<void> {
+    const clients = [...this.#clients.values()]
+    this.#clients.clear()
+    await Promise.all(clients.map((c) => c.then((x) => x.close()).catch(() => {})))
+  }
+}

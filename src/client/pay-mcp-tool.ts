@@ -1,0 +1,97 @@
+/**
+ * `callPaidTool`: an MCP `tools/call` that pays its x402 challenge (x402 specs/transports-v2/mcp.md).
+ * The unpaid call's PaymentRequired (a tool result with `isError`, in `structuredContent` or as
+ * JSON in `content[0].text`) is signed by the payer, and the call is made once more with the
+ * PaymentPayload in `params._meta["x402/payment"]`. One payment per call at most.
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { PaidCallFailedError, PaymentRefusedError } from './errors.js'
+import type { Payer, PaymentInfo, Signed } from './wrap-fetch.js'
+
+/** `params._meta` key of the PaymentPayload */
+export const PAYMENT_META_KEY = 'x402/payment'
+/** result `_meta` key of the settlement response */
+export const PAYMENT_RESPONSE_META_KEY = 'x402/payment-response'
+
+export interface ToolCall {
+  name: string
+  arguments?: Record<string, unknown>
+  _meta?: Record<string, unknown>
+}
+
+/** The tool's result and, when it was paid for, the payment (`success`: kept by the seller). */
+export interface PaidToolResult {
+  result: CallToolResult
+  payment?: PaymentInfo
+}
+
+/**
+ * @example
+ *   const { result, payment } = await callPaidTool(client, platformPayer(fetch, { baseUrl, agentKey }), { name: 'echo', arguments: { msg: 'hi' } })
+ */
+export async function callPaidTool(client: Pick<Client, 'callTool'>, payer: Payer, call: ToolCall, opts: { signal?: AbortSignal } = {}): Promise<PaidToolResult> {
+  const first = (await client.callTool(call, undefined, { signal: opts.signal })) as CallToolResult
+  const required = paymentRequiredOf(first)
+  if (!required) return { result: first }
+  const resource = (required.resource as { url?: unknown } | undefined)?.url
+  if (typeof resource !== 'string' || !URL.canParse(resource)) throw new PaymentRefusedError('invalid_challenge', `tool "${call.name}" asked for a payment without a resource URL`, {}, 402)
+  const signed = await payer.sign({ offered: [], raw: required }, new Request(resource, { method: 'POST', signal: opts.signal }))
+  const payload = payloadOf(signed)
+  let second: CallToolResult
+  try {
+    second = (await client.callTool({ ...call, _meta: { ...call._meta, [PAYMENT_META_KEY]: payload } }, undefined, { signal: opts.signal })) as CallToolResult
+  } catch (err) {
+    // the seller may have received the payment: report it, and name it for a look-up
+    await payer.report?.(signed, 'error', undefined)
+    throw new PaidCallFailedError(paymentInfo(signed, false, undefined), err)
+  }
+  const refused = paymentRequiredOf(second)
+  if (refused) {
+    await payer.report?.(signed, 'rejected', undefined)
+    const reason = typeof refused.error === 'string' ? refused.error : 'unknown'
+    throw new PaymentRefusedError('payment_rejected', `the seller refused the payment: ${reason}`, { reason }, 402)
+  }
+  const receipt = second._meta?.[PAYMENT_RESPONSE_META_KEY] as Record<string, unknown> | undefined
+  // a tool error without a receipt is the endpoint's own failure: its payment was voided
+  const kept = receipt?.success === true
+  await payer.report?.(signed, kept ? 'accepted' : 'error', receipt)
+  return { result: second, payment: paymentInfo(signed, kept, receipt) }
+}
+
+/** The PaymentRequired of a tool result: `structuredContent`, else the JSON of `content[0].text`. */
+export function paymentRequiredOf(r: CallToolResult): Record<string, unknown> | undefined {
+  if (!r.isError) return undefined
+  const isRequired = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && (v as { x402Version?: unknown }).x402Version !== undefined && Array.isArray((v as { accepts?: unknown }).accepts)
+  if (isRequired(r.structuredContent)) return r.structuredContent
+  const first = r.content?.[0]
+  if (first?.type !== 'text') return undefined
+  try {
+    const v: unknown = JSON.parse(first.text)
+    return isRequired(v) ? v : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The signed v2 PaymentPayload as the JSON value MCP carries (the header's base64 undone). */
+function payloadOf(s: Signed): unknown {
+  if (s.header !== 'PAYMENT-SIGNATURE') throw new PaymentRefusedError('unsupported_requirements', 'the payer signed an x402 v1 payment; MCP carries v2 only')
+  return JSON.parse(Buffer.from(s.value, 'base64').toString('utf8'))
+}
+
+function paymentInfo(s: Signed, success: boolean, receipt: Record<string, unknown> | undefined): PaymentInfo {
+  const str = (k: string) => (typeof receipt?.[k] === 'string' && receipt[k] !== '' ? (receipt[k] as string) : undefined)
+  return {
+    success,
+    ...(str('transaction') ? { transaction: str('transaction') } : {}),
+    network: str('network') ?? s.network,
+    payer: str('payer') ?? s.payer,
+    paymentId: str('paymentId'),
+    agentPaymentId: s.agentPaymentId,
+    nonce: s.nonce,
+    amount: s.amount,
+    payTo: s.payTo,
+    header: s.header,
+  }
+}

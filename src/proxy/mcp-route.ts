@@ -1,0 +1,97 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
+import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { toolMethod, type McpTransport } from '../transports/mcp.js'
+import { formatUsdc } from '../x402/usdc-amount.js'
+import type { EndpointEntry, EndpointTable } from './endpoint-table.js'
+import type { PaidCall } from './paid-call/paid-call.js'
+
+/** Bytes of one MCP message, as the HTTP route's body limit; past it the SDK answers 413 with a JSON-RPC error. */
+export const MCP_MAX_MESSAGE_BYTES = 1024 * 1024
+
+/**
+ * Each published service as an MCP server at /<namespace>/<service>/mcp (Streamable HTTP,
+ * stateless: every POST is answered on its own, as JSON): `tools/list` gives its endpoints as
+ * tools, `tools/call` runs the paid call's stages between the MCP transport's reading of the call
+ * and its rendering of the result, as the HTTP route does for a request.
+ */
+export function mcpRoute(paidCall: PaidCall, mcp: McpTransport, table: Pick<EndpointTable, 'get' | 'service'>) {
+  const tools = new WeakMap<EndpointEntry, Tool>()
+  // the SDK's Server builds an Ajv instance of its own unless given one (for elicitation, which
+  // these servers never send): per message that was most of an MCP call's CPU (bench:mcp)
+  const jsonSchemaValidator = new AjvJsonSchemaValidator()
+  const toolOf = (e: EndpointEntry): Tool => {
+    let tool = tools.get(e)
+    if (!tool) tools.set(e, (tool = describeTool(e)))
+    return tool
+  }
+
+  async function serve(request: FastifyRequest, reply: FastifyReply) {
+    const { namespace, service } = request.params as Record<string, string>
+    const endpoints = table.service(namespace, service)
+    if (endpoints.length === 0) return reply.code(404).send(rpcError(-32000, `no published service /${namespace}/${service}`))
+
+    const server = new Server({ name: `${namespace}/${service}`, version: '1.0.0' }, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator })
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: endpoints.map(toolOf) }))
+    server.setRequestHandler(CallToolRequestSchema, async (req) => {
+      // a tool of the seller's MCP server keeps its own name; an endpoint's tool is its slug
+      const entry = endpoints.find((e) => e.mcpTool === req.params.name) ?? table.get(`/${namespace}/${service}/${req.params.name}`)
+      const path = entry?.path ?? `/${namespace}/${service}/${req.params.name}`
+      const call = {
+        path,
+        methods: entry?.methods,
+        resourceUrl: entry?.resourceUrl ?? path,
+        arguments: req.params.arguments,
+        meta: req.params._meta as Record<string, unknown> | undefined,
+        headers: request.headers,
+        log: request.log,
+      }
+      return mcp.send(call, await paidCall(mcp.request(call)))
+    })
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: MCP_MAX_MESSAGE_BYTES })
+    reply.hijack()
+    reply.raw.on('close', () => void server.close().catch(() => {}))
+    try {
+      await server.connect(transport)
+      await transport.handleRequest(request.raw, reply.raw)
+    } catch (err) {
+      request.log.error({ err: (err as Error).message }, 'mcp request failed')
+      if (!reply.raw.headersSent) reply.raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(rpcError(-32603, 'internal error')))
+    }
+  }
+
+  return async function (app: FastifyInstance) {
+    // the SDK's transport reads (and bounds) the body itself
+    app.removeAllContentTypeParsers()
+    app.addContentTypeParser('*', (_req, _payload, done) => done(null))
+    app.post('/:namespace/:service/mcp', serve)
+    // stateless: no standalone SSE stream to open (GET) and no session to end (DELETE)
+    app.route({
+      method: ['GET', 'DELETE'],
+      url: '/:namespace/:service/mcp',
+      handler: async (_request, reply) => reply.code(405).header('allow', 'POST').send(rpcError(-32000, 'Method not allowed: this MCP server is stateless; send each message as a POST')),
+    })
+  }
+}
+
+function rpcError(code: number, message: string) {
+  return { jsonrpc: '2.0', error: { code, message }, id: null }
+}
+
+/** An endpoint as a tool: its slug, its input schema, its price in the description and in `_meta`. */
+function describeTool(e: EndpointEntry): Tool {
+  const challenge = e.challenges.get(toolMethod(e.methods))!
+  const price = `${formatUsdc(e.price)} USDC`
+  const schema = (e.inputSchema ?? {}) as Record<string, unknown>
+  return {
+    name: e.mcpTool ?? e.slug,
+    description: `${e.description ? `${e.description.replace(/\.?\s*$/, '.')} ` : ''}Price: ${price} per call, paid with x402 (exact, ${challenge.requirementsV2.network}).`,
+    inputSchema: { ...schema, type: 'object' } as Tool['inputSchema'],
+    _meta: {
+      'tollgate/price': { usdc: formatUsdc(e.price), amount: e.price.toString(), asset: challenge.requirementsV2.asset, network: challenge.requirementsV2.network },
+      'x402/payment-requirements': challenge.v2.accepts,
+    },
+  }
+}
