@@ -87,6 +87,7 @@ export async function loadEndpoints(db: Kysely<Database>, config: Readonly<Confi
           inputSchema: inputSchema as InputSchema | undefined,
           method,
           extraAccepts,
+          paymentIdentifier: true,
         }),
       )
     }
