@@ -7,6 +7,7 @@ import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from '@
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { mintUsdc } from '../../src/chain/devnet.js'
 import { usdcAbi } from '../../src/chain/usdc-abi.js'
+import { createPaymentIdentifierStore } from '../../src/db/payment-identifier-store.js'
 import { startWorkers } from '../../workers/index.js'
 import { withDevnet } from '../helpers/devnet.js'
 import { decodeRequired, signFor } from '../helpers/pay.js'
@@ -127,4 +128,18 @@ t.test('an id that breaks the format: 400 naming the field, nothing reserved', a
     t.match(await res.json(), { code: 'invalid_parameter', param: 'extensions.payment-identifier.info.id', message: /16-128 characters/ })
   }
   t.equal((await rowsOf(account)).length, 0)
+})
+
+t.test('an id past its retention is free again, and the sweep deletes it with its kept answer', async (t) => {
+  const { account, state, pay } = await officialBuyer()
+  t.equal((await pay(`${base}/echo?msg=old`)).status, 200)
+  const expire = () => db.updateTable('payment_identifiers').set({ expires_at: new Date(Date.now() - 1000) }).where('payment_identifier', '=', state.id).execute()
+  await expire()
+  const fresh = await pay(`${base}/echo?msg=new`)
+  t.equal(fresh.status, 200, 'no conflict: the old use has expired')
+  t.same(await fresh.json(), { echo: { msg: 'new' } })
+  t.equal((await rowsOf(account)).length, 2, 'a new call, a new payment')
+  await expire()
+  t.ok((await createPaymentIdentifierStore(db, platform.deps.config.x402.paymentIds).purgeExpired()) >= 1)
+  t.notOk(await db.selectFrom('payment_identifiers').select('payer').where('payment_identifier', '=', state.id).executeTakeFirst(), 'deleted')
 })

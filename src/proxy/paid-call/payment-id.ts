@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import { appError } from '../../errors.js'
-import type { PaymentIdentifierStore, UsedPaymentId } from '../payment-identifier-store.js'
+import type { PaymentIdentifierStore, UsedPaymentId } from '../../db/payment-identifier-store.js'
 import type { CallRequest, CallResult, CallTarget, ResolvedCall } from './call.js'
 import type { CheckedPayment } from './check-payment.js'
 import { CallRefusal } from './refusal.js'

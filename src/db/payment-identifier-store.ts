@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import type { Database, PaymentStatus } from '../db/database.js'
+import type { Database, PaymentStatus } from './database.js'
 
 /** A `payment-identifier` already in use, with what its payment became. */
 export interface UsedPaymentId {
