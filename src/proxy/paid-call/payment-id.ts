@@ -67,6 +67,16 @@ export function createPaymentIdStage(opts: { store: PaymentIdentifierStore; answ
     const fingerprint = requestFingerprint(call, req, checked)
     // the lease outlives the call's own limit, so only a proxy that died leaves it to run out
     const leaseMs = target.timeoutMs + 60_000
+    try {
+      return await claimOrAnswer(payer, id, fingerprint, paymentId, leaseMs, checked, target)
+    } catch (err) {
+      // nothing is held yet: fail closed, as a payment that cannot be recorded
+      req.log.error({ err: (err as Error).message }, 'payment-identifier claim failed')
+      return CallRefusal.error(appError('payment_not_recorded'))
+    }
+  }
+
+  async function claimOrAnswer(payer: string, id: string, fingerprint: string, paymentId: string, leaseMs: number, checked: CheckedPayment, target: CallTarget): Promise<PaymentIdClaim | CallResult | CallRefusal> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const r = await store.claim(payer, id, fingerprint, paymentId, leaseMs)
       if (r.claimed) return { payer, id, paymentId }
