@@ -70,6 +70,26 @@ t.test('wrapFetch asks once more for a lost answer with the same payment and pay
     t.same(rows.map((r) => r.status), ['served'], 'one run, one payment')
   })
 
+  t.test('POST /v1/agent/payments: payment_identifier goes into a v2 payment that declares the extension, and is checked', async (t) => {
+    const agent = await p.agent({ fund: 1_000_000n })
+    const url = `${p.proxyUrl}/tollgate/toolbox/echo?msg=api`
+    const challenge = await fetch(url)
+    const header = challenge.headers.get('payment-required')!
+    const v1Body = await challenge.json()
+    const pay = (body: Record<string, unknown>) => p.web.inject({ method: 'POST', url: '/v1/agent/payments', headers: agent.auth, payload: { url, ...body } })
+    const v2 = await pay({ challenge: header, payment_identifier: 'pay_0123456789abcdef0123456789abcdef' })
+    t.equal(v2.statusCode, 201)
+    t.match(v2.json(), { header: 'PAYMENT-SIGNATURE', payment_identifier: 'pay_0123456789abcdef0123456789abcdef' })
+    const sent = JSON.parse(Buffer.from(v2.json().value, 'base64').toString('utf8'))
+    t.equal(sent.extensions['payment-identifier'].info.id, 'pay_0123456789abcdef0123456789abcdef', 'in the payment, where the extension puts it')
+    const v1 = await pay({ challenge: v1Body, payment_identifier: 'pay_0123456789abcdef0123456789abcdef' })
+    t.equal(v1.statusCode, 201)
+    t.notOk('payment_identifier' in v1.json(), 'a v1 payment cannot carry it: not claimed')
+    const bad = await pay({ challenge: header, payment_identifier: 'short' })
+    t.equal(bad.statusCode, 400)
+    t.match(bad.json(), { code: 'invalid_parameter', param: 'payment_identifier' })
+  })
+
   t.test("the caller's own abort is not retried", async (t) => {
     const agent = await p.agent({ fund: 1_000_000n })
     const ac = new AbortController()
