@@ -79,8 +79,22 @@ export function createPaymentIdentifierStore(db: Kysely<Database>, opts: { reten
       return r.numUpdatedRows === 1n
     },
 
-    /** Ends the lease of `paymentId`'s call, keeping its answer when given. */
+    /**
+     * Ends the lease of `paymentId`'s call, keeping its answer when given. A call that ended without
+     * its payment ever being recorded (refused at the reservation, not recorded) leaves no row: the
+     * id is as unused as its payment, and unfunded calls leave nothing behind.
+     */
     async release(payer: string, id: string, paymentId: string, answer?: StoredAnswer): Promise<void> {
+      if (!answer) {
+        const gone = await db
+          .deleteFrom('payment_identifiers')
+          .where('payer', '=', payer)
+          .where('payment_identifier', '=', id)
+          .where('payment_id', '=', paymentId)
+          .where(({ not, exists, selectFrom }) => not(exists(selectFrom('payments').select('payments.id').where('payments.id', '=', paymentId))))
+          .executeTakeFirst()
+        if (gone.numDeletedRows === 1n) return
+      }
       await db
         .updateTable('payment_identifiers')
         .set({ claimed_until: null, answer_status: answer?.status ?? null, answer_content_type: answer?.contentType ?? null, answer_body: answer?.body ?? null })

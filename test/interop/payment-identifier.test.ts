@@ -143,3 +143,17 @@ t.test('an id past its retention is free again, and the sweep deletes it with it
   t.ok((await createPaymentIdentifierStore(db, platform.deps.config.x402.paymentIds).purgeExpired()) >= 1)
   t.notOk(await db.selectFrom('payment_identifiers').select('payer').where('payment_identifier', '=', state.id).executeTakeFirst(), 'deleted')
 })
+
+t.test('a call refused before its payment is recorded (an unfunded payer) leaves no trace of its id', async (t) => {
+  const account = privateKeyToAccount(generatePrivateKey())
+  const client = new x402Client().register('eip155:84532', new ExactEvmScheme(account))
+  const id = generatePaymentId()
+  client.onBeforePaymentCreation(async ({ paymentRequired }) => {
+    paymentRequired.extensions ??= {}
+    appendPaymentIdentifierToExtensions(paymentRequired.extensions, id)
+  })
+  const res = await wrapFetchWithPayment(fetch, client)(`${base}/echo?msg=broke`).catch((err: Error) => err)
+  t.ok(res instanceof Error || res.status === 402, 'refused: the payer has no USDC')
+  t.notOk(await db.selectFrom('payment_identifiers').select('payer').where('payment_identifier', '=', id).executeTakeFirst(), 'no row kept')
+  t.equal((await rowsOf(account)).length, 0)
+})
