@@ -85,6 +85,8 @@ export interface Config {
     recoveryOffload: 'busy' | 'always'
     /** accept ERC-6492 signatures of smart wallets not deployed yet (settlement deploys them first) */
     counterfactualWallets: boolean
+    /** `payment-identifier` (safe retries): how long an id and its stored answer are kept, and the largest answer stored */
+    paymentIds: { retentionSeconds: number; answerMaxBytes: number }
   }
   settlement: { batchSize: number; batchWindowMs: number; mode: 'relayer' | 'facilitator'; facilitatorUrl: string | undefined; /** /readyz fails and the worker warns below this relayer ETH balance */ relayerMinEthWei: bigint; /** cap on maxFeePerGas of relayer transactions, replacements included */ maxFeePerGasWei: bigint; /** blocks per eth_getLogs request when settlement looks for an authorization's transaction */ logChunkBlocks: number }
   handlers: {
@@ -322,6 +324,10 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       recoveryOffload: r.oneOf('X402_RECOVERY_OFFLOAD', ['busy', 'always'] as const, 'busy'),
       // our relayer deploys such wallets in the settlement batch; an external facilitator may not
       counterfactualWallets: r.oneOf('X402_COUNTERFACTUAL_WALLETS', ['accept', 'refuse'] as const, settlementMode === 'relayer' ? 'accept' : 'refuse') === 'accept',
+      paymentIds: {
+        retentionSeconds: r.int('X402_PAYMENT_ID_RETENTION_SECONDS', 86400, 60, 30 * 86400),
+        answerMaxBytes: r.int('X402_PAYMENT_ID_ANSWER_MAX_BYTES', 1024 * 1024, 0, 16 * 1024 * 1024),
+      },
     },
     deferred: {
       collectThreshold: /^\d{1,30}$/.test(r.str('DEFERRED_COLLECT_THRESHOLD', '1000000')) ? BigInt(r.str('DEFERRED_COLLECT_THRESHOLD', '1000000')) : (r.problems.push('DEFERRED_COLLECT_THRESHOLD: expected an integer amount of atomic units'), 1_000_000n),

@@ -45,6 +45,10 @@ const catalogue = {
   handler_failed: { status: 502, message: 'the endpoint failed: {detail}; nothing was charged' },
   handler_timeout: { status: 504, message: 'the endpoint did not answer within {timeoutMs} ms; nothing was charged' },
   upstream_failed: { status: 502, message: 'the upstream failed: {detail}; nothing was charged' },
+  // x402 payment-identifier (safe retries): 409 Conflict, as the extension names it
+  payment_identifier_conflict: { status: 409, message: 'payment-identifier {id} was first used for a different request or payment (409 Conflict); nothing was charged: use a new id for a new request' },
+  payment_identifier_in_progress: { status: 409, message: 'the call paid under payment-identifier {id} is still running; retry shortly with the same id and request; nothing more is charged' },
+  payment_identifier_served: { status: 409, message: 'the call paid under payment-identifier {id} was already served and charged, and its answer is not kept ({why}); its receipt: payment {paymentId}; nothing more is charged' },
   upstream_not_configured: { status: 503, message: '{detail}' },
   answer_too_large: { status: 502, message: "the endpoint's answer is larger than {limit} bytes, the most an MCP tool result carries here; the call was served and paid (see the receipt); call it over HTTP at {url}" },
   seller_not_allowed: { status: 403, message: 'the agent may not pay this seller: {detail}' }, spend_cap_exceeded: { status: 403, message: 'the {cap} spend cap would be exceeded: {detail}' }, insufficient_balance: { status: 402, message: 'the agent wallet can spend {balance} USDC atomic units now (its balance minus payments signed but not yet settled); {needed} are needed' }, unsupported_requirements: { status: 422, message: 'no payment requirement can be paid: {detail}' },

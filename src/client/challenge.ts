@@ -137,7 +137,9 @@ export interface OfferedChallenge {
 /**
  * Every readable challenge of a 402, v1 first: spec 4.4 has the client library pay with
  * `X-PAYMENT`, so a v1 requirement is paid before a v2 one; v2 (`PAYMENT-SIGNATURE`) is for servers
- * that offer v2 alone. Unreadable values are skipped (an `@x402/express` 402 has a `{}` body).
+ * that offer v2 alone, and for those whose v2 challenge declares `payment-identifier` (Tollgate's
+ * proxy): only a v2 payment carries the id that makes a retry after a lost answer safe, so that one
+ * comes first. Unreadable values are skipped (an `@x402/express` 402 has a `{}` body).
  *
  * @example
  *   const offered = offeredChallenges(res.headers.get('payment-required'), await res.json().catch(() => undefined))
@@ -152,7 +154,8 @@ export function offeredChallenges(header: string | null | undefined, body: unkno
       if (!(err instanceof ChallengeError)) throw err
     }
   }
-  return out.sort((a, b) => a.parsed.version - b.parsed.version)
+  const rank = (c: OfferedChallenge) => (c.parsed.version === 2 && isObject(c.parsed.extensions?.['payment-identifier']) ? 0 : c.parsed.version)
+  return out.sort((a, b) => rank(a) - rank(b))
 }
 
 /** True when `called` is the challenge's resource (same origin and path; query and fragment ignored). */

@@ -8,6 +8,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { PaidCallFailedError, PaymentRefusedError } from './errors.js'
 import type { Payer, PaymentInfo, Signed } from './wrap-fetch.js'
+import { newPaymentId } from './sign-exact.js'
 
 /** `params._meta` key of the PaymentPayload */
 export const PAYMENT_META_KEY = 'x402/payment'
@@ -36,7 +37,7 @@ export async function callPaidTool(client: Pick<Client, 'callTool'>, payer: Paye
   if (!required) return { result: first }
   const resource = (required.resource as { url?: unknown } | undefined)?.url
   if (typeof resource !== 'string' || !URL.canParse(resource)) throw new PaymentRefusedError('invalid_challenge', `tool "${call.name}" asked for a payment without a resource URL`, {}, 402)
-  const signed = await payer.sign({ offered: [], raw: required }, new Request(resource, { method: 'POST', signal: opts.signal }))
+  const signed = await payer.sign({ offered: [], raw: required }, new Request(resource, { method: 'POST', signal: opts.signal }), newPaymentId())
   const payload = payloadOf(signed)
   let second: CallToolResult
   try {

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto'
 import { createRequire } from 'node:module'
 import { makeDomainSeparator, transferAuthDigest } from '../chain/transfer-auth-digest.js'
+import { PAYMENT_IDENTIFIER } from '../x402/payment-identifier.js'
 import type { ExactEvmPayload, HexString } from '../x402/types.js'
 import type { ParsedChallenge, Requirement } from './challenge.js'
 
@@ -57,12 +58,31 @@ export function signExact(privateKey: Uint8Array, from: string, t: ExactTerms, n
   }
 }
 
-/** The retry header for a signed payment: `X-PAYMENT` (v1) or `PAYMENT-SIGNATURE` (v2, echoing the requirement verbatim). */
-export function paymentHeader(ch: ParsedChallenge, req: Requirement, payload: ExactEvmPayload): { header: 'X-PAYMENT' | 'PAYMENT-SIGNATURE'; value: string } {
+/**
+ * The retry header for a signed payment: `X-PAYMENT` (v1) or `PAYMENT-SIGNATURE` (v2, echoing the
+ * requirement verbatim). A v2 challenge that declares `payment-identifier` gets `paymentId` in the
+ * echoed declaration's `info.id` (x402 safe retries); v1 has no extensions to carry it.
+ */
+export function paymentHeader(ch: ParsedChallenge, req: Requirement, payload: ExactEvmPayload, paymentId?: string): { header: 'X-PAYMENT' | 'PAYMENT-SIGNATURE'; value: string; paymentId?: string } {
   if (req.version === 1) {
     return { header: 'X-PAYMENT', value: Buffer.from(JSON.stringify({ x402Version: 1, scheme: req.scheme, network: req.network, payload })).toString('base64') }
   }
   const body: Record<string, unknown> = { x402Version: 2, resource: ch.resource, accepted: req.raw, payload }
-  if (ch.extensions !== undefined) body.extensions = ch.extensions
-  return { header: 'PAYMENT-SIGNATURE', value: Buffer.from(JSON.stringify(body)).toString('base64') }
+  let extensions = ch.extensions
+  const declared = extensions?.[PAYMENT_IDENTIFIER]
+  const carried = paymentId !== undefined && declaresPaymentIdentifier(ch)
+  if (carried) extensions = { ...extensions, [PAYMENT_IDENTIFIER]: { ...(declared as object), info: { ...((declared as { info: object }).info), id: paymentId } } }
+  if (extensions !== undefined) body.extensions = extensions
+  return { header: 'PAYMENT-SIGNATURE', value: Buffer.from(JSON.stringify(body)).toString('base64'), ...(carried ? { paymentId } : {}) }
+}
+
+/** The challenge is v2 and declares the `payment-identifier` extension (an object with `info`). */
+export function declaresPaymentIdentifier(ch: ParsedChallenge): boolean {
+  const declared = ch.extensions?.[PAYMENT_IDENTIFIER] as { info?: unknown } | undefined
+  return ch.version === 2 && typeof declared === 'object' && declared !== null && typeof declared.info === 'object' && declared.info !== null && !Array.isArray(declared.info)
+}
+
+/** A new `payment-identifier`: `pay_` and 32 hex digits, as the extension recommends. */
+export function newPaymentId(): string {
+  return `pay_${randomBytes(16).toString('hex')}`
 }

@@ -4,13 +4,17 @@
  * or locally with the buyer's own key (`{ privateKey }`). One payment per request at most.
  *
  * It pays with `X-PAYMENT` (x402 v1) whenever the 402 offers a v1 requirement it can pay, as
- * spec 4.4 and 5 ask of the client library; Tollgate's proxy always offers both. Only a server
- * that offers v2 alone (the official `@x402/express`) is paid with `PAYMENT-SIGNATURE`.
+ * spec 4.4 and 5 ask of the client library, except where the v2 challenge declares the
+ * `payment-identifier` extension (Tollgate's proxy does): then it pays with `PAYMENT-SIGNATURE`
+ * carrying a new id, and an answer lost after the payment was sent (connection reset, the server's
+ * socket closed) is asked for once more with the same payment and id: the seller answers it again
+ * without a second charge (or says it is still running: then it waits its `Retry-After`). A server
+ * that offers v2 alone (the official `@x402/express`) is paid with `PAYMENT-SIGNATURE` too.
  */
 import { privateKeyToAccount } from 'viem/accounts'
 import { offeredChallenges, type OfferedChallenge, type Requirement } from './challenge.js'
 import { PaidCallFailedError, PaymentRefusedError } from './errors.js'
-import { paymentHeader, signExact } from './sign-exact.js'
+import { newPaymentId, paymentHeader, signExact } from './sign-exact.js'
 
 export interface PlatformPayOptions {
   /** the Tollgate API, e.g. http://localhost:4020 */
@@ -48,8 +52,12 @@ export interface PaymentInfo {
   nonce?: string
   amount: string
   payTo: string
-  /** the payment header sent: `X-PAYMENT` unless the server offered x402 v2 alone */
+  /** the payment header sent: `X-PAYMENT` unless the server offered x402 v2 alone or declared `payment-identifier` */
   header: 'X-PAYMENT' | 'PAYMENT-SIGNATURE'
+  /** the x402 `payment-identifier` the payment carried, when the server declared the extension */
+  paymentIdentifier?: string
+  /** the answer was lost once and asked for again with the same payment and id */
+  retried?: boolean
 }
 
 export type PaidResponse = Response & { payment?: PaymentInfo }
@@ -71,17 +79,18 @@ export function wrapFetch(fetchImpl: FetchLike, opts: WrapFetchOptions): (input:
     if (first.status !== 402) return first
     const ch = await readChallenge(first)
     request.signal.throwIfAborted() // aborted while the 402 was read: sign nothing
-    const signed = await payer.sign(ch, request)
+    const signed = await payer.sign(ch, request, newPaymentId())
     retry.headers.set(signed.header, signed.value)
-    let res: PaidResponse
+    let sent: { res: PaidResponse; retried: boolean }
     try {
-      res = await fetchImpl(retry)
+      sent = await sendPaid(fetchImpl, retry, signed)
     } catch (err) {
       if ((err as Error).name === 'AbortError') throw err
       // the seller may have received the payment: say which one, so its settlement can be looked up
       await payer.report?.(signed, 'error', undefined)
-      throw new PaidCallFailedError({ success: false, network: signed.network, payer: signed.payer, agentPaymentId: signed.agentPaymentId, nonce: signed.nonce, amount: signed.amount, payTo: signed.payTo, header: signed.header }, err)
+      throw new PaidCallFailedError({ success: false, network: signed.network, payer: signed.payer, agentPaymentId: signed.agentPaymentId, nonce: signed.nonce, amount: signed.amount, payTo: signed.payTo, header: signed.header, ...idOf(signed) }, err)
     }
+    const res = sent.res
     const v1 = signed.header === 'X-PAYMENT'
     const [own, other] = v1 ? ['x-payment-response', 'payment-response'] : ['payment-response', 'x-payment-response']
     const decoded = decodePaymentResponse(res.headers.get(own) ?? res.headers.get(other))
@@ -103,6 +112,8 @@ export function wrapFetch(fetchImpl: FetchLike, opts: WrapFetchOptions): (input:
       amount: signed.amount,
       payTo: signed.payTo,
       header: signed.header,
+      ...idOf(signed),
+      ...(sent.retried ? { retried: true } : {}),
     }
     Object.defineProperty(res, 'payment', { value: info, enumerable: true })
     return res
@@ -119,6 +130,53 @@ export interface Signed {
   network: string
   agentPaymentId?: string
   nonce?: string
+  /** the x402 `payment-identifier` in the header, when the challenge declared the extension */
+  paymentIdentifier?: string
+}
+
+const idOf = (s: Signed) => (s.paymentIdentifier ? { paymentIdentifier: s.paymentIdentifier } : {})
+
+/** How many "still running" answers a retry after a lost answer waits through (each its Retry-After, at most 5 s). */
+const MAX_IN_PROGRESS_WAITS = 120
+
+/**
+ * Sends the paid request. With a `payment-identifier`, an answer lost on the way (fetch failed:
+ * connection reset, socket closed; not the caller's abort or timeout) is asked for once more with
+ * the same payment and id, and a "still running" answer to that is waited through.
+ */
+async function sendPaid(fetchImpl: FetchLike, template: Request, signed: Signed): Promise<{ res: Response; retried: boolean }> {
+  const first = template.clone()
+  if (!signed.paymentIdentifier) return { res: await fetchImpl(template), retried: false }
+  try {
+    return { res: await fetchImpl(first), retried: false }
+  } catch (err) {
+    const name = (err as Error).name
+    if (name === 'AbortError' || name === 'TimeoutError') throw err
+  }
+  for (let waits = 0; ; waits++) {
+    const res = await fetchImpl(template.clone())
+    if (res.status !== 409 || waits >= MAX_IN_PROGRESS_WAITS) return { res, retried: true }
+    const code = await res.clone().json().then((b: { code?: unknown } | null) => b?.code, () => undefined)
+    if (code !== 'payment_identifier_in_progress') return { res, retried: true }
+    await res.body?.cancel()
+    const seconds = Number(res.headers.get('retry-after'))
+    await pause(Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 5) * 1000 : 1000, template.signal)
+  }
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    signal.throwIfAborted()
+    const done = () => {
+      clearTimeout(timer)
+      reject(signal.reason)
+    }
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', done)
+      resolve()
+    }, ms)
+    signal.addEventListener('abort', done, { once: true })
+  })
 }
 
 /** The readable challenges of a 402, v1 first, and what to send the platform when none is readable. */
@@ -132,7 +190,8 @@ const TRY_NEXT = new Set(['unsupported_requirements', 'invalid_parameter'])
 
 /** Signs a payment for a challenge; the platform's also hears how the paid call went. */
 export interface Payer {
-  sign(ch: Challenges, request: Request): Promise<Signed>
+  /** `paymentId` goes in the header when the chosen challenge declares `payment-identifier` */
+  sign(ch: Challenges, request: Request, paymentId: string): Promise<Signed>
   report?(s: Signed, status: 'accepted' | 'rejected' | 'error', response: Record<string, unknown> | undefined): Promise<void>
 }
 
@@ -154,12 +213,12 @@ export function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Paye
   const base = o.baseUrl.replace(/\/+$/, '')
   const headers = { authorization: `Bearer ${o.agentKey}`, 'content-type': 'application/json' }
   return {
-    async sign(ch, request) {
+    async sign(ch, request, paymentId) {
       // the v1 body first (paid with X-PAYMENT); the v2 header when the platform can pay nothing in it
       const raws = ch.offered.length > 0 ? ch.offered.map((o) => o.raw) : [ch.raw]
       for (let i = 0; ; i++) {
         // the caller's signal: an abort while the platform signs leaves nothing to retry with
-        const res = await fetchImpl(`${base}/v1/agent/payments`, { method: 'POST', headers, body: JSON.stringify({ url: request.url, method: request.method, challenge: raws[i] }), signal: request.signal })
+        const res = await fetchImpl(`${base}/v1/agent/payments`, { method: 'POST', headers, body: JSON.stringify({ url: request.url, method: request.method, challenge: raws[i], payment_identifier: paymentId }), signal: request.signal })
         const body = (await res.json().catch(() => ({}))) as Record<string, unknown>
         if (res.ok) {
           // e.g. a dashboard or proxy address that answers every path: never retry with a junk header
@@ -175,6 +234,7 @@ export function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Paye
             network: body.network as string,
             agentPaymentId: body.payment_id as string,
             nonce: typeof body.nonce === 'string' ? body.nonce : undefined,
+            paymentIdentifier: typeof body.payment_identifier === 'string' ? body.payment_identifier : undefined,
           }
         }
         const { code, message, statusCode: _s, error: _e, ...details } = body
@@ -194,7 +254,7 @@ function localPayer(o: LocalPayOptions): Payer {
   const account = privateKeyToAccount(o.privateKey)
   const key = Buffer.from(o.privateKey.slice(2), 'hex')
   return {
-    async sign(ch) {
+    async sign(ch, _request, paymentId) {
       if (ch.offered.length === 0) throw new PaymentRefusedError('invalid_challenge', 'the 402 carries no readable x402 challenge')
       const payable = (r: Requirement): r is Requirement & { chainId: number; extra: { name: string; version: string } } =>
         r.scheme === 'exact' && r.chainId !== undefined && r.extra !== undefined && /^0x[0-9a-fA-F]{40}$/.test(r.asset) && (!o.chainIds || o.chainIds.includes(r.chainId))
@@ -205,8 +265,8 @@ function localPayer(o: LocalPayOptions): Payer {
         const req = ok[0]!
         if (o.maxAmount !== undefined && req.amount > o.maxAmount) throw new PaymentRefusedError('spend_cap_exceeded', `the price ${req.amount} is above maxAmount ${o.maxAmount}`, { cap: 'max_amount', remaining: o.maxAmount.toString() })
         const payload = signExact(key, account.address, { chainId: req.chainId, asset: req.asset, token: req.extra, payTo: req.payTo, amount: req.amount, maxTimeoutSeconds: req.maxTimeoutSeconds }, Math.floor(Date.now() / 1000))
-        const h = paymentHeader(parsed, req, payload)
-        return { ...h, amount: req.amount.toString(), payTo: req.payTo, payer: account.address, network: req.network, nonce: payload.authorization.nonce }
+        const { paymentId: carried, ...h } = paymentHeader(parsed, req, payload, paymentId)
+        return { ...h, ...(carried ? { paymentIdentifier: carried } : {}), amount: req.amount.toString(), payTo: req.payTo, payer: account.address, network: req.network, nonce: payload.authorization.nonce }
       }
       throw new PaymentRefusedError('unsupported_requirements', 'no exact EVM requirement with an EIP-712 token domain')
     },

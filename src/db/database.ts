@@ -1,5 +1,6 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely'
 import type { AgentPaymentEventsTable, AgentPaymentsTable } from './agent-payments-tables.js'
+import type { PaymentIdentifiersTable } from './payment-identifiers-table.js'
 import type { TopupsTable } from './topups-tables.js'
 import type { WithdrawalEventsTable, WithdrawalsTable } from './withdrawals-tables.js'
 
@@ -297,6 +298,7 @@ export interface Database {
   payer_blocks: PayerBlocksTable
   payments: PaymentsTable
   payment_events: PaymentEventsTable
+  payment_identifiers: PaymentIdentifiersTable
   sellers: SellersTable
   services: ServicesTable
   endpoints: EndpointsTable

@@ -10,6 +10,7 @@ import { createPayerCredit } from '../ledger/payer-credit.js'
 import type { SettleNow } from '../ledger/settle-now.js'
 import { createFixedWindowLimiter } from '../limits/fixed-window.js'
 import { createPaidCall } from '../proxy/paid-call/paid-call.js'
+import { createPaymentIdentifierStore } from '../db/payment-identifier-store.js'
 import type { PaidCallHooks } from '../proxy/paid-call/test-hooks.js'
 import { mcpRoute } from '../proxy/mcp-route.js'
 import { paidRoute } from '../proxy/paid-route.js'
@@ -134,6 +135,7 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
     defaultTimeoutMs: deps.config.handlers.timeoutMs,
     upstreamOptions: opts.upstreamOptions ?? upstreamSettings(deps.config.masterKey),
     hooks: opts.hooks,
+    paymentIds: { store: createPaymentIdentifierStore(deps.db, deps.config.x402.paymentIds), answerMaxBytes: deps.config.x402.paymentIds.answerMaxBytes },
   })
   await app.register(paidRoute(paidCall, createHttpTransport(deps.config.chain)))
   await app.register(mcpRoute(paidCall, createMcpTransport(deps.config.chain), table))

@@ -85,6 +85,7 @@ export async function loadEndpoints(db: Kysely<Database>, config: Readonly<Confi
         inputSchema: inputSchema as InputSchema | undefined,
         method,
         extraAccepts,
+        paymentIdentifier: true,
       })
     for (const method of methods) {
       const extraAccepts = r.schemes

@@ -10,6 +10,7 @@
  * never `null` (the legacy client's zod schema rejects `null`).
  */
 import { getAddress } from 'viem'
+import { PAYMENT_IDENTIFIER, PAYMENT_ID_MAX_LENGTH, paymentIdentifierDeclaration } from './payment-identifier.js'
 import { reasons, type ReasonCode } from './reasons.js'
 import type {
   HttpMethod,
@@ -56,6 +57,8 @@ export interface ChallengeInput {
   discoverable?: boolean
   /** v2 requirements of other schemes the endpoint offers, after exact's (the v1 body stays exact only) */
   extraAccepts?: readonly PaymentRequirementsV2[]
+  /** declare the v2 `payment-identifier` extension (safe retries: payment-identifier.ts); default false */
+  paymentIdentifier?: boolean
 }
 
 /** What verify-requirements needs, normalized once. */
@@ -170,7 +173,10 @@ export function buildChallenge(input: ChallengeInput): Challenge {
 
   // v2 members in a fixed order with `error` last, so withError only encodes a short tail
   const v2NoError: Omit<PaymentRequiredV2, 'error'> = { x402Version: 2, resource, accepts: [requirementsV2, ...(input.extraAccepts ?? [])] }
-  if (bazaar !== undefined) v2NoError.extensions = { bazaar }
+  const extensions: Record<string, unknown> = {}
+  if (bazaar !== undefined) extensions.bazaar = bazaar
+  if (input.paymentIdentifier) extensions[PAYMENT_IDENTIFIER] = paymentIdentifierDeclaration()
+  if (Object.keys(extensions).length > 0) v2NoError.extensions = extensions
   const v2: PaymentRequiredV2 = { ...v2NoError, error: V2_NO_PAYMENT_ERROR }
 
   const acceptsJson = JSON.stringify([requirementsV1])
@@ -345,7 +351,14 @@ function paymentHeaderBudget(
       signature: `0x${'f'.repeat(130)}`,
       authorization: { from: `0x${'f'.repeat(40)}`, to: `0x${'f'.repeat(40)}`, value: u256, validAfter: u256, validBefore: u256, nonce: `0x${'f'.repeat(64)}` },
     },
-    extensions,
+    extensions: withLongestPaymentId(extensions),
   }
   return Math.ceil(Buffer.byteLength(JSON.stringify(worst)) / 3) * 4 + 256
+}
+
+/** The declared extensions as a client echoes them with the longest `payment-identifier` id. */
+function withLongestPaymentId(extensions: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  const declared = extensions?.[PAYMENT_IDENTIFIER] as { info: Record<string, unknown> } | undefined
+  if (!declared) return extensions
+  return { ...extensions, [PAYMENT_IDENTIFIER]: { ...declared, info: { ...declared.info, id: 'x'.repeat(PAYMENT_ID_MAX_LENGTH) } } }
 }

@@ -16,7 +16,9 @@ import { inspect } from './inspect.js'
 export const FETCH_HELP = `usage: tollgate [--json] fetch [-X METHOD] <url> [options]
 
 Calls <url>; on a 402 the platform signs the payment from the agent wallet (caps and allowlist
-enforced) and the call is retried once with the payment header.
+enforced) and the call is retried once with the payment header. Where the seller declares the x402
+payment-identifier extension (Tollgate's proxy does), the payment carries a new id, and an answer
+lost on the way (connection reset) is asked for once more with the same payment: not charged twice.
 
 options:
   -X, --request METHOD   HTTP method (default GET, or POST with a body)
@@ -49,6 +51,9 @@ export function receiptJson(status: number, p: PaymentInfo | undefined): Record<
     payer: p.payer,
     network: p.network,
     payment_id: p.agentPaymentId ?? null,
+    // the x402 payment-identifier the payment carried: an answer lost on the way was asked for again with it, uncharged
+    payment_identifier: p.paymentIdentifier ?? null,
+    ...(p.retried ? { retried: true } : {}),
     transaction: p.transaction ?? null,
     settlement: p.transaction ? 'settled' : 'pending',
   }

@@ -29,7 +29,7 @@ export async function inspect(o: { url: string; init: RequestInit; f: FetchLike;
   } catch {
     v1 = undefined
   }
-  // v1 first, as the wrapper pays it (X-PAYMENT); v2 alone only from v2-only servers
+  // in the order the wrapper pays: v1 first (X-PAYMENT), v2 first where it declares payment-identifier
   const offered = offeredChallenges(header, v1)
   const parsed = offered.map((c) => c.parsed)
   if (parsed.length === 0) {
@@ -38,7 +38,9 @@ export async function inspect(o: { url: string; init: RequestInit; f: FetchLike;
     return EXIT.refused
   }
   const ch = parsed[0]!
-  const schemaOf = (r: Requirement) => r.inputSchema ?? parsed.slice(1).flatMap((c) => c.accepts).find((x) => x.inputSchema !== undefined)?.inputSchema
+  // a v1 body's outputSchema.input describes the input most fully (fields by name); else the requirement's own
+  const v1Schema = parsed.find((c) => c.version === 1)?.accepts.find((x) => x.inputSchema !== undefined)?.inputSchema
+  const schemaOf = (r: Requirement) => v1Schema ?? r.inputSchema ?? parsed.slice(1).flatMap((c) => c.accepts).find((x) => x.inputSchema !== undefined)?.inputSchema
   const s = cmd.settings()
   let dry: DryRun
   if (!s.agentKey) dry = { unavailable: 'unknown (no agent key; run tollgate setup or set TOLLGATE_AGENT_KEY)' }

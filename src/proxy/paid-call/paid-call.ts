@@ -2,7 +2,10 @@
  * A paid call as named stages, each handing on or refusing (the way Fastify's handle-request.js
  * reads):
  *
- *   resolveEndpoint → parseInput → checkPayment → reserve → record → dispatch → finish
+ *   resolveEndpoint → parseInput → checkPayment → (paymentId) → reserve → record → dispatch → finish
+ *
+ * A call that carries an x402 `payment-identifier` claims it before anything is reserved (a retry
+ * of a served call is answered from it, charged nothing) and releases it when it ends (payment-id.ts).
  *
  * Every stage returns its result or a CallRefusal; the transport renders refusals and answers in
  * one place. Whatever is held (the payment's reservation) has one `release()`, which `finish`
@@ -23,13 +26,15 @@ import type { HandlerPool } from '../../pool/handler-pool.js'
 import type { PaymentScheme } from '../../schemes/scheme.js'
 import type { EndpointTable } from '../endpoint-table.js'
 import type { UpstreamClient } from '../upstream.js'
+import type { PaymentIdentifierStore } from '../../db/payment-identifier-store.js'
 import type { UpstreamMcpClient } from '../upstream-mcp.js'
-import type { CallRequest, CallResult } from './call.js'
-import { createPaymentChecker } from './check-payment.js'
+import type { CallRequest, CallResult, CallTarget, ResolvedCall } from './call.js'
+import { createPaymentChecker, type CheckedPayment } from './check-payment.js'
 import { createDispatcher } from './dispatch.js'
 import { createFinisher } from './finish.js'
 import { createInputParser, type InputSettings } from './parse-input.js'
 import { createPayerChallenge } from './payer-challenge.js'
+import { createPaymentIdStage } from './payment-id.js'
 import { paymentRow, recordPayment } from './record.js'
 import { CallRefusal } from './refusal.js'
 import { createReserver } from './reserve.js'
@@ -49,6 +54,8 @@ export interface PaidCallDeps extends InputSettings {
   sync?: SettleNow
   /** bytes a payment header may have (at least each challenge's own budget) */
   maxPaymentHeaderBytes: number
+  /** x402 `payment-identifier` keys (safe retries); absent: ids are read but not acted on */
+  paymentIds?: { store: PaymentIdentifierStore; answerMaxBytes: number }
   /** tests only: called between stages (see test-hooks.ts) */
   hooks?: PaidCallHooks
 }
@@ -63,12 +70,12 @@ export function createPaidCall(d: PaidCallDeps): PaidCall {
   const finish = createFinisher(d)
   const payerChallenge = createPayerChallenge(d.schemes)
   const hooks = d.hooks ?? {}
+  const paymentIds = d.paymentIds ? createPaymentIdStage(d.paymentIds) : undefined
 
   return async function paidCall(req) {
     const call = resolveEndpoint(d.table, req)
     if (call instanceof CallRefusal) return { kind: 'refused', refusal: call }
-    // a payment refusal carries the challenge again, for the buyer that named itself (PAYER-IDENTIFIER)
-    const refused = async (refusal: CallRefusal): Promise<CallResult> => ({ kind: 'refused', refusal, challenge: refusal.error ? call.challenge : await payerChallenge(call, req) })
+    const refused = refusedWith(call, req)
     if (req.payment === undefined) return refused(CallRefusal.challenge())
 
     const target = parseInput(call, req)
@@ -76,13 +83,34 @@ export function createPaidCall(d: PaidCallDeps): PaidCall {
     const nowMs = Date.now()
     const checked = await checkPayment(call, req.payment, target, req.log, nowMs)
     if (checked instanceof CallRefusal) return refused(checked)
+    const rowId = randomUUID()
+    const claim = paymentIds ? await paymentIds.claim(call, req, checked, target, rowId) : undefined
+    if (claim instanceof CallRefusal) return refused(claim)
+    if (claim && 'kind' in claim) return claim // the id's call was served: its kept answer, nothing charged
+    let result: CallResult | undefined
+    try {
+      result = await run(call, req, target, checked, rowId, nowMs)
+      return result
+    } finally {
+      if (claim) await paymentIds!.release(claim, result, target, req.log)
+    }
+  }
+
+  /** a payment refusal carries the challenge again, for the buyer that named itself (PAYER-IDENTIFIER) */
+  function refusedWith(call: ResolvedCall, req: CallRequest) {
+    return async (refusal: CallRefusal): Promise<CallResult> => ({ kind: 'refused', refusal, challenge: refusal.error ? call.challenge : await payerChallenge(call, req) })
+  }
+
+  /** reserve → record → dispatch → finish */
+  async function run(call: ResolvedCall, req: CallRequest, target: CallTarget, checked: CheckedPayment, rowId: string, nowMs: number): Promise<CallResult> {
+    const refused = refusedWith(call, req)
     const held = await reserve(call, checked, target, req.log, nowMs)
     if (held instanceof CallRefusal) return refused(held)
     await hooks['after-reserve']?.()
 
     // a scheme that settles later (deferred vouchers, collected by their own job) is never settled now
     const settleFirst = !checked.payment.settledLater && (held.settleFirst || call.entry.settlementMode === 'sync')
-    const row = paymentRow(randomUUID(), call, checked.payment, held.settleFirst)
+    const row = paymentRow(rowId, call, checked.payment, held.settleFirst)
     try {
       if (target.recordFirst) {
         const recorded = await recordPayment(d.ledger, row, 'verified', held, req.log)

@@ -7,6 +7,7 @@ import type { Config } from '../../config.js'
 import type { Database } from '../../db/database.js'
 import { appError, AppError } from '../../errors.js'
 import { paymentVerdict } from '../../proxy/payment-verdict.js'
+import { isValidPaymentId } from '../../x402/payment-identifier.js'
 import type { HexString } from '../../x402/types.js'
 import { AgentAuth, type AgentRow } from '../accounts/agent-auth.js'
 import { createAgentPaymentsSweep } from './agent-payments-sweep.js'
@@ -49,6 +50,8 @@ export interface SignedPayment extends PaymentQuote {
   /** the authorization's nonce: with `payer`, how the seller's record is found without its id */
   nonce: string
   valid_before: string
+  /** the x402 `payment-identifier` the header carries (asked for, and declared by the challenge) */
+  payment_identifier?: string
   headroom: Headroom
 }
 
@@ -140,6 +143,9 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
       const at = now()
       const w = windowsAt(at)
       if (body.dry_run) return preview(agent, body, w)
+      if (body.payment_identifier !== undefined && !isValidPaymentId(body.payment_identifier)) {
+        throw appError('invalid_parameter', { param: 'payment_identifier', detail: 'expected 16-128 characters of letters, digits, - and _ (x402 payment-identifier)' }, { details: { param: 'payment_identifier' } })
+      }
       const { ch, url, method, payable } = chooseRequirement(agent, body, terms)
       const req = withinPerTransactionCap(agent, payable)
       const balance = await balances.balanceOf(agent.address)
@@ -179,8 +185,19 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
           day_window: w.day,
           month_window: w.month,
         })
-        const { header, value } = paymentHeader(ch, req, payload)
-        return { object: 'agent_payment', payment_id: id, header, value, ...quote(req), payer: agent.address, nonce: a.nonce, valid_before: a.validBefore, headroom: headroom(agent, r.day, r.month) }
+        const { header, value, paymentId } = paymentHeader(ch, req, payload, body.payment_identifier as string | undefined)
+        return {
+          object: 'agent_payment',
+          payment_id: id,
+          header,
+          value,
+          ...quote(req),
+          payer: agent.address,
+          nonce: a.nonce,
+          valid_before: a.validBefore,
+          ...(paymentId ? { payment_identifier: paymentId } : {}),
+          headroom: headroom(agent, r.day, r.month),
+        }
       } catch (err) {
         await Promise.all([windows.adjust(agent.id, w, -req.amount), windows.releaseUnsettled(pay)]).catch(() => {})
         throw err

@@ -8,6 +8,8 @@ export interface PayBody {
   method?: unknown
   challenge?: unknown
   dry_run?: unknown
+  /** an x402 `payment-identifier` to carry in a v2 payment whose challenge declares the extension */
+  payment_identifier?: unknown
 }
 
 /** What this deployment can pay: exact USDC on its own chain. */

@@ -10,7 +10,7 @@ import { decodePaymentHeader } from '../../../src/x402/decode-payment.js'
 import { startBuyerPlatform } from '../../helpers/buyer.js'
 import { startOfficialExpressServer } from './express-server.js'
 
-t.test('wrapFetch pays our proxy with X-PAYMENT (platform and local key), the v2-only official express server with PAYMENT-SIGNATURE, and refuses by allowlist', async (t) => {
+t.test('wrapFetch pays our proxy with PAYMENT-SIGNATURE and a payment-identifier (platform and local key), the v2-only official express server with PAYMENT-SIGNATURE, and refuses by allowlist', async (t) => {
   const p = await startBuyerPlatform(t)
   const agent = await p.agent({ fund: 1_000_000n })
   const pay = wrapFetch(fetch, { baseUrl: p.webUrl, agentKey: agent.key })
@@ -19,15 +19,15 @@ t.test('wrapFetch pays our proxy with X-PAYMENT (platform and local key), the v2
   const res = await pay(url)
   t.equal(res.status, 200)
   t.match(await res.json(), { echo: { msg: 'wrapped' } })
-  // our proxy offers v1 and v2: the client pays with X-PAYMENT (spec 4.4) and reads X-PAYMENT-RESPONSE
-  t.match(res.payment, { success: true, amount: '1000', header: 'X-PAYMENT', network: 'base-sepolia' })
+  // our proxy offers v1 and v2 and declares payment-identifier in v2: the client pays v2 with an id (safe retries)
+  t.match(res.payment, { success: true, amount: '1000', header: 'PAYMENT-SIGNATURE', network: 'eip155:84532', paymentIdentifier: /^pay_[0-9a-f]{32}$/ })
   t.equal(res.payment!.payer.toLowerCase(), agent.address.toLowerCase())
-  t.ok(res.headers.get('x-payment-response'), 'the proxy answered a v1 payment with X-PAYMENT-RESPONSE')
+  t.ok(res.headers.get('payment-response'), 'the proxy answered a v2 payment with PAYMENT-RESPONSE')
   const row = await p.deps.db.selectFrom('agent_payments').selectAll().where('id', '=', res.payment!.agentPaymentId!).executeTakeFirstOrThrow()
   t.equal(row.status, 'accepted', 'the outcome was reported')
   const seller = await p.deps.db.selectFrom('payments').select(['status', 'value']).where('id', '=', res.payment!.paymentId!).executeTakeFirstOrThrow()
   t.equal(seller.value, '1000', 'the proxy recorded the payment from the agent wallet')
-  t.equal((await p.deps.db.selectFrom('payments').select('x402_version').where('id', '=', res.payment!.paymentId!).executeTakeFirstOrThrow()).x402_version, 1, 'the proxy took it as x402 v1')
+  t.equal((await p.deps.db.selectFrom('payments').select('x402_version').where('id', '=', res.payment!.paymentId!).executeTakeFirstOrThrow()).x402_version, 2, 'the proxy took it as x402 v2')
 
   const post = await pay(`${p.proxyUrl}/tollgate/toolbox/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ msg: 'posted' }) })
   t.equal(post.status, 200, 'a POST body survives the retry')
@@ -42,7 +42,8 @@ t.test('wrapFetch pays our proxy with X-PAYMENT (platform and local key), the v2
   const local = await wrapFetch(fetch, { privateKey: key })(url)
   t.equal(local.status, 200)
   t.equal(local.payment!.payer.toLowerCase(), privateKeyToAccount(key).address.toLowerCase())
-  t.equal(local.payment!.header, 'X-PAYMENT', 'a local key pays our proxy with X-PAYMENT too')
+  t.equal(local.payment!.header, 'PAYMENT-SIGNATURE', 'a local key pays our proxy with PAYMENT-SIGNATURE and an id too')
+  t.match(local.payment!.paymentIdentifier, /^pay_[0-9a-f]{32}$/)
 
   // allowlist: a namespace that is not ours → refused, nothing signed
   const picky = await p.agent({ fund: 1_000_000n, allow: [{ kind: 'namespace', value: 'someone-else' }] })

@@ -106,7 +106,7 @@ t.test('a new user: login, setup, then a paid fetch, with no curl', async (t) =>
   t.equal(j.code, 0, j.err)
   t.same(JSON.parse(j.out), { echo: { msg: 'j' } })
   const receipt = JSON.parse(j.err)
-  t.match(receipt, { object: 'receipt', status: 200, paid: true, amount: '1000', amount_usdc: '0.001', payment_id: /^[0-9a-f-]{36}$/, network: 'base-sepolia' })
+  t.match(receipt, { object: 'receipt', status: 200, paid: true, amount: '1000', amount_usdc: '0.001', payment_id: /^[0-9a-f-]{36}$/, payment_identifier: /^pay_[0-9a-f]{32}$/, network: 'eip155:84532' })
   // friction 8: an async settlement has no transaction yet: null and "pending", never ''
   t.ok(receipt.transaction === null ? receipt.settlement === 'pending' : /^0x[0-9a-f]{64}$/.test(receipt.transaction), JSON.stringify(receipt))
   t.notOk(j.err.split('\n').filter(Boolean).length > 1, 'one line')

@@ -52,7 +52,7 @@ export function agentPaymentRoutes(deps: Deps, opts: { sweepMs?: number } = {}):
       await sellerRoutes(a, { deps }, { scope: (r) => ({ userId: r.agent!.user_id, agentAddress: r.agent!.address }), tags: ['agent publishing'] })
     })
 
-    app.post<{ Body: { url?: unknown; method?: unknown; challenge?: unknown; dry_run?: unknown } }>(
+    app.post<{ Body: { url?: unknown; method?: unknown; challenge?: unknown; dry_run?: unknown; payment_identifier?: unknown } }>(
       '/payments',
       {
         bodyLimit: BODY_LIMIT,
@@ -68,6 +68,11 @@ export function agentPaymentRoutes(deps: Deps, opts: { sweepMs?: number } = {}):
               method: { type: 'string', maxLength: 10 },
               challenge: { description: 'the v1 402 body object, or the v2 PAYMENT-REQUIRED header value', anyOf: [{ type: 'object' }, { type: 'string', maxLength: 32768 }] },
               dry_run: { type: 'boolean' },
+              payment_identifier: {
+                type: 'string',
+                description:
+                  "an x402 `payment-identifier` (16-128 of a-z A-Z 0-9 - _) for safe retries: put in a v2 payment when the challenge declares the extension, and answered back as `payment_identifier`; retry a lost answer with the same header",
+              },
             },
           },
         },

@@ -1,0 +1,121 @@
+import { createHash } from 'node:crypto'
+import type { FastifyBaseLogger } from 'fastify'
+import { appError } from '../../errors.js'
+import type { PaymentIdentifierStore, UsedPaymentId } from '../../db/payment-identifier-store.js'
+import type { CallRequest, CallResult, CallTarget, ResolvedCall } from './call.js'
+import type { CheckedPayment } from './check-payment.js'
+import { CallRefusal } from './refusal.js'
+
+/** A `payment-identifier` held for one call, from its claim until `release`. */
+export interface PaymentIdClaim {
+  payer: string
+  id: string
+  /** the payment of this call (its ledger row's id) */
+  paymentId: string
+}
+
+/** What a used id decides for a new call under it. */
+type Decision = 'conflict' | 'in-progress' | 'served' | 'free'
+
+const SERVED = new Set(['served', 'settling', 'settled'])
+
+/**
+ * The x402 `payment-identifier` rules (specs/extensions/payment_identifier.md) for an id already used:
+ * a different request under it is a conflict; a call still running (leased, or recorded `verified`)
+ * is in progress; a served call is answered again, never run again; a call that ended without a
+ * charge (voided, failed, never written) or an id past its retention leaves the id free for a new payment.
+ */
+export function decide(used: UsedPaymentId, fingerprint: string): Decision {
+  if (used.expired) return 'free'
+  if (used.fingerprint !== fingerprint) return 'conflict'
+  // served with its lease still on: the answer is being kept right now
+  if (used.status !== null && SERVED.has(used.status)) return used.leased ? 'in-progress' : 'served'
+  if (used.status === 'verified') return 'in-progress'
+  if (used.status === 'voided' || used.status === 'failed') return 'free'
+  return used.leased ? 'in-progress' : 'free'
+}
+
+/**
+ * What binds an id to its request (the spec's "request binding"): the endpoint, method, path and
+ * query, the input, and the payment's terms (scheme, network, asset, amount, payee), not its
+ * signature or nonce, so a client that signs afresh for the retry is the same request.
+ */
+export function requestFingerprint(call: ResolvedCall, req: CallRequest, checked: CheckedPayment): string {
+  const f = checked.payment.ledgerFields
+  const input = req.input !== undefined ? JSON.stringify(req.input) : (req.body ?? Buffer.alloc(0))
+  const h = createHash('sha256')
+  h.update(JSON.stringify([call.entry.id, call.method, req.url, checked.payment.scheme, f.network, f.asset, f.pay_to, String(f.value)]))
+  h.update('\0')
+  h.update(input)
+  return h.digest('hex')
+}
+
+/**
+ * Stage 3b, between checkPayment and reserve: a paid call that carries a `payment-identifier`
+ * claims it for its payment, or is answered from what the id already did — the kept answer with
+ * its receipt, or a refusal (409: conflict, in progress, served without a kept answer) — without
+ * reserving or charging anything. `release` ends the claim when the call ends, keeping a small
+ * hosted answer for retries.
+ */
+export function createPaymentIdStage(opts: { store: PaymentIdentifierStore; answerMaxBytes: number }) {
+  const { store } = opts
+
+  async function claim(call: ResolvedCall, req: CallRequest, checked: CheckedPayment, target: CallTarget, paymentId: string): Promise<PaymentIdClaim | CallResult | CallRefusal | undefined> {
+    const id = checked.paymentIdentifier
+    if (id === undefined) return undefined
+    const payer = checked.payment.payer
+    const fingerprint = requestFingerprint(call, req, checked)
+    // the lease outlives the call's own limit, so only a proxy that died leaves it to run out
+    const leaseMs = target.timeoutMs + 60_000
+    try {
+      return await claimOrAnswer(payer, id, fingerprint, paymentId, leaseMs, checked, target)
+    } catch (err) {
+      // nothing is held yet: fail closed, as a payment that cannot be recorded
+      req.log.error({ err: (err as Error).message }, 'payment-identifier claim failed')
+      return CallRefusal.error(appError('payment_not_recorded'))
+    }
+  }
+
+  async function claimOrAnswer(payer: string, id: string, fingerprint: string, paymentId: string, leaseMs: number, checked: CheckedPayment, target: CallTarget): Promise<PaymentIdClaim | CallResult | CallRefusal> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const r = await store.claim(payer, id, fingerprint, paymentId, leaseMs)
+      if (r.claimed) return { payer, id, paymentId }
+      const decision = decide(r.used, fingerprint)
+      if (decision === 'free') {
+        if (await store.takeOver(payer, id, r.used.paymentId, fingerprint, paymentId, leaseMs)) return { payer, id, paymentId }
+        continue // another call took it first: look again
+      }
+      return answerFor(decision, r.used, id, checked, target)
+    }
+    return CallRefusal.error(inProgress(id))
+  }
+
+  /** Ends the claim: keeps a served hosted answer of at most answerMaxBytes, else only the outcome. */
+  async function release(c: PaymentIdClaim, result: CallResult | undefined, target: CallTarget, log: FastifyBaseLogger): Promise<void> {
+    let answer
+    if (result?.kind === 'answer' && result.receipt && target.kind === 'hosted' && (typeof result.body === 'string' || Buffer.isBuffer(result.body))) {
+      const body = typeof result.body === 'string' ? Buffer.from(result.body) : result.body
+      if (body.length <= opts.answerMaxBytes) answer = { status: result.status, contentType: result.contentType, body }
+    }
+    // on failure the lease runs out by itself: until then a retry hears "in progress"
+    await store.release(c.payer, c.id, c.paymentId, answer).catch((err) => log.error({ err: (err as Error).message }, 'payment-identifier release failed'))
+  }
+
+  return { claim, release }
+}
+
+function answerFor(decision: Exclude<Decision, 'free'>, used: UsedPaymentId, id: string, checked: CheckedPayment, target: CallTarget): CallResult | CallRefusal {
+  if (decision === 'conflict') return CallRefusal.error(appError('payment_identifier_conflict', { id }))
+  if (decision === 'in-progress') return CallRefusal.error(inProgress(id))
+  const receipt = { paymentId: used.paymentId, payer: checked.payment.payer, version: checked.payment.version, transaction: used.transaction ?? '' }
+  if (used.answer) {
+    const { status, contentType, body } = used.answer
+    return { kind: 'answer', status, ...(contentType ? { contentType } : {}), headers: { 'x-tollgate-replayed': 'true' }, body, receipt }
+  }
+  const why = target.kind === 'upstream' ? "a seller upstream's answers are not kept" : 'it was larger than the proxy keeps, or the proxy stopped before keeping it'
+  return CallRefusal.error(
+    appError('payment_identifier_served', { id, why, paymentId: used.paymentId }, { details: { paymentId: used.paymentId, transaction: used.transaction, lookup: `/_tollgate/payments/${used.paymentId}` } }),
+  )
+}
+
+const inProgress = (id: string) => appError('payment_identifier_in_progress', { id }, { headers: { 'retry-after': '1' } })
