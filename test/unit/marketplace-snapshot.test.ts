@@ -10,7 +10,7 @@ const words = ['oracle', 'weather', 'Risk', 'search', 'café', 'data', 'AI', 'sw
 function entry(i: number): CuratedAgentDTO {
   const ep = (n: number, network: string | null): CuratedAgentEndpointDTO => ({
     id: `${i}.${n}`, curated_agent_id: `e${i}`, url: `https://a${i}.example.com/${n}`, methods: ['GET'], x402_enabled: true, x402_protocol_version: 2, network, description: null, enabled: true,
-    pricing_config: { amount: '1000', amountAtomicUnit: '1000', currency: 'USDC', networkCaip2ID: 'eip155:84532', assetAddress: config.chain.usdc.address, payTo: null, x402Schema: 'exact' }, created_at: 1, updated_at: 1,
+    pricing_config: { amount: '1000', amountAtomicUnit: '1000', currency: 'USDC', networkCaip2ID: 'eip155:84532', assetAddress: config.chain.usdc.address, payTo: null, x402Schema: 'exact' }, schemes: ['exact'], created_at: 1, updated_at: 1,
   })
   return {
     id: `e${i}`, name: `${words[i % 8]} agent ${i}`, description: i % 3 ? `about ${words[(i * 7) % 8]}` : null, source: (['catalog', 'bazaar', 'platform'] as const)[i % 3], enabled: true,

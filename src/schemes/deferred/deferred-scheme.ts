@@ -93,6 +93,10 @@ export function createDeferredScheme(deps: Deps, opts: { recovery: SignerRecover
   }
 
   async function checkSignature(p: DeferredPayment, ctx: VerifyContext): Promise<CallRefusal | undefined> {
+    // the escrow's ECDSA recovery takes v of 27 or 28 only; a voucher accepted with v 0 or 1 could never be collected
+    if (p.signature.length === 132 && !p.signature.endsWith('1b') && !p.signature.endsWith('1c')) {
+      return CallRefusal.fromX402(refuse('invalid_deferred_evm_payload_signature', `the signature's v must be 27 or 28 (0x1b or 0x1c), as the escrow recovers it; got 0x${p.signature.slice(130)}`))
+    }
     const signer = await opts.recovery.recover(hexToBytes(p.digest), p.signature)
     if (signer !== SMART_WALLET_SIGNATURE) {
       return signer !== null && signer === p.voucher.buyer ? undefined : CallRefusal.payment('invalid_deferred_evm_payload_signature')

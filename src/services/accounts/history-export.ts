@@ -40,6 +40,8 @@ const ts = (col: string) => sql.raw(`to_char(${col} at time zone 'UTC', 'YYYY-MM
 export const TRANSACTION_COLUMNS = [
   'id', 'created_at', 'updated_at', 'status', 'payer', 'pay_to', 'value', 'asset', 'network', 'scheme', 'x402_version',
   'resource', 'method', 'endpoint_id', 'settlement_mode', 'nonce', 'valid_after', 'valid_before', 'tx_hash', 'failure_reason', 'settled_at', 'kind',
+  // a deferred call's voucher (its id, nonce and valueAggregate); `tx_hash` is then the collectMany that settled it
+  'voucher_id', 'voucher_nonce', 'voucher_value_aggregate',
 ] as const
 export const EVENT_COLUMNS = ['id', 'payment_id', 'created_at', 'type', 'from_status', 'to_status', 'reason', 'data', 'withdrawal_id'] as const
 
@@ -155,10 +157,17 @@ function parse(kind: HistoryKind, f: HistoryFilters): Parsed {
   return { from, to, agent, role: f.role, order, cursor, ...parseKinds(kind, f) }
 }
 
+/**
+ * A deferred payment's voucher field, from the voucher store (payments.nonce is the voucher's EIP-712
+ * digest, unique per buyer); null for other schemes and for a voided call whose voucher was given back.
+ */
+const voucherField = (as: string, col: string) =>
+  sql.raw(`case when p.scheme = 'deferred' then (select ${col} from deferred_vouchers v where v.buyer = lower(p.payer) and v.digest = p.nonce limit 1) end as ${as}`)
 const TRANSACTION_FIELDS = sql`select p.id::text as id, ${ts('p.created_at')} as created_at, ${ts('p.updated_at')} as updated_at, p.status, p.payer, p.pay_to,
     p.value::text as value, p.asset, p.network, p.scheme, p.x402_version, p.resource, p.method, p.endpoint_id::text as endpoint_id,
     p.settlement_mode, p.nonce, p.valid_after::text as valid_after, p.valid_before::text as valid_before, p.tx_hash, p.failure_reason,
-    ${ts('p.settled_at')} as settled_at`
+    ${ts('p.settled_at')} as settled_at, ${voucherField('voucher_id', 'v.voucher_id')}, ${voucherField('voucher_nonce', 'v.nonce::text')},
+    ${voucherField('voucher_value_aggregate', 'v.value_aggregate::text')}`
 const EVENT_FIELDS = sql`select ev.id::text as id, ev.payment_id::text as payment_id, ${ts('ev.created_at')} as created_at, ev.type, ev.from_status, ev.to_status,
     ev.reason, ev.data::text as data`
 // from payments alone (PLAIN), or from payments and withdrawals in one derived table

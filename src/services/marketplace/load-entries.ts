@@ -35,7 +35,7 @@ async function loadPlatform({ db, config }: Pick<Deps, 'db' | 'config'>): Promis
       .innerJoin('services as s', 's.id', 'e.service_id')
       .where('e.enabled', '=', true)
       .where('s.enabled', '=', true)
-      .select(['e.id', 'e.service_id', 'e.slug', 'e.methods', 'e.price', 'e.description', 'e.mime_type', 'e.created_at', 'e.updated_at'])
+      .select(['e.id', 'e.service_id', 'e.slug', 'e.methods', 'e.price', 'e.description', 'e.mime_type', 'e.schemes', 'e.created_at', 'e.updated_at'])
       .orderBy('e.service_id')
       .orderBy('e.slug')
       .execute(),
@@ -72,6 +72,8 @@ async function loadPlatform({ db, config }: Pick<Deps, 'db' | 'config'>): Promis
           payTo: s.pay_to,
           x402Schema: 'exact',
         },
+        // as the proxy's challenge offers them: deferred only where an escrow is configured
+        schemes: ['exact', ...(config.deferredEscrowAddress && e.schemes.includes('deferred') ? ['deferred'] : [])],
         created_at: ms(e.created_at),
         updated_at: ms(e.updated_at),
       }
@@ -131,6 +133,7 @@ async function loadCurated({ db }: Pick<Deps, 'db'>): Promise<CuratedAgentDTO[]>
       payTo: e.pay_to,
       x402Schema: e.x402_schema,
     },
+    schemes: [e.x402_schema ?? 'exact'],
     created_at: ms(e.created_at),
     updated_at: ms(e.updated_at),
   })))

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { getAddress } from 'viem'
 import { CHAINS, type Config } from '../../config.js'
 import type { LoadedEntries } from './load-entries.js'
 import { FILTER_NETWORKS, type CuratedAgentDTO, type CuratedAgentEndpointDTO, type CuratedAgentSource, type FilterNetwork } from './types.js'
@@ -101,11 +102,17 @@ export function discoveryItem(entry: CuratedAgentDTO, ep: CuratedAgentEndpointDT
     ep.x402_protocol_version === 2
       ? { scheme: pc.x402Schema ?? 'exact', network: pc.networkCaip2ID, amount: pc.amount, asset: pc.assetAddress, payTo: pc.payTo, maxTimeoutSeconds: config.x402.maxTimeoutSeconds, extra }
       : { scheme: pc.x402Schema ?? 'exact', network: ep.network, maxAmountRequired: pc.amount, resource: ep.url, description, mimeType, payTo: pc.payTo, maxTimeoutSeconds: config.x402.maxTimeoutSeconds, asset: pc.assetAddress, extra }
+  // the deferred scheme beside exact, with the requirement the proxy's challenge carries (v2 only)
+  const escrow = config.deferredEscrowAddress
+  const deferred =
+    ep.x402_protocol_version === 2 && escrow && ep.schemes.includes('deferred') && accepts.scheme === 'exact'
+      ? [{ ...accepts, scheme: 'deferred', extra: { escrow: getAddress(escrow), ...extra, voucherStorage: 'server' } }]
+      : []
   return {
     resource: ep.url,
     type: 'http',
     x402Version: ep.x402_protocol_version,
-    accepts: [accepts],
+    accepts: [accepts, ...deferred],
     lastUpdated: new Date(ep.updated_at).toISOString(),
     metadata: {
       name: entry.name,

@@ -48,6 +48,12 @@ export interface CuratedAgentEndpointDTO {
   description: string | null
   enabled: boolean
   pricing_config: PricingConfig
+  /**
+   * The x402 schemes the endpoint offers, `exact` first: a platform endpoint that enables the
+   * deferred scheme (where an escrow is configured) lists `["exact", "deferred"]`; a catalog or
+   * bazaar endpoint its one `pricing_config.x402Schema`.
+   */
+  schemes: string[]
   created_at: number
   updated_at: number
 }

@@ -36,6 +36,7 @@ const endpointSchema = obj({
   description: nstr,
   enabled: { type: 'boolean' },
   pricing_config: pricingSchema,
+  schemes: { type: 'array', minItems: 1, items: { enum: ['exact', 'deferred'] } },
   created_at: ms,
   updated_at: ms,
 })
@@ -348,12 +349,34 @@ t.test('sandbox deployment', async (t) => {
       })
     }
     const v1 = body.items.find((i: { x402Version: number }) => i.x402Version === 1)
+    t.same(body.items.filter((i: { accepts: unknown[] }) => i.accepts.length > 1), [], 'no endpoint offers deferred yet: exact only')
     t.match(v1.accepts[0], { network: 'base-sepolia', maxAmountRequired: String, resource: v1.resource, payTo: String, asset: String }, 'v1 endpoints carry v1 requirements')
     const page = (await get(app, '/discovery/resources?limit=2&offset=1')).body
     t.equal(page.items.length, 2)
     t.same(page.items[0], body.items[1])
     t.equal((await get(app, '/discovery/resources?type=mcp')).body.items.length, 0)
     t.equal((await get(app, '/discovery/resources?limit=-1')).res.statusCode, 400)
+  })
+
+  t.test('an endpoint that enables deferred lists it beside exact, as its 402 offers it', async (t) => {
+    await deps.db.updateTable('endpoints').set({ schemes: ['exact', 'deferred'], updated_at: sql`now()` }).where('slug', '=', 'gas-price-oracle').execute()
+    await announceRegistryChange(deps)
+    const list = () => get(app, '/api/v1/agents/marketplace?source=platform')
+    const find = (r: { body: CuratedAgentDTO[] }) => r.body.flatMap((a) => a.endpoints).find((e) => e.url.endsWith('/acme/data/gas-price-oracle'))
+    const r = await eventually(list, (r) => find(r)?.schemes.length === 2)
+    t.ok(validList(r.body), JSON.stringify(validList.errors))
+    t.same(find(r)!.schemes, ['exact', 'deferred'], 'the marketplace entry')
+    t.same(find(r)!.pricing_config.x402Schema, 'exact', 'pricing_config keeps the first scheme')
+    const others = (r.body as CuratedAgentDTO[]).flatMap((a) => a.endpoints).filter((e) => !e.url.endsWith('/gas-price-oracle'))
+    t.same(others.map((e) => e.schemes), others.map(() => ['exact']), 'the others exact only')
+    const item = (await get(app, '/discovery/resources?limit=100')).body.items.find((i: { resource: string }) => i.resource === find(r)!.url)
+    t.same(item.accepts.map((a: { scheme: string }) => a.scheme), ['exact', 'deferred'], 'discovery')
+    const proxy = await buildProxyApp(deps, { logger: false })
+    t.teardown(() => proxy.close())
+    const challenge = JSON.parse(Buffer.from(String((await proxy.inject({ method: 'GET', url: new URL(find(r)!.url).pathname })).headers['payment-required']), 'base64').toString())
+    t.same(challenge.accepts.map((a: { scheme: string }) => a.scheme), ['exact', 'deferred'], 'the 402 offers the same')
+    const deferred = challenge.accepts[1]
+    t.same(item.accepts[1], { ...deferred, asset: item.accepts[0].asset, payTo: item.accepts[0].payTo }, 'the same deferred requirement (escrow, name, version, voucherStorage)')
   })
 })
 

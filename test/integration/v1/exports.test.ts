@@ -129,3 +129,38 @@ t.test('pages, filters and CSV / NDJSON exports match the database', async (t) =
   t.match(evPage.json(), { object: 'list', has_more: true, data: [{ object: 'payment_event', type: 'status' }, {}] })
 })
 
+
+t.test('a deferred call shows its voucher (id, nonce, valueAggregate) and the collection that settled it', async (t) => {
+  const { deps, app } = await accountsApp(t)
+  const { auth } = await userWithKey(deps)
+  const agent = ((await app.inject({ method: 'POST', url: '/v1/agents', headers: auth, payload: { name: 'voucher-buyer' } })).json().address as string).toLowerCase()
+  const [exactId] = await seed(deps, agent, 1)
+  const digest = `0x${'d1'.repeat(32)}`
+  const voucherId = `0x${'1d'.repeat(32)}`
+  const collection = `0x${'c0'.repeat(32)}`
+  const seller = '0x' + '22'.repeat(20)
+  const asset = '0x036cbd53842c5426634e7929541ec2318f3dcf7e'
+  const deferredId = randomUUID()
+  await deps.db
+    .insertInto('payments')
+    .values({
+      id: deferredId, resource: 'https://proxy/x/y/deferred', method: 'GET', x402_version: 2, scheme: 'deferred', network: 'eip155:84532', asset, payer: agent, pay_to: seller,
+      value: '1000', valid_after: 1_795_000_000, valid_before: 253_402_300_799, nonce: digest, signature: '0xsig', status: 'settled', tx_hash: collection, created_at: new Date(Date.UTC(2026, 10, 2)),
+    })
+    .execute()
+  await deps.db
+    .insertInto('deferred_vouchers')
+    .values({ escrow: '0xdefe55ed00000000000000000000000000000402', buyer: agent, seller, asset, voucher_id: voucherId, nonce: 4n, value_aggregate: 5000n, timestamp: 1_795_000_000n, signature: '0xsig', digest, latest: true, collected: 5000n })
+    .execute()
+  const expected = { voucher_id: voucherId, voucher_nonce: '4', voucher_value_aggregate: '5000', tx_hash: collection, scheme: 'deferred' }
+
+  const page = (await app.inject({ method: 'GET', url: '/v1/transactions', headers: auth })).json().data as Array<Record<string, unknown>>
+  t.match(page.find((r) => r.id === deferredId), expected, 'the JSON page')
+  t.match(page.find((r) => r.id === exactId), { voucher_id: null, voucher_nonce: null, voucher_value_aggregate: null }, 'an exact call has no voucher')
+  const nd = (await app.inject({ method: 'GET', url: '/v1/transactions?format=ndjson', headers: auth })).body.trimEnd().split('\n').map((l) => JSON.parse(l))
+  t.match(nd.find((r) => r.id === deferredId), expected, 'the NDJSON export')
+  const csv = parseCsv((await app.inject({ method: 'GET', url: '/v1/transactions?format=csv', headers: auth })).body)
+  const rows = csv.slice(1).map((cells) => Object.fromEntries(TRANSACTION_COLUMNS.map((c, j) => [c, cells[j]])))
+  t.match(rows.find((r) => r.id === deferredId), expected, 'the CSV export')
+  t.match(rows.find((r) => r.id === exactId), { voucher_id: '', voucher_nonce: '' }, 'empty cells for exact')
+})
