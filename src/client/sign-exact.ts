@@ -57,8 +57,8 @@ export function signExact(privateKey: Uint8Array, from: string, t: ExactTerms, n
   }
 }
 
-/** The retry header for a signed payment: `X-PAYMENT` (v1) or `PAYMENT-SIGNATURE` (v2, echoing the requirement verbatim). */
-export function paymentHeader(ch: ParsedChallenge, req: Requirement, payload: ExactEvmPayload): { header: 'X-PAYMENT' | 'PAYMENT-SIGNATURE'; value: string } {
+/** The retry header for a signed payment (an `exact` authorization or a `deferred` voucher): `X-PAYMENT` (v1) or `PAYMENT-SIGNATURE` (v2, echoing the requirement verbatim). */
+export function paymentHeader(ch: ParsedChallenge, req: Requirement, payload: ExactEvmPayload | Record<string, unknown>): { header: 'X-PAYMENT' | 'PAYMENT-SIGNATURE'; value: string } {
   if (req.version === 1) {
     return { header: 'X-PAYMENT', value: Buffer.from(JSON.stringify({ x402Version: 1, scheme: req.scheme, network: req.network, payload })).toString('base64') }
   }

@@ -6,10 +6,17 @@
  * It pays with `X-PAYMENT` (x402 v1) whenever the 402 offers a v1 requirement it can pay, as
  * spec 4.4 and 5 ask of the client library; Tollgate's proxy always offers both. Only a server
  * that offers v2 alone (the official `@x402/express`) is paid with `PAYMENT-SIGNATURE`.
+ *
+ * A local key with `deferred` set pays with vouchers (x402 `deferred`, v2 only) wherever a seller
+ * offers them, and `exact` elsewhere: it names itself with `PAYER-IDENTIFIER` on every request,
+ * aggregates onto the latest voucher the seller shows, and deposits into the escrow in the payment
+ * when the balance is short (sign-deferred.ts).
  */
 import { privateKeyToAccount } from 'viem/accounts'
-import { offeredChallenges, type OfferedChallenge, type Requirement } from './challenge.js'
+import type { DeferredVoucher } from '../schemes/deferred/typed-data.js'
+import { offeredChallenges, parseChallenge, type OfferedChallenge, type ParsedChallenge, type Requirement } from './challenge.js'
 import { PaidCallFailedError, PaymentRefusedError } from './errors.js'
+import { deferredTerms, isPayableDeferred, signDeferred } from './sign-deferred.js'
 import { paymentHeader, signExact } from './sign-exact.js'
 
 export interface PlatformPayOptions {
@@ -25,6 +32,25 @@ export interface LocalPayOptions {
   maxAmount?: bigint
   /** chain ids this key may pay on (default: any the challenge names) */
   chainIds?: number[]
+  /**
+   * Pay with vouchers (x402 `deferred`) where a seller offers them; off by default, since it sends
+   * the key's address (`PAYER-IDENTIFIER`) with every request, before anything is paid.
+   * `true` or `{}` turns it on with the default deposit.
+   */
+  deferred?: boolean | DeferredPayOptions
+}
+
+export interface DeferredPayOptions {
+  /**
+   * What to deposit into the escrow for a seller, in the payment itself (gasless: the seller's
+   * relayer executes it), when the balance there is short: before the first voucher when the
+   * escrow holds less than the price, and on an `invalid_deferred_evm_insufficient_escrow_balance`
+   * refusal (the call is then retried once with the deposit). Default: 100 x the price. Never less
+   * than the price.
+   */
+  depositAmount?: bigint
+  /** never deposit; a short balance is a refusal (`payment_rejected`) */
+  noDeposit?: boolean
 }
 
 export type WrapFetchOptions = PlatformPayOptions | LocalPayOptions
@@ -48,8 +74,14 @@ export interface PaymentInfo {
   nonce?: string
   amount: string
   payTo: string
-  /** the payment header sent: `X-PAYMENT` unless the server offered x402 v2 alone */
+  /** the payment header sent: `X-PAYMENT` unless the server offered x402 v2 alone (or it was a voucher) */
   header: 'X-PAYMENT' | 'PAYMENT-SIGNATURE'
+  /** `exact` (a transfer authorization) or `deferred` (a voucher) */
+  scheme: string
+  /** the voucher signed (deferred): its id, nonce and everything it owes the seller so far */
+  voucher?: { id: string; nonce: string; valueAggregate: string }
+  /** what the payment deposited into the escrow (deferred, atomic units), when it did */
+  deposit?: string
 }
 
 export type PaidResponse = Response & { payment?: PaymentInfo }
@@ -66,22 +98,35 @@ export function wrapFetch(fetchImpl: FetchLike, opts: WrapFetchOptions): (input:
   return async (input, init) => {
     const request = new Request(input, init)
     if (request.headers.has('x-payment') || request.headers.has('payment-signature')) return fetchImpl(request)
+    // deferred: the seller shows this buyer's escrow account and latest voucher in the 402
+    if (payer.identify && !request.headers.has('payer-identifier')) request.headers.set('payer-identifier', payer.identify)
     const retry = request.clone()
     const first = await fetchImpl(request)
     if (first.status !== 402) return first
     const ch = await readChallenge(first)
     request.signal.throwIfAborted() // aborted while the 402 was read: sign nothing
-    const signed = await payer.sign(ch, request)
-    retry.headers.set(signed.header, signed.value)
+    let signed = await payer.sign(ch, request)
     let res: PaidResponse
     try {
-      res = await fetchImpl(retry)
+      // a voucher refused for a short escrow balance is sent once more with a deposit
+      const spare = signed.withDeposit ? retry.clone() : undefined
+      res = await send(retry, signed)
+      if (res.status === 402 && spare && signed.withDeposit && (await refusalReason(res.clone(), false)) === 'invalid_deferred_evm_insufficient_escrow_balance') {
+        const again = await signed.withDeposit(await readRefusal(res.clone()))
+        if (again) {
+          // the same voucher, signed again: its signer's turn to this seller goes on with the new one
+          signed = again
+          res = await send(spare, signed)
+        }
+      }
     } catch (err) {
+      signed.done?.(false)
       if ((err as Error).name === 'AbortError') throw err
       // the seller may have received the payment: say which one, so its settlement can be looked up
       await payer.report?.(signed, 'error', undefined)
-      throw new PaidCallFailedError({ success: false, network: signed.network, payer: signed.payer, agentPaymentId: signed.agentPaymentId, nonce: signed.nonce, amount: signed.amount, payTo: signed.payTo, header: signed.header }, err)
+      throw new PaidCallFailedError({ success: false, network: signed.network, payer: signed.payer, agentPaymentId: signed.agentPaymentId, nonce: signed.nonce, amount: signed.amount, payTo: signed.payTo, header: signed.header, scheme: signed.scheme }, err)
     }
+    signed.done?.(res.ok)
     const v1 = signed.header === 'X-PAYMENT'
     const [own, other] = v1 ? ['x-payment-response', 'payment-response'] : ['payment-response', 'x-payment-response']
     const decoded = decodePaymentResponse(res.headers.get(own) ?? res.headers.get(other))
@@ -103,9 +148,17 @@ export function wrapFetch(fetchImpl: FetchLike, opts: WrapFetchOptions): (input:
       amount: signed.amount,
       payTo: signed.payTo,
       header: signed.header,
+      scheme: signed.scheme,
+      ...(signed.voucher ? { voucher: { id: signed.voucher.id, nonce: signed.voucher.nonce.toString(), valueAggregate: signed.voucher.valueAggregate.toString() } } : {}),
+      ...(signed.deposit !== undefined ? { deposit: signed.deposit.toString() } : {}),
     }
     Object.defineProperty(res, 'payment', { value: info, enumerable: true })
     return res
+  }
+
+  function send(req: Request, s: Signed): Promise<Response> {
+    req.headers.set(s.header, s.value)
+    return fetchImpl(req)
   }
 }
 
@@ -118,6 +171,13 @@ interface Signed {
   network: string
   agentPaymentId?: string
   nonce?: string
+  scheme: string
+  voucher?: DeferredVoucher
+  deposit?: bigint
+  /** deferred: the same voucher again with a deposit, after a short-balance refusal (its 402 challenge, when readable) */
+  withDeposit?: (refusal: ParsedChallenge | undefined) => Promise<Signed | undefined>
+  /** called once the paid retry is answered (`ok`: a 2xx) or failed */
+  done?: (ok: boolean) => void
 }
 
 /** The readable challenges of a 402, v1 first, and what to send the platform when none is readable. */
@@ -130,6 +190,8 @@ interface Challenges {
 const TRY_NEXT = new Set(['unsupported_requirements', 'invalid_parameter'])
 
 interface Payer {
+  /** the address to send as PAYER-IDENTIFIER (deferred) */
+  identify?: string
   sign(ch: Challenges, request: Request): Promise<Signed>
   report?(s: Signed, status: 'accepted' | 'rejected' | 'error', response: Record<string, unknown> | undefined): Promise<void>
 }
@@ -168,6 +230,7 @@ function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Payer {
             network: body.network as string,
             agentPaymentId: body.payment_id as string,
             nonce: typeof body.nonce === 'string' ? body.nonce : undefined,
+            scheme: typeof body.scheme === 'string' ? body.scheme : 'exact',
           }
         }
         const { code, message, statusCode: _s, error: _e, ...details } = body
@@ -186,23 +249,124 @@ function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Payer {
 function localPayer(o: LocalPayOptions): Payer {
   const account = privateKeyToAccount(o.privateKey)
   const key = Buffer.from(o.privateKey.slice(2), 'hex')
+  const deferred = o.deferred ? deferredPayer(account, o, o.deferred === true ? {} : o.deferred) : undefined
   return {
+    identify: deferred ? account.address : undefined,
     async sign(ch) {
       if (ch.offered.length === 0) throw new PaymentRefusedError('invalid_challenge', 'the 402 carries no readable x402 challenge')
+      const allowedChain = (r: Requirement) => r.chainId !== undefined && (!o.chainIds || o.chainIds.includes(r.chainId))
+      const overMax = (r: Requirement) => new PaymentRefusedError('spend_cap_exceeded', `the price ${r.amount} is above maxAmount ${o.maxAmount}`, { cap: 'max_amount', remaining: o.maxAmount!.toString() })
+      if (deferred) {
+        // vouchers first where offered (v2 only): that is what turning `deferred` on asks for
+        for (const { parsed } of ch.offered) {
+          const req = parsed.accepts.find((r) => isPayableDeferred(r) && allowedChain(r))
+          if (!req) continue
+          if (o.maxAmount !== undefined && req.amount > o.maxAmount) throw overMax(req)
+          return deferred.sign(parsed, req)
+        }
+      }
       const payable = (r: Requirement): r is Requirement & { chainId: number; extra: { name: string; version: string } } =>
-        r.scheme === 'exact' && r.chainId !== undefined && r.extra !== undefined && /^0x[0-9a-fA-F]{40}$/.test(r.asset) && (!o.chainIds || o.chainIds.includes(r.chainId))
+        r.scheme === 'exact' && allowedChain(r) && r.extra !== undefined && /^0x[0-9a-fA-F]{40}$/.test(r.asset)
       // the first challenge (v1 before v2) with a requirement this key can pay
       for (const { parsed } of ch.offered) {
         const ok = parsed.accepts.filter(payable).sort((a, b) => (a.amount < b.amount ? -1 : a.amount > b.amount ? 1 : 0))
         if (ok.length === 0) continue
         const req = ok[0]!
-        if (o.maxAmount !== undefined && req.amount > o.maxAmount) throw new PaymentRefusedError('spend_cap_exceeded', `the price ${req.amount} is above maxAmount ${o.maxAmount}`, { cap: 'max_amount', remaining: o.maxAmount.toString() })
+        if (o.maxAmount !== undefined && req.amount > o.maxAmount) throw overMax(req)
         const payload = signExact(key, account.address, { chainId: req.chainId, asset: req.asset, token: req.extra, payTo: req.payTo, amount: req.amount, maxTimeoutSeconds: req.maxTimeoutSeconds }, Math.floor(Date.now() / 1000))
         const h = paymentHeader(parsed, req, payload)
-        return { ...h, amount: req.amount.toString(), payTo: req.payTo, payer: account.address, network: req.network, nonce: payload.authorization.nonce }
+        return { ...h, amount: req.amount.toString(), payTo: req.payTo, payer: account.address, network: req.network, nonce: payload.authorization.nonce, scheme: 'exact' }
       }
-      throw new PaymentRefusedError('unsupported_requirements', 'no exact EVM requirement with an EIP-712 token domain')
+      throw new PaymentRefusedError('unsupported_requirements', deferred ? 'no exact or deferred EVM requirement with an EIP-712 token domain' : 'no exact EVM requirement with an EIP-712 token domain')
     },
+  }
+}
+
+/**
+ * A local key's vouchers. Calls to one seller (escrow, seller, asset) are signed and sent one at a
+ * time, and the voucher of the last call answered is remembered: a call whose 402 was read while
+ * another was in flight aggregates onto that one rather than onto the stale `extra.voucher`.
+ */
+function deferredPayer(account: ReturnType<typeof privateKeyToAccount>, o: LocalPayOptions, d: DeferredPayOptions) {
+  const latest = new Map<string, DeferredVoucher>()
+  /** calls answered per seller: a 402 read before one of them shows a stale account */
+  const answered = new Map<string, number>()
+  const queues = new Map<string, Promise<void>>()
+  /** waits for the calls to this seller before it; resolves to the release */
+  const turn = async (k: string): Promise<() => void> => {
+    let release!: () => void
+    const mine = new Promise<void>((r) => (release = r))
+    const before = queues.get(k) ?? Promise.resolve()
+    const chained = before.then(() => mine)
+    queues.set(k, chained)
+    await before
+    return () => {
+      release()
+      if (queues.get(k) === chained) queues.delete(k)
+    }
+  }
+  return {
+    async sign(parsed: ParsedChallenge, req: Requirement): Promise<Signed> {
+      const terms = await deferredTerms(req, account.address)
+      const k = `${terms.escrow}:${terms.seller}:${terms.asset}`.toLowerCase()
+      const seen = answered.get(k) ?? 0
+      const release = await turn(k)
+      try {
+        const known = latest.get(k)
+        // ours from an earlier call, newer than what the seller showed (its 402 came before that call's answer)
+        const previous = known && terms.latest && known.id === terms.latest.id && known.nonce > terms.latest.nonce ? known : (terms.latest ?? known)
+        const depositAmount = (): bigint => {
+          const want = d.depositAmount ?? 100n * terms.amount
+          return want < terms.amount ? terms.amount : want
+        }
+        // a call answered since this 402 was read may have deposited: then only a refusal says the balance is short
+        const stale = (answered.get(k) ?? 0) !== seen
+        const short = !d.noDeposit && !stale && terms.account !== undefined && terms.account.balance < terms.amount
+        const make = async (deposit: bigint | undefined, t = terms): Promise<Signed> => {
+          const s = await signDeferred(account, t, { previous, deposit })
+          const h = paymentHeader(parsed, req, s.payload)
+          let finished = false
+          return {
+            ...h,
+            amount: req.amount.toString(),
+            payTo: req.payTo,
+            payer: account.address,
+            network: req.network,
+            scheme: 'deferred',
+            voucher: s.voucher,
+            deposit: s.deposit,
+            withDeposit: s.deposit === undefined && !d.noDeposit ? async (refusal) => {
+              // the refusal's own requirement shows the account as it is now (allowance, permit nonce)
+              const fresh = refusal?.accepts.find((r) => isPayableDeferred(r) && r.payTo.toLowerCase() === req.payTo.toLowerCase())
+              const now = fresh ? await deferredTerms(fresh, account.address) : terms
+              return make(depositAmount(), { ...terms, account: now.account })
+            } : undefined,
+            done(ok) {
+              if (finished) return
+              finished = true
+              answered.set(k, (answered.get(k) ?? 0) + 1)
+              if (ok) latest.set(k, s.voucher)
+              // not taken (or unknown): the seller's next 402 says where the voucher id stands
+              else if (latest.get(k) === previous) latest.delete(k)
+              release()
+            },
+          }
+        }
+        return await make(short ? depositAmount() : undefined)
+      } catch (err) {
+        release()
+        throw err
+      }
+    },
+  }
+}
+
+/** The v2 challenge of a refused retry's 402, when it has a readable one. */
+async function readRefusal(res: Response): Promise<ParsedChallenge | undefined> {
+  try {
+    return parseChallenge(res.headers.get('payment-required') ?? undefined)
+  } catch {
+    return undefined
   }
 }
 
