@@ -172,7 +172,7 @@ interface Signed {
   agentPaymentId?: string
   nonce?: string
   scheme: string
-  voucher?: DeferredVoucher
+  voucher?: { id: string; nonce: bigint; valueAggregate: bigint }
   deposit?: bigint
   /** deferred: the same voucher again with a deposit, after a short-balance refusal (its 402 challenge, when readable) */
   withDeposit?: (refusal: ParsedChallenge | undefined) => Promise<Signed | undefined>
@@ -210,8 +210,10 @@ function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Payer {
   const headers = { authorization: `Bearer ${o.agentKey}`, 'content-type': 'application/json' }
   return {
     async sign(ch, request) {
-      // the v1 body first (paid with X-PAYMENT); the v2 header when the platform can pay nothing in it
-      const raws = ch.offered.length > 0 ? ch.offered.map((o) => o.raw) : [ch.raw]
+      // the v1 body first (paid with X-PAYMENT); the v2 header when the platform can pay nothing in
+      // it — or first when it offers vouchers (deferred, v2 only), which the platform prefers
+      const offered = [...ch.offered].sort((a, b) => rank(a) - rank(b))
+      const raws = offered.length > 0 ? offered.map((o) => o.raw) : [ch.raw]
       for (let i = 0; ; i++) {
         // the caller's signal: an abort while the platform signs leaves nothing to retry with
         const res = await fetchImpl(`${base}/v1/agent/payments`, { method: 'POST', headers, body: JSON.stringify({ url: request.url, method: request.method, challenge: raws[i] }), signal: request.signal })
@@ -231,6 +233,7 @@ function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Payer {
             agentPaymentId: body.payment_id as string,
             nonce: typeof body.nonce === 'string' ? body.nonce : undefined,
             scheme: typeof body.scheme === 'string' ? body.scheme : 'exact',
+            ...voucherOf(body),
           }
         }
         const { code, message, statusCode: _s, error: _e, ...details } = body
@@ -244,6 +247,18 @@ function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Payer {
         .catch(() => {}) // the expiry sweep settles an unreported outcome
     },
   }
+}
+
+/** 0 for a challenge that offers a voucher (deferred), else 1 */
+const rank = (o: OfferedChallenge) => (o.parsed.accepts.some((r) => r.scheme === 'deferred') ? 0 : 1)
+
+/** The platform's `voucher` and `deposit` answer fields, for PaymentInfo. */
+function voucherOf(body: Record<string, unknown>): Pick<Signed, 'voucher' | 'deposit'> {
+  const v = body.voucher as Record<string, unknown> | undefined
+  const out: Pick<Signed, 'voucher' | 'deposit'> = {}
+  if (v && typeof v.id === 'string' && typeof v.nonce === 'string' && typeof v.value_aggregate === 'string') out.voucher = { id: v.id, nonce: BigInt(v.nonce), valueAggregate: BigInt(v.value_aggregate) }
+  if (typeof body.deposit === 'string') out.deposit = BigInt(body.deposit)
+  return out
 }
 
 function localPayer(o: LocalPayOptions): Payer {

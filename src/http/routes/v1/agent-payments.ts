@@ -52,7 +52,7 @@ export function agentPaymentRoutes(deps: Deps, opts: { sweepMs?: number } = {}):
       await sellerRoutes(a, { deps }, { scope: (r) => ({ userId: r.agent!.user_id, agentAddress: r.agent!.address }), tags: ['agent publishing'] })
     })
 
-    app.post<{ Body: { url?: unknown; method?: unknown; challenge?: unknown; dry_run?: unknown } }>(
+    app.post<{ Body: { url?: unknown; method?: unknown; challenge?: unknown; dry_run?: unknown; deposit_amount?: unknown } }>(
       '/payments',
       {
         bodyLimit: BODY_LIMIT,
@@ -68,6 +68,7 @@ export function agentPaymentRoutes(deps: Deps, opts: { sweepMs?: number } = {}):
               method: { type: 'string', maxLength: 10 },
               challenge: { description: 'the v1 402 body object, or the v2 PAYMENT-REQUIRED header value', anyOf: [{ type: 'object' }, { type: 'string', maxLength: 32768 }] },
               dry_run: { type: 'boolean' },
+              deposit_amount: { description: 'deferred: what to deposit from the agent wallet into the escrow when its balance for the seller is short (atomic USDC, at least the price; default 100 x the price)', type: 'string', maxLength: 20 },
             },
           },
         },
