@@ -15,6 +15,7 @@ import { voucherTypedData } from '../../schemes/deferred/typed-data.js'
 import type { HexString } from '../../x402/types.js'
 import { AgentAuth, type AgentRow } from '../accounts/agent-auth.js'
 import { createAgentPaymentsSweep } from './agent-payments-sweep.js'
+import { createAgentEscrow } from './agent-escrow.js'
 import { createAgentVouchers } from './agent-vouchers.js'
 import { chooseRequirement, withinPerTransactionCap, type PayBody } from './choose-requirement.js'
 import { createCollectionProofs, proofReason, type CollectionProof } from './collection-proof.js'
@@ -35,7 +36,7 @@ export interface AgentPaymentsDeps {
   db: Kysely<Database>
   redis: Redis
   key(...parts: string[]): string
-  config: Pick<Readonly<Config>, 'chain' | 'masterKey' | 'proxyUrl' | 'deployment' | 'databaseUrl' | 'x402' | 'deferredEscrowAddress'>
+  config: Pick<Readonly<Config>, 'chain' | 'masterKey' | 'proxyUrl' | 'deployment' | 'databaseUrl' | 'x402' | 'deferredEscrowAddress' | 'relayerKeys' | 'settlement'>
   chain: PublicClient
   /** injectable for tests of the UTC day/month boundaries */
   now?: () => Date
@@ -95,6 +96,10 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
   const escrow = config.deferredEscrowAddress
   const terms = { chainId: config.chain.chainId, network: config.chain.network, caip2: config.chain.caip2, usdc: config.chain.usdc.address.toLowerCase(), proxyOrigin, escrow: escrow?.toLowerCase() }
   const vouchers = escrow ? createAgentVouchers({ db, chain: deps.chain, escrow, chainId: config.chain.chainId }) : undefined
+  const escrows = escrow
+    ? createAgentEscrow({ db, redis: deps.redis, key: deps.key, chain: deps.chain, escrow, chainId: config.chain.chainId, relayerKeys: config.relayerKeys, maxFeePerGasWei: config.settlement.maxFeePerGasWei })
+    : undefined
+  const noEscrow = () => appError('service_unavailable', { detail: 'this deployment has no deferred escrow (DEFERRED_ESCROW_ADDRESS)' })
   const writer = createReservationWriter(db)
   const proofs = createCollectionProofs({ ...deps, proxyOrigin, now })
   const sweep = createAgentPaymentsSweep({ db, chain: deps.chain, config, windows, now, balanceTtlMs: balances.ttlMs })
@@ -270,6 +275,19 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
         balance_error: balanceError,
         allowlist: agent.allowlist,
       }
+    },
+
+    /** The agent wallet's escrow accounts (deferred): balance, thawing, outstanding vouchers per seller. */
+    async escrow(agent: AgentRow) {
+      if (!escrows) throw noEscrow()
+      return escrows.overview(agent.address)
+    },
+
+    /** Withdraws what finished thawing in the agent's escrow account with `seller` and starts thawing the rest (gasless). */
+    async flushEscrow(agent: AgentRow, body: { seller?: unknown }) {
+      if (!escrows) throw noEscrow()
+      if (typeof body.seller !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(body.seller)) throw appError('invalid_parameter', { param: 'seller', detail: 'expected the seller address (payTo)' }, { details: { param: 'seller' } })
+      return escrows.flush(agent.address, keys.privateKeyOf(agent), body.seller, config.chain.usdc.address)
     },
 
     async get(agentId: string, id: string) {

@@ -96,6 +96,19 @@ export function agentPaymentRoutes(deps: Deps, opts: { sweepMs?: number } = {}):
         return reply.code(r.status === 'reserved' ? 202 : 200).send(r)
       },
     )
+    app.get('/escrow', { schema: { tags, summary: "The agent wallet's escrow accounts (deferred): balance, thawing amount and end, outstanding vouchers per seller" } }, async (request) => payments.escrow(request.agent!))
+    app.post<{ Body: { seller?: unknown } }>(
+      '/escrow/flush',
+      {
+        bodyLimit: 4096,
+        schema: {
+          tags,
+          summary: "Withdraw what finished thawing in the agent's escrow account with a seller to its wallet, and start thawing the rest (gasless)",
+          body: { type: 'object', required: ['seller'], additionalProperties: false, properties: { seller: { type: 'string', maxLength: 42 } } },
+        },
+      },
+      async (request) => payments.flushEscrow(request.agent!, request.body),
+    )
     app.get('/', { schema: { tags, summary: "The agent's budget: caps, spent today and this month, headroom, balance, unsettled, allowlist" } }, async (request) => payments.status(request.agent!))
     app.get<{ Params: { id: string } }>('/payments/:id', { schema: { tags, summary: 'A payment signed for this agent, with its settlement when known', params: idParam } }, async (request) =>
       payments.get(request.agent!.id, request.params.id),
