@@ -12,6 +12,8 @@ import { DEVNET_ESCROW_THAWING_PERIOD } from '../../../src/chain/devnet.js'
 import { usdcAbi } from '../../../src/chain/usdc-abi.js'
 import { runCli, type Io } from '../../../src/cli/main.js'
 import { wrapFetch } from '../../../src/client.js'
+import { createApiKeys } from '../../../src/services/accounts/api-keys.js'
+import { createUsers } from '../../../src/services/accounts/users.js'
 import { announceRegistryChange } from '../../../src/services/registry-events.js'
 import { startBuyerPlatform } from '../../helpers/buyer.js'
 import { decodeRequired } from '../../helpers/pay.js'
@@ -37,6 +39,24 @@ const cli = async (agentKey: string, args: string[]) => {
 }
 const escrowOf = async (key: string) => (await fetch(`${p.webUrl}/v1/agent/escrow`, { headers: { authorization: `Bearer ${key}` } })).json()
 
+t.test('the dashboard route: a user sees the escrow of its own agents only', async (t) => {
+  const users = createUsers({ db: deps.db })
+  const apiKeys = createApiKeys({ db: deps.db, deployment: 'sandbox' })
+  const owner = await users.create(`esc${Date.now()}@example.com`, 'correct horse battery')
+  const stranger = await users.create(`esc2${Date.now()}@example.com`, 'correct horse battery')
+  const agent = await p.agent({ user: owner.id, fund: 1_000_000n })
+  t.equal((await wrapFetch(fetch, { baseUrl: p.webUrl, agentKey: agent.key })(`${p.proxyUrl}${ECHO}`)).status, 200)
+  const get = async (userId: string) => {
+    const k = await apiKeys.create(userId, 'k')
+    return fetch(`${p.webUrl}/v1/agents/${agent.address}/escrow`, { headers: { authorization: `Bearer ${k.secret}` } })
+  }
+  const mine = await get(owner.id)
+  t.equal(mine.status, 200)
+  t.match(await mine.json(), { object: 'agent_escrow', accounts: [{ seller, balance: '100000', outstanding: '1000', vouchers: [{ nonce: '0' }] }] })
+  t.equal((await get(stranger.id)).status, 404, "another user's agent is not found")
+})
+
+// last: it moves the chain's clock a day ahead
 t.test('an agent sees its own escrow accounts only; thaw, then withdraw after the thawing period', async (t) => {
   const agent = await p.agent({ fund: 1_000_000n })
   const other = await p.agent({ fund: 1_000_000n })
