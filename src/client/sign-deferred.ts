@@ -149,7 +149,8 @@ export async function signDeferred(
   return { payload, voucher, deposit: o.deposit !== undefined && o.deposit > 0n ? o.deposit : undefined }
 }
 
-async function signDeposit(account: LocalAccount, t: DeferredTerms, amount: bigint, now: number): Promise<Record<string, unknown>> {
+/** A `deposit` of `amount` for the payload (or for the escrow directly): the DepositAuthorization, and a permit while the allowance is short. */
+export async function signDeposit(account: LocalAccount, t: Pick<DeferredTerms, 'seller' | 'asset' | 'escrow' | 'chainId' | 'token' | 'account'>, amount: bigint, now: number): Promise<Record<string, unknown>> {
   const expiry = BigInt(now + DEPOSIT_VALIDITY_SECONDS)
   const auth = { buyer: account.address, seller: t.seller, asset: t.asset, amount, nonce: `0x${randomBytes(32).toString('hex')}` as Hex, expiry }
   const deposit: Record<string, unknown> = {

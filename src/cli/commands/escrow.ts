@@ -7,6 +7,7 @@
  */
 import { formatUsdc } from '../../x402/usdc-amount.js'
 import { ADDRESS } from '../agent-ref.js'
+import { parseUsdc } from '../amounts.js'
 import { parseOptions, type Command } from '../command.js'
 import { CliError, UsageError } from '../errors.js'
 import { EXIT } from '../exit-codes.js'
@@ -14,16 +15,19 @@ import { EXIT } from '../exit-codes.js'
 export const ESCROW_HELP = `usage: tollgate escrow [--json]
        tollgate escrow thaw <seller> [--json]
        tollgate escrow withdraw <seller> [--json]
+       tollgate escrow deposit <seller> <USDC> [--json]
 
 The agent wallet's escrow accounts for vouchers (deferred payments), per seller: the balance, what
 is thawing and when it can be withdrawn, and the vouchers the seller has not collected yet.
-Deposits happen in payments (tollgate fetch deposits when the balance is short).
+Payments deposit by themselves when the balance is short (tollgate fetch).
 
   thaw <seller>       start the thawing period on everything in the account (the seller can still
                       collect the vouchers it holds until it ends)
   withdraw <seller>   move what finished thawing to the agent wallet (the rest starts thawing)
+  deposit <seller> <USDC>
+                      move USDC from the agent wallet into the account (not counted against the caps)
 
-Both are one escrow call signed by the agent key and sent by the platform (no gas). Uses the agent key.
+Each is one escrow call signed by the agent key and sent by the platform (no gas). Uses the agent key.
 `
 
 interface Account {
@@ -65,7 +69,7 @@ export async function escrowCommand(args: string[], cmd: Command): Promise<numbe
     cmd.io.stdout(ESCROW_HELP)
     return EXIT.ok
   }
-  const [action, seller, ...extra] = positionals
+  const [action, seller, amountText, ...extra] = positionals
   const api = cmd.api()
   if (action === undefined) {
     const o = await api.agent<Overview>('GET', '/v1/agent/escrow')
@@ -75,9 +79,23 @@ export async function escrowCommand(args: string[], cmd: Command): Promise<numbe
     ])
     return EXIT.ok
   }
-  if (action !== 'thaw' && action !== 'withdraw') throw new UsageError(`unknown escrow action "${action}": thaw or withdraw (tollgate escrow --help)`)
-  if (!seller || extra.length) throw new UsageError(`usage: tollgate escrow ${action} <seller address>`)
-  if (!ADDRESS.test(seller)) throw new UsageError(`not an address: ${seller} (the seller is the payTo of its endpoints; tollgate escrow lists them)`)
+  if (action !== 'thaw' && action !== 'withdraw' && action !== 'deposit') throw new UsageError(`unknown escrow action "${action}": thaw, withdraw or deposit (tollgate escrow --help)`)
+  if (action === 'deposit' ? !seller || !amountText || extra.length : !seller || amountText !== undefined) throw new UsageError(`usage: tollgate escrow ${action} <seller address>${action === 'deposit' ? ' <USDC>' : ''}`)
+  if (!ADDRESS.test(seller!)) throw new UsageError(`not an address: ${seller} (the seller is the payTo of its endpoints; tollgate escrow lists them)`)
+  if (action === 'deposit') {
+    const amount = parseUsdc(amountText!, 'the amount')
+    const progress = cmd.out.progress(`depositing ${formatUsdc(amount)} USDC from the agent wallet into the escrow (the platform's relayer sends it)`)
+    let d: { transactions: string[]; deposited: string; account: Account }
+    try {
+      d = await api.agent('POST', '/v1/agent/escrow/deposit', { body: { seller, amount } })
+    } catch (err) {
+      progress.done()
+      throw err
+    }
+    progress.done(`confirmed in ${d.transactions.join(', ')}`)
+    cmd.out.result(d, [`deposited ${formatUsdc(d.deposited)} USDC for seller ${seller}`, ...accountLines(d.account)])
+    return EXIT.ok
+  }
   const o = await api.agent<Overview>('GET', '/v1/agent/escrow')
   const a = o.accounts.find((x) => x.seller.toLowerCase() === seller.toLowerCase())
   if (!a || a.balance === '0') throw new CliError(`the escrow holds nothing for this agent with seller ${seller}: nothing to ${action} (tollgate escrow lists the accounts)`, { code: 'escrow_empty' })

@@ -290,6 +290,33 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
       return escrows.flush(agent.address, keys.privateKeyOf(agent), body.seller, config.chain.usdc.address)
     },
 
+    /**
+     * Deposits from the agent wallet into its escrow account with `seller` (gasless). Not spending
+     * (the caps do not count it); the wallet must cover it beside what is signed and not settled.
+     */
+    async depositEscrow(agent: AgentRow, body: { seller?: unknown; amount?: unknown }) {
+      if (!escrows) throw noEscrow()
+      if (typeof body.seller !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(body.seller)) throw appError('invalid_parameter', { param: 'seller', detail: 'expected the seller address (payTo)' }, { details: { param: 'seller' } })
+      if (typeof body.amount !== 'string' || !/^[1-9][0-9]{0,15}$/.test(body.amount)) throw appError('invalid_parameter', { param: 'amount', detail: 'expected a positive decimal integer string of atomic USDC' }, { details: { param: 'amount' } })
+      const amount = BigInt(body.amount)
+      const payer = agent.address.toLowerCase()
+      const nowSeconds = Math.floor(now().getTime() / 1000)
+      const balance = await balances.balanceOf(agent.address)
+      const held: Unsettled = { payer, nonce: randomNonce(), amount, validBefore: BigInt(nowSeconds + 3600) }
+      let r = await windows.reserveUnsettled(held, balance, nowSeconds)
+      if (r.kind === 'init-unsettled') {
+        await windows.rebuildUnsettled(payer, await openAuthorizations(payer, nowSeconds))
+        r = await windows.reserveUnsettled(held, balance, nowSeconds)
+      }
+      if (r.kind !== 'ok') throw balanceError(balance, r.unsettled, amount)
+      try {
+        return await escrows.deposit(agent.address, keys.privateKeyOf(agent), body.seller, config.chain.usdc, amount)
+      } finally {
+        // executed or never sent: the wallet balance read next says which; counted until every process re-read it
+        await windows.releaseUnsettled(held, releaseAt()).catch(() => {})
+      }
+    },
+
     async get(agentId: string, id: string) {
       const row = await find(agentId, id)
       // payments to this platform's own proxy: the seller-side record knows the settlement

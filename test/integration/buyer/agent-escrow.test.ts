@@ -56,6 +56,20 @@ t.test('the dashboard route: a user sees the escrow of its own agents only', asy
   t.equal((await get(stranger.id)).status, 404, "another user's agent is not found")
 })
 
+t.test('tollgate escrow deposit: from the agent wallet, gasless; more than the wallet holds is refused', async (t) => {
+  const agent = await p.agent({ fund: 100_000n })
+  const d = await cli(agent.key, ['--json', 'escrow', 'deposit', seller, '0.05'])
+  t.equal(d.code, 0, d.out + d.err)
+  t.match(JSON.parse(d.out), { object: 'agent_escrow_deposit', deposited: '50000', account: { seller, balance: '50000', available: '50000' } })
+  t.equal(await walletBalance(agent.address), 50_000n, 'taken from the agent wallet')
+  const over = await cli(agent.key, ['escrow', 'deposit', seller, '1'])
+  t.equal(over.code, 3, 'the API refused it (exit 3)')
+  t.match(over.err + over.out, /insufficient_balance/)
+  t.equal(await walletBalance(agent.address), 50_000n, 'nothing moved')
+  const bad = await cli(agent.key, ['escrow', 'deposit', 'bob', '1'])
+  t.match(bad.err + bad.out, /not an address/)
+})
+
 // last: it moves the chain's clock a day ahead
 t.test('an agent sees its own escrow accounts only; thaw, then withdraw after the thawing period', async (t) => {
   const agent = await p.agent({ fund: 1_000_000n })

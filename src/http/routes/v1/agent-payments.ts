@@ -109,6 +109,18 @@ export function agentPaymentRoutes(deps: Deps, opts: { sweepMs?: number } = {}):
       },
       async (request) => payments.flushEscrow(request.agent!, request.body),
     )
+    app.post<{ Body: { seller?: unknown; amount?: unknown } }>(
+      '/escrow/deposit',
+      {
+        bodyLimit: 4096,
+        schema: {
+          tags,
+          summary: "Deposit USDC from the agent wallet into its escrow account with a seller (gasless; not counted against the caps)",
+          body: { type: 'object', required: ['seller', 'amount'], additionalProperties: false, properties: { seller: { type: 'string', maxLength: 42 }, amount: { type: 'string', maxLength: 20, description: 'atomic USDC' } } },
+        },
+      },
+      async (request) => payments.depositEscrow(request.agent!, request.body),
+    )
     app.get('/', { schema: { tags, summary: "The agent's budget: caps, spent today and this month, headroom, balance, unsettled, allowlist" } }, async (request) => payments.status(request.agent!))
     app.get<{ Params: { id: string } }>('/payments/:id', { schema: { tags, summary: 'A payment signed for this agent, with its settlement when known', params: idParam } }, async (request) =>
       payments.get(request.agent!.id, request.params.id),
