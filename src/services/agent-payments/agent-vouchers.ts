@@ -16,7 +16,7 @@ import { createVoucherStore } from '../../schemes/deferred/voucher-store.js'
 
 export interface VoucherPlan {
   terms: DeferredTerms
-  /** what the escrow must hold for this voucher to be accepted: the uncollected aggregate after it */
+  /** what the escrow must hold for this voucher to be accepted: the uncollected aggregates after it (this platform's proxy's other voucher ids included) */
   owed: bigint
   /** the escrow balance now */
   balance: bigint
@@ -43,7 +43,14 @@ export function createAgentVouchers(deps: { db: Kysely<Database>; chain: PublicC
       } else if (terms.latest) {
         collected = await reader.collected(agent, terms.seller, terms.asset, terms.latest.id)
       }
-      const owed = (terms.latest ? terms.latest.valueAggregate - collected : 0n) + terms.amount
+      // the other voucher ids this platform's proxy holds for the same account draw on it too (as its balance check counts them)
+      const others = await deps.db
+        .selectFrom('deferred_vouchers')
+        .select(['voucher_id', 'value_aggregate', 'collected'])
+        .where('escrow', '=', tuple.escrow).where('buyer', '=', tuple.buyer).where('seller', '=', tuple.seller).where('asset', '=', tuple.asset).where('latest', '=', true)
+        .execute()
+      let owed = (terms.latest ? terms.latest.valueAggregate - collected : 0n) + terms.amount
+      for (const h of others) if (h.voucher_id !== terms.latest?.id) owed += BigInt(h.value_aggregate) - BigInt(h.collected)
       return { terms, owed, balance: account.balance }
     },
   }
