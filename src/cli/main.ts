@@ -79,6 +79,7 @@ export const COMMANDS: Record<string, () => Promise<Run>> = {
   marketplace: async () => (await import('./commands/marketplace.js')).marketplaceCommand,
   payments: async () => (await import('./commands/payments.js')).paymentsCommand,
   budget: async () => (await import('./commands/budget.js')).budgetCommand,
+  escrow: async () => (await import('./commands/escrow.js')).escrowCommand,
   login: async () => (await import('./commands/login.js')).loginCommand,
   logout: async () => (await import('./commands/login.js')).logoutCommand,
   setup: async () => (await import('./commands/setup.js')).setupCommand,

@@ -94,5 +94,7 @@ function paymentInfo(s: Signed, success: boolean, receipt: Record<string, unknow
     amount: s.amount,
     payTo: s.payTo,
     header: s.header,
+    scheme: s.scheme,
+    ...(s.paymentIdentifier ? { paymentIdentifier: s.paymentIdentifier } : {}),
   }
 }

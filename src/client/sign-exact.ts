@@ -59,11 +59,12 @@ export function signExact(privateKey: Uint8Array, from: string, t: ExactTerms, n
 }
 
 /**
- * The retry header for a signed payment: `X-PAYMENT` (v1) or `PAYMENT-SIGNATURE` (v2, echoing the
- * requirement verbatim). A v2 challenge that declares `payment-identifier` gets `paymentId` in the
- * echoed declaration's `info.id` (x402 safe retries); v1 has no extensions to carry it.
+ * The retry header for a signed payment (an `exact` authorization or a `deferred` voucher):
+ * `X-PAYMENT` (v1) or `PAYMENT-SIGNATURE` (v2, echoing the requirement verbatim). A v2 challenge
+ * that declares `payment-identifier` gets `paymentId` in the echoed declaration's `info.id` (x402
+ * safe retries); v1 has no extensions to carry it.
  */
-export function paymentHeader(ch: ParsedChallenge, req: Requirement, payload: ExactEvmPayload, paymentId?: string): { header: 'X-PAYMENT' | 'PAYMENT-SIGNATURE'; value: string; paymentId?: string } {
+export function paymentHeader(ch: ParsedChallenge, req: Requirement, payload: ExactEvmPayload | Record<string, unknown>, paymentId?: string): { header: 'X-PAYMENT' | 'PAYMENT-SIGNATURE'; value: string; paymentId?: string } {
   if (req.version === 1) {
     return { header: 'X-PAYMENT', value: Buffer.from(JSON.stringify({ x402Version: 1, scheme: req.scheme, network: req.network, payload })).toString('base64') }
   }

@@ -10,10 +10,17 @@
  * socket closed) is asked for once more with the same payment and id: the seller answers it again
  * without a second charge (or says it is still running: then it waits its `Retry-After`). A server
  * that offers v2 alone (the official `@x402/express`) is paid with `PAYMENT-SIGNATURE` too.
+ *
+ * A local key with `deferred` set pays with vouchers (x402 `deferred`, v2 only) wherever a seller
+ * offers them, and `exact` elsewhere: it names itself with `PAYER-IDENTIFIER` on every request,
+ * aggregates onto the latest voucher the seller shows, and deposits into the escrow in the payment
+ * when the balance is short (sign-deferred.ts).
  */
 import { privateKeyToAccount } from 'viem/accounts'
-import { offeredChallenges, type OfferedChallenge, type Requirement } from './challenge.js'
+import type { DeferredVoucher } from '../schemes/deferred/typed-data.js'
+import { offeredChallenges, parseChallenge, type OfferedChallenge, type ParsedChallenge, type Requirement } from './challenge.js'
 import { PaidCallFailedError, PaymentRefusedError } from './errors.js'
+import { deferredTerms, isPayableDeferred, signDeferred } from './sign-deferred.js'
 import { newPaymentId, paymentHeader, signExact } from './sign-exact.js'
 
 export interface PlatformPayOptions {
@@ -29,6 +36,25 @@ export interface LocalPayOptions {
   maxAmount?: bigint
   /** chain ids this key may pay on (default: any the challenge names) */
   chainIds?: number[]
+  /**
+   * Pay with vouchers (x402 `deferred`) where a seller offers them; off by default, since it sends
+   * the key's address (`PAYER-IDENTIFIER`) with every request, before anything is paid.
+   * `true` or `{}` turns it on with the default deposit.
+   */
+  deferred?: boolean | DeferredPayOptions
+}
+
+export interface DeferredPayOptions {
+  /**
+   * What to deposit into the escrow for a seller, in the payment itself (gasless: the seller's
+   * relayer executes it), when the balance there is short: before the first voucher when the
+   * escrow holds less than the price, and on an `invalid_deferred_evm_insufficient_escrow_balance`
+   * refusal (the call is then retried once with the deposit). Default: 100 x the price. Never less
+   * than the price.
+   */
+  depositAmount?: bigint
+  /** never deposit; a short balance is a refusal (`payment_rejected`) */
+  noDeposit?: boolean
 }
 
 export type WrapFetchOptions = PlatformPayOptions | LocalPayOptions
@@ -58,6 +84,12 @@ export interface PaymentInfo {
   paymentIdentifier?: string
   /** the answer was lost once and asked for again with the same payment and id */
   retried?: boolean
+  /** `exact` (a transfer authorization) or `deferred` (a voucher) */
+  scheme: string
+  /** the voucher signed (deferred): its id, nonce and everything it owes the seller so far */
+  voucher?: { id: string; nonce: string; valueAggregate: string }
+  /** what the payment deposited into the escrow (deferred, atomic units), when it did */
+  deposit?: string
 }
 
 export type PaidResponse = Response & { payment?: PaymentInfo }
@@ -74,23 +106,38 @@ export function wrapFetch(fetchImpl: FetchLike, opts: WrapFetchOptions): (input:
   return async (input, init) => {
     const request = new Request(input, init)
     if (request.headers.has('x-payment') || request.headers.has('payment-signature')) return fetchImpl(request)
+    // deferred: the seller shows this buyer's escrow account and latest voucher in the 402
+    if (payer.identify && !request.headers.has('payer-identifier')) request.headers.set('payer-identifier', payer.identify)
     const retry = request.clone()
     const first = await fetchImpl(request)
     if (first.status !== 402) return first
     const ch = await readChallenge(first)
     request.signal.throwIfAborted() // aborted while the 402 was read: sign nothing
-    const signed = await payer.sign(ch, request, newPaymentId())
-    retry.headers.set(signed.header, signed.value)
+    let signed = await payer.sign(ch, request, newPaymentId())
     let sent: { res: PaidResponse; retried: boolean }
     try {
+      // a voucher refused for a short escrow balance is sent once more with a deposit
+      const spare = signed.withDeposit ? retry.clone() : undefined
+      retry.headers.set(signed.header, signed.value)
       sent = await sendPaid(fetchImpl, retry, signed)
+      if (sent.res.status === 402 && spare && signed.withDeposit && (await refusalReason(sent.res.clone(), false)) === 'invalid_deferred_evm_insufficient_escrow_balance') {
+        const again = await signed.withDeposit(await readRefusal(sent.res.clone()))
+        if (again) {
+          // the same voucher, signed again: its signer's turn to this seller goes on with the new one
+          signed = again
+          spare.headers.set(signed.header, signed.value)
+          sent = await sendPaid(fetchImpl, spare, signed)
+        }
+      }
     } catch (err) {
+      signed.done?.(false)
       if ((err as Error).name === 'AbortError') throw err
       // the seller may have received the payment: say which one, so its settlement can be looked up
       await payer.report?.(signed, 'error', undefined)
-      throw new PaidCallFailedError({ success: false, network: signed.network, payer: signed.payer, agentPaymentId: signed.agentPaymentId, nonce: signed.nonce, amount: signed.amount, payTo: signed.payTo, header: signed.header, ...idOf(signed) }, err)
+      throw new PaidCallFailedError({ success: false, network: signed.network, payer: signed.payer, agentPaymentId: signed.agentPaymentId, nonce: signed.nonce, amount: signed.amount, payTo: signed.payTo, header: signed.header, scheme: signed.scheme, ...idOf(signed) }, err)
     }
     const res = sent.res
+    signed.done?.(res.ok)
     const v1 = signed.header === 'X-PAYMENT'
     const [own, other] = v1 ? ['x-payment-response', 'payment-response'] : ['payment-response', 'x-payment-response']
     const decoded = decodePaymentResponse(res.headers.get(own) ?? res.headers.get(other))
@@ -114,6 +161,9 @@ export function wrapFetch(fetchImpl: FetchLike, opts: WrapFetchOptions): (input:
       header: signed.header,
       ...idOf(signed),
       ...(sent.retried ? { retried: true } : {}),
+      scheme: signed.scheme,
+      ...(signed.voucher ? { voucher: { id: signed.voucher.id, nonce: signed.voucher.nonce.toString(), valueAggregate: signed.voucher.valueAggregate.toString() } } : {}),
+      ...(signed.deposit !== undefined ? { deposit: signed.deposit.toString() } : {}),
     }
     Object.defineProperty(res, 'payment', { value: info, enumerable: true })
     return res
@@ -132,6 +182,13 @@ export interface Signed {
   nonce?: string
   /** the x402 `payment-identifier` in the header, when the challenge declared the extension */
   paymentIdentifier?: string
+  scheme: string
+  voucher?: { id: string; nonce: bigint; valueAggregate: bigint }
+  deposit?: bigint
+  /** deferred: the same voucher again with a deposit, after a short-balance refusal (its 402 challenge, when readable) */
+  withDeposit?: (refusal: ParsedChallenge | undefined) => Promise<Signed | undefined>
+  /** called once the paid retry is answered (`ok`: a 2xx) or failed */
+  done?: (ok: boolean) => void
 }
 
 const idOf = (s: Signed) => (s.paymentIdentifier ? { paymentIdentifier: s.paymentIdentifier } : {})
@@ -190,6 +247,8 @@ const TRY_NEXT = new Set(['unsupported_requirements', 'invalid_parameter'])
 
 /** Signs a payment for a challenge; the platform's also hears how the paid call went. */
 export interface Payer {
+  /** the address to send as PAYER-IDENTIFIER (deferred) */
+  identify?: string
   /** `paymentId` goes in the header when the chosen challenge declares `payment-identifier` */
   sign(ch: Challenges, request: Request, paymentId: string): Promise<Signed>
   report?(s: Signed, status: 'accepted' | 'rejected' | 'error', response: Record<string, unknown> | undefined): Promise<void>
@@ -214,8 +273,10 @@ export function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Paye
   const headers = { authorization: `Bearer ${o.agentKey}`, 'content-type': 'application/json' }
   return {
     async sign(ch, request, paymentId) {
-      // the v1 body first (paid with X-PAYMENT); the v2 header when the platform can pay nothing in it
-      const raws = ch.offered.length > 0 ? ch.offered.map((o) => o.raw) : [ch.raw]
+      // the v1 body first (paid with X-PAYMENT); the v2 header when the platform can pay nothing in
+      // it — or first when it offers vouchers (deferred, v2 only), which the platform prefers
+      const offered = [...ch.offered].sort((a, b) => rank(a) - rank(b))
+      const raws = offered.length > 0 ? offered.map((o) => o.raw) : [ch.raw]
       for (let i = 0; ; i++) {
         // the caller's signal: an abort while the platform signs leaves nothing to retry with
         const res = await fetchImpl(`${base}/v1/agent/payments`, { method: 'POST', headers, body: JSON.stringify({ url: request.url, method: request.method, challenge: raws[i], payment_identifier: paymentId }), signal: request.signal })
@@ -235,6 +296,8 @@ export function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Paye
             agentPaymentId: body.payment_id as string,
             nonce: typeof body.nonce === 'string' ? body.nonce : undefined,
             paymentIdentifier: typeof body.payment_identifier === 'string' ? body.payment_identifier : undefined,
+            scheme: typeof body.scheme === 'string' ? body.scheme : 'exact',
+            ...voucherOf(body),
           }
         }
         const { code, message, statusCode: _s, error: _e, ...details } = body
@@ -250,26 +313,139 @@ export function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Paye
   }
 }
 
+/** 0 for a challenge that offers a voucher (deferred), else 1 */
+const rank = (o: OfferedChallenge) => (o.parsed.accepts.some((r) => r.scheme === 'deferred') ? 0 : 1)
+
+/** The platform's `voucher` and `deposit` answer fields, for PaymentInfo. */
+function voucherOf(body: Record<string, unknown>): Pick<Signed, 'voucher' | 'deposit'> {
+  const v = body.voucher as Record<string, unknown> | undefined
+  const out: Pick<Signed, 'voucher' | 'deposit'> = {}
+  if (v && typeof v.id === 'string' && typeof v.nonce === 'string' && typeof v.value_aggregate === 'string') out.voucher = { id: v.id, nonce: BigInt(v.nonce), valueAggregate: BigInt(v.value_aggregate) }
+  if (typeof body.deposit === 'string') out.deposit = BigInt(body.deposit)
+  return out
+}
+
 function localPayer(o: LocalPayOptions): Payer {
   const account = privateKeyToAccount(o.privateKey)
   const key = Buffer.from(o.privateKey.slice(2), 'hex')
+  const deferred = o.deferred ? deferredPayer(account, o, o.deferred === true ? {} : o.deferred) : undefined
   return {
+    identify: deferred ? account.address : undefined,
     async sign(ch, _request, paymentId) {
       if (ch.offered.length === 0) throw new PaymentRefusedError('invalid_challenge', 'the 402 carries no readable x402 challenge')
+      const allowedChain = (r: Requirement) => r.chainId !== undefined && (!o.chainIds || o.chainIds.includes(r.chainId))
+      const overMax = (r: Requirement) => new PaymentRefusedError('spend_cap_exceeded', `the price ${r.amount} is above maxAmount ${o.maxAmount}`, { cap: 'max_amount', remaining: o.maxAmount!.toString() })
+      if (deferred) {
+        // vouchers first where offered (v2 only): that is what turning `deferred` on asks for
+        for (const { parsed } of ch.offered) {
+          const req = parsed.accepts.find((r) => isPayableDeferred(r) && allowedChain(r))
+          if (!req) continue
+          if (o.maxAmount !== undefined && req.amount > o.maxAmount) throw overMax(req)
+          return deferred.sign(parsed, req)
+        }
+      }
       const payable = (r: Requirement): r is Requirement & { chainId: number; extra: { name: string; version: string } } =>
-        r.scheme === 'exact' && r.chainId !== undefined && r.extra !== undefined && /^0x[0-9a-fA-F]{40}$/.test(r.asset) && (!o.chainIds || o.chainIds.includes(r.chainId))
+        r.scheme === 'exact' && allowedChain(r) && r.extra !== undefined && /^0x[0-9a-fA-F]{40}$/.test(r.asset)
       // the first challenge (v1 before v2) with a requirement this key can pay
       for (const { parsed } of ch.offered) {
         const ok = parsed.accepts.filter(payable).sort((a, b) => (a.amount < b.amount ? -1 : a.amount > b.amount ? 1 : 0))
         if (ok.length === 0) continue
         const req = ok[0]!
-        if (o.maxAmount !== undefined && req.amount > o.maxAmount) throw new PaymentRefusedError('spend_cap_exceeded', `the price ${req.amount} is above maxAmount ${o.maxAmount}`, { cap: 'max_amount', remaining: o.maxAmount.toString() })
+        if (o.maxAmount !== undefined && req.amount > o.maxAmount) throw overMax(req)
         const payload = signExact(key, account.address, { chainId: req.chainId, asset: req.asset, token: req.extra, payTo: req.payTo, amount: req.amount, maxTimeoutSeconds: req.maxTimeoutSeconds }, Math.floor(Date.now() / 1000))
         const { paymentId: carried, ...h } = paymentHeader(parsed, req, payload, paymentId)
-        return { ...h, ...(carried ? { paymentIdentifier: carried } : {}), amount: req.amount.toString(), payTo: req.payTo, payer: account.address, network: req.network, nonce: payload.authorization.nonce }
+        return { ...h, ...(carried ? { paymentIdentifier: carried } : {}), amount: req.amount.toString(), payTo: req.payTo, payer: account.address, network: req.network, nonce: payload.authorization.nonce, scheme: 'exact' }
       }
-      throw new PaymentRefusedError('unsupported_requirements', 'no exact EVM requirement with an EIP-712 token domain')
+      throw new PaymentRefusedError('unsupported_requirements', deferred ? 'no exact or deferred EVM requirement with an EIP-712 token domain' : 'no exact EVM requirement with an EIP-712 token domain')
     },
+  }
+}
+
+/**
+ * A local key's vouchers. Calls to one seller (escrow, seller, asset) are signed and sent one at a
+ * time, and the voucher of the last call answered is remembered: a call whose 402 was read while
+ * another was in flight aggregates onto that one rather than onto the stale `extra.voucher`.
+ */
+function deferredPayer(account: ReturnType<typeof privateKeyToAccount>, o: LocalPayOptions, d: DeferredPayOptions) {
+  const latest = new Map<string, DeferredVoucher>()
+  /** calls answered per seller: a 402 read before one of them shows a stale account */
+  const answered = new Map<string, number>()
+  const queues = new Map<string, Promise<void>>()
+  /** waits for the calls to this seller before it; resolves to the release */
+  const turn = async (k: string): Promise<() => void> => {
+    let release!: () => void
+    const mine = new Promise<void>((r) => (release = r))
+    const before = queues.get(k) ?? Promise.resolve()
+    const chained = before.then(() => mine)
+    queues.set(k, chained)
+    await before
+    return () => {
+      release()
+      if (queues.get(k) === chained) queues.delete(k)
+    }
+  }
+  return {
+    async sign(parsed: ParsedChallenge, req: Requirement): Promise<Signed> {
+      const terms = await deferredTerms(req, account.address)
+      const k = `${terms.escrow}:${terms.seller}:${terms.asset}`.toLowerCase()
+      const seen = answered.get(k) ?? 0
+      const release = await turn(k)
+      try {
+        const known = latest.get(k)
+        // ours from an earlier call, newer than what the seller showed (its 402 came before that call's answer)
+        const previous = known && terms.latest && known.id === terms.latest.id && known.nonce > terms.latest.nonce ? known : (terms.latest ?? known)
+        const depositAmount = (): bigint => {
+          const want = d.depositAmount ?? 100n * terms.amount
+          return want < terms.amount ? terms.amount : want
+        }
+        // a call answered since this 402 was read may have deposited: then only a refusal says the balance is short
+        const stale = (answered.get(k) ?? 0) !== seen
+        const short = !d.noDeposit && !stale && terms.account !== undefined && terms.account.balance < terms.amount
+        const make = async (deposit: bigint | undefined, t = terms): Promise<Signed> => {
+          const s = await signDeferred(account, t, { previous, deposit })
+          const h = paymentHeader(parsed, req, s.payload)
+          let finished = false
+          return {
+            ...h,
+            amount: req.amount.toString(),
+            payTo: req.payTo,
+            payer: account.address,
+            network: req.network,
+            scheme: 'deferred',
+            voucher: s.voucher,
+            deposit: s.deposit,
+            withDeposit: s.deposit === undefined && !d.noDeposit ? async (refusal) => {
+              // the refusal's own requirement shows the account as it is now (allowance, permit nonce)
+              const fresh = refusal?.accepts.find((r) => isPayableDeferred(r) && r.payTo.toLowerCase() === req.payTo.toLowerCase())
+              const now = fresh ? await deferredTerms(fresh, account.address) : terms
+              return make(depositAmount(), { ...terms, account: now.account })
+            } : undefined,
+            done(ok) {
+              if (finished) return
+              finished = true
+              answered.set(k, (answered.get(k) ?? 0) + 1)
+              if (ok) latest.set(k, s.voucher)
+              // not taken (or unknown): the seller's next 402 says where the voucher id stands
+              else if (latest.get(k) === previous) latest.delete(k)
+              release()
+            },
+          }
+        }
+        return await make(short ? depositAmount() : undefined)
+      } catch (err) {
+        release()
+        throw err
+      }
+    },
+  }
+}
+
+/** The v2 challenge of a refused retry's 402, when it has a readable one. */
+async function readRefusal(res: Response): Promise<ParsedChallenge | undefined> {
+  try {
+    return parseChallenge(res.headers.get('payment-required') ?? undefined)
+  } catch {
+    return undefined
   }
 }
 

@@ -18,6 +18,8 @@ export interface AgentPaymentsTable {
   payer: string
   pay_to: string
   amount: Numeric
+  /** `exact` (an EIP-3009 authorization) or `deferred` (a voucher: `nonce` is its EIP-712 digest) */
+  scheme: ColumnType<'exact' | 'deferred', 'exact' | 'deferred' | undefined, never>
   nonce: string
   valid_after: ColumnType<string, string | number | bigint, never>
   valid_before: ColumnType<string, string | number | bigint, never>

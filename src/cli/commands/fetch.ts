@@ -56,6 +56,10 @@ export function receiptJson(status: number, p: PaymentInfo | undefined): Record<
     ...(p.retried ? { retried: true } : {}),
     transaction: p.transaction ?? null,
     settlement: p.transaction ? 'settled' : 'pending',
+    scheme: p.scheme,
+    // deferred: the voucher (what it owes the seller so far) and what the payment deposited into the escrow
+    ...(p.voucher ? { voucher: { id: p.voucher.id, nonce: p.voucher.nonce, value_aggregate: p.voucher.valueAggregate } } : {}),
+    ...(p.deposit !== undefined ? { deposit: p.deposit } : {}),
   }
 }
 
@@ -121,7 +125,14 @@ export async function fetchCommand(args: string[], cmd: Command): Promise<number
   if (io.sharedTerminal && bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a) io.stdout('\n')
   const p = res.payment
   if (out.json) io.stderr(JSON.stringify(receiptJson(res.status, p)) + '\n')
-  else if (p?.success) {
+  else if (p?.success && p.voucher) {
+    io.stderr(
+      `paid ${formatUsdc(p.amount)} USDC to ${p.payTo} from ${p.payer} with a voucher (deferred)\n` +
+        `  payment ${p.agentPaymentId ?? '-'}\n` +
+        `  voucher ${p.voucher.id} #${p.voucher.nonce}: ${formatUsdc(p.voucher.valueAggregate)} USDC owed to this seller so far, collected later from the escrow\n` +
+        (p.deposit !== undefined ? `  deposited ${formatUsdc(p.deposit)} USDC from the agent wallet into the escrow (tollgate escrow)\n` : ''),
+    )
+  } else if (p?.success) {
     io.stderr(
       `paid ${formatUsdc(p.amount)} USDC to ${p.payTo} from ${p.payer}\n` +
         `  payment ${p.agentPaymentId ?? '-'}\n` +

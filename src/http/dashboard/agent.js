@@ -13,6 +13,7 @@ export async function agentView(show, address) {
   const base = `/v1/agents/${address}`
   const agent = await api('GET', base)
   const budget = budgetSection(base)
+  const escrow = escrowSection(base)
   const payments = await paymentsSection(agent)
   const sections = await Promise.all([capsSection(base, agent), agentKeysSection(base, agent), allowlistSection(base), topUpSection(base, agent)])
   const title = h('h1', {}, agent.name)
@@ -36,6 +37,7 @@ export async function agentView(show, address) {
         await payments.load()
       },
     }),
+    escrow,
     payments.node,
     renameSection(base, agent, title),
     sections,
@@ -66,6 +68,44 @@ function budgetSection(base) {
   }
   void load()
   return { node: h('section', { 'aria-labelledby': 'agent-budget-title' }, h('h2', { id: 'agent-budget-title' }, 'Budget'), list), load }
+}
+
+/**
+ * The agent wallet's escrow accounts for vouchers (deferred), read-only: per seller the balance,
+ * what is thawing and until when, and the vouchers not collected yet (GET …/escrow). Thaw and
+ * withdraw are `tollgate escrow thaw|withdraw` with the agent key.
+ */
+function escrowSection(base) {
+  const body = h('div', { id: 'agent-escrow', role: 'status' }, 'Loading…')
+  const usd = (v) => `${units(v, 6)} USDC`
+  void api('GET', `${base}/escrow`).then(
+    (e) => {
+      const rows = e.accounts.map((a) =>
+        h(
+          'tr',
+          {},
+          h('td', {}, short(a.seller)),
+          h('td', {}, usd(a.balance)),
+          h('td', {}, a.thaw_ends_at ? `${usd(a.thawing_amount)} until ${time(a.thaw_ends_at)}` : '—'),
+          h('td', {}, usd(a.outstanding)),
+          h('td', {}, a.vouchers.length ? a.vouchers.map((v) => h('div', {}, short(v.id), ` #${v.nonce}: ${usd(v.value_aggregate)} signed, ${usd(v.collected)} collected`)) : '—'),
+        ),
+      )
+      body.replaceChildren(table(['Seller', 'Balance', 'Thawing', 'Outstanding', 'Vouchers'], rows, 'No escrow accounts: this agent has paid no seller with vouchers.'))
+    },
+    (err) => {
+      if (err.status === 401) return fail(err)
+      // a deployment without an escrow: nothing to show
+      body.replaceChildren(h('p', { class: err.status === 503 ? 'empty' : 'error' }, err.status === 503 ? 'Vouchers (deferred) are not enabled on this deployment.' : err.message))
+    },
+  )
+  return h(
+    'section',
+    { 'aria-labelledby': 'agent-escrow-title' },
+    h('h2', { id: 'agent-escrow-title' }, 'Escrow (vouchers)'),
+    h('p', { class: 'hint' }, 'Funds this agent deposited for sellers it pays with vouchers (deferred). Sellers collect the outstanding vouchers from it; take the rest back with ', h('code', {}, 'tollgate escrow thaw|withdraw'), '.'),
+    body,
+  )
 }
 
 /** The agent's own payments and withdrawals, 10 a page, newest first (GET /v1/transactions?agent=…). */

@@ -1,16 +1,23 @@
 import { sql, type Kysely } from 'kysely'
 import type { Redis } from 'ioredis'
-import type { PublicClient } from 'viem'
+import { hashTypedData, type PublicClient } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
 import { randomNonce, signTransferAuth } from '../../chain/sign-transfer-auth.js'
+import type { ParsedChallenge, Requirement } from '../../client/challenge.js'
+import { signDeferred } from '../../client/sign-deferred.js'
 import { paymentHeader } from '../../client/sign-exact.js'
 import type { Config } from '../../config.js'
 import type { Database } from '../../db/database.js'
 import { appError, AppError } from '../../errors.js'
 import { paymentVerdict } from '../../proxy/payment-verdict.js'
 import { isValidPaymentId } from '../../x402/payment-identifier.js'
+import { DEFERRED_NO_EXPIRY } from '../../schemes/deferred/deferred-scheme.js'
+import { voucherTypedData } from '../../schemes/deferred/typed-data.js'
 import type { HexString } from '../../x402/types.js'
 import { AgentAuth, type AgentRow } from '../accounts/agent-auth.js'
 import { createAgentPaymentsSweep } from './agent-payments-sweep.js'
+import { createAgentEscrow } from './agent-escrow.js'
+import { createAgentVouchers } from './agent-vouchers.js'
 import { chooseRequirement, withinPerTransactionCap, type PayBody } from './choose-requirement.js'
 import { createCollectionProofs, proofReason, type CollectionProof } from './collection-proof.js'
 import { CustodialKeys } from './custodial-keys.js'
@@ -30,7 +37,7 @@ export interface AgentPaymentsDeps {
   db: Kysely<Database>
   redis: Redis
   key(...parts: string[]): string
-  config: Pick<Readonly<Config>, 'chain' | 'masterKey' | 'proxyUrl' | 'deployment' | 'databaseUrl' | 'x402'>
+  config: Pick<Readonly<Config>, 'chain' | 'masterKey' | 'proxyUrl' | 'deployment' | 'databaseUrl' | 'x402' | 'deferredEscrowAddress' | 'relayerKeys' | 'settlement'>
   chain: PublicClient
   /** injectable for tests of the UTC day/month boundaries */
   now?: () => Date
@@ -47,12 +54,17 @@ export interface SignedPayment extends PaymentQuote {
   header: 'X-PAYMENT' | 'PAYMENT-SIGNATURE'
   value: string
   payer: string
-  /** the authorization's nonce: with `payer`, how the seller's record is found without its id */
+  /** the authorization's nonce (deferred: the voucher's EIP-712 digest): with `payer`, how the seller's record is found without its id */
   nonce: string
+  /** deferred: the ledger's "never" (a voucher has no expiry) */
   valid_before: string
   /** the x402 `payment-identifier` the header carries (asked for, and declared by the challenge) */
   payment_identifier?: string
   headroom: Headroom
+  /** deferred: the voucher signed (what this call adds is `amount`; caps count that, not the aggregate) */
+  voucher?: { id: string; nonce: string; value_aggregate: string }
+  /** deferred: what the payment deposits from the agent's wallet into the escrow (not spending: it stays the agent's until vouchers are collected) */
+  deposit?: string
 }
 
 export interface DryRun {
@@ -84,7 +96,13 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
   const keys = new CustodialKeys(config.masterKey)
   const auth = new AgentAuth(deps)
   const proxyOrigin = safeOrigin(config.proxyUrl)
-  const terms = { chainId: config.chain.chainId, network: config.chain.network, caip2: config.chain.caip2, usdc: config.chain.usdc.address.toLowerCase(), proxyOrigin }
+  const escrow = config.deferredEscrowAddress
+  const terms = { chainId: config.chain.chainId, network: config.chain.network, caip2: config.chain.caip2, usdc: config.chain.usdc.address.toLowerCase(), proxyOrigin, escrow: escrow?.toLowerCase() }
+  const vouchers = escrow ? createAgentVouchers({ db, chain: deps.chain, escrow, chainId: config.chain.chainId }) : undefined
+  const escrows = escrow
+    ? createAgentEscrow({ db, redis: deps.redis, key: deps.key, chain: deps.chain, escrow, chainId: config.chain.chainId, relayerKeys: config.relayerKeys, maxFeePerGasWei: config.settlement.maxFeePerGasWei })
+    : undefined
+  const noEscrow = () => appError('service_unavailable', { detail: 'this deployment has no deferred escrow (DEFERRED_ESCROW_ADDRESS)' })
   const writer = createReservationWriter(db)
   const proofs = createCollectionProofs({ ...deps, proxyOrigin, now })
   const sweep = createAgentPaymentsSweep({ db, chain: deps.chain, config, windows, now, balanceTtlMs: balances.ttlMs })
@@ -102,7 +120,7 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
   }
 
   /** Caps and balance check plus reservation in one Redis call (rebuilding counters from Postgres when missing). */
-  async function reserve(agent: AgentRow, w: Windows, amount: bigint, o: { peek?: boolean; balance: bigint; pay?: Unsettled; nowSeconds: number }) {
+  async function reserve(agent: AgentRow, w: Windows, amount: bigint, o: { peek?: boolean; balance: bigint | undefined; pay?: Unsettled; nowSeconds: number }) {
     const caps = { daily: agent.cap_daily === null ? null : BigInt(agent.cap_daily), monthly: agent.cap_monthly === null ? null : BigInt(agent.cap_monthly) }
     const opts = { ...o, pay: o.pay ?? { payer: agent.address.toLowerCase(), nonce: `0x${'0'.repeat(64)}`, amount: 0n, validBefore: 0n } }
     let init: { day: bigint; month: bigint } | undefined
@@ -120,6 +138,7 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
       .selectFrom('agent_payments')
       .select(['nonce', 'amount', 'valid_before'])
       .where('payer', '=', payer)
+      .where('scheme', '=', 'exact') // a voucher moves nothing from the wallet
       .where('status', 'in', ['reserved', 'accepted'])
       .where('tx_hash', 'is', null)
       .where('valid_before', '>', String(nowSeconds))
@@ -148,6 +167,7 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
       }
       const { ch, url, method, payable } = chooseRequirement(agent, body, terms)
       const req = withinPerTransactionCap(agent, payable)
+      if (req.scheme === 'deferred') return payDeferred(agent, body, { ch, url, method, req }, w, at)
       const balance = await balances.balanceOf(agent.address)
       if (balance < req.amount) throw balanceError(balance, 0n, req.amount)
       const nowSeconds = Math.floor(at.getTime() / 1000)
@@ -184,6 +204,7 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
           valid_before: a.validBefore,
           day_window: w.day,
           month_window: w.month,
+          scheme: 'exact',
         })
         const { header, value, paymentId } = paymentHeader(ch, req, payload, body.payment_identifier as string | undefined)
         return {
@@ -225,7 +246,8 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
       let proof: CollectionProof | undefined
       if (row.status === 'reserved') {
         // the agent's word never releases: only what the platform itself knows (accepted takes no nonce)
-        proof = await proofs.check(row, { takeNonce: reported !== 'accepted' })
+        // a voucher's replay guard is the proxy's voucher store, not a nonce key
+        proof = await proofs.check(row, { takeNonce: reported !== 'accepted' && row.scheme === 'exact' })
         if (proof.proven) await releaseProven(db, windows, row, proof)
         else if (reported === 'accepted') {
           const updated = await db
@@ -272,6 +294,46 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
       }
     },
 
+    /** The agent wallet's escrow accounts (deferred): balance, thawing, outstanding vouchers per seller. */
+    async escrow(agent: AgentRow) {
+      if (!escrows) throw noEscrow()
+      return escrows.overview(agent.address)
+    },
+
+    /** Withdraws what finished thawing in the agent's escrow account with `seller` and starts thawing the rest (gasless). */
+    async flushEscrow(agent: AgentRow, body: { seller?: unknown }) {
+      if (!escrows) throw noEscrow()
+      if (typeof body.seller !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(body.seller)) throw appError('invalid_parameter', { param: 'seller', detail: 'expected the seller address (payTo)' }, { details: { param: 'seller' } })
+      return escrows.flush(agent.address, keys.privateKeyOf(agent), body.seller, config.chain.usdc.address)
+    },
+
+    /**
+     * Deposits from the agent wallet into its escrow account with `seller` (gasless). Not spending
+     * (the caps do not count it); the wallet must cover it beside what is signed and not settled.
+     */
+    async depositEscrow(agent: AgentRow, body: { seller?: unknown; amount?: unknown }) {
+      if (!escrows) throw noEscrow()
+      if (typeof body.seller !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(body.seller)) throw appError('invalid_parameter', { param: 'seller', detail: 'expected the seller address (payTo)' }, { details: { param: 'seller' } })
+      if (typeof body.amount !== 'string' || !/^[1-9][0-9]{0,15}$/.test(body.amount)) throw appError('invalid_parameter', { param: 'amount', detail: 'expected a positive decimal integer string of atomic USDC' }, { details: { param: 'amount' } })
+      const amount = BigInt(body.amount)
+      const payer = agent.address.toLowerCase()
+      const nowSeconds = Math.floor(now().getTime() / 1000)
+      const balance = await balances.balanceOf(agent.address)
+      const held: Unsettled = { payer, nonce: randomNonce(), amount, validBefore: BigInt(nowSeconds + 3600) }
+      let r = await windows.reserveUnsettled(held, balance, nowSeconds)
+      if (r.kind === 'init-unsettled') {
+        await windows.rebuildUnsettled(payer, await openAuthorizations(payer, nowSeconds))
+        r = await windows.reserveUnsettled(held, balance, nowSeconds)
+      }
+      if (r.kind !== 'ok') throw balanceError(balance, r.unsettled, amount)
+      try {
+        return await escrows.deposit(agent.address, keys.privateKeyOf(agent), body.seller, config.chain.usdc, amount)
+      } finally {
+        // executed or never sent: the wallet balance read next says which; counted until every process re-read it
+        await windows.releaseUnsettled(held, releaseAt()).catch(() => {})
+      }
+    },
+
     async get(agentId: string, id: string) {
       const row = await find(agentId, id)
       // payments to this platform's own proxy: the seller-side record knows the settlement
@@ -292,6 +354,7 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
         payer: row.payer,
         network: row.network,
         x402_version: row.x402_version,
+        scheme: row.scheme,
         valid_before: row.valid_before,
         transaction: row.tx_hash ?? seller?.tx_hash ?? null,
         settlement: seller ? { payment_id: seller.id, status: seller.status, ...paymentVerdict(seller) } : null,
@@ -308,6 +371,81 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
     if (status === 'rejected') return proof?.proven ? proofReason(proof) : 'released earlier: the platform proved it will never be collected'
     if (status === 'expired') return 'released: its authorization expired unused'
     return 'counted: the payment was accepted'
+  }
+
+  /**
+   * A voucher from the custodial key. The caps count this call's price (the increment), never the
+   * aggregate; the wallet balance is checked only for a deposit, which the payment carries when
+   * the escrow balance for the seller is short (`deposit_amount`, default 100 x the price).
+   */
+  async function payDeferred(agent: AgentRow, body: PayBody, c: { ch: ParsedChallenge; url: URL; method: string; req: Requirement }, w: Windows, at: Date): Promise<SignedPayment> {
+    const { req } = c
+    const nowSeconds = Math.floor(at.getTime() / 1000)
+    const want = depositAmountOf(body, req.amount)
+    const plan = await vouchers!.plan(agent.address as HexString, req)
+    const deposit = plan.balance >= plan.owed ? undefined : want > plan.owed - plan.balance ? want : plan.owed - plan.balance
+    const payer = agent.address.toLowerCase()
+    let held: Unsettled | undefined
+    if (deposit !== undefined) {
+      // the deposit authorization can move wallet funds until it expires: counted as unsettled, like a transfer
+      const balance = await balances.balanceOf(agent.address)
+      held = { payer, nonce: randomNonce(), amount: deposit, validBefore: BigInt(nowSeconds + 3600) }
+      let r = await windows.reserveUnsettled(held, balance, nowSeconds)
+      if (r.kind === 'init-unsettled') {
+        await windows.rebuildUnsettled(payer, await openAuthorizations(payer, nowSeconds))
+        r = await windows.reserveUnsettled(held, balance, nowSeconds)
+      }
+      if (r.kind !== 'ok') throw balanceError(balance, r.unsettled, deposit)
+    }
+    const r = await reserve(agent, w, req.amount, { balance: undefined, nowSeconds })
+    const undo = async () => {
+      if (held) await windows.releaseUnsettled(held).catch(() => {})
+    }
+    if (r.kind !== 'ok') {
+      await undo()
+      if (r.kind === 'over') throw capError(agent, r.cap, req.amount, r.day, r.month)
+      throw new Error(`unexpected spend reservation result ${r.kind}`)
+    }
+    try {
+      const account = privateKeyToAccount(`0x${keys.privateKeyOf(agent).toString('hex')}`)
+      const signed = await signDeferred(account, plan.terms, { deposit, nowSeconds })
+      const digest = hashTypedData(voucherTypedData(signed.voucher)).toLowerCase()
+      const id = await writer.write({
+        agent_id: agent.id,
+        x402_version: 2,
+        url: c.url.href,
+        method: c.method,
+        network: req.network,
+        asset: req.asset.toLowerCase(),
+        payer,
+        pay_to: req.payTo.toLowerCase(),
+        amount: req.amount.toString(),
+        nonce: digest,
+        valid_after: String(signed.voucher.timestamp),
+        valid_before: String(DEFERRED_NO_EXPIRY),
+        day_window: w.day,
+        month_window: w.month,
+        scheme: 'deferred',
+      })
+      const { header, value } = paymentHeader(c.ch, req, signed.payload)
+      const v = signed.voucher
+      return {
+        object: 'agent_payment',
+        payment_id: id,
+        header,
+        value,
+        ...quote(req),
+        payer: agent.address,
+        nonce: digest,
+        valid_before: String(DEFERRED_NO_EXPIRY),
+        headroom: headroom(agent, r.day, r.month),
+        voucher: { id: v.id, nonce: v.nonce.toString(), value_aggregate: v.valueAggregate.toString() },
+        ...(deposit !== undefined ? { deposit: deposit.toString() } : {}),
+      }
+    } catch (err) {
+      await Promise.all([windows.adjust(agent.id, w, -req.amount), undo()]).catch(() => {})
+      throw err
+    }
   }
 
   async function preview(agent: AgentRow, body: PayBody, w: Windows): Promise<DryRun> {
@@ -329,7 +467,14 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
     const day = 'day' in r ? r.day : 0n
     const month = 'month' in r ? r.month : 0n
     const unsettled = 'unsettled' in r ? r.unsettled : 0n
-    if (!refusal && wouldPay && balance !== null && balance - unsettled < amount) {
+    // a voucher draws on the escrow, not the wallet: the wallet pays only a deposit (shown, not checked here)
+    if (!refusal && wouldPay?.scheme === 'deferred') {
+      const plan = await vouchers!.plan(agent.address as HexString, withinPerTransactionCap(agent, chooseRequirement(agent, body, terms).payable)).catch(() => undefined)
+      if (plan && plan.balance < plan.owed) {
+        const want = depositAmountOf(body, amount)
+        wouldPay = { ...wouldPay, deposit: (want > plan.owed - plan.balance ? want : plan.owed - plan.balance).toString() }
+      }
+    } else if (!refusal && wouldPay && balance !== null && balance - unsettled < amount) {
       const e = balanceError(balance, unsettled, amount)
       refusal = { code: e.code, message: e.message, ...e.details }
     }
@@ -351,6 +496,16 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
     return row
   }
 
+}
+
+/** `deposit_amount` (a decimal string of atomic units, at least the price), default 100 x the price. */
+function depositAmountOf(body: PayBody, price: bigint): bigint {
+  if (body.deposit_amount === undefined) return 100n * price
+  const v = body.deposit_amount
+  if (typeof v !== 'string' || !/^[1-9][0-9]{0,15}$/.test(v) || BigInt(v) < price) {
+    throw appError('invalid_parameter', { param: 'deposit_amount', detail: `expected a decimal integer string of atomic USDC, at least the price ${price}` }, { details: { param: 'deposit_amount' } })
+  }
+  return BigInt(v)
 }
 
 function safeOrigin(u: string): string | undefined {

@@ -1,4 +1,5 @@
 import { ChallengeError, parseChallenge, sameResource, type ParsedChallenge, type Requirement } from '../../client/challenge.js'
+import { isPayableDeferred } from '../../client/sign-deferred.js'
 import { appError } from '../../errors.js'
 import type { AgentRow } from '../accounts/agent-auth.js'
 import { MAX_COUNTED } from './spend-windows.js'
@@ -10,6 +11,8 @@ export interface PayBody {
   dry_run?: unknown
   /** an x402 `payment-identifier` to carry in a v2 payment whose challenge declares the extension */
   payment_identifier?: unknown
+  /** deferred: what to deposit into the escrow when the agent's balance there is short (decimal atomic units) */
+  deposit_amount?: unknown
 }
 
 /** What this deployment can pay: exact USDC on its own chain. */
@@ -19,6 +22,8 @@ export interface PayableTerms {
   caip2: string
   /** lower-case */
   usdc: string
+  /** lower-case: the DeferredPaymentEscrow this deployment pays `deferred` into; undefined: exact only */
+  escrow: string | undefined
   /** the origin of this platform's own proxy (its namespaces can be allowlisted), if parseable */
   proxyOrigin: string | undefined
 }
@@ -60,11 +65,14 @@ export function chooseRequirement(agent: Pick<AgentRow, 'allowlist'>, body: PayB
   const forUrl = ch.accepts.filter((r) => sameResource(url.href, r.resourceUrl))
   if (forUrl.length === 0) throw appError('invalid_parameter', { param: 'url', detail: `the challenge is for ${ch.accepts[0]!.resourceUrl}, not ${url.origin}${url.pathname}` }, { details: { param: 'url' } })
   const ours = forUrl.filter(
-    (r) => r.scheme === 'exact' && r.chainId === terms.chainId && (r.network === terms.network || r.network === terms.caip2) && r.asset.toLowerCase() === terms.usdc && r.amount > 0n && r.amount <= MAX_COUNTED,
+    (r) =>
+      (r.scheme === 'exact' || isOurDeferred(r, terms)) &&
+      r.chainId === terms.chainId && (r.network === terms.network || r.network === terms.caip2) && r.asset.toLowerCase() === terms.usdc && r.amount > 0n && r.amount <= MAX_COUNTED,
   )
   if (ours.length === 0) {
     const offered = [...new Set(forUrl.map((r) => `${r.scheme} on ${r.network} in ${r.asset}`))].join(', ')
-    throw appError('unsupported_requirements', { detail: `this deployment pays exact USDC (${terms.usdc}) on ${terms.network} / ${terms.caip2}; offered: ${offered}` }, { details: { network: terms.caip2 } })
+    const what = terms.escrow ? `exact USDC (${terms.usdc}), or deferred into the escrow ${terms.escrow},` : `exact USDC (${terms.usdc})`
+    throw appError('unsupported_requirements', { detail: `this deployment pays ${what} on ${terms.network} / ${terms.caip2}; offered: ${offered}` }, { details: { network: terms.caip2 } })
   }
   const allowed = agent.allowlist.length === 0 ? ours : ours.filter((r) => isAllowed(agent.allowlist, r, url, terms.proxyOrigin))
   if (allowed.length === 0) {
@@ -74,7 +82,15 @@ export function chooseRequirement(agent: Pick<AgentRow, 'allowlist'>, body: PayB
       { details: { pay_to: ours[0]!.payTo, host: url.hostname, namespace: namespaceOf(url, terms.proxyOrigin) ?? null } },
     )
   }
-  return { ch, url, method, payable: allowed.sort((a, b) => (a.amount < b.amount ? -1 : a.amount > b.amount ? 1 : 0)) }
+  // cheapest first; at the same price a voucher before a transfer (no transaction per call)
+  const rank = (r: Requirement) => (r.scheme === 'deferred' ? 0 : 1)
+  return { ch, url, method, payable: allowed.sort((a, b) => (a.amount < b.amount ? -1 : a.amount > b.amount ? 1 : rank(a) - rank(b))) }
+}
+
+/** A deferred requirement into this deployment's escrow: the only escrow an agent deposits into (an unknown contract could keep the deposit). */
+function isOurDeferred(r: Requirement, terms: PayableTerms): boolean {
+  const escrow = (r.raw.extra as Record<string, unknown> | undefined)?.escrow
+  return r.scheme === 'deferred' && r.version === 2 && terms.escrow !== undefined && typeof escrow === 'string' && escrow.toLowerCase() === terms.escrow && isPayableDeferred(r)
 }
 
 /** The cheapest payable requirement within the agent's per-transaction cap, or 403 `spend_cap_exceeded`. */

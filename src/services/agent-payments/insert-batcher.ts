@@ -4,7 +4,7 @@ import { groupCommit } from '../../db/group-commit.js'
 import type { Database } from '../../db/database.js'
 import type { AgentPaymentsTable } from '../../db/agent-payments-tables.js'
 
-const COLUMNS = ['agent_id', 'x402_version', 'url', 'method', 'network', 'asset', 'payer', 'pay_to', 'amount', 'nonce', 'valid_after', 'valid_before', 'day_window', 'month_window'] as const
+const COLUMNS = ['agent_id', 'x402_version', 'url', 'method', 'network', 'asset', 'payer', 'pay_to', 'amount', 'nonce', 'valid_after', 'valid_before', 'day_window', 'month_window', 'scheme'] as const
 
 /** A new reservation: the agent_payments columns the batcher writes (status is always `reserved`), amount and validity times as decimal strings. */
 export type ReservationRow = Pick<Selectable<AgentPaymentsTable>, (typeof COLUMNS)[number]>
@@ -15,7 +15,7 @@ const RESERVATIONS_SQL = `
     insert into agent_payments (agent_id, status, ${COLUMNS.slice(1).join(', ')})
     select agent_id, 'reserved', ${COLUMNS.slice(1).join(', ')}
     from unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::numeric[], $10::text[],
-                $11::bigint[], $12::bigint[], $13::text[], $14::text[])
+                $11::bigint[], $12::bigint[], $13::text[], $14::text[], $15::text[])
       as t(${COLUMNS.join(', ')})
     returning id, nonce
   ), e as (insert into agent_payment_events (agent_payment_id, type) select id, 'sending' from p)
@@ -34,7 +34,7 @@ export function createReservationWriter(db: Kysely<Database>, maxBatch = 256) {
     maxInFlight: 1,
     async flush(rows) {
       const col = <K extends keyof ReservationRow>(k: K) => rows.map((r) => String(r[k]))
-      const res = await preparedQuery<{ id: string; nonce: string }>(db, 'tollgate_agent_reservations_v1', RESERVATIONS_SQL, COLUMNS.map(col))
+      const res = await preparedQuery<{ id: string; nonce: string }>(db, 'tollgate_agent_reservations_v2', RESERVATIONS_SQL, COLUMNS.map(col))
       const ids = new Map(res.rows.map((r) => [r.nonce, r.id]))
       return rows.map((r) => ids.get(r.nonce))
     },

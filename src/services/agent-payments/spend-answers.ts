@@ -10,12 +10,16 @@ export interface Headroom {
 }
 
 export interface PaymentQuote {
+  /** `exact` (a transfer) or `deferred` (a voucher, plus a deposit when the escrow balance is short) */
+  scheme: string
   amount: string
   pay_to: string
   network: string
   asset: string
   x402_version: 1 | 2
   max_timeout_seconds: number
+  /** deferred: what the payment would deposit into the escrow (the escrow balance for the seller is short) */
+  deposit?: string
 }
 
 type Caps = Pick<AgentRow, 'cap_per_transaction' | 'cap_daily' | 'cap_monthly'>
@@ -27,7 +31,7 @@ export function headroom(agent: Caps, day: bigint, month: bigint): Headroom {
 }
 
 export function quote(r: Requirement): PaymentQuote {
-  return { amount: r.amount.toString(), pay_to: r.payTo, network: r.network, asset: r.asset, x402_version: r.version, max_timeout_seconds: r.maxTimeoutSeconds }
+  return { scheme: r.scheme, amount: r.amount.toString(), pay_to: r.payTo, network: r.network, asset: r.asset, x402_version: r.version, max_timeout_seconds: r.maxTimeoutSeconds }
 }
 
 /** 402 `insufficient_balance`: the wallet's balance minus what is signed but not settled is below `needed`. */

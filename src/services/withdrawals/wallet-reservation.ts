@@ -56,6 +56,7 @@ export function createWalletReservations(deps: WalletReservationDeps) {
       .selectFrom('agent_payments')
       .select(['nonce', 'amount', 'valid_before'])
       .where('payer', '=', payer)
+      .where('scheme', '=', 'exact') // a voucher moves nothing from the wallet
       .where('status', 'in', ['reserved', 'accepted'])
       .where('tx_hash', 'is', null)
       .where('valid_before', '>', String(nowSeconds))
@@ -169,7 +170,7 @@ export async function unsettledFromLedger(db: Kysely<Database>, payer: string, n
     select coalesce(sum(amount), 0)::text as total from (
       select lower(nonce) as nonce, value as amount from payments where payer = any(${[p, getAddress(p)]}::text[]) and scheme = 'exact' and status in ('verified','served','settling')
       union
-      select lower(nonce), amount from agent_payments where payer = ${p} and status in ('reserved','accepted') and tx_hash is null and valid_before > ${nowSeconds}
+      select lower(nonce), amount from agent_payments where payer = ${p} and scheme = 'exact' and status in ('reserved','accepted') and tx_hash is null and valid_before > ${nowSeconds}
       union
       select lower(auth_nonce), amount from withdrawals where lower(from_address) = ${p} and status = 'pending' and asset = 'USDC'
     ) open`.execute(db)

@@ -52,7 +52,7 @@ export function agentPaymentRoutes(deps: Deps, opts: { sweepMs?: number } = {}):
       await sellerRoutes(a, { deps }, { scope: (r) => ({ userId: r.agent!.user_id, agentAddress: r.agent!.address }), tags: ['agent publishing'] })
     })
 
-    app.post<{ Body: { url?: unknown; method?: unknown; challenge?: unknown; dry_run?: unknown; payment_identifier?: unknown } }>(
+    app.post<{ Body: { url?: unknown; method?: unknown; challenge?: unknown; dry_run?: unknown; payment_identifier?: unknown; deposit_amount?: unknown } }>(
       '/payments',
       {
         bodyLimit: BODY_LIMIT,
@@ -73,6 +73,7 @@ export function agentPaymentRoutes(deps: Deps, opts: { sweepMs?: number } = {}):
                 description:
                   "an x402 `payment-identifier` (16-128 of a-z A-Z 0-9 - _) for safe retries: put in a v2 payment when the challenge declares the extension, and answered back as `payment_identifier`; retry a lost answer with the same header",
               },
+              deposit_amount: { description: 'deferred: what to deposit from the agent wallet into the escrow when its balance for the seller is short (atomic USDC, at least the price; default 100 x the price)', type: 'string', maxLength: 20 },
             },
           },
         },
@@ -99,6 +100,31 @@ export function agentPaymentRoutes(deps: Deps, opts: { sweepMs?: number } = {}):
         const r = await payments.outcome(request.agent!.id, request.params.id, request.body)
         return reply.code(r.status === 'reserved' ? 202 : 200).send(r)
       },
+    )
+    app.get('/escrow', { schema: { tags, summary: "The agent wallet's escrow accounts (deferred): balance, thawing amount and end, outstanding vouchers per seller" } }, async (request) => payments.escrow(request.agent!))
+    app.post<{ Body: { seller?: unknown } }>(
+      '/escrow/flush',
+      {
+        bodyLimit: 4096,
+        schema: {
+          tags,
+          summary: "Withdraw what finished thawing in the agent's escrow account with a seller to its wallet, and start thawing the rest (gasless)",
+          body: { type: 'object', required: ['seller'], additionalProperties: false, properties: { seller: { type: 'string', maxLength: 42 } } },
+        },
+      },
+      async (request) => payments.flushEscrow(request.agent!, request.body),
+    )
+    app.post<{ Body: { seller?: unknown; amount?: unknown } }>(
+      '/escrow/deposit',
+      {
+        bodyLimit: 4096,
+        schema: {
+          tags,
+          summary: "Deposit USDC from the agent wallet into its escrow account with a seller (gasless; not counted against the caps)",
+          body: { type: 'object', required: ['seller', 'amount'], additionalProperties: false, properties: { seller: { type: 'string', maxLength: 42 }, amount: { type: 'string', maxLength: 20, description: 'atomic USDC' } } },
+        },
+      },
+      async (request) => payments.depositEscrow(request.agent!, request.body),
     )
     app.get('/', { schema: { tags, summary: "The agent's budget: caps, spent today and this month, headroom, balance, unsettled, allowlist" } }, async (request) => payments.status(request.agent!))
     app.get<{ Params: { id: string } }>('/payments/:id', { schema: { tags, summary: 'A payment signed for this agent, with its settlement when known', params: idParam } }, async (request) =>

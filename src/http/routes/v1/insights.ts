@@ -10,7 +10,8 @@ import { addressParam, authErrors, errorResponse, ok } from './schemas.js'
 
 /**
  * The dashboard's numbers: per-day series for its charts (GET /v1/insights) and an agent's budget
- * as `tollgate budget` shows it, read with the user's credential (GET /v1/agents/{address}/budget).
+ * as `tollgate budget` shows it, and its escrow accounts as `tollgate escrow` shows them, read with
+ * the user's credential (GET /v1/agents/{address}/budget, GET /v1/agents/{address}/escrow).
  */
 export async function insightRoutes(app: FastifyInstance, ctx: V1Context) {
   const { db } = ctx.deps
@@ -42,20 +43,7 @@ export async function insightRoutes(app: FastifyInstance, ctx: V1Context) {
     '/agents/:address/budget',
     { schema: { tags: ['agents'], summary: 'What the agent may still spend and withdraw: caps, spent today and this month, headroom, balance, unsettled', params: addressParam, response: { 200: ok('the budget, as GET /v1/agent answers an agent key, plus withdrawable'), ...authErrors } } },
     async (request) => {
-      let address: string
-      try {
-        address = parseAddress('address', request.params.address)
-      } catch {
-        throw appError('not_found', { what: 'agent' })
-      }
-      const agent = await db
-        .selectFrom('agents as a')
-        .select(['a.id', 'a.user_id', 'a.address', 'a.encrypted_key', 'a.cap_per_transaction', 'a.cap_daily', 'a.cap_monthly'])
-        .select(sql<AgentRow['allowlist']>`coalesce((select json_agg(json_build_object('kind', l.kind, 'value', l.value)) from agent_allowlist l where l.agent_id = a.id), '[]'::json)`.as('allowlist'))
-        .where('a.user_id', '=', request.principal!.userId)
-        .where('a.address', '=', address)
-        .executeTakeFirst()
-      if (!agent) throw appError('not_found', { what: 'agent' })
+      const agent = await ownAgent(request.principal!.userId, request.params.address)
       const status = await agentPayments.status(agent)
       // what may leave now: the balance less everything signed and not settled, whichever count is larger
       // (the platform's own counters, or Postgres, which also knows payments signed with the wallet's key elsewhere)
@@ -65,4 +53,36 @@ export async function insightRoutes(app: FastifyInstance, ctx: V1Context) {
       return { ...status, object: 'agent_budget', unsettled: unsettled.toString(), withdrawable }
     },
   )
+
+  app.get<{ Params: { address: string } }>(
+    '/agents/:address/escrow',
+    {
+      schema: {
+        tags: ['agents'],
+        summary: "The agent wallet's escrow accounts (deferred): balance, thawing amount and end, outstanding vouchers per seller",
+        params: addressParam,
+        response: { 200: ok('as GET /v1/agent/escrow answers an agent key'), ...authErrors },
+      },
+    },
+    async (request) => agentPayments.escrow(await ownAgent(request.principal!.userId, request.params.address)),
+  )
+
+  /** The user's agent at `raw` (404 for another user's, or a malformed address). */
+  async function ownAgent(userId: string, raw: string): Promise<AgentRow> {
+    let address: string
+    try {
+      address = parseAddress('address', raw)
+    } catch {
+      throw appError('not_found', { what: 'agent' })
+    }
+    const agent = await db
+      .selectFrom('agents as a')
+      .select(['a.id', 'a.user_id', 'a.address', 'a.encrypted_key', 'a.cap_per_transaction', 'a.cap_daily', 'a.cap_monthly'])
+      .select(sql<AgentRow['allowlist']>`coalesce((select json_agg(json_build_object('kind', l.kind, 'value', l.value)) from agent_allowlist l where l.agent_id = a.id), '[]'::json)`.as('allowlist'))
+      .where('a.user_id', '=', userId)
+      .where('a.address', '=', address)
+      .executeTakeFirst()
+    if (!agent) throw appError('not_found', { what: 'agent' })
+    return agent as AgentRow
+  }
 }
