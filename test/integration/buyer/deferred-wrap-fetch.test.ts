@@ -107,5 +107,5 @@ t.test('concurrent calls to one seller aggregate one after another; deferred off
   t.equal(await escrowBalance(me.address), 100n * PRICE)
 
   const plain = await wrapFetch(fetch, { privateKey: me.key })(url)
-  t.match(plain.payment, { scheme: 'exact', header: 'X-PAYMENT' })
+  t.match(plain.payment, { scheme: 'exact', header: 'PAYMENT-SIGNATURE' }, 'exact, in v2: the proxy declares payment-identifier')
 })
