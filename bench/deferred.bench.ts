@@ -20,7 +20,17 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { sql } from 'kysely'
 import { Agent, request } from 'undici'
-import { createPublicClient, createTestClient, createWalletClient, getAddress, hashTypedData, http, type Abi, type Address, type Hex } from 'viem'
+import {
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  getAddress,
+  hashTypedData,
+  http,
+  type Abi,
+  type Address,
+  type Hex,
+} from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import artifacts from '../src/chain/contracts/artifacts.json' with { type: 'json' }
 import { mintUsdc, startDevnet } from '../src/chain/devnet.js'
@@ -42,13 +52,17 @@ import { createSettler } from '../src/services/settlement/settler.js'
 import { dropRedisPrefix } from './cleanup.js'
 
 assertNativeSecp256k1()
-const secp = createRequire(import.meta.url)('secp256k1') as { ecdsaSign(msg: Uint8Array, key: Uint8Array): { signature: Uint8Array; recid: number } }
+const secp = createRequire(import.meta.url)('secp256k1') as {
+  ecdsaSign(msg: Uint8Array, key: Uint8Array): { signature: Uint8Array; recid: number }
+}
 const CALLS = Number(process.argv[2] ?? 10_000)
 const BUYERS = 10
 const SELLERS = 2
 const PER_PAIR = Math.ceil(CALLS / (BUYERS * SELLERS))
 const here = path.dirname(fileURLToPath(import.meta.url))
-const loadAtStart = loadavg().map((l) => l.toFixed(2)).join(' ')
+const loadAtStart = loadavg()
+  .map((l) => l.toFixed(2))
+  .join(' ')
 
 const devnet = await startDevnet({ port: 0 })
 const schema = `bench_deferred_${Date.now().toString(36)}`
@@ -83,19 +97,41 @@ try {
   const sellers = [getAddress(devnet.accounts.receiver.address), privateKeyToAccount(generatePrivateKey()).address]
   // the second seller: a copy of the toolbox service (its own payTo) with the echo endpoint
   const echo = await deps.db.selectFrom('endpoints').selectAll().where('slug', '=', 'echo').executeTakeFirstOrThrow()
-  const toolbox = await deps.db.selectFrom('services').selectAll().where('id', '=', echo.service_id).executeTakeFirstOrThrow()
-  await deps.db.updateTable('endpoints').set({ schemes: ['exact', 'deferred'] }).where('id', '=', echo.id).execute()
+  const toolbox = await deps.db
+    .selectFrom('services')
+    .selectAll()
+    .where('id', '=', echo.service_id)
+    .executeTakeFirstOrThrow()
+  await deps.db
+    .updateTable('endpoints')
+    .set({ schemes: ['exact', 'deferred'] })
+    .where('id', '=', echo.id)
+    .execute()
   const { id: _s, created_at: _sc, updated_at: _su, ...service } = toolbox
-  const b = await deps.db.insertInto('services').values({ ...service, name: 'toolbox-b', pay_to: sellers[1]!.toLowerCase() } as never).returning('id').executeTakeFirstOrThrow()
+  const b = await deps.db
+    .insertInto('services')
+    .values({ ...service, name: 'toolbox-b', pay_to: sellers[1]!.toLowerCase() } as never)
+    .returning('id')
+    .executeTakeFirstOrThrow()
   const { id: _e, created_at: _ec, updated_at: _eu, ...endpoint } = echo
-  await deps.db.insertInto('endpoints').values({ ...endpoint, service_id: b.id, schemes: ['exact', 'deferred'] } as never).execute()
+  await deps.db
+    .insertInto('endpoints')
+    .values({ ...endpoint, service_id: b.id, schemes: ['exact', 'deferred'] } as never)
+    .execute()
   if (toolbox.pay_to.toLowerCase() !== sellers[0]!.toLowerCase()) throw new Error(`toolbox pays ${toolbox.pay_to}`)
   await announceRegistryChange(deps)
   proxy = await buildProxyApp(deps, { logger: false, handlersDir: fixtures })
   await proxy.listen({ port, host: '127.0.0.1' })
   const paths = ['/tollgate/toolbox/echo?msg=hi', '/tollgate/toolbox-b/echo?msg=hi']
-  const required = await Promise.all(paths.map(async (p) => JSON.parse(Buffer.from((await fetch(`${config.proxyUrl}${p}`)).headers.get('payment-required')!, 'base64').toString())))
-  for (const r of required) if (r.accepts.length !== 2) throw new Error(`deferred not offered: ${JSON.stringify(r.accepts)}`)
+  const required = await Promise.all(
+    paths.map(async (p) =>
+      JSON.parse(
+        Buffer.from((await fetch(`${config.proxyUrl}${p}`)).headers.get('payment-required')!, 'base64').toString(),
+      ),
+    ),
+  )
+  for (const r of required)
+    if (r.accepts.length !== 2) throw new Error(`deferred not offered: ${JSON.stringify(r.accepts)}`)
   const price = BigInt(required[0].accepts[0].amount)
 
   // ten buyers with gas and USDC, each depositing PER_PAIR x price for each seller
@@ -108,23 +144,42 @@ try {
     await mintUsdc(devnet.rpcUrl, b.address, 10n * BigInt(PER_PAIR) * price * BigInt(SELLERS))
     const wallet = createWalletClient({ account: b, chain: devnet.chain, transport: http(devnet.rpcUrl) })
     const send = async (address: Address, abi: Abi, functionName: string, args: readonly unknown[]) => {
-      const r = await pub.waitForTransactionReceipt({ hash: await wallet.writeContract({ address, abi, functionName, args, chain: devnet.chain, account: b }) })
+      const r = await pub.waitForTransactionReceipt({
+        hash: await wallet.writeContract({ address, abi, functionName, args, chain: devnet.chain, account: b }),
+      })
       if (r.status !== 'success') throw new Error(`${functionName} reverted`)
       return r.gasUsed
     }
     const deposit = BigInt(PER_PAIR) * price
-    depositGas += await send(devnet.usdcAddress, artifacts.contracts.TestUSDC.abi as Abi, 'approve', [devnet.deferredEscrowAddress, deposit * BigInt(SELLERS)])
-    for (const s of sellers) depositGas += await send(devnet.deferredEscrowAddress, deferredEscrowAbi as Abi, 'deposit', [s, devnet.usdcAddress, deposit])
+    depositGas += await send(devnet.usdcAddress, artifacts.contracts.TestUSDC.abi as Abi, 'approve', [
+      devnet.deferredEscrowAddress,
+      deposit * BigInt(SELLERS),
+    ])
+    for (const s of sellers)
+      depositGas += await send(devnet.deferredEscrowAddress, deferredEscrowAbi as Abi, 'deposit', [
+        s,
+        devnet.usdcAddress,
+        deposit,
+      ])
   }
 
   // pre-signed: per pair, PER_PAIR exact authorizations and a chain of PER_PAIR vouchers
-  const ds = makeDomainSeparator({ name: config.chain.usdc.name, version: config.chain.usdc.version, chainId: config.chain.chainId, verifyingContract: config.chain.usdc.address })
+  const ds = makeDomainSeparator({
+    name: config.chain.usdc.name,
+    version: config.chain.usdc.version,
+    chainId: config.chain.chainId,
+    verifyingContract: config.chain.usdc.address,
+  })
   const sign = (digest: Uint8Array, key: Hex) => {
     const { signature, recid } = secp.ecdsaSign(digest, Buffer.from(key.slice(2), 'hex'))
     return `0x${Buffer.from(signature).toString('hex')}${(27 + recid).toString(16)}`
   }
   const now = Math.floor(Date.now() / 1000)
-  interface Pair { path: string; exact: string[]; deferred: string[] }
+  interface Pair {
+    path: string
+    exact: string[]
+    deferred: string[]
+  }
   const pairs: Pair[] = []
   const t0 = performance.now()
   for (let b = 0; b < BUYERS; b++) {
@@ -135,9 +190,28 @@ try {
       let previous: DeferredVoucher | undefined
       const id = `0x${randomBytes(32).toString('hex')}` as Hex
       for (let i = 0; i < PER_PAIR; i++) {
-        const auth = { from: buyers[b]!.address, to: exactReq.payTo, value: price, validAfter: BigInt(now - 60), validBefore: BigInt(now + 3000), nonce: `0x${randomBytes(32).toString('hex')}` }
-        const payload = { signature: sign(transferAuthDigest(ds, auth), buyerKeys[b]!), authorization: { ...auth, value: String(auth.value), validAfter: String(auth.validAfter), validBefore: String(auth.validBefore) } }
-        pair.exact.push(Buffer.from(JSON.stringify({ x402Version: 2, resource: req.resource, accepted: exactReq, payload })).toString('base64'))
+        const auth = {
+          from: buyers[b]!.address,
+          to: exactReq.payTo,
+          value: price,
+          validAfter: BigInt(now - 60),
+          validBefore: BigInt(now + 3000),
+          nonce: `0x${randomBytes(32).toString('hex')}`,
+        }
+        const payload = {
+          signature: sign(transferAuthDigest(ds, auth), buyerKeys[b]!),
+          authorization: {
+            ...auth,
+            value: String(auth.value),
+            validAfter: String(auth.validAfter),
+            validBefore: String(auth.validBefore),
+          },
+        }
+        pair.exact.push(
+          Buffer.from(JSON.stringify({ x402Version: 2, resource: req.resource, accepted: exactReq, payload })).toString(
+            'base64',
+          ),
+        )
         const v: DeferredVoucher = {
           id,
           buyer: buyers[b]!.address,
@@ -149,9 +223,22 @@ try {
           escrow: getAddress(deferredReq.extra.escrow),
           chainId: BigInt(config.chain.chainId),
         }
-        const wire = { ...v, valueAggregate: v.valueAggregate.toString(), timestamp: Number(v.timestamp), nonce: Number(v.nonce), chainId: Number(v.chainId) }
-        const dp = { voucher: wire, signature: sign(Buffer.from(hashTypedData(voucherTypedData(v)).slice(2), 'hex'), buyerKeys[b]!) }
-        pair.deferred.push(Buffer.from(JSON.stringify({ x402Version: 2, resource: req.resource, accepted: deferredReq, payload: dp })).toString('base64'))
+        const wire = {
+          ...v,
+          valueAggregate: v.valueAggregate.toString(),
+          timestamp: Number(v.timestamp),
+          nonce: Number(v.nonce),
+          chainId: Number(v.chainId),
+        }
+        const dp = {
+          voucher: wire,
+          signature: sign(Buffer.from(hashTypedData(voucherTypedData(v)).slice(2), 'hex'), buyerKeys[b]!),
+        }
+        pair.deferred.push(
+          Buffer.from(
+            JSON.stringify({ x402Version: 2, resource: req.resource, accepted: deferredReq, payload: dp }),
+          ).toString('base64'),
+        )
         previous = v
       }
       pairs.push(pair)
@@ -169,7 +256,10 @@ try {
       pairs.map(async (p) => {
         for (const header of p[which]) {
           const c0 = performance.now()
-          const r = await request(`${config.proxyUrl}${p.path}`, { dispatcher: agent, headers: { 'payment-signature': header } })
+          const r = await request(`${config.proxyUrl}${p.path}`, {
+            dispatcher: agent,
+            headers: { 'payment-signature': header },
+          })
           await r.body.text()
           lat.push(performance.now() - c0)
           if (r.statusCode !== 200) failed++
@@ -178,7 +268,13 @@ try {
     )
     const secs = (performance.now() - start) / 1000
     lat.sort((a, b) => a - b)
-    return { calls: lat.length, failed, perS: lat.length / secs, p50: lat[Math.floor(lat.length / 2)]!, p99: lat[Math.floor(lat.length * 0.99)]! }
+    return {
+      calls: lat.length,
+      failed,
+      perS: lat.length / secs,
+      p50: lat[Math.floor(lat.length / 2)]!,
+      p99: lat[Math.floor(lat.length * 0.99)]!,
+    }
   }
   const exact = await run('exact')
   const deferred = await run('deferred')
@@ -186,15 +282,30 @@ try {
 
   // gas: the exact calls settled by the settler in batches of 50, the deferred ones collected
   const gasOf = async (scheme: 'exact' | 'deferred') => {
-    const txs = await deps.db.selectFrom('payments').select('tx_hash').distinct().where('scheme', '=', scheme).where('status', '=', 'settled').execute()
+    const txs = await deps.db
+      .selectFrom('payments')
+      .select('tx_hash')
+      .distinct()
+      .where('scheme', '=', scheme)
+      .where('status', '=', 'settled')
+      .execute()
     let gas = 0n
     for (const { tx_hash } of txs) gas += (await pub.getTransactionReceipt({ hash: tx_hash as Hex })).gasUsed
-    const settled = Number((await deps.db.selectFrom('payments').select((eb) => eb.fn.countAll().as('n')).where('scheme', '=', scheme).where('status', '=', 'settled').executeTakeFirstOrThrow()).n)
+    const settled = Number(
+      (
+        await deps.db
+          .selectFrom('payments')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('scheme', '=', scheme)
+          .where('status', '=', 'settled')
+          .executeTakeFirstOrThrow()
+      ).n,
+    )
     return { txs: txs.length, gas, settled }
   }
   const settler = createSettler(deps, { batchSize: 50 })
   const s0 = performance.now()
-  for (let idle = 0; idle < 3; ) {
+  for (let idle = 0; idle < 3;) {
     const r = await settler.runOnce(60_000)
     if (r.failed || r.requeued) throw new Error(`exact settlement: ${JSON.stringify(r)}`)
     idle = r.settled === 0 ? idle + 1 : 0
@@ -202,7 +313,7 @@ try {
   const settleMs = performance.now() - s0
   const collector = new DeferredCollector(deps, { escrow: devnet.deferredEscrowAddress, log: quiet })
   const c0 = performance.now()
-  for (let idle = 0; idle < 2; ) idle = (await collector.runOnce({ force: true })).settled === 0 ? idle + 1 : 0
+  for (let idle = 0; idle < 2;) idle = (await collector.runOnce({ force: true })).settled === 0 ? idle + 1 : 0
   const collectMs = performance.now() - c0
   const [ge, gd] = [await gasOf('exact'), await gasOf('deferred')]
   const perE = Number(ge.gas) / ge.settled
@@ -220,9 +331,25 @@ try {
       const buyer = privateKeyToAccount(generatePrivateKey()).address.toLowerCase() as Address
       const id = `0x${randomBytes(32).toString('hex')}` as Hex
       for (let i = 0; i < 100; i++) {
-        const v: DeferredVoucher = { id, buyer, seller: sellers[0]!.toLowerCase() as Address, valueAggregate: BigInt(i + 1) * price, asset: devnet.usdcAddress.toLowerCase() as Address, timestamp: BigInt(now + i), nonce: BigInt(i), escrow: devnet.deferredEscrowAddress.toLowerCase() as Address, chainId: BigInt(config.chain.chainId) }
+        const v: DeferredVoucher = {
+          id,
+          buyer,
+          seller: sellers[0]!.toLowerCase() as Address,
+          valueAggregate: BigInt(i + 1) * price,
+          asset: devnet.usdcAddress.toLowerCase() as Address,
+          timestamp: BigInt(now + i),
+          nonce: BigInt(i),
+          escrow: devnet.deferredEscrowAddress.toLowerCase() as Address,
+          chainId: BigInt(config.chain.chainId),
+        }
         const t1 = performance.now()
-        const r = await store.accept({ voucher: v, signature: '0x00', digest: `0x${randomBytes(32).toString('hex')}`, amount: price, balance: 10n ** 18n })
+        const r = await store.accept({
+          voucher: v,
+          signature: '0x00',
+          digest: `0x${randomBytes(32).toString('hex')}`,
+          amount: price,
+          balance: 10n ** 18n,
+        })
         acceptLat.push(performance.now() - t1)
         if (!r.ok) throw new Error(r.message)
       }
@@ -230,24 +357,51 @@ try {
   )
   const acceptPerS = acceptLat.length / ((performance.now() - a0) / 1000)
   acceptLat.sort((x, y) => x - y)
-  const sample = { id: `0x${'ab'.repeat(32)}` as Hex, buyer: sellers[1]!, seller: sellers[0]!, valueAggregate: price, asset: getAddress(devnet.usdcAddress), timestamp: BigInt(now), nonce: 0n, escrow: getAddress(devnet.deferredEscrowAddress), chainId: BigInt(config.chain.chainId) }
+  const sample = {
+    id: `0x${'ab'.repeat(32)}` as Hex,
+    buyer: sellers[1]!,
+    seller: sellers[0]!,
+    valueAggregate: price,
+    asset: getAddress(devnet.usdcAddress),
+    timestamp: BigInt(now),
+    nonce: 0n,
+    escrow: getAddress(devnet.deferredEscrowAddress),
+    chainId: BigInt(config.chain.chainId),
+  }
   const h0 = performance.now()
   for (let i = 0; i < 2000; i++) hashTypedData(voucherTypedData({ ...sample, nonce: BigInt(i) }))
   const digestUs = ((performance.now() - h0) * 1000) / 2000
 
-  console.log(`load average at start: ${loadAtStart}; ${CALLS} calls per scheme, ${BUYERS} buyers x ${SELLERS} sellers, ${PER_PAIR} calls per pair; signing ${signMs.toFixed(0)} ms\n`)
+  console.log(
+    `load average at start: ${loadAtStart}; ${CALLS} calls per scheme, ${BUYERS} buyers x ${SELLERS} sellers, ${PER_PAIR} calls per pair; signing ${signMs.toFixed(0)} ms\n`,
+  )
   console.log('| scheme | calls ok | failed | calls/s | p50 ms | p99 ms | vs exact |')
   console.log('|---|---:|---:|---:|---:|---:|---:|')
-  for (const [name, r] of [['exact', exact], ['deferred', deferred]] as const) {
-    console.log(`| ${name} | ${r.calls - r.failed} | ${r.failed} | ${r.perS.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${((r.perS / exact.perS) * 100).toFixed(0)}% |`)
+  for (const [name, r] of [
+    ['exact', exact],
+    ['deferred', deferred],
+  ] as const) {
+    console.log(
+      `| ${name} | ${r.calls - r.failed} | ${r.failed} | ${r.perS.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${((r.perS / exact.perS) * 100).toFixed(0)}% |`,
+    )
   }
   console.log('\n| on chain | payments settled | transactions | gas | gas per paid call | vs exact | wall time |')
   console.log('|---|---:|---:|---:|---:|---:|---:|')
-  console.log(`| exact: settler, Multicall3 batches of 50 | ${ge.settled} | ${ge.txs} | ${ge.gas} | ${perE.toFixed(0)} | 100% | ${settleMs.toFixed(0)} ms |`)
-  console.log(`| deferred: collector, collectMany | ${gd.settled} | ${gd.txs} | ${gd.gas} | ${perD.toFixed(1)} | ${((perD / perE) * 100).toFixed(2)}% | ${collectMs.toFixed(0)} ms |`)
-  console.log(`| deferred with the buyers' approve + deposits (${BUYERS * (1 + SELLERS)} txs, ${depositGas} gas) | | | | ${perDWithDeposits.toFixed(1)} | ${((perDWithDeposits / perE) * 100).toFixed(2)}% | |`)
-  console.log(`\ndeferred parts alone: voucher store accept ${acceptPerS.toFixed(0)}/s at ${BUYERS * SELLERS} in parallel (p50 ${acceptLat[Math.floor(acceptLat.length / 2)]!.toFixed(1)} ms, p99 ${acceptLat[Math.floor(acceptLat.length * 0.99)]!.toFixed(1)} ms); voucher digest (hashTypedData) ${digestUs.toFixed(0)} µs`)
-  console.log(`\ncalls per collection transaction: ${(gd.settled / Math.max(1, gd.txs)).toFixed(0)} (exact: ${(ge.settled / Math.max(1, ge.txs)).toFixed(0)} per transaction)`)
+  console.log(
+    `| exact: settler, Multicall3 batches of 50 | ${ge.settled} | ${ge.txs} | ${ge.gas} | ${perE.toFixed(0)} | 100% | ${settleMs.toFixed(0)} ms |`,
+  )
+  console.log(
+    `| deferred: collector, collectMany | ${gd.settled} | ${gd.txs} | ${gd.gas} | ${perD.toFixed(1)} | ${((perD / perE) * 100).toFixed(2)}% | ${collectMs.toFixed(0)} ms |`,
+  )
+  console.log(
+    `| deferred with the buyers' approve + deposits (${BUYERS * (1 + SELLERS)} txs, ${depositGas} gas) | | | | ${perDWithDeposits.toFixed(1)} | ${((perDWithDeposits / perE) * 100).toFixed(2)}% | |`,
+  )
+  console.log(
+    `\ndeferred parts alone: voucher store accept ${acceptPerS.toFixed(0)}/s at ${BUYERS * SELLERS} in parallel (p50 ${acceptLat[Math.floor(acceptLat.length / 2)]!.toFixed(1)} ms, p99 ${acceptLat[Math.floor(acceptLat.length * 0.99)]!.toFixed(1)} ms); voucher digest (hashTypedData) ${digestUs.toFixed(0)} µs`,
+  )
+  console.log(
+    `\ncalls per collection transaction: ${(gd.settled / Math.max(1, gd.txs)).toFixed(0)} (exact: ${(ge.settled / Math.max(1, ge.txs)).toFixed(0)} per transaction)`,
+  )
 } finally {
   await proxy?.close()
   await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(deps.db)

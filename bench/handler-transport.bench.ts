@@ -25,7 +25,12 @@ import { answer } from './transport-answer.js'
 const seconds = Number(process.argv[2] ?? 3)
 const concurrency = Number(process.argv[3] ?? 16)
 const self = fileURLToPath(import.meta.url)
-const task = { file: '/srv/handlers/echo/index.js', slug: 'echo', input: { msg: 'hello', n: 3 }, ctx: { method: 'POST', accept: '*/*', providers: {}, allowPrivateNetwork: false } }
+const task = {
+  file: '/srv/handlers/echo/index.js',
+  slug: 'echo',
+  input: { msg: 'hello', n: 3 },
+  ctx: { method: 'POST', accept: '*/*', providers: {}, allowPrivateNetwork: false },
+}
 
 // ---- the far side, when this file runs as a child or a worker ----
 const role = process.env.TRANSPORT_ROLE
@@ -35,12 +40,20 @@ if (role === 'frames') {
   const reader = new FrameReader((f) => {
     const out = answer((f.meta as typeof task).input, size)
     const text = typeof out.body === 'string'
-    writeFrame(channel, f.id, FRAME.result, { kind: 'ok', status: out.status, contentType: out.contentType, text }, text ? Buffer.from(out.body as string) : (out.body as Uint8Array))
+    writeFrame(
+      channel,
+      f.id,
+      FRAME.result,
+      { kind: 'ok', status: out.status, contentType: out.contentType, text },
+      text ? Buffer.from(out.body as string) : (out.body as Uint8Array),
+    )
   })
   channel.on('data', (c: Buffer) => reader.push(c))
   channel.on('end', () => process.exit(0))
 } else if (role === 'ipc') {
-  process.on('message', (m: { id: number; task: typeof task }) => process.send!({ id: m.id, out: answer(m.task.input, size) }))
+  process.on('message', (m: { id: number; task: typeof task }) =>
+    process.send!({ id: m.id, out: answer(m.task.input, size) }),
+  )
 } else if (role === 'http') {
   const server = createServer((req, res) => {
     const chunks: Buffer[] = []
@@ -65,16 +78,28 @@ async function main() {
   const rows: string[] = []
   for (const bytes of [0, 256 * 1024]) {
     for (const kind of ['thread', 'frames', 'ipc', 'ipc-json', 'http'] as const) {
-      const env = { ...process.env, TRANSPORT_ROLE: kind.startsWith('ipc') ? 'ipc' : kind, TRANSPORT_SIZE: String(bytes) }
+      const env = {
+        ...process.env,
+        TRANSPORT_ROLE: kind.startsWith('ipc') ? 'ipc' : kind,
+        TRANSPORT_SIZE: String(bytes),
+      }
       let call: () => Promise<unknown>
       let child: ChildProcess | undefined
       let close: () => Promise<unknown>
       if (kind === 'thread') {
-        const pool = new Piscina({ filename: fileURLToPath(new URL('./transport-answer.ts', import.meta.url)), minThreads: 1, maxThreads: 1, execArgv: process.execArgv })
+        const pool = new Piscina({
+          filename: fileURLToPath(new URL('./transport-answer.ts', import.meta.url)),
+          minThreads: 1,
+          maxThreads: 1,
+          execArgv: process.execArgv,
+        })
         call = () => pool.run({ ...task, size: bytes })
         close = () => pool.destroy()
       } else if (kind === 'frames') {
-        child = spawn(process.execPath, [...process.execArgv, self], { env, stdio: ['ignore', 'inherit', 'inherit', 'pipe'] })
+        child = spawn(process.execPath, [...process.execArgv, self], {
+          env,
+          stdio: ['ignore', 'inherit', 'inherit', 'pipe'],
+        })
         const channel = child.stdio[3] as Socket
         const pending = new Map<number, (a: unknown) => void>()
         let next = 1
@@ -84,11 +109,12 @@ async function main() {
           pending.delete(f.id)
         })
         channel.on('data', (c: Buffer) => reader.push(c))
-        call = () => new Promise((r) => {
-          const id = next++
-          pending.set(id, r)
-          writeFrame(channel, id, FRAME.call, task)
-        })
+        call = () =>
+          new Promise((r) => {
+            const id = next++
+            pending.set(id, r)
+            writeFrame(channel, id, FRAME.call, task)
+          })
         close = async () => channel.end()
       } else if (kind === 'ipc' || kind === 'ipc-json') {
         child = fork(self, [], { env, execArgv: process.execArgv, serialization: kind === 'ipc' ? 'advanced' : 'json' })
@@ -98,11 +124,12 @@ async function main() {
           pending.get(m.id)!(m.out)
           pending.delete(m.id)
         })
-        call = () => new Promise((r) => {
-          const id = next++
-          pending.set(id, r)
-          child!.send({ id, task })
-        })
+        call = () =>
+          new Promise((r) => {
+            const id = next++
+            pending.set(id, r)
+            child!.send({ id, task })
+          })
         close = async () => child!.kill()
       } else {
         const socket = path.join(tmpdir(), `tollgate-transport-${process.pid}.sock`)
@@ -111,7 +138,11 @@ async function main() {
         await new Promise((r) => child!.once('message', r))
         const agent = new Agent({ connect: { socketPath: socket }, connections: concurrency })
         call = async () => {
-          const res = await request('http://handlers/run', { method: 'POST', body: JSON.stringify(task), dispatcher: agent })
+          const res = await request('http://handlers/run', {
+            method: 'POST',
+            body: JSON.stringify(task),
+            dispatcher: agent,
+          })
           return { kind: res.headers['x-kind'], body: Buffer.from(await res.body.arrayBuffer()) }
         }
         close = async () => {
@@ -140,12 +171,16 @@ async function main() {
       await close()
       lat.sort((a, b) => a - b)
       const n = lat.length
-      rows.push(`| ${bytes ? '256 KB binary' : 'small JSON'} | ${kind} | ${Math.round(n / elapsed)} | ${lat[Math.floor(n * 0.99)]!.toFixed(2)} | ${((own.user + own.system) / n).toFixed(1)} | ${(childUs / n).toFixed(1)} | ${((own.user + own.system + childUs) / n).toFixed(1)} |`)
+      rows.push(
+        `| ${bytes ? '256 KB binary' : 'small JSON'} | ${kind} | ${Math.round(n / elapsed)} | ${lat[Math.floor(n * 0.99)]!.toFixed(2)} | ${((own.user + own.system) / n).toFixed(1)} | ${(childUs / n).toFixed(1)} | ${((own.user + own.system + childUs) / n).toFixed(1)} |`,
+      )
       process.stderr.write(`${rows.at(-1)}\n`)
     }
   }
   console.log(`\n${seconds} s per case, ${concurrency} calls in flight, node ${process.version}\n`)
-  console.log('| answer | transport | calls/s | p99 ms | CPU µs/call, this process (threads included) | child | total |')
+  console.log(
+    '| answer | transport | calls/s | p99 ms | CPU µs/call, this process (threads included) | child | total |',
+  )
   console.log('|---|---|---:|---:|---:|---:|---:|')
   for (const r of rows) console.log(r)
   process.exit(0)

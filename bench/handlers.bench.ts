@@ -49,11 +49,17 @@ for (const [slug, h] of registry) {
     continue
   }
   // warm both paths (module load, lazy imports, WASM compile)
-  for (let i = 0; i < threads; i++) await pool.run({ file: h.file, slug }, structuredClone(h.module.example), ctx, 60_000)
+  for (let i = 0; i < threads; i++)
+    await pool.run({ file: h.file, slug }, structuredClone(h.module.example), ctx, 60_000)
   await h.module.run(structuredClone(h.module.example), ctx)
-  const viaPool = await measure(() => pool.run({ file: h.file, slug }, structuredClone(h.module.example), ctx, 60_000), threads * 2)
+  const viaPool = await measure(
+    () => pool.run({ file: h.file, slug }, structuredClone(h.module.example), ctx, 60_000),
+    threads * 2,
+  )
   const inline = await measure(async () => h.module.run(structuredClone(h.module.example), ctx), 1)
-  console.log(`| ${slug} | ${viaPool.perSec.toFixed(0)} | ${viaPool.p99.toFixed(2)} | ${inline.perSec.toFixed(0)} | ${inline.p99.toFixed(2)} | ${(viaPool.perSec / inline.perSec).toFixed(2)}x |`)
+  console.log(
+    `| ${slug} | ${viaPool.perSec.toFixed(0)} | ${viaPool.p99.toFixed(2)} | ${inline.perSec.toFixed(0)} | ${inline.p99.toFixed(2)} | ${(viaPool.perSec / inline.perSec).toFixed(2)}x |`,
+  )
 }
 if (skipped.length) console.log(`\nskipped (they call an outside provider or a public host): ${skipped.join(', ')}`)
 console.log(`\n${threads} handler processes, ${budgetMs} ms per handler per path, node ${process.version}`)

@@ -19,14 +19,26 @@ const deps = await testDeps({ teardown: (fn) => void teardowns.push(fn) })
 const db = deps.db
 
 async function user(email: string): Promise<string> {
-  return (await sql<{ id: string }>`insert into users (email, password_hash) values (${email}, 'x') returning id`.execute(db)).rows[0]!.id
+  return (
+    await sql<{ id: string }>`insert into users (email, password_hash) values (${email}, 'x') returning id`.execute(db)
+  ).rows[0]!.id
 }
 
 async function endpointsOf(owner: string, namespace: string, n: number): Promise<string[]> {
-  const seller = await sql<{ id: string }>`insert into sellers (namespace, display_name, owner_user_id) values (${namespace}, 's', ${owner}) returning id`.execute(db)
-  const service = await sql<{ id: string }>`insert into services (seller_id, name, display_name, pay_to) values (${seller.rows[0]!.id}, 'svc', 's', ${'0x' + '22'.repeat(20)}) returning id`.execute(db)
+  const seller = await sql<{
+    id: string
+  }>`insert into sellers (namespace, display_name, owner_user_id) values (${namespace}, 's', ${owner}) returning id`.execute(
+    db,
+  )
+  const service = await sql<{
+    id: string
+  }>`insert into services (seller_id, name, display_name, pay_to) values (${seller.rows[0]!.id}, 'svc', 's', ${'0x' + '22'.repeat(20)}) returning id`.execute(
+    db,
+  )
   const rows = await sql<{ id: string }>`insert into endpoints (service_id, slug, methods, price, handler)
-    select ${service.rows[0]!.id}, 'ep-' || g, '{GET}', 1000, 'hash-generator' from generate_series(1, ${n}) g returning id`.execute(db)
+    select ${service.rows[0]!.id}, 'ep-' || g, '{GET}', 1000, 'hash-generator' from generate_series(1, ${n}) g returning id`.execute(
+    db,
+  )
   return rows.rows.map((r) => r.id)
 }
 
@@ -34,7 +46,9 @@ async function endpointsOf(owner: string, namespace: string, n: number): Promise
 // (20 endpoints receiving a tenth of all payments); everyone else: 20,000 payers, one payment a second.
 const small = await user('small@bench')
 const large = await user('large@bench')
-await sql`insert into agents (user_id, name, address, encrypted_key) values (${small}, 'a1', '0xAaAa000000000000000000000000000000000001', 'x'), (${small}, 'a2', '0xAaAa000000000000000000000000000000000002', 'x')`.execute(db)
+await sql`insert into agents (user_id, name, address, encrypted_key) values (${small}, 'a1', '0xAaAa000000000000000000000000000000000001', 'x'), (${small}, 'a2', '0xAaAa000000000000000000000000000000000002', 'x')`.execute(
+  db,
+)
 const [smallEndpoint] = await endpointsOf(small, 'bench-small', 1)
 const largeEndpoints = await endpointsOf(large, 'bench-large', 20)
 
@@ -49,7 +63,9 @@ await sql`insert into payments (${columns})
     case when g % 2 = 0 then '0x' || lpad(to_hex(900000 + g), 40, '0') else '0xaaaa' || lpad(((g / 2) % 2 + 1)::text, 36, '0') end,
     'p', 1000, 0, 1, md5('s' || g), 's', 'served', timestamptz '2026-01-01' + (g * ${Math.floor(N / 20)}) * interval '1 second'
   from generate_series(1, 20) g`.execute(db)
-await sql`insert into payment_events (payment_id, type, to_status, created_at) select id, 'verified', 'verified', created_at from payments`.execute(db)
+await sql`insert into payment_events (payment_id, type, to_status, created_at) select id, 'verified', 'verified', created_at from payments`.execute(
+  db,
+)
 await sql`analyze`.execute(db)
 console.log(`seeded ${N.toLocaleString('en')} payments and their events in ${((Date.now() - t0) / 1000).toFixed(1)} s`)
 
@@ -88,7 +104,8 @@ const cases: Array<[string, HistoryKind, string, HistoryFilters]> = [
 await sql`create index payments_created_idx on payments (created_at, id)`.execute(db)
 await sql`analyze payments`.execute(db)
 const baseline = new Map<string, { p50: number; p99: number }>()
-for (const [name, kind, userId, f] of cases) baseline.set(name, await time(() => before(kind, userId, f.order ?? 'asc').execute(db)))
+for (const [name, kind, userId, f] of cases)
+  baseline.set(name, await time(() => before(kind, userId, f.order ?? 'asc').execute(db)))
 await sql`drop index payments_created_idx`.execute(db)
 
 const history = createHistory({ db, databaseUrl: deps.config.databaseUrl, databaseSchema: deps.config.databaseSchema })
@@ -96,7 +113,9 @@ const rows: string[] = []
 for (const [name, kind, userId, f] of cases) {
   const b = baseline.get(name)!
   const a = await time(() => history.page(kind, userId, f, 20))
-  rows.push(`| ${name} | ${b.p50.toFixed(2)} | ${b.p99.toFixed(2)} | ${a.p50.toFixed(2)} | ${a.p99.toFixed(2)} | ${(b.p50 / a.p50).toFixed(1)}x |`)
+  rows.push(
+    `| ${name} | ${b.p50.toFixed(2)} | ${b.p99.toFixed(2)} | ${a.p50.toFixed(2)} | ${a.p99.toFixed(2)} | ${(b.p50 / a.p50).toFixed(1)}x |`,
+  )
 }
 console.log(`\nfirst page of 20 among ${N.toLocaleString('en')} payments, ${RUNS} runs each (ms)\n`)
 console.log('| case | before p50 | before p99 | after p50 | after p99 | p50 speed-up |\n|---|---:|---:|---:|---:|---:|')

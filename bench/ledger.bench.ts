@@ -44,10 +44,25 @@ async function runCase(name: string, withFk: boolean): Promise<{ name: string; p
   const db = createDb({ databaseUrl, schema, max: 4 })
   try {
     await migrateToLatest(db, schema)
-    const seller = await db.insertInto('sellers').values({ namespace: 'bench', display_name: 'bench' }).returning('id').executeTakeFirstOrThrow()
-    const service = await db.insertInto('services').values({ seller_id: seller.id, name: 'svc', display_name: 'svc', pay_to: hex(20) }).returning('id').executeTakeFirstOrThrow()
-    const endpoint = await db.insertInto('endpoints').values({ service_id: service.id, slug: 'echo', methods: ['GET'], price: '1000', handler: 'echo' }).returning('id').executeTakeFirstOrThrow()
-    if (withFk) await sql`alter table payments add constraint payments_endpoint_fk foreign key (endpoint_id) references endpoints (id) on delete set null`.execute(db)
+    const seller = await db
+      .insertInto('sellers')
+      .values({ namespace: 'bench', display_name: 'bench' })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    const service = await db
+      .insertInto('services')
+      .values({ seller_id: seller.id, name: 'svc', display_name: 'svc', pay_to: hex(20) })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    const endpoint = await db
+      .insertInto('endpoints')
+      .values({ service_id: service.id, slug: 'echo', methods: ['GET'], price: '1000', handler: 'echo' })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    if (withFk)
+      await sql`alter table payments add constraint payments_endpoint_fk foreign key (endpoint_id) references endpoints (id) on delete set null`.execute(
+        db,
+      )
     // a table with history and statistics, as in production (plans differ on an empty one)
     await sql`insert into payments (id, endpoint_id, resource, method, x402_version, network, asset, payer, pay_to, value, valid_after,
                 valid_before, nonce, signature, status, created_at, updated_at)
@@ -60,8 +75,21 @@ async function runCase(name: string, withFk: boolean): Promise<{ name: string; p
     const ledger = createLedgerWriter(db)
     const payer = hex(20)
     const row = (): NewVerifiedPayment => ({
-      id: randomUUID(), endpoint_id: endpoint.id, resource: 'http://127.0.0.1/bench/svc/echo', method: 'GET', x402_version: 2, network: 'eip155:84532',
-      asset: hex(20), payer, pay_to: hex(20), value: 1000n, valid_after: 0n, valid_before: 1_900_000_000n, nonce: hex(32), signature: hex(65), settlement_mode: 'async',
+      id: randomUUID(),
+      endpoint_id: endpoint.id,
+      resource: 'http://127.0.0.1/bench/svc/echo',
+      method: 'GET',
+      x402_version: 2,
+      network: 'eip155:84532',
+      asset: hex(20),
+      payer,
+      pay_to: hex(20),
+      value: 1000n,
+      valid_after: 0n,
+      valid_before: 1_900_000_000n,
+      nonce: hex(32),
+      signature: hex(65),
+      settlement_mode: 'async',
     })
     let done = 0
     let stop = false
@@ -87,7 +115,9 @@ async function runCase(name: string, withFk: boolean): Promise<{ name: string; p
     await Promise.all(running)
     await ledger.drain()
     const result = { name, perSecond: n / elapsed, cpuUs: (cpu / n) * 1e6 }
-    process.stderr.write(`${name}: ${Math.round(result.perSecond)} payments/s, Postgres ${result.cpuUs.toFixed(0)} µs CPU per payment\n`)
+    process.stderr.write(
+      `${name}: ${Math.round(result.perSecond)} payments/s, Postgres ${result.cpuUs.toFixed(0)} µs CPU per payment\n`,
+    )
     return result
   } finally {
     await sql`drop schema ${sql.id(schema)} cascade`.execute(db)
@@ -98,10 +128,15 @@ async function runCase(name: string, withFk: boolean): Promise<{ name: string; p
 const results: Awaited<ReturnType<typeof runCase>>[] = []
 for (let r = 0; r < rounds; r++) {
   // alternate the order, so neither case always runs on a warmer machine
-  const cases: [string, boolean][] = [['current schema', false], ['with payments_endpoint_fk', true]]
+  const cases: [string, boolean][] = [
+    ['current schema', false],
+    ['with payments_endpoint_fk', true],
+  ]
   for (const [name, fk] of r % 2 ? cases.reverse() : cases) results.push(await runCase(name, fk))
 }
-console.log(`\n${seconds} s per case, ${callers} callers, ${rounds} rounds, record + served per payment, 200,000 older payments\n`)
+console.log(
+  `\n${seconds} s per case, ${callers} callers, ${rounds} rounds, record + served per payment, 200,000 older payments\n`,
+)
 console.log('| case | payments/s | Postgres CPU µs per payment |')
 console.log('|---|---:|---:|')
 for (const r of results) console.log(`| ${r.name} | ${Math.round(r.perSecond)} | ${r.cpuUs.toFixed(0)} |`)

@@ -40,14 +40,22 @@ async function seed(): Promise<void> {
     from generate_series(1, ${CURATED}) g, generate_series(1, ${ENDPOINTS_PER_ENTRY}) k`.execute(db)
   // half the namespaces link to a platform agent, which must exist (sellers_agent_fk)
   await sql`with u as (insert into users (email, password_hash) values ('bench@example.com', 'x') returning id)
-            insert into agents (user_id, name, address, encrypted_key) select id, 'bench agent', '0x000000000000000000000000000000000000a6e2', 'x' from u`.execute(db)
-  await sql`insert into sellers (namespace, display_name, agent_address) select 'ns' || g, 'Seller ' || g, case when g % 2 = 0 then '0x000000000000000000000000000000000000a6e2' end from generate_series(1, ${PLATFORM_SERVICES}) g`.execute(db)
+            insert into agents (user_id, name, address, encrypted_key) select id, 'bench agent', '0x000000000000000000000000000000000000a6e2', 'x' from u`.execute(
+    db,
+  )
+  await sql`insert into sellers (namespace, display_name, agent_address) select 'ns' || g, 'Seller ' || g, case when g % 2 = 0 then '0x000000000000000000000000000000000000a6e2' end from generate_series(1, ${PLATFORM_SERVICES}) g`.execute(
+    db,
+  )
   await sql`
     insert into services (seller_id, name, display_name, description, category, tags, pay_to)
-    select id, 'svc', 'Hosted ' || namespace, 'Hosted service of ' || namespace, 'Crypto', array['hosted'], '0x2222222222222222222222222222222222222222' from sellers`.execute(db)
+    select id, 'svc', 'Hosted ' || namespace, 'Hosted service of ' || namespace, 'Crypto', array['hosted'], '0x2222222222222222222222222222222222222222' from sellers`.execute(
+    db,
+  )
   await sql`
     insert into endpoints (service_id, slug, methods, price, handler)
-    select s.id, 'ep' || k, array['GET','POST'], 1000, 'ep' || k from services s, generate_series(1, ${ENDPOINTS_PER_ENTRY}) k`.execute(db)
+    select s.id, 'ep' || k, array['GET','POST'], 1000, 'ep' || k from services s, generate_series(1, ${ENDPOINTS_PER_ENTRY}) k`.execute(
+    db,
+  )
 }
 
 interface Result {
@@ -62,13 +70,20 @@ interface Result {
 const agent = new Agent({ connections: 1, pipelining: 1, keepAliveTimeout: 60_000 })
 
 /** `url` may vary per request (a function of the request number), e.g. to defeat the page cache. */
-async function measure(app: FastifyInstance, name: string, urlOf: string | ((i: number) => string), n: number, headers: Record<string, string> = {}): Promise<Result> {
+async function measure(
+  app: FastifyInstance,
+  name: string,
+  urlOf: string | ((i: number) => string),
+  n: number,
+  headers: Record<string, string> = {},
+): Promise<Result> {
   const origin = await listening(app)
   const at = typeof urlOf === 'string' ? () => urlOf : urlOf
   const once = async (url: string) => {
     const res = await request(`${origin}${url}`, { headers, dispatcher: agent })
     const body = Buffer.from(await res.body.arrayBuffer())
-    if (res.statusCode !== 200 && res.statusCode !== 304) throw new Error(`${url}: ${res.statusCode} ${body.toString().slice(0, 200)}`)
+    if (res.statusCode !== 200 && res.statusCode !== 304)
+      throw new Error(`${url}: ${res.statusCode} ${body.toString().slice(0, 200)}`)
     return body.length
   }
   for (let i = 0; i < Math.min(50, n); i++) await once(at(n + i)) // warm-up
@@ -82,7 +97,14 @@ async function measure(app: FastifyInstance, name: string, urlOf: string | ((i: 
   }
   const total = performance.now() - start
   times.sort()
-  return { name, n, p50: times[Math.floor(n * 0.5)], p99: times[Math.min(n - 1, Math.floor(n * 0.99))], rps: (n / total) * 1000, bytes }
+  return {
+    name,
+    n,
+    p50: times[Math.floor(n * 0.5)],
+    p99: times[Math.min(n - 1, Math.floor(n * 0.99))],
+    rps: (n / total) * 1000,
+    bytes,
+  }
 }
 
 const origins = new Map<FastifyInstance, string>()
@@ -121,17 +143,58 @@ for (const [name, url, n] of [
   ['list, source+category+search', '/api/v1/agents/marketplace?source=bazaar&category=AI&search=agent&limit=20', N],
   ['get by id', `/api/v1/agents/marketplace/${someId}`, N],
   ['discovery, limit=100', '/discovery/resources?limit=100', N / 4],
-] as const) results.push(await measure(app, name, url, Math.max(50, Math.round(n))))
+] as const)
+  results.push(await measure(app, name, url, Math.max(50, Math.round(n))))
 // every request a query not seen before: the filter, search and render cost without the page cache
-results.push(await measure(app, 'uncached: category, distinct limit 20+', (i) => `/api/v1/agents/marketplace?category=Crypto&limit=${20 + (i % 900)}`, N / 4))
-results.push(await measure(app, 'uncached: search, distinct term', (i) => `/api/v1/agents/marketplace?search=${encodeURIComponent(`number ${i % 10000}`)}&limit=20`, N / 4))
-results.push(await measure(app, 'list, If-None-Match → 304', '/api/v1/agents/marketplace?category=Crypto&limit=100', N, { 'if-none-match': etag }))
+results.push(
+  await measure(
+    app,
+    'uncached: category, distinct limit 20+',
+    (i) => `/api/v1/agents/marketplace?category=Crypto&limit=${20 + (i % 900)}`,
+    N / 4,
+  ),
+)
+results.push(
+  await measure(
+    app,
+    'uncached: search, distinct term',
+    (i) => `/api/v1/agents/marketplace?search=${encodeURIComponent(`number ${i % 10000}`)}&limit=20`,
+    N / 4,
+  ),
+)
+results.push(
+  await measure(app, 'list, If-None-Match → 304', '/api/v1/agents/marketplace?category=Crypto&limit=100', N, {
+    'if-none-match': etag,
+  }),
+)
 
 const base = results[0]
-console.log(`marketplace bench: ${ENTRIES} entries, ${ENTRIES * ENDPOINTS_PER_ENTRY} endpoints (seed ${Math.round(seedMs)} ms, first snapshot ${Math.round(coldMs)} ms)`)
-console.log(['case'.padEnd(40), 'n'.padStart(6), 'p50 ms'.padStart(9), 'p99 ms'.padStart(9), 'req/s'.padStart(9), 'vs bare'.padStart(8), 'bytes'.padStart(10)].join(' '))
+console.log(
+  `marketplace bench: ${ENTRIES} entries, ${ENTRIES * ENDPOINTS_PER_ENTRY} endpoints (seed ${Math.round(seedMs)} ms, first snapshot ${Math.round(coldMs)} ms)`,
+)
+console.log(
+  [
+    'case'.padEnd(40),
+    'n'.padStart(6),
+    'p50 ms'.padStart(9),
+    'p99 ms'.padStart(9),
+    'req/s'.padStart(9),
+    'vs bare'.padStart(8),
+    'bytes'.padStart(10),
+  ].join(' '),
+)
 for (const r of results) {
-  console.log([r.name.padEnd(40), String(r.n).padStart(6), r.p50.toFixed(3).padStart(9), r.p99.toFixed(3).padStart(9), Math.round(r.rps).toString().padStart(9), (r.rps / base.rps).toFixed(2).padStart(8), String(r.bytes).padStart(10)].join(' '))
+  console.log(
+    [
+      r.name.padEnd(40),
+      String(r.n).padStart(6),
+      r.p50.toFixed(3).padStart(9),
+      r.p99.toFixed(3).padStart(9),
+      Math.round(r.rps).toString().padStart(9),
+      (r.rps / base.rps).toFixed(2).padStart(8),
+      String(r.bytes).padStart(10),
+    ].join(' '),
+  )
 }
 
 await app.close()

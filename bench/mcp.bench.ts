@@ -32,7 +32,9 @@ import { dropRedisPrefix } from './cleanup.js'
 import { profiled } from './profile.js'
 
 assertNativeSecp256k1()
-const secp = createRequire(import.meta.url)('secp256k1') as { ecdsaSign(msg: Uint8Array, key: Uint8Array): { signature: Uint8Array; recid: number } }
+const secp = createRequire(import.meta.url)('secp256k1') as {
+  ecdsaSign(msg: Uint8Array, key: Uint8Array): { signature: Uint8Array; recid: number }
+}
 const seconds = Number(process.argv[2] ?? 5)
 const connections = Number(process.argv[3] ?? 32)
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2))
@@ -63,24 +65,57 @@ await proxy.listen({ port: 45931, host: '127.0.0.1' })
 const httpUrl = `${config.proxyUrl}/tollgate/toolbox/echo`
 const mcpUrl = `${config.proxyUrl}/tollgate/toolbox/mcp`
 const args = { msg: 'hello', n: 3 }
-const mcpHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' }
-const toolCall = (id: number, payment?: unknown) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: args, ...(payment ? { _meta: { 'x402/payment': payment } } : {}) } })
+const mcpHeaders = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2025-06-18',
+}
+const toolCall = (id: number, payment?: unknown) =>
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name: 'echo', arguments: args, ...(payment ? { _meta: { 'x402/payment': payment } } : {}) },
+  })
 
 // the PaymentRequired as the MCP server gives it (the POST challenge: the same requirement HTTP POST offers)
 const unpaid = await (await fetch(mcpUrl, { method: 'POST', headers: mcpHeaders, body: toolCall(0) })).json()
-const required = unpaid.result.structuredContent as { resource: unknown; accepts: Array<{ payTo: string; amount: string }> }
+const required = unpaid.result.structuredContent as {
+  resource: unknown
+  accepts: Array<{ payTo: string; amount: string }>
+}
 
 const payerKey = Buffer.from(devnet.accounts.demoPayer.privateKey.slice(2), 'hex')
-const ds = makeDomainSeparator({ name: config.chain.usdc.name, version: config.chain.usdc.version, chainId: config.chain.chainId, verifyingContract: config.chain.usdc.address })
+const ds = makeDomainSeparator({
+  name: config.chain.usdc.name,
+  version: config.chain.usdc.version,
+  chainId: config.chain.chainId,
+  verifyingContract: config.chain.usdc.address,
+})
 /** `count` v2 PaymentPayloads from the demo payer, each with its own nonce. */
 function payments(count: number): object[] {
   const req = required.accepts[0]!
   const now = Math.floor(Date.now() / 1000)
   const out: object[] = []
   for (let i = 0; i < count; i++) {
-    const auth = { from: devnet.accounts.demoPayer.address, to: req.payTo, value: BigInt(req.amount), validAfter: BigInt(now - 60), validBefore: BigInt(now + 250), nonce: `0x${randomBytes(32).toString('hex')}` }
+    const auth = {
+      from: devnet.accounts.demoPayer.address,
+      to: req.payTo,
+      value: BigInt(req.amount),
+      validAfter: BigInt(now - 60),
+      validBefore: BigInt(now + 250),
+      nonce: `0x${randomBytes(32).toString('hex')}`,
+    }
     const { signature, recid } = secp.ecdsaSign(transferAuthDigest(ds, auth), payerKey)
-    const payload = { signature: `0x${Buffer.from(signature).toString('hex')}${(27 + recid).toString(16)}`, authorization: { ...auth, value: String(auth.value), validAfter: String(auth.validAfter), validBefore: String(auth.validBefore) } }
+    const payload = {
+      signature: `0x${Buffer.from(signature).toString('hex')}${(27 + recid).toString(16)}`,
+      authorization: {
+        ...auth,
+        value: String(auth.value),
+        validAfter: String(auth.validAfter),
+        validBefore: String(auth.validBefore),
+      },
+    }
     out.push({ x402Version: 2, resource: required.resource, accepted: req, payload })
   }
   return out
@@ -111,10 +146,28 @@ interface Row {
   failed: number
 }
 
-type Case = { name: string; url: string; request: (p: object, i: number) => { headers: Record<string, string>; body: string } }
+type Case = {
+  name: string
+  url: string
+  request: (p: object, i: number) => { headers: Record<string, string>; body: string }
+}
 const cases: Record<'http' | 'mcp', Case> = {
-  http: { name: 'paid HTTP call (echo)', url: httpUrl, request: (p) => ({ headers: { 'content-type': 'application/json', 'payment-signature': Buffer.from(JSON.stringify(p)).toString('base64') }, body: JSON.stringify(args) }) },
-  mcp: { name: 'paid MCP tools/call (echo)', url: mcpUrl, request: (p, i) => ({ headers: mcpHeaders, body: toolCall(i + 1, p) }) },
+  http: {
+    name: 'paid HTTP call (echo)',
+    url: httpUrl,
+    request: (p) => ({
+      headers: {
+        'content-type': 'application/json',
+        'payment-signature': Buffer.from(JSON.stringify(p)).toString('base64'),
+      },
+      body: JSON.stringify(args),
+    }),
+  },
+  mcp: {
+    name: 'paid MCP tools/call (echo)',
+    url: mcpUrl,
+    request: (p, i) => ({ headers: mcpHeaders, body: toolCall(i + 1, p) }),
+  },
 }
 
 async function run(c: Case): Promise<Row> {
@@ -145,9 +198,21 @@ async function run(c: Case): Promise<Row> {
   )
   const ok = result['2xx'] - failed
   const cpu = process.cpuUsage(cpu0)
-  const row = { name: c.name, rps: ok / (result.duration || seconds), p50: result.latency.p50, p99: result.latency.p99, cpuUs: (cpu.user + cpu.system + childrenCpuUs() - children0) / Math.max(1, ok), failed: failed + result.non2xx }
-  process.stderr.write(`${c.name}: ${Math.round(row.rps)} calls/s, p50 ${row.p50} ms, p99 ${row.p99} ms, ${Math.round(row.cpuUs)} µs CPU/call${row.failed ? `, ${row.failed} failed` : ''}\n`)
-  if (i > ps.length) process.stderr.write(`  warning: payments reused (${i} requests, ${ps.length} payments); reused ones were refused\n`)
+  const row = {
+    name: c.name,
+    rps: ok / (result.duration || seconds),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    cpuUs: (cpu.user + cpu.system + childrenCpuUs() - children0) / Math.max(1, ok),
+    failed: failed + result.non2xx,
+  }
+  process.stderr.write(
+    `${c.name}: ${Math.round(row.rps)} calls/s, p50 ${row.p50} ms, p99 ${row.p99} ms, ${Math.round(row.cpuUs)} µs CPU/call${row.failed ? `, ${row.failed} failed` : ''}\n`,
+  )
+  if (i > ps.length)
+    process.stderr.write(
+      `  warning: payments reused (${i} requests, ${ps.length} payments); reused ones were refused\n`,
+    )
   return row
 }
 
@@ -156,7 +221,8 @@ for (const c of Object.values(cases)) {
   const [p] = payments(1)
   const res = await fetch(c.url, { method: 'POST', ...c.request(p!, 0) })
   const text = await res.text()
-  if (res.status !== 200 || text.includes('"isError":true')) throw new Error(`${c.name} does not pay: ${res.status} ${text.slice(0, 300)}`)
+  if (res.status !== 200 || text.includes('"isError":true'))
+    throw new Error(`${c.name} does not pay: ${res.status} ${text.slice(0, 300)}`)
 }
 await run({ ...cases.http, name: 'warm-up (http)' })
 await run({ ...cases.mcp, name: 'warm-up (mcp)' })
@@ -170,16 +236,27 @@ for (let r = 0; r < rounds; r++) {
   pairs.push(got as { http: Row; mcp: Row })
 }
 
-console.log(`\n${seconds} s per case, ${connections} connections, ${rounds} rounds, node ${process.version}, ${os.cpus().length} cores, load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}\n`)
-console.log('| round | case | calls/s | p50 ms | p99 ms | CPU µs/call (bench process + handler processes) | MCP vs HTTP |')
+console.log(
+  `\n${seconds} s per case, ${connections} connections, ${rounds} rounds, node ${process.version}, ${os.cpus().length} cores, load average ${os
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')}\n`,
+)
+console.log(
+  '| round | case | calls/s | p50 ms | p99 ms | CPU µs/call (bench process + handler processes) | MCP vs HTTP |',
+)
 console.log('|---:|---|---:|---:|---:|---:|---:|')
 for (const [n, { http, mcp }] of pairs.entries()) {
   for (const row of [http, mcp]) {
-    console.log(`| ${n + 1} | ${row.name} | ${Math.round(row.rps)} | ${row.p50} | ${row.p99} | ${Math.round(row.cpuUs)} | ${row === mcp ? `${((mcp.rps / http.rps) * 100).toFixed(1)}%` : ''} |${row.failed ? ` ${row.failed} failed` : ''}`)
+    console.log(
+      `| ${n + 1} | ${row.name} | ${Math.round(row.rps)} | ${row.p50} | ${row.p99} | ${Math.round(row.cpuUs)} | ${row === mcp ? `${((mcp.rps / http.rps) * 100).toFixed(1)}%` : ''} |${row.failed ? ` ${row.failed} failed` : ''}`,
+    )
   }
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!
-console.log(`\nmedian MCP/HTTP calls/s ratio ${(median(pairs.map((p) => p.mcp.rps / p.http.rps)) * 100).toFixed(1)}%, median extra CPU per MCP call ${Math.round(median(pairs.map((p) => p.mcp.cpuUs - p.http.cpuUs)))} µs`)
+console.log(
+  `\nmedian MCP/HTTP calls/s ratio ${(median(pairs.map((p) => p.mcp.rps / p.http.rps)) * 100).toFixed(1)}%, median extra CPU per MCP call ${Math.round(median(pairs.map((p) => p.mcp.cpuUs - p.http.cpuUs)))} µs`,
+)
 
 await proxy.close()
 await sql`drop schema ${sql.id(schema)} cascade`.execute(deps.db)

@@ -62,7 +62,11 @@ export interface OpenLoopResult {
 export function openLoop(opts: OpenLoopOptions): Promise<OpenLoopResult> {
   return new Promise((resolve, reject) => {
     // one V8 background thread, as the servers run (Procfile): the generator's GC must not take both cores
-    const child = spawn(process.execPath, ['--v8-pool-size=1', '--import', 'tsx', fileURLToPath(import.meta.url), JSON.stringify(opts)], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const child = spawn(
+      process.execPath,
+      ['--v8-pool-size=1', '--import', 'tsx', fileURLToPath(import.meta.url), JSON.stringify(opts)],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    )
     let out = ''
     child.stdout.on('data', (d) => (out += d))
     child.on('error', reject)
@@ -136,8 +140,13 @@ type Outcome = { status: number; due: number; sent: number; end: number } | 'err
 function requestBytes(opts: OpenLoopOptions): Buffer {
   const u = new URL(opts.url)
   const body = opts.body === undefined ? undefined : Buffer.from(opts.body)
-  const lines = [`${opts.method ?? 'GET'} ${u.pathname}${u.search} HTTP/1.1`, `host: ${u.host}`, 'connection: keep-alive']
-  for (const [k, v] of Object.entries(opts.headers ?? {})) if (!/^(host|connection|content-length)$/i.test(k)) lines.push(`${k}: ${v}`)
+  const lines = [
+    `${opts.method ?? 'GET'} ${u.pathname}${u.search} HTTP/1.1`,
+    `host: ${u.host}`,
+    'connection: keep-alive',
+  ]
+  for (const [k, v] of Object.entries(opts.headers ?? {}))
+    if (!/^(host|connection|content-length)$/i.test(k)) lines.push(`${k}: ${v}`)
   if (body) lines.push(`content-length: ${body.length}`)
   const head = Buffer.from(lines.join('\r\n') + '\r\n\r\n', 'latin1')
   return body ? Buffer.concat([head, body]) : head

@@ -17,7 +17,9 @@ export async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T
   const heapDir = process.env.BENCH_HEAP_PROFILE
   if (heapDir) {
     const live = process.env.BENCH_HEAP_LIVE
-    const collected = live ? { includeObjectsCollectedByMajorGC: live === 'major' } : { includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true }
+    const collected = live
+      ? { includeObjectsCollectedByMajorGC: live === 'major' }
+      : { includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true }
     return withInspector(
       path.join(heapDir, `${fileName(name)}.heapprofile`),
       async (s) => {
@@ -44,7 +46,12 @@ export async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T
 const fileName = (name: string) => name.replace(/[^a-z0-9]+/gi, '-')
 
 /** Starts a profiler on an inspector session, runs `fn`, and writes what `stop` returns to `file`. */
-async function withInspector<T>(file: string, start: (s: Session) => Promise<void>, stop: (s: Session) => Promise<unknown>, fn: () => Promise<T>): Promise<T> {
+async function withInspector<T>(
+  file: string,
+  start: (s: Session) => Promise<void>,
+  stop: (s: Session) => Promise<unknown>,
+  fn: () => Promise<T>,
+): Promise<T> {
   const { Session } = await import('node:inspector/promises')
   const session = new Session()
   session.connect()

@@ -38,7 +38,9 @@ import { profiled } from './profile.js'
 import { startReferenceStack } from './reference-stack.js'
 
 assertNativeSecp256k1()
-const secp = createRequire(import.meta.url)('secp256k1') as { ecdsaSign(msg: Uint8Array, key: Uint8Array): { signature: Uint8Array; recid: number } }
+const secp = createRequire(import.meta.url)('secp256k1') as {
+  ecdsaSign(msg: Uint8Array, key: Uint8Array): { signature: Uint8Array; recid: number }
+}
 const seconds = Number(process.argv[2] ?? 5)
 const connections = Number(process.argv[3] ?? 32)
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -74,7 +76,18 @@ upstream.get('/echo', async () => ({ ok: true }))
 await upstream.listen({ port: 0, host: '127.0.0.1' })
 const upstreamUrl = `http://127.0.0.1:${(upstream.server.address() as { port: number }).port}/echo`
 const svc = await deps.db.selectFrom('services').select('id').where('name', '=', 'toolbox').executeTakeFirstOrThrow()
-await deps.db.insertInto('endpoints').values({ service_id: svc.id, slug: 'upstream-echo', methods: ['GET'], price: 1000n, handler: null, upstream_url: upstreamUrl, upstream_config: null }).execute()
+await deps.db
+  .insertInto('endpoints')
+  .values({
+    service_id: svc.id,
+    slug: 'upstream-echo',
+    methods: ['GET'],
+    price: 1000n,
+    handler: null,
+    upstream_url: upstreamUrl,
+    upstream_config: null,
+  })
+  .execute()
 await announceRegistryChange(deps)
 
 const proxy = await buildProxyApp(deps, { logger: false, handlersDir: fixtures })
@@ -82,7 +95,11 @@ await proxy.listen({ port: 45921, host: '127.0.0.1' })
 await proxy.ready()
 // the same proxy with hosted handlers on its own worker threads, to compare (same config, so the
 // same 402 resource URL; only the port differs)
-const proxyThreads = await buildProxyApp(deps, { logger: false, handlersDir: fixtures, handlerPool: createThreadPool(config.handlers) })
+const proxyThreads = await buildProxyApp(deps, {
+  logger: false,
+  handlersDir: fixtures,
+  handlerPool: createThreadPool(config.handlers),
+})
 await proxyThreads.listen({ port: 45922, host: '127.0.0.1' })
 const threadsUrl = 'http://127.0.0.1:45922'
 const bare = Fastify()
@@ -92,7 +109,12 @@ const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).
 
 // Pre-signed payments from the demo payer, one per request (each nonce is used once).
 const payerKey = Buffer.from(devnet.accounts.demoPayer.privateKey.slice(2), 'hex')
-const ds = makeDomainSeparator({ name: config.chain.usdc.name, version: config.chain.usdc.version, chainId: config.chain.chainId, verifyingContract: config.chain.usdc.address })
+const ds = makeDomainSeparator({
+  name: config.chain.usdc.name,
+  version: config.chain.usdc.version,
+  chainId: config.chain.chainId,
+  verifyingContract: config.chain.usdc.address,
+})
 async function headersFor(urlPath: string, count: number): Promise<string[]> {
   const r = await fetch(urlPath.startsWith('http') ? urlPath : `${config.proxyUrl}${urlPath}`)
   const required = JSON.parse(Buffer.from(r.headers.get('payment-required')!, 'base64').toString())
@@ -100,11 +122,30 @@ async function headersFor(urlPath: string, count: number): Promise<string[]> {
   const now = Math.floor(Date.now() / 1000)
   const out: string[] = []
   for (let i = 0; i < count; i++) {
-    const auth = { from: devnet.accounts.demoPayer.address, to: req.payTo, value: BigInt(req.amount), validAfter: BigInt(now - 60), validBefore: BigInt(now + 250), nonce: `0x${randomBytes(32).toString('hex')}` }
+    const auth = {
+      from: devnet.accounts.demoPayer.address,
+      to: req.payTo,
+      value: BigInt(req.amount),
+      validAfter: BigInt(now - 60),
+      validBefore: BigInt(now + 250),
+      nonce: `0x${randomBytes(32).toString('hex')}`,
+    }
     const { signature, recid } = secp.ecdsaSign(transferAuthDigest(ds, auth), payerKey)
     const sig = `0x${Buffer.from(signature).toString('hex')}${(27 + recid).toString(16)}`
-    const payload = { signature: sig, authorization: { ...auth, value: String(auth.value), validAfter: String(auth.validAfter), validBefore: String(auth.validBefore) } }
-    out.push(Buffer.from(JSON.stringify({ x402Version: 2, resource: required.resource, accepted: req, payload })).toString('base64'))
+    const payload = {
+      signature: sig,
+      authorization: {
+        ...auth,
+        value: String(auth.value),
+        validAfter: String(auth.validAfter),
+        validBefore: String(auth.validBefore),
+      },
+    }
+    out.push(
+      Buffer.from(JSON.stringify({ x402Version: 2, resource: required.resource, accepted: req, payload })).toString(
+        'base64',
+      ),
+    )
   }
   return out
 }
@@ -174,12 +215,23 @@ async function run(name: string, url: string, headers?: string[], conns = connec
   const machine0 = machineBusyUs()
   const pg0 = processCpuUs('postgres')
   const redis0 = processCpuUs('redis-server')
-  const result = await profiled(name, () => autocannon({
-    url,
-    connections: conns,
-    duration: seconds,
-    requests: headers ? [{ setupRequest: (req: autocannon.Request) => ({ ...req, headers: { 'payment-signature': headers[i++ % headers.length]! } }) }] : undefined,
-  }))
+  const result = await profiled(name, () =>
+    autocannon({
+      url,
+      connections: conns,
+      duration: seconds,
+      requests: headers
+        ? [
+            {
+              setupRequest: (req: autocannon.Request) => ({
+                ...req,
+                headers: { 'payment-signature': headers[i++ % headers.length]! },
+              }),
+            },
+          ]
+        : undefined,
+    }),
+  )
   const expected = name.startsWith('402') ? 402 : 200
   const non = result.non2xx - (expected === 402 ? result['4xx'] : 0)
   const ok = result['2xx'] + (expected === 402 ? result['4xx'] : 0)
@@ -190,17 +242,34 @@ async function run(name: string, url: string, headers?: string[], conns = connec
   const machineUs = per(machineBusyUs() - machine0)
   const pgUs = per(processCpuUs('postgres') - pg0)
   const redisUs = per(processCpuUs('redis-server') - redis0)
-  const row = { name, rps: ok / (result.duration || seconds), p50: result.latency.p50, p99: result.latency.p99, non2xx: non, cpuUs, childUs, machineUs, pgUs, redisUs }
+  const row = {
+    name,
+    rps: ok / (result.duration || seconds),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: non,
+    cpuUs,
+    childUs,
+    machineUs,
+    pgUs,
+    redisUs,
+  }
   process.stderr.write(
     `${name}: ${Math.round(row.rps)} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, ${Math.round(cpuUs)} µs CPU/req here, ${Math.round(machineUs)} µs machine (Postgres ${Math.round(pgUs)}, Redis ${Math.round(redisUs)})${row.non2xx ? `, ${row.non2xx} unexpected statuses` : ''}\n`,
   )
-  if (headers && i > headers.length) process.stderr.write(`  warning: ${name} reused payment headers (${i} requests, ${headers.length} headers); reused ones were refused\n`)
+  if (headers && i > headers.length)
+    process.stderr.write(
+      `  warning: ${name} reused payment headers (${i} requests, ${headers.length} headers); reused ones were refused\n`,
+    )
   return row
 }
 
 // warm both pools and the payer's balance cache
 const warm = await headersFor('/tollgate/toolbox/echo?msg=hi', 40)
-for (const [n, h] of warm.entries()) await fetch(`${n % 2 ? threadsUrl : config.proxyUrl}/tollgate/toolbox/echo?msg=hi`, { headers: { 'payment-signature': h } })
+for (const [n, h] of warm.entries())
+  await fetch(`${n % 2 ? threadsUrl : config.proxyUrl}/tollgate/toolbox/echo?msg=hi`, {
+    headers: { 'payment-signature': h },
+  })
 
 const perCase = Math.ceil(seconds * 6000)
 const rows: Row[] = []
@@ -211,8 +280,18 @@ const want = (c: string) => !only || only.includes(c)
 // to minute (a shared VM) then gives each ratio N times against a baseline measured just before it
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 1))
 const roundRows: Row[][] = []
-const hostedCase = async () => run('paid: hosted handler (handler processes)', `${config.proxyUrl}/tollgate/toolbox/echo?msg=hi`, await headersFor('/tollgate/toolbox/echo?msg=hi', perCase))
-const threadsCase = async () => run('paid: hosted handler (worker threads, before #22)', `${threadsUrl}/tollgate/toolbox/echo?msg=hi`, await headersFor('/tollgate/toolbox/echo?msg=hi', perCase))
+const hostedCase = async () =>
+  run(
+    'paid: hosted handler (handler processes)',
+    `${config.proxyUrl}/tollgate/toolbox/echo?msg=hi`,
+    await headersFor('/tollgate/toolbox/echo?msg=hi', perCase),
+  )
+const threadsCase = async () =>
+  run(
+    'paid: hosted handler (worker threads, before #22)',
+    `${threadsUrl}/tollgate/toolbox/echo?msg=hi`,
+    await headersFor('/tollgate/toolbox/echo?msg=hi', perCase),
+  )
 // the first measured case would otherwise also measure JIT warm-up and the handler processes' first imports
 if (want('hosted')) await hostedCase()
 if (want('threads')) await threadsCase()
@@ -223,9 +302,19 @@ for (let r = 0; r < rounds; r++) {
   if (want('challenge')) these.push(await run('402 challenge', `${config.proxyUrl}/tollgate/toolbox/echo?msg=hi`))
   // processes and threads take turns going first, so neither always runs on a warmer machine
   const pair = [want('hosted') ? hostedCase : undefined, want('threads') ? threadsCase : undefined]
-  const ran = await (r % 2 ? [...pair].reverse() : pair).reduce(async (acc, c) => (c ? [...(await acc), await c()] : acc), Promise.resolve([] as Row[]))
+  const ran = await (r % 2 ? [...pair].reverse() : pair).reduce(
+    async (acc, c) => (c ? [...(await acc), await c()] : acc),
+    Promise.resolve([] as Row[]),
+  )
   these.push(...(r % 2 ? ran.reverse() : ran))
-  if (want('upstream')) these.push(await run('paid: local upstream (undici)', `${config.proxyUrl}/tollgate/toolbox/upstream-echo`, await headersFor('/tollgate/toolbox/upstream-echo', perCase)))
+  if (want('upstream'))
+    these.push(
+      await run(
+        'paid: local upstream (undici)',
+        `${config.proxyUrl}/tollgate/toolbox/upstream-echo`,
+        await headersFor('/tollgate/toolbox/upstream-echo', perCase),
+      ),
+    )
   roundRows.push(these)
 }
 rows.push(...roundRows[0]!)
@@ -233,12 +322,23 @@ rows.push(...roundRows[0]!)
 if (want('forward')) {
   // forwarding alone (no payment), the two candidate implementations side by side
   const viaHttpProxy = Fastify()
-  await viaHttpProxy.register((await import('@fastify/http-proxy')).default, { upstream: upstreamUrl.replace(/\/echo$/, ''), prefix: '/fwd' })
+  await viaHttpProxy.register((await import('@fastify/http-proxy')).default, {
+    upstream: upstreamUrl.replace(/\/echo$/, ''),
+    prefix: '/fwd',
+  })
   await viaHttpProxy.listen({ port: 0, host: '127.0.0.1' })
   const viaUndici = Fastify()
   const client = createUpstreamClient({ allowPrivate: true })
   viaUndici.get('/fwd/echo', async (request, reply) => {
-    const res = await client.forward({ origin: upstreamUrl, subPath: '', method: 'GET', headers: request.headers, body: undefined, options: {}, paymentId: 'bench' })
+    const res = await client.forward({
+      origin: upstreamUrl,
+      subPath: '',
+      method: 'GET',
+      headers: request.headers,
+      body: undefined,
+      options: {},
+      paymentId: 'bench',
+    })
     return reply.code(res.status).headers(res.headers).send(res.body)
   })
   await viaUndici.listen({ port: 0, host: '127.0.0.1' })
@@ -251,10 +351,16 @@ if (want('forward')) {
 }
 if (want('reference')) {
   // the official middleware settles every payment on-chain before answering: fewer headers needed
-  const ref = await startReferenceStack(devnet, devnet.accounts.receiver.address, devnet.accounts.relayers[2]!.privateKey)
+  const ref = await startReferenceStack(
+    devnet,
+    devnet.accounts.receiver.address,
+    devnet.accounts.relayers[2]!.privateKey,
+  )
   // at full concurrency its facilitator's own transactions collide (failed rows are counted, not in req/s);
   // one connection at a time is its best case, and the ratio below uses the better of the two
-  rows.push(await run('reference: @x402/express + facilitator', ref.url, await headersFor(ref.url, Math.ceil(seconds * 400))))
+  rows.push(
+    await run('reference: @x402/express + facilitator', ref.url, await headersFor(ref.url, Math.ceil(seconds * 400))),
+  )
   rows.push(await run('reference, 1 connection', ref.url, await headersFor(ref.url, Math.ceil(seconds * 400)), 1))
   await ref.close()
 }
@@ -262,15 +368,20 @@ if (want('reference')) {
 const base = rows[0]!.rps
 const paid = rows.find((r) => r.name.startsWith('paid: hosted'))
 const reference = rows.filter((r) => r.name.startsWith('reference')).sort((a, b) => b.rps - a.rps)[0]
-console.log(`\n${seconds} s per case, ${connections} connections, node ${process.version}, ${(await import('node:os')).cpus().length} cores\n`)
-console.log(`| case | req/s | p50 ms | p99 ms | CPU µs/req (bench process + handler processes) | machine CPU µs/req (of it Postgres, Redis) | vs ${rows[0]!.name} |`)
+console.log(
+  `\n${seconds} s per case, ${connections} connections, node ${process.version}, ${(await import('node:os')).cpus().length} cores\n`,
+)
+console.log(
+  `| case | req/s | p50 ms | p99 ms | CPU µs/req (bench process + handler processes) | machine CPU µs/req (of it Postgres, Redis) | vs ${rows[0]!.name} |`,
+)
 console.log('|---|---:|---:|---:|---:|---:|---:|')
 for (const r of rows) {
   console.log(
     `| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${Math.round(r.cpuUs)} | ${Math.round(r.machineUs)} (${Math.round(r.pgUs)}, ${Math.round(r.redisUs)}) | ${((r.rps / base) * 100).toFixed(1)}% |${r.non2xx ? ` ${r.non2xx} failed` : ''}`,
   )
 }
-if (paid && reference) console.log(`\npaid hosted call vs the reference stack (its better run): ${(paid.rps / reference.rps).toFixed(1)}x`)
+if (paid && reference)
+  console.log(`\npaid hosted call vs the reference stack (its better run): ${(paid.rps / reference.rps).toFixed(1)}x`)
 if (rounds > 1) {
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!
   console.log(`\n${rounds} rounds; each ratio against the first case of its own round (median: the lower middle one)\n`)
@@ -279,18 +390,35 @@ if (rounds > 1) {
   for (const [i, first] of roundRows[0]!.entries()) {
     const each = roundRows.map((rr) => rr[i]!)
     const ratios = roundRows.map((rr) => rr[i]!.rps / rr[0]!.rps)
-    console.log(`| ${first.name} | ${each.map((r) => Math.round(r.rps)).join(' · ')} | ${ratios.map((x) => `${(x * 100).toFixed(1)}%`).join(' · ')} | ${(median(ratios) * 100).toFixed(1)}% |`)
+    console.log(
+      `| ${first.name} | ${each.map((r) => Math.round(r.rps)).join(' · ')} | ${ratios.map((x) => `${(x * 100).toFixed(1)}%`).join(' · ')} | ${(median(ratios) * 100).toFixed(1)}% |`,
+    )
   }
 }
 
-const boundary = roundRows.map((rr) => [rr.find((r) => r.name.includes('handler processes')), rr.find((r) => r.name.includes('worker threads'))] as const).filter(([p, th]) => p && th)
+const boundary = roundRows
+  .map(
+    (rr) =>
+      [
+        rr.find((r) => r.name.includes('handler processes')),
+        rr.find((r) => r.name.includes('worker threads')),
+      ] as const,
+  )
+  .filter(([p, th]) => p && th)
 if (boundary.length) {
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!
   console.log('\nThe process boundary: paid hosted calls in handler processes vs on worker threads, each round\n')
-  console.log('| round | processes req/s · p99 ms · CPU µs (of it in handler processes) | threads req/s · p99 ms · CPU µs | req/s ratio | CPU µs more per call |')
+  console.log(
+    '| round | processes req/s · p99 ms · CPU µs (of it in handler processes) | threads req/s · p99 ms · CPU µs | req/s ratio | CPU µs more per call |',
+  )
   console.log('|---:|---|---|---:|---:|')
-  for (const [i, [p, th]] of boundary.entries()) console.log(`| ${i + 1} | ${Math.round(p!.rps)} · ${p!.p99} · ${Math.round(p!.cpuUs)} (${Math.round(p!.childUs)}) | ${Math.round(th!.rps)} · ${th!.p99} · ${Math.round(th!.cpuUs)} | ${((p!.rps / th!.rps) * 100).toFixed(1)}% | ${Math.round(p!.cpuUs - th!.cpuUs)} |`)
-  console.log(`\nmedian req/s ratio ${(median(boundary.map(([p, th]) => p!.rps / th!.rps)) * 100).toFixed(1)}%, median p99 ${median(boundary.map(([p]) => p!.p99))} vs ${median(boundary.map(([, th]) => th!.p99))} ms, median extra CPU ${Math.round(median(boundary.map(([p, th]) => p!.cpuUs - th!.cpuUs)))} µs per call`)
+  for (const [i, [p, th]] of boundary.entries())
+    console.log(
+      `| ${i + 1} | ${Math.round(p!.rps)} · ${p!.p99} · ${Math.round(p!.cpuUs)} (${Math.round(p!.childUs)}) | ${Math.round(th!.rps)} · ${th!.p99} · ${Math.round(th!.cpuUs)} | ${((p!.rps / th!.rps) * 100).toFixed(1)}% | ${Math.round(p!.cpuUs - th!.cpuUs)} |`,
+    )
+  console.log(
+    `\nmedian req/s ratio ${(median(boundary.map(([p, th]) => p!.rps / th!.rps)) * 100).toFixed(1)}%, median p99 ${median(boundary.map(([p]) => p!.p99))} vs ${median(boundary.map(([, th]) => th!.p99))} ms, median extra CPU ${Math.round(median(boundary.map(([p, th]) => p!.cpuUs - th!.cpuUs)))} µs per call`,
+  )
 }
 
 await proxy.close()

@@ -15,16 +15,34 @@ import { createWalletClient, http, publicActions, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import type { Devnet } from '../src/chain/devnet.js'
 
-export async function startReferenceStack(devnet: Devnet, payTo: `0x${string}`, facilitatorKey: Hex): Promise<{ url: string; close(): Promise<void> }> {
+export async function startReferenceStack(
+  devnet: Devnet,
+  payTo: `0x${string}`,
+  facilitatorKey: Hex,
+): Promise<{ url: string; close(): Promise<void> }> {
   const account = privateKeyToAccount(facilitatorKey)
-  const client = createWalletClient({ account, chain: devnet.chain, transport: http(devnet.rpcUrl) }).extend(publicActions)
-  const signer = toFacilitatorEvmSigner({ ...client, address: account.address } as unknown as Parameters<typeof toFacilitatorEvmSigner>[0])
+  const client = createWalletClient({ account, chain: devnet.chain, transport: http(devnet.rpcUrl) }).extend(
+    publicActions,
+  )
+  const signer = toFacilitatorEvmSigner({ ...client, address: account.address } as unknown as Parameters<
+    typeof toFacilitatorEvmSigner
+  >[0])
   const network = `eip155:${devnet.chain.id}` as const
   const facilitator = new x402Facilitator()
   registerExactEvmScheme(facilitator, { signer, networks: network })
   const resourceServer = new x402ResourceServer(facilitator as never).register(network, new ExactEvmScheme())
   const app = express()
-  app.use(paymentMiddleware({ 'GET /echo': { accepts: { scheme: 'exact', price: '$0.001', network, payTo, maxTimeoutSeconds: 300 }, description: 'echo' } }, resourceServer))
+  app.use(
+    paymentMiddleware(
+      {
+        'GET /echo': {
+          accepts: { scheme: 'exact', price: '$0.001', network, payTo, maxTimeoutSeconds: 300 },
+          description: 'echo',
+        },
+      },
+      resourceServer,
+    ),
+  )
   app.get('/echo', (req, res) => {
     res.json({ echo: req.query })
   })

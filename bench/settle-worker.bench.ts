@@ -36,7 +36,10 @@ import { decodeRequired, signFor, v2Header } from '../test/helpers/pay.js'
 const sustainedS = Number(process.argv[2] ?? 60)
 const rate = Number(process.argv[3] ?? 40)
 const repo = fileURLToPath(new URL('..', import.meta.url))
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ')
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')
 const loadAtStart = load()
 
 const devnet = await startDevnet({ port: 0 })
@@ -68,10 +71,22 @@ async function servedPayment(): Promise<NewPayment> {
   const nonce = `0x${randomBytes(32).toString('hex')}` as Hex
   const validBefore = BigInt(Math.floor(Date.now() / 1000) + 3600)
   const signature = await payer.signTypedData({
-    domain: { name: config.chain.usdc.name, version: config.chain.usdc.version, chainId: devnet.chainId, verifyingContract: usdc },
+    domain: {
+      name: config.chain.usdc.name,
+      version: config.chain.usdc.version,
+      chainId: devnet.chainId,
+      verifyingContract: usdc,
+    },
     types: { TransferWithAuthorization: eip3009Types.TransferWithAuthorization },
     primaryType: 'TransferWithAuthorization',
-    message: { from: payer.address, to: devnet.accounts.receiver.address, value: 1000n, validAfter: 0n, validBefore, nonce },
+    message: {
+      from: payer.address,
+      to: devnet.accounts.receiver.address,
+      value: 1000n,
+      validAfter: 0n,
+      validBefore,
+      nonce,
+    },
   })
   return {
     id: randomUUID(),
@@ -97,7 +112,11 @@ let worker: ReturnType<typeof spawn> | undefined
 try {
   // ---- 1. baseline: one plain transferWithAuthorization transaction per payment ----
   const client = createPublicClient({ transport: http(devnet.rpcUrl), chain: devnet.chain })
-  const baselineWallet = createWalletClient({ account: privateKeyToAccount(devnet.accounts.relayers[1]!.privateKey), transport: http(devnet.rpcUrl), chain: devnet.chain })
+  const baselineWallet = createWalletClient({
+    account: privateKeyToAccount(devnet.accounts.relayers[1]!.privateKey),
+    transport: http(devnet.rpcUrl),
+    chain: devnet.chain,
+  })
   const singles = await Promise.all(Array.from({ length: 40 }, servedPayment))
   const b0 = performance.now()
   for (const p of singles) {
@@ -113,9 +132,18 @@ try {
     `|---|---:|---:|---:|---:|---:|`,
     `| single \`transferWithAuthorization\` (send + receipt, no bookkeeping) | ${singles.length} | | | ${baselinePerS.toFixed(0)} | 100% |`,
   ]
-  for (const [size, count] of [[1, 40], [10, 300], [50, 1000], [200, 1000]] as const) {
+  for (const [size, count] of [
+    [1, 40],
+    [10, 300],
+    [50, 1000],
+    [200, 1000],
+  ] as const) {
     const ps = await Promise.all(Array.from({ length: count }, servedPayment))
-    for (let i = 0; i < ps.length; i += 500) await db.insertInto('payments').values(ps.slice(i, i + 500)).execute()
+    for (let i = 0; i < ps.length; i += 500)
+      await db
+        .insertInto('payments')
+        .values(ps.slice(i, i + 500))
+        .execute()
     const settler = createSettler(deps, { batchSize: size })
     const t0 = performance.now()
     let settled = 0
@@ -128,7 +156,9 @@ try {
     }
     const secs = (performance.now() - t0) / 1000
     const perS = count / secs
-    rows.push(`| ${size} | ${count} | ${batches} | ${(secs * 1000).toFixed(0)} ms | ${perS.toFixed(0)} | ${((perS / baselinePerS) * 100).toFixed(0)}% |`)
+    rows.push(
+      `| ${size} | ${count} | ${batches} | ${(secs * 1000).toFixed(0)} ms | ${perS.toFixed(0)} | ${((perS / baselinePerS) * 100).toFixed(0)}% |`,
+    )
   }
   console.log(`load average at start: ${loadAtStart}\n`)
   console.log(rows.join('\n'))
@@ -145,7 +175,11 @@ try {
   const headers: string[] = []
   for (let i = 0; i < total; i++) headers.push(v2Header(required, await signFor(payer, required)))
 
-  worker = spawn(process.execPath, ['--import', 'tsx', 'src/start/worker.ts'], { cwd: repo, env: { ...process.env, ...env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'inherit'] })
+  worker = spawn(process.execPath, ['--import', 'tsx', 'src/start/worker.ts'], {
+    cwd: repo,
+    env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  })
   const workerExit = new Promise<void>((resolve) => worker!.on('exit', () => resolve()))
   await new Promise((r) => setTimeout(r, 3000)) // the worker process starting (tsx)
 
@@ -154,7 +188,11 @@ try {
   const inflight: Promise<void>[] = []
   const samples: number[] = []
   const oldest = async () => {
-    const r = await sql<{ age: string | null }>`select extract(epoch from now() - min(created_at))::text as age from payments where status in ('verified', 'served', 'settling')`.execute(db)
+    const r = await sql<{
+      age: string | null
+    }>`select extract(epoch from now() - min(created_at))::text as age from payments where status in ('verified', 'served', 'settling')`.execute(
+      db,
+    )
     return Number(r.rows[0]?.age ?? 0)
   }
   const sampler = setInterval(() => void oldest().then((a) => samples.push(a)), 250)
@@ -177,7 +215,11 @@ try {
   const loadDuring = load()
   const drain0 = performance.now()
   for (;;) {
-    const open = await db.selectFrom('payments').select(sql<string>`count(*)::text`.as('n')).where('status', 'in', ['verified', 'served', 'settling']).executeTakeFirstOrThrow()
+    const open = await db
+      .selectFrom('payments')
+      .select(sql<string>`count(*)::text`.as('n'))
+      .where('status', 'in', ['verified', 'served', 'settling'])
+      .executeTakeFirstOrThrow()
     if (open.n === '0' || performance.now() - drain0 > 120_000) break
     await new Promise((r) => setTimeout(r, 100))
   }
@@ -187,8 +229,18 @@ try {
   const sorted = [...samples].sort((a, b) => a - b)
   const q = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0
   const served = statuses.get(200) ?? 0
-  const counts = await db.selectFrom('payments').select(['status', sql<string>`count(*)::text`.as('n')]).where('resource', '!=', 'bench').groupBy('status').execute()
-  const batchRows = await sql<{ n: string; avg: string }>`select count(*)::text as n, coalesce(avg(size), 0)::text as avg from settlement_batches where created_at >= ${new Date(Date.now() - (loadSecs * 1000 + drainMs + 5000))}`.execute(db)
+  const counts = await db
+    .selectFrom('payments')
+    .select(['status', sql<string>`count(*)::text`.as('n')])
+    .where('resource', '!=', 'bench')
+    .groupBy('status')
+    .execute()
+  const batchRows = await sql<{
+    n: string
+    avg: string
+  }>`select count(*)::text as n, coalesce(avg(size), 0)::text as avg from settlement_batches where created_at >= ${new Date(Date.now() - (loadSecs * 1000 + drainMs + 5000))}`.execute(
+    db,
+  )
   console.log(
     [
       '',

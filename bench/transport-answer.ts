@@ -7,7 +7,9 @@ export interface Answer {
 }
 
 export function answer(input: unknown, size: number): Answer {
-  return size ? { kind: 'ok', status: 200, contentType: 'image/png', body: new Uint8Array(size).fill(7) } : { kind: 'ok', status: 200, contentType: 'application/json', body: JSON.stringify({ echo: input }) }
+  return size
+    ? { kind: 'ok', status: 200, contentType: 'image/png', body: new Uint8Array(size).fill(7) }
+    : { kind: 'ok', status: 200, contentType: 'application/json', body: JSON.stringify({ echo: input }) }
 }
 
 /** Piscina's entry, for the thread case */

@@ -51,7 +51,12 @@ for (let i = 0; i < 256; i++) {
     validBefore: String(now + 3600),
     nonce: `0x${Buffer.alloc(32, i).toString('hex')}`,
   }
-  const digest = transferAuthDigest(ds, { ...authorization, value: 1000n, validAfter: BigInt(now - 600), validBefore: BigInt(now + 3600) })
+  const digest = transferAuthDigest(ds, {
+    ...authorization,
+    value: 1000n,
+    validAfter: BigInt(now - 600),
+    validBefore: BigInt(now + 3600),
+  })
   const { signature, recid } = secp.ecdsaSign(digest, key)
   const payload = {
     x402Version: 2,
@@ -77,21 +82,32 @@ function fast(header: string): boolean {
 
 async function viem(header: string): Promise<boolean> {
   const r = checked(header)
-  return verifyTypedData({ address: r.authorization.from, domain, types, primaryType: 'TransferWithAuthorization', message: r.authorization, signature: r.signature })
+  return verifyTypedData({
+    address: r.authorization.from,
+    domain,
+    types,
+    primaryType: 'TransferWithAuthorization',
+    message: r.authorization,
+    signature: r.signature,
+  })
 }
 
 async function measure(name: string, fn: (h: string) => boolean | Promise<boolean>): Promise<number> {
-  for (let i = 0; i < 64; i++) if (!(await fn(headers[i % headers.length]))) throw new Error(`${name}: verification failed`)
+  for (let i = 0; i < 64; i++)
+    if (!(await fn(headers[i % headers.length]))) throw new Error(`${name}: verification failed`)
   let n = 0
   const start = process.hrtime.bigint()
   const end = start + BigInt(Math.round(seconds * 1e9))
   let t = start
   while (t < end) {
-    for (let i = 0; i < 16; i++) if (!(await fn(headers[n++ % headers.length]))) throw new Error(`${name}: verification failed`)
+    for (let i = 0; i < 16; i++)
+      if (!(await fn(headers[n++ % headers.length]))) throw new Error(`${name}: verification failed`)
     t = process.hrtime.bigint()
   }
   const perSecond = n / (Number(t - start) / 1e9)
-  console.log(`${name.padEnd(36)} ${perSecond.toFixed(0).padStart(8)} verifications/s  (${(1e6 / perSecond).toFixed(1)} µs each, n=${n})`)
+  console.log(
+    `${name.padEnd(36)} ${perSecond.toFixed(0).padStart(8)} verifications/s  (${(1e6 / perSecond).toFixed(1)} µs each, n=${n})`,
+  )
   return perSecond
 }
 

@@ -21,7 +21,11 @@ function newest(dir) {
   return t
 }
 
-const useBuilt = existsSync(built) && (!existsSync(source) || statSync(built).mtimeMs >= Math.max(newest(path.join(root, 'src', 'cli')), newest(path.join(root, 'src', 'client'))))
+const useBuilt =
+  existsSync(built) &&
+  (!existsSync(source) ||
+    statSync(built).mtimeMs >=
+      Math.max(newest(path.join(root, 'src', 'cli')), newest(path.join(root, 'src', 'client'))))
 if (!useBuilt) {
   const { register } = await import('tsx/esm/api')
   register()

@@ -20,7 +20,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('valid_before', 'bigint', (c) => c.notNull())
     .addColumn('nonce', 'text', (c) => c.notNull())
     .addColumn('signature', 'text', (c) => c.notNull())
-    .addColumn('settlement_mode', 'text', (c) => c.notNull().defaultTo('async').check(sql`settlement_mode in ('async','sync')`))
+    .addColumn('settlement_mode', 'text', (c) =>
+      c
+        .notNull()
+        .defaultTo('async')
+        .check(sql`settlement_mode in ('async','sync')`),
+    )
     .addColumn('status', 'text', (c) =>
       c.notNull().check(sql`status in ('verified','served','settling','settled','voided','failed')`),
     )

@@ -40,7 +40,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('slug', 'text', (c) => c.notNull())
     .addColumn('methods', sql`text[]`, (c) => c.notNull())
     .addColumn('price', sql`numeric(78,0)`, (c) => c.notNull().check(sql`price > 0`))
-    .addColumn('settlement_mode', 'text', (c) => c.notNull().defaultTo('async').check(sql`settlement_mode in ('async','sync')`))
+    .addColumn('settlement_mode', 'text', (c) =>
+      c
+        .notNull()
+        .defaultTo('async')
+        .check(sql`settlement_mode in ('async','sync')`),
+    )
     .addColumn('description', 'text', (c) => c.notNull().defaultTo(''))
     .addColumn('mime_type', 'text', (c) => c.notNull().defaultTo('application/json'))
     .addColumn('input_schema', 'jsonb')
@@ -56,7 +61,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addCheckConstraint('endpoints_one_target', sql`(handler is null) <> (upstream_url is null)`)
     .execute()
 
-  await db.schema.alterTable('payments').addForeignKeyConstraint('payments_endpoint_fk', ['endpoint_id'], 'endpoints', ['id']).onDelete('set null').execute()
+  await db.schema
+    .alterTable('payments')
+    .addForeignKeyConstraint('payments_endpoint_fk', ['endpoint_id'], 'endpoints', ['id'])
+    .onDelete('set null')
+    .execute()
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

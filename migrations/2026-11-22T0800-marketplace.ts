@@ -9,9 +9,19 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('id', 'text', (c) => c.primaryKey().defaultTo(sql`gen_random_uuid()::text`))
     .addColumn('source', 'text', (c) => c.notNull().check(sql`source in ('catalog','bazaar')`))
     // bazaar review state; catalog entries are always approved
-    .addColumn('status', 'text', (c) => c.notNull().defaultTo('approved').check(sql`status in ('pending','approved','rejected')`))
+    .addColumn('status', 'text', (c) =>
+      c
+        .notNull()
+        .defaultTo('approved')
+        .check(sql`status in ('pending','approved','rejected')`),
+    )
     // catalog entries from the file are rewritten by syncCatalog; operator-created ones never are
-    .addColumn('managed_by', 'text', (c) => c.notNull().defaultTo('operator').check(sql`managed_by in ('file','operator','submitter')`))
+    .addColumn('managed_by', 'text', (c) =>
+      c
+        .notNull()
+        .defaultTo('operator')
+        .check(sql`managed_by in ('file','operator','submitter')`),
+    )
     .addColumn('content_hash', 'text')
     .addColumn('name', 'text', (c) => c.notNull())
     .addColumn('description', 'text')
@@ -29,7 +39,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute()
-  await db.schema.createIndex('curated_agents_source_status_idx').on('curated_agents').columns(['source', 'status']).execute()
+  await db.schema
+    .createIndex('curated_agents_source_status_idx')
+    .on('curated_agents')
+    .columns(['source', 'status'])
+    .execute()
 
   await db.schema
     .createTable('curated_agent_endpoints')
@@ -38,7 +52,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('position', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('url', 'text', (c) => c.notNull())
     .addColumn('methods', sql`text[]`, (c) =>
-      c.notNull().check(sql`cardinality(methods) > 0 and methods <@ array['GET','POST','PUT','PATCH','DELETE','OPTIONS']::text[]`),
+      c
+        .notNull()
+        .check(
+          sql`cardinality(methods) > 0 and methods <@ array['GET','POST','PUT','PATCH','DELETE','OPTIONS']::text[]`,
+        ),
     )
     .addColumn('x402_enabled', 'boolean', (c) => c.notNull().defaultTo(true))
     .addColumn('x402_protocol_version', 'smallint', (c) => c.notNull().check(sql`x402_protocol_version in (1, 2)`))
@@ -55,7 +73,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute()
-  await db.schema.createIndex('curated_agent_endpoints_agent_idx').on('curated_agent_endpoints').columns(['curated_agent_id', 'position']).execute()
+  await db.schema
+    .createIndex('curated_agent_endpoints_agent_idx')
+    .on('curated_agent_endpoints')
+    .columns(['curated_agent_id', 'position'])
+    .execute()
 
   await db.schema
     .createTable('curated_agent_skills')
@@ -69,7 +91,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute()
-  await db.schema.createIndex('curated_agent_skills_agent_idx').on('curated_agent_skills').columns(['curated_agent_id', 'position']).execute()
+  await db.schema
+    .createIndex('curated_agent_skills_agent_idx')
+    .on('curated_agent_skills')
+    .columns(['curated_agent_id', 'position'])
+    .execute()
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

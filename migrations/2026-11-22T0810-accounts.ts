@@ -62,9 +62,24 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('cap_daily', sql`numeric(78,0)`, (c) => c.check(sql`cap_daily >= 0`))
     .addColumn('cap_monthly', sql`numeric(78,0)`, (c) => c.check(sql`cap_monthly >= 0`))
     .addColumn('top_up_enabled', 'boolean', (c) => c.notNull().defaultTo(false))
-    .addColumn('top_up_threshold', sql`numeric(78,0)`, (c) => c.notNull().defaultTo(0).check(sql`top_up_threshold >= 0`))
-    .addColumn('top_up_amount', sql`numeric(78,0)`, (c) => c.notNull().defaultTo(0).check(sql`top_up_amount >= 0`))
-    .addColumn('top_up_source', 'text', (c) => c.notNull().defaultTo('funding_wallet').check(sql`top_up_source in ('funding_wallet')`))
+    .addColumn('top_up_threshold', sql`numeric(78,0)`, (c) =>
+      c
+        .notNull()
+        .defaultTo(0)
+        .check(sql`top_up_threshold >= 0`),
+    )
+    .addColumn('top_up_amount', sql`numeric(78,0)`, (c) =>
+      c
+        .notNull()
+        .defaultTo(0)
+        .check(sql`top_up_amount >= 0`),
+    )
+    .addColumn('top_up_source', 'text', (c) =>
+      c
+        .notNull()
+        .defaultTo('funding_wallet')
+        .check(sql`top_up_source in ('funding_wallet')`),
+    )
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute()
@@ -98,7 +113,15 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of ['agent_allowlist', 'agent_keys', 'agents', 'funding_wallets', 'api_keys', 'user_sessions', 'users']) {
+  for (const t of [
+    'agent_allowlist',
+    'agent_keys',
+    'agents',
+    'funding_wallets',
+    'api_keys',
+    'user_sessions',
+    'users',
+  ]) {
     await db.schema.dropTable(t).execute()
   }
 }

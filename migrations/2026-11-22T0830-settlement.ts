@@ -19,14 +19,22 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute()
-  await db.schema.createIndex('settlement_batches_pending_idx').on('settlement_batches').columns(['relayer', 'status']).execute()
+  await db.schema
+    .createIndex('settlement_batches_pending_idx')
+    .on('settlement_batches')
+    .columns(['relayer', 'status'])
+    .execute()
   await db.schema
     .createTable('settlement_batch_items')
     .addColumn('batch_id', 'uuid', (c) => c.notNull().references('settlement_batches.id'))
     .addColumn('payment_id', 'uuid', (c) => c.notNull().references('payments.id'))
     .addPrimaryKeyConstraint('settlement_batch_items_pk', ['batch_id', 'payment_id'])
     .execute()
-  await db.schema.createIndex('settlement_batch_items_payment_idx').on('settlement_batch_items').column('payment_id').execute()
+  await db.schema
+    .createIndex('settlement_batch_items_payment_idx')
+    .on('settlement_batch_items')
+    .column('payment_id')
+    .execute()
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

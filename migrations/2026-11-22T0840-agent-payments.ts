@@ -28,10 +28,23 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addUniqueConstraint('agent_payments_payer_nonce_key', ['payer', 'nonce'])
     .execute()
-  await db.schema.createIndex('agent_payments_agent_day_idx').on('agent_payments').columns(['agent_id', 'day_window']).execute()
-  await db.schema.createIndex('agent_payments_agent_month_idx').on('agent_payments').columns(['agent_id', 'month_window']).execute()
+  await db.schema
+    .createIndex('agent_payments_agent_day_idx')
+    .on('agent_payments')
+    .columns(['agent_id', 'day_window'])
+    .execute()
+  await db.schema
+    .createIndex('agent_payments_agent_month_idx')
+    .on('agent_payments')
+    .columns(['agent_id', 'month_window'])
+    .execute()
   // the expiry sweep: reserved/rejected rows whose authorization can no longer be used
-  await db.schema.createIndex('agent_payments_open_idx').on('agent_payments').columns(['valid_before']).where(sql.ref('status'), 'in', ['reserved', 'rejected']).execute()
+  await db.schema
+    .createIndex('agent_payments_open_idx')
+    .on('agent_payments')
+    .columns(['valid_before'])
+    .where(sql.ref('status'), 'in', ['reserved', 'rejected'])
+    .execute()
   await db.schema
     .createTable('agent_payment_events')
     .addColumn('id', 'bigserial', (c) => c.primaryKey())
@@ -40,7 +53,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('data', 'jsonb')
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute()
-  await db.schema.createIndex('agent_payment_events_payment_idx').on('agent_payment_events').column('agent_payment_id').execute()
+  await db.schema
+    .createIndex('agent_payment_events_payment_idx')
+    .on('agent_payment_events')
+    .column('agent_payment_id')
+    .execute()
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

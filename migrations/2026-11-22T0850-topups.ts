@@ -11,7 +11,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('id', 'uuid', (c) => c.primaryKey().defaultTo(sql`gen_random_uuid()`))
     .addColumn('agent_id', 'uuid', (c) => c.notNull().references('agents.id').onDelete('cascade'))
     .addColumn('need_seq', 'integer', (c) => c.notNull())
-    .addColumn('status', 'text', (c) => c.notNull().defaultTo('pending').check(sql`status in ('pending','submitted','confirmed','failed')`))
+    .addColumn('status', 'text', (c) =>
+      c
+        .notNull()
+        .defaultTo('pending')
+        .check(sql`status in ('pending','submitted','confirmed','failed')`),
+    )
     .addColumn('agent_address', 'text', (c) => c.notNull())
     .addColumn('funding_address', 'text')
     .addColumn('amount', sql`numeric(78,0)`, (c) => c.notNull())
@@ -35,8 +40,19 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addUniqueConstraint('topups_agent_need_key', ['agent_id', 'need_seq'])
     .execute()
-  await db.schema.createIndex('topups_one_open_per_agent').unique().on('topups').column('agent_id').where(sql.ref('status'), 'in', ['pending', 'submitted']).execute()
-  await db.schema.createIndex('topups_due_idx').on('topups').column('next_attempt_at').where(sql.ref('status'), 'in', ['pending', 'submitted']).execute()
+  await db.schema
+    .createIndex('topups_one_open_per_agent')
+    .unique()
+    .on('topups')
+    .column('agent_id')
+    .where(sql.ref('status'), 'in', ['pending', 'submitted'])
+    .execute()
+  await db.schema
+    .createIndex('topups_due_idx')
+    .on('topups')
+    .column('next_attempt_at')
+    .where(sql.ref('status'), 'in', ['pending', 'submitted'])
+    .execute()
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

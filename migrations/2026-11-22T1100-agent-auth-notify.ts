@@ -12,9 +12,15 @@ export async function up(db: Kysely<any>): Promise<void> {
       perform pg_notify('tollgate_agent_auth', coalesce(r->>'agent_id', r->>'id'));
       return null;
     end $$`.execute(db)
-  await sql`create trigger agent_keys_auth_notify after insert or delete or update of revoked_at, secret_hash, agent_id on agent_keys for each row execute function tollgate_agent_auth_notify()`.execute(db)
-  await sql`create trigger agents_auth_notify after delete or update of address, encrypted_key, cap_per_transaction, cap_daily, cap_monthly on agents for each row execute function tollgate_agent_auth_notify()`.execute(db)
-  await sql`create trigger agent_allowlist_auth_notify after insert or delete or update on agent_allowlist for each row execute function tollgate_agent_auth_notify()`.execute(db)
+  await sql`create trigger agent_keys_auth_notify after insert or delete or update of revoked_at, secret_hash, agent_id on agent_keys for each row execute function tollgate_agent_auth_notify()`.execute(
+    db,
+  )
+  await sql`create trigger agents_auth_notify after delete or update of address, encrypted_key, cap_per_transaction, cap_daily, cap_monthly on agents for each row execute function tollgate_agent_auth_notify()`.execute(
+    db,
+  )
+  await sql`create trigger agent_allowlist_auth_notify after insert or delete or update on agent_allowlist for each row execute function tollgate_agent_auth_notify()`.execute(
+    db,
+  )
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -14,6 +14,10 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await sql`create index if not exists agent_payments_agent_day_idx on agent_payments (agent_id, day_window)`.execute(db)
-  await sql`alter table agent_payments add constraint agent_payments_agent_id_fkey foreign key (agent_id) references agents (id) on delete cascade`.execute(db)
+  await sql`create index if not exists agent_payments_agent_day_idx on agent_payments (agent_id, day_window)`.execute(
+    db,
+  )
+  await sql`alter table agent_payments add constraint agent_payments_agent_id_fkey foreign key (agent_id) references agents (id) on delete cascade`.execute(
+    db,
+  )
 }

@@ -21,8 +21,12 @@ import { sql, type Kysely } from 'kysely'
 // CONCURRENTLY under these names (a plain CREATE INDEX, as here inside the migration's
 // transaction, blocks inserts while it builds); this migration then only drops the old one.
 export async function up(db: Kysely<any>): Promise<void> {
-  await sql`create index if not exists payments_payer_lower_created_idx on payments (lower(payer), created_at, id)`.execute(db)
-  await sql`create index if not exists payments_endpoint_created_idx on payments (endpoint_id, created_at, id)`.execute(db)
+  await sql`create index if not exists payments_payer_lower_created_idx on payments (lower(payer), created_at, id)`.execute(
+    db,
+  )
+  await sql`create index if not exists payments_endpoint_created_idx on payments (endpoint_id, created_at, id)`.execute(
+    db,
+  )
   await sql`drop index if exists payments_created_idx`.execute(db)
 }
 

@@ -18,5 +18,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   // not valid: payments of endpoints deleted meanwhile keep their ids; new rows are checked again
-  await sql`alter table payments add constraint payments_endpoint_fk foreign key (endpoint_id) references endpoints (id) on delete set null not valid`.execute(db)
+  await sql`alter table payments add constraint payments_endpoint_fk foreign key (endpoint_id) references endpoints (id) on delete set null not valid`.execute(
+    db,
+  )
 }

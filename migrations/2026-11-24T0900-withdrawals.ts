@@ -19,7 +19,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('to_address', 'text', (c) => c.notNull())
     .addColumn('asset', 'text', (c) => c.notNull().check(sql`asset in ('USDC','ETH')`))
     .addColumn('amount', sql`numeric(78,0)`, (c) => c.notNull().check(sql`amount > 0`))
-    .addColumn('status', 'text', (c) => c.notNull().defaultTo('pending').check(sql`status in ('pending','confirmed','failed')`))
+    .addColumn('status', 'text', (c) =>
+      c
+        .notNull()
+        .defaultTo('pending')
+        .check(sql`status in ('pending','confirmed','failed')`),
+    )
     .addColumn('idempotency_key', 'text', (c) => c.notNull())
     .addColumn('request_hash', 'text', (c) => c.notNull())
     // USDC: the signed authorization (public data: it only moves `amount` to `to_address`)
@@ -42,9 +47,18 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('confirmed_at', 'timestamptz')
     .addUniqueConstraint('withdrawals_user_idempotency_key', ['user_id', 'idempotency_key'])
     .execute()
-  await db.schema.createIndex('withdrawals_due_idx').on('withdrawals').column('next_attempt_at').where(sql.ref('status'), '=', 'pending').execute()
+  await db.schema
+    .createIndex('withdrawals_due_idx')
+    .on('withdrawals')
+    .column('next_attempt_at')
+    .where(sql.ref('status'), '=', 'pending')
+    .execute()
   // the history's two ways in: all of a user's withdrawals, or one wallet's (the `agent` filter)
-  await db.schema.createIndex('withdrawals_user_created_idx').on('withdrawals').columns(['user_id', 'created_at', 'id']).execute()
+  await db.schema
+    .createIndex('withdrawals_user_created_idx')
+    .on('withdrawals')
+    .columns(['user_id', 'created_at', 'id'])
+    .execute()
   await sql`create index withdrawals_from_created_idx on withdrawals (lower(from_address), created_at, id)`.execute(db)
 
   await db.schema
@@ -58,8 +72,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('data', 'jsonb')
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute()
-  await db.schema.createIndex('withdrawal_events_withdrawal_idx').on('withdrawal_events').columns(['withdrawal_id', 'id']).execute()
-  await db.schema.createIndex('withdrawal_events_created_idx').on('withdrawal_events').columns(['created_at', 'id']).execute()
+  await db.schema
+    .createIndex('withdrawal_events_withdrawal_idx')
+    .on('withdrawal_events')
+    .columns(['withdrawal_id', 'id'])
+    .execute()
+  await db.schema
+    .createIndex('withdrawal_events_created_idx')
+    .on('withdrawal_events')
+    .columns(['created_at', 'id'])
+    .execute()
   await sql`
     create or replace function withdrawal_events_append_only() returns trigger language plpgsql as $$
     begin

@@ -5,7 +5,9 @@ import { sql, type Kysely } from 'kysely'
 // application's to say (src/schemes/names.ts); the database keeps exact present and the list short.
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`alter table endpoints add column schemes text[] not null default '{exact}'`.execute(db)
-  await sql`alter table endpoints add constraint endpoints_schemes_exact check ('exact' = any (schemes) and cardinality(schemes) <= 8)`.execute(db)
+  await sql`alter table endpoints add constraint endpoints_schemes_exact check ('exact' = any (schemes) and cardinality(schemes) <= 8)`.execute(
+    db,
+  )
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

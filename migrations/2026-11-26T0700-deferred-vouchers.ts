@@ -23,11 +23,22 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('latest', 'boolean', (c) => c.notNull().defaultTo(true))
     .addColumn('collected', sql`numeric(78,0)`, (c) => c.notNull().defaultTo(0))
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
-    .addUniqueConstraint('deferred_vouchers_voucher_nonce_unique', ['escrow', 'buyer', 'seller', 'asset', 'voucher_id', 'nonce'])
+    .addUniqueConstraint('deferred_vouchers_voucher_nonce_unique', [
+      'escrow',
+      'buyer',
+      'seller',
+      'asset',
+      'voucher_id',
+      'nonce',
+    ])
     .addUniqueConstraint('deferred_vouchers_digest_unique', ['buyer', 'digest'])
     .execute()
-  await sql`create unique index deferred_vouchers_latest_idx on deferred_vouchers (escrow, buyer, seller, asset, voucher_id) where latest`.execute(db)
-  await sql`create index deferred_vouchers_seller_idx on deferred_vouchers (escrow, seller, asset) where latest`.execute(db)
+  await sql`create unique index deferred_vouchers_latest_idx on deferred_vouchers (escrow, buyer, seller, asset, voucher_id) where latest`.execute(
+    db,
+  )
+  await sql`create index deferred_vouchers_seller_idx on deferred_vouchers (escrow, seller, asset) where latest`.execute(
+    db,
+  )
   // collection finds open deferred payments by scheme and status
   await sql`create index payments_scheme_status_idx on payments (scheme, status) where scheme <> 'exact'`.execute(db)
 }

@@ -88,7 +88,15 @@ export interface Config {
     /** `payment-identifier` (safe retries): how long an id and its stored answer are kept, and the largest answer stored */
     paymentIds: { retentionSeconds: number; answerMaxBytes: number }
   }
-  settlement: { batchSize: number; batchWindowMs: number; mode: 'relayer' | 'facilitator'; facilitatorUrl: string | undefined; /** /readyz fails and the worker warns below this relayer ETH balance */ relayerMinEthWei: bigint; /** cap on maxFeePerGas of relayer transactions, replacements included */ maxFeePerGasWei: bigint; /** blocks per eth_getLogs request when settlement looks for an authorization's transaction */ logChunkBlocks: number }
+  settlement: {
+    batchSize: number
+    batchWindowMs: number
+    mode: 'relayer' | 'facilitator'
+    facilitatorUrl: string | undefined
+    /** /readyz fails and the worker warns below this relayer ETH balance */ relayerMinEthWei: bigint
+    /** cap on maxFeePerGas of relayer transactions, replacements included */ maxFeePerGasWei: bigint
+    /** blocks per eth_getLogs request when settlement looks for an authorization's transaction */ logChunkBlocks: number
+  }
   handlers: {
     timeoutMs: number
     /** handler processes of the compute lane (one call at a time each), per pool */
@@ -186,10 +194,15 @@ function reader(env: Env) {
     privateKeys(name: string): `0x${string}`[] {
       const v = raw(name)
       if (v === undefined) return []
-      const keys = v.split(',').map((k) => k.trim()).filter(Boolean)
+      const keys = v
+        .split(',')
+        .map((k) => k.trim())
+        .filter(Boolean)
       const bad = keys.findIndex((k) => !/^0x[0-9a-fA-F]{64}$/.test(k))
       if (bad >= 0) {
-        problems.push(`${name}: expected comma-separated 0x-prefixed 32-byte hex private keys (entry ${bad + 1} is not one)`)
+        problems.push(
+          `${name}: expected comma-separated 0x-prefixed 32-byte hex private keys (entry ${bad + 1} is not one)`,
+        )
         return []
       }
       return keys as `0x${string}`[]
@@ -210,10 +223,15 @@ function reader(env: Env) {
       if (v === 'true') return true
       if (/^\d+$/.test(v)) {
         // Fastify 5.12.1 made a hop count trust nothing (it cannot check the peer is a proxy): refuse rather than ignore it
-        problems.push(`${name}: a hop count ("${v}") is not supported by Fastify since 5.12.1; name the load balancers' addresses or CIDRs (or true)`)
+        problems.push(
+          `${name}: a hop count ("${v}") is not supported by Fastify since 5.12.1; name the load balancers' addresses or CIDRs (or true)`,
+        )
         return false
       }
-      const list = v.split(',').map((x) => x.trim()).filter(Boolean)
+      const list = v
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean)
       const bad = list.find((x) => {
         if (['loopback', 'linklocal', 'uniquelocal'].includes(x)) return false
         const [addr, bits, extra] = x.split('/')
@@ -275,12 +293,16 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const masterKey = r.key32('TOLLGATE_MASTER_KEY')
   const receiverAddress = r.address('TOLLGATE_RECEIVER_ADDRESS')
   if (deployment === 'production') {
-    if (settlementMode === 'relayer' && relayerKeys.length === 0) r.problems.push('RELAYER_PRIVATE_KEYS: production needs at least one relayer key')
-    if (masterKey === undefined) r.problems.push('TOLLGATE_MASTER_KEY: production needs a 32-byte master key for wallet encryption')
-    if (receiverAddress === undefined) r.problems.push('TOLLGATE_RECEIVER_ADDRESS: production needs the receiver of the hosted services')
+    if (settlementMode === 'relayer' && relayerKeys.length === 0)
+      r.problems.push('RELAYER_PRIVATE_KEYS: production needs at least one relayer key')
+    if (masterKey === undefined)
+      r.problems.push('TOLLGATE_MASTER_KEY: production needs a 32-byte master key for wallet encryption')
+    if (receiverAddress === undefined)
+      r.problems.push('TOLLGATE_RECEIVER_ADDRESS: production needs the receiver of the hosted services')
   }
   const schema = r.str('DATABASE_SCHEMA', 'public')
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) r.problems.push(`DATABASE_SCHEMA: expected a lower-case SQL identifier, got "${schema}"`)
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema))
+    r.problems.push(`DATABASE_SCHEMA: expected a lower-case SQL identifier, got "${schema}"`)
   // clients sign maxTimeoutSeconds of validity, and the proxy takes only payments that outlive the
   // endpoint's call and its settlement (up to LEAST_VALIDITY_SECONDS for the slowest endpoints)
   const maxTimeoutSeconds = r.int('X402_MAX_TIMEOUT_SECONDS', 300, LEAST_VALIDITY_SECONDS, 3600)
@@ -289,25 +311,34 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   if (handlersListen.length > 1) r.problems.push('HANDLERS_LISTEN: one address, the one this handlers role listens on')
   const walletScoreRpcUrl = r.url('WALLET_SCORE_RPC_URL', undefined, ['http:', 'https:'])
   // the default pool only fits the platform's own RPC (Base mainnet in production)
-  const walletScorePool = r.address('WALLET_SCORE_AAVE_POOL') ?? (deployment === 'production' && walletScoreRpcUrl === undefined ? AAVE_V3_POOL_BASE : undefined)
+  const walletScorePool =
+    r.address('WALLET_SCORE_AAVE_POOL') ??
+    (deployment === 'production' && walletScoreRpcUrl === undefined ? AAVE_V3_POOL_BASE : undefined)
 
   const config: Config = {
     deployment,
     chain,
     apiKeyPrefix: deployment === 'production' ? 'sk_live_' : 'sk_test_',
     // `postgres://user@/db?host=/socket` (credentials, no host) is not a URL; the host-less form is
-    databaseUrl: r.url('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/tollgate', ['postgres:', 'postgresql:'], ' (for a Unix socket write postgres:///<database>?host=<socket dir>&user=<user>)')!,
+    databaseUrl: r.url(
+      'DATABASE_URL',
+      'postgres://postgres@127.0.0.1:5432/tollgate',
+      ['postgres:', 'postgresql:'],
+      ' (for a Unix socket write postgres:///<database>?host=<socket dir>&user=<user>)',
+    )!,
     databaseSchema: schema,
     redisUrl: r.url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:'])!,
     redisPrefix: r.str('REDIS_PREFIX', `tollgate:${deployment}`),
     rpcUrl,
     relayerKeys,
     receiverAddress,
-    deferredEscrowAddress: r.address('DEFERRED_ESCROW_ADDRESS') ?? (deployment === 'sandbox' ? DEVNET_DEFERRED_ESCROW_ADDRESS : undefined),
+    deferredEscrowAddress:
+      r.address('DEFERRED_ESCROW_ADDRESS') ?? (deployment === 'sandbox' ? DEVNET_DEFERRED_ESCROW_ADDRESS : undefined),
     masterKey,
     operatorToken: r.optional('TOLLGATE_OPERATOR_TOKEN'),
     allowPrivateUpstreams: r.oneOf('TOLLGATE_ALLOW_PRIVATE_UPSTREAMS', ['true', 'false'] as const, 'false') === 'true',
-    signup: r.oneOf('TOLLGATE_SIGNUP', ['open', 'closed'] as const, deployment === 'sandbox' ? 'open' : 'closed') === 'open',
+    signup:
+      r.oneOf('TOLLGATE_SIGNUP', ['open', 'closed'] as const, deployment === 'sandbox' ? 'open' : 'closed') === 'open',
     baseUrl,
     proxyUrl,
     dashboardUrl,
@@ -323,14 +354,21 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       recoveryThreads: r.int('X402_RECOVERY_THREADS', 1, 0, 16),
       recoveryOffload: r.oneOf('X402_RECOVERY_OFFLOAD', ['busy', 'always'] as const, 'busy'),
       // our relayer deploys such wallets in the settlement batch; an external facilitator may not
-      counterfactualWallets: r.oneOf('X402_COUNTERFACTUAL_WALLETS', ['accept', 'refuse'] as const, settlementMode === 'relayer' ? 'accept' : 'refuse') === 'accept',
+      counterfactualWallets:
+        r.oneOf(
+          'X402_COUNTERFACTUAL_WALLETS',
+          ['accept', 'refuse'] as const,
+          settlementMode === 'relayer' ? 'accept' : 'refuse',
+        ) === 'accept',
       paymentIds: {
         retentionSeconds: r.int('X402_PAYMENT_ID_RETENTION_SECONDS', 86400, 60, 30 * 86400),
         answerMaxBytes: r.int('X402_PAYMENT_ID_ANSWER_MAX_BYTES', 1024 * 1024, 0, 16 * 1024 * 1024),
       },
     },
     deferred: {
-      collectThreshold: /^\d{1,30}$/.test(r.str('DEFERRED_COLLECT_THRESHOLD', '1000000')) ? BigInt(r.str('DEFERRED_COLLECT_THRESHOLD', '1000000')) : (r.problems.push('DEFERRED_COLLECT_THRESHOLD: expected an integer amount of atomic units'), 1_000_000n),
+      collectThreshold: /^\d{1,30}$/.test(r.str('DEFERRED_COLLECT_THRESHOLD', '1000000'))
+        ? BigInt(r.str('DEFERRED_COLLECT_THRESHOLD', '1000000'))
+        : (r.problems.push('DEFERRED_COLLECT_THRESHOLD: expected an integer amount of atomic units'), 1_000_000n),
       collectMaxAgeSeconds: r.int('DEFERRED_COLLECT_MAX_AGE_SECONDS', 3600, 0, 30 * 86400),
       collectEveryMs: r.int('DEFERRED_COLLECT_EVERY_MS', 30_000, 100, 3_600_000),
       stuckSeconds: r.int('DEFERRED_COLLECT_STUCK_SECONDS', 120, 1, 86400),
@@ -342,7 +380,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       facilitatorUrl,
       maxFeePerGasWei: BigInt(r.int('SETTLEMENT_MAX_FEE_GWEI', 100, 1, 100000)) * 1_000_000_000n,
       logChunkBlocks: r.int('SETTLEMENT_LOG_CHUNK_BLOCKS', 2_000, 1, 1_000_000),
-      relayerMinEthWei: /^\d{1,30}$/.test(r.str('RELAYER_MIN_ETH_WEI', '5000000000000000')) ? BigInt(r.str('RELAYER_MIN_ETH_WEI', '5000000000000000')) : (r.problems.push('RELAYER_MIN_ETH_WEI: expected an integer amount of wei'), 5_000_000_000_000_000n),
+      relayerMinEthWei: /^\d{1,30}$/.test(r.str('RELAYER_MIN_ETH_WEI', '5000000000000000'))
+        ? BigInt(r.str('RELAYER_MIN_ETH_WEI', '5000000000000000'))
+        : (r.problems.push('RELAYER_MIN_ETH_WEI: expected an integer amount of wei'), 5_000_000_000_000_000n),
     },
     handlers: {
       timeoutMs: r.int('HANDLER_TIMEOUT_MS', 10000, 100, 120000),
@@ -363,7 +403,10 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       ...Object.fromEntries(
         PROVIDER_SETTINGS.map((p) => {
           const fallback = p.default === 'rpc' ? rpcUrl : p.default
-          return [p.name, p.kind === 'url' ? r.url(p.name, fallback, ['http:', 'https:']) : (r.optional(p.name) ?? fallback)]
+          return [
+            p.name,
+            p.kind === 'url' ? r.url(p.name, fallback, ['http:', 'https:']) : (r.optional(p.name) ?? fallback),
+          ]
         }),
       ),
     },

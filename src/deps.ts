@@ -72,10 +72,16 @@ function createServices(deps: Deps): Services & { close(): Promise<void> } {
     agents: lazy('agents', () => createAgents({ db, masterKey: () => requireMasterKey(config) })),
     agentKeys: lazy('agentKeys', () => createAgentKeys({ db, deployment: config.deployment })),
     allowlist: lazy('allowlist', () => createAllowlist({ db })),
-    history: lazy('history', () => createHistory({ db, databaseUrl: config.databaseUrl, databaseSchema: config.databaseSchema })),
+    history: lazy('history', () =>
+      createHistory({ db, databaseUrl: config.databaseUrl, databaseSchema: config.databaseSchema }),
+    ),
     publishing: lazy('publishing', () => createPublishing(deps)),
     agentPayments: lazy('agentPayments', () =>
-      createAgentPayments({ ...deps, onError: (err) => log.warn({ err }, 'agent key cache: LISTEN connection lost; look-ups go to Postgres until it is back') }),
+      createAgentPayments({
+        ...deps,
+        onError: (err) =>
+          log.warn({ err }, 'agent key cache: LISTEN connection lost; look-ups go to Postgres until it is back'),
+      }),
     ),
     topups: lazy('topups', () => createTopups(deps, { logger: log })),
     withdrawals: lazy('withdrawals', () => createWithdrawals(deps, { logger: log })),
@@ -126,7 +132,9 @@ export function createDeps(config: Readonly<Config>): Deps {
   })
   // connection errors surface through commands and /readyz; the emitter must not crash the process
   redis.on('error', () => {})
-  const chain = createPublicClient({ transport: http(config.rpcUrl, { timeout: 10_000, retryCount: 1 }) }) as PublicClient
+  const chain = createPublicClient({
+    transport: http(config.rpcUrl, { timeout: 10_000, retryCount: 1 }),
+  }) as PublicClient
   let closed = false
   const base: ServiceDeps = {
     config,

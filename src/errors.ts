@@ -23,35 +23,96 @@ const catalogue = {
   service_unavailable: { status: 503, message: '{detail}' },
   invalid_submission: { status: 400, message: 'the listing was refused: {detail}' },
   // auth
-  missing_api_key: { status: 401, message: 'send a key as Authorization: Bearer <key>: an API key, or an agent key on /v1/agent' },
+  missing_api_key: {
+    status: 401,
+    message: 'send a key as Authorization: Bearer <key>: an API key, or an agent key on /v1/agent',
+  },
   invalid_api_key: { status: 401, message: 'the key is malformed, unknown or revoked' },
-  wrong_key_type: { status: 401, message: 'this is {keyType} ({keyPrefix}…): it authenticates {belongsTo}; {expected}' },
-  wrong_deployment_key: { status: 401, message: 'this key belongs to the {keyDeployment} deployment; this is {deployment}' },
+  wrong_key_type: {
+    status: 401,
+    message: 'this is {keyType} ({keyPrefix}…): it authenticates {belongsTo}; {expected}',
+  },
+  wrong_deployment_key: {
+    status: 401,
+    message: 'this key belongs to the {keyDeployment} deployment; this is {deployment}',
+  },
   operator_only: { status: 401, message: 'operator credentials required' },
   invalid_credentials: { status: 401, message: 'the email or password is wrong' },
-  login_throttled: { status: 429, message: 'too many login attempts for this email from browsers that have not logged in to it before; retry after {retryAfter} s, or log in from a browser that has' },
-  cross_origin_request: { status: 403, message: 'this request comes from {from}, not from the dashboard ({dashboard}): a request that logs in or changes something with the dashboard session cookie is taken only from the dashboard itself; from a script or another site, send an API key (Authorization: Bearer sk_…) instead' },
+  login_throttled: {
+    status: 429,
+    message:
+      'too many login attempts for this email from browsers that have not logged in to it before; retry after {retryAfter} s, or log in from a browser that has',
+  },
+  cross_origin_request: {
+    status: 403,
+    message:
+      'this request comes from {from}, not from the dashboard ({dashboard}): a request that logs in or changes something with the dashboard session cookie is taken only from the dashboard itself; from a script or another site, send an API key (Authorization: Bearer sk_…) instead',
+  },
   // accounts and publishing (issue 7)
-  idempotency_key_reused: { status: 409, message: 'this Idempotency-Key was used with a different request; use a new key' },
-  idempotency_in_progress: { status: 409, message: 'a request with this Idempotency-Key is still in progress; retry later' },
-  idempotency_answer_unreadable: { status: 409, message: 'this Idempotency-Key was already used and its stored answer can no longer be read (the encryption key was rotated); the request was carried out: list the resources to find its result, and use a new key for a new request' },
+  idempotency_key_reused: {
+    status: 409,
+    message: 'this Idempotency-Key was used with a different request; use a new key',
+  },
+  idempotency_in_progress: {
+    status: 409,
+    message: 'a request with this Idempotency-Key is still in progress; retry later',
+  },
+  idempotency_answer_unreadable: {
+    status: 409,
+    message:
+      'this Idempotency-Key was already used and its stored answer can no longer be read (the encryption key was rotated); the request was carried out: list the resources to find its result, and use a new key for a new request',
+  },
   upstream_not_allowed: { status: 400, message: 'the upstream URL is not allowed: {detail}' },
-  faucet_unavailable: { status: 403, message: 'the faucet exists only on the sandbox deployment with the embedded dev chain' },
-  signup_closed: { status: 403, message: 'sign-up is closed on this deployment: an operator creates accounts (tollgate users create), or sets TOLLGATE_SIGNUP=open' },
+  faucet_unavailable: {
+    status: 403,
+    message: 'the faucet exists only on the sandbox deployment with the embedded dev chain',
+  },
+  signup_closed: {
+    status: 403,
+    message:
+      'sign-up is closed on this deployment: an operator creates accounts (tollgate users create), or sets TOLLGATE_SIGNUP=open',
+  },
   // money out
-  withdrawal_exceeds_available: { status: 409, message: 'the wallet can withdraw {available} {unit} now (its balance {balance} minus {unsettled} not settled yet{fee}); {amount} were asked' },
+  withdrawal_exceeds_available: {
+    status: 409,
+    message:
+      'the wallet can withdraw {available} {unit} now (its balance {balance} minus {unsettled} not settled yet{fee}); {amount} were asked',
+  },
   // payments
   payment_not_recorded: { status: 503, message: 'the payment could not be recorded; nothing was charged, retry later' },
   handler_failed: { status: 502, message: 'the endpoint failed: {detail}; nothing was charged' },
   handler_timeout: { status: 504, message: 'the endpoint did not answer within {timeoutMs} ms; nothing was charged' },
   upstream_failed: { status: 502, message: 'the upstream failed: {detail}; nothing was charged' },
   // x402 payment-identifier (safe retries): 409 Conflict, as the extension names it
-  payment_identifier_conflict: { status: 409, message: 'payment-identifier {id} was first used for a different request or payment (409 Conflict); nothing was charged: use a new id for a new request' },
-  payment_identifier_in_progress: { status: 409, message: 'the call paid under payment-identifier {id} is still running; retry shortly with the same id and request; nothing more is charged' },
-  payment_identifier_served: { status: 409, message: 'the call paid under payment-identifier {id} was already served and charged, and its answer is not kept ({why}); its receipt: payment {paymentId}; nothing more is charged' },
+  payment_identifier_conflict: {
+    status: 409,
+    message:
+      'payment-identifier {id} was first used for a different request or payment (409 Conflict); nothing was charged: use a new id for a new request',
+  },
+  payment_identifier_in_progress: {
+    status: 409,
+    message:
+      'the call paid under payment-identifier {id} is still running; retry shortly with the same id and request; nothing more is charged',
+  },
+  payment_identifier_served: {
+    status: 409,
+    message:
+      'the call paid under payment-identifier {id} was already served and charged, and its answer is not kept ({why}); its receipt: payment {paymentId}; nothing more is charged',
+  },
   upstream_not_configured: { status: 503, message: '{detail}' },
-  answer_too_large: { status: 502, message: "the endpoint's answer is larger than {limit} bytes, the most an MCP tool result carries here; the call was served and paid (see the receipt); call it over HTTP at {url}" },
-  seller_not_allowed: { status: 403, message: 'the agent may not pay this seller: {detail}' }, spend_cap_exceeded: { status: 403, message: 'the {cap} spend cap would be exceeded: {detail}' }, insufficient_balance: { status: 402, message: 'the agent wallet can spend {balance} USDC atomic units now (its balance minus payments signed but not yet settled); {needed} are needed' }, unsupported_requirements: { status: 422, message: 'no payment requirement can be paid: {detail}' },
+  answer_too_large: {
+    status: 502,
+    message:
+      "the endpoint's answer is larger than {limit} bytes, the most an MCP tool result carries here; the call was served and paid (see the receipt); call it over HTTP at {url}",
+  },
+  seller_not_allowed: { status: 403, message: 'the agent may not pay this seller: {detail}' },
+  spend_cap_exceeded: { status: 403, message: 'the {cap} spend cap would be exceeded: {detail}' },
+  insufficient_balance: {
+    status: 402,
+    message:
+      'the agent wallet can spend {balance} USDC atomic units now (its balance minus payments signed but not yet settled); {needed} are needed',
+  },
+  unsupported_requirements: { status: 422, message: 'no payment requirement can be paid: {detail}' },
 } as const satisfies Record<string, { status: number; message: string }>
 
 export type ErrorCode = keyof typeof catalogue
@@ -72,7 +133,11 @@ export class AppError extends Error {
 }
 
 /** Make a catalogue error; `vars` fill the `{name}` placeholders of its message. */
-export function appError(code: ErrorCode, vars: Record<string, string | number> = {}, extra?: { details?: Record<string, unknown>; headers?: Record<string, string> }): AppError {
+export function appError(
+  code: ErrorCode,
+  vars: Record<string, string | number> = {},
+  extra?: { details?: Record<string, unknown>; headers?: Record<string, string> },
+): AppError {
   const entry = catalogue[code]
   const message = entry.message.replace(/\{(\w+)\}/g, (_, k: string) => (k in vars ? String(vars[k]) : `{${k}}`))
   return new AppError(code, entry.status, message, extra?.details, extra?.headers)

@@ -95,7 +95,10 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
 
 /** The logger of a process without a Fastify app (the worker), with the same redaction. */
 export function processLogger(level: string, stream?: DestinationStream): Logger {
-  return pino({ level, redact: { paths: redactPaths, censor: '[redacted]' }, serializers: { err: errorSerializer } }, stream)
+  return pino(
+    { level, redact: { paths: redactPaths, censor: '[redacted]' }, serializers: { err: errorSerializer } },
+    stream,
+  )
 }
 
 /**

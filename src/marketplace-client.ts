@@ -114,7 +114,8 @@ export function createMarketplaceClient(opts: MarketplaceClientOptions = {}): Ma
     async listAgents(filters = {}, o = {}) {
       const out: CuratedAgentDTO[] = []
       const params = new URLSearchParams()
-      for (const k of ['source', 'category', 'search', 'network'] as const) if (filters[k] !== undefined) params.set(k, filters[k]!)
+      for (const k of ['source', 'category', 'search', 'network'] as const)
+        if (filters[k] !== undefined) params.set(k, filters[k]!)
       if (o.pageSize !== undefined) params.set('limit', String(o.pageSize))
       for (;;) {
         const { res, body } = await request(`/api/v1/agents/marketplace${params.size ? `?${params}` : ''}`, o.signal)

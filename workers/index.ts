@@ -14,7 +14,15 @@ import { topupCheck } from './topup-check.js'
 import { withdrawalSweep } from './withdrawal-sweep.js'
 
 /** Every job this role runs, by name. */
-export const jobs: ReadonlyArray<JobModule<any>> = [settlementTick, recoverySweep, balanceRefresh, topupCheck, relayerFundsCheck, withdrawalSweep, deferredCollect]
+export const jobs: ReadonlyArray<JobModule<any>> = [
+  settlementTick,
+  recoverySweep,
+  balanceRefresh,
+  topupCheck,
+  relayerFundsCheck,
+  withdrawalSweep,
+  deferredCollect,
+]
 
 export interface RunningWorkers {
   close(): Promise<void>
@@ -36,7 +44,11 @@ export async function startWorkers(given: Deps, opts: StartWorkersOptions = {}):
   // TOLLGATE_TEST_CRASH_AT (tests only, refused in production) kills this process mid-batch
   const log = opts.log ?? processLogger(deps.config.logLevel)
   // the settler warns in the worker's log (replaced batches, refused rebroadcasts, failed lookups)
-  const settler = createSettler(deps, { log, ...opts.settler, hooks: opts.settler?.hooks ?? crashHooksFromEnv(process.env, deps.config) })
+  const settler = createSettler(deps, {
+    log,
+    ...opts.settler,
+    hooks: opts.settler?.hooks ?? crashHooksFromEnv(process.env, deps.config),
+  })
   const queueConn = bullConnection(deps.config)
   const workerConn = bullConnection(deps.config)
   const queue = settlementQueue(deps.config, queueConn)

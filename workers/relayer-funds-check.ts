@@ -17,7 +17,10 @@ export const relayerFundsCheck: JobModule<Payload> = {
     if (deps.config.settlement.mode === 'facilitator') return []
     const funds = await relayerFunds(deps)
     for (const r of funds.filter((f) => f.low)) {
-      log.warn({ relayer: r.address, eth: formatEther(r.wei), minEth: formatEther(deps.config.settlement.relayerMinEthWei) }, 'relayer low on ETH: top it up before settlement stops')
+      log.warn(
+        { relayer: r.address, eth: formatEther(r.wei), minEth: formatEther(deps.config.settlement.relayerMinEthWei) },
+        'relayer low on ETH: top it up before settlement stops',
+      )
     }
     return funds.map((f) => ({ address: f.address, eth: formatEther(f.wei), low: f.low }))
   },

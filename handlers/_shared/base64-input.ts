@@ -17,12 +17,14 @@ export function decodeBase64Field(field: string, value: string, maxBytes: number
   let s = value.trim()
   const comma = s.startsWith('data:') ? s.indexOf(',') : -1
   if (comma >= 0) {
-    if (!/;base64$/i.test(s.slice(0, comma))) throw new HandlerInputError(field, `${field} data URL must be base64-encoded`)
+    if (!/;base64$/i.test(s.slice(0, comma)))
+      throw new HandlerInputError(field, `${field} data URL must be base64-encoded`)
     s = s.slice(comma + 1)
   }
   s = s.replace(/\s+/g, '')
   if (s.length === 0) throw new HandlerInputError(field, `${field} is empty`)
-  if (!(BASE64.test(s) || BASE64URL.test(s)) || s.length % 4 === 1) throw new HandlerInputError(field, `${field} is not valid base64`)
+  if (!(BASE64.test(s) || BASE64URL.test(s)) || s.length % 4 === 1)
+    throw new HandlerInputError(field, `${field} is not valid base64`)
   const approx = Math.floor((s.length * 3) / 4)
   if (approx - 2 > maxBytes) throw new HandlerInputError(field, `${field} is larger than ${maxBytes} bytes`, 413)
   const buf = Buffer.from(s, BASE64.test(s) ? 'base64' : 'base64url')

@@ -24,9 +24,25 @@ export function wantsJsonOnly(accept: string, contentType: string): boolean {
  * Wraps binary output: raw bytes normally, `{ contentType, base64 }` JSON when the buyer accepts JSON only.
  * Extra fields (e.g. width, height) ride along in the JSON form only.
  */
-export function binaryResult(ctx: Pick<HandlerContext, 'accept'>, contentType: string, bytes: Uint8Array, extra: Record<string, unknown> = {}): HandlerResult {
+export function binaryResult(
+  ctx: Pick<HandlerContext, 'accept'>,
+  contentType: string,
+  bytes: Uint8Array,
+  extra: Record<string, unknown> = {},
+): HandlerResult {
   if (wantsJsonOnly(ctx.accept ?? '', contentType)) {
-    return { contentType: 'application/json', body: { contentType, base64: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64'), bytes: bytes.byteLength, ...extra } }
+    return {
+      contentType: 'application/json',
+      body: {
+        contentType,
+        base64: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64'),
+        bytes: bytes.byteLength,
+        ...extra,
+      },
+    }
   }
-  return { contentType, body: bytes instanceof Buffer ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) : bytes }
+  return {
+    contentType,
+    body: bytes instanceof Buffer ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) : bytes,
+  }
 }

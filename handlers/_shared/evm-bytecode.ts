@@ -27,7 +27,8 @@ export function minimalProxyTarget(code: string): `0x${string}` | null {
 
 /** Proxy slots, computed from their definitions: EIP-1967 (keccak(label) − 1) and EIP-1822 (keccak("PROXIABLE")). */
 export function proxySlots(viem: ChainClient['viem']) {
-  const minusOne = (label: string) => viem.numberToHex(viem.hexToBigInt(viem.keccak256(viem.toHex(label))) - 1n, { size: 32 })
+  const minusOne = (label: string) =>
+    viem.numberToHex(viem.hexToBigInt(viem.keccak256(viem.toHex(label))) - 1n, { size: 32 })
   return {
     eip1967Implementation: minusOne('eip1967.proxy.implementation'),
     eip1967Admin: minusOne('eip1967.proxy.admin'),

@@ -29,7 +29,8 @@ export interface ChainClientOptions {
    * ERC-3668 (CCIP-Read) gateway requests: false (the default) refuses offchain lookups; a
    * function performs them (ens-* passes one that goes through fetchPublicUrl).
    */
-  ccipRequest?: false | ((p: { data: `0x${string}`; sender: `0x${string}`; urls: readonly string[] }) => Promise<`0x${string}`>)
+  ccipRequest?:
+    false | ((p: { data: `0x${string}`; sender: `0x${string}`; urls: readonly string[] }) => Promise<`0x${string}`>)
 }
 
 /** What chainClient gives: viem itself (loaded lazily), the client, `read` and the setting used. */
@@ -44,7 +45,8 @@ export interface ChainClient {
 export async function chainClient(ctx: HandlerContext, opts: ChainClientOptions = {}): Promise<ChainClient> {
   const setting = opts.setting ?? CHAIN_DATA_RPC_URL
   const url = providerSetting(ctx, setting, opts.what ?? 'this endpoint')
-  if (!/^https?:\/\//i.test(url)) throw new HandlerUpstreamError('upstream_not_configured', `${setting} must be an http(s) JSON-RPC URL`)
+  if (!/^https?:\/\//i.test(url))
+    throw new HandlerUpstreamError('upstream_not_configured', `${setting} must be an http(s) JSON-RPC URL`)
   const viem = await import('viem')
   let id = 0
   const transport = viem.custom(
@@ -52,17 +54,31 @@ export async function chainClient(ctx: HandlerContext, opts: ChainClientOptions 
       async request({ method, params }: { method: string; params?: unknown }) {
         const body = { jsonrpc: '2.0', id: ++id, method, params: params ?? [] }
         // some nodes answer JSON-RPC errors with HTTP 4xx/5xx: the body decides when it is JSON-RPC
-        const res = await callProvider('the chain RPC', url, { body, timeoutMs: opts.timeoutMs ?? 10_000, maxBytes: opts.maxBytes ?? 16 * 1024 * 1024, acceptStatus: [400, 404, 405, 422, 500] })
-        const j = res.json as { result?: unknown; error?: { code: number; message: string; data?: unknown } } | undefined
-        if (j && typeof j === 'object' && j.error && typeof j.error === 'object') throw new viem.RpcRequestError({ body, error: j.error, url: 'the chain RPC' })
-        if (res.status >= 300 || !j || typeof j !== 'object' || !('result' in j)) throw new HandlerUpstreamError('upstream_failed', `the chain RPC answered ${res.status >= 300 ? `HTTP ${res.status}` : 'something that is not JSON-RPC'} to ${method}`)
+        const res = await callProvider('the chain RPC', url, {
+          body,
+          timeoutMs: opts.timeoutMs ?? 10_000,
+          maxBytes: opts.maxBytes ?? 16 * 1024 * 1024,
+          acceptStatus: [400, 404, 405, 422, 500],
+        })
+        const j = res.json as
+          { result?: unknown; error?: { code: number; message: string; data?: unknown } } | undefined
+        if (j && typeof j === 'object' && j.error && typeof j.error === 'object')
+          throw new viem.RpcRequestError({ body, error: j.error, url: 'the chain RPC' })
+        if (res.status >= 300 || !j || typeof j !== 'object' || !('result' in j))
+          throw new HandlerUpstreamError(
+            'upstream_failed',
+            `the chain RPC answered ${res.status >= 300 ? `HTTP ${res.status}` : 'something that is not JSON-RPC'} to ${method}`,
+          )
         return j.result
       },
     },
     { retryCount: 0 },
   )
   // viem's own CCIP-Read fetches any URL a contract names: never with the default fetch
-  const client = viem.createPublicClient({ transport, ccipRead: opts.ccipRequest ? { request: opts.ccipRequest } : false })
+  const client = viem.createPublicClient({
+    transport,
+    ccipRead: opts.ccipRequest ? { request: opts.ccipRequest } : false,
+  })
 
   /** Runs one read; a failure becomes 502 naming what was read (never the URL). */
   async function read<T>(what: string, fn: () => Promise<T>): Promise<T> {
@@ -91,10 +107,14 @@ export function upstreamError(viem: Viem, err: unknown, what: string): Error {
  */
 export function parseAddress(viem: Viem, raw: string, field: string): `0x${string}` {
   const s = raw.trim()
-  if (!/^0x[0-9a-fA-F]{40}$/.test(s)) throw new HandlerInputError(field, `${field} must be a 0x-prefixed 20-byte hex address`)
+  if (!/^0x[0-9a-fA-F]{40}$/.test(s))
+    throw new HandlerInputError(field, `${field} must be a 0x-prefixed 20-byte hex address`)
   const hex = s.slice(2)
   if (/[a-f]/.test(hex) && /[A-F]/.test(hex) && !viem.isAddress(s, { strict: true })) {
-    throw new HandlerInputError(field, `${field} has mixed case but is not a valid EIP-55 checksum; send it all lower-case or correctly checksummed`)
+    throw new HandlerInputError(
+      field,
+      `${field} has mixed case but is not a valid EIP-55 checksum; send it all lower-case or correctly checksummed`,
+    )
   }
   return viem.getAddress(s)
 }

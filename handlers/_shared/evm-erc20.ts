@@ -10,8 +10,23 @@ export const erc20Abi = [
   { type: 'function', name: 'symbol', stateMutability: 'view', inputs: [], outputs: [{ type: 'string' }] },
   { type: 'function', name: 'decimals', stateMutability: 'view', inputs: [], outputs: [{ type: 'uint8' }] },
   { type: 'function', name: 'totalSupply', stateMutability: 'view', inputs: [], outputs: [{ type: 'uint256' }] },
-  { type: 'function', name: 'balanceOf', stateMutability: 'view', inputs: [{ name: 'owner', type: 'address' }], outputs: [{ type: 'uint256' }] },
-  { type: 'function', name: 'transfer', stateMutability: 'nonpayable', inputs: [{ name: 'to', type: 'address' }, { name: 'amount', type: 'uint256' }], outputs: [{ type: 'bool' }] },
+  {
+    type: 'function',
+    name: 'balanceOf',
+    stateMutability: 'view',
+    inputs: [{ name: 'owner', type: 'address' }],
+    outputs: [{ type: 'uint256' }],
+  },
+  {
+    type: 'function',
+    name: 'transfer',
+    stateMutability: 'nonpayable',
+    inputs: [
+      { name: 'to', type: 'address' },
+      { name: 'amount', type: 'uint256' },
+    ],
+    outputs: [{ type: 'bool' }],
+  },
 ] as const
 
 /** Transfer(address indexed from, address indexed to, uint256 value): ERC-20, and ERC-721 with the id indexed (four topics). */
@@ -43,11 +58,17 @@ export async function readTokenInfo(c: ChainClient, token: `0x${string}`, blockN
     } catch (err) {
       if (!answeredWithoutValue(c, err)) throw upstreamError(c.viem, err, `${functionName}() of the token`)
       // old tokens (MKR, SAI) return name and symbol as bytes32
-      if (functionName === 'name' || functionName === 'symbol') return (await bytes32String(c, token, functionName, blockNumber)) as T | null
+      if (functionName === 'name' || functionName === 'symbol')
+        return (await bytes32String(c, token, functionName, blockNumber)) as T | null
       return null
     }
   }
-  const [name, symbol, decimals, totalSupply] = await Promise.all([one<string>('name'), one<string>('symbol'), one<number>('decimals'), one<bigint>('totalSupply')])
+  const [name, symbol, decimals, totalSupply] = await Promise.all([
+    one<string>('name'),
+    one<string>('symbol'),
+    one<number>('decimals'),
+    one<bigint>('totalSupply'),
+  ])
   return { name, symbol, decimals, totalSupply }
 }
 
@@ -59,12 +80,19 @@ export function answeredWithoutValue(c: ChainClient, err: unknown): boolean {
   const { viem } = c
   if (!(err instanceof viem.BaseError)) return false
   if (err.walk((x) => x instanceof HandlerUpstreamError)) return false
-  const rpc = err.walk((x) => x instanceof viem.RpcRequestError) as { cause?: { code?: number; message?: string } } | null
+  const rpc = err.walk((x) => x instanceof viem.RpcRequestError) as {
+    cause?: { code?: number; message?: string }
+  } | null
   if (rpc) return rpc.cause?.code === 3 || /revert/i.test(rpc.cause?.message ?? '')
   return true
 }
 
-async function bytes32String(c: ChainClient, token: `0x${string}`, fn: 'name' | 'symbol', blockNumber?: bigint): Promise<string | null> {
+async function bytes32String(
+  c: ChainClient,
+  token: `0x${string}`,
+  fn: 'name' | 'symbol',
+  blockNumber?: bigint,
+): Promise<string | null> {
   const data = c.viem.encodeFunctionData({ abi: erc20Abi, functionName: fn })
   let out: `0x${string}` | undefined
   try {

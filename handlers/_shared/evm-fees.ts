@@ -20,8 +20,8 @@ export type TierName = (typeof TIERS)[number]['name']
 export const BASE_FEE_MULTIPLIER = 2n
 
 export const FEE_METHOD =
-  'eth_feeHistory over the last N blocks with reward percentiles 10/50/90; each tier\'s maxPriorityFeePerGas is the median, across the blocks that had transactions, of that percentile (slow 10th, standard 50th, fast 90th); ' +
-  'maxFeePerGas = 2 × the next block\'s base fee + maxPriorityFeePerGas (the base fee can rise at most 12.5 % per block, so 2× covers about six full blocks); ' +
+  "eth_feeHistory over the last N blocks with reward percentiles 10/50/90; each tier's maxPriorityFeePerGas is the median, across the blocks that had transactions, of that percentile (slow 10th, standard 50th, fast 90th); " +
+  "maxFeePerGas = 2 × the next block's base fee + maxPriorityFeePerGas (the base fee can rise at most 12.5 % per block, so 2× covers about six full blocks); " +
   'expected cost uses the next base fee + the tip, maximum cost uses maxFeePerGas. A window with no transactions gives a tip of 0.'
 
 export interface Gwei {
@@ -47,7 +47,13 @@ export interface FeeSnapshot {
   /** eth_gasPrice, the node's legacy suggestion */
   gasPrice: bigint
   tiers: Record<TierName, FeeTier> | null
-  window: { blocks: number; oldestBlock: bigint; newestBlock: bigint; blocksWithTransactions: number; averageGasUsedRatio: number | null }
+  window: {
+    blocks: number
+    oldestBlock: bigint
+    newestBlock: bigint
+    blocksWithTransactions: number
+    averageGasUsedRatio: number | null
+  }
 }
 
 const median = (xs: bigint[]): bigint => {
@@ -67,10 +73,28 @@ export async function readFees({ client, read }: ChainClient, blocks: number): P
   const blockNumber = head.number
   const eip1559 = head.baseFeePerGas !== null && head.baseFeePerGas !== undefined
   if (!eip1559) {
-    return { chainId, blockNumber, blockTimestamp: head.timestamp, eip1559, baseFeePerGas: null, nextBaseFeePerGas: null, gasPrice, tiers: null, window: { blocks: 0, oldestBlock: blockNumber, newestBlock: blockNumber, blocksWithTransactions: 0, averageGasUsedRatio: null } }
+    return {
+      chainId,
+      blockNumber,
+      blockTimestamp: head.timestamp,
+      eip1559,
+      baseFeePerGas: null,
+      nextBaseFeePerGas: null,
+      gasPrice,
+      tiers: null,
+      window: {
+        blocks: 0,
+        oldestBlock: blockNumber,
+        newestBlock: blockNumber,
+        blocksWithTransactions: 0,
+        averageGasUsedRatio: null,
+      },
+    }
   }
   const count = Math.max(1, Math.min(blocks, Number(blockNumber) + 1))
-  const history = await read('eth_feeHistory', () => client.getFeeHistory({ blockCount: count, blockNumber, rewardPercentiles: TIERS.map((t) => t.percentile) }))
+  const history = await read('eth_feeHistory', () =>
+    client.getFeeHistory({ blockCount: count, blockNumber, rewardPercentiles: TIERS.map((t) => t.percentile) }),
+  )
   const n = history.gasUsedRatio.length
   const base = history.baseFeePerGas
   const nextBaseFeePerGas = base[base.length - 1] ?? head.baseFeePerGas!
@@ -78,7 +102,15 @@ export async function readFees({ client, read }: ChainClient, blocks: number): P
   const tiers = Object.fromEntries(
     TIERS.map((t, k) => {
       const tip = median(busy.map(({ i }) => history.reward?.[i]?.[k] ?? 0n))
-      return [t.name, { percentile: t.percentile, maxPriorityFeePerGas: tip, maxFeePerGas: BASE_FEE_MULTIPLIER * nextBaseFeePerGas + tip, expectedFeePerGas: nextBaseFeePerGas + tip }]
+      return [
+        t.name,
+        {
+          percentile: t.percentile,
+          maxPriorityFeePerGas: tip,
+          maxFeePerGas: BASE_FEE_MULTIPLIER * nextBaseFeePerGas + tip,
+          expectedFeePerGas: nextBaseFeePerGas + tip,
+        },
+      ]
     }),
   ) as Record<TierName, FeeTier>
   const avg = n ? history.gasUsedRatio.reduce((a, b) => a + b, 0) / n : null
@@ -91,7 +123,13 @@ export async function readFees({ client, read }: ChainClient, blocks: number): P
     nextBaseFeePerGas,
     gasPrice,
     tiers,
-    window: { blocks: n, oldestBlock: history.oldestBlock, newestBlock: history.oldestBlock + BigInt(Math.max(n - 1, 0)), blocksWithTransactions: busy.length, averageGasUsedRatio: avg === null ? null : Math.round(avg * 10_000) / 10_000 },
+    window: {
+      blocks: n,
+      oldestBlock: history.oldestBlock,
+      newestBlock: history.oldestBlock + BigInt(Math.max(n - 1, 0)),
+      blocksWithTransactions: busy.length,
+      averageGasUsedRatio: avg === null ? null : Math.round(avg * 10_000) / 10_000,
+    },
   }
 }
 

@@ -69,14 +69,24 @@ export async function scanLogs<L>(c: ChainClient, o: LogScanOptions<L>): Promise
         chunk = chunk / 2n
         continue
       }
-      throw err instanceof HandlerUpstreamError ? err : new HandlerUpstreamError('upstream_failed', 'the chain RPC failed while reading logs (eth_getLogs)')
+      throw err instanceof HandlerUpstreamError
+        ? err
+        : new HandlerUpstreamError('upstream_failed', 'the chain RPC failed while reading logs (eth_getLogs)')
     }
     logs += got.length
     o.onLogs(got)
     cursor = a - 1n
   }
   const scannedFrom = cursor + 1n
-  return { scannedFrom, toBlock: o.toBlock, requestedFrom: o.fromBlock, complete: scannedFrom <= o.fromBlock, stoppedBecause, requests, logs }
+  return {
+    scannedFrom,
+    toBlock: o.toBlock,
+    requestedFrom: o.fromBlock,
+    complete: scannedFrom <= o.fromBlock,
+    stoppedBecause,
+    requests,
+    logs,
+  }
 }
 
 /** A refusal worth retrying with a smaller range: a JSON-RPC error, or an answer over the size cap. */
@@ -91,7 +101,9 @@ function tooLarge(c: ChainClient, err: unknown): boolean {
 /** One line for the output: what was scanned. */
 export function describeScan(s: LogScanResult, what: string): string {
   const range = `blocks ${s.scannedFrom}–${s.toBlock}`
-  if (s.complete) return `${what} in ${range} (${s.toBlock - s.scannedFrom + 1n} blocks, ${s.requests} eth_getLogs requests, ${s.logs} logs)`
-  if (s.stoppedBecause === 'result-limit') return `${what} in ${range}: these newest blocks already held the number of results asked for, so older blocks of the requested ${s.requestedFrom}–${s.toBlock} were not scanned (${s.requests} requests, ${s.logs} logs)`
+  if (s.complete)
+    return `${what} in ${range} (${s.toBlock - s.scannedFrom + 1n} blocks, ${s.requests} eth_getLogs requests, ${s.logs} logs)`
+  if (s.stoppedBecause === 'result-limit')
+    return `${what} in ${range}: these newest blocks already held the number of results asked for, so older blocks of the requested ${s.requestedFrom}–${s.toBlock} were not scanned (${s.requests} requests, ${s.logs} logs)`
   return `${what} in ${range} only: the scan of ${s.requestedFrom}–${s.toBlock} stopped at its ${s.stoppedBecause} after ${s.requests} requests and ${s.logs} logs`
 }

@@ -15,8 +15,27 @@ const aggregate3Abi = [
     type: 'function',
     name: 'aggregate3',
     stateMutability: 'payable',
-    inputs: [{ name: 'calls', type: 'tuple[]', components: [{ name: 'target', type: 'address' }, { name: 'allowFailure', type: 'bool' }, { name: 'callData', type: 'bytes' }] }],
-    outputs: [{ name: 'returnData', type: 'tuple[]', components: [{ name: 'success', type: 'bool' }, { name: 'returnData', type: 'bytes' }] }],
+    inputs: [
+      {
+        name: 'calls',
+        type: 'tuple[]',
+        components: [
+          { name: 'target', type: 'address' },
+          { name: 'allowFailure', type: 'bool' },
+          { name: 'callData', type: 'bytes' },
+        ],
+      },
+    ],
+    outputs: [
+      {
+        name: 'returnData',
+        type: 'tuple[]',
+        components: [
+          { name: 'success', type: 'bool' },
+          { name: 'returnData', type: 'bytes' },
+        ],
+      },
+    ],
   },
 ] as const
 
@@ -28,19 +47,37 @@ export interface ReadCall {
 }
 
 /** Each call's decoded result, or null when that call reverted or returned nothing decodable. */
-export async function multiRead(c: ChainClient, calls: ReadCall[], blockNumber: bigint, what: string): Promise<unknown[]> {
+export async function multiRead(
+  c: ChainClient,
+  calls: ReadCall[],
+  blockNumber: bigint,
+  what: string,
+): Promise<unknown[]> {
   const { viem, client } = c
   const out: unknown[] = []
   // 200 calls per eth_call keeps the request and the answer small for any node
   for (let i = 0; i < calls.length; i += 200) {
     const batch = calls.slice(i, i + 200)
-    const encoded = batch.map((x) => ({ target: x.address, allowFailure: true, callData: viem.encodeFunctionData({ abi: x.abi, functionName: x.functionName, args: x.args }) }))
+    const encoded = batch.map((x) => ({
+      target: x.address,
+      allowFailure: true,
+      callData: viem.encodeFunctionData({ abi: x.abi, functionName: x.functionName, args: x.args }),
+    }))
     let res: readonly { success: boolean; returnData: `0x${string}` }[]
     try {
-      res = await client.readContract({ address: MULTICALL3_ADDRESS, abi: aggregate3Abi, functionName: 'aggregate3', args: [encoded], blockNumber })
+      res = await client.readContract({
+        address: MULTICALL3_ADDRESS,
+        abi: aggregate3Abi,
+        functionName: 'aggregate3',
+        args: [encoded],
+        blockNumber,
+      })
     } catch (err) {
       if (err instanceof viem.BaseError && err.walk((e) => e instanceof viem.ContractFunctionZeroDataError)) {
-        throw new HandlerUpstreamError('upstream_failed', `Multicall3 (${MULTICALL3_ADDRESS}) is not deployed on this chain, so ${what} could not be read`)
+        throw new HandlerUpstreamError(
+          'upstream_failed',
+          `Multicall3 (${MULTICALL3_ADDRESS}) is not deployed on this chain, so ${what} could not be read`,
+        )
       }
       throw upstreamError(viem, err, what)
     }

@@ -64,7 +64,19 @@ async function hyperliquidFunding(ctx: HandlerContext): Promise<VenueFunding[]> 
     const hourly = dec(m.ctx.funding)
     if (m.isDelisted || hourly === null) continue
     const markPx = dec(m.ctx.markPx)
-    out.push(withRates({ venue: 'hyperliquid', market: m.coin, base: hyperliquidBase(m.coin), baseUnits: hyperliquidBase(m.coin) === m.coin.toUpperCase() ? 1 : 1000, fundingRateHourly: hourly, markPx, oraclePx: dec(m.ctx.oraclePx), openInterestUsd: mul(dec(m.ctx.openInterest), markPx), dayVolumeUsd: dec(m.ctx.dayNtlVlm) }))
+    out.push(
+      withRates({
+        venue: 'hyperliquid',
+        market: m.coin,
+        base: hyperliquidBase(m.coin),
+        baseUnits: hyperliquidBase(m.coin) === m.coin.toUpperCase() ? 1 : 1000,
+        fundingRateHourly: hourly,
+        markPx,
+        oraclePx: dec(m.ctx.oraclePx),
+        openInterestUsd: mul(dec(m.ctx.openInterest), markPx),
+        dayVolumeUsd: dec(m.ctx.dayNtlVlm),
+      }),
+    )
   }
   return out
 }
@@ -80,8 +92,13 @@ interface DydxMarket {
 
 async function dydxFunding(ctx: HandlerContext): Promise<VenueFunding[]> {
   const base = providerSetting(ctx, DYDX_SETTING, 'the dYdX v4 indexer')
-  const raw = await providerJson<{ markets?: Record<string, DydxMarket> }>('dYdX indexer', joinUrl(base, 'v4/perpetualMarkets'), { timeoutMs: 8_000 })
-  if (!raw || typeof raw.markets !== 'object' || raw.markets === null) throw new HandlerUpstreamError('upstream_failed', 'dYdX indexer answered perpetualMarkets in an unexpected shape')
+  const raw = await providerJson<{ markets?: Record<string, DydxMarket> }>(
+    'dYdX indexer',
+    joinUrl(base, 'v4/perpetualMarkets'),
+    { timeoutMs: 8_000 },
+  )
+  if (!raw || typeof raw.markets !== 'object' || raw.markets === null)
+    throw new HandlerUpstreamError('upstream_failed', 'dYdX indexer answered perpetualMarkets in an unexpected shape')
   const out: VenueFunding[] = []
   for (const [key, m] of Object.entries(raw.markets)) {
     const ticker = typeof m?.ticker === 'string' ? m.ticker : key
@@ -89,7 +106,19 @@ async function dydxFunding(ctx: HandlerContext): Promise<VenueFunding[]> {
     // only markets that trade: FINAL_SETTLEMENT, PAUSED, ... pay no funding
     if (m?.status !== 'ACTIVE' || hourly === null) continue
     const oraclePx = dec(m.oraclePrice)
-    out.push(withRates({ venue: 'dydx', market: ticker, base: ticker.replace(/-USD$/i, '').toUpperCase(), baseUnits: 1, fundingRateHourly: hourly, markPx: null, oraclePx, openInterestUsd: mul(dec(m.openInterest), oraclePx), dayVolumeUsd: dec(m.volume24H) }))
+    out.push(
+      withRates({
+        venue: 'dydx',
+        market: ticker,
+        base: ticker.replace(/-USD$/i, '').toUpperCase(),
+        baseUnits: 1,
+        fundingRateHourly: hourly,
+        markPx: null,
+        oraclePx,
+        openInterestUsd: mul(dec(m.openInterest), oraclePx),
+        dayVolumeUsd: dec(m.volume24H),
+      }),
+    )
   }
   return out
 }
@@ -104,11 +133,17 @@ export async function crossVenueFunding(ctx: HandlerContext): Promise<VenueResul
     if (!(s.reason instanceof HandlerUpstreamError)) throw s.reason
     return { venue, status: 'failed', error: s.reason.message, markets: [] }
   })
-  if (results.every((r) => r.status === 'failed')) throw new HandlerUpstreamError('upstream_failed', `every venue failed: ${results.map((r) => r.error).join('; ')}`)
+  if (results.every((r) => r.status === 'failed'))
+    throw new HandlerUpstreamError('upstream_failed', `every venue failed: ${results.map((r) => r.error).join('; ')}`)
   return results
 }
 
 /** The per-venue status list for an answer (no market rows). */
 export function venueStatus(results: VenueResult[]) {
-  return results.map((r) => ({ venue: r.venue, status: r.status, markets: r.markets.length, ...(r.error ? { error: r.error } : {}) }))
+  return results.map((r) => ({
+    venue: r.venue,
+    status: r.status,
+    markets: r.markets.length,
+    ...(r.error ? { error: r.error } : {}),
+  }))
 }

@@ -25,9 +25,17 @@ export const PERP_COIN_PATTERN = '^[A-Za-z0-9]{1,20}$'
 export const EVM_ADDRESS_PATTERN = '^0x[0-9a-fA-F]{40}$'
 
 /** POST {base}/info with `request`; 502 when Hyperliquid fails or answers something that is not JSON. */
-export async function hyperliquidInfo<T = unknown>(ctx: HandlerContext, request: Record<string, unknown>, opts: { timeoutMs?: number } = {}): Promise<T> {
+export async function hyperliquidInfo<T = unknown>(
+  ctx: HandlerContext,
+  request: Record<string, unknown>,
+  opts: { timeoutMs?: number } = {},
+): Promise<T> {
   const base = providerSetting(ctx, HYPERLIQUID_SETTING, 'the Hyperliquid info API')
-  return providerJson<T>(PROVIDER, joinUrl(base, 'info'), { method: 'POST', body: request, timeoutMs: opts.timeoutMs ?? 8_000 })
+  return providerJson<T>(PROVIDER, joinUrl(base, 'info'), {
+    method: 'POST',
+    body: request,
+    timeoutMs: opts.timeoutMs ?? 8_000,
+  })
 }
 
 /** 502 for an answer whose shape is not the documented one. */
@@ -48,7 +56,8 @@ export function clean(x: number | null): number | null {
   return x === null || !Number.isFinite(x) ? null : Number(x.toPrecision(12))
 }
 
-export const mul = (a: number | null, b: number | null): number | null => (a === null || b === null ? null : clean(a * b))
+export const mul = (a: number | null, b: number | null): number | null =>
+  a === null || b === null ? null : clean(a * b)
 
 /** Hourly rate → simple (not compounded) annual rate: × 24 × 365. */
 export const annualize = (hourly: number | null): number | null => mul(hourly, HOURS_PER_YEAR)
@@ -83,7 +92,8 @@ export interface PerpMarket {
 /** `metaAndAssetCtxs`: the perp universe zipped with its live contexts (same order, per the docs). */
 export async function perpMarkets(ctx: HandlerContext): Promise<PerpMarket[]> {
   const raw = await hyperliquidInfo<unknown>(ctx, { type: 'metaAndAssetCtxs' })
-  if (!Array.isArray(raw) || raw.length < 2 || !Array.isArray(raw[0]?.universe) || !Array.isArray(raw[1])) throw malformed('metaAndAssetCtxs')
+  if (!Array.isArray(raw) || raw.length < 2 || !Array.isArray(raw[0]?.universe) || !Array.isArray(raw[1]))
+    throw malformed('metaAndAssetCtxs')
   const universe = raw[0].universe as Array<Record<string, unknown>>
   const ctxs = raw[1] as PerpAssetCtx[]
   return universe.map((u, index) => {
@@ -139,7 +149,12 @@ export interface FundingHistoryEntry {
 }
 
 /** `fundingHistory` for one coin between startTime and endTime (ms). */
-export async function fundingHistory(ctx: HandlerContext, coin: string, startTime: number, endTime: number): Promise<FundingHistoryEntry[]> {
+export async function fundingHistory(
+  ctx: HandlerContext,
+  coin: string,
+  startTime: number,
+  endTime: number,
+): Promise<FundingHistoryEntry[]> {
   const raw = await hyperliquidInfo<unknown>(ctx, { type: 'fundingHistory', coin, startTime, endTime })
   if (!Array.isArray(raw)) throw malformed('fundingHistory')
   return raw.filter((e): e is FundingHistoryEntry => typeof e?.time === 'number')
@@ -180,7 +195,12 @@ export async function l2Book(ctx: HandlerContext, coin: string, nSigFigs?: numbe
       return { px, sz, n: typeof l?.n === 'number' ? l.n : 0 }
     })
   }
-  return { coin: typeof raw.coin === 'string' ? raw.coin : coin, time: typeof raw.time === 'number' ? raw.time : null, bids: side(raw.levels[0]), asks: side(raw.levels[1]) }
+  return {
+    coin: typeof raw.coin === 'string' ? raw.coin : coin,
+    time: typeof raw.time === 'number' ? raw.time : null,
+    bids: side(raw.levels[0]),
+    asks: side(raw.levels[1]),
+  }
 }
 
 /** Best bid, best ask, mid and spread of a book (nulls when a side is empty). */
@@ -233,7 +253,14 @@ export interface SpotMeta {
 /** `spotMetaAndAssetCtxs`: spot tokens, pairs and one context per pair (same order as the universe). */
 export async function spotMetaAndCtxs(ctx: HandlerContext): Promise<{ meta: SpotMeta; ctxs: SpotAssetCtx[] }> {
   const raw = await hyperliquidInfo<any>(ctx, { type: 'spotMetaAndAssetCtxs' })
-  if (!Array.isArray(raw) || raw.length < 2 || !Array.isArray(raw[0]?.tokens) || !Array.isArray(raw[0]?.universe) || !Array.isArray(raw[1])) throw malformed('spotMetaAndAssetCtxs')
+  if (
+    !Array.isArray(raw) ||
+    raw.length < 2 ||
+    !Array.isArray(raw[0]?.tokens) ||
+    !Array.isArray(raw[0]?.universe) ||
+    !Array.isArray(raw[1])
+  )
+    throw malformed('spotMetaAndAssetCtxs')
   return { meta: raw[0] as SpotMeta, ctxs: raw[1] as SpotAssetCtx[] }
 }
 
@@ -315,13 +342,22 @@ export function parsePosition(p: AssetPosition['position']) {
     returnOnEquity: dec(p.returnOnEquity),
     liquidationPx: dec(p.liquidationPx),
     marginUsedUsd: dec(p.marginUsed),
-    leverage: p.leverage ? { type: p.leverage.type ?? null, value: typeof p.leverage.value === 'number' ? p.leverage.value : null } : null,
+    leverage: p.leverage
+      ? { type: p.leverage.type ?? null, value: typeof p.leverage.value === 'number' ? p.leverage.value : null }
+      : null,
     maxLeverage: typeof p.maxLeverage === 'number' ? p.maxLeverage : null,
-    cumulativeFundingUsd: p.cumFunding ? { allTime: dec(p.cumFunding.allTime), sinceOpen: dec(p.cumFunding.sinceOpen) } : null,
+    cumulativeFundingUsd: p.cumFunding
+      ? { allTime: dec(p.cumFunding.allTime), sinceOpen: dec(p.cumFunding.sinceOpen) }
+      : null,
   }
 }
 
 export function parseMarginSummary(m: MarginSummary | undefined) {
   if (!m) return null
-  return { accountValueUsd: dec(m.accountValue), totalNotionalPositionUsd: dec(m.totalNtlPos), totalRawUsd: dec(m.totalRawUsd), totalMarginUsedUsd: dec(m.totalMarginUsed) }
+  return {
+    accountValueUsd: dec(m.accountValue),
+    totalNotionalPositionUsd: dec(m.totalNtlPos),
+    totalRawUsd: dec(m.totalRawUsd),
+    totalMarginUsedUsd: dec(m.totalMarginUsed),
+  }
 }

@@ -30,10 +30,18 @@ export interface LlmReport {
 /** Output schema fragment describing LlmReport, for handlers' output schemas. */
 export const llmReportSchema = {
   type: 'object',
-  description: 'the language model that answered and the tokens it reported (promptTokens, completionTokens, totalTokens; null when not reported)',
+  description:
+    'the language model that answered and the tokens it reported (promptTokens, completionTokens, totalTokens; null when not reported)',
   properties: {
     model: { type: 'string' },
-    usage: { type: 'object', properties: { promptTokens: { type: ['integer', 'null'] }, completionTokens: { type: ['integer', 'null'] }, totalTokens: { type: ['integer', 'null'] } } },
+    usage: {
+      type: 'object',
+      properties: {
+        promptTokens: { type: ['integer', 'null'] },
+        completionTokens: { type: ['integer', 'null'] },
+        totalTokens: { type: ['integer', 'null'] },
+      },
+    },
   },
 }
 
@@ -67,7 +75,10 @@ export function assertLlmConfigured(ctx: HandlerContext): void {
 }
 
 /** Calls the model once and returns its validated JSON answer with the model name and token usage. */
-export async function chatJson<T = Record<string, unknown>>(ctx: HandlerContext, req: ChatJsonRequest): Promise<{ json: T; llm: LlmReport }> {
+export async function chatJson<T = Record<string, unknown>>(
+  ctx: HandlerContext,
+  req: ChatJsonRequest,
+): Promise<{ json: T; llm: LlmReport }> {
   const base = providerSetting(ctx, 'LLM_API_URL', 'this endpoint')
   const key = providerSetting(ctx, 'LLM_API_KEY', 'this endpoint')
   const model = optionalSetting(ctx, 'LLM_MODEL') ?? DEFAULT_LLM_MODEL
@@ -83,7 +94,9 @@ export async function chatJson<T = Record<string, unknown>>(ctx: HandlerContext,
       response_format: { type: 'json_object' },
       // OpenAI's reasoning models refuse max_tokens and any temperature but the default; their
       // limit also covers the hidden reasoning tokens, hence the headroom
-      ...(isReasoningModel(model) ? { max_completion_tokens: req.maxTokens + REASONING_HEADROOM } : { temperature: req.temperature ?? 0, max_tokens: req.maxTokens }),
+      ...(isReasoningModel(model)
+        ? { max_completion_tokens: req.maxTokens + REASONING_HEADROOM }
+        : { temperature: req.temperature ?? 0, max_tokens: req.maxTokens }),
     },
     timeoutMs: req.timeoutMs ?? LLM_TIMEOUT_MS,
   })
@@ -94,7 +107,8 @@ export async function chatJson<T = Record<string, unknown>>(ctx: HandlerContext,
   } catch {
     throw new HandlerUpstreamError('upstream_failed', 'the language model did not answer with JSON')
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new HandlerUpstreamError('upstream_failed', 'the language model did not answer with a JSON object')
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new HandlerUpstreamError('upstream_failed', 'the language model did not answer with a JSON object')
   const schemaKey = JSON.stringify(req.schema)
   let validate = compiled.get(schemaKey)
   if (!validate) {
@@ -108,7 +122,10 @@ export async function chatJson<T = Record<string, unknown>>(ctx: HandlerContext,
   }
   if (!validate(parsed)) {
     const e = validate.errors?.[0]
-    throw new HandlerUpstreamError('upstream_failed', `the language model's answer does not have the expected shape (${e ? `${e.instancePath || '/'} ${e.message}` : 'invalid'})`)
+    throw new HandlerUpstreamError(
+      'upstream_failed',
+      `the language model's answer does not have the expected shape (${e ? `${e.instancePath || '/'} ${e.message}` : 'invalid'})`,
+    )
   }
   const body = r.json as { model?: unknown; usage?: Record<string, unknown> }
   const count = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : null)
@@ -116,28 +133,54 @@ export async function chatJson<T = Record<string, unknown>>(ctx: HandlerContext,
     json: parsed as T,
     llm: {
       model: typeof body.model === 'string' && body.model ? body.model : model,
-      usage: { promptTokens: count(body.usage?.prompt_tokens), completionTokens: count(body.usage?.completion_tokens), totalTokens: count(body.usage?.total_tokens) },
+      usage: {
+        promptTokens: count(body.usage?.prompt_tokens),
+        completionTokens: count(body.usage?.completion_tokens),
+        totalTokens: count(body.usage?.total_tokens),
+      },
     },
   }
 }
 
 /** Adds up the usage of several calls (null stays null only when no call reported it). */
 export function combineUsage(reports: LlmReport[]): LlmReport {
-  const sum = (k: keyof LlmReport['usage']) => (reports.some((r) => r.usage[k] !== null) ? reports.reduce((a, r) => a + (r.usage[k] ?? 0), 0) : null)
-  return { model: reports[0]?.model ?? DEFAULT_LLM_MODEL, usage: { promptTokens: sum('promptTokens'), completionTokens: sum('completionTokens'), totalTokens: sum('totalTokens') } }
+  const sum = (k: keyof LlmReport['usage']) =>
+    reports.some((r) => r.usage[k] !== null) ? reports.reduce((a, r) => a + (r.usage[k] ?? 0), 0) : null
+  return {
+    model: reports[0]?.model ?? DEFAULT_LLM_MODEL,
+    usage: {
+      promptTokens: sum('promptTokens'),
+      completionTokens: sum('completionTokens'),
+      totalTokens: sum('totalTokens'),
+    },
+  }
 }
 
 /** choices[0].message.content of a chat.completion, or 502 naming what is wrong. */
 function messageContent(json: unknown): string {
-  if (json === undefined) throw new HandlerUpstreamError('upstream_failed', 'the language model API answered something that is not JSON')
+  if (json === undefined)
+    throw new HandlerUpstreamError('upstream_failed', 'the language model API answered something that is not JSON')
   const choice = (json as { choices?: unknown })?.choices
-  const first = Array.isArray(choice) ? (choice[0] as { message?: { content?: unknown; refusal?: unknown }; finish_reason?: unknown } | undefined) : undefined
-  if (!first || typeof first !== 'object') throw new HandlerUpstreamError('upstream_failed', 'the language model API answered without a choice')
-  if (typeof first.message?.refusal === 'string' && first.message.refusal) throw new HandlerUpstreamError('upstream_failed', 'the language model refused the request')
-  if (first.finish_reason === 'length') throw new HandlerUpstreamError('upstream_failed', 'the language model stopped at its token limit before finishing the answer')
+  const first = Array.isArray(choice)
+    ? (choice[0] as { message?: { content?: unknown; refusal?: unknown }; finish_reason?: unknown } | undefined)
+    : undefined
+  if (!first || typeof first !== 'object')
+    throw new HandlerUpstreamError('upstream_failed', 'the language model API answered without a choice')
+  if (typeof first.message?.refusal === 'string' && first.message.refusal)
+    throw new HandlerUpstreamError('upstream_failed', 'the language model refused the request')
+  if (first.finish_reason === 'length')
+    throw new HandlerUpstreamError(
+      'upstream_failed',
+      'the language model stopped at its token limit before finishing the answer',
+    )
   // content omitted or cut by the provider's content filter: whatever content remains is not the whole answer
-  if (first.finish_reason === 'content_filter') throw new HandlerUpstreamError('upstream_failed', "the language model's answer was withheld by the provider's content filter")
-  if (typeof first.message?.content !== 'string' || first.message.content.trim() === '') throw new HandlerUpstreamError('upstream_failed', 'the language model answered with no content')
+  if (first.finish_reason === 'content_filter')
+    throw new HandlerUpstreamError(
+      'upstream_failed',
+      "the language model's answer was withheld by the provider's content filter",
+    )
+  if (typeof first.message?.content !== 'string' || first.message.content.trim() === '')
+    throw new HandlerUpstreamError('upstream_failed', 'the language model answered with no content')
   return first.message.content
 }
 

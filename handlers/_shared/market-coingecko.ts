@@ -23,11 +23,21 @@ export function coingeckoKeyHeader(baseUrl: string): 'x-cg-pro-api-key' | 'x-cg-
 }
 
 /** GET a CoinGecko path (relative to the configured base): its status and JSON body (502 when not JSON). */
-export async function coingeckoGet<T>(ctx: HandlerContext, path: string, query: Record<string, string | number | boolean | undefined>, opts: Pick<ProviderCallOptions, 'acceptStatus'> = {}): Promise<{ status: number; json: T }> {
+export async function coingeckoGet<T>(
+  ctx: HandlerContext,
+  path: string,
+  query: Record<string, string | number | boolean | undefined>,
+  opts: Pick<ProviderCallOptions, 'acceptStatus'> = {},
+): Promise<{ status: number; json: T }> {
   const base = providerSetting(ctx, 'COINGECKO_API_URL', 'CoinGecko market data')
   const key = optionalSetting(ctx, 'COINGECKO_API_KEY')
   const headers: Record<string, string> = key ? { [coingeckoKeyHeader(base)]: key } : {}
-  const r = await callProvider('CoinGecko', joinUrl(base, path, query), { headers, acceptStatus: opts.acceptStatus, maxBytes: 4 * 1024 * 1024 })
-  if (r.json === undefined) throw new HandlerUpstreamError('upstream_failed', 'CoinGecko answered something that is not JSON')
+  const r = await callProvider('CoinGecko', joinUrl(base, path, query), {
+    headers,
+    acceptStatus: opts.acceptStatus,
+    maxBytes: 4 * 1024 * 1024,
+  })
+  if (r.json === undefined)
+    throw new HandlerUpstreamError('upstream_failed', 'CoinGecko answered something that is not JSON')
   return { status: r.status, json: r.json as T }
 }

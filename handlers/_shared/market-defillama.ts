@@ -41,7 +41,11 @@ export interface LlamaPool {
   il7d: number | null
   volumeUsd1d: number | null
   outlier: boolean | null
-  prediction: { predictedClass: string | null; predictedProbability: number | null; binnedConfidence: number | null } | null
+  prediction: {
+    predictedClass: string | null
+    predictedProbability: number | null
+    binnedConfidence: number | null
+  } | null
 }
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null)
@@ -70,12 +74,23 @@ export async function fetchLlamaPools(ctx: HandlerContext): Promise<LlamaPool[]>
 }
 
 async function readPools(base: string): Promise<LlamaPool[]> {
-  const r = await callProvider('DefiLlama yields', joinUrl(base, '/pools'), { maxBytes: MAX_POOLS_BYTES, timeoutMs: POOLS_TIMEOUT_MS })
+  const r = await callProvider('DefiLlama yields', joinUrl(base, '/pools'), {
+    maxBytes: MAX_POOLS_BYTES,
+    timeoutMs: POOLS_TIMEOUT_MS,
+  })
   const json = r.json as { status?: unknown; data?: unknown } | undefined
-  if (!json || typeof json !== 'object' || !Array.isArray(json.data)) throw new HandlerUpstreamError('upstream_failed', 'DefiLlama yields answered without a pools list')
+  if (!json || typeof json !== 'object' || !Array.isArray(json.data))
+    throw new HandlerUpstreamError('upstream_failed', 'DefiLlama yields answered without a pools list')
   const out: LlamaPool[] = []
   for (const p of json.data as Array<Record<string, unknown>>) {
-    if (!p || typeof p !== 'object' || typeof p.pool !== 'string' || typeof p.chain !== 'string' || typeof p.project !== 'string') continue
+    if (
+      !p ||
+      typeof p !== 'object' ||
+      typeof p.pool !== 'string' ||
+      typeof p.chain !== 'string' ||
+      typeof p.project !== 'string'
+    )
+      continue
     const pred = p.predictions as Record<string, unknown> | null | undefined
     out.push({
       pool: p.pool,
@@ -99,7 +114,14 @@ async function readPools(base: string): Promise<LlamaPool[]> {
       il7d: num(p.il7d),
       volumeUsd1d: num(p.volumeUsd1d),
       outlier: bool(p.outlier),
-      prediction: pred && typeof pred === 'object' ? { predictedClass: str(pred.predictedClass), predictedProbability: num(pred.predictedProbability), binnedConfidence: num(pred.binnedConfidence) } : null,
+      prediction:
+        pred && typeof pred === 'object'
+          ? {
+              predictedClass: str(pred.predictedClass),
+              predictedProbability: num(pred.predictedProbability),
+              binnedConfidence: num(pred.binnedConfidence),
+            }
+          : null,
     })
   }
   return out
@@ -108,7 +130,10 @@ async function readPools(base: string): Promise<LlamaPool[]> {
 /** True when `symbol` (a pool symbol like "USDC-WETH") has `wanted` as one of its tokens, case-insensitively. */
 export function symbolHasToken(symbol: string, wanted: string): boolean {
   const w = wanted.trim().toUpperCase()
-  return symbol.toUpperCase().split(/[-/\s+]+/).includes(w)
+  return symbol
+    .toUpperCase()
+    .split(/[-/\s+]+/)
+    .includes(w)
 }
 
 /** The DefiLlama pool page (its documented public site; the pool id is its key). */

@@ -21,19 +21,35 @@ import { callProvider, joinUrl, providerSetting } from './outbound.js'
 export type GammaObject = Record<string, unknown>
 
 /** GET a Gamma path; 404 answers `undefined` (nothing with that id). */
-export async function gammaGet(ctx: HandlerContext, path: string, query: Record<string, string | number | boolean | undefined> = {}): Promise<unknown> {
+export async function gammaGet(
+  ctx: HandlerContext,
+  path: string,
+  query: Record<string, string | number | boolean | undefined> = {},
+): Promise<unknown> {
   const base = providerSetting(ctx, 'POLYMARKET_GAMMA_URL', 'Polymarket market data')
-  const r = await callProvider('Polymarket Gamma', joinUrl(base, path, query), { acceptStatus: [404], maxBytes: 8 * 1024 * 1024 })
+  const r = await callProvider('Polymarket Gamma', joinUrl(base, path, query), {
+    acceptStatus: [404],
+    maxBytes: 8 * 1024 * 1024,
+  })
   if (r.status === 404) return undefined
-  if (r.json === undefined) throw new HandlerUpstreamError('upstream_failed', 'Polymarket Gamma answered something that is not JSON')
+  if (r.json === undefined)
+    throw new HandlerUpstreamError('upstream_failed', 'Polymarket Gamma answered something that is not JSON')
   return r.json
 }
 
 /** GET a Gamma list path; anything but an array is a provider failure. */
-export async function gammaList(ctx: HandlerContext, path: string, query: Record<string, string | number | boolean | undefined>): Promise<GammaObject[]> {
+export async function gammaList(
+  ctx: HandlerContext,
+  path: string,
+  query: Record<string, string | number | boolean | undefined>,
+): Promise<GammaObject[]> {
   const json = await gammaGet(ctx, path, query)
   if (json === undefined) return []
-  if (!Array.isArray(json)) throw new HandlerUpstreamError('upstream_failed', `Polymarket Gamma answered ${path} with something that is not a list`)
+  if (!Array.isArray(json))
+    throw new HandlerUpstreamError(
+      'upstream_failed',
+      `Polymarket Gamma answered ${path} with something that is not a list`,
+    )
   return json.filter((x): x is GammaObject => !!x && typeof x === 'object')
 }
 
@@ -44,10 +60,18 @@ export async function gammaList(ctx: HandlerContext, path: string, query: Record
  * none (404). Not the lists' `?slug=` filter: the lists apply their status defaults (closed=false)
  * to it, so a closed or resolved event or market would not be found that way.
  */
-export async function gammaBySlug(ctx: HandlerContext, kind: 'events' | 'markets', slug: string): Promise<GammaObject | undefined> {
+export async function gammaBySlug(
+  ctx: HandlerContext,
+  kind: 'events' | 'markets',
+  slug: string,
+): Promise<GammaObject | undefined> {
   const json = await gammaGet(ctx, `/${kind}/slug/${encodeURIComponent(slug)}`)
   if (json === undefined || json === null) return undefined
-  if (typeof json !== 'object' || Array.isArray(json)) throw new HandlerUpstreamError('upstream_failed', `Polymarket Gamma answered /${kind}/slug with something that is not an object`)
+  if (typeof json !== 'object' || Array.isArray(json))
+    throw new HandlerUpstreamError(
+      'upstream_failed',
+      `Polymarket Gamma answered /${kind}/slug with something that is not an object`,
+    )
   return json as GammaObject
 }
 

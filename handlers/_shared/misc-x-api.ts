@@ -34,10 +34,18 @@ export interface XUser {
   verified?: boolean
   verified_type?: string
   pinned_tweet_id?: string
-  public_metrics?: { followers_count?: number; following_count?: number; tweet_count?: number; listed_count?: number; like_count?: number; media_count?: number }
+  public_metrics?: {
+    followers_count?: number
+    following_count?: number
+    tweet_count?: number
+    listed_count?: number
+    like_count?: number
+    media_count?: number
+  }
 }
 
-export const USER_FIELDS = 'created_at,description,location,url,profile_image_url,protected,verified,verified_type,pinned_tweet_id,public_metrics'
+export const USER_FIELDS =
+  'created_at,description,location,url,profile_image_url,protected,verified,verified_type,pinned_tweet_id,public_metrics'
 
 /** The X settings: base URL and bearer token (503 when either is missing). */
 export function xSettings(ctx: HandlerContext, what: string) {
@@ -46,16 +54,32 @@ export function xSettings(ctx: HandlerContext, what: string) {
 
 /** A buyer's username without the @ and surrounding blanks, or 400 on `field`. */
 export function cleanUsername(raw: string, field = 'username'): string {
-  const u = raw.trim().replace(/^@/, '').replace(/^https?:\/\/(www\.)?(x|twitter)\.com\//i, '').replace(/[/?#].*$/, '')
-  if (!USERNAME.test(u)) throw new HandlerInputError(field, `${field} must be an X username: 1–15 letters, digits or underscores (an @ or profile URL is fine)`)
+  const u = raw
+    .trim()
+    .replace(/^@/, '')
+    .replace(/^https?:\/\/(www\.)?(x|twitter)\.com\//i, '')
+    .replace(/[/?#].*$/, '')
+  if (!USERNAME.test(u))
+    throw new HandlerInputError(
+      field,
+      `${field} must be an X username: 1–15 letters, digits or underscores (an @ or profile URL is fine)`,
+    )
   return u
 }
 
 /** Looks a user up by username: the user, or the problem X reported (not found, suspended). */
-export async function lookupUser(settings: { base: string; token: string }, username: string, fields = USER_FIELDS): Promise<{ user: XUser } | { problem: XProblem }> {
-  const a = await providerJson<{ data?: XUser; errors?: XProblem[] }>(X_PROVIDER, joinUrl(settings.base, `/2/users/by/username/${encodeURIComponent(username)}`, { 'user.fields': fields }), {
-    headers: { authorization: `Bearer ${settings.token}` },
-  })
+export async function lookupUser(
+  settings: { base: string; token: string },
+  username: string,
+  fields = USER_FIELDS,
+): Promise<{ user: XUser } | { problem: XProblem }> {
+  const a = await providerJson<{ data?: XUser; errors?: XProblem[] }>(
+    X_PROVIDER,
+    joinUrl(settings.base, `/2/users/by/username/${encodeURIComponent(username)}`, { 'user.fields': fields }),
+    {
+      headers: { authorization: `Bearer ${settings.token}` },
+    },
+  )
   if (a?.data && typeof a.data.id === 'string') return { user: a.data }
   const problem = Array.isArray(a?.errors) ? a.errors[0] : undefined
   if (!problem) throw new HandlerUpstreamError('upstream_failed', `${X_PROVIDER} answered neither a user nor an error`)
@@ -66,6 +90,7 @@ export async function lookupUser(settings: { base: string; token: string }, user
 export function problemReason(p: XProblem): string {
   const detail = typeof p.detail === 'string' ? p.detail.slice(0, 200) : ''
   if (/suspended/i.test(detail)) return 'the account is suspended'
-  if (/not.?found/i.test(`${p.title} ${p.type}`) || /could not find/i.test(detail)) return 'no account has this username'
+  if (/not.?found/i.test(`${p.title} ${p.type}`) || /could not find/i.test(detail))
+    return 'no account has this username'
   return detail || p.title || 'X returned no user'
 }

@@ -17,11 +17,34 @@ import { dnsResolver, errorCode } from './outbound.js'
 export const RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS', 'SOA', 'CAA', 'SRV', 'PTR'] as const
 export type RecordType = (typeof RECORD_TYPES)[number]
 
-export interface MxRecord { priority: number; exchange: string }
-export interface SoaRecord { nsname: string; hostmaster: string; serial: number; refresh: number; retry: number; expire: number; minttl: number }
-export interface CaaRecord { critical: number; tag: string; value: string }
-export interface SrvRecord { priority: number; weight: number; port: number; name: string }
-export interface AddressRecord { address: string; ttl: number }
+export interface MxRecord {
+  priority: number
+  exchange: string
+}
+export interface SoaRecord {
+  nsname: string
+  hostmaster: string
+  serial: number
+  refresh: number
+  retry: number
+  expire: number
+  minttl: number
+}
+export interface CaaRecord {
+  critical: number
+  tag: string
+  value: string
+}
+export interface SrvRecord {
+  priority: number
+  weight: number
+  port: number
+  name: string
+}
+export interface AddressRecord {
+  address: string
+  ttl: number
+}
 
 export interface RecordData {
   A: AddressRecord
@@ -141,16 +164,25 @@ export class BoundedDns {
  *
  * @example normalizeDomain('Bücher.Example.', 'domain') // 'xn--bcher-kva.example'
  */
-export function normalizeDomain(raw: string, field: string, opts: { allowUnderscore?: boolean; requireDot?: boolean } = {}): string {
+export function normalizeDomain(
+  raw: string,
+  field: string,
+  opts: { allowUnderscore?: boolean; requireDot?: boolean } = {},
+): string {
   const trimmed = raw.trim().replace(/\.$/, '')
   if (trimmed === '') throw new HandlerInputError(field, `${field} is empty`)
   if (isIP(trimmed)) throw new HandlerInputError(field, `${field} must be a domain name, not an IP address`)
   // domainToASCII refuses underscores, so convert label by label and keep _labels as they are
   const labels = trimmed.split('.').map((l) => (/^[A-Za-z0-9_-]*$/.test(l) ? l.toLowerCase() : domainToASCII(l)))
   const name = labels.join('.')
-  const label = opts.allowUnderscore ? /^(?:_?[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?|_[a-z0-9-]{1,62}|\*)$/ : /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
-  if (name.length > 253 || labels.some((l) => !label.test(l))) throw new HandlerInputError(field, `${field} is not a valid domain name`)
-  if ((opts.requireDot ?? true) && labels.length < 2) throw new HandlerInputError(field, `${field} must be a fully qualified domain name such as example.com`)
-  if (/^\d+$/.test(labels[labels.length - 1]!)) throw new HandlerInputError(field, `${field} is not a valid domain name (numeric top-level label)`)
+  const label = opts.allowUnderscore
+    ? /^(?:_?[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?|_[a-z0-9-]{1,62}|\*)$/
+    : /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
+  if (name.length > 253 || labels.some((l) => !label.test(l)))
+    throw new HandlerInputError(field, `${field} is not a valid domain name`)
+  if ((opts.requireDot ?? true) && labels.length < 2)
+    throw new HandlerInputError(field, `${field} must be a fully qualified domain name such as example.com`)
+  if (/^\d+$/.test(labels[labels.length - 1]!))
+    throw new HandlerInputError(field, `${field} is not a valid domain name (numeric top-level label)`)
   return name
 }

@@ -17,8 +17,17 @@ const DAY_MS = 86_400_000
 
 export type RdapLookup = { found: true; data: RdapDomain; server: string } | { found: false; server: string }
 
-interface RdapEvent { eventAction?: string; eventDate?: string }
-interface RdapEntity { roles?: string[]; vcardArray?: unknown; publicIds?: Array<{ type?: string; identifier?: string }>; entities?: RdapEntity[]; handle?: string }
+interface RdapEvent {
+  eventAction?: string
+  eventDate?: string
+}
+interface RdapEntity {
+  roles?: string[]
+  vcardArray?: unknown
+  publicIds?: Array<{ type?: string; identifier?: string }>
+  entities?: RdapEntity[]
+  handle?: string
+}
 export interface RdapDomain {
   objectClassName?: string
   ldhName?: string
@@ -39,19 +48,30 @@ export interface RdapDomain {
 export async function lookupRdap(base: string, domain: string, timeoutMs = 8_000): Promise<RdapLookup> {
   let url = joinUrl(base, `domain/${encodeURIComponent(domain)}`)
   for (let hop = 0; ; hop++) {
-    const res = await callProvider('RDAP', url, { headers: { accept: 'application/rdap+json, application/json' }, acceptStatus: [301, 302, 303, 307, 308, 404], timeoutMs })
+    const res = await callProvider('RDAP', url, {
+      headers: { accept: 'application/rdap+json, application/json' },
+      acceptStatus: [301, 302, 303, 307, 308, 404],
+      timeoutMs,
+    })
     const server = new URL(url).host
     if (res.status === 404) return { found: false, server }
     if (res.status >= 300) {
       const location = res.headers.location
-      if (typeof location !== 'string' || hop >= MAX_REDIRECTS) throw new HandlerUpstreamError('upstream_failed', 'RDAP redirected without a usable location')
+      if (typeof location !== 'string' || hop >= MAX_REDIRECTS)
+        throw new HandlerUpstreamError('upstream_failed', 'RDAP redirected without a usable location')
       const next = new URL(location, url)
-      if (next.protocol !== 'https:' && next.protocol !== 'http:') throw new HandlerUpstreamError('upstream_failed', 'RDAP redirected to a non-HTTP location')
+      if (next.protocol !== 'https:' && next.protocol !== 'http:')
+        throw new HandlerUpstreamError('upstream_failed', 'RDAP redirected to a non-HTTP location')
       url = next.toString()
       continue
     }
     const data = res.json as RdapDomain | undefined
-    if (!data || typeof data !== 'object' || Array.isArray(data) || (data.objectClassName !== undefined && data.objectClassName !== 'domain')) {
+    if (
+      !data ||
+      typeof data !== 'object' ||
+      Array.isArray(data) ||
+      (data.objectClassName !== undefined && data.objectClassName !== 'domain')
+    ) {
       throw new HandlerUpstreamError('upstream_failed', 'RDAP answered something that is not a domain object')
     }
     return { found: true, data, server }
@@ -62,9 +82,20 @@ export interface RdapSummary {
   domain: string | null
   unicodeName: string | null
   handle: string | null
-  registrar: { name: string | null; ianaId: string | null; url: string | null; abuseEmail: string | null; abusePhone: string | null } | null
+  registrar: {
+    name: string | null
+    ianaId: string | null
+    url: string | null
+    abuseEmail: string | null
+    abusePhone: string | null
+  } | null
   registrant: { name: string | null; organization: string | null; country: string | null } | null
-  dates: { registered: string | null; expires: string | null; lastChanged: string | null; lastRdapUpdate: string | null }
+  dates: {
+    registered: string | null
+    expires: string | null
+    lastChanged: string | null
+    lastRdapUpdate: string | null
+  }
   ageDays: number | null
   daysUntilExpiry: number | null
   status: string[]
@@ -86,7 +117,13 @@ export function summarizeRdap(d: RdapDomain, now: Date): RdapSummary {
   const registrarEntity = (d.entities ?? []).find((e) => e.roles?.includes('registrar'))
   const abuse = registrarEntity?.entities?.find((e) => e.roles?.includes('abuse'))
   const registrantEntity = (d.entities ?? []).find((e) => e.roles?.includes('registrant'))
-  const registrant = registrantEntity ? { name: vcard(registrantEntity, 'fn'), organization: vcard(registrantEntity, 'org'), country: vcardCountry(registrantEntity) } : null
+  const registrant = registrantEntity
+    ? {
+        name: vcard(registrantEntity, 'fn'),
+        organization: vcard(registrantEntity, 'org'),
+        country: vcardCountry(registrantEntity),
+      }
+    : null
   return {
     domain: d.ldhName?.toLowerCase() ?? null,
     unicodeName: d.unicodeName ?? null,
@@ -101,7 +138,12 @@ export function summarizeRdap(d: RdapDomain, now: Date): RdapSummary {
         }
       : null,
     registrant: registrant && (registrant.name || registrant.organization || registrant.country) ? registrant : null,
-    dates: { registered: registered?.toISOString() ?? null, expires: expires?.toISOString() ?? null, lastChanged: lastChanged?.toISOString() ?? null, lastRdapUpdate: lastRdap?.toISOString() ?? null },
+    dates: {
+      registered: registered?.toISOString() ?? null,
+      expires: expires?.toISOString() ?? null,
+      lastChanged: lastChanged?.toISOString() ?? null,
+      lastRdapUpdate: lastRdap?.toISOString() ?? null,
+    },
     ageDays: registered ? Math.floor((now.getTime() - registered.getTime()) / DAY_MS) : null,
     daysUntilExpiry: expires ? Math.floor((expires.getTime() - now.getTime()) / DAY_MS) : null,
     status: d.status ?? [],
@@ -112,11 +154,16 @@ export function summarizeRdap(d: RdapDomain, now: Date): RdapSummary {
 
 /** First value of a jCard property (RFC 7095: ["vcard", [[name, params, type, value], ...]]). */
 function vcard(entity: RdapEntity, prop: string): string | null {
-  const props = Array.isArray(entity.vcardArray) && Array.isArray(entity.vcardArray[1]) ? (entity.vcardArray[1] as unknown[]) : []
+  const props =
+    Array.isArray(entity.vcardArray) && Array.isArray(entity.vcardArray[1]) ? (entity.vcardArray[1] as unknown[]) : []
   for (const p of props) {
     if (Array.isArray(p) && p[0] === prop) {
       const v = p[3]
-      if (typeof v === 'string' && v.trim() !== '') return v.replace(/^mailto:/i, '').replace(/^tel:/i, '').trim()
+      if (typeof v === 'string' && v.trim() !== '')
+        return v
+          .replace(/^mailto:/i, '')
+          .replace(/^tel:/i, '')
+          .trim()
       if (Array.isArray(v) && typeof v[0] === 'string' && v[0] !== '') return v[0]
     }
   }
@@ -125,7 +172,8 @@ function vcard(entity: RdapEntity, prop: string): string | null {
 
 /** Country of a jCard adr (the last of its seven components, or its cc parameter). */
 function vcardCountry(entity: RdapEntity): string | null {
-  const props = Array.isArray(entity.vcardArray) && Array.isArray(entity.vcardArray[1]) ? (entity.vcardArray[1] as unknown[]) : []
+  const props =
+    Array.isArray(entity.vcardArray) && Array.isArray(entity.vcardArray[1]) ? (entity.vcardArray[1] as unknown[]) : []
   for (const p of props) {
     if (Array.isArray(p) && p[0] === 'adr') {
       const params = p[1] as { cc?: string } | undefined

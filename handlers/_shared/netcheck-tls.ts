@@ -52,7 +52,12 @@ export interface TlsReport {
 }
 
 /** Connects (TLS, verification reported, not enforced) and describes the certificate the host presents. */
-export async function inspectTls(host: string, port: number, ctx: HandlerContext, opts: { field: string; timeoutMs?: number; now?: Date }): Promise<TlsReport> {
+export async function inspectTls(
+  host: string,
+  port: number,
+  ctx: HandlerContext,
+  opts: { field: string; timeoutMs?: number; now?: Date },
+): Promise<TlsReport> {
   const addrs = await resolvePublicHost(host, ctx, opts.field)
   const address = (addrs.find((a) => a.family === 4) ?? addrs[0]!).address
   const servername = isIP(host) ? null : host
@@ -67,10 +72,15 @@ export async function inspectTls(host: string, port: number, ctx: HandlerContext
   }
   try {
     const peer = socket.getPeerCertificate(true) as DetailedPeerCertificate
-    if (!peer || !peer.raw) throw new HandlerUpstreamError('upstream_failed', `${host}:${port} presented no certificate`)
+    if (!peer || !peer.raw)
+      throw new HandlerUpstreamError('upstream_failed', `${host}:${port} presented no certificate`)
     const chain: CertificateInfo[] = []
     const seen = new Set<string>()
-    for (let c: DetailedPeerCertificate | undefined = peer; c && c.raw && !seen.has(c.fingerprint256) && chain.length < 10; c = c.issuerCertificate) {
+    for (
+      let c: DetailedPeerCertificate | undefined = peer;
+      c && c.raw && !seen.has(c.fingerprint256) && chain.length < 10;
+      c = c.issuerCertificate
+    ) {
       seen.add(c.fingerprint256)
       chain.push(describe(c))
     }
@@ -122,8 +132,13 @@ function describe(c: DetailedPeerCertificate): CertificateInfo {
     subjectAltNames: x.subjectAltName ? x.subjectAltName.split(', ').filter(Boolean) : [],
     isCA: x.ca,
     selfSigned: x.subject === x.issuer && x.verify(key),
-    publicKey: { type: key.asymmetricKeyType ?? null, bits: details.modulusLength ?? null, curve: details.namedCurve ?? null },
+    publicKey: {
+      type: key.asymmetricKeyType ?? null,
+      bits: details.modulusLength ?? null,
+      curve: details.namedCurve ?? null,
+    },
   }
 }
 
-const firstString = (v: string | string[] | undefined): string | null => (Array.isArray(v) ? (v[0] ?? null) : (v ?? null))
+const firstString = (v: string | string[] | undefined): string | null =>
+  Array.isArray(v) ? (v[0] ?? null) : (v ?? null)

@@ -31,7 +31,11 @@ const DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 /** A configured provider setting, or 503 upstream_not_configured naming the variable (never its value). */
 export function providerSetting(ctx: HandlerContext, name: string, what = 'this endpoint'): string {
   const v = ctx.providers[name]
-  if (v === undefined || v.trim() === '') throw new HandlerUpstreamError('upstream_not_configured', `${what} needs ${name}, which this deployment has not set`)
+  if (v === undefined || v.trim() === '')
+    throw new HandlerUpstreamError(
+      'upstream_not_configured',
+      `${what} needs ${name}, which this deployment has not set`,
+    )
   return v.trim()
 }
 
@@ -64,16 +68,28 @@ export interface ProviderCallOptions {
  * One HTTP call to a configured provider. Any status outside 2xx (and `acceptStatus`), a timeout,
  * a connection failure or an oversize body becomes 502 upstream_failed naming the provider.
  */
-export async function callProvider(provider: string, url: string, opts: ProviderCallOptions = {}): Promise<ProviderResponse> {
+export async function callProvider(
+  provider: string,
+  url: string,
+  opts: ProviderCallOptions = {},
+): Promise<ProviderResponse> {
   const headers: Record<string, string> = { accept: 'application/json', ...opts.headers }
   let body: string | undefined
   if (opts.body !== undefined) {
     body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body)
-    if (typeof opts.body !== 'string' && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json'
+    if (typeof opts.body !== 'string' && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type'))
+      headers['content-type'] = 'application/json'
   }
   let res: Dispatcher.ResponseData
   try {
-    res = await request(url, { method: opts.method ?? (body === undefined ? 'GET' : 'POST'), headers, body, headersTimeout: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, bodyTimeout: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, signal: withTaskSignal(AbortSignal.timeout(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS)) })
+    res = await request(url, {
+      method: opts.method ?? (body === undefined ? 'GET' : 'POST'),
+      headers,
+      body,
+      headersTimeout: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      bodyTimeout: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      signal: withTaskSignal(AbortSignal.timeout(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS)),
+    })
   } catch (err) {
     throw new HandlerUpstreamError('upstream_failed', `${provider} could not be reached (${errorCode(err)})`)
   }
@@ -93,14 +109,23 @@ export async function callProvider(provider: string, url: string, opts: Provider
 }
 
 /** callProvider, requiring a JSON body. */
-export async function providerJson<T = unknown>(provider: string, url: string, opts: ProviderCallOptions = {}): Promise<T> {
+export async function providerJson<T = unknown>(
+  provider: string,
+  url: string,
+  opts: ProviderCallOptions = {},
+): Promise<T> {
   const r = await callProvider(provider, url, opts)
-  if (r.json === undefined) throw new HandlerUpstreamError('upstream_failed', `${provider} answered something that is not JSON`)
+  if (r.json === undefined)
+    throw new HandlerUpstreamError('upstream_failed', `${provider} answered something that is not JSON`)
   return r.json as T
 }
 
 /** Joins a configured base URL and a path (the base may or may not end with '/'). */
-export function joinUrl(base: string, path: string, query?: Record<string, string | number | boolean | undefined>): string {
+export function joinUrl(
+  base: string,
+  path: string,
+  query?: Record<string, string | number | boolean | undefined>,
+): string {
   const u = new URL(path.replace(/^\//, ''), base.endsWith('/') ? base : `${base}/`)
   for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) u.searchParams.set(k, String(v))
   return u.toString()
@@ -117,21 +142,28 @@ export function parsePublicUrl(raw: string, field: string): URL {
   } catch {
     throw new HandlerInputError(field, `${field} must be an absolute http or https URL`)
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new HandlerInputError(field, `${field} must use http or https`)
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new HandlerInputError(field, `${field} must use http or https`)
   if (u.username || u.password) throw new HandlerInputError(field, `${field} must not carry credentials`)
   return u
 }
 
 /** Host names that never leave the machine, whatever DNS says. */
-const isLocalName = (host: string) => host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.internal') || host === ''
+const isLocalName = (host: string) =>
+  host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.internal') || host === ''
 
 /**
  * Resolves a buyer-named host to its addresses, refusing (400 on `field`) any that is internal
  * unless ctx.allowPrivateNetwork. A host that does not resolve is 422 on `field`.
  */
-export async function resolvePublicHost(host: string, ctx: HandlerContext, field: string): Promise<Array<{ address: string; family: 4 | 6 }>> {
+export async function resolvePublicHost(
+  host: string,
+  ctx: HandlerContext,
+  field: string,
+): Promise<Array<{ address: string; family: 4 | 6 }>> {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase()
-  if (!ctx.allowPrivateNetwork && isLocalName(h)) throw new HandlerInputError(field, `${field}: local host names are refused`)
+  if (!ctx.allowPrivateNetwork && isLocalName(h))
+    throw new HandlerInputError(field, `${field}: local host names are refused`)
   let list: Array<{ address: string; family: 4 | 6 }>
   if (isIP(h)) list = [{ address: h, family: isIP(h) as 4 | 6 }]
   else {
@@ -139,13 +171,17 @@ export async function resolvePublicHost(host: string, ctx: HandlerContext, field
       list = (await dnsPromises.lookup(h, { all: true, verbatim: true })) as Array<{ address: string; family: 4 | 6 }>
     } catch (err) {
       const code = errorCode(err)
-      if (code === 'ENOTFOUND' || code === 'ENODATA') throw new HandlerInputError(field, `${field}: ${h} does not resolve`, 422)
+      if (code === 'ENOTFOUND' || code === 'ENODATA')
+        throw new HandlerInputError(field, `${field}: ${h} does not resolve`, 422)
       throw new HandlerUpstreamError('upstream_failed', `could not resolve ${h} (${code})`)
     }
   }
   if (list.length === 0) throw new HandlerInputError(field, `${field}: ${h} does not resolve`, 422)
   if (!ctx.allowPrivateNetwork && list.some((a) => isPrivateAddress(a.address))) {
-    throw new HandlerInputError(field, `${field}: ${h} is a private, loopback or link-local address; only public hosts can be checked`)
+    throw new HandlerInputError(
+      field,
+      `${field}: ${h} is a private, loopback or link-local address; only public hosts can be checked`,
+    )
   }
   return list
 }
@@ -178,7 +214,11 @@ const agents = new Map<boolean, Agent>()
 function agentFor(allowPrivate: boolean): Agent {
   let a = agents.get(allowPrivate)
   if (!a) {
-    a = new Agent({ connections: 32, keepAliveTimeout: 5_000, connect: { lookup: guardedLookup(allowPrivate), rejectUnauthorized: true } })
+    a = new Agent({
+      connections: 32,
+      keepAliveTimeout: 5_000,
+      connect: { lookup: guardedLookup(allowPrivate), rejectUnauthorized: true },
+    })
     agents.set(allowPrivate, a)
   }
   return a
@@ -191,7 +231,11 @@ function agentFor(allowPrivate: boolean): Agent {
  * on `field`; unreachable hosts, TLS failures and timeouts are 502 upstream_failed; a refused
  * target is 400 on `field`.
  */
-export async function fetchPublicUrl(raw: string, ctx: HandlerContext, opts: PublicFetchOptions): Promise<PublicFetchResult> {
+export async function fetchPublicUrl(
+  raw: string,
+  ctx: HandlerContext,
+  opts: PublicFetchOptions,
+): Promise<PublicFetchResult> {
   const started = Date.now()
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS
   const maxBytes = opts.maxBytes ?? DEFAULT_MAX_BYTES
@@ -203,7 +247,10 @@ export async function fetchPublicUrl(raw: string, ctx: HandlerContext, opts: Pub
   for (;;) {
     const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase()
     if (!ctx.allowPrivateNetwork && (isLocalName(host) || (isIP(host) && isPrivateAddress(host)))) {
-      throw new HandlerInputError(opts.field, `${opts.field}: ${redirects.length ? 'a redirect leads to ' : ''}a private, loopback or link-local address; only public URLs can be fetched`)
+      throw new HandlerInputError(
+        opts.field,
+        `${opts.field}: ${redirects.length ? 'a redirect leads to ' : ''}a private, loopback or link-local address; only public URLs can be fetched`,
+      )
     }
     let res: Dispatcher.ResponseData
     try {
@@ -218,14 +265,24 @@ export async function fetchPublicUrl(raw: string, ctx: HandlerContext, opts: Pub
       })
     } catch (err) {
       const code = errorCode(err)
-      if (code === 'ESSRF') throw new HandlerInputError(opts.field, `${opts.field}: ${host} resolves to a private, loopback or link-local address; only public URLs can be fetched`)
+      if (code === 'ESSRF')
+        throw new HandlerInputError(
+          opts.field,
+          `${opts.field}: ${host} resolves to a private, loopback or link-local address; only public URLs can be fetched`,
+        )
       // the buyer's own host name does not exist: their input, as resolvePublicHost says (a redirect
       // to a name that does not resolve is the site's fault: 502)
-      if ((code === 'ENOTFOUND' || code === 'ENODATA') && redirects.length === 0) throw new HandlerInputError(opts.field, `${opts.field}: ${host} does not resolve`, 422)
+      if ((code === 'ENOTFOUND' || code === 'ENODATA') && redirects.length === 0)
+        throw new HandlerInputError(opts.field, `${opts.field}: ${host} does not resolve`, 422)
       throw new HandlerUpstreamError('upstream_failed', `${host} could not be fetched (${code})`)
     }
     const location = res.headers.location
-    if (res.statusCode >= 300 && res.statusCode < 400 && typeof location === 'string' && redirects.length < maxRedirects) {
+    if (
+      res.statusCode >= 300 &&
+      res.statusCode < 400 &&
+      typeof location === 'string' &&
+      redirects.length < maxRedirects
+    ) {
       await res.body.dump().catch(() => undefined)
       redirects.push({ url: url.toString(), status: res.statusCode })
       try {
@@ -242,7 +299,16 @@ export async function fetchPublicUrl(raw: string, ctx: HandlerContext, opts: Pub
     } catch (err) {
       throw new HandlerUpstreamError('upstream_failed', `${host}: the body could not be read (${errorCode(err)})`)
     }
-    return { url: first.toString(), finalUrl: url.toString(), status: res.statusCode, headers: res.headers, body, redirects, truncated, elapsedMs: Date.now() - started }
+    return {
+      url: first.toString(),
+      finalUrl: url.toString(),
+      status: res.statusCode,
+      headers: res.headers,
+      body,
+      redirects,
+      truncated,
+      elapsedMs: Date.now() - started,
+    }
   }
 }
 
@@ -250,7 +316,11 @@ export async function fetchPublicUrl(raw: string, ctx: HandlerContext, opts: Pub
  * A TCP (or, with `tls`, TLS) connection to a checked public address. Resolves the connected
  * socket; rejects with the socket error (the caller decides whether "refused" is an answer).
  */
-export function connectPublic(address: string, port: number, opts: { timeoutMs?: number; tls?: ConnectionOptions } = {}): Promise<Socket | TLSSocket> {
+export function connectPublic(
+  address: string,
+  port: number,
+  opts: { timeoutMs?: number; tls?: ConnectionOptions } = {},
+): Promise<Socket | TLSSocket> {
   return new Promise((resolve, reject) => {
     const timeoutMs = opts.timeoutMs ?? 5_000
     const socket = opts.tls ? tlsConnect({ host: address, port, ...opts.tls }) : netConnect({ host: address, port })
@@ -284,7 +354,13 @@ export function connectPublic(address: string, port: number, opts: { timeoutMs?:
 export function dnsResolver(ctx: HandlerContext, timeoutMs = 5_000): dnsPromises.Resolver {
   const r = new dnsPromises.Resolver({ timeout: timeoutMs, tries: 2 })
   const servers = optionalSetting(ctx, 'DNS_SERVERS')
-  if (servers) r.setServers(servers.split(',').map((s) => s.trim()).filter(Boolean))
+  if (servers)
+    r.setServers(
+      servers
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
   // a call past its time cancels its outstanding queries (they reject with ECANCELLED)
   taskSignal()?.addEventListener('abort', () => r.cancel(), { once: true })
   return r
@@ -292,7 +368,11 @@ export function dnsResolver(ctx: HandlerContext, timeoutMs = 5_000): dnsPromises
 
 export function errorCode(err: unknown): string {
   const e = err as { code?: string; name?: string; cause?: { code?: string } }
-  return e?.code ?? e?.cause?.code ?? (e?.name === 'TimeoutError' || e?.name === 'AbortError' ? 'ETIMEDOUT' : (e?.name ?? 'error'))
+  return (
+    e?.code ??
+    e?.cause?.code ??
+    (e?.name === 'TimeoutError' || e?.name === 'AbortError' ? 'ETIMEDOUT' : (e?.name ?? 'error'))
+  )
 }
 
 async function readCapped(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<Buffer> {
@@ -301,7 +381,10 @@ async function readCapped(body: Dispatcher.ResponseData['body'], maxBytes: numbe
   return buf
 }
 
-async function readUpTo(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<{ body: Buffer; truncated: boolean }> {
+async function readUpTo(
+  body: Dispatcher.ResponseData['body'],
+  maxBytes: number,
+): Promise<{ body: Buffer; truncated: boolean }> {
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of body) {

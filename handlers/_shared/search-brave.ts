@@ -89,10 +89,12 @@ export async function braveWebSearch(ctx: HandlerContext, o: WebSearchOptions): 
   const r = await callProvider('Brave Search', url, { headers: braveHeaders(key), acceptStatus: [422] })
   if (r.status === 422) refusedParameter(r.json, o.fields ?? {})
   const body = r.json as { type?: unknown; query?: Record<string, unknown>; web?: { results?: unknown } } | undefined
-  if (!body || typeof body !== 'object' || body.type !== 'search') throw new HandlerUpstreamError('upstream_failed', 'Brave Search answered something that is not a search response')
+  if (!body || typeof body !== 'object' || body.type !== 'search')
+    throw new HandlerUpstreamError('upstream_failed', 'Brave Search answered something that is not a search response')
   // `web` is absent when there are no web results
   const raw = body.web?.results
-  if (raw !== undefined && !Array.isArray(raw)) throw new HandlerUpstreamError('upstream_failed', 'Brave Search answered web.results that is not a list')
+  if (raw !== undefined && !Array.isArray(raw))
+    throw new HandlerUpstreamError('upstream_failed', 'Brave Search answered web.results that is not a list')
   const results: WebResult[] = []
   for (const item of (raw ?? []) as Array<Record<string, unknown>>) {
     if (!item || typeof item.url !== 'string' || !/^https?:\/\//i.test(item.url)) continue
@@ -107,13 +109,17 @@ export async function braveWebSearch(ctx: HandlerContext, o: WebSearchOptions): 
       familyFriendly: typeof item.family_friendly === 'boolean' ? item.family_friendly : null,
       hostname: str(meta?.hostname) ?? hostOf(item.url),
     }
-    if (o.extraSnippets) res.extraSnippets = Array.isArray(item.extra_snippets) ? item.extra_snippets.filter((s): s is string => typeof s === 'string').map(plain) : []
+    if (o.extraSnippets)
+      res.extraSnippets = Array.isArray(item.extra_snippets)
+        ? item.extra_snippets.filter((s): s is string => typeof s === 'string').map(plain)
+        : []
     results.push(res)
   }
   return {
     query: str(body.query?.original) ?? o.q,
     alteredQuery: str(body.query?.altered),
-    moreResultsAvailable: typeof body.query?.more_results_available === 'boolean' ? body.query.more_results_available : null,
+    moreResultsAvailable:
+      typeof body.query?.more_results_available === 'boolean' ? body.query.more_results_available : null,
     results: results.slice(0, o.count),
   }
 }
@@ -129,21 +135,38 @@ export interface Suggestion {
  * Brave query suggestions (autocomplete). Uses BRAVE_SUGGEST_API_KEY when set (Suggest is its
  * own Brave plan), else BRAVE_SEARCH_API_KEY.
  */
-export async function braveSuggest(ctx: HandlerContext, o: { q: string; count: number; country?: string; lang?: string; fields?: Partial<Record<'q' | 'country' | 'lang', string>> }): Promise<{ query: string; suggestions: Suggestion[] }> {
+export async function braveSuggest(
+  ctx: HandlerContext,
+  o: {
+    q: string
+    count: number
+    country?: string
+    lang?: string
+    fields?: Partial<Record<'q' | 'country' | 'lang', string>>
+  },
+): Promise<{ query: string; suggestions: Suggestion[] }> {
   const base = providerSetting(ctx, 'BRAVE_SEARCH_URL', 'query suggestions')
-  const key = optionalSetting(ctx, 'BRAVE_SUGGEST_API_KEY') ?? providerSetting(ctx, 'BRAVE_SEARCH_API_KEY', 'query suggestions (or BRAVE_SUGGEST_API_KEY)')
+  const key =
+    optionalSetting(ctx, 'BRAVE_SUGGEST_API_KEY') ??
+    providerSetting(ctx, 'BRAVE_SEARCH_API_KEY', 'query suggestions (or BRAVE_SUGGEST_API_KEY)')
   const url = joinUrl(base, 'res/v1/suggest/search', { q: o.q, count: o.count, country: o.country, lang: o.lang })
   const r = await callProvider('Brave Suggest', url, { headers: braveHeaders(key), acceptStatus: [422] })
   if (r.status === 422) refusedParameter(r.json, o.fields ?? {})
   const body = r.json as { type?: unknown; query?: { original?: unknown }; results?: unknown } | undefined
-  if (!body || typeof body !== 'object' || body.type !== 'suggest' || !Array.isArray(body.results)) throw new HandlerUpstreamError('upstream_failed', 'Brave Suggest answered something that is not a suggest response')
+  if (!body || typeof body !== 'object' || body.type !== 'suggest' || !Array.isArray(body.results))
+    throw new HandlerUpstreamError('upstream_failed', 'Brave Suggest answered something that is not a suggest response')
   const seen = new Set<string>()
   const suggestions: Suggestion[] = []
   for (const s of body.results as Array<Record<string, unknown>>) {
     const q = str(s?.query)
     if (!q || seen.has(q.toLowerCase())) continue
     seen.add(q.toLowerCase())
-    suggestions.push({ query: q, isEntity: typeof s.is_entity === 'boolean' ? s.is_entity : null, title: str(s.title), description: str(s.description) })
+    suggestions.push({
+      query: q,
+      isEntity: typeof s.is_entity === 'boolean' ? s.is_entity : null,
+      title: str(s.title),
+      description: str(s.description),
+    })
   }
   return { query: str(body.query?.original) ?? o.q, suggestions: suggestions.slice(0, o.count) }
 }
@@ -157,11 +180,18 @@ function refusedParameter(json: unknown, fields: Record<string, string | undefin
     if (!e || typeof e !== 'object') continue
     const param = Array.isArray(e.loc) ? e.loc[e.loc.length - 1] : undefined
     const field = typeof param === 'string' ? fields[param] : undefined
-    if (field) throw new HandlerInputError(field, `${field} was refused by Brave Search${typeof e.msg === 'string' ? `: ${e.msg.slice(0, 200)}` : ''}`)
+    if (field)
+      throw new HandlerInputError(
+        field,
+        `${field} was refused by Brave Search${typeof e.msg === 'string' ? `: ${e.msg.slice(0, 200)}` : ''}`,
+      )
   }
   // e.g. SUBSCRIPTION_TOKEN_INVALID: Brave answers a bad key with 422, and the operator needs to know which problem it is
   const code = (json as { error?: { code?: unknown } } | null | undefined)?.error?.code
-  throw new HandlerUpstreamError('upstream_failed', `Brave Search answered HTTP 422${typeof code === 'string' && /^[A-Z][A-Z0-9_]{0,63}$/.test(code) ? ` (${code})` : ''}`)
+  throw new HandlerUpstreamError(
+    'upstream_failed',
+    `Brave Search answered HTTP 422${typeof code === 'string' && /^[A-Z][A-Z0-9_]{0,63}$/.test(code) ? ` (${code})` : ''}`,
+  )
 }
 
 /**
@@ -198,11 +228,16 @@ const str = (v: unknown): string | null => (typeof v === 'string' && v.trim() !=
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", '#39': "'", nbsp: ' ' }
 /** Brave may still mark up snippets; the answer carries plain text */
 function plain(s: string): string {
-  return s
-    .replace(/<[^>]{0,200}>/g, '')
-    // Brave escapes quotes and apostrophes numerically too (&#x27;, &#39;)
-    .replace(/&(amp|lt|gt|quot|apos|nbsp|#\d{1,7}|#[xX][0-9a-fA-F]{1,6});/g, (whole, n: string) => ENTITIES[n] ?? codePoint(n) ?? whole)
-    .trim()
+  return (
+    s
+      .replace(/<[^>]{0,200}>/g, '')
+      // Brave escapes quotes and apostrophes numerically too (&#x27;, &#39;)
+      .replace(
+        /&(amp|lt|gt|quot|apos|nbsp|#\d{1,7}|#[xX][0-9a-fA-F]{1,6});/g,
+        (whole, n: string) => ENTITIES[n] ?? codePoint(n) ?? whole,
+      )
+      .trim()
+  )
 }
 
 function codePoint(n: string): string | undefined {

@@ -29,12 +29,20 @@ export interface DexPair {
   fdv?: number | null
   marketCap?: number | null
   pairCreatedAt?: number | null
-  info?: { imageUrl?: string; websites?: Array<{ url: string; label?: string }>; socials?: Array<{ platform?: string; type?: string; handle?: string; url?: string }> } | null
+  info?: {
+    imageUrl?: string
+    websites?: Array<{ url: string; label?: string }>
+    socials?: Array<{ platform?: string; type?: string; handle?: string; url?: string }>
+  } | null
   boosts?: { active?: number } | null
 }
 
 /** GET {base}/{path}; 502 when DexScreener fails or answers something that is not JSON. */
-export async function dexscreenerJson<T>(ctx: HandlerContext, path: string, query?: Record<string, string>): Promise<T> {
+export async function dexscreenerJson<T>(
+  ctx: HandlerContext,
+  path: string,
+  query?: Record<string, string>,
+): Promise<T> {
   const base = providerSetting(ctx, DEXSCREENER_SETTING, 'the DexScreener API')
   return providerJson<T>('DexScreener', joinUrl(base, path, query), { timeoutMs: 8_000 })
 }
@@ -43,12 +51,24 @@ export function badShape(what: string): HandlerUpstreamError {
   return new HandlerUpstreamError('upstream_failed', `DexScreener answered ${what} in an unexpected shape`)
 }
 
-const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : null)
+const num = (v: unknown): number | null =>
+  typeof v === 'number' && Number.isFinite(v)
+    ? v
+    : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))
+      ? Number(v)
+      : null
 
 /** Keeps only objects that look like pairs (chainId, pairAddress, base and quote token). */
 export function isPair(p: unknown): p is DexPair {
   const x = p as DexPair
-  return !!x && typeof x === 'object' && typeof x.chainId === 'string' && typeof x.pairAddress === 'string' && typeof x.baseToken?.address === 'string' && typeof x.quoteToken?.address === 'string'
+  return (
+    !!x &&
+    typeof x === 'object' &&
+    typeof x.chainId === 'string' &&
+    typeof x.pairAddress === 'string' &&
+    typeof x.baseToken?.address === 'string' &&
+    typeof x.quoteToken?.address === 'string'
+  )
 }
 
 /** One pool in the answer shape; `now` fixes the age computation. */

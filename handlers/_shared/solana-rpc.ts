@@ -20,14 +20,24 @@ export interface RpcError {
   message: string
 }
 
-export async function solanaRpc<T>(ctx: HandlerContext, method: string, params: unknown[], onError?: (e: RpcError) => never): Promise<T> {
+export async function solanaRpc<T>(
+  ctx: HandlerContext,
+  method: string,
+  params: unknown[],
+  onError?: (e: RpcError) => never,
+): Promise<T> {
   const url = providerSetting(ctx, SOLANA_RPC_SETTING, 'the Solana RPC')
-  const res = await providerJson<{ result?: T; error?: RpcError }>('Solana RPC', url, { method: 'POST', body: { jsonrpc: '2.0', id: 1, method, params }, timeoutMs: 8_000 })
+  const res = await providerJson<{ result?: T; error?: RpcError }>('Solana RPC', url, {
+    method: 'POST',
+    body: { jsonrpc: '2.0', id: 1, method, params },
+    timeoutMs: 8_000,
+  })
   if (res && typeof res === 'object' && res.error) {
     const e = { code: Number(res.error.code), message: String(res.error.message ?? '').slice(0, 200) }
     onError?.(e)
     throw new HandlerUpstreamError('upstream_failed', `Solana RPC ${method} failed (${e.code}: ${e.message})`)
   }
-  if (!res || typeof res !== 'object' || !('result' in res)) throw new HandlerUpstreamError('upstream_failed', `Solana RPC ${method} answered without a result`)
+  if (!res || typeof res !== 'object' || !('result' in res))
+    throw new HandlerUpstreamError('upstream_failed', `Solana RPC ${method} answered without a result`)
   return res.result as T
 }

@@ -20,7 +20,13 @@ import type { JsonSchema } from '../../src/pool/handler-contract.js'
 
 export const MODEL_VERSION = 'wallet-behavior-score/1'
 
-export const WEIGHTS = { healthFactor: 35, borrowUtilisation: 25, liquidationCount: 20, liquidationRecency: 15, activity: 5 } as const
+export const WEIGHTS = {
+  healthFactor: 35,
+  borrowUtilisation: 25,
+  liquidationCount: 20,
+  liquidationRecency: 15,
+  activity: 5,
+} as const
 
 export type Classification = 'low' | 'moderate' | 'high' | 'critical'
 
@@ -105,17 +111,25 @@ export function scoreWallet(f: AccountFigures): WalletScore {
       name: 'borrowUtilisation',
       risk: clamp01(utilisation),
       value: r4(utilisation),
-      explanation: hasDebt ? `${fmt(utilisation * 100)} % of the borrowing power (debt + available borrows) is used` : 'no borrowing',
+      explanation: hasDebt
+        ? `${fmt(utilisation * 100)} % of the borrowing power (debt + available borrows) is used`
+        : 'no borrowing',
     },
     {
       name: 'liquidationCount',
       risk: clamp01(f.liquidationCount / 3),
       value: f.liquidationCount,
-      explanation: f.liquidationCount === 0 ? 'never liquidated in the period looked at' : `${f.liquidationCount} liquidation(s); three or more count fully`,
+      explanation:
+        f.liquidationCount === 0
+          ? 'never liquidated in the period looked at'
+          : `${f.liquidationCount} liquidation(s); three or more count fully`,
     },
     {
       name: 'liquidationRecency',
-      risk: f.daysSinceLastLiquidation === null || f.liquidationCount === 0 ? 0 : clamp01(1 - f.daysSinceLastLiquidation / 180),
+      risk:
+        f.daysSinceLastLiquidation === null || f.liquidationCount === 0
+          ? 0
+          : clamp01(1 - f.daysSinceLastLiquidation / 180),
       value: f.liquidationCount === 0 ? null : f.daysSinceLastLiquidation,
       explanation:
         f.daysSinceLastLiquidation === null || f.liquidationCount === 0
@@ -129,21 +143,47 @@ export function scoreWallet(f: AccountFigures): WalletScore {
       explanation: `${f.transactionCount} transaction(s) sent; 99 or more count as an established wallet`,
     },
   ]
-  const components = parts.map((p) => ({ ...p, risk: r4(p.risk), weight: WEIGHTS[p.name], points: r2(WEIGHTS[p.name] * p.risk) }))
+  const components = parts.map((p) => ({
+    ...p,
+    risk: r4(p.risk),
+    weight: WEIGHTS[p.name],
+    points: r2(WEIGHTS[p.name] * p.risk),
+  }))
   let score = Math.round(parts.reduce((sum, p) => sum + WEIGHTS[p.name] * clamp01(p.risk), 0))
   const liquidatableNow = hf !== null && hf < 1
   if (liquidatableNow) score = Math.max(score, LIQUIDATABLE_FLOOR)
   score = Math.min(100, Math.max(0, score))
-  return { model: MODEL_VERSION, score, classification: classify(score), components, profile: profileOf(f, utilisation, liquidatableNow) }
+  return {
+    model: MODEL_VERSION,
+    score,
+    classification: classify(score),
+    components,
+    profile: profileOf(f, utilisation, liquidatableNow),
+  }
 }
 
 function profileOf(f: AccountFigures, utilisation: number, liquidatableNow: boolean): BehaviouralProfile {
   const position = f.totalDebtUsd > 0 ? 'borrower' : f.totalCollateralUsd > 0 ? 'supplier' : 'none'
-  const leverage = position !== 'borrower' ? 'none' : utilisation < 0.5 ? 'conservative' : utilisation < 0.8 ? 'moderate' : 'aggressive'
+  const leverage =
+    position !== 'borrower'
+      ? 'none'
+      : utilisation < 0.5
+        ? 'conservative'
+        : utilisation < 0.8
+          ? 'moderate'
+          : 'aggressive'
   const liquidationHistory = f.liquidationCount === 0 ? 'none' : f.liquidationCount === 1 ? 'isolated' : 'repeated'
   const activity = f.transactionCount < 10 ? 'new' : f.transactionCount < 100 ? 'occasional' : 'active'
-  const what = { none: 'holds no lending position', supplier: 'supplies collateral without borrowing', borrower: `borrows with ${leverage} leverage` }[position]
-  const history = { none: 'no liquidations', isolated: 'one liquidation', repeated: `${f.liquidationCount} liquidations` }[liquidationHistory]
+  const what = {
+    none: 'holds no lending position',
+    supplier: 'supplies collateral without borrowing',
+    borrower: `borrows with ${leverage} leverage`,
+  }[position]
+  const history = {
+    none: 'no liquidations',
+    isolated: 'one liquidation',
+    repeated: `${f.liquidationCount} liquidations`,
+  }[liquidationHistory]
   const summary = `${activity === 'new' ? 'A' : 'An'} ${activity} wallet that ${what}, with ${history}${liquidatableNow ? '; liquidatable now' : ''}.`
   return { position, leverage, liquidationHistory, activity, liquidatableNow, summary }
 }
@@ -156,15 +196,31 @@ export const scoreOutputSchema: JsonSchema & { properties: Record<string, JsonSc
   properties: {
     model: { type: 'string', description: `model version, ${MODEL_VERSION}` },
     score: { type: 'integer', minimum: 0, maximum: 100, description: 'risk score: 0 safest, 100 riskiest' },
-    classification: { type: 'string', enum: ['low', 'moderate', 'high', 'critical'], description: 'band of the score: 0–24 low, 25–49 moderate, 50–74 high, 75–100 critical' },
+    classification: {
+      type: 'string',
+      enum: ['low', 'moderate', 'high', 'critical'],
+      description: 'band of the score: 0–24 low, 25–49 moderate, 50–74 high, 75–100 critical',
+    },
     components: {
       type: 'array',
-      description: 'one entry per model component: name, weight, risk 0–1, points = weight × risk, the value read and an explanation',
-      items: { type: 'object', properties: { name: { type: 'string' }, weight: { type: 'number' }, risk: { type: 'number' }, points: { type: 'number' }, value: { type: ['number', 'null'] }, explanation: { type: 'string' } } },
+      description:
+        'one entry per model component: name, weight, risk 0–1, points = weight × risk, the value read and an explanation',
+      items: {
+        type: 'object',
+        properties: {
+          name: { type: 'string' },
+          weight: { type: 'number' },
+          risk: { type: 'number' },
+          points: { type: 'number' },
+          value: { type: ['number', 'null'] },
+          explanation: { type: 'string' },
+        },
+      },
     },
     profile: {
       type: 'object',
-      description: 'behavioural profile: position (none|supplier|borrower), leverage (none|conservative|moderate|aggressive), liquidationHistory (none|isolated|repeated), activity (new|occasional|active), liquidatableNow, summary',
+      description:
+        'behavioural profile: position (none|supplier|borrower), leverage (none|conservative|moderate|aggressive), liquidationHistory (none|isolated|repeated), activity (new|occasional|active), liquidatableNow, summary',
     },
   },
 }

@@ -69,7 +69,8 @@ export async function fetchPage(raw: string, ctx: HandlerContext, opts: FetchPag
   let url = first
   for (;;) {
     const remaining = deadline - Date.now()
-    if (remaining <= 0) throw new HandlerUpstreamError('upstream_failed', `${first.hostname} could not be fetched (ETIMEDOUT)`)
+    if (remaining <= 0)
+      throw new HandlerUpstreamError('upstream_failed', `${first.hostname} could not be fetched (ETIMEDOUT)`)
     const res = await fetchPublicUrl(url.toString(), ctx, {
       field: opts.field,
       method: opts.method ?? 'GET',
@@ -129,7 +130,8 @@ export function parseContentType(value: string | undefined): { mimeType: string 
 }
 
 export const isHtmlType = (mime: string | null) => mime === 'text/html' || mime === 'application/xhtml+xml'
-export const isJsonType = (mime: string | null) => mime !== null && (mime === 'application/json' || mime.endsWith('+json'))
+export const isJsonType = (mime: string | null) =>
+  mime !== null && (mime === 'application/json' || mime.endsWith('+json'))
 
 export interface SetCookie {
   name: string
@@ -151,7 +153,16 @@ export function parseSetCookie(line: string, now = Date.now()): SetCookie | null
   const eq = pair!.indexOf('=')
   const name = (eq === -1 ? '' : pair!.slice(0, eq)).trim()
   if (!name) return null
-  const out: SetCookie = { name, secure: false, httpOnly: false, sameSite: null, domain: null, path: null, persistent: false, lifetimeSeconds: null }
+  const out: SetCookie = {
+    name,
+    secure: false,
+    httpOnly: false,
+    sameSite: null,
+    domain: null,
+    path: null,
+    persistent: false,
+    lifetimeSeconds: null,
+  }
   let maxAge: number | null = null
   let expires: number | null = null
   for (const a of attrs) {

@@ -22,7 +22,12 @@ import { bareHost } from './webpage-fetch.js'
  */
 export async function loadHtml(body: Buffer, charset: string | null, field = 'url'): Promise<CheerioAPI> {
   const depth = nestingEstimate(body, charset)
-  if (depth > MAX_PARSE_DEPTH) throw new HandlerInputError(field, `the page nests elements more than ${MAX_PARSE_DEPTH} levels deep; it cannot be analysed`, 422)
+  if (depth > MAX_PARSE_DEPTH)
+    throw new HandlerInputError(
+      field,
+      `the page nests elements more than ${MAX_PARSE_DEPTH} levels deep; it cannot be analysed`,
+      422,
+    )
   const { loadBuffer } = await import('cheerio')
   let $: CheerioAPI
   try {
@@ -41,8 +46,45 @@ export const MAX_PARSE_DEPTH = 2_048
 
 /** Elements that open no level: void elements, and those whose end tag the parser implies (a new <p>, <li>, <td> closes the last). */
 const NO_LEVEL = new Set([
-  'area', 'base', 'basefont', 'bgsound', 'br', 'col', 'embed', 'frame', 'hr', 'img', 'input', 'keygen', 'link', 'meta', 'param', 'source', 'track', 'wbr',
-  'p', 'li', 'dt', 'dd', 'option', 'optgroup', 'rb', 'rp', 'rt', 'rtc', 'tr', 'td', 'th', 'tbody', 'thead', 'tfoot', 'caption', 'colgroup', 'html', 'head', 'body',
+  'area',
+  'base',
+  'basefont',
+  'bgsound',
+  'br',
+  'col',
+  'embed',
+  'frame',
+  'hr',
+  'img',
+  'input',
+  'keygen',
+  'link',
+  'meta',
+  'param',
+  'source',
+  'track',
+  'wbr',
+  'p',
+  'li',
+  'dt',
+  'dd',
+  'option',
+  'optgroup',
+  'rb',
+  'rp',
+  'rt',
+  'rtc',
+  'tr',
+  'td',
+  'th',
+  'tbody',
+  'thead',
+  'tfoot',
+  'caption',
+  'colgroup',
+  'html',
+  'head',
+  'body',
 ])
 /** Elements whose start tag closes an open element of the same name instead of nesting in it. */
 const SAME_NAME_CLOSES = new Set(['a', 'button', 'nobr', 'select'])
@@ -54,7 +96,14 @@ const RAW_TEXT = new Set(['script', 'style', 'textarea', 'title', 'xmp', 'iframe
  * the elements opened after its match, as the parser does). Stops counting past MAX_PARSE_DEPTH.
  */
 export function nestingEstimate(body: Buffer, charset: string | null): number {
-  const utf16 = body[0] === 0xfe && body[1] === 0xff ? 'utf-16be' : body[0] === 0xff && body[1] === 0xfe ? 'utf-16le' : /^utf-16/.test(charset ?? '') ? charset! : null
+  const utf16 =
+    body[0] === 0xfe && body[1] === 0xff
+      ? 'utf-16be'
+      : body[0] === 0xff && body[1] === 0xfe
+        ? 'utf-16le'
+        : /^utf-16/.test(charset ?? '')
+          ? charset!
+          : null
   let html: string
   try {
     html = (utf16 ? new TextDecoder(utf16).decode(body) : body.toString('latin1')).toLowerCase()
@@ -148,7 +197,10 @@ function limitDepth(root: AnyNode): void {
       if (!n.children?.length) continue
       const nested = n.children.filter((c) => (c as Tree).children !== undefined)
       if (nested.length === 0) continue
-      relink(n, n.children.filter((c) => (c as Tree).children === undefined))
+      relink(
+        n,
+        n.children.filter((c) => (c as Tree).children === undefined),
+      )
       for (let i = nested.length - 1; i >= 0; i--) pending.push(nested[i]!)
     }
     relink(node, flat)
@@ -203,7 +255,8 @@ export function metaWithPrefix($: CheerioAPI, prefix: string): Record<string, st
   const out: Record<string, string> = {}
   $('meta').each((_, el) => {
     const name = (el.attribs.property ?? el.attribs.name ?? '').trim().toLowerCase()
-    if (name.startsWith(prefix) && el.attribs.content !== undefined && !(name in out)) out[name] = squash(el.attribs.content)
+    if (name.startsWith(prefix) && el.attribs.content !== undefined && !(name in out))
+      out[name] = squash(el.attribs.content)
   })
   return out
 }
@@ -345,11 +398,60 @@ export function jsonLd($: CheerioAPI): JsonLdBlock[] {
   return out
 }
 
-const SKIP = new Set(['script', 'style', 'noscript', 'template', 'svg', 'math', 'iframe', 'object', 'embed', 'canvas', 'head', 'select', 'datalist'])
+const SKIP = new Set([
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'svg',
+  'math',
+  'iframe',
+  'object',
+  'embed',
+  'canvas',
+  'head',
+  'select',
+  'datalist',
+])
 const BLOCK = new Set([
-  'address', 'article', 'aside', 'blockquote', 'br', 'caption', 'dd', 'details', 'div', 'dl', 'dt', 'fieldset', 'figcaption', 'figure',
-  'footer', 'form', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hr', 'li', 'main', 'nav', 'ol', 'p', 'pre', 'section', 'summary',
-  'table', 'tbody', 'thead', 'tfoot', 'tr', 'ul',
+  'address',
+  'article',
+  'aside',
+  'blockquote',
+  'br',
+  'caption',
+  'dd',
+  'details',
+  'div',
+  'dl',
+  'dt',
+  'fieldset',
+  'figcaption',
+  'figure',
+  'footer',
+  'form',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'header',
+  'hr',
+  'li',
+  'main',
+  'nav',
+  'ol',
+  'p',
+  'pre',
+  'section',
+  'summary',
+  'table',
+  'tbody',
+  'thead',
+  'tfoot',
+  'tr',
+  'ul',
 ])
 const CELL = new Set(['td', 'th'])
 

@@ -18,8 +18,21 @@ const DOWNING = {
   importance: 0.6081,
   addresstype: 'building',
   name: 'Prime Minister’s Office',
-  display_name: 'Prime Minister’s Office, 10, Downing Street, Westminster, London, Greater London, England, SW1A 2AA, United Kingdom',
-  address: { office: 'Prime Minister’s Office', house_number: '10', road: 'Downing Street', quarter: 'Westminster', city: 'London', state_district: 'Greater London', state: 'England', 'ISO3166-2-lvl4': 'GB-ENG', postcode: 'SW1A 2AA', country: 'United Kingdom', country_code: 'gb' },
+  display_name:
+    'Prime Minister’s Office, 10, Downing Street, Westminster, London, Greater London, England, SW1A 2AA, United Kingdom',
+  address: {
+    office: 'Prime Minister’s Office',
+    house_number: '10',
+    road: 'Downing Street',
+    quarter: 'Westminster',
+    city: 'London',
+    state_district: 'Greater London',
+    state: 'England',
+    'ISO3166-2-lvl4': 'GB-ENG',
+    postcode: 'SW1A 2AA',
+    country: 'United Kingdom',
+    country_code: 'gb',
+  },
   boundingbox: ['51.5032573', '51.5036483', '-0.1278356', '-0.1273038'],
 }
 const STREET = {
@@ -36,10 +49,25 @@ const STREET = {
   addresstype: 'road',
   name: 'Downing Street',
   display_name: 'Downing Street, Westminster, London, SW1A 2AB, United Kingdom',
-  address: { road: 'Downing Street', city: 'London', postcode: 'SW1A 2AB', country: 'United Kingdom', country_code: 'gb' },
+  address: {
+    road: 'Downing Street',
+    city: 'London',
+    postcode: 'SW1A 2AB',
+    country: 'United Kingdom',
+    country_code: 'gb',
+  },
   boundingbox: ['51.5', '51.6', '-0.13', '-0.12'],
 }
-const TOWN = { ...STREET, place_id: 6, category: 'place', type: 'village', place_rank: 19, addresstype: 'village', name: 'Tiny', address: { village: 'Tiny', county: 'Simcoe County', country: 'Canada', country_code: 'ca' } }
+const TOWN = {
+  ...STREET,
+  place_id: 6,
+  category: 'place',
+  type: 'village',
+  place_rank: 19,
+  addresstype: 'village',
+  name: 'Tiny',
+  address: { village: 'Tiny', county: 'Simcoe County', country: 'Canada', country_code: 'ca' },
+}
 
 function nominatim(req: ReceivedRequest) {
   if (req.path === '/reverse') {
@@ -62,7 +90,17 @@ t.test('against a Nominatim stand-in', async (t) => {
   t.test('the example validates to house level with normalized components', async (t) => {
     const out = okBody(await run(handler.example))
     t.match(out, { mode: 'search', found: true, validated: true, precision: 'house', issues: [] })
-    t.same(out.match.components, { houseNumber: '10', road: 'Downing Street', neighbourhood: 'Westminster', city: 'London', county: null, state: 'England', postcode: 'SW1A 2AA', country: 'United Kingdom', countryCode: 'GB' })
+    t.same(out.match.components, {
+      houseNumber: '10',
+      road: 'Downing Street',
+      neighbourhood: 'Westminster',
+      city: 'London',
+      county: null,
+      state: 'England',
+      postcode: 'SW1A 2AA',
+      country: 'United Kingdom',
+      countryCode: 'GB',
+    })
     t.equal(out.match.latitude, 51.50344025)
     t.equal(out.match.longitude, -0.12770820958562096)
     t.same(out.match.matchType, { category: 'building', type: 'yes', addressType: 'building', placeRank: 30 })
@@ -94,7 +132,9 @@ t.test('against a Nominatim stand-in', async (t) => {
   })
 
   t.test('structured fields; a postal code that differs blocks validation', async (t) => {
-    const out = okBody(await run({ street: '10 Downing St', city: 'London', postalcode: 'sw1a 2ab', countryCodes: 'GB' }))
+    const out = okBody(
+      await run({ street: '10 Downing St', city: 'London', postalcode: 'sw1a 2ab', countryCodes: 'GB' }),
+    )
     t.match(out, { found: true, precision: 'house', validated: false })
     t.match(out.issues, [/postal code of the match \(SW1A 2AA\) differs/])
     const sent = p.received.at(-1)!
@@ -144,21 +184,45 @@ t.test('against a Nominatim stand-in', async (t) => {
 })
 
 t.test('provider problems', async (t) => {
-  await t.rejects(runInline(handler, handler.example, { providers: {} }), { code: 'upstream_not_configured', message: /NOMINATIM_URL/ })
+  await t.rejects(runInline(handler, handler.example, { providers: {} }), {
+    code: 'upstream_not_configured',
+    message: /NOMINATIM_URL/,
+  })
   const p = await standIn(t, nominatim)
-  await t.rejects(runInline(handler, handler.example, { providers: { NOMINATIM_URL: p.url } }), { code: 'upstream_not_configured', message: /NOMINATIM_CONTACT/ })
+  await t.rejects(runInline(handler, handler.example, { providers: { NOMINATIM_URL: p.url } }), {
+    code: 'upstream_not_configured',
+    message: /NOMINATIM_CONTACT/,
+  })
   const limited = await standIn(t, () => ({ status: 429, text: 'Too Many Requests' }))
-  await t.rejects(runInline(handler, handler.example, { providers: { NOMINATIM_URL: limited.url, NOMINATIM_CONTACT: 'x@y.z' } }), { code: 'upstream_failed', message: /429/ })
+  await t.rejects(
+    runInline(handler, handler.example, { providers: { NOMINATIM_URL: limited.url, NOMINATIM_CONTACT: 'x@y.z' } }),
+    { code: 'upstream_failed', message: /429/ },
+  )
   const garbage = await standIn(t, () => ({ json: { unexpected: true } }))
-  await t.rejects(runInline(handler, handler.example, { providers: { NOMINATIM_URL: garbage.url, NOMINATIM_CONTACT: 'x@y.z' } }), { code: 'upstream_failed' })
+  await t.rejects(
+    runInline(handler, handler.example, { providers: { NOMINATIM_URL: garbage.url, NOMINATIM_CONTACT: 'x@y.z' } }),
+    { code: 'upstream_failed' },
+  )
   const noCoords = await standIn(t, () => ({ json: [{ ...DOWNING, lat: 'n/a' }] }))
-  await t.rejects(runInline(handler, handler.example, { providers: { NOMINATIM_URL: noCoords.url, NOMINATIM_CONTACT: 'https://example.org/contact' } }), { code: 'upstream_failed', message: /coordinates/ })
+  await t.rejects(
+    runInline(handler, handler.example, {
+      providers: { NOMINATIM_URL: noCoords.url, NOMINATIM_CONTACT: 'https://example.org/contact' },
+    }),
+    { code: 'upstream_failed', message: /coordinates/ },
+  )
   t.equal(noCoords.received[0]!.query.get('email'), null, 'a URL contact goes in the User-Agent only')
   t.match(noCoords.received[0]!.headers['user-agent'], /https:\/\/example\.org\/contact/)
 })
 
-t.test('odd entries in a Nominatim answer (a null place, a numeric country code) are skipped or null, never a crash', async (t) => {
-  const odd = await standIn(t, () => ({ json: [null, { ...DOWNING, address: { ...DOWNING.address, country_code: 826 } }] }))
-  const out = okBody(await runInline(handler, handler.example, { providers: { NOMINATIM_URL: odd.url, NOMINATIM_CONTACT: 'x@y.z' } }))
-  t.match(out, { found: true, match: { components: { road: 'Downing Street', countryCode: null } } })
-})
+t.test(
+  'odd entries in a Nominatim answer (a null place, a numeric country code) are skipped or null, never a crash',
+  async (t) => {
+    const odd = await standIn(t, () => ({
+      json: [null, { ...DOWNING, address: { ...DOWNING.address, country_code: 826 } }],
+    }))
+    const out = okBody(
+      await runInline(handler, handler.example, { providers: { NOMINATIM_URL: odd.url, NOMINATIM_CONTACT: 'x@y.z' } }),
+    )
+    t.match(out, { found: true, match: { components: { road: 'Downing Street', countryCode: null } } })
+  },
+)

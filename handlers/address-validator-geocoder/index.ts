@@ -79,7 +79,8 @@ function normalize(p: Place) {
   const a = p.address
   const lat = Number(p.lat)
   const lon = Number(p.lon)
-  if (!Number.isFinite(lat) || !Number.isFinite(lon)) throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered a place without coordinates`)
+  if (!Number.isFinite(lat) || !Number.isFinite(lon))
+    throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered a place without coordinates`)
   return {
     displayName: p.display_name ?? null,
     name: p.name || null,
@@ -97,7 +98,12 @@ function normalize(p: Place) {
       countryCode: typeof a?.country_code === 'string' && a.country_code ? a.country_code.toUpperCase() : null,
     },
     precision: precisionOf(p),
-    matchType: { category: p.category ?? null, type: p.type ?? null, addressType: p.addresstype ?? null, placeRank: typeof p.place_rank === 'number' ? p.place_rank : null },
+    matchType: {
+      category: p.category ?? null,
+      type: p.type ?? null,
+      addressType: p.addresstype ?? null,
+      placeRank: typeof p.place_rank === 'number' ? p.place_rank : null,
+    },
     importance: typeof p.importance === 'number' ? p.importance : null,
     boundingBox: Array.isArray(p.boundingbox) && p.boundingbox.length === 4 ? p.boundingbox.map(Number) : null,
     osm: p.osm_type && p.osm_id !== undefined ? { type: p.osm_type, id: p.osm_id } : null,
@@ -121,17 +127,51 @@ export default defineHandler<Input>({
     type: 'object',
     additionalProperties: false,
     properties: {
-      query: { type: 'string', minLength: 3, maxLength: 300, description: 'A free-form address, e.g. "10 Downing Street, London". Give query, or the structured fields, or latitude + longitude.' },
-      street: { type: 'string', maxLength: 150, description: 'Structured search: house number and street name, e.g. "1600 Pennsylvania Ave NW".' },
+      query: {
+        type: 'string',
+        minLength: 3,
+        maxLength: 300,
+        description:
+          'A free-form address, e.g. "10 Downing Street, London". Give query, or the structured fields, or latitude + longitude.',
+      },
+      street: {
+        type: 'string',
+        maxLength: 150,
+        description: 'Structured search: house number and street name, e.g. "1600 Pennsylvania Ave NW".',
+      },
       city: { type: 'string', maxLength: 100, description: 'Structured search: city, town or village.' },
       county: { type: 'string', maxLength: 100, description: 'Structured search: county or district.' },
       state: { type: 'string', maxLength: 100, description: 'Structured search: state or province.' },
-      postalcode: { type: 'string', maxLength: 20, description: 'Structured search: postal code; when given it must match for the address to validate.' },
+      postalcode: {
+        type: 'string',
+        maxLength: 20,
+        description: 'Structured search: postal code; when given it must match for the address to validate.',
+      },
       country: { type: 'string', maxLength: 100, description: 'Structured search: country name or code.' },
-      countryCodes: { type: 'string', pattern: '^[A-Za-z]{2}(,[A-Za-z]{2}){0,9}$', description: 'Limit the search to these ISO 3166-1 alpha-2 countries, comma-separated (e.g. "gb,ie").' },
-      latitude: { type: 'number', minimum: -90, maximum: 90, description: 'Reverse geocoding: latitude in decimal degrees, with longitude.' },
-      longitude: { type: 'number', minimum: -180, maximum: 180, description: 'Reverse geocoding: longitude in decimal degrees, with latitude.' },
-      limit: { type: 'integer', minimum: 1, maximum: 5, default: 1, description: 'Forward search: how many candidate matches to return (1–5, default 1); the first is the best.' },
+      countryCodes: {
+        type: 'string',
+        pattern: '^[A-Za-z]{2}(,[A-Za-z]{2}){0,9}$',
+        description: 'Limit the search to these ISO 3166-1 alpha-2 countries, comma-separated (e.g. "gb,ie").',
+      },
+      latitude: {
+        type: 'number',
+        minimum: -90,
+        maximum: 90,
+        description: 'Reverse geocoding: latitude in decimal degrees, with longitude.',
+      },
+      longitude: {
+        type: 'number',
+        minimum: -180,
+        maximum: 180,
+        description: 'Reverse geocoding: longitude in decimal degrees, with latitude.',
+      },
+      limit: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 5,
+        default: 1,
+        description: 'Forward search: how many candidate matches to return (1–5, default 1); the first is the best.',
+      },
     },
   },
   output: {
@@ -157,48 +197,131 @@ export default defineHandler<Input>({
   example: { query: '10 Downing Street, London, SW1A 2AA' },
   async run(input, ctx) {
     const base = providerSetting(ctx, 'NOMINATIM_URL', 'address geocoding')
-    const contact = providerSetting(ctx, 'NOMINATIM_CONTACT', 'address geocoding (Nominatim usage policy: an identifying contact)')
+    const contact = providerSetting(
+      ctx,
+      'NOMINATIM_CONTACT',
+      'address geocoding (Nominatim usage policy: an identifying contact)',
+    )
     const structured = STRUCTURED.filter((k) => input[k] !== undefined && input[k]!.trim() !== '')
     const reverse = input.latitude !== undefined || input.longitude !== undefined
     const modes = [input.query !== undefined, structured.length > 0, reverse].filter(Boolean).length
-    if (modes === 0) throw new HandlerInputError('query', 'give query (a free-form address), structured fields (street, city, ...), or latitude + longitude')
-    if (modes > 1) throw new HandlerInputError('query', 'give only one of: query, structured fields, latitude + longitude')
-    if (reverse && input.latitude === undefined) throw new HandlerInputError('latitude', 'latitude is required with longitude')
-    if (reverse && input.longitude === undefined) throw new HandlerInputError('longitude', 'longitude is required with latitude')
-    if (input.query !== undefined && input.query.trim().length < 3) throw new HandlerInputError('query', 'query must have at least 3 characters')
+    if (modes === 0)
+      throw new HandlerInputError(
+        'query',
+        'give query (a free-form address), structured fields (street, city, ...), or latitude + longitude',
+      )
+    if (modes > 1)
+      throw new HandlerInputError('query', 'give only one of: query, structured fields, latitude + longitude')
+    if (reverse && input.latitude === undefined)
+      throw new HandlerInputError('latitude', 'latitude is required with longitude')
+    if (reverse && input.longitude === undefined)
+      throw new HandlerInputError('longitude', 'longitude is required with latitude')
+    if (input.query !== undefined && input.query.trim().length < 3)
+      throw new HandlerInputError('query', 'query must have at least 3 characters')
 
     // the usage policy (https://operations.osmfoundation.org/policies/nominatim/) wants an identifying
     // User-Agent; an e-mail contact may also go in the `email` parameter
     const email = /^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(contact) ? contact : undefined
     const headers = { 'user-agent': `Tollgate-address-validator-geocoder/1.0 (${contact})`, 'accept-language': 'en' }
-    const attribution = 'Data © OpenStreetMap contributors, ODbL 1.0 (https://osm.org/copyright); geocoding by Nominatim'
+    const attribution =
+      'Data © OpenStreetMap contributors, ODbL 1.0 (https://osm.org/copyright); geocoding by Nominatim'
 
     if (reverse) {
-      const p = await providerJson<Place>(PROVIDER, joinUrl(base, '/reverse', { format: 'jsonv2', addressdetails: 1, lat: input.latitude, lon: input.longitude, email }), { headers })
-      if (!p || typeof p !== 'object' || Array.isArray(p)) throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered an unexpected shape`)
-      if (p.error || p.lat === undefined) return { body: { mode: 'reverse', found: false, validated: false, precision: null, issues: ['no address at these coordinates'], rule: VALIDATION_RULE, match: null, alternatives: [], attribution } }
+      const p = await providerJson<Place>(
+        PROVIDER,
+        joinUrl(base, '/reverse', {
+          format: 'jsonv2',
+          addressdetails: 1,
+          lat: input.latitude,
+          lon: input.longitude,
+          email,
+        }),
+        { headers },
+      )
+      if (!p || typeof p !== 'object' || Array.isArray(p))
+        throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered an unexpected shape`)
+      if (p.error || p.lat === undefined)
+        return {
+          body: {
+            mode: 'reverse',
+            found: false,
+            validated: false,
+            precision: null,
+            issues: ['no address at these coordinates'],
+            rule: VALIDATION_RULE,
+            match: null,
+            alternatives: [],
+            attribution,
+          },
+        }
       const match = normalize(p)
       const issues = match.precision === 'house' ? [] : [`the nearest address is only ${match.precision}-precise`]
-      return { body: { mode: 'reverse', found: true, validated: issues.length === 0, precision: match.precision, issues, rule: VALIDATION_RULE, match, alternatives: [], attribution } }
+      return {
+        body: {
+          mode: 'reverse',
+          found: true,
+          validated: issues.length === 0,
+          precision: match.precision,
+          issues,
+          rule: VALIDATION_RULE,
+          match,
+          alternatives: [],
+          attribution,
+        },
+      }
     }
 
     const limit = input.limit ?? 1
-    const query: Record<string, string | number | undefined> = { format: 'jsonv2', addressdetails: 1, limit, email, countrycodes: input.countryCodes?.toLowerCase() }
+    const query: Record<string, string | number | undefined> = {
+      format: 'jsonv2',
+      addressdetails: 1,
+      limit,
+      email,
+      countrycodes: input.countryCodes?.toLowerCase(),
+    }
     if (input.query !== undefined) query.q = input.query.trim()
     else for (const k of structured) query[k] = input[k]!.trim()
     const list = await providerJson<Place[]>(PROVIDER, joinUrl(base, '/search', query), { headers })
-    if (!Array.isArray(list)) throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered an unexpected shape`)
+    if (!Array.isArray(list))
+      throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered an unexpected shape`)
     // entries that are not place objects are skipped (normalize then checks each one's coordinates)
     const places = list.filter((x): x is Place => x !== null && typeof x === 'object' && !Array.isArray(x))
-    if (places.length === 0) return { body: { mode: 'search', found: false, validated: false, precision: null, issues: ['no match for this address'], rule: VALIDATION_RULE, match: null, alternatives: [], attribution } }
+    if (places.length === 0)
+      return {
+        body: {
+          mode: 'search',
+          found: false,
+          validated: false,
+          precision: null,
+          issues: ['no match for this address'],
+          rule: VALIDATION_RULE,
+          match: null,
+          alternatives: [],
+          attribution,
+        },
+      }
     const [best, ...rest] = places.slice(0, limit).map(normalize)
     const issues: string[] = []
-    if (best!.precision !== 'house') issues.push(`the best match is only ${best!.precision}-precise (no house-level match)`)
+    if (best!.precision !== 'house')
+      issues.push(`the best match is only ${best!.precision}-precise (no house-level match)`)
     if (input.postalcode !== undefined && input.postalcode.trim() !== '') {
       const squash = (s: string) => s.replace(/\s+/g, '').toUpperCase()
       if (!best!.components.postcode) issues.push('the match has no postal code to compare with the one given')
-      else if (squash(best!.components.postcode) !== squash(input.postalcode)) issues.push(`the postal code of the match (${best!.components.postcode}) differs from the one given`)
+      else if (squash(best!.components.postcode) !== squash(input.postalcode))
+        issues.push(`the postal code of the match (${best!.components.postcode}) differs from the one given`)
     }
-    return { body: { mode: 'search', found: true, validated: issues.length === 0, precision: best!.precision, issues, rule: VALIDATION_RULE, match: best, alternatives: rest, attribution } }
+    return {
+      body: {
+        mode: 'search',
+        found: true,
+        validated: issues.length === 0,
+        precision: best!.precision,
+        issues,
+        rule: VALIDATION_RULE,
+        match: best,
+        alternatives: rest,
+        attribution,
+      },
+    }
   },
 })

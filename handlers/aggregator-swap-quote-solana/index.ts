@@ -24,7 +24,20 @@ interface JupiterQuote {
   slippageBps?: number
   platformFee?: unknown
   priceImpactPct?: string
-  routePlan?: Array<{ swapInfo?: { ammKey?: string; label?: string; inputMint?: string; outputMint?: string; inAmount?: string; outAmount?: string; feeAmount?: string; feeMint?: string }; percent?: number; bps?: number } | null>
+  routePlan?: Array<{
+    swapInfo?: {
+      ammKey?: string
+      label?: string
+      inputMint?: string
+      outputMint?: string
+      inAmount?: string
+      outAmount?: string
+      feeAmount?: string
+      feeMint?: string
+    }
+    percent?: number
+    bps?: number
+  } | null>
   contextSlot?: number
   timeTaken?: number
   swapUsdValue?: string
@@ -56,15 +69,55 @@ export default defineHandler<Input>({
     additionalProperties: false,
     required: ['inputMint', 'outputMint', 'amount'],
     properties: {
-      inputMint: { type: 'string', pattern: MINT, description: 'Mint address of the token sold (base58), e.g. So11111111111111111111111111111111111111112 for wrapped SOL.' },
-      outputMint: { type: 'string', pattern: MINT, description: 'Mint address of the token bought (base58), e.g. EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v for USDC.' },
-      amount: { type: 'string', pattern: '^[1-9][0-9]{0,19}$', description: 'Amount in base units of the input token (of the output token with swapMode ExactOut), e.g. "1000000000" for 1 SOL (9 decimals).' },
-      slippageBps: { type: 'integer', minimum: 0, maximum: 10000, default: 50, description: 'Slippage tolerance in basis points (50 = 0.5%); default 50.' },
-      swapMode: { type: 'string', enum: ['ExactIn', 'ExactOut'], default: 'ExactIn', description: 'ExactIn: amount is what you sell; ExactOut: amount is what you want to receive. Default ExactIn.' },
+      inputMint: {
+        type: 'string',
+        pattern: MINT,
+        description:
+          'Mint address of the token sold (base58), e.g. So11111111111111111111111111111111111111112 for wrapped SOL.',
+      },
+      outputMint: {
+        type: 'string',
+        pattern: MINT,
+        description:
+          'Mint address of the token bought (base58), e.g. EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v for USDC.',
+      },
+      amount: {
+        type: 'string',
+        pattern: '^[1-9][0-9]{0,19}$',
+        description:
+          'Amount in base units of the input token (of the output token with swapMode ExactOut), e.g. "1000000000" for 1 SOL (9 decimals).',
+      },
+      slippageBps: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 10000,
+        default: 50,
+        description: 'Slippage tolerance in basis points (50 = 0.5%); default 50.',
+      },
+      swapMode: {
+        type: 'string',
+        enum: ['ExactIn', 'ExactOut'],
+        default: 'ExactIn',
+        description: 'ExactIn: amount is what you sell; ExactOut: amount is what you want to receive. Default ExactIn.',
+      },
       onlyDirectRoutes: { type: 'boolean', description: 'Only single-hop routes (one pool).' },
-      restrictIntermediateTokens: { type: 'boolean', description: 'Route only through highly liquid intermediate tokens (Jupiter recommends true).' },
-      inputDecimals: { type: 'integer', minimum: 0, maximum: 18, description: 'Decimals of the input token, to add human-readable amounts and a price (Jupiter quotes base units only).' },
-      outputDecimals: { type: 'integer', minimum: 0, maximum: 18, description: 'Decimals of the output token (see inputDecimals).' },
+      restrictIntermediateTokens: {
+        type: 'boolean',
+        description: 'Route only through highly liquid intermediate tokens (Jupiter recommends true).',
+      },
+      inputDecimals: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 18,
+        description:
+          'Decimals of the input token, to add human-readable amounts and a price (Jupiter quotes base units only).',
+      },
+      outputDecimals: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 18,
+        description: 'Decimals of the output token (see inputDecimals).',
+      },
     },
   },
   output: {
@@ -88,10 +141,19 @@ export default defineHandler<Input>({
       },
     },
   },
-  example: { inputMint: 'So11111111111111111111111111111111111111112', outputMint: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v', amount: '1000000000', slippageBps: 50, inputDecimals: 9, outputDecimals: 6 },
+  example: {
+    inputMint: 'So11111111111111111111111111111111111111112',
+    outputMint: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v',
+    amount: '1000000000',
+    slippageBps: 50,
+    inputDecimals: 9,
+    outputDecimals: 6,
+  },
   async run(input, ctx) {
-    if (input.inputMint === input.outputMint) throw new HandlerInputError('outputMint', 'outputMint must differ from inputMint')
-    if (BigInt(input.amount) > 18446744073709551615n) throw new HandlerInputError('amount', 'amount exceeds the largest Solana token amount (u64)')
+    if (input.inputMint === input.outputMint)
+      throw new HandlerInputError('outputMint', 'outputMint must differ from inputMint')
+    if (BigInt(input.amount) > 18446744073709551615n)
+      throw new HandlerInputError('amount', 'amount exceeds the largest Solana token amount (u64)')
     const base = providerSetting(ctx, 'JUPITER_API_URL', 'Jupiter swap quotes')
     const key = optionalSetting(ctx, 'JUPITER_API_KEY')
     const swapMode = input.swapMode ?? 'ExactIn'
@@ -106,7 +168,8 @@ export default defineHandler<Input>({
     })
     const r = await callProvider('Jupiter', url, { headers: key ? { 'x-api-key': key } : {}, acceptStatus: [400, 404] })
     const q = r.json as JupiterQuote | undefined
-    if (!q || typeof q !== 'object') throw new HandlerUpstreamError('upstream_failed', 'Jupiter answered something that is not JSON')
+    if (!q || typeof q !== 'object')
+      throw new HandlerUpstreamError('upstream_failed', 'Jupiter answered something that is not JSON')
     const meta = { source: 'jupiter', swapMode, inputMint: input.inputMint, outputMint: input.outputMint }
     if (r.status !== 200) {
       const code = typeof q.errorCode === 'string' ? q.errorCode : ''
@@ -116,12 +179,18 @@ export default defineHandler<Input>({
         const field = message.includes(input.outputMint) ? 'outputMint' : 'inputMint'
         throw new HandlerInputError(field, `Jupiter: ${message}`, 422)
       }
-      if (r.status === 400 && message) throw new HandlerInputError('(input)', `Jupiter refused the quote: ${message}`, 422)
+      if (r.status === 400 && message)
+        throw new HandlerInputError('(input)', `Jupiter refused the quote: ${message}`, 422)
       throw new HandlerUpstreamError('upstream_failed', `Jupiter answered HTTP ${r.status}`)
     }
-    if (typeof q.inAmount !== 'string' || typeof q.outAmount !== 'string' || !Array.isArray(q.routePlan)) throw new HandlerUpstreamError('upstream_failed', 'Jupiter answered a quote without amounts or route')
+    if (typeof q.inAmount !== 'string' || typeof q.outAmount !== 'string' || !Array.isArray(q.routePlan))
+      throw new HandlerUpstreamError('upstream_failed', 'Jupiter answered a quote without amounts or route')
     // a route with a step missing is not a route we can describe (its shares would not add up): refuse it rather than skip the step
-    if (q.routePlan.some((step) => step === null || typeof step !== 'object')) throw new HandlerUpstreamError('upstream_failed', 'Jupiter answered a route plan with a step that is not an object')
+    if (q.routePlan.some((step) => step === null || typeof step !== 'object'))
+      throw new HandlerUpstreamError(
+        'upstream_failed',
+        'Jupiter answered a route plan with a step that is not an object',
+      )
     const steps = q.routePlan as Array<NonNullable<(typeof q.routePlan)[number]>>
     // priceImpactPct is a fraction (0.01 = 1 %): jup-ag/docs guides/how-to-build-a-custom-swap-with-metis.mdx ("a decimal from 0 to 1, not a percentage"), and jup-ag/terminal src/components/PriceInfo/index.tsx multiplies it by 100 to show it
     const impact = q.priceImpactPct !== undefined ? Number(q.priceImpactPct) : NaN
@@ -135,7 +204,8 @@ export default defineHandler<Input>({
       slippageBps: q.slippageBps ?? input.slippageBps ?? 50,
       priceImpactPct: Number.isFinite(impact) ? impact : null,
       priceImpactPercent: Number.isFinite(impact) ? Number((impact * 100).toPrecision(12)) : null,
-      swapUsdValue: q.swapUsdValue !== undefined && Number.isFinite(Number(q.swapUsdValue)) ? Number(q.swapUsdValue) : null,
+      swapUsdValue:
+        q.swapUsdValue !== undefined && Number.isFinite(Number(q.swapUsdValue)) ? Number(q.swapUsdValue) : null,
       routePlan: steps.map((step) => ({
         venue: step.swapInfo?.label ?? null,
         ammKey: step.swapInfo?.ammKey ?? null,
@@ -154,7 +224,11 @@ export default defineHandler<Input>({
       body.amounts = {
         in: formatUnits(q.inAmount, input.inputDecimals) ?? null,
         out: formatUnits(q.outAmount, input.outputDecimals) ?? null,
-        otherAmountThreshold: formatUnits(threshold, (q.swapMode ?? swapMode) === 'ExactOut' ? input.inputDecimals : input.outputDecimals) ?? null,
+        otherAmountThreshold:
+          formatUnits(
+            threshold,
+            (q.swapMode ?? swapMode) === 'ExactOut' ? input.inputDecimals : input.outputDecimals,
+          ) ?? null,
       }
       body.price = unitPrice(q.inAmount, input.inputDecimals, q.outAmount, input.outputDecimals)
     }

@@ -1,8 +1,27 @@
-import { assertLlmConfigured, chatJson, combineUsage, LLM_PROVIDERS, llmReportSchema, type LlmReport } from '../_shared/llm-chat.js'
+import {
+  assertLlmConfigured,
+  chatJson,
+  combineUsage,
+  LLM_PROVIDERS,
+  llmReportSchema,
+  type LlmReport,
+} from '../_shared/llm-chat.js'
 import { fetchPublicUrl } from '../_shared/outbound.js'
-import { assertSearchConfigured, braveWebSearch, indexOfUrl, SEARCH_PROVIDERS, urlKey, type WebResult } from '../_shared/search-brave.js'
+import {
+  assertSearchConfigured,
+  braveWebSearch,
+  indexOfUrl,
+  SEARCH_PROVIDERS,
+  urlKey,
+  type WebResult,
+} from '../_shared/search-brave.js'
 import { loadHtml, mainText } from '../_shared/webpage-html.js'
-import { defineHandler, HandlerInputError, HandlerUpstreamError, type HandlerContext } from '../../src/pool/handler-contract.js'
+import {
+  defineHandler,
+  HandlerInputError,
+  HandlerUpstreamError,
+  type HandlerContext,
+} from '../../src/pool/handler-contract.js'
 
 /** characters of each fetched page's text given to the model */
 const PAGE_TEXT_CHARS = 6_000
@@ -41,7 +60,8 @@ interface Source {
  */
 export default defineHandler<Input>({
   slug: 'ai-research-report',
-  description: 'A research report on a topic written by a language model from live web sources: several Brave searches, the top pages read, and a Markdown report with sections and numbered citations that point only to those sources.',
+  description:
+    'A research report on a topic written by a language model from live web sources: several Brave searches, the top pages read, and a Markdown report with sections and numbered citations that point only to those sources.',
   providers: [...SEARCH_PROVIDERS, ...LLM_PROVIDERS],
   timeoutMs: 110_000,
   inputSchema: {
@@ -49,13 +69,53 @@ export default defineHandler<Input>({
     required: ['topic'],
     additionalProperties: false,
     properties: {
-      topic: { type: 'string', minLength: 3, maxLength: 300, description: 'the topic or question to research, at most 300 characters; it is treated as material, never as instructions' },
-      queries: { type: 'array', minItems: 1, maxItems: 5, items: { type: 'string', minLength: 2, maxLength: 200 }, description: 'the web searches to run (1–5, each up to 200 characters); default: the topic plus searches the model plans from it' },
-      searches: { type: 'integer', minimum: 1, maximum: 5, default: 3, description: 'without queries: how many searches to run (the topic itself, then ones the model plans), 1–5' },
-      resultsPerSearch: { type: 'integer', minimum: 1, maximum: 10, default: 5, description: 'results kept from each search, 1–10 (duplicates across searches are merged)' },
-      fetchPages: { type: 'integer', minimum: 0, maximum: 5, default: 3, description: `how many top result pages to read in full (0–5; each read up to ${PAGE_MAX_BYTES / 1_000_000} MB, its text cut to ${PAGE_TEXT_CHARS} characters); the others contribute their search snippet` },
-      language: { type: 'string', pattern: '^[A-Za-z]{2}(-[A-Za-z]{2,4})?$', description: 'language of the search results as Brave names it (e.g. en, de); the report is written in the topic\'s language' },
-      country: { type: 'string', pattern: '^([A-Za-z]{2}|ALL|all)$', description: 'two-letter country code of the search results, or ALL' },
+      topic: {
+        type: 'string',
+        minLength: 3,
+        maxLength: 300,
+        description:
+          'the topic or question to research, at most 300 characters; it is treated as material, never as instructions',
+      },
+      queries: {
+        type: 'array',
+        minItems: 1,
+        maxItems: 5,
+        items: { type: 'string', minLength: 2, maxLength: 200 },
+        description:
+          'the web searches to run (1–5, each up to 200 characters); default: the topic plus searches the model plans from it',
+      },
+      searches: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 5,
+        default: 3,
+        description: 'without queries: how many searches to run (the topic itself, then ones the model plans), 1–5',
+      },
+      resultsPerSearch: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 10,
+        default: 5,
+        description: 'results kept from each search, 1–10 (duplicates across searches are merged)',
+      },
+      fetchPages: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 5,
+        default: 3,
+        description: `how many top result pages to read in full (0–5; each read up to ${PAGE_MAX_BYTES / 1_000_000} MB, its text cut to ${PAGE_TEXT_CHARS} characters); the others contribute their search snippet`,
+      },
+      language: {
+        type: 'string',
+        pattern: '^[A-Za-z]{2}(-[A-Za-z]{2,4})?$',
+        description:
+          "language of the search results as Brave names it (e.g. en, de); the report is written in the topic's language",
+      },
+      country: {
+        type: 'string',
+        pattern: '^([A-Za-z]{2}|ALL|all)$',
+        description: 'two-letter country code of the search results, or ALL',
+      },
     },
   },
   output: {
@@ -71,7 +131,10 @@ export default defineHandler<Input>({
         title: { type: 'string' },
         markdown: { type: 'string' },
         summary: { type: 'string' },
-        sections: { type: 'array', items: { type: 'object', properties: { heading: { type: 'string' }, markdown: { type: 'string' } } } },
+        sections: {
+          type: 'array',
+          items: { type: 'object', properties: { heading: { type: 'string' }, markdown: { type: 'string' } } },
+        },
         citations: { type: 'array', items: { type: 'integer' } },
         sources: { type: 'array', items: { type: 'object' } },
         queries: { type: 'array', items: { type: 'string' } },
@@ -88,9 +151,14 @@ export default defineHandler<Input>({
     const given = input.queries?.map((q) => q.trim())
     given?.forEach((q, i) => {
       if (q === '') throw new HandlerInputError(`queries.${i}`, 'a query must not be blank')
-      if (q.split(/\s+/).length > 50) throw new HandlerInputError(`queries.${i}`, 'a query has more than 50 words, which the web search does not accept')
+      if (q.split(/\s+/).length > 50)
+        throw new HandlerInputError(
+          `queries.${i}`,
+          'a query has more than 50 words, which the web search does not accept',
+        )
     })
-    if (!given && topic.split(/\s+/).length > 50) throw new HandlerInputError('topic', 'topic has more than 50 words; send queries to search for')
+    if (!given && topic.split(/\s+/).length > 50)
+      throw new HandlerInputError('topic', 'topic has more than 50 words; send queries to search for')
     assertSearchConfigured(ctx)
     assertLlmConfigured(ctx)
     const reports: LlmReport[] = []
@@ -101,17 +169,42 @@ export default defineHandler<Input>({
       const plan = await chatJson<{ queries: string[] }>(ctx, {
         task: `Plan web searches to research the "topic" of the data. Give ${input.searches - 1} distinct search queries, each a few words, covering different aspects than the topic itself (background, current state, numbers, criticism...), in the topic's language. Answer with JSON of the shape {"queries": ["...", ...]}.`,
         data: { topic },
-        schema: { type: 'object', additionalProperties: false, required: ['queries'], properties: { queries: { type: 'array', minItems: 1, maxItems: input.searches - 1, items: { type: 'string', minLength: 2, maxLength: 200, pattern: '\\S' } } } },
+        schema: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['queries'],
+          properties: {
+            queries: {
+              type: 'array',
+              minItems: 1,
+              maxItems: input.searches - 1,
+              items: { type: 'string', minLength: 2, maxLength: 200, pattern: '\\S' },
+            },
+          },
+        },
         maxTokens: 300,
         temperature: 0.3,
         timeoutMs: 15_000,
       })
       reports.push(plan.llm)
-      for (const q of plan.json.queries.map((s) => s.trim().split(/\s+/).slice(0, 50).join(' '))) if (!queries.some((x) => x.toLowerCase() === q.toLowerCase())) queries.push(q)
+      for (const q of plan.json.queries.map((s) => s.trim().split(/\s+/).slice(0, 50).join(' ')))
+        if (!queries.some((x) => x.toLowerCase() === q.toLowerCase())) queries.push(q)
       queries = queries.slice(0, input.searches)
     }
     const answers = await Promise.all(
-      queries.map((q) => braveWebSearch(ctx, { q, count: input.resultsPerSearch, country: input.country?.toUpperCase(), searchLang: input.language?.toLowerCase(), fields: { q: given ? `queries.${given.indexOf(q)}` : q === topic ? 'topic' : undefined, country: 'country', search_lang: 'language' } })),
+      queries.map((q) =>
+        braveWebSearch(ctx, {
+          q,
+          count: input.resultsPerSearch,
+          country: input.country?.toUpperCase(),
+          searchLang: input.language?.toLowerCase(),
+          fields: {
+            q: given ? `queries.${given.indexOf(q)}` : q === topic ? 'topic' : undefined,
+            country: 'country',
+            search_lang: 'language',
+          },
+        }),
+      ),
     )
 
     // 2. merge, first appearance wins; interleave so every search contributes its top results
@@ -124,10 +217,25 @@ export default defineHandler<Input>({
         const key = urlKey(r.url)
         if (seen.has(key)) return
         seen.add(key)
-        sources.push({ n: sources.length + 1, title: r.title, url: r.url, description: r.description, age: r.age, query: queries[qi]!, fetched: false, fetchNote: 'not fetched (beyond fetchPages)', pageChars: 0 })
+        sources.push({
+          n: sources.length + 1,
+          title: r.title,
+          url: r.url,
+          description: r.description,
+          age: r.age,
+          query: queries[qi]!,
+          fetched: false,
+          fetchNote: 'not fetched (beyond fetchPages)',
+          pageChars: 0,
+        })
       })
     }
-    if (sources.length === 0) throw new HandlerInputError(given ? 'queries' : 'topic', 'the web searches found nothing to write a report from', 422)
+    if (sources.length === 0)
+      throw new HandlerInputError(
+        given ? 'queries' : 'topic',
+        'the web searches found nothing to write a report from',
+        422,
+      )
 
     // 3. read the top pages (failures are noted, not fatal: the snippet remains)
     await Promise.all(sources.slice(0, input.fetchPages).map((s) => readPage(s, ctx)))
@@ -145,7 +253,15 @@ export default defineHandler<Input>({
           type: 'array',
           minItems: 2,
           maxItems: 8,
-          items: { type: 'object', additionalProperties: false, required: ['heading', 'markdown'], properties: { heading: { type: 'string', minLength: 1, maxLength: 150, pattern: '\\S' }, markdown: { type: 'string', minLength: 1, maxLength: 8000, pattern: '\\S' } } },
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['heading', 'markdown'],
+            properties: {
+              heading: { type: 'string', minLength: 1, maxLength: 150, pattern: '\\S' },
+              markdown: { type: 'string', minLength: 1, maxLength: 8000, pattern: '\\S' },
+            },
+          },
         },
       },
     }
@@ -155,9 +271,23 @@ export default defineHandler<Input>({
       `only numbers 1 to ${n} exist. Do not write URLs or links. Write in the language of the topic. ` +
       'title: a short report title. summary: 2 to 4 sentences. sections: 3 to 6 sections, each a heading (plain text) and a markdown body (paragraphs or lists, no headings). ' +
       'Answer with JSON of the shape {"title": "...", "summary": "...", "sections": [{"heading": "...", "markdown": "..."}]}.'
-    const report = await chatJson<{ title: string; summary: string; sections: Array<{ heading: string; markdown: string }> }>(ctx, {
+    const report = await chatJson<{
+      title: string
+      summary: string
+      sections: Array<{ heading: string; markdown: string }>
+    }>(ctx, {
       task,
-      data: { topic, sources: sources.map((s) => ({ n: s.n, title: s.title, url: s.url, snippet: s.description, age: s.age, ...(s.text ? { pageText: s.text } : {}) })) },
+      data: {
+        topic,
+        sources: sources.map((s) => ({
+          n: s.n,
+          title: s.title,
+          url: s.url,
+          snippet: s.description,
+          age: s.age,
+          ...(s.text ? { pageText: s.text } : {}),
+        })),
+      },
       schema,
       maxTokens: 3_000,
       temperature: 0.2,
@@ -167,13 +297,25 @@ export default defineHandler<Input>({
     const r = report.json
 
     const texts = [r.title, r.summary, ...r.sections.flatMap((s) => [s.heading, s.markdown])]
-    const cited = checkCitations(texts, sources.map((s) => s.url))
+    const cited = checkCitations(
+      texts,
+      sources.map((s) => s.url),
+    )
     // title and headings are one line each: a line break would let the model add headings of its own (a second "Sources")
     const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim()
     const title = oneLine(r.title)
-    const sections = r.sections.map((s) => ({ heading: oneLine(s.heading).replace(/^#+\s*/, ''), markdown: s.markdown.trim() }))
+    const sections = r.sections.map((s) => ({
+      heading: oneLine(s.heading).replace(/^#+\s*/, ''),
+      markdown: s.markdown.trim(),
+    }))
     const list = cited.map((c) => `${c}. [${escapeMd(sources[c - 1]!.title)}](${sources[c - 1]!.url})`).join('\n')
-    const markdown = [`# ${title}`, r.summary.trim(), ...sections.map((s) => `## ${s.heading}\n\n${s.markdown}`), `## Sources\n\n${list}`].join('\n\n') + '\n'
+    const markdown =
+      [
+        `# ${title}`,
+        r.summary.trim(),
+        ...sections.map((s) => `## ${s.heading}\n\n${s.markdown}`),
+        `## Sources\n\n${list}`,
+      ].join('\n\n') + '\n'
     const usage = combineUsage(reports)
     return {
       body: {
@@ -185,7 +327,8 @@ export default defineHandler<Input>({
         citations: cited,
         sources: sources.map(({ text: _text, ...s }) => s),
         queries,
-        basis: 'written by a language model from the listed search results and fetched page texts only; citations are checked against them, the statements themselves are not verified',
+        basis:
+          'written by a language model from the listed search results and fetched page texts only; citations are checked against them, the statements themselves are not verified',
         model: report.llm.model,
         usage: usage.usage,
       },
@@ -196,7 +339,12 @@ export default defineHandler<Input>({
 /** Fetches one source page through the public-URL guard and keeps its readable text, capped. */
 async function readPage(s: Source, ctx: HandlerContext): Promise<void> {
   try {
-    const page = await fetchPublicUrl(s.url, ctx, { field: 'url', maxBytes: PAGE_MAX_BYTES, timeoutMs: PAGE_TIMEOUT_MS, headers: { accept: 'text/html,text/plain;q=0.9,*/*;q=0.1' } })
+    const page = await fetchPublicUrl(s.url, ctx, {
+      field: 'url',
+      maxBytes: PAGE_MAX_BYTES,
+      timeoutMs: PAGE_TIMEOUT_MS,
+      headers: { accept: 'text/html,text/plain;q=0.9,*/*;q=0.1' },
+    })
     if (page.status < 200 || page.status >= 300) {
       s.fetchNote = `the page answered HTTP ${page.status}`
       return
@@ -204,13 +352,17 @@ async function readPage(s: Source, ctx: HandlerContext): Promise<void> {
     const type = String(page.headers['content-type'] ?? '').toLowerCase()
     const charset = /charset=([^;\s]+)/.exec(type)?.[1]?.replace(/"/g, '') ?? null
     let text: string
-    if (type.startsWith('text/html') || type.startsWith('application/xhtml+xml')) text = mainText(await loadHtml(page.body, charset)).text
+    if (type.startsWith('text/html') || type.startsWith('application/xhtml+xml'))
+      text = mainText(await loadHtml(page.body, charset)).text
     else if (type.startsWith('text/plain')) text = page.body.toString('utf8')
     else {
       s.fetchNote = `not HTML or text (${type.split(';')[0] || 'no content type'})`
       return
     }
-    text = text.replace(/[ \t]+/g, ' ').replace(/\n{3,}/g, '\n\n').trim()
+    text = text
+      .replace(/[ \t]+/g, ' ')
+      .replace(/\n{3,}/g, '\n\n')
+      .trim()
     if (text === '') {
       s.fetchNote = 'the page has no readable text'
       return
@@ -222,7 +374,11 @@ async function readPage(s: Source, ctx: HandlerContext): Promise<void> {
   } catch (err) {
     // a page that cannot be read leaves its search snippet; the search result, not the buyer, named it
     if (!(err instanceof HandlerInputError)) s.fetchNote = 'the page could not be fetched'
-    else s.fetchNote = err.statusCode === 422 ? 'the page could not be fetched: its host does not resolve' : 'refused: not a public address'
+    else
+      s.fetchNote =
+        err.statusCode === 422
+          ? 'the page could not be fetched: its host does not resolve'
+          : 'refused: not a public address'
   }
 }
 
@@ -239,7 +395,11 @@ export function checkCitations(texts: string[], urls: string[]): number[] {
         const range = /^(\d+)\s*[–-]\s*(\d+)$/.exec(p)
         const nums = range ? span(Number(range[1]), Number(range[2])) : [Number(p)]
         for (const k of nums) {
-          if (!Number.isInteger(k) || k < 1 || k > urls.length) throw new HandlerUpstreamError('upstream_failed', `the language model cited source [${k}], which does not exist`)
+          if (!Number.isInteger(k) || k < 1 || k > urls.length)
+            throw new HandlerUpstreamError(
+              'upstream_failed',
+              `the language model cited source [${k}], which does not exist`,
+            )
           cited.add(k)
         }
       }
@@ -247,21 +407,35 @@ export function checkCitations(texts: string[], urls: string[]): number[] {
     for (const m of t.matchAll(/https?:\/\/[^\s)\]>"'<]+/gi)) {
       const u = m[0].replace(/[.,;:!?]+$/, '')
       const i = indexOfUrl(urls, u)
-      if (i < 0) throw new HandlerUpstreamError('upstream_failed', 'the language model wrote a URL that is not among the sources')
+      if (i < 0)
+        throw new HandlerUpstreamError(
+          'upstream_failed',
+          'the language model wrote a URL that is not among the sources',
+        )
       cited.add(i + 1)
     }
     // raw HTML passes through Markdown renderers: a page the report read could steer the model into writing <script>
-    if (/<\/?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?\/?>/.test(t)) throw new HandlerUpstreamError('upstream_failed', 'the language model wrote HTML into the report')
+    if (/<\/?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?\/?>/.test(t))
+      throw new HandlerUpstreamError('upstream_failed', 'the language model wrote HTML into the report')
     // links whose target is not written as http(s)://... (protocol-relative, javascript:, www.
     // autolinks, HTML attributes) would slip past the check above and render as links
     for (const target of linkTargets(t)) {
-      const candidates = /^www\./i.test(target) ? [`https://${target}`, `http://${target}`] : /^https?:\/\//i.test(target) ? [target] : []
+      const candidates = /^www\./i.test(target)
+        ? [`https://${target}`, `http://${target}`]
+        : /^https?:\/\//i.test(target)
+          ? [target]
+          : []
       const i = candidates.map((c) => indexOfUrl(urls, c)).find((x) => x >= 0) ?? -1
-      if (i < 0) throw new HandlerUpstreamError('upstream_failed', 'the language model wrote a link that does not point to one of the sources')
+      if (i < 0)
+        throw new HandlerUpstreamError(
+          'upstream_failed',
+          'the language model wrote a link that does not point to one of the sources',
+        )
       cited.add(i + 1)
     }
   }
-  if (cited.size === 0) throw new HandlerUpstreamError('upstream_failed', 'the language model wrote a report without citing any source')
+  if (cited.size === 0)
+    throw new HandlerUpstreamError('upstream_failed', 'the language model wrote a report without citing any source')
   return [...cited].sort((a, b) => a - b)
 }
 

@@ -17,7 +17,13 @@ const LIST_TIMEOUT_MS = 15_000
 const distributorAbi = [
   { type: 'function', name: 'token', stateMutability: 'view', inputs: [], outputs: [{ type: 'address' }] },
   { type: 'function', name: 'merkleRoot', stateMutability: 'view', inputs: [], outputs: [{ type: 'bytes32' }] },
-  { type: 'function', name: 'isClaimed', stateMutability: 'view', inputs: [{ name: 'index', type: 'uint256' }], outputs: [{ type: 'bool' }] },
+  {
+    type: 'function',
+    name: 'isClaimed',
+    stateMutability: 'view',
+    inputs: [{ name: 'index', type: 'uint256' }],
+    outputs: [{ type: 'bool' }],
+  },
 ] as const
 
 /**
@@ -43,21 +49,41 @@ export default defineHandler<Input>({
         type: 'object',
         additionalProperties: false,
         required: ['index', 'amount', 'proof'],
-        description: 'The wallet\'s claim from the airdrop\'s published list: index, amount and proof.',
+        description: "The wallet's claim from the airdrop's published list: index, amount and proof.",
         properties: {
-          index: { type: ['integer', 'string'], minimum: 0, pattern: '^(0x[0-9a-fA-F]{1,64}|[0-9]{1,78})$', description: 'Leaf index (a number, or a decimal or 0x hex string).' },
-          amount: { type: 'string', pattern: '^(0x[0-9a-fA-F]{1,64}|[0-9]{1,78})$', description: 'Amount in the token\'s base units, decimal or 0x hex (the claims list uses hex).' },
-          proof: { type: 'array', maxItems: 64, items: { type: 'string', pattern: '^0x[0-9a-fA-F]{64}$' }, description: 'Merkle proof: up to 64 bytes32 hex values.' },
+          index: {
+            type: ['integer', 'string'],
+            minimum: 0,
+            pattern: '^(0x[0-9a-fA-F]{1,64}|[0-9]{1,78})$',
+            description: 'Leaf index (a number, or a decimal or 0x hex string).',
+          },
+          amount: {
+            type: 'string',
+            pattern: '^(0x[0-9a-fA-F]{1,64}|[0-9]{1,78})$',
+            description: "Amount in the token's base units, decimal or 0x hex (the claims list uses hex).",
+          },
+          proof: {
+            type: 'array',
+            maxItems: 64,
+            items: { type: 'string', pattern: '^0x[0-9a-fA-F]{64}$' },
+            description: 'Merkle proof: up to 64 bytes32 hex values.',
+          },
         },
       },
-      claimsUrl: { type: 'string', format: 'uri', maxLength: 2048, description: "URL of the airdrop's claims list in Uniswap's format ({ merkleRoot, tokenTotal, claims: { address: { index, amount, proof } } }), at most 16 MB. Used when claim is not given." },
+      claimsUrl: {
+        type: 'string',
+        format: 'uri',
+        maxLength: 2048,
+        description:
+          "URL of the airdrop's claims list in Uniswap's format ({ merkleRoot, tokenTotal, claims: { address: { index, amount, proof } } }), at most 16 MB. Used when claim is not given.",
+      },
     },
   },
   output: {
     contentType: 'application/json',
     description:
       '{ chainId, blockNumber, distributor, account, token { address, name, symbol, decimals }, merkleRoot (on chain), claim { index, amount, amountFormatted, proof, source (input | claims-list) } | null, ' +
-      'proofValid, eligible (the proof proves this account\'s leaf against the on-chain root), claimed (isClaimed(index)), claimable (eligible and not claimed), ' +
+      "proofValid, eligible (the proof proves this account's leaf against the on-chain root), claimed (isClaimed(index)), claimable (eligible and not claimed), " +
       'list { url, merkleRoot, matchesOnChainRoot, claims } | null, notes[] }. Leaf: keccak256(abi.encodePacked(uint256 index, address account, uint256 amount)); proof pairs hashed in sorted order, as MerkleDistributor does.',
     schema: {
       type: 'object',
@@ -83,7 +109,8 @@ export default defineHandler<Input>({
     claim: { index: 0, amount: '0x1', proof: ['0x0000000000000000000000000000000000000000000000000000000000000000'] },
   },
   async run(input, ctx) {
-    if (!input.claim && !input.claimsUrl) throw new HandlerInputError('claim', 'give claim (index, amount, proof) or claimsUrl')
+    if (!input.claim && !input.claimsUrl)
+      throw new HandlerInputError('claim', 'give claim (index, amount, proof) or claimsUrl')
     if (input.claim && input.claimsUrl) throw new HandlerInputError('claimsUrl', 'give claim or claimsUrl, not both')
     const c = await chainClient(ctx, { what: 'airdrop-eligibility-checker' })
     const { viem, client, read } = c
@@ -91,48 +118,107 @@ export default defineHandler<Input>({
     const account = parseAddress(viem, input.account, 'account')
     const notes: string[] = []
     const head = await read('the latest block', () => client.getBlockNumber())
-    const [chainId, code] = await Promise.all([read('the chain id', () => client.getChainId()), read('the distributor code', () => client.getCode({ address: distributor, blockNumber: head }))])
-    if (!code || code === '0x') throw new HandlerInputError('distributor', `${distributor} has no contract code on this chain (id ${chainId})`, 422)
-    const view = async <T>(functionName: 'token' | 'merkleRoot' | 'isClaimed', args: readonly unknown[] = []): Promise<T | null> => {
+    const [chainId, code] = await Promise.all([
+      read('the chain id', () => client.getChainId()),
+      read('the distributor code', () => client.getCode({ address: distributor, blockNumber: head })),
+    ])
+    if (!code || code === '0x')
+      throw new HandlerInputError(
+        'distributor',
+        `${distributor} has no contract code on this chain (id ${chainId})`,
+        422,
+      )
+    const view = async <T>(
+      functionName: 'token' | 'merkleRoot' | 'isClaimed',
+      args: readonly unknown[] = [],
+    ): Promise<T | null> => {
       try {
-        return (await client.readContract({ address: distributor, abi: distributorAbi, functionName, args: args as never, blockNumber: head })) as T
+        return (await client.readContract({
+          address: distributor,
+          abi: distributorAbi,
+          functionName,
+          args: args as never,
+          blockNumber: head,
+        })) as T
       } catch (err) {
         if (answeredWithoutValue(c, err)) return null
         throw upstreamError(viem, err, `${functionName}()`)
       }
     }
     const [root, tokenAddress] = await Promise.all([view<`0x${string}`>('merkleRoot'), view<`0x${string}`>('token')])
-    if (!root) throw new HandlerInputError('distributor', `${distributor} does not answer merkleRoot(): not a MerkleDistributor-style contract`, 422)
+    if (!root)
+      throw new HandlerInputError(
+        'distributor',
+        `${distributor} does not answer merkleRoot(): not a MerkleDistributor-style contract`,
+        422,
+      )
     const info = tokenAddress ? await readTokenInfo(c, tokenAddress, head) : null
-    const token = tokenAddress ? { address: tokenAddress, name: info!.name, symbol: info!.symbol, decimals: info!.decimals } : null
+    const token = tokenAddress
+      ? { address: tokenAddress, name: info!.name, symbol: info!.symbol, decimals: info!.decimals }
+      : null
     if (!tokenAddress) notes.push('the distributor does not answer token(): amounts are in base units only')
 
     let claim: { index: bigint; amount: bigint; proof: `0x${string}`[]; source: 'input' | 'claims-list' } | null = null
     let list: Record<string, unknown> | null = null
     if (input.claim) {
       const index = toBig(input.claim.index, 'claim.index')
-      claim = { index, amount: toBig(input.claim.amount, 'claim.amount'), proof: input.claim.proof as `0x${string}`[], source: 'input' }
+      claim = {
+        index,
+        amount: toBig(input.claim.amount, 'claim.amount'),
+        proof: input.claim.proof as `0x${string}`[],
+        source: 'input',
+      }
     } else {
-      const r = await fetchPublicUrl(input.claimsUrl!, ctx, { field: 'claimsUrl', timeoutMs: LIST_TIMEOUT_MS, maxBytes: MAX_LIST_BYTES, headers: { accept: 'application/json' } })
+      const r = await fetchPublicUrl(input.claimsUrl!, ctx, {
+        field: 'claimsUrl',
+        timeoutMs: LIST_TIMEOUT_MS,
+        maxBytes: MAX_LIST_BYTES,
+        headers: { accept: 'application/json' },
+      })
       if (r.status >= 400) throw new HandlerInputError('claimsUrl', `the claims list answered HTTP ${r.status}`, 422)
-      if (r.truncated) throw new HandlerInputError('claimsUrl', `the claims list is larger than ${MAX_LIST_BYTES / 1024 / 1024} MB; give this wallet's claim instead`, 422)
-      let parsed: { merkleRoot?: unknown; claims?: Record<string, { index?: unknown; amount?: unknown; proof?: unknown }> }
+      if (r.truncated)
+        throw new HandlerInputError(
+          'claimsUrl',
+          `the claims list is larger than ${MAX_LIST_BYTES / 1024 / 1024} MB; give this wallet's claim instead`,
+          422,
+        )
+      let parsed: {
+        merkleRoot?: unknown
+        claims?: Record<string, { index?: unknown; amount?: unknown; proof?: unknown }>
+      }
       try {
         parsed = JSON.parse(r.body.toString('utf8'))
       } catch {
         throw new HandlerInputError('claimsUrl', 'the claims list is not JSON', 422)
       }
-      if (!parsed || typeof parsed !== 'object' || !parsed.claims || typeof parsed.claims !== 'object') throw new HandlerInputError('claimsUrl', "the claims list is not in Uniswap's format (no claims object)", 422)
+      if (!parsed || typeof parsed !== 'object' || !parsed.claims || typeof parsed.claims !== 'object')
+        throw new HandlerInputError('claimsUrl', "the claims list is not in Uniswap's format (no claims object)", 422)
       const entries = Object.entries(parsed.claims)
       const mine = entries.find(([k]) => k.toLowerCase() === account.toLowerCase())?.[1]
       const listRoot = typeof parsed.merkleRoot === 'string' ? parsed.merkleRoot : null
-      list = { url: r.finalUrl, merkleRoot: listRoot, matchesOnChainRoot: listRoot ? listRoot.toLowerCase() === root.toLowerCase() : null, claims: entries.length }
-      if (listRoot && listRoot.toLowerCase() !== root.toLowerCase()) notes.push('the claims list was made for a different merkle root than the distributor holds: it is not this airdrop\'s list (or not its current one)')
+      list = {
+        url: r.finalUrl,
+        merkleRoot: listRoot,
+        matchesOnChainRoot: listRoot ? listRoot.toLowerCase() === root.toLowerCase() : null,
+        claims: entries.length,
+      }
+      if (listRoot && listRoot.toLowerCase() !== root.toLowerCase())
+        notes.push(
+          "the claims list was made for a different merkle root than the distributor holds: it is not this airdrop's list (or not its current one)",
+        )
       if (mine) {
-        const proof = Array.isArray(mine.proof) && mine.proof.every((p) => typeof p === 'string' && /^0x[0-9a-fA-F]{64}$/.test(p)) ? (mine.proof as `0x${string}`[]) : null
+        const proof =
+          Array.isArray(mine.proof) && mine.proof.every((p) => typeof p === 'string' && /^0x[0-9a-fA-F]{64}$/.test(p))
+            ? (mine.proof as `0x${string}`[])
+            : null
         const index = typeof mine.index === 'number' || typeof mine.index === 'string' ? safeBig(mine.index) : null
         const amount = typeof mine.amount === 'string' || typeof mine.amount === 'number' ? safeBig(mine.amount) : null
-        if (proof === null || index === null || amount === null || proof.length > 64) throw new HandlerInputError('claimsUrl', "this account's entry in the claims list is malformed (index, amount, proof)", 422)
+        if (proof === null || index === null || amount === null || proof.length > 64)
+          throw new HandlerInputError(
+            'claimsUrl',
+            "this account's entry in the claims list is malformed (index, amount, proof)",
+            422,
+          )
         claim = { index, amount, proof, source: 'claims-list' }
       } else notes.push('the account is not in the claims list')
     }
@@ -140,11 +226,15 @@ export default defineHandler<Input>({
     let proofValid: boolean | null = null
     let claimed: boolean | null = null
     if (claim) {
-      const leaf = viem.keccak256(viem.encodePacked(['uint256', 'address', 'uint256'], [claim.index, account, claim.amount]))
+      const leaf = viem.keccak256(
+        viem.encodePacked(['uint256', 'address', 'uint256'], [claim.index, account, claim.amount]),
+      )
       let h: `0x${string}` = leaf
-      for (const p of claim.proof) h = viem.keccak256(BigInt(h) <= BigInt(p) ? viem.concat([h, p]) : viem.concat([p, h]))
+      for (const p of claim.proof)
+        h = viem.keccak256(BigInt(h) <= BigInt(p) ? viem.concat([h, p]) : viem.concat([p, h]))
       proofValid = h.toLowerCase() === root.toLowerCase()
-      if (!proofValid) notes.push('the proof does not lead to the on-chain merkle root for this account, index and amount')
+      if (!proofValid)
+        notes.push('the proof does not lead to the on-chain merkle root for this account, index and amount')
       claimed = await view<boolean>('isClaimed', [claim.index])
       if (claimed === null) notes.push('isClaimed(index) gave no answer')
     }
@@ -159,7 +249,13 @@ export default defineHandler<Input>({
         token,
         merkleRoot: root,
         claim: claim
-          ? { index: claim.index.toString(), amount: claim.amount.toString(), amountFormatted: decimals === null ? null : viem.formatUnits(claim.amount, decimals), proof: claim.proof, source: claim.source }
+          ? {
+              index: claim.index.toString(),
+              amount: claim.amount.toString(),
+              amountFormatted: decimals === null ? null : viem.formatUnits(claim.amount, decimals),
+              proof: claim.proof,
+              source: claim.source,
+            }
           : null,
         proofValid,
         eligible,

@@ -22,10 +22,27 @@ const SMALL_TVL_USD = 10_000_000
  * stablecoin; multi-asset pools (exposure "multi") are liquidity pools.
  */
 const KINDS = [
-  { kind: 'stablecoin-deposit', description: 'single-asset stablecoin deposits (lending markets, savings vaults): exposure single, stablecoin true', test: (p: LlamaPool) => p.exposure === 'single' && p.stablecoin === true },
-  { kind: 'asset-deposit', description: 'single-asset deposits of a volatile asset (lending, staking, vaults): exposure single, stablecoin false', test: (p: LlamaPool) => p.exposure === 'single' && p.stablecoin !== true },
-  { kind: 'stable-liquidity-pool', description: 'liquidity pools of stablecoins only: exposure multi, stablecoin true', test: (p: LlamaPool) => p.exposure === 'multi' && p.stablecoin === true },
-  { kind: 'liquidity-pool', description: 'liquidity pools with volatile assets: exposure multi, stablecoin false', test: (p: LlamaPool) => p.exposure === 'multi' && p.stablecoin !== true },
+  {
+    kind: 'stablecoin-deposit',
+    description: 'single-asset stablecoin deposits (lending markets, savings vaults): exposure single, stablecoin true',
+    test: (p: LlamaPool) => p.exposure === 'single' && p.stablecoin === true,
+  },
+  {
+    kind: 'asset-deposit',
+    description:
+      'single-asset deposits of a volatile asset (lending, staking, vaults): exposure single, stablecoin false',
+    test: (p: LlamaPool) => p.exposure === 'single' && p.stablecoin !== true,
+  },
+  {
+    kind: 'stable-liquidity-pool',
+    description: 'liquidity pools of stablecoins only: exposure multi, stablecoin true',
+    test: (p: LlamaPool) => p.exposure === 'multi' && p.stablecoin === true,
+  },
+  {
+    kind: 'liquidity-pool',
+    description: 'liquidity pools with volatile assets: exposure multi, stablecoin false',
+    test: (p: LlamaPool) => p.exposure === 'multi' && p.stablecoin !== true,
+  },
 ] as const
 
 const pct = (n: number) => `${Math.round(n * 100) / 100}%`
@@ -34,15 +51,28 @@ const usd = (n: number) => `$${Math.round(n).toLocaleString('en-US')}`
 /** Risk notes that DefiLlama's own fields support for one pool (nothing is guessed). */
 export function riskNotes(p: LlamaPool): string[] {
   const notes: string[] = []
-  if (p.ilRisk === 'yes') notes.push(`impermanent-loss risk (DefiLlama ilRisk "yes")${p.il7d !== null ? `; impermanent loss over the last 7 days: ${pct(p.il7d)}` : ''}`)
+  if (p.ilRisk === 'yes')
+    notes.push(
+      `impermanent-loss risk (DefiLlama ilRisk "yes")${p.il7d !== null ? `; impermanent loss over the last 7 days: ${pct(p.il7d)}` : ''}`,
+    )
   if (p.exposure === 'single' && p.stablecoin !== true) notes.push('price exposure to the deposited asset')
   if (p.apy !== null && p.apy > 0 && p.apyReward !== null && p.apyReward / p.apy > REWARD_SHARE) {
-    notes.push(`${pct(p.apyReward)} of the ${pct(p.apy)} APY is paid in reward tokens${p.rewardTokens.length ? ` (${p.rewardTokens.join(', ')})` : ''}, whose price and emissions can fall`)
+    notes.push(
+      `${pct(p.apyReward)} of the ${pct(p.apy)} APY is paid in reward tokens${p.rewardTokens.length ? ` (${p.rewardTokens.join(', ')})` : ''}, whose price and emissions can fall`,
+    )
   }
-  if (p.apy !== null && p.apyMean30d !== null && p.apyMean30d > 0 && p.apy > SPIKE_FACTOR * p.apyMean30d) notes.push(`the current APY ${pct(p.apy)} is more than ${SPIKE_FACTOR}× its 30-day mean ${pct(p.apyMean30d)}; it may not last`)
-  if (p.apyPct7D !== null && p.apyPct7D < 0 && p.apy !== null && -p.apyPct7D >= Math.max(1, p.apy * 0.25)) notes.push(`the APY fell ${Math.round(-p.apyPct7D * 100) / 100} percentage points over 7 days`)
-  if (p.prediction?.predictedClass && /down/i.test(p.prediction.predictedClass)) notes.push(`DefiLlama's model predicts the APY will fall ("${p.prediction.predictedClass}", probability ${p.prediction.predictedProbability ?? 'n/a'}%)`)
-  if (p.tvlUsd !== null && p.tvlUsd < SMALL_TVL_USD) notes.push(`a smaller pool (TVL ${usd(p.tvlUsd)}, under ${usd(SMALL_TVL_USD)})`)
+  if (p.apy !== null && p.apyMean30d !== null && p.apyMean30d > 0 && p.apy > SPIKE_FACTOR * p.apyMean30d)
+    notes.push(
+      `the current APY ${pct(p.apy)} is more than ${SPIKE_FACTOR}× its 30-day mean ${pct(p.apyMean30d)}; it may not last`,
+    )
+  if (p.apyPct7D !== null && p.apyPct7D < 0 && p.apy !== null && -p.apyPct7D >= Math.max(1, p.apy * 0.25))
+    notes.push(`the APY fell ${Math.round(-p.apyPct7D * 100) / 100} percentage points over 7 days`)
+  if (p.prediction?.predictedClass && /down/i.test(p.prediction.predictedClass))
+    notes.push(
+      `DefiLlama's model predicts the APY will fall ("${p.prediction.predictedClass}", probability ${p.prediction.predictedProbability ?? 'n/a'}%)`,
+    )
+  if (p.tvlUsd !== null && p.tvlUsd < SMALL_TVL_USD)
+    notes.push(`a smaller pool (TVL ${usd(p.tvlUsd)}, under ${usd(SMALL_TVL_USD)})`)
   return notes
 }
 
@@ -62,11 +92,32 @@ export default defineHandler<Input>({
     type: 'object',
     additionalProperties: false,
     properties: {
-      minTvlUsd: { type: 'number', minimum: 0, maximum: 1e12, default: 1000000, description: 'Minimum total value locked in USD; default 1000000.' },
+      minTvlUsd: {
+        type: 'number',
+        minimum: 0,
+        maximum: 1e12,
+        default: 1000000,
+        description: 'Minimum total value locked in USD; default 1000000.',
+      },
       minApy: { type: 'number', minimum: 0, maximum: 1e6, description: 'Minimum total APY in percent.' },
-      symbol: { type: 'string', minLength: 1, maxLength: 30, description: 'Only pools holding this token (USDC, WETH, cbBTC, ...), case-insensitive.' },
-      stablecoinOnly: { type: 'boolean', default: false, description: 'Only pools DefiLlama marks as stablecoin pools.' },
-      limitPerKind: { type: 'integer', minimum: 1, maximum: 25, default: 5, description: 'Pools listed per kind (1–25); default 5.' },
+      symbol: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 30,
+        description: 'Only pools holding this token (USDC, WETH, cbBTC, ...), case-insensitive.',
+      },
+      stablecoinOnly: {
+        type: 'boolean',
+        default: false,
+        description: 'Only pools DefiLlama marks as stablecoin pools.',
+      },
+      limitPerKind: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 25,
+        default: 5,
+        description: 'Pools listed per kind (1–25); default 5.',
+      },
     },
   },
   output: {
@@ -80,14 +131,31 @@ export default defineHandler<Input>({
         source: { type: 'string' },
         poolsOnBase: { type: 'integer' },
         considered: { type: 'integer' },
-        opportunities: { type: 'array', items: { type: 'object', properties: { kind: { type: 'string' }, description: { type: 'string' }, count: { type: 'integer' }, pools: { type: 'array' } } } },
+        opportunities: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              kind: { type: 'string' },
+              description: { type: 'string' },
+              count: { type: 'integer' },
+              pools: { type: 'array' },
+            },
+          },
+        },
         note: { type: 'string' },
       },
     },
   },
   example: { minTvlUsd: 1000000, limitPerKind: 5 },
   async run(input, ctx) {
-    const filters = { minTvlUsd: input.minTvlUsd ?? 1000000, minApy: input.minApy ?? null, symbol: input.symbol ?? null, stablecoinOnly: input.stablecoinOnly ?? false, limitPerKind: input.limitPerKind ?? 5 }
+    const filters = {
+      minTvlUsd: input.minTvlUsd ?? 1000000,
+      minApy: input.minApy ?? null,
+      symbol: input.symbol ?? null,
+      stablecoinOnly: input.stablecoinOnly ?? false,
+      limitPerKind: input.limitPerKind ?? 5,
+    }
     const onBase = (await fetchLlamaPools(ctx)).filter((p) => p.chain.toLowerCase() === 'base')
     const considered = onBase.filter(
       (p) =>
@@ -101,7 +169,12 @@ export default defineHandler<Input>({
     considered.sort((a, b) => (b.apy ?? 0) - (a.apy ?? 0) || (b.tvlUsd ?? 0) - (a.tvlUsd ?? 0))
     const opportunities = KINDS.map(({ kind, description, test }) => {
       const pools = considered.filter(test)
-      return { kind, description, count: pools.length, pools: pools.slice(0, filters.limitPerKind).map((p) => ({ ...presentPool(p), riskNotes: riskNotes(p) })) }
+      return {
+        kind,
+        description,
+        count: pools.length,
+        pools: pools.slice(0, filters.limitPerKind).map((p) => ({ ...presentPool(p), riskNotes: riskNotes(p) })),
+      }
     })
     const unclassified = considered.filter((p) => !KINDS.some((k) => k.test(p))).length
     return {

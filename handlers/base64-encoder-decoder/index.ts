@@ -23,16 +23,38 @@ export default defineHandler<Input>({
     additionalProperties: false,
     required: ['mode', 'text'],
     properties: {
-      mode: { type: 'string', enum: ['encode', 'decode'], description: 'encode: bytes → base64; decode: base64 → bytes.' },
-      text: { type: 'string', maxLength: MAX_TEXT, description: `Input (at most ${MAX_TEXT} characters): the data to encode, or the base64 to decode (whitespace ignored; either alphabet; padding optional).` },
-      inputEncoding: { type: 'string', enum: ['utf8', 'hex'], default: 'utf8', description: 'encode only: treat text as UTF-8 text, or as hex-encoded binary.' },
-      urlSafe: { type: 'boolean', default: false, description: 'encode only: use the URL-safe alphabet (- and _ instead of + and /, RFC 4648 §5).' },
-      padding: { type: 'boolean', default: true, description: 'encode only: keep trailing = padding. URL-safe output usually omits it.' },
+      mode: {
+        type: 'string',
+        enum: ['encode', 'decode'],
+        description: 'encode: bytes → base64; decode: base64 → bytes.',
+      },
+      text: {
+        type: 'string',
+        maxLength: MAX_TEXT,
+        description: `Input (at most ${MAX_TEXT} characters): the data to encode, or the base64 to decode (whitespace ignored; either alphabet; padding optional).`,
+      },
+      inputEncoding: {
+        type: 'string',
+        enum: ['utf8', 'hex'],
+        default: 'utf8',
+        description: 'encode only: treat text as UTF-8 text, or as hex-encoded binary.',
+      },
+      urlSafe: {
+        type: 'boolean',
+        default: false,
+        description: 'encode only: use the URL-safe alphabet (- and _ instead of + and /, RFC 4648 §5).',
+      },
+      padding: {
+        type: 'boolean',
+        default: true,
+        description: 'encode only: keep trailing = padding. URL-safe output usually omits it.',
+      },
       output: {
         type: 'string',
         enum: ['text', 'hex', 'binary'],
         default: 'text',
-        description: 'decode only: UTF-8 text (400 when the bytes are not valid UTF-8), hex, or the raw bytes as application/octet-stream (JSON with hex when the caller accepts JSON only).',
+        description:
+          'decode only: UTF-8 text (400 when the bytes are not valid UTF-8), hex, or the raw bytes as application/octet-stream (JSON with hex when the caller accepts JSON only).',
       },
     },
   },
@@ -40,7 +62,14 @@ export default defineHandler<Input>({
     contentType: 'application/json',
     description: 'encode: { base64, bytes }; decode: { text | hex, bytes }, or raw bytes for output=binary',
   },
-  example: { mode: 'encode', text: 'hello world', inputEncoding: 'utf8', urlSafe: false, padding: true, output: 'text' },
+  example: {
+    mode: 'encode',
+    text: 'hello world',
+    inputEncoding: 'utf8',
+    urlSafe: false,
+    padding: true,
+    output: 'text',
+  },
   run(input, ctx) {
     if (input.mode === 'encode') {
       const bytes = input.inputEncoding === 'hex' ? parseHex(input.text) : Buffer.from(input.text, 'utf8')
@@ -54,7 +83,8 @@ export default defineHandler<Input>({
     const bytes = parseBase64(input.text)
     if (input.output === 'hex') return { body: { hex: bytes.toString('hex'), bytes: bytes.length } }
     if (input.output === 'binary') {
-      const wantsBinary = ctx.accept.includes('application/octet-stream') || ctx.accept.includes('*/*') || ctx.accept === ''
+      const wantsBinary =
+        ctx.accept.includes('application/octet-stream') || ctx.accept.includes('*/*') || ctx.accept === ''
       if (!wantsBinary) return { body: { hex: bytes.toString('hex'), bytes: bytes.length } }
       return { contentType: 'application/octet-stream', body: new Uint8Array(bytes) }
     }
@@ -70,7 +100,8 @@ export default defineHandler<Input>({
 
 function parseHex(text: string): Buffer {
   const hex = text.replace(/\s+/g, '').replace(/^0x/i, '')
-  if (hex.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(hex)) throw new HandlerInputError('text', 'text is not valid hex (even number of 0-9a-f digits, optional 0x)')
+  if (hex.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(hex))
+    throw new HandlerInputError('text', 'text is not valid hex (even number of 0-9a-f digits, optional 0x)')
   return Buffer.from(hex, 'hex')
 }
 
@@ -78,9 +109,12 @@ function parseHex(text: string): Buffer {
 function parseBase64(text: string): Buffer {
   const clean = text.replace(/\s+/g, '')
   const body = clean.replace(/={1,2}$/, '')
-  if (!/^[A-Za-z0-9+/_-]*$/.test(body)) throw new HandlerInputError('text', 'text contains characters outside the base64 alphabets')
-  if (/[+/]/.test(body) && /[-_]/.test(body)) throw new HandlerInputError('text', 'text mixes the standard (+/) and URL-safe (-_) alphabets')
+  if (!/^[A-Za-z0-9+/_-]*$/.test(body))
+    throw new HandlerInputError('text', 'text contains characters outside the base64 alphabets')
+  if (/[+/]/.test(body) && /[-_]/.test(body))
+    throw new HandlerInputError('text', 'text mixes the standard (+/) and URL-safe (-_) alphabets')
   if (body.length % 4 === 1) throw new HandlerInputError('text', 'text has an impossible length for base64')
-  if (clean.length !== body.length && clean.length % 4 !== 0) throw new HandlerInputError('text', 'text has wrong padding')
+  if (clean.length !== body.length && clean.length % 4 !== 0)
+    throw new HandlerInputError('text', 'text has wrong padding')
   return Buffer.from(body, 'base64')
 }

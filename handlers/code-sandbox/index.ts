@@ -40,16 +40,34 @@ interface WorkerReply {
 
 export default defineHandler<Input>({
   slug: 'code-sandbox',
-  description: 'Run untrusted JavaScript (ES2023) in a QuickJS interpreter compiled to WebAssembly, in its own thread, isolated from the host (no filesystem, network or Node APIs), with time and memory limits; returns the completion value as JSON and captured console output.',
+  description:
+    'Run untrusted JavaScript (ES2023) in a QuickJS interpreter compiled to WebAssembly, in its own thread, isolated from the host (no filesystem, network or Node APIs), with time and memory limits; returns the completion value as JSON and captured console output.',
   timeoutMs: 15_000,
   inputSchema: {
     type: 'object',
     required: ['code'],
     additionalProperties: false,
     properties: {
-      code: { type: 'string', minLength: 1, maxLength: MAX_CODE, description: `JavaScript source (a script, not a module), at most ${MAX_CODE} characters. The value of the last expression is returned (a returned Promise is awaited); console.log/info/warn/error/debug are captured` },
-      timeLimitMs: { type: 'integer', minimum: 10, maximum: 5000, default: 1000, description: 'time limit in milliseconds (10–5000); execution is interrupted when it runs out' },
-      memoryLimitMb: { type: 'integer', minimum: 1, maximum: 64, default: 32, description: 'heap limit of the interpreter in MiB (1–64)' },
+      code: {
+        type: 'string',
+        minLength: 1,
+        maxLength: MAX_CODE,
+        description: `JavaScript source (a script, not a module), at most ${MAX_CODE} characters. The value of the last expression is returned (a returned Promise is awaited); console.log/info/warn/error/debug are captured`,
+      },
+      timeLimitMs: {
+        type: 'integer',
+        minimum: 10,
+        maximum: 5000,
+        default: 1000,
+        description: 'time limit in milliseconds (10–5000); execution is interrupted when it runs out',
+      },
+      memoryLimitMb: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 64,
+        default: 32,
+        description: 'heap limit of the interpreter in MiB (1–64)',
+      },
     },
   },
   output: {
@@ -68,7 +86,11 @@ export default defineHandler<Input>({
       },
     },
   },
-  example: { code: 'const xs = [1, 2, 3].map((x) => x * x);\nconsole.log("squares", xs);\n({ sum: xs.reduce((a, b) => a + b, 0) })', timeLimitMs: 1000, memoryLimitMb: 32 },
+  example: {
+    code: 'const xs = [1, 2, 3].map((x) => x * x);\nconsole.log("squares", xs);\n({ sum: xs.reduce((a, b) => a + b, 0) })',
+    timeLimitMs: 1000,
+    memoryLimitMb: 32,
+  },
   async run(input) {
     const { Worker } = await import('node:worker_threads')
     const wasmModule = await quickjsWasm()
@@ -102,7 +124,14 @@ export default defineHandler<Input>({
       const timer = setTimeout(() => {
         hardKilled = true
         void worker.terminate()
-        resolve({ ok: false, result: null, error: { name: 'InternalError', message: 'interrupted: time limit exceeded' }, timedOut: true, logs: [], logsTruncated: false })
+        resolve({
+          ok: false,
+          result: null,
+          error: { name: 'InternalError', message: 'interrupted: time limit exceeded' },
+          timedOut: true,
+          logs: [],
+          logsTruncated: false,
+        })
       }, input.timeLimitMs + HARD_KILL_GRACE_MS)
       worker.once('message', (m: WorkerReply) => {
         clearTimeout(timer)
@@ -110,23 +139,40 @@ export default defineHandler<Input>({
       })
       worker.once('error', (err) => {
         clearTimeout(timer)
-        resolve({ ok: false, result: null, error: { name: 'InternalError', message: err.message }, timedOut: false, logs: [], logsTruncated: false, crashed: true })
+        resolve({
+          ok: false,
+          result: null,
+          error: { name: 'InternalError', message: err.message },
+          timedOut: false,
+          logs: [],
+          logsTruncated: false,
+          crashed: true,
+        })
       })
       worker.once('exit', () => {
         clearTimeout(timer)
-        resolve({ ok: false, result: null, error: { name: 'InternalError', message: 'the sandbox stopped unexpectedly' }, timedOut: false, logs: [], logsTruncated: false, crashed: true })
+        resolve({
+          ok: false,
+          result: null,
+          error: { name: 'InternalError', message: 'the sandbox stopped unexpectedly' },
+          timedOut: false,
+          logs: [],
+          logsTruncated: false,
+          crashed: true,
+        })
       })
     })
     if (!hardKilled) void worker.terminate()
 
     const message = reply.error?.message ?? ''
-    const limit = reply.timedOut || hardKilled
-      ? 'time'
-      : /out of memory|string too long|invalid array length|ERR_WORKER_OUT_OF_MEMORY/i.test(message)
-        ? 'memory'
-        : /stack overflow|call stack/i.test(message)
-          ? 'stack'
-          : null
+    const limit =
+      reply.timedOut || hardKilled
+        ? 'time'
+        : /out of memory|string too long|invalid array length|ERR_WORKER_OUT_OF_MEMORY/i.test(message)
+          ? 'memory'
+          : /stack overflow|call stack/i.test(message)
+            ? 'stack'
+            : null
     return {
       body: {
         ok: reply.ok,

@@ -53,7 +53,11 @@ function swatch(rgb: [number, number, number]): Swatch {
  * Palette of up to `count` colours: median-cut seeds refined by k-means (Lloyd) iterations,
  * so clusters follow the real colour groups rather than median splits.
  */
-export function quantize(pixels: [number, number, number][], count: number, iterations = 10): { rgb: [number, number, number]; share: number }[] {
+export function quantize(
+  pixels: [number, number, number][],
+  count: number,
+  iterations = 10,
+): { rgb: [number, number, number]; share: number }[] {
   let centres = medianCut(pixels, count).map((c) => c.rgb)
   let sizes: number[] = []
   for (let it = 0; it < iterations; it++) {
@@ -75,7 +79,9 @@ export function quantize(pixels: [number, number, number][], count: number, iter
       sizes[best]++
     }
     const next = centres.map((c, i) => (sizes[i] ? (sums[i].map((v) => v / sizes[i]) as [number, number, number]) : c))
-    const moved = next.some((c, i) => Math.abs(c[0] - centres[i][0]) + Math.abs(c[1] - centres[i][1]) + Math.abs(c[2] - centres[i][2]) > 0.5)
+    const moved = next.some(
+      (c, i) => Math.abs(c[0] - centres[i][0]) + Math.abs(c[1] - centres[i][1]) + Math.abs(c[2] - centres[i][2]) > 0.5,
+    )
     centres = next
     if (!moved) break
   }
@@ -86,7 +92,10 @@ export function quantize(pixels: [number, number, number][], count: number, iter
 }
 
 /** Median cut: split the box with the widest channel range at its median until there are `count` boxes. */
-export function medianCut(pixels: [number, number, number][], count: number): { rgb: [number, number, number]; share: number }[] {
+export function medianCut(
+  pixels: [number, number, number][],
+  count: number,
+): { rgb: [number, number, number]; share: number }[] {
   let boxes = [pixels]
   while (boxes.length < count) {
     let best = -1
@@ -123,13 +132,24 @@ export function medianCut(pixels: [number, number, number][], count: number): { 
 
 export default defineHandler<Input>({
   slug: 'color-palette-generator',
-  description: 'Colour palettes: harmonies (complementary, analogous, triadic, tetradic, split-complementary, monochrome) from a base colour, or the dominant colours of an image (median cut refined by k-means); every swatch as hex, RGB and HSL.',
+  description:
+    'Colour palettes: harmonies (complementary, analogous, triadic, tetradic, split-complementary, monochrome) from a base colour, or the dominant colours of an image (median cut refined by k-means); every swatch as hex, RGB and HSL.',
   inputSchema: {
     type: 'object',
     additionalProperties: false,
     properties: {
-      color: { type: 'string', minLength: 1, maxLength: 64, description: 'base colour as CSS hex (#3498db), rgb(...), hsl(...) or a CSS colour name; give this or image' },
-      image: { type: 'string', minLength: 1, maxLength: base64MaxLength(MAX_IMAGE_BYTES), description: `an image (base64 or data: URL, at most ${MAX_IMAGE_BYTES} bytes and ${MAX_IMAGE_PIXELS} pixels) to extract dominant colours from; give this or color` },
+      color: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 64,
+        description: 'base colour as CSS hex (#3498db), rgb(...), hsl(...) or a CSS colour name; give this or image',
+      },
+      image: {
+        type: 'string',
+        minLength: 1,
+        maxLength: base64MaxLength(MAX_IMAGE_BYTES),
+        description: `an image (base64 or data: URL, at most ${MAX_IMAGE_BYTES} bytes and ${MAX_IMAGE_PIXELS} pixels) to extract dominant colours from; give this or color`,
+      },
       schemes: {
         type: 'array',
         items: { type: 'string', enum: [...SCHEMES] },
@@ -139,21 +159,38 @@ export default defineHandler<Input>({
         default: [...SCHEMES],
         description: 'harmonies to compute from color (default all)',
       },
-      count: { type: 'integer', minimum: 2, maximum: 16, default: 5, description: 'number of shades for monochrome, or of colours extracted from an image' },
+      count: {
+        type: 'integer',
+        minimum: 2,
+        maximum: 16,
+        default: 5,
+        description: 'number of shades for monochrome, or of colours extracted from an image',
+      },
     },
   },
   output: {
     contentType: 'application/json',
-    description: 'for color: base swatch and palettes keyed by scheme; for image: dominant colour and a palette with each colour\'s share of the image. Swatches are { hex, rgb, hsl }',
-    schema: { type: 'object', properties: { base: { type: 'object' }, palettes: { type: 'object' }, dominant: { type: 'object' }, palette: { type: 'array' } } },
+    description:
+      "for color: base swatch and palettes keyed by scheme; for image: dominant colour and a palette with each colour's share of the image. Swatches are { hex, rgb, hsl }",
+    schema: {
+      type: 'object',
+      properties: {
+        base: { type: 'object' },
+        palettes: { type: 'object' },
+        dominant: { type: 'object' },
+        palette: { type: 'array' },
+      },
+    },
   },
   example: { color: '#3498db', schemes: ['complementary', 'triadic', 'monochrome'], count: 5 },
   async run(input) {
-    if ((input.color === undefined) === (input.image === undefined)) throw new HandlerInputError('color', 'give exactly one of color and image')
+    if ((input.color === undefined) === (input.image === undefined))
+      throw new HandlerInputError('color', 'give exactly one of color and image')
 
     if (input.color !== undefined) {
       const { default: chroma } = await import('chroma-js')
-      if (!chroma.valid(input.color)) throw new HandlerInputError('color', `color ${JSON.stringify(input.color)} is not a CSS colour`)
+      if (!chroma.valid(input.color))
+        throw new HandlerInputError('color', `color ${JSON.stringify(input.color)} is not a CSS colour`)
       const base = chroma(input.color)
       const [h0, s, l] = base.hsl()
       const h = Number.isNaN(h0) ? 0 : h0
@@ -161,7 +198,9 @@ export default defineHandler<Input>({
       for (const scheme of input.schemes) {
         if (scheme === 'monochrome') {
           // evenly spaced lightness from dark to light at the base hue and saturation
-          palettes.monochrome = Array.from({ length: input.count }, (_, i) => swatch(chroma.hsl(h, s, 0.15 + (0.7 * i) / (input.count - 1)).rgb()))
+          palettes.monochrome = Array.from({ length: input.count }, (_, i) =>
+            swatch(chroma.hsl(h, s, 0.15 + (0.7 * i) / (input.count - 1)).rgb()),
+          )
         } else {
           palettes[scheme] = HUE_OFFSETS[scheme].map((off) => swatch(chroma.hsl((h + off + 360) % 360, s, l).rgb()))
         }
@@ -176,18 +215,23 @@ export default defineHandler<Input>({
     try {
       const img = sharp(bytes, { limitInputPixels: MAX_IMAGE_PIXELS })
       const meta = await img.metadata()
-      if ((meta.width ?? 0) * (meta.height ?? 0) > MAX_IMAGE_PIXELS) throw new HandlerInputError('image', `image exceeds ${MAX_IMAGE_PIXELS} pixels`, 413)
+      if ((meta.width ?? 0) * (meta.height ?? 0) > MAX_IMAGE_PIXELS)
+        throw new HandlerInputError('image', `image exceeds ${MAX_IMAGE_PIXELS} pixels`, 413)
       const small = img.resize(SAMPLE_SIDE, SAMPLE_SIDE, { fit: 'inside' }).removeAlpha().toColourspace('srgb')
       data = await small.clone().raw().toBuffer()
       dominant = (await sharp(data, { raw: { width: 1, height: data.length / 3, channels: 3 } }).stats()).dominant
     } catch (err) {
       if (err instanceof HandlerInputError) throw err
-      if (/pixel limit/i.test((err as Error).message)) throw new HandlerInputError('image', `image exceeds ${MAX_IMAGE_PIXELS} pixels`, 413)
+      if (/pixel limit/i.test((err as Error).message))
+        throw new HandlerInputError('image', `image exceeds ${MAX_IMAGE_PIXELS} pixels`, 413)
       throw new HandlerInputError('image', 'image is not a supported image (jpeg, png, webp, avif, gif, tiff, svg)')
     }
     const pixels: [number, number, number][] = []
     for (let i = 0; i + 2 < data.length; i += 3) pixels.push([data[i], data[i + 1], data[i + 2]])
-    const palette = quantize(pixels, input.count).map((c) => ({ ...swatch(c.rgb), share: Math.round(c.share * 1000) / 1000 }))
+    const palette = quantize(pixels, input.count).map((c) => ({
+      ...swatch(c.rgb),
+      share: Math.round(c.share * 1000) / 1000,
+    }))
     return { body: { dominant: swatch([dominant.r, dominant.g, dominant.b]), palette } }
   },
 })

@@ -26,7 +26,13 @@ t.test('against a People Data Labs stand-in', async (t) => {
       type: 'public',
       ticker: 'googl',
       headline: 'search and advertising',
-      location: { name: 'mountain view, california, united states', locality: 'mountain view', region: 'california', country: 'united states', continent: 'north america' },
+      location: {
+        name: 'mountain view, california, united states',
+        locality: 'mountain view',
+        region: 'california',
+        country: 'united states',
+        continent: 'north america',
+      },
       linkedinUrl: 'linkedin.com/company/google',
       twitterUrl: 'twitter.com/google',
     })
@@ -50,13 +56,29 @@ t.test('against a People Data Labs stand-in', async (t) => {
   })
 
   t.test('PDL 404 is found:false', async (t) => {
-    t.match(okBody(await run({ website: 'no-such-company.example' })), { found: false, company: null, likelihood: null, reason: /No records/ })
+    t.match(okBody(await run({ website: 'no-such-company.example' })), {
+      found: false,
+      company: null,
+      likelihood: null,
+      reason: /No records/,
+    })
   })
 
   t.test('missing fields are null', async (t) => {
-    const sparse = await standIn(t, () => ({ json: { status: 200, name: 'tiny co', likelihood: 3, location: null, tags: null } }))
-    const out = okBody(await runInline(handler, { name: 'tiny co' }, { providers: { PDL_API_URL: sparse.url, PDL_API_KEY: PDL_TOKEN } }))
-    t.match(out.company, { name: 'tiny co', employeeCount: null, founded: null, domain: null, tags: [], location: { name: null, country: null } })
+    const sparse = await standIn(t, () => ({
+      json: { status: 200, name: 'tiny co', likelihood: 3, location: null, tags: null },
+    }))
+    const out = okBody(
+      await runInline(handler, { name: 'tiny co' }, { providers: { PDL_API_URL: sparse.url, PDL_API_KEY: PDL_TOKEN } }),
+    )
+    t.match(out.company, {
+      name: 'tiny co',
+      employeeCount: null,
+      founded: null,
+      domain: null,
+      tags: [],
+      location: { name: null, country: null },
+    })
   })
 
   t.test('bad input: 400 naming the field', async (t) => {
@@ -70,13 +92,27 @@ t.test('against a People Data Labs stand-in', async (t) => {
 })
 
 t.test('provider problems', async (t) => {
-  await t.rejects(runInline(handler, handler.example, { providers: {} }), { code: 'upstream_not_configured', message: /PDL_API_URL/ })
+  await t.rejects(runInline(handler, handler.example, { providers: {} }), {
+    code: 'upstream_not_configured',
+    message: /PDL_API_URL/,
+  })
   const p = await standIn(t, pdlStandIn)
-  const err = await runInline(handler, handler.example, { providers: { PDL_API_URL: p.url, PDL_API_KEY: 'nope-key-77' } }).catch((e) => e)
+  const err = await runInline(handler, handler.example, {
+    providers: { PDL_API_URL: p.url, PDL_API_KEY: 'nope-key-77' },
+  }).catch((e) => e)
   t.match(err, { code: 'upstream_failed', message: /401/ })
   t.notMatch(err.message, /nope-key-77/)
-  const limited = await standIn(t, () => ({ status: 429, json: { status: 429, error: { type: 'rate_limit_error', message: 'slow down' } } }))
-  await t.rejects(runInline(handler, handler.example, { providers: { PDL_API_URL: limited.url, PDL_API_KEY: PDL_TOKEN } }), { code: 'upstream_failed', message: /429/ })
+  const limited = await standIn(t, () => ({
+    status: 429,
+    json: { status: 429, error: { type: 'rate_limit_error', message: 'slow down' } },
+  }))
+  await t.rejects(
+    runInline(handler, handler.example, { providers: { PDL_API_URL: limited.url, PDL_API_KEY: PDL_TOKEN } }),
+    { code: 'upstream_failed', message: /429/ },
+  )
   const broken = await standIn(t, () => ({ status: 500, text: 'internal error' }))
-  await t.rejects(runInline(handler, handler.example, { providers: { PDL_API_URL: broken.url, PDL_API_KEY: PDL_TOKEN } }), { code: 'upstream_failed', message: /500/ })
+  await t.rejects(
+    runInline(handler, handler.example, { providers: { PDL_API_URL: broken.url, PDL_API_KEY: PDL_TOKEN } }),
+    { code: 'upstream_failed', message: /500/ },
+  )
 })

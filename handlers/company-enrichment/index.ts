@@ -22,15 +22,24 @@ const DOMAIN = /^(?=.{3,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,6
 /** Enriches a company (by website, name or social profile) from People Data Labs. */
 export default defineHandler<Input>({
   slug: 'company-enrichment',
-  description: 'A company profile from People Data Labs, by website, name, social profile or ticker: name, domain, industry, size and employee count, founding year, location, LinkedIn and tags, with the match likelihood.',
+  description:
+    'A company profile from People Data Labs, by website, name, social profile or ticker: name, domain, industry, size and employee count, founding year, location, LinkedIn and tags, with the match likelihood.',
   providers: ['PDL_API_URL', 'PDL_API_KEY'],
   inputSchema: {
     type: 'object',
     additionalProperties: false,
     properties: {
-      website: { type: 'string', maxLength: 253, description: 'The company website or domain, e.g. "google.com". Give website, name, profile or ticker.' },
+      website: {
+        type: 'string',
+        maxLength: 253,
+        description: 'The company website or domain, e.g. "google.com". Give website, name, profile or ticker.',
+      },
       name: { type: 'string', minLength: 2, maxLength: 150, description: 'The company name, e.g. "Google".' },
-      profile: { type: 'string', maxLength: 300, description: 'A social profile URL of the company, e.g. https://www.linkedin.com/company/google.' },
+      profile: {
+        type: 'string',
+        maxLength: 300,
+        description: 'A social profile URL of the company, e.g. https://www.linkedin.com/company/google.',
+      },
       ticker: { type: 'string', pattern: '^[A-Za-z0-9.-]{1,10}$', description: 'Stock ticker, e.g. GOOGL.' },
     },
   },
@@ -39,21 +48,46 @@ export default defineHandler<Input>({
     description:
       'found, likelihood (PDL match confidence 1–10), company { id, name, displayName, domain, alternativeDomains[] (first 10), industry, size (range), employeeCount, founded (year), type, ticker, headline, summary, ' +
       'location { name, locality, region, country, continent }, linkedinUrl, twitterUrl, facebookUrl, tags[] (first 20) }. Values are as PDL stores them; a field PDL does not have is null. found:false with a reason when PDL has no match.',
-    schema: { type: 'object', properties: { found: { type: 'boolean' }, likelihood: { type: ['integer', 'null'] }, company: { type: ['object', 'null'] }, reason: { type: 'string' } } },
+    schema: {
+      type: 'object',
+      properties: {
+        found: { type: 'boolean' },
+        likelihood: { type: ['integer', 'null'] },
+        company: { type: ['object', 'null'] },
+        reason: { type: 'string' },
+      },
+    },
   },
   example: { website: 'google.com' },
   async run(input, ctx) {
-    const website = input.website?.trim().toLowerCase().replace(/^https?:\/\//, '').replace(/[/?#].*$/, '').replace(/^www\./, '')
+    const website = input.website
+      ?.trim()
+      .toLowerCase()
+      .replace(/^https?:\/\//, '')
+      .replace(/[/?#].*$/, '')
+      .replace(/^www\./, '')
     const name = input.name?.trim()
     const profile = input.profile?.trim()
     const ticker = input.ticker?.trim()
-    if (!website && !name && !profile && !ticker) throw new HandlerInputError('website', 'give website, name, profile or ticker')
-    if (website !== undefined && !DOMAIN.test(website)) throw new HandlerInputError('website', 'website must be a domain or URL such as example.com')
-    if (name !== undefined && name.length < 2) throw new HandlerInputError('name', 'name must have at least 2 characters')
-    if (profile !== undefined) parsePublicUrl(/^[a-z][a-z0-9+.-]*:/i.test(profile) ? profile : `https://${profile}`, 'profile')
+    if (!website && !name && !profile && !ticker)
+      throw new HandlerInputError('website', 'give website, name, profile or ticker')
+    if (website !== undefined && !DOMAIN.test(website))
+      throw new HandlerInputError('website', 'website must be a domain or URL such as example.com')
+    if (name !== undefined && name.length < 2)
+      throw new HandlerInputError('name', 'name must have at least 2 characters')
+    if (profile !== undefined)
+      parsePublicUrl(/^[a-z][a-z0-9+.-]*:/i.test(profile) ? profile : `https://${profile}`, 'profile')
 
-    const r = await pdlEnrich<CompanyAnswer>(ctx, '/v5/company/enrich', { website, name, profile, ticker }, website ? 'website' : name ? 'name' : profile ? 'profile' : 'ticker')
-    if (!r.found) return { body: { found: false, likelihood: null, company: null, reason: `People Data Labs has no match (${r.message})` } }
+    const r = await pdlEnrich<CompanyAnswer>(
+      ctx,
+      '/v5/company/enrich',
+      { website, name, profile, ticker },
+      website ? 'website' : name ? 'name' : profile ? 'profile' : 'ticker',
+    )
+    if (!r.found)
+      return {
+        body: { found: false, likelihood: null, company: null, reason: `People Data Labs has no match (${r.message})` },
+      }
     const c = r.body
     const loc = c.location && typeof c.location === 'object' ? c.location : {}
     return {
@@ -74,7 +108,13 @@ export default defineHandler<Input>({
           ticker: str(c.ticker),
           headline: str(c.headline),
           summary: str(c.summary),
-          location: { name: str(loc.name), locality: str(loc.locality), region: str(loc.region), country: str(loc.country), continent: str(loc.continent) },
+          location: {
+            name: str(loc.name),
+            locality: str(loc.locality),
+            region: str(loc.region),
+            country: str(loc.country),
+            continent: str(loc.continent),
+          },
           linkedinUrl: str(c.linkedin_url),
           twitterUrl: str(c.twitter_url),
           facebookUrl: str(c.facebook_url),

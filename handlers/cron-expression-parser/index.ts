@@ -20,34 +20,86 @@ export default defineHandler<Input>({
     additionalProperties: false,
     required: ['expression'],
     properties: {
-      expression: { type: 'string', minLength: 1, maxLength: 200, description: 'Cron expression: "min hour dom month dow", optionally with a leading seconds field and trailing year; supports ranges, steps, lists, names, L, W, # and @yearly/@monthly/@weekly/@daily/@hourly.' },
-      timezone: { type: 'string', maxLength: 64, default: 'UTC', description: 'IANA time zone the schedule runs in, e.g. Europe/Berlin.' },
-      count: { type: 'integer', minimum: 1, maximum: MAX_RUNS, default: 5, description: `How many upcoming runs to list (1-${MAX_RUNS}).` },
-      from: { type: 'string', format: 'date-time', description: 'List runs after this instant (RFC 3339 with offset, e.g. 2024-01-01T00:00:00Z); default now.' },
-      use24HourTime: { type: 'boolean', default: true, description: 'Description uses 24-hour times (14:00) rather than 02:00 PM.' },
-      domAndDow: { type: 'boolean', default: false, description: 'When both day-of-month and day-of-week are restricted, require both (AND) instead of either (OR, classic Vixie cron).' },
+      expression: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 200,
+        description:
+          'Cron expression: "min hour dom month dow", optionally with a leading seconds field and trailing year; supports ranges, steps, lists, names, L, W, # and @yearly/@monthly/@weekly/@daily/@hourly.',
+      },
+      timezone: {
+        type: 'string',
+        maxLength: 64,
+        default: 'UTC',
+        description: 'IANA time zone the schedule runs in, e.g. Europe/Berlin.',
+      },
+      count: {
+        type: 'integer',
+        minimum: 1,
+        maximum: MAX_RUNS,
+        default: 5,
+        description: `How many upcoming runs to list (1-${MAX_RUNS}).`,
+      },
+      from: {
+        type: 'string',
+        format: 'date-time',
+        description: 'List runs after this instant (RFC 3339 with offset, e.g. 2024-01-01T00:00:00Z); default now.',
+      },
+      use24HourTime: {
+        type: 'boolean',
+        default: true,
+        description: 'Description uses 24-hour times (14:00) rather than 02:00 PM.',
+      },
+      domAndDow: {
+        type: 'boolean',
+        default: false,
+        description:
+          'When both day-of-month and day-of-week are restricted, require both (AND) instead of either (OR, classic Vixie cron).',
+      },
     },
   },
   output: {
     contentType: 'application/json',
-    description: '{ expression, description, timezone, nextRuns: [{ local, utc }] } — local is ISO 8601 with the zone offset; nextRuns is empty for schedules that never fire (e.g. 30 February)',
+    description:
+      '{ expression, description, timezone, nextRuns: [{ local, utc }] } — local is ISO 8601 with the zone offset; nextRuns is empty for schedules that never fire (e.g. 30 February)',
   },
-  example: { expression: '0 9 * * 1-5', timezone: 'America/New_York', count: 3, from: '2024-03-08T12:00:00Z', use24HourTime: true, domAndDow: false },
+  example: {
+    expression: '0 9 * * 1-5',
+    timezone: 'America/New_York',
+    count: 3,
+    from: '2024-03-08T12:00:00Z',
+    use24HourTime: true,
+    domAndDow: false,
+  },
   async run(input) {
-    if (!isTimeZone(input.timezone)) throw new HandlerInputError('timezone', `timezone ${input.timezone} is not a known IANA time zone`)
-    const [{ Cron }, { default: cronstrue }, { DateTime }] = await Promise.all([import('croner'), import('cronstrue'), import('luxon')])
+    if (!isTimeZone(input.timezone))
+      throw new HandlerInputError('timezone', `timezone ${input.timezone} is not a known IANA time zone`)
+    const [{ Cron }, { default: cronstrue }, { DateTime }] = await Promise.all([
+      import('croner'),
+      import('cronstrue'),
+      import('luxon'),
+    ])
 
     let job
     try {
       job = new Cron(input.expression, { timezone: input.timezone, paused: true, domAndDow: input.domAndDow })
     } catch (err) {
-      throw new HandlerInputError('expression', `expression is not valid cron: ${(err as Error).message.replace(/^CronPattern: /, '')}`)
+      throw new HandlerInputError(
+        'expression',
+        `expression is not valid cron: ${(err as Error).message.replace(/^CronPattern: /, '')}`,
+      )
     }
     let description: string
     try {
-      description = cronstrue.toString(input.expression, { use24HourTimeFormat: input.use24HourTime, throwExceptionOnParseError: true })
+      description = cronstrue.toString(input.expression, {
+        use24HourTimeFormat: input.use24HourTime,
+        throwExceptionOnParseError: true,
+      })
     } catch (err) {
-      throw new HandlerInputError('expression', `expression cannot be described: ${err instanceof Error ? err.message : String(err)}`)
+      throw new HandlerInputError(
+        'expression',
+        `expression cannot be described: ${err instanceof Error ? err.message : String(err)}`,
+      )
     }
 
     const from = input.from ? new Date(input.from) : new Date()
@@ -57,7 +109,10 @@ export default defineHandler<Input>({
         expression: input.expression,
         description,
         timezone: input.timezone,
-        nextRuns: runs.map((d) => ({ local: DateTime.fromJSDate(d, { zone: input.timezone }).toISO({ suppressMilliseconds: true }), utc: d.toISOString() })),
+        nextRuns: runs.map((d) => ({
+          local: DateTime.fromJSDate(d, { zone: input.timezone }).toISO({ suppressMilliseconds: true }),
+          utc: d.toISOString(),
+        })),
       },
     }
   },

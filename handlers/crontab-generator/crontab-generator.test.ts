@@ -29,25 +29,62 @@ t.test('every schedule kind', async (t) => {
 })
 
 t.test('warnings for uneven steps and short months', async (t) => {
-  t.match(okBody<Out>(await runInline(handler, { schedule: 'every-n-minutes', interval: 7 })).warnings, [/does not divide 60/])
+  t.match(okBody<Out>(await runInline(handler, { schedule: 'every-n-minutes', interval: 7 })).warnings, [
+    /does not divide 60/,
+  ])
   t.match(okBody<Out>(await runInline(handler, { schedule: 'monthly', dayOfMonth: 31 })).warnings, [/skipped/])
-  t.match(okBody<Out>(await runInline(handler, { schedule: 'yearly', dayOfMonth: 29, month: 2 })).warnings, [/leap years/])
+  t.match(okBody<Out>(await runInline(handler, { schedule: 'yearly', dayOfMonth: 29, month: 2 })).warnings, [
+    /leap years/,
+  ])
 })
 
 t.test('GET query strings are coerced', async (t) => {
-  const out = okBody<Out>(await runInline(handler, { schedule: 'weekly', daysOfWeek: 'wed', at: '07:15' }, { from: 'query' }))
+  const out = okBody<Out>(
+    await runInline(handler, { schedule: 'weekly', daysOfWeek: 'wed', at: '07:15' }, { from: 'query' }),
+  )
   t.equal(out.expression, '15 7 * * 3')
-  t.equal(okBody<Out>(await runInline(handler, { schedule: 'every-n-minutes', interval: '5' }, { from: 'query' })).expression, '*/5 * * * *')
+  t.equal(
+    okBody<Out>(await runInline(handler, { schedule: 'every-n-minutes', interval: '5' }, { from: 'query' })).expression,
+    '*/5 * * * *',
+  )
 })
 
 t.test('invalid input names the field', async (t) => {
   t.match(await runInline(handler, {}), { ok: false, status: 400, field: 'schedule' })
   t.match(await runInline(handler, { schedule: 'daily', at: '24:00' }), { ok: false, status: 400, field: 'at' })
-  t.match(await runInline(handler, { schedule: 'every-n-minutes', interval: 60 }), { ok: false, status: 400, field: 'interval' })
-  t.match(await runInline(handler, { schedule: 'every-n-hours', interval: 24 }), { ok: false, status: 400, field: 'interval' })
-  t.match(await runInline(handler, { schedule: 'weekly', daysOfWeek: ['funday'] }), { ok: false, status: 400, field: 'daysOfWeek.0' })
-  t.match(await runInline(handler, { schedule: 'weekly', daysOfWeek: [] }), { ok: false, status: 400, field: 'daysOfWeek' })
-  t.match(await runInline(handler, { schedule: 'yearly', dayOfMonth: 30, month: 2 }), { ok: false, status: 400, field: 'dayOfMonth' })
-  t.match(await runInline(handler, { schedule: 'daily', command: 'a\nb' }), { ok: false, status: 400, field: 'command' })
-  t.match(await runInline(handler, { schedule: 'daily', command: 'x'.repeat(1_001) }), { ok: false, status: 400, field: 'command' })
+  t.match(await runInline(handler, { schedule: 'every-n-minutes', interval: 60 }), {
+    ok: false,
+    status: 400,
+    field: 'interval',
+  })
+  t.match(await runInline(handler, { schedule: 'every-n-hours', interval: 24 }), {
+    ok: false,
+    status: 400,
+    field: 'interval',
+  })
+  t.match(await runInline(handler, { schedule: 'weekly', daysOfWeek: ['funday'] }), {
+    ok: false,
+    status: 400,
+    field: 'daysOfWeek.0',
+  })
+  t.match(await runInline(handler, { schedule: 'weekly', daysOfWeek: [] }), {
+    ok: false,
+    status: 400,
+    field: 'daysOfWeek',
+  })
+  t.match(await runInline(handler, { schedule: 'yearly', dayOfMonth: 30, month: 2 }), {
+    ok: false,
+    status: 400,
+    field: 'dayOfMonth',
+  })
+  t.match(await runInline(handler, { schedule: 'daily', command: 'a\nb' }), {
+    ok: false,
+    status: 400,
+    field: 'command',
+  })
+  t.match(await runInline(handler, { schedule: 'daily', command: 'x'.repeat(1_001) }), {
+    ok: false,
+    status: 400,
+    field: 'command',
+  })
 })

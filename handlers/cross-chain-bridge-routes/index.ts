@@ -37,8 +37,24 @@ interface LifiStep {
   type?: string
   tool?: string
   toolDetails?: { key?: string; name?: string }
-  action?: { fromChainId?: number; toChainId?: number; fromToken?: LifiToken; toToken?: LifiToken; fromAmount?: string; slippage?: number }
-  estimate?: { fromAmount?: string; toAmount?: string; toAmountMin?: string; executionDuration?: number; feeCosts?: LifiCost[]; gasCosts?: LifiCost[]; fromAmountUSD?: string; toAmountUSD?: string }
+  action?: {
+    fromChainId?: number
+    toChainId?: number
+    fromToken?: LifiToken
+    toToken?: LifiToken
+    fromAmount?: string
+    slippage?: number
+  }
+  estimate?: {
+    fromAmount?: string
+    toAmount?: string
+    toAmountMin?: string
+    executionDuration?: number
+    feeCosts?: LifiCost[]
+    gasCosts?: LifiCost[]
+    fromAmountUSD?: string
+    toAmountUSD?: string
+  }
   includedSteps?: LifiStep[]
 }
 interface LifiRoute {
@@ -59,13 +75,38 @@ interface LifiRoute {
 
 const TOKEN = '^(0x[0-9a-fA-F]{40}|[1-9A-HJ-NP-Za-km-z]{32,44})$'
 
-const usdNumber = (v: unknown): number | null => (typeof v === 'string' || typeof v === 'number') && v !== '' && Number.isFinite(Number(v)) ? Number(v) : null
-const token = (tk: LifiToken | undefined) => (tk ? { address: tk.address ?? null, symbol: tk.symbol ?? null, decimals: tk.decimals ?? null, chainId: tk.chainId ?? null, priceUSD: usdNumber(tk.priceUSD) } : null)
-const cost = (c: LifiCost) => ({ name: c.name ?? c.type ?? null, token: c.token?.symbol ?? null, amount: c.amount ?? null, amountUSD: usdNumber(c.amountUSD), ...(c.percentage !== undefined ? { percentage: usdNumber(c.percentage) } : {}), ...(c.included !== undefined ? { included: c.included } : {}) })
+const usdNumber = (v: unknown): number | null =>
+  (typeof v === 'string' || typeof v === 'number') && v !== '' && Number.isFinite(Number(v)) ? Number(v) : null
+const token = (tk: LifiToken | undefined) =>
+  tk
+    ? {
+        address: tk.address ?? null,
+        symbol: tk.symbol ?? null,
+        decimals: tk.decimals ?? null,
+        chainId: tk.chainId ?? null,
+        priceUSD: usdNumber(tk.priceUSD),
+      }
+    : null
+const cost = (c: LifiCost) => ({
+  name: c.name ?? c.type ?? null,
+  token: c.token?.symbol ?? null,
+  amount: c.amount ?? null,
+  amountUSD: usdNumber(c.amountUSD),
+  ...(c.percentage !== undefined ? { percentage: usdNumber(c.percentage) } : {}),
+  ...(c.included !== undefined ? { included: c.included } : {}),
+})
 
 /** One step as sold: its own tool and those it bundles (LI.FI "lifi" steps carry includedSteps). */
 function step(s: LifiStep) {
-  const inner = (s.includedSteps ?? []).map((i) => ({ type: i.type ?? null, tool: i.toolDetails?.name ?? i.tool ?? null, fromChainId: i.action?.fromChainId ?? null, toChainId: i.action?.toChainId ?? null, fromToken: i.action?.fromToken?.symbol ?? null, toToken: i.action?.toToken?.symbol ?? null, toAmount: i.estimate?.toAmount ?? null }))
+  const inner = (s.includedSteps ?? []).map((i) => ({
+    type: i.type ?? null,
+    tool: i.toolDetails?.name ?? i.tool ?? null,
+    fromChainId: i.action?.fromChainId ?? null,
+    toChainId: i.action?.toChainId ?? null,
+    fromToken: i.action?.fromToken?.symbol ?? null,
+    toToken: i.action?.toToken?.symbol ?? null,
+    toAmount: i.estimate?.toAmount ?? null,
+  }))
   return {
     type: s.type ?? null,
     tool: s.toolDetails?.name ?? s.tool ?? null,
@@ -110,22 +151,56 @@ export default defineHandler<Input>({
     additionalProperties: false,
     required: ['fromChain', 'toChain', 'fromToken', 'toToken', 'fromAmount'],
     properties: {
-      fromChain: { type: 'integer', minimum: 1, maximum: 9007199254740991, description: 'Source chain id (1 Ethereum, 8453 Base, 42161 Arbitrum, 10 Optimism, 137 Polygon, 1151111081099710 Solana, ...).' },
+      fromChain: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 9007199254740991,
+        description:
+          'Source chain id (1 Ethereum, 8453 Base, 42161 Arbitrum, 10 Optimism, 137 Polygon, 1151111081099710 Solana, ...).',
+      },
       toChain: { type: 'integer', minimum: 1, maximum: 9007199254740991, description: 'Destination chain id.' },
-      fromToken: { type: 'string', pattern: TOKEN, description: 'Token address on the source chain (0x0000000000000000000000000000000000000000 for the native coin on EVM chains).' },
+      fromToken: {
+        type: 'string',
+        pattern: TOKEN,
+        description:
+          'Token address on the source chain (0x0000000000000000000000000000000000000000 for the native coin on EVM chains).',
+      },
       toToken: { type: 'string', pattern: TOKEN, description: 'Token address on the destination chain.' },
-      fromAmount: { type: 'string', pattern: '^[1-9][0-9]{0,77}$', description: 'Amount to send in base units of fromToken, e.g. "100000000" for 100 USDC (6 decimals).' },
-      fromAddress: { type: 'string', pattern: TOKEN, description: 'Optional sending wallet (some bridges quote only with it).' },
+      fromAmount: {
+        type: 'string',
+        pattern: '^[1-9][0-9]{0,77}$',
+        description: 'Amount to send in base units of fromToken, e.g. "100000000" for 100 USDC (6 decimals).',
+      },
+      fromAddress: {
+        type: 'string',
+        pattern: TOKEN,
+        description: 'Optional sending wallet (some bridges quote only with it).',
+      },
       toAddress: { type: 'string', pattern: TOKEN, description: 'Optional receiving wallet (default: fromAddress).' },
-      slippageBps: { type: 'integer', minimum: 0, maximum: 5000, description: 'Slippage tolerance in basis points (50 = 0.5%); LI.FI default when omitted.' },
-      order: { type: 'string', enum: ['CHEAPEST', 'FASTEST'], description: 'How LI.FI ranks routes: CHEAPEST (most received) or FASTEST.' },
-      maxRoutes: { type: 'integer', minimum: 1, maximum: 10, default: 5, description: 'Routes returned (1–10); default 5.' },
+      slippageBps: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 5000,
+        description: 'Slippage tolerance in basis points (50 = 0.5%); LI.FI default when omitted.',
+      },
+      order: {
+        type: 'string',
+        enum: ['CHEAPEST', 'FASTEST'],
+        description: 'How LI.FI ranks routes: CHEAPEST (most received) or FASTEST.',
+      },
+      maxRoutes: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 10,
+        default: 5,
+        description: 'Routes returned (1–10); default 5.',
+      },
     },
   },
   output: {
     contentType: 'application/json',
     description:
-      'source ("lifi"), fromChain, toChain, fromToken and toToken { address, symbol, decimals, chainId, priceUSD }, routeCount, routes[] in LI.FI\'s order: { id, tags (RECOMMENDED, CHEAPEST, FASTEST), tools (bridges and exchanges used), fromAmount, fromAmountUSD, toAmount (estimated received, base units), toAmountMin (minimum after slippage), toAmountUSD, gasCostUSD (as LI.FI gives it), feeCostUSD (sum of the fee amountUSD LI.FI lists; null when one is missing), executionDurationSeconds (sum of the steps\' estimates), steps[] { type, tool, fromChainId, toChainId, fromToken, toToken, fromAmount, toAmount, toAmountMin, executionDurationSeconds, feeCosts[] { name, token, amount, amountUSD, percentage, included }, gasCosts[], includedSteps[] } }, unavailable (LI.FI\'s count of routes filtered out or failed).',
+      "source (\"lifi\"), fromChain, toChain, fromToken and toToken { address, symbol, decimals, chainId, priceUSD }, routeCount, routes[] in LI.FI's order: { id, tags (RECOMMENDED, CHEAPEST, FASTEST), tools (bridges and exchanges used), fromAmount, fromAmountUSD, toAmount (estimated received, base units), toAmountMin (minimum after slippage), toAmountUSD, gasCostUSD (as LI.FI gives it), feeCostUSD (sum of the fee amountUSD LI.FI lists; null when one is missing), executionDurationSeconds (sum of the steps' estimates), steps[] { type, tool, fromChainId, toChainId, fromToken, toToken, fromAmount, toAmount, toAmountMin, executionDurationSeconds, feeCosts[] { name, token, amount, amountUSD, percentage, included }, gasCosts[], includedSteps[] } }, unavailable (LI.FI's count of routes filtered out or failed).",
     schema: {
       type: 'object',
       properties: {
@@ -136,9 +211,17 @@ export default defineHandler<Input>({
       },
     },
   },
-  example: { fromChain: 1, toChain: 8453, fromToken: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', toToken: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', fromAmount: '100000000', maxRoutes: 3 },
+  example: {
+    fromChain: 1,
+    toChain: 8453,
+    fromToken: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48',
+    toToken: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+    fromAmount: '100000000',
+    maxRoutes: 3,
+  },
   async run(input, ctx) {
-    if (input.fromChain === input.toChain && input.fromToken.toLowerCase() === input.toToken.toLowerCase()) throw new HandlerInputError('toToken', 'the same token on the same chain: nothing to bridge')
+    if (input.fromChain === input.toChain && input.fromToken.toLowerCase() === input.toToken.toLowerCase())
+      throw new HandlerInputError('toToken', 'the same token on the same chain: nothing to bridge')
     const base = providerSetting(ctx, 'LIFI_API_URL', 'LI.FI bridge routes')
     const key = optionalSetting(ctx, 'LIFI_API_KEY')
     const options: Record<string, unknown> = {}
@@ -154,18 +237,43 @@ export default defineHandler<Input>({
       ...(input.toAddress ? { toAddress: input.toAddress } : {}),
       ...(Object.keys(options).length ? { options } : {}),
     }
-    const r = await callProvider('LI.FI', joinUrl(base, '/v1/advanced/routes'), { method: 'POST', body: request, headers: key ? { 'x-lifi-api-key': key } : {}, acceptStatus: [400, 404], timeoutMs: 18_000 })
-    const json = r.json as { routes?: LifiRoute[]; unavailableRoutes?: { filteredOut?: unknown[]; failed?: unknown[] }; message?: string; code?: number } | undefined
-    if (!json || typeof json !== 'object') throw new HandlerUpstreamError('upstream_failed', 'LI.FI answered something that is not JSON')
+    const r = await callProvider('LI.FI', joinUrl(base, '/v1/advanced/routes'), {
+      method: 'POST',
+      body: request,
+      headers: key ? { 'x-lifi-api-key': key } : {},
+      acceptStatus: [400, 404],
+      timeoutMs: 18_000,
+    })
+    const json = r.json as
+      | {
+          routes?: LifiRoute[]
+          unavailableRoutes?: { filteredOut?: unknown[]; failed?: unknown[] }
+          message?: string
+          code?: number
+        }
+      | undefined
+    if (!json || typeof json !== 'object')
+      throw new HandlerUpstreamError('upstream_failed', 'LI.FI answered something that is not JSON')
     if (r.status !== 200) {
       // LI.FI answers 400 { message, code } for a chain or token it does not support, or a bad amount
-      throw new HandlerInputError('(input)', `LI.FI refused the request: ${String(json.message ?? `HTTP ${r.status}`).slice(0, 300)}`, 422)
+      throw new HandlerInputError(
+        '(input)',
+        `LI.FI refused the request: ${String(json.message ?? `HTTP ${r.status}`).slice(0, 300)}`,
+        422,
+      )
     }
-    if (!Array.isArray(json.routes)) throw new HandlerUpstreamError('upstream_failed', 'LI.FI answered without a routes list')
+    if (!Array.isArray(json.routes))
+      throw new HandlerUpstreamError('upstream_failed', 'LI.FI answered without a routes list')
     const routes = json.routes.slice(0, input.maxRoutes ?? 5).map((rt) => {
       const steps = (rt.steps ?? []).map(step)
       const fees = steps.flatMap((s) => s.feeCosts)
-      const tools = [...new Set(steps.flatMap((s) => (s.includedSteps.length ? s.includedSteps.map((i) => i.tool) : [s.tool])).filter((x): x is string => !!x))]
+      const tools = [
+        ...new Set(
+          steps
+            .flatMap((s) => (s.includedSteps.length ? s.includedSteps.map((i) => i.tool) : [s.tool]))
+            .filter((x): x is string => !!x),
+        ),
+      ]
       const durations = steps.map((s) => s.executionDurationSeconds)
       return {
         id: rt.id ?? null,
@@ -178,7 +286,8 @@ export default defineHandler<Input>({
         toAmountUSD: usdNumber(rt.toAmountUSD),
         gasCostUSD: usdNumber(rt.gasCostUSD),
         feeCostUSD: sumUsd(fees),
-        executionDurationSeconds: durations.length && durations.every((d) => d !== null) ? durations.reduce((a, d) => a + (d ?? 0), 0) : null,
+        executionDurationSeconds:
+          durations.length && durations.every((d) => d !== null) ? durations.reduce((a, d) => a + (d ?? 0), 0) : null,
         steps,
       }
     })
@@ -193,7 +302,10 @@ export default defineHandler<Input>({
         fromAmount: input.fromAmount,
         routeCount: json.routes.length,
         routes,
-        unavailable: { filteredOut: json.unavailableRoutes?.filteredOut?.length ?? 0, failed: json.unavailableRoutes?.failed?.length ?? 0 },
+        unavailable: {
+          filteredOut: json.unavailableRoutes?.filteredOut?.length ?? 0,
+          failed: json.unavailableRoutes?.failed?.length ?? 0,
+        },
         ...(json.routes.length === 0 ? { note: 'LI.FI found no route for this transfer' } : {}),
       },
     }

@@ -34,11 +34,40 @@ export default defineHandler<Input>({
     type: 'object',
     additionalProperties: false,
     properties: {
-      currencies: { type: 'array', minItems: 1, maxItems: 20, uniqueItems: true, items: { type: 'string', pattern: '^[A-Za-z0-9]{1,15}$' }, description: 'Coin tickers to follow (e.g. ["BTC","ETH"]); at most 20. Default: all coins.' },
-      filter: { type: 'string', enum: ['rising', 'hot', 'bullish', 'bearish', 'important', 'saved', 'lol'], description: "CryptoPanic's feed filter (by community votes and trends)." },
-      kind: { type: 'string', enum: ['news', 'media', 'all'], default: 'all', description: 'news (articles), media (videos, podcasts) or all (default).' },
-      regions: { type: 'array', minItems: 1, maxItems: 10, uniqueItems: true, items: { type: 'string', enum: ['en', 'de', 'nl', 'es', 'fr', 'it', 'pt', 'ru', 'tr', 'ar', 'cn', 'jp', 'ko'] }, description: 'Language regions of the posts (default en, as CryptoPanic does).' },
-      limit: { type: 'integer', minimum: 1, maximum: 50, default: 20, description: "Posts returned (1–50) from CryptoPanic's first page; default 20." },
+      currencies: {
+        type: 'array',
+        minItems: 1,
+        maxItems: 20,
+        uniqueItems: true,
+        items: { type: 'string', pattern: '^[A-Za-z0-9]{1,15}$' },
+        description: 'Coin tickers to follow (e.g. ["BTC","ETH"]); at most 20. Default: all coins.',
+      },
+      filter: {
+        type: 'string',
+        enum: ['rising', 'hot', 'bullish', 'bearish', 'important', 'saved', 'lol'],
+        description: "CryptoPanic's feed filter (by community votes and trends).",
+      },
+      kind: {
+        type: 'string',
+        enum: ['news', 'media', 'all'],
+        default: 'all',
+        description: 'news (articles), media (videos, podcasts) or all (default).',
+      },
+      regions: {
+        type: 'array',
+        minItems: 1,
+        maxItems: 10,
+        uniqueItems: true,
+        items: { type: 'string', enum: ['en', 'de', 'nl', 'es', 'fr', 'it', 'pt', 'ru', 'tr', 'ar', 'cn', 'jp', 'ko'] },
+        description: 'Language regions of the posts (default en, as CryptoPanic does).',
+      },
+      limit: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 50,
+        default: 20,
+        description: "Posts returned (1–50) from CryptoPanic's first page; default 20.",
+      },
     },
   },
   output: {
@@ -54,7 +83,14 @@ export default defineHandler<Input>({
           type: 'array',
           items: {
             type: 'object',
-            properties: { id: { type: ['number', 'string', 'null'] }, title: { type: ['string', 'null'] }, url: { type: ['string', 'null'] }, publishedAt: { type: ['string', 'null'] }, currencies: { type: 'array', items: { type: 'string' } }, votes: { type: ['object', 'null'] } },
+            properties: {
+              id: { type: ['number', 'string', 'null'] },
+              title: { type: ['string', 'null'] },
+              url: { type: ['string', 'null'] },
+              publishedAt: { type: ['string', 'null'] },
+              currencies: { type: 'array', items: { type: 'string' } },
+              votes: { type: ['object', 'null'] },
+            },
           },
         },
       },
@@ -71,11 +107,30 @@ export default defineHandler<Input>({
       regions: input.regions?.join(','),
     }
     // the token travels in the query string as CryptoPanic requires; callProvider never puts the URL in an error
-    const r = await callProvider('CryptoPanic', joinUrl(base, postsPath(base), { auth_token: key, public: 'true', ...query }))
+    const r = await callProvider(
+      'CryptoPanic',
+      joinUrl(base, postsPath(base), { auth_token: key, public: 'true', ...query }),
+    )
     const json = r.json as { results?: unknown } | undefined
-    if (!json || typeof json !== 'object' || !Array.isArray(json.results)) throw new HandlerUpstreamError('upstream_failed', 'CryptoPanic answered without a results list')
-    const posts = (json.results as unknown[]).filter((p): p is Post => !!p && typeof p === 'object').slice(0, input.limit ?? 20).map(present)
-    return { body: { source: 'cryptopanic', query: { currencies: query.currencies ?? null, filter: query.filter ?? null, kind: input.kind ?? 'all', regions: query.regions ?? null }, count: posts.length, posts } }
+    if (!json || typeof json !== 'object' || !Array.isArray(json.results))
+      throw new HandlerUpstreamError('upstream_failed', 'CryptoPanic answered without a results list')
+    const posts = (json.results as unknown[])
+      .filter((p): p is Post => !!p && typeof p === 'object')
+      .slice(0, input.limit ?? 20)
+      .map(present)
+    return {
+      body: {
+        source: 'cryptopanic',
+        query: {
+          currencies: query.currencies ?? null,
+          filter: query.filter ?? null,
+          kind: input.kind ?? 'all',
+          regions: query.regions ?? null,
+        },
+        count: posts.length,
+        posts,
+      },
+    }
   },
 })
 
@@ -92,7 +147,9 @@ function postsPath(base: string): string {
 
 function present(p: Post) {
   const src = (p.source && typeof p.source === 'object' ? p.source : {}) as Record<string, unknown>
-  const coins = (Array.isArray(p.instruments) ? p.instruments : Array.isArray(p.currencies) ? p.currencies : []) as Array<Record<string, unknown> | null>
+  const coins = (
+    Array.isArray(p.instruments) ? p.instruments : Array.isArray(p.currencies) ? p.currencies : []
+  ) as Array<Record<string, unknown> | null>
   const votes = p.votes && typeof p.votes === 'object' ? (p.votes as Record<string, unknown>) : null
   return {
     id: typeof p.id === 'number' || typeof p.id === 'string' ? p.id : null,
@@ -104,7 +161,14 @@ function present(p: Post) {
     source: { title: str(src.title), domain: str(src.domain), region: str(src.region) },
     publishedAt: str(p.published_at),
     currencies: coins.map((c) => str(c?.code)).filter((c): c is string => !!c),
-    votes: votes ? Object.fromEntries(['positive', 'negative', 'important', 'liked', 'disliked', 'lol', 'toxic', 'saved', 'comments'].map((k) => [k, num(votes[k])])) : null,
+    votes: votes
+      ? Object.fromEntries(
+          ['positive', 'negative', 'important', 'liked', 'disliked', 'lol', 'toxic', 'saved', 'comments'].map((k) => [
+            k,
+            num(votes[k]),
+          ]),
+        )
+      : null,
     panicScore: num(p.panic_score),
   }
 }

@@ -28,7 +28,15 @@ t.test('no type inference keeps strings; leading zeros and huge integers stay st
 
 t.test('headers=false gives arrays; auto and tab delimiters', async (t) => {
   const arrays = okBody<Out>(await runInline(handler, { csv: '1;2\n3;4', delimiter: 'auto', headers: false }))
-  t.same(arrays, { columns: null, rows: [[1, 2], [3, 4]], rowCount: 2, delimiter: ';' })
+  t.same(arrays, {
+    columns: null,
+    rows: [
+      [1, 2],
+      [3, 4],
+    ],
+    rowCount: 2,
+    delimiter: ';',
+  })
   const tab = okBody<Out>(await runInline(handler, { csv: 'a\tb\nx\ty', delimiter: 'tab' }))
   t.same(tab.rows, [{ a: 'x', b: 'y' }])
 })
@@ -47,7 +55,13 @@ t.test('empty input gives no rows', async (t) => {
 })
 
 t.test('GET query strings are coerced', async (t) => {
-  const out = okBody<Out>(await runInline(handler, { csv: 'a|b\n1|2', delimiter: '|', inferTypes: 'false', headers: 'true' }, { from: 'query' }))
+  const out = okBody<Out>(
+    await runInline(
+      handler,
+      { csv: 'a|b\n1|2', delimiter: '|', inferTypes: 'false', headers: 'true' },
+      { from: 'query' },
+    ),
+  )
   t.same(out.rows, [{ a: '1', b: '2' }])
 })
 
@@ -55,7 +69,11 @@ t.test('invalid input names the field', async (t) => {
   t.match(await runInline(handler, { csv: 'a,"b\n1,2' }), { ok: false, status: 400, field: 'csv' }, 'unclosed quote')
   t.match(await runInline(handler, { csv: 'a', quote: '""' }), { ok: false, status: 400, field: 'quote' })
   t.match(await runInline(handler, {}), { ok: false, status: 400, field: 'csv' })
-  t.match(await runInline(handler, { csv: 'a', headers: 'maybe' }, { from: 'query' }), { ok: false, status: 400, field: 'headers' })
+  t.match(await runInline(handler, { csv: 'a', headers: 'maybe' }, { from: 'query' }), {
+    ok: false,
+    status: 400,
+    field: 'headers',
+  })
 })
 
 t.test('documented limits: 2,000,000 characters and 100,000 rows', async (t) => {

@@ -26,17 +26,35 @@ export default defineHandler<Input>({
     additionalProperties: false,
     required: ['csv'],
     properties: {
-      csv: { type: 'string', maxLength: MAX_CSV, description: `CSV text, at most ${MAX_CSV} characters and ${MAX_ROWS} data rows (413 beyond). A UTF-8 BOM is ignored.` },
+      csv: {
+        type: 'string',
+        maxLength: MAX_CSV,
+        description: `CSV text, at most ${MAX_CSV} characters and ${MAX_ROWS} data rows (413 beyond). A UTF-8 BOM is ignored.`,
+      },
       delimiter: {
         type: 'string',
         minLength: 1,
         maxLength: 4,
         default: ',',
-        description: 'Field separator (1-4 characters). "auto" picks the most frequent of , ; tab | on the first line; "tab" means a tab character.',
+        description:
+          'Field separator (1-4 characters). "auto" picks the most frequent of , ; tab | on the first line; "tab" means a tab character.',
       },
-      headers: { type: 'boolean', default: true, description: 'First row holds column names: rows become objects. When false, rows are arrays.' },
-      inferTypes: { type: 'boolean', default: true, description: 'Turn canonical numbers (no leading zeros, so ids like 007 stay strings) into numbers and true/false into booleans.' },
-      emptyAsNull: { type: 'boolean', default: true, description: 'Empty cells (and missing trailing cells) become null instead of "".' },
+      headers: {
+        type: 'boolean',
+        default: true,
+        description: 'First row holds column names: rows become objects. When false, rows are arrays.',
+      },
+      inferTypes: {
+        type: 'boolean',
+        default: true,
+        description:
+          'Turn canonical numbers (no leading zeros, so ids like 007 stay strings) into numbers and true/false into booleans.',
+      },
+      emptyAsNull: {
+        type: 'boolean',
+        default: true,
+        description: 'Empty cells (and missing trailing cells) become null instead of "".',
+      },
       trim: { type: 'boolean', default: false, description: 'Trim whitespace around unquoted values.' },
       skipEmptyLines: { type: 'boolean', default: true, description: 'Ignore blank lines.' },
       quote: { type: 'string', minLength: 1, maxLength: 1, default: '"', description: 'Quote character.' },
@@ -46,7 +64,16 @@ export default defineHandler<Input>({
     contentType: 'application/json',
     description: '{ columns: string[] | null, rows: object[] | array[], rowCount, delimiter }',
   },
-  example: { csv: 'name,age,active\nAda,36,true\nLinus,,false\n', delimiter: ',', headers: true, inferTypes: true, emptyAsNull: true, trim: false, skipEmptyLines: true, quote: '"' },
+  example: {
+    csv: 'name,age,active\nAda,36,true\nLinus,,false\n',
+    delimiter: ',',
+    headers: true,
+    inferTypes: true,
+    emptyAsNull: true,
+    trim: false,
+    skipEmptyLines: true,
+    quote: '"',
+  },
   async run(input) {
     const { parse, CsvError } = await import('csv-parse/sync')
     const delimiter = resolveDelimiter(input.delimiter, input.csv)

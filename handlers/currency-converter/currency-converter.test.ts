@@ -18,7 +18,14 @@ function frankfurter(req: ReceivedRequest) {
   const base = req.query.get('base') ?? 'EUR'
   const all = RATES[day]![base] ?? {}
   const symbols = req.query.get('symbols')?.split(',') ?? Object.keys(all)
-  return { json: { amount: 1.0, base, date: day, rates: Object.fromEntries(symbols.filter((s) => s in all).map((s) => [s, all[s]])) } }
+  return {
+    json: {
+      amount: 1.0,
+      base,
+      date: day,
+      rates: Object.fromEntries(symbols.filter((s) => s in all).map((s) => [s, all[s]])),
+    },
+  }
 }
 
 t.test('against a Frankfurter stand-in', async (t) => {
@@ -28,7 +35,13 @@ t.test('against a Frankfurter stand-in', async (t) => {
 
   t.test('the example converts at the latest rate and states its date', async (t) => {
     const out = okBody(await run(handler.example))
-    t.match(out, { amount: 100, from: 'USD', fromName: 'United States Dollar', date: '2024-11-22', requestedDate: null })
+    t.match(out, {
+      amount: 100,
+      from: 'USD',
+      fromName: 'United States Dollar',
+      date: '2024-11-22',
+      requestedDate: null,
+    })
     t.same(out.conversions, [{ to: 'EUR', name: 'Euro', rate: 0.96, converted: 96 }])
     const sent = p.received.at(-1)!
     t.equal(sent.path, '/latest')
@@ -38,7 +51,13 @@ t.test('against a Frankfurter stand-in', async (t) => {
 
   t.test('several targets, lower-case codes, query-string input', async (t) => {
     const out = okBody(await run({ amount: '2.5', from: 'usd', to: 'gbp, jpy' }, 'query'))
-    t.same(out.conversions.map((c: any) => [c.to, c.rate, c.converted]), [['GBP', 0.7981, 1.99525], ['JPY', 154.77, 386.925]])
+    t.same(
+      out.conversions.map((c: any) => [c.to, c.rate, c.converted]),
+      [
+        ['GBP', 0.7981, 1.99525],
+        ['JPY', 154.77, 386.925],
+      ],
+    )
     t.equal(p.received.at(-1)!.query.get('symbols'), 'GBP,JPY')
   })
 
@@ -52,7 +71,13 @@ t.test('against a Frankfurter stand-in', async (t) => {
 
   t.test('the same currency on both sides is rate 1 and not asked of the provider', async (t) => {
     const out = okBody(await run({ amount: 7, from: 'USD', to: 'USD,EUR' }))
-    t.same(out.conversions.map((c: any) => [c.to, c.rate, c.converted]), [['USD', 1, 7], ['EUR', 0.96, 6.72]])
+    t.same(
+      out.conversions.map((c: any) => [c.to, c.rate, c.converted]),
+      [
+        ['USD', 1, 7],
+        ['EUR', 0.96, 6.72],
+      ],
+    )
     t.equal(p.received.at(-1)!.query.get('symbols'), 'EUR')
   })
 
@@ -67,12 +92,22 @@ t.test('against a Frankfurter stand-in', async (t) => {
     t.match(await run({ from: 'USD', to: '' }), { ok: false, status: 400, field: 'to' })
     t.match(await run({ from: 'USD', to: ' , ' }), { ok: false, status: 400, field: 'to' })
     t.match(await run({ from: 'USD', to: 'A,B,C,D,E,F,G,H,I,J,K' }), { ok: false, status: 400, field: 'to' })
-    t.match(await run({ from: 'USD', to: 'EUR,GBP,JPY,AUD,CAD,CHF,CNY,SEK,NOK,DKK,PLN' }), { ok: false, status: 400, field: 'to', message: /at most 10/ })
+    t.match(await run({ from: 'USD', to: 'EUR,GBP,JPY,AUD,CAD,CHF,CNY,SEK,NOK,DKK,PLN' }), {
+      ok: false,
+      status: 400,
+      field: 'to',
+      message: /at most 10/,
+    })
     t.match(await run({ from: 'USD', to: 'EUR', amount: 0 }), { ok: false, status: 400, field: 'amount' })
     t.match(await run({ from: 'USD', to: 'EUR', amount: -5 }), { ok: false, status: 400, field: 'amount' })
     t.match(await run({ from: 'USD', to: 'EUR', date: '2024-02-30' }), { ok: false, status: 400, field: 'date' })
     t.match(await run({ from: 'USD', to: 'EUR', date: '1998-12-31' }), { ok: false, status: 400, field: 'date' })
-    t.match(await run({ from: 'USD', to: 'EUR', date: '2999-01-01' }), { ok: false, status: 400, field: 'date', message: /future/ })
+    t.match(await run({ from: 'USD', to: 'EUR', date: '2999-01-01' }), {
+      ok: false,
+      status: 400,
+      field: 'date',
+      message: /future/,
+    })
     t.match(await run({ from: 'USD', to: 'EUR', extra: 1 }), { ok: false, status: 400, field: 'extra' })
   })
 
@@ -82,24 +117,59 @@ t.test('against a Frankfurter stand-in', async (t) => {
 })
 
 t.test('provider problems', async (t) => {
-  await t.rejects(runInline(handler, handler.example, { providers: {} }), { code: 'upstream_not_configured', message: /FRANKFURTER_URL/ })
+  await t.rejects(runInline(handler, handler.example, { providers: {} }), {
+    code: 'upstream_not_configured',
+    message: /FRANKFURTER_URL/,
+  })
   const down = await standIn(t, () => ({ status: 503, text: 'maintenance' }))
-  await t.rejects(runInline(handler, handler.example, { providers: { FRANKFURTER_URL: down.url } }), { code: 'upstream_failed' })
-  const garbage = await standIn(t, (req) => (req.path === '/currencies' ? { json: CURRENCIES } : { text: '<html>oops</html>' }))
-  await t.rejects(runInline(handler, handler.example, { providers: { FRANKFURTER_URL: garbage.url } }), { code: 'upstream_failed', message: /not JSON/ })
+  await t.rejects(runInline(handler, handler.example, { providers: { FRANKFURTER_URL: down.url } }), {
+    code: 'upstream_failed',
+  })
+  const garbage = await standIn(t, (req) =>
+    req.path === '/currencies' ? { json: CURRENCIES } : { text: '<html>oops</html>' },
+  )
+  await t.rejects(runInline(handler, handler.example, { providers: { FRANKFURTER_URL: garbage.url } }), {
+    code: 'upstream_failed',
+    message: /not JSON/,
+  })
   // a past day before a currency's series starts: Frankfurter answers the rates it has, without it
-  const tooEarly = await standIn(t, (req) => (req.path === '/currencies' ? { json: CURRENCIES } : { json: { amount: 1, base: 'USD', date: '2000-01-03', rates: { GBP: 0.6187 } } }))
-  t.match(await runInline(handler, { from: 'USD', to: 'GBP,JPY', date: '2000-01-03' }, { providers: { FRANKFURTER_URL: tooEarly.url } }), { ok: false, status: 422, field: 'to', message: /JPY/ })
-  const noRate = await standIn(t, (req) => (req.path === '/currencies' ? { json: CURRENCIES } : { json: { amount: 1, base: 'USD', date: '2024-11-22', rates: {} } }))
-  await t.rejects(runInline(handler, handler.example, { providers: { FRANKFURTER_URL: noRate.url } }), { code: 'upstream_failed', message: /no rate/ })
+  const tooEarly = await standIn(t, (req) =>
+    req.path === '/currencies'
+      ? { json: CURRENCIES }
+      : { json: { amount: 1, base: 'USD', date: '2000-01-03', rates: { GBP: 0.6187 } } },
+  )
+  t.match(
+    await runInline(
+      handler,
+      { from: 'USD', to: 'GBP,JPY', date: '2000-01-03' },
+      { providers: { FRANKFURTER_URL: tooEarly.url } },
+    ),
+    { ok: false, status: 422, field: 'to', message: /JPY/ },
+  )
+  const noRate = await standIn(t, (req) =>
+    req.path === '/currencies'
+      ? { json: CURRENCIES }
+      : { json: { amount: 1, base: 'USD', date: '2024-11-22', rates: {} } },
+  )
+  await t.rejects(runInline(handler, handler.example, { providers: { FRANKFURTER_URL: noRate.url } }), {
+    code: 'upstream_failed',
+    message: /no rate/,
+  })
 })
 
 // Issue #22: the default was api.frankfurter.app, Frankfurter's former host; its documentation now
 // serves the same v1 API (latest, historical, currencies) under https://api.frankfurter.dev/v1
 t.test("defaults to Frankfurter's documented v1 base URL, whose path is kept in every request", async (t) => {
   t.equal(PROVIDER_SETTINGS.find((s) => s.name === 'FRANKFURTER_URL')?.default, 'https://api.frankfurter.dev/v1')
-  const p = await standIn(t, (req) => (req.path.startsWith('/v1/') ? frankfurter({ ...req, path: req.path.slice('/v1'.length) }) : { status: 404, json: { message: 'not found' } }))
+  const p = await standIn(t, (req) =>
+    req.path.startsWith('/v1/')
+      ? frankfurter({ ...req, path: req.path.slice('/v1'.length) })
+      : { status: 404, json: { message: 'not found' } },
+  )
   const out = okBody(await runInline(handler, handler.example, { providers: { FRANKFURTER_URL: `${p.url}/v1` } }))
   t.same(out.conversions, [{ to: 'EUR', name: 'Euro', rate: 0.96, converted: 96 }])
-  t.same(p.received.map((r) => r.path), ['/v1/currencies', '/v1/latest'])
+  t.same(
+    p.received.map((r) => r.path),
+    ['/v1/currencies', '/v1/latest'],
+  )
 })

@@ -23,7 +23,8 @@ t.test('against a real anvil (chain 84532: the Base Sepolia list)', async (t) =>
   const devnet = await withDevnet(t)
   const c = await evmClients(devnet)
   const providers = { CHAIN_DATA_RPC_URL: devnet.rpcUrl }
-  const run = (input: Record<string, unknown>, from: 'body' | 'query' = 'body') => runInline(handler, input, { providers, from })
+  const run = (input: Record<string, unknown>, from: 'body' | 'query' = 'body') =>
+    runInline(handler, input, { providers, from })
   const payer = devnet.accounts.demoPayer.address
   const token = getAddress(await deploy(c, compiled.PlainToken!, ['Eight', 'EGT', 8, parseUnits('1000', 8)]))
   await write(c, token, compiled.PlainToken!.abi, 'transfer', [payer, parseUnits('12.5', 8)])
@@ -34,8 +35,20 @@ t.test('against a real anvil (chain 84532: the Base Sepolia list)', async (t) =>
     t.equal(out.chainId, 84532)
     t.equal(out.native.symbol, 'ETH')
     t.equal(out.native.balanceWei, (await c.pub.getBalance({ address: payer })).toString())
-    t.same(out.tokens, [{ address: devnet.usdcAddress, name: 'USDC', symbol: 'USDC', decimals: 6, balance: '1000', balanceBaseUnits: '1000000000', source: 'built-in' }])
-    t.match(out.unreadable, [{ address: '0x4200000000000000000000000000000000000006', source: 'built-in', reason: /no ERC-20/ }])
+    t.same(out.tokens, [
+      {
+        address: devnet.usdcAddress,
+        name: 'USDC',
+        symbol: 'USDC',
+        decimals: 6,
+        balance: '1000',
+        balanceBaseUnits: '1000000000',
+        source: 'built-in',
+      },
+    ])
+    t.match(out.unreadable, [
+      { address: '0x4200000000000000000000000000000000000006', source: 'built-in', reason: /no ERC-20/ },
+    ])
     t.match(out.builtInList, { chain: 'Base Sepolia', count: 2 })
     t.equal(out.prices, null)
     t.match(out.pricesNote, /not included/)
@@ -44,11 +57,24 @@ t.test('against a real anvil (chain 84532: the Base Sepolia list)', async (t) =>
   t.test('named tokens, with and without the built-in list', async (t) => {
     const nobody = stranger()
     const out = okBody(await run({ address: payer, tokens: [token, nobody] }))
-    t.same(out.tokens, [{ address: token, name: 'Eight', symbol: 'EGT', decimals: 8, balance: '12.5', balanceBaseUnits: '1250000000', source: 'input' }])
+    t.same(out.tokens, [
+      {
+        address: token,
+        name: 'Eight',
+        symbol: 'EGT',
+        decimals: 8,
+        balance: '12.5',
+        balanceBaseUnits: '1250000000',
+        source: 'input',
+      },
+    ])
     t.match(out.unreadable, [{ address: nobody, source: 'input' }])
     t.equal(out.builtInList, null)
     const both = okBody(await run({ address: payer, tokens: [token], includeBuiltInTokens: true }))
-    t.same(both.tokens.map((x: any) => x.symbol), ['EGT', 'USDC'])
+    t.same(
+      both.tokens.map((x: any) => x.symbol),
+      ['EGT', 'USDC'],
+    )
     const viaQuery = okBody(await run({ address: payer, tokens: JSON.stringify([token]) }, 'query'))
     t.equal(viaQuery.tokens[0].balance, '12.5')
   })
@@ -68,13 +94,20 @@ t.test('against a real anvil (chain 84532: the Base Sepolia list)', async (t) =>
   t.test('bad input: 400 naming the field', async (t) => {
     t.match(await run({ address: 'me' }), { ok: false, status: 400, field: 'address' })
     t.match(await run({ address: payer, tokens: ['0x1'] }), { ok: false, status: 400, field: /tokens/ })
-    t.match(await run({ address: payer, tokens: Array.from({ length: 51 }, stranger) }), { ok: false, status: 400, field: 'tokens' })
+    t.match(await run({ address: payer, tokens: Array.from({ length: 51 }, stranger) }), {
+      ok: false,
+      status: 400,
+      field: 'tokens',
+    })
     t.match(await run({ address: payer, tokens: [token, token] }), { ok: false, status: 400, field: 'tokens' })
   })
 
   t.test('provider problems', async (t) => {
     await t.rejects(runInline(handler, { address: payer }, { providers: {} }), { code: 'upstream_not_configured' })
-    await t.rejects(runInline(handler, { address: payer }, { providers: { CHAIN_DATA_RPC_URL: 'http://127.0.0.1:1/k' } }), { code: 'upstream_failed' })
+    await t.rejects(
+      runInline(handler, { address: payer }, { providers: { CHAIN_DATA_RPC_URL: 'http://127.0.0.1:1/k' } }),
+      { code: 'upstream_failed' },
+    )
   })
 })
 

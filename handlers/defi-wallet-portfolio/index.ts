@@ -31,9 +31,23 @@ export default defineHandler<Input>({
     required: ['address'],
     properties: {
       address: addressSchema('The wallet: a 0x-prefixed 20-byte hex address.'),
-      tokens: { type: 'array', maxItems: 50, uniqueItems: true, items: addressSchema('An ERC-20 token contract address.'), description: 'ERC-20 contracts to read (at most 50). In a query string: a JSON array or repeated tokens=.' },
-      includeBuiltInTokens: { type: 'boolean', description: "Also read the built-in list of major tokens of the chain (Base: USDC, WETH, USDbC, DAI, EURC, cbETH, cbBTC, wstETH, AERO). Default: true when no tokens are given, false otherwise." },
-      hideZero: { type: 'boolean', default: true, description: 'Leave out tokens with a zero balance (default true). Tokens named in `tokens` are always listed.' },
+      tokens: {
+        type: 'array',
+        maxItems: 50,
+        uniqueItems: true,
+        items: addressSchema('An ERC-20 token contract address.'),
+        description: 'ERC-20 contracts to read (at most 50). In a query string: a JSON array or repeated tokens=.',
+      },
+      includeBuiltInTokens: {
+        type: 'boolean',
+        description:
+          'Also read the built-in list of major tokens of the chain (Base: USDC, WETH, USDbC, DAI, EURC, cbETH, cbBTC, wstETH, AERO). Default: true when no tokens are given, false otherwise.',
+      },
+      hideZero: {
+        type: 'boolean',
+        default: true,
+        description: 'Leave out tokens with a zero balance (default true). Tokens named in `tokens` are always listed.',
+      },
     },
   },
   output: {
@@ -65,39 +79,91 @@ export default defineHandler<Input>({
     const named = (input.tokens ?? []).map((t, i) => parseAddress(viem, t, `tokens.${i}`))
     const hideZero = input.hideZero ?? true
     const head = await read('the latest block', () => client.getBlockNumber())
-    const [chainId, balance] = await Promise.all([read('the chain id', () => client.getChainId()), read('the native balance', () => client.getBalance({ address: wallet, blockNumber: head }))])
+    const [chainId, balance] = await Promise.all([
+      read('the chain id', () => client.getChainId()),
+      read('the native balance', () => client.getBalance({ address: wallet, blockNumber: head })),
+    ])
     const list = TOKEN_LISTS[chainId]
     const useBuiltIn = input.includeBuiltInTokens ?? named.length === 0
     if (useBuiltIn && !list && named.length === 0) {
-      throw new HandlerInputError('tokens', `there is no built-in token list for chain id ${chainId}: name the tokens to read`, 422)
+      throw new HandlerInputError(
+        'tokens',
+        `there is no built-in token list for chain id ${chainId}: name the tokens to read`,
+        422,
+      )
     }
-    const targets: Array<{ address: `0x${string}`; source: 'input' | 'built-in' }> = named.map((address) => ({ address, source: 'input' }))
+    const targets: Array<{ address: `0x${string}`; source: 'input' | 'built-in' }> = named.map((address) => ({
+      address,
+      source: 'input',
+    }))
     const seen = new Set(named.map((a) => a.toLowerCase()))
-    if (useBuiltIn && list) for (const t of list.tokens) if (!seen.has(t.address.toLowerCase())) targets.push({ address: viem.getAddress(t.address), source: 'built-in' })
+    if (useBuiltIn && list)
+      for (const t of list.tokens)
+        if (!seen.has(t.address.toLowerCase()))
+          targets.push({ address: viem.getAddress(t.address), source: 'built-in' })
 
     const fns = ['balanceOf', 'decimals', 'symbol', 'name'] as const
-    const calls = targets.flatMap((t) => fns.map((functionName) => ({ address: t.address, abi: erc20Abi, functionName, args: functionName === 'balanceOf' ? [wallet] : [] })))
+    const calls = targets.flatMap((t) =>
+      fns.map((functionName) => ({
+        address: t.address,
+        abi: erc20Abi,
+        functionName,
+        args: functionName === 'balanceOf' ? [wallet] : [],
+      })),
+    )
     const results = await multiRead(c, calls, head, 'the token balances')
     const tokens: Array<Record<string, unknown>> = []
     const unreadable: Array<Record<string, unknown>> = []
     targets.forEach((t, i) => {
-      const [bal, decimals, symbol, name] = results.slice(i * 4, i * 4 + 4) as [bigint | null, number | null, string | null, string | null]
+      const [bal, decimals, symbol, name] = results.slice(i * 4, i * 4 + 4) as [
+        bigint | null,
+        number | null,
+        string | null,
+        string | null,
+      ]
       if (typeof bal !== 'bigint' || typeof decimals !== 'number') {
-        unreadable.push({ address: t.address, source: t.source, reason: typeof bal !== 'bigint' ? 'balanceOf(address) gave no answer: no ERC-20 at this address on this chain' : 'decimals() gave no answer, so the balance cannot be scaled' })
+        unreadable.push({
+          address: t.address,
+          source: t.source,
+          reason:
+            typeof bal !== 'bigint'
+              ? 'balanceOf(address) gave no answer: no ERC-20 at this address on this chain'
+              : 'decimals() gave no answer, so the balance cannot be scaled',
+        })
         return
       }
       if (hideZero && bal === 0n && t.source === 'built-in') return
-      tokens.push({ address: t.address, name, symbol, decimals, balance: viem.formatUnits(bal, decimals), balanceBaseUnits: bal.toString(), source: t.source })
+      tokens.push({
+        address: t.address,
+        name,
+        symbol,
+        decimals,
+        balance: viem.formatUnits(bal, decimals),
+        balanceBaseUnits: bal.toString(),
+        source: t.source,
+      })
     })
     return {
       body: {
         address: wallet,
         chainId,
         blockNumber: head.toString(),
-        native: { symbol: ETH_CHAINS.has(chainId) ? 'ETH' : null, balance: viem.formatEther(balance), balanceWei: balance.toString() },
+        native: {
+          symbol: ETH_CHAINS.has(chainId) ? 'ETH' : null,
+          balance: viem.formatEther(balance),
+          balanceWei: balance.toString(),
+        },
         tokens,
         unreadable,
-        builtInList: useBuiltIn && list ? { chain: list.name, count: list.tokens.length, source: 'handlers/_shared/evm-token-list.ts: addresses from the issuers\' documentation (Circle, Base, Coinbase, Lido, Aerodrome, ...)' } : null,
+        builtInList:
+          useBuiltIn && list
+            ? {
+                chain: list.name,
+                count: list.tokens.length,
+                source:
+                  "handlers/_shared/evm-token-list.ts: addresses from the issuers' documentation (Circle, Base, Coinbase, Lido, Aerodrome, ...)",
+              }
+            : null,
         multicall: MULTICALL3_ADDRESS,
         prices: null,
         pricesNote: 'Prices are not included: this deployment has no price source configured.',

@@ -1,5 +1,13 @@
 import { defineHandler, HandlerInputError } from '../../src/pool/handler-contract.js'
-import { bookTop, clean, findSpotPair, HYPERLIQUID_SETTING, l2Book, spotMeta, type BookLevel } from '../_shared/hyperliquid-info.js'
+import {
+  bookTop,
+  clean,
+  findSpotPair,
+  HYPERLIQUID_SETTING,
+  l2Book,
+  spotMeta,
+  type BookLevel,
+} from '../_shared/hyperliquid-info.js'
 
 interface Input {
   market: string
@@ -31,8 +39,17 @@ export default defineHandler<Input>({
     additionalProperties: false,
     required: ['market'],
     properties: {
-      market: { type: 'string', pattern: '^(@\\d{1,5}|[A-Za-z0-9]{1,20}(/[A-Za-z0-9]{1,20})?)$', description: 'A perp coin (BTC, ETH, kPEPE) or a spot pair as BASE/QUOTE (HYPE/USDC) or its book name (@107).' },
-      marketType: { type: 'string', enum: ['auto', 'perp', 'spot'], default: 'auto', description: 'auto: a name with "/" or "@" is spot, else perp.' },
+      market: {
+        type: 'string',
+        pattern: '^(@\\d{1,5}|[A-Za-z0-9]{1,20}(/[A-Za-z0-9]{1,20})?)$',
+        description: 'A perp coin (BTC, ETH, kPEPE) or a spot pair as BASE/QUOTE (HYPE/USDC) or its book name (@107).',
+      },
+      marketType: {
+        type: 'string',
+        enum: ['auto', 'perp', 'spot'],
+        default: 'auto',
+        description: 'auto: a name with "/" or "@" is spot, else perp.',
+      },
       bandsPercent: {
         type: 'array',
         minItems: 1,
@@ -56,41 +73,72 @@ export default defineHandler<Input>({
     let pair: string | null = null
     if (spot) {
       const found = findSpotPair(await spotMeta(ctx), input.market)
-      if (!found) throw new HandlerInputError('market', `${input.market} is not a Hyperliquid spot pair (give BASE/QUOTE, e.g. HYPE/USDC, or the book name, e.g. @107)`, 422)
+      if (!found)
+        throw new HandlerInputError(
+          'market',
+          `${input.market} is not a Hyperliquid spot pair (give BASE/QUOTE, e.g. HYPE/USDC, or the book name, e.g. @107)`,
+          422,
+        )
       coin = found.pair.name
       pair = `${found.base}/${found.quote}`
     } else if (input.market.includes('/') || input.market.startsWith('@')) {
-      throw new HandlerInputError('market', 'a perp market is a coin name such as BTC; BASE/QUOTE and @n name spot pairs', 400)
+      throw new HandlerInputError(
+        'market',
+        'a perp market is a coin name such as BTC; BASE/QUOTE and @n name spot pairs',
+        400,
+      )
     }
     // l2Book answers null for a coin with no market (nktkas/hyperliquid src/api/info/_methods/l2Book.ts L2BookResponse, tests/api/info/l2Book.test.ts "NONE/EXISTENT")
     const book = await l2Book(ctx, coin)
-    if (!book) throw new HandlerInputError('market', `${input.market} has no order book on Hyperliquid (perp names are case-sensitive: BTC, kPEPE)`, 422)
+    if (!book)
+      throw new HandlerInputError(
+        'market',
+        `${input.market} has no order book on Hyperliquid (perp names are case-sensitive: BTC, kPEPE)`,
+        422,
+      )
     const top = bookTop(book)
-    const bands = [...(input.bandsPercent ?? DEFAULT_BANDS)].sort((a, b) => a - b).map((percent) => {
-      if (top.mid === null) return { percent, bidFloorPx: null, askCeilingPx: null, bidSize: null, askSize: null, bidNotional: null, askNotional: null, imbalance: null, complete: false }
-      const floor = top.mid * (1 - percent / 100)
-      const ceiling = top.mid * (1 + percent / 100)
-      const within = (levels: BookLevel[], inside: (px: number) => boolean) => {
-        const hit = levels.filter((l) => inside(l.px))
-        // complete when a level lies beyond the edge, or the whole side was sent
-        const complete = hit.length < levels.length || levels.length < MAX_LEVELS
-        return { size: clean(hit.reduce((s, l) => s + l.sz, 0))!, notional: clean(hit.reduce((s, l) => s + l.px * l.sz, 0))!, complete }
-      }
-      const bid = within(book.bids, (px) => px >= floor * (1 - EDGE))
-      const ask = within(book.asks, (px) => px <= ceiling * (1 + EDGE))
-      const total = bid.notional + ask.notional
-      return {
-        percent,
-        bidFloorPx: clean(floor),
-        askCeilingPx: clean(ceiling),
-        bidSize: bid.size,
-        askSize: ask.size,
-        bidNotional: bid.notional,
-        askNotional: ask.notional,
-        imbalance: total > 0 ? clean((bid.notional - ask.notional) / total) : null,
-        complete: bid.complete && ask.complete,
-      }
-    })
+    const bands = [...(input.bandsPercent ?? DEFAULT_BANDS)]
+      .sort((a, b) => a - b)
+      .map((percent) => {
+        if (top.mid === null)
+          return {
+            percent,
+            bidFloorPx: null,
+            askCeilingPx: null,
+            bidSize: null,
+            askSize: null,
+            bidNotional: null,
+            askNotional: null,
+            imbalance: null,
+            complete: false,
+          }
+        const floor = top.mid * (1 - percent / 100)
+        const ceiling = top.mid * (1 + percent / 100)
+        const within = (levels: BookLevel[], inside: (px: number) => boolean) => {
+          const hit = levels.filter((l) => inside(l.px))
+          // complete when a level lies beyond the edge, or the whole side was sent
+          const complete = hit.length < levels.length || levels.length < MAX_LEVELS
+          return {
+            size: clean(hit.reduce((s, l) => s + l.sz, 0))!,
+            notional: clean(hit.reduce((s, l) => s + l.px * l.sz, 0))!,
+            complete,
+          }
+        }
+        const bid = within(book.bids, (px) => px >= floor * (1 - EDGE))
+        const ask = within(book.asks, (px) => px <= ceiling * (1 + EDGE))
+        const total = bid.notional + ask.notional
+        return {
+          percent,
+          bidFloorPx: clean(floor),
+          askCeilingPx: clean(ceiling),
+          bidSize: bid.size,
+          askSize: ask.size,
+          bidNotional: bid.notional,
+          askNotional: ask.notional,
+          imbalance: total > 0 ? clean((bid.notional - ask.notional) / total) : null,
+          complete: bid.complete && ask.complete,
+        }
+      })
     return {
       body: {
         venue: 'hyperliquid',

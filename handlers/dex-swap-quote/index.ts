@@ -68,14 +68,48 @@ export default defineHandler<Input>({
     additionalProperties: false,
     required: ['sellToken', 'buyToken', 'sellAmount'],
     properties: {
-      chainId: { type: 'integer', minimum: 1, maximum: 999999999, default: 8453, description: 'EVM chain id (8453 Base, 1 Ethereum, 42161 Arbitrum, 10 Optimism, 137 Polygon, ...); default 8453.' },
-      sellToken: { type: 'string', pattern: ADDRESS, description: 'Address of the token sold; 0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE for the native coin (ETH).' },
+      chainId: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 999999999,
+        default: 8453,
+        description:
+          'EVM chain id (8453 Base, 1 Ethereum, 42161 Arbitrum, 10 Optimism, 137 Polygon, ...); default 8453.',
+      },
+      sellToken: {
+        type: 'string',
+        pattern: ADDRESS,
+        description: 'Address of the token sold; 0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE for the native coin (ETH).',
+      },
       buyToken: { type: 'string', pattern: ADDRESS, description: 'Address of the token bought (same convention).' },
-      sellAmount: { type: 'string', pattern: '^[1-9][0-9]{0,77}$', description: 'Amount sold in base units of sellToken, e.g. "1000000" for 1 USDC (6 decimals).' },
-      taker: { type: 'string', pattern: ADDRESS, description: 'Optional wallet that would swap; 0x then reports its allowance and balance issues.' },
-      slippageBps: { type: 'integer', minimum: 0, maximum: 10000, description: 'Slippage tolerance in basis points for minBuyAmount (0x default: 100 = 1%).' },
-      sellDecimals: { type: 'integer', minimum: 0, maximum: 36, description: 'Decimals of sellToken, to add token-unit amounts and a price (0x answers in base units).' },
-      buyDecimals: { type: 'integer', minimum: 0, maximum: 36, description: 'Decimals of buyToken (see sellDecimals).' },
+      sellAmount: {
+        type: 'string',
+        pattern: '^[1-9][0-9]{0,77}$',
+        description: 'Amount sold in base units of sellToken, e.g. "1000000" for 1 USDC (6 decimals).',
+      },
+      taker: {
+        type: 'string',
+        pattern: ADDRESS,
+        description: 'Optional wallet that would swap; 0x then reports its allowance and balance issues.',
+      },
+      slippageBps: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 10000,
+        description: 'Slippage tolerance in basis points for minBuyAmount (0x default: 100 = 1%).',
+      },
+      sellDecimals: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 36,
+        description: 'Decimals of sellToken, to add token-unit amounts and a price (0x answers in base units).',
+      },
+      buyDecimals: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 36,
+        description: 'Decimals of buyToken (see sellDecimals).',
+      },
     },
   },
   output: {
@@ -99,16 +133,35 @@ export default defineHandler<Input>({
       },
     },
   },
-  example: { chainId: 8453, sellToken: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', buyToken: '0x4200000000000000000000000000000000000006', sellAmount: '1000000000', sellDecimals: 6, buyDecimals: 18 },
+  example: {
+    chainId: 8453,
+    sellToken: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+    buyToken: '0x4200000000000000000000000000000000000006',
+    sellAmount: '1000000000',
+    sellDecimals: 6,
+    buyDecimals: 18,
+  },
   async run(input, ctx) {
-    if (input.sellToken.toLowerCase() === input.buyToken.toLowerCase()) throw new HandlerInputError('buyToken', 'buyToken must differ from sellToken')
+    if (input.sellToken.toLowerCase() === input.buyToken.toLowerCase())
+      throw new HandlerInputError('buyToken', 'buyToken must differ from sellToken')
     const base = providerSetting(ctx, 'ZEROX_API_URL', '0x swap quotes')
     const key = providerSetting(ctx, 'ZEROX_API_KEY', '0x swap quotes')
     const chainId = input.chainId ?? 8453
-    const url = joinUrl(base, '/swap/permit2/price', { chainId, sellToken: input.sellToken, buyToken: input.buyToken, sellAmount: input.sellAmount, taker: input.taker, slippageBps: input.slippageBps })
-    const r = await callProvider('0x', url, { headers: { '0x-api-key': key, '0x-version': 'v2' }, acceptStatus: [400, 422] })
+    const url = joinUrl(base, '/swap/permit2/price', {
+      chainId,
+      sellToken: input.sellToken,
+      buyToken: input.buyToken,
+      sellAmount: input.sellAmount,
+      taker: input.taker,
+      slippageBps: input.slippageBps,
+    })
+    const r = await callProvider('0x', url, {
+      headers: { '0x-api-key': key, '0x-version': 'v2' },
+      acceptStatus: [400, 422],
+    })
     const q = r.json as ZeroExPrice | undefined
-    if (!q || typeof q !== 'object') throw new HandlerUpstreamError('upstream_failed', '0x answered something that is not JSON')
+    if (!q || typeof q !== 'object')
+      throw new HandlerUpstreamError('upstream_failed', '0x answered something that is not JSON')
     if (r.status !== 200) {
       const detail = q.data?.details?.find((d) => d.field && INPUT_FIELDS.has(d.field))
       const reason = (detail?.reason ?? q.message ?? q.name ?? `HTTP ${r.status}`).toString().slice(0, 300)
@@ -116,9 +169,27 @@ export default defineHandler<Input>({
       throw new HandlerInputError(detail?.field ?? '(input)', `0x refused the request: ${reason}`, 422)
     }
     const meta = { source: '0x', chainId, sellToken: input.sellToken, buyToken: input.buyToken }
-    if (q.liquidityAvailable === false) return { body: { ...meta, liquidityAvailable: false, sellAmount: input.sellAmount, zid: q.zid ?? null, note: '0x found no liquidity for this pair and amount' } }
-    if (typeof q.buyAmount !== 'string' || typeof q.sellAmount !== 'string') throw new HandlerUpstreamError('upstream_failed', '0x answered a price without amounts')
-    const fills = (q.route?.fills ?? []).map((f) => ({ from: f.from ?? null, to: f.to ?? null, source: f.source ?? null, percent: f.proportionBps !== undefined && Number.isFinite(Number(f.proportionBps)) ? Number(f.proportionBps) / 100 : null }))
+    if (q.liquidityAvailable === false)
+      return {
+        body: {
+          ...meta,
+          liquidityAvailable: false,
+          sellAmount: input.sellAmount,
+          zid: q.zid ?? null,
+          note: '0x found no liquidity for this pair and amount',
+        },
+      }
+    if (typeof q.buyAmount !== 'string' || typeof q.sellAmount !== 'string')
+      throw new HandlerUpstreamError('upstream_failed', '0x answered a price without amounts')
+    const fills = (q.route?.fills ?? []).map((f) => ({
+      from: f.from ?? null,
+      to: f.to ?? null,
+      source: f.source ?? null,
+      percent:
+        f.proportionBps !== undefined && Number.isFinite(Number(f.proportionBps))
+          ? Number(f.proportionBps) / 100
+          : null,
+    }))
     const issues = q.issues
       ? {
           allowance: q.issues.allowance ?? null,
@@ -136,7 +207,10 @@ export default defineHandler<Input>({
       buyAmount: q.buyAmount,
       minBuyAmount: q.minBuyAmount ?? null,
       sources: [...new Set(fills.map((f) => f.source).filter((s): s is string => !!s))],
-      route: { fills, tokens: (q.route?.tokens ?? []).map((tk) => ({ address: tk.address ?? null, symbol: tk.symbol ?? null })) },
+      route: {
+        fills,
+        tokens: (q.route?.tokens ?? []).map((tk) => ({ address: tk.address ?? null, symbol: tk.symbol ?? null })),
+      },
       gas: q.gas ?? null,
       gasPrice: q.gasPrice ?? null,
       totalNetworkFee: q.totalNetworkFee ?? null,

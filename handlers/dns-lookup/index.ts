@@ -11,9 +11,7 @@ interface Input {
 }
 
 type TypeAnswer =
-  | { found: true; records: unknown[] }
-  | { found: false; reason: 'NXDOMAIN' | 'NODATA' }
-  | { found: null; error: string }
+  { found: true; records: unknown[] } | { found: false; reason: 'NXDOMAIN' | 'NODATA' } | { found: null; error: string }
 
 export default defineHandler<Input>({
   slug: 'dns-lookup',
@@ -25,7 +23,13 @@ export default defineHandler<Input>({
     required: ['name'],
     additionalProperties: false,
     properties: {
-      name: { type: 'string', minLength: 1, maxLength: 253, description: 'A domain name (e.g. "example.com", "_sip._tcp.example.com") or an IPv4/IPv6 address for a reverse (PTR) lookup.' },
+      name: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 253,
+        description:
+          'A domain name (e.g. "example.com", "_sip._tcp.example.com") or an IPv4/IPv6 address for a reverse (PTR) lookup.',
+      },
       types: {
         type: 'array',
         items: { type: 'string', enum: [...RECORD_TYPES] },
@@ -59,7 +63,8 @@ export default defineHandler<Input>({
     let types: RecordType[]
     let name: string
     if (ip) {
-      if (input.types && input.types.some((t) => t !== 'PTR')) throw new HandlerInputError('types', 'for an IP address only PTR (reverse) lookups are possible')
+      if (input.types && input.types.some((t) => t !== 'PTR'))
+        throw new HandlerInputError('types', 'for an IP address only PTR (reverse) lookups are possible')
       types = ['PTR']
       name = ip
     } else {
@@ -80,12 +85,32 @@ export default defineHandler<Input>({
     const records: Record<string, TypeAnswer> = {}
     types.forEach((t, i) => {
       const o = outcomes[i]!
-      records[t] = o.status === 'found' ? { found: true, records: o.records } : o.status === 'error' ? { found: null, error: o.code } : { found: false, reason: o.status === 'nxdomain' ? 'NXDOMAIN' : 'NODATA' }
+      records[t] =
+        o.status === 'found'
+          ? { found: true, records: o.records }
+          : o.status === 'error'
+            ? { found: null, error: o.code }
+            : { found: false, reason: o.status === 'nxdomain' ? 'NXDOMAIN' : 'NODATA' }
     })
     // a record of any type means the name exists (a CNAME whose target is gone answers NXDOMAIN for
     // every other type: RFC 6604, the rcode is that of the last name); else NXDOMAIN means it does not
-    const exists = outcomes.some((o) => o.status === 'found') ? true : outcomes.some((o) => o.status === 'nxdomain') ? false : outcomes.some((o) => o.status === 'nodata') ? true : null
-    return { body: { name, reverse: ip !== null, ...(ip ? { reverseName: reverseName(ip) } : {}), exists, records, queries: dns.queries } }
+    const exists = outcomes.some((o) => o.status === 'found')
+      ? true
+      : outcomes.some((o) => o.status === 'nxdomain')
+        ? false
+        : outcomes.some((o) => o.status === 'nodata')
+          ? true
+          : null
+    return {
+      body: {
+        name,
+        reverse: ip !== null,
+        ...(ip ? { reverseName: reverseName(ip) } : {}),
+        exists,
+        records,
+        queries: dns.queries,
+      },
+    }
   },
 })
 
@@ -93,7 +118,12 @@ export default defineHandler<Input>({
 function reverseName(ip: string): string {
   if (isIP(ip) === 4) return `${ip.split('.').reverse().join('.')}.in-addr.arpa`
   // an embedded IPv4 tail (::ffff:192.0.2.1) becomes its two hex groups
-  const v6 = ip.toLowerCase().replace(/(\d+)\.(\d+)\.(\d+)\.(\d+)$/, (_m, a, b, c, d) => `${((+a << 8) | +b).toString(16)}:${((+c << 8) | +d).toString(16)}`)
+  const v6 = ip
+    .toLowerCase()
+    .replace(
+      /(\d+)\.(\d+)\.(\d+)\.(\d+)$/,
+      (_m, a, b, c, d) => `${((+a << 8) | +b).toString(16)}:${((+c << 8) | +d).toString(16)}`,
+    )
   const [head = '', tail = ''] = v6.split('::')
   const groups = (s: string) => (s ? s.split(':') : [])
   const h = groups(head)

@@ -18,7 +18,12 @@ export default defineHandler<Input>({
     required: ['domain'],
     additionalProperties: false,
     properties: {
-      domain: { type: 'string', minLength: 1, maxLength: 253, description: 'The registered domain, e.g. "example.com" (not a subdomain: registries only know registrations).' },
+      domain: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 253,
+        description: 'The registered domain, e.g. "example.com" (not a subdomain: registries only know registrations).',
+      },
     },
   },
   output: {
@@ -50,7 +55,16 @@ export default defineHandler<Input>({
     const r = await lookupRdap(base, domain)
     const source = 'RDAP (RFC 9083) via the configured bootstrap service'
     if (!r.found) {
-      return { body: { found: false, domain, reason: 'the registry has no registration of this name (or its TLD offers no RDAP service); for a subdomain, ask for the registered domain', rdapServer: r.server, source } }
+      return {
+        body: {
+          found: false,
+          domain,
+          reason:
+            'the registry has no registration of this name (or its TLD offers no RDAP service); for a subdomain, ask for the registered domain',
+          rdapServer: r.server,
+          source,
+        },
+      }
     }
     return { body: { found: true, ...summarizeRdap(r.data, new Date()), rdapServer: r.server, source } }
   },

@@ -35,12 +35,22 @@ t.test('web, DNS and RDAP signals of localhost', async (t) => {
   const leaf = await makeLeaf(ca, 'localhost', { altNames: ['localhost'], ips: ['127.0.0.1'] })
   const https = await listenFixed(
     createHttpsServer({ key: leaf.key, cert: `${leaf.cert.trim()}\n${ca.cert.trim()}\n` }, (_req, res) => {
-      res.writeHead(200, { 'strict-transport-security': 'max-age=31536000', 'content-security-policy': "default-src 'self'; frame-ancestors 'none'", 'x-content-type-options': 'nosniff', 'content-type': 'text/html' }).end('<h1>ok</h1>')
+      res
+        .writeHead(200, {
+          'strict-transport-security': 'max-age=31536000',
+          'content-security-policy': "default-src 'self'; frame-ancestors 'none'",
+          'x-content-type-options': 'nosniff',
+          'content-type': 'text/html',
+        })
+        .end('<h1>ok</h1>')
     }),
     443,
   )
   let location = 'https://localhost/'
-  const http = await listenFixed(createHttpServer((_req, res) => res.writeHead(301, { location }).end()), 80)
+  const http = await listenFixed(
+    createHttpServer((_req, res) => res.writeHead(301, { location }).end()),
+    80,
+  )
   t.teardown(() => {
     https?.close()
     http?.close()
@@ -53,7 +63,13 @@ t.test('web, DNS and RDAP signals of localhost', async (t) => {
     { name: 'localhost', type: 'TXT', data: 'v=spf1 ip4:192.0.2.0/24 -all' },
     { name: '_dmarc.localhost', type: 'TXT', data: 'v=DMARC1; p=reject; rua=mailto:d@localhost' },
   ])
-  const rdap = await startRdapStandIn(t, { localhost: rdapDomain('localhost', { registered: new Date(Date.now() - 1000 * DAY).toISOString(), expires: new Date(Date.now() + 300 * DAY).toISOString(), signed: true }) })
+  const rdap = await startRdapStandIn(t, {
+    localhost: rdapDomain('localhost', {
+      registered: new Date(Date.now() - 1000 * DAY).toISOString(),
+      expires: new Date(Date.now() + 300 * DAY).toISOString(),
+      signed: true,
+    }),
+  })
 
   t.test('every signal present, the test CA trusted: 100', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'netcheck-'))
@@ -61,7 +77,14 @@ t.test('web, DNS and RDAP signals of localhost', async (t) => {
     writeFileSync(join(dir, 'ca.pem'), ca.cert)
     const { stdout } = await promisify(execFile)(
       process.execPath,
-      ['--import', 'tsx', 'test/helpers/netcheck-run-child.ts', 'handlers/domain-trust-score/index.ts', JSON.stringify({ domain: 'localhost' }), JSON.stringify({ providers: { DNS_SERVERS: dns.server, RDAP_URL: rdap.url }, allowPrivateNetwork: true })],
+      [
+        '--import',
+        'tsx',
+        'test/helpers/netcheck-run-child.ts',
+        'handlers/domain-trust-score/index.ts',
+        JSON.stringify({ domain: 'localhost' }),
+        JSON.stringify({ providers: { DNS_SERVERS: dns.server, RDAP_URL: rdap.url }, allowPrivateNetwork: true }),
+      ],
       { env: { ...process.env, NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem') }, timeout: 60_000 },
     )
     const out = okBody(JSON.parse(stdout))
@@ -71,11 +94,31 @@ t.test('web, DNS and RDAP signals of localhost', async (t) => {
     t.same(out.unknown, [])
     t.match(c.domainAge, { points: 20, status: 'scored', value: { ageDays: 1000 } })
     t.match(c.dnssec, { points: 10, value: true })
-    t.match(c.tlsCertificate, { points: 20, value: { authorized: true, hostnameMatches: true, issuer: 'Netcheck Trust CA' } })
+    t.match(c.tlsCertificate, {
+      points: 20,
+      value: { authorized: true, hostnameMatches: true, issuer: 'Netcheck Trust CA' },
+    })
     t.match(c.httpsRedirect, { points: 10, value: { status: 301, location: 'https://localhost/' } })
-    t.match(c.securityHeaders, { points: 20, value: { present: { 'strict-transport-security': true, 'content-security-policy': true, 'x-content-type-options': true, 'x-frame-options or frame-ancestors': true } } })
-    t.same(out.components.map((x: any) => x.name), ['domainAge', 'dnssec', 'tlsCertificate', 'spf', 'dmarc', 'httpsRedirect', 'securityHeaders'])
-    t.equal(out.components.reduce((s: number, x: any) => s + x.maxPoints, 0), 100, 'the maxima add up to 100')
+    t.match(c.securityHeaders, {
+      points: 20,
+      value: {
+        present: {
+          'strict-transport-security': true,
+          'content-security-policy': true,
+          'x-content-type-options': true,
+          'x-frame-options or frame-ancestors': true,
+        },
+      },
+    })
+    t.same(
+      out.components.map((x: any) => x.name),
+      ['domainAge', 'dnssec', 'tlsCertificate', 'spf', 'dmarc', 'httpsRedirect', 'securityHeaders'],
+    )
+    t.equal(
+      out.components.reduce((s: number, x: any) => s + x.maxPoints, 0),
+      100,
+      'the maxima add up to 100',
+    )
   })
 
   t.test('untrusted certificate and no RDAP: those parts score 0 or unknown', async (t) => {
@@ -99,7 +142,12 @@ t.test('web, DNS and RDAP signals of localhost', async (t) => {
       location = 'https://localhost/'
     })
     const out = okBody(await runInline(handler, { domain: 'localhost' }, { providers: { DNS_SERVERS: dns.server } }))
-    t.match(byName(out).httpsRedirect, { points: 0, status: 'scored', value: { status: 301, location: 'http://[not-an-address' }, explanation: /not a valid URL/ })
+    t.match(byName(out).httpsRedirect, {
+      points: 0,
+      status: 'scored',
+      value: { status: 301, location: 'http://[not-an-address' },
+      explanation: /not a valid URL/,
+    })
   })
 
   t.test('RDAP failing: age unknown, said so', async (t) => {
@@ -107,7 +155,9 @@ t.test('web, DNS and RDAP signals of localhost', async (t) => {
     t.teardown(() => {
       rdap.override = null
     })
-    const out = okBody(await runInline(handler, { domain: 'localhost' }, { providers: { DNS_SERVERS: dns.server, RDAP_URL: rdap.url } }))
+    const out = okBody(
+      await runInline(handler, { domain: 'localhost' }, { providers: { DNS_SERVERS: dns.server, RDAP_URL: rdap.url } }),
+    )
     t.match(byName(out).domainAge, { status: 'unknown', explanation: /RDAP look-up failed/ })
   })
 })
@@ -117,9 +167,16 @@ t.test('weak mail records, no web server', async (t) => {
     { name: 'weak.test', type: 'TXT', data: 'v=spf1 +all' },
     { name: '_dmarc.weak.test', type: 'TXT', data: 'v=DMARC1; p=none' },
   ])
-  const rdap = await startRdapStandIn(t, { 'weak.test': rdapDomain('weak.test', { registered: new Date(Date.now() - 200 * DAY).toISOString(), expires: new Date(Date.now() + 100 * DAY).toISOString() }) })
+  const rdap = await startRdapStandIn(t, {
+    'weak.test': rdapDomain('weak.test', {
+      registered: new Date(Date.now() - 200 * DAY).toISOString(),
+      expires: new Date(Date.now() + 100 * DAY).toISOString(),
+    }),
+  })
   // weak.test has no address in the system resolver: the web components score 0 with the reason
-  const out = okBody(await runInline(handler, { domain: 'weak.test' }, { providers: { DNS_SERVERS: dns.server, RDAP_URL: rdap.url } }))
+  const out = okBody(
+    await runInline(handler, { domain: 'weak.test' }, { providers: { DNS_SERVERS: dns.server, RDAP_URL: rdap.url } }),
+  )
   const c = byName(out)
   t.match(c.spf, { points: 0, explanation: /\+all/ })
   t.match(c.dmarc, { points: 5, explanation: 'DMARC policy p=none' })
@@ -132,11 +189,17 @@ t.test('weak mail records, no web server', async (t) => {
 
 t.test('no DNS answer at all: 502', async (t) => {
   const dns = await startDnsStandIn(t, [], { servfail: ['weak.test', '_dmarc.weak.test'] })
-  await t.rejects(runInline(handler, { domain: 'weak.test' }, { providers: { DNS_SERVERS: dns.server } }), { code: 'upstream_failed' })
+  await t.rejects(runInline(handler, { domain: 'weak.test' }, { providers: { DNS_SERVERS: dns.server } }), {
+    code: 'upstream_failed',
+  })
 })
 
 t.test('internal hosts are refused outside tests', async (t) => {
-  t.match(await runInline(handler, { domain: 'localhost' }, { allowPrivateNetwork: false }), { ok: false, status: 400, field: 'domain' })
+  t.match(await runInline(handler, { domain: 'localhost' }, { allowPrivateNetwork: false }), {
+    ok: false,
+    status: 400,
+    field: 'domain',
+  })
 })
 
 t.test('bad input names the field', async (t) => {

@@ -1,4 +1,9 @@
-import { defineHandler, HandlerInputError, HandlerUpstreamError, type HandlerContext } from '../../src/pool/handler-contract.js'
+import {
+  defineHandler,
+  HandlerInputError,
+  HandlerUpstreamError,
+  type HandlerContext,
+} from '../../src/pool/handler-contract.js'
 import { BoundedDns, normalizeDomain } from '../_shared/netcheck-dns.js'
 import { lookupRdap, summarizeRdap } from '../_shared/netcheck-rdap.js'
 import { inspectTls } from '../_shared/netcheck-tls.js'
@@ -32,7 +37,7 @@ interface Input {
 export default defineHandler<Input>({
   slug: 'domain-trust-score',
   description:
-    'A 0–100 trust score for a domain from checkable signals: domain age and DNSSEC (RDAP), a valid TLS certificate, SPF and DMARC records, an HTTP-to-HTTPS redirect and security headers, with every component\'s points and the reason.',
+    "A 0–100 trust score for a domain from checkable signals: domain age and DNSSEC (RDAP), a valid TLS certificate, SPF and DMARC records, an HTTP-to-HTTPS redirect and security headers, with every component's points and the reason.",
   network: true,
   timeoutMs: 30_000,
   inputSchema: {
@@ -74,7 +79,17 @@ export default defineHandler<Input>({
     const web = (name: string, maxPoints: number, check: () => Promise<Component>): Promise<Component> =>
       unresolvable === null
         ? check()
-        : Promise.resolve({ name, points: 0, maxPoints, status: unresolvable, value: null, explanation: unresolvable === 'scored' ? `${domain} has no A/AAAA address, so there is no web server to check` : `${domain} could not be resolved just now` })
+        : Promise.resolve({
+            name,
+            points: 0,
+            maxPoints,
+            status: unresolvable,
+            value: null,
+            explanation:
+              unresolvable === 'scored'
+                ? `${domain} has no A/AAAA address, so there is no web server to check`
+                : `${domain} could not be resolved just now`,
+          })
     const [registration, mail, tls, redirect, headers] = await Promise.all([
       registrationComponents(domain, ctx),
       mailComponents(domain, ctx),
@@ -99,7 +114,14 @@ export default defineHandler<Input>({
 
 async function registrationComponents(domain: string, ctx: HandlerContext): Promise<Component[]> {
   const unknown = (why: string): Component[] => [
-    { name: 'domainAge', points: 0, maxPoints: 20, status: 'unknown', value: null, explanation: `domain age unknown: ${why}` },
+    {
+      name: 'domainAge',
+      points: 0,
+      maxPoints: 20,
+      status: 'unknown',
+      value: null,
+      explanation: `domain age unknown: ${why}`,
+    },
     { name: 'dnssec', points: 0, maxPoints: 10, status: 'unknown', value: null, explanation: `DNSSEC unknown: ${why}` },
   ]
   const base = optionalSetting(ctx, 'RDAP_URL')
@@ -118,11 +140,41 @@ async function registrationComponents(domain: string, ctx: HandlerContext): Prom
   const signed = summary.dnssec.delegationSigned
   return [
     age === null
-      ? { name: 'domainAge', points: 0, maxPoints: 20, status: 'unknown', value: null, explanation: 'domain age unknown: the RDAP record has no registration date' }
-      : { name: 'domainAge', points: agePoints, maxPoints: 20, status: 'scored', value: { ageDays: age, registered: summary.dates.registered }, explanation: `registered ${age} days ago (${summary.dates.registered})` },
+      ? {
+          name: 'domainAge',
+          points: 0,
+          maxPoints: 20,
+          status: 'unknown',
+          value: null,
+          explanation: 'domain age unknown: the RDAP record has no registration date',
+        }
+      : {
+          name: 'domainAge',
+          points: agePoints,
+          maxPoints: 20,
+          status: 'scored',
+          value: { ageDays: age, registered: summary.dates.registered },
+          explanation: `registered ${age} days ago (${summary.dates.registered})`,
+        },
     signed === null
-      ? { name: 'dnssec', points: 0, maxPoints: 10, status: 'unknown', value: null, explanation: 'DNSSEC unknown: the RDAP record has no secureDNS data' }
-      : { name: 'dnssec', points: signed ? 10 : 0, maxPoints: 10, status: 'scored', value: signed, explanation: signed ? 'the delegation is DNSSEC-signed (DS records at the registry)' : 'the delegation is not DNSSEC-signed' },
+      ? {
+          name: 'dnssec',
+          points: 0,
+          maxPoints: 10,
+          status: 'unknown',
+          value: null,
+          explanation: 'DNSSEC unknown: the RDAP record has no secureDNS data',
+        }
+      : {
+          name: 'dnssec',
+          points: signed ? 10 : 0,
+          maxPoints: 10,
+          status: 'scored',
+          value: signed,
+          explanation: signed
+            ? 'the delegation is DNSSEC-signed (DS records at the registry)'
+            : 'the delegation is not DNSSEC-signed',
+        },
   ]
 }
 
@@ -134,25 +186,70 @@ async function mailComponents(domain: string, ctx: HandlerContext): Promise<Comp
   } finally {
     dns.close()
   }
-  if (txt.status === 'error' && dmarcTxt.status === 'error') throw new HandlerUpstreamError('upstream_failed', `DNS did not answer for ${domain} (${txt.code})`)
+  if (txt.status === 'error' && dmarcTxt.status === 'error')
+    throw new HandlerUpstreamError('upstream_failed', `DNS did not answer for ${domain} (${txt.code})`)
   let spf: Component
-  if (txt.status === 'error') spf = { name: 'spf', points: 0, maxPoints: 10, status: 'unknown', value: null, explanation: `the TXT query failed (${txt.code})` }
+  if (txt.status === 'error')
+    spf = {
+      name: 'spf',
+      points: 0,
+      maxPoints: 10,
+      status: 'unknown',
+      value: null,
+      explanation: `the TXT query failed (${txt.code})`,
+    }
   else {
     const record = (txt.status === 'found' ? txt.records : []).find((r) => /^v=spf1(\s|$)/i.test(r.trim())) ?? null
     const passAll = record !== null && /(^|\s)\+?all(\s|$)/i.test(record.replace(/^v=spf1/i, ''))
     spf = !record
       ? { name: 'spf', points: 0, maxPoints: 10, status: 'scored', value: null, explanation: 'no SPF record' }
       : passAll
-        ? { name: 'spf', points: 0, maxPoints: 10, status: 'scored', value: record, explanation: 'SPF ends in +all: it allows every sender' }
-        : { name: 'spf', points: 10, maxPoints: 10, status: 'scored', value: record, explanation: 'an SPF record limits who may send mail for the domain' }
+        ? {
+            name: 'spf',
+            points: 0,
+            maxPoints: 10,
+            status: 'scored',
+            value: record,
+            explanation: 'SPF ends in +all: it allows every sender',
+          }
+        : {
+            name: 'spf',
+            points: 10,
+            maxPoints: 10,
+            status: 'scored',
+            value: record,
+            explanation: 'an SPF record limits who may send mail for the domain',
+          }
   }
   let dmarc: Component
-  if (dmarcTxt.status === 'error') dmarc = { name: 'dmarc', points: 0, maxPoints: 10, status: 'unknown', value: null, explanation: `the _dmarc TXT query failed (${dmarcTxt.code})` }
+  if (dmarcTxt.status === 'error')
+    dmarc = {
+      name: 'dmarc',
+      points: 0,
+      maxPoints: 10,
+      status: 'unknown',
+      value: null,
+      explanation: `the _dmarc TXT query failed (${dmarcTxt.code})`,
+    }
   else {
-    const record = (dmarcTxt.status === 'found' ? dmarcTxt.records : []).find((r) => /^v=DMARC1(\s*;|\s*$)/i.test(r.trim())) ?? null
-    const policy = record ? (/(?:^|;)\s*p\s*=\s*(none|quarantine|reject)\s*(?:;|$)/i.exec(record)?.[1]?.toLowerCase() ?? null) : null
+    const record =
+      (dmarcTxt.status === 'found' ? dmarcTxt.records : []).find((r) => /^v=DMARC1(\s*;|\s*$)/i.test(r.trim())) ?? null
+    const policy = record
+      ? (/(?:^|;)\s*p\s*=\s*(none|quarantine|reject)\s*(?:;|$)/i.exec(record)?.[1]?.toLowerCase() ?? null)
+      : null
     const points = policy === 'reject' || policy === 'quarantine' ? 10 : policy === 'none' ? 5 : 0
-    dmarc = { name: 'dmarc', points, maxPoints: 10, status: 'scored', value: record, explanation: !record ? 'no DMARC record' : policy ? `DMARC policy p=${policy}` : 'the DMARC record has no valid policy' }
+    dmarc = {
+      name: 'dmarc',
+      points,
+      maxPoints: 10,
+      status: 'scored',
+      value: record,
+      explanation: !record
+        ? 'no DMARC record'
+        : policy
+          ? `DMARC policy p=${policy}`
+          : 'the DMARC record has no valid policy',
+    }
   }
   return [spf, dmarc]
 }
@@ -162,10 +259,24 @@ async function tlsComponent(domain: string, ctx: HandlerContext): Promise<Compon
   try {
     const r = await inspectTls(domain, 443, ctx, { field: 'domain', timeoutMs: 8_000 })
     const valid = r.authorized && r.hostnameMatches && !r.validity.expired
-    const value = { authorized: r.authorized, authorizationError: r.authorizationError, hostnameMatches: r.hostnameMatches, daysLeft: r.validity.daysLeft, issuer: r.certificate.issuerCommonName }
-    return { ...c, points: valid ? 20 : 0, value, explanation: valid ? `a valid certificate from ${r.certificate.issuerCommonName ?? r.certificate.issuer}, ${r.validity.daysLeft} days left` : `the certificate does not verify (${r.authorizationError ?? (r.hostnameMatches ? 'expired' : 'name mismatch')})` }
+    const value = {
+      authorized: r.authorized,
+      authorizationError: r.authorizationError,
+      hostnameMatches: r.hostnameMatches,
+      daysLeft: r.validity.daysLeft,
+      issuer: r.certificate.issuerCommonName,
+    }
+    return {
+      ...c,
+      points: valid ? 20 : 0,
+      value,
+      explanation: valid
+        ? `a valid certificate from ${r.certificate.issuerCommonName ?? r.certificate.issuer}, ${r.validity.daysLeft} days left`
+        : `the certificate does not verify (${r.authorizationError ?? (r.hostnameMatches ? 'expired' : 'name mismatch')})`,
+    }
   } catch (err) {
-    if (err instanceof HandlerUpstreamError) return { ...c, points: 0, value: null, explanation: `no TLS service on port 443 (${err.message})` }
+    if (err instanceof HandlerUpstreamError)
+      return { ...c, points: 0, value: null, explanation: `no TLS service on port 443 (${err.message})` }
     throw err
   }
 }
@@ -173,16 +284,26 @@ async function tlsComponent(domain: string, ctx: HandlerContext): Promise<Compon
 async function redirectComponent(domain: string, ctx: HandlerContext): Promise<Component> {
   const c = { name: 'httpsRedirect', maxPoints: 10, status: 'scored' as const }
   try {
-    const r = await fetchPublicUrl(`http://${domain}/`, ctx, { field: 'domain', maxRedirects: 0, maxBytes: 16_384, timeoutMs: 8_000 })
+    const r = await fetchPublicUrl(`http://${domain}/`, ctx, {
+      field: 'domain',
+      maxRedirects: 0,
+      maxBytes: 16_384,
+      timeoutMs: 8_000,
+    })
     const location = typeof r.headers.location === 'string' ? r.headers.location : null
     const redirected = r.status >= 301 && r.status <= 308 && r.status !== 304 && location !== null
     // the Location header is whatever the site sends: one that is not a URL redirects nowhere
     const target = redirected ? parseUrl(location, r.url) : null
     const toHttps = target?.protocol === 'https:'
-    const explanation = toHttps ? `http:// redirects (${r.status}) to ${location}` : redirected && !target ? `http:// answers ${r.status} with a Location that is not a valid URL` : `http:// answers ${r.status} without redirecting to https`
+    const explanation = toHttps
+      ? `http:// redirects (${r.status}) to ${location}`
+      : redirected && !target
+        ? `http:// answers ${r.status} with a Location that is not a valid URL`
+        : `http:// answers ${r.status} without redirecting to https`
     return { ...c, points: toHttps ? 10 : 0, value: { status: r.status, location }, explanation }
   } catch (err) {
-    if (err instanceof HandlerUpstreamError) return { ...c, points: 0, value: null, explanation: `http://${domain}/ did not answer (${err.message})` }
+    if (err instanceof HandlerUpstreamError)
+      return { ...c, points: 0, value: null, explanation: `http://${domain}/ did not answer (${err.message})` }
     throw err
   }
 }
@@ -200,11 +321,22 @@ async function headersComponent(domain: string, ctx: HandlerContext): Promise<Co
   let headers: Record<string, string | string[] | undefined>
   let finalUrl: string
   try {
-    const r = await fetchPublicUrl(`https://${domain}/`, ctx, { field: 'domain', maxRedirects: 5, maxBytes: 16_384, timeoutMs: 8_000 })
+    const r = await fetchPublicUrl(`https://${domain}/`, ctx, {
+      field: 'domain',
+      maxRedirects: 5,
+      maxBytes: 16_384,
+      timeoutMs: 8_000,
+    })
     headers = r.headers
     finalUrl = r.finalUrl
   } catch (err) {
-    if (err instanceof HandlerUpstreamError) return { ...c, points: 0, value: null, explanation: `https://${domain}/ could not be loaded with a valid certificate (${err.message})` }
+    if (err instanceof HandlerUpstreamError)
+      return {
+        ...c,
+        points: 0,
+        value: null,
+        explanation: `https://${domain}/ could not be loaded with a valid certificate (${err.message})`,
+      }
     throw err
   }
   const h = (name: string) => {
@@ -213,13 +345,27 @@ async function headersComponent(domain: string, ctx: HandlerContext): Promise<Co
   }
   const csp = h('content-security-policy')
   const present = {
-    'strict-transport-security': h('strict-transport-security') !== null && /max-age\s*=\s*[1-9]/i.test(h('strict-transport-security')!),
+    'strict-transport-security':
+      h('strict-transport-security') !== null && /max-age\s*=\s*[1-9]/i.test(h('strict-transport-security')!),
     'content-security-policy': csp !== null,
     'x-content-type-options': /nosniff/i.test(h('x-content-type-options') ?? ''),
     'x-frame-options or frame-ancestors': h('x-frame-options') !== null || /frame-ancestors/i.test(csp ?? ''),
   }
-  const points = (present['strict-transport-security'] ? 8 : 0) + (present['content-security-policy'] ? 4 : 0) + (present['x-content-type-options'] ? 4 : 0) + (present['x-frame-options or frame-ancestors'] ? 4 : 0)
-  const have = Object.entries(present).filter(([, v]) => v).map(([k]) => k)
-  const missing = Object.entries(present).filter(([, v]) => !v).map(([k]) => k)
-  return { ...c, points, value: { url: finalUrl, present }, explanation: `present: ${have.join(', ') || 'none'}; missing: ${missing.join(', ') || 'none'}` }
+  const points =
+    (present['strict-transport-security'] ? 8 : 0) +
+    (present['content-security-policy'] ? 4 : 0) +
+    (present['x-content-type-options'] ? 4 : 0) +
+    (present['x-frame-options or frame-ancestors'] ? 4 : 0)
+  const have = Object.entries(present)
+    .filter(([, v]) => v)
+    .map(([k]) => k)
+  const missing = Object.entries(present)
+    .filter(([, v]) => !v)
+    .map(([k]) => k)
+  return {
+    ...c,
+    points,
+    value: { url: finalUrl, present },
+    explanation: `present: ${have.join(', ') || 'none'}; missing: ${missing.join(', ') || 'none'}`,
+  }
 }

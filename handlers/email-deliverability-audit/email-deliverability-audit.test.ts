@@ -7,7 +7,9 @@ import handler from './index.js'
 
 /** A DKIM TXT record for a fresh RSA key, split into 255-byte character-strings as DNS needs. */
 const dkimTxt = (bits: number, type: 'spki' | 'pkcs1' = 'spki') => {
-  const p = generateKeyPairSync('rsa', { modulusLength: bits }).publicKey.export({ format: 'der', type }).toString('base64')
+  const p = generateKeyPairSync('rsa', { modulusLength: bits })
+    .publicKey.export({ format: 'der', type })
+    .toString('base64')
   const text = `v=DKIM1; k=rsa; p=${p}`
   return text.match(/.{1,255}/g)!
 }
@@ -39,7 +41,10 @@ t.test('against a DNS stand-in', async (t) => {
     txt('google._domainkey.mid.test', dkimTxt(1024)),
     // a badly configured one
     txt('bad.test', 'v=spf1 a mx ptr include:inc.bad.test +all'),
-    txt('inc.bad.test', 'v=spf1 a mx a:x.bad.test mx:y.bad.test exists:z.bad.test include:missing.bad.test a:w.bad.test ~all'),
+    txt(
+      'inc.bad.test',
+      'v=spf1 a mx a:x.bad.test mx:y.bad.test exists:z.bad.test include:missing.bad.test a:w.bad.test ~all',
+    ),
     { name: 'missing.bad.test', type: 'A', data: '192.0.2.1' },
     txt('_dmarc.bad.test', 'v=DMARC1; p=none'),
     txt('default._domainkey.bad.test', 'v=DKIM1; p='),
@@ -79,7 +84,16 @@ t.test('against a DNS stand-in', async (t) => {
     t.equal(out.score, 100)
     t.match(out.scoring, /100 - sum of penalties/)
     t.same(out.mx, { found: true, records: [{ priority: 10, exchange: 'mx.good.test' }], nullMx: false })
-    t.match(out.spf, { found: true, recordCount: 1, allQualifier: '-', includes: ['_spf.provider.test'], dnsLookups: 4, dnsLookupsComplete: true, voidLookups: 0, problems: [] })
+    t.match(out.spf, {
+      found: true,
+      recordCount: 1,
+      allQualifier: '-',
+      includes: ['_spf.provider.test'],
+      dnsLookups: 4,
+      dnsLookupsComplete: true,
+      voidLookups: 0,
+      problems: [],
+    })
     t.same(out.spf.terms, ['ip4:192.0.2.0/24', 'include:_spf.provider.test', 'mx', '-all'])
     t.match(out.dmarc, { found: true, policy: 'reject', pct: 100, adkim: 'strict', aspf: 'relaxed' })
     t.same(out.dmarc.rua, ['mailto:dmarc@good.test', 'mailto:x@rep.test'])
@@ -94,7 +108,14 @@ t.test('against a DNS stand-in', async (t) => {
 
   t.test('a middling domain: documented penalties', async (t) => {
     const out = await audit({ domain: 'mid.test', dkimSelectors: ['google', 'selector1'] })
-    t.same(ids(out), ['bimi-missing', 'dkim-short-key', 'dmarc-partial', 'mta-sts-missing', 'spf-softfail-all', 'tls-rpt-missing'])
+    t.same(ids(out), [
+      'bimi-missing',
+      'dkim-short-key',
+      'dmarc-partial',
+      'mta-sts-missing',
+      'spf-softfail-all',
+      'tls-rpt-missing',
+    ])
     t.equal(out.score, 80, '4 low findings at 5 points each')
     t.equal(out.dkim.found[0].keyBits, 1024)
     t.equal(out.dmarc.pct, 50)
@@ -106,8 +127,25 @@ t.test('against a DNS stand-in', async (t) => {
     t.match(out.spf, { allQualifier: '+', dnsLookups: 11, dnsLookupsComplete: true })
     t.ok(out.spf.problems.some((p: string) => /missing\.bad\.test has no SPF record/.test(p)))
     t.match(out.dkim.found, [{ selector: 'default', revoked: true }])
-    t.same(ids(out), ['bimi-missing', 'dkim-not-found', 'dmarc-no-rua', 'dmarc-policy-none', 'mta-sts-missing', 'mx-missing', 'spf-pass-all', 'spf-problem', 'spf-problem', 'spf-too-many-lookups', 'spf-too-many-void-lookups', 'tls-rpt-missing'])
-    t.equal(out.spf.voidLookups, 4, 'bad.test has no A and no MX, nor inc.bad.test an A (names queried no further past the limit), and missing.bad.test no TXT')
+    t.same(ids(out), [
+      'bimi-missing',
+      'dkim-not-found',
+      'dmarc-no-rua',
+      'dmarc-policy-none',
+      'mta-sts-missing',
+      'mx-missing',
+      'spf-pass-all',
+      'spf-problem',
+      'spf-problem',
+      'spf-too-many-lookups',
+      'spf-too-many-void-lookups',
+      'tls-rpt-missing',
+    ])
+    t.equal(
+      out.spf.voidLookups,
+      4,
+      'bad.test has no A and no MX, nor inc.bad.test an A (names queried no further past the limit), and missing.bad.test no TXT',
+    )
     t.equal(out.findings.find((f: any) => f.id === 'spf-pass-all').severity, 'critical')
     t.equal(out.score, 0)
   })
@@ -131,18 +169,33 @@ t.test('against a DNS stand-in', async (t) => {
     t.match(loop.spf.problems, [/include:loop\.test loops back/])
   })
 
-  t.test('a subdomain without its own DMARC record gets its parent domain\'s policy', async (t) => {
+  t.test("a subdomain without its own DMARC record gets its parent domain's policy", async (t) => {
     const sub = await audit({ domain: 'mail.org.test', dkimSelectors: ['x'] })
-    t.match(sub.dmarc, { found: true, foundAt: 'org.test', inherited: true, policy: 'reject', subdomainPolicy: 'none', effectivePolicy: 'none' })
+    t.match(sub.dmarc, {
+      found: true,
+      foundAt: 'org.test',
+      inherited: true,
+      policy: 'reject',
+      subdomainPolicy: 'none',
+      effectivePolicy: 'none',
+    })
     t.notOk(ids(sub).includes('dmarc-missing'))
-    t.match(sub.findings.find((f: any) => f.id === 'dmarc-policy-none'), { message: /sp=none \(from org\.test\)/ })
+    t.match(
+      sub.findings.find((f: any) => f.id === 'dmarc-policy-none'),
+      { message: /sp=none \(from org\.test\)/ },
+    )
     const deeper = await audit({ domain: 'a.b.org.test', dkimSelectors: ['x'] })
     t.match(deeper.dmarc, { foundAt: 'org.test', inherited: true })
     // a long name: its 4 parents nearest the top are asked (5 labels down to 2)
     const deepest = await audit({ domain: 'a.b.c.d.e.org.test', dkimSelectors: ['x'] })
     t.match(deepest.dmarc, { foundAt: 'org.test', inherited: true })
     const plain = await audit({ domain: 'news.plain.test', dkimSelectors: ['x'] })
-    t.match(plain.dmarc, { foundAt: 'plain.test', policy: 'quarantine', subdomainPolicy: null, effectivePolicy: 'quarantine' })
+    t.match(plain.dmarc, {
+      foundAt: 'plain.test',
+      policy: 'quarantine',
+      subdomainPolicy: null,
+      effectivePolicy: 'quarantine',
+    })
     t.notOk(ids(plain).some((id: string) => id.startsWith('dmarc-')))
     const own = await audit({ domain: 'good.test', dkimSelectors: ['x'] })
     t.match(own.dmarc, { foundAt: 'good.test', inherited: false, effectivePolicy: 'reject' })
@@ -158,34 +211,68 @@ t.test('against a DNS stand-in', async (t) => {
     t.notOk(ids(out).includes('dkim-bad-key'))
   })
 
-  t.test('void lookups: names of a, mx, exists and include terms that do not exist, over 2 is a permerror', async (t) => {
-    const two = await audit({ domain: 'void2.test', dkimSelectors: ['selector1'] })
-    t.equal(two.spf.voidLookups, 2, 'a:gone (neither A nor AAAA) and mx:nomx (a name without MX); the a term with an AAAA only is not void')
-    t.notOk(ids(two).includes('spf-too-many-void-lookups'), 'two are within the limit')
-    const three = await audit({ domain: 'void3.test', dkimSelectors: ['selector1'] })
-    t.equal(three.spf.voidLookups, 3)
-    t.ok(ids(three).includes('spf-too-many-void-lookups'), 'the third one is reported')
-    t.equal(three.findings.find((f: any) => f.id === 'spf-too-many-void-lookups').severity, 'high')
-    t.ok(three.spf.problems.some((p: string) => /3 void lookups.*limit of 2/.test(p)))
-    const macro = await audit({ domain: 'voidmacro.test', dkimSelectors: ['selector1'] })
-    t.equal(macro.spf.voidLookups, 0, 'names with macros depend on the sender and are not queried')
-  })
+  t.test(
+    'void lookups: names of a, mx, exists and include terms that do not exist, over 2 is a permerror',
+    async (t) => {
+      const two = await audit({ domain: 'void2.test', dkimSelectors: ['selector1'] })
+      t.equal(
+        two.spf.voidLookups,
+        2,
+        'a:gone (neither A nor AAAA) and mx:nomx (a name without MX); the a term with an AAAA only is not void',
+      )
+      t.notOk(ids(two).includes('spf-too-many-void-lookups'), 'two are within the limit')
+      const three = await audit({ domain: 'void3.test', dkimSelectors: ['selector1'] })
+      t.equal(three.spf.voidLookups, 3)
+      t.ok(ids(three).includes('spf-too-many-void-lookups'), 'the third one is reported')
+      t.equal(three.findings.find((f: any) => f.id === 'spf-too-many-void-lookups').severity, 'high')
+      t.ok(three.spf.problems.some((p: string) => /3 void lookups.*limit of 2/.test(p)))
+      const macro = await audit({ domain: 'voidmacro.test', dkimSelectors: ['selector1'] })
+      t.equal(macro.spf.voidLookups, 0, 'names with macros depend on the sender and are not queried')
+    },
+  )
 
   t.test('a domain that does not exist: 422', async (t) => {
-    t.match(await runInline(handler, { domain: 'nowhere.test' }, { providers }), { ok: false, status: 422, field: 'domain' })
+    t.match(await runInline(handler, { domain: 'nowhere.test' }, { providers }), {
+      ok: false,
+      status: 422,
+      field: 'domain',
+    })
   })
 })
 
 t.test('no DNS answer at all: 502', async (t) => {
-  const silent = await startDnsStandIn(t, [], { servfail: ['x.test', '_dmarc.x.test', '_mta-sts.x.test', '_smtp._tls.x.test', 'default._bimi.x.test', 'a._domainkey.x.test'] })
-  await t.rejects(runInline(handler, { domain: 'x.test', dkimSelectors: ['a'] }, { providers: { DNS_SERVERS: silent.server } }), { code: 'upstream_failed' })
+  const silent = await startDnsStandIn(t, [], {
+    servfail: [
+      'x.test',
+      '_dmarc.x.test',
+      '_mta-sts.x.test',
+      '_smtp._tls.x.test',
+      'default._bimi.x.test',
+      'a._domainkey.x.test',
+    ],
+  })
+  await t.rejects(
+    runInline(handler, { domain: 'x.test', dkimSelectors: ['a'] }, { providers: { DNS_SERVERS: silent.server } }),
+    { code: 'upstream_failed' },
+  )
 })
 
 t.test('bad input names the field', async (t) => {
   t.match(await runInline(handler, {}), { ok: false, status: 400, field: 'domain' })
   t.match(await runInline(handler, { domain: 'not a domain' }), { ok: false, status: 400, field: 'domain' })
   t.match(await runInline(handler, { domain: 'localhost' }), { ok: false, status: 400, field: 'domain' })
-  t.match(await runInline(handler, { domain: 'example.com', dkimSelectors: [] }), { ok: false, status: 400, field: 'dkimSelectors' })
-  t.match(await runInline(handler, { domain: 'example.com', dkimSelectors: ['a b'] }), { ok: false, status: 400, field: 'dkimSelectors.0' })
-  t.match(await runInline(handler, { domain: 'example.com', dkimSelectors: Array.from({ length: 11 }, (_, i) => `s${i}`) }), { ok: false, status: 400, field: 'dkimSelectors' })
+  t.match(await runInline(handler, { domain: 'example.com', dkimSelectors: [] }), {
+    ok: false,
+    status: 400,
+    field: 'dkimSelectors',
+  })
+  t.match(await runInline(handler, { domain: 'example.com', dkimSelectors: ['a b'] }), {
+    ok: false,
+    status: 400,
+    field: 'dkimSelectors.0',
+  })
+  t.match(
+    await runInline(handler, { domain: 'example.com', dkimSelectors: Array.from({ length: 11 }, (_, i) => `s${i}`) }),
+    { ok: false, status: 400, field: 'dkimSelectors' },
+  )
 })

@@ -35,7 +35,12 @@ export default defineHandler<Input>({
     required: ['domain'],
     additionalProperties: false,
     properties: {
-      domain: { type: 'string', minLength: 1, maxLength: 253, description: 'The sending domain to audit, e.g. "example.com".' },
+      domain: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 253,
+        description: 'The sending domain to audit, e.g. "example.com".',
+      },
       dkimSelectors: {
         type: 'array',
         items: { type: 'string', minLength: 1, maxLength: 63, pattern: '^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*$' },
@@ -75,7 +80,10 @@ export default defineHandler<Input>({
     const selectors = (input.dkimSelectors ?? COMMON_SELECTORS).map((s) => s.toLowerCase())
     // MX, TXT, DMARC, MTA-STS, TLS-RPT, BIMI, the selectors, up to 11 SPF includes/redirects, the
     // names of up to 11 a/mx/exists terms (A then AAAA for a) and the DMARC parents
-    const dns = new BoundedDns(ctx, { maxQueries: 6 + selectors.length + 3 * (SPF_LOOKUP_LIMIT + 1) + DMARC_PARENT_QUERIES, deadlineMs: 15_000 })
+    const dns = new BoundedDns(ctx, {
+      maxQueries: 6 + selectors.length + 3 * (SPF_LOOKUP_LIMIT + 1) + DMARC_PARENT_QUERIES,
+      deadlineMs: 15_000,
+    })
     try {
       const [mx, txt, dmarcTxt, stsTxt, rptTxt, bimiTxt, ...dkimTxt] = await Promise.all([
         dns.query(domain, 'MX'),
@@ -87,8 +95,10 @@ export default defineHandler<Input>({
         ...selectors.map((s) => dns.query(`${s}._domainkey.${domain}`, 'TXT')),
       ])
       const all = [mx, txt, dmarcTxt, stsTxt, rptTxt, bimiTxt, ...dkimTxt]
-      if (all.every((o) => o.status === 'error')) throw new HandlerUpstreamError('upstream_failed', `DNS did not answer for ${domain}`)
-      if (mx.status === 'nxdomain' && txt.status === 'nxdomain') throw new HandlerInputError('domain', `domain: ${domain} does not exist (NXDOMAIN)`, 422)
+      if (all.every((o) => o.status === 'error'))
+        throw new HandlerUpstreamError('upstream_failed', `DNS did not answer for ${domain}`)
+      if (mx.status === 'nxdomain' && txt.status === 'nxdomain')
+        throw new HandlerInputError('domain', `domain: ${domain} does not exist (NXDOMAIN)`, 422)
 
       const unknown: string[] = []
       const findings: Finding[] = []
@@ -106,23 +116,53 @@ export default defineHandler<Input>({
       const nullMx = mxRecords.length === 1 && (mxRecords[0]!.exchange === '' || mxRecords[0]!.exchange === '.')
       if (mx.status === 'error') unknown.push(`MX (${mx.code})`)
       else if (nullMx) add('mx-null', 'info', 'null MX (RFC 7505): the domain declares it receives no mail')
-      else if (mxRecords.length === 0) add('mx-missing', 'medium', 'no MX record: replies and bounces to this domain depend on an A/AAAA fallback')
+      else if (mxRecords.length === 0)
+        add('mx-missing', 'medium', 'no MX record: replies and bounces to this domain depend on an A/AAAA fallback')
 
       // SPF
       const topTxt = texts(txt, 'SPF')
       let spf: SpfReport | null = null
       if (topTxt) {
         spf = await evaluateSpf(dns, domain, topTxt)
-        if (!spf.found) add('spf-missing', nullMx ? 'medium' : 'high', 'no SPF record (v=spf1): receivers cannot tell which servers may send for the domain')
+        if (!spf.found)
+          add(
+            'spf-missing',
+            nullMx ? 'medium' : 'high',
+            'no SPF record (v=spf1): receivers cannot tell which servers may send for the domain',
+          )
         else {
-          if (spf.recordCount > 1) add('spf-multiple', 'high', 'more than one SPF record: a permanent error, SPF fails for every message')
-          if (spf.dnsLookups > SPF_LOOKUP_LIMIT) add('spf-too-many-lookups', 'high', `SPF needs ${spf.dnsLookups}${spf.dnsLookupsComplete ? '' : '+'} DNS lookups, over the limit of ${SPF_LOOKUP_LIMIT}: receivers return permerror`)
-          if (spf.voidLookups > SPF_VOID_LOOKUP_LIMIT) add('spf-too-many-void-lookups', 'high', `SPF names ${spf.voidLookups} hosts or domains that do not exist or have no records (void lookups), over the limit of ${SPF_VOID_LOOKUP_LIMIT}: receivers may return permerror`)
-          if (spf.allQualifier === '+') add('spf-pass-all', 'critical', 'SPF ends in +all: any server on the internet may send as this domain')
-          else if (spf.allQualifier === '?') add('spf-neutral-all', 'medium', 'SPF ends in ?all (neutral): unlisted senders are not rejected')
-          else if (spf.allQualifier === '~') add('spf-softfail-all', 'info', 'SPF ends in ~all (softfail): unlisted senders are marked, not rejected; -all is stricter')
-          else if (spf.allQualifier === null) add('spf-no-all', 'medium', 'SPF has no all mechanism (nor redirect): unlisted senders get a neutral result')
-          for (const p of spf.problems.filter((p) => !/over the limit|SPF records:/.test(p))) add('spf-problem', /no SPF record|loops/.test(p) ? 'medium' : 'low', p)
+          if (spf.recordCount > 1)
+            add('spf-multiple', 'high', 'more than one SPF record: a permanent error, SPF fails for every message')
+          if (spf.dnsLookups > SPF_LOOKUP_LIMIT)
+            add(
+              'spf-too-many-lookups',
+              'high',
+              `SPF needs ${spf.dnsLookups}${spf.dnsLookupsComplete ? '' : '+'} DNS lookups, over the limit of ${SPF_LOOKUP_LIMIT}: receivers return permerror`,
+            )
+          if (spf.voidLookups > SPF_VOID_LOOKUP_LIMIT)
+            add(
+              'spf-too-many-void-lookups',
+              'high',
+              `SPF names ${spf.voidLookups} hosts or domains that do not exist or have no records (void lookups), over the limit of ${SPF_VOID_LOOKUP_LIMIT}: receivers may return permerror`,
+            )
+          if (spf.allQualifier === '+')
+            add('spf-pass-all', 'critical', 'SPF ends in +all: any server on the internet may send as this domain')
+          else if (spf.allQualifier === '?')
+            add('spf-neutral-all', 'medium', 'SPF ends in ?all (neutral): unlisted senders are not rejected')
+          else if (spf.allQualifier === '~')
+            add(
+              'spf-softfail-all',
+              'info',
+              'SPF ends in ~all (softfail): unlisted senders are marked, not rejected; -all is stricter',
+            )
+          else if (spf.allQualifier === null)
+            add(
+              'spf-no-all',
+              'medium',
+              'SPF has no all mechanism (nor redirect): unlisted senders get a neutral result',
+            )
+          for (const p of spf.problems.filter((p) => !/over the limit|SPF records:/.test(p)))
+            add('spf-problem', /no SPF record|loops/.test(p) ? 'medium' : 'low', p)
         }
       }
 
@@ -151,18 +191,38 @@ export default defineHandler<Input>({
       }
       const dmarc = dmarcRecords === null ? null : parseDmarc(dmarcRecords, dmarcAt, domain)
       if (dmarc) {
-        if (!dmarc.found) add('dmarc-missing', 'high', `no DMARC record at _dmarc.${domain}${domain.split('.').length > 2 ? ' nor at its parent domains' : ''}: receivers get no policy and you get no reports`)
+        if (!dmarc.found)
+          add(
+            'dmarc-missing',
+            'high',
+            `no DMARC record at _dmarc.${domain}${domain.split('.').length > 2 ? ' nor at its parent domains' : ''}: receivers get no policy and you get no reports`,
+          )
         else {
-          if (dmarcRecords!.length > 1) add('dmarc-multiple', 'high', 'more than one DMARC record: receivers ignore DMARC (RFC 7489 §6.6.3)')
+          if (dmarcRecords!.length > 1)
+            add('dmarc-multiple', 'high', 'more than one DMARC record: receivers ignore DMARC (RFC 7489 §6.6.3)')
           if (dmarc.effectivePolicy === null) add('dmarc-invalid', 'high', 'the DMARC record has no valid p= tag')
-          else if (dmarc.effectivePolicy === 'none') add('dmarc-policy-none', 'medium', `DMARC ${dmarc.inherited && dmarc.subdomainPolicy ? 'sp' : 'p'}=none${dmarc.inherited ? ` (from ${dmarc.foundAt})` : ''}: monitoring only, spoofed mail is still delivered`)
-          else if (dmarc.pct !== null && dmarc.pct < 100) add('dmarc-partial', 'low', `DMARC pct=${dmarc.pct}: the policy applies to part of the failing mail only`)
-          if (dmarc.rua.length === 0) add('dmarc-no-rua', 'low', 'DMARC has no rua= address: no aggregate reports are received')
+          else if (dmarc.effectivePolicy === 'none')
+            add(
+              'dmarc-policy-none',
+              'medium',
+              `DMARC ${dmarc.inherited && dmarc.subdomainPolicy ? 'sp' : 'p'}=none${dmarc.inherited ? ` (from ${dmarc.foundAt})` : ''}: monitoring only, spoofed mail is still delivered`,
+            )
+          else if (dmarc.pct !== null && dmarc.pct < 100)
+            add('dmarc-partial', 'low', `DMARC pct=${dmarc.pct}: the policy applies to part of the failing mail only`)
+          if (dmarc.rua.length === 0)
+            add('dmarc-no-rua', 'low', 'DMARC has no rua= address: no aggregate reports are received')
         }
       }
 
       // DKIM
-      const dkimFound: Array<{ selector: string; record: string; keyType: string; keyBits: number | null; revoked: boolean; testing: boolean }> = []
+      const dkimFound: Array<{
+        selector: string
+        record: string
+        keyType: string
+        keyBits: number | null
+        revoked: boolean
+        testing: boolean
+      }> = []
       let dkimUnknown = 0
       selectors.forEach((selector, i) => {
         const o = dkimTxt[i]!
@@ -175,11 +235,23 @@ export default defineHandler<Input>({
       })
       if (dkimUnknown) unknown.push(`DKIM at ${dkimUnknown} selector(s)`)
       const liveKeys = dkimFound.filter((k) => !k.revoked)
-      if (liveKeys.length === 0 && dkimUnknown < selectors.length) add('dkim-not-found', 'medium', `no DKIM key at the selectors checked (${selectors.join(', ')}); a key under another selector cannot be seen from DNS`)
+      if (liveKeys.length === 0 && dkimUnknown < selectors.length)
+        add(
+          'dkim-not-found',
+          'medium',
+          `no DKIM key at the selectors checked (${selectors.join(', ')}); a key under another selector cannot be seen from DNS`,
+        )
       for (const k of liveKeys) {
-        if (k.keyType === 'rsa' && k.keyBits !== null && k.keyBits < 1024) add('dkim-weak-key', 'high', `DKIM key at ${k.selector} is RSA-${k.keyBits}: receivers ignore keys under 1024 bits`)
-        else if (k.keyType === 'rsa' && k.keyBits !== null && k.keyBits < 2048) add('dkim-short-key', 'low', `DKIM key at ${k.selector} is RSA-${k.keyBits}; 2048 bits is recommended`)
-        if (k.keyBits === null && k.keyType === 'rsa') add('dkim-bad-key', 'medium', `the DKIM key at ${k.selector} could not be parsed`)
+        if (k.keyType === 'rsa' && k.keyBits !== null && k.keyBits < 1024)
+          add(
+            'dkim-weak-key',
+            'high',
+            `DKIM key at ${k.selector} is RSA-${k.keyBits}: receivers ignore keys under 1024 bits`,
+          )
+        else if (k.keyType === 'rsa' && k.keyBits !== null && k.keyBits < 2048)
+          add('dkim-short-key', 'low', `DKIM key at ${k.selector} is RSA-${k.keyBits}; 2048 bits is recommended`)
+        if (k.keyBits === null && k.keyType === 'rsa')
+          add('dkim-bad-key', 'medium', `the DKIM key at ${k.selector} could not be parsed`)
         if (k.testing) add('dkim-testing', 'low', `the DKIM key at ${k.selector} is in test mode (t=y)`)
       }
 
@@ -187,9 +259,16 @@ export default defineHandler<Input>({
       const sts = tagRecord(texts(stsTxt, 'MTA-STS'), /^v=STSv1/i)
       const rpt = tagRecord(texts(rptTxt, 'TLS-RPT'), /^v=TLSRPTv1/i)
       const bimi = tagRecord(texts(bimiTxt, 'BIMI'), /^v=BIMI1/i)
-      if (sts && !sts.found && !nullMx) add('mta-sts-missing', 'low', 'no MTA-STS record: sending servers may deliver to this domain without enforced TLS')
-      if (rpt && !rpt.found && !nullMx) add('tls-rpt-missing', 'low', 'no TLS-RPT record: you get no reports of TLS delivery failures')
-      if (bimi && !bimi.found) add('bimi-missing', 'info', 'no BIMI record at default._bimi: no brand logo in supporting inboxes')
+      if (sts && !sts.found && !nullMx)
+        add(
+          'mta-sts-missing',
+          'low',
+          'no MTA-STS record: sending servers may deliver to this domain without enforced TLS',
+        )
+      if (rpt && !rpt.found && !nullMx)
+        add('tls-rpt-missing', 'low', 'no TLS-RPT record: you get no reports of TLS delivery failures')
+      if (bimi && !bimi.found)
+        add('bimi-missing', 'info', 'no BIMI record at default._bimi: no brand logo in supporting inboxes')
 
       const score = Math.max(0, 100 - findings.reduce((s, f) => s + PENALTY[f.severity], 0))
       return {
@@ -199,9 +278,23 @@ export default defineHandler<Input>({
           spf,
           dmarc,
           dkim: { selectorsChecked: selectors, found: dkimFound },
-          mtaSts: sts && { found: sts.found, record: sts.record, id: sts.tags.id ?? null, note: 'DNS record only; the policy file at https://mta-sts.<domain>/.well-known/mta-sts.txt is not fetched' },
-          tlsRpt: rpt && { found: rpt.found, record: rpt.record, rua: rpt.tags.rua ? rpt.tags.rua.split(',').map((s) => s.trim()) : [] },
-          bimi: bimi && { found: bimi.found, record: bimi.record, logo: bimi.tags.l || null, authority: bimi.tags.a || null },
+          mtaSts: sts && {
+            found: sts.found,
+            record: sts.record,
+            id: sts.tags.id ?? null,
+            note: 'DNS record only; the policy file at https://mta-sts.<domain>/.well-known/mta-sts.txt is not fetched',
+          },
+          tlsRpt: rpt && {
+            found: rpt.found,
+            record: rpt.record,
+            rua: rpt.tags.rua ? rpt.tags.rua.split(',').map((s) => s.trim()) : [],
+          },
+          bimi: bimi && {
+            found: bimi.found,
+            record: bimi.record,
+            logo: bimi.tags.l || null,
+            authority: bimi.tags.a || null,
+          },
           findings,
           score,
           scoring: SCORING,
@@ -234,13 +327,34 @@ function tagRecord(txt: string[] | null, version: RegExp) {
 /** `at`: the domain whose _dmarc record this is; a parent of `domain` when inherited. */
 function parseDmarc(records: string[], at: string, domain: string) {
   const record = records[0]
-  if (!record) return { found: false, record: null, foundAt: null, inherited: false, policy: null, subdomainPolicy: null, effectivePolicy: null, pct: null, rua: [], ruf: [], adkim: null, aspf: null }
+  if (!record)
+    return {
+      found: false,
+      record: null,
+      foundAt: null,
+      inherited: false,
+      policy: null,
+      subdomainPolicy: null,
+      effectivePolicy: null,
+      pct: null,
+      rua: [],
+      ruf: [],
+      adkim: null,
+      aspf: null,
+    }
   const t = tags(record)
-  const valid = (v: string | undefined) => (['none', 'quarantine', 'reject'].includes((v ?? '').toLowerCase()) ? v!.toLowerCase() : null)
+  const valid = (v: string | undefined) =>
+    ['none', 'quarantine', 'reject'].includes((v ?? '').toLowerCase()) ? v!.toLowerCase() : null
   const policy = valid(t.p)
   const subdomainPolicy = valid(t.sp)
   const inherited = at !== domain
-  const uris = (v: string | undefined) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : [])
+  const uris = (v: string | undefined) =>
+    v
+      ? v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : []
   const pct = t.pct !== undefined && /^\d+$/.test(t.pct) ? Math.min(100, Number(t.pct)) : null
   return {
     found: true,
@@ -261,11 +375,19 @@ function parseDmarc(records: string[], at: string, domain: string) {
 }
 
 /** Key type and size of a DKIM TXT record's p= (base64 SubjectPublicKeyInfo for RSA). */
-function describeDkimKey(record: string): { keyType: string; keyBits: number | null; revoked: boolean; testing: boolean } {
+function describeDkimKey(record: string): {
+  keyType: string
+  keyBits: number | null
+  revoked: boolean
+  testing: boolean
+} {
   const t = tags(record)
   const keyType = (t.k ?? 'rsa').toLowerCase()
   const p = (t.p ?? '').replace(/\s+/g, '')
-  const testing = (t.t ?? '').split(':').map((s) => s.trim().toLowerCase()).includes('y')
+  const testing = (t.t ?? '')
+    .split(':')
+    .map((s) => s.trim().toLowerCase())
+    .includes('y')
   if (p === '') return { keyType, keyBits: null, revoked: true, testing }
   if (keyType === 'ed25519') return { keyType, keyBits: 256, revoked: false, testing }
   // SubjectPublicKeyInfo is what signers publish; a bare RSAPublicKey (PKCS#1, the form RFC 6376

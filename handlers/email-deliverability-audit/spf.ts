@@ -43,9 +43,21 @@ export const spfRecords = (txt: string[]) => txt.filter((r) => /^v=spf1(\s|$)/i.
 
 export async function evaluateSpf(dns: BoundedDns, domain: string, topTxt: string[]): Promise<SpfReport> {
   const records = spfRecords(topTxt)
-  const report: SpfReport = { found: records.length > 0, record: records[0] ?? null, recordCount: records.length, terms: [], allQualifier: null, includes: [], dnsLookups: 0, dnsLookupsComplete: true, voidLookups: 0, problems: [] }
+  const report: SpfReport = {
+    found: records.length > 0,
+    record: records[0] ?? null,
+    recordCount: records.length,
+    terms: [],
+    allQualifier: null,
+    includes: [],
+    dnsLookups: 0,
+    dnsLookupsComplete: true,
+    voidLookups: 0,
+    problems: [],
+  }
   if (records.length === 0) return report
-  if (records.length > 1) report.problems.push(`${records.length} SPF records: receivers treat this as a permanent error (RFC 7208 §4.5)`)
+  if (records.length > 1)
+    report.problems.push(`${records.length} SPF records: receivers treat this as a permanent error (RFC 7208 §4.5)`)
   report.terms = records[0]!.trim().split(/\s+/).slice(1)
   // each record is read once (a second include of the same domain is answered from here: receivers
   // evaluate it again, so its terms count again, but it costs no second query)
@@ -103,7 +115,13 @@ export async function evaluateSpf(dns: BoundedDns, domain: string, topTxt: strin
     if (isVoid) report.voidLookups++
   }
 
-  const walk = async (record: string, top: boolean, depth: number, path: ReadonlySet<string>, current: string): Promise<void> => {
+  const walk = async (
+    record: string,
+    top: boolean,
+    depth: number,
+    path: ReadonlySet<string>,
+    current: string,
+  ): Promise<void> => {
     const terms = record.trim().split(/\s+/).slice(1)
     let redirect: string | null = null
     let hasAll = false
@@ -151,7 +169,13 @@ export async function evaluateSpf(dns: BoundedDns, domain: string, topTxt: strin
     }
   }
   await walk(records[0]!, true, 0, new Set([domain]), domain)
-  if (report.voidLookups > SPF_VOID_LOOKUP_LIMIT) report.problems.push(`${report.voidLookups} void lookups (names in the record that do not exist or have no records), over the limit of ${SPF_VOID_LOOKUP_LIMIT}: receivers may return permerror (RFC 7208 §4.6.4)`)
-  if (report.dnsLookups > SPF_LOOKUP_LIMIT) report.problems.push(`${report.dnsLookups}${report.dnsLookupsComplete ? '' : '+'} DNS-querying terms, over the limit of ${SPF_LOOKUP_LIMIT}: receivers return permerror (RFC 7208 §4.6.4)`)
+  if (report.voidLookups > SPF_VOID_LOOKUP_LIMIT)
+    report.problems.push(
+      `${report.voidLookups} void lookups (names in the record that do not exist or have no records), over the limit of ${SPF_VOID_LOOKUP_LIMIT}: receivers may return permerror (RFC 7208 §4.6.4)`,
+    )
+  if (report.dnsLookups > SPF_LOOKUP_LIMIT)
+    report.problems.push(
+      `${report.dnsLookups}${report.dnsLookupsComplete ? '' : '+'} DNS-querying terms, over the limit of ${SPF_LOOKUP_LIMIT}: receivers return permerror (RFC 7208 §4.6.4)`,
+    )
   return report
 }

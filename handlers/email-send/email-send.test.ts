@@ -24,13 +24,19 @@ async function smtpStandIn(t: { teardown(fn: () => unknown): void }) {
       cb(Object.assign(new Error('Invalid username or password'), { responseCode: 535 }))
     },
     onRcptTo(address, _session, cb) {
-      if (address.address.endsWith('@blocked.test')) return cb(Object.assign(new Error('Mailbox unavailable'), { responseCode: 550 }))
+      if (address.address.endsWith('@blocked.test'))
+        return cb(Object.assign(new Error('Mailbox unavailable'), { responseCode: 550 }))
       cb()
     },
     onData(stream, session, cb) {
       simpleParser(stream).then(
         (mail) => {
-          received.push({ user: session.user as string | undefined, mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : undefined, rcptTo: session.envelope.rcptTo.map((r) => r.address), mail })
+          received.push({
+            user: session.user as string | undefined,
+            mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : undefined,
+            rcptTo: session.envelope.rcptTo.map((r) => r.address),
+            mail,
+          })
           cb()
         },
         (err: Error) => cb(err),
@@ -43,7 +49,8 @@ async function smtpStandIn(t: { teardown(fn: () => unknown): void }) {
   return { port, received, url: `smtp://relay-user:${encodeURIComponent('s3cret:pass')}@127.0.0.1:${port}` }
 }
 
-const addresses = (a: AddressObject | AddressObject[] | undefined) => (a === undefined ? [] : (Array.isArray(a) ? a : [a]).flatMap((x) => x.value.map((v) => v.address)))
+const addresses = (a: AddressObject | AddressObject[] | undefined) =>
+  a === undefined ? [] : (Array.isArray(a) ? a : [a]).flatMap((x) => x.value.map((v) => v.address))
 
 t.test('against a local SMTP relay', async (t) => {
   const relay = await smtpStandIn(t)
@@ -72,8 +79,19 @@ t.test('against a local SMTP relay', async (t) => {
   })
 
   t.test('Reply-To, cc, bcc and a sanitized HTML body', async (t) => {
-    const html = '<p>Hi <b>there</b> <a href="https://example.com/x">link</a> <a href="javascript:alert(1)">bad</a></p><script>alert(1)</script><img src="https://tracker.test/p.gif"><style>p{}</style>'
-    const out = okBody(await run({ to: ['a@example.com', 'b@example.com'], cc: 'c@example.com', bcc: ['d@example.com'], replyTo: 'buyer@example.org', subject: 'Ünïcode subject ✓', text: 'plain part', html }))
+    const html =
+      '<p>Hi <b>there</b> <a href="https://example.com/x">link</a> <a href="javascript:alert(1)">bad</a></p><script>alert(1)</script><img src="https://tracker.test/p.gif"><style>p{}</style>'
+    const out = okBody(
+      await run({
+        to: ['a@example.com', 'b@example.com'],
+        cc: 'c@example.com',
+        bcc: ['d@example.com'],
+        replyTo: 'buyer@example.org',
+        subject: 'Ünïcode subject ✓',
+        text: 'plain part',
+        html,
+      }),
+    )
     t.same(out.accepted.sort(), ['a@example.com', 'b@example.com', 'c@example.com', 'd@example.com'])
     t.equal(out.htmlSanitized, true)
     const got = relay.received.at(-1)!
@@ -106,21 +124,70 @@ t.test('against a local SMTP relay', async (t) => {
   t.test('limits and bad input: 400 (413 for a large body) naming the field', async (t) => {
     const six = Array.from({ length: 6 }, (_, i) => `u${i}@example.com`)
     t.match(await run({ to: six, subject: 's', text: 'x' }), { ok: false, status: 400, field: 'to' })
-    t.match(await run({ to: six.slice(0, 3), cc: six.slice(3, 5), bcc: 'z@example.com', subject: 's', text: 'x' }), { ok: false, status: 400, field: 'to', message: /at most 5/ })
-    t.match(await run({ to: 'Jane <jane@example.com>', subject: 's', text: 'x' }), { ok: false, status: 400, field: 'to' })
-    t.match(await run({ to: 'jane@example.com\r\nBcc: x@evil.test', subject: 's', text: 'x' }), { ok: false, status: 400, field: 'to' })
+    t.match(await run({ to: six.slice(0, 3), cc: six.slice(3, 5), bcc: 'z@example.com', subject: 's', text: 'x' }), {
+      ok: false,
+      status: 400,
+      field: 'to',
+      message: /at most 5/,
+    })
+    t.match(await run({ to: 'Jane <jane@example.com>', subject: 's', text: 'x' }), {
+      ok: false,
+      status: 400,
+      field: 'to',
+    })
+    t.match(await run({ to: 'jane@example.com\r\nBcc: x@evil.test', subject: 's', text: 'x' }), {
+      ok: false,
+      status: 400,
+      field: 'to',
+    })
     t.match(await run({ to: [], subject: 's', text: 'x' }), { ok: false, status: 400, field: 'to' })
-    t.match(await run({ to: 'jane@example.com', cc: ['not-an-address'], subject: 's', text: 'x' }), { ok: false, status: 400, field: 'cc' })
-    t.match(await run({ to: 'jane@example.com', replyTo: 'nope', subject: 's', text: 'x' }), { ok: false, status: 400, field: 'replyTo' })
-    t.match(await run({ to: 'jane@example.com', subject: 'x'.repeat(201), text: 'x' }), { ok: false, status: 400, field: 'subject' })
-    t.match(await run({ to: 'jane@example.com', subject: 'line\nBcc: x@evil.test', text: 'x' }), { ok: false, status: 400, field: 'subject' })
-    t.match(await run({ to: 'jane@example.com', subject: '   ', text: 'x' }), { ok: false, status: 400, field: 'subject' })
+    t.match(await run({ to: 'jane@example.com', cc: ['not-an-address'], subject: 's', text: 'x' }), {
+      ok: false,
+      status: 400,
+      field: 'cc',
+    })
+    t.match(await run({ to: 'jane@example.com', replyTo: 'nope', subject: 's', text: 'x' }), {
+      ok: false,
+      status: 400,
+      field: 'replyTo',
+    })
+    t.match(await run({ to: 'jane@example.com', subject: 'x'.repeat(201), text: 'x' }), {
+      ok: false,
+      status: 400,
+      field: 'subject',
+    })
+    t.match(await run({ to: 'jane@example.com', subject: 'line\nBcc: x@evil.test', text: 'x' }), {
+      ok: false,
+      status: 400,
+      field: 'subject',
+    })
+    t.match(await run({ to: 'jane@example.com', subject: '   ', text: 'x' }), {
+      ok: false,
+      status: 400,
+      field: 'subject',
+    })
     t.match(await run({ to: 'jane@example.com', subject: 's' }), { ok: false, status: 400, field: 'text' })
     t.match(await run({ to: 'jane@example.com', subject: 's', text: '  ' }), { ok: false, status: 400, field: 'text' })
-    t.match(await run({ to: 'jane@example.com', subject: 's', html: '<script>x</script>' }), { ok: false, status: 400, field: 'html' })
-    t.match(await run({ to: 'jane@example.com', subject: 's', text: 'é'.repeat(60 * 1024) }), { ok: false, status: 413, field: 'text' })
-    t.match(await run({ to: 'jane@example.com', subject: 's', text: 'x'.repeat(100 * 1024 + 1) }), { ok: false, status: 400, field: 'text' })
-    t.match(await run({ to: 'jane@example.com', subject: 's', text: 'x', attachments: [{ path: '/etc/passwd' }] }), { ok: false, status: 400, field: 'attachments' })
+    t.match(await run({ to: 'jane@example.com', subject: 's', html: '<script>x</script>' }), {
+      ok: false,
+      status: 400,
+      field: 'html',
+    })
+    t.match(await run({ to: 'jane@example.com', subject: 's', text: 'é'.repeat(60 * 1024) }), {
+      ok: false,
+      status: 413,
+      field: 'text',
+    })
+    t.match(await run({ to: 'jane@example.com', subject: 's', text: 'x'.repeat(100 * 1024 + 1) }), {
+      ok: false,
+      status: 400,
+      field: 'text',
+    })
+    t.match(await run({ to: 'jane@example.com', subject: 's', text: 'x', attachments: [{ path: '/etc/passwd' }] }), {
+      ok: false,
+      status: 400,
+      field: 'attachments',
+    })
   })
 
   t.test('a body of exactly 100 KB is accepted', async (t) => {
@@ -131,17 +198,32 @@ t.test('against a local SMTP relay', async (t) => {
 })
 
 t.test('relay problems: 503 unconfigured, 502 failed, credentials never echoed', async (t) => {
-  await t.rejects(runInline(handler, handler.example, { providers: {} }), { code: 'upstream_not_configured', message: /SMTP_URL/ })
+  await t.rejects(runInline(handler, handler.example, { providers: {} }), {
+    code: 'upstream_not_configured',
+    message: /SMTP_URL/,
+  })
   const relay = await smtpStandIn(t)
-  await t.rejects(runInline(handler, handler.example, { providers: { SMTP_URL: relay.url } }), { code: 'upstream_not_configured', message: /EMAIL_FROM/ })
-  await t.rejects(runInline(handler, handler.example, { providers: { SMTP_URL: 'https://relay-user:topsecret@mail.test', EMAIL_FROM: 'a@b.test' } }), { code: 'upstream_not_configured', message: /smtp:\/\// })
+  await t.rejects(runInline(handler, handler.example, { providers: { SMTP_URL: relay.url } }), {
+    code: 'upstream_not_configured',
+    message: /EMAIL_FROM/,
+  })
+  await t.rejects(
+    runInline(handler, handler.example, {
+      providers: { SMTP_URL: 'https://relay-user:topsecret@mail.test', EMAIL_FROM: 'a@b.test' },
+    }),
+    { code: 'upstream_not_configured', message: /smtp:\/\// },
+  )
 
   const badLogin = `smtp://relay-user:wrong-password-xyz@127.0.0.1:${relay.port}`
-  const err = await runInline(handler, handler.example, { providers: { SMTP_URL: badLogin, EMAIL_FROM: 'noreply@tollgate.test' } }).catch((e) => e)
+  const err = await runInline(handler, handler.example, {
+    providers: { SMTP_URL: badLogin, EMAIL_FROM: 'noreply@tollgate.test' },
+  }).catch((e) => e)
   t.match(err, { code: 'upstream_failed', message: /refused the configured login/ })
   t.notMatch(err.message, /wrong-password-xyz|relay-user|127\.0\.0\.1/)
 
-  const down = await runInline(handler, handler.example, { providers: { SMTP_URL: 'smtp://relay-user:another-secret@127.0.0.1:1', EMAIL_FROM: 'noreply@tollgate.test' } }).catch((e) => e)
+  const down = await runInline(handler, handler.example, {
+    providers: { SMTP_URL: 'smtp://relay-user:another-secret@127.0.0.1:1', EMAIL_FROM: 'noreply@tollgate.test' },
+  }).catch((e) => e)
   t.match(down, { code: 'upstream_failed', message: /could not be reached/ })
   t.notMatch(down.message, /another-secret|relay-user/)
 })

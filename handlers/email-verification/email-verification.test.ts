@@ -9,19 +9,23 @@ t.test('the example is valid', async (t) => {
 })
 
 t.test('against a DNS stand-in', async (t) => {
-  const dns = await startDnsStandIn(t, [
-    { name: 'corp.test', type: 'MX', data: { preference: 20, exchange: 'mx2.corp.test' } },
-    { name: 'corp.test', type: 'MX', data: { preference: 10, exchange: 'mx1.corp.test' } },
-    { name: 'noMx.test', type: 'A', data: '192.0.2.5' },
-    { name: 'nullmx.test', type: 'MX', data: { preference: 0, exchange: '.' } },
-    { name: 'txtonly.test', type: 'TXT', data: 'hello' },
-    { name: 'v6fails.test', type: 'TXT', data: 'hello' },
-    // real provider domains answered by the stand-in, so the offline lists are what is tested
-    { name: 'gmail.com', type: 'MX', data: { preference: 5, exchange: 'gmail-smtp-in.l.google.com' } },
-    { name: 'mailinator.com', type: 'MX', data: { preference: 10, exchange: 'mail.mailinator.com' } },
-    { name: 'example.com', type: 'MX', data: { preference: 0, exchange: '.' } },
-    { name: 'x.33mail.com', type: 'MX', data: { preference: 10, exchange: 'mx.33mail.com' } },
-  ], { servfail: ['broken.test', 'AAAA v6fails.test'] })
+  const dns = await startDnsStandIn(
+    t,
+    [
+      { name: 'corp.test', type: 'MX', data: { preference: 20, exchange: 'mx2.corp.test' } },
+      { name: 'corp.test', type: 'MX', data: { preference: 10, exchange: 'mx1.corp.test' } },
+      { name: 'noMx.test', type: 'A', data: '192.0.2.5' },
+      { name: 'nullmx.test', type: 'MX', data: { preference: 0, exchange: '.' } },
+      { name: 'txtonly.test', type: 'TXT', data: 'hello' },
+      { name: 'v6fails.test', type: 'TXT', data: 'hello' },
+      // real provider domains answered by the stand-in, so the offline lists are what is tested
+      { name: 'gmail.com', type: 'MX', data: { preference: 5, exchange: 'gmail-smtp-in.l.google.com' } },
+      { name: 'mailinator.com', type: 'MX', data: { preference: 10, exchange: 'mail.mailinator.com' } },
+      { name: 'example.com', type: 'MX', data: { preference: 0, exchange: '.' } },
+      { name: 'x.33mail.com', type: 'MX', data: { preference: 10, exchange: 'mx.33mail.com' } },
+    ],
+    { servfail: ['broken.test', 'AAAA v6fails.test'] },
+  )
   const providers = { DNS_SERVERS: dns.server }
   const check = async (email: string) => okBody(await runInline(handler, { email }, { providers, from: 'query' }))
 
@@ -32,7 +36,14 @@ t.test('against a DNS stand-in', async (t) => {
     t.equal(out.domain, 'corp.test')
     t.same(out.syntax, { valid: true, reason: null })
     t.match(out.domainCheck, { exists: true, acceptsMail: true, via: 'MX', nullMx: false })
-    t.same(out.domainCheck.mx, [{ priority: 10, exchange: 'mx1.corp.test' }, { priority: 20, exchange: 'mx2.corp.test' }], 'sorted by priority')
+    t.same(
+      out.domainCheck.mx,
+      [
+        { priority: 10, exchange: 'mx1.corp.test' },
+        { priority: 20, exchange: 'mx2.corp.test' },
+      ],
+      'sorted by priority',
+    )
     t.equal(out.disposable, false)
     t.equal(out.role, false)
     t.equal(out.freeProvider, false)
@@ -75,7 +86,18 @@ t.test('against a DNS stand-in', async (t) => {
 
   t.test('syntax errors are answers (deliverable "no"), with no DNS query', async (t) => {
     const before = dns.queries.length
-    for (const bad of ['no-at-sign', '@corp.test', 'a..b@corp.test', '.a@corp.test', '"quoted"@corp.test', 'a@[192.0.2.1]', 'a@localhost', 'a b@corp.test', `${'x'.repeat(65)}@corp.test`, 'a@-corp.test']) {
+    for (const bad of [
+      'no-at-sign',
+      '@corp.test',
+      'a..b@corp.test',
+      '.a@corp.test',
+      '"quoted"@corp.test',
+      'a@[192.0.2.1]',
+      'a@localhost',
+      'a b@corp.test',
+      `${'x'.repeat(65)}@corp.test`,
+      'a@-corp.test',
+    ]) {
       const out = await check(bad)
       t.equal(out.syntax.valid, false, bad)
       t.equal(out.deliverable, 'no', bad)
@@ -85,9 +107,16 @@ t.test('against a DNS stand-in', async (t) => {
   })
 
   t.test('a failing resolver is a 502, not "undeliverable"', async (t) => {
-    await t.rejects(runInline(handler, { email: 'a@broken.test' }, { providers }), { name: 'HandlerUpstreamError', code: 'upstream_failed' })
+    await t.rejects(runInline(handler, { email: 'a@broken.test' }, { providers }), {
+      name: 'HandlerUpstreamError',
+      code: 'upstream_failed',
+    })
     // no MX, no A, and the AAAA query failed: whether a host exists is unknown, not "no"
-    await t.rejects(runInline(handler, { email: 'a@v6fails.test' }, { providers }), { name: 'HandlerUpstreamError', code: 'upstream_failed', message: /AAAA query/ })
+    await t.rejects(runInline(handler, { email: 'a@v6fails.test' }, { providers }), {
+      name: 'HandlerUpstreamError',
+      code: 'upstream_failed',
+      message: /AAAA query/,
+    })
   })
 })
 

@@ -7,9 +7,50 @@ import { BoundedDns, normalizeDomain } from '../_shared/netcheck-dns.js'
  * common shared-inbox names. A role address reaches a team, not a person.
  */
 const ROLE_NAMES = new Set([
-  'info', 'marketing', 'sales', 'support', 'abuse', 'noc', 'security', 'postmaster', 'hostmaster', 'usenet', 'news', 'webmaster', 'www', 'uucp', 'ftp',
-  'admin', 'administrator', 'root', 'contact', 'help', 'helpdesk', 'billing', 'accounts', 'accounting', 'office', 'hr', 'jobs', 'careers', 'team',
-  'hello', 'enquiries', 'inquiries', 'press', 'media', 'legal', 'privacy', 'compliance', 'feedback', 'service', 'noreply', 'no-reply', 'donotreply', 'do-not-reply', 'mailer-daemon',
+  'info',
+  'marketing',
+  'sales',
+  'support',
+  'abuse',
+  'noc',
+  'security',
+  'postmaster',
+  'hostmaster',
+  'usenet',
+  'news',
+  'webmaster',
+  'www',
+  'uucp',
+  'ftp',
+  'admin',
+  'administrator',
+  'root',
+  'contact',
+  'help',
+  'helpdesk',
+  'billing',
+  'accounts',
+  'accounting',
+  'office',
+  'hr',
+  'jobs',
+  'careers',
+  'team',
+  'hello',
+  'enquiries',
+  'inquiries',
+  'press',
+  'media',
+  'legal',
+  'privacy',
+  'compliance',
+  'feedback',
+  'service',
+  'noreply',
+  'no-reply',
+  'donotreply',
+  'do-not-reply',
+  'mailer-daemon',
 ])
 
 /** RFC 2606 / RFC 6761 names reserved for documentation and testing. */
@@ -34,7 +75,12 @@ export default defineHandler<Input>({
     required: ['email'],
     additionalProperties: false,
     properties: {
-      email: { type: 'string', minLength: 1, maxLength: 320, description: 'The email address to check, e.g. "jane.doe@example.com" (at most 320 characters).' },
+      email: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 320,
+        description: 'The email address to check, e.g. "jane.doe@example.com" (at most 320 characters).',
+      },
     },
   },
   output: {
@@ -68,7 +114,21 @@ export default defineHandler<Input>({
     const syntax = checkSyntax(email)
     if (!syntax.valid) {
       return {
-        body: { email, localPart: null, domain: null, syntax: { valid: false, reason: syntax.reason }, domainCheck: null, disposable: null, role: null, roleName: null, freeProvider: null, ...base, deliverable: 'no', reasons: [`syntax: ${syntax.reason}`], dnsQueries: 0 },
+        body: {
+          email,
+          localPart: null,
+          domain: null,
+          syntax: { valid: false, reason: syntax.reason },
+          domainCheck: null,
+          disposable: null,
+          role: null,
+          roleName: null,
+          freeProvider: null,
+          ...base,
+          deliverable: 'no',
+          reasons: [`syntax: ${syntax.reason}`],
+          dnsQueries: 0,
+        },
       }
     }
     const { local, domain } = syntax
@@ -92,7 +152,21 @@ export default defineHandler<Input>({
     const deliverable: Deliverable = domainCheck.acceptsMail ? 'unknown' : 'no'
     if (deliverable === 'unknown') reasons.push('no SMTP probe is made, so whether this mailbox exists is unknown')
     return {
-      body: { email: `${local}@${domain}`, localPart: local, domain, syntax: { valid: true, reason: null }, domainCheck, disposable, role: roleName !== null, roleName, freeProvider, ...base, deliverable, reasons, dnsQueries: dns.queries },
+      body: {
+        email: `${local}@${domain}`,
+        localPart: local,
+        domain,
+        syntax: { valid: true, reason: null },
+        domainCheck,
+        disposable,
+        role: roleName !== null,
+        roleName,
+        freeProvider,
+        ...base,
+        deliverable,
+        reasons,
+        dnsQueries: dns.queries,
+      },
     }
   },
 })
@@ -113,15 +187,21 @@ function checkSyntax(email: string): Syntax {
   const local = email.slice(0, at)
   const rawDomain = email.slice(at + 1)
   if (local === '') return { valid: false, reason: 'empty local part' }
-  if (local.startsWith('"')) return { valid: false, reason: 'quoted local parts are not accepted (practical RFC 5322 subset)' }
+  if (local.startsWith('"'))
+    return { valid: false, reason: 'quoted local parts are not accepted (practical RFC 5322 subset)' }
   if (local.length > 64) return { valid: false, reason: 'local part longer than 64 characters' }
-  if (!ATEXT_DOT_ATOM.test(local)) return { valid: false, reason: 'local part has characters outside RFC 5322 dot-atom, or a leading, trailing or double dot' }
+  if (!ATEXT_DOT_ATOM.test(local))
+    return {
+      valid: false,
+      reason: 'local part has characters outside RFC 5322 dot-atom, or a leading, trailing or double dot',
+    }
   if (rawDomain.startsWith('[')) return { valid: false, reason: 'address literals ([192.0.2.1]) are not accepted' }
   let domain: string
   try {
     domain = normalizeDomain(rawDomain, 'email')
   } catch (err) {
-    if (err instanceof HandlerInputError) return { valid: false, reason: `domain "${rawDomain}" is not a valid domain name with a dot` }
+    if (err instanceof HandlerInputError)
+      return { valid: false, reason: `domain "${rawDomain}" is not a valid domain name with a dot` }
     throw err
   }
   return { valid: true, local, domain }
@@ -139,23 +219,51 @@ interface DomainCheck {
 /** MX first; without MX records RFC 5321 §5.1 falls back to the domain's own A/AAAA. */
 async function checkDomain(dns: BoundedDns, domain: string): Promise<DomainCheck> {
   const mx = await dns.query(domain, 'MX')
-  if (mx.status === 'error') throw new HandlerUpstreamError('upstream_failed', `DNS did not answer the MX query for ${domain} (${mx.code})`)
-  if (mx.status === 'nxdomain') return { exists: false, acceptsMail: false, via: null, mx: [], nullMx: false, reason: 'the domain does not exist (NXDOMAIN)' }
+  if (mx.status === 'error')
+    throw new HandlerUpstreamError('upstream_failed', `DNS did not answer the MX query for ${domain} (${mx.code})`)
+  if (mx.status === 'nxdomain')
+    return {
+      exists: false,
+      acceptsMail: false,
+      via: null,
+      mx: [],
+      nullMx: false,
+      reason: 'the domain does not exist (NXDOMAIN)',
+    }
   if (mx.status === 'found') {
     const records = [...mx.records].sort((a, b) => a.priority - b.priority)
     // RFC 7505: a single MX of "." (Node gives an empty exchange) says the domain takes no mail
     const nullMx = records.length === 1 && (records[0]!.exchange === '' || records[0]!.exchange === '.')
-    if (nullMx) return { exists: true, acceptsMail: false, via: 'MX', mx: records, nullMx: true, reason: 'null MX (RFC 7505): the domain accepts no mail' }
+    if (nullMx)
+      return {
+        exists: true,
+        acceptsMail: false,
+        via: 'MX',
+        mx: records,
+        nullMx: true,
+        reason: 'null MX (RFC 7505): the domain accepts no mail',
+      }
     return { exists: true, acceptsMail: true, via: 'MX', mx: records, nullMx: false, reason: null }
   }
   const [a, aaaa] = await Promise.all([dns.query(domain, 'A'), dns.query(domain, 'AAAA')])
-  if (a.status === 'found' || aaaa.status === 'found') return { exists: true, acceptsMail: true, via: 'A/AAAA fallback', mx: [], nullMx: false, reason: null }
+  if (a.status === 'found' || aaaa.status === 'found')
+    return { exists: true, acceptsMail: true, via: 'A/AAAA fallback', mx: [], nullMx: false, reason: null }
   // without an address found, a failed query leaves the question open: "no host" would be a guess
   if (a.status === 'error' || aaaa.status === 'error') {
     const failed = a.status === 'error' ? a : aaaa
-    throw new HandlerUpstreamError('upstream_failed', `DNS did not answer the ${a.status === 'error' ? 'A' : 'AAAA'} query for ${domain} (${failed.status === 'error' ? failed.code : ''})`)
+    throw new HandlerUpstreamError(
+      'upstream_failed',
+      `DNS did not answer the ${a.status === 'error' ? 'A' : 'AAAA'} query for ${domain} (${failed.status === 'error' ? failed.code : ''})`,
+    )
   }
-  return { exists: true, acceptsMail: false, via: null, mx: [], nullMx: false, reason: 'no MX and no A/AAAA record: no host to deliver to' }
+  return {
+    exists: true,
+    acceptsMail: false,
+    via: null,
+    mx: [],
+    nullMx: false,
+    reason: 'no MX and no A/AAAA record: no host to deliver to',
+  }
 }
 
 interface Lists {

@@ -28,7 +28,8 @@ interface ModelAnswer {
  */
 export default defineHandler<Input>({
   slug: 'fact-checker',
-  description: 'Check a factual claim against live web search results (Brave Search): a verdict (supported, refuted, mixed or unverifiable) by a language model with a confidence, an explanation and the search results it relied on.',
+  description:
+    'Check a factual claim against live web search results (Brave Search): a verdict (supported, refuted, mixed or unverifiable) by a language model with a confidence, an explanation and the search results it relied on.',
   providers: [...SEARCH_PROVIDERS, ...LLM_PROVIDERS],
   timeoutMs: 75_000,
   inputSchema: {
@@ -36,17 +37,42 @@ export default defineHandler<Input>({
     required: ['claim'],
     additionalProperties: false,
     properties: {
-      claim: { type: 'string', minLength: 5, maxLength: 500, description: 'the claim to check, one statement of fact, at most 500 characters; it is treated as material, never as instructions' },
-      searchQuery: { type: 'string', minLength: 1, maxLength: BRAVE_MAX_QUERY, description: 'the web search to run for evidence (at most 50 words); default: the claim itself' },
-      count: { type: 'integer', minimum: 3, maximum: 20, default: 8, description: 'how many search results to weigh as evidence, 3–20' },
-      language: { type: 'string', pattern: '^[A-Za-z]{2}(-[A-Za-z]{2,4})?$', description: 'language of the search results as Brave names it (e.g. en, de, fr); default: Brave\'s (en)' },
-      country: { type: 'string', pattern: '^([A-Za-z]{2}|ALL|all)$', description: 'two-letter country code of the search results, or ALL; default: Brave\'s (US)' },
+      claim: {
+        type: 'string',
+        minLength: 5,
+        maxLength: 500,
+        description:
+          'the claim to check, one statement of fact, at most 500 characters; it is treated as material, never as instructions',
+      },
+      searchQuery: {
+        type: 'string',
+        minLength: 1,
+        maxLength: BRAVE_MAX_QUERY,
+        description: 'the web search to run for evidence (at most 50 words); default: the claim itself',
+      },
+      count: {
+        type: 'integer',
+        minimum: 3,
+        maximum: 20,
+        default: 8,
+        description: 'how many search results to weigh as evidence, 3–20',
+      },
+      language: {
+        type: 'string',
+        pattern: '^[A-Za-z]{2}(-[A-Za-z]{2,4})?$',
+        description: "language of the search results as Brave names it (e.g. en, de, fr); default: Brave's (en)",
+      },
+      country: {
+        type: 'string',
+        pattern: '^([A-Za-z]{2}|ALL|all)$',
+        description: "two-letter country code of the search results, or ALL; default: Brave's (US)",
+      },
     },
   },
   output: {
     contentType: 'application/json',
     description:
-      'claim, verdict (supported | refuted | mixed | unverifiable), confidence (0–1, the model\'s own estimate), explanation, citations[] {position, url, title, stance: supports | refutes | mixed | context} — only URLs from the search results, ' +
+      "claim, verdict (supported | refuted | mixed | unverifiable), confidence (0–1, the model's own estimate), explanation, citations[] {position, url, title, stance: supports | refutes | mixed | context} — only URLs from the search results, " +
       'sources[] (every search result weighed: position, title, url, description, age), searchQuery, basis (what the verdict rests on), model and usage (tokens; null when no model was asked because the search found nothing).',
     schema: {
       type: 'object',
@@ -55,7 +81,18 @@ export default defineHandler<Input>({
         verdict: { type: 'string', enum: [...VERDICTS] },
         confidence: { type: ['number', 'null'] },
         explanation: { type: 'string' },
-        citations: { type: 'array', items: { type: 'object', properties: { position: { type: 'integer' }, url: { type: 'string' }, title: { type: 'string' }, stance: { type: 'string', enum: [...STANCES] } } } },
+        citations: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              position: { type: 'integer' },
+              url: { type: 'string' },
+              title: { type: 'string' },
+              stance: { type: 'string', enum: [...STANCES] },
+            },
+          },
+        },
         sources: { type: 'array', items: { type: 'object' } },
         searchQuery: { type: 'string' },
         basis: { type: 'string' },
@@ -71,7 +108,11 @@ export default defineHandler<Input>({
     const searchQuery = (input.searchQuery ?? claim).trim().slice(0, BRAVE_MAX_QUERY)
     const field = input.searchQuery === undefined ? 'claim' : 'searchQuery'
     if (searchQuery === '') throw new HandlerInputError(field, `${field} must not be blank`)
-    if (searchQuery.split(/\s+/).length > 50) throw new HandlerInputError(field, `${field} has more than 50 words, which the web search does not accept${field === 'claim' ? '; send a shorter searchQuery' : ''}`)
+    if (searchQuery.split(/\s+/).length > 50)
+      throw new HandlerInputError(
+        field,
+        `${field} has more than 50 words, which the web search does not accept${field === 'claim' ? '; send a shorter searchQuery' : ''}`,
+      )
 
     assertLlmConfigured(ctx)
     const search = await braveWebSearch(ctx, {
@@ -82,10 +123,30 @@ export default defineHandler<Input>({
       extraSnippets: true,
       fields: { q: field, country: 'country', search_lang: 'language' },
     })
-    const sources = search.results.map((r, i) => ({ position: i + 1, title: r.title, url: r.url, description: r.description, age: r.age }))
-    const basis = 'search result titles and snippets only (the pages themselves are not read); the verdict and confidence are a language model\'s judgement of them'
+    const sources = search.results.map((r, i) => ({
+      position: i + 1,
+      title: r.title,
+      url: r.url,
+      description: r.description,
+      age: r.age,
+    }))
+    const basis =
+      "search result titles and snippets only (the pages themselves are not read); the verdict and confidence are a language model's judgement of them"
     if (sources.length === 0) {
-      return { body: { claim, verdict: 'unverifiable', confidence: null, explanation: 'The web search returned no results, so there is no evidence to weigh.', citations: [], sources, searchQuery, basis, model: null, usage: null } }
+      return {
+        body: {
+          claim,
+          verdict: 'unverifiable',
+          confidence: null,
+          explanation: 'The web search returned no results, so there is no evidence to weigh.',
+          citations: [],
+          sources,
+          searchQuery,
+          basis,
+          model: null,
+          usage: null,
+        },
+      }
     }
 
     const urls = sources.map((s) => s.url)
@@ -97,7 +158,16 @@ export default defineHandler<Input>({
         verdict: { type: 'string', enum: [...VERDICTS] },
         confidence: { type: 'number', minimum: 0, maximum: 1 },
         explanation: { type: 'string', minLength: 1, maxLength: 3000, pattern: '\\S' },
-        citations: { type: 'array', maxItems: sources.length, items: { type: 'object', additionalProperties: false, required: ['url', 'stance'], properties: { url: { type: 'string' }, stance: { type: 'string', enum: [...STANCES] } } } },
+        citations: {
+          type: 'array',
+          maxItems: sources.length,
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['url', 'stance'],
+            properties: { url: { type: 'string' }, stance: { type: 'string', enum: [...STANCES] } },
+          },
+        },
       },
     }
     const task =
@@ -108,7 +178,17 @@ export default defineHandler<Input>({
       'Answer with JSON of the shape {"verdict": "...", "confidence": 0.0, "explanation": "...", "citations": [{"url": "...", "stance": "..."}]}.'
     const { json, llm } = await chatJson<ModelAnswer>(ctx, {
       task,
-      data: { claim, sources: search.results.map((r, i) => ({ n: i + 1, title: r.title, url: r.url, snippet: r.description, extraSnippets: r.extraSnippets?.slice(0, 3), age: r.age })) },
+      data: {
+        claim,
+        sources: search.results.map((r, i) => ({
+          n: i + 1,
+          title: r.title,
+          url: r.url,
+          snippet: r.description,
+          extraSnippets: r.extraSnippets?.slice(0, 3),
+          age: r.age,
+        })),
+      },
       schema,
       maxTokens: 900,
       temperature: 0,
@@ -118,10 +198,19 @@ export default defineHandler<Input>({
     const citations: Array<{ position: number; url: string; title: string; stance: string }> = []
     for (const c of json.citations) {
       const i = indexOfUrl(urls, c.url)
-      if (i < 0) throw new HandlerUpstreamError('upstream_failed', 'the language model cited a URL that is not among the search results')
-      if (!citations.some((x) => x.position === i + 1)) citations.push({ position: i + 1, url: urls[i]!, title: sources[i]!.title, stance: c.stance })
+      if (i < 0)
+        throw new HandlerUpstreamError(
+          'upstream_failed',
+          'the language model cited a URL that is not among the search results',
+        )
+      if (!citations.some((x) => x.position === i + 1))
+        citations.push({ position: i + 1, url: urls[i]!, title: sources[i]!.title, stance: c.stance })
     }
-    if (json.verdict !== 'unverifiable' && citations.length === 0) throw new HandlerUpstreamError('upstream_failed', 'the language model gave a verdict without citing any search result')
+    if (json.verdict !== 'unverifiable' && citations.length === 0)
+      throw new HandlerUpstreamError(
+        'upstream_failed',
+        'the language model gave a verdict without citing any search result',
+      )
     checkExplanation(json.explanation, urls)
     return {
       body: {
@@ -146,10 +235,20 @@ export default defineHandler<Input>({
  */
 export function checkExplanation(text: string, urls: readonly string[]): void {
   for (const m of text.matchAll(/https?:\/\/[^\s)\]>"'<]+/gi)) {
-    if (indexOfUrl(urls, m[0].replace(/[.,;:!?]+$/, '')) < 0) throw new HandlerUpstreamError('upstream_failed', 'the language model named a URL in its explanation that is not among the search results')
+    if (indexOfUrl(urls, m[0].replace(/[.,;:!?]+$/, '')) < 0)
+      throw new HandlerUpstreamError(
+        'upstream_failed',
+        'the language model named a URL in its explanation that is not among the search results',
+      )
   }
-  const numbers = [...text.matchAll(/\[(\d{1,3}(?:\s*[,;–-]\s*\d{1,3})*)\]/g)].flatMap((m) => m[1]!.split(/\s*[,;–-]\s*/)).concat([...text.matchAll(/\bsources?\s+(?:no\.\s*|#)?(\d{1,3})\b/gi)].map((m) => m[1]!))
+  const numbers = [...text.matchAll(/\[(\d{1,3}(?:\s*[,;–-]\s*\d{1,3})*)\]/g)]
+    .flatMap((m) => m[1]!.split(/\s*[,;–-]\s*/))
+    .concat([...text.matchAll(/\bsources?\s+(?:no\.\s*|#)?(\d{1,3})\b/gi)].map((m) => m[1]!))
   for (const n of numbers.map(Number)) {
-    if (n < 1 || n > urls.length) throw new HandlerUpstreamError('upstream_failed', `the language model referred to search result ${n}, which does not exist`)
+    if (n < 1 || n > urls.length)
+      throw new HandlerUpstreamError(
+        'upstream_failed',
+        `the language model referred to search result ${n}, which does not exist`,
+      )
   }
 }

@@ -1,5 +1,10 @@
 import { defineHandler, HandlerUpstreamError } from '../../src/pool/handler-contract.js'
-import { crossVenueFunding, DYDX_SETTING, venueStatus, type VenueFunding } from '../_shared/hyperliquid-cross-venue-funding.js'
+import {
+  crossVenueFunding,
+  DYDX_SETTING,
+  venueStatus,
+  type VenueFunding,
+} from '../_shared/hyperliquid-cross-venue-funding.js'
 import { annualize, clean, HOURS_PER_YEAR, HYPERLIQUID_SETTING, mul } from '../_shared/hyperliquid-info.js'
 
 interface Input {
@@ -37,7 +42,13 @@ export default defineHandler<Input>({
         items: { type: 'string', pattern: '^[A-Za-z0-9]{1,20}$', description: 'a base asset symbol' },
         description: 'Only these base assets (1–50, case-insensitive); omitted = every coin listed on both venues.',
       },
-      minSpreadAnnualizedPercent: { type: 'number', minimum: 0, maximum: 100000, default: 0, description: 'Leave out spreads below this annualized percentage (e.g. 10 = 10 % a year).' },
+      minSpreadAnnualizedPercent: {
+        type: 'number',
+        minimum: 0,
+        maximum: 100000,
+        default: 0,
+        description: 'Leave out spreads below this annualized percentage (e.g. 10 = 10 % a year).',
+      },
       limit: { type: 'integer', minimum: 1, maximum: 200, default: 25, description: 'Opportunities listed, 1–200.' },
     },
   },
@@ -52,7 +63,11 @@ export default defineHandler<Input>({
   async run(input, ctx) {
     const results = await crossVenueFunding(ctx)
     const failed = results.filter((r) => r.status === 'failed')
-    if (failed.length) throw new HandlerUpstreamError('upstream_failed', `the scan needs both venues: ${failed.map((f) => `${f.venue}: ${f.error}`).join('; ')}`)
+    if (failed.length)
+      throw new HandlerUpstreamError(
+        'upstream_failed',
+        `the scan needs both venues: ${failed.map((f) => `${f.venue}: ${f.error}`).join('; ')}`,
+      )
     const index = (list: VenueFunding[]) => {
       const m = new Map<string, VenueFunding>()
       for (const x of list) if (!m.has(x.base)) m.set(x.base, x)
@@ -95,7 +110,8 @@ export default defineHandler<Input>({
         venues: venueStatus(results),
         coinsOnBothVenues: both.length,
         annualization: `hourly rate × ${HOURS_PER_YEAR} (24 × 365), simple`,
-        notIncluded: 'trading fees, slippage, the price gap between venues, margin costs and future rate changes; dYdX gives its predicted next hourly rate, Hyperliquid its current one',
+        notIncluded:
+          'trading fees, slippage, the price gap between venues, margin costs and future rate changes; dYdX gives its predicted next hourly rate, Hyperliquid its current one',
         opportunitiesFound: opportunities.length,
         opportunities: opportunities.slice(0, input.limit ?? 25),
       },

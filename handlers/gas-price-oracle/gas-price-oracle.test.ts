@@ -15,10 +15,25 @@ t.test('fees from a real anvil with known tips', async (t) => {
   const devnet = await withDevnet(t)
   const c = await evmClients(devnet)
   const providers = { CHAIN_DATA_RPC_URL: devnet.rpcUrl }
-  const senders = [devnet.accounts.relayers[1]!, devnet.accounts.relayers[2]!, devnet.accounts.demoPayer, devnet.accounts.receiver]
+  const senders = [
+    devnet.accounts.relayers[1]!,
+    devnet.accounts.relayers[2]!,
+    devnet.accounts.demoPayer,
+    devnet.accounts.receiver,
+  ]
   const send = async (i: number, tipGwei: string) => {
-    const w = createWalletClient({ account: privateKeyToAccount(senders[i]!.privateKey), chain: devnet.chain, transport: http(devnet.rpcUrl) })
-    return w.sendTransaction({ to: c.account.address as Address, value: 1n, gas: 21_000n, maxFeePerGas: parseGwei('100'), maxPriorityFeePerGas: parseGwei(tipGwei) })
+    const w = createWalletClient({
+      account: privateKeyToAccount(senders[i]!.privateKey),
+      chain: devnet.chain,
+      transport: http(devnet.rpcUrl),
+    })
+    return w.sendTransaction({
+      to: c.account.address as Address,
+      value: 1n,
+      gas: 21_000n,
+      maxFeePerGas: parseGwei('100'),
+      maxPriorityFeePerGas: parseGwei(tipGwei),
+    })
   }
   // one block with three equal-gas transfers tipping 1, 2 and 3 gwei, then one tipping 5 gwei
   // empty blocks first, so the window holds no setup transactions
@@ -73,8 +88,16 @@ t.test('fees from a real anvil with known tips', async (t) => {
   t.test('bad input: 400 naming the field', async (t) => {
     t.match(await runInline(handler, { blocks: 0 }, { providers }), { ok: false, status: 400, field: 'blocks' })
     t.match(await runInline(handler, { blocks: 101 }, { providers }), { ok: false, status: 400, field: 'blocks' })
-    t.match(await runInline(handler, { blocks: 'many' }, { from: 'query', providers }), { ok: false, status: 400, field: 'blocks' })
-    t.match(await runInline(handler, { blocks: 5, extra: 1 }, { providers }), { ok: false, status: 400, field: 'extra' })
+    t.match(await runInline(handler, { blocks: 'many' }, { from: 'query', providers }), {
+      ok: false,
+      status: 400,
+      field: 'blocks',
+    })
+    t.match(await runInline(handler, { blocks: 5, extra: 1 }, { providers }), {
+      ok: false,
+      status: 400,
+      field: 'extra',
+    })
   })
 })
 
@@ -82,23 +105,49 @@ t.test('a chain without EIP-1559: only eth_gasPrice', async (t) => {
   const node = await rpcStandIn((method) => {
     if (method === 'eth_chainId') return '0x38'
     if (method === 'eth_gasPrice') return '0x12a05f200'
-    if (method === 'eth_getBlockByNumber') return { number: '0x10', hash: '0x' + '11'.repeat(32), timestamp: '0x6553f100', transactions: [], gasUsed: '0x0', gasLimit: '0x1c9c380', baseFeePerGas: null }
+    if (method === 'eth_getBlockByNumber')
+      return {
+        number: '0x10',
+        hash: '0x' + '11'.repeat(32),
+        timestamp: '0x6553f100',
+        transactions: [],
+        gasUsed: '0x0',
+        gasLimit: '0x1c9c380',
+        baseFeePerGas: null,
+      }
     return { raw: 'no', status: 500 }
   })
   t.teardown(node.close)
   const out = okBody(await runInline(handler, {}, { providers: { CHAIN_DATA_RPC_URL: node.url } }))
-  t.match(out, { chainId: 56, blockNumber: '16', eip1559: false, baseFeePerGas: null, tiers: null, gasPrice: { wei: '5000000000', gwei: '5' } })
-  t.notOk(node.calls.some((c) => c.method === 'eth_feeHistory'), 'no fee history asked')
+  t.match(out, {
+    chainId: 56,
+    blockNumber: '16',
+    eip1559: false,
+    baseFeePerGas: null,
+    tiers: null,
+    gasPrice: { wei: '5000000000', gwei: '5' },
+  })
+  t.notOk(
+    node.calls.some((c) => c.method === 'eth_feeHistory'),
+    'no fee history asked',
+  )
 })
 
 t.test('provider problems', async (t) => {
-  await t.rejects(runInline(handler, {}, { providers: {} }), { name: 'HandlerUpstreamError', code: 'upstream_not_configured', message: /CHAIN_DATA_RPC_URL/ })
+  await t.rejects(runInline(handler, {}, { providers: {} }), {
+    name: 'HandlerUpstreamError',
+    code: 'upstream_not_configured',
+    message: /CHAIN_DATA_RPC_URL/,
+  })
   const down = runInline(handler, {}, { providers: { CHAIN_DATA_RPC_URL: 'http://127.0.0.1:1/secret-key' } })
   await t.rejects(down, { code: 'upstream_failed' })
   t.notMatch(String(await down.catch((e: Error) => e.message)), /secret-key|127\.0\.0\.1/)
   const garbage = await rpcStandIn(() => ({ raw: '<html>bad gateway</html>', status: 200 }))
   t.teardown(garbage.close)
-  await t.rejects(runInline(handler, {}, { providers: { CHAIN_DATA_RPC_URL: garbage.url } }), { code: 'upstream_failed', message: /not JSON-RPC/ })
+  await t.rejects(runInline(handler, {}, { providers: { CHAIN_DATA_RPC_URL: garbage.url } }), {
+    code: 'upstream_failed',
+    message: /not JSON-RPC/,
+  })
   const failing = await rpcStandIn(() => ({ raw: 'overloaded', status: 503 }))
   t.teardown(failing.close)
   const e = await runInline(handler, {}, { providers: { CHAIN_DATA_RPC_URL: failing.url } }).catch((e: Error) => e)

@@ -20,7 +20,13 @@ export default defineHandler<Input>({
     type: 'object',
     additionalProperties: false,
     properties: {
-      blocks: { type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'How many recent blocks of fee history to read (1–100, default 20).' },
+      blocks: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 100,
+        default: 20,
+        description: 'How many recent blocks of fee history to read (1–100, default 20).',
+      },
     },
   },
   output: {
@@ -64,11 +70,23 @@ export default defineHandler<Input>({
           ? Object.fromEntries(
               TIERS.map(({ name }) => {
                 const t = fees.tiers![name]
-                return [name, { percentile: t.percentile, maxPriorityFeePerGas: g(t.maxPriorityFeePerGas), maxFeePerGas: g(t.maxFeePerGas), expectedFeePerGas: g(t.expectedFeePerGas) }]
+                return [
+                  name,
+                  {
+                    percentile: t.percentile,
+                    maxPriorityFeePerGas: g(t.maxPriorityFeePerGas),
+                    maxFeePerGas: g(t.maxFeePerGas),
+                    expectedFeePerGas: g(t.expectedFeePerGas),
+                  },
+                ]
               }),
             )
           : null,
-        window: { ...fees.window, oldestBlock: fees.window.oldestBlock.toString(), newestBlock: fees.window.newestBlock.toString() },
+        window: {
+          ...fees.window,
+          oldestBlock: fees.window.oldestBlock.toString(),
+          newestBlock: fees.window.newestBlock.toString(),
+        },
         method: fees.eip1559 ? FEE_METHOD : 'this chain reports no base fee (no EIP-1559): only eth_gasPrice is given',
       },
     }

@@ -2,7 +2,15 @@ import { isIP } from 'node:net'
 import { defineHandler, HandlerInputError } from '../../src/pool/handler-contract.js'
 import { fetchPage, headerValues, isHtmlType, PAGE_MAX_BYTES, parseSetCookie } from '../_shared/webpage-fetch.js'
 import { absolute, documentBase, loadHtml, relList, squash } from '../_shared/webpage-html.js'
-import { CMP_MARKERS, cookiePattern, POLICY_LINKS, TRACKER_HOSTS, TRACKER_SNIPPETS, TRACKING_COOKIES, type TrackerCategory } from './known-lists.js'
+import {
+  CMP_MARKERS,
+  cookiePattern,
+  POLICY_LINKS,
+  TRACKER_HOSTS,
+  TRACKER_SNIPPETS,
+  TRACKING_COOKIES,
+  type TrackerCategory,
+} from './known-lists.js'
 
 type Severity = 'high' | 'medium' | 'low' | 'info'
 
@@ -28,7 +36,12 @@ export function siteOf(host: string): string {
   const h = host.toLowerCase().replace(/\.$/, '')
   if (isIP(h.replace(/^\[|\]$/g, ''))) return h
   const labels = h.split('.')
-  if (labels.length >= 3 && labels[labels.length - 1]!.length === 2 && PUBLIC_SECOND_LEVEL.has(labels[labels.length - 2]!)) return labels.slice(-3).join('.')
+  if (
+    labels.length >= 3 &&
+    labels[labels.length - 1]!.length === 2 &&
+    PUBLIC_SECOND_LEVEL.has(labels[labels.length - 2]!)
+  )
+    return labels.slice(-3).join('.')
   return labels.slice(-2).join('.')
 }
 
@@ -45,7 +58,8 @@ const TRACKING_COOKIE_RES = TRACKING_COOKIES.map((c) => ({ ...c, re: cookiePatte
 
 export default defineHandler<Input>({
   slug: 'gdpr-compliance-scanner',
-  description: 'Scan a public web page for GDPR/ePrivacy signals: cookies set before consent, third-party and known tracker hosts, a consent-management platform, privacy/cookie policy and imprint links, forms over HTTP and HTTPS. Findings with severity; a signal scan, not legal advice.',
+  description:
+    'Scan a public web page for GDPR/ePrivacy signals: cookies set before consent, third-party and known tracker hosts, a consent-management platform, privacy/cookie policy and imprint links, forms over HTTP and HTTPS. Findings with severity; a signal scan, not legal advice.',
   network: true,
   timeoutMs: 20_000,
   inputSchema: {
@@ -53,7 +67,12 @@ export default defineHandler<Input>({
     required: ['url'],
     additionalProperties: false,
     properties: {
-      url: { type: 'string', minLength: 4, maxLength: 2048, description: 'absolute http(s) URL of a public HTML page; redirects are followed (up to 5)' },
+      url: {
+        type: 'string',
+        minLength: 4,
+        maxLength: 2048,
+        description: 'absolute http(s) URL of a public HTML page; redirects are followed (up to 5)',
+      },
     },
   },
   output: {
@@ -83,15 +102,23 @@ export default defineHandler<Input>({
   example: { url: 'https://example.com/' },
   async run(input, ctx) {
     const page = await fetchPage(input.url, ctx, { field: 'url', maxBytes: PAGE_MAX_BYTES })
-    if (!isHtmlType(page.mimeType) && page.mimeType !== null) throw new HandlerInputError('url', `the URL answered ${page.mimeType}, not an HTML page`, 422)
+    if (!isHtmlType(page.mimeType) && page.mimeType !== null)
+      throw new HandlerInputError('url', `the URL answered ${page.mimeType}, not an HTML page`, 422)
     const final = new URL(page.finalUrl)
     const pageSite = siteOf(final.hostname)
     const https = final.protocol === 'https:'
     const findings: Finding[] = []
     const add = (f: Finding) => findings.push(f)
 
-    if (!https) add({ id: 'no-https', severity: 'high', message: 'the page is served over plain HTTP: personal data sent to or from it is not protected in transit (Art. 32 GDPR, security of processing)' })
-    else if (page.redirects.length && new URL(page.url).protocol === 'http:') add({ id: 'https-redirect', severity: 'info', message: 'the HTTP address redirects to HTTPS' })
+    if (!https)
+      add({
+        id: 'no-https',
+        severity: 'high',
+        message:
+          'the page is served over plain HTTP: personal data sent to or from it is not protected in transit (Art. 32 GDPR, security of processing)',
+      })
+    else if (page.redirects.length && new URL(page.url).protocol === 'http:')
+      add({ id: 'https-redirect', severity: 'info', message: 'the HTTP address redirects to HTTPS' })
 
     // cookies from every answer of the first load: none of them can have waited for a consent choice
     const cookies = page.hops.flatMap((hop) =>
@@ -101,33 +128,66 @@ export default defineHandler<Input>({
         const hopHost = new URL(hop.url).hostname
         const domain = c.domain ?? hopHost
         const tracker = TRACKING_COOKIE_RES.find((t) => t.re.test(c.name))
-        return [{
-          name: c.name, domain, secure: c.secure, httpOnly: c.httpOnly, sameSite: c.sameSite, persistent: c.persistent, lifetimeSeconds: c.lifetimeSeconds,
-          thirdParty: siteOf(domain) !== pageSite,
-          tracker: tracker ? { name: tracker.name, category: tracker.category } : null,
-          setBy: hop.url,
-        }]
+        return [
+          {
+            name: c.name,
+            domain,
+            secure: c.secure,
+            httpOnly: c.httpOnly,
+            sameSite: c.sameSite,
+            persistent: c.persistent,
+            lifetimeSeconds: c.lifetimeSeconds,
+            thirdParty: siteOf(domain) !== pageSite,
+            tracker: tracker ? { name: tracker.name, category: tracker.category } : null,
+            setBy: hop.url,
+          },
+        ]
       }),
     )
     const trackingCookies = cookies.filter((c) => c.tracker)
     if (trackingCookies.length) {
-      add({ id: 'tracking-cookies-before-consent', severity: 'high', message: `${trackingCookies.length} analytics/advertising cookie(s) are set by the server before any consent choice`, evidence: trackingCookies.map((c) => `${c.name} (${c.tracker!.name})`) })
+      add({
+        id: 'tracking-cookies-before-consent',
+        severity: 'high',
+        message: `${trackingCookies.length} analytics/advertising cookie(s) are set by the server before any consent choice`,
+        evidence: trackingCookies.map((c) => `${c.name} (${c.tracker!.name})`),
+      })
     }
     const otherPersistent = cookies.filter((c) => !c.tracker && c.persistent && (c.lifetimeSeconds ?? 0) > 0)
     if (otherPersistent.length) {
-      add({ id: 'persistent-cookies-before-consent', severity: 'medium', message: `${otherPersistent.length} persistent cookie(s) are set before any consent choice; they need consent unless strictly necessary for the service`, evidence: otherPersistent.map((c) => `${c.name} (${Math.round((c.lifetimeSeconds ?? 0) / 86_400)} days)`) })
+      add({
+        id: 'persistent-cookies-before-consent',
+        severity: 'medium',
+        message: `${otherPersistent.length} persistent cookie(s) are set before any consent choice; they need consent unless strictly necessary for the service`,
+        evidence: otherPersistent.map((c) => `${c.name} (${Math.round((c.lifetimeSeconds ?? 0) / 86_400)} days)`),
+      })
     }
     const sessionCookies = cookies.filter((c) => !c.tracker && !(c.persistent && (c.lifetimeSeconds ?? 0) > 0))
-    if (sessionCookies.length) add({ id: 'session-cookies', severity: 'info', message: `${sessionCookies.length} session cookie(s) set on load (usually strictly necessary, e.g. sessions, load balancing)`, evidence: sessionCookies.map((c) => c.name) })
+    if (sessionCookies.length)
+      add({
+        id: 'session-cookies',
+        severity: 'info',
+        message: `${sessionCookies.length} session cookie(s) set on load (usually strictly necessary, e.g. sessions, load balancing)`,
+        evidence: sessionCookies.map((c) => c.name),
+      })
 
     const $ = await loadHtml(page.body, page.charset)
     const base = documentBase($, page.finalUrl)
 
     // third-party resources the HTML makes the browser load
     const hosts = new Map<string, Record<string, number>>()
-    const trackers = new Map<string, { name: string; category: TrackerCategory; hosts: Set<string>; loaded: boolean; blocked: boolean }>()
+    const trackers = new Map<
+      string,
+      { name: string; category: TrackerCategory; hosts: Set<string>; loaded: boolean; blocked: boolean }
+    >()
     const noteTracker = (t: { name: string; category: TrackerCategory }, host: string | null, blocked: boolean) => {
-      const e = trackers.get(t.name) ?? { name: t.name, category: t.category, hosts: new Set<string>(), loaded: false, blocked: false }
+      const e = trackers.get(t.name) ?? {
+        name: t.name,
+        category: t.category,
+        hosts: new Set<string>(),
+        loaded: false,
+        blocked: false,
+      }
       if (host) e.hosts.add(host)
       if (blocked) e.blocked = true
       else e.loaded = true
@@ -137,11 +197,19 @@ export default defineHandler<Input>({
     $('script[src]').each((_, el) => void resources.push(['script', el.attribs.src!, el.attribs.type]))
     $('iframe[src]').each((_, el) => void resources.push(['iframe', el.attribs.src!, undefined]))
     $('img[src]').each((_, el) => void resources.push(['img', el.attribs.src!, undefined]))
-    $('embed[src], video[src], audio[src], source[src]').each((_, el) => void resources.push([el.name, el.attribs.src!, undefined]))
+    $('embed[src], video[src], audio[src], source[src]').each(
+      (_, el) => void resources.push([el.name, el.attribs.src!, undefined]),
+    )
     $('object[data]').each((_, el) => void resources.push(['object', el.attribs.data!, undefined]))
     $('link[href]').each((_, el) => {
       const rel = relList(el)
-      if (rel.includes('stylesheet') || rel.includes('icon') || rel.includes('preload') || rel.includes('modulepreload')) resources.push(['link', el.attribs.href!, undefined])
+      if (
+        rel.includes('stylesheet') ||
+        rel.includes('icon') ||
+        rel.includes('preload') ||
+        rel.includes('modulepreload')
+      )
+        resources.push(['link', el.attribs.href!, undefined])
     })
     for (const [element, ref, type] of resources) {
       const u = absolute(ref, base)
@@ -153,22 +221,44 @@ export default defineHandler<Input>({
       hosts.set(host, counts)
       const t = trackerFor(host)
       // consent tools hold back tags written as <script type="text/plain"> until the visitor agrees
-      const blocked = element === 'script' && type !== undefined && !/^(text|application)\/(javascript|ecmascript)$|^module$|^$/i.test(type.trim())
+      const blocked =
+        element === 'script' &&
+        type !== undefined &&
+        !/^(text|application)\/(javascript|ecmascript)$|^module$|^$/i.test(type.trim())
       if (t) noteTracker(t, host, blocked)
     }
     const inline: Array<{ code: string; blocked: boolean }> = []
     $('script:not([src])').each((_, el) => {
       const type = (el.attribs.type ?? '').trim()
       if (/json/i.test(type)) return
-      inline.push({ code: $(el).text().slice(0, 200_000), blocked: type !== '' && !/^(text|application)\/(javascript|ecmascript)$|^module$/i.test(type) })
+      inline.push({
+        code: $(el).text().slice(0, 200_000),
+        blocked: type !== '' && !/^(text|application)\/(javascript|ecmascript)$|^module$/i.test(type),
+      })
     })
-    for (const s of TRACKER_SNIPPETS) for (const code of inline) if (s.pattern.test(code.code)) noteTracker(s, null, code.blocked)
+    for (const s of TRACKER_SNIPPETS)
+      for (const code of inline) if (s.pattern.test(code.code)) noteTracker(s, null, code.blocked)
 
-    const thirdPartyHosts = [...hosts].map(([host, elements]) => ({ host, elements, tracker: trackerFor(host) })).sort((a, b) => a.host.localeCompare(b.host))
-    const trackerList = [...trackers.values()].map((t) => ({ name: t.name, category: t.category, hosts: [...t.hosts].sort(), blockedUntilConsent: t.blocked && !t.loaded }))
+    const thirdPartyHosts = [...hosts]
+      .map(([host, elements]) => ({ host, elements, tracker: trackerFor(host) }))
+      .sort((a, b) => a.host.localeCompare(b.host))
+    const trackerList = [...trackers.values()].map((t) => ({
+      name: t.name,
+      category: t.category,
+      hosts: [...t.hosts].sort(),
+      blockedUntilConsent: t.blocked && !t.loaded,
+    }))
 
     // consent-management platform
-    const haystack = [...$('script[src]').toArray().map((el) => el.attribs.src!), ...$('link[href]').toArray().map((el) => el.attribs.href!), ...inline.map((i) => i.code)]
+    const haystack = [
+      ...$('script[src]')
+        .toArray()
+        .map((el) => el.attribs.src!),
+      ...$('link[href]')
+        .toArray()
+        .map((el) => el.attribs.href!),
+      ...inline.map((i) => i.code),
+    ]
     const platforms = CMP_MARKERS.flatMap((m) => {
       for (const h of haystack) {
         const hit = m.pattern.exec(h)
@@ -181,21 +271,68 @@ export default defineHandler<Input>({
     const tracking = trackerList.filter((t) => t.category !== 'fonts' && t.category !== 'video-embed')
     const loadedEarly = tracking.filter((t) => !t.blockedUntilConsent)
     if (loadedEarly.length && !cmp) {
-      add({ id: 'trackers-without-consent-tool', severity: 'high', message: `${loadedEarly.length} known tracker(s) load from the HTML and no consent-management platform was found`, evidence: loadedEarly.map((t) => t.name) })
+      add({
+        id: 'trackers-without-consent-tool',
+        severity: 'high',
+        message: `${loadedEarly.length} known tracker(s) load from the HTML and no consent-management platform was found`,
+        evidence: loadedEarly.map((t) => t.name),
+      })
     } else if (loadedEarly.length) {
-      add({ id: 'trackers-load-before-consent', severity: 'medium', message: `${loadedEarly.length} known tracker(s) are plain script tags or snippets in the HTML; unless the consent tool intercepts them, they load before the visitor chooses`, evidence: loadedEarly.map((t) => t.name) })
+      add({
+        id: 'trackers-load-before-consent',
+        severity: 'medium',
+        message: `${loadedEarly.length} known tracker(s) are plain script tags or snippets in the HTML; unless the consent tool intercepts them, they load before the visitor chooses`,
+        evidence: loadedEarly.map((t) => t.name),
+      })
     }
     const blockedTrackers = tracking.filter((t) => t.blockedUntilConsent)
-    if (blockedTrackers.length) add({ id: 'trackers-held-for-consent', severity: 'info', message: `${blockedTrackers.length} tracker tag(s) are held back (non-executable script type) until consent`, evidence: blockedTrackers.map((t) => t.name) })
-    if (cmp) add({ id: 'consent-tool', severity: 'info', message: `consent-management platform found: ${platforms.map((p) => p.name).join(', ')}` })
-    else if (!tracking.length && !trackingCookies.length) add({ id: 'no-consent-tool', severity: 'info', message: 'no consent-management platform found; none may be needed when no non-essential cookies or trackers are used' })
+    if (blockedTrackers.length)
+      add({
+        id: 'trackers-held-for-consent',
+        severity: 'info',
+        message: `${blockedTrackers.length} tracker tag(s) are held back (non-executable script type) until consent`,
+        evidence: blockedTrackers.map((t) => t.name),
+      })
+    if (cmp)
+      add({
+        id: 'consent-tool',
+        severity: 'info',
+        message: `consent-management platform found: ${platforms.map((p) => p.name).join(', ')}`,
+      })
+    else if (!tracking.length && !trackingCookies.length)
+      add({
+        id: 'no-consent-tool',
+        severity: 'info',
+        message:
+          'no consent-management platform found; none may be needed when no non-essential cookies or trackers are used',
+      })
 
     const fonts = trackerList.find((t) => t.category === 'fonts')
-    if (fonts) add({ id: 'google-fonts', severity: 'medium', message: 'fonts are loaded from Google\'s servers, which receive visitors\' IP addresses (a German court found this unlawful without consent: LG München I, 3 O 17493/20); self-host the fonts', evidence: fonts.hosts })
+    if (fonts)
+      add({
+        id: 'google-fonts',
+        severity: 'medium',
+        message:
+          "fonts are loaded from Google's servers, which receive visitors' IP addresses (a German court found this unlawful without consent: LG München I, 3 O 17493/20); self-host the fonts",
+        evidence: fonts.hosts,
+      })
     const video = thirdPartyHosts.filter((h) => h.tracker?.category === 'video-embed' && h.elements.iframe)
-    if (video.length) add({ id: 'video-embeds', severity: 'medium', message: 'embedded videos load the provider\'s player (and its cookies) before consent; use a click-to-load placeholder or youtube-nocookie.com', evidence: video.map((h) => h.host) })
+    if (video.length)
+      add({
+        id: 'video-embeds',
+        severity: 'medium',
+        message:
+          "embedded videos load the provider's player (and its cookies) before consent; use a click-to-load placeholder or youtube-nocookie.com",
+        evidence: video.map((h) => h.host),
+      })
     const others = thirdPartyHosts.filter((h) => !h.tracker)
-    if (others.length) add({ id: 'third-party-hosts', severity: 'low', message: `${others.length} other third-party host(s) receive visitors' IP addresses when the page loads; each needs a legal basis and, outside the EEA, a transfer mechanism`, evidence: others.map((h) => h.host) })
+    if (others.length)
+      add({
+        id: 'third-party-hosts',
+        severity: 'low',
+        message: `${others.length} other third-party host(s) receive visitors' IP addresses when the page loads; each needs a legal basis and, outside the EEA, a transfer mechanism`,
+        evidence: others.map((h) => h.host),
+      })
 
     // policy links
     const policyLinks: Record<keyof typeof POLICY_LINKS, string[]> = { privacy: [], cookie: [], imprint: [] }
@@ -204,19 +341,42 @@ export default defineHandler<Input>({
       if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) return
       const label = `${squash($(el).text())} ${el.attribs.title ?? ''} ${el.attribs['aria-label'] ?? ''} ${safeDecode(u.pathname)}`
       for (const kind of Object.keys(POLICY_LINKS) as Array<keyof typeof POLICY_LINKS>) {
-        if (POLICY_LINKS[kind].test(label) && !policyLinks[kind].includes(u.toString()) && policyLinks[kind].length < 5) policyLinks[kind].push(u.toString())
+        if (POLICY_LINKS[kind].test(label) && !policyLinks[kind].includes(u.toString()) && policyLinks[kind].length < 5)
+          policyLinks[kind].push(u.toString())
       }
     })
-    if (!policyLinks.privacy.length) add({ id: 'privacy-policy-missing', severity: 'high', message: 'no link to a privacy policy found on the page (Art. 13 GDPR information must be easy to reach)' })
-    if (!policyLinks.cookie.length) add({ id: 'cookie-policy-missing', severity: 'low', message: 'no link to a cookie policy found (it may be part of the privacy policy)' })
-    if (!policyLinks.imprint.length) add({ id: 'imprint-missing', severity: 'info', message: 'no imprint / legal notice link found (required for commercial sites in Germany and Austria, among others)' })
+    if (!policyLinks.privacy.length)
+      add({
+        id: 'privacy-policy-missing',
+        severity: 'high',
+        message: 'no link to a privacy policy found on the page (Art. 13 GDPR information must be easy to reach)',
+      })
+    if (!policyLinks.cookie.length)
+      add({
+        id: 'cookie-policy-missing',
+        severity: 'low',
+        message: 'no link to a cookie policy found (it may be part of the privacy policy)',
+      })
+    if (!policyLinks.imprint.length)
+      add({
+        id: 'imprint-missing',
+        severity: 'info',
+        message:
+          'no imprint / legal notice link found (required for commercial sites in Germany and Austria, among others)',
+      })
 
     // forms
     const forms = $('form').toArray()
     const insecure = forms
       .map((f) => absolute(f.attribs.action ?? '', base)?.toString() ?? page.finalUrl)
       .filter((action) => action.startsWith('http:'))
-    if (insecure.length) add({ id: 'forms-over-http', severity: 'high', message: `${insecure.length} form(s) send their data over plain HTTP`, evidence: [...new Set(insecure)] })
+    if (insecure.length)
+      add({
+        id: 'forms-over-http',
+        severity: 'high',
+        message: `${insecure.length} form(s) send their data over plain HTTP`,
+        evidence: [...new Set(insecure)],
+      })
 
     const summary = { high: 0, medium: 0, low: 0, info: 0 }
     for (const f of findings) summary[f.severity]++
@@ -238,7 +398,8 @@ export default defineHandler<Input>({
         consentManagement: { detected: cmp, platforms },
         policyLinks,
         forms: { total: forms.length, insecure: [...new Set(insecure)] },
-        limits: 'scripts are not run, so cookies and requests that tags create in the browser (e.g. _ga set by gtag.js) are not seen; third parties are judged by registrable domain, approximated without the public suffix list',
+        limits:
+          'scripts are not run, so cookies and requests that tags create in the browser (e.g. _ga set by gtag.js) are not seen; third parties are judged by registrable domain, approximated without the public suffix list',
       },
     }
   },

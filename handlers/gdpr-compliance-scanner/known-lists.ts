@@ -5,7 +5,16 @@
  * not listed is reported as an unclassified third party or cookie, never guessed at.
  */
 
-export type TrackerCategory = 'analytics' | 'advertising' | 'session-recording' | 'tag-manager' | 'social' | 'marketing-automation' | 'video-embed' | 'fonts' | 'experimentation'
+export type TrackerCategory =
+  | 'analytics'
+  | 'advertising'
+  | 'session-recording'
+  | 'tag-manager'
+  | 'social'
+  | 'marketing-automation'
+  | 'video-embed'
+  | 'fonts'
+  | 'experimentation'
 
 /** Hosts (matched as the host itself or any subdomain of it) of known trackers and third parties that receive visitors' personal data. */
 export const TRACKER_HOSTS: Array<{ host: string; name: string; category: TrackerCategory }> = [
@@ -125,10 +134,12 @@ export const CMP_MARKERS: Array<{ name: string; pattern: RegExp }> = [
 ]
 
 export const POLICY_LINKS = {
-  privacy: /privacy|datenschutz|privacidad|confidentialit|privacit|privacybeleid|integritetspolicy|prywatno|donn[ée]es personnelles|protec[cç][aã]o de dados|gdpr|dsgvo/i,
+  privacy:
+    /privacy|datenschutz|privacidad|confidentialit|privacit|privacybeleid|integritetspolicy|prywatno|donn[ée]es personnelles|protec[cç][aã]o de dados|gdpr|dsgvo/i,
   cookie: /cookie/i,
   imprint: /impressum|imprint|legal notice|mentions[- ]l[ée]gales|aviso[- ]legal|colofon|note[- ]legali|site notice/i,
 }
 
 /** '_ga_*' → /^_ga_.*$/ */
-export const cookiePattern = (p: string) => new RegExp(`^${p.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`)
+export const cookiePattern = (p: string) =>
+  new RegExp(`^${p.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`)

@@ -10,12 +10,18 @@ t.test('example is valid and runs', async (t) => {
 })
 
 t.test('known digests of "abc"', async (t) => {
-  const out = okBody<Out>(await runInline(handler, { text: 'abc', algorithms: ['md5', 'sha1', 'sha256', 'sha512', 'sha3-256', 'keccak256', 'ripemd160'] }))
+  const out = okBody<Out>(
+    await runInline(handler, {
+      text: 'abc',
+      algorithms: ['md5', 'sha1', 'sha256', 'sha512', 'sha3-256', 'keccak256', 'ripemd160'],
+    }),
+  )
   t.same(out.digests, {
     md5: '900150983cd24fb0d6963f7d28e17f72',
     sha1: 'a9993e364706816aba3e25717850c26c9cd0d89d',
     sha256: 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
-    sha512: 'ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f',
+    sha512:
+      'ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f',
     'sha3-256': '3a985da74fe225b2045c172d6bd390bd855f086e3e9d525b46bfe24511431532',
     keccak256: '4e03657aea45a94fc7d47ba826c8d667c0d1e6e33a64a036ec44f58fa12d6c45',
     ripemd160: '8eb208f7e05d987a9b044a8e98c6b087f15a0bfc',
@@ -32,15 +38,31 @@ t.test('empty input', async (t) => {
 })
 
 t.test('HMAC (RFC 2104 examples from Wikipedia)', async (t) => {
-  const out = okBody<Out>(await runInline(handler, { text: 'The quick brown fox jumps over the lazy dog', hmacKey: 'key', algorithms: ['md5', 'sha256'] }))
+  const out = okBody<Out>(
+    await runInline(handler, {
+      text: 'The quick brown fox jumps over the lazy dog',
+      hmacKey: 'key',
+      algorithms: ['md5', 'sha256'],
+    }),
+  )
   t.equal(out.hmac, true)
   t.equal(out.digests.md5, '80070713463e7749b90c2dc24911e275')
   t.equal(out.digests.sha256, 'f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8')
 })
 
 t.test('hex and base64 input, base64 output', async (t) => {
-  const hex = okBody<Out>(await runInline(handler, { text: '0x616263', inputEncoding: 'hex', algorithms: ['sha256'], outputEncoding: 'base64' }))
-  t.equal(hex.digests.sha256, Buffer.from('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad', 'hex').toString('base64'))
+  const hex = okBody<Out>(
+    await runInline(handler, {
+      text: '0x616263',
+      inputEncoding: 'hex',
+      algorithms: ['sha256'],
+      outputEncoding: 'base64',
+    }),
+  )
+  t.equal(
+    hex.digests.sha256,
+    Buffer.from('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad', 'hex').toString('base64'),
+  )
   const b64 = okBody<Out>(await runInline(handler, { text: 'YWJj', inputEncoding: 'base64', algorithms: ['md5'] }))
   t.equal(b64.digests.md5, '900150983cd24fb0d6963f7d28e17f72')
 })

@@ -1,7 +1,18 @@
 import type { CHash } from '@noble/hashes/utils.js'
 import { defineHandler, HandlerInputError } from '../../src/pool/handler-contract.js'
 
-const ALGORITHMS = ['md5', 'sha1', 'sha224', 'sha256', 'sha384', 'sha512', 'sha3-256', 'sha3-512', 'keccak256', 'ripemd160'] as const
+const ALGORITHMS = [
+  'md5',
+  'sha1',
+  'sha224',
+  'sha256',
+  'sha384',
+  'sha512',
+  'sha3-256',
+  'sha3-512',
+  'keccak256',
+  'ripemd160',
+] as const
 type Algorithm = (typeof ALGORITHMS)[number]
 
 /** Characters of `text`; base64/hex input decodes to at most this many bytes too. */
@@ -25,8 +36,17 @@ export default defineHandler<Input>({
     additionalProperties: false,
     required: ['text'],
     properties: {
-      text: { type: 'string', maxLength: MAX_TEXT, description: `Data to hash (at most ${MAX_TEXT} characters), read per inputEncoding. May be empty.` },
-      inputEncoding: { type: 'string', enum: ['utf8', 'hex', 'base64'], default: 'utf8', description: 'How to turn text into bytes: UTF-8 text, hex, or base64 (standard or URL-safe).' },
+      text: {
+        type: 'string',
+        maxLength: MAX_TEXT,
+        description: `Data to hash (at most ${MAX_TEXT} characters), read per inputEncoding. May be empty.`,
+      },
+      inputEncoding: {
+        type: 'string',
+        enum: ['utf8', 'hex', 'base64'],
+        default: 'utf8',
+        description: 'How to turn text into bytes: UTF-8 text, hex, or base64 (standard or URL-safe).',
+      },
       algorithms: {
         type: 'array',
         items: { type: 'string', enum: [...ALGORITHMS] },
@@ -34,10 +54,20 @@ export default defineHandler<Input>({
         maxItems: ALGORITHMS.length,
         uniqueItems: true,
         default: ['md5', 'sha1', 'sha256', 'sha512'],
-        description: 'Digests to compute. keccak256 is the original Keccak padding used by Ethereum (differs from sha3-256).',
+        description:
+          'Digests to compute. keccak256 is the original Keccak padding used by Ethereum (differs from sha3-256).',
       },
-      hmacKey: { type: 'string', maxLength: MAX_KEY, description: `When given, compute HMAC-<algorithm> with this UTF-8 key (at most ${MAX_KEY} characters) instead of a plain digest.` },
-      outputEncoding: { type: 'string', enum: ['hex', 'base64'], default: 'hex', description: 'Encoding of the digests: lower-case hex or standard base64.' },
+      hmacKey: {
+        type: 'string',
+        maxLength: MAX_KEY,
+        description: `When given, compute HMAC-<algorithm> with this UTF-8 key (at most ${MAX_KEY} characters) instead of a plain digest.`,
+      },
+      outputEncoding: {
+        type: 'string',
+        enum: ['hex', 'base64'],
+        default: 'hex',
+        description: 'Encoding of the digests: lower-case hex or standard base64.',
+      },
     },
   },
   output: {
@@ -64,17 +94,23 @@ function decodeInput(text: string, encoding: Input['inputEncoding']): Uint8Array
   if (encoding === 'utf8') return new TextEncoder().encode(text)
   if (encoding === 'hex') {
     const hex = text.replace(/^0x/i, '')
-    if (hex.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(hex)) throw new HandlerInputError('text', 'text is not valid hex (even number of 0-9a-f digits, optional 0x)')
+    if (hex.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(hex))
+      throw new HandlerInputError('text', 'text is not valid hex (even number of 0-9a-f digits, optional 0x)')
     return Buffer.from(hex, 'hex')
   }
   const b64 = text.replace(/\s+/g, '')
-  if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(b64) || b64.replace(/=+$/, '').length % 4 === 1) throw new HandlerInputError('text', 'text is not valid base64')
+  if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(b64) || b64.replace(/=+$/, '').length % 4 === 1)
+    throw new HandlerInputError('text', 'text is not valid base64')
   return Buffer.from(b64, 'base64')
 }
 
 // noble-hashes is pure JS and covers keccak256, which node:crypto lacks; loaded only when run.
 async function loadHashes(): Promise<Record<Algorithm, CHash>> {
-  const [sha2, sha3, legacy] = await Promise.all([import('@noble/hashes/sha2.js'), import('@noble/hashes/sha3.js'), import('@noble/hashes/legacy.js')])
+  const [sha2, sha3, legacy] = await Promise.all([
+    import('@noble/hashes/sha2.js'),
+    import('@noble/hashes/sha3.js'),
+    import('@noble/hashes/legacy.js'),
+  ])
   return {
     md5: legacy.md5,
     sha1: legacy.sha1,

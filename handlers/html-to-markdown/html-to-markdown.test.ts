@@ -3,7 +3,9 @@ import { runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
 t.test('converts headings, emphasis, links and lists', async (t) => {
-  const out = await runInline(handler, { html: '<h1>Title</h1><p>Hello <strong>world</strong>, see <a href="https://example.com/a">docs</a>.</p><ul><li>one</li><li>two</li></ul><script>alert(1)</script>' })
+  const out = await runInline(handler, {
+    html: '<h1>Title</h1><p>Hello <strong>world</strong>, see <a href="https://example.com/a">docs</a>.</p><ul><li>one</li><li>two</li></ul><script>alert(1)</script>',
+  })
   t.ok(out.ok)
   if (!out.ok) return
   const md = (out.result.body as { markdown: string }).markdown
@@ -14,7 +16,11 @@ t.test('converts headings, emphasis, links and lists', async (t) => {
 })
 
 t.test('setext headings and indented code from query-string input', async (t) => {
-  const out = await runInline(handler, { html: '<h2>Sub</h2><pre><code>x = 1</code></pre>', headingStyle: 'setext', codeBlockStyle: 'indented' }, { from: 'query' })
+  const out = await runInline(
+    handler,
+    { html: '<h2>Sub</h2><pre><code>x = 1</code></pre>', headingStyle: 'setext', codeBlockStyle: 'indented' },
+    { from: 'query' },
+  )
   t.ok(out.ok)
   if (!out.ok) return
   const md = (out.result.body as { markdown: string }).markdown
@@ -44,17 +50,27 @@ t.test('converts tables to GitHub-flavoured tables and <del>/<s> to strikethroug
   if (!out.ok) return
   const md = (out.result.body as { markdown: string }).markdown
   const rows = md.split('\n').filter((l) => l.startsWith('|'))
-  t.same(rows.map((r) => r.split(/(?<!\\)\|/).slice(1, -1).map((c) => c.trim())), [
-    ['Name', 'Age'],
-    ['---', '---:'],
-    ['Ada', '36'],
-    ['Alan \\| T.', '41'],
-  ])
+  t.same(
+    rows.map((r) =>
+      r
+        .split(/(?<!\\)\|/)
+        .slice(1, -1)
+        .map((c) => c.trim()),
+    ),
+    [
+      ['Name', 'Age'],
+      ['---', '---:'],
+      ['Ada', '36'],
+      ['Alan \\| T.', '41'],
+    ],
+  )
   t.match(md, 'Price: ~~$20~~ ~~$18~~ $15')
 })
 
 t.test('a table without a header row still gets one, so the Markdown is a table', async (t) => {
-  const out = await runInline(handler, { html: '<table><tr><td>a</td><td>b</td></tr><tr><td>c</td><td>d</td></tr></table>' })
+  const out = await runInline(handler, {
+    html: '<table><tr><td>a</td><td>b</td></tr><tr><td>c</td><td>d</td></tr></table>',
+  })
   t.ok(out.ok)
   if (!out.ok) return
   const md = (out.result.body as { markdown: string }).markdown

@@ -11,16 +11,37 @@ interface Input {
 
 export default defineHandler<Input>({
   slug: 'html-to-markdown',
-  description: 'Convert an HTML document or fragment to GitHub-flavoured Markdown (Turndown with its GFM plugin): tables, strikethrough and task lists included. Scripts, styles and embedded frames are dropped.',
+  description:
+    'Convert an HTML document or fragment to GitHub-flavoured Markdown (Turndown with its GFM plugin): tables, strikethrough and task lists included. Scripts, styles and embedded frames are dropped.',
   inputSchema: {
     type: 'object',
     required: ['html'],
     additionalProperties: false,
     properties: {
-      html: { type: 'string', minLength: 1, maxLength: MAX_HTML, description: `HTML to convert, at most ${MAX_HTML} characters` },
-      headingStyle: { type: 'string', enum: ['atx', 'setext'], default: 'atx', description: 'atx (# Title) or setext (underlined) headings' },
-      codeBlockStyle: { type: 'string', enum: ['fenced', 'indented'], default: 'fenced', description: 'fenced (```) or indented code blocks' },
-      bulletListMarker: { type: 'string', enum: ['-', '*', '+'], default: '-', description: 'marker for unordered list items' },
+      html: {
+        type: 'string',
+        minLength: 1,
+        maxLength: MAX_HTML,
+        description: `HTML to convert, at most ${MAX_HTML} characters`,
+      },
+      headingStyle: {
+        type: 'string',
+        enum: ['atx', 'setext'],
+        default: 'atx',
+        description: 'atx (# Title) or setext (underlined) headings',
+      },
+      codeBlockStyle: {
+        type: 'string',
+        enum: ['fenced', 'indented'],
+        default: 'fenced',
+        description: 'fenced (```) or indented code blocks',
+      },
+      bulletListMarker: {
+        type: 'string',
+        enum: ['-', '*', '+'],
+        default: '-',
+        description: 'marker for unordered list items',
+      },
     },
   },
   output: {
@@ -28,9 +49,17 @@ export default defineHandler<Input>({
     description: 'the Markdown text and its length',
     schema: { type: 'object', properties: { markdown: { type: 'string' }, length: { type: 'integer' } } },
   },
-  example: { html: '<h1>Hello</h1><p>Some <strong>bold</strong> text and a <a href="https://example.com">link</a>.</p>', headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-' },
+  example: {
+    html: '<h1>Hello</h1><p>Some <strong>bold</strong> text and a <a href="https://example.com">link</a>.</p>',
+    headingStyle: 'atx',
+    codeBlockStyle: 'fenced',
+    bulletListMarker: '-',
+  },
   async run(input) {
-    const [{ default: TurndownService }, { gfm }] = await Promise.all([import('turndown'), import('@joplin/turndown-plugin-gfm')])
+    const [{ default: TurndownService }, { gfm }] = await Promise.all([
+      import('turndown'),
+      import('@joplin/turndown-plugin-gfm'),
+    ])
     const td = new TurndownService({
       headingStyle: input.headingStyle,
       codeBlockStyle: input.codeBlockStyle,

@@ -8,14 +8,29 @@ interface Input {
 
 /** Headers echoed back as received (lower-case names), so the buyer sees what was graded. */
 const SHOWN = [
-  'strict-transport-security', 'content-security-policy', 'content-security-policy-report-only', 'x-frame-options', 'x-content-type-options',
-  'referrer-policy', 'permissions-policy', 'feature-policy', 'cross-origin-opener-policy', 'cross-origin-embedder-policy',
-  'cross-origin-resource-policy', 'server', 'x-powered-by', 'x-aspnet-version', 'x-aspnetmvc-version', 'x-generator', 'x-xss-protection',
+  'strict-transport-security',
+  'content-security-policy',
+  'content-security-policy-report-only',
+  'x-frame-options',
+  'x-content-type-options',
+  'referrer-policy',
+  'permissions-policy',
+  'feature-policy',
+  'cross-origin-opener-policy',
+  'cross-origin-embedder-policy',
+  'cross-origin-resource-policy',
+  'server',
+  'x-powered-by',
+  'x-aspnet-version',
+  'x-aspnetmvc-version',
+  'x-generator',
+  'x-xss-protection',
 ]
 
 export default defineHandler<Input>({
   slug: 'http-security-headers-analyzer',
-  description: 'Fetch a URL (HEAD, falling back to GET) and grade its HTTP security headers: HSTS, CSP, framing protection, X-Content-Type-Options, Referrer-Policy, Permissions-Policy, COOP/COEP/CORP, cookie flags and software disclosure, with a result per check and an A–F grade.',
+  description:
+    'Fetch a URL (HEAD, falling back to GET) and grade its HTTP security headers: HSTS, CSP, framing protection, X-Content-Type-Options, Referrer-Policy, Permissions-Policy, COOP/COEP/CORP, cookie flags and software disclosure, with a result per check and an A–F grade.',
   network: true,
   timeoutMs: 25_000,
   inputSchema: {
@@ -23,7 +38,13 @@ export default defineHandler<Input>({
     required: ['url'],
     additionalProperties: false,
     properties: {
-      url: { type: 'string', minLength: 4, maxLength: 2048, description: 'absolute http(s) URL of a public page; redirects are followed (up to 5) and the final answer is graded' },
+      url: {
+        type: 'string',
+        minLength: 4,
+        maxLength: 2048,
+        description:
+          'absolute http(s) URL of a public page; redirects are followed (up to 5) and the final answer is graded',
+      },
     },
   },
   output: {

@@ -9,7 +9,8 @@ const gradient = async (width: number, height: number, format: 'png' | 'jpeg' = 
   return (await sharp(Buffer.from(svg))[format]().toBuffer()).toString('base64')
 }
 
-const resize = async (input: Record<string, unknown>, accept?: string) => okResult(await runInline(handler, input, { accept }))
+const resize = async (input: Record<string, unknown>, accept?: string) =>
+  okResult(await runInline(handler, input, { accept }))
 
 /** A PNG whose header declares width×height but carries almost no pixel data. */
 function pngDeclaring(width: number, height: number): Buffer {
@@ -26,7 +27,12 @@ function pngDeclaring(width: number, height: number): Buffer {
   ihdr.writeUInt32BE(height, 4)
   ihdr[8] = 8 // bit depth
   ihdr[9] = 2 // RGB
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(Buffer.alloc(1024))), chunk('IEND', Buffer.alloc(0))])
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(Buffer.alloc(1024))),
+    chunk('IEND', Buffer.alloc(0)),
+  ])
 }
 
 t.test('resizes keeping the aspect ratio and converts formats', async (t) => {
@@ -81,7 +87,11 @@ t.test('GET: a small image as base64url in the query string', async (t) => {
 t.test('bad and oversized input names the field', async (t) => {
   t.match(await runInline(handler, { image: '' }), { ok: false, status: 400, field: 'image' })
   t.match(await runInline(handler, { image: 'not base64 !!' }), { ok: false, status: 400, field: 'image' })
-  t.match(await runInline(handler, { image: Buffer.from('hello, not an image').toString('base64') }), { ok: false, status: 400, field: 'image' })
+  t.match(await runInline(handler, { image: Buffer.from('hello, not an image').toString('base64') }), {
+    ok: false,
+    status: 400,
+    field: 'image',
+  })
   t.match(await runInline(handler, { image: 'A'.repeat(14_000_000) }), { ok: false, status: 400, field: 'image' })
   t.match(await runInline(handler, { image: 'A'.repeat(13_981_100) }), { ok: false, status: 413, field: 'image' })
   t.match(await runInline(handler, { image: 'AAAA', width: 0 }), { ok: false, status: 400, field: 'width' })

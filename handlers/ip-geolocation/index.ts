@@ -3,14 +3,39 @@ import { defineHandler, HandlerInputError } from '../../src/pool/handler-contrac
 
 /** Version of the MaxMind GeoLite2 snapshot bundled in the geoip-lite npm package we ship (see its data/*.checksum). */
 const DATA_SOURCE = 'MaxMind GeoLite2 City, 2023-11-15 snapshot bundled in geoip-lite 1.4.10 (offline)'
-const ATTRIBUTION = 'This product includes GeoLite2 data created by MaxMind, available from https://www.maxmind.com (CC BY-SA 4.0).'
+const ATTRIBUTION =
+  'This product includes GeoLite2 data created by MaxMind, available from https://www.maxmind.com (CC BY-SA 4.0).'
 
 /** Ranges that have no geographic location: private, loopback, link-local, CGNAT, documentation, multicast, reserved. */
 const nonPublic = new BlockList()
-for (const [net, bits] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4]] as const) {
+for (const [net, bits] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const) {
   nonPublic.addSubnet(net, bits, 'ipv4')
 }
-for (const [net, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['2001:db8::', 32], ['64:ff9b:1::', 48], ['100::', 64]] as const) {
+for (const [net, bits] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+  ['2001:db8::', 32],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+] as const) {
   nonPublic.addSubnet(net, bits, 'ipv6')
 }
 
@@ -20,18 +45,25 @@ interface Input {
 
 export default defineHandler<Input>({
   slug: 'ip-geolocation',
-  description: 'Locate an IPv4 or IPv6 address from an offline GeoLite2 database: country, region, city, coordinates with accuracy radius, time zone and EU membership. City-level answers are approximate; no network lookups.',
+  description:
+    'Locate an IPv4 or IPv6 address from an offline GeoLite2 database: country, region, city, coordinates with accuracy radius, time zone and EU membership. City-level answers are approximate; no network lookups.',
   inputSchema: {
     type: 'object',
     required: ['ip'],
     additionalProperties: false,
     properties: {
-      ip: { type: 'string', minLength: 2, maxLength: 45, description: 'an IPv4 (e.g. 8.8.8.8) or IPv6 (e.g. 2001:4860:4860::8888) address' },
+      ip: {
+        type: 'string',
+        minLength: 2,
+        maxLength: 45,
+        description: 'an IPv4 (e.g. 8.8.8.8) or IPv6 (e.g. 2001:4860:4860::8888) address',
+      },
     },
   },
   output: {
     contentType: 'application/json',
-    description: 'found (false for private/reserved or unknown addresses, with a reason), country (ISO 3166-1 alpha-2), region (ISO 3166-2 subdivision code), city, latitude, longitude, accuracyRadiusKm, timezone, eu, source and attribution',
+    description:
+      'found (false for private/reserved or unknown addresses, with a reason), country (ISO 3166-1 alpha-2), region (ISO 3166-2 subdivision code), city, latitude, longitude, accuracyRadiusKm, timezone, eu, source and attribution',
     schema: {
       type: 'object',
       properties: {
@@ -58,7 +90,8 @@ export default defineHandler<Input>({
     const version = isIP(ip)
     if (version === 0) throw new HandlerInputError('ip', 'ip is not a valid IPv4 or IPv6 address')
     const meta = { ip, version, source: DATA_SOURCE, attribution: ATTRIBUTION }
-    if (nonPublic.check(ip, version === 4 ? 'ipv4' : 'ipv6')) return { body: { ...meta, found: false, reason: 'private or reserved address' } }
+    if (nonPublic.check(ip, version === 4 ? 'ipv4' : 'ipv6'))
+      return { body: { ...meta, found: false, reason: 'private or reserved address' } }
     // geoip-lite reads its bundled data files once, on first import (≈150 MB, kept per worker)
     const { default: geoip } = await import('geoip-lite')
     const hit = geoip.lookup(ip)

@@ -2,7 +2,8 @@ import t from 'tap'
 import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
-const locate = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') => okBody<Record<string, unknown>>(await runInline(handler, input, { from }))
+const locate = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') =>
+  okBody<Record<string, unknown>>(await runInline(handler, input, { from }))
 
 t.test('known addresses from the bundled database', async (t) => {
   // MaxMind's own test range 81.2.69.160/27 is in London area in GeoLite2

@@ -30,11 +30,25 @@ export default defineHandler<Input>({
     additionalProperties: false,
     required: ['json'],
     properties: {
-      json: { type: 'string', maxLength: MAX_JSON, description: `JSON text to check, at most ${MAX_JSON} characters and ${MAX_DEPTH} levels of nesting. Numbers are read as IEEE-754 doubles.` },
+      json: {
+        type: 'string',
+        maxLength: MAX_JSON,
+        description: `JSON text to check, at most ${MAX_JSON} characters and ${MAX_DEPTH} levels of nesting. Numbers are read as IEEE-754 doubles.`,
+      },
       format: { type: 'string', enum: ['pretty', 'minify'], default: 'pretty', description: 'Output layout.' },
-      indent: { type: 'integer', minimum: 1, maximum: 8, default: 2, description: 'Spaces per level when pretty-printing.' },
+      indent: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 8,
+        default: 2,
+        description: 'Spaces per level when pretty-printing.',
+      },
       useTabs: { type: 'boolean', default: false, description: 'Indent with one tab per level instead of spaces.' },
-      sortKeys: { type: 'boolean', default: false, description: 'Sort object keys alphabetically (code-unit order) at every level; array order is kept.' },
+      sortKeys: {
+        type: 'boolean',
+        default: false,
+        description: 'Sort object keys alphabetically (code-unit order) at every level; array order is kept.',
+      },
       schema: {
         type: ['object', 'boolean', 'string'],
         description: `Optional JSON Schema (object, or its JSON text for GET; at most ${MAX_SCHEMA} characters serialized). Draft picked from $schema (2020-12, 2019-09, else draft-07); formats from ajv-formats; "pattern" runs on the linear-time RE2 engine, so lookarounds and backreferences are rejected; remote $refs are not fetched.`,
@@ -118,7 +132,8 @@ function sortKeys(v: unknown): unknown {
 function readSchema(schema: NonNullable<Input['schema']>): Record<string, unknown> | boolean {
   let parsed: unknown = schema
   if (typeof schema === 'string') {
-    if (schema.length > MAX_SCHEMA) throw new HandlerInputError('schema', `schema is longer than ${MAX_SCHEMA} characters`, 413)
+    if (schema.length > MAX_SCHEMA)
+      throw new HandlerInputError('schema', `schema is longer than ${MAX_SCHEMA} characters`, 413)
     try {
       parsed = JSON.parse(schema)
     } catch (err) {
@@ -130,7 +145,8 @@ function readSchema(schema: NonNullable<Input['schema']>): Record<string, unknow
   if (typeof parsed !== 'boolean' && (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))) {
     throw new HandlerInputError('schema', 'schema must be a JSON object or boolean')
   }
-  if (typeof parsed === 'object' && nestingDepth(parsed) > MAX_DEPTH) throw new HandlerInputError('schema', `schema nests deeper than ${MAX_DEPTH} levels`, 413)
+  if (typeof parsed === 'object' && nestingDepth(parsed) > MAX_DEPTH)
+    throw new HandlerInputError('schema', `schema nests deeper than ${MAX_DEPTH} levels`, 413)
   return parsed as Record<string, unknown> | boolean
 }
 

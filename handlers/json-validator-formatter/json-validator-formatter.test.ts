@@ -22,9 +22,17 @@ t.test('example: sorted, pretty, schema passes', async (t) => {
 })
 
 t.test('minify, tabs, scalars', async (t) => {
-  t.equal(okBody<Out>(await runInline(handler, { json: ' { "a" : [ 1 , 2 ] } ', format: 'minify' })).formatted, '{"a":[1,2]}')
+  t.equal(
+    okBody<Out>(await runInline(handler, { json: ' { "a" : [ 1 , 2 ] } ', format: 'minify' })).formatted,
+    '{"a":[1,2]}',
+  )
   t.equal(okBody<Out>(await runInline(handler, { json: '{"a":1}', useTabs: true })).formatted, '{\n\t"a": 1\n}')
-  t.same(okBody<Out>(await runInline(handler, { json: '42' })), { valid: true, formatted: '42', type: 'number', depth: 0 })
+  t.same(okBody<Out>(await runInline(handler, { json: '42' })), {
+    valid: true,
+    formatted: '42',
+    type: 'number',
+    depth: 0,
+  })
 })
 
 t.test('syntax errors are reported with line and column', async (t) => {
@@ -41,7 +49,11 @@ t.test('schema violations are listed', async (t) => {
   const schema = {
     type: 'object',
     required: ['id', 'email'],
-    properties: { id: { type: 'integer', minimum: 1 }, email: { type: 'string', format: 'email' }, code: { type: 'string', pattern: '^[A-Z]{3}$' } },
+    properties: {
+      id: { type: 'integer', minimum: 1 },
+      email: { type: 'string', format: 'email' },
+      code: { type: 'string', pattern: '^[A-Z]{3}$' },
+    },
   }
   const out = okBody<Out>(await runInline(handler, { json: '{"id":0,"code":"ab"}', schema }))
   t.equal(out.valid, true)
@@ -52,21 +64,40 @@ t.test('schema violations are listed', async (t) => {
 })
 
 t.test('draft 2020-12 schemas use the 2020 dialect', async (t) => {
-  const schema = { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'array', prefixItems: [{ type: 'number' }, { type: 'string' }] }
+  const schema = {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    type: 'array',
+    prefixItems: [{ type: 'number' }, { type: 'string' }],
+  }
   t.equal(okBody<Out>(await runInline(handler, { json: '[1,"x"]', schema })).schemaValid, true)
   t.equal(okBody<Out>(await runInline(handler, { json: '["x",1]', schema })).schemaValid, false)
 })
 
 t.test('hostile schema pattern runs in linear time (RE2)', async (t) => {
   const start = Date.now()
-  const out = okBody<Out>(await runInline(handler, { json: JSON.stringify('a'.repeat(50_000) + '!'), schema: { type: 'string', pattern: '^(a+)+$' } }))
+  const out = okBody<Out>(
+    await runInline(handler, {
+      json: JSON.stringify('a'.repeat(50_000) + '!'),
+      schema: { type: 'string', pattern: '^(a+)+$' },
+    }),
+  )
   t.equal(out.schemaValid, false)
   t.ok(Date.now() - start < 2000, 'returns quickly')
-  t.match(await runInline(handler, { json: '"a"', schema: { pattern: '(?=a)' } }), { ok: false, status: 400, field: 'schema' }, 'lookahead is refused')
+  t.match(
+    await runInline(handler, { json: '"a"', schema: { pattern: '(?=a)' } }),
+    { ok: false, status: 400, field: 'schema' },
+    'lookahead is refused',
+  )
 })
 
 t.test('GET query strings: schema as JSON text, booleans coerced', async (t) => {
-  const out = okBody<Out>(await runInline(handler, { json: '{"b":1,"a":2}', sortKeys: 'true', format: 'minify', schema: '{"type":"object"}' }, { from: 'query' }))
+  const out = okBody<Out>(
+    await runInline(
+      handler,
+      { json: '{"b":1,"a":2}', sortKeys: 'true', format: 'minify', schema: '{"type":"object"}' },
+      { from: 'query' },
+    ),
+  )
   t.equal(out.formatted, '{"a":2,"b":1}')
   t.equal(out.schemaValid, true)
 })
@@ -75,12 +106,23 @@ t.test('invalid input names the field', async (t) => {
   t.match(await runInline(handler, {}), { ok: false, status: 400, field: 'json' })
   t.match(await runInline(handler, { json: '1', indent: 9 }), { ok: false, status: 400, field: 'indent' })
   t.match(await runInline(handler, { json: '1', schema: '{not json' }), { ok: false, status: 400, field: 'schema' })
-  t.match(await runInline(handler, { json: '1', schema: { type: 'nonsense' } }), { ok: false, status: 400, field: 'schema' })
+  t.match(await runInline(handler, { json: '1', schema: { type: 'nonsense' } }), {
+    ok: false,
+    status: 400,
+    field: 'schema',
+  })
   t.match(await runInline(handler, { json: '1', schema: 5 }), { ok: false, status: 400, field: 'schema' })
 })
 
 t.test('documented limits: 1,000,000 characters, 1,000 levels', async (t) => {
   t.match(await runInline(handler, { json: ' '.repeat(1_000_001) }), { ok: false, status: 400, field: 'json' })
-  t.match(await runInline(handler, { json: '['.repeat(1001) + ']'.repeat(1001) }), { ok: false, status: 413, field: 'json' })
-  t.equal(okBody<Out>(await runInline(handler, { json: '['.repeat(1000) + ']'.repeat(1000), format: 'minify' })).depth, 1000)
+  t.match(await runInline(handler, { json: '['.repeat(1001) + ']'.repeat(1001) }), {
+    ok: false,
+    status: 413,
+    field: 'json',
+  })
+  t.equal(
+    okBody<Out>(await runInline(handler, { json: '['.repeat(1000) + ']'.repeat(1000), format: 'minify' })).depth,
+    1000,
+  )
 })

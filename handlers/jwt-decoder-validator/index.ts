@@ -2,7 +2,19 @@ import { defineHandler, HandlerInputError } from '../../src/pool/handler-contrac
 
 const MAX_TOKEN = 16_384
 const HMAC_ALGS = ['HS256', 'HS384', 'HS512']
-const ASYMMETRIC_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']
+const ASYMMETRIC_ALGS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+]
 
 interface Input {
   token: string
@@ -21,51 +33,96 @@ type TimeClaim = { value: number; iso: string; status: string } | { status: 'abs
 
 function timeClaim(v: unknown, field: string, status: (t: number) => string): TimeClaim {
   if (v === undefined) return { status: 'absent' }
-  if (typeof v !== 'number' || !Number.isFinite(v)) return { value: v as number, iso: '', status: `invalid: ${field} is not a number` }
+  if (typeof v !== 'number' || !Number.isFinite(v))
+    return { value: v as number, iso: '', status: `invalid: ${field} is not a number` }
   return { value: v, iso: new Date(v * 1000).toISOString(), status: status(v) }
 }
 
 export default defineHandler<Input>({
   slug: 'jwt-decoder-validator',
-  description: 'Decode a JWT (header, payload, signature) and optionally verify it with an HMAC secret, a PEM public key or certificate, or an inline JWKS; reports exp/nbf/iat status and issuer/audience checks.',
+  description:
+    'Decode a JWT (header, payload, signature) and optionally verify it with an HMAC secret, a PEM public key or certificate, or an inline JWKS; reports exp/nbf/iat status and issuer/audience checks.',
   inputSchema: {
     type: 'object',
     required: ['token'],
     additionalProperties: false,
     properties: {
-      token: { type: 'string', minLength: 1, maxLength: MAX_TOKEN, description: `compact JWS (header.payload.signature), at most ${MAX_TOKEN} characters` },
-      secret: { type: 'string', minLength: 1, maxLength: 1024, description: 'shared secret for HS256/HS384/HS512 verification' },
-      secretEncoding: { type: 'string', enum: ['utf8', 'base64', 'base64url', 'hex'], default: 'utf8', description: 'how `secret` is encoded' },
-      publicKey: { type: 'string', minLength: 1, maxLength: 16_384, description: 'PEM public key (SPKI "BEGIN PUBLIC KEY") or X.509 certificate for RS/PS/ES/EdDSA verification' },
+      token: {
+        type: 'string',
+        minLength: 1,
+        maxLength: MAX_TOKEN,
+        description: `compact JWS (header.payload.signature), at most ${MAX_TOKEN} characters`,
+      },
+      secret: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 1024,
+        description: 'shared secret for HS256/HS384/HS512 verification',
+      },
+      secretEncoding: {
+        type: 'string',
+        enum: ['utf8', 'base64', 'base64url', 'hex'],
+        default: 'utf8',
+        description: 'how `secret` is encoded',
+      },
+      publicKey: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 16_384,
+        description: 'PEM public key (SPKI "BEGIN PUBLIC KEY") or X.509 certificate for RS/PS/ES/EdDSA verification',
+      },
       jwks: {
         type: 'object',
         required: ['keys'],
-        description: 'a JSON Web Key Set given inline ({ "keys": [...] }); the key is chosen by kid/alg. Never fetched from a URL.',
-        properties: { keys: { type: 'array', minItems: 1, maxItems: 50, items: { type: 'object' }, description: 'public JWKs' } },
+        description:
+          'a JSON Web Key Set given inline ({ "keys": [...] }); the key is chosen by kid/alg. Never fetched from a URL.',
+        properties: {
+          keys: { type: 'array', minItems: 1, maxItems: 50, items: { type: 'object' }, description: 'public JWKs' },
+        },
       },
       algorithms: {
         type: 'array',
         minItems: 1,
         maxItems: 14,
         items: { type: 'string', enum: [...HMAC_ALGS, ...ASYMMETRIC_ALGS] },
-        description: 'allowed algorithms; defaults to the HS family with a secret and the asymmetric ones with a key or JWKS',
+        description:
+          'allowed algorithms; defaults to the HS family with a secret and the asymmetric ones with a key or JWKS',
       },
       issuer: { type: 'string', maxLength: 1024, description: 'expected iss claim' },
       audience: { type: 'string', maxLength: 1024, description: 'expected value (or member) of the aud claim' },
-      clockToleranceSec: { type: 'integer', minimum: 0, maximum: 3600, default: 0, description: 'leeway in seconds for exp and nbf' },
-      at: { type: 'integer', minimum: 0, maximum: 32503680000, description: 'evaluate time claims at this Unix time (seconds) instead of now' },
+      clockToleranceSec: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 3600,
+        default: 0,
+        description: 'leeway in seconds for exp and nbf',
+      },
+      at: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 32503680000,
+        description: 'evaluate time claims at this Unix time (seconds) instead of now',
+      },
     },
   },
   output: {
     contentType: 'application/json',
-    description: 'header, payload, signature; claims (exp/nbf/iat each with value, ISO time, status); verification (attempted, method, signatureValid, valid, error)',
+    description:
+      'header, payload, signature; claims (exp/nbf/iat each with value, ISO time, status); verification (attempted, method, signatureValid, valid, error)',
     schema: {
       type: 'object',
-      properties: { header: { type: 'object' }, payload: {}, signature: { type: 'string' }, claims: { type: 'object' }, verification: { type: 'object' } },
+      properties: {
+        header: { type: 'object' },
+        payload: {},
+        signature: { type: 'string' },
+        claims: { type: 'object' },
+        verification: { type: 'object' },
+      },
     },
   },
   example: {
-    token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c',
+    token:
+      'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c',
     secret: 'your-256-bit-secret',
     secretEncoding: 'utf8',
     clockToleranceSec: 0,
@@ -73,7 +130,8 @@ export default defineHandler<Input>({
   async run(input) {
     const jose = await import('jose')
     const parts = input.token.trim().split('.')
-    if (parts.length === 5) throw new HandlerInputError('token', 'token is an encrypted JWT (JWE); only signed JWTs can be decoded')
+    if (parts.length === 5)
+      throw new HandlerInputError('token', 'token is an encrypted JWT (JWE); only signed JWTs can be decoded')
     if (parts.length !== 3) throw new HandlerInputError('token', 'token must have three dot-separated parts')
     const token = parts.join('.')
 
@@ -109,14 +167,17 @@ export default defineHandler<Input>({
     if (keys > 1) throw new HandlerInputError('secret', 'give only one of secret, publicKey and jwks')
 
     const checks: string[] = []
-    if (input.issuer !== undefined && claimsObj.iss !== input.issuer) checks.push(`iss is ${JSON.stringify(claimsObj.iss ?? null)}, expected ${JSON.stringify(input.issuer)}`)
+    if (input.issuer !== undefined && claimsObj.iss !== input.issuer)
+      checks.push(`iss is ${JSON.stringify(claimsObj.iss ?? null)}, expected ${JSON.stringify(input.issuer)}`)
     if (input.audience !== undefined) {
       const aud = claimsObj.aud
       const ok = Array.isArray(aud) ? aud.includes(input.audience) : aud === input.audience
       if (!ok) checks.push(`aud ${JSON.stringify(aud ?? null)} does not include ${JSON.stringify(input.audience)}`)
     }
-    if ('status' in claims.exp && claims.exp.status !== 'valid' && claims.exp.status !== 'absent') checks.push(`exp: ${claims.exp.status}`)
-    if ('status' in claims.nbf && claims.nbf.status !== 'valid' && claims.nbf.status !== 'absent') checks.push(`nbf: ${claims.nbf.status}`)
+    if ('status' in claims.exp && claims.exp.status !== 'valid' && claims.exp.status !== 'absent')
+      checks.push(`exp: ${claims.exp.status}`)
+    if ('status' in claims.nbf && claims.nbf.status !== 'valid' && claims.nbf.status !== 'absent')
+      checks.push(`nbf: ${claims.nbf.status}`)
 
     let verification: Record<string, unknown> = { attempted: false, claimProblems: checks }
     if (keys === 1) {
@@ -126,9 +187,13 @@ export default defineHandler<Input>({
       let signatureValid = false
       let error: string | null = null
       try {
-        if (!algorithms.includes(alg)) throw new Error(`alg ${JSON.stringify(header.alg)} is not allowed (allowed: ${algorithms.join(', ')})`)
+        if (!algorithms.includes(alg))
+          throw new Error(`alg ${JSON.stringify(header.alg)} is not allowed (allowed: ${algorithms.join(', ')})`)
         if (input.secret !== undefined) {
-          const key = input.secretEncoding === 'utf8' ? new TextEncoder().encode(input.secret) : Buffer.from(input.secret, input.secretEncoding)
+          const key =
+            input.secretEncoding === 'utf8'
+              ? new TextEncoder().encode(input.secret)
+              : Buffer.from(input.secret, input.secretEncoding)
           await jose.compactVerify(token, key, { algorithms })
         } else if (input.publicKey !== undefined) {
           const pem = input.publicKey.trim()
@@ -136,7 +201,10 @@ export default defineHandler<Input>({
           try {
             key = pem.includes('BEGIN CERTIFICATE') ? await jose.importX509(pem, alg) : await jose.importSPKI(pem, alg)
           } catch (err) {
-            throw new HandlerInputError('publicKey', `publicKey could not be read for ${alg}: ${(err as Error).message}`)
+            throw new HandlerInputError(
+              'publicKey',
+              `publicKey could not be read for ${alg}: ${(err as Error).message}`,
+            )
           }
           await jose.compactVerify(token, key, { algorithms })
         } else {
@@ -154,7 +222,15 @@ export default defineHandler<Input>({
         const e = err as { code?: string; message: string }
         error = e.code ? `${e.code}: ${e.message}` : e.message
       }
-      verification = { attempted: true, method, algorithm: alg, signatureValid, valid: signatureValid && checks.length === 0, error, claimProblems: checks }
+      verification = {
+        attempted: true,
+        method,
+        algorithm: alg,
+        signatureValid,
+        valid: signatureValid && checks.length === 0,
+        error,
+        claimProblems: checks,
+      }
     }
 
     return { body: { header, payload, signature: parts[2], claims, verification } }

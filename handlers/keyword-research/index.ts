@@ -5,8 +5,16 @@ import { defineHandler, HandlerInputError, HandlerUpstreamError } from '../../sr
 
 const INTENTS = ['informational', 'commercial', 'transactional', 'navigational'] as const
 /** query patterns tried besides the seed itself, in this order (`expansions` takes the first n) */
-export const EXPANSIONS = ['best {seed}', 'how {seed}', '{seed} vs', 'what is {seed}', '{seed} for', '{seed} near me'] as const
-const VOLUME_NOTE = 'No search volumes: Brave Suggest returns query suggestions without volume or traffic data, and none are estimated here.'
+export const EXPANSIONS = [
+  'best {seed}',
+  'how {seed}',
+  '{seed} vs',
+  'what is {seed}',
+  '{seed} for',
+  '{seed} near me',
+] as const
+const VOLUME_NOTE =
+  'No search volumes: Brave Suggest returns query suggestions without volume or traffic data, and none are estimated here.'
 
 interface Input {
   keyword: string
@@ -30,7 +38,8 @@ interface Cluster {
  */
 export default defineHandler<Input>({
   slug: 'keyword-research',
-  description: 'Related search queries for a seed keyword from Brave Search suggestions, grouped by a language model into clusters with a search intent (informational, commercial, transactional, navigational). No search volumes: the source has none.',
+  description:
+    'Related search queries for a seed keyword from Brave Search suggestions, grouped by a language model into clusters with a search intent (informational, commercial, transactional, navigational). No search volumes: the source has none.',
   // suggestions use BRAVE_SUGGEST_API_KEY when the operator has that plan, else the search key
   providers: ['BRAVE_SEARCH_URL', ['BRAVE_SUGGEST_API_KEY', 'BRAVE_SEARCH_API_KEY'], ...LLM_PROVIDERS],
   timeoutMs: 60_000,
@@ -39,11 +48,36 @@ export default defineHandler<Input>({
     required: ['keyword'],
     additionalProperties: false,
     properties: {
-      keyword: { type: 'string', minLength: 2, maxLength: 100, description: 'the seed keyword or phrase, at most 100 characters' },
-      expansions: { type: 'integer', minimum: 0, maximum: EXPANSIONS.length, default: 3, description: `how many query patterns to ask suggestions for besides the seed itself, in this order: ${EXPANSIONS.map((e) => `"${e}"`).join(', ')} (0–${EXPANSIONS.length}; one Suggest call each)` },
-      count: { type: 'integer', minimum: 1, maximum: 20, default: 10, description: 'suggestions asked for per query, 1–20 (Brave may return fewer)' },
-      country: { type: 'string', pattern: '^([A-Za-z]{2}|ALL|all)$', description: 'two-letter country code the suggestions are for, or ALL; default: Brave\'s (US)' },
-      language: { type: 'string', pattern: '^[A-Za-z]{2}(-[A-Za-z]{2,4})?$', description: 'language of the suggestions (e.g. en, de, fr); default: Brave\'s (en)' },
+      keyword: {
+        type: 'string',
+        minLength: 2,
+        maxLength: 100,
+        description: 'the seed keyword or phrase, at most 100 characters',
+      },
+      expansions: {
+        type: 'integer',
+        minimum: 0,
+        maximum: EXPANSIONS.length,
+        default: 3,
+        description: `how many query patterns to ask suggestions for besides the seed itself, in this order: ${EXPANSIONS.map((e) => `"${e}"`).join(', ')} (0–${EXPANSIONS.length}; one Suggest call each)`,
+      },
+      count: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 20,
+        default: 10,
+        description: 'suggestions asked for per query, 1–20 (Brave may return fewer)',
+      },
+      country: {
+        type: 'string',
+        pattern: '^([A-Za-z]{2}|ALL|all)$',
+        description: "two-letter country code the suggestions are for, or ALL; default: Brave's (US)",
+      },
+      language: {
+        type: 'string',
+        pattern: '^[A-Za-z]{2}(-[A-Za-z]{2,4})?$',
+        description: "language of the suggestions (e.g. en, de, fr); default: Brave's (en)",
+      },
     },
   },
   output: {
@@ -55,8 +89,29 @@ export default defineHandler<Input>({
       type: 'object',
       properties: {
         seed: { type: 'string' },
-        keywords: { type: 'array', items: { type: 'object', properties: { keyword: { type: 'string' }, from: { type: 'string' }, cluster: { type: ['string', 'null'] }, intent: { type: ['string', 'null'] } } } },
-        clusters: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, intent: { type: 'string', enum: [...INTENTS] }, keywords: { type: 'array', items: { type: 'string' } } } } },
+        keywords: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              keyword: { type: 'string' },
+              from: { type: 'string' },
+              cluster: { type: ['string', 'null'] },
+              intent: { type: ['string', 'null'] },
+            },
+          },
+        },
+        clusters: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              name: { type: 'string' },
+              intent: { type: 'string', enum: [...INTENTS] },
+              keywords: { type: 'array', items: { type: 'string' } },
+            },
+          },
+        },
         unclustered: { type: 'array', items: { type: 'string' } },
         intentCounts: { type: 'object' },
         queries: { type: 'array', items: { type: 'string' } },
@@ -72,12 +127,21 @@ export default defineHandler<Input>({
     const seed = input.keyword.trim().replace(/\s+/g, ' ')
     if (seed.length < 2) throw new HandlerInputError('keyword', 'keyword is too short')
     providerSetting(ctx, 'BRAVE_SEARCH_URL', 'query suggestions')
-    if (!optionalSetting(ctx, 'BRAVE_SUGGEST_API_KEY')) providerSetting(ctx, 'BRAVE_SEARCH_API_KEY', 'query suggestions (or BRAVE_SUGGEST_API_KEY)')
+    if (!optionalSetting(ctx, 'BRAVE_SUGGEST_API_KEY'))
+      providerSetting(ctx, 'BRAVE_SEARCH_API_KEY', 'query suggestions (or BRAVE_SUGGEST_API_KEY)')
     assertLlmConfigured(ctx)
 
     const queries = [seed, ...EXPANSIONS.slice(0, input.expansions).map((p) => p.replace('{seed}', () => seed))]
     const answers = await Promise.all(
-      queries.map((q) => braveSuggest(ctx, { q, count: input.count, country: input.country?.toUpperCase(), lang: input.language?.toLowerCase(), fields: { q: 'keyword', country: 'country', lang: 'language' } })),
+      queries.map((q) =>
+        braveSuggest(ctx, {
+          q,
+          count: input.count,
+          country: input.country?.toUpperCase(),
+          lang: input.language?.toLowerCase(),
+          fields: { q: 'keyword', country: 'country', lang: 'language' },
+        }),
+      ),
     )
     // distinct suggestions, first query wins; the seed itself is not a suggestion
     const from = new Map<string, { keyword: string; from: string }>()
@@ -92,7 +156,17 @@ export default defineHandler<Input>({
     const list = [...from.values()]
     const base = { seed, queries, volume: null, volumeNote: VOLUME_NOTE }
     if (list.length === 0) {
-      return { body: { ...base, keywords: [], clusters: [], unclustered: [], intentCounts: Object.fromEntries(INTENTS.map((i) => [i, 0])), model: null, usage: null } }
+      return {
+        body: {
+          ...base,
+          keywords: [],
+          clusters: [],
+          unclustered: [],
+          intentCounts: Object.fromEntries(INTENTS.map((i) => [i, 0])),
+          model: null,
+          usage: null,
+        },
+      }
     }
 
     const names = list.map((k) => k.keyword)
@@ -124,12 +198,19 @@ export default defineHandler<Input>({
       'transactional (wants to buy, sign up or get something now) or navigational (wants a specific site or brand). ' +
       'Put every keyword in exactly one cluster, copied exactly as given; add no other keywords. Do not estimate search volumes. ' +
       'Answer with JSON of the shape {"clusters": [{"name": "...", "intent": "...", "keywords": ["...", ...]}]}.'
-    const { json, llm } = await chatJson<{ clusters: Cluster[] }>(ctx, { task, data: { seed, keywords: names }, schema, maxTokens: 400 + names.length * 25, temperature: 0 })
+    const { json, llm } = await chatJson<{ clusters: Cluster[] }>(ctx, {
+      task,
+      data: { seed, keywords: names },
+      schema,
+      maxTokens: 400 + names.length * 25,
+      temperature: 0,
+    })
 
     const placed = new Map<string, Cluster>()
     for (const c of json.clusters) {
       for (const k of c.keywords) {
-        if (placed.has(k)) throw new HandlerUpstreamError('upstream_failed', 'the language model put a keyword in more than one cluster')
+        if (placed.has(k))
+          throw new HandlerUpstreamError('upstream_failed', 'the language model put a keyword in more than one cluster')
         placed.set(k, c)
       }
     }
@@ -137,10 +218,16 @@ export default defineHandler<Input>({
     return {
       body: {
         ...base,
-        keywords: list.map((k) => ({ ...k, cluster: placed.get(k.keyword)?.name.trim() ?? null, intent: placed.get(k.keyword)?.intent ?? null })),
+        keywords: list.map((k) => ({
+          ...k,
+          cluster: placed.get(k.keyword)?.name.trim() ?? null,
+          intent: placed.get(k.keyword)?.intent ?? null,
+        })),
         clusters,
         unclustered: names.filter((k) => !placed.has(k)),
-        intentCounts: Object.fromEntries(INTENTS.map((i) => [i, list.filter((k) => placed.get(k.keyword)?.intent === i).length])),
+        intentCounts: Object.fromEntries(
+          INTENTS.map((i) => [i, list.filter((k) => placed.get(k.keyword)?.intent === i).length]),
+        ),
         model: llm.model,
         usage: llm.usage,
       },

@@ -10,14 +10,26 @@ interface Input {
 
 export default defineHandler<Input>({
   slug: 'language-detector',
-  description: 'Detect the language of a text offline (tinyld, 60+ languages): ISO 639-1 and 639-3 codes, the language name, a confidence and the top-N candidates.',
+  description:
+    'Detect the language of a text offline (tinyld, 60+ languages): ISO 639-1 and 639-3 codes, the language name, a confidence and the top-N candidates.',
   inputSchema: {
     type: 'object',
     required: ['text'],
     additionalProperties: false,
     properties: {
-      text: { type: 'string', minLength: 1, maxLength: MAX_TEXT, description: `text to classify, at most ${MAX_TEXT} characters; a sentence or more gives reliable results` },
-      top: { type: 'integer', minimum: 1, maximum: 10, default: 3, description: 'how many candidate languages to return' },
+      text: {
+        type: 'string',
+        minLength: 1,
+        maxLength: MAX_TEXT,
+        description: `text to classify, at most ${MAX_TEXT} characters; a sentence or more gives reliable results`,
+      },
+      top: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 10,
+        default: 3,
+        description: 'how many candidate languages to return',
+      },
       only: {
         type: 'array',
         maxItems: 60,
@@ -28,7 +40,8 @@ export default defineHandler<Input>({
   },
   output: {
     contentType: 'application/json',
-    description: 'language (best guess, null when undetermined) and candidates, each with iso639_1, iso639_3, name and confidence 0..1',
+    description:
+      'language (best guess, null when undetermined) and candidates, each with iso639_1, iso639_3, name and confidence 0..1',
     schema: {
       type: 'object',
       properties: {

@@ -4,7 +4,8 @@ import handler from './index.js'
 
 type Cand = { iso639_1: string; iso639_3: string; name: string; confidence: number }
 type Body = { language: Cand | null; candidates: Cand[]; reliable: boolean }
-const detect = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') => okBody<Body>(await runInline(handler, input, { from }))
+const detect = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') =>
+  okBody<Body>(await runInline(handler, input, { from }))
 
 t.test('known languages', async (t) => {
   const cases: [string, string, string][] = [
@@ -24,10 +25,16 @@ t.test('known languages', async (t) => {
 })
 
 t.test('top-N and restriction; query-string input', async (t) => {
-  const r = await detect({ text: 'Ceci est une phrase en français, assez longue pour être reconnue.', top: '2' }, 'query')
+  const r = await detect(
+    { text: 'Ceci est une phrase en français, assez longue pour être reconnue.', top: '2' },
+    'query',
+  )
   t.ok(r.candidates.length <= 2 && r.candidates.length >= 1)
   t.equal(r.language?.name, 'French')
-  const only = await detect({ text: 'Ceci est une phrase en français, assez longue pour être reconnue.', only: ['en', 'de'] })
+  const only = await detect({
+    text: 'Ceci est une phrase en français, assez longue pour être reconnue.',
+    only: ['en', 'de'],
+  })
   t.not(only.language?.iso639_1, 'fr')
   const one = await detect({ text: 'hello world and everyone in it', top: 1 })
   t.equal(one.candidates.length, 1)

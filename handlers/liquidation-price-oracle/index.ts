@@ -30,11 +30,38 @@ export default defineHandler<Input>({
     required: ['side', 'entryPrice', 'leverage'],
     properties: {
       side: { type: 'string', enum: ['long', 'short'], description: 'Position direction.' },
-      entryPrice: { type: 'number', exclusiveMinimum: 0, maximum: 1e12, description: 'Average entry price E (> 0, ≤ 1e12).' },
-      leverage: { type: 'number', minimum: 1, maximum: 1_000, description: 'Leverage L (1-1000); initial margin is E/L per unit.' },
-      maintenanceMarginRate: { type: 'number', minimum: 0, maximum: 0.5, default: 0.005, description: 'Maintenance margin rate m as a fraction of notional (0.005 = 0.5 %).' },
-      feeRate: { type: 'number', minimum: 0, maximum: 0.1, default: 0, description: 'Closing (liquidation/taker) fee rate f as a fraction of notional, reserved from margin.' },
-      quantity: { type: 'number', exclusiveMinimum: 0, maximum: 1e12, description: 'Optional position size in units, to also get notional and margin amounts.' },
+      entryPrice: {
+        type: 'number',
+        exclusiveMinimum: 0,
+        maximum: 1e12,
+        description: 'Average entry price E (> 0, ≤ 1e12).',
+      },
+      leverage: {
+        type: 'number',
+        minimum: 1,
+        maximum: 1_000,
+        description: 'Leverage L (1-1000); initial margin is E/L per unit.',
+      },
+      maintenanceMarginRate: {
+        type: 'number',
+        minimum: 0,
+        maximum: 0.5,
+        default: 0.005,
+        description: 'Maintenance margin rate m as a fraction of notional (0.005 = 0.5 %).',
+      },
+      feeRate: {
+        type: 'number',
+        minimum: 0,
+        maximum: 0.1,
+        default: 0,
+        description: 'Closing (liquidation/taker) fee rate f as a fraction of notional, reserved from margin.',
+      },
+      quantity: {
+        type: 'number',
+        exclusiveMinimum: 0,
+        maximum: 1e12,
+        description: 'Optional position size in units, to also get notional and margin amounts.',
+      },
     },
   },
   output: {
@@ -47,7 +74,10 @@ export default defineHandler<Input>({
     const { side, entryPrice: E, leverage: L, maintenanceMarginRate: m, feeRate: f } = input
     // At or above 1/L the maintenance requirement already exceeds the margin posted: liquidated on opening.
     if (m + f >= 1 / L) {
-      throw new HandlerInputError('maintenanceMarginRate', `maintenance margin rate plus fee rate (${m + f}) must be below the initial margin rate 1/leverage (${1 / L}), or the position is liquidated at once`)
+      throw new HandlerInputError(
+        'maintenanceMarginRate',
+        `maintenance margin rate plus fee rate (${m + f}) must be below the initial margin rate 1/leverage (${1 / L}), or the position is liquidated at once`,
+      )
     }
     const price = side === 'long' ? (E * (1 - 1 / L)) / (1 - m - f) : (E * (1 + 1 / L)) / (1 + m + f)
     const distance = side === 'long' ? E - price : price - E
@@ -61,7 +91,11 @@ export default defineHandler<Input>({
     }
     if (input.quantity !== undefined) {
       const q = input.quantity
-      body.position = { notional: roundPrice(E * q), initialMargin: roundPrice((E * q) / L), maintenanceMarginAtLiquidation: roundPrice(m * price * q) }
+      body.position = {
+        notional: roundPrice(E * q),
+        initialMargin: roundPrice((E * q) / L),
+        maintenanceMarginAtLiquidation: roundPrice(m * price * q),
+      }
     }
     return { body }
   },

@@ -22,22 +22,47 @@ interface Input {
 
 export default defineHandler<Input>({
   slug: 'lorem-ipsum-generator',
-  description: 'Generate lorem ipsum placeholder text by words, sentences or paragraphs; pass a seed to get the same text every time.',
+  description:
+    'Generate lorem ipsum placeholder text by words, sentences or paragraphs; pass a seed to get the same text every time.',
   inputSchema: {
     type: 'object',
     additionalProperties: false,
     properties: {
-      unit: { type: 'string', enum: ['words', 'sentences', 'paragraphs'], default: 'paragraphs', description: 'What count counts.' },
-      count: { type: 'integer', minimum: 1, maximum: LIMITS.words, default: 3, description: `How many: at most ${LIMITS.words} words, ${LIMITS.sentences} sentences or ${LIMITS.paragraphs} paragraphs (413 beyond).` },
-      seed: { type: 'integer', minimum: 0, maximum: 4_294_967_295, description: 'Seed (0 to 2^32−1) for repeatable output; omitted, a random one is chosen and returned.' },
-      startWithLorem: { type: 'boolean', default: true, description: 'Begin with the customary "Lorem ipsum dolor sit amet".' },
+      unit: {
+        type: 'string',
+        enum: ['words', 'sentences', 'paragraphs'],
+        default: 'paragraphs',
+        description: 'What count counts.',
+      },
+      count: {
+        type: 'integer',
+        minimum: 1,
+        maximum: LIMITS.words,
+        default: 3,
+        description: `How many: at most ${LIMITS.words} words, ${LIMITS.sentences} sentences or ${LIMITS.paragraphs} paragraphs (413 beyond).`,
+      },
+      seed: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 4_294_967_295,
+        description: 'Seed (0 to 2^32−1) for repeatable output; omitted, a random one is chosen and returned.',
+      },
+      startWithLorem: {
+        type: 'boolean',
+        default: true,
+        description: 'Begin with the customary "Lorem ipsum dolor sit amet".',
+      },
     },
   },
-  output: { contentType: 'application/json', description: '{ text, paragraphs?: string[], words, seed } — paragraphs are joined with a blank line in text' },
+  output: {
+    contentType: 'application/json',
+    description: '{ text, paragraphs?: string[], words, seed } — paragraphs are joined with a blank line in text',
+  },
   example: { unit: 'sentences', count: 2, seed: 42, startWithLorem: true },
   run(input) {
     const limit = LIMITS[input.unit]
-    if (input.count > limit) throw new HandlerInputError('count', `count for ${input.unit} must be at most ${limit}`, 413)
+    if (input.count > limit)
+      throw new HandlerInputError('count', `count for ${input.unit} must be at most ${limit}`, 413)
     const seed = input.seed ?? randomInt(0, 2 ** 32)
     const gen = new LoremWriter(mulberry32(seed), input.startWithLorem)
 
@@ -56,7 +81,10 @@ export default defineHandler<Input>({
 
 class LoremWriter {
   private opening: string[]
-  constructor(private readonly random: () => number, startWithLorem: boolean) {
+  constructor(
+    private readonly random: () => number,
+    startWithLorem: boolean,
+  ) {
     this.opening = startWithLorem ? [...OPENING] : []
   }
 

@@ -20,7 +20,11 @@ t.test('the same seed gives the same text; another seed another text', async (t)
   t.equal(a.paragraphs!.length, 3)
   t.equal(a.text, a.paragraphs!.join('\n\n'))
   const unseeded = okBody<Out>(await runInline(handler, { count: 1 }))
-  t.equal(okBody<Out>(await runInline(handler, { count: 1, seed: unseeded.seed })).text, unseeded.text, 'returned seed reproduces')
+  t.equal(
+    okBody<Out>(await runInline(handler, { count: 1, seed: unseeded.seed })).text,
+    unseeded.text,
+    'returned seed reproduces',
+  )
 })
 
 t.test('exact word counts', async (t) => {
@@ -31,7 +35,9 @@ t.test('exact word counts', async (t) => {
 })
 
 t.test('GET query strings are coerced', async (t) => {
-  const out = okBody<Out>(await runInline(handler, { unit: 'words', count: '5', seed: '3', startWithLorem: 'true' }, { from: 'query' }))
+  const out = okBody<Out>(
+    await runInline(handler, { unit: 'words', count: '5', seed: '3', startWithLorem: 'true' }, { from: 'query' }),
+  )
   t.equal(out.text, 'lorem ipsum dolor sit amet')
 })
 

@@ -18,7 +18,12 @@ const LIGHT = '--fg:#1f2328;--bg:#ffffff;--muted:#59636e;--border:#d1d9e0;--code
 const DARK = '--fg:#e6edf3;--bg:#0d1117;--muted:#9198a1;--border:#3d444d;--code-bg:#151b23;--link:#4493f8;'
 
 function page(title: string, body: string, theme: Input['theme']): string {
-  const vars = theme === 'dark' ? `:root{${DARK}}` : theme === 'light' ? `:root{${LIGHT}}` : `:root{${LIGHT}}@media (prefers-color-scheme: dark){:root{${DARK}}}`
+  const vars =
+    theme === 'dark'
+      ? `:root{${DARK}}`
+      : theme === 'light'
+        ? `:root{${LIGHT}}`
+        : `:root{${LIGHT}}@media (prefers-color-scheme: dark){:root{${DARK}}}`
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -56,16 +61,36 @@ ${body}
 
 export default defineHandler<Input>({
   slug: 'markdown-renderer',
-  description: 'Render Markdown as a complete, styled, standalone HTML page (light, dark or system theme); the content is sanitized and the page carries a strict Content-Security-Policy.',
+  description:
+    'Render Markdown as a complete, styled, standalone HTML page (light, dark or system theme); the content is sanitized and the page carries a strict Content-Security-Policy.',
   inputSchema: {
     type: 'object',
     required: ['markdown'],
     additionalProperties: false,
     properties: {
-      markdown: { type: 'string', minLength: 1, maxLength: MAX_MARKDOWN, description: `Markdown source, at most ${MAX_MARKDOWN} characters` },
-      title: { type: 'string', minLength: 1, maxLength: 200, description: 'page <title>; defaults to the first heading, else "Document"' },
-      theme: { type: 'string', enum: ['light', 'dark', 'auto'], default: 'auto', description: 'colour scheme; auto follows the reader\'s system setting' },
-      gfm: { type: 'boolean', default: true, description: 'GitHub-flavoured Markdown (tables, strikethrough, task lists, autolinks)' },
+      markdown: {
+        type: 'string',
+        minLength: 1,
+        maxLength: MAX_MARKDOWN,
+        description: `Markdown source, at most ${MAX_MARKDOWN} characters`,
+      },
+      title: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 200,
+        description: 'page <title>; defaults to the first heading, else "Document"',
+      },
+      theme: {
+        type: 'string',
+        enum: ['light', 'dark', 'auto'],
+        default: 'auto',
+        description: "colour scheme; auto follows the reader's system setting",
+      },
+      gfm: {
+        type: 'boolean',
+        default: true,
+        description: 'GitHub-flavoured Markdown (tables, strikethrough, task lists, autolinks)',
+      },
       breaks: { type: 'boolean', default: false, description: 'turn single line breaks into <br>' },
     },
   },

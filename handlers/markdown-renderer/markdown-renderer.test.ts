@@ -34,7 +34,9 @@ t.test('JSON when the buyer accepts JSON only', async (t) => {
 })
 
 t.test('strips scripts from the content', async (t) => {
-  const out = await runInline(handler, { markdown: 'hi <script>alert(1)</script><img src="https://x.example/a.png" onerror="bad()">' })
+  const out = await runInline(handler, {
+    markdown: 'hi <script>alert(1)</script><img src="https://x.example/a.png" onerror="bad()">',
+  })
   t.ok(out.ok)
   if (!out.ok) return
   const html = out.result.body as string

@@ -11,14 +11,24 @@ interface Input {
 
 export default defineHandler<Input>({
   slug: 'markdown-to-html',
-  description: 'Convert Markdown (CommonMark or GitHub-flavoured) to an HTML fragment, sanitized against an allowlist so it is safe to embed.',
+  description:
+    'Convert Markdown (CommonMark or GitHub-flavoured) to an HTML fragment, sanitized against an allowlist so it is safe to embed.',
   inputSchema: {
     type: 'object',
     required: ['markdown'],
     additionalProperties: false,
     properties: {
-      markdown: { type: 'string', minLength: 1, maxLength: MAX_MARKDOWN, description: `Markdown source, at most ${MAX_MARKDOWN} characters` },
-      gfm: { type: 'boolean', default: true, description: 'GitHub-flavoured Markdown (tables, strikethrough, task lists, autolinks)' },
+      markdown: {
+        type: 'string',
+        minLength: 1,
+        maxLength: MAX_MARKDOWN,
+        description: `Markdown source, at most ${MAX_MARKDOWN} characters`,
+      },
+      gfm: {
+        type: 'boolean',
+        default: true,
+        description: 'GitHub-flavoured Markdown (tables, strikethrough, task lists, autolinks)',
+      },
       breaks: { type: 'boolean', default: false, description: 'turn single line breaks into <br>' },
     },
   },
@@ -27,7 +37,11 @@ export default defineHandler<Input>({
     description: 'the sanitized HTML fragment',
     schema: { type: 'object', properties: { html: { type: 'string' }, length: { type: 'integer' } } },
   },
-  example: { markdown: '# Hello\n\nSome **bold** text, a [link](https://example.com) and `code`.', gfm: true, breaks: false },
+  example: {
+    markdown: '# Hello\n\nSome **bold** text, a [link](https://example.com) and `code`.',
+    gfm: true,
+    breaks: false,
+  },
   async run(input) {
     const html = await renderSafeMarkdown(input.markdown, { gfm: input.gfm, breaks: input.breaks })
     return { body: { html, length: html.length } }

@@ -8,8 +8,24 @@ interface Input {
 }
 
 interface OpenSeaStats {
-  total?: { volume?: number; sales?: number; average_price?: number; num_owners?: number; market_cap?: number; floor_price?: number; floor_price_symbol?: string }
-  intervals?: Array<{ interval?: string; volume?: number; volume_diff?: number; volume_change?: number; sales?: number; sales_diff?: number; average_price?: number }>
+  total?: {
+    volume?: number
+    sales?: number
+    average_price?: number
+    num_owners?: number
+    market_cap?: number
+    floor_price?: number
+    floor_price_symbol?: string
+  }
+  intervals?: Array<{
+    interval?: string
+    volume?: number
+    volume_diff?: number
+    volume_change?: number
+    sales?: number
+    sales_diff?: number
+    average_price?: number
+  }>
 }
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null)
@@ -35,9 +51,28 @@ export default defineHandler<Input>({
     type: 'object',
     additionalProperties: false,
     properties: {
-      slug: { type: 'string', minLength: 1, maxLength: 100, pattern: '^[a-z0-9][a-z0-9._-]*$', description: 'OpenSea collection slug, as in opensea.io/collection/<slug> (e.g. boredapeyachtclub). Give slug or contractAddress.' },
-      contractAddress: { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$', description: 'NFT contract address; OpenSea maps it to its collection.' },
-      chain: { type: 'string', minLength: 2, maxLength: 30, pattern: '^[a-z0-9_]+$', default: 'ethereum', description: 'OpenSea chain name of the contract (ethereum, base, arbitrum, optimism, matic, zora, ...); default ethereum. Used with contractAddress only.' },
+      slug: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 100,
+        pattern: '^[a-z0-9][a-z0-9._-]*$',
+        description:
+          'OpenSea collection slug, as in opensea.io/collection/<slug> (e.g. boredapeyachtclub). Give slug or contractAddress.',
+      },
+      contractAddress: {
+        type: 'string',
+        pattern: '^0x[0-9a-fA-F]{40}$',
+        description: 'NFT contract address; OpenSea maps it to its collection.',
+      },
+      chain: {
+        type: 'string',
+        minLength: 2,
+        maxLength: 30,
+        pattern: '^[a-z0-9_]+$',
+        default: 'ethereum',
+        description:
+          'OpenSea chain name of the contract (ethereum, base, arbitrum, optimism, matic, zora, ...); default ethereum. Used with contractAddress only.',
+      },
     },
   },
   output: {
@@ -60,7 +95,11 @@ export default defineHandler<Input>({
   },
   example: { slug: 'boredapeyachtclub' },
   async run(input, ctx) {
-    if (!!input.slug === !!input.contractAddress) throw new HandlerInputError(input.slug ? 'contractAddress' : 'slug', 'give either slug or contractAddress (one of them, not both)')
+    if (!!input.slug === !!input.contractAddress)
+      throw new HandlerInputError(
+        input.slug ? 'contractAddress' : 'slug',
+        'give either slug or contractAddress (one of them, not both)',
+      )
     const base = providerSetting(ctx, 'OPENSEA_API_URL', 'OpenSea NFT data')
     const key = providerSetting(ctx, 'OPENSEA_API_KEY', 'OpenSea NFT data')
     const get = (path: string, field: string) => openSeaGet(base, key, path, field)
@@ -68,16 +107,42 @@ export default defineHandler<Input>({
     let slug = input.slug
     if (!slug) {
       const chain = input.chain ?? 'ethereum'
-      const contract = await get(`/api/v2/chain/${encodeURIComponent(chain)}/contract/${input.contractAddress}`, 'contractAddress')
-      if (contract === undefined) return { body: { source: 'opensea', found: false, contractAddress: input.contractAddress, chain, note: `OpenSea knows no contract ${input.contractAddress} on ${chain}` } }
+      const contract = await get(
+        `/api/v2/chain/${encodeURIComponent(chain)}/contract/${input.contractAddress}`,
+        'contractAddress',
+      )
+      if (contract === undefined)
+        return {
+          body: {
+            source: 'opensea',
+            found: false,
+            contractAddress: input.contractAddress,
+            chain,
+            note: `OpenSea knows no contract ${input.contractAddress} on ${chain}`,
+          },
+        }
       slug = str((contract as Record<string, unknown>).collection) ?? undefined
-      if (!slug) return { body: { source: 'opensea', found: false, contractAddress: input.contractAddress, chain, note: 'OpenSea lists the contract but no collection for it' } }
+      if (!slug)
+        return {
+          body: {
+            source: 'opensea',
+            found: false,
+            contractAddress: input.contractAddress,
+            chain,
+            note: 'OpenSea lists the contract but no collection for it',
+          },
+        }
     }
 
-    const [stats, collection] = await Promise.all([get(`/api/v2/collections/${encodeURIComponent(slug)}/stats`, input.slug ? 'slug' : 'contractAddress'), get(`/api/v2/collections/${encodeURIComponent(slug)}`, input.slug ? 'slug' : 'contractAddress')])
-    if (stats === undefined) return { body: { source: 'opensea', found: false, slug, note: `OpenSea has no collection "${slug}"` } }
+    const [stats, collection] = await Promise.all([
+      get(`/api/v2/collections/${encodeURIComponent(slug)}/stats`, input.slug ? 'slug' : 'contractAddress'),
+      get(`/api/v2/collections/${encodeURIComponent(slug)}`, input.slug ? 'slug' : 'contractAddress'),
+    ])
+    if (stats === undefined)
+      return { body: { source: 'opensea', found: false, slug, note: `OpenSea has no collection "${slug}"` } }
     const s = stats as OpenSeaStats
-    if (!s.total || typeof s.total !== 'object') throw new HandlerUpstreamError('upstream_failed', 'OpenSea answered collection stats without totals')
+    if (!s.total || typeof s.total !== 'object')
+      throw new HandlerUpstreamError('upstream_failed', 'OpenSea answered collection stats without totals')
     const c = (collection ?? {}) as Record<string, unknown>
     return {
       body: {
@@ -85,7 +150,12 @@ export default defineHandler<Input>({
         found: true,
         slug,
         name: str(c.name),
-        contracts: Array.isArray(c.contracts) ? c.contracts.map((x) => ({ address: str((x as Record<string, unknown>)?.address), chain: str((x as Record<string, unknown>)?.chain) })) : [],
+        contracts: Array.isArray(c.contracts)
+          ? c.contracts.map((x) => ({
+              address: str((x as Record<string, unknown>)?.address),
+              chain: str((x as Record<string, unknown>)?.chain),
+            }))
+          : [],
         floorPrice: num(s.total.floor_price),
         floorPriceSymbol: str(s.total.floor_price_symbol),
         volume: num(s.total.volume),
@@ -111,14 +181,22 @@ export default defineHandler<Input>({
 
 /** GET an OpenSea path; undefined when OpenSea says the thing does not exist. */
 async function openSeaGet(base: string, key: string, path: string, field: string): Promise<unknown> {
-  const r = await callProvider('OpenSea', joinUrl(base, path), { headers: { 'x-api-key': key }, acceptStatus: [400, 404] })
+  const r = await callProvider('OpenSea', joinUrl(base, path), {
+    headers: { 'x-api-key': key },
+    acceptStatus: [400, 404],
+  })
   if (r.status === 404) return undefined
   if (r.status === 400) {
     const errors = (r.json as { errors?: unknown } | undefined)?.errors
     const message = Array.isArray(errors) ? errors.map(String).join('; ') : ''
     if (/not found|does not exist/i.test(message)) return undefined
-    throw new HandlerInputError(/chain/i.test(message) && field === 'contractAddress' ? 'chain' : field, `OpenSea refused the request: ${message.slice(0, 300) || 'HTTP 400'}`, 422)
+    throw new HandlerInputError(
+      /chain/i.test(message) && field === 'contractAddress' ? 'chain' : field,
+      `OpenSea refused the request: ${message.slice(0, 300) || 'HTTP 400'}`,
+      422,
+    )
   }
-  if (r.json === undefined || r.json === null || typeof r.json !== 'object') throw new HandlerUpstreamError('upstream_failed', 'OpenSea answered something that is not a JSON object')
+  if (r.json === undefined || r.json === null || typeof r.json !== 'object')
+    throw new HandlerUpstreamError('upstream_failed', 'OpenSea answered something that is not a JSON object')
   return r.json
 }

@@ -1,7 +1,19 @@
-import { addressSchema, chainClient, CHAIN_DATA_RPC_URL, parseAddress, upstreamError, type ChainClient } from '../_shared/evm-client.js'
+import {
+  addressSchema,
+  chainClient,
+  CHAIN_DATA_RPC_URL,
+  parseAddress,
+  upstreamError,
+  type ChainClient,
+} from '../_shared/evm-client.js'
 import { answeredWithoutValue } from '../_shared/evm-erc20.js'
 import { callProvider, fetchPublicUrl, joinUrl, optionalSetting } from '../_shared/outbound.js'
-import { defineHandler, HandlerInputError, HandlerUpstreamError, type HandlerContext } from '../../src/pool/handler-contract.js'
+import {
+  defineHandler,
+  HandlerInputError,
+  HandlerUpstreamError,
+  type HandlerContext,
+} from '../../src/pool/handler-contract.js'
 
 interface Input {
   contract: string
@@ -14,10 +26,34 @@ const MAX_METADATA_BYTES = 1024 * 1024
 const METADATA_TIMEOUT_MS = 8_000
 
 const nftAbi = [
-  { type: 'function', name: 'supportsInterface', stateMutability: 'view', inputs: [{ name: 'id', type: 'bytes4' }], outputs: [{ type: 'bool' }] },
-  { type: 'function', name: 'tokenURI', stateMutability: 'view', inputs: [{ name: 'id', type: 'uint256' }], outputs: [{ type: 'string' }] },
-  { type: 'function', name: 'ownerOf', stateMutability: 'view', inputs: [{ name: 'id', type: 'uint256' }], outputs: [{ type: 'address' }] },
-  { type: 'function', name: 'uri', stateMutability: 'view', inputs: [{ name: 'id', type: 'uint256' }], outputs: [{ type: 'string' }] },
+  {
+    type: 'function',
+    name: 'supportsInterface',
+    stateMutability: 'view',
+    inputs: [{ name: 'id', type: 'bytes4' }],
+    outputs: [{ type: 'bool' }],
+  },
+  {
+    type: 'function',
+    name: 'tokenURI',
+    stateMutability: 'view',
+    inputs: [{ name: 'id', type: 'uint256' }],
+    outputs: [{ type: 'string' }],
+  },
+  {
+    type: 'function',
+    name: 'ownerOf',
+    stateMutability: 'view',
+    inputs: [{ name: 'id', type: 'uint256' }],
+    outputs: [{ type: 'address' }],
+  },
+  {
+    type: 'function',
+    name: 'uri',
+    stateMutability: 'view',
+    inputs: [{ name: 'id', type: 'uint256' }],
+    outputs: [{ type: 'string' }],
+  },
   { type: 'function', name: 'name', stateMutability: 'view', inputs: [], outputs: [{ type: 'string' }] },
   { type: 'function', name: 'symbol', stateMutability: 'view', inputs: [], outputs: [{ type: 'string' }] },
   { type: 'function', name: 'decimals', stateMutability: 'view', inputs: [], outputs: [{ type: 'uint8' }] },
@@ -36,7 +72,7 @@ const ERC1155_ID = '0xd9b67a26'
 export default defineHandler<Input>({
   slug: 'nft-token-metadata',
   description:
-    "Metadata of one NFT: the token URI (ERC-721 tokenURI or ERC-1155 uri with {id} filled in), owner, collection name and symbol, and the metadata JSON fetched from data:, ipfs:// or http(s) URIs.",
+    'Metadata of one NFT: the token URI (ERC-721 tokenURI or ERC-1155 uri with {id} filled in), owner, collection name and symbol, and the metadata JSON fetched from data:, ipfs:// or http(s) URIs.',
   providers: [CHAIN_DATA_RPC_URL],
   timeoutMs: 25_000,
   inputSchema: {
@@ -45,9 +81,23 @@ export default defineHandler<Input>({
     required: ['contract', 'tokenId'],
     properties: {
       contract: addressSchema('The NFT collection contract: a 0x-prefixed 20-byte hex address.'),
-      tokenId: { type: 'string', pattern: '^[0-9]{1,78}$', description: 'The token id as a decimal integer string (uint256).' },
-      standard: { type: 'string', enum: ['auto', 'erc721', 'erc1155'], default: 'auto', description: "'auto' (default) asks the contract through ERC-165 supportsInterface; 'erc721' or 'erc1155' forces the reading." },
-      fetchMetadata: { type: 'boolean', default: true, description: 'Fetch and parse the metadata JSON behind the URI (default true).' },
+      tokenId: {
+        type: 'string',
+        pattern: '^[0-9]{1,78}$',
+        description: 'The token id as a decimal integer string (uint256).',
+      },
+      standard: {
+        type: 'string',
+        enum: ['auto', 'erc721', 'erc1155'],
+        default: 'auto',
+        description:
+          "'auto' (default) asks the contract through ERC-165 supportsInterface; 'erc721' or 'erc1155' forces the reading.",
+      },
+      fetchMetadata: {
+        type: 'boolean',
+        default: true,
+        description: 'Fetch and parse the metadata JSON behind the URI (default true).',
+      },
     },
   },
   output: {
@@ -82,17 +132,40 @@ export default defineHandler<Input>({
     const id = BigInt(input.tokenId)
     if (id >= 2n ** 256n) throw new HandlerInputError('tokenId', 'tokenId does not fit in uint256')
     const head = await read('the latest block', () => client.getBlockNumber())
-    const [chainId, code] = await Promise.all([read('the chain id', () => client.getChainId()), read('the contract code', () => client.getCode({ address, blockNumber: head }))])
-    if (!code || code === '0x') throw new HandlerInputError('contract', `${address} has no contract code on this chain (id ${chainId})`, 422)
+    const [chainId, code] = await Promise.all([
+      read('the chain id', () => client.getChainId()),
+      read('the contract code', () => client.getCode({ address, blockNumber: head })),
+    ])
+    if (!code || code === '0x')
+      throw new HandlerInputError('contract', `${address} has no contract code on this chain (id ${chainId})`, 422)
 
-    const call = <T>(functionName: 'supportsInterface' | 'tokenURI' | 'ownerOf' | 'uri' | 'name' | 'symbol' | 'decimals', args: readonly unknown[] = []) => optionalRead<T>(c, () => client.readContract({ address, abi: nftAbi, functionName, args: args as never, blockNumber: head }) as Promise<T>, `${functionName}()`)
+    const call = <T>(
+      functionName: 'supportsInterface' | 'tokenURI' | 'ownerOf' | 'uri' | 'name' | 'symbol' | 'decimals',
+      args: readonly unknown[] = [],
+    ) =>
+      optionalRead<T>(
+        c,
+        () =>
+          client.readContract({
+            address,
+            abi: nftAbi,
+            functionName,
+            args: args as never,
+            blockNumber: head,
+          }) as Promise<T>,
+        `${functionName}()`,
+      )
     let standard: 'erc721' | 'erc1155'
     if ((input.standard ?? 'auto') === 'auto') {
-      const [is721, is1155] = await Promise.all([call<boolean>('supportsInterface', [ERC721_ID]), call<boolean>('supportsInterface', [ERC1155_ID])])
+      const [is721, is1155] = await Promise.all([
+        call<boolean>('supportsInterface', [ERC721_ID]),
+        call<boolean>('supportsInterface', [ERC1155_ID]),
+      ])
       if (is721) standard = 'erc721'
       else if (is1155) standard = 'erc1155'
       // no ERC-165 (which both standards require): whichever NFT function answers
-      else if ((await call<string>('tokenURI', [id])) !== null || (await call<string>('ownerOf', [id])) !== null) standard = 'erc721'
+      else if ((await call<string>('tokenURI', [id])) !== null || (await call<string>('ownerOf', [id])) !== null)
+        standard = 'erc721'
       else if ((await call<string>('uri', [id])) !== null) standard = 'erc1155'
       else throw await notAnNft(address, call)
     } else standard = input.standard as 'erc721' | 'erc1155'
@@ -108,14 +181,43 @@ export default defineHandler<Input>({
       tokenUri = template === null ? null : template.replaceAll('{id}', id.toString(16).padStart(64, '0'))
     }
     const found = standard === 'erc721' ? owner !== null || tokenUri !== null : tokenUri !== null
-    const base = { chainId, blockNumber: head.toString(), contract: address, tokenId: id.toString(), standard, found, name, symbol, owner, tokenUri: tokenUri ?? null }
+    const base = {
+      chainId,
+      blockNumber: head.toString(),
+      contract: address,
+      tokenId: id.toString(),
+      standard,
+      found,
+      name,
+      symbol,
+      owner,
+      tokenUri: tokenUri ?? null,
+    }
     if (!tokenUri || input.fetchMetadata === false) {
-      const why = !found ? 'the contract says this token does not exist' : !tokenUri ? `${standard === 'erc721' ? 'tokenURI' : 'uri'}() gave no answer` : 'not fetched (fetchMetadata is false)'
+      const why = !found
+        ? 'the contract says this token does not exist'
+        : !tokenUri
+          ? `${standard === 'erc721' ? 'tokenURI' : 'uri'}() gave no answer`
+          : 'not fetched (fetchMetadata is false)'
       return { body: { ...base, metadataUrl: null, metadata: null, metadataError: why, image: null, imageUrl: null } }
     }
     const m = await loadMetadata(tokenUri, ctx)
-    const image = m.metadata && typeof m.metadata.image === 'string' ? m.metadata.image : m.metadata && typeof m.metadata.image_url === 'string' ? m.metadata.image_url : null
-    return { body: { ...base, metadataUrl: m.url, metadata: m.metadata, metadataError: m.error, image, imageUrl: image ? httpForm(image, ctx) : null } }
+    const image =
+      m.metadata && typeof m.metadata.image === 'string'
+        ? m.metadata.image
+        : m.metadata && typeof m.metadata.image_url === 'string'
+          ? m.metadata.image_url
+          : null
+    return {
+      body: {
+        ...base,
+        metadataUrl: m.url,
+        metadata: m.metadata,
+        metadataError: m.error,
+        image,
+        imageUrl: image ? httpForm(image, ctx) : null,
+      },
+    }
   },
 })
 
@@ -124,10 +226,20 @@ export default defineHandler<Input>({
  * through ERC-165 and none of tokenURI, ownerOf, uri answers; an ERC-20 (it answers decimals())
  * is named as one, the usual mistake.
  */
-async function notAnNft(address: string, call: <T>(fn: 'decimals', args?: readonly unknown[]) => Promise<T | null>): Promise<HandlerInputError> {
+async function notAnNft(
+  address: string,
+  call: <T>(fn: 'decimals', args?: readonly unknown[]) => Promise<T | null>,
+): Promise<HandlerInputError> {
   const decimals = await call<number>('decimals')
-  const what = decimals !== null ? `it looks like an ERC-20 token (it answers decimals() = ${decimals})` : 'it declares neither ERC-721 nor ERC-1155 through ERC-165 and answers none of tokenURI, ownerOf, uri'
-  return new HandlerInputError('contract', `${address} is not an NFT contract: ${what}; give the address of an ERC-721 or ERC-1155 collection`, 422)
+  const what =
+    decimals !== null
+      ? `it looks like an ERC-20 token (it answers decimals() = ${decimals})`
+      : 'it declares neither ERC-721 nor ERC-1155 through ERC-165 and answers none of tokenURI, ownerOf, uri'
+  return new HandlerInputError(
+    'contract',
+    `${address} is not an NFT contract: ${what}; give the address of an ERC-721 or ERC-1155 collection`,
+    422,
+  )
 }
 
 /** A view call whose failure by the contract (revert, no such function) is null; node failures are 502. */
@@ -148,11 +260,15 @@ function httpForm(uri: string, ctx: HandlerContext): string | null {
   return m && gateway ? joinUrl(gateway, m[1]!) : null
 }
 
-async function loadMetadata(uri: string, ctx: HandlerContext): Promise<{ url: string | null; metadata: Record<string, unknown> | null; error: string | null }> {
+async function loadMetadata(
+  uri: string,
+  ctx: HandlerContext,
+): Promise<{ url: string | null; metadata: Record<string, unknown> | null; error: string | null }> {
   const parse = (text: string, url: string | null) => {
     try {
       const v: unknown = JSON.parse(text)
-      if (v && typeof v === 'object' && !Array.isArray(v)) return { url, metadata: v as Record<string, unknown>, error: null }
+      if (v && typeof v === 'object' && !Array.isArray(v))
+        return { url, metadata: v as Record<string, unknown>, error: null }
       return { url, metadata: null, error: 'the metadata is JSON but not an object' }
     } catch {
       return { url, metadata: null, error: 'the metadata is not valid JSON' }
@@ -177,11 +293,22 @@ async function loadMetadata(uri: string, ctx: HandlerContext): Promise<{ url: st
   const ipfs = /^ipfs:\/\/(?:ipfs\/)?(.+)$/i.exec(uri)
   if (ipfs) {
     const gateway = optionalSetting(ctx, 'IPFS_GATEWAY_URL')
-    if (!gateway) return { url: null, metadata: null, error: 'the metadata is on IPFS and this deployment has no IPFS_GATEWAY_URL configured' }
+    if (!gateway)
+      return {
+        url: null,
+        metadata: null,
+        error: 'the metadata is on IPFS and this deployment has no IPFS_GATEWAY_URL configured',
+      }
     const url = joinUrl(gateway, ipfs[1]!)
     try {
-      const r = await callProvider('the IPFS gateway', url, { timeoutMs: METADATA_TIMEOUT_MS, maxBytes: MAX_METADATA_BYTES, headers: { accept: 'application/json, */*' }, acceptStatus: [404] })
-      if (r.status === 404) return { url, metadata: null, error: 'the IPFS gateway answered 404: the content was not found' }
+      const r = await callProvider('the IPFS gateway', url, {
+        timeoutMs: METADATA_TIMEOUT_MS,
+        maxBytes: MAX_METADATA_BYTES,
+        headers: { accept: 'application/json, */*' },
+        acceptStatus: [404],
+      })
+      if (r.status === 404)
+        return { url, metadata: null, error: 'the IPFS gateway answered 404: the content was not found' }
       return parse(r.text, url)
     } catch (err) {
       if (err instanceof HandlerUpstreamError) return { url, metadata: null, error: err.message }
@@ -190,15 +317,27 @@ async function loadMetadata(uri: string, ctx: HandlerContext): Promise<{ url: st
   }
   if (/^https?:\/\//i.test(uri)) {
     try {
-      const r = await fetchPublicUrl(uri, ctx, { field: 'tokenUri', timeoutMs: METADATA_TIMEOUT_MS, maxBytes: MAX_METADATA_BYTES, headers: { accept: 'application/json, */*' } })
-      if (r.status >= 400) return { url: r.finalUrl, metadata: null, error: `the metadata server answered HTTP ${r.status}` }
-      if (r.truncated) return { url: r.finalUrl, metadata: null, error: `the metadata is larger than ${MAX_METADATA_BYTES} bytes` }
+      const r = await fetchPublicUrl(uri, ctx, {
+        field: 'tokenUri',
+        timeoutMs: METADATA_TIMEOUT_MS,
+        maxBytes: MAX_METADATA_BYTES,
+        headers: { accept: 'application/json, */*' },
+      })
+      if (r.status >= 400)
+        return { url: r.finalUrl, metadata: null, error: `the metadata server answered HTTP ${r.status}` }
+      if (r.truncated)
+        return { url: r.finalUrl, metadata: null, error: `the metadata is larger than ${MAX_METADATA_BYTES} bytes` }
       return parse(r.body.toString('utf8'), r.finalUrl)
     } catch (err) {
       // the URI comes from the contract, not the buyer: a refused or failing host is part of the answer
-      if (err instanceof HandlerInputError || err instanceof HandlerUpstreamError) return { url: uri, metadata: null, error: err.message }
+      if (err instanceof HandlerInputError || err instanceof HandlerUpstreamError)
+        return { url: uri, metadata: null, error: err.message }
       throw err
     }
   }
-  return { url: null, metadata: null, error: `unsupported URI scheme (${uri.split(':')[0]?.slice(0, 20)}:); data:, ipfs:// and http(s) are read` }
+  return {
+    url: null,
+    metadata: null,
+    error: `unsupported URI scheme (${uri.split(':')[0]?.slice(0, 20)}:); data:, ipfs:// and http(s) are read`,
+  }
 }

@@ -13,7 +13,13 @@ interface Input {
   words: boolean
 }
 
-const PSM: Record<Input['pageSegmentation'], string> = { auto: '3', 'single-block': '6', 'single-line': '7', 'single-word': '8', sparse: '11' }
+const PSM: Record<Input['pageSegmentation'], string> = {
+  auto: '3',
+  'single-block': '6',
+  'single-line': '7',
+  'single-word': '8',
+  sparse: '11',
+}
 
 let worker: Promise<TesseractWorker> | undefined
 
@@ -23,7 +29,11 @@ let worker: Promise<TesseractWorker> | undefined
  */
 function getWorker(): Promise<TesseractWorker> {
   worker ??= (async () => {
-    const [{ createWorker, OEM }, { createRequire }, path] = await Promise.all([import('tesseract.js'), import('node:module'), import('node:path')])
+    const [{ createWorker, OEM }, { createRequire }, path] = await Promise.all([
+      import('tesseract.js'),
+      import('node:module'),
+      import('node:path'),
+    ])
     const require = createRequire(import.meta.url)
     const langPath = path.join(path.dirname(require.resolve('@tesseract.js-data/eng')), '4.0.0_best_int')
     return createWorker('eng', OEM.LSTM_ONLY, { langPath, gzip: true, cacheMethod: 'none' })
@@ -43,24 +53,54 @@ export async function terminateOcrWorker(): Promise<void> {
 
 export default defineHandler<Input>({
   slug: 'ocr-text-extraction',
-  description: 'Extract English text from an image (PNG, JPEG, WebP, AVIF, TIFF, GIF) with Tesseract OCR running locally: full text, mean confidence, and optionally each word with its confidence and bounding box.',
+  description:
+    'Extract English text from an image (PNG, JPEG, WebP, AVIF, TIFF, GIF) with Tesseract OCR running locally: full text, mean confidence, and optionally each word with its confidence and bounding box.',
   timeoutMs: 90_000,
   inputSchema: {
     type: 'object',
     required: ['image'],
     additionalProperties: false,
     properties: {
-      image: { type: 'string', minLength: 1, maxLength: base64MaxLength(MAX_INPUT_BYTES), description: `the image, base64 or a data: URL; at most ${MAX_INPUT_BYTES} bytes decoded and ${MAX_INPUT_PIXELS} pixels` },
-      pageSegmentation: { type: 'string', enum: Object.keys(PSM), default: 'auto', description: 'layout analysis: auto (pages, columns), single-block, single-line, single-word, sparse (scattered text)' },
-      words: { type: 'boolean', default: false, description: 'also return each word with confidence and bounding box (pixels of the image as sent)' },
+      image: {
+        type: 'string',
+        minLength: 1,
+        maxLength: base64MaxLength(MAX_INPUT_BYTES),
+        description: `the image, base64 or a data: URL; at most ${MAX_INPUT_BYTES} bytes decoded and ${MAX_INPUT_PIXELS} pixels`,
+      },
+      pageSegmentation: {
+        type: 'string',
+        enum: Object.keys(PSM),
+        default: 'auto',
+        description:
+          'layout analysis: auto (pages, columns), single-block, single-line, single-word, sparse (scattered text)',
+      },
+      words: {
+        type: 'boolean',
+        default: false,
+        description: 'also return each word with confidence and bounding box (pixels of the image as sent)',
+      },
     },
   },
   output: {
     contentType: 'application/json',
-    description: 'text, confidence 0–100, lines count, and words [{ text, confidence, bbox: { x0, y0, x1, y1 } }] when asked',
-    schema: { type: 'object', properties: { text: { type: 'string' }, confidence: { type: 'number' }, lines: { type: 'integer' }, words: { type: 'array' } } },
+    description:
+      'text, confidence 0–100, lines count, and words [{ text, confidence, bbox: { x0, y0, x1, y1 } }] when asked',
+    schema: {
+      type: 'object',
+      properties: {
+        text: { type: 'string' },
+        confidence: { type: 'number' },
+        lines: { type: 'integer' },
+        words: { type: 'array' },
+      },
+    },
   },
-  example: { image: 'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==', pageSegmentation: 'auto', words: false },
+  example: {
+    image:
+      'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==',
+    pageSegmentation: 'auto',
+    words: false,
+  },
   async run(input) {
     const bytes = decodeBase64Field('image', input.image, MAX_INPUT_BYTES)
     const { default: sharp } = await import('sharp')
@@ -69,7 +109,8 @@ export default defineHandler<Input>({
     try {
       const meta = await sharp(bytes, { limitInputPixels: MAX_INPUT_PIXELS }).metadata()
       if (!meta.width || !meta.height) throw new HandlerInputError('image', 'image has no dimensions')
-      if (meta.width * meta.height > MAX_INPUT_PIXELS) throw new HandlerInputError('image', `image exceeds ${MAX_INPUT_PIXELS} pixels`, 413)
+      if (meta.width * meta.height > MAX_INPUT_PIXELS)
+        throw new HandlerInputError('image', `image exceeds ${MAX_INPUT_PIXELS} pixels`, 413)
       scale = Math.min(1, MAX_OCR_SIDE / Math.max(meta.width, meta.height))
       // greyscale PNG on white: Tesseract reads it directly, whatever the input format or alpha
       png = await sharp(bytes, { limitInputPixels: MAX_INPUT_PIXELS })
@@ -81,7 +122,8 @@ export default defineHandler<Input>({
         .toBuffer()
     } catch (err) {
       if (err instanceof HandlerInputError) throw err
-      if (/pixel limit/i.test((err as Error).message)) throw new HandlerInputError('image', `image exceeds ${MAX_INPUT_PIXELS} pixels`, 413)
+      if (/pixel limit/i.test((err as Error).message))
+        throw new HandlerInputError('image', `image exceeds ${MAX_INPUT_PIXELS} pixels`, 413)
       throw new HandlerInputError('image', 'image is not a supported image (png, jpeg, webp, avif, tiff, gif)')
     }
 
@@ -102,7 +144,12 @@ export default defineHandler<Input>({
             l.words.map((wd) => ({
               text: wd.text,
               confidence: Math.round(wd.confidence * 10) / 10,
-              bbox: { x0: unscale(wd.bbox.x0), y0: unscale(wd.bbox.y0), x1: unscale(wd.bbox.x1), y1: unscale(wd.bbox.y1) },
+              bbox: {
+                x0: unscale(wd.bbox.x0),
+                y0: unscale(wd.bbox.y0),
+                x1: unscale(wd.bbox.x1),
+                y1: unscale(wd.bbox.y1),
+              },
             })),
           ),
         ),

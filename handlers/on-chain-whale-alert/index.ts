@@ -43,10 +43,29 @@ export default defineHandler<Input>({
     additionalProperties: false,
     required: ['minAmount'],
     properties: {
-      token: addressSchema('The ERC-20 token to watch. Leave out to watch native ETH transfers (top-level transaction values; internal transfers by contracts are not seen).'),
-      minAmount: { type: 'string', pattern: '^[0-9]{1,40}(\\.[0-9]{1,36})?$', description: "Threshold in whole token units (or ETH), e.g. '100000' or '50.5'; transfers of at least this amount are listed." },
-      blocks: { type: 'integer', minimum: 1, maximum: 50_000, description: `How many recent blocks to scan: token mode 1–50000 (default ${DEFAULT_TOKEN_BLOCKS}), native mode 1–${MAX_NATIVE_BLOCKS} (default ${DEFAULT_NATIVE_BLOCKS}; each block is read whole).` },
-      limit: { type: 'integer', minimum: 1, maximum: 100, default: 25, description: 'Most transfers to return (1–100, default 25); the scan stops once the newest blocks hold this many.' },
+      token: addressSchema(
+        'The ERC-20 token to watch. Leave out to watch native ETH transfers (top-level transaction values; internal transfers by contracts are not seen).',
+      ),
+      minAmount: {
+        type: 'string',
+        pattern: '^[0-9]{1,40}(\\.[0-9]{1,36})?$',
+        description:
+          "Threshold in whole token units (or ETH), e.g. '100000' or '50.5'; transfers of at least this amount are listed.",
+      },
+      blocks: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 50_000,
+        description: `How many recent blocks to scan: token mode 1–50000 (default ${DEFAULT_TOKEN_BLOCKS}), native mode 1–${MAX_NATIVE_BLOCKS} (default ${DEFAULT_NATIVE_BLOCKS}; each block is read whole).`,
+      },
+      limit: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 100,
+        default: 25,
+        description:
+          'Most transfers to return (1–100, default 25); the scan stops once the newest blocks hold this many.',
+      },
     },
   },
   output: {
@@ -76,7 +95,8 @@ export default defineHandler<Input>({
     const { viem, client, read } = c
     const token = input.token ? parseAddress(viem, input.token, 'token') : null
     const limit = input.limit ?? 25
-    if (!token && input.blocks !== undefined && input.blocks > MAX_NATIVE_BLOCKS) throw new HandlerInputError('blocks', `native ETH mode reads whole blocks: at most ${MAX_NATIVE_BLOCKS}`)
+    if (!token && input.blocks !== undefined && input.blocks > MAX_NATIVE_BLOCKS)
+      throw new HandlerInputError('blocks', `native ETH mode reads whole blocks: at most ${MAX_NATIVE_BLOCKS}`)
     const blocks = BigInt(input.blocks ?? (token ? DEFAULT_TOKEN_BLOCKS : DEFAULT_NATIVE_BLOCKS))
     const head = await read('the latest block', () => client.getBlockNumber())
     const chainId = await read('the chain id', () => client.getChainId())
@@ -89,9 +109,15 @@ export default defineHandler<Input>({
 
     if (token) {
       const code = await read('the token code', () => client.getCode({ address: token, blockNumber: head }))
-      if (!code || code === '0x') throw new HandlerInputError('token', `token ${token} has no contract code on this chain (id ${chainId})`, 422)
+      if (!code || code === '0x')
+        throw new HandlerInputError('token', `token ${token} has no contract code on this chain (id ${chainId})`, 422)
       const info = await readTokenInfo(c, token, head)
-      if (info.decimals === null) throw new HandlerInputError('token', `${token} does not answer decimals(), so minAmount cannot be converted`, 422)
+      if (info.decimals === null)
+        throw new HandlerInputError(
+          'token',
+          `${token} does not answer decimals(), so minAmount cannot be converted`,
+          422,
+        )
       decimals = info.decimals
       threshold = toUnits(viem, input.minAmount, decimals)
       asset = { type: 'erc20', address: token, name: info.name, symbol: info.symbol, decimals }
@@ -102,13 +128,31 @@ export default defineHandler<Input>({
         maxRequests: MAX_LOG_REQUESTS,
         maxLogs: MAX_LOGS,
         deadlineMs: SCAN_DEADLINE_MS,
-        fetch: (a, b) => client.getLogs({ address: token, event: transferEvent, fromBlock: a, toBlock: b, strict: true }),
+        fetch: (a, b) =>
+          client.getLogs({ address: token, event: transferEvent, fromBlock: a, toBlock: b, strict: true }),
         onLogs(logs) {
-          for (const l of logs) if (l.args.value >= threshold) rows.push({ transactionHash: l.transactionHash, blockNumber: l.blockNumber, logIndex: l.logIndex, from: l.args.from, to: l.args.to, value: l.args.value })
+          for (const l of logs)
+            if (l.args.value >= threshold)
+              rows.push({
+                transactionHash: l.transactionHash,
+                blockNumber: l.blockNumber,
+                logIndex: l.logIndex,
+                from: l.args.from,
+                to: l.args.to,
+                value: l.args.value,
+              })
         },
         enough: () => rows.length >= limit,
       })
-      scanOut = { fromBlock: scan.scannedFrom.toString(), toBlock: head.toString(), requestedFromBlock: fromBlock.toString(), complete: scan.complete, stoppedBecause: scan.stoppedBecause, requests: scan.requests, description: describeScan(scan, 'Transfer logs') }
+      scanOut = {
+        fromBlock: scan.scannedFrom.toString(),
+        toBlock: head.toString(),
+        requestedFromBlock: fromBlock.toString(),
+        complete: scan.complete,
+        stoppedBecause: scan.stoppedBecause,
+        requests: scan.requests,
+        description: describeScan(scan, 'Transfer logs'),
+      }
     } else {
       decimals = 18
       threshold = toUnits(viem, input.minAmount, 18)
@@ -123,10 +167,22 @@ export default defineHandler<Input>({
         if (stoppedBecause) break
         const batch: bigint[] = []
         for (let b = cursor; b >= fromBlock && batch.length < 5; b--) batch.push(b)
-        const got = await Promise.all(batch.map((b) => read(`block ${b}`, () => client.getBlock({ blockNumber: b, includeTransactions: true }))))
+        const got = await Promise.all(
+          batch.map((b) => read(`block ${b}`, () => client.getBlock({ blockNumber: b, includeTransactions: true }))),
+        )
         for (const block of got) {
           const txs = [...block.transactions].sort((x, y) => (y.transactionIndex ?? 0) - (x.transactionIndex ?? 0))
-          for (const tx of txs) if (tx.value >= threshold && tx.value > 0n) rows.push({ transactionHash: tx.hash, blockNumber: block.number!, logIndex: null, from: viem.getAddress(tx.from), to: tx.to ? viem.getAddress(tx.to) : null, value: tx.value, contractCall: tx.input !== '0x' })
+          for (const tx of txs)
+            if (tx.value >= threshold && tx.value > 0n)
+              rows.push({
+                transactionHash: tx.hash,
+                blockNumber: block.number!,
+                logIndex: null,
+                from: viem.getAddress(tx.from),
+                to: tx.to ? viem.getAddress(tx.to) : null,
+                value: tx.value,
+                contractCall: tx.input !== '0x',
+              })
         }
         cursor = batch[batch.length - 1]! - 1n
       }
@@ -139,16 +195,23 @@ export default defineHandler<Input>({
         complete: scannedFrom <= fromBlock,
         stoppedBecause,
         requests: Number(head - scannedFrom + 1n),
-        description: stoppedBecause === null ? `native transactions in ${range} (every block read whole)` : `native transactions in ${range} only (stopped at its ${stoppedBecause}; requested from ${fromBlock})`,
+        description:
+          stoppedBecause === null
+            ? `native transactions in ${range} (every block read whole)`
+            : `native transactions in ${range} only (stopped at its ${stoppedBecause}; requested from ${fromBlock})`,
       }
     }
 
-    rows.sort((x, y) => (x.blockNumber === y.blockNumber ? (y.logIndex ?? 0) - (x.logIndex ?? 0) : y.blockNumber > x.blockNumber ? 1 : -1))
+    rows.sort((x, y) =>
+      x.blockNumber === y.blockNumber ? (y.logIndex ?? 0) - (x.logIndex ?? 0) : y.blockNumber > x.blockNumber ? 1 : -1,
+    )
     const listed = rows.slice(0, limit)
     const times = new Map<bigint, bigint>()
     const unique = [...new Set(listed.map((r) => r.blockNumber))]
     for (let i = 0; i < unique.length; i += 10) {
-      const got = await Promise.all(unique.slice(i, i + 10).map((b) => read(`block ${b}`, () => client.getBlock({ blockNumber: b }))))
+      const got = await Promise.all(
+        unique.slice(i, i + 10).map((b) => read(`block ${b}`, () => client.getBlock({ blockNumber: b }))),
+      )
       for (const b of got) times.set(b.number!, b.timestamp)
     }
     return {
@@ -180,6 +243,7 @@ export default defineHandler<Input>({
 })
 
 function toUnits(viem: typeof import('viem'), amount: string, decimals: number): bigint {
-  if ((amount.split('.')[1] ?? '').replace(/0+$/, '').length > decimals) throw new HandlerInputError('minAmount', `minAmount has more decimals than the asset's ${decimals}`)
+  if ((amount.split('.')[1] ?? '').replace(/0+$/, '').length > decimals)
+    throw new HandlerInputError('minAmount', `minAmount has more decimals than the asset's ${decimals}`)
   return viem.parseUnits(amount, decimals)
 }

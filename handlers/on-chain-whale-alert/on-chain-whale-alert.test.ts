@@ -20,14 +20,18 @@ t.test('against a real anvil', async (t) => {
   const devnet = await withDevnet(t)
   const c = await evmClients(devnet)
   const providers = { CHAIN_DATA_RPC_URL: devnet.rpcUrl }
-  const run = (input: Record<string, unknown>, extra: Record<string, string> = {}) => runInline(handler, input, { providers: { ...providers, ...extra } })
+  const run = (input: Record<string, unknown>, extra: Record<string, string> = {}) =>
+    runInline(handler, input, { providers: { ...providers, ...extra } })
   const abi = compiled.PlainToken!.abi
   const token = getAddress(await deploy(c, compiled.PlainToken!, ['Whale', 'WHL', 6, u('10000000')]))
   const [a, b, d] = [stranger(), stranger(), stranger()]
   const big1 = (await write(c, token, abi, 'transfer', [a, u('500000')])).transactionHash
   await write(c, token, abi, 'transfer', [b, u('99999.999999')])
   await c.test.mine({ blocks: 10 })
-  const r = await write(c, token, abi, 'spray', [[d, a, b], [u('100000'), u('5'), u('2000000')]])
+  const r = await write(c, token, abi, 'spray', [
+    [d, a, b],
+    [u('100000'), u('5'), u('2000000')],
+  ])
   // uncached: viem keeps a block number up to 4 s, and the deploy above polled for one
   const head = await c.pub.getBlockNumber({ cacheTime: 0 })
   const headBlock = await c.pub.getBlock({ blockNumber: head })
@@ -38,8 +42,22 @@ t.test('against a real anvil', async (t) => {
     t.match(out.asset, { type: 'erc20', address: token, symbol: 'WHL', decimals: 6 })
     t.same(out.threshold, { amount: '100000', baseUnits: '100000000000' })
     t.equal(out.count, 4)
-    t.same(out.transfers.map((x: any) => [x.to, x.amount, x.kind]), [[b, '2000000', 'transfer'], [d, '100000', 'transfer'], [a, '500000', 'transfer'], [c.account.address, '10000000', 'mint']])
-    t.match(out.transfers[0], { transactionHash: r.transactionHash, blockNumber: head.toString(), from: c.account.address, amountBaseUnits: '2000000000000', time: new Date(Number(headBlock.timestamp) * 1000).toISOString() })
+    t.same(
+      out.transfers.map((x: any) => [x.to, x.amount, x.kind]),
+      [
+        [b, '2000000', 'transfer'],
+        [d, '100000', 'transfer'],
+        [a, '500000', 'transfer'],
+        [c.account.address, '10000000', 'mint'],
+      ],
+    )
+    t.match(out.transfers[0], {
+      transactionHash: r.transactionHash,
+      blockNumber: head.toString(),
+      from: c.account.address,
+      amountBaseUnits: '2000000000000',
+      time: new Date(Number(headBlock.timestamp) * 1000).toISOString(),
+    })
     t.ok(out.transfers[0].logIndex > out.transfers[1].logIndex, 'same transaction: later log first')
     t.equal(out.transfers[2].transactionHash, big1)
     t.match(out.scan, { toBlock: head.toString(), complete: true, stoppedBecause: null })
@@ -54,15 +72,24 @@ t.test('against a real anvil', async (t) => {
   })
 
   t.test('limit stops the scan once the newest blocks hold enough', async (t) => {
-    const out = okBody(await run({ token, minAmount: '100000', blocks: 100, limit: 2 }, { CHAIN_DATA_LOG_CHUNK_BLOCKS: '1' }))
-    t.same(out.transfers.map((x: any) => x.amount), ['2000000', '100000'])
+    const out = okBody(
+      await run({ token, minAmount: '100000', blocks: 100, limit: 2 }, { CHAIN_DATA_LOG_CHUNK_BLOCKS: '1' }),
+    )
+    t.same(
+      out.transfers.map((x: any) => x.amount),
+      ['2000000', '100000'],
+    )
     t.match(out.scan, { complete: false, stoppedBecause: 'result-limit', fromBlock: head.toString(), requests: 1 })
     t.match(out.scan.description, /older blocks .* were not scanned/)
   })
 
   t.test('a range too recent to hold them', async (t) => {
     const out = okBody(await run({ token, minAmount: '400000', blocks: 5 }))
-    t.same(out.transfers.map((x: any) => x.amount), ['2000000'], 'the 500000 transfer is older than the range')
+    t.same(
+      out.transfers.map((x: any) => x.amount),
+      ['2000000'],
+      'the 500000 transfer is older than the range',
+    )
     t.equal(out.scan.fromBlock, (head - 4n).toString())
   })
 
@@ -71,14 +98,29 @@ t.test('against a real anvil', async (t) => {
     await c.pub.waitForTransactionReceipt({ hash: whale })
     const small = await c.wallet.sendTransaction({ to: b, value: parseEther('1') })
     await c.pub.waitForTransactionReceipt({ hash: small })
-    const call = await c.wallet.sendTransaction({ to: token, value: 0n, data: encodeFunctionData({ abi, functionName: 'transfer', args: [d, 1n] }) as Hex })
+    const call = await c.wallet.sendTransaction({
+      to: token,
+      value: 0n,
+      data: encodeFunctionData({ abi, functionName: 'transfer', args: [d, 1n] }) as Hex,
+    })
     await c.pub.waitForTransactionReceipt({ hash: call })
     const out = okBody(await run({ minAmount: '100', blocks: 5 }))
     t.match(out.asset, { type: 'native', symbol: 'ETH', decimals: 18 })
     t.equal(out.count, 1)
-    t.match(out.transfers[0], { transactionHash: whale, from: c.account.address, to: a, amount: '250', logIndex: null, contractCall: false })
+    t.match(out.transfers[0], {
+      transactionHash: whale,
+      from: c.account.address,
+      to: a,
+      amount: '250',
+      logIndex: null,
+      contractCall: false,
+    })
     const all = okBody(await run({ minAmount: '0.5', blocks: 5 }))
-    t.same(all.transfers.map((x: any) => x.amount), ['1', '250'], 'newest first; the zero-value call is not a transfer')
+    t.same(
+      all.transfers.map((x: any) => x.amount),
+      ['1', '250'],
+      'newest first; the zero-value call is not a transfer',
+    )
     t.match(all.scan, { complete: true, requests: 5 })
     t.match(await run({ minAmount: '1', blocks: 51 }), { ok: false, status: 400, field: 'blocks' })
   })
@@ -95,6 +137,9 @@ t.test('against a real anvil', async (t) => {
 
   t.test('provider problems', async (t) => {
     await t.rejects(runInline(handler, { minAmount: '1' }, { providers: {} }), { code: 'upstream_not_configured' })
-    await t.rejects(runInline(handler, { minAmount: '1' }, { providers: { CHAIN_DATA_RPC_URL: 'http://127.0.0.1:1/k' } }), { code: 'upstream_failed' })
+    await t.rejects(
+      runInline(handler, { minAmount: '1' }, { providers: { CHAIN_DATA_RPC_URL: 'http://127.0.0.1:1/k' } }),
+      { code: 'upstream_failed' },
+    )
   })
 })

@@ -32,13 +32,19 @@ const LABELS = ['too guessable', 'very guessable', 'somewhat guessable', 'safely
 
 export default defineHandler<Input>({
   slug: 'password-strength-checker',
-  description: 'Estimate password strength with zxcvbn-ts (English and common dictionaries): score 0–4, estimated guesses, crack times for four attack scenarios and feedback. The password is never logged or echoed back.',
+  description:
+    'Estimate password strength with zxcvbn-ts (English and common dictionaries): score 0–4, estimated guesses, crack times for four attack scenarios and feedback. The password is never logged or echoed back.',
   inputSchema: {
     type: 'object',
     required: ['password'],
     additionalProperties: false,
     properties: {
-      password: { type: 'string', minLength: 1, maxLength: MAX_PASSWORD, description: `the password to rate, 1 to ${MAX_PASSWORD} characters; not stored, logged or returned` },
+      password: {
+        type: 'string',
+        minLength: 1,
+        maxLength: MAX_PASSWORD,
+        description: `the password to rate, 1 to ${MAX_PASSWORD} characters; not stored, logged or returned`,
+      },
       userInputs: {
         type: 'array',
         maxItems: 20,
@@ -49,7 +55,8 @@ export default defineHandler<Input>({
   },
   output: {
     contentType: 'application/json',
-    description: 'score 0–4 with label, guesses and log10, crack time (seconds and words) per attack scenario, feedback warning and suggestions, the kinds of patterns found',
+    description:
+      'score 0–4 with label, guesses and log10, crack time (seconds and words) per attack scenario, feedback warning and suggestions, the kinds of patterns found',
     schema: {
       type: 'object',
       properties: {
@@ -80,7 +87,10 @@ export default defineHandler<Input>({
         crackTimes,
         feedback: { warning: r.feedback.warning || null, suggestions: r.feedback.suggestions },
         // pattern kinds only: the matched tokens are pieces of the password
-        patterns: r.sequence.map((m) => ({ pattern: m.pattern, ...('dictionaryName' in m ? { dictionary: m.dictionaryName } : {}) })),
+        patterns: r.sequence.map((m) => ({
+          pattern: m.pattern,
+          ...('dictionaryName' in m ? { dictionary: m.dictionaryName } : {}),
+        })),
         length: [...input.password].length,
       },
     }

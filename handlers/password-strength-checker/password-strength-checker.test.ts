@@ -2,8 +2,17 @@ import t from 'tap'
 import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
-type Body = { score: number; label: string; guesses: number; crackTimes: Record<string, { seconds: number; display: string }>; feedback: { warning: string | null; suggestions: string[] }; patterns: { pattern: string }[]; length: number }
-const check = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') => okBody<Body>(await runInline(handler, input, { from }))
+type Body = {
+  score: number
+  label: string
+  guesses: number
+  crackTimes: Record<string, { seconds: number; display: string }>
+  feedback: { warning: string | null; suggestions: string[] }
+  patterns: { pattern: string }[]
+  length: number
+}
+const check = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') =>
+  okBody<Body>(await runInline(handler, input, { from }))
 
 t.test('a common password scores 0 with a warning', async (t) => {
   const r = await check({ password: 'password123' })
@@ -12,7 +21,12 @@ t.test('a common password scores 0 with a warning', async (t) => {
   t.match(r.feedback.warning, /common/i)
   t.ok(r.feedback.suggestions.length > 0)
   t.ok(r.crackTimes.offlineFastHashingXPerSecond.seconds < 1)
-  t.same(Object.keys(r.crackTimes).sort(), ['offlineFastHashingXPerSecond', 'offlineSlowHashingXPerSecond', 'onlineNoThrottlingXPerSecond', 'onlineThrottlingXPerHour'])
+  t.same(Object.keys(r.crackTimes).sort(), [
+    'offlineFastHashingXPerSecond',
+    'offlineSlowHashingXPerSecond',
+    'onlineNoThrottlingXPerSecond',
+    'onlineThrottlingXPerHour',
+  ])
 })
 
 t.test('a long random password scores 4', async (t) => {
@@ -41,5 +55,9 @@ t.test('rejects empty and oversized passwords', async (t) => {
   t.match(await runInline(handler, { password: '' }), { ok: false, status: 400, field: 'password' })
   t.match(await runInline(handler, { password: 'a'.repeat(257) }), { ok: false, status: 400, field: 'password' })
   t.match(await runInline(handler, {}), { ok: false, status: 400, field: 'password' })
-  t.match(await runInline(handler, { password: 'x', userInputs: [''] }), { ok: false, status: 400, field: 'userInputs.0' })
+  t.match(await runInline(handler, { password: 'x', userInputs: [''] }), {
+    ok: false,
+    status: 400,
+    field: 'userInputs.0',
+  })
 })

@@ -32,12 +32,25 @@ interface Span {
   link?: string
 }
 
-const FONTS = { regular: 'Helvetica', bold: 'Helvetica-Bold', italic: 'Helvetica-Oblique', boldItalic: 'Helvetica-BoldOblique', mono: 'Courier' }
+const FONTS = {
+  regular: 'Helvetica',
+  bold: 'Helvetica-Bold',
+  italic: 'Helvetica-Oblique',
+  boldItalic: 'Helvetica-BoldOblique',
+  mono: 'Courier',
+}
 
 // The standard PDF fonts cover WinAnsi (Latin-1 plus a few); other characters are replaced rather than drawn as garbage.
-  // eslint-disable-next-line no-control-regex -- the standard PDF fonts print tab, newline, CR and Latin-1 only
+// eslint-disable-next-line no-control-regex -- the standard PDF fonts print tab, newline, CR and Latin-1 only
 const NOT_WIN_ANSI = /[^\x09\x0a\x0d\x20-\x7e\xa0-\xff€]/g
-const toWinAnsi = (s: string) => s.normalize('NFC').replace(/[‘’]/g, "'").replace(/[“”]/g, '"').replace(/[–—]/g, '-').replace(/…/g, '...').replace(NOT_WIN_ANSI, '?')
+const toWinAnsi = (s: string) =>
+  s
+    .normalize('NFC')
+    .replace(/[‘’]/g, "'")
+    .replace(/[“”]/g, '"')
+    .replace(/[–—]/g, '-')
+    .replace(/…/g, '...')
+    .replace(NOT_WIN_ANSI, '?')
 
 interface InlineToken {
   type: string
@@ -63,24 +76,48 @@ function spansOf(tokens: InlineToken[] | undefined, style: Omit<Span, 'text'> = 
   return out
 }
 
-const decodeEntities = (s: string) => s.replace(/&(amp|lt|gt|quot|#39);/g, (_, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[e] ?? _)
+const decodeEntities = (s: string) =>
+  s.replace(
+    /&(amp|lt|gt|quot|#39);/g,
+    (_, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[e] ?? _,
+  )
 
-type Rendered = { kind: 'heading'; level: number; spans: Span[] } | { kind: 'paragraph'; spans: Span[]; quote?: boolean } | { kind: 'list'; ordered: boolean; start: number; items: Span[][] } | { kind: 'code'; text: string } | { kind: 'rule' } | { kind: 'pageBreak' }
+type Rendered =
+  | { kind: 'heading'; level: number; spans: Span[] }
+  | { kind: 'paragraph'; spans: Span[]; quote?: boolean }
+  | { kind: 'list'; ordered: boolean; start: number; items: Span[][] }
+  | { kind: 'code'; text: string }
+  | { kind: 'rule' }
+  | { kind: 'pageBreak' }
 
 async function fromMarkdown(markdown: string): Promise<Rendered[]> {
   const { Lexer } = await import('marked')
   const out: Rendered[] = []
-  type BlockToken = InlineToken & { depth?: number; ordered?: boolean; start?: number | ''; items?: { tokens: InlineToken[] }[] }
+  type BlockToken = InlineToken & {
+    depth?: number
+    ordered?: boolean
+    start?: number | ''
+    items?: { tokens: InlineToken[] }[]
+  }
   const walk = (tokens: BlockToken[], quote = false) => {
     for (const tk of tokens) {
       if (tk.type === 'heading') out.push({ kind: 'heading', level: tk.depth ?? 1, spans: spansOf(tk.tokens) })
-      else if (tk.type === 'paragraph' || tk.type === 'text') out.push({ kind: 'paragraph', spans: spansOf(tk.tokens ?? [{ type: 'text', text: tk.text }]), quote })
+      else if (tk.type === 'paragraph' || tk.type === 'text')
+        out.push({ kind: 'paragraph', spans: spansOf(tk.tokens ?? [{ type: 'text', text: tk.text }]), quote })
       else if (tk.type === 'list') {
         out.push({
           kind: 'list',
           ordered: Boolean(tk.ordered),
           start: typeof tk.start === 'number' ? tk.start : 1,
-          items: (tk.items ?? []).map((it) => it.tokens.flatMap((x) => (x.type === 'text' || x.type === 'paragraph' ? spansOf(x.tokens ?? [{ type: 'text', text: x.text }]) : x.type === 'list' ? [] : spansOf([x])))),
+          items: (tk.items ?? []).map((it) =>
+            it.tokens.flatMap((x) =>
+              x.type === 'text' || x.type === 'paragraph'
+                ? spansOf(x.tokens ?? [{ type: 'text', text: x.text }])
+                : x.type === 'list'
+                  ? []
+                  : spansOf([x]),
+            ),
+          ),
         })
       } else if (tk.type === 'code') out.push({ kind: 'code', text: tk.text ?? '' })
       else if (tk.type === 'blockquote') walk((tk.tokens ?? []) as BlockToken[], true)
@@ -89,7 +126,8 @@ async function fromMarkdown(markdown: string): Promise<Rendered[]> {
         const t = tk as unknown as { header: { text: string }[]; rows: { text: string }[][] }
         const line = (cells: { text: string }[]) => cells.map((c) => decodeEntities(c.text)).join('  |  ')
         out.push({ kind: 'code', text: [line(t.header), ...t.rows.map(line)].join('\n') })
-      } else if (tk.type === 'html') out.push({ kind: 'paragraph', spans: [{ text: (tk.text ?? '').replace(/<[^>]*>/g, '').trim() }] })
+      } else if (tk.type === 'html')
+        out.push({ kind: 'paragraph', spans: [{ text: (tk.text ?? '').replace(/<[^>]*>/g, '').trim() }] })
     }
   }
   walk(new Lexer({ gfm: true }).lex(markdown) as unknown as BlockToken[])
@@ -121,13 +159,19 @@ const TEXT = { type: 'string', maxLength: 20_000 }
 
 export default defineHandler<Input>({
   slug: 'pdf-generator',
-  description: 'Generate a PDF document from Markdown or from structured blocks (headings, paragraphs, lists, code, quotes, rules, page breaks) with pdfkit: A4/Letter/Legal, margins, base font size, title and author metadata, page numbers.',
+  description:
+    'Generate a PDF document from Markdown or from structured blocks (headings, paragraphs, lists, code, quotes, rules, page breaks) with pdfkit: A4/Letter/Legal, margins, base font size, title and author metadata, page numbers.',
   timeoutMs: 30_000,
   inputSchema: {
     type: 'object',
     additionalProperties: false,
     properties: {
-      markdown: { type: 'string', minLength: 1, maxLength: MAX_MARKDOWN, description: `Markdown source (GFM), at most ${MAX_MARKDOWN} characters; give this or content` },
+      markdown: {
+        type: 'string',
+        minLength: 1,
+        maxLength: MAX_MARKDOWN,
+        description: `Markdown source (GFM), at most ${MAX_MARKDOWN} characters; give this or content`,
+      },
       content: {
         type: 'array',
         minItems: 1,
@@ -137,32 +181,68 @@ export default defineHandler<Input>({
           type: 'object',
           required: ['type'],
           properties: {
-            type: { type: 'string', enum: ['heading', 'paragraph', 'list', 'code', 'quote', 'rule', 'pageBreak'], description: 'block kind' },
-            text: { ...TEXT, description: 'text of a heading, paragraph, code or quote block (at most 20000 characters)' },
+            type: {
+              type: 'string',
+              enum: ['heading', 'paragraph', 'list', 'code', 'quote', 'rule', 'pageBreak'],
+              description: 'block kind',
+            },
+            text: {
+              ...TEXT,
+              description: 'text of a heading, paragraph, code or quote block (at most 20000 characters)',
+            },
             level: { type: 'integer', minimum: 1, maximum: 6, description: 'heading level 1–6' },
-            items: { type: 'array', maxItems: 500, items: { type: 'string', maxLength: 5000 }, description: 'list items' },
+            items: {
+              type: 'array',
+              maxItems: 500,
+              items: { type: 'string', maxLength: 5000 },
+              description: 'list items',
+            },
             ordered: { type: 'boolean', description: 'numbered list' },
           },
         },
       },
-      title: { type: 'string', minLength: 1, maxLength: 300, description: 'document title (PDF metadata, and printed at the top)' },
+      title: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 300,
+        description: 'document title (PDF metadata, and printed at the top)',
+      },
       author: { type: 'string', minLength: 1, maxLength: 200, description: 'author (PDF metadata)' },
       pageSize: { type: 'string', enum: ['A4', 'LETTER', 'LEGAL'], default: 'A4', description: 'paper size' },
-      margin: { type: 'integer', minimum: 18, maximum: 144, default: 56, description: 'page margin in points (72 = 1 inch)' },
+      margin: {
+        type: 'integer',
+        minimum: 18,
+        maximum: 144,
+        default: 56,
+        description: 'page margin in points (72 = 1 inch)',
+      },
       fontSize: { type: 'integer', minimum: 8, maximum: 18, default: 11, description: 'body font size in points' },
     },
   },
   output: {
     contentType: 'application/pdf',
-    description: 'a PDF file (standard Helvetica/Courier fonts: Latin-1 text; other characters become "?"); with Accept: application/json only, { contentType, base64, bytes, pages }',
+    description:
+      'a PDF file (standard Helvetica/Courier fonts: Latin-1 text; other characters become "?"); with Accept: application/json only, { contentType, base64, bytes, pages }',
   },
-  example: { markdown: '# Quarterly report\n\nRevenue grew **12%**.\n\n- Faster payments\n- Lower fees', title: 'Quarterly report', pageSize: 'A4', margin: 56, fontSize: 11 },
+  example: {
+    markdown: '# Quarterly report\n\nRevenue grew **12%**.\n\n- Faster payments\n- Lower fees',
+    title: 'Quarterly report',
+    pageSize: 'A4',
+    margin: 56,
+    fontSize: 11,
+  },
   async run(input, ctx) {
-    if ((input.markdown === undefined) === (input.content === undefined)) throw new HandlerInputError('markdown', 'give exactly one of markdown and content')
+    if ((input.markdown === undefined) === (input.content === undefined))
+      throw new HandlerInputError('markdown', 'give exactly one of markdown and content')
     if (input.content) {
       input.content.forEach((b, i) => {
-        if (['heading', 'paragraph', 'code', 'quote'].includes(b.type) && typeof (b as { text?: unknown }).text !== 'string') throw new HandlerInputError(`content.${i}.text`, `content.${i}.text is required for a ${b.type} block`)
-        if (b.type === 'list' && !Array.isArray((b as { items?: unknown }).items)) throw new HandlerInputError(`content.${i}.items`, `content.${i}.items is required for a list block`)
+        if (
+          ['heading', 'paragraph', 'code', 'quote'].includes(b.type) &&
+          typeof (b as { text?: unknown }).text !== 'string'
+        )
+          throw new HandlerInputError(`content.${i}.text`, `content.${i}.text is required for a ${b.type} block`)
+        if (b.type === 'list' && !Array.isArray((b as { items?: unknown }).items))
+          throw new HandlerInputError(`content.${i}.items`, `content.${i}.items is required for a list block`)
       })
     }
     const blocks = input.markdown !== undefined ? await fromMarkdown(input.markdown) : fromBlocks(input.content!)
@@ -173,7 +253,12 @@ export default defineHandler<Input>({
       margin: input.margin,
       bufferPages: true,
       // pdfkit cannot serialize undefined info values
-      info: { ...(input.title ? { Title: input.title } : {}), ...(input.author ? { Author: input.author } : {}), Creator: 'Tollgate pdf-generator', Producer: 'pdfkit' },
+      info: {
+        ...(input.title ? { Title: input.title } : {}),
+        ...(input.author ? { Author: input.author } : {}),
+        Creator: 'Tollgate pdf-generator',
+        Producer: 'pdfkit',
+      },
       displayTitle: Boolean(input.title),
     })
     const chunks: Buffer[] = []
@@ -185,21 +270,44 @@ export default defineHandler<Input>({
 
     const base = input.fontSize
     const width = doc.page.width - 2 * input.margin
-    const writeSpans = (spans: Span[], opts: { size: number; indent?: number; font?: string; color?: string } ) => {
+    const writeSpans = (spans: Span[], opts: { size: number; indent?: number; font?: string; color?: string }) => {
       const parts = spans.filter((s) => s.text.length > 0)
       if (!parts.length) return
       parts.forEach((s, i) => {
-        const font = opts.font ?? (s.code ? FONTS.mono : s.bold && s.italic ? FONTS.boldItalic : s.bold ? FONTS.bold : s.italic ? FONTS.italic : FONTS.regular)
-        doc.font(font).fontSize(opts.size).fillColor(s.link ? '#1a56db' : opts.color ?? '#111111')
+        const font =
+          opts.font ??
+          (s.code
+            ? FONTS.mono
+            : s.bold && s.italic
+              ? FONTS.boldItalic
+              : s.bold
+                ? FONTS.bold
+                : s.italic
+                  ? FONTS.italic
+                  : FONTS.regular)
+        doc
+          .font(font)
+          .fontSize(opts.size)
+          .fillColor(s.link ? '#1a56db' : (opts.color ?? '#111111'))
         const last = i === parts.length - 1
-        const o = { continued: !last, link: s.link ?? null, underline: Boolean(s.link), lineGap: 2, ...(i === 0 ? { indent: 0, width: width - (opts.indent ?? 0) } : {}) }
+        const o = {
+          continued: !last,
+          link: s.link ?? null,
+          underline: Boolean(s.link),
+          lineGap: 2,
+          ...(i === 0 ? { indent: 0, width: width - (opts.indent ?? 0) } : {}),
+        }
         if (i === 0) doc.text(toWinAnsi(s.text), input.margin + (opts.indent ?? 0), doc.y, o)
         else doc.text(toWinAnsi(s.text), o)
       })
     }
 
     if (input.title) {
-      doc.font(FONTS.bold).fontSize(base * 2).fillColor('#111111').text(toWinAnsi(input.title), { width })
+      doc
+        .font(FONTS.bold)
+        .fontSize(base * 2)
+        .fillColor('#111111')
+        .text(toWinAnsi(input.title), { width })
       doc.moveDown(0.8)
     }
     const HEADING_SCALE = [2, 1.6, 1.3, 1.15, 1.05, 1]
@@ -212,25 +320,47 @@ export default defineHandler<Input>({
         if (b.quote) {
           const top = doc.y
           writeSpans(b.spans, { size: base, indent: 14, color: '#444444' })
-          doc.save().moveTo(input.margin + 4, top).lineTo(input.margin + 4, doc.y).lineWidth(2).strokeColor('#cccccc').stroke().restore()
+          doc
+            .save()
+            .moveTo(input.margin + 4, top)
+            .lineTo(input.margin + 4, doc.y)
+            .lineWidth(2)
+            .strokeColor('#cccccc')
+            .stroke()
+            .restore()
         } else writeSpans(b.spans, { size: base })
         doc.moveDown(0.6)
       } else if (b.kind === 'list') {
         b.items.forEach((item, i) => {
           const marker = b.ordered ? `${b.start + i}.` : '•'
           const y = doc.y
-          doc.font(FONTS.regular).fontSize(base).fillColor('#111111').text(marker, input.margin + 4, y, { width: 20, lineBreak: false })
+          doc
+            .font(FONTS.regular)
+            .fontSize(base)
+            .fillColor('#111111')
+            .text(marker, input.margin + 4, y, { width: 20, lineBreak: false })
           doc.y = y
           writeSpans(item.length ? item : [{ text: ' ' }], { size: base, indent: 24 })
           doc.moveDown(0.2)
         })
         doc.moveDown(0.4)
       } else if (b.kind === 'code') {
-        doc.font(FONTS.mono).fontSize(base * 0.9).fillColor('#222222').text(toWinAnsi(b.text), input.margin + 10, doc.y, { width: width - 20, lineGap: 1 })
+        doc
+          .font(FONTS.mono)
+          .fontSize(base * 0.9)
+          .fillColor('#222222')
+          .text(toWinAnsi(b.text), input.margin + 10, doc.y, { width: width - 20, lineGap: 1 })
         doc.moveDown(0.6)
       } else if (b.kind === 'rule') {
         doc.moveDown(0.3)
-        doc.save().moveTo(input.margin, doc.y).lineTo(input.margin + width, doc.y).lineWidth(0.5).strokeColor('#999999').stroke().restore()
+        doc
+          .save()
+          .moveTo(input.margin, doc.y)
+          .lineTo(input.margin + width, doc.y)
+          .lineWidth(0.5)
+          .strokeColor('#999999')
+          .stroke()
+          .restore()
         doc.moveDown(0.6)
       } else if (b.kind === 'pageBreak') {
         doc.addPage()
@@ -243,7 +373,15 @@ export default defineHandler<Input>({
       doc.switchToPage(i)
       const bottom = doc.page.margins.bottom
       doc.page.margins.bottom = 0
-      doc.font(FONTS.regular).fontSize(8).fillColor('#888888').text(`${i + 1} / ${range.count}`, input.margin, doc.page.height - input.margin / 2 - 4, { width, align: 'center', lineBreak: false })
+      doc
+        .font(FONTS.regular)
+        .fontSize(8)
+        .fillColor('#888888')
+        .text(`${i + 1} / ${range.count}`, input.margin, doc.page.height - input.margin / 2 - 4, {
+          width,
+          align: 'center',
+          lineBreak: false,
+        })
       doc.page.margins.bottom = bottom
     }
     doc.end()

@@ -1,5 +1,12 @@
 import { defineHandler } from '../../src/pool/handler-contract.js'
-import { crossVenueFunding, DYDX_SETTING, VENUES, venueStatus, type Venue, type VenueFunding } from '../_shared/hyperliquid-cross-venue-funding.js'
+import {
+  crossVenueFunding,
+  DYDX_SETTING,
+  VENUES,
+  venueStatus,
+  type Venue,
+  type VenueFunding,
+} from '../_shared/hyperliquid-cross-venue-funding.js'
 import { HOURS_PER_YEAR, HYPERLIQUID_SETTING } from '../_shared/hyperliquid-info.js'
 
 interface Input {
@@ -23,7 +30,8 @@ type Row = { coin: string } & Record<Venue, Omit<VenueFunding, 'venue' | 'base'>
  */
 export default defineHandler<Input>({
   slug: 'perp-funding-rates',
-  description: 'Current perpetual funding rates across venues (Hyperliquid and dYdX), per coin, normalized to hourly and annualized rates, with each venue’s status.',
+  description:
+    'Current perpetual funding rates across venues (Hyperliquid and dYdX), per coin, normalized to hourly and annualized rates, with each venue’s status.',
   providers: [HYPERLIQUID_SETTING, DYDX_SETTING],
   inputSchema: {
     type: 'object',
@@ -35,9 +43,15 @@ export default defineHandler<Input>({
         maxItems: 50,
         uniqueItems: true,
         items: { type: 'string', pattern: '^[A-Za-z0-9]{1,20}$', description: 'a base asset symbol' },
-        description: 'Only these base assets (e.g. ["BTC","ETH"]; 1–50, case-insensitive); omitted = every coin listed on any venue.',
+        description:
+          'Only these base assets (e.g. ["BTC","ETH"]; 1–50, case-insensitive); omitted = every coin listed on any venue.',
       },
-      sort: { type: 'string', enum: ['highest', 'lowest', 'coin'], default: 'highest', description: 'Order: highest annualized rate on any venue first, lowest first, or by coin name.' },
+      sort: {
+        type: 'string',
+        enum: ['highest', 'lowest', 'coin'],
+        default: 'highest',
+        description: 'Order: highest annualized rate on any venue first, lowest first, or by coin name.',
+      },
       limit: { type: 'integer', minimum: 1, maximum: 500, default: 50, description: 'Coins listed, 1–500.' },
     },
   },
@@ -64,7 +78,10 @@ export default defineHandler<Input>({
     }
     const wanted = input.coins?.map((c) => c.toUpperCase())
     let rows = wanted ? wanted.map((c) => byCoin.get(c)).filter((r): r is Row => r !== undefined) : [...byCoin.values()]
-    const best = (r: Row, pick: (a: number, b: number) => number) => VENUES.map((v) => r[v]?.fundingRateHourly).filter((x): x is number => x !== undefined).reduce((a, b) => pick(a, b))
+    const best = (r: Row, pick: (a: number, b: number) => number) =>
+      VENUES.map((v) => r[v]?.fundingRateHourly)
+        .filter((x): x is number => x !== undefined)
+        .reduce((a, b) => pick(a, b))
     if (input.sort === 'coin') rows.sort((a, b) => a.coin.localeCompare(b.coin))
     else if (input.sort === 'lowest') rows.sort((a, b) => best(a, Math.min) - best(b, Math.min))
     else rows.sort((a, b) => best(b, Math.max) - best(a, Math.max))

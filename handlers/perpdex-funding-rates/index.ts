@@ -1,5 +1,17 @@
 import { defineHandler } from '../../src/pool/handler-contract.js'
-import { annualize, clean, dec, findPerp, fundingHistory, HOURS_PER_YEAR, HYPERLIQUID_SETTING, mul, PERP_COIN_PATTERN, perpFigures, perpMarkets } from '../_shared/hyperliquid-info.js'
+import {
+  annualize,
+  clean,
+  dec,
+  findPerp,
+  fundingHistory,
+  HOURS_PER_YEAR,
+  HYPERLIQUID_SETTING,
+  mul,
+  PERP_COIN_PATTERN,
+  perpFigures,
+  perpMarkets,
+} from '../_shared/hyperliquid-info.js'
 
 interface Input {
   coin?: string
@@ -13,7 +25,10 @@ interface Input {
 const MAX_HISTORY_HOURS = 480
 const HOUR_MS = 3_600_000
 
-const sorters: Record<NonNullable<Input['sort']>, (a: ReturnType<typeof perpFigures>, b: ReturnType<typeof perpFigures>) => number> = {
+const sorters: Record<
+  NonNullable<Input['sort']>,
+  (a: ReturnType<typeof perpFigures>, b: ReturnType<typeof perpFigures>) => number
+> = {
   highest: (a, b) => (b.fundingRateHourly ?? -Infinity) - (a.fundingRateHourly ?? -Infinity),
   lowest: (a, b) => (a.fundingRateHourly ?? Infinity) - (b.fundingRateHourly ?? Infinity),
   openInterest: (a, b) => (b.openInterestUsd ?? -Infinity) - (a.openInterestUsd ?? -Infinity),
@@ -33,10 +48,33 @@ export default defineHandler<Input>({
     type: 'object',
     additionalProperties: false,
     properties: {
-      coin: { type: 'string', pattern: PERP_COIN_PATTERN, description: 'One perp coin (e.g. BTC, ETH, kPEPE). With it: that market and its funding history; without it: a ranked list of all markets.' },
-      historyHours: { type: 'integer', minimum: 1, maximum: MAX_HISTORY_HOURS, default: 24, description: `Hours of funding history to return for coin, counted back from now (1–${MAX_HISTORY_HOURS}).` },
-      sort: { type: 'string', enum: ['highest', 'lowest', 'openInterest'], default: 'highest', description: 'Order of the market list (without coin): highest funding first, lowest (most negative) first, or largest open interest (USD) first.' },
-      limit: { type: 'integer', minimum: 1, maximum: 300, default: 25, description: 'Markets listed (without coin), 1–300.' },
+      coin: {
+        type: 'string',
+        pattern: PERP_COIN_PATTERN,
+        description:
+          'One perp coin (e.g. BTC, ETH, kPEPE). With it: that market and its funding history; without it: a ranked list of all markets.',
+      },
+      historyHours: {
+        type: 'integer',
+        minimum: 1,
+        maximum: MAX_HISTORY_HOURS,
+        default: 24,
+        description: `Hours of funding history to return for coin, counted back from now (1–${MAX_HISTORY_HOURS}).`,
+      },
+      sort: {
+        type: 'string',
+        enum: ['highest', 'lowest', 'openInterest'],
+        default: 'highest',
+        description:
+          'Order of the market list (without coin): highest funding first, lowest (most negative) first, or largest open interest (USD) first.',
+      },
+      limit: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 300,
+        default: 25,
+        description: 'Markets listed (without coin), 1–300.',
+      },
       includeDelisted: { type: 'boolean', default: false, description: 'Include delisted markets in the list.' },
     },
   },
@@ -71,7 +109,11 @@ export default defineHandler<Input>({
       const hours = input.historyHours ?? 24
       const startTime = now - hours * HOUR_MS
       const entries = (await fundingHistory(ctx, market.coin, startTime, now))
-        .map((e) => ({ time: new Date(e.time).toISOString(), fundingRate: dec(e.fundingRate), premium: dec(e.premium) }))
+        .map((e) => ({
+          time: new Date(e.time).toISOString(),
+          fundingRate: dec(e.fundingRate),
+          premium: dec(e.premium),
+        }))
         .sort((a, b) => (a.time < b.time ? -1 : 1))
       const rates = entries.map((e) => e.fundingRate).filter((r): r is number => r !== null)
       const avg = rates.length ? clean(rates.reduce((s, r) => s + r, 0) / rates.length) : null
@@ -95,6 +137,8 @@ export default defineHandler<Input>({
     }
     const listed = all.filter((m) => input.includeDelisted || !m.isDelisted).map(perpFigures)
     listed.sort(sorters[input.sort ?? 'highest'])
-    return { body: { ...base, marketsTotal: listed.length, markets: listed.slice(0, input.limit ?? 25), history: null } }
+    return {
+      body: { ...base, marketsTotal: listed.length, markets: listed.slice(0, input.limit ?? 25), history: null },
+    }
   },
 })

@@ -1,5 +1,12 @@
 import { defineHandler, HandlerInputError } from '../../src/pool/handler-contract.js'
-import { bookTop, clean, HYPERLIQUID_SETTING, l2Book, PERP_COIN_PATTERN, type BookLevel } from '../_shared/hyperliquid-info.js'
+import {
+  bookTop,
+  clean,
+  HYPERLIQUID_SETTING,
+  l2Book,
+  PERP_COIN_PATTERN,
+  type BookLevel,
+} from '../_shared/hyperliquid-info.js'
 
 interface Input {
   coin: string
@@ -14,16 +21,32 @@ interface Input {
  */
 export default defineHandler<Input>({
   slug: 'perpdex-orderbook',
-  description: 'Live order book of a Hyperliquid perpetual market: bid and ask levels (price, size, order count), best bid and ask, mid price and spread.',
+  description:
+    'Live order book of a Hyperliquid perpetual market: bid and ask levels (price, size, order count), best bid and ask, mid price and spread.',
   providers: [HYPERLIQUID_SETTING],
   inputSchema: {
     type: 'object',
     additionalProperties: false,
     required: ['coin'],
     properties: {
-      coin: { type: 'string', pattern: PERP_COIN_PATTERN, description: 'Perp coin as Hyperliquid names it (BTC, ETH, kPEPE, ...); case-sensitive on Hyperliquid.' },
-      nSigFigs: { type: 'integer', enum: [2, 3, 4, 5], description: 'Optional: aggregate price levels to this many significant figures (Hyperliquid accepts 2–5); omitted = full precision.' },
-      depth: { type: 'integer', minimum: 1, maximum: 20, default: 20, description: 'Levels returned per side, 1–20 (Hyperliquid sends at most 20).' },
+      coin: {
+        type: 'string',
+        pattern: PERP_COIN_PATTERN,
+        description: 'Perp coin as Hyperliquid names it (BTC, ETH, kPEPE, ...); case-sensitive on Hyperliquid.',
+      },
+      nSigFigs: {
+        type: 'integer',
+        enum: [2, 3, 4, 5],
+        description:
+          'Optional: aggregate price levels to this many significant figures (Hyperliquid accepts 2–5); omitted = full precision.',
+      },
+      depth: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 20,
+        default: 20,
+        description: 'Levels returned per side, 1–20 (Hyperliquid sends at most 20).',
+      },
     },
   },
   output: {
@@ -36,7 +59,12 @@ export default defineHandler<Input>({
   async run(input, ctx) {
     // l2Book answers null for a coin with no market (nktkas/hyperliquid src/api/info/_methods/l2Book.ts L2BookResponse, tests/api/info/l2Book.test.ts "NONE/EXISTENT")
     const book = await l2Book(ctx, input.coin, input.nSigFigs)
-    if (!book) throw new HandlerInputError('coin', `${input.coin} has no order book on Hyperliquid (coin names are case-sensitive: BTC, kPEPE)`, 422)
+    if (!book)
+      throw new HandlerInputError(
+        'coin',
+        `${input.coin} has no order book on Hyperliquid (coin names are case-sensitive: BTC, kPEPE)`,
+        422,
+      )
     const depth = input.depth ?? 20
     const withCumulative = (levels: BookLevel[]) => {
       let cum = 0

@@ -1,5 +1,14 @@
 import { defineHandler } from '../../src/pool/handler-contract.js'
-import { clearinghouseState, dec, EVM_ADDRESS_PATTERN, hyperliquidInfo, HYPERLIQUID_SETTING, malformed, parseMarginSummary, parsePosition } from '../_shared/hyperliquid-info.js'
+import {
+  clearinghouseState,
+  dec,
+  EVM_ADDRESS_PATTERN,
+  hyperliquidInfo,
+  HYPERLIQUID_SETTING,
+  malformed,
+  parseMarginSummary,
+  parsePosition,
+} from '../_shared/hyperliquid-info.js'
 
 interface Input {
   address: string
@@ -40,8 +49,17 @@ export default defineHandler<Input>({
     additionalProperties: false,
     required: ['address'],
     properties: {
-      address: { type: 'string', pattern: EVM_ADDRESS_PATTERN, description: 'The Hyperliquid user: a 0x-prefixed 20-byte hex address (the master account or a vault/sub-account).' },
-      includeSpot: { type: 'boolean', default: true, description: 'Also read spot token balances (spotClearinghouseState).' },
+      address: {
+        type: 'string',
+        pattern: EVM_ADDRESS_PATTERN,
+        description:
+          'The Hyperliquid user: a 0x-prefixed 20-byte hex address (the master account or a vault/sub-account).',
+      },
+      includeSpot: {
+        type: 'boolean',
+        default: true,
+        description: 'Also read spot token balances (spotClearinghouseState).',
+      },
       includeOpenOrders: { type: 'boolean', default: true, description: 'Also count open orders (openOrders).' },
     },
   },
@@ -68,9 +86,16 @@ export default defineHandler<Input>({
       .map((p) => parsePosition(p.position))
       .sort((a, b) => Math.abs(b.positionValueUsd ?? 0) - Math.abs(a.positionValueUsd ?? 0))
     // entries that are not objects naming their coin (null, a bare string) are left out rather than crashing the answer
-    const named = <T extends { coin: string }>(list: unknown[]): T[] => list.filter((x): x is T => x !== null && typeof x === 'object' && typeof (x as T).coin === 'string')
+    const named = <T extends { coin: string }>(list: unknown[]): T[] =>
+      list.filter((x): x is T => x !== null && typeof x === 'object' && typeof (x as T).coin === 'string')
     const balances = spot
-      ? named<SpotBalance>(spot.balances).map((b) => ({ coin: b.coin, token: typeof b.token === 'number' ? b.token : null, total: dec(b.total), hold: dec(b.hold), entryNotionalUsd: dec(b.entryNtl) }))
+      ? named<SpotBalance>(spot.balances).map((b) => ({
+          coin: b.coin,
+          token: typeof b.token === 'number' ? b.token : null,
+          total: dec(b.total),
+          hold: dec(b.hold),
+          entryNotionalUsd: dec(b.entryNtl),
+        }))
       : null
     let openOrders = null
     if (orders) {
@@ -78,10 +103,19 @@ export default defineHandler<Input>({
       const byCoin: Record<string, number> = {}
       for (const o of list) byCoin[o.coin] = (byCoin[o.coin] ?? 0) + 1
       // side B = bid (buy), A = ask (sell), per the docs
-      openOrders = { count: list.length, buy: list.filter((o) => o.side === 'B').length, sell: list.filter((o) => o.side === 'A').length, byCoin }
+      openOrders = {
+        count: list.length,
+        buy: list.filter((o) => o.side === 'B').length,
+        sell: list.filter((o) => o.side === 'A').length,
+        byCoin,
+      }
     }
     const margin = parseMarginSummary(state.marginSummary)
-    const hasActivity = positions.length > 0 || (margin?.accountValueUsd ?? 0) !== 0 || (balances ?? []).some((b) => (b.total ?? 0) !== 0) || (openOrders?.count ?? 0) > 0
+    const hasActivity =
+      positions.length > 0 ||
+      (margin?.accountValueUsd ?? 0) !== 0 ||
+      (balances ?? []).some((b) => (b.total ?? 0) !== 0) ||
+      (openOrders?.count ?? 0) > 0
     return {
       body: {
         venue: 'hyperliquid',

@@ -11,7 +11,12 @@ const answers = {
     ['ETH', '-2.5', '1000.0', { liquidationPx: '4400.5', entryPx: '3900.0' }],
     ['BTC', '0.015', '1500.0'],
   ]),
-  spotClearinghouseState: { balances: [{ coin: 'USDC', token: 0, hold: '0.0', total: '1234.56', entryNtl: '0.0' }, { coin: 'HYPE', token: 150, hold: '1.0', total: '10.5', entryNtl: '250.0' }] },
+  spotClearinghouseState: {
+    balances: [
+      { coin: 'USDC', token: 0, hold: '0.0', total: '1234.56', entryNtl: '0.0' },
+      { coin: 'HYPE', token: 150, hold: '1.0', total: '10.5', entryNtl: '250.0' },
+    ],
+  },
   openOrders: [
     { coin: 'BTC', limitPx: '90000.0', oid: 1, side: 'B', sz: '0.01', timestamp: 1 },
     { coin: 'BTC', limitPx: '110000.0', oid: 2, side: 'A', sz: '0.01', timestamp: 2 },
@@ -25,12 +30,31 @@ t.test('the example is valid', async (t) => {
 
 t.test('positions, margin, spot and open orders', async (t) => {
   const hl = await hyperliquidStandIn(t, answers)
-  const out = okBody(await runInline(handler, { address: USER }, { from: 'query', providers: { HYPERLIQUID_API_URL: hl.url } }))
+  const out = okBody(
+    await runInline(handler, { address: USER }, { from: 'query', providers: { HYPERLIQUID_API_URL: hl.url } }),
+  )
   t.same(hl.requests.map((r) => r.body.type).sort(), ['clearinghouseState', 'openOrders', 'spotClearinghouseState'])
   for (const r of hl.requests) t.equal(r.body.user, USER.toLowerCase(), `${r.body.type} asks for the lower-cased user`)
-  t.match(out, { venue: 'hyperliquid', address: USER.toLowerCase(), time: '2025-08-06T03:29:34.231Z', hasActivity: true, withdrawableUsd: 9750, crossMaintenanceMarginUsedUsd: 40, positionsCount: 2 })
-  t.same(out.marginSummary, { accountValueUsd: 10000, totalNotionalPositionUsd: 2500, totalRawUsd: 7500, totalMarginUsedUsd: 250 })
-  t.same(out.positions.map((p: any) => p.coin), ['BTC', 'ETH'], 'largest value first')
+  t.match(out, {
+    venue: 'hyperliquid',
+    address: USER.toLowerCase(),
+    time: '2025-08-06T03:29:34.231Z',
+    hasActivity: true,
+    withdrawableUsd: 9750,
+    crossMaintenanceMarginUsedUsd: 40,
+    positionsCount: 2,
+  })
+  t.same(out.marginSummary, {
+    accountValueUsd: 10000,
+    totalNotionalPositionUsd: 2500,
+    totalRawUsd: 7500,
+    totalMarginUsedUsd: 250,
+  })
+  t.same(
+    out.positions.map((p: any) => p.coin),
+    ['BTC', 'ETH'],
+    'largest value first',
+  )
   t.same(out.positions[1], {
     coin: 'ETH',
     side: 'short',
@@ -52,32 +76,64 @@ t.test('positions, margin, spot and open orders', async (t) => {
 
 t.test('spot and orders can be skipped', async (t) => {
   const hl = await hyperliquidStandIn(t, answers)
-  const out = okBody(await runInline(handler, { address: USER, includeSpot: false, includeOpenOrders: 'false' }, { from: 'query', providers: { HYPERLIQUID_API_URL: hl.url } }))
-  t.same(hl.requests.map((r) => r.body.type), ['clearinghouseState'])
+  const out = okBody(
+    await runInline(
+      handler,
+      { address: USER, includeSpot: false, includeOpenOrders: 'false' },
+      { from: 'query', providers: { HYPERLIQUID_API_URL: hl.url } },
+    ),
+  )
+  t.same(
+    hl.requests.map((r) => r.body.type),
+    ['clearinghouseState'],
+  )
   t.equal(out.spot, null)
   t.equal(out.openOrders, null)
 })
 
 t.test('an address with no account: empty, not an error', async (t) => {
-  const hl = await hyperliquidStandIn(t, { clearinghouseState: clearinghouseFixture([], '0.0'), spotClearinghouseState: { balances: [] }, openOrders: [] })
+  const hl = await hyperliquidStandIn(t, {
+    clearinghouseState: clearinghouseFixture([], '0.0'),
+    spotClearinghouseState: { balances: [] },
+    openOrders: [],
+  })
   const out = okBody(await runInline(handler, { address: USER }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
-  t.match(out, { hasActivity: false, positionsCount: 0, positions: [], spot: { balances: [] }, openOrders: { count: 0 } })
+  t.match(out, {
+    hasActivity: false,
+    positionsCount: 0,
+    positions: [],
+    spot: { balances: [] },
+    openOrders: { count: 0 },
+  })
 })
 
 t.test('bad input names the field', async (t) => {
   const providers = { HYPERLIQUID_API_URL: 'http://127.0.0.1:1' }
   t.match(await runInline(handler, {}, { providers }), { ok: false, status: 400, field: 'address' })
   t.match(await runInline(handler, { address: '0x1234' }, { providers }), { ok: false, status: 400, field: 'address' })
-  t.match(await runInline(handler, { address: USER + '00' }, { providers }), { ok: false, status: 400, field: 'address' })
-  t.match(await runInline(handler, { address: USER, includeSpot: 'maybe' }, { providers }), { ok: false, status: 400, field: 'includeSpot' })
+  t.match(await runInline(handler, { address: USER + '00' }, { providers }), {
+    ok: false,
+    status: 400,
+    field: 'address',
+  })
+  t.match(await runInline(handler, { address: USER, includeSpot: 'maybe' }, { providers }), {
+    ok: false,
+    status: 400,
+    field: 'includeSpot',
+  })
 })
 
 t.test('provider problems', async (t) => {
   await t.rejects(runInline(handler, { address: USER }, { providers: {} }), { code: 'upstream_not_configured' })
   const down = await startJsonStandIn(t, () => ({ status: 500, raw: 'oops' }))
-  await t.rejects(runInline(handler, { address: USER }, { providers: { HYPERLIQUID_API_URL: down.url } }), { code: 'upstream_failed' })
+  await t.rejects(runInline(handler, { address: USER }, { providers: { HYPERLIQUID_API_URL: down.url } }), {
+    code: 'upstream_failed',
+  })
   const wrong = await hyperliquidStandIn(t, { ...answers, spotClearinghouseState: { nothing: true } })
-  await t.rejects(runInline(handler, { address: USER }, { providers: { HYPERLIQUID_API_URL: wrong.url } }), { code: 'upstream_failed', message: /spotClearinghouseState/ })
+  await t.rejects(runInline(handler, { address: USER }, { providers: { HYPERLIQUID_API_URL: wrong.url } }), {
+    code: 'upstream_failed',
+    message: /spotClearinghouseState/,
+  })
 })
 
 t.test('null and non-object spot balances and open orders are left out, not a crash', async (t) => {
@@ -87,6 +143,9 @@ t.test('null and non-object spot balances and open orders are left out, not a cr
     openOrders: [null, 7, answers.openOrders[0], { side: 'A' }],
   })
   const out = okBody(await runInline(handler, { address: USER }, { providers: { HYPERLIQUID_API_URL: hl.url } }))
-  t.same(out.spot.balances.map((b: any) => b.coin), ['HYPE'])
+  t.same(
+    out.spot.balances.map((b: any) => b.coin),
+    ['HYPE'],
+  )
   t.same(out.openOrders, { count: 1, buy: 1, sell: 0, byCoin: { BTC: 1 } })
 })

@@ -1,5 +1,13 @@
 import { defineHandler } from '../../src/pool/handler-contract.js'
-import { clean, dec, HYPERLIQUID_SETTING, mul, spotMetaAndCtxs, type SpotAssetCtx, type SpotToken } from '../_shared/hyperliquid-info.js'
+import {
+  clean,
+  dec,
+  HYPERLIQUID_SETTING,
+  mul,
+  spotMetaAndCtxs,
+  type SpotAssetCtx,
+  type SpotToken,
+} from '../_shared/hyperliquid-info.js'
 
 interface Input {
   token?: string
@@ -15,16 +23,34 @@ interface Input {
  */
 export default defineHandler<Input>({
   slug: 'perpdex-spot-tokens',
-  description: 'Spot tokens and pairs on Hyperliquid: mark and mid price, 24 h change and volume, circulating and total supply, and token details (full name, token id, EVM contract).',
+  description:
+    'Spot tokens and pairs on Hyperliquid: mark and mid price, 24 h change and volume, circulating and total supply, and token details (full name, token id, EVM contract).',
   providers: [HYPERLIQUID_SETTING],
   inputSchema: {
     type: 'object',
     additionalProperties: false,
     properties: {
-      token: { type: 'string', minLength: 1, maxLength: 20, pattern: '^[A-Za-z0-9]+$', description: 'Only pairs with this token as base or quote (its Hyperliquid name, e.g. HYPE, PURR); case-insensitive.' },
-      sort: { type: 'string', enum: ['volume', 'marketCap', 'change'], default: 'volume', description: 'Order: 24 h notional volume, market cap (circulating supply × mark price), or 24 h price change, highest first.' },
+      token: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 20,
+        pattern: '^[A-Za-z0-9]+$',
+        description:
+          'Only pairs with this token as base or quote (its Hyperliquid name, e.g. HYPE, PURR); case-insensitive.',
+      },
+      sort: {
+        type: 'string',
+        enum: ['volume', 'marketCap', 'change'],
+        default: 'volume',
+        description:
+          'Order: 24 h notional volume, market cap (circulating supply × mark price), or 24 h price change, highest first.',
+      },
       limit: { type: 'integer', minimum: 1, maximum: 200, default: 25, description: 'Pairs listed, 1–200.' },
-      canonicalOnly: { type: 'boolean', default: false, description: 'Only canonical pairs (the ones Hyperliquid names BASE/QUOTE itself).' },
+      canonicalOnly: {
+        type: 'boolean',
+        default: false,
+        description: 'Only canonical pairs (the ones Hyperliquid names BASE/QUOTE itself).',
+      },
     },
   },
   output: {
@@ -42,7 +68,15 @@ export default defineHandler<Input>({
     const ctxByCoin = new Map(ctxs.filter((c) => typeof c?.coin === 'string').map((c) => [c.coin!, c]))
     const describe = (t: SpotToken | undefined) =>
       t
-        ? { name: t.name, fullName: t.fullName ?? null, index: t.index, tokenId: t.tokenId ?? null, szDecimals: t.szDecimals ?? null, weiDecimals: t.weiDecimals ?? null, evmContract: t.evmContract?.address ?? null }
+        ? {
+            name: t.name,
+            fullName: t.fullName ?? null,
+            index: t.index,
+            tokenId: t.tokenId ?? null,
+            szDecimals: t.szDecimals ?? null,
+            weiDecimals: t.weiDecimals ?? null,
+            evmContract: t.evmContract?.address ?? null,
+          }
         : null
     const wanted = input.token?.toLowerCase()
     const tokenFound = wanted === undefined ? null : named.some((t) => t.name.toLowerCase() === wanted)
@@ -53,7 +87,9 @@ export default defineHandler<Input>({
       .map(({ p, i }) => {
         // by coin; by position only when that context names no coin (one naming another pair is not this pair's)
         const positional = ctxs[i]
-        const c: SpotAssetCtx = ctxByCoin.get(p.name) ?? (positional && typeof positional === 'object' && typeof positional.coin !== 'string' ? positional : {})
+        const c: SpotAssetCtx =
+          ctxByCoin.get(p.name) ??
+          (positional && typeof positional === 'object' && typeof positional.coin !== 'string' ? positional : {})
         const base = tokens.get(p.tokens?.[0])
         const quote = tokens.get(p.tokens?.[1])
         const markPx = dec(c.markPx)
@@ -78,7 +114,9 @@ export default defineHandler<Input>({
         }
       })
       .filter((p) => !input.canonicalOnly || p.isCanonical)
-      .filter((p) => wanted === undefined || p.base?.name.toLowerCase() === wanted || p.quote?.name.toLowerCase() === wanted)
+      .filter(
+        (p) => wanted === undefined || p.base?.name.toLowerCase() === wanted || p.quote?.name.toLowerCase() === wanted,
+      )
     const key = { volume: 'dayNotionalVolume', marketCap: 'marketCap', change: 'change24hPercent' } as const
     const k = key[input.sort ?? 'volume']
     pairs.sort((a, b) => (b[k] ?? -Infinity) - (a[k] ?? -Infinity))

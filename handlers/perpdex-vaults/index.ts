@@ -1,5 +1,12 @@
 import { defineHandler } from '../../src/pool/handler-contract.js'
-import { clean, dec, EVM_ADDRESS_PATTERN, hyperliquidInfo, HYPERLIQUID_SETTING, malformed } from '../_shared/hyperliquid-info.js'
+import {
+  clean,
+  dec,
+  EVM_ADDRESS_PATTERN,
+  hyperliquidInfo,
+  HYPERLIQUID_SETTING,
+  malformed,
+} from '../_shared/hyperliquid-info.js'
 
 interface Input {
   vaultAddress: string
@@ -43,9 +50,23 @@ export default defineHandler<Input>({
     additionalProperties: false,
     required: ['vaultAddress'],
     properties: {
-      vaultAddress: { type: 'string', pattern: EVM_ADDRESS_PATTERN, description: 'The vault: a 0x-prefixed 20-byte hex address (as shown in the Hyperliquid vault page URL).' },
-      user: { type: 'string', pattern: EVM_ADDRESS_PATTERN, description: "Optional depositor address: returns that wallet's position in the vault (followerState)." },
-      topFollowers: { type: 'integer', minimum: 0, maximum: 20, default: 5, description: 'Largest depositors to list (0–20).' },
+      vaultAddress: {
+        type: 'string',
+        pattern: EVM_ADDRESS_PATTERN,
+        description: 'The vault: a 0x-prefixed 20-byte hex address (as shown in the Hyperliquid vault page URL).',
+      },
+      user: {
+        type: 'string',
+        pattern: EVM_ADDRESS_PATTERN,
+        description: "Optional depositor address: returns that wallet's position in the vault (followerState).",
+      },
+      topFollowers: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 20,
+        default: 5,
+        description: 'Largest depositors to list (0–20).',
+      },
     },
   },
   output: {
@@ -62,10 +83,17 @@ export default defineHandler<Input>({
     if (input.user) request.user = input.user.toLowerCase()
     const v = await hyperliquidInfo<any>(ctx, request)
     // vaultDetails answers null for an address that is no vault (nktkas/hyperliquid src/api/info/_methods/vaultDetails.ts VaultDetailsResponse, tests/api/info/vaultDetails.test.ts)
-    if (v === null) return { body: { venue: 'hyperliquid', found: false, vaultAddress, reason: 'Hyperliquid has no vault at this address' } }
+    if (v === null)
+      return {
+        body: { venue: 'hyperliquid', found: false, vaultAddress, reason: 'Hyperliquid has no vault at this address' },
+      }
     if (typeof v !== 'object' || !Array.isArray(v.portfolio)) throw malformed('vaultDetails')
 
-    const periods = new Map<string, PortfolioPeriod>(v.portfolio.filter((p: unknown) => Array.isArray(p) && p.length === 2 && p[1] !== null && typeof p[1] === 'object').map((p: [string, PortfolioPeriod]) => [p[0], p[1]]))
+    const periods = new Map<string, PortfolioPeriod>(
+      v.portfolio
+        .filter((p: unknown) => Array.isArray(p) && p.length === 2 && p[1] !== null && typeof p[1] === 'object')
+        .map((p: [string, PortfolioPeriod]) => [p[0], p[1]]),
+    )
     const performance: Record<string, unknown> = {}
     for (const name of ['day', 'week', 'month', 'allTime']) {
       const p = periods.get(name)
@@ -74,7 +102,8 @@ export default defineHandler<Input>({
       const pnl = Array.isArray(p.pnlHistory) ? p.pnlHistory : []
       // a point is [ms, "decimal"]; anything else (or a time that is not a date) reads as null, never a crash
       const at = (xs: Series, i: number) => (Array.isArray(xs[i]) ? xs[i] : undefined)
-      const iso = (ms: unknown) => (typeof ms === 'number' && Number.isFinite(new Date(ms).getTime()) ? new Date(ms).toISOString() : null)
+      const iso = (ms: unknown) =>
+        typeof ms === 'number' && Number.isFinite(new Date(ms).getTime()) ? new Date(ms).toISOString() : null
       const first = at(values, 0)
       const last = at(values, values.length - 1)
       const lastPnl = at(pnl, pnl.length - 1)
@@ -89,7 +118,9 @@ export default defineHandler<Input>({
       }
     }
     const dayValues = periods.get('day')?.accountValueHistory ?? periods.get('allTime')?.accountValueHistory ?? []
-    const followers: Follower[] = Array.isArray(v.followers) ? v.followers.filter((f: unknown) => f !== null && typeof f === 'object') : []
+    const followers: Follower[] = Array.isArray(v.followers)
+      ? v.followers.filter((f: unknown) => f !== null && typeof f === 'object')
+      : []
     const top = followers
       .map((f) => ({
         user: f.user,
@@ -125,7 +156,14 @@ export default defineHandler<Input>({
         followersListCapped: followers.length >= FOLLOWER_LIST_CAP,
         topFollowers: top,
         followerState: fs
-          ? { user: fs.user ?? null, equityUsd: dec(fs.vaultEquity), pnlUsd: dec(fs.pnl), allTimePnlUsd: dec(fs.allTimePnl), daysFollowing: fs.daysFollowing ?? null, lockupUntil: typeof fs.lockupUntil === 'number' ? new Date(fs.lockupUntil).toISOString() : null }
+          ? {
+              user: fs.user ?? null,
+              equityUsd: dec(fs.vaultEquity),
+              pnlUsd: dec(fs.pnl),
+              allTimePnlUsd: dec(fs.allTimePnl),
+              daysFollowing: fs.daysFollowing ?? null,
+              lockupUntil: typeof fs.lockupUntil === 'number' ? new Date(fs.lockupUntil).toISOString() : null,
+            }
           : null,
         performance,
       },

@@ -1,5 +1,13 @@
 import { defineHandler, HandlerUpstreamError } from '../../src/pool/handler-contract.js'
-import { clean, clearinghouseState, EVM_ADDRESS_PATTERN, HYPERLIQUID_SETTING, parseMarginSummary, parsePosition, PERP_COIN_PATTERN } from '../_shared/hyperliquid-info.js'
+import {
+  clean,
+  clearinghouseState,
+  EVM_ADDRESS_PATTERN,
+  HYPERLIQUID_SETTING,
+  parseMarginSummary,
+  parsePosition,
+  PERP_COIN_PATTERN,
+} from '../_shared/hyperliquid-info.js'
 import { providerSetting } from '../_shared/outbound.js'
 
 interface Input {
@@ -38,9 +46,25 @@ export default defineHandler<Input>({
         items: { type: 'string', pattern: EVM_ADDRESS_PATTERN, description: 'a 0x-prefixed 20-byte hex address' },
         description: `The wallets to scan (1–${MAX_ADDRESSES} 0x addresses; duplicates are read once).`,
       },
-      coin: { type: 'string', pattern: PERP_COIN_PATTERN, description: 'Only positions in this perp coin (e.g. BTC); omitted = all coins.' },
-      minNotionalUsd: { type: 'number', minimum: 0, maximum: 1e12, default: 0, description: 'Leave out positions whose notional value (USD) is below this.' },
-      limit: { type: 'integer', minimum: 1, maximum: 200, default: 50, description: 'Positions listed, 1–200 (all are counted in the totals).' },
+      coin: {
+        type: 'string',
+        pattern: PERP_COIN_PATTERN,
+        description: 'Only positions in this perp coin (e.g. BTC); omitted = all coins.',
+      },
+      minNotionalUsd: {
+        type: 'number',
+        minimum: 0,
+        maximum: 1e12,
+        default: 0,
+        description: 'Leave out positions whose notional value (USD) is below this.',
+      },
+      limit: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 200,
+        default: 50,
+        description: 'Positions listed, 1–200 (all are counted in the totals).',
+      },
     },
   },
   output: {
@@ -59,7 +83,9 @@ export default defineHandler<Input>({
 
     const results: Array<PromiseSettledResult<Awaited<ReturnType<typeof clearinghouseState>>>> = []
     for (let i = 0; i < addresses.length; i += CONCURRENCY) {
-      results.push(...(await Promise.allSettled(addresses.slice(i, i + CONCURRENCY).map((a) => clearinghouseState(ctx, a)))))
+      results.push(
+        ...(await Promise.allSettled(addresses.slice(i, i + CONCURRENCY).map((a) => clearinghouseState(ctx, a)))),
+      )
     }
     const failed: Array<{ address: string; reason: string }> = []
     const accounts: Array<{ address: string; accountValueUsd: number | null; positions: number }> = []
@@ -77,13 +103,22 @@ export default defineHandler<Input>({
         .filter((p) => (coin === undefined || p.coin.toLowerCase() === coin) && p.size !== 0)
         .map((p) => ({ address, ...p, notionalUsd: p.positionValueUsd === null ? null : Math.abs(p.positionValueUsd) }))
         .filter((p) => (p.notionalUsd ?? 0) >= min)
-      accounts.push({ address, accountValueUsd: parseMarginSummary(r.value.marginSummary)?.accountValueUsd ?? null, positions: mine.length })
+      accounts.push({
+        address,
+        accountValueUsd: parseMarginSummary(r.value.marginSummary)?.accountValueUsd ?? null,
+        positions: mine.length,
+      })
       positions.push(...mine)
     }
-    if (accounts.length === 0) throw new HandlerUpstreamError('upstream_failed', `Hyperliquid failed for every address (${failed[0]?.reason ?? 'no answer'})`)
+    if (accounts.length === 0)
+      throw new HandlerUpstreamError(
+        'upstream_failed',
+        `Hyperliquid failed for every address (${failed[0]?.reason ?? 'no answer'})`,
+      )
 
     positions.sort((a, b) => (b.notionalUsd ?? 0) - (a.notionalUsd ?? 0))
-    const sum = (side: 'long' | 'short') => clean(positions.filter((p) => p.side === side).reduce((s, p) => s + (p.notionalUsd ?? 0), 0))
+    const sum = (side: 'long' | 'short') =>
+      clean(positions.filter((p) => p.side === side).reduce((s, p) => s + (p.notionalUsd ?? 0), 0))
     const longN = sum('long')!
     const shortN = sum('short')!
     return {

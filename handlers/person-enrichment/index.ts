@@ -21,8 +21,20 @@ interface Input {
 interface PersonAnswer {
   likelihood?: number
   data?: Record<string, unknown> & {
-    experience?: Array<{ company?: { name?: string; website?: string }; title?: { name?: string }; start_date?: string; end_date?: string; is_primary?: boolean }>
-    education?: Array<{ school?: { name?: string }; degrees?: string[]; majors?: string[]; start_date?: string; end_date?: string }>
+    experience?: Array<{
+      company?: { name?: string; website?: string }
+      title?: { name?: string }
+      start_date?: string
+      end_date?: string
+      is_primary?: boolean
+    }>
+    education?: Array<{
+      school?: { name?: string }
+      degrees?: string[]
+      majors?: string[]
+      start_date?: string
+      end_date?: string
+    }>
   }
 }
 
@@ -38,12 +50,38 @@ export default defineHandler<Input>({
     type: 'object',
     additionalProperties: false,
     properties: {
-      email: { type: 'string', maxLength: 254, description: 'An e-mail address of the person. Give email, profile, or name + company (or name + location).' },
-      profile: { type: 'string', maxLength: 300, description: 'A social profile URL of the person, e.g. https://www.linkedin.com/in/seanthorne.' },
-      name: { type: 'string', minLength: 3, maxLength: 150, description: "The person's full name, with company or location." },
-      company: { type: 'string', maxLength: 150, description: 'Company name or domain the person works at (with name).' },
-      location: { type: 'string', maxLength: 150, description: 'Where the person lives or works, e.g. "san francisco, california" (with name).' },
-      minLikelihood: { type: 'integer', minimum: 1, maximum: 10, description: "Only accept a match of at least this PDL likelihood (1–10; PDL's default applies when absent)." },
+      email: {
+        type: 'string',
+        maxLength: 254,
+        description: 'An e-mail address of the person. Give email, profile, or name + company (or name + location).',
+      },
+      profile: {
+        type: 'string',
+        maxLength: 300,
+        description: 'A social profile URL of the person, e.g. https://www.linkedin.com/in/seanthorne.',
+      },
+      name: {
+        type: 'string',
+        minLength: 3,
+        maxLength: 150,
+        description: "The person's full name, with company or location.",
+      },
+      company: {
+        type: 'string',
+        maxLength: 150,
+        description: 'Company name or domain the person works at (with name).',
+      },
+      location: {
+        type: 'string',
+        maxLength: 150,
+        description: 'Where the person lives or works, e.g. "san francisco, california" (with name).',
+      },
+      minLikelihood: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 10,
+        description: "Only accept a match of at least this PDL likelihood (1–10; PDL's default applies when absent).",
+      },
     },
   },
   output: {
@@ -52,30 +90,54 @@ export default defineHandler<Input>({
       'found, likelihood (PDL match confidence 1–10), person { id, fullName, firstName, lastName, jobTitle, jobTitleRole, jobTitleLevels[], jobStartDate, jobCompanyName, jobCompanyWebsite, jobCompanyIndustry, jobCompanySize, industry, ' +
       'location { name, locality, region, country }, linkedinUrl, twitterUrl, githubUrl, facebookUrl, skills[] (first 20), experience[] (first 5: company, companyWebsite, title, startDate, endDate, isPrimary), education[] (first 3: school, degrees, majors, startDate, endDate) }. ' +
       'Values are as PDL stores them (lower case); a field PDL does not have (or does not show on the plan) is null. Contact details (e-mails, phone numbers, street addresses) are not returned. found:false with a reason when PDL has no match.',
-    schema: { type: 'object', properties: { found: { type: 'boolean' }, likelihood: { type: ['integer', 'null'] }, person: { type: ['object', 'null'] }, reason: { type: 'string' } } },
+    schema: {
+      type: 'object',
+      properties: {
+        found: { type: 'boolean' },
+        likelihood: { type: ['integer', 'null'] },
+        person: { type: ['object', 'null'] },
+        reason: { type: 'string' },
+      },
+    },
   },
   example: { profile: 'https://www.linkedin.com/in/seanthorne' },
   async run(input, ctx) {
     const email = input.email?.trim()
     const profile = input.profile?.trim()
     const name = input.name?.trim()
-    if (!email && !profile && !name) throw new HandlerInputError('email', 'give email, profile, or name + company (or name + location)')
-    if (email !== undefined && !EMAIL.test(email)) throw new HandlerInputError('email', 'email is not an e-mail address')
-    if (profile !== undefined) parsePublicUrl(/^[a-z][a-z0-9+.-]*:/i.test(profile) ? profile : `https://${profile}`, 'profile')
-    if (name !== undefined && name.length < 3) throw new HandlerInputError('name', 'name must have at least 3 characters')
-    if (name && !email && !profile && !input.company?.trim() && !input.location?.trim()) throw new HandlerInputError('company', 'with name alone the match is too loose: add company or location')
+    if (!email && !profile && !name)
+      throw new HandlerInputError('email', 'give email, profile, or name + company (or name + location)')
+    if (email !== undefined && !EMAIL.test(email))
+      throw new HandlerInputError('email', 'email is not an e-mail address')
+    if (profile !== undefined)
+      parsePublicUrl(/^[a-z][a-z0-9+.-]*:/i.test(profile) ? profile : `https://${profile}`, 'profile')
+    if (name !== undefined && name.length < 3)
+      throw new HandlerInputError('name', 'name must have at least 3 characters')
+    if (name && !email && !profile && !input.company?.trim() && !input.location?.trim())
+      throw new HandlerInputError('company', 'with name alone the match is too loose: add company or location')
 
-    const r = await pdlEnrich<PersonAnswer>(ctx, '/v5/person/enrich', {
-      email,
-      profile,
-      name,
-      company: input.company?.trim() || undefined,
-      location: input.location?.trim() || undefined,
-      min_likelihood: input.minLikelihood,
-    }, email ? 'email' : profile ? 'profile' : 'name')
-    if (!r.found) return { body: { found: false, likelihood: null, person: null, reason: `People Data Labs has no match (${r.message})` } }
+    const r = await pdlEnrich<PersonAnswer>(
+      ctx,
+      '/v5/person/enrich',
+      {
+        email,
+        profile,
+        name,
+        company: input.company?.trim() || undefined,
+        location: input.location?.trim() || undefined,
+        min_likelihood: input.minLikelihood,
+      },
+      email ? 'email' : profile ? 'profile' : 'name',
+    )
+    if (!r.found)
+      return {
+        body: { found: false, likelihood: null, person: null, reason: `People Data Labs has no match (${r.message})` },
+      }
     const d = r.body.data
-    if (!d || typeof d !== 'object') return { body: { found: false, likelihood: null, person: null, reason: 'People Data Labs answered without a record' } }
+    if (!d || typeof d !== 'object')
+      return {
+        body: { found: false, likelihood: null, person: null, reason: 'People Data Labs answered without a record' },
+      }
     const person = {
       id: str(d.id),
       fullName: str(d.full_name),
@@ -90,27 +152,38 @@ export default defineHandler<Input>({
       jobCompanyIndustry: str(d.job_company_industry),
       jobCompanySize: str(d.job_company_size),
       industry: str(d.industry),
-      location: { name: str(d.location_name), locality: str(d.location_locality), region: str(d.location_region), country: str(d.location_country) },
+      location: {
+        name: str(d.location_name),
+        locality: str(d.location_locality),
+        region: str(d.location_region),
+        country: str(d.location_country),
+      },
       linkedinUrl: str(d.linkedin_url),
       twitterUrl: str(d.twitter_url),
       githubUrl: str(d.github_url),
       facebookUrl: str(d.facebook_url),
       skills: strings(d.skills, 20),
-      experience: (Array.isArray(d.experience) ? d.experience : []).filter((x) => x !== null && typeof x === 'object').slice(0, 5).map((x) => ({
-        company: str(x.company?.name),
-        companyWebsite: str(x.company?.website),
-        title: str(x.title?.name),
-        startDate: str(x.start_date),
-        endDate: str(x.end_date),
-        isPrimary: typeof x.is_primary === 'boolean' ? x.is_primary : null,
-      })),
-      education: (Array.isArray(d.education) ? d.education : []).filter((x) => x !== null && typeof x === 'object').slice(0, 3).map((x) => ({
-        school: str(x.school?.name),
-        degrees: strings(x.degrees, 5),
-        majors: strings(x.majors, 5),
-        startDate: str(x.start_date),
-        endDate: str(x.end_date),
-      })),
+      experience: (Array.isArray(d.experience) ? d.experience : [])
+        .filter((x) => x !== null && typeof x === 'object')
+        .slice(0, 5)
+        .map((x) => ({
+          company: str(x.company?.name),
+          companyWebsite: str(x.company?.website),
+          title: str(x.title?.name),
+          startDate: str(x.start_date),
+          endDate: str(x.end_date),
+          isPrimary: typeof x.is_primary === 'boolean' ? x.is_primary : null,
+        })),
+      education: (Array.isArray(d.education) ? d.education : [])
+        .filter((x) => x !== null && typeof x === 'object')
+        .slice(0, 3)
+        .map((x) => ({
+          school: str(x.school?.name),
+          degrees: strings(x.degrees, 5),
+          majors: strings(x.majors, 5),
+          startDate: str(x.start_date),
+          endDate: str(x.end_date),
+        })),
     }
     return { body: { found: true, likelihood: num(r.body.likelihood), person } }
   },

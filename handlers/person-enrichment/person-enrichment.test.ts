@@ -24,15 +24,38 @@ t.test('against a People Data Labs stand-in', async (t) => {
       jobCompanySize: '51-200',
       jobStartDate: '2015-03',
       industry: 'computer software',
-      location: { name: 'san francisco, california, united states', locality: 'san francisco', region: 'california', country: 'united states' },
+      location: {
+        name: 'san francisco, california, united states',
+        locality: 'san francisco',
+        region: 'california',
+        country: 'united states',
+      },
       linkedinUrl: 'linkedin.com/in/seanthorne',
       githubUrl: null,
     })
     t.equal(out.person.skills.length, 20, 'skills capped at 20')
     t.equal(out.person.experience.length, 5, 'experience capped at 5')
-    t.same(out.person.experience[0], { company: 'company 1', companyWebsite: 'company1.com', title: 'title 1', startDate: '2010-01', endDate: null, isPrimary: true })
-    t.same(out.person.education, [{ school: 'university of oregon', degrees: ['bachelors'], majors: ['entrepreneurship'], startDate: '2007', endDate: '2011' }])
-    t.notOk('workEmail' in out.person || 'personalEmails' in out.person || 'mobilePhone' in out.person, 'no contact details')
+    t.same(out.person.experience[0], {
+      company: 'company 1',
+      companyWebsite: 'company1.com',
+      title: 'title 1',
+      startDate: '2010-01',
+      endDate: null,
+      isPrimary: true,
+    })
+    t.same(out.person.education, [
+      {
+        school: 'university of oregon',
+        degrees: ['bachelors'],
+        majors: ['entrepreneurship'],
+        startDate: '2007',
+        endDate: '2011',
+      },
+    ])
+    t.notOk(
+      'workEmail' in out.person || 'personalEmails' in out.person || 'mobilePhone' in out.person,
+      'no contact details',
+    )
     t.notMatch(JSON.stringify(out), /street/)
     const sent = p.received.at(-1)!
     t.equal(sent.path, '/v5/person/enrich')
@@ -50,15 +73,29 @@ t.test('against a People Data Labs stand-in', async (t) => {
     t.equal(q.get('company'), 'People Data Labs')
     t.equal(q.get('min_likelihood'), '6')
     okBody(await run({ profile: 'linkedin.com/in/seanthorne' }))
-    t.equal(p.received.at(-1)!.query.get('profile'), 'linkedin.com/in/seanthorne', 'PDL-style profile without a scheme is sent as given')
+    t.equal(
+      p.received.at(-1)!.query.get('profile'),
+      'linkedin.com/in/seanthorne',
+      'PDL-style profile without a scheme is sent as given',
+    )
   })
 
   t.test('PDL 404 is found:false', async (t) => {
-    t.match(okBody(await run({ email: 'unknown@nowhere.example' })), { found: false, likelihood: null, person: null, reason: /No records were found/ })
+    t.match(okBody(await run({ email: 'unknown@nowhere.example' })), {
+      found: false,
+      likelihood: null,
+      person: null,
+      reason: /No records were found/,
+    })
   })
 
   t.test('PDL 400 is 400 naming the field', async (t) => {
-    t.match(await run({ email: 'bad-for-pdl@example.com' }), { ok: false, status: 400, field: 'email', message: /email is not valid/ })
+    t.match(await run({ email: 'bad-for-pdl@example.com' }), {
+      ok: false,
+      status: 400,
+      field: 'email',
+      message: /email is not valid/,
+    })
   })
 
   t.test('bad input: 400 naming the field', async (t) => {
@@ -73,21 +110,57 @@ t.test('against a People Data Labs stand-in', async (t) => {
 })
 
 t.test('provider problems', async (t) => {
-  await t.rejects(runInline(handler, handler.example, { providers: {} }), { code: 'upstream_not_configured', message: /PDL_API_URL/ })
+  await t.rejects(runInline(handler, handler.example, { providers: {} }), {
+    code: 'upstream_not_configured',
+    message: /PDL_API_URL/,
+  })
   const p = await standIn(t, pdlStandIn)
-  await t.rejects(runInline(handler, handler.example, { providers: { PDL_API_URL: p.url } }), { code: 'upstream_not_configured', message: /PDL_API_KEY/ })
-  const err = await runInline(handler, handler.example, { providers: { PDL_API_URL: p.url, PDL_API_KEY: 'wrong-pdl-key' } }).catch((e) => e)
+  await t.rejects(runInline(handler, handler.example, { providers: { PDL_API_URL: p.url } }), {
+    code: 'upstream_not_configured',
+    message: /PDL_API_KEY/,
+  })
+  const err = await runInline(handler, handler.example, {
+    providers: { PDL_API_URL: p.url, PDL_API_KEY: 'wrong-pdl-key' },
+  }).catch((e) => e)
   t.match(err, { code: 'upstream_failed', message: /401/ })
   t.notMatch(err.message, /wrong-pdl-key/)
-  const credits = await standIn(t, () => ({ status: 402, json: { status: 402, error: { type: 'payment_required', message: 'You have hit your account maximum for person enrichment' } } }))
-  await t.rejects(runInline(handler, handler.example, { providers: { PDL_API_URL: credits.url, PDL_API_KEY: PDL_TOKEN } }), { code: 'upstream_failed', message: /402/ })
+  const credits = await standIn(t, () => ({
+    status: 402,
+    json: {
+      status: 402,
+      error: { type: 'payment_required', message: 'You have hit your account maximum for person enrichment' },
+    },
+  }))
+  await t.rejects(
+    runInline(handler, handler.example, { providers: { PDL_API_URL: credits.url, PDL_API_KEY: PDL_TOKEN } }),
+    { code: 'upstream_failed', message: /402/ },
+  )
   const garbage = await standIn(t, () => ({ text: 'gateway timeout' }))
-  await t.rejects(runInline(handler, handler.example, { providers: { PDL_API_URL: garbage.url, PDL_API_KEY: PDL_TOKEN } }), { code: 'upstream_failed', message: /not JSON/ })
+  await t.rejects(
+    runInline(handler, handler.example, { providers: { PDL_API_URL: garbage.url, PDL_API_KEY: PDL_TOKEN } }),
+    { code: 'upstream_failed', message: /not JSON/ },
+  )
 })
 
 t.test('null entries in experience and education are skipped, not a crash', async (t) => {
-  const odd = await standIn(t, () => ({ json: { status: 200, likelihood: 8, data: { full_name: 'sean thorne', experience: [null, { company: { name: 'people data labs' }, title: { name: 'ceo' } }], education: [null] } } }))
-  const out = okBody(await runInline(handler, handler.example, { providers: { PDL_API_URL: odd.url, PDL_API_KEY: PDL_TOKEN } }))
-  t.match(out, { found: true, likelihood: 8, person: { fullName: 'sean thorne', experience: [{ company: 'people data labs', title: 'ceo' }], education: [] } })
+  const odd = await standIn(t, () => ({
+    json: {
+      status: 200,
+      likelihood: 8,
+      data: {
+        full_name: 'sean thorne',
+        experience: [null, { company: { name: 'people data labs' }, title: { name: 'ceo' } }],
+        education: [null],
+      },
+    },
+  }))
+  const out = okBody(
+    await runInline(handler, handler.example, { providers: { PDL_API_URL: odd.url, PDL_API_KEY: PDL_TOKEN } }),
+  )
+  t.match(out, {
+    found: true,
+    likelihood: 8,
+    person: { fullName: 'sean thorne', experience: [{ company: 'people data labs', title: 'ceo' }], education: [] },
+  })
   t.equal(out.person.experience.length, 1)
 })

@@ -7,19 +7,30 @@ interface Input {
 
 export default defineHandler<Input>({
   slug: 'phone-number-validator',
-  description: 'Parse and validate a phone number with libphonenumber-js (full metadata): validity, line type, country, and E.164, national, international and RFC 3966 formats.',
+  description:
+    'Parse and validate a phone number with libphonenumber-js (full metadata): validity, line type, country, and E.164, national, international and RFC 3966 formats.',
   inputSchema: {
     type: 'object',
     required: ['number'],
     additionalProperties: false,
     properties: {
-      number: { type: 'string', minLength: 1, maxLength: 64, description: 'the phone number as written, e.g. "+44 20 7946 0958" or "(212) 555-0123"; at most 64 characters' },
-      country: { type: 'string', pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2 country to assume for numbers without an international prefix, e.g. "US"' },
+      number: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 64,
+        description: 'the phone number as written, e.g. "+44 20 7946 0958" or "(212) 555-0123"; at most 64 characters',
+      },
+      country: {
+        type: 'string',
+        pattern: '^[A-Za-z]{2}$',
+        description: 'ISO 3166-1 alpha-2 country to assume for numbers without an international prefix, e.g. "US"',
+      },
     },
   },
   output: {
     contentType: 'application/json',
-    description: 'parsed (false when the text is not a phone number at all), valid, possible, type, country, callingCode, and formats',
+    description:
+      'parsed (false when the text is not a phone number at all), valid, possible, type, country, callingCode, and formats',
     schema: {
       type: 'object',
       properties: {
@@ -59,13 +70,29 @@ export default defineHandler<Input>({
           national: p.formatNational(),
           international: p.formatInternational(),
           rfc3966: p.getURI(),
-          reason: valid ? null : lib.validatePhoneNumberLength(input.number, country as never) ?? 'NOT_VALID_FOR_REGION',
+          reason: valid
+            ? null
+            : (lib.validatePhoneNumberLength(input.number, country as never) ?? 'NOT_VALID_FOR_REGION'),
         },
       }
     } catch (err) {
       // INVALID_COUNTRY, NOT_A_NUMBER, TOO_SHORT, TOO_LONG: a clean "not valid" answer, not a 400
       const reason = err instanceof lib.ParseError ? err.message : 'NOT_A_NUMBER'
-      return { body: { parsed: false, valid: false, possible: false, type: null, country: null, callingCode: null, e164: null, national: null, international: null, rfc3966: null, reason } }
+      return {
+        body: {
+          parsed: false,
+          valid: false,
+          possible: false,
+          type: null,
+          country: null,
+          callingCode: null,
+          e164: null,
+          national: null,
+          international: null,
+          rfc3966: null,
+          reason,
+        },
+      }
     }
   },
 })

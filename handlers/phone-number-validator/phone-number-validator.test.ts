@@ -3,12 +3,22 @@ import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
 type Body = Record<string, string | boolean | null>
-const check = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') => okBody<Body>(await runInline(handler, input, { from }))
+const check = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') =>
+  okBody<Body>(await runInline(handler, input, { from }))
 
 t.test('international UK landline', async (t) => {
   t.same(await check({ number: '+44 20 7946 0958' }), {
-    parsed: true, valid: true, possible: true, type: 'FIXED_LINE', country: 'GB', callingCode: '44',
-    e164: '+442079460958', national: '020 7946 0958', international: '+44 20 7946 0958', rfc3966: 'tel:+442079460958', reason: null,
+    parsed: true,
+    valid: true,
+    possible: true,
+    type: 'FIXED_LINE',
+    country: 'GB',
+    callingCode: '44',
+    e164: '+442079460958',
+    national: '020 7946 0958',
+    international: '+44 20 7946 0958',
+    rfc3966: 'tel:+442079460958',
+    reason: null,
   })
 })
 

@@ -23,20 +23,93 @@ export interface PiiSpan {
   details?: Record<string, string | number>
 }
 
-const EMAIL = /[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.[A-Za-z]{2,63}/g
+const EMAIL =
+  /[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.[A-Za-z]{2,63}/g
 const CARD = /(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])/g
 const IBAN = /\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]){11,30}\b/g
 const IPV4 = /(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\d.])/g
-const IPV6_CANDIDATE = /(?<![0-9A-Fa-f:])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{0,4}|(?:\d{1,3}\.){3}\d{1,3})(?![0-9A-Fa-f:])/g
+const IPV6_CANDIDATE =
+  /(?<![0-9A-Fa-f:])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{0,4}|(?:\d{1,3}\.){3}\d{1,3})(?![0-9A-Fa-f:])/g
 
 /** IBAN lengths by country (SWIFT IBAN registry). */
 const IBAN_LENGTHS: Record<string, number> = {
-  AD: 24, AE: 23, AL: 28, AT: 20, AZ: 28, BA: 20, BE: 16, BG: 22, BH: 22, BR: 29, BY: 28, CH: 21, CR: 22, CY: 28, CZ: 24,
-  DE: 22, DK: 18, DO: 28, EE: 20, EG: 29, ES: 24, FI: 18, FO: 18, FR: 27, GB: 22, GE: 22, GI: 23, GL: 18, GR: 27, GT: 28,
-  HR: 21, HU: 28, IE: 22, IL: 23, IQ: 23, IS: 26, IT: 27, JO: 30, KW: 30, KZ: 20, LB: 28, LC: 32, LI: 21, LT: 20, LU: 20,
-  LV: 21, MC: 27, MD: 24, ME: 22, MK: 19, MR: 27, MT: 31, MU: 30, NL: 18, NO: 15, PK: 24, PL: 28, PS: 29, PT: 25, QA: 29,
-  RO: 24, RS: 22, SA: 24, SC: 31, SE: 24, SI: 19, SK: 24, SM: 27, ST: 25, SV: 28, TL: 23, TN: 24, TR: 26, UA: 29, VA: 22,
-  VG: 24, XK: 20,
+  AD: 24,
+  AE: 23,
+  AL: 28,
+  AT: 20,
+  AZ: 28,
+  BA: 20,
+  BE: 16,
+  BG: 22,
+  BH: 22,
+  BR: 29,
+  BY: 28,
+  CH: 21,
+  CR: 22,
+  CY: 28,
+  CZ: 24,
+  DE: 22,
+  DK: 18,
+  DO: 28,
+  EE: 20,
+  EG: 29,
+  ES: 24,
+  FI: 18,
+  FO: 18,
+  FR: 27,
+  GB: 22,
+  GE: 22,
+  GI: 23,
+  GL: 18,
+  GR: 27,
+  GT: 28,
+  HR: 21,
+  HU: 28,
+  IE: 22,
+  IL: 23,
+  IQ: 23,
+  IS: 26,
+  IT: 27,
+  JO: 30,
+  KW: 30,
+  KZ: 20,
+  LB: 28,
+  LC: 32,
+  LI: 21,
+  LT: 20,
+  LU: 20,
+  LV: 21,
+  MC: 27,
+  MD: 24,
+  ME: 22,
+  MK: 19,
+  MR: 27,
+  MT: 31,
+  MU: 30,
+  NL: 18,
+  NO: 15,
+  PK: 24,
+  PL: 28,
+  PS: 29,
+  PT: 25,
+  QA: 29,
+  RO: 24,
+  RS: 22,
+  SA: 24,
+  SC: 31,
+  SE: 24,
+  SI: 19,
+  SK: 24,
+  SM: 27,
+  ST: 25,
+  SV: 28,
+  TL: 23,
+  TN: 24,
+  TR: 26,
+  UA: 29,
+  VA: 22,
+  VG: 24,
+  XK: 20,
 }
 
 /** Luhn (mod 10) checksum over a digit string. */
@@ -97,28 +170,38 @@ async function detect(text: string, types: Set<PiiType>, defaultCountry: string 
   if (types.has('credit_card')) {
     for (const m of matches(CARD, text)) {
       const digits = m[0].replace(/[ -]/g, '')
-      if (luhnValid(digits)) add('credit_card', m.index, m.index + m[0].length, { brand: cardBrand(digits), last4: digits.slice(-4) })
+      if (luhnValid(digits))
+        add('credit_card', m.index, m.index + m[0].length, { brand: cardBrand(digits), last4: digits.slice(-4) })
     }
   }
   if (types.has('ip_address')) {
     for (const m of matches(IPV4, text)) add('ip_address', m.index, m.index + m[0].length, { version: 4 })
-    for (const m of matches(IPV6_CANDIDATE, text)) if (isIP(m[0]) === 6) add('ip_address', m.index, m.index + m[0].length, { version: 6 })
+    for (const m of matches(IPV6_CANDIDATE, text))
+      if (isIP(m[0]) === 6) add('ip_address', m.index, m.index + m[0].length, { version: 6 })
   }
   if (types.has('phone')) {
     const { findPhoneNumbersInText } = await import('libphonenumber-js/max')
     const opts = defaultCountry ? { defaultCountry: defaultCountry as never } : undefined
     for (const p of findPhoneNumbersInText(text, opts)) {
       if (!p.number.isValid()) continue
-      add('phone', p.startsAt, p.endsAt, { e164: p.number.number, ...(p.number.country ? { country: p.number.country } : {}) })
+      add('phone', p.startsAt, p.endsAt, {
+        e164: p.number.number,
+        ...(p.number.country ? { country: p.number.country } : {}),
+      })
     }
   }
   if (types.has('person_name')) {
     const { default: nlp } = await import('compromise')
-    const people = nlp(text).people().json({ offset: true }) as { text: string; offset: { start: number; length: number } }[]
+    const people = nlp(text).people().json({ offset: true }) as {
+      text: string
+      offset: { start: number; length: number }
+    }[]
     for (const p of people) {
       // compromise includes trailing punctuation in some spans; keep the name itself
       const raw = text.slice(p.offset.start, p.offset.start + p.offset.length)
-      const trimmed = raw.replace(/[^\p{L}\p{M}.'-]+$/u, '').replace(/[.'-]+$/, (s) => (s === '.' && /\b[A-Z]\.$/.test(raw) ? s : ''))
+      const trimmed = raw
+        .replace(/[^\p{L}\p{M}.'-]+$/u, '')
+        .replace(/[.'-]+$/, (s) => (s === '.' && /\b[A-Z]\.$/.test(raw) ? s : ''))
       if (/\p{L}/u.test(trimmed)) add('person_name', p.offset.start, p.offset.start + trimmed.length)
     }
   }
@@ -143,7 +226,9 @@ function mask(span: PiiSpan, ch: string): string {
     case 'phone': {
       // keep the last four digits/characters, as receipts do
       let keep = 4
-      const out = [...span.text].reverse().map((c) => (/[\p{L}\p{N}]/u.test(c) && keep-- > 0 ? c : /[\p{L}\p{N}]/u.test(c) ? ch : c))
+      const out = [...span.text]
+        .reverse()
+        .map((c) => (/[\p{L}\p{N}]/u.test(c) && keep-- > 0 ? c : /[\p{L}\p{N}]/u.test(c) ? ch : c))
       return out.reverse().join('')
     }
     default:
@@ -153,14 +238,21 @@ function mask(span: PiiSpan, ch: string): string {
 
 export default defineHandler<Input>({
   slug: 'pii-detector-anonymizer',
-  description: 'Find personal data in text — emails, phone numbers, payment cards (Luhn-checked), IBANs (mod-97 checked), IPv4/IPv6 addresses and person names — and return the spans, or the text with them masked or redacted.',
+  description:
+    'Find personal data in text — emails, phone numbers, payment cards (Luhn-checked), IBANs (mod-97 checked), IPv4/IPv6 addresses and person names — and return the spans, or the text with them masked or redacted.',
   inputSchema: {
     type: 'object',
     required: ['text'],
     additionalProperties: false,
     properties: {
       text: { type: 'string', maxLength: MAX_TEXT, description: `text to scan, at most ${MAX_TEXT} characters` },
-      mode: { type: 'string', enum: ['detect', 'mask', 'redact'], default: 'detect', description: 'detect: spans only; mask: hide characters (keeping email domains and the last 4 of cards, IBANs and phones); redact: replace with [TYPE]' },
+      mode: {
+        type: 'string',
+        enum: ['detect', 'mask', 'redact'],
+        default: 'detect',
+        description:
+          'detect: spans only; mask: hide characters (keeping email domains and the last 4 of cards, IBANs and phones); redact: replace with [TYPE]',
+      },
       types: {
         type: 'array',
         items: { type: 'string', enum: [...PII_TYPES] },
@@ -170,19 +262,35 @@ export default defineHandler<Input>({
         default: [...PII_TYPES],
         description: 'which kinds of personal data to look for (default all)',
       },
-      defaultCountry: { type: 'string', pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2 country for phone numbers written without an international prefix (e.g. "US")' },
-      maskChar: { type: 'string', minLength: 1, maxLength: 1, default: '*', description: 'character used by mask mode' },
+      defaultCountry: {
+        type: 'string',
+        pattern: '^[A-Z]{2}$',
+        description: 'ISO 3166-1 alpha-2 country for phone numbers written without an international prefix (e.g. "US")',
+      },
+      maskChar: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 1,
+        default: '*',
+        description: 'character used by mask mode',
+      },
     },
   },
   output: {
     contentType: 'application/json',
-    description: 'spans (type, start, end offsets in UTF-16 code units, text, details), counts per type, and in mask/redact mode the anonymized text',
+    description:
+      'spans (type, start, end offsets in UTF-16 code units, text, details), counts per type, and in mask/redact mode the anonymized text',
     schema: {
       type: 'object',
       properties: { spans: { type: 'array' }, counts: { type: 'object' }, text: { type: 'string' } },
     },
   },
-  example: { text: 'Contact Jane Doe at jane.doe@example.com or +1 212 555 0123. Card 4111 1111 1111 1111.', mode: 'mask', types: [...PII_TYPES], maskChar: '*' },
+  example: {
+    text: 'Contact Jane Doe at jane.doe@example.com or +1 212 555 0123. Card 4111 1111 1111 1111.',
+    mode: 'mask',
+    types: [...PII_TYPES],
+    maskChar: '*',
+  },
   async run(input) {
     const spans = await detect(input.text, new Set(input.types), input.defaultCountry)
     const counts: Partial<Record<PiiType, number>> = {}
@@ -191,7 +299,9 @@ export default defineHandler<Input>({
     let out = ''
     let at = 0
     for (const s of spans) {
-      out += input.text.slice(at, s.start) + (input.mode === 'redact' ? `[${s.type.toUpperCase()}]` : mask(s, input.maskChar))
+      out +=
+        input.text.slice(at, s.start) +
+        (input.mode === 'redact' ? `[${s.type.toUpperCase()}]` : mask(s, input.maskChar))
       at = s.end
     }
     out += input.text.slice(at)

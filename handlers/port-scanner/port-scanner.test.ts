@@ -30,7 +30,15 @@ t.test('open and closed ports on localhost', async (t) => {
   const out = okBody(await runInline(handler, { host: 'localhost', ports: [a, closed, b] }))
   t.equal(out.host, 'localhost')
   t.equal(out.address, '127.0.0.1')
-  t.same(out.ports.map((p: any) => [p.port, p.state]), [[a, 'open'], [closed, 'closed'], [b, 'open']], 'in the order asked')
+  t.same(
+    out.ports.map((p: any) => [p.port, p.state]),
+    [
+      [a, 'open'],
+      [closed, 'closed'],
+      [b, 'open'],
+    ],
+    'in the order asked',
+  )
   t.same(out.summary, { open: 2, closed: 1, filtered: 0 })
   t.equal(out.connectTimeoutMs, 2000)
   t.equal(out.concurrency, 10)
@@ -38,20 +46,38 @@ t.test('open and closed ports on localhost', async (t) => {
 
 t.test('service names come from the IANA table', async (t) => {
   const out = okBody(await runInline(handler, { host: '127.0.0.1', ports: [22, 5432, 1] }, { from: 'query' }))
-  t.same(out.ports.map((p: any) => p.service), ['ssh', 'postgresql', null])
+  t.same(
+    out.ports.map((p: any) => p.service),
+    ['ssh', 'postgresql', null],
+  )
 })
 
 t.test('the default list is 20 common ports, scanned with bounded concurrency', async (t) => {
   const out = okBody(await runInline(handler, { host: '127.0.0.1' }))
   t.equal(out.ports.length, 20)
-  t.same(out.ports.slice(0, 6).map((p: any) => p.port), [21, 22, 23, 25, 53, 80])
+  t.same(
+    out.ports.slice(0, 6).map((p: any) => p.port),
+    [21, 22, 23, 25, 53, 80],
+  )
   for (const p of out.ports) t.ok(['open', 'closed', 'filtered'].includes(p.state))
 })
 
 t.test('internal hosts are refused outside tests', async (t) => {
-  t.match(await runInline(handler, { host: '127.0.0.1', ports: [80] }, { allowPrivateNetwork: false }), { ok: false, status: 400, field: 'host' })
-  t.match(await runInline(handler, { host: 'localhost' }, { allowPrivateNetwork: false }), { ok: false, status: 400, field: 'host' })
-  t.match(await runInline(handler, { host: '[::1]' }, { allowPrivateNetwork: false }), { ok: false, status: 400, field: 'host' })
+  t.match(await runInline(handler, { host: '127.0.0.1', ports: [80] }, { allowPrivateNetwork: false }), {
+    ok: false,
+    status: 400,
+    field: 'host',
+  })
+  t.match(await runInline(handler, { host: 'localhost' }, { allowPrivateNetwork: false }), {
+    ok: false,
+    status: 400,
+    field: 'host',
+  })
+  t.match(await runInline(handler, { host: '[::1]' }, { allowPrivateNetwork: false }), {
+    ok: false,
+    status: 400,
+    field: 'host',
+  })
 })
 
 t.test('bad input names the field', async (t) => {
@@ -60,7 +86,19 @@ t.test('bad input names the field', async (t) => {
   t.match(await runInline(handler, { host: '10.0.0.0/24' }), { ok: false, status: 400, field: 'host' })
   t.match(await runInline(handler, { host: 'http://example.com' }), { ok: false, status: 400, field: 'host' })
   t.match(await runInline(handler, { host: 'example.com', ports: [0] }), { ok: false, status: 400, field: 'ports.0' })
-  t.match(await runInline(handler, { host: 'example.com', ports: [65536] }), { ok: false, status: 400, field: 'ports.0' })
-  t.match(await runInline(handler, { host: 'example.com', ports: [80, 80] }), { ok: false, status: 400, field: 'ports' })
-  t.match(await runInline(handler, { host: 'example.com', ports: Array.from({ length: 21 }, (_, i) => i + 1) }), { ok: false, status: 400, field: 'ports' })
+  t.match(await runInline(handler, { host: 'example.com', ports: [65536] }), {
+    ok: false,
+    status: 400,
+    field: 'ports.0',
+  })
+  t.match(await runInline(handler, { host: 'example.com', ports: [80, 80] }), {
+    ok: false,
+    status: 400,
+    field: 'ports',
+  })
+  t.match(await runInline(handler, { host: 'example.com', ports: Array.from({ length: 21 }, (_, i) => i + 1) }), {
+    ok: false,
+    status: 400,
+    field: 'ports',
+  })
 })

@@ -1,4 +1,12 @@
-import { eventUrl, flag, gammaBySlug, gammaGet, outcomesOf, text, type GammaObject } from '../_shared/market-polymarket.js'
+import {
+  eventUrl,
+  flag,
+  gammaBySlug,
+  gammaGet,
+  outcomesOf,
+  text,
+  type GammaObject,
+} from '../_shared/market-polymarket.js'
 import { defineHandler, HandlerInputError, HandlerUpstreamError } from '../../src/pool/handler-contract.js'
 
 interface Input {
@@ -23,13 +31,15 @@ export function resolveMarket(m: GammaObject) {
   const closed = flag(m.closed) === true
   const uma = text(m.umaResolutionStatus)
   const prices = outcomes.map((o) => o.price)
-  const settled = outcomes.length > 1 && prices.every((p) => p === 0 || p === 1) && prices.filter((p) => p === 1).length === 1
+  const settled =
+    outcomes.length > 1 && prices.every((p) => p === 0 || p === 1) && prices.filter((p) => p === 1).length === 1
   let status: MarketStatus = 'open'
   let basis: string
   if (!closed) basis = 'the market is not closed'
   else if (settled) {
     status = 'resolved'
-    basis = uma === 'resolved' ? 'UMA resolution status "resolved" and final outcome prices 1/0' : 'final outcome prices 1/0'
+    basis =
+      uma === 'resolved' ? 'UMA resolution status "resolved" and final outcome prices 1/0' : 'final outcome prices 1/0'
   } else if (uma === 'resolved' && prices.every((p) => p !== null)) {
     status = 'resolved'
     basis = 'UMA resolution status "resolved"; the payout is split across outcomes (see outcome prices)'
@@ -64,7 +74,13 @@ export default defineHandler<Input>({
     type: 'object',
     additionalProperties: false,
     properties: {
-      slug: { type: 'string', minLength: 1, maxLength: 200, pattern: '^[a-z0-9][a-z0-9-]*$', description: 'Event or market slug, as in polymarket.com/event/<slug>. Give one of slug, eventId, marketId.' },
+      slug: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 200,
+        pattern: '^[a-z0-9][a-z0-9-]*$',
+        description: 'Event or market slug, as in polymarket.com/event/<slug>. Give one of slug, eventId, marketId.',
+      },
       eventId: { type: 'string', pattern: '^[0-9]{1,12}$', description: 'Gamma event id (digits).' },
       marketId: { type: 'string', pattern: '^[0-9]{1,12}$', description: 'Gamma market id (digits).' },
     },
@@ -88,7 +104,8 @@ export default defineHandler<Input>({
   example: { slug: 'fed-decision-in-september' },
   async run(input, ctx) {
     const given = (['slug', 'eventId', 'marketId'] as const).filter((k) => input[k] !== undefined)
-    if (given.length !== 1) throw new HandlerInputError(given[1] ?? 'slug', 'give exactly one of slug, eventId and marketId')
+    if (given.length !== 1)
+      throw new HandlerInputError(given[1] ?? 'slug', 'give exactly one of slug, eventId and marketId')
     let event: GammaObject | undefined
     let market: GammaObject | undefined
     if (input.slug) {
@@ -99,12 +116,36 @@ export default defineHandler<Input>({
     } else if (input.eventId) event = asObject(await gammaGet(ctx, `/events/${input.eventId}`))
     else market = asObject(await gammaGet(ctx, `/markets/${input.marketId}`))
 
-    if (market) return { body: { source: 'polymarket', found: true, kind: 'market', marketCount: 1, markets: [resolveMarket(market)] } }
-    if (!event) return { body: { source: 'polymarket', found: false, markets: [], note: 'no Polymarket event or market has this slug or id' } }
+    if (market)
+      return {
+        body: { source: 'polymarket', found: true, kind: 'market', marketCount: 1, markets: [resolveMarket(market)] },
+      }
+    if (!event)
+      return {
+        body: {
+          source: 'polymarket',
+          found: false,
+          markets: [],
+          note: 'no Polymarket event or market has this slug or id',
+        },
+      }
 
-    const markets = (Array.isArray(event.markets) ? event.markets : []).filter((m): m is GammaObject => !!m && typeof m === 'object').map(resolveMarket)
+    const markets = (Array.isArray(event.markets) ? event.markets : [])
+      .filter((m): m is GammaObject => !!m && typeof m === 'object')
+      .map(resolveMarket)
     const resolvedCount = markets.filter((m) => m.resolved).length
-    const status = markets.length === 0 ? (flag(event.closed) ? 'closed-awaiting-resolution' : 'open') : resolvedCount === markets.length ? 'resolved' : resolvedCount > 0 ? 'partially-resolved' : markets.some((m) => m.status === 'closed-awaiting-resolution') ? 'closed-awaiting-resolution' : 'open'
+    const status =
+      markets.length === 0
+        ? flag(event.closed)
+          ? 'closed-awaiting-resolution'
+          : 'open'
+        : resolvedCount === markets.length
+          ? 'resolved'
+          : resolvedCount > 0
+            ? 'partially-resolved'
+            : markets.some((m) => m.status === 'closed-awaiting-resolution')
+              ? 'closed-awaiting-resolution'
+              : 'open'
     const slug = text(event.slug)
     return {
       body: {
@@ -118,7 +159,8 @@ export default defineHandler<Input>({
           url: slug ? eventUrl(slug) : null,
           status,
           resolved: status === 'resolved',
-          winningMarkets: markets.length > 1 ? markets.filter((m) => m.winningOutcome === 'Yes').map((m) => m.question) : [],
+          winningMarkets:
+            markets.length > 1 ? markets.filter((m) => m.winningOutcome === 'Yes').map((m) => m.question) : [],
           resolutionSource: text(event.resolutionSource),
           startDate: text(event.startDate),
           endDate: text(event.endDate),
@@ -133,6 +175,7 @@ export default defineHandler<Input>({
 
 function asObject(json: unknown): GammaObject | undefined {
   if (json === undefined) return undefined
-  if (!json || typeof json !== 'object' || Array.isArray(json)) throw new HandlerUpstreamError('upstream_failed', 'Polymarket Gamma answered something that is not an object')
+  if (!json || typeof json !== 'object' || Array.isArray(json))
+    throw new HandlerUpstreamError('upstream_failed', 'Polymarket Gamma answered something that is not an object')
   return json as GammaObject
 }

@@ -22,12 +22,17 @@ function route(req: RecordedRequest) {
     const m = [openMarket, resolvedMarket].find((x) => x.slug === req.path.slice('/markets/slug/'.length))
     return m ? { body: m } : { status: 404, body: { type: 'not found error', error: 'not found' } }
   }
-  if (req.path === '/public-search') return { body: { events: [btcEvent, fedEvent], tags: [], profiles: [], pagination: { hasMore: false } } }
+  if (req.path === '/public-search')
+    return { body: { events: [btcEvent, fedEvent], tags: [], profiles: [], pagination: { hasMore: false } } }
   return undefined
 }
 
 t.test('events with markets, outcome prices parsed', async (t) => {
-  t.equal(compileInputValidator(handler).validate(structuredClone(handler.example), 'body'), null, 'the example is valid')
+  t.equal(
+    compileInputValidator(handler).validate(structuredClone(handler.example), 'body'),
+    null,
+    'the example is valid',
+  )
   const api = await marketStandIn(t, route)
   const out = okBody(await runInline(handler, handler.example, { providers: { POLYMARKET_GAMMA_URL: api.url } }))
   const req = api.last()
@@ -41,7 +46,19 @@ t.test('events with markets, outcome prices parsed', async (t) => {
 
   t.equal(out.events.length, 1)
   const e = out.events[0]
-  t.match(e, { id: '16167', slug: 'what-price-will-bitcoin-hit-in-2026', title: 'What price will Bitcoin hit in 2026?', url: 'https://polymarket.com/event/what-price-will-bitcoin-hit-in-2026', volume: 1340000.25, volume24hr: 41000, liquidity: 104001, tags: ['Crypto', 'Bitcoin'], marketCount: 2, active: true, closed: false })
+  t.match(e, {
+    id: '16167',
+    slug: 'what-price-will-bitcoin-hit-in-2026',
+    title: 'What price will Bitcoin hit in 2026?',
+    url: 'https://polymarket.com/event/what-price-will-bitcoin-hit-in-2026',
+    volume: 1340000.25,
+    volume24hr: 41000,
+    liquidity: 104001,
+    tags: ['Crypto', 'Bitcoin'],
+    marketCount: 2,
+    active: true,
+    closed: false,
+  })
   t.equal(e.description.length, 501, 'the description is cut to 500 characters and an ellipsis')
   t.equal(e.markets[0].id, '516710', 'markets by volume, highest first')
   t.same(e.markets[0], {
@@ -64,7 +81,9 @@ t.test('events with markets, outcome prices parsed', async (t) => {
     active: true,
     closed: false,
   })
-  const capped = okBody(await runInline(handler, { maxMarketsPerEvent: 1 }, { providers: { POLYMARKET_GAMMA_URL: api.url } }))
+  const capped = okBody(
+    await runInline(handler, { maxMarketsPerEvent: 1 }, { providers: { POLYMARKET_GAMMA_URL: api.url } }),
+  )
   t.equal(capped.events[0].markets.length, 1)
   t.equal(capped.events[0].marketCount, 2)
   t.equal(api.last().query.has('tag_slug'), false)
@@ -75,14 +94,31 @@ t.test('slug: an event, else a market, else nothing', async (t) => {
   const providers = { POLYMARKET_GAMMA_URL: api.url }
   const ev = okBody(await runInline(handler, { slug: 'fed-decision-in-september' }, { from: 'query', providers }))
   t.equal(ev.events[0].title, 'Fed decision in September?', 'a closed event is found by its slug')
-  t.equal(api.last().path, '/events/slug/fed-decision-in-september', 'by slug, not the list (whose status defaults would hide it)')
+  t.equal(
+    api.last().path,
+    '/events/slug/fed-decision-in-september',
+    'by slug, not the list (whose status defaults would hide it)',
+  )
   t.equal(api.last().query.has('closed'), false, 'status filters are not applied to slugs')
   const mk = okBody(await runInline(handler, { slug: openMarket.slug }, { providers }))
   t.same(mk.events, [])
   t.equal(mk.markets[0].question, 'Will Bitcoin reach $150,000 by December 31?')
   t.equal(api.last().path, `/markets/slug/${openMarket.slug}`)
   const resolved = okBody(await runInline(handler, { slug: resolvedMarket.slug }, { providers }))
-  t.match(resolved.markets, [{ id: '253591', closed: true, outcomes: [{ name: 'Yes', price: 1 }, { name: 'No', price: 0 }] }], 'a closed market is found by its slug')
+  t.match(
+    resolved.markets,
+    [
+      {
+        id: '253591',
+        closed: true,
+        outcomes: [
+          { name: 'Yes', price: 1 },
+          { name: 'No', price: 0 },
+        ],
+      },
+    ],
+    'a closed market is found by its slug',
+  )
   const none = okBody(await runInline(handler, { slug: 'no-such-thing' }, { providers }))
   t.match(none, { events: [], markets: [], note: /no event or market/ })
 })
@@ -93,14 +129,24 @@ t.test('search keeps open events by default', async (t) => {
   const open = okBody(await runInline(handler, { search: 'bitcoin' }, { providers }))
   t.equal(api.last().path, '/public-search')
   t.equal(api.last().query.get('q'), 'bitcoin')
-  t.same(open.events.map((e: any) => e.id), ['16167'])
+  t.same(
+    open.events.map((e: any) => e.id),
+    ['16167'],
+  )
   const closed = okBody(await runInline(handler, { search: 'fed', closed: true }, { providers }))
-  t.same(closed.events.map((e: any) => e.id), ['2001'])
+  t.same(
+    closed.events.map((e: any) => e.id),
+    ['2001'],
+  )
 })
 
 t.test('bad input: 400 naming the field', async (t) => {
   const providers = { POLYMARKET_GAMMA_URL: 'http://127.0.0.1:1' }
-  t.match(await runInline(handler, { search: 'btc', tag: 'crypto' }, { providers }), { ok: false, status: 400, field: 'tag' })
+  t.match(await runInline(handler, { search: 'btc', tag: 'crypto' }, { providers }), {
+    ok: false,
+    status: 400,
+    field: 'tag',
+  })
   t.match(await runInline(handler, { slug: 'Bad Slug' }, { providers }), { ok: false, status: 400, field: 'slug' })
   t.match(await runInline(handler, { search: 'x' }, { providers }), { ok: false, status: 400, field: 'search' })
   t.match(await runInline(handler, { limit: 51 }, { providers }), { ok: false, status: 400, field: 'limit' })
@@ -113,7 +159,10 @@ t.test('provider problems', async (t) => {
   const providers = { POLYMARKET_GAMMA_URL: api.url }
   await t.rejects(runInline(handler, handler.example, { providers }), { code: 'upstream_failed' })
   api.route(() => ({ body: { not: 'a list' } }))
-  await t.rejects(runInline(handler, handler.example, { providers }), { code: 'upstream_failed', message: /not a list/ })
+  await t.rejects(runInline(handler, handler.example, { providers }), {
+    code: 'upstream_failed',
+    message: /not a list/,
+  })
   api.route(() => ({ body: 'html' }))
   await t.rejects(runInline(handler, { search: 'btc' }, { providers }), { code: 'upstream_failed' })
 })
@@ -129,13 +178,24 @@ t.test('search asks Polymarket for the status it wants and keeps closed markets 
     // two closed events ahead of the open one, as a search ranked by relevance may give them
     const all = [{ ...fedEvent, id: '2002' }, fedEvent, btcEvent].filter((e) => status !== 'active' || !e.closed)
     const limited = all.slice(0, Number(req.query.get('limit_per_type') ?? 10))
-    return { body: { events: limited.map((e) => ({ ...e, markets: e.markets.filter((m) => keepClosed || !m.closed) })), tags: [], profiles: [], pagination: { hasMore: false } } }
+    return {
+      body: {
+        events: limited.map((e) => ({ ...e, markets: e.markets.filter((m) => keepClosed || !m.closed) })),
+        tags: [],
+        profiles: [],
+        pagination: { hasMore: false },
+      },
+    }
   }
   const api = await marketStandIn(t, searchRoute)
   const providers = { POLYMARKET_GAMMA_URL: api.url }
   const open = okBody(await runInline(handler, { search: 'markets', limit: 1 }, { providers }))
   t.equal(api.last().query.get('events_status'), 'active')
-  t.same(open.events.map((e: any) => e.id), ['16167'], 'the open event is found though closed ones rank first')
+  t.same(
+    open.events.map((e: any) => e.id),
+    ['16167'],
+    'the open event is found though closed ones rank first',
+  )
   const closed = okBody(await runInline(handler, { search: 'fed', closed: true }, { providers }))
   t.equal(api.last().query.get('keep_closed_markets'), '1')
   t.equal(api.last().query.has('events_status'), false)

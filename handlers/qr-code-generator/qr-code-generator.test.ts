@@ -14,7 +14,8 @@ async function decodeQr(image: Uint8Array): Promise<{ text: string; width: numbe
   return { text: code.data, width: info.width, height: info.height }
 }
 
-const generate = async (input: Record<string, unknown>, opts: { from?: 'query' | 'body'; accept?: string } = {}) => okResult(await runInline(handler, input, opts))
+const generate = async (input: Record<string, unknown>, opts: { from?: 'query' | 'body'; accept?: string } = {}) =>
+  okResult(await runInline(handler, input, opts))
 
 t.test('PNG decodes back to its text', async (t) => {
   const r = await generate({ text: 'https://example.com/pay?id=42', size: 300 })
@@ -27,7 +28,10 @@ t.test('PNG decodes back to its text', async (t) => {
 })
 
 t.test('SVG, level H, Unicode text, query-string input', async (t) => {
-  const r = await generate({ text: 'Grüße, 世界', format: 'svg', errorCorrectionLevel: 'H', size: '256', margin: '2' }, { from: 'query' })
+  const r = await generate(
+    { text: 'Grüße, 世界', format: 'svg', errorCorrectionLevel: 'H', size: '256', margin: '2' },
+    { from: 'query' },
+  )
   t.equal(r.contentType, 'image/svg+xml')
   const svg = Buffer.from(r.body as Uint8Array).toString()
   t.match(svg, /^<svg /)
@@ -35,7 +39,10 @@ t.test('SVG, level H, Unicode text, query-string input', async (t) => {
 })
 
 t.test('JSON-only Accept gets base64; custom colours still decode', async (t) => {
-  const r = await generate({ text: 'hello', darkColor: '#1a237e', lightColor: '#fffde7' }, { accept: 'application/json' })
+  const r = await generate(
+    { text: 'hello', darkColor: '#1a237e', lightColor: '#fffde7' },
+    { accept: 'application/json' },
+  )
   const body = r.body as { contentType: string; base64: string }
   t.equal(body.contentType, 'image/png')
   t.equal((await decodeQr(Buffer.from(body.base64, 'base64'))).text, 'hello')
@@ -44,10 +51,18 @@ t.test('JSON-only Accept gets base64; custom colours still decode', async (t) =>
 })
 
 t.test('too much data for the level is refused; invalid input names the field', async (t) => {
-  t.match(await runInline(handler, { text: 'x'.repeat(2000), errorCorrectionLevel: 'H' }), { ok: false, status: 413, field: 'text' })
+  t.match(await runInline(handler, { text: 'x'.repeat(2000), errorCorrectionLevel: 'H' }), {
+    ok: false,
+    status: 413,
+    field: 'text',
+  })
   t.match(await runInline(handler, { text: 'x'.repeat(2954) }), { ok: false, status: 400, field: 'text' })
   t.match(await runInline(handler, { text: '' }), { ok: false, status: 400, field: 'text' })
   t.match(await runInline(handler, { text: 'a', size: 10_000 }), { ok: false, status: 400, field: 'size' })
   t.match(await runInline(handler, { text: 'a', darkColor: 'red' }), { ok: false, status: 400, field: 'darkColor' })
-  t.match(await runInline(handler, { text: 'a', errorCorrectionLevel: 'X' }), { ok: false, status: 400, field: 'errorCorrectionLevel' })
+  t.match(await runInline(handler, { text: 'a', errorCorrectionLevel: 'X' }), {
+    ok: false,
+    status: 400,
+    field: 'errorCorrectionLevel',
+  })
 })

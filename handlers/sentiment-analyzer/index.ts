@@ -11,13 +11,19 @@ interface Input {
 
 export default defineHandler<Input>({
   slug: 'sentiment-analyzer',
-  description: 'English sentiment of a text with the AFINN-165 word list (plus emoji and negation handling): total score, score per word, a positive/neutral/negative label and the words that drove it.',
+  description:
+    'English sentiment of a text with the AFINN-165 word list (plus emoji and negation handling): total score, score per word, a positive/neutral/negative label and the words that drove it.',
   inputSchema: {
     type: 'object',
     required: ['text'],
     additionalProperties: false,
     properties: {
-      text: { type: 'string', minLength: 1, maxLength: MAX_TEXT, description: `English text, at most ${MAX_TEXT} characters` },
+      text: {
+        type: 'string',
+        minLength: 1,
+        maxLength: MAX_TEXT,
+        description: `English text, at most ${MAX_TEXT} characters`,
+      },
       extras: {
         type: 'object',
         description: 'extra or overriding word scores, -5 (very negative) to 5 (very positive); at most 100 words',
@@ -29,7 +35,8 @@ export default defineHandler<Input>({
   },
   output: {
     contentType: 'application/json',
-    description: 'score (sum of word scores), comparative (score per token), label, positive and negative words, per-word contributions',
+    description:
+      'score (sum of word scores), comparative (score per token), label, positive and negative words, per-word contributions',
     schema: {
       type: 'object',
       properties: {

@@ -2,8 +2,17 @@ import t from 'tap'
 import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
-type Body = { score: number; comparative: number; label: string; positive: string[]; negative: string[]; contributions: { word: string; score: number }[]; tokens: number }
-const analyze = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') => okBody<Body>(await runInline(handler, input, { from }))
+type Body = {
+  score: number
+  comparative: number
+  label: string
+  positive: string[]
+  negative: string[]
+  contributions: { word: string; score: number }[]
+  tokens: number
+}
+const analyze = async (input: Record<string, unknown>, from: 'query' | 'body' = 'body') =>
+  okBody<Body>(await runInline(handler, input, { from }))
 
 t.test('known AFINN scores', async (t) => {
   // AFINN-165: love +3, great +3
@@ -28,12 +37,15 @@ t.test('neutral text and negation', async (t) => {
   t.ok(negated.score < 0, 'not good scores negative')
 })
 
-t.test('extras override word scores (GET-style input cannot carry objects, but text works from the query)', async (t) => {
-  const custom = await analyze({ text: 'tollgate rocks', extras: { tollgate: 4 } })
-  t.ok(custom.contributions.some((c) => c.word === 'tollgate' && c.score === 4))
-  const q = await analyze({ text: 'happy days' }, 'query')
-  t.equal(q.label, 'positive')
-})
+t.test(
+  'extras override word scores (GET-style input cannot carry objects, but text works from the query)',
+  async (t) => {
+    const custom = await analyze({ text: 'tollgate rocks', extras: { tollgate: 4 } })
+    t.ok(custom.contributions.some((c) => c.word === 'tollgate' && c.score === 4))
+    const q = await analyze({ text: 'happy days' }, 'query')
+    t.equal(q.label, 'positive')
+  },
+)
 
 t.test('rejects empty, oversized and out-of-range input', async (t) => {
   t.match(await runInline(handler, { text: '' }), { ok: false, status: 400, field: 'text' })

@@ -1,8 +1,24 @@
-import { defineHandler, HandlerInputError, HandlerUpstreamError, type HandlerContext } from '../../src/pool/handler-contract.js'
+import {
+  defineHandler,
+  HandlerInputError,
+  HandlerUpstreamError,
+  type HandlerContext,
+} from '../../src/pool/handler-contract.js'
 import { fetchPage, headerValue, isHtmlType, PAGE_MAX_BYTES } from '../_shared/webpage-fetch.js'
 import {
-  canonicalUrls, countWords, documentBase, jsonLd, loadHtml, metaContent, metaWithPrefix, pageHeadings, pageImages, pageLanguage, pageLinks,
-  pageTitle, readableTextOf,
+  canonicalUrls,
+  countWords,
+  documentBase,
+  jsonLd,
+  loadHtml,
+  metaContent,
+  metaWithPrefix,
+  pageHeadings,
+  pageImages,
+  pageLanguage,
+  pageLinks,
+  pageTitle,
+  readableTextOf,
 } from '../_shared/webpage-html.js'
 import { isDisallowed, parseRobotsTxt } from './robots-txt.js'
 
@@ -15,7 +31,8 @@ interface Issue {
 }
 
 const PENALTY: Record<Severity, number> = { high: 15, medium: 7, low: 3, info: 0 }
-const SCORING = 'score = 100 − 15 per high, − 7 per medium, − 3 per low issue (info issues cost nothing), never below 0. Title 30–60 and meta description 50–160 characters are the ranges search engines display without cutting.'
+const SCORING =
+  'score = 100 − 15 per high, − 7 per medium, − 3 per low issue (info issues cost nothing), never below 0. Title 30–60 and meta description 50–160 characters are the ranges search engines display without cutting.'
 
 const TITLE_RANGE = [30, 60] as const
 const DESCRIPTION_RANGE = [50, 160] as const
@@ -28,7 +45,8 @@ interface Input {
 
 export default defineHandler<Input>({
   slug: 'seo-analyzer',
-  description: 'Audit a public web page for on-page SEO: title, meta description, headings, canonical, robots directives, Open Graph/Twitter tags, image alt text, links, word count, language, viewport, JSON-LD structured data, plus the site\'s robots.txt and sitemap.xml; issues with severity and a 0–100 score.',
+  description:
+    "Audit a public web page for on-page SEO: title, meta description, headings, canonical, robots directives, Open Graph/Twitter tags, image alt text, links, word count, language, viewport, JSON-LD structured data, plus the site's robots.txt and sitemap.xml; issues with severity and a 0–100 score.",
   network: true,
   timeoutMs: 30_000,
   inputSchema: {
@@ -36,8 +54,17 @@ export default defineHandler<Input>({
     required: ['url'],
     additionalProperties: false,
     properties: {
-      url: { type: 'string', minLength: 4, maxLength: 2048, description: 'absolute http(s) URL of a public HTML page (pages over 2 MB are read up to 2 MB)' },
-      checkRobotsAndSitemap: { type: 'boolean', default: true, description: 'also fetch /robots.txt and /sitemap.xml of the page\'s origin (two more requests)' },
+      url: {
+        type: 'string',
+        minLength: 4,
+        maxLength: 2048,
+        description: 'absolute http(s) URL of a public HTML page (pages over 2 MB are read up to 2 MB)',
+      },
+      checkRobotsAndSitemap: {
+        type: 'boolean',
+        default: true,
+        description: "also fetch /robots.txt and /sitemap.xml of the page's origin (two more requests)",
+      },
     },
   },
   output: {
@@ -78,24 +105,58 @@ export default defineHandler<Input>({
     const add = (id: string, severity: Severity, message: string) => issues.push({ id, severity, message })
     const final = new URL(page.finalUrl)
 
-    if (page.status < 200 || page.status >= 300) add('http-status', 'high', `the page answered HTTP ${page.status}; search engines index only pages that answer 200`)
+    if (page.status < 200 || page.status >= 300)
+      add(
+        'http-status',
+        'high',
+        `the page answered HTTP ${page.status}; search engines index only pages that answer 200`,
+      )
     const https = final.protocol === 'https:'
     if (!https) add('no-https', 'medium', 'the page is served over plain HTTP; search engines prefer HTTPS pages')
-    if (page.truncated) add('page-size', 'low', `the page is larger than ${PAGE_MAX_BYTES} bytes; only the first ${PAGE_MAX_BYTES} bytes were analysed`)
+    if (page.truncated)
+      add(
+        'page-size',
+        'low',
+        `the page is larger than ${PAGE_MAX_BYTES} bytes; only the first ${PAGE_MAX_BYTES} bytes were analysed`,
+      )
 
     const title = pageTitle($)
     if (!title) add('title-missing', 'high', 'no <title>')
-    else if (title.length < TITLE_RANGE[0]) add('title-short', 'low', `title is ${title.length} characters; ${TITLE_RANGE[0]}–${TITLE_RANGE[1]} use the space search results give`)
-    else if (title.length > TITLE_RANGE[1]) add('title-long', 'low', `title is ${title.length} characters; search results cut it after about ${TITLE_RANGE[1]}`)
-    if ($('title').length > 1) add('title-multiple', 'low', `${$('title').length} <title> elements; only the first is used`)
+    else if (title.length < TITLE_RANGE[0])
+      add(
+        'title-short',
+        'low',
+        `title is ${title.length} characters; ${TITLE_RANGE[0]}–${TITLE_RANGE[1]} use the space search results give`,
+      )
+    else if (title.length > TITLE_RANGE[1])
+      add(
+        'title-long',
+        'low',
+        `title is ${title.length} characters; search results cut it after about ${TITLE_RANGE[1]}`,
+      )
+    if ($('title').length > 1)
+      add('title-multiple', 'low', `${$('title').length} <title> elements; only the first is used`)
 
     const description = metaContent($, 'description')
-    if (!description) add('description-missing', 'medium', 'no meta description; search engines will pick a snippet themselves')
-    else if (description.length < DESCRIPTION_RANGE[0]) add('description-short', 'low', `meta description is ${description.length} characters; ${DESCRIPTION_RANGE[0]}–${DESCRIPTION_RANGE[1]} recommended`)
-    else if (description.length > DESCRIPTION_RANGE[1]) add('description-long', 'low', `meta description is ${description.length} characters; snippets are cut after about ${DESCRIPTION_RANGE[1]}`)
+    if (!description)
+      add('description-missing', 'medium', 'no meta description; search engines will pick a snippet themselves')
+    else if (description.length < DESCRIPTION_RANGE[0])
+      add(
+        'description-short',
+        'low',
+        `meta description is ${description.length} characters; ${DESCRIPTION_RANGE[0]}–${DESCRIPTION_RANGE[1]} recommended`,
+      )
+    else if (description.length > DESCRIPTION_RANGE[1])
+      add(
+        'description-long',
+        'low',
+        `meta description is ${description.length} characters; snippets are cut after about ${DESCRIPTION_RANGE[1]}`,
+      )
 
     const headings = pageHeadings($)
-    const counts = Object.fromEntries([1, 2, 3, 4, 5, 6].map((l) => [`h${l}`, headings.filter((h) => h.level === l).length]))
+    const counts = Object.fromEntries(
+      [1, 2, 3, 4, 5, 6].map((l) => [`h${l}`, headings.filter((h) => h.level === l).length]),
+    )
     const h1 = headings.filter((h) => h.level === 1).map((h) => h.text)
     if (h1.length === 0) add('h1-missing', 'high', 'no <h1> heading')
     else if (h1.length > 1) add('h1-multiple', 'low', `${h1.length} <h1> headings; one main heading is clearer`)
@@ -104,14 +165,29 @@ export default defineHandler<Input>({
       const h = headings[i]!
       if (h.level > prev + 1) skippedLevels.push({ from: prev, to: h.level, text: h.text })
     }
-    if (skippedLevels.length) add('heading-order', 'low', `heading levels are skipped ${skippedLevels.length} time(s) (e.g. h${skippedLevels[0]!.from || '-'} → h${skippedLevels[0]!.to})`)
+    if (skippedLevels.length)
+      add(
+        'heading-order',
+        'low',
+        `heading levels are skipped ${skippedLevels.length} time(s) (e.g. h${skippedLevels[0]!.from || '-'} → h${skippedLevels[0]!.to})`,
+      )
 
     const canonicals = canonicalUrls($, base)
     const normalise = (u: string) => u.replace(/#.*$/, '')
     const selfReferencing = canonicals.length > 0 ? normalise(canonicals[0]!) === normalise(page.finalUrl) : null
     if (canonicals.length === 0) add('canonical-missing', 'low', 'no <link rel="canonical">')
-    else if (new Set(canonicals).size > 1) add('canonical-conflict', 'medium', `${canonicals.length} different canonical URLs; search engines may ignore them all`)
-    else if (!selfReferencing) add('canonical-elsewhere', 'info', `the canonical URL points to another page (${canonicals[0]}); this page is declared a duplicate`)
+    else if (new Set(canonicals).size > 1)
+      add(
+        'canonical-conflict',
+        'medium',
+        `${canonicals.length} different canonical URLs; search engines may ignore them all`,
+      )
+    else if (!selfReferencing)
+      add(
+        'canonical-elsewhere',
+        'info',
+        `the canonical URL points to another page (${canonicals[0]}); this page is declared a duplicate`,
+      )
 
     const robotsMeta = metaContent($, 'robots')
     const xRobotsTag = headerValue(page.headers, 'x-robots-tag') ?? null
@@ -123,15 +199,22 @@ export default defineHandler<Input>({
 
     const openGraph = metaWithPrefix($, 'og:')
     const missingOg = ['og:title', 'og:description', 'og:image'].filter((k) => !openGraph[k])
-    if (missingOg.length) add('open-graph', 'low', `Open Graph tags missing: ${missingOg.join(', ')} (link previews on social sites)`)
+    if (missingOg.length)
+      add('open-graph', 'low', `Open Graph tags missing: ${missingOg.join(', ')} (link previews on social sites)`)
     const twitter = metaWithPrefix($, 'twitter:')
-    if (!twitter['twitter:card']) add('twitter-card', 'info', 'no twitter:card tag (X/Twitter falls back to Open Graph)')
+    if (!twitter['twitter:card'])
+      add('twitter-card', 'info', 'no twitter:card tag (X/Twitter falls back to Open Graph)')
 
     const imgs = pageImages($, base)
     const missingAlt = imgs.filter((i) => i.alt === null).length
     const emptyAlt = imgs.filter((i) => i.alt === '').length
     const altCoverage = imgs.length ? Math.round(((imgs.length - missingAlt) / imgs.length) * 1000) / 10 : null
-    if (missingAlt > 0) add('image-alt', altCoverage! < 50 ? 'medium' : 'low', `${missingAlt} of ${imgs.length} images have no alt attribute`)
+    if (missingAlt > 0)
+      add(
+        'image-alt',
+        altCoverage! < 50 ? 'medium' : 'low',
+        `${missingAlt} of ${imgs.length} images have no alt attribute`,
+      )
 
     const links = pageLinks($, base, page.finalUrl)
     const internal = links.filter((l) => l.internal).length
@@ -139,7 +222,12 @@ export default defineHandler<Input>({
 
     const body = $('body').first()
     const wordCount = countWords(readableTextOf(body.length ? body.toArray() : $.root().toArray()))
-    if (wordCount < THIN_CONTENT_WORDS) add('thin-content', 'low', `${wordCount} words of visible text; pages under ${THIN_CONTENT_WORDS} words often rank as thin content`)
+    if (wordCount < THIN_CONTENT_WORDS)
+      add(
+        'thin-content',
+        'low',
+        `${wordCount} words of visible text; pages under ${THIN_CONTENT_WORDS} words often rank as thin content`,
+      )
 
     const language = pageLanguage($)
     if (!language) add('lang-missing', 'low', 'no lang attribute on <html>')
@@ -151,22 +239,41 @@ export default defineHandler<Input>({
     const invalidJsonLd = blocks.filter((b) => !b.valid).length
     const microdataItems = $('[itemscope]').length
     if (invalidJsonLd) add('jsonld-invalid', 'medium', `${invalidJsonLd} JSON-LD block(s) are not valid JSON`)
-    if (blocks.length === 0 && microdataItems === 0) add('structured-data-missing', 'info', 'no structured data (JSON-LD or microdata)')
+    if (blocks.length === 0 && microdataItems === 0)
+      add('structured-data-missing', 'info', 'no structured data (JSON-LD or microdata)')
 
     let robotsTxt: Record<string, unknown> | null = null
     let sitemap: Record<string, unknown> | null = null
     if (input.checkRobotsAndSitemap) {
-      const [r, s] = await Promise.all([fetchSmall(`${final.origin}/robots.txt`, ctx), fetchSmall(`${final.origin}/sitemap.xml`, ctx)])
+      const [r, s] = await Promise.all([
+        fetchSmall(`${final.origin}/robots.txt`, ctx),
+        fetchSmall(`${final.origin}/sitemap.xml`, ctx),
+      ])
       const robotsFound = r.status === 200 && !looksLikeHtml(r.text)
       const parsed = robotsFound ? parseRobotsTxt(r.text!) : null
       const disallowsPage = parsed ? isDisallowed(parsed, final.pathname + final.search) : null
-      robotsTxt = { url: `${final.origin}/robots.txt`, found: robotsFound, status: r.status, error: r.error, disallowsPage, sitemaps: parsed?.sitemaps ?? [] }
+      robotsTxt = {
+        url: `${final.origin}/robots.txt`,
+        found: robotsFound,
+        status: r.status,
+        error: r.error,
+        disallowsPage,
+        sitemaps: parsed?.sitemaps ?? [],
+      }
       const sitemapFound = s.status === 200 && /<(urlset|sitemapindex)[\s>]/.test(s.text ?? '')
-      sitemap = { url: `${final.origin}/sitemap.xml`, found: sitemapFound, status: s.status, error: s.error, urlCount: sitemapFound ? (s.text!.match(/<loc[\s>]/g)?.length ?? 0) : null }
+      sitemap = {
+        url: `${final.origin}/sitemap.xml`,
+        found: sitemapFound,
+        status: s.status,
+        error: s.error,
+        urlCount: sitemapFound ? (s.text!.match(/<loc[\s>]/g)?.length ?? 0) : null,
+      }
       if (!robotsFound) add('robots-txt-missing', 'low', 'no robots.txt at the site root')
-      if (disallowsPage) add('robots-txt-blocks', 'high', 'robots.txt disallows this page for all crawlers (user-agent *)')
+      if (disallowsPage)
+        add('robots-txt-blocks', 'high', 'robots.txt disallows this page for all crawlers (user-agent *)')
       if (!sitemapFound) {
-        if (parsed?.sitemaps.length) add('sitemap-elsewhere', 'info', `no /sitemap.xml, but robots.txt names ${parsed.sitemaps.length} sitemap(s)`)
+        if (parsed?.sitemaps.length)
+          add('sitemap-elsewhere', 'info', `no /sitemap.xml, but robots.txt names ${parsed.sitemaps.length} sitemap(s)`)
         else add('sitemap-missing', 'low', 'no /sitemap.xml and no Sitemap line in robots.txt')
       }
     }
@@ -190,7 +297,11 @@ export default defineHandler<Input>({
         openGraph,
         twitter,
         images: { total: imgs.length, withAlt: imgs.length - missingAlt - emptyAlt, emptyAlt, missingAlt, altCoverage },
-        links: { internal, external: links.length - internal, nofollow: links.filter((l) => l.rel.includes('nofollow')).length },
+        links: {
+          internal,
+          external: links.length - internal,
+          nofollow: links.filter((l) => l.rel.includes('nofollow')).length,
+        },
         wordCount,
         language,
         viewport,
@@ -205,12 +316,16 @@ export default defineHandler<Input>({
 const looksLikeHtml = (text: string | null) => text !== null && /^\s*<(!doctype|html|head|body)/i.test(text)
 
 /** robots.txt / sitemap.xml of the same origin: a failure is part of the answer, not an error of the call. */
-async function fetchSmall(url: string, ctx: HandlerContext): Promise<{ status: number | null; text: string | null; error: string | null }> {
+async function fetchSmall(
+  url: string,
+  ctx: HandlerContext,
+): Promise<{ status: number | null; text: string | null; error: string | null }> {
   try {
     const r = await fetchPage(url, ctx, { field: 'url', maxBytes: 1024 * 1024, timeoutMs: 8_000, maxRedirects: 3 })
     return { status: r.status, text: r.body.toString('utf8'), error: null }
   } catch (err) {
-    if (err instanceof HandlerUpstreamError || err instanceof HandlerInputError) return { status: null, text: null, error: err.message }
+    if (err instanceof HandlerUpstreamError || err instanceof HandlerInputError)
+      return { status: null, text: null, error: err.message }
     throw err
   }
 }

@@ -5,7 +5,8 @@ import { compileInputValidator } from '../../src/pool/input-validator.js'
 import { isDisallowed, parseRobotsTxt } from './robots-txt.js'
 import handler from './index.js'
 
-const ids = (out: Record<string, any>) => out.issues.map((i: { id: string; severity: string }) => `${i.severity}:${i.id}`).sort()
+const ids = (out: Record<string, any>) =>
+  out.issues.map((i: { id: string; severity: string }) => `${i.severity}:${i.id}`).sort()
 
 const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(' ')
 
@@ -27,11 +28,15 @@ t.test('the example is valid', async (t) => {
 
 t.test('a well-built page: only the plain-HTTP issue remains', async (t) => {
   const site: { base: string } = { base: '' }
-  Object.assign(site, await webpageServer(t, {
-    '/good': (req, res) => html(GOOD(site.base))(req, res),
-    '/robots.txt': (_req, res) => res.end('User-agent: *\nDisallow: /private/\nSitemap: /sitemap.xml\n'),
-    '/sitemap.xml': (_req, res) => res.end('<?xml version="1.0"?><urlset><url><loc>a</loc></url><url><loc>b</loc></url></urlset>'),
-  }))
+  Object.assign(
+    site,
+    await webpageServer(t, {
+      '/good': (req, res) => html(GOOD(site.base))(req, res),
+      '/robots.txt': (_req, res) => res.end('User-agent: *\nDisallow: /private/\nSitemap: /sitemap.xml\n'),
+      '/sitemap.xml': (_req, res) =>
+        res.end('<?xml version="1.0"?><urlset><url><loc>a</loc></url><url><loc>b</loc></url></urlset>'),
+    }),
+  )
   const out = okBody(await runInline(handler, { url: `${site.base}/good` }))
   t.same(ids(out), ['medium:no-https'])
   t.equal(out.score, 93)
@@ -44,7 +49,12 @@ t.test('a well-built page: only the plain-HTTP issue remains', async (t) => {
   t.same(out.images, { total: 2, withAlt: 1, emptyAlt: 1, missingAlt: 0, altCoverage: 100 })
   t.same(out.links, { internal: 1, external: 1, nofollow: 1 })
   t.equal(out.wordCount, 320 + 7, 'paragraph plus headings (5 words) and link texts (2)')
-  t.same(out.structuredData, { jsonLdBlocks: 1, invalidJsonLd: 0, jsonLdTypes: ['Organization', 'Product', 'Thing'], microdataItems: 0 })
+  t.same(out.structuredData, {
+    jsonLdBlocks: 1,
+    invalidJsonLd: 0,
+    jsonLdTypes: ['Organization', 'Product', 'Thing'],
+    microdataItems: 0,
+  })
   t.match(out.robotsTxt, { found: true, status: 200, disallowsPage: false, sitemaps: ['/sitemap.xml'] })
   t.match(out.sitemap, { found: true, status: 200, urlCount: 2 })
 })
@@ -59,22 +69,43 @@ t.test('a poor page: each problem is an issue with its severity, score by the do
     '/robots.txt': (_req, res) => res.end('User-agent: *\nAllow: /bad-but-allowed\nDisallow: /bad\n'),
   })
   const out = okBody(await runInline(handler, { url: `${site.base}/bad` }))
-  t.same(ids(out), [
-    'high:noindex', 'high:robots-txt-blocks',
-    'info:twitter-card',
-    'medium:description-missing',
-    'low:h1-multiple', 'low:heading-order', 'low:lang-missing', 'low:no-internal-links', 'low:open-graph', 'low:sitemap-missing', 'low:thin-content', 'low:title-short',
-    'medium:canonical-conflict', 'medium:image-alt', 'medium:jsonld-invalid', 'medium:no-https', 'medium:nofollow', 'medium:viewport-missing',
-  ].sort())
+  t.same(
+    ids(out),
+    [
+      'high:noindex',
+      'high:robots-txt-blocks',
+      'info:twitter-card',
+      'medium:description-missing',
+      'low:h1-multiple',
+      'low:heading-order',
+      'low:lang-missing',
+      'low:no-internal-links',
+      'low:open-graph',
+      'low:sitemap-missing',
+      'low:thin-content',
+      'low:title-short',
+      'medium:canonical-conflict',
+      'medium:image-alt',
+      'medium:jsonld-invalid',
+      'medium:no-https',
+      'medium:nofollow',
+      'medium:viewport-missing',
+    ].sort(),
+  )
   t.equal(out.score, Math.max(0, 100 - 2 * 15 - 7 * 7 - 9 * 3))
-  t.same(out.headings.skippedLevels, [{ from: 0, to: 2, text: 'Intro' }, { from: 2, to: 4, text: 'Deep' }])
+  t.same(out.headings.skippedLevels, [
+    { from: 0, to: 2, text: 'Intro' },
+    { from: 2, to: 4, text: 'Deep' },
+  ])
   t.same(out.robots, { meta: 'noindex, nofollow', xRobotsTag: null, noindex: true, nofollow: true })
   t.equal(out.images.altCoverage, 33.3)
   t.match(out.sitemap, { found: false, status: 404 })
 })
 
 t.test('robots.txt rules: longest match, Allow wins ties, wildcards', async (t) => {
-  const r = parseRobotsTxt('User-agent: googlebot\nDisallow: /\n\nUser-agent: other\nUser-agent: *\nDisallow: /shop\nAllow: /shop/public\nDisallow: /*.pdf$\nSitemap: https://a.test/s.xml # main\n')
+  const r = parseRobotsTxt(
+    'User-agent: googlebot\nDisallow: /\n\nUser-agent: other\nUser-agent: *\nDisallow: /shop\nAllow: /shop/public\nDisallow: /*.pdf$\nSitemap: https://a.test/s.xml # main\n',
+  )
   t.same(r.sitemaps, ['https://a.test/s.xml'])
   t.equal(isDisallowed(r, '/'), false, 'the googlebot group does not apply to *')
   t.equal(isDisallowed(r, '/shop/cart'), true)
@@ -83,16 +114,19 @@ t.test('robots.txt rules: longest match, Allow wins ties, wildcards', async (t) 
   t.equal(isDisallowed(r, '/docs/a.pdf?x=1'), false)
 })
 
-t.test('robots.txt wildcards are matched in linear time (a site-written pattern cannot stall the worker)', async (t) => {
-  // with a backtracking RegExp, this pattern against a 40-character path took over a minute (the test timed out)
-  const r = parseRobotsTxt(`User-agent: *\nDisallow: /${'*a'.repeat(12)}*b$\nDisallow: /x*y*z\nAllow: /x*y*zz$\n`)
-  t.equal(isDisallowed(r, `/${'a'.repeat(2000)}`), false)
-  t.equal(isDisallowed(r, `/${'a'.repeat(2000)}b`), true)
-  t.equal(isDisallowed(r, '/x-y-z/more'), true, 'unanchored: a prefix match is enough')
-  t.equal(isDisallowed(r, '/x-y'), false)
-  t.equal(isDisallowed(r, '/xyzz'), false, 'the longer Allow wins')
-  t.equal(isDisallowed(r, '/xyzza'), true, 'anchored Allow needs the end of the path')
-})
+t.test(
+  'robots.txt wildcards are matched in linear time (a site-written pattern cannot stall the worker)',
+  async (t) => {
+    // with a backtracking RegExp, this pattern against a 40-character path took over a minute (the test timed out)
+    const r = parseRobotsTxt(`User-agent: *\nDisallow: /${'*a'.repeat(12)}*b$\nDisallow: /x*y*z\nAllow: /x*y*zz$\n`)
+    t.equal(isDisallowed(r, `/${'a'.repeat(2000)}`), false)
+    t.equal(isDisallowed(r, `/${'a'.repeat(2000)}b`), true)
+    t.equal(isDisallowed(r, '/x-y-z/more'), true, 'unanchored: a prefix match is enough')
+    t.equal(isDisallowed(r, '/x-y'), false)
+    t.equal(isDisallowed(r, '/xyzz'), false, 'the longer Allow wins')
+    t.equal(isDisallowed(r, '/xyzza'), true, 'anchored Allow needs the end of the path')
+  },
+)
 
 t.test('X-Robots-Tag, non-200 status, skipping robots/sitemap', async (t) => {
   const site = await webpageServer(t, {
@@ -109,18 +143,31 @@ t.test('X-Robots-Tag, non-200 status, skipping robots/sitemap', async (t) => {
   t.equal(out.robots.noindex, true)
   t.equal(out.robotsTxt, null)
   t.equal(out.sitemap, null)
-  t.same(site.seen.map((r) => r.url), ['/gone'], 'no robots.txt or sitemap request')
+  t.same(
+    site.seen.map((r) => r.url),
+    ['/gone'],
+    'no robots.txt or sitemap request',
+  )
 })
 
-t.test('deeply nested pages: 8,000 levels are analysed, 40,000 refused with 422 (no crash, no minute of parsing)', async (t) => {
-  const site = await webpageServer(t, {
-    '/tables': html(`<html lang="en"><head><title>Nested tables all the way down here</title></head><body>${'<table><tr><td>'.repeat(2_000)}<h1>Deep</h1>${'</td></tr></table>'.repeat(2_000)}</body></html>`),
-    '/divs': html(`<html><body>${'<div>'.repeat(40_000)}</body></html>`),
-  })
-  const out = okBody(await runInline(handler, { url: `${site.base}/tables`, checkRobotsAndSitemap: false }))
-  t.same(out.headings.h1, ['Deep'])
-  t.match(await runInline(handler, { url: `${site.base}/divs`, checkRobotsAndSitemap: false }), { ok: false, status: 422, field: 'url' })
-})
+t.test(
+  'deeply nested pages: 8,000 levels are analysed, 40,000 refused with 422 (no crash, no minute of parsing)',
+  async (t) => {
+    const site = await webpageServer(t, {
+      '/tables': html(
+        `<html lang="en"><head><title>Nested tables all the way down here</title></head><body>${'<table><tr><td>'.repeat(2_000)}<h1>Deep</h1>${'</td></tr></table>'.repeat(2_000)}</body></html>`,
+      ),
+      '/divs': html(`<html><body>${'<div>'.repeat(40_000)}</body></html>`),
+    })
+    const out = okBody(await runInline(handler, { url: `${site.base}/tables`, checkRobotsAndSitemap: false }))
+    t.same(out.headings.h1, ['Deep'])
+    t.match(await runInline(handler, { url: `${site.base}/divs`, checkRobotsAndSitemap: false }), {
+      ok: false,
+      status: 422,
+      field: 'url',
+    })
+  },
+)
 
 t.test('non-HTML is 422; bad input and internal addresses are 400', async (t) => {
   const site = await webpageServer(t, {
@@ -131,7 +178,15 @@ t.test('non-HTML is 422; bad input and internal addresses are 400', async (t) =>
   })
   t.match(await runInline(handler, { url: `${site.base}/a.json` }), { ok: false, status: 422, field: 'url' })
   t.match(await runInline(handler, { url: 'mailto:a@b.c' }), { ok: false, status: 400, field: 'url' })
-  t.match(await runInline(handler, { url: 'https://example.com/', checkRobotsAndSitemap: 'maybe' }), { ok: false, status: 400, field: 'checkRobotsAndSitemap' })
-  t.match(await runInline(handler, { url: `${site.base}/a.json` }, { allowPrivateNetwork: false }), { ok: false, status: 400, field: 'url' })
+  t.match(await runInline(handler, { url: 'https://example.com/', checkRobotsAndSitemap: 'maybe' }), {
+    ok: false,
+    status: 400,
+    field: 'checkRobotsAndSitemap',
+  })
+  t.match(await runInline(handler, { url: `${site.base}/a.json` }, { allowPrivateNetwork: false }), {
+    ok: false,
+    status: 400,
+    field: 'url',
+  })
   t.equal(site.seen.length, 1)
 })

@@ -8,10 +8,20 @@ type Capability = 'likely' | 'possible' | 'unlikely' | 'no' | 'unknown'
  */
 const BY_TYPE: Record<string, { capability: Capability; reason: string }> = {
   MOBILE: { capability: 'likely', reason: 'a mobile number range: mobile lines receive SMS' },
-  FIXED_LINE_OR_MOBILE: { capability: 'possible', reason: 'this country numbers mobile and fixed lines from the same ranges (e.g. US, CA), so the line type cannot be told offline' },
+  FIXED_LINE_OR_MOBILE: {
+    capability: 'possible',
+    reason:
+      'this country numbers mobile and fixed lines from the same ranges (e.g. US, CA), so the line type cannot be told offline',
+  },
   VOIP: { capability: 'possible', reason: 'a VoIP range: whether it receives SMS depends on the VoIP provider' },
-  PERSONAL_NUMBER: { capability: 'possible', reason: 'a personal (follow-me) number: SMS depends on where it is forwarded' },
-  FIXED_LINE: { capability: 'unlikely', reason: 'a fixed-line range: most landlines cannot receive SMS (some carriers read texts aloud)' },
+  PERSONAL_NUMBER: {
+    capability: 'possible',
+    reason: 'a personal (follow-me) number: SMS depends on where it is forwarded',
+  },
+  FIXED_LINE: {
+    capability: 'unlikely',
+    reason: 'a fixed-line range: most landlines cannot receive SMS (some carriers read texts aloud)',
+  },
   TOLL_FREE: { capability: 'unlikely', reason: 'a toll-free range: only text-enabled toll-free numbers receive SMS' },
   PAGER: { capability: 'unlikely', reason: 'a pager range: pagers do not take standard SMS' },
   PREMIUM_RATE: { capability: 'no', reason: 'a premium-rate range: not a subscriber line for SMS' },
@@ -34,8 +44,17 @@ export default defineHandler<Input>({
     required: ['number'],
     additionalProperties: false,
     properties: {
-      number: { type: 'string', minLength: 1, maxLength: 64, description: 'The phone number as written, e.g. "+44 7400 123456" or "(415) 555-0132"; at most 64 characters.' },
-      country: { type: 'string', pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2 country assumed for numbers without an international prefix, e.g. "GB".' },
+      number: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 64,
+        description: 'The phone number as written, e.g. "+44 7400 123456" or "(415) 555-0132"; at most 64 characters.',
+      },
+      country: {
+        type: 'string',
+        pattern: '^[A-Za-z]{2}$',
+        description: 'ISO 3166-1 alpha-2 country assumed for numbers without an international prefix, e.g. "GB".',
+      },
     },
   },
   output: {
@@ -52,7 +71,14 @@ export default defineHandler<Input>({
         country: { type: ['string', 'null'] },
         callingCode: { type: ['string', 'null'] },
         lineType: { type: ['string', 'null'] },
-        sms: { type: 'object', properties: { capability: { type: 'string' }, canReceive: { type: ['boolean', 'null'] }, reason: { type: 'string' } } },
+        sms: {
+          type: 'object',
+          properties: {
+            capability: { type: 'string' },
+            canReceive: { type: ['boolean', 'null'] },
+            reason: { type: 'string' },
+          },
+        },
         reason: { type: ['string', 'null'] },
         source: { type: 'string' },
       },
@@ -63,10 +89,26 @@ export default defineHandler<Input>({
     // the same library and metadata set (max) as phone-number-validator
     const lib = await import('libphonenumber-js/max')
     const country = input.country?.toUpperCase()
-    if (country && !lib.isSupportedCountry(country)) throw new HandlerInputError('country', `country ${country} is not a supported region`)
+    if (country && !lib.isSupportedCountry(country))
+      throw new HandlerInputError('country', `country ${country} is not a supported region`)
     const source = 'libphonenumber-js (max metadata), offline'
-    const none = (reason: string, parsed: boolean, partial: { e164?: string; country?: string; callingCode?: string } = {}) => ({
-      body: { input: input.number, parsed, valid: false, e164: partial.e164 ?? null, country: partial.country ?? null, callingCode: partial.callingCode ?? null, lineType: null, sms: { capability: 'no', canReceive: false, reason: 'not a valid phone number' }, reason, source },
+    const none = (
+      reason: string,
+      parsed: boolean,
+      partial: { e164?: string; country?: string; callingCode?: string } = {},
+    ) => ({
+      body: {
+        input: input.number,
+        parsed,
+        valid: false,
+        e164: partial.e164 ?? null,
+        country: partial.country ?? null,
+        callingCode: partial.callingCode ?? null,
+        lineType: null,
+        sms: { capability: 'no', canReceive: false, reason: 'not a valid phone number' },
+        reason,
+        source,
+      },
     })
     let p
     try {
@@ -76,13 +118,39 @@ export default defineHandler<Input>({
       return none(err instanceof lib.ParseError ? err.message : 'NOT_A_NUMBER', false)
     }
     if (!p.isValid()) {
-      return none(lib.validatePhoneNumberLength(input.number, country as never) ?? 'NOT_VALID_FOR_REGION', true, { e164: p.number, country: p.country, callingCode: p.countryCallingCode })
+      return none(lib.validatePhoneNumberLength(input.number, country as never) ?? 'NOT_VALID_FOR_REGION', true, {
+        e164: p.number,
+        country: p.country,
+        callingCode: p.countryCallingCode,
+      })
     }
     const type = p.getType() ?? null
     const verdict = type ? BY_TYPE[type] : undefined
     const sms = verdict
-      ? { capability: verdict.capability, canReceive: verdict.capability === 'likely' ? true : verdict.capability === 'unlikely' || verdict.capability === 'no' ? false : null, reason: verdict.reason }
+      ? {
+          capability: verdict.capability,
+          canReceive:
+            verdict.capability === 'likely'
+              ? true
+              : verdict.capability === 'unlikely' || verdict.capability === 'no'
+                ? false
+                : null,
+          reason: verdict.reason,
+        }
       : { capability: 'unknown' as const, canReceive: null, reason: 'the metadata gives no line type for this number' }
-    return { body: { input: input.number, parsed: true, valid: true, e164: p.number, country: p.country ?? null, callingCode: p.countryCallingCode, lineType: type, sms, reason: null, source } }
+    return {
+      body: {
+        input: input.number,
+        parsed: true,
+        valid: true,
+        e164: p.number,
+        country: p.country ?? null,
+        callingCode: p.countryCallingCode,
+        lineType: type,
+        sms,
+        reason: null,
+        source,
+      },
+    }
   },
 })

@@ -2,11 +2,21 @@ import t from 'tap'
 import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
-const check = async (number: string, country?: string) => okBody(await runInline(handler, country ? { number, country } : { number }, { from: 'query' }))
+const check = async (number: string, country?: string) =>
+  okBody(await runInline(handler, country ? { number, country } : { number }, { from: 'query' }))
 
 t.test('the example runs: a UK mobile', async (t) => {
   const out = okBody(await runInline(handler, handler.example))
-  t.match(out, { parsed: true, valid: true, e164: '+447400123456', country: 'GB', callingCode: '44', lineType: 'MOBILE', sms: { capability: 'likely', canReceive: true }, reason: null })
+  t.match(out, {
+    parsed: true,
+    valid: true,
+    e164: '+447400123456',
+    country: 'GB',
+    callingCode: '44',
+    lineType: 'MOBILE',
+    sms: { capability: 'likely', canReceive: true },
+    reason: null,
+  })
   t.match(out.source, /libphonenumber-js/)
 })
 
@@ -55,7 +65,19 @@ t.test('bad input names the field', async (t) => {
   t.match(await runInline(handler, {}), { ok: false, status: 400, field: 'number' })
   t.match(await runInline(handler, { number: '' }), { ok: false, status: 400, field: 'number' })
   t.match(await runInline(handler, { number: '1'.repeat(65) }), { ok: false, status: 400, field: 'number' })
-  t.match(await runInline(handler, { number: '+447400123456', country: 'GBR' }), { ok: false, status: 400, field: 'country' })
-  t.match(await runInline(handler, { number: '+447400123456', country: 'ZZ' }), { ok: false, status: 400, field: 'country' })
-  t.match(await runInline(handler, { number: '+447400123456', carrier: 'x' }), { ok: false, status: 400, field: 'carrier' })
+  t.match(await runInline(handler, { number: '+447400123456', country: 'GBR' }), {
+    ok: false,
+    status: 400,
+    field: 'country',
+  })
+  t.match(await runInline(handler, { number: '+447400123456', country: 'ZZ' }), {
+    ok: false,
+    status: 400,
+    field: 'country',
+  })
+  t.match(await runInline(handler, { number: '+447400123456', carrier: 'x' }), {
+    ok: false,
+    status: 400,
+    field: 'carrier',
+  })
 })

@@ -1,5 +1,12 @@
 import { callProvider, joinUrl } from '../_shared/outbound.js'
-import { cleanUsername, lookupUser, problemReason, X_PROVIDER, xSettings, type XProblem } from '../_shared/misc-x-api.js'
+import {
+  cleanUsername,
+  lookupUser,
+  problemReason,
+  X_PROVIDER,
+  xSettings,
+  type XProblem,
+} from '../_shared/misc-x-api.js'
 import { defineHandler, HandlerInputError, HandlerUpstreamError } from '../../src/pool/handler-contract.js'
 
 interface Input {
@@ -25,24 +32,48 @@ interface Post {
   text?: string
   created_at?: string
   lang?: string
-  public_metrics?: { retweet_count?: number; reply_count?: number; like_count?: number; quote_count?: number; bookmark_count?: number; impression_count?: number }
+  public_metrics?: {
+    retweet_count?: number
+    reply_count?: number
+    like_count?: number
+    quote_count?: number
+    bookmark_count?: number
+    impression_count?: number
+  }
 }
 
 /** Recent posts of an X (Twitter) account, from the X API v2. */
 export default defineHandler<Input>({
   slug: 'social-timeline-scraper',
-  description: 'Recent posts of an X (Twitter) account by username, newest first, from the X API: text, time, language, link and engagement counts; replies and reposts can be left out.',
+  description:
+    'Recent posts of an X (Twitter) account by username, newest first, from the X API: text, time, language, link and engagement counts; replies and reposts can be left out.',
   providers: ['X_API_URL', 'X_BEARER_TOKEN'],
   inputSchema: {
     type: 'object',
     additionalProperties: false,
     required: ['username'],
     properties: {
-      username: { type: 'string', minLength: 1, maxLength: 60, description: 'The X username (handle), e.g. "XDevelopers"; a leading @ or an x.com profile URL is accepted.' },
-      limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: 10, description: `How many recent posts to return (1–${MAX_LIMIT}, default 10).` },
+      username: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 60,
+        description: 'The X username (handle), e.g. "XDevelopers"; a leading @ or an x.com profile URL is accepted.',
+      },
+      limit: {
+        type: 'integer',
+        minimum: 1,
+        maximum: MAX_LIMIT,
+        default: 10,
+        description: `How many recent posts to return (1–${MAX_LIMIT}, default 10).`,
+      },
       excludeReplies: { type: 'boolean', default: false, description: 'Leave out replies to other posts.' },
       excludeRetweets: { type: 'boolean', default: false, description: 'Leave out reposts (retweets).' },
-      paginationToken: { type: 'string', maxLength: 200, pattern: '^[A-Za-z0-9_-]+$', description: 'nextToken from a previous answer, to read older posts.' },
+      paginationToken: {
+        type: 'string',
+        maxLength: 200,
+        pattern: '^[A-Za-z0-9_-]+$',
+        description: 'nextToken from a previous answer, to read older posts.',
+      },
     },
   },
   output: {
@@ -67,11 +98,14 @@ export default defineHandler<Input>({
     const settings = xSettings(ctx, 'X timelines')
     const username = cleanUsername(input.username)
     const limit = input.limit ?? 10
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new HandlerInputError('limit', `limit must be 1–${MAX_LIMIT}`)
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
+      throw new HandlerInputError('limit', `limit must be 1–${MAX_LIMIT}`)
     const r = await lookupUser(settings, username, 'protected')
     if ('problem' in r) return { body: { found: false, username, reason: problemReason(r.problem) } }
     const user = { id: r.user.id, username: r.user.username ?? username, name: r.user.name ?? null }
-    const exclude = [input.excludeReplies ? 'replies' : '', input.excludeRetweets ? 'retweets' : ''].filter(Boolean).join(',')
+    const exclude = [input.excludeReplies ? 'replies' : '', input.excludeRetweets ? 'retweets' : '']
+      .filter(Boolean)
+      .join(',')
     const res = await callProvider(
       X_PROVIDER,
       joinUrl(settings.base, `/2/users/${encodeURIComponent(user.id)}/tweets`, {
@@ -84,36 +118,48 @@ export default defineHandler<Input>({
       { headers: { authorization: `Bearer ${settings.token}` }, acceptStatus: [400] },
     )
     if (res.status === 400) {
-      if (input.paginationToken !== undefined && /pagination_token/.test(res.text)) throw new HandlerInputError('paginationToken', 'paginationToken: X does not accept this token (take nextToken from a previous answer for the same account and filters)')
+      if (input.paginationToken !== undefined && /pagination_token/.test(res.text))
+        throw new HandlerInputError(
+          'paginationToken',
+          'paginationToken: X does not accept this token (take nextToken from a previous answer for the same account and filters)',
+        )
       throw new HandlerUpstreamError('upstream_failed', `${X_PROVIDER} answered HTTP 400`)
     }
-    const a = res.json as { data?: Post[]; meta?: { result_count?: number; next_token?: string }; errors?: XProblem[] } | undefined
-    if (!a || typeof a !== 'object') throw new HandlerUpstreamError('upstream_failed', `${X_PROVIDER} answered an unexpected shape`)
+    const a = res.json as
+      { data?: Post[]; meta?: { result_count?: number; next_token?: string }; errors?: XProblem[] } | undefined
+    if (!a || typeof a !== 'object')
+      throw new HandlerUpstreamError('upstream_failed', `${X_PROVIDER} answered an unexpected shape`)
     if (!Array.isArray(a.data)) {
       if (Array.isArray(a.errors) && a.errors.length > 0) {
         const e = a.errors[0]!
-        const reason = /not-authorized|authoriz/i.test(`${e.type} ${e.title}`) ? 'the account is protected: its posts are visible to approved followers only' : problemReason(e)
+        const reason = /not-authorized|authoriz/i.test(`${e.type} ${e.title}`)
+          ? 'the account is protected: its posts are visible to approved followers only'
+          : problemReason(e)
         return { body: { found: true, user, posts: [], count: 0, nextToken: null, reason } }
       }
-      if (a.meta && a.meta.result_count === 0) return { body: { found: true, user, posts: [], count: 0, nextToken: null } }
+      if (a.meta && a.meta.result_count === 0)
+        return { body: { found: true, user, posts: [], count: 0, nextToken: null } }
       throw new HandlerUpstreamError('upstream_failed', `${X_PROVIDER} answered without posts or a count`)
     }
     const n = (v: unknown) => (typeof v === 'number' ? v : null)
-    const posts = a.data.slice(0, limit).filter((p) => typeof p.id === 'string').map((p) => ({
-      id: p.id,
-      text: p.text ?? '',
-      createdAt: p.created_at ?? null,
-      lang: p.lang ?? null,
-      url: `https://x.com/${user.username}/status/${p.id}`,
-      metrics: {
-        reposts: n(p.public_metrics?.retweet_count),
-        replies: n(p.public_metrics?.reply_count),
-        likes: n(p.public_metrics?.like_count),
-        quotes: n(p.public_metrics?.quote_count),
-        bookmarks: n(p.public_metrics?.bookmark_count),
-        impressions: n(p.public_metrics?.impression_count),
-      },
-    }))
+    const posts = a.data
+      .slice(0, limit)
+      .filter((p) => typeof p.id === 'string')
+      .map((p) => ({
+        id: p.id,
+        text: p.text ?? '',
+        createdAt: p.created_at ?? null,
+        lang: p.lang ?? null,
+        url: `https://x.com/${user.username}/status/${p.id}`,
+        metrics: {
+          reposts: n(p.public_metrics?.retweet_count),
+          replies: n(p.public_metrics?.reply_count),
+          likes: n(p.public_metrics?.like_count),
+          quotes: n(p.public_metrics?.quote_count),
+          bookmarks: n(p.public_metrics?.bookmark_count),
+          impressions: n(p.public_metrics?.impression_count),
+        },
+      }))
     // below X's minimum of 5 the page is cut, and X's next_token would skip the cut posts: no token then
     const nextToken = a.data.length <= limit && typeof a.meta?.next_token === 'string' ? a.meta.next_token : null
     return { body: { found: true, user, posts, count: posts.length, nextToken } }

@@ -8,14 +8,20 @@ interface Input {
 /** An X (Twitter) profile by username, from the X API v2 (https://docs.x.com/x-api, "User lookup by username"). */
 export default defineHandler<Input>({
   slug: 'social-user-profile',
-  description: "Public profile of an X (Twitter) account by username, from the X API: name, bio, location, website, avatar, creation date, verification, and follower, following, post and list counts.",
+  description:
+    'Public profile of an X (Twitter) account by username, from the X API: name, bio, location, website, avatar, creation date, verification, and follower, following, post and list counts.',
   providers: ['X_API_URL', 'X_BEARER_TOKEN'],
   inputSchema: {
     type: 'object',
     additionalProperties: false,
     required: ['username'],
     properties: {
-      username: { type: 'string', minLength: 1, maxLength: 60, description: 'The X username (handle), e.g. "XDevelopers"; a leading @ or an x.com profile URL is accepted.' },
+      username: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 60,
+        description: 'The X username (handle), e.g. "XDevelopers"; a leading @ or an x.com profile URL is accepted.',
+      },
     },
   },
   output: {
@@ -59,7 +65,13 @@ export default defineHandler<Input>({
         verified: u.verified ?? null,
         verifiedType: u.verified_type ?? null,
         pinnedPostId: u.pinned_tweet_id ?? null,
-        metrics: { followers: n(m.followers_count), following: n(m.following_count), posts: n(m.tweet_count), listed: n(m.listed_count), likes: n(m.like_count) },
+        metrics: {
+          followers: n(m.followers_count),
+          following: n(m.following_count),
+          posts: n(m.tweet_count),
+          listed: n(m.listed_count),
+          likes: n(m.like_count),
+        },
         profileUrl: `https://x.com/${u.username ?? username}`,
       },
     }

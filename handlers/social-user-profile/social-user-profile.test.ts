@@ -48,8 +48,16 @@ t.test('against an X API stand-in', async (t) => {
   })
 
   t.test('unknown and suspended users (X answers 200 with errors) are found:false', async (t) => {
-    t.same(okBody(await run({ username: 'nosuchuser_123' })), { found: false, username: 'nosuchuser_123', reason: 'no account has this username' })
-    t.same(okBody(await run({ username: 'suspendeduser' })), { found: false, username: 'suspendeduser', reason: 'the account is suspended' })
+    t.same(okBody(await run({ username: 'nosuchuser_123' })), {
+      found: false,
+      username: 'nosuchuser_123',
+      reason: 'no account has this username',
+    })
+    t.same(okBody(await run({ username: 'suspendeduser' })), {
+      found: false,
+      username: 'suspendeduser',
+      reason: 'the account is suspended',
+    })
   })
 
   t.test('bad input: 400 naming the field', async (t) => {
@@ -63,16 +71,36 @@ t.test('against an X API stand-in', async (t) => {
 })
 
 t.test('provider problems', async (t) => {
-  await t.rejects(runInline(handler, handler.example, { providers: {} }), { code: 'upstream_not_configured', message: /X_API_URL/ })
+  await t.rejects(runInline(handler, handler.example, { providers: {} }), {
+    code: 'upstream_not_configured',
+    message: /X_API_URL/,
+  })
   const p = await standIn(t, xStandIn)
-  await t.rejects(runInline(handler, handler.example, { providers: { X_API_URL: p.url } }), { code: 'upstream_not_configured', message: /X_BEARER_TOKEN/ })
-  const err = await runInline(handler, handler.example, { providers: { X_API_URL: p.url, X_BEARER_TOKEN: 'bad-token-qq' } }).catch((e) => e)
+  await t.rejects(runInline(handler, handler.example, { providers: { X_API_URL: p.url } }), {
+    code: 'upstream_not_configured',
+    message: /X_BEARER_TOKEN/,
+  })
+  const err = await runInline(handler, handler.example, {
+    providers: { X_API_URL: p.url, X_BEARER_TOKEN: 'bad-token-qq' },
+  }).catch((e) => e)
   t.match(err, { code: 'upstream_failed', message: /401/ })
   t.notMatch(err.message, /bad-token-qq/)
-  const limited = await standIn(t, () => ({ status: 429, json: { title: 'Too Many Requests', detail: 'Too Many Requests', type: 'about:blank', status: 429 } }))
-  await t.rejects(runInline(handler, handler.example, { providers: { X_API_URL: limited.url, X_BEARER_TOKEN: X_TOKEN } }), { code: 'upstream_failed', message: /429/ })
+  const limited = await standIn(t, () => ({
+    status: 429,
+    json: { title: 'Too Many Requests', detail: 'Too Many Requests', type: 'about:blank', status: 429 },
+  }))
+  await t.rejects(
+    runInline(handler, handler.example, { providers: { X_API_URL: limited.url, X_BEARER_TOKEN: X_TOKEN } }),
+    { code: 'upstream_failed', message: /429/ },
+  )
   const empty = await standIn(t, () => ({ json: {} }))
-  await t.rejects(runInline(handler, handler.example, { providers: { X_API_URL: empty.url, X_BEARER_TOKEN: X_TOKEN } }), { code: 'upstream_failed', message: /neither/ })
+  await t.rejects(
+    runInline(handler, handler.example, { providers: { X_API_URL: empty.url, X_BEARER_TOKEN: X_TOKEN } }),
+    { code: 'upstream_failed', message: /neither/ },
+  )
   const garbage = await standIn(t, () => ({ text: '<html>' }))
-  await t.rejects(runInline(handler, handler.example, { providers: { X_API_URL: garbage.url, X_BEARER_TOKEN: X_TOKEN } }), { code: 'upstream_failed' })
+  await t.rejects(
+    runInline(handler, handler.example, { providers: { X_API_URL: garbage.url, X_BEARER_TOKEN: X_TOKEN } }),
+    { code: 'upstream_failed' },
+  )
 })

@@ -1,5 +1,12 @@
 import { defineHandler, HandlerInputError } from '../../src/pool/handler-contract.js'
-import { badShape, DEXSCREENER_SETTING, dexscreenerJson, isPair, mapPool, type Pool } from '../_shared/solana-dexscreener.js'
+import {
+  badShape,
+  DEXSCREENER_SETTING,
+  dexscreenerJson,
+  isPair,
+  mapPool,
+  type Pool,
+} from '../_shared/solana-dexscreener.js'
 import { SOLANA_ADDRESS_PATTERN } from '../_shared/solana-rpc.js'
 
 interface Input {
@@ -31,10 +38,32 @@ export default defineHandler<Input>({
     type: 'object',
     additionalProperties: false,
     properties: {
-      tokenAddress: { type: 'string', pattern: SOLANA_ADDRESS_PATTERN, description: "A token's mint address (base58): lists every pool DexScreener knows for it. Give this or query." },
-      query: { type: 'string', minLength: 2, maxLength: 64, description: 'A search term (symbol, name, or a pair/token address), e.g. "BONK" or "SOL/USDC": Solana pools among DexScreener’s search results. Give this or tokenAddress.' },
-      sort: { type: 'string', enum: ['liquidity', 'volume', 'newest'], default: 'liquidity', description: 'Order: liquidity in USD, 24 h volume in USD, or newest pool first.' },
-      minLiquidityUsd: { type: 'number', minimum: 0, maximum: 1e12, default: 0, description: 'Leave out pools with less liquidity (USD) than this; pools without a liquidity figure are left out when this is above 0.' },
+      tokenAddress: {
+        type: 'string',
+        pattern: SOLANA_ADDRESS_PATTERN,
+        description: "A token's mint address (base58): lists every pool DexScreener knows for it. Give this or query.",
+      },
+      query: {
+        type: 'string',
+        minLength: 2,
+        maxLength: 64,
+        description:
+          'A search term (symbol, name, or a pair/token address), e.g. "BONK" or "SOL/USDC": Solana pools among DexScreener’s search results. Give this or tokenAddress.',
+      },
+      sort: {
+        type: 'string',
+        enum: ['liquidity', 'volume', 'newest'],
+        default: 'liquidity',
+        description: 'Order: liquidity in USD, 24 h volume in USD, or newest pool first.',
+      },
+      minLiquidityUsd: {
+        type: 'number',
+        minimum: 0,
+        maximum: 1e12,
+        default: 0,
+        description:
+          'Leave out pools with less liquidity (USD) than this; pools without a liquidity figure are left out when this is above 0.',
+      },
       limit: { type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'Pools listed, 1–100.' },
     },
   },
@@ -48,7 +77,10 @@ export default defineHandler<Input>({
   example: { tokenAddress: 'DezXAZ8z7PnrnRJjz3wXBoRgixCa6xjnB7YaB1pPB263' },
   async run(input, ctx) {
     if ((input.tokenAddress === undefined) === (input.query === undefined)) {
-      throw new HandlerInputError(input.tokenAddress === undefined ? 'tokenAddress' : 'query', 'give either tokenAddress or query (exactly one)')
+      throw new HandlerInputError(
+        input.tokenAddress === undefined ? 'tokenAddress' : 'query',
+        'give either tokenAddress or query (exactly one)',
+      )
     }
     let raw: unknown
     if (input.tokenAddress !== undefined) {

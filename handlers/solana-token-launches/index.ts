@@ -1,5 +1,12 @@
 import { defineHandler } from '../../src/pool/handler-contract.js'
-import { badShape, DEXSCREENER_SETTING, dexscreenerJson, isPair, mapPool, type Pool } from '../_shared/solana-dexscreener.js'
+import {
+  badShape,
+  DEXSCREENER_SETTING,
+  dexscreenerJson,
+  isPair,
+  mapPool,
+  type Pool,
+} from '../_shared/solana-dexscreener.js'
 
 interface Input {
   feed?: 'profiles' | 'boosts'
@@ -40,35 +47,78 @@ export default defineHandler<Input>({
     type: 'object',
     additionalProperties: false,
     properties: {
-      feed: { type: 'string', enum: ['profiles', 'boosts'], default: 'profiles', description: "Which DexScreener feed to read: tokens that latest published a profile, or latest bought a boost." },
-      maxAgeHours: { type: 'number', exclusiveMinimum: 0, maximum: 8760, description: 'Only tokens whose first pool was created at most this many hours ago (tokens without a known pool time are left out when set).' },
-      minLiquidityUsd: { type: 'number', minimum: 0, maximum: 1e12, default: 0, description: 'Only tokens whose pools together hold at least this much liquidity (USD).' },
-      sort: { type: 'string', enum: ['feed', 'newestPool', 'liquidity', 'volume'], default: 'feed', description: "Order: as in DexScreener's feed (latest first), youngest first pool, total liquidity, or total 24 h volume." },
-      limit: { type: 'integer', minimum: 1, maximum: BATCH, default: 20, description: `Tokens read from the feed and enriched, 1–${BATCH}.` },
+      feed: {
+        type: 'string',
+        enum: ['profiles', 'boosts'],
+        default: 'profiles',
+        description:
+          'Which DexScreener feed to read: tokens that latest published a profile, or latest bought a boost.',
+      },
+      maxAgeHours: {
+        type: 'number',
+        exclusiveMinimum: 0,
+        maximum: 8760,
+        description:
+          'Only tokens whose first pool was created at most this many hours ago (tokens without a known pool time are left out when set).',
+      },
+      minLiquidityUsd: {
+        type: 'number',
+        minimum: 0,
+        maximum: 1e12,
+        default: 0,
+        description: 'Only tokens whose pools together hold at least this much liquidity (USD).',
+      },
+      sort: {
+        type: 'string',
+        enum: ['feed', 'newestPool', 'liquidity', 'volume'],
+        default: 'feed',
+        description:
+          "Order: as in DexScreener's feed (latest first), youngest first pool, total liquidity, or total 24 h volume.",
+      },
+      limit: {
+        type: 'integer',
+        minimum: 1,
+        maximum: BATCH,
+        default: 20,
+        description: `Tokens read from the feed and enriched, 1–${BATCH}.`,
+      },
     },
   },
   output: {
     contentType: 'application/json',
     description:
       '{ chain: "solana", feed, source, feedEntriesRead, tokensListed, launches[]: { tokenAddress, name, symbol, profileUrl, icon, description, links[]: { type, label, url }, boost: { amount, totalAmount } (boosts feed) or null, ' +
-      'pairsFound, firstPoolCreatedAt, ageHours (of the first pool), totalLiquidityUsd, volume24hUsd, mainPool (the pool with most liquidity: dex, pairAddress, url, quoteToken (the other side), priceUsd (of the token; when it is the pool\'s quote side, DexScreener\'s base price ÷ priceNative), liquidityUsd, volumeUsd, fdvUsd, marketCapUsd (null when the token is the quote side: DexScreener gives them for the base token only), createdAt, ageHours) or null when DexScreener lists no pool } }.',
+      "pairsFound, firstPoolCreatedAt, ageHours (of the first pool), totalLiquidityUsd, volume24hUsd, mainPool (the pool with most liquidity: dex, pairAddress, url, quoteToken (the other side), priceUsd (of the token; when it is the pool's quote side, DexScreener's base price ÷ priceNative), liquidityUsd, volumeUsd, fdvUsd, marketCapUsd (null when the token is the quote side: DexScreener gives them for the base token only), createdAt, ageHours) or null when DexScreener lists no pool } }.",
   },
   example: { limit: 10 },
   async run(input, ctx) {
     const feed = input.feed ?? 'profiles'
-    const raw = await dexscreenerJson<unknown>(ctx, feed === 'profiles' ? 'token-profiles/latest/v1' : 'token-boosts/latest/v1')
+    const raw = await dexscreenerJson<unknown>(
+      ctx,
+      feed === 'profiles' ? 'token-profiles/latest/v1' : 'token-boosts/latest/v1',
+    )
     // the reference documents one object; the live API answers an array of them
     const entries = (Array.isArray(raw) ? raw : raw && typeof raw === 'object' ? [raw] : null) as FeedEntry[] | null
     if (!entries) throw badShape(feed === 'profiles' ? 'token-profiles' : 'token-boosts')
     const seen = new Set<string>()
-    const solana = entries.filter((e) => e?.chainId === 'solana' && typeof e.tokenAddress === 'string' && /^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(e.tokenAddress) && !seen.has(e.tokenAddress) && seen.add(e.tokenAddress))
+    const solana = entries.filter(
+      (e) =>
+        e?.chainId === 'solana' &&
+        typeof e.tokenAddress === 'string' &&
+        /^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(e.tokenAddress) &&
+        !seen.has(e.tokenAddress) &&
+        seen.add(e.tokenAddress),
+    )
     const picked = solana.slice(0, input.limit ?? 20)
 
     const wanted = new Set(picked.map((e) => e.tokenAddress!))
     const poolsByToken = new Map<string, Pool[]>()
     const now = Date.now()
     if (picked.length) {
-      const pairs = await dexscreenerJson<unknown>(ctx, `tokens/v1/solana/${picked.map((e) => e.tokenAddress).join(',')}`)
+      const pairs = await dexscreenerJson<unknown>(
+        ctx,
+        `tokens/v1/solana/${picked.map((e) => e.tokenAddress).join(',')}`,
+      )
       if (!Array.isArray(pairs)) throw badShape('tokens')
       for (const p of pairs.filter(isPair)) {
         if (p.chainId !== 'solana') continue
@@ -85,13 +135,23 @@ export default defineHandler<Input>({
     let launches = picked.map((e) => {
       const pools = poolsByToken.get(e.tokenAddress!) ?? []
       const main = [...pools].sort((a, b) => (b.liquidityUsd ?? -1) - (a.liquidityUsd ?? -1))[0] ?? null
-      const times = pools.map((p) => p.createdAt).filter((c): c is string => c !== null).sort()
+      const times = pools
+        .map((p) => p.createdAt)
+        .filter((c): c is string => c !== null)
+        .sort()
       const first = times[0] ?? null
       const asToken = pools.map((p) => (p.baseToken.address === e.tokenAddress ? p.baseToken : p.quoteToken))[0]
       // DexScreener's priceUsd, fdv and marketCap describe a pair's base token; when the asked token is the
       // quote, its USD price is priceUsd ÷ priceNative (base price in quote units) and the caps are not its own
       const onBase = main !== null && main.baseToken.address === e.tokenAddress
-      const tokenPriceUsd = main === null ? null : onBase ? main.priceUsd : main.priceUsd !== null && main.priceNative ? Number((main.priceUsd / main.priceNative).toPrecision(12)) : null
+      const tokenPriceUsd =
+        main === null
+          ? null
+          : onBase
+            ? main.priceUsd
+            : main.priceUsd !== null && main.priceNative
+              ? Number((main.priceUsd / main.priceNative).toPrecision(12))
+              : null
       return {
         tokenAddress: e.tokenAddress!,
         name: asToken?.name ?? null,
@@ -99,7 +159,11 @@ export default defineHandler<Input>({
         profileUrl: e.url ?? null,
         icon: e.icon ?? null,
         description: e.description ?? null,
-        links: Array.isArray(e.links) ? e.links.filter((l) => typeof l?.url === 'string').map((l) => ({ type: l.type ?? null, label: l.label ?? null, url: l.url! })) : [],
+        links: Array.isArray(e.links)
+          ? e.links
+              .filter((l) => typeof l?.url === 'string')
+              .map((l) => ({ type: l.type ?? null, label: l.label ?? null, url: l.url! }))
+          : [],
         boost: feed === 'boosts' ? { amount: e.amount ?? null, totalAmount: e.totalAmount ?? null } : null,
         pairsFound: pools.length,
         firstPoolCreatedAt: first,
@@ -121,7 +185,8 @@ export default defineHandler<Input>({
         },
       }
     })
-    if (input.maxAgeHours !== undefined) launches = launches.filter((l) => l.ageHours !== null && l.ageHours <= input.maxAgeHours!)
+    if (input.maxAgeHours !== undefined)
+      launches = launches.filter((l) => l.ageHours !== null && l.ageHours <= input.maxAgeHours!)
     if (input.minLiquidityUsd) launches = launches.filter((l) => l.totalLiquidityUsd >= input.minLiquidityUsd!)
     const sort = input.sort ?? 'feed'
     if (sort === 'newestPool') launches.sort((a, b) => (a.ageHours ?? Infinity) - (b.ageHours ?? Infinity))

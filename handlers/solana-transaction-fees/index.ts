@@ -40,10 +40,24 @@ export default defineHandler<Input>({
         maxItems: 128,
         uniqueItems: true,
         items: { type: 'string', pattern: SOLANA_ADDRESS_PATTERN, description: 'a base58 account address' },
-        description: 'Accounts the transaction write-locks (up to 128, base58): the fees are then those paid by transactions locking all of them; omitted = any transaction.',
+        description:
+          'Accounts the transaction write-locks (up to 128, base58): the fees are then those paid by transactions locking all of them; omitted = any transaction.',
       },
-      computeUnitLimit: { type: 'integer', minimum: 1, maximum: 1_400_000, default: 200_000, description: 'Compute-unit limit of the transaction (SetComputeUnitLimit; 1–1 400 000, default 200 000) for the fee estimate.' },
-      signatures: { type: 'integer', minimum: 1, maximum: 20, default: 1, description: 'Signatures on the transaction (base fee is 5000 lamports each).' },
+      computeUnitLimit: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 1_400_000,
+        default: 200_000,
+        description:
+          'Compute-unit limit of the transaction (SetComputeUnitLimit; 1–1 400 000, default 200 000) for the fee estimate.',
+      },
+      signatures: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 20,
+        default: 1,
+        description: 'Signatures on the transaction (base fee is 5000 lamports each).',
+      },
     },
   },
   output: {
@@ -58,13 +72,28 @@ export default defineHandler<Input>({
   example: { computeUnitLimit: 200000 },
   async run(input, ctx) {
     const accounts = input.accounts ?? []
-    const entries = await solanaRpc<unknown>(ctx, 'getRecentPrioritizationFees', accounts.length ? [accounts] : [], (e) => {
-      // -32602 invalid params: an address the node refused
-      if (e.code === -32602) throw new HandlerInputError('accounts', `the RPC refused the accounts: ${e.message}`)
-      throw new HandlerUpstreamError('upstream_failed', `Solana RPC getRecentPrioritizationFees failed (${e.code}: ${e.message})`)
-    })
-    if (!Array.isArray(entries)) throw new HandlerUpstreamError('upstream_failed', 'Solana RPC answered getRecentPrioritizationFees in an unexpected shape')
-    const valid = entries.filter((e): e is { slot: number; prioritizationFee: number } => Number.isInteger(e?.slot) && Number.isFinite(e?.prioritizationFee) && e.prioritizationFee >= 0)
+    const entries = await solanaRpc<unknown>(
+      ctx,
+      'getRecentPrioritizationFees',
+      accounts.length ? [accounts] : [],
+      (e) => {
+        // -32602 invalid params: an address the node refused
+        if (e.code === -32602) throw new HandlerInputError('accounts', `the RPC refused the accounts: ${e.message}`)
+        throw new HandlerUpstreamError(
+          'upstream_failed',
+          `Solana RPC getRecentPrioritizationFees failed (${e.code}: ${e.message})`,
+        )
+      },
+    )
+    if (!Array.isArray(entries))
+      throw new HandlerUpstreamError(
+        'upstream_failed',
+        'Solana RPC answered getRecentPrioritizationFees in an unexpected shape',
+      )
+    const valid = entries.filter(
+      (e): e is { slot: number; prioritizationFee: number } =>
+        Number.isInteger(e?.slot) && Number.isFinite(e?.prioritizationFee) && e.prioritizationFee >= 0,
+    )
     const limit = input.computeUnitLimit ?? 200_000
     const signatures = input.signatures ?? 1
     const base = LAMPORTS_PER_SIGNATURE * signatures
@@ -74,11 +103,22 @@ export default defineHandler<Input>({
     let stats: Record<string, number> | null = null
     const estimates = []
     if (fees.length) {
-      stats = { min: fees[0]!, ...Object.fromEntries(PERCENTILES.map((p) => [`p${p}`, percentile(fees, p)])), max: fees[fees.length - 1]!, mean: Math.round((fees.reduce((s, x) => s + x, 0) / fees.length) * 100) / 100 }
+      stats = {
+        min: fees[0]!,
+        ...Object.fromEntries(PERCENTILES.map((p) => [`p${p}`, percentile(fees, p)])),
+        max: fees[fees.length - 1]!,
+        mean: Math.round((fees.reduce((s, x) => s + x, 0) / fees.length) * 100) / 100,
+      }
       for (const level of ['min', ...PERCENTILES.map((p) => `p${p}`), 'max']) {
         const price = stats[level]!
         const priority = Math.ceil((price * limit) / MICRO_LAMPORTS_PER_LAMPORT)
-        estimates.push({ level, computeUnitPriceMicroLamports: price, priorityFeeLamports: priority, totalLamports: base + priority, totalSol: (base + priority) / LAMPORTS_PER_SOL })
+        estimates.push({
+          level,
+          computeUnitPriceMicroLamports: price,
+          priorityFeeLamports: priority,
+          totalLamports: base + priority,
+          totalSol: (base + priority) / LAMPORTS_PER_SOL,
+        })
       }
     }
     return {
@@ -91,7 +131,9 @@ export default defineHandler<Input>({
         baseFee: { lamportsPerSignature: LAMPORTS_PER_SIGNATURE, signatures, lamports: base },
         computeUnitLimit: limit,
         estimates,
-        ...(fees.length ? {} : { note: 'the RPC returned no recent slots, so no priority-fee statistics; the base fee still applies' }),
+        ...(fees.length
+          ? {}
+          : { note: 'the RPC returned no recent slots, so no priority-fee statistics; the base fee still applies' }),
       },
     }
   },

@@ -19,8 +19,20 @@ export default defineHandler<Input>({
     required: ['host'],
     additionalProperties: false,
     properties: {
-      host: { type: 'string', minLength: 1, maxLength: 300, description: 'Host name or IP address to check, e.g. "example.com"; an https:// URL is accepted too (its host and port are used).' },
-      port: { type: 'integer', minimum: 1, maximum: 65535, default: 443, description: 'TCP port of the TLS service (default 443). A port in a URL given as host takes precedence.' },
+      host: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 300,
+        description:
+          'Host name or IP address to check, e.g. "example.com"; an https:// URL is accepted too (its host and port are used).',
+      },
+      port: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 65535,
+        default: 443,
+        description: 'TCP port of the TLS service (default 443). A port in a URL given as host takes precedence.',
+      },
     },
   },
   output: {
@@ -52,11 +64,14 @@ export default defineHandler<Input>({
     let port = input.port
     if (host.includes('://')) {
       const u = parsePublicUrl(host, 'host')
-      if (u.protocol !== 'https:') throw new HandlerInputError('host', 'host: only https:// URLs carry a TLS certificate')
+      if (u.protocol !== 'https:')
+        throw new HandlerInputError('host', 'host: only https:// URLs carry a TLS certificate')
       host = u.hostname.replace(/^\[|\]$/g, '')
       if (u.port) port = Number(u.port)
     }
-    host = isIP(host.replace(/^\[|\]$/g, '')) ? host.replace(/^\[|\]$/g, '') : normalizeDomain(host, 'host', { requireDot: false })
+    host = isIP(host.replace(/^\[|\]$/g, ''))
+      ? host.replace(/^\[|\]$/g, '')
+      : normalizeDomain(host, 'host', { requireDot: false })
     return { body: await inspectTls(host, port, ctx, { field: 'host', timeoutMs: 8_000 }) }
   },
 })

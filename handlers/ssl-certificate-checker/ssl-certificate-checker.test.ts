@@ -16,7 +16,11 @@ t.test('the example is valid', async (t) => {
 t.test('a leaf signed by a test CA, chain presented', async (t) => {
   const ca = await makeCa('Netcheck Test CA')
   const notAfter = new Date(Date.now() + 30.5 * DAY)
-  const leaf = await makeLeaf(ca, 'localhost', { altNames: ['localhost', 'www.localhost'], ips: ['127.0.0.1'], notAfter })
+  const leaf = await makeLeaf(ca, 'localhost', {
+    altNames: ['localhost', 'www.localhost'],
+    ips: ['127.0.0.1'],
+    notAfter,
+  })
   const port = await startTlsServer(t, { key: leaf.key, cert: `${leaf.cert.trim()}\n${ca.cert.trim()}\n` })
   const expected = new X509Certificate(leaf.cert)
 
@@ -41,7 +45,10 @@ t.test('a leaf signed by a test CA, chain presented', async (t) => {
   t.equal(out.validity.expired, false)
   t.equal(out.hostnameMatches, true)
   t.equal(out.authorized, false, 'the test CA is not in the trust store')
-  t.match(out.authorizationError, /UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY|SELF_SIGNED_CERT_IN_CHAIN/)
+  t.match(
+    out.authorizationError,
+    /UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY|SELF_SIGNED_CERT_IN_CHAIN/,
+  )
   t.equal(out.chain.length, 2, 'leaf and the CA the server sent')
   t.equal(out.chain[1].subjectCommonName, 'Netcheck Test CA')
   t.equal(out.chain[1].isCA, true)
@@ -54,7 +61,11 @@ t.test('a leaf signed by a test CA, chain presented', async (t) => {
 })
 
 t.test('an expired self-signed certificate with another name is reported, not refused', async (t) => {
-  const old = await makeLeaf(undefined, 'old.example', { altNames: ['old.example'], notBefore: new Date(Date.now() - 400 * DAY), notAfter: new Date(Date.now() - 10.5 * DAY) })
+  const old = await makeLeaf(undefined, 'old.example', {
+    altNames: ['old.example'],
+    notBefore: new Date(Date.now() - 400 * DAY),
+    notAfter: new Date(Date.now() - 10.5 * DAY),
+  })
   const port = await startTlsServer(t, old)
   const out = okBody(await runInline(handler, { host: 'localhost', port }, { from: 'query' }))
   t.equal(out.validity.expired, true)
@@ -71,18 +82,36 @@ t.test('no TLS on the port: 502', async (t) => {
   const plain = createServer((s) => s.end('SSH-2.0-not-tls\r\n'))
   await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve))
   t.teardown(() => plain.close())
-  await t.rejects(runInline(handler, { host: '127.0.0.1', port: (plain.address() as AddressInfo).port }), { name: 'HandlerUpstreamError', code: 'upstream_failed' })
+  await t.rejects(runInline(handler, { host: '127.0.0.1', port: (plain.address() as AddressInfo).port }), {
+    name: 'HandlerUpstreamError',
+    code: 'upstream_failed',
+  })
   const closed = createServer()
   await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
   const closedPort = (closed.address() as AddressInfo).port
   await new Promise<void>((resolve) => closed.close(() => resolve()))
-  await t.rejects(runInline(handler, { host: '127.0.0.1', port: closedPort }), { code: 'upstream_failed', message: /ECONNREFUSED/ })
+  await t.rejects(runInline(handler, { host: '127.0.0.1', port: closedPort }), {
+    code: 'upstream_failed',
+    message: /ECONNREFUSED/,
+  })
 })
 
 t.test('private and loopback targets are refused outside tests', async (t) => {
-  t.match(await runInline(handler, { host: '127.0.0.1', port: 443 }, { allowPrivateNetwork: false }), { ok: false, status: 400, field: 'host' })
-  t.match(await runInline(handler, { host: 'localhost' }, { allowPrivateNetwork: false }), { ok: false, status: 400, field: 'host' })
-  t.match(await runInline(handler, { host: 'https://10.0.0.1/' }, { allowPrivateNetwork: false }), { ok: false, status: 400, field: 'host' })
+  t.match(await runInline(handler, { host: '127.0.0.1', port: 443 }, { allowPrivateNetwork: false }), {
+    ok: false,
+    status: 400,
+    field: 'host',
+  })
+  t.match(await runInline(handler, { host: 'localhost' }, { allowPrivateNetwork: false }), {
+    ok: false,
+    status: 400,
+    field: 'host',
+  })
+  t.match(await runInline(handler, { host: 'https://10.0.0.1/' }, { allowPrivateNetwork: false }), {
+    ok: false,
+    status: 400,
+    field: 'host',
+  })
 })
 
 t.test('bad input names the field', async (t) => {

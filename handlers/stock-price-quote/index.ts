@@ -18,7 +18,10 @@ const PROVIDER = 'Alpha Vantage'
  * Problems come back as HTTP 200 too: { "Error Message": ... } (invalid call, e.g. a bad symbol),
  * { "Note": ... } or { "Information": ... } (rate limit, premium-only or bad key).
  */
-type AvAnswer = Record<string, unknown> & { 'Global Quote'?: Record<string, string>; bestMatches?: Array<Record<string, string>> }
+type AvAnswer = Record<string, unknown> & {
+  'Global Quote'?: Record<string, string>
+  bestMatches?: Array<Record<string, string>>
+}
 
 const decimal = (v: unknown) => {
   if (typeof v === 'number') return Number.isFinite(v) ? v : null
@@ -31,12 +34,17 @@ const decimal = (v: unknown) => {
 function inBandProblem(a: AvAnswer): string | null {
   const info = a.Note ?? a.Information
   if (typeof info === 'string') {
-    const why = /frequency|rate limit|requests per|calls per/i.test(info) ? 'its rate limit was reached' : /apikey|api key/i.test(info) ? 'it refused the API key' : 'it declined the request'
+    const why = /frequency|rate limit|requests per|calls per/i.test(info)
+      ? 'its rate limit was reached'
+      : /apikey|api key/i.test(info)
+        ? 'it refused the API key'
+        : 'it declined the request'
     throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered without data: ${why}`)
   }
   const err = typeof a['Error Message'] === 'string' ? a['Error Message'] : null
   // a missing or invalid key comes back as an "Error Message" too: that is ours, not the buyer's symbol
-  if (err !== null && /apikey|api key/i.test(err)) throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered without data: it refused the API key`)
+  if (err !== null && /apikey|api key/i.test(err))
+    throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered without data: it refused the API key`)
   return err
 }
 
@@ -50,8 +58,20 @@ export default defineHandler<Input>({
     type: 'object',
     additionalProperties: false,
     properties: {
-      symbol: { type: 'string', minLength: 1, maxLength: 20, pattern: '^[A-Za-z0-9.:^=-]+$', description: 'Ticker symbol, e.g. IBM, MSFT, TSCO.LON (exchange suffix as Alpha Vantage names it). Give symbol or search.' },
-      search: { type: 'string', minLength: 1, maxLength: 100, description: 'Find symbols by company name or partial ticker instead, e.g. "tesco".' },
+      symbol: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 20,
+        pattern: '^[A-Za-z0-9.:^=-]+$',
+        description:
+          'Ticker symbol, e.g. IBM, MSFT, TSCO.LON (exchange suffix as Alpha Vantage names it). Give symbol or search.',
+      },
+      search: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 100,
+        description: 'Find symbols by company name or partial ticker instead, e.g. "tesco".',
+      },
     },
   },
   output: {
@@ -76,42 +96,70 @@ export default defineHandler<Input>({
   async run(input, ctx) {
     const base = providerSetting(ctx, 'ALPHAVANTAGE_URL', 'stock quotes')
     const key = providerSetting(ctx, 'ALPHAVANTAGE_API_KEY', 'stock quotes')
-    if (input.symbol !== undefined && input.search !== undefined) throw new HandlerInputError('symbol', 'give either symbol or search, not both')
-    if (input.symbol === undefined && input.search === undefined) throw new HandlerInputError('symbol', 'symbol (a ticker) or search (a company name) is required')
+    if (input.symbol !== undefined && input.search !== undefined)
+      throw new HandlerInputError('symbol', 'give either symbol or search, not both')
+    if (input.symbol === undefined && input.search === undefined)
+      throw new HandlerInputError('symbol', 'symbol (a ticker) or search (a company name) is required')
     const source = 'Alpha Vantage (alphavantage.co)'
 
     if (input.search !== undefined) {
       const keywords = input.search.trim()
       if (!keywords) throw new HandlerInputError('search', 'search must not be blank')
-      const a = await providerJson<AvAnswer>(PROVIDER, joinUrl(base, '/query', { function: 'SYMBOL_SEARCH', keywords, apikey: key }))
-      if (!a || typeof a !== 'object') throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered an unexpected shape`)
+      const a = await providerJson<AvAnswer>(
+        PROVIDER,
+        joinUrl(base, '/query', { function: 'SYMBOL_SEARCH', keywords, apikey: key }),
+      )
+      if (!a || typeof a !== 'object')
+        throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered an unexpected shape`)
       const err = inBandProblem(a)
-      if (err !== null) throw new HandlerInputError('search', 'search: Alpha Vantage could not search for this text', 422)
-      if (!Array.isArray(a.bestMatches)) throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered without bestMatches`)
-      const matches = a.bestMatches.filter((m) => m !== null && typeof m === 'object').map((m) => ({
-        symbol: m['1. symbol'] ?? null,
-        name: m['2. name'] ?? null,
-        type: m['3. type'] ?? null,
-        region: m['4. region'] ?? null,
-        marketOpen: m['5. marketOpen'] ?? null,
-        marketClose: m['6. marketClose'] ?? null,
-        timezone: m['7. timezone'] ?? null,
-        currency: m['8. currency'] ?? null,
-        matchScore: decimal(m['9. matchScore']),
-      }))
+      if (err !== null)
+        throw new HandlerInputError('search', 'search: Alpha Vantage could not search for this text', 422)
+      if (!Array.isArray(a.bestMatches))
+        throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered without bestMatches`)
+      const matches = a.bestMatches
+        .filter((m) => m !== null && typeof m === 'object')
+        .map((m) => ({
+          symbol: m['1. symbol'] ?? null,
+          name: m['2. name'] ?? null,
+          type: m['3. type'] ?? null,
+          region: m['4. region'] ?? null,
+          marketOpen: m['5. marketOpen'] ?? null,
+          marketClose: m['6. marketClose'] ?? null,
+          timezone: m['7. timezone'] ?? null,
+          currency: m['8. currency'] ?? null,
+          matchScore: decimal(m['9. matchScore']),
+        }))
       return { body: { mode: 'search', query: keywords, matches, source } }
     }
 
     const symbol = input.symbol!.trim().toUpperCase()
-    const a = await providerJson<AvAnswer>(PROVIDER, joinUrl(base, '/query', { function: 'GLOBAL_QUOTE', symbol, apikey: key }))
-    if (!a || typeof a !== 'object') throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered an unexpected shape`)
+    const a = await providerJson<AvAnswer>(
+      PROVIDER,
+      joinUrl(base, '/query', { function: 'GLOBAL_QUOTE', symbol, apikey: key }),
+    )
+    if (!a || typeof a !== 'object')
+      throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered an unexpected shape`)
     const err = inBandProblem(a)
-    if (err !== null) return { body: { mode: 'quote', found: false, symbol, reason: 'Alpha Vantage rejected this symbol (invalid API call for it)', source } }
+    if (err !== null)
+      return {
+        body: {
+          mode: 'quote',
+          found: false,
+          symbol,
+          reason: 'Alpha Vantage rejected this symbol (invalid API call for it)',
+          source,
+        },
+      }
     const q = a['Global Quote']
-    if (!q || typeof q !== 'object') throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered without a Global Quote`)
-    if (Object.keys(q).length === 0 || !q['01. symbol']) return { body: { mode: 'quote', found: false, symbol, reason: 'Alpha Vantage has no quote for this symbol', source } }
+    if (!q || typeof q !== 'object')
+      throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered without a Global Quote`)
+    if (Object.keys(q).length === 0 || !q['01. symbol'])
+      return {
+        body: { mode: 'quote', found: false, symbol, reason: 'Alpha Vantage has no quote for this symbol', source },
+      }
     const price = decimal(q['05. price'])
-    if (price === null) throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered a quote without a price`)
+    if (price === null)
+      throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered a quote without a price`)
     return {
       body: {
         mode: 'quote',

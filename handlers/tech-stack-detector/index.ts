@@ -1,5 +1,13 @@
 import { defineHandler } from '../../src/pool/handler-contract.js'
-import { fetchPage, headerValue, headerValues, isHtmlType, PAGE_MAX_BYTES, parseSetCookie, type Headers } from '../_shared/webpage-fetch.js'
+import {
+  fetchPage,
+  headerValue,
+  headerValues,
+  isHtmlType,
+  PAGE_MAX_BYTES,
+  parseSetCookie,
+  type Headers,
+} from '../_shared/webpage-fetch.js'
 import { absolute, documentBase, loadHtml, scriptSources } from '../_shared/webpage-html.js'
 import { SIGNATURES, type Signature } from './signatures.js'
 
@@ -53,12 +61,23 @@ export function detect(traits: PageTraits, table: Signature[] = SIGNATURES): Det
       const v = headerValue(traits.headers, name)
       if (v !== undefined) hit(pattern.exec(v), { source: 'header', name }, v)
     }
-    for (const pattern of sig.cookies ?? []) for (const c of traits.cookies) hit(pattern.exec(c), { source: 'cookie', name: c })
-    for (const [name, pattern] of Object.entries(sig.meta ?? {})) for (const v of traits.meta.get(name) ?? []) hit(pattern.exec(v), { source: 'meta', name }, v)
-    for (const pattern of sig.scripts ?? []) for (const s of traits.scripts) hit(pattern.exec(s), { source: 'script' }, s)
+    for (const pattern of sig.cookies ?? [])
+      for (const c of traits.cookies) hit(pattern.exec(c), { source: 'cookie', name: c })
+    for (const [name, pattern] of Object.entries(sig.meta ?? {}))
+      for (const v of traits.meta.get(name) ?? []) hit(pattern.exec(v), { source: 'meta', name }, v)
+    for (const pattern of sig.scripts ?? [])
+      for (const s of traits.scripts) hit(pattern.exec(s), { source: 'script' }, s)
     for (const pattern of sig.links ?? []) for (const l of traits.links) hit(pattern.exec(l), { source: 'link' }, l)
     for (const pattern of sig.html ?? []) hit(pattern.exec(traits.html), { source: 'html' })
-    if (evidence.length) found.set(sig.name, { name: sig.name, category: sig.category, website: sig.website, version, implied: false, evidence: dedupe(evidence) })
+    if (evidence.length)
+      found.set(sig.name, {
+        name: sig.name,
+        category: sig.category,
+        website: sig.website,
+        version,
+        implied: false,
+        evidence: dedupe(evidence),
+      })
   }
   // implied technologies, transitively; a detected one only gains the extra evidence
   const byName = new Map(table.map((s) => [s.name, s]))
@@ -74,7 +93,14 @@ export function detect(traits: PageTraits, table: Signature[] = SIGNATURES): Det
         if (!existing.evidence.some((e) => e.source === 'implied' && e.name === d.name)) existing.evidence.push(ev)
         continue
       }
-      const nd: Detection = { name, category: sig.category, website: sig.website, version: null, implied: true, evidence: [ev] }
+      const nd: Detection = {
+        name,
+        category: sig.category,
+        website: sig.website,
+        version: null,
+        implied: true,
+        evidence: [ev],
+      }
       found.set(name, nd)
       queue.push(nd)
     }
@@ -84,17 +110,20 @@ export function detect(traits: PageTraits, table: Signature[] = SIGNATURES): Det
 
 function dedupe(evidence: Evidence[]): Evidence[] {
   const seen = new Set<string>()
-  return evidence.filter((e) => {
-    const k = `${e.source}|${e.name ?? ''}|${e.match}`
-    if (seen.has(k)) return false
-    seen.add(k)
-    return true
-  }).slice(0, 10)
+  return evidence
+    .filter((e) => {
+      const k = `${e.source}|${e.name ?? ''}|${e.match}`
+      if (seen.has(k)) return false
+      seen.add(k)
+      return true
+    })
+    .slice(0, 10)
 }
 
 export default defineHandler<Input>({
   slug: 'tech-stack-detector',
-  description: 'Detect the technologies behind a public web page (web servers, CDNs, frameworks, CMSs, e-commerce platforms, analytics and more) from its headers, cookies, meta generator, script and stylesheet URLs and HTML markers, with the evidence for each.',
+  description:
+    'Detect the technologies behind a public web page (web servers, CDNs, frameworks, CMSs, e-commerce platforms, analytics and more) from its headers, cookies, meta generator, script and stylesheet URLs and HTML markers, with the evidence for each.',
   network: true,
   timeoutMs: 20_000,
   inputSchema: {
@@ -102,7 +131,12 @@ export default defineHandler<Input>({
     required: ['url'],
     additionalProperties: false,
     properties: {
-      url: { type: 'string', minLength: 4, maxLength: 2048, description: 'absolute http(s) URL of a public page; redirects are followed (up to 5)' },
+      url: {
+        type: 'string',
+        minLength: 4,
+        maxLength: 2048,
+        description: 'absolute http(s) URL of a public page; redirects are followed (up to 5)',
+      },
     },
   },
   output: {
@@ -124,7 +158,15 @@ export default defineHandler<Input>({
   example: { url: 'https://example.com/' },
   async run(input, ctx) {
     const page = await fetchPage(input.url, ctx, { field: 'url', maxBytes: PAGE_MAX_BYTES })
-    const cookies = [...new Set(page.hops.flatMap((h) => headerValues(h.headers, 'set-cookie').map((l) => parseSetCookie(l)?.name).filter((n): n is string => !!n)))]
+    const cookies = [
+      ...new Set(
+        page.hops.flatMap((h) =>
+          headerValues(h.headers, 'set-cookie')
+            .map((l) => parseSetCookie(l)?.name)
+            .filter((n): n is string => !!n),
+        ),
+      ),
+    ]
     const traits: PageTraits = { headers: page.headers, cookies, meta: new Map(), scripts: [], links: [], html: '' }
     // markup is only read from HTML answers; headers and cookies count for any answer
     if (isHtmlType(page.mimeType) || page.mimeType === null) {
@@ -154,7 +196,8 @@ export default defineHandler<Input>({
         technologies,
         categories,
         signaturesChecked: SIGNATURES.length,
-        limits: 'the page is read as served (up to 2 MB); scripts are not executed, so technologies loaded only at run time are not seen',
+        limits:
+          'the page is read as served (up to 2 MB); scripts are not executed, so technologies loaded only at run time are not seen',
       },
     }
   },

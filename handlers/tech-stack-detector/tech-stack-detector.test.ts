@@ -27,7 +27,10 @@ t.test('the signature table: at least 40 detectable technologies, sound referenc
   const names = new Set(SIGNATURES.map((s) => s.name))
   t.equal(names.size, SIGNATURES.length, 'names are unique')
   for (const s of SIGNATURES) for (const i of s.implies ?? []) t.ok(names.has(i), `${s.name} implies a known ${i}`)
-  t.ok(SIGNATURES.every((s) => /^https:\/\//.test(s.website)), 'every entry has a website')
+  t.ok(
+    SIGNATURES.every((s) => /^https:\/\//.test(s.website)),
+    'every entry has a website',
+  )
 })
 
 t.test('a live WordPress shop: detections, evidence, versions only from evidence', async (t) => {
@@ -43,12 +46,31 @@ t.test('a live WordPress shop: detections, evidence, versions only from evidence
   })
   const out = okBody(await runInline(handler, { url: `${site.base}/` }))
   const names = out.technologies.map((x: { name: string }) => x.name).sort()
-  t.same(names, ['Bootstrap', 'Cloudflare', 'Google Analytics', 'Google Fonts', 'Nginx', 'PHP', 'Stripe', 'Vue.js', 'WooCommerce', 'WordPress', 'jQuery', 'jsDelivr'].sort())
+  t.same(
+    names,
+    [
+      'Bootstrap',
+      'Cloudflare',
+      'Google Analytics',
+      'Google Fonts',
+      'Nginx',
+      'PHP',
+      'Stripe',
+      'Vue.js',
+      'WooCommerce',
+      'WordPress',
+      'jQuery',
+      'jsDelivr',
+    ].sort(),
+  )
   t.match(find(out, 'WordPress'), { version: '6.4.2', implied: false, category: 'CMS' })
   t.same(find(out, 'WordPress').evidence[0], { source: 'meta', name: 'generator', match: 'WordPress 6.4.2' })
   t.ok(find(out, 'WordPress').evidence.some((e: any) => e.source === 'implied' && e.name === 'WooCommerce'))
   t.match(find(out, 'PHP'), { version: '8.2.7' })
-  t.same(find(out, 'PHP').evidence.filter((e: any) => e.source === 'cookie'), [{ source: 'cookie', name: 'PHPSESSID', match: 'PHPSESSID' }])
+  t.same(
+    find(out, 'PHP').evidence.filter((e: any) => e.source === 'cookie'),
+    [{ source: 'cookie', name: 'PHPSESSID', match: 'PHPSESSID' }],
+  )
   t.match(find(out, 'Bootstrap'), { version: '5.3.2' })
   t.equal(find(out, 'Nginx').version, null, 'no version when the Server header carries none')
   t.equal(find(out, 'jQuery').version, null, 'a ?ver= query is not taken as the library version')
@@ -88,10 +110,37 @@ t.test('a page nested thousands of levels deep is analysed, not a crash', async 
 })
 
 t.test('implied technologies carry no version and chain transitively', async (t) => {
-  const d = detect({ headers: { 'x-powered-by': 'Next.js 14.1.0' }, cookies: [], meta: new Map(), scripts: [], links: [], html: '' })
-  t.same(d.map((x) => [x.name, x.version, x.implied]), [['Next.js', '14.1.0', false], ['React', null, true]])
-  const chain = detect({ headers: {}, cookies: [], meta: new Map([['generator', ['WooCommerce 8.1']]]), scripts: [], links: [], html: '' })
-  t.same(chain.map((x) => [x.name, x.implied]).sort(), [['PHP', true], ['WooCommerce', false], ['WordPress', true]].sort())
+  const d = detect({
+    headers: { 'x-powered-by': 'Next.js 14.1.0' },
+    cookies: [],
+    meta: new Map(),
+    scripts: [],
+    links: [],
+    html: '',
+  })
+  t.same(
+    d.map((x) => [x.name, x.version, x.implied]),
+    [
+      ['Next.js', '14.1.0', false],
+      ['React', null, true],
+    ],
+  )
+  const chain = detect({
+    headers: {},
+    cookies: [],
+    meta: new Map([['generator', ['WooCommerce 8.1']]]),
+    scripts: [],
+    links: [],
+    html: '',
+  })
+  t.same(
+    chain.map((x) => [x.name, x.implied]).sort(),
+    [
+      ['PHP', true],
+      ['WooCommerce', false],
+      ['WordPress', true],
+    ].sort(),
+  )
 })
 
 t.test('a bare page detects nothing rather than guessing', async (t) => {
@@ -104,6 +153,14 @@ t.test('a bare page detects nothing rather than guessing', async (t) => {
 t.test('bad input and internal addresses', async (t) => {
   t.match(await runInline(handler, { url: '' }), { ok: false, status: 400, field: 'url' })
   t.match(await runInline(handler, { url: 'javascript:alert(1)' }), { ok: false, status: 400, field: 'url' })
-  t.match(await runInline(handler, { url: 'http://127.0.0.1:9/' }, { allowPrivateNetwork: false }), { ok: false, status: 400, field: 'url' })
-  t.match(await runInline(handler, { url: 'http://metadata.internal/' }, { allowPrivateNetwork: false }), { ok: false, status: 400, field: 'url' })
+  t.match(await runInline(handler, { url: 'http://127.0.0.1:9/' }, { allowPrivateNetwork: false }), {
+    ok: false,
+    status: 400,
+    field: 'url',
+  })
+  t.match(await runInline(handler, { url: 'http://metadata.internal/' }, { allowPrivateNetwork: false }), {
+    ok: false,
+    status: 400,
+    field: 'url',
+  })
 })

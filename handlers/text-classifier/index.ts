@@ -5,7 +5,22 @@ const MAX_TEXT = 20_000
 const MAX_LABELS = 50
 
 /** Labels used when the buyer gives none: broad topics of news and web content. */
-export const DEFAULT_TOPICS = ['business', 'finance', 'technology', 'science', 'health', 'politics', 'sports', 'entertainment', 'education', 'travel', 'food', 'environment', 'law', 'cryptocurrency'] as const
+export const DEFAULT_TOPICS = [
+  'business',
+  'finance',
+  'technology',
+  'science',
+  'health',
+  'politics',
+  'sports',
+  'entertainment',
+  'education',
+  'travel',
+  'food',
+  'environment',
+  'law',
+  'cryptocurrency',
+] as const
 
 interface Input {
   text: string
@@ -29,7 +44,12 @@ export default defineHandler<Input>({
     required: ['text'],
     additionalProperties: false,
     properties: {
-      text: { type: 'string', minLength: 1, maxLength: MAX_TEXT, description: `the text to classify, at most ${MAX_TEXT.toLocaleString('en')} characters; it is treated as material, never as instructions` },
+      text: {
+        type: 'string',
+        minLength: 1,
+        maxLength: MAX_TEXT,
+        description: `the text to classify, at most ${MAX_TEXT.toLocaleString('en')} characters; it is treated as material, never as instructions`,
+      },
       labels: {
         type: 'array',
         minItems: 2,
@@ -38,22 +58,36 @@ export default defineHandler<Input>({
         items: { type: 'string', minLength: 1, maxLength: 60 },
         description: `2–${MAX_LABELS} candidate labels (each up to 60 characters, distinct ignoring case); omit for the default topic labels: ${DEFAULT_TOPICS.join(', ')}`,
       },
-      multiLabel: { type: 'boolean', default: false, description: 'false: exactly one label applies (the best one is returned); true: every label is judged on its own and all scoring at or above threshold are returned' },
-      threshold: { type: 'number', minimum: 0, maximum: 1, default: 0.5, description: 'multi-label only: the score (0–1) a label needs to be assigned' },
+      multiLabel: {
+        type: 'boolean',
+        default: false,
+        description:
+          'false: exactly one label applies (the best one is returned); true: every label is judged on its own and all scoring at or above threshold are returned',
+      },
+      threshold: {
+        type: 'number',
+        minimum: 0,
+        maximum: 1,
+        default: 0.5,
+        description: 'multi-label only: the score (0–1) a label needs to be assigned',
+      },
     },
   },
   output: {
     contentType: 'application/json',
     description:
       'label (the best label), labels (the assigned labels: the best one for single-label, all scoring ≥ threshold for multi-label, possibly none), ' +
-      'scores[] {label, score 0–1} for every label, highest first (the model\'s judgement, not calibrated probabilities), multiLabel, threshold, ' +
+      "scores[] {label, score 0–1} for every label, highest first (the model's judgement, not calibrated probabilities), multiLabel, threshold, " +
       `labelSet ("given" or "default-topics": ${DEFAULT_TOPICS.join(', ')}), model and usage (tokens) as reported by the API.`,
     schema: {
       type: 'object',
       properties: {
         label: { type: 'string' },
         labels: { type: 'array', items: { type: 'string' } },
-        scores: { type: 'array', items: { type: 'object', properties: { label: { type: 'string' }, score: { type: 'number' } } } },
+        scores: {
+          type: 'array',
+          items: { type: 'object', properties: { label: { type: 'string' }, score: { type: 'number' } } },
+        },
         multiLabel: { type: 'boolean' },
         threshold: { type: ['number', 'null'] },
         labelSet: { type: 'string', enum: ['given', 'default-topics'] },
@@ -62,7 +96,12 @@ export default defineHandler<Input>({
       },
     },
   },
-  example: { text: 'The central bank raised interest rates by half a point, sending tech stocks lower.', labels: ['economy', 'sports', 'technology', 'weather'], multiLabel: true, threshold: 0.5 },
+  example: {
+    text: 'The central bank raised interest rates by half a point, sending tech stocks lower.',
+    labels: ['economy', 'sports', 'technology', 'weather'],
+    multiLabel: true,
+    threshold: 0.5,
+  },
   async run(input, ctx) {
     if (input.text.trim() === '') throw new HandlerInputError('text', 'text must not be blank')
     const given = input.labels?.map((l) => l.trim())
@@ -82,7 +121,12 @@ export default defineHandler<Input>({
           type: 'array',
           minItems: labels.length,
           maxItems: labels.length,
-          items: { type: 'object', additionalProperties: false, required: ['label', 'score'], properties: { label: { type: 'string', enum: labels }, score: { type: 'number', minimum: 0, maximum: 1 } } },
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['label', 'score'],
+            properties: { label: { type: 'string', enum: labels }, score: { type: 'number', minimum: 0, maximum: 1 } },
+          },
         },
       },
     }
@@ -101,9 +145,12 @@ export default defineHandler<Input>({
     })
     // the schema fixes the count and the spelling; each label exactly once is checked here
     const scoredLabels = new Set(json.scores.map((s) => s.label))
-    if (scoredLabels.size !== labels.length) throw new HandlerUpstreamError('upstream_failed', 'the language model did not score every label exactly once')
+    if (scoredLabels.size !== labels.length)
+      throw new HandlerUpstreamError('upstream_failed', 'the language model did not score every label exactly once')
     const order = new Map(labels.map((l, i) => [l, i]))
-    const scores = json.scores.map((s) => ({ label: s.label, score: Math.round(s.score * 1000) / 1000 })).sort((a, b) => b.score - a.score || order.get(a.label)! - order.get(b.label)!)
+    const scores = json.scores
+      .map((s) => ({ label: s.label, score: Math.round(s.score * 1000) / 1000 }))
+      .sort((a, b) => b.score - a.score || order.get(a.label)! - order.get(b.label)!)
     const best = scores[0]!.label
     return {
       body: {

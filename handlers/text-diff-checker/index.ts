@@ -33,18 +33,49 @@ export default defineHandler<Input>({
     properties: {
       original: { type: 'string', maxLength: MAX_TEXT, description: `The old text, at most ${MAX_TEXT} characters.` },
       modified: { type: 'string', maxLength: MAX_TEXT, description: `The new text, at most ${MAX_TEXT} characters.` },
-      mode: { type: 'string', enum: ['line', 'word', 'char'], default: 'line', description: 'Granularity of the change list.' },
-      ignoreCase: { type: 'boolean', default: false, description: 'word and char modes: treat letters of different case as equal.' },
-      ignoreWhitespace: { type: 'boolean', default: false, description: 'line mode and the patch: ignore leading/trailing whitespace of lines; word mode: ignore changes in whitespace between words.' },
+      mode: {
+        type: 'string',
+        enum: ['line', 'word', 'char'],
+        default: 'line',
+        description: 'Granularity of the change list.',
+      },
+      ignoreCase: {
+        type: 'boolean',
+        default: false,
+        description: 'word and char modes: treat letters of different case as equal.',
+      },
+      ignoreWhitespace: {
+        type: 'boolean',
+        default: false,
+        description:
+          'line mode and the patch: ignore leading/trailing whitespace of lines; word mode: ignore changes in whitespace between words.',
+      },
       patch: { type: 'boolean', default: true, description: 'Also return a unified diff (always line based).' },
-      context: { type: 'integer', minimum: 0, maximum: 50, default: 3, description: 'Unchanged lines of context around each hunk in the patch.' },
-      originalName: { type: 'string', maxLength: 200, default: 'original', description: 'File name for the patch --- header.' },
-      modifiedName: { type: 'string', maxLength: 200, default: 'modified', description: 'File name for the patch +++ header.' },
+      context: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 50,
+        default: 3,
+        description: 'Unchanged lines of context around each hunk in the patch.',
+      },
+      originalName: {
+        type: 'string',
+        maxLength: 200,
+        default: 'original',
+        description: 'File name for the patch --- header.',
+      },
+      modifiedName: {
+        type: 'string',
+        maxLength: 200,
+        default: 'modified',
+        description: 'File name for the patch +++ header.',
+      },
     },
   },
   output: {
     contentType: 'application/json',
-    description: '{ identical, stats: { added, removed, unchanged } (in tokens of the mode), changes: [{ type, value, count }], patch? }',
+    description:
+      '{ identical, stats: { added, removed, unchanged } (in tokens of the mode), changes: [{ type, value, count }], patch? }',
   },
   example: {
     original: 'the quick brown fox\njumps over\nthe lazy dog\n',
@@ -65,11 +96,18 @@ export default defineHandler<Input>({
       input.mode === 'line'
         ? diffLines(a, b, { ignoreWhitespace: input.ignoreWhitespace, timeout: DIFF_BUDGET_MS })
         : input.mode === 'word'
-          ? (input.ignoreWhitespace ? diffWords : diffWordsWithSpace)(a, b, { ignoreCase: input.ignoreCase, timeout: DIFF_BUDGET_MS })
+          ? (input.ignoreWhitespace ? diffWords : diffWordsWithSpace)(a, b, {
+              ignoreCase: input.ignoreCase,
+              timeout: DIFF_BUDGET_MS,
+            })
           : diffChars(a, b, { ignoreCase: input.ignoreCase, timeout: DIFF_BUDGET_MS })
     if (!raw) throw tooDifferent()
 
-    const changes: Change[] = raw.map((c) => ({ type: c.added ? 'added' : c.removed ? 'removed' : 'equal', value: c.value, count: countTokens(c.value, input.mode, c.count) }))
+    const changes: Change[] = raw.map((c) => ({
+      type: c.added ? 'added' : c.removed ? 'removed' : 'equal',
+      value: c.value,
+      count: countTokens(c.value, input.mode, c.count),
+    }))
     const stats = { added: 0, removed: 0, unchanged: 0 }
     for (const c of changes) stats[c.type === 'equal' ? 'unchanged' : c.type] += c.count
 
@@ -96,5 +134,9 @@ function countTokens(value: string, mode: Input['mode'], lines: number): number 
 }
 
 function tooDifferent() {
-  return new HandlerInputError('modified', `the texts differ too much to diff within ${DIFF_BUDGET_MS / 1000} s; try a coarser mode or smaller texts`, 413)
+  return new HandlerInputError(
+    'modified',
+    `the texts differ too much to diff within ${DIFF_BUDGET_MS / 1000} s; try a coarser mode or smaller texts`,
+    413,
+  )
 }

@@ -15,7 +15,10 @@ t.test('example: word diff and unified patch', async (t) => {
   t.same(out.stats, { added: 1, removed: 1, unchanged: 8 })
   t.same(
     out.changes.filter((c) => c.type !== 'equal').map((c) => [c.type, c.value]),
-    [['removed', 'brown'], ['added', 'red']],
+    [
+      ['removed', 'brown'],
+      ['added', 'red'],
+    ],
   )
   t.equal(
     out.patch,
@@ -36,14 +39,24 @@ t.test('line diff counts lines', async (t) => {
 })
 
 t.test('char diff, ignoreCase', async (t) => {
-  const out = okBody<Out>(await runInline(handler, { original: 'kitten', modified: 'sitting', mode: 'char', patch: false }))
+  const out = okBody<Out>(
+    await runInline(handler, { original: 'kitten', modified: 'sitting', mode: 'char', patch: false }),
+  )
   t.same(out.stats, { added: 3, removed: 2, unchanged: 4 })
-  t.equal(okBody<Out>(await runInline(handler, { original: 'Hello', modified: 'hELLO', mode: 'char', ignoreCase: true })).identical, true)
+  t.equal(
+    okBody<Out>(await runInline(handler, { original: 'Hello', modified: 'hELLO', mode: 'char', ignoreCase: true }))
+      .identical,
+    true,
+  )
 })
 
 t.test('whitespace handling in word mode', async (t) => {
   t.equal(okBody<Out>(await runInline(handler, { original: 'a  b', modified: 'a b', mode: 'word' })).identical, false)
-  t.equal(okBody<Out>(await runInline(handler, { original: 'a  b', modified: 'a b', mode: 'word', ignoreWhitespace: true })).identical, true)
+  t.equal(
+    okBody<Out>(await runInline(handler, { original: 'a  b', modified: 'a b', mode: 'word', ignoreWhitespace: true }))
+      .identical,
+    true,
+  )
 })
 
 t.test('empty and identical texts', async (t) => {
@@ -56,27 +69,51 @@ t.test('empty and identical texts', async (t) => {
 })
 
 t.test('GET query strings are coerced', async (t) => {
-  const out = okBody<Out>(await runInline(handler, { original: 'ab', modified: 'ac', mode: 'char', patch: 'false', context: '0' }, { from: 'query' }))
+  const out = okBody<Out>(
+    await runInline(
+      handler,
+      { original: 'ab', modified: 'ac', mode: 'char', patch: 'false', context: '0' },
+      { from: 'query' },
+    ),
+  )
   t.same(out.stats, { added: 1, removed: 1, unchanged: 1 })
 })
 
 t.test('invalid input names the field', async (t) => {
   t.match(await runInline(handler, { original: 'a' }), { ok: false, status: 400, field: 'modified' })
-  t.match(await runInline(handler, { original: 'a', modified: 'b', mode: 'sentence' }), { ok: false, status: 400, field: 'mode' })
-  t.match(await runInline(handler, { original: 'a', modified: 'b', context: 51 }), { ok: false, status: 400, field: 'context' })
+  t.match(await runInline(handler, { original: 'a', modified: 'b', mode: 'sentence' }), {
+    ok: false,
+    status: 400,
+    field: 'mode',
+  })
+  t.match(await runInline(handler, { original: 'a', modified: 'b', context: 51 }), {
+    ok: false,
+    status: 400,
+    field: 'context',
+  })
 })
 
 t.test('documented limit: 200,000 characters per text', async (t) => {
-  t.match(await runInline(handler, { original: 'a'.repeat(200_001), modified: '' }), { ok: false, status: 400, field: 'original' })
+  t.match(await runInline(handler, { original: 'a'.repeat(200_001), modified: '' }), {
+    ok: false,
+    status: 400,
+    field: 'original',
+  })
 })
 
 t.test('texts too different to diff within the budget give a clear 413', async (t) => {
   // xorshift noise over two disjoint alphabets: nothing in common, so the edit distance is maximal
   let x = 2463534242
   const next = () => ((x ^= x << 13), (x ^= x >>> 17), (x ^= x << 5), x >>> 0)
-  const noise = (n: number, base: number) => Array.from({ length: n }, () => String.fromCharCode(base + (next() % 13))).join('')
+  const noise = (n: number, base: number) =>
+    Array.from({ length: n }, () => String.fromCharCode(base + (next() % 13))).join('')
   const start = Date.now()
-  const out = await runInline(handler, { original: noise(200_000, 97), modified: noise(200_000, 110), mode: 'char', patch: false })
+  const out = await runInline(handler, {
+    original: noise(200_000, 97),
+    modified: noise(200_000, 110),
+    mode: 'char',
+    patch: false,
+  })
   t.match(out, { ok: false, status: 413, field: 'modified', message: /differ too much/ })
   t.ok(Date.now() - start < 9_000, 'stops before the worker time limit')
 })

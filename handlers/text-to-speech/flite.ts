@@ -45,7 +45,13 @@ const OUTPUT = 'speech.wav'
 /** Speaks `text` with Flite; returns the RIFF/WAVE file it wrote (16-bit mono PCM). */
 export async function fliteSpeak(text: string, opts: FliteOptions): Promise<Uint8Array> {
   const module = await fliteModule()
-  const args = ['flite', '-voice', opts.voice, '--setf', `duration_stretch=${(FLITE_VOICES[opts.voice].wpm / opts.wpm).toFixed(4)}`]
+  const args = [
+    'flite',
+    '-voice',
+    opts.voice,
+    '--setf',
+    `duration_stretch=${(FLITE_VOICES[opts.voice].wpm / opts.wpm).toFixed(4)}`,
+  ]
   if (opts.pitchHz !== undefined) args.push('--setf', `int_f0_target_mean=${opts.pitchHz}`)
   // after -t the next argument is the text whatever it starts with; no shell is involved
   args.push('-t', text, '-o', `/${OUTPUT}`)

@@ -77,7 +77,11 @@ export class MemoryWasi {
       args_sizes_get: (countPtr: number, sizePtr: number) => {
         const v = this.#view()
         v.setUint32(countPtr, this.#args.length, true)
-        v.setUint32(sizePtr, this.#args.reduce((n, a) => n + a.length, 0), true)
+        v.setUint32(
+          sizePtr,
+          this.#args.reduce((n, a) => n + a.length, 0),
+          true,
+        )
         return ERRNO.SUCCESS
       },
       args_get: (argvPtr: number, bufPtr: number) => {
@@ -98,7 +102,14 @@ export class MemoryWasi {
       },
       fd_close: (fd: number) => (this.#open.delete(fd) ? ERRNO.SUCCESS : ERRNO.BADF),
       fd_fdstat_get: (fd: number, statPtr: number) => {
-        const type = fd <= 2 ? FILETYPE.CHARACTER_DEVICE : fd === ROOT_FD ? FILETYPE.DIRECTORY : this.#open.has(fd) ? FILETYPE.REGULAR_FILE : undefined
+        const type =
+          fd <= 2
+            ? FILETYPE.CHARACTER_DEVICE
+            : fd === ROOT_FD
+              ? FILETYPE.DIRECTORY
+              : this.#open.has(fd)
+                ? FILETYPE.REGULAR_FILE
+                : undefined
         if (type === undefined) return ERRNO.BADF
         const v = this.#view()
         v.setUint8(statPtr, type)
@@ -152,7 +163,17 @@ export class MemoryWasi {
         return ERRNO.SUCCESS
       },
       // only files the program creates itself exist; each open truncates
-      path_open: (dirFd: number, _dirFlags: number, pathPtr: number, pathLen: number, openFlags: number, _rights: bigint, _inherited: bigint, _fdFlags: number, fdPtr: number) => {
+      path_open: (
+        dirFd: number,
+        _dirFlags: number,
+        pathPtr: number,
+        pathLen: number,
+        openFlags: number,
+        _rights: bigint,
+        _inherited: bigint,
+        _fdFlags: number,
+        fdPtr: number,
+      ) => {
         if (dirFd !== ROOT_FD) return ERRNO.BADF
         const O_CREAT = 1
         const name = new TextDecoder().decode(this.#bytes().subarray(pathPtr, pathPtr + pathLen))

@@ -92,7 +92,8 @@ t.test('different texts and voices give different audio', async (t) => {
 })
 
 t.test('speed, pitch and amplitude do what they say; query-string input', async (t) => {
-  const dur = async (input: Record<string, unknown>) => parseWav(okBody<Uint8Array>(await runInline(handler, input, { from: 'query' }))).seconds
+  const dur = async (input: Record<string, unknown>) =>
+    parseWav(okBody<Uint8Array>(await runInline(handler, input, { from: 'query' }))).seconds
   const fast = await dur({ text: 'one two three four five six seven eight nine ten', speed: '300' })
   const slow = await dur({ text: 'one two three four five six seven eight nine ten', speed: '100' })
   t.ok(slow > fast * 2.5 && slow < fast * 3.5, `slow ${slow}s vs fast ${fast}s (3x the words per minute)`)
@@ -102,7 +103,10 @@ t.test('speed, pitch and amplitude do what they say; query-string input', async 
   const text = 'Hello from Tollgate. This is a test of offline speech.'
   const low = medianPitch(await speak({ text, pitchHz: 100 }))
   const high = medianPitch(await speak({ text, pitchHz: 220 }))
-  t.ok(Math.abs(low - 100) < 20 && Math.abs(high - 220) < 35, `measured ${low.toFixed(0)} Hz and ${high.toFixed(0)} Hz for 100 and 220`)
+  t.ok(
+    Math.abs(low - 100) < 20 && Math.abs(high - 220) < 35,
+    `measured ${low.toFixed(0)} Hz and ${high.toFixed(0)} Hz for 100 and 220`,
+  )
 
   const loud = await speak({ text })
   const quiet = await speak({ text, amplitude: 50 })
@@ -122,12 +126,22 @@ t.test('JSON-only Accept returns base64 with the duration', async (t) => {
 t.test('invalid input names the field', async (t) => {
   t.match(await runInline(handler, { text: '' }), { ok: false, status: 400, field: 'text' })
   t.match(await runInline(handler, { text: '...' }), { ok: false, status: 400, field: 'text' })
-  t.match(await runInline(handler, { text: 'Привет мир' }), { ok: false, status: 422, field: 'text', message: /English/ })
+  t.match(await runInline(handler, { text: 'Привет мир' }), {
+    ok: false,
+    status: 422,
+    field: 'text',
+    message: /English/,
+  })
   t.match(await runInline(handler, { text: 'x'.repeat(2001) }), { ok: false, status: 400, field: 'text' })
   t.match(await runInline(handler, { text: 'hi', voice: 'en-us' }), { ok: false, status: 400, field: 'voice' })
   t.match(await runInline(handler, { text: 'hi', speed: 10 }), { ok: false, status: 400, field: 'speed' })
   t.match(await runInline(handler, { text: 'hi', pitchHz: 20 }), { ok: false, status: 400, field: 'pitchHz' })
-  t.match(await runInline(handler, { text: 'hi', voice: 'rms', pitchHz: 120 }), { ok: false, status: 400, field: 'pitchHz', message: /fixed pitch/ })
+  t.match(await runInline(handler, { text: 'hi', voice: 'rms', pitchHz: 120 }), {
+    ok: false,
+    status: 400,
+    field: 'pitchHz',
+    message: /fixed pitch/,
+  })
   t.match(await runInline(handler, { text: 'hi', wordGap: 5 }), { ok: false, status: 400, field: 'wordGap' })
 })
 

@@ -21,11 +21,29 @@ export default defineHandler<Input>({
       datetime: {
         type: 'string',
         maxLength: 64,
-        description: 'ISO 8601 date-time. With Z or an offset it is an exact instant; without, it is a wall-clock time in "from". Omit for now.',
+        description:
+          'ISO 8601 date-time. With Z or an offset it is an exact instant; without, it is a wall-clock time in "from". Omit for now.',
       },
-      from: { type: 'string', maxLength: 64, default: 'UTC', description: 'IANA zone of a wall-clock datetime (e.g. Europe/Paris); also reported for instants.' },
-      to: { type: 'array', items: { type: 'string', maxLength: 64 }, minItems: 1, maxItems: MAX_ZONES, description: `Target IANA zones (1-${MAX_ZONES}); a single query value is accepted.` },
-      disambiguation: { type: 'string', enum: ['earlier', 'later'], default: 'earlier', description: 'Which instant to take when a wall-clock time occurs twice (DST ends). Times skipped when DST starts move forward by the gap.' },
+      from: {
+        type: 'string',
+        maxLength: 64,
+        default: 'UTC',
+        description: 'IANA zone of a wall-clock datetime (e.g. Europe/Paris); also reported for instants.',
+      },
+      to: {
+        type: 'array',
+        items: { type: 'string', maxLength: 64 },
+        minItems: 1,
+        maxItems: MAX_ZONES,
+        description: `Target IANA zones (1-${MAX_ZONES}); a single query value is accepted.`,
+      },
+      disambiguation: {
+        type: 'string',
+        enum: ['earlier', 'later'],
+        default: 'earlier',
+        description:
+          'Which instant to take when a wall-clock time occurs twice (DST ends). Times skipped when DST starts move forward by the gap.',
+      },
     },
   },
   output: {
@@ -33,11 +51,20 @@ export default defineHandler<Input>({
     description:
       '{ utc, source: Zoned & { adjusted?, ambiguous? }, conversions: Zoned[] } where Zoned = { zone, iso, date, time, offset, offsetMinutes, abbreviation, isDST, dayDifference }; abbreviation is the tz database’s (BST, CEST) where it has a name for the time, else GMT±h (Asia/Dubai: GMT+4)',
   },
-  example: { datetime: '2024-07-01T09:00', from: 'America/New_York', to: ['Europe/London', 'Asia/Tokyo', 'Australia/Sydney'], disambiguation: 'earlier' },
+  example: {
+    datetime: '2024-07-01T09:00',
+    from: 'America/New_York',
+    to: ['Europe/London', 'Asia/Tokyo', 'Australia/Sydney'],
+    disambiguation: 'earlier',
+  },
   async run(input) {
-    const [{ DateTime, IANAZone }, { default: moment }] = await Promise.all([import('luxon'), import('moment-timezone')])
+    const [{ DateTime, IANAZone }, { default: moment }] = await Promise.all([
+      import('luxon'),
+      import('moment-timezone'),
+    ])
     const checkZone = (field: string, zone: string) => {
-      if (!IANAZone.isValidZone(zone)) throw new HandlerInputError(field, `${field} ${zone} is not a known IANA time zone`)
+      if (!IANAZone.isValidZone(zone))
+        throw new HandlerInputError(field, `${field} ${zone} is not a known IANA time zone`)
     }
     checkZone('from', input.from)
     input.to.forEach((z, i) => checkZone(`to.${i}`, z))
@@ -49,7 +76,11 @@ export default defineHandler<Input>({
       const hasOffset = /(Z|[+-]\d{2}(:?\d{2})?)$/i.test(input.datetime) && input.datetime.includes('T')
       // a fixed locale keeps ICU's zone names (EDT, GMT+4) the same on every host
       source = DateTime.fromISO(input.datetime, { zone: input.from, setZone: false, locale: 'en-US' })
-      if (!source.isValid) throw new HandlerInputError('datetime', `datetime is not valid ISO 8601: ${source.invalidExplanation ?? source.invalidReason}`)
+      if (!source.isValid)
+        throw new HandlerInputError(
+          'datetime',
+          `datetime is not valid ISO 8601: ${source.invalidExplanation ?? source.invalidReason}`,
+        )
       if (!hasOffset) {
         const wall = DateTime.fromISO(input.datetime, { zone: 'UTC' }).toISO({ includeOffset: false })
         const candidates = source.getPossibleOffsets().sort((a, b) => a.toMillis() - b.toMillis())
@@ -71,7 +102,12 @@ export default defineHandler<Input>({
       offsetMinutes: dt.offset,
       abbreviation: tzAbbreviation(moment.tz.zone(dt.zoneName ?? ''), dt.toMillis(), dt.offset) ?? dt.offsetNameShort,
       isDST: dt.isInDST,
-      dayDifference: Math.round(DateTime.fromISO(dt.toISODate()!, { zone: 'UTC' }).diff(DateTime.fromISO(source.toISODate()!, { zone: 'UTC' }), 'days').days),
+      dayDifference: Math.round(
+        DateTime.fromISO(dt.toISODate()!, { zone: 'UTC' }).diff(
+          DateTime.fromISO(source.toISODate()!, { zone: 'UTC' }),
+          'days',
+        ).days,
+      ),
     })
     return {
       body: {
@@ -89,7 +125,11 @@ export default defineHandler<Input>({
  * calls London's summer time GMT+1). The tz database writes numeric abbreviations (+04) for zones
  * that have none in use; for those, and should its offset disagree with ICU's, undefined.
  */
-function tzAbbreviation(zone: { abbr(ms: number): string; utcOffset(ms: number): number } | null, ms: number, offsetMinutes: number): string | undefined {
+function tzAbbreviation(
+  zone: { abbr(ms: number): string; utcOffset(ms: number): number } | null,
+  ms: number,
+  offsetMinutes: number,
+): string | undefined {
   if (!zone) return undefined
   const abbr = zone.abbr(ms)
   // moment-timezone counts offsets west of UTC as positive

@@ -26,7 +26,7 @@ const MAX_BALANCE_READS = 1_000
 export default defineHandler<Input>({
   slug: 'token-holder-distribution',
   description:
-    "Top holders of an ERC-20 among the addresses that moved it in a recent, bounded block range: balances read on chain with balanceOf, share of total supply, top-10 share, holder count within the scanned range and a contract/EOA flag.",
+    'Top holders of an ERC-20 among the addresses that moved it in a recent, bounded block range: balances read on chain with balanceOf, share of total supply, top-10 share, holder count within the scanned range and a contract/EOA flag.',
   providers: [CHAIN_DATA_RPC_URL],
   timeoutMs: 30_000,
   inputSchema: {
@@ -35,8 +35,21 @@ export default defineHandler<Input>({
     required: ['token'],
     properties: {
       token: addressSchema('The ERC-20 token contract: a 0x-prefixed 20-byte hex address.'),
-      blocks: { type: 'integer', minimum: 1, maximum: 100_000, default: 10_000, description: 'How many recent blocks of Transfer logs to scan (1–100000, default 10000; about 5.5 hours on Base).' },
-      top: { type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'How many top holders to list (1–100, default 20).' },
+      blocks: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 100_000,
+        default: 10_000,
+        description:
+          'How many recent blocks of Transfer logs to scan (1–100000, default 10000; about 5.5 hours on Base).',
+      },
+      top: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 100,
+        default: 20,
+        description: 'How many top holders to list (1–100, default 20).',
+      },
     },
   },
   output: {
@@ -71,10 +84,15 @@ export default defineHandler<Input>({
     const blocks = BigInt(input.blocks ?? 10_000)
     const top = input.top ?? 20
     const head = await read('the latest block', () => client.getBlockNumber())
-    const [chainId, code] = await Promise.all([read('the chain id', () => client.getChainId()), read('the token code', () => client.getCode({ address: token, blockNumber: head }))])
-    if (!code || code === '0x') throw new HandlerInputError('token', `token ${token} has no contract code on this chain (id ${chainId})`, 422)
+    const [chainId, code] = await Promise.all([
+      read('the chain id', () => client.getChainId()),
+      read('the token code', () => client.getCode({ address: token, blockNumber: head })),
+    ])
+    if (!code || code === '0x')
+      throw new HandlerInputError('token', `token ${token} has no contract code on this chain (id ${chainId})`, 422)
     const info = await readTokenInfo(c, token, head)
-    if (info.totalSupply === null) throw new HandlerInputError('token', `${token} does not answer totalSupply(), so it is not an ERC-20`, 422)
+    if (info.totalSupply === null)
+      throw new HandlerInputError('token', `${token} does not answer totalSupply(), so it is not an ERC-20`, 422)
 
     const fromBlock = head >= blocks - 1n ? head - blocks + 1n : 0n
     const net = new Map<string, bigint>()
@@ -105,15 +123,31 @@ export default defineHandler<Input>({
       },
     })
 
-    const candidates = [...moved.entries()].sort((a, b) => (b[1] > a[1] ? 1 : b[1] < a[1] ? -1 : 0)).slice(0, MAX_BALANCE_READS).map(([a]) => a as `0x${string}`)
-    const balances = await multiRead(c, candidates.map((address) => ({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [address] })), head, 'balanceOf of the holders')
-    const held = candidates.map((address, i) => ({ address, balance: balances[i] as bigint | null })).filter((h): h is { address: `0x${string}`; balance: bigint } => typeof h.balance === 'bigint' && h.balance > 0n)
+    const candidates = [...moved.entries()]
+      .sort((a, b) => (b[1] > a[1] ? 1 : b[1] < a[1] ? -1 : 0))
+      .slice(0, MAX_BALANCE_READS)
+      .map(([a]) => a as `0x${string}`)
+    const balances = await multiRead(
+      c,
+      candidates.map((address) => ({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [address] })),
+      head,
+      'balanceOf of the holders',
+    )
+    const held = candidates
+      .map((address, i) => ({ address, balance: balances[i] as bigint | null }))
+      .filter((h): h is { address: `0x${string}`; balance: bigint } => typeof h.balance === 'bigint' && h.balance > 0n)
     held.sort((a, b) => (b.balance > a.balance ? 1 : b.balance < a.balance ? -1 : 0))
     const listed = held.slice(0, top)
     // ten at a time: public nodes rate-limit bursts
     const codes: Array<string | undefined> = []
     for (let i = 0; i < listed.length; i += 10) {
-      codes.push(...(await Promise.all(listed.slice(i, i + 10).map((h) => read('holder code', () => client.getCode({ address: h.address, blockNumber: head }))))))
+      codes.push(
+        ...(await Promise.all(
+          listed
+            .slice(i, i + 10)
+            .map((h) => read('holder code', () => client.getCode({ address: h.address, blockNumber: head }))),
+        )),
+      )
     }
 
     const supply = info.totalSupply
@@ -126,7 +160,13 @@ export default defineHandler<Input>({
         token,
         chainId,
         blockNumber: head.toString(),
-        erc20: { name: info.name, symbol: info.symbol, decimals: info.decimals, totalSupply: supply.toString(), totalSupplyFormatted: formatted(supply) },
+        erc20: {
+          name: info.name,
+          symbol: info.symbol,
+          decimals: info.decimals,
+          totalSupply: supply.toString(),
+          totalSupplyFormatted: formatted(supply),
+        },
         scan: {
           fromBlock: scan.scannedFrom.toString(),
           toBlock: scan.toBlock.toString(),
@@ -146,7 +186,8 @@ export default defineHandler<Input>({
           balance: h.balance.toString(),
           balanceFormatted: formatted(h.balance),
           shareOfSupplyPercent: pct(h.balance),
-          type: !codes[i] || codes[i] === '0x' ? 'eoa' : codes[i]!.startsWith('0xef0100') ? 'eoa-delegated' : 'contract',
+          type:
+            !codes[i] || codes[i] === '0x' ? 'eoa' : codes[i]!.startsWith('0xef0100') ? 'eoa-delegated' : 'contract',
           netFlowInRange: (net.get(h.address) ?? 0n).toString(),
         })),
         top10SharePercent: pct(sum(held.slice(0, 10))),

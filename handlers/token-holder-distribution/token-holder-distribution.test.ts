@@ -21,18 +21,29 @@ t.test('against a real anvil', async (t) => {
   const devnet = await withDevnet(t)
   const c = await evmClients(devnet)
   const providers = { CHAIN_DATA_RPC_URL: devnet.rpcUrl }
-  const run = (input: Record<string, unknown>, extra: Record<string, string> = {}) => runInline(handler, input, { providers: { ...providers, ...extra } })
+  const run = (input: Record<string, unknown>, extra: Record<string, string> = {}) =>
+    runInline(handler, input, { providers: { ...providers, ...extra } })
   const abi = compiled.PlainToken!.abi
   await c.test.mine({ blocks: 100 })
   const token = getAddress(await deploy(c, compiled.PlainToken!, ['Spread', 'SPR', 6, u('1000000')]))
   const contractHolder = getAddress(await deploy(c, compiled.Reverter!))
   const [a, b, d, e] = [stranger(), stranger(), stranger(), stranger()]
   await c.test.mine({ blocks: 50 })
-  await write(c, token, abi, 'spray', [[a, b, contractHolder, d], [u('400000'), u('200000'), u('100000'), u('50000')]])
+  await write(c, token, abi, 'spray', [
+    [a, b, contractHolder, d],
+    [u('400000'), u('200000'), u('100000'), u('50000')],
+  ])
   // b passes 20,000 on in a later block
   await c.test.impersonateAccount({ address: b })
   await c.test.setBalance({ address: b, value: 10n ** 18n })
-  const hash = await c.wallet.writeContract({ account: b, chain: devnet.chain, address: token, abi, functionName: 'transfer', args: [e, u('20000')] })
+  const hash = await c.wallet.writeContract({
+    account: b,
+    chain: devnet.chain,
+    address: token,
+    abi,
+    functionName: 'transfer',
+    args: [e, u('20000')],
+  })
   await c.pub.waitForTransactionReceipt({ hash })
   // uncached: viem keeps a block number up to 4 s, and the deploy above polled for one
   const head = await c.pub.getBlockNumber({ cacheTime: 0 })
@@ -42,19 +53,32 @@ t.test('against a real anvil', async (t) => {
     t.equal(out.chainId, devnet.chainId)
     t.equal(out.blockNumber, head.toString())
     t.match(out.erc20, { name: 'Spread', symbol: 'SPR', decimals: 6, totalSupply: '1000000000000' })
-    t.match(out.scan, { fromBlock: '0', toBlock: head.toString(), complete: true, stoppedBecause: null, transfers: 6, requests: 1 })
+    t.match(out.scan, {
+      fromBlock: '0',
+      toBlock: head.toString(),
+      complete: true,
+      stoppedBecause: null,
+      transfers: 6,
+      requests: 1,
+    })
     t.match(out.scan.description, /Transfer logs in blocks 0–/)
     t.equal(out.addressesSeen, 6)
     t.equal(out.holdersInScannedRange, 6)
-    t.same(out.topHolders.map((h: any) => [h.address, h.balanceFormatted, h.shareOfSupplyPercent]), [
-      [a, '400000', 40],
-      [c.account.address, '250000', 25],
-      [b, '180000', 18],
-      [contractHolder, '100000', 10],
-      [d, '50000', 5],
-      [e, '20000', 2],
-    ])
-    t.same(out.topHolders.map((h: any) => h.type), ['eoa', 'eoa', 'eoa', 'contract', 'eoa', 'eoa'])
+    t.same(
+      out.topHolders.map((h: any) => [h.address, h.balanceFormatted, h.shareOfSupplyPercent]),
+      [
+        [a, '400000', 40],
+        [c.account.address, '250000', 25],
+        [b, '180000', 18],
+        [contractHolder, '100000', 10],
+        [d, '50000', 5],
+        [e, '20000', 2],
+      ],
+    )
+    t.same(
+      out.topHolders.map((h: any) => h.type),
+      ['eoa', 'eoa', 'eoa', 'contract', 'eoa', 'eoa'],
+    )
     t.equal(out.topHolders[2].netFlowInRange, u('180000').toString())
     t.equal(out.top10SharePercent, 100)
     const two = okBody(await run({ token, blocks: 1000, top: 2 }))
@@ -67,7 +91,13 @@ t.test('against a real anvil', async (t) => {
     const out = okBody(await run({ token, blocks: 1 }))
     t.match(out.scan, { fromBlock: head.toString(), toBlock: head.toString(), complete: true, transfers: 1 })
     t.equal(out.addressesSeen, 2)
-    t.same(out.topHolders.map((h: any) => [h.address, h.balanceFormatted]), [[b, '180000'], [e, '20000']])
+    t.same(
+      out.topHolders.map((h: any) => [h.address, h.balanceFormatted]),
+      [
+        [b, '180000'],
+        [e, '20000'],
+      ],
+    )
     t.equal(out.topHolders[0].netFlowInRange, (-u('20000')).toString())
     t.equal(out.top10SharePercent, 20)
   })
@@ -77,7 +107,13 @@ t.test('against a real anvil', async (t) => {
     t.equal(chunked.scan.requests, 9)
     t.equal(chunked.holdersInScannedRange, 6)
     const cut = okBody(await run({ token, blocks: 100 }, { CHAIN_DATA_LOG_CHUNK_BLOCKS: '1' }))
-    t.match(cut.scan, { complete: false, stoppedBecause: 'request-limit', requests: 60, fromBlock: (head - 59n).toString(), requestedFromBlock: (head - 99n).toString() })
+    t.match(cut.scan, {
+      complete: false,
+      stoppedBecause: 'request-limit',
+      requests: 60,
+      fromBlock: (head - 59n).toString(),
+      requestedFromBlock: (head - 99n).toString(),
+    })
     t.match(cut.scan.description, /only: the scan .* stopped at its request-limit/)
   })
 
@@ -93,10 +129,20 @@ t.test('against a real anvil', async (t) => {
           seen.push([Number(fromBlock), Number(toBlock)])
           if (Number(toBlock) - Number(fromBlock) + 1 > 10) {
             res.writeHead(200, { 'content-type': 'application/json' })
-            return res.end(JSON.stringify({ jsonrpc: '2.0', id: rpc.id, error: { code: -32005, message: 'query exceeds max block range 10' } }))
+            return res.end(
+              JSON.stringify({
+                jsonrpc: '2.0',
+                id: rpc.id,
+                error: { code: -32005, message: 'query exceeds max block range 10' },
+              }),
+            )
           }
         }
-        const r = await fetch(devnet.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: data })
+        const r = await fetch(devnet.rpcUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: data,
+        })
         res.writeHead(r.status, { 'content-type': 'application/json' })
         res.end(await r.text())
       })
@@ -104,11 +150,23 @@ t.test('against a real anvil', async (t) => {
     await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r))
     t.teardown(() => new Promise<void>((r) => proxy.close(() => r())))
     const url = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`
-    const out = okBody(await runInline(handler, { token, blocks: 60 }, { providers: { CHAIN_DATA_RPC_URL: url, CHAIN_DATA_LOG_CHUNK_BLOCKS: '40' } }))
+    const out = okBody(
+      await runInline(
+        handler,
+        { token, blocks: 60 },
+        { providers: { CHAIN_DATA_RPC_URL: url, CHAIN_DATA_LOG_CHUNK_BLOCKS: '40' } },
+      ),
+    )
     t.equal(out.scan.complete, true)
     t.equal(out.holdersInScannedRange, 6)
-    t.ok(seen.some(([x, y]) => y - x + 1 === 40), 'tried 40')
-    t.ok(seen.some(([x, y]) => y - x + 1 === 10), 'settled on 10')
+    t.ok(
+      seen.some(([x, y]) => y - x + 1 === 40),
+      'tried 40',
+    )
+    t.ok(
+      seen.some(([x, y]) => y - x + 1 === 10),
+      'settled on 10',
+    )
   })
 
   t.test('a token without decimals(): amounts stay in base units, no token-unit form is made up', async (t) => {
@@ -125,7 +183,10 @@ contract NoDecimals {
     const nd = getAddress(await deploy(c, bare.NoDecimals!, [12345n]))
     const out = okBody(await run({ token: nd, blocks: 5 }))
     t.match(out.erc20, { decimals: null, totalSupply: '12345', totalSupplyFormatted: null })
-    t.same(out.topHolders.map((h: any) => [h.address, h.balance, h.balanceFormatted, h.shareOfSupplyPercent]), [[c.account.address, '12345', null, 100]])
+    t.same(
+      out.topHolders.map((h: any) => [h.address, h.balance, h.balanceFormatted, h.shareOfSupplyPercent]),
+      [[c.account.address, '12345', null, 100]],
+    )
   })
 
   t.test('not a token, no contract, bad input', async (t) => {
@@ -139,7 +200,9 @@ contract NoDecimals {
 
   t.test('provider problems', async (t) => {
     await t.rejects(runInline(handler, { token }, { providers: {} }), { code: 'upstream_not_configured' })
-    await t.rejects(runInline(handler, { token }, { providers: { CHAIN_DATA_RPC_URL: 'http://127.0.0.1:1/k' } }), { code: 'upstream_failed' })
+    await t.rejects(runInline(handler, { token }, { providers: { CHAIN_DATA_RPC_URL: 'http://127.0.0.1:1/k' } }), {
+      code: 'upstream_failed',
+    })
     // a chain without Multicall3: a clear 502, not a list of unknown balances
     const mc = '0xcA11bde05977b3631167028862bE2a173976CA11' as Address
     const saved = (await c.pub.getCode({ address: mc }))!

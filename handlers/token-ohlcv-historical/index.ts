@@ -57,11 +57,42 @@ export default defineHandler<Input>({
     type: 'object',
     additionalProperties: false,
     properties: {
-      id: { type: 'string', minLength: 1, maxLength: 100, pattern: '^[a-z0-9][a-z0-9.-]*$', description: 'CoinGecko coin id, e.g. bitcoin. Give either id or contractAddress.' },
-      contractAddress: { type: 'string', pattern: '^(0x[0-9a-fA-F]{40}|[1-9A-HJ-NP-Za-km-z]{32,44})$', description: 'Token contract address on `platform` (0x… for EVM chains, a base58 mint on Solana).' },
-      platform: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[a-z0-9][a-z0-9-]*$', default: 'base', description: 'CoinGecko asset platform id of the contract (base, ethereum, arbitrum-one, solana, ...); default base. Used with contractAddress only.' },
-      vsCurrency: { type: 'string', minLength: 2, maxLength: 10, pattern: '^[a-zA-Z]+$', default: 'usd', description: 'Quote currency (usd, eur, btc, eth, ...); default usd.' },
-      days: { type: 'integer', enum: DAYS, default: 7, description: 'How far back: 1, 7, 14, 30, 90, 180 or 365 days; default 7. Candle width: 30 minutes for 1 day, 4 hours up to 30 days, 4 days beyond.' },
+      id: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 100,
+        pattern: '^[a-z0-9][a-z0-9.-]*$',
+        description: 'CoinGecko coin id, e.g. bitcoin. Give either id or contractAddress.',
+      },
+      contractAddress: {
+        type: 'string',
+        pattern: '^(0x[0-9a-fA-F]{40}|[1-9A-HJ-NP-Za-km-z]{32,44})$',
+        description: 'Token contract address on `platform` (0x… for EVM chains, a base58 mint on Solana).',
+      },
+      platform: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 64,
+        pattern: '^[a-z0-9][a-z0-9-]*$',
+        default: 'base',
+        description:
+          'CoinGecko asset platform id of the contract (base, ethereum, arbitrum-one, solana, ...); default base. Used with contractAddress only.',
+      },
+      vsCurrency: {
+        type: 'string',
+        minLength: 2,
+        maxLength: 10,
+        pattern: '^[a-zA-Z]+$',
+        default: 'usd',
+        description: 'Quote currency (usd, eur, btc, eth, ...); default usd.',
+      },
+      days: {
+        type: 'integer',
+        enum: DAYS,
+        default: 7,
+        description:
+          'How far back: 1, 7, 14, 30, 90, 180 or 365 days; default 7. Candle width: 30 minutes for 1 day, 4 hours up to 30 days, 4 days beyond.',
+      },
     },
   },
   output: {
@@ -76,41 +107,109 @@ export default defineHandler<Input>({
         found: { type: 'boolean' },
         method: { type: 'string' },
         interval: { type: 'string' },
-        candles: { type: 'array', items: { type: 'object', properties: { time: { type: 'string' }, timestamp: { type: 'number' }, open: { type: 'number' }, high: { type: 'number' }, low: { type: 'number' }, close: { type: 'number' }, volume24h: { type: ['number', 'null'] } } } },
+        candles: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              time: { type: 'string' },
+              timestamp: { type: 'number' },
+              open: { type: 'number' },
+              high: { type: 'number' },
+              low: { type: 'number' },
+              close: { type: 'number' },
+              volume24h: { type: ['number', 'null'] },
+            },
+          },
+        },
         note: { type: 'string' },
       },
     },
   },
   example: { id: 'ethereum', vsCurrency: 'usd', days: 7 },
   async run(input, ctx) {
-    if (!!input.id === !!input.contractAddress) throw new HandlerInputError(input.id ? 'contractAddress' : 'id', 'give either id or contractAddress (one of them, not both)')
+    if (!!input.id === !!input.contractAddress)
+      throw new HandlerInputError(
+        input.id ? 'contractAddress' : 'id',
+        'give either id or contractAddress (one of them, not both)',
+      )
     const vsCurrency = (input.vsCurrency ?? 'usd').toLowerCase()
     const days = input.days ?? 7
     const width = candleWidth(days)
     const meta = { source: 'coingecko', vsCurrency, days, interval: width.label }
 
     if (input.id) {
-      const { status, json } = await coingeckoGet<unknown>(ctx, `/coins/${encodeURIComponent(input.id)}/ohlc`, { vs_currency: vsCurrency, days }, { acceptStatus: [404] })
-      if (status === 404) return { body: { ...meta, by: 'id', id: input.id, found: false, method: 'coingecko-ohlc', candles: [], note: 'CoinGecko does not list this coin id' } }
-      if (!Array.isArray(json)) throw new HandlerUpstreamError('upstream_failed', 'CoinGecko answered an OHLC list that is not an array')
+      const { status, json } = await coingeckoGet<unknown>(
+        ctx,
+        `/coins/${encodeURIComponent(input.id)}/ohlc`,
+        { vs_currency: vsCurrency, days },
+        { acceptStatus: [404] },
+      )
+      if (status === 404)
+        return {
+          body: {
+            ...meta,
+            by: 'id',
+            id: input.id,
+            found: false,
+            method: 'coingecko-ohlc',
+            candles: [],
+            note: 'CoinGecko does not list this coin id',
+          },
+        }
+      if (!Array.isArray(json))
+        throw new HandlerUpstreamError('upstream_failed', 'CoinGecko answered an OHLC list that is not an array')
       const candles: Candle[] = []
       for (const row of json) {
-        if (!Array.isArray(row) || row.length < 5 || !row.slice(0, 5).every((v) => typeof v === 'number' && Number.isFinite(v))) continue
+        if (
+          !Array.isArray(row) ||
+          row.length < 5 ||
+          !row.slice(0, 5).every((v) => typeof v === 'number' && Number.isFinite(v))
+        )
+          continue
         const [ts, open, high, low, close] = row as number[]
         candles.push({ time: new Date(ts).toISOString(), timestamp: ts, open, high, low, close, volume24h: null })
       }
       candles.sort((a, b) => a.timestamp - b.timestamp)
-      return { body: { ...meta, by: 'id', id: input.id, found: true, method: 'coingecko-ohlc', candles, note: "CoinGecko's OHLC candles; the time is each candle's close. This endpoint gives no volume." } }
+      return {
+        body: {
+          ...meta,
+          by: 'id',
+          id: input.id,
+          found: true,
+          method: 'coingecko-ohlc',
+          candles,
+          note: "CoinGecko's OHLC candles; the time is each candle's close. This endpoint gives no volume.",
+        },
+      }
     }
 
     const platform = input.platform ?? 'base'
     const address = input.contractAddress!
-    if (platform !== 'solana' && !address.startsWith('0x')) throw new HandlerInputError('contractAddress', `contract addresses on ${platform} are 0x-prefixed hex; base58 addresses are for platform solana`)
+    if (platform !== 'solana' && !address.startsWith('0x'))
+      throw new HandlerInputError(
+        'contractAddress',
+        `contract addresses on ${platform} are 0x-prefixed hex; base58 addresses are for platform solana`,
+      )
     const path = `/coins/${encodeURIComponent(platform)}/contract/${encodeURIComponent(address)}/market_chart`
-    const { status, json } = await coingeckoGet<{ prices?: unknown; total_volumes?: unknown }>(ctx, path, { vs_currency: vsCurrency, days }, { acceptStatus: [404] })
+    const { status, json } = await coingeckoGet<{ prices?: unknown; total_volumes?: unknown }>(
+      ctx,
+      path,
+      { vs_currency: vsCurrency, days },
+      { acceptStatus: [404] },
+    )
     const contractMeta = { ...meta, by: 'contract', platform, address, method: 'built-from-price-samples' }
-    if (status === 404) return { body: { ...contractMeta, found: false, candles: [], note: `CoinGecko does not list this contract on ${platform}` } }
-    if (!json || typeof json !== 'object' || !Array.isArray(json.prices)) throw new HandlerUpstreamError('upstream_failed', 'CoinGecko answered a market chart without prices')
+    if (status === 404)
+      return {
+        body: {
+          ...contractMeta,
+          found: false,
+          candles: [],
+          note: `CoinGecko does not list this contract on ${platform}`,
+        },
+      }
+    if (!json || typeof json !== 'object' || !Array.isArray(json.prices))
+      throw new HandlerUpstreamError('upstream_failed', 'CoinGecko answered a market chart without prices')
     return {
       body: {
         ...contractMeta,
@@ -124,11 +223,24 @@ export default defineHandler<Input>({
 
 function samples(v: unknown): Array<[number, number]> {
   if (!Array.isArray(v)) return []
-  return v.filter((r): r is [number, number] => Array.isArray(r) && typeof r[0] === 'number' && typeof r[1] === 'number' && Number.isFinite(r[0]) && Number.isFinite(r[1])).sort((a, b) => a[0] - b[0])
+  return v
+    .filter(
+      (r): r is [number, number] =>
+        Array.isArray(r) &&
+        typeof r[0] === 'number' &&
+        typeof r[1] === 'number' &&
+        Number.isFinite(r[0]) &&
+        Number.isFinite(r[1]),
+    )
+    .sort((a, b) => a[0] - b[0])
 }
 
 /** Groups price samples into periods of `widthMs` (aligned to the epoch), one candle per period that has samples. */
-export function buildCandles(prices: Array<[number, number]>, volumes: Array<[number, number]>, widthMs: number): Candle[] {
+export function buildCandles(
+  prices: Array<[number, number]>,
+  volumes: Array<[number, number]>,
+  widthMs: number,
+): Candle[] {
   // the volume sample at or just before a time (CoinGecko samples volumes at the price times)
   const volumeAt = (t: number): number | null => {
     let found: number | null = null
@@ -145,7 +257,17 @@ export function buildCandles(prices: Array<[number, number]>, volumes: Array<[nu
     if (!current || bucket !== current.bucket) {
       if (current) out.push(finish(current))
       const end = (bucket + 1) * widthMs
-      current = { bucket, lastSample: t, time: new Date(end).toISOString(), timestamp: end, open: p, high: p, low: p, close: p, volume24h: null }
+      current = {
+        bucket,
+        lastSample: t,
+        time: new Date(end).toISOString(),
+        timestamp: end,
+        open: p,
+        high: p,
+        low: p,
+        close: p,
+        volume24h: null,
+      }
     } else {
       current.high = Math.max(current.high, p)
       current.low = Math.min(current.low, p)

@@ -43,11 +43,41 @@ t.test('the example is valid', async (t) => {
 
 t.test("by coin id: CoinGecko's own candles, oldest first", async (t) => {
   const api = await marketStandIn(t, route)
-  const out = okBody(await runInline(handler, { id: 'ethereum', days: 1 }, { providers: { COINGECKO_API_URL: api.url, COINGECKO_API_KEY: 'k1' } }))
-  t.match(out, { by: 'id', id: 'ethereum', found: true, method: 'coingecko-ohlc', interval: '30m', vsCurrency: 'usd', days: 1 })
+  const out = okBody(
+    await runInline(
+      handler,
+      { id: 'ethereum', days: 1 },
+      { providers: { COINGECKO_API_URL: api.url, COINGECKO_API_KEY: 'k1' } },
+    ),
+  )
+  t.match(out, {
+    by: 'id',
+    id: 'ethereum',
+    found: true,
+    method: 'coingecko-ohlc',
+    interval: '30m',
+    vsCurrency: 'usd',
+    days: 1,
+  })
   t.same(out.candles, [
-    { time: '2024-03-02T16:00:00.000Z', timestamp: 1709395200000, open: 3380, high: 3405.75, low: 3370, close: 3400.5, volume24h: null },
-    { time: '2024-03-02T20:00:00.000Z', timestamp: 1709409600000, open: 3400.5, high: 3420, low: 3390.25, close: 3410, volume24h: null },
+    {
+      time: '2024-03-02T16:00:00.000Z',
+      timestamp: 1709395200000,
+      open: 3380,
+      high: 3405.75,
+      low: 3370,
+      close: 3400.5,
+      volume24h: null,
+    },
+    {
+      time: '2024-03-02T20:00:00.000Z',
+      timestamp: 1709409600000,
+      open: 3400.5,
+      high: 3420,
+      low: 3390.25,
+      close: 3410,
+      volume24h: null,
+    },
   ])
   const req = api.last()
   t.equal(req.path, '/coins/ethereum/ohlc')
@@ -58,11 +88,42 @@ t.test("by coin id: CoinGecko's own candles, oldest first", async (t) => {
 
 t.test('by contract: candles built from price samples', async (t) => {
   const api = await marketStandIn(t, route)
-  const out = okBody(await runInline(handler, { contractAddress: token, days: '30', vsCurrency: 'EUR' }, { from: 'query', providers: { COINGECKO_API_URL: api.url } }))
-  t.match(out, { by: 'contract', platform: 'base', address: token, found: true, method: 'built-from-price-samples', interval: '4h', vsCurrency: 'eur', days: 30 })
+  const out = okBody(
+    await runInline(
+      handler,
+      { contractAddress: token, days: '30', vsCurrency: 'EUR' },
+      { from: 'query', providers: { COINGECKO_API_URL: api.url } },
+    ),
+  )
+  t.match(out, {
+    by: 'contract',
+    platform: 'base',
+    address: token,
+    found: true,
+    method: 'built-from-price-samples',
+    interval: '4h',
+    vsCurrency: 'eur',
+    days: 30,
+  })
   t.same(out.candles, [
-    { time: '2024-03-02T20:00:00.000Z', timestamp: t0 + 4 * H, open: 1.0, high: 1.3, low: 0.9, close: 1.1, volume24h: 530 },
-    { time: '2024-03-03T00:00:00.000Z', timestamp: t0 + 8 * H, open: 1.2, high: 1.25, low: 1.2, close: 1.25, volume24h: 610 },
+    {
+      time: '2024-03-02T20:00:00.000Z',
+      timestamp: t0 + 4 * H,
+      open: 1.0,
+      high: 1.3,
+      low: 0.9,
+      close: 1.1,
+      volume24h: 530,
+    },
+    {
+      time: '2024-03-03T00:00:00.000Z',
+      timestamp: t0 + 8 * H,
+      open: 1.2,
+      high: 1.25,
+      low: 1.2,
+      close: 1.25,
+      volume24h: 610,
+    },
   ])
   t.equal(api.last().path, `/coins/base/contract/${token}/market_chart`)
   t.equal(api.last().query.get('vs_currency'), 'eur')
@@ -72,25 +133,56 @@ t.test('by contract: candles built from price samples', async (t) => {
 t.test('unknown coin or contract: found false', async (t) => {
   const api = await marketStandIn(t, route)
   const providers = { COINGECKO_API_URL: api.url }
-  t.match(okBody(await runInline(handler, { id: 'no-such-coin' }, { providers })), { found: false, candles: [], by: 'id' })
-  t.match(okBody(await runInline(handler, { contractAddress: '0x0000000000000000000000000000000000000001' }, { providers })), { found: false, candles: [], by: 'contract' })
+  t.match(okBody(await runInline(handler, { id: 'no-such-coin' }, { providers })), {
+    found: false,
+    candles: [],
+    by: 'id',
+  })
+  t.match(
+    okBody(await runInline(handler, { contractAddress: '0x0000000000000000000000000000000000000001' }, { providers })),
+    { found: false, candles: [], by: 'contract' },
+  )
 })
 
 t.test('bad input: 400 naming the field', async (t) => {
   const providers = { COINGECKO_API_URL: 'http://127.0.0.1:1' }
   t.match(await runInline(handler, {}, { providers }), { ok: false, status: 400, field: 'id' })
-  t.match(await runInline(handler, { id: 'bitcoin', contractAddress: token }, { providers }), { ok: false, status: 400, field: 'contractAddress' })
-  t.match(await runInline(handler, { id: 'bitcoin', days: 3 }, { providers }), { ok: false, status: 400, field: 'days' })
+  t.match(await runInline(handler, { id: 'bitcoin', contractAddress: token }, { providers }), {
+    ok: false,
+    status: 400,
+    field: 'contractAddress',
+  })
+  t.match(await runInline(handler, { id: 'bitcoin', days: 3 }, { providers }), {
+    ok: false,
+    status: 400,
+    field: 'days',
+  })
   t.match(await runInline(handler, { id: 'BTC USD' }, { providers }), { ok: false, status: 400, field: 'id' })
-  t.match(await runInline(handler, { contractAddress: '0xabc' }, { providers }), { ok: false, status: 400, field: 'contractAddress' })
-  t.match(await runInline(handler, { contractAddress: 'So11111111111111111111111111111111111111112' }, { providers }), { ok: false, status: 400, field: 'contractAddress' })
+  t.match(await runInline(handler, { contractAddress: '0xabc' }, { providers }), {
+    ok: false,
+    status: 400,
+    field: 'contractAddress',
+  })
+  t.match(await runInline(handler, { contractAddress: 'So11111111111111111111111111111111111111112' }, { providers }), {
+    ok: false,
+    status: 400,
+    field: 'contractAddress',
+  })
 })
 
 t.test('provider problems', async (t) => {
   await t.rejects(runInline(handler, handler.example, { providers: {} }), { code: 'upstream_not_configured' })
   const api = await marketStandIn(t, () => ({ status: 502, body: 'bad gateway' }))
-  await t.rejects(runInline(handler, handler.example, { providers: { COINGECKO_API_URL: api.url } }), { code: 'upstream_failed' })
+  await t.rejects(runInline(handler, handler.example, { providers: { COINGECKO_API_URL: api.url } }), {
+    code: 'upstream_failed',
+  })
   api.route(() => ({ body: { unexpected: true } }))
-  await t.rejects(runInline(handler, handler.example, { providers: { COINGECKO_API_URL: api.url } }), { code: 'upstream_failed', message: /not an array/ })
-  await t.rejects(runInline(handler, { contractAddress: token }, { providers: { COINGECKO_API_URL: api.url } }), { code: 'upstream_failed', message: /without prices/ })
+  await t.rejects(runInline(handler, handler.example, { providers: { COINGECKO_API_URL: api.url } }), {
+    code: 'upstream_failed',
+    message: /not an array/,
+  })
+  await t.rejects(runInline(handler, { contractAddress: token }, { providers: { COINGECKO_API_URL: api.url } }), {
+    code: 'upstream_failed',
+    message: /without prices/,
+  })
 })

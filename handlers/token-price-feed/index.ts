@@ -54,7 +54,8 @@ export default defineHandler<Input>({
         maxLength: 64,
         pattern: '^[a-z0-9][a-z0-9-]*$',
         default: 'base',
-        description: 'CoinGecko asset platform id of the contracts (base, ethereum, arbitrum-one, polygon-pos, solana, ...); used with contractAddresses only. Default base.',
+        description:
+          'CoinGecko asset platform id of the contracts (base, ethereum, arbitrum-one, polygon-pos, solana, ...); used with contractAddresses only. Default base.',
       },
       vsCurrencies: {
         type: 'array',
@@ -86,7 +87,10 @@ export default defineHandler<Input>({
               id: { type: 'string' },
               address: { type: 'string' },
               found: { type: 'boolean' },
-              quotes: { type: 'object', description: 'per currency: price, marketCap, volume24h, change24hPercent (numbers or null)' },
+              quotes: {
+                type: 'object',
+                description: 'per currency: price, marketCap, volume24h, change24hPercent (numbers or null)',
+              },
               lastUpdatedAt: { type: ['string', 'null'] },
             },
           },
@@ -98,23 +102,57 @@ export default defineHandler<Input>({
   async run(input, ctx) {
     const hasIds = (input.ids?.length ?? 0) > 0
     const hasAddresses = (input.contractAddresses?.length ?? 0) > 0
-    if (hasIds === hasAddresses) throw new HandlerInputError(hasIds ? 'contractAddresses' : 'ids', 'give either ids or contractAddresses (one of them, not both)')
+    if (hasIds === hasAddresses)
+      throw new HandlerInputError(
+        hasIds ? 'contractAddresses' : 'ids',
+        'give either ids or contractAddresses (one of them, not both)',
+      )
     const vs = (input.vsCurrencies ?? ['usd']).map((c) => c.toLowerCase())
-    const flags = { vs_currencies: vs.join(','), include_market_cap: true, include_24hr_vol: true, include_24hr_change: true, include_last_updated_at: true }
+    const flags = {
+      vs_currencies: vs.join(','),
+      include_market_cap: true,
+      include_24hr_vol: true,
+      include_24hr_change: true,
+      include_last_updated_at: true,
+    }
 
     if (hasIds) {
       const ids = input.ids!
-      const { json } = await coingeckoGet<Record<string, SimplePriceEntry>>(ctx, '/simple/price', { ids: ids.join(','), ...flags })
+      const { json } = await coingeckoGet<Record<string, SimplePriceEntry>>(ctx, '/simple/price', {
+        ids: ids.join(','),
+        ...flags,
+      })
       const data = asRecord(json)
-      return { body: { source: 'coingecko', by: 'id', vsCurrencies: vs, prices: ids.map((id) => ({ id, ...entry(data[id], vs) })) } }
+      return {
+        body: {
+          source: 'coingecko',
+          by: 'id',
+          vsCurrencies: vs,
+          prices: ids.map((id) => ({ id, ...entry(data[id], vs) })),
+        },
+      }
     }
 
     const platform = input.platform ?? 'base'
     const addresses = input.contractAddresses!
-    if (platform !== 'solana' && addresses.some((a) => !a.startsWith('0x'))) throw new HandlerInputError('contractAddresses', `contract addresses on ${platform} are 0x-prefixed hex; base58 addresses are for platform solana`)
-    const { status, json } = await coingeckoGet<Record<string, SimplePriceEntry>>(ctx, `/simple/token_price/${encodeURIComponent(platform)}`, { contract_addresses: addresses.join(','), ...flags }, { acceptStatus: [404] })
+    if (platform !== 'solana' && addresses.some((a) => !a.startsWith('0x')))
+      throw new HandlerInputError(
+        'contractAddresses',
+        `contract addresses on ${platform} are 0x-prefixed hex; base58 addresses are for platform solana`,
+      )
+    const { status, json } = await coingeckoGet<Record<string, SimplePriceEntry>>(
+      ctx,
+      `/simple/token_price/${encodeURIComponent(platform)}`,
+      { contract_addresses: addresses.join(','), ...flags },
+      { acceptStatus: [404] },
+    )
     // CoinGecko answers 404 for an asset platform id it does not have (see /asset_platforms)
-    if (status === 404) throw new HandlerInputError('platform', `CoinGecko has no asset platform "${platform}" (ids as in its /asset_platforms list, e.g. base, ethereum, solana)`, 422)
+    if (status === 404)
+      throw new HandlerInputError(
+        'platform',
+        `CoinGecko has no asset platform "${platform}" (ids as in its /asset_platforms list, e.g. base, ethereum, solana)`,
+        422,
+      )
     const data = asRecord(json)
     // EVM addresses come back lower-cased; Solana mints keep their case
     const lower = new Map(Object.entries(data).map(([k, v]) => [k.toLowerCase(), v]))
@@ -124,7 +162,10 @@ export default defineHandler<Input>({
         by: 'contract',
         platform,
         vsCurrencies: vs,
-        prices: addresses.map((address) => ({ address, ...entry(data[address] ?? lower.get(address.toLowerCase()), vs) })),
+        prices: addresses.map((address) => ({
+          address,
+          ...entry(data[address] ?? lower.get(address.toLowerCase()), vs),
+        })),
       },
     }
   },
@@ -139,8 +180,17 @@ const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFi
 
 function entry(e: SimplePriceEntry | undefined, vs: string[]) {
   if (!e || typeof e !== 'object') return { found: false, quotes: {}, lastUpdatedAt: null }
-  const quotes: Record<string, { price: number | null; marketCap: number | null; volume24h: number | null; change24hPercent: number | null }> = {}
-  for (const c of vs) quotes[c] = { price: num(e[c]), marketCap: num(e[`${c}_market_cap`]), volume24h: num(e[`${c}_24h_vol`]), change24hPercent: num(e[`${c}_24h_change`]) }
+  const quotes: Record<
+    string,
+    { price: number | null; marketCap: number | null; volume24h: number | null; change24hPercent: number | null }
+  > = {}
+  for (const c of vs)
+    quotes[c] = {
+      price: num(e[c]),
+      marketCap: num(e[`${c}_market_cap`]),
+      volume24h: num(e[`${c}_24h_vol`]),
+      change24hPercent: num(e[`${c}_24h_change`]),
+    }
   const updated = num(e.last_updated_at)
   return { found: true, quotes, lastUpdatedAt: updated === null ? null : new Date(updated * 1000).toISOString() }
 }

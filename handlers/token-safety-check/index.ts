@@ -12,21 +12,67 @@ type Category = 'mint' | 'pause' | 'blacklist' | 'fee' | 'limits' | 'trading-swi
 
 /** Admin functions looked for by selector, by what they let their controller do. */
 const WATCHED: Array<{ category: Category; signatures: string[] }> = [
-  { category: 'mint', signatures: ['mint(address,uint256)', 'mint(uint256)', 'mintTo(address,uint256)', 'issue(uint256)', 'configureMinter(address,uint256)'] },
+  {
+    category: 'mint',
+    signatures: [
+      'mint(address,uint256)',
+      'mint(uint256)',
+      'mintTo(address,uint256)',
+      'issue(uint256)',
+      'configureMinter(address,uint256)',
+    ],
+  },
   { category: 'pause', signatures: ['pause()', 'unpause()', 'setPaused(bool)'] },
   {
     category: 'blacklist',
-    signatures: ['blacklist(address)', 'unBlacklist(address)', 'addBlackList(address)', 'addToBlacklist(address)', 'setBlacklist(address,bool)', 'blacklistAddress(address,bool)', 'addToDenylist(address)', 'denylist(address)', 'destroyBlackFunds(address)', 'freeze(address)'],
+    signatures: [
+      'blacklist(address)',
+      'unBlacklist(address)',
+      'addBlackList(address)',
+      'addToBlacklist(address)',
+      'setBlacklist(address,bool)',
+      'blacklistAddress(address,bool)',
+      'addToDenylist(address)',
+      'denylist(address)',
+      'destroyBlackFunds(address)',
+      'freeze(address)',
+    ],
   },
-  { category: 'fee', signatures: ['setFee(uint256)', 'setFees(uint256,uint256)', 'setTax(uint256)', 'setTaxFee(uint256)', 'setTaxes(uint256,uint256)', 'setBuyFee(uint256)', 'setSellFee(uint256)', 'setParams(uint256,uint256)'] },
-  { category: 'limits', signatures: ['setMaxTxAmount(uint256)', 'setMaxWalletSize(uint256)', 'setMaxWallet(uint256)', 'excludeFromFee(address)'] },
+  {
+    category: 'fee',
+    signatures: [
+      'setFee(uint256)',
+      'setFees(uint256,uint256)',
+      'setTax(uint256)',
+      'setTaxFee(uint256)',
+      'setTaxes(uint256,uint256)',
+      'setBuyFee(uint256)',
+      'setSellFee(uint256)',
+      'setParams(uint256,uint256)',
+    ],
+  },
+  {
+    category: 'limits',
+    signatures: [
+      'setMaxTxAmount(uint256)',
+      'setMaxWalletSize(uint256)',
+      'setMaxWallet(uint256)',
+      'excludeFromFee(address)',
+    ],
+  },
   { category: 'trading-switch', signatures: ['enableTrading()', 'openTrading()', 'setTradingEnabled(bool)'] },
-  { category: 'upgrade', signatures: ['upgradeTo(address)', 'upgradeToAndCall(address,bytes)', 'changeAdmin(address)'] },
+  {
+    category: 'upgrade',
+    signatures: ['upgradeTo(address)', 'upgradeToAndCall(address,bytes)', 'changeAdmin(address)'],
+  },
   { category: 'ownership', signatures: ['owner()', 'transferOwnership(address)', 'renounceOwnership()'] },
 ]
 
 /** What a live controller of each category can do, and the severity while someone controls it. */
-const POWER: Record<Exclude<Category, 'ownership' | 'upgrade'>, { what: string; live: Severity; renounced: Severity }> = {
+const POWER: Record<
+  Exclude<Category, 'ownership' | 'upgrade'>,
+  { what: string; live: Severity; renounced: Severity }
+> = {
   mint: { what: 'create new tokens, diluting holders', live: 'high', renounced: 'medium' },
   blacklist: { what: 'block chosen addresses from moving their tokens', live: 'high', renounced: 'medium' },
   fee: { what: 'change a transfer fee or tax', live: 'high', renounced: 'medium' },
@@ -40,7 +86,9 @@ const ownerAbi = [
   { type: 'function', name: 'owner', stateMutability: 'view', inputs: [], outputs: [{ type: 'address' }] },
   { type: 'function', name: 'getOwner', stateMutability: 'view', inputs: [], outputs: [{ type: 'address' }] },
 ] as const
-const beaconAbi = [{ type: 'function', name: 'implementation', stateMutability: 'view', inputs: [], outputs: [{ type: 'address' }] }] as const
+const beaconAbi = [
+  { type: 'function', name: 'implementation', stateMutability: 'view', inputs: [], outputs: [{ type: 'address' }] },
+] as const
 
 const RISK_METHOD =
   'riskLevel is the highest severity among the findings (info counts as low); it measures how much an admin can change or restrict the token, not whether the team is honest. ' +
@@ -56,13 +104,17 @@ const RISK_METHOD =
 export default defineHandler<Input>({
   slug: 'token-safety-check',
   description:
-    "Checks an ERC-20 contract for admin control: code and metadata, EIP-1967/EIP-1822/EIP-1167 proxy and its admin, owner() and whether it is renounced, and mint, pause, blacklist, fee and upgrade functions found in the bytecode, each finding with its evidence and a documented risk level.",
+    'Checks an ERC-20 contract for admin control: code and metadata, EIP-1967/EIP-1822/EIP-1167 proxy and its admin, owner() and whether it is renounced, and mint, pause, blacklist, fee and upgrade functions found in the bytecode, each finding with its evidence and a documented risk level.',
   providers: [CHAIN_DATA_RPC_URL],
   inputSchema: {
     type: 'object',
     additionalProperties: false,
     required: ['token'],
-    properties: { token: addressSchema('The ERC-20 token contract: a 0x-prefixed 20-byte hex address (mixed case must be a valid EIP-55 checksum).') },
+    properties: {
+      token: addressSchema(
+        'The ERC-20 token contract: a 0x-prefixed 20-byte hex address (mixed case must be a valid EIP-55 checksum).',
+      ),
+    },
   },
   output: {
     contentType: 'application/json',
@@ -96,8 +148,17 @@ export default defineHandler<Input>({
     const { viem, client, read } = c
     const token = parseAddress(viem, input.token, 'token')
     const blockNumber = await read('the latest block', () => client.getBlockNumber())
-    const [chainId, code] = await Promise.all([read('the chain id', () => client.getChainId()), read('the token code', () => client.getCode({ address: token, blockNumber }))])
-    const base = { token, chainId, blockNumber: blockNumber.toString(), honeypotCheck: 'not performed: no transfer or sell was simulated', riskMethod: RISK_METHOD }
+    const [chainId, code] = await Promise.all([
+      read('the chain id', () => client.getChainId()),
+      read('the token code', () => client.getCode({ address: token, blockNumber })),
+    ])
+    const base = {
+      token,
+      chainId,
+      blockNumber: blockNumber.toString(),
+      honeypotCheck: 'not performed: no transfer or sell was simulated',
+      riskMethod: RISK_METHOD,
+    }
     if (!code || code === '0x') {
       return {
         body: {
@@ -107,7 +168,14 @@ export default defineHandler<Input>({
           proxy: null,
           owner: null,
           functions: [],
-          findings: [{ id: 'no-contract', severity: 'info', title: 'No contract at this address', evidence: `eth_getCode returned empty code at block ${blockNumber}: an account without code (or not on this chain, id ${chainId})` }],
+          findings: [
+            {
+              id: 'no-contract',
+              severity: 'info',
+              title: 'No contract at this address',
+              evidence: `eth_getCode returned empty code at block ${blockNumber}: an account without code (or not on this chain, id ${chainId})`,
+            },
+          ],
           riskLevel: null,
         },
       }
@@ -117,7 +185,11 @@ export default defineHandler<Input>({
     // proxies: storage slots, and the EIP-1167 clone pattern
     const slots = proxySlots(viem)
     const [implWord, adminWord, beaconWord, proxiableWord] = await Promise.all(
-      [slots.eip1967Implementation, slots.eip1967Admin, slots.eip1967Beacon, slots.eip1822Proxiable].map((slot) => read('a proxy storage slot', () => client.getStorageAt({ address: token, slot: slot as `0x${string}`, blockNumber }))),
+      [slots.eip1967Implementation, slots.eip1967Admin, slots.eip1967Beacon, slots.eip1822Proxiable].map((slot) =>
+        read('a proxy storage slot', () =>
+          client.getStorageAt({ address: token, slot: slot as `0x${string}`, blockNumber }),
+        ),
+      ),
     )
     let standard: string | null = null
     let implementation: `0x${string}` | null = null
@@ -132,7 +204,12 @@ export default defineHandler<Input>({
       standard = 'eip1967-beacon'
       slotUsed = slots.eip1967Beacon
       try {
-        implementation = await client.readContract({ address: beacon, abi: beaconAbi, functionName: 'implementation', blockNumber })
+        implementation = await client.readContract({
+          address: beacon,
+          abi: beaconAbi,
+          functionName: 'implementation',
+          blockNumber,
+        })
       } catch (err) {
         if (!answeredWithoutValue(c, err)) throw upstreamError(viem, err, 'the beacon implementation')
       }
@@ -144,9 +221,16 @@ export default defineHandler<Input>({
       standard = 'eip1167'
       implementation = minimalProxyTarget(code)
     }
-    const implCode = implementation ? await read('the implementation code', () => client.getCode({ address: implementation!, blockNumber })) : undefined
+    const implCode = implementation
+      ? await read('the implementation code', () => client.getCode({ address: implementation!, blockNumber }))
+      : undefined
     if (standard === 'eip1167') {
-      findings.push({ id: 'minimal-proxy', severity: 'info', title: 'EIP-1167 minimal proxy (clone)', evidence: `the runtime code is the EIP-1167 clone of ${implementation}; a clone cannot be upgraded` })
+      findings.push({
+        id: 'minimal-proxy',
+        severity: 'info',
+        title: 'EIP-1167 minimal proxy (clone)',
+        evidence: `the runtime code is the EIP-1167 clone of ${implementation}; a clone cannot be upgraded`,
+      })
     } else if (standard) {
       findings.push({
         id: 'upgradeable-proxy',
@@ -159,12 +243,18 @@ export default defineHandler<Input>({
     // functions by selector
     const tokenSelectors = pushedSelectors(code)
     const implSelectors = implCode && implCode !== '0x' ? pushedSelectors(implCode) : new Set<string>()
-    const functions: Array<{ signature: string; selector: string; category: Category; foundIn: 'token' | 'implementation' }> = []
+    const functions: Array<{
+      signature: string
+      selector: string
+      category: Category
+      foundIn: 'token' | 'implementation'
+    }> = []
     for (const { category, signatures } of WATCHED) {
       for (const signature of signatures) {
         const selector = viem.toFunctionSelector(signature)
         if (tokenSelectors.has(selector)) functions.push({ signature, selector, category, foundIn: 'token' })
-        else if (implSelectors.has(selector)) functions.push({ signature, selector, category, foundIn: 'implementation' })
+        else if (implSelectors.has(selector))
+          functions.push({ signature, selector, category, foundIn: 'implementation' })
       }
     }
 
@@ -174,7 +264,9 @@ export default defineHandler<Input>({
       try {
         const address = await client.readContract({ address: token, abi: ownerAbi, functionName: fn, blockNumber })
         const renounced = address === viem.zeroAddress || address.toLowerCase() === DEAD.toLowerCase()
-        const ownerCode = renounced ? undefined : await read('the owner code', () => client.getCode({ address, blockNumber }))
+        const ownerCode = renounced
+          ? undefined
+          : await read('the owner code', () => client.getCode({ address, blockNumber }))
         owner = { function: `${fn}()`, address, renounced, isContract: !!ownerCode && ownerCode !== '0x' }
         break
       } catch (err) {
@@ -184,26 +276,58 @@ export default defineHandler<Input>({
     if (owner) {
       findings.push(
         owner.renounced
-          ? { id: 'owner-renounced', severity: 'info', title: 'Ownership renounced', evidence: `${owner.function} returns ${owner.address}` }
-          : { id: 'owner-live', severity: 'low', title: `An owner controls the contract${owner.isContract ? ' (a contract: multisig, timelock or other)' : ' (an externally owned account)'}`, evidence: `${owner.function} returns ${owner.address}` },
+          ? {
+              id: 'owner-renounced',
+              severity: 'info',
+              title: 'Ownership renounced',
+              evidence: `${owner.function} returns ${owner.address}`,
+            }
+          : {
+              id: 'owner-live',
+              severity: 'low',
+              title: `An owner controls the contract${owner.isContract ? ' (a contract: multisig, timelock or other)' : ' (an externally owned account)'}`,
+              evidence: `${owner.function} returns ${owner.address}`,
+            },
       )
     }
 
-    for (const [category, p] of Object.entries(POWER) as Array<[keyof typeof POWER, (typeof POWER)[keyof typeof POWER]]>) {
+    for (const [category, p] of Object.entries(POWER) as Array<
+      [keyof typeof POWER, (typeof POWER)[keyof typeof POWER]]
+    >) {
       const found = functions.filter((f) => f.category === category)
       if (found.length === 0) continue
       const severity = owner?.renounced ? p.renounced : p.live
-      const who = owner ? (owner.renounced ? 'the owner is renounced, which disables these only if they are owner-gated' : `the owner ${owner.address} can likely call them`) : 'no owner() found: access control unknown (possibly role-based)'
-      findings.push({ id: `can-${category}`, severity, title: `Admin can ${p.what}`, evidence: `${found.map((f) => `${f.signature} (${f.selector}) in the ${f.foundIn} bytecode`).join(', ')}; ${who}` })
+      const who = owner
+        ? owner.renounced
+          ? 'the owner is renounced, which disables these only if they are owner-gated'
+          : `the owner ${owner.address} can likely call them`
+        : 'no owner() found: access control unknown (possibly role-based)'
+      findings.push({
+        id: `can-${category}`,
+        severity,
+        title: `Admin can ${p.what}`,
+        evidence: `${found.map((f) => `${f.signature} (${f.selector}) in the ${f.foundIn} bytecode`).join(', ')}; ${who}`,
+      })
     }
     const upgradeFns = functions.filter((f) => f.category === 'upgrade')
     if (upgradeFns.length && !standard) {
-      findings.push({ id: 'upgrade-function', severity: 'medium', title: 'Upgrade functions present but no proxy slot set', evidence: upgradeFns.map((f) => `${f.signature} (${f.selector}) in the ${f.foundIn} bytecode`).join(', ') })
+      findings.push({
+        id: 'upgrade-function',
+        severity: 'medium',
+        title: 'Upgrade functions present but no proxy slot set',
+        evidence: upgradeFns.map((f) => `${f.signature} (${f.selector}) in the ${f.foundIn} bytecode`).join(', '),
+      })
     }
 
     const info = await readTokenInfo(c, token, blockNumber)
     const isErc20 = info.decimals !== null && info.totalSupply !== null
-    if (!isErc20) findings.push({ id: 'not-erc20', severity: 'medium', title: 'Does not answer the ERC-20 views', evidence: `decimals() ${info.decimals === null ? 'failed' : 'answered'}, totalSupply() ${info.totalSupply === null ? 'failed' : 'answered'}` })
+    if (!isErc20)
+      findings.push({
+        id: 'not-erc20',
+        severity: 'medium',
+        title: 'Does not answer the ERC-20 views',
+        evidence: `decimals() ${info.decimals === null ? 'failed' : 'answered'}, totalSupply() ${info.totalSupply === null ? 'failed' : 'answered'}`,
+      })
 
     const order: Severity[] = ['info', 'low', 'medium', 'high']
     const top = findings.reduce((m, f) => Math.max(m, order.indexOf(f.severity)), 0)
@@ -211,8 +335,25 @@ export default defineHandler<Input>({
       body: {
         ...base,
         contract: { exists: true, codeSize: (code.length - 2) / 2, codeHash: viem.keccak256(code) },
-        erc20: { name: info.name, symbol: info.symbol, decimals: info.decimals, totalSupply: info.totalSupply?.toString() ?? null, totalSupplyFormatted: info.totalSupply !== null && info.decimals !== null ? viem.formatUnits(info.totalSupply, info.decimals) : null, isErc20 },
-        proxy: { isProxy: standard !== null, standard, implementation, admin, beacon, implementationCodeSize: implCode ? (implCode.length - 2) / 2 : null },
+        erc20: {
+          name: info.name,
+          symbol: info.symbol,
+          decimals: info.decimals,
+          totalSupply: info.totalSupply?.toString() ?? null,
+          totalSupplyFormatted:
+            info.totalSupply !== null && info.decimals !== null
+              ? viem.formatUnits(info.totalSupply, info.decimals)
+              : null,
+          isErc20,
+        },
+        proxy: {
+          isProxy: standard !== null,
+          standard,
+          implementation,
+          admin,
+          beacon,
+          implementationCodeSize: implCode ? (implCode.length - 2) / 2 : null,
+        },
         owner,
         functions,
         findings: findings.sort((a, b) => order.indexOf(b.severity) - order.indexOf(a.severity)),

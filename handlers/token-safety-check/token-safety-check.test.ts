@@ -22,7 +22,10 @@ t.test('selector scan reads opcodes, not data', async (t) => {
   t.ok(pushedSelectors(`0x63${sel}14`).has(`0x${sel}`), 'PUSH4 selector EQ')
   t.notOk(pushedSelectors(`0x7f${sel}${'00'.repeat(28)}`).has(`0x${sel}`), 'inside PUSH32 data')
   t.notOk(pushedSelectors(`0x60${sel}`).has(`0x${sel}`), 'a PUSH1 followed by bytes')
-  t.equal(minimalProxyTarget('0x363d3d373d3d3d363d73bebebebebebebebebebebebebebebebebebebebe5af43d82803e903d91602b57fd5bf3'), '0xbebebebebebebebebebebebebebebebebebebebe')
+  t.equal(
+    minimalProxyTarget('0x363d3d373d3d3d363d73bebebebebebebebebebebebebebebebebebebebe5af43d82803e903d91602b57fd5bf3'),
+    '0xbebebebebebebebebebebebebebebebebebebebe',
+  )
   t.equal(minimalProxyTarget('0x6080'), null)
 })
 
@@ -40,7 +43,14 @@ t.test('against a real anvil', async (t) => {
     t.equal(out.chainId, devnet.chainId)
     t.match(out.contract, { exists: true })
     t.equal(out.contract.codeHash, keccak256((await c.pub.getCode({ address: plain }))!))
-    t.same(out.erc20, { name: 'Plain', symbol: 'PLN', decimals: 6, totalSupply: '1000000000000', totalSupplyFormatted: '1000000', isErc20: true })
+    t.same(out.erc20, {
+      name: 'Plain',
+      symbol: 'PLN',
+      decimals: 6,
+      totalSupply: '1000000000000',
+      totalSupplyFormatted: '1000000',
+      isErc20: true,
+    })
     t.match(out.proxy, { isProxy: false, standard: null, implementation: null })
     t.equal(out.owner, null)
     t.same(out.functions, [])
@@ -52,10 +62,22 @@ t.test('against a real anvil', async (t) => {
     const out = okBody(await check(managed))
     t.same(out.owner, { function: 'owner()', address: c.account.address, renounced: false, isContract: false })
     const sigs = out.functions.map((f: any) => f.signature)
-    for (const s of ['mint(address,uint256)', 'pause()', 'unpause()', 'blacklist(address)', 'setFee(uint256)', 'owner()', 'renounceOwnership()']) t.ok(sigs.includes(s), `${s} found`)
+    for (const s of [
+      'mint(address,uint256)',
+      'pause()',
+      'unpause()',
+      'blacklist(address)',
+      'setFee(uint256)',
+      'owner()',
+      'renounceOwnership()',
+    ])
+      t.ok(sigs.includes(s), `${s} found`)
     t.notOk(sigs.includes('upgradeTo(address)'))
     t.equal(out.functions.find((f: any) => f.signature === 'mint(address,uint256)').selector, '0x40c10f19')
-    t.match(finding(out, 'can-mint'), { severity: 'high', evidence: /mint\(address,uint256\) \(0x40c10f19\) in the token bytecode; the owner 0x/ })
+    t.match(finding(out, 'can-mint'), {
+      severity: 'high',
+      evidence: /mint\(address,uint256\) \(0x40c10f19\) in the token bytecode; the owner 0x/,
+    })
     t.match(finding(out, 'can-blacklist'), { severity: 'high' })
     t.match(finding(out, 'can-fee'), { severity: 'high' })
     t.match(finding(out, 'can-pause'), { severity: 'medium' })
@@ -70,10 +92,30 @@ t.test('against a real anvil', async (t) => {
     const out = okBody(await check(proxy))
     t.match(out.proxy, { isProxy: true, standard: 'eip1967', implementation: managed, admin })
     t.ok(out.proxy.implementationCodeSize > 0)
-    t.match(finding(out, 'upgradeable-proxy'), { severity: 'high', evidence: new RegExp(`0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc holds the implementation ${managed}`) })
-    t.match(out.functions.find((f: any) => f.signature === 'upgradeTo(address)'), { foundIn: 'token' })
-    t.match(out.functions.find((f: any) => f.signature === 'mint(address,uint256)'), { foundIn: 'implementation' })
-    t.same(out.owner, { function: 'owner()', address: '0x0000000000000000000000000000000000000000', renounced: true, isContract: false }, 'the proxy storage has no owner set')
+    t.match(finding(out, 'upgradeable-proxy'), {
+      severity: 'high',
+      evidence: new RegExp(
+        `0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc holds the implementation ${managed}`,
+      ),
+    })
+    t.match(
+      out.functions.find((f: any) => f.signature === 'upgradeTo(address)'),
+      { foundIn: 'token' },
+    )
+    t.match(
+      out.functions.find((f: any) => f.signature === 'mint(address,uint256)'),
+      { foundIn: 'implementation' },
+    )
+    t.same(
+      out.owner,
+      {
+        function: 'owner()',
+        address: '0x0000000000000000000000000000000000000000',
+        renounced: true,
+        isContract: false,
+      },
+      'the proxy storage has no owner set',
+    )
     t.equal(out.riskLevel, 'high')
   })
 
@@ -90,7 +132,10 @@ t.test('against a real anvil', async (t) => {
 
   t.test('an EIP-1167 clone and a contract that is not a token', async (t) => {
     const clone = stranger()
-    await c.test.setCode({ address: clone, bytecode: `0x363d3d373d3d3d363d73${plain.slice(2).toLowerCase()}5af43d82803e903d91602b57fd5bf3` })
+    await c.test.setCode({
+      address: clone,
+      bytecode: `0x363d3d373d3d3d363d73${plain.slice(2).toLowerCase()}5af43d82803e903d91602b57fd5bf3`,
+    })
     const out = okBody(await check(clone))
     t.match(out.proxy, { isProxy: true, standard: 'eip1167', implementation: plain.toLowerCase() })
     t.match(finding(out, 'minimal-proxy'), { severity: 'info' })
@@ -108,15 +153,25 @@ t.test('against a real anvil', async (t) => {
   t.test('bad input: 400 naming the field', async (t) => {
     t.match(await check('0x1234'), { ok: false, status: 400, field: 'token' })
     t.match(await runInline(handler, {}, { providers }), { ok: false, status: 400, field: 'token' })
-    const mixed = '0x' + plain.slice(2).split('').map((ch) => (/[a-f]/.test(ch) ? ch.toUpperCase() : ch.toLowerCase())).join('')
-    if (mixed !== plain && /[a-f]/i.test(plain.slice(2))) t.match(await check(mixed), { ok: false, status: 400, field: 'token' })
+    const mixed =
+      '0x' +
+      plain
+        .slice(2)
+        .split('')
+        .map((ch) => (/[a-f]/.test(ch) ? ch.toUpperCase() : ch.toLowerCase()))
+        .join('')
+    if (mixed !== plain && /[a-f]/i.test(plain.slice(2)))
+      t.match(await check(mixed), { ok: false, status: 400, field: 'token' })
   })
 
   t.test('provider problems', async (t) => {
     await t.rejects(runInline(handler, { token: plain }, { providers: {} }), { code: 'upstream_not_configured' })
-    const down = runInline(handler, { token: plain }, { providers: { CHAIN_DATA_RPC_URL: 'http://127.0.0.1:1/secret-key' } })
+    const down = runInline(
+      handler,
+      { token: plain },
+      { providers: { CHAIN_DATA_RPC_URL: 'http://127.0.0.1:1/secret-key' } },
+    )
     await t.rejects(down, { code: 'upstream_failed' })
     t.notMatch(String(await down.catch((e: Error) => e.message)), /secret-key/)
   })
 })
-

@@ -20,15 +20,35 @@ export default defineHandler<Input>({
     additionalProperties: false,
     required: ['value', 'from'],
     properties: {
-      value: { type: 'number', minimum: -MAX_ABS, maximum: MAX_ABS, description: `Quantity to convert (|value| ≤ ${MAX_ABS}).` },
-      from: { type: 'string', enum: UNIT_IDS, description: 'Unit of value (case-sensitive: MB is megabyte, Mbit megabit; C/F/K/R are temperature scales).' },
-      to: { type: 'string', enum: UNIT_IDS, description: 'Target unit of the same category; omit for all units of the category.' },
-      precision: { type: 'integer', minimum: 1, maximum: 17, default: 15, description: 'Significant digits of the result (15 hides binary floating-point noise; 17 is the raw double).' },
+      value: {
+        type: 'number',
+        minimum: -MAX_ABS,
+        maximum: MAX_ABS,
+        description: `Quantity to convert (|value| ≤ ${MAX_ABS}).`,
+      },
+      from: {
+        type: 'string',
+        enum: UNIT_IDS,
+        description: 'Unit of value (case-sensitive: MB is megabyte, Mbit megabit; C/F/K/R are temperature scales).',
+      },
+      to: {
+        type: 'string',
+        enum: UNIT_IDS,
+        description: 'Target unit of the same category; omit for all units of the category.',
+      },
+      precision: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 17,
+        default: 15,
+        description: 'Significant digits of the result (15 hides binary floating-point noise; 17 is the raw double).',
+      },
     },
   },
   output: {
     contentType: 'application/json',
-    description: '{ category, value, from, to, result } or, without "to", { category, value, from, results: { <unit>: number } }',
+    description:
+      '{ category, value, from, to, result } or, without "to", { category, value, from, results: { <unit>: number } }',
   },
   example: { value: 100, from: 'km/h', to: 'mph', precision: 15 },
   run(input) {
@@ -36,9 +56,20 @@ export default defineHandler<Input>({
     const round = (x: number) => Number(x.toPrecision(input.precision))
     if (input.to !== undefined) {
       if (UNIT_CATEGORY[input.to] !== category) {
-        throw new HandlerInputError('to', `cannot convert ${category} (${input.from}) to ${UNIT_CATEGORY[input.to]} (${input.to})`)
+        throw new HandlerInputError(
+          'to',
+          `cannot convert ${category} (${input.from}) to ${UNIT_CATEGORY[input.to]} (${input.to})`,
+        )
       }
-      return { body: { category, value: input.value, from: input.from, to: input.to, result: round(convert(category, input.value, input.from, input.to)) } }
+      return {
+        body: {
+          category,
+          value: input.value,
+          from: input.from,
+          to: input.to,
+          result: round(convert(category, input.value, input.from, input.to)),
+        },
+      }
     }
     const units = category === 'temperature' ? Object.keys(TEMPERATURE) : Object.keys(LINEAR_UNITS[category].units)
     const results = Object.fromEntries(units.map((u) => [u, round(convert(category, input.value, input.from, u))]))
@@ -55,6 +86,7 @@ function convert(category: Category, value: number, from: string, to: string): n
   if (from === to) return value
   const units: Record<string, number> = LINEAR_UNITS[category].units
   const result = (value * units[from]) / units[to]
-  if (!Number.isFinite(result)) throw new HandlerInputError('value', `${value} ${from} in ${to} is beyond the range of a double`)
+  if (!Number.isFinite(result))
+    throw new HandlerInputError('value', `${value} ${from} in ${to} is beyond the range of a double`)
   return result
 }

@@ -3,7 +3,8 @@ import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 import { LINEAR_UNITS, TEMPERATURE } from './unit-tables.js'
 
-const result = async (value: unknown, from: string, to: string, extra: Record<string, unknown> = {}) => okBody<{ result: number }>(await runInline(handler, { value, from, to, ...extra })).result
+const result = async (value: unknown, from: string, to: string, extra: Record<string, unknown> = {}) =>
+  okBody<{ result: number }>(await runInline(handler, { value, from, to, ...extra })).result
 
 t.test('example', async (t) => {
   const o = await runInline(handler, handler.example)
@@ -33,8 +34,14 @@ t.test('known answers in every category', async (t) => {
 t.test('precision and all-units mode', async (t) => {
   t.equal(await result(1, 'in', 'cm', { precision: 2 }), 2.5)
   const o = await runInline(handler, { value: 1, from: 'm' })
-  t.match(o, { ok: true, result: { body: { category: 'length', results: { cm: 100, mm: 1000, ft: 3.28083989501312 } } } })
-  t.equal(Object.keys((o as { result: { body: { results: object } } }).result.body.results).length, Object.keys(LINEAR_UNITS.length.units).length)
+  t.match(o, {
+    ok: true,
+    result: { body: { category: 'length', results: { cm: 100, mm: 1000, ft: 3.28083989501312 } } },
+  })
+  t.equal(
+    Object.keys((o as { result: { body: { results: object } } }).result.body.results).length,
+    Object.keys(LINEAR_UNITS.length.units).length,
+  )
 })
 
 t.test('edge values: zero, negative, same unit', async (t) => {
@@ -55,13 +62,32 @@ t.test('GET query strings are coerced', async (t) => {
 
 t.test('invalid input names the field', async (t) => {
   t.match(await runInline(handler, { value: 1, from: 'furlong', to: 'm' }), { ok: false, status: 400, field: 'from' })
-  t.match(await runInline(handler, { value: 1, from: 'm', to: 'kg' }), { ok: false, status: 400, field: 'to', message: /length .* mass/ })
-  t.match(await runInline(handler, { value: 'ten', from: 'm', to: 'cm' }, { from: 'query' }), { ok: false, status: 400, field: 'value' })
-  t.match(await runInline(handler, { value: -300, from: 'C', to: 'K' }), { ok: false, status: 400, field: 'value', message: /absolute zero/ })
+  t.match(await runInline(handler, { value: 1, from: 'm', to: 'kg' }), {
+    ok: false,
+    status: 400,
+    field: 'to',
+    message: /length .* mass/,
+  })
+  t.match(await runInline(handler, { value: 'ten', from: 'm', to: 'cm' }, { from: 'query' }), {
+    ok: false,
+    status: 400,
+    field: 'value',
+  })
+  t.match(await runInline(handler, { value: -300, from: 'C', to: 'K' }), {
+    ok: false,
+    status: 400,
+    field: 'value',
+    message: /absolute zero/,
+  })
   t.match(await runInline(handler, { from: 'm' }), { ok: false, status: 400, field: 'value' })
 })
 
 t.test('documented limit: |value| ≤ 1e300, results must stay finite', async (t) => {
   t.match(await runInline(handler, { value: 1e301, from: 'm', to: 'km' }), { ok: false, status: 400, field: 'value' })
-  t.match(await runInline(handler, { value: 1e300, from: 'ly', to: 'nm' }), { ok: false, status: 400, field: 'value', message: /range/ })
+  t.match(await runInline(handler, { value: 1e300, from: 'ly', to: 'nm' }), {
+    ok: false,
+    status: 400,
+    field: 'value',
+    message: /range/,
+  })
 })

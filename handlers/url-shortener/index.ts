@@ -28,26 +28,49 @@ interface BitlinkAnswer {
 }
 
 /** Host names that only mean something inside a network. */
-const internalName = (h: string) => h === 'localhost' || /\.(localhost|local|internal|lan|home|corp|intranet)$/.test(h) || (!h.includes('.') && !isIP(h))
+const internalName = (h: string) =>
+  h === 'localhost' || /\.(localhost|local|internal|lan|home|corp|intranet)$/.test(h) || (!h.includes('.') && !isIP(h))
 
 /** Shortens a public http(s) URL with Bitly. */
 export default defineHandler<Input>({
   slug: 'url-shortener',
-  description: 'Shorten a public http(s) URL with Bitly and get the short link back (link, id and the long URL as Bitly stored it).',
+  description:
+    'Shorten a public http(s) URL with Bitly and get the short link back (link, id and the long URL as Bitly stored it).',
   providers: ['BITLY_API_URL', 'BITLY_TOKEN'],
   inputSchema: {
     type: 'object',
     additionalProperties: false,
     required: ['url'],
     properties: {
-      url: { type: 'string', minLength: 10, maxLength: 2048, description: 'The long URL to shorten: absolute http or https, on a public host (no localhost, private or internal addresses).' },
-      domain: { type: 'string', maxLength: 253, pattern: '^[A-Za-z0-9.-]+$', description: 'Short domain to use, e.g. bit.ly (default) or a branded domain configured on the operator’s Bitly account.' },
+      url: {
+        type: 'string',
+        minLength: 10,
+        maxLength: 2048,
+        description:
+          'The long URL to shorten: absolute http or https, on a public host (no localhost, private or internal addresses).',
+      },
+      domain: {
+        type: 'string',
+        maxLength: 253,
+        pattern: '^[A-Za-z0-9.-]+$',
+        description:
+          'Short domain to use, e.g. bit.ly (default) or a branded domain configured on the operator’s Bitly account.',
+      },
     },
   },
   output: {
     contentType: 'application/json',
-    description: 'link (the short URL), id (domain/hash), longUrl (as Bitly stored it), createdAt (ISO time from Bitly).',
-    schema: { type: 'object', properties: { link: { type: 'string' }, id: { type: 'string' }, longUrl: { type: 'string' }, createdAt: { type: ['string', 'null'] } } },
+    description:
+      'link (the short URL), id (domain/hash), longUrl (as Bitly stored it), createdAt (ISO time from Bitly).',
+    schema: {
+      type: 'object',
+      properties: {
+        link: { type: 'string' },
+        id: { type: 'string' },
+        longUrl: { type: 'string' },
+        createdAt: { type: ['string', 'null'] },
+      },
+    },
   },
   example: { url: 'https://en.wikipedia.org/wiki/URL_shortening' },
   // it acts outside (mail sent, a link created, a request sent): recorded before it runs
@@ -58,7 +81,11 @@ export default defineHandler<Input>({
     const url = parsePublicUrl(input.url, 'url')
     const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase()
     // Bitly never fetches the page for us, so this is a policy check on the literal host, not a DNS one
-    if (isIP(host) ? isPrivateAddress(host) : internalName(host)) throw new HandlerInputError('url', 'url must point at a public host (no localhost, private, loopback or internal addresses)')
+    if (isIP(host) ? isPrivateAddress(host) : internalName(host))
+      throw new HandlerInputError(
+        'url',
+        'url must point at a public host (no localhost, private, loopback or internal addresses)',
+      )
     const domain = input.domain?.trim().toLowerCase()
 
     const r = await callProvider(PROVIDER, joinUrl(base, '/v4/shorten'), {
@@ -68,14 +95,17 @@ export default defineHandler<Input>({
       acceptStatus: [400, 422],
     })
     const a = r.json as BitlinkAnswer | undefined
-    if (!a || typeof a !== 'object') throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered something that is not JSON`)
+    if (!a || typeof a !== 'object')
+      throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered something that is not JSON`)
     if (r.status === 400 || r.status === 422) {
       const code = typeof a.message === 'string' ? a.message.slice(0, 60) : 'INVALID_ARG'
       const field = a.errors?.[0]?.field === 'domain' || /DOMAIN/.test(code) ? 'domain' : 'url'
-      if (field === 'url' && !/LONG_URL/.test(code) && !(a.errors?.[0]?.field === 'long_url')) throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} refused the request (${code})`)
+      if (field === 'url' && !/LONG_URL/.test(code) && !(a.errors?.[0]?.field === 'long_url'))
+        throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} refused the request (${code})`)
       throw new HandlerInputError(field, `${field}: ${PROVIDER} refused it (${code})`)
     }
-    if (typeof a.link !== 'string' || typeof a.id !== 'string') throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered without a link`)
+    if (typeof a.link !== 'string' || typeof a.id !== 'string')
+      throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered without a link`)
     return { body: { link: a.link, id: a.id, longUrl: a.long_url ?? url.toString(), createdAt: a.created_at ?? null } }
   },
 })

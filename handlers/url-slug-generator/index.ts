@@ -21,15 +21,31 @@ export default defineHandler<Input>({
     additionalProperties: false,
     required: ['text'],
     properties: {
-      text: { type: 'string', maxLength: MAX_TEXT, description: `Text to slugify, at most ${MAX_TEXT} characters. Characters with no Latin transliteration (e.g. CJK) are dropped.` },
-      separator: { type: 'string', enum: ['-', '_', '.', '~'], default: '-', description: 'Word separator (URL-unreserved characters only).' },
+      text: {
+        type: 'string',
+        maxLength: MAX_TEXT,
+        description: `Text to slugify, at most ${MAX_TEXT} characters. Characters with no Latin transliteration (e.g. CJK) are dropped.`,
+      },
+      separator: {
+        type: 'string',
+        enum: ['-', '_', '.', '~'],
+        default: '-',
+        description: 'Word separator (URL-unreserved characters only).',
+      },
       lowercase: { type: 'boolean', default: true, description: 'Lower-case the slug.' },
-      maxLength: { type: 'integer', minimum: 1, maximum: 500, default: 80, description: 'Longest slug; cut at the last separator that fits, or mid-word when a single word is longer.' },
+      maxLength: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 500,
+        default: 80,
+        description: 'Longest slug; cut at the last separator that fits, or mid-word when a single word is longer.',
+      },
       locale: {
         type: 'string',
         pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$',
         maxLength: 20,
-        description: 'BCP-47 language tag for language-specific transliteration (de: ä→ae; sv, da, nb, tr, hu, sr have rules too; others use the defaults).',
+        description:
+          'BCP-47 language tag for language-specific transliteration (de: ä→ae; sv, da, nb, tr, hu, sr have rules too; others use the defaults).',
       },
       decamelize: { type: 'boolean', default: true, description: 'Split camelCase words: fooBar → foo-bar.' },
       replacements: {
@@ -49,7 +65,14 @@ export default defineHandler<Input>({
     },
   },
   output: { contentType: 'application/json', description: '{ slug, length, truncated }' },
-  example: { text: 'Déjà vu: 10 Tips für Straßen & Cafés!', separator: '-', lowercase: true, maxLength: 80, locale: 'de', decamelize: true },
+  example: {
+    text: 'Déjà vu: 10 Tips für Straßen & Cafés!',
+    separator: '-',
+    lowercase: true,
+    maxLength: 80,
+    locale: 'de',
+    decamelize: true,
+  },
   async run(input) {
     const { default: slugify } = await import('@sindresorhus/slugify')
     const slugged = slugify(input.text, {

@@ -3,10 +3,15 @@ import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
 type Out = { slug: string; length: number; truncated: boolean }
-const slug = async (input: Record<string, unknown>, from?: 'query') => okBody<Out>(await runInline(handler, input, { from })).slug
+const slug = async (input: Record<string, unknown>, from?: 'query') =>
+  okBody<Out>(await runInline(handler, input, { from })).slug
 
 t.test('example', async (t) => {
-  t.same(okBody<Out>(await runInline(handler, handler.example)), { slug: 'deja-vu-10-tips-fuer-strassen-and-cafes', length: 39, truncated: false })
+  t.same(okBody<Out>(await runInline(handler, handler.example)), {
+    slug: 'deja-vu-10-tips-fuer-strassen-and-cafes',
+    length: 39,
+    truncated: false,
+  })
 })
 
 t.test('transliteration', async (t) => {
@@ -23,11 +28,24 @@ t.test('options: separator, case, camelCase, replacements', async (t) => {
   t.equal(await slug({ text: 'Hello World', lowercase: false }), 'Hello-World')
   t.equal(await slug({ text: 'fooBarBaz' }), 'foo-bar-baz')
   t.equal(await slug({ text: 'fooBarBaz', decamelize: false }), 'foobarbaz')
-  t.equal(await slug({ text: 'C++ & C#', replacements: [{ from: '++', to: 'pp' }, { from: '#', to: 'sharp' }] }), 'cpp-and-csharp')
+  t.equal(
+    await slug({
+      text: 'C++ & C#',
+      replacements: [
+        { from: '++', to: 'pp' },
+        { from: '#', to: 'sharp' },
+      ],
+    }),
+    'cpp-and-csharp',
+  )
 })
 
 t.test('length limit keeps whole words', async (t) => {
-  t.same(okBody<Out>(await runInline(handler, { text: 'the quick brown fox', maxLength: 12 })), { slug: 'the-quick', length: 9, truncated: true })
+  t.same(okBody<Out>(await runInline(handler, { text: 'the quick brown fox', maxLength: 12 })), {
+    slug: 'the-quick',
+    length: 9,
+    truncated: true,
+  })
   t.equal(await slug({ text: 'the quick brown fox', maxLength: 9 }), 'the-quick')
   t.equal(await slug({ text: 'supercalifragilistic', maxLength: 5 }), 'super')
 })
@@ -46,7 +64,11 @@ t.test('invalid input names the field', async (t) => {
   t.match(await runInline(handler, { text: 'a', separator: '/' }), { ok: false, status: 400, field: 'separator' })
   t.match(await runInline(handler, { text: 'a', maxLength: 0 }), { ok: false, status: 400, field: 'maxLength' })
   t.match(await runInline(handler, { text: 'a', locale: 'not a locale' }), { ok: false, status: 400, field: 'locale' })
-  t.match(await runInline(handler, { text: 'a', replacements: [{ from: '' , to: 'x' }] }), { ok: false, status: 400, field: 'replacements.0.from' })
+  t.match(await runInline(handler, { text: 'a', replacements: [{ from: '', to: 'x' }] }), {
+    ok: false,
+    status: 400,
+    field: 'replacements.0.from',
+  })
 })
 
 t.test('documented limit: 10,000 characters', async (t) => {

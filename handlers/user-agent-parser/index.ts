@@ -15,7 +15,11 @@ export default defineHandler<Input>({
     additionalProperties: false,
     required: ['userAgent'],
     properties: {
-      userAgent: { type: 'string', maxLength: MAX_UA, description: `The User-Agent header value, at most ${MAX_UA} characters (the parser itself reads the first 500).` },
+      userAgent: {
+        type: 'string',
+        maxLength: MAX_UA,
+        description: `The User-Agent header value, at most ${MAX_UA} characters (the parser itself reads the first 500).`,
+      },
     },
   },
   output: {
@@ -23,7 +27,10 @@ export default defineHandler<Input>({
     description:
       '{ browser: { name, version, major }, engine: { name, version }, os: { name, version }, device: { type, vendor, model }, cpu: { architecture }, category, isBot, botPattern } — unknown parts are null; category is bot, mobile, tablet, desktop or other',
   },
-  example: { userAgent: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36' },
+  example: {
+    userAgent:
+      'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36',
+  },
   async run(input) {
     const [{ default: UAParser }, { isbot, isbotMatch }] = await Promise.all([import('ua-parser-js'), import('isbot')])
     const r = new UAParser(input.userAgent).getResult()
@@ -48,5 +55,7 @@ export default defineHandler<Input>({
 function categorize(deviceType: string | null, os: string | undefined): string {
   if (deviceType === 'mobile' || deviceType === 'tablet') return deviceType
   if (deviceType) return 'other'
-  return os && /^(Windows|Mac OS|macOS|Linux|Ubuntu|Debian|Fedora|Chrome ?OS|FreeBSD|OpenBSD)/i.test(os) ? 'desktop' : 'other'
+  return os && /^(Windows|Mac OS|macOS|Linux|Ubuntu|Debian|Fedora|Chrome ?OS|FreeBSD|OpenBSD)/i.test(os)
+    ? 'desktop'
+    : 'other'
 }

@@ -25,9 +25,25 @@ export default defineHandler<Input>({
     type: 'object',
     additionalProperties: false,
     properties: {
-      version: { type: 'string', enum: ['v1', 'v3', 'v4', 'v5', 'v6', 'v7'], default: 'v4', description: 'UUID version. v7 is the recommended time-ordered id; v3 (MD5) and v5 (SHA-1) are deterministic from namespace + name.' },
-      count: { type: 'integer', minimum: 1, maximum: MAX_COUNT, default: 1, description: `How many to generate (1-${MAX_COUNT}); name-based versions give one.` },
-      name: { type: 'string', maxLength: 10_000, description: 'v3/v5 only (required there): the name to hash, at most 10,000 characters.' },
+      version: {
+        type: 'string',
+        enum: ['v1', 'v3', 'v4', 'v5', 'v6', 'v7'],
+        default: 'v4',
+        description:
+          'UUID version. v7 is the recommended time-ordered id; v3 (MD5) and v5 (SHA-1) are deterministic from namespace + name.',
+      },
+      count: {
+        type: 'integer',
+        minimum: 1,
+        maximum: MAX_COUNT,
+        default: 1,
+        description: `How many to generate (1-${MAX_COUNT}); name-based versions give one.`,
+      },
+      name: {
+        type: 'string',
+        maxLength: 10_000,
+        description: 'v3/v5 only (required there): the name to hash, at most 10,000 characters.',
+      },
       namespace: {
         type: 'string',
         maxLength: 36,
@@ -35,7 +51,12 @@ export default defineHandler<Input>({
         description: 'v3/v5 only: dns, url, oid, x500 (the RFC 9562 namespaces) or any UUID.',
       },
       uppercase: { type: 'boolean', default: false, description: 'Upper-case hex digits.' },
-      format: { type: 'string', enum: ['standard', 'compact', 'urn'], default: 'standard', description: 'standard 8-4-4-4-12, compact (32 hex digits, no hyphens), or urn:uuid:... form.' },
+      format: {
+        type: 'string',
+        enum: ['standard', 'compact', 'urn'],
+        default: 'standard',
+        description: 'standard 8-4-4-4-12, compact (32 hex digits, no hyphens), or urn:uuid:... form.',
+      },
     },
   },
   output: { contentType: 'application/json', description: '{ version, count, uuids: string[] }' },
@@ -47,10 +68,13 @@ export default defineHandler<Input>({
       if (input.name === undefined) throw new HandlerInputError('name', `name is required for ${input.version}`)
       if (input.count !== 1) throw new HandlerInputError('count', `${input.version} is deterministic: count must be 1`)
       const ns = NAMESPACES[input.namespace as keyof typeof NAMESPACES] ?? input.namespace
-      if (!uuid.validate(ns)) throw new HandlerInputError('namespace', 'namespace must be dns, url, oid, x500 or a UUID')
+      if (!uuid.validate(ns))
+        throw new HandlerInputError('namespace', 'namespace must be dns, url, oid, x500 or a UUID')
       ids = [input.version === 'v3' ? uuid.v3(input.name, ns) : uuid.v5(input.name, ns)]
     } else {
-      const make: () => string = { v1: () => uuid.v1(), v4: () => uuid.v4(), v6: () => uuid.v6(), v7: () => uuid.v7() }[input.version]
+      const make: () => string = { v1: () => uuid.v1(), v4: () => uuid.v4(), v6: () => uuid.v6(), v7: () => uuid.v7() }[
+        input.version
+      ]
       // uuid keeps per-process state for v1/v6/v7, so ids made in one loop are strictly increasing.
       ids = Array.from({ length: input.count }, () => make())
     }

@@ -2,7 +2,8 @@ import t from 'tap'
 import { okBody, runInline } from '../../test/helpers/handler-harness.js'
 import handler from './index.js'
 
-const uuids = async (input: Record<string, unknown>, from?: 'query') => okBody<{ uuids: string[] }>(await runInline(handler, input, { from })).uuids
+const uuids = async (input: Record<string, unknown>, from?: 'query') =>
+  okBody<{ uuids: string[] }>(await runInline(handler, input, { from })).uuids
 const SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-([0-9a-f])[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
 t.test('example: three sortable v7 ids', async (t) => {
@@ -21,10 +22,20 @@ t.test('each time and random version has its version nibble and RFC variant', as
 })
 
 t.test('name-based v3/v5 known answers (RFC 9562 appendix and the uuid package docs)', async (t) => {
-  t.same(await uuids({ version: 'v5', name: 'www.example.com', namespace: 'dns' }), ['2ed6657d-e927-568b-95e1-2665a8aea6a2'])
-  t.same(await uuids({ version: 'v3', name: 'www.example.com', namespace: 'dns' }), ['5df41881-3aed-3515-88a7-2f4a814cf09e'])
-  t.same(await uuids({ version: 'v5', name: 'www.example.com', namespace: '6ba7b810-9dad-11d1-80b4-00c04fd430c8' }), ['2ed6657d-e927-568b-95e1-2665a8aea6a2'])
-  t.same(await uuids({ version: 'v5', name: '', namespace: 'url' }), await uuids({ version: 'v5', name: '', namespace: 'url' }), 'empty name is deterministic')
+  t.same(await uuids({ version: 'v5', name: 'www.example.com', namespace: 'dns' }), [
+    '2ed6657d-e927-568b-95e1-2665a8aea6a2',
+  ])
+  t.same(await uuids({ version: 'v3', name: 'www.example.com', namespace: 'dns' }), [
+    '5df41881-3aed-3515-88a7-2f4a814cf09e',
+  ])
+  t.same(await uuids({ version: 'v5', name: 'www.example.com', namespace: '6ba7b810-9dad-11d1-80b4-00c04fd430c8' }), [
+    '2ed6657d-e927-568b-95e1-2665a8aea6a2',
+  ])
+  t.same(
+    await uuids({ version: 'v5', name: '', namespace: 'url' }),
+    await uuids({ version: 'v5', name: '', namespace: 'url' }),
+    'empty name is deterministic',
+  )
 })
 
 t.test('formats and case', async (t) => {
@@ -50,7 +61,15 @@ t.test('GET query strings are coerced', async (t) => {
 t.test('invalid input names the field', async (t) => {
   t.match(await runInline(handler, { version: 'v9' }), { ok: false, status: 400, field: 'version' })
   t.match(await runInline(handler, { version: 'v5' }), { ok: false, status: 400, field: 'name' })
-  t.match(await runInline(handler, { version: 'v5', name: 'x', namespace: 'nope' }), { ok: false, status: 400, field: 'namespace' })
+  t.match(await runInline(handler, { version: 'v5', name: 'x', namespace: 'nope' }), {
+    ok: false,
+    status: 400,
+    field: 'namespace',
+  })
   t.match(await runInline(handler, { version: 'v3', name: 'x', count: 2 }), { ok: false, status: 400, field: 'count' })
-  t.match(await runInline(handler, { version: 'v5', name: 'x'.repeat(10_001) }), { ok: false, status: 400, field: 'name' })
+  t.match(await runInline(handler, { version: 'v5', name: 'x'.repeat(10_001) }), {
+    ok: false,
+    status: 400,
+    field: 'name',
+  })
 })

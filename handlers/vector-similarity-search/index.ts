@@ -28,7 +28,13 @@ export default defineHandler<Input>({
     additionalProperties: false,
     required: ['query', 'items'],
     properties: {
-      query: { type: 'array', items: { type: 'number' }, minItems: 1, maxItems: MAX_DIM, description: `Query vector, 1-${MAX_DIM} numbers.` },
+      query: {
+        type: 'array',
+        items: { type: 'number' },
+        minItems: 1,
+        maxItems: MAX_DIM,
+        description: `Query vector, 1-${MAX_DIM} numbers.`,
+      },
       items: {
         type: 'array',
         maxItems: MAX_ITEMS,
@@ -39,14 +45,33 @@ export default defineHandler<Input>({
           required: ['id', 'vector'],
           properties: {
             id: { type: ['string', 'number'], maxLength: 200, description: 'Your identifier, echoed back.' },
-            vector: { type: 'array', items: { type: 'number' }, maxItems: MAX_DIM, description: 'Embedding, same length as query.' },
+            vector: {
+              type: 'array',
+              items: { type: 'number' },
+              maxItems: MAX_DIM,
+              description: 'Embedding, same length as query.',
+            },
             metadata: { type: 'object', description: 'Optional object echoed back with the result.' },
           },
         },
       },
-      metric: { type: 'string', enum: ['cosine', 'dot', 'euclidean'], default: 'cosine', description: 'cosine and dot: higher is closer; euclidean: the score is the distance, lower is closer.' },
-      topK: { type: 'integer', minimum: 1, maximum: 1_000, default: 10, description: 'How many results to return (1-1000).' },
-      threshold: { type: 'number', description: 'Optional cut-off: minimum score for cosine/dot, maximum distance for euclidean.' },
+      metric: {
+        type: 'string',
+        enum: ['cosine', 'dot', 'euclidean'],
+        default: 'cosine',
+        description: 'cosine and dot: higher is closer; euclidean: the score is the distance, lower is closer.',
+      },
+      topK: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 1_000,
+        default: 10,
+        description: 'How many results to return (1-1000).',
+      },
+      threshold: {
+        type: 'number',
+        description: 'Optional cut-off: minimum score for cosine/dot, maximum distance for euclidean.',
+      },
     },
   },
   output: {
@@ -66,14 +91,23 @@ export default defineHandler<Input>({
   run(input) {
     const dim = input.query.length
     if (dim * input.items.length > MAX_VALUES) {
-      throw new HandlerInputError('items', `items hold ${dim * input.items.length} numbers; the limit is ${MAX_VALUES}`, 413)
+      throw new HandlerInputError(
+        'items',
+        `items hold ${dim * input.items.length} numbers; the limit is ${MAX_VALUES}`,
+        413,
+      )
     }
     input.items.forEach((item, i) => {
-      if (item.vector.length !== dim) throw new HandlerInputError(`items.${i}.vector`, `items.${i}.vector has ${item.vector.length} dimensions; query has ${dim}`)
+      if (item.vector.length !== dim)
+        throw new HandlerInputError(
+          `items.${i}.vector`,
+          `items.${i}.vector has ${item.vector.length} dimensions; query has ${dim}`,
+        )
     })
 
     const queryNorm = norm(input.query)
-    if (input.metric === 'cosine' && queryNorm === 0) throw new HandlerInputError('query', 'query is a zero vector: cosine similarity is undefined')
+    if (input.metric === 'cosine' && queryNorm === 0)
+      throw new HandlerInputError('query', 'query is a zero vector: cosine similarity is undefined')
     const scored = input.items.map((item, i) => {
       const v = item.vector
       let score: number
@@ -86,7 +120,11 @@ export default defineHandler<Input>({
         if (input.metric === 'dot') score = d
         else {
           const n = norm(v)
-          if (n === 0) throw new HandlerInputError(`items.${i}.vector`, `items.${i}.vector is a zero vector: cosine similarity is undefined`)
+          if (n === 0)
+            throw new HandlerInputError(
+              `items.${i}.vector`,
+              `items.${i}.vector is a zero vector: cosine similarity is undefined`,
+            )
           score = d / (queryNorm * n)
         }
       }
@@ -94,7 +132,10 @@ export default defineHandler<Input>({
     })
 
     const lowerIsBetter = input.metric === 'euclidean'
-    const kept = input.threshold === undefined ? scored : scored.filter((s) => (lowerIsBetter ? s.score <= input.threshold! : s.score >= input.threshold!))
+    const kept =
+      input.threshold === undefined
+        ? scored
+        : scored.filter((s) => (lowerIsBetter ? s.score <= input.threshold! : s.score >= input.threshold!))
     kept.sort((a, b) => (lowerIsBetter ? a.score - b.score : b.score - a.score) || a.index - b.index)
     const results = kept.slice(0, input.topK).map((s, r) => {
       const item = input.items[s.index]

@@ -1,12 +1,22 @@
 import { BANDS, scoreOutputSchema, scoreWallet, WEIGHTS } from '../_shared/wallet-score-model.js'
-import { defineHandler, HandlerInputError, HandlerUpstreamError, type HandlerContext } from '../../src/pool/handler-contract.js'
+import {
+  defineHandler,
+  HandlerInputError,
+  HandlerUpstreamError,
+  type HandlerContext,
+} from '../../src/pool/handler-contract.js'
 
 interface Input {
   address: string
 }
 
 /** Provider settings this handler reads from ctx.providers (filled from the environment, see README). */
-export const PROVIDER_KEYS = ['WALLET_SCORE_RPC_URL', 'WALLET_SCORE_AAVE_POOL', 'WALLET_SCORE_LOG_BLOCKS', 'WALLET_SCORE_LOG_CHUNK_BLOCKS'] as const
+export const PROVIDER_KEYS = [
+  'WALLET_SCORE_RPC_URL',
+  'WALLET_SCORE_AAVE_POOL',
+  'WALLET_SCORE_LOG_BLOCKS',
+  'WALLET_SCORE_LOG_CHUNK_BLOCKS',
+] as const
 
 const DEFAULT_LOG_BLOCKS = 100_000n
 const DEFAULT_LOG_CHUNK_BLOCKS = 10_000n
@@ -47,8 +57,12 @@ const liquidationCallEvent = {
   ],
 } as const
 
-const bandsText = BANDS.map((b) => `${b.min}–${b.max} ${b.classification}`).reverse().join(', ')
-const weightsText = Object.entries(WEIGHTS).map(([k, w]) => `${k} ${w}`).join(', ')
+const bandsText = BANDS.map((b) => `${b.min}–${b.max} ${b.classification}`)
+  .reverse()
+  .join(', ')
+const weightsText = Object.entries(WEIGHTS)
+  .map(([k, w]) => `${k} ${w}`)
+  .join(', ')
 
 /**
  * Hosted service B (tollgate/wallet-score): the risk score of a wallet's real Aave v3 position.
@@ -69,7 +83,12 @@ export default defineHandler<Input>({
     additionalProperties: false,
     required: ['address'],
     properties: {
-      address: { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$', description: 'The wallet to score: a 0x-prefixed 20-byte hex address (mixed case must be a valid EIP-55 checksum).' },
+      address: {
+        type: 'string',
+        pattern: '^0x[0-9a-fA-F]{40}$',
+        description:
+          'The wallet to score: a 0x-prefixed 20-byte hex address (mixed case must be a valid EIP-55 checksum).',
+      },
     },
   },
   output: {
@@ -89,8 +108,16 @@ export default defineHandler<Input>({
         chainId: { type: 'integer' },
         pool: { type: 'string', description: 'the Aave v3 Pool read' },
         blockNumber: { type: 'string', description: 'every figure was read at this block' },
-        account: { type: 'object', description: 'totalCollateralUsd, totalDebtUsd, availableBorrowsUsd, liquidationThresholdPercent, ltvPercent, healthFactor, raw (the uint256 values as decimal strings)' },
-        liquidations: { type: 'object', description: 'fromBlock, toBlock, count, daysSinceLast, events[]: blockNumber, transactionHash, timestamp, collateralAsset, debtAsset, debtToCover, liquidatedCollateralAmount, liquidator, receiveAToken' },
+        account: {
+          type: 'object',
+          description:
+            'totalCollateralUsd, totalDebtUsd, availableBorrowsUsd, liquidationThresholdPercent, ltvPercent, healthFactor, raw (the uint256 values as decimal strings)',
+        },
+        liquidations: {
+          type: 'object',
+          description:
+            'fromBlock, toBlock, count, daysSinceLast, events[]: blockNumber, transactionHash, timestamp, collateralAsset, debtAsset, debtToCover, liquidatedCollateralAmount, liquidator, receiveAToken',
+        },
         activity: { type: 'object', description: 'transactionCount (nonce), ethBalanceWei, ethBalance' },
       },
     },
@@ -98,8 +125,15 @@ export default defineHandler<Input>({
   example: { address: '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045' },
   async run(input, ctx) {
     const viem = await import('viem')
-    if (/[A-F]/.test(input.address.slice(2)) && /[a-f]/.test(input.address.slice(2)) && !viem.isAddress(input.address, { strict: true })) {
-      throw new HandlerInputError('address', 'address has mixed case but is not a valid EIP-55 checksum; send it all lower-case or correctly checksummed')
+    if (
+      /[A-F]/.test(input.address.slice(2)) &&
+      /[a-f]/.test(input.address.slice(2)) &&
+      !viem.isAddress(input.address, { strict: true })
+    ) {
+      throw new HandlerInputError(
+        'address',
+        'address has mixed case but is not a valid EIP-55 checksum; send it all lower-case or correctly checksummed',
+      )
     }
     const user = viem.getAddress(input.address)
     const settings = readSettings(ctx)
@@ -110,14 +144,25 @@ export default defineHandler<Input>({
         return await fn()
       } catch (err) {
         // viem's messages carry the RPC URL, which may hold a key: say only which read failed
-        throw notAPool(viem, settings.pool, err) ?? new HandlerUpstreamError('upstream_failed', `the chain RPC failed while reading ${what}`)
+        throw (
+          notAPool(viem, settings.pool, err) ??
+          new HandlerUpstreamError('upstream_failed', `the chain RPC failed while reading ${what}`)
+        )
       }
     }
 
     const blockNumber = await step('the latest block', () => client.getBlockNumber())
     const [chainId, data, nonce, balance, head] = await Promise.all([
       step('the chain id', () => client.getChainId()),
-      step('getUserAccountData', () => client.readContract({ address: settings.pool, abi: poolAbi, functionName: 'getUserAccountData', args: [user], blockNumber })),
+      step('getUserAccountData', () =>
+        client.readContract({
+          address: settings.pool,
+          abi: poolAbi,
+          functionName: 'getUserAccountData',
+          args: [user],
+          blockNumber,
+        }),
+      ),
       step('the transaction count', () => client.getTransactionCount({ address: user, blockNumber })),
       step('the ETH balance', () => client.getBalance({ address: user, blockNumber })),
       step('the latest block', () => client.getBlock({ blockNumber })),
@@ -125,16 +170,30 @@ export default defineHandler<Input>({
 
     const fromBlock = blockNumber >= settings.logBlocks ? blockNumber - settings.logBlocks + 1n : 0n
     const ranges: Array<[bigint, bigint]> = []
-    for (let a = fromBlock; a <= blockNumber; a += settings.chunkBlocks) ranges.push([a, a + settings.chunkBlocks - 1n < blockNumber ? a + settings.chunkBlocks - 1n : blockNumber])
+    for (let a = fromBlock; a <= blockNumber; a += settings.chunkBlocks)
+      ranges.push([a, a + settings.chunkBlocks - 1n < blockNumber ? a + settings.chunkBlocks - 1n : blockNumber])
     const logs = []
     // a few ranges at a time: RPC providers cap both range size and request rate
     for (let i = 0; i < ranges.length; i += 4) {
       const batch = await Promise.all(
-        ranges.slice(i, i + 4).map(([a, b]) => step('LiquidationCall logs', () => client.getLogs({ address: settings.pool, event: liquidationCallEvent, args: { user }, fromBlock: a, toBlock: b, strict: true }))),
+        ranges.slice(i, i + 4).map(([a, b]) =>
+          step('LiquidationCall logs', () =>
+            client.getLogs({
+              address: settings.pool,
+              event: liquidationCallEvent,
+              args: { user },
+              fromBlock: a,
+              toBlock: b,
+              strict: true,
+            }),
+          ),
+        ),
       )
       for (const l of batch) logs.push(...l)
     }
-    logs.sort((x, y) => (x.blockNumber === y.blockNumber ? y.logIndex - x.logIndex : y.blockNumber > x.blockNumber ? 1 : -1))
+    logs.sort((x, y) =>
+      x.blockNumber === y.blockNumber ? y.logIndex - x.logIndex : y.blockNumber > x.blockNumber ? 1 : -1,
+    )
     const listed = logs.slice(0, LISTED_LIQUIDATIONS)
     const blockTimes = new Map<bigint, bigint>()
     for (const b of new Set(listed.map((l) => l.blockNumber))) {
@@ -152,7 +211,8 @@ export default defineHandler<Input>({
       receiveAToken: l.args.receiveAToken,
     }))
     // "now" is the pinned block's time, so the answer depends on the chain only
-    const daysSinceLast = listed.length > 0 ? Math.max(0, Number(head.timestamp - blockTimes.get(listed[0]!.blockNumber)!) / 86_400) : null
+    const daysSinceLast =
+      listed.length > 0 ? Math.max(0, Number(head.timestamp - blockTimes.get(listed[0]!.blockNumber)!) / 86_400) : null
 
     const [collateral, debt, available, threshold, ltv, hf] = data
     const usd = (x: bigint) => Number(viem.formatUnits(x, BASE_CURRENCY_DECIMALS))
@@ -180,9 +240,22 @@ export default defineHandler<Input>({
           liquidationThresholdPercent: Number(threshold) / 100,
           ltvPercent: Number(ltv) / 100,
           healthFactor,
-          raw: { totalCollateralBase: collateral.toString(), totalDebtBase: debt.toString(), availableBorrowsBase: available.toString(), currentLiquidationThreshold: threshold.toString(), ltv: ltv.toString(), healthFactor: hf.toString() },
+          raw: {
+            totalCollateralBase: collateral.toString(),
+            totalDebtBase: debt.toString(),
+            availableBorrowsBase: available.toString(),
+            currentLiquidationThreshold: threshold.toString(),
+            ltv: ltv.toString(),
+            healthFactor: hf.toString(),
+          },
         },
-        liquidations: { fromBlock: fromBlock.toString(), toBlock: blockNumber.toString(), count: logs.length, daysSinceLast: daysSinceLast === null ? null : Math.round(daysSinceLast * 100) / 100, events },
+        liquidations: {
+          fromBlock: fromBlock.toString(),
+          toBlock: blockNumber.toString(),
+          count: logs.length,
+          daysSinceLast: daysSinceLast === null ? null : Math.round(daysSinceLast * 100) / 100,
+          events,
+        },
         activity: { transactionCount: nonce, ethBalanceWei: balance.toString(), ethBalance: viem.formatEther(balance) },
       },
     }
@@ -195,16 +268,25 @@ export default defineHandler<Input>({
  * undefined for node and transport failures, which are the RPC's.
  */
 function notAPool(viem: typeof import('viem'), pool: string, err: unknown): HandlerUpstreamError | undefined {
-  if (!(err instanceof viem.ContractFunctionExecutionError) || err.functionName !== 'getUserAccountData') return undefined
+  if (!(err instanceof viem.ContractFunctionExecutionError) || err.functionName !== 'getUserAccountData')
+    return undefined
   const cause = err.cause
   let why: string
-  if (cause instanceof viem.ContractFunctionZeroDataError) why = 'it returned no data for getUserAccountData (no contract there, or one without that function)'
+  if (cause instanceof viem.ContractFunctionZeroDataError)
+    why = 'it returned no data for getUserAccountData (no contract there, or one without that function)'
   else if (cause instanceof viem.ContractFunctionRevertedError) why = 'it reverted getUserAccountData'
-  else if (!err.walk((e) => e instanceof viem.HttpRequestError || e instanceof viem.TimeoutError || e instanceof viem.RpcRequestError)) {
+  else if (
+    !err.walk(
+      (e) => e instanceof viem.HttpRequestError || e instanceof viem.TimeoutError || e instanceof viem.RpcRequestError,
+    )
+  ) {
     // the node answered and the answer did not decode (too short, out of bounds)
     why = 'it answered getUserAccountData with data that is not an Aave v3 account'
   } else return undefined
-  return new HandlerUpstreamError('upstream_failed', `WALLET_SCORE_AAVE_POOL (${pool}) does not answer as an Aave v3 Pool on this chain: ${why}; point it at the chain's Aave v3 Pool`)
+  return new HandlerUpstreamError(
+    'upstream_failed',
+    `WALLET_SCORE_AAVE_POOL (${pool}) does not answer as an Aave v3 Pool on this chain: ${why}; point it at the chain's Aave v3 Pool`,
+  )
 }
 
 function readSettings(ctx: HandlerContext) {
@@ -212,7 +294,10 @@ function readSettings(ctx: HandlerContext) {
   const rpcUrl = p.WALLET_SCORE_RPC_URL
   const pool = p.WALLET_SCORE_AAVE_POOL
   if (!rpcUrl || !/^https?:\/\//.test(rpcUrl) || !pool || !/^0x[0-9a-fA-F]{40}$/.test(pool)) {
-    throw new HandlerUpstreamError('upstream_not_configured', 'wallet-behavior-score-query is not configured on this deployment (WALLET_SCORE_RPC_URL and WALLET_SCORE_AAVE_POOL)')
+    throw new HandlerUpstreamError(
+      'upstream_not_configured',
+      'wallet-behavior-score-query is not configured on this deployment (WALLET_SCORE_RPC_URL and WALLET_SCORE_AAVE_POOL)',
+    )
   }
   const positive = (v: string | undefined, fallback: bigint) => (v && /^[1-9]\d{0,9}$/.test(v) ? BigInt(v) : fallback)
   const logBlocks = positive(p.WALLET_SCORE_LOG_BLOCKS, DEFAULT_LOG_BLOCKS)

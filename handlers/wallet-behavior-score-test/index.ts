@@ -1,4 +1,11 @@
-import { BANDS, scoreOutputSchema, scoreWallet, WEIGHTS, type AccountFigures, type Classification } from '../_shared/wallet-score-model.js'
+import {
+  BANDS,
+  scoreOutputSchema,
+  scoreWallet,
+  WEIGHTS,
+  type AccountFigures,
+  type Classification,
+} from '../_shared/wallet-score-model.js'
 import { defineHandler, HandlerInputError } from '../../src/pool/handler-contract.js'
 
 interface Input {
@@ -18,14 +25,53 @@ interface Input {
  * low 3, moderate 37, high 60, critical 97.
  */
 export const PRESETS: Record<Classification, AccountFigures> = {
-  low: { totalCollateralUsd: 50_000, totalDebtUsd: 5_000, availableBorrowsUsd: 32_500, healthFactor: 8.25, liquidationCount: 0, daysSinceLastLiquidation: null, transactionCount: 250 },
-  moderate: { totalCollateralUsd: 20_000, totalDebtUsd: 9_000, availableBorrowsUsd: 6_000, healthFactor: 1.8, liquidationCount: 0, daysSinceLastLiquidation: null, transactionCount: 40 },
-  high: { totalCollateralUsd: 10_000, totalDebtUsd: 7_000, availableBorrowsUsd: 1_000, healthFactor: 1.25, liquidationCount: 1, daysSinceLastLiquidation: 200, transactionCount: 60 },
-  critical: { totalCollateralUsd: 5_000, totalDebtUsd: 4_300, availableBorrowsUsd: 0, healthFactor: 1.02, liquidationCount: 3, daysSinceLastLiquidation: 7, transactionCount: 5 },
+  low: {
+    totalCollateralUsd: 50_000,
+    totalDebtUsd: 5_000,
+    availableBorrowsUsd: 32_500,
+    healthFactor: 8.25,
+    liquidationCount: 0,
+    daysSinceLastLiquidation: null,
+    transactionCount: 250,
+  },
+  moderate: {
+    totalCollateralUsd: 20_000,
+    totalDebtUsd: 9_000,
+    availableBorrowsUsd: 6_000,
+    healthFactor: 1.8,
+    liquidationCount: 0,
+    daysSinceLastLiquidation: null,
+    transactionCount: 40,
+  },
+  high: {
+    totalCollateralUsd: 10_000,
+    totalDebtUsd: 7_000,
+    availableBorrowsUsd: 1_000,
+    healthFactor: 1.25,
+    liquidationCount: 1,
+    daysSinceLastLiquidation: 200,
+    transactionCount: 60,
+  },
+  critical: {
+    totalCollateralUsd: 5_000,
+    totalDebtUsd: 4_300,
+    availableBorrowsUsd: 0,
+    healthFactor: 1.02,
+    liquidationCount: 3,
+    daysSinceLastLiquidation: 7,
+    transactionCount: 5,
+  },
 }
 
-const usd = (what: string) => ({ type: 'number', minimum: 0, maximum: 1e15, description: `${what} in USD (Aave's base currency); default 0, or the preset's.` })
-const bandsText = BANDS.map((b) => `${b.min}–${b.max} ${b.classification}`).reverse().join(', ')
+const usd = (what: string) => ({
+  type: 'number',
+  minimum: 0,
+  maximum: 1e15,
+  description: `${what} in USD (Aave's base currency); default 0, or the preset's.`,
+})
+const bandsText = BANDS.map((b) => `${b.min}–${b.max} ${b.classification}`)
+  .reverse()
+  .join(', ')
 
 /**
  * Hosted service B's test endpoint. The spec gives it no purpose; we made it the sandbox of the
@@ -42,21 +88,50 @@ export default defineHandler<Input>({
     type: 'object',
     additionalProperties: false,
     properties: {
-      preset: { type: 'string', enum: ['low', 'moderate', 'high', 'critical'], description: 'Start from the documented hypothetical position of this band; any figure you also send replaces the preset\'s.' },
+      preset: {
+        type: 'string',
+        enum: ['low', 'moderate', 'high', 'critical'],
+        description:
+          "Start from the documented hypothetical position of this band; any figure you also send replaces the preset's.",
+      },
       totalCollateralUsd: usd('Collateral supplied'),
       totalDebtUsd: usd('Debt owed'),
       availableBorrowsUsd: usd('What could still be borrowed (LTV headroom)'),
-      healthFactor: { type: 'number', minimum: 0, maximum: 1e9, description: 'Aave health factor (liquidatable below 1); required when totalDebtUsd > 0.' },
-      liquidationCount: { type: 'integer', minimum: 0, maximum: 100_000, description: 'Past liquidations of the wallet; default 0.' },
-      daysSinceLastLiquidation: { type: 'number', minimum: 0, maximum: 36_500, description: 'Days since the last liquidation; required when liquidationCount > 0.' },
-      transactionCount: { type: 'integer', minimum: 0, maximum: 1e9, description: 'Transactions the wallet has sent (its nonce); default 100 (an established wallet).' },
+      healthFactor: {
+        type: 'number',
+        minimum: 0,
+        maximum: 1e9,
+        description: 'Aave health factor (liquidatable below 1); required when totalDebtUsd > 0.',
+      },
+      liquidationCount: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 100_000,
+        description: 'Past liquidations of the wallet; default 0.',
+      },
+      daysSinceLastLiquidation: {
+        type: 'number',
+        minimum: 0,
+        maximum: 36_500,
+        description: 'Days since the last liquidation; required when liquidationCount > 0.',
+      },
+      transactionCount: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 1e9,
+        description: 'Transactions the wallet has sent (its nonce); default 100 (an established wallet).',
+      },
     },
   },
   output: {
     contentType: 'application/json',
     description:
       `{ hypothetical: true, preset, inputs, score, classification, model, components[], profile }. score 0 (safest) … 100 (riskiest); classification bands: ${bandsText}. ` +
-      `Component weights: ${Object.entries(WEIGHTS).map(([k, w]) => `${k} ${w}`).join(', ')}; a position liquidatable now (health factor < 1) scores at least 90. inputs echoes the figures scored.`,
+      `Component weights: ${Object.entries(WEIGHTS)
+        .map(([k, w]) => `${k} ${w}`)
+        .join(
+          ', ',
+        )}; a position liquidatable now (health factor < 1) scores at least 90. inputs echoes the figures scored.`,
     schema: {
       type: 'object',
       properties: {
@@ -67,11 +142,25 @@ export default defineHandler<Input>({
       },
     },
   },
-  example: { totalCollateralUsd: 20_000, totalDebtUsd: 9_000, availableBorrowsUsd: 6_000, healthFactor: 1.8, transactionCount: 40 },
+  example: {
+    totalCollateralUsd: 20_000,
+    totalDebtUsd: 9_000,
+    availableBorrowsUsd: 6_000,
+    healthFactor: 1.8,
+    transactionCount: 40,
+  },
   run(input) {
     const base: AccountFigures = input.preset
       ? PRESETS[input.preset]
-      : { totalCollateralUsd: 0, totalDebtUsd: 0, availableBorrowsUsd: 0, healthFactor: null, liquidationCount: 0, daysSinceLastLiquidation: null, transactionCount: 100 }
+      : {
+          totalCollateralUsd: 0,
+          totalDebtUsd: 0,
+          availableBorrowsUsd: 0,
+          healthFactor: null,
+          liquidationCount: 0,
+          daysSinceLastLiquidation: null,
+          transactionCount: 100,
+        }
     const figures: AccountFigures = {
       totalCollateralUsd: input.totalCollateralUsd ?? base.totalCollateralUsd,
       totalDebtUsd: input.totalDebtUsd ?? base.totalDebtUsd,
@@ -81,9 +170,13 @@ export default defineHandler<Input>({
       daysSinceLastLiquidation: input.daysSinceLastLiquidation ?? base.daysSinceLastLiquidation,
       transactionCount: input.transactionCount ?? base.transactionCount,
     }
-    if (figures.totalDebtUsd > 0 && figures.healthFactor === null) throw new HandlerInputError('healthFactor', 'healthFactor is required when totalDebtUsd > 0')
+    if (figures.totalDebtUsd > 0 && figures.healthFactor === null)
+      throw new HandlerInputError('healthFactor', 'healthFactor is required when totalDebtUsd > 0')
     if (figures.liquidationCount > 0 && figures.daysSinceLastLiquidation === null) {
-      throw new HandlerInputError('daysSinceLastLiquidation', 'daysSinceLastLiquidation is required when liquidationCount > 0')
+      throw new HandlerInputError(
+        'daysSinceLastLiquidation',
+        'daysSinceLastLiquidation is required when liquidationCount > 0',
+      )
     }
     if (figures.totalDebtUsd === 0) figures.healthFactor = null
     if (figures.liquidationCount === 0) figures.daysSinceLastLiquidation = null

@@ -48,12 +48,44 @@ export const WMO_CODES: Record<number, string> = {
   99: 'Thunderstorm with heavy hail',
 }
 
-const CURRENT = ['temperature_2m', 'apparent_temperature', 'relative_humidity_2m', 'precipitation', 'weather_code', 'cloud_cover', 'wind_speed_10m', 'wind_direction_10m', 'wind_gusts_10m', 'is_day'] as const
-const DAILY = ['weather_code', 'temperature_2m_max', 'temperature_2m_min', 'precipitation_sum', 'precipitation_probability_max', 'wind_speed_10m_max', 'sunrise', 'sunset', 'uv_index_max'] as const
+const CURRENT = [
+  'temperature_2m',
+  'apparent_temperature',
+  'relative_humidity_2m',
+  'precipitation',
+  'weather_code',
+  'cloud_cover',
+  'wind_speed_10m',
+  'wind_direction_10m',
+  'wind_gusts_10m',
+  'is_day',
+] as const
+const DAILY = [
+  'weather_code',
+  'temperature_2m_max',
+  'temperature_2m_min',
+  'precipitation_sum',
+  'precipitation_probability_max',
+  'wind_speed_10m_max',
+  'sunrise',
+  'sunset',
+  'uv_index_max',
+] as const
 
 /** Open-Meteo geocoding answer (https://open-meteo.com/en/docs/geocoding-api): `results` is absent when nothing matched. */
 interface GeocodingAnswer {
-  results?: Array<{ name?: string; latitude?: number; longitude?: number; elevation?: number; country?: string; country_code?: string; admin1?: string; timezone?: string; population?: number; feature_code?: string }>
+  results?: Array<{
+    name?: string
+    latitude?: number
+    longitude?: number
+    elevation?: number
+    country?: string
+    country_code?: string
+    admin1?: string
+    timezone?: string
+    population?: number
+    feature_code?: string
+  }>
 }
 
 /** Open-Meteo forecast answer (https://open-meteo.com/en/docs): `current` / `daily` hold the asked variables, `*_units` their units. */
@@ -83,12 +115,44 @@ export default defineHandler<Input>({
     type: 'object',
     additionalProperties: false,
     properties: {
-      place: { type: 'string', minLength: 2, maxLength: 100, description: 'A place name to look up (city, town, village), e.g. "Berlin". Give either place or latitude + longitude.' },
-      countryCode: { type: 'string', pattern: '^[A-Za-z]{2}$', description: 'Optional ISO 3166-1 alpha-2 country code that narrows the place lookup (e.g. US for Paris, Texas).' },
-      latitude: { type: 'number', minimum: -90, maximum: 90, description: 'Latitude in decimal degrees (WGS84), with longitude, instead of a place name.' },
-      longitude: { type: 'number', minimum: -180, maximum: 180, description: 'Longitude in decimal degrees (WGS84), with latitude.' },
-      days: { type: 'integer', minimum: 1, maximum: MAX_DAYS, default: 3, description: `Number of forecast days including today (1–${MAX_DAYS}, default 3).` },
-      units: { type: 'string', enum: ['metric', 'imperial'], default: 'metric', description: 'metric: °C, km/h, mm; imperial: °F, mph, inch.' },
+      place: {
+        type: 'string',
+        minLength: 2,
+        maxLength: 100,
+        description:
+          'A place name to look up (city, town, village), e.g. "Berlin". Give either place or latitude + longitude.',
+      },
+      countryCode: {
+        type: 'string',
+        pattern: '^[A-Za-z]{2}$',
+        description:
+          'Optional ISO 3166-1 alpha-2 country code that narrows the place lookup (e.g. US for Paris, Texas).',
+      },
+      latitude: {
+        type: 'number',
+        minimum: -90,
+        maximum: 90,
+        description: 'Latitude in decimal degrees (WGS84), with longitude, instead of a place name.',
+      },
+      longitude: {
+        type: 'number',
+        minimum: -180,
+        maximum: 180,
+        description: 'Longitude in decimal degrees (WGS84), with latitude.',
+      },
+      days: {
+        type: 'integer',
+        minimum: 1,
+        maximum: MAX_DAYS,
+        default: 3,
+        description: `Number of forecast days including today (1–${MAX_DAYS}, default 3).`,
+      },
+      units: {
+        type: 'string',
+        enum: ['metric', 'imperial'],
+        default: 'metric',
+        description: 'metric: °C, km/h, mm; imperial: °F, mph, inch.',
+      },
     },
   },
   output: {
@@ -97,7 +161,7 @@ export default defineHandler<Input>({
       'location { name, country, countryCode, admin1, latitude, longitude, elevation, timezone, matchedBy: "place" | "coordinates" }, units { temperature, windSpeed, precipitation }, ' +
       'current { time (local), temperature, apparentTemperature, relativeHumidity, precipitation, cloudCover, windSpeed, windDirection, windGusts, isDay, weatherCode, weather }, ' +
       'daily[] { date, weatherCode, weather, temperatureMax, temperatureMin, precipitationSum, precipitationProbabilityMax, windSpeedMax, uvIndexMax, sunrise, sunset }, source. ' +
-      'weather is the WMO code described per Open-Meteo\'s table; any value the model does not provide is null.',
+      "weather is the WMO code described per Open-Meteo's table; any value the model does not provide is null.",
     schema: {
       type: 'object',
       properties: {
@@ -113,11 +177,16 @@ export default defineHandler<Input>({
   async run(input, ctx) {
     const forecastBase = providerSetting(ctx, 'OPEN_METEO_URL', 'the weather forecast')
     const hasCoords = input.latitude !== undefined || input.longitude !== undefined
-    if (input.place !== undefined && hasCoords) throw new HandlerInputError('place', 'give either place or latitude + longitude, not both')
-    if (input.place === undefined && !hasCoords) throw new HandlerInputError('place', 'place (a place name) or latitude + longitude is required')
-    if (input.countryCode !== undefined && input.place === undefined) throw new HandlerInputError('countryCode', 'countryCode narrows a place lookup: give it with place')
-    if (hasCoords && input.latitude === undefined) throw new HandlerInputError('latitude', 'latitude is required with longitude')
-    if (hasCoords && input.longitude === undefined) throw new HandlerInputError('longitude', 'longitude is required with latitude')
+    if (input.place !== undefined && hasCoords)
+      throw new HandlerInputError('place', 'give either place or latitude + longitude, not both')
+    if (input.place === undefined && !hasCoords)
+      throw new HandlerInputError('place', 'place (a place name) or latitude + longitude is required')
+    if (input.countryCode !== undefined && input.place === undefined)
+      throw new HandlerInputError('countryCode', 'countryCode narrows a place lookup: give it with place')
+    if (hasCoords && input.latitude === undefined)
+      throw new HandlerInputError('latitude', 'latitude is required with longitude')
+    if (hasCoords && input.longitude === undefined)
+      throw new HandlerInputError('longitude', 'longitude is required with latitude')
     const imperial = input.units === 'imperial'
     const days = input.days ?? 3
 
@@ -126,13 +195,44 @@ export default defineHandler<Input>({
       const place = input.place.trim()
       if (place.length < 2) throw new HandlerInputError('place', 'place must have at least 2 characters')
       const geoBase = providerSetting(ctx, 'OPEN_METEO_GEOCODING_URL', 'the place lookup')
-      const geo = await providerJson<GeocodingAnswer>(`${PROVIDER} geocoding`, joinUrl(geoBase, '/v1/search', { name: place, count: 1, language: 'en', format: 'json', countryCode: input.countryCode?.toUpperCase() }))
+      const geo = await providerJson<GeocodingAnswer>(
+        `${PROVIDER} geocoding`,
+        joinUrl(geoBase, '/v1/search', {
+          name: place,
+          count: 1,
+          language: 'en',
+          format: 'json',
+          countryCode: input.countryCode?.toUpperCase(),
+        }),
+      )
       const hit = geo?.results?.[0]
-      if (!hit) throw new HandlerInputError('place', `place: no place called "${place}" was found${input.countryCode ? ` in ${input.countryCode.toUpperCase()}` : ''}`, 422)
-      if (num(hit.latitude) === null || num(hit.longitude) === null) throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} geocoding answered a place without coordinates`)
-      location = { name: hit.name ?? place, country: hit.country ?? null, countryCode: hit.country_code ?? null, admin1: hit.admin1 ?? null, latitude: hit.latitude, longitude: hit.longitude, matchedBy: 'place' }
+      if (!hit)
+        throw new HandlerInputError(
+          'place',
+          `place: no place called "${place}" was found${input.countryCode ? ` in ${input.countryCode.toUpperCase()}` : ''}`,
+          422,
+        )
+      if (num(hit.latitude) === null || num(hit.longitude) === null)
+        throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} geocoding answered a place without coordinates`)
+      location = {
+        name: hit.name ?? place,
+        country: hit.country ?? null,
+        countryCode: hit.country_code ?? null,
+        admin1: hit.admin1 ?? null,
+        latitude: hit.latitude,
+        longitude: hit.longitude,
+        matchedBy: 'place',
+      }
     } else {
-      location = { name: null, country: null, countryCode: null, admin1: null, latitude: input.latitude, longitude: input.longitude, matchedBy: 'coordinates' }
+      location = {
+        name: null,
+        country: null,
+        countryCode: null,
+        admin1: null,
+        latitude: input.latitude,
+        longitude: input.longitude,
+        matchedBy: 'coordinates',
+      }
     }
 
     const f = await providerJson<ForecastAnswer>(
@@ -149,7 +249,8 @@ export default defineHandler<Input>({
         precipitation_unit: imperial ? 'inch' : undefined,
       }),
     )
-    if (!f || typeof f !== 'object' || !f.current || !f.daily || !Array.isArray(f.daily.time)) throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered without current or daily weather`)
+    if (!f || typeof f !== 'object' || !f.current || !f.daily || !Array.isArray(f.daily.time))
+      throw new HandlerUpstreamError('upstream_failed', `${PROVIDER} answered without current or daily weather`)
     const c = f.current
     const d = f.daily
     const col = (name: string, i: number) => (Array.isArray(d[name]) ? d[name]![i] : undefined)
@@ -168,7 +269,12 @@ export default defineHandler<Input>({
     }))
     return {
       body: {
-        location: { ...location, elevation: num(f.elevation), timezone: f.timezone ?? null, timezoneAbbreviation: f.timezone_abbreviation ?? null },
+        location: {
+          ...location,
+          elevation: num(f.elevation),
+          timezone: f.timezone ?? null,
+          timezoneAbbreviation: f.timezone_abbreviation ?? null,
+        },
         units: {
           temperature: f.current_units?.temperature_2m ?? (imperial ? '°F' : '°C'),
           windSpeed: f.current_units?.wind_speed_10m ?? (imperial ? 'mph' : 'km/h'),

@@ -9,7 +9,21 @@ function geocoding(req: ReceivedRequest) {
   if (req.query.get('name') === 'Berlin') {
     return {
       json: {
-        results: [{ id: 2950159, name: 'Berlin', latitude: 52.52437, longitude: 13.41053, elevation: 74.0, feature_code: 'PPLC', country_code: 'DE', timezone: 'Europe/Berlin', population: 3426354, country: 'Germany', admin1: 'Land Berlin' }],
+        results: [
+          {
+            id: 2950159,
+            name: 'Berlin',
+            latitude: 52.52437,
+            longitude: 13.41053,
+            elevation: 74.0,
+            feature_code: 'PPLC',
+            country_code: 'DE',
+            timezone: 'Europe/Berlin',
+            population: 3426354,
+            country: 'Germany',
+            admin1: 'Land Berlin',
+          },
+        ],
         generationtime_ms: 0.6,
       },
     }
@@ -32,8 +46,27 @@ function forecast(req: ReceivedRequest) {
       timezone: 'Europe/Berlin',
       timezone_abbreviation: 'CET',
       elevation: 38.0,
-      current_units: { time: 'iso8601', interval: 'seconds', temperature_2m: imperial ? '°F' : '°C', wind_speed_10m: imperial ? 'mp/h' : 'km/h', precipitation: imperial ? 'inch' : 'mm' },
-      current: { time: '2024-11-23T14:45', interval: 900, temperature_2m: imperial ? 41.5 : 5.3, apparent_temperature: 1.2, relative_humidity_2m: 81, precipitation: 0.0, weather_code: 3, cloud_cover: 100, wind_speed_10m: 14.8, wind_direction_10m: 247, wind_gusts_10m: 31.3, is_day: 1 },
+      current_units: {
+        time: 'iso8601',
+        interval: 'seconds',
+        temperature_2m: imperial ? '°F' : '°C',
+        wind_speed_10m: imperial ? 'mp/h' : 'km/h',
+        precipitation: imperial ? 'inch' : 'mm',
+      },
+      current: {
+        time: '2024-11-23T14:45',
+        interval: 900,
+        temperature_2m: imperial ? 41.5 : 5.3,
+        apparent_temperature: 1.2,
+        relative_humidity_2m: 81,
+        precipitation: 0.0,
+        weather_code: 3,
+        cloud_cover: 100,
+        wind_speed_10m: 14.8,
+        wind_direction_10m: 247,
+        wind_gusts_10m: 31.3,
+        is_day: 1,
+      },
       daily_units: { time: 'iso8601', temperature_2m_max: '°C' },
       daily: {
         time: Array.from({ length: days }, (_, i) => `2024-11-${23 + i}`),
@@ -59,12 +92,50 @@ t.test('against Open-Meteo stand-ins', async (t) => {
 
   t.test('a place name is geocoded, then the forecast is read at its coordinates', async (t) => {
     const out = okBody(await run(handler.example))
-    t.match(out.location, { name: 'Berlin', country: 'Germany', countryCode: 'DE', admin1: 'Land Berlin', latitude: 52.52437, longitude: 13.41053, matchedBy: 'place', timezone: 'Europe/Berlin', elevation: 38 })
-    t.match(out.current, { time: '2024-11-23T14:45', temperature: 5.3, apparentTemperature: 1.2, relativeHumidity: 81, weatherCode: 3, weather: 'Overcast', isDay: true, windGusts: 31.3 })
+    t.match(out.location, {
+      name: 'Berlin',
+      country: 'Germany',
+      countryCode: 'DE',
+      admin1: 'Land Berlin',
+      latitude: 52.52437,
+      longitude: 13.41053,
+      matchedBy: 'place',
+      timezone: 'Europe/Berlin',
+      elevation: 38,
+    })
+    t.match(out.current, {
+      time: '2024-11-23T14:45',
+      temperature: 5.3,
+      apparentTemperature: 1.2,
+      relativeHumidity: 81,
+      weatherCode: 3,
+      weather: 'Overcast',
+      isDay: true,
+      windGusts: 31.3,
+    })
     t.equal(out.daily.length, 3)
-    t.same(out.daily.map((d: any) => [d.date, d.weatherCode, d.weather]), [['2024-11-23', 3, 'Overcast'], ['2024-11-24', 61, 'Slight rain'], ['2024-11-25', 95, 'Thunderstorm, slight or moderate']])
-    t.match(out.daily[1], { temperatureMax: 7, temperatureMin: 0, precipitationSum: 0.5, precipitationProbabilityMax: null, sunrise: '2024-11-24T07:41' })
-    t.same(out.units, { temperature: '°C', windSpeed: 'km/h', precipitation: 'mm', relativeHumidity: '%', windDirection: '°' })
+    t.same(
+      out.daily.map((d: any) => [d.date, d.weatherCode, d.weather]),
+      [
+        ['2024-11-23', 3, 'Overcast'],
+        ['2024-11-24', 61, 'Slight rain'],
+        ['2024-11-25', 95, 'Thunderstorm, slight or moderate'],
+      ],
+    )
+    t.match(out.daily[1], {
+      temperatureMax: 7,
+      temperatureMin: 0,
+      precipitationSum: 0.5,
+      precipitationProbabilityMax: null,
+      sunrise: '2024-11-24T07:41',
+    })
+    t.same(out.units, {
+      temperature: '°C',
+      windSpeed: 'km/h',
+      precipitation: 'mm',
+      relativeHumidity: '%',
+      windDirection: '°',
+    })
     const g = geo.received.at(-1)!
     t.equal(g.query.get('name'), 'Berlin')
     t.equal(g.query.get('count'), '1')
@@ -95,7 +166,12 @@ t.test('against Open-Meteo stand-ins', async (t) => {
   })
 
   t.test('a country code narrows the lookup; an unknown place is 422 on place', async (t) => {
-    t.match(await run({ place: 'Nowhereville', countryCode: 'us' }), { ok: false, status: 422, field: 'place', message: /Nowhereville.*US/ })
+    t.match(await run({ place: 'Nowhereville', countryCode: 'us' }), {
+      ok: false,
+      status: 422,
+      field: 'place',
+      message: /Nowhereville.*US/,
+    })
     t.equal(geo.received.at(-1)!.query.get('countryCode'), 'US')
   })
 
@@ -108,7 +184,11 @@ t.test('against Open-Meteo stand-ins', async (t) => {
     t.match(await run({ place: 'Berlin', days: 17 }), { ok: false, status: 400, field: 'days' })
     t.match(await run({ place: 'Berlin', days: 0 }), { ok: false, status: 400, field: 'days' })
     t.match(await run({ place: 'Berlin', units: 'kelvin' }), { ok: false, status: 400, field: 'units' })
-    t.match(await run({ latitude: 1, longitude: 2, countryCode: 'DE' }), { ok: false, status: 400, field: 'countryCode' })
+    t.match(await run({ latitude: 1, longitude: 2, countryCode: 'DE' }), {
+      ok: false,
+      status: 400,
+      field: 'countryCode',
+    })
     t.match(await run({ place: 'Berlin', countryCode: 'DEU' }), { ok: false, status: 400, field: 'countryCode' })
     t.match(await run({ place: '  ' }), { ok: false, status: 400, field: 'place' })
     t.match(await run({ place: 'x'.repeat(101) }), { ok: false, status: 400, field: 'place' })
@@ -116,14 +196,44 @@ t.test('against Open-Meteo stand-ins', async (t) => {
 })
 
 t.test('provider problems', async (t) => {
-  await t.rejects(runInline(handler, handler.example, { providers: {} }), { code: 'upstream_not_configured', message: /OPEN_METEO_URL/ })
+  await t.rejects(runInline(handler, handler.example, { providers: {} }), {
+    code: 'upstream_not_configured',
+    message: /OPEN_METEO_URL/,
+  })
   const fc = await standIn(t, forecast)
-  await t.rejects(runInline(handler, handler.example, { providers: { OPEN_METEO_URL: fc.url } }), { code: 'upstream_not_configured', message: /OPEN_METEO_GEOCODING_URL/ })
+  await t.rejects(runInline(handler, handler.example, { providers: { OPEN_METEO_URL: fc.url } }), {
+    code: 'upstream_not_configured',
+    message: /OPEN_METEO_GEOCODING_URL/,
+  })
   // Open-Meteo's documented error: HTTP 400 { error: true, reason }
-  const bad = await standIn(t, () => ({ status: 400, json: { error: true, reason: 'Latitude must be in range of -90 to 90°.' } }))
-  await t.rejects(runInline(handler, { latitude: 1, longitude: 2 }, { providers: { OPEN_METEO_URL: bad.url, OPEN_METEO_GEOCODING_URL: bad.url } }), { code: 'upstream_failed' })
+  const bad = await standIn(t, () => ({
+    status: 400,
+    json: { error: true, reason: 'Latitude must be in range of -90 to 90°.' },
+  }))
+  await t.rejects(
+    runInline(
+      handler,
+      { latitude: 1, longitude: 2 },
+      { providers: { OPEN_METEO_URL: bad.url, OPEN_METEO_GEOCODING_URL: bad.url } },
+    ),
+    { code: 'upstream_failed' },
+  )
   const garbage = await standIn(t, () => ({ text: 'Bad Gateway' }))
-  await t.rejects(runInline(handler, { latitude: 1, longitude: 2 }, { providers: { OPEN_METEO_URL: garbage.url, OPEN_METEO_GEOCODING_URL: garbage.url } }), { code: 'upstream_failed' })
+  await t.rejects(
+    runInline(
+      handler,
+      { latitude: 1, longitude: 2 },
+      { providers: { OPEN_METEO_URL: garbage.url, OPEN_METEO_GEOCODING_URL: garbage.url } },
+    ),
+    { code: 'upstream_failed' },
+  )
   const empty = await standIn(t, () => ({ json: { latitude: 1, longitude: 2 } }))
-  await t.rejects(runInline(handler, { latitude: 1, longitude: 2 }, { providers: { OPEN_METEO_URL: empty.url, OPEN_METEO_GEOCODING_URL: empty.url } }), { code: 'upstream_failed', message: /without current/ })
+  await t.rejects(
+    runInline(
+      handler,
+      { latitude: 1, longitude: 2 },
+      { providers: { OPEN_METEO_URL: empty.url, OPEN_METEO_GEOCODING_URL: empty.url } },
+    ),
+    { code: 'upstream_failed', message: /without current/ },
+  )
 })

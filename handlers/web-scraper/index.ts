@@ -1,7 +1,17 @@
 import { defineHandler, HandlerInputError } from '../../src/pool/handler-contract.js'
 import { fetchPage, headerValue, isHtmlType, isJsonType, PAGE_MAX_BYTES } from '../_shared/webpage-fetch.js'
 import {
-  canonicalUrls, documentBase, loadHtml, mainText, metaContent, pageHeadings, pageImages, pageLanguage, pageLinks, pageTitle, squash,
+  canonicalUrls,
+  documentBase,
+  loadHtml,
+  mainText,
+  metaContent,
+  pageHeadings,
+  pageImages,
+  pageLanguage,
+  pageLinks,
+  pageTitle,
+  squash,
 } from '../_shared/webpage-html.js'
 
 const MATCH_TEXT_MAX = 2_000
@@ -19,7 +29,8 @@ interface Input {
 
 export default defineHandler<Input>({
   slug: 'web-scraper',
-  description: 'Fetch a public web page and extract its title, meta description, canonical URL, language, readable main text, headings, links and images; optionally the text, HTML and attributes of elements matching a CSS selector.',
+  description:
+    'Fetch a public web page and extract its title, meta description, canonical URL, language, readable main text, headings, links and images; optionally the text, HTML and attributes of elements matching a CSS selector.',
   network: true,
   timeoutMs: 20_000,
   inputSchema: {
@@ -27,12 +38,47 @@ export default defineHandler<Input>({
     required: ['url'],
     additionalProperties: false,
     properties: {
-      url: { type: 'string', minLength: 4, maxLength: 2048, description: 'absolute http(s) URL of a public page (pages over 2 MB are cut at 2 MB)' },
-      selector: { type: 'string', minLength: 1, maxLength: 300, description: 'optional CSS selector (e.g. "article h2 a", "table.prices td"); the matching elements are returned in `matches`' },
-      maxMatches: { type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'at most this many selector matches are returned (1–100); `matchCount` gives the full count' },
-      maxTextLength: { type: 'integer', minimum: 0, maximum: 200_000, default: 20_000, description: 'main text is cut to this many characters (0–200000)' },
-      maxLinks: { type: 'integer', minimum: 0, maximum: 1000, default: 200, description: 'at most this many links are listed (0–1000); the counts cover all of them' },
-      maxImages: { type: 'integer', minimum: 0, maximum: 500, default: 100, description: 'at most this many images are listed (0–500)' },
+      url: {
+        type: 'string',
+        minLength: 4,
+        maxLength: 2048,
+        description: 'absolute http(s) URL of a public page (pages over 2 MB are cut at 2 MB)',
+      },
+      selector: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 300,
+        description:
+          'optional CSS selector (e.g. "article h2 a", "table.prices td"); the matching elements are returned in `matches`',
+      },
+      maxMatches: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 100,
+        default: 20,
+        description: 'at most this many selector matches are returned (1–100); `matchCount` gives the full count',
+      },
+      maxTextLength: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 200_000,
+        default: 20_000,
+        description: 'main text is cut to this many characters (0–200000)',
+      },
+      maxLinks: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 1000,
+        default: 200,
+        description: 'at most this many links are listed (0–1000); the counts cover all of them',
+      },
+      maxImages: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 500,
+        default: 100,
+        description: 'at most this many images are listed (0–500)',
+      },
     },
   },
   output: {
@@ -80,24 +126,53 @@ export default defineHandler<Input>({
     }
     const kind = classify(page.mimeType, page.body)
     if (kind === 'json') {
-      if (input.selector) throw new HandlerInputError('selector', 'the URL answered JSON; a CSS selector applies to HTML pages only', 422)
-      if (page.truncated) throw new HandlerInputError('url', `the JSON document is larger than ${PAGE_MAX_BYTES} bytes`, 422)
+      if (input.selector)
+        throw new HandlerInputError('selector', 'the URL answered JSON; a CSS selector applies to HTML pages only', 422)
+      if (page.truncated)
+        throw new HandlerInputError('url', `the JSON document is larger than ${PAGE_MAX_BYTES} bytes`, 422)
       let json: unknown
       try {
         json = JSON.parse(decode(page.body, page.charset))
       } catch {
-        throw new HandlerInputError('url', 'the URL answered with a JSON content type but the body is not valid JSON', 422)
+        throw new HandlerInputError(
+          'url',
+          'the URL answered with a JSON content type but the body is not valid JSON',
+          422,
+        )
       }
       // JSON.parse takes any depth, but sending the answer (serialising it) recurses per level and overflows
-      if (jsonDepth(json) > MAX_JSON_DEPTH) throw new HandlerInputError('url', `the JSON document nests more than ${MAX_JSON_DEPTH} levels deep; it cannot be returned as JSON`, 422)
+      if (jsonDepth(json) > MAX_JSON_DEPTH)
+        throw new HandlerInputError(
+          'url',
+          `the JSON document nests more than ${MAX_JSON_DEPTH} levels deep; it cannot be returned as JSON`,
+          422,
+        )
       return { body: { ...meta, kind, json } }
     }
     if (kind === 'text') {
-      if (input.selector) throw new HandlerInputError('selector', 'the URL answered plain text; a CSS selector applies to HTML pages only', 422)
+      if (input.selector)
+        throw new HandlerInputError(
+          'selector',
+          'the URL answered plain text; a CSS selector applies to HTML pages only',
+          422,
+        )
       const text = decode(page.body, page.charset)
-      return { body: { ...meta, kind, text: text.slice(0, input.maxTextLength), textLength: text.length, textTruncated: text.length > input.maxTextLength } }
+      return {
+        body: {
+          ...meta,
+          kind,
+          text: text.slice(0, input.maxTextLength),
+          textLength: text.length,
+          textTruncated: text.length > input.maxTextLength,
+        },
+      }
     }
-    if (kind === null) throw new HandlerInputError('url', `the URL answered ${page.mimeType ?? 'an unlabelled binary body'}; only HTML, text and JSON can be scraped`, 422)
+    if (kind === null)
+      throw new HandlerInputError(
+        'url',
+        `the URL answered ${page.mimeType ?? 'an unlabelled binary body'}; only HTML, text and JSON can be scraped`,
+        422,
+      )
 
     const $ = await loadHtml(page.body, page.charset)
     const base = documentBase($, page.finalUrl)
@@ -164,7 +239,12 @@ function classify(mime: string | null, body: Buffer): 'html' | 'text' | 'json' |
   if (mime === null) {
     const head = body.subarray(0, 1024).toString('utf8').trimStart().toLowerCase()
     if (head.startsWith('<!doctype html') || head.startsWith('<html')) return 'html'
-    if (body.length === 0 || (!body.includes(0) && new TextDecoder('utf-8', { fatal: false }).decode(body.subarray(0, 4096)).indexOf('\ufffd') === -1)) return 'text'
+    if (
+      body.length === 0 ||
+      (!body.includes(0) &&
+        new TextDecoder('utf-8', { fatal: false }).decode(body.subarray(0, 4096)).indexOf('\ufffd') === -1)
+    )
+      return 'text'
   }
   return null
 }
@@ -177,7 +257,8 @@ function jsonDepth(value: unknown): number {
     const { v, d } = stack.pop()!
     if (v === null || typeof v !== 'object') continue
     max = Math.max(max, d + 1)
-    for (const c of Array.isArray(v) ? v : Object.values(v)) if (c !== null && typeof c === 'object') stack.push({ v: c, d: d + 1 })
+    for (const c of Array.isArray(v) ? v : Object.values(v))
+      if (c !== null && typeof c === 'object') stack.push({ v: c, d: d + 1 })
   }
   return max
 }

@@ -44,7 +44,10 @@ t.test('an HTML page: metadata, readable text, headings, links, images', async (
   t.equal(out.textSource, 'main')
   t.equal(out.text, 'Our widgets\nWidgets are great.\nPrices\nSmall 3 EUR\nLarge 5 EUR\nPartner Mail us skip')
   t.notMatch(out.text, /secret|color|invisible|Home|©/)
-  t.same(out.headings, [{ level: 1, text: 'Our widgets' }, { level: 2, text: 'Prices' }])
+  t.same(out.headings, [
+    { level: 1, text: 'Our widgets' },
+    { level: 2, text: 'Prices' },
+  ])
   t.same(out.links, [
     { url: `${site.base}/`, text: 'Home', rel: [], internal: true },
     { url: `${site.base}/about`, text: 'About', rel: [], internal: true },
@@ -93,7 +96,12 @@ t.test('a page nested thousands of levels deep is read, not a crash', async (t) 
 t.test('a page nesting deeper than the parser can take in time is refused with 422', async (t) => {
   // the HTML parser's time grows with the square of the nesting: 40,000 <div>s (200 KB) took 50 s
   const site = await webpageServer(t, { '/': html(`<html><body>${'<div>'.repeat(40_000)}x</body></html>`) })
-  t.match(await runInline(handler, { url: `${site.base}/` }), { ok: false, status: 422, field: 'url', message: /nests elements more than 2048 levels/ })
+  t.match(await runInline(handler, { url: `${site.base}/` }), {
+    ok: false,
+    status: 422,
+    field: 'url',
+    message: /nests elements more than 2048 levels/,
+  })
   // closed elements, void elements and implied end tags do not add up
   const wide = `<html><body>${'<div><span>a</span><br><p>b<li>c</div>'.repeat(20_000)}<svg>${'<path d="M0"/>'.repeat(5_000)}</svg>${'<a href="/x">unclosed link '.repeat(5_000)}</body></html>`
   const site2 = await webpageServer(t, { '/': html(wide) })
@@ -156,16 +164,31 @@ t.test('non-HTML bodies: text, JSON, and binary refused with 422', async (t) => 
   const text = okBody(await runInline(handler, { url: `${site.base}/notes.txt` }))
   t.equal(text.kind, 'text')
   t.equal(text.text, 'café')
-  t.match(await runInline(handler, { url: `${site.base}/img.png` }), { ok: false, status: 422, field: 'url', message: /image\/png/ })
+  t.match(await runInline(handler, { url: `${site.base}/img.png` }), {
+    ok: false,
+    status: 422,
+    field: 'url',
+    message: /image\/png/,
+  })
   t.match(await runInline(handler, { url: `${site.base}/broken.json` }), { ok: false, status: 422, field: 'url' })
-  t.match(await runInline(handler, { url: `${site.base}/data.json`, selector: 'p' }), { ok: false, status: 422, field: 'selector' })
+  t.match(await runInline(handler, { url: `${site.base}/data.json`, selector: 'p' }), {
+    ok: false,
+    status: 422,
+    field: 'selector',
+  })
 })
 
 t.test('a page in a legacy charset declared by <meta> is decoded', async (t) => {
   const site = await webpageServer(t, {
     '/': (_req, res) => {
       res.setHeader('content-type', 'text/html')
-      res.end(Buffer.concat([Buffer.from('<meta charset="windows-1252"><title>na'), Buffer.from([0xef]), Buffer.from('ve</title>')]))
+      res.end(
+        Buffer.concat([
+          Buffer.from('<meta charset="windows-1252"><title>na'),
+          Buffer.from([0xef]),
+          Buffer.from('ve</title>'),
+        ]),
+      )
     },
   })
   t.equal(okBody(await runInline(handler, { url: `${site.base}/` })).title, 'naïve')
@@ -173,7 +196,9 @@ t.test('a page in a legacy charset declared by <meta> is decoded', async (t) => 
 
 t.test('a charset label the decoder does not implement is read as undeclared, not a crash', async (t) => {
   // x-user-defined is a WHATWG label, but the decoder threw "Encoding not recognized" for it
-  const site = await webpageServer(t, { '/': html('<title>Odd charset</title><p>text</p>', { 'content-type': 'text/html; charset=x-user-defined' }) })
+  const site = await webpageServer(t, {
+    '/': html('<title>Odd charset</title><p>text</p>', { 'content-type': 'text/html; charset=x-user-defined' }),
+  })
   const out = okBody(await runInline(handler, { url: `${site.base}/` }))
   t.equal(out.title, 'Odd charset')
   t.equal(out.text, 'text')
@@ -201,13 +226,25 @@ t.test('JSON nested too deep to send back is refused with 422', async (t) => {
 t.test('bad input names the field', async (t) => {
   t.match(await runInline(handler, {}), { ok: false, status: 400, field: 'url' })
   t.match(await runInline(handler, { url: 'ftp://example.com/' }), { ok: false, status: 400, field: 'url' })
-  t.match(await runInline(handler, { url: 'https://example.com/', maxMatches: 0 }), { ok: false, status: 400, field: 'maxMatches' })
+  t.match(await runInline(handler, { url: 'https://example.com/', maxMatches: 0 }), {
+    ok: false,
+    status: 400,
+    field: 'maxMatches',
+  })
   t.match(await runInline(handler, { url: 'https://example.com/', extra: 1 }), { ok: false, status: 400 })
 })
 
 t.test('internal addresses are refused unless the test switch allows them', async (t) => {
   const site = await webpageServer(t, { '/': html('<title>x</title>') })
-  t.match(await runInline(handler, { url: `${site.base}/` }, { allowPrivateNetwork: false }), { ok: false, status: 400, field: 'url' })
-  t.match(await runInline(handler, { url: 'http://localhost/' }, { allowPrivateNetwork: false }), { ok: false, status: 400, field: 'url' })
+  t.match(await runInline(handler, { url: `${site.base}/` }, { allowPrivateNetwork: false }), {
+    ok: false,
+    status: 400,
+    field: 'url',
+  })
+  t.match(await runInline(handler, { url: 'http://localhost/' }, { allowPrivateNetwork: false }), {
+    ok: false,
+    status: 400,
+    field: 'url',
+  })
   t.equal(site.seen.length, 0, 'no request reached the server')
 })

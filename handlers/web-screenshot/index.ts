@@ -21,13 +21,26 @@ interface Input {
 }
 
 /** Request headers the browser sends that undici sets itself or refuses. */
-const DROP_REQUEST = new Set(['host', 'connection', 'content-length', 'keep-alive', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'proxy-connection', 'accept-encoding', 'expect'])
+const DROP_REQUEST = new Set([
+  'host',
+  'connection',
+  'content-length',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+  'proxy-connection',
+  'accept-encoding',
+  'expect',
+])
 /** Response headers that no longer describe the body handed to the browser (it is whole and decoded). */
 const DROP_RESPONSE = new Set(['content-length', 'content-encoding', 'transfer-encoding', 'connection', 'keep-alive'])
 
 export default defineHandler<Input>({
   slug: 'web-screenshot',
-  description: 'Take a PNG screenshot of a public web page in headless Chromium, at a chosen viewport size or as a full-page capture; every request the page makes is checked and internal addresses are refused.',
+  description:
+    'Take a PNG screenshot of a public web page in headless Chromium, at a chosen viewport size or as a full-page capture; every request the page makes is checked and internal addresses are refused.',
   network: true,
   providers: ['CHROMIUM_PATH'],
   timeoutMs: 30_000,
@@ -37,16 +50,45 @@ export default defineHandler<Input>({
     additionalProperties: false,
     properties: {
       url: { type: 'string', minLength: 4, maxLength: 2048, description: 'absolute http(s) URL of a public page' },
-      width: { type: 'integer', minimum: 320, maximum: 1920, default: 1280, description: 'viewport width in CSS pixels (320–1920); the image has this width' },
-      height: { type: 'integer', minimum: 240, maximum: 1440, default: 800, description: 'viewport height in CSS pixels (240–1440); the image height unless fullPage' },
-      fullPage: { type: 'boolean', default: false, description: `capture the whole scrollable page (cut at ${MAX_FULL_PAGE_HEIGHT} pixels) instead of the viewport` },
-      waitUntil: { type: 'string', enum: ['load', 'domcontentloaded', 'networkidle'], default: 'load', description: 'when the page counts as loaded: load event, DOMContentLoaded, or no network activity for 500 ms; the wait ends after 15 s at most and the page is captured as it is' },
-      delayMs: { type: 'integer', minimum: 0, maximum: 5000, default: 0, description: 'extra wait after loading, for animations or late content (0–5000 ms)' },
+      width: {
+        type: 'integer',
+        minimum: 320,
+        maximum: 1920,
+        default: 1280,
+        description: 'viewport width in CSS pixels (320–1920); the image has this width',
+      },
+      height: {
+        type: 'integer',
+        minimum: 240,
+        maximum: 1440,
+        default: 800,
+        description: 'viewport height in CSS pixels (240–1440); the image height unless fullPage',
+      },
+      fullPage: {
+        type: 'boolean',
+        default: false,
+        description: `capture the whole scrollable page (cut at ${MAX_FULL_PAGE_HEIGHT} pixels) instead of the viewport`,
+      },
+      waitUntil: {
+        type: 'string',
+        enum: ['load', 'domcontentloaded', 'networkidle'],
+        default: 'load',
+        description:
+          'when the page counts as loaded: load event, DOMContentLoaded, or no network activity for 500 ms; the wait ends after 15 s at most and the page is captured as it is',
+      },
+      delayMs: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 5000,
+        default: 0,
+        description: 'extra wait after loading, for animations or late content (0–5000 ms)',
+      },
     },
   },
   output: {
     contentType: 'image/png',
-    description: 'the screenshot as image/png; with Accept: application/json only, { contentType, base64, bytes, width, height, finalUrl, status, blockedRequests }',
+    description:
+      'the screenshot as image/png; with Accept: application/json only, { contentType, base64, bytes, width, height, finalUrl, status, blockedRequests }',
   },
   example: { url: 'https://example.com/', width: 1280, height: 800, fullPage: false, waitUntil: 'load', delayMs: 0 },
   async run(input, ctx) {
@@ -58,7 +100,12 @@ export default defineHandler<Input>({
     // document keeps its real address for relative links.
     const first = parsePublicUrl(input.url, 'url')
     await resolvePublicHost(first.hostname, ctx, 'url')
-    const probe = await fetchPublicUrl(first.toString(), ctx, { field: 'url', maxRedirects: 5, maxBytes: 64 * 1024, timeoutMs: 8_000 })
+    const probe = await fetchPublicUrl(first.toString(), ctx, {
+      field: 'url',
+      maxRedirects: 5,
+      maxBytes: 64 * 1024,
+      timeoutMs: 8_000,
+    })
     const target = new URL(probe.finalUrl)
 
     const release = await browserSlot()
@@ -75,15 +122,28 @@ export default defineHandler<Input>({
           // is sent to a proxy that does not exist: UDP is allowed only through a proxy, and
           // <-loopback> keeps loopback targets from bypassing it.
           args: [
-            '--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--dns-prefetch-disable', '--disable-background-networking',
-            '--force-webrtc-ip-handling-policy=disable_non_proxied_udp', '--proxy-server=http://127.0.0.1:9', '--proxy-bypass-list=<-loopback>', '--no-first-run',
+            '--headless',
+            '--no-sandbox',
+            '--disable-gpu',
+            '--disable-dev-shm-usage',
+            '--dns-prefetch-disable',
+            '--disable-background-networking',
+            '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+            '--proxy-server=http://127.0.0.1:9',
+            '--proxy-bypass-list=<-loopback>',
+            '--no-first-run',
           ],
         })
       } catch (err) {
         throw new HandlerUpstreamError('upstream_failed', `Chromium could not be started (${firstLine(err)})`)
       }
       // service workers would fetch past page.route; downloads are never wanted
-      const context = await browser.newContext({ viewport: { width: input.width, height: input.height }, deviceScaleFactor: 1, serviceWorkers: 'block', acceptDownloads: false })
+      const context = await browser.newContext({
+        viewport: { width: input.width, height: input.height },
+        deviceScaleFactor: 1,
+        serviceWorkers: 'block',
+        acceptDownloads: false,
+      })
       const page = await context.newPage()
       const blocked: string[] = []
       let mainError: unknown = null
@@ -104,7 +164,12 @@ export default defineHandler<Input>({
           return route.abort('blockedbyclient')
         }
         const method = req.method()
-        if ((u.protocol !== 'http:' && u.protocol !== 'https:') || !['GET', 'HEAD', 'POST'].includes(method) || ++requests > MAX_REQUESTS || remaining() < 2_000) {
+        if (
+          (u.protocol !== 'http:' && u.protocol !== 'https:') ||
+          !['GET', 'HEAD', 'POST'].includes(method) ||
+          ++requests > MAX_REQUESTS ||
+          remaining() < 2_000
+        ) {
           return route.abort('blockedbyclient')
         }
         try {
@@ -116,7 +181,8 @@ export default defineHandler<Input>({
         }
         try {
           const headers: Record<string, string> = { 'accept-encoding': 'gzip, deflate, br' }
-          for (const [k, v] of Object.entries(await req.allHeaders())) if (!DROP_REQUEST.has(k) && !k.startsWith(':')) headers[k] = v
+          for (const [k, v] of Object.entries(await req.allHeaders()))
+            if (!DROP_REQUEST.has(k) && !k.startsWith(':')) headers[k] = v
           const res = await fetchPublicUrl(u.toString(), ctx, {
             field: 'url',
             method: method as 'GET' | 'HEAD' | 'POST',
@@ -138,16 +204,31 @@ export default defineHandler<Input>({
         }
       })
       // WebSocket connections would bypass the checks above: none is opened
-      await page.routeWebSocket(/.*/, (ws) => ws.close({ code: 1008, reason: 'WebSockets are not opened for screenshots' }))
+      await page.routeWebSocket(/.*/, (ws) =>
+        ws.close({ code: 1008, reason: 'WebSockets are not opened for screenshots' }),
+      )
 
       let status: number | null = null
       try {
-        const response = await page.goto(target.toString(), { waitUntil: input.waitUntil, timeout: Math.max(1_000, Math.min(15_000, remaining() - 6_000)) })
+        const response = await page.goto(target.toString(), {
+          waitUntil: input.waitUntil,
+          timeout: Math.max(1_000, Math.min(15_000, remaining() - 6_000)),
+        })
         status = response?.status() ?? null
       } catch (err) {
-        if (mainError) throw mainError instanceof HandlerInputError || mainError instanceof HandlerUpstreamError ? mainError : new HandlerUpstreamError('upstream_failed', `${target.hostname} could not be loaded (${errorCode(mainError)})`)
+        if (mainError)
+          throw mainError instanceof HandlerInputError || mainError instanceof HandlerUpstreamError
+            ? mainError
+            : new HandlerUpstreamError(
+                'upstream_failed',
+                `${target.hostname} could not be loaded (${errorCode(mainError)})`,
+              )
         // a page still loading when the wait ends is captured as it is; anything else failed
-        if (!/Timeout/i.test((err as Error).name) && !/timeout/i.test((err as Error).message)) throw new HandlerUpstreamError('upstream_failed', `${target.hostname} could not be loaded (${firstLine(err)})`)
+        if (!/Timeout/i.test((err as Error).name) && !/timeout/i.test((err as Error).message))
+          throw new HandlerUpstreamError(
+            'upstream_failed',
+            `${target.hostname} could not be loaded (${firstLine(err)})`,
+          )
       }
       if (mainError) throw mainError
       // the page's own scripts may close it, navigate it away or crash it while we wait or capture:
@@ -160,17 +241,33 @@ export default defineHandler<Input>({
         if (input.fullPage) {
           // evaluate has no timeout of its own, and a page busy in a script loop never answers
           const scrollHeight = await withTimeout(
-            page.evaluate(() => Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0)),
+            page.evaluate(() =>
+              Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0),
+            ),
             Math.max(1_000, Math.min(5_000, remaining() - 2_000)),
             'the page did not answer (a script keeps it busy)',
           )
           height = Math.max(input.height, Math.min(scrollHeight, MAX_FULL_PAGE_HEIGHT))
         }
-        png = await page.screenshot({ type: 'png', fullPage: input.fullPage, clip: { x: 0, y: 0, width: input.width, height }, timeout: Math.max(1_000, remaining()) })
+        png = await page.screenshot({
+          type: 'png',
+          fullPage: input.fullPage,
+          clip: { x: 0, y: 0, width: input.width, height },
+          timeout: Math.max(1_000, remaining()),
+        })
       } catch (err) {
-        throw new HandlerUpstreamError('upstream_failed', `${target.hostname} could not be captured (${firstLine(err)})`)
+        throw new HandlerUpstreamError(
+          'upstream_failed',
+          `${target.hostname} could not be captured (${firstLine(err)})`,
+        )
       }
-      return binaryResult(ctx, 'image/png', png, { width: input.width, height, finalUrl: page.url(), status, blockedRequests: [...new Set(blocked)] })
+      return binaryResult(ctx, 'image/png', png, {
+        width: input.width,
+        height,
+        finalUrl: page.url(),
+        status,
+        blockedRequests: [...new Set(blocked)],
+      })
     } finally {
       await browser?.close().catch(() => undefined)
       release()
@@ -187,7 +284,11 @@ const browserWaiters: Array<() => void> = []
 
 async function browserSlot(): Promise<() => void> {
   if (browsersActive >= MAX_BROWSERS) {
-    if (browserWaiters.length >= MAX_WAITING) throw new HandlerUpstreamError('upstream_failed', 'too many screenshots are being taken right now; retry in a few seconds')
+    if (browserWaiters.length >= MAX_WAITING)
+      throw new HandlerUpstreamError(
+        'upstream_failed',
+        'too many screenshots are being taken right now; retry in a few seconds',
+      )
     // a finished call hands its slot straight to the first waiter: the count stays as it is
     await new Promise<void>((resolve) => browserWaiters.push(resolve))
   } else browsersActive++
@@ -213,7 +314,9 @@ function responseHeaders(headers: Headers): Record<string, string> {
 
 /** undici hands over the body as sent; the browser gets it decoded (the encoding header is dropped). */
 function decoded(body: Buffer, headers: Headers): Buffer {
-  const enc = String(headers['content-encoding'] ?? '').trim().toLowerCase()
+  const enc = String(headers['content-encoding'] ?? '')
+    .trim()
+    .toLowerCase()
   const opts = { maxOutputLength: MAX_RESOURCE_BYTES * 4 }
   try {
     if (enc === 'gzip' || enc === 'x-gzip') return gunzipSync(body, opts)
@@ -235,5 +338,7 @@ function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> 
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer))
 }
 
-const firstLine = (err: unknown) => String((err as Error)?.message ?? err).split('\n')[0]!.slice(0, 200)
-
+const firstLine = (err: unknown) =>
+  String((err as Error)?.message ?? err)
+    .split('\n')[0]!
+    .slice(0, 200)

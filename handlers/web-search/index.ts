@@ -1,4 +1,10 @@
-import { braveWebSearch, BRAVE_MAX_COUNT, BRAVE_MAX_QUERY, SEARCH_PROVIDERS, type Safesearch } from '../_shared/search-brave.js'
+import {
+  braveWebSearch,
+  BRAVE_MAX_COUNT,
+  BRAVE_MAX_QUERY,
+  SEARCH_PROVIDERS,
+  type Safesearch,
+} from '../_shared/search-brave.js'
 import { defineHandler, HandlerInputError } from '../../src/pool/handler-contract.js'
 
 interface Input {
@@ -20,21 +26,62 @@ export const FRESHNESS_PATTERN = '^(pd|pw|pm|py|\\d{4}-\\d{2}-\\d{2}to\\d{4}-\\d
  */
 export default defineHandler<Input>({
   slug: 'web-search',
-  description: 'Search the web (Brave Search index): titles, URLs, snippets, page age and language of the top results, with country, language, freshness and safe-search options.',
+  description:
+    'Search the web (Brave Search index): titles, URLs, snippets, page age and language of the top results, with country, language, freshness and safe-search options.',
   providers: SEARCH_PROVIDERS,
   inputSchema: {
     type: 'object',
     required: ['q'],
     additionalProperties: false,
     properties: {
-      q: { type: 'string', minLength: 1, maxLength: BRAVE_MAX_QUERY, description: `the search query, at most ${BRAVE_MAX_QUERY} characters and 50 words` },
-      count: { type: 'integer', minimum: 1, maximum: BRAVE_MAX_COUNT, default: 10, description: `number of results, 1–${BRAVE_MAX_COUNT} (Brave may return fewer)` },
-      offset: { type: 'integer', minimum: 0, maximum: 9, default: 0, description: 'page offset in steps of count (0 = first page), at most 9' },
-      country: { type: 'string', pattern: '^([A-Za-z]{2}|ALL|all)$', description: 'two-letter country code the results come from (e.g. US, DE, GB), or ALL; default: Brave\'s (US)' },
-      language: { type: 'string', pattern: '^[A-Za-z]{2}(-[A-Za-z]{2,4})?$', description: 'language of the results as Brave names it (e.g. en, de, fr, en-gb, pt-br, zh-hans); default: Brave\'s (en)' },
-      freshness: { type: 'string', pattern: FRESHNESS_PATTERN, description: 'only pages discovered within: pd (a day), pw (a week), pm (a month), py (a year), or a range YYYY-MM-DDtoYYYY-MM-DD' },
-      safesearch: { type: 'string', enum: ['off', 'moderate', 'strict'], default: 'moderate', description: 'adult content filter: off, moderate (default) or strict' },
-      extraSnippets: { type: 'boolean', default: false, description: 'also return up to 5 extra excerpts per result when Brave\'s plan provides them' },
+      q: {
+        type: 'string',
+        minLength: 1,
+        maxLength: BRAVE_MAX_QUERY,
+        description: `the search query, at most ${BRAVE_MAX_QUERY} characters and 50 words`,
+      },
+      count: {
+        type: 'integer',
+        minimum: 1,
+        maximum: BRAVE_MAX_COUNT,
+        default: 10,
+        description: `number of results, 1–${BRAVE_MAX_COUNT} (Brave may return fewer)`,
+      },
+      offset: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 9,
+        default: 0,
+        description: 'page offset in steps of count (0 = first page), at most 9',
+      },
+      country: {
+        type: 'string',
+        pattern: '^([A-Za-z]{2}|ALL|all)$',
+        description: "two-letter country code the results come from (e.g. US, DE, GB), or ALL; default: Brave's (US)",
+      },
+      language: {
+        type: 'string',
+        pattern: '^[A-Za-z]{2}(-[A-Za-z]{2,4})?$',
+        description:
+          "language of the results as Brave names it (e.g. en, de, fr, en-gb, pt-br, zh-hans); default: Brave's (en)",
+      },
+      freshness: {
+        type: 'string',
+        pattern: FRESHNESS_PATTERN,
+        description:
+          'only pages discovered within: pd (a day), pw (a week), pm (a month), py (a year), or a range YYYY-MM-DDtoYYYY-MM-DD',
+      },
+      safesearch: {
+        type: 'string',
+        enum: ['off', 'moderate', 'strict'],
+        default: 'moderate',
+        description: 'adult content filter: off, moderate (default) or strict',
+      },
+      extraSnippets: {
+        type: 'boolean',
+        default: false,
+        description: "also return up to 5 extra excerpts per result when Brave's plan provides them",
+      },
     },
   },
   output: {
@@ -72,11 +119,20 @@ export default defineHandler<Input>({
       },
     },
   },
-  example: { q: 'x402 payment protocol', count: 5, offset: 0, country: 'US', language: 'en', safesearch: 'moderate', extraSnippets: false },
+  example: {
+    q: 'x402 payment protocol',
+    count: 5,
+    offset: 0,
+    country: 'US',
+    language: 'en',
+    safesearch: 'moderate',
+    extraSnippets: false,
+  },
   async run(input, ctx) {
     const q = input.q.trim()
     if (q === '') throw new HandlerInputError('q', 'q must not be blank')
-    if (q.split(/\s+/).length > 50) throw new HandlerInputError('q', 'q has more than 50 words, which Brave Search does not accept')
+    if (q.split(/\s+/).length > 50)
+      throw new HandlerInputError('q', 'q has more than 50 words, which Brave Search does not accept')
     if (input.freshness?.includes('to')) checkRange(input.freshness, 'freshness')
     // result fields (title, url, description, age, page_age, language, family_friendly, meta_url.hostname, extra_snippets) and
     // query.original/altered/more_results_available as brave/brave-search-mcp-server src/tools/web/types.ts types them
@@ -89,7 +145,15 @@ export default defineHandler<Input>({
       safesearch: input.safesearch,
       freshness: input.freshness,
       extraSnippets: input.extraSnippets,
-      fields: { q: 'q', country: 'country', search_lang: 'language', freshness: 'freshness', safesearch: 'safesearch', count: 'count', offset: 'offset' },
+      fields: {
+        q: 'q',
+        country: 'country',
+        search_lang: 'language',
+        freshness: 'freshness',
+        safesearch: 'safesearch',
+        count: 'count',
+        offset: 'offset',
+      },
     })
     return {
       body: {
@@ -108,7 +172,8 @@ export default defineHandler<Input>({
 /** YYYY-MM-DDtoYYYY-MM-DD: real dates, the first not after the second */
 export function checkRange(range: string, field: string): void {
   const [from, to] = range.split('to') as [string, string]
-  const valid = (d: string) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d)
+  const valid = (d: string) =>
+    !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d)
   if (!valid(from) || !valid(to)) throw new HandlerInputError(field, `${field} holds a date that does not exist`)
   if (from > to) throw new HandlerInputError(field, `${field}: the range starts after it ends`)
 }

@@ -7,7 +7,18 @@ const MAX_RESPONSE_BYTES = 64 * 1024
 const EXCERPT_CHARS = 2_048
 const DEFAULT_SIGNATURE_HEADER = 'X-Signature-256'
 /** Headers the HTTP client sets itself or that would change the connection; the buyer may not set them. */
-const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-connection', 'expect'])
+const RESERVED_HEADERS = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'proxy-connection',
+  'expect',
+])
 
 interface Input {
   url: string
@@ -34,21 +45,63 @@ export default defineHandler<Input>({
     required: ['url'],
     additionalProperties: false,
     properties: {
-      url: { type: 'string', minLength: 1, maxLength: 2048, description: 'The webhook endpoint, an absolute http or https URL on a public host.' },
-      method: { type: 'string', enum: ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'], default: 'POST', description: 'HTTP method (default POST).' },
+      url: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 2048,
+        description: 'The webhook endpoint, an absolute http or https URL on a public host.',
+      },
+      method: {
+        type: 'string',
+        enum: ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'],
+        default: 'POST',
+        description: 'HTTP method (default POST).',
+      },
       headers: {
         type: 'object',
         maxProperties: 20,
         propertyNames: { pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$" },
         additionalProperties: { type: 'string', maxLength: 1024 },
-        description: 'Extra request headers (at most 20; values up to 1024 characters). Host, Content-Length, Connection and other hop-by-hop headers are refused.',
+        description:
+          'Extra request headers (at most 20; values up to 1024 characters). Host, Content-Length, Connection and other hop-by-hop headers are refused.',
       },
-      json: { type: 'object', description: 'A JSON object to send as the body (Content-Type: application/json). Give json or text, not both; at most 64 KB serialised.' },
-      text: { type: 'string', maxLength: MAX_BODY_BYTES, description: 'A text body, sent as is (Content-Type from contentType, default text/plain; charset=utf-8); at most 64 KB.' },
-      contentType: { type: 'string', maxLength: 200, description: 'Content-Type of the body (default application/json for json, text/plain; charset=utf-8 for text).' },
-      secret: { type: 'string', minLength: 1, maxLength: 256, description: 'When given, the request carries an HMAC-SHA256 signature of the exact body bytes keyed with this secret, as "sha256=<hex>" in signatureHeader (the GitHub webhook format).' },
-      signatureHeader: { type: 'string', pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$", default: DEFAULT_SIGNATURE_HEADER, description: `Header that carries the signature (default ${DEFAULT_SIGNATURE_HEADER}, e.g. X-Hub-Signature-256 for GitHub-style receivers).` },
-      timeoutMs: { type: 'integer', minimum: 1000, maximum: 10000, default: 10000, description: 'How long to wait for the answer, 1000-10000 ms (default 10000).' },
+      json: {
+        type: 'object',
+        description:
+          'A JSON object to send as the body (Content-Type: application/json). Give json or text, not both; at most 64 KB serialised.',
+      },
+      text: {
+        type: 'string',
+        maxLength: MAX_BODY_BYTES,
+        description:
+          'A text body, sent as is (Content-Type from contentType, default text/plain; charset=utf-8); at most 64 KB.',
+      },
+      contentType: {
+        type: 'string',
+        maxLength: 200,
+        description:
+          'Content-Type of the body (default application/json for json, text/plain; charset=utf-8 for text).',
+      },
+      secret: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 256,
+        description:
+          'When given, the request carries an HMAC-SHA256 signature of the exact body bytes keyed with this secret, as "sha256=<hex>" in signatureHeader (the GitHub webhook format).',
+      },
+      signatureHeader: {
+        type: 'string',
+        pattern: "^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$",
+        default: DEFAULT_SIGNATURE_HEADER,
+        description: `Header that carries the signature (default ${DEFAULT_SIGNATURE_HEADER}, e.g. X-Hub-Signature-256 for GitHub-style receivers).`,
+      },
+      timeoutMs: {
+        type: 'integer',
+        minimum: 1000,
+        maximum: 10000,
+        default: 10000,
+        description: 'How long to wait for the answer, 1000-10000 ms (default 10000).',
+      },
     },
   },
   output: {
@@ -71,25 +124,47 @@ export default defineHandler<Input>({
   // it acts outside (mail sent, a link created, a request sent): recorded before it runs
   effects: true,
   async run(input, ctx) {
-    if (input.json !== undefined && input.text !== undefined) throw new HandlerInputError('text', 'give json or text as the body, not both')
+    if (input.json !== undefined && input.text !== undefined)
+      throw new HandlerInputError('text', 'give json or text as the body, not both')
     const method = input.method ?? 'POST'
     const signatureHeader = input.signatureHeader ?? DEFAULT_SIGNATURE_HEADER
-    if (method === 'GET' && (input.json !== undefined || input.text !== undefined)) throw new HandlerInputError('method', 'a GET request carries no body; use POST, PUT or PATCH')
+    if (method === 'GET' && (input.json !== undefined || input.text !== undefined))
+      throw new HandlerInputError('method', 'a GET request carries no body; use POST, PUT or PATCH')
     const body = input.json !== undefined ? JSON.stringify(input.json) : input.text
     const bodyBytes = body === undefined ? 0 : Buffer.byteLength(body)
-    if (bodyBytes > MAX_BODY_BYTES) throw new HandlerInputError(input.json !== undefined ? 'json' : 'text', `the body is ${bodyBytes} bytes; at most ${MAX_BODY_BYTES} are sent`, 413)
+    if (bodyBytes > MAX_BODY_BYTES)
+      throw new HandlerInputError(
+        input.json !== undefined ? 'json' : 'text',
+        `the body is ${bodyBytes} bytes; at most ${MAX_BODY_BYTES} are sent`,
+        413,
+      )
 
     const headers: Record<string, string> = {}
     for (const [name, value] of Object.entries(input.headers ?? {})) {
-      if (RESERVED_HEADERS.has(name.toLowerCase())) throw new HandlerInputError(`headers.${name}`, `the ${name} header is set by the HTTP client and cannot be given`)
-      if (/[\r\n\0]/.test(value)) throw new HandlerInputError(`headers.${name}`, 'header values may not contain line breaks')
+      if (RESERVED_HEADERS.has(name.toLowerCase()))
+        throw new HandlerInputError(
+          `headers.${name}`,
+          `the ${name} header is set by the HTTP client and cannot be given`,
+        )
+      if (/[\r\n\0]/.test(value))
+        throw new HandlerInputError(`headers.${name}`, 'header values may not contain line breaks')
       headers[name.toLowerCase()] = value
     }
-    if (body !== undefined) headers['content-type'] = input.contentType ?? headers['content-type'] ?? (input.json !== undefined ? 'application/json' : 'text/plain; charset=utf-8')
+    if (body !== undefined)
+      headers['content-type'] =
+        input.contentType ??
+        headers['content-type'] ??
+        (input.json !== undefined ? 'application/json' : 'text/plain; charset=utf-8')
     let signature: { header: string; format: string; value: string } | null = null
     if (input.secret !== undefined) {
-      const value = `sha256=${createHmac('sha256', input.secret).update(body ?? '').digest('hex')}`
-      signature = { header: signatureHeader, format: 'sha256=<lower-case hex HMAC-SHA256 of the exact request body bytes, keyed with the secret (UTF-8)>', value }
+      const value = `sha256=${createHmac('sha256', input.secret)
+        .update(body ?? '')
+        .digest('hex')}`
+      signature = {
+        header: signatureHeader,
+        format: 'sha256=<lower-case hex HMAC-SHA256 of the exact request body bytes, keyed with the secret (UTF-8)>',
+        value,
+      }
       headers[signatureHeader.toLowerCase()] = value
     }
 
@@ -98,11 +173,28 @@ export default defineHandler<Input>({
     let res
     try {
       // the outbound helper types GET/HEAD/POST; undici passes any method through unchanged
-      res = await fetchPublicUrl(input.url, ctx, { field: 'url', method: method as 'POST', headers, body, maxRedirects: 0, maxBytes: MAX_RESPONSE_BYTES, timeoutMs: input.timeoutMs ?? 10_000 })
+      res = await fetchPublicUrl(input.url, ctx, {
+        field: 'url',
+        method: method as 'POST',
+        headers,
+        body,
+        maxRedirects: 0,
+        maxBytes: MAX_RESPONSE_BYTES,
+        timeoutMs: input.timeoutMs ?? 10_000,
+      })
     } catch (err) {
       if (!(err instanceof HandlerUpstreamError)) throw err
       // the endpoint not answering is the finding a webhook test exists to show
-      return { body: { success: false, request, response: null, redirect: null, error: err.message, timing: { totalMs: Date.now() - started } } }
+      return {
+        body: {
+          success: false,
+          request,
+          response: null,
+          redirect: null,
+          error: err.message,
+          timing: { totalMs: Date.now() - started },
+        },
+      }
     }
     const location = res.headers.location
     const contentType = res.headers['content-type']
@@ -118,7 +210,10 @@ export default defineHandler<Input>({
           bodyBytes: res.body.length,
           truncated: res.truncated,
         },
-        redirect: res.status >= 300 && res.status < 400 ? { status: res.status, location: typeof location === 'string' ? location : null } : null,
+        redirect:
+          res.status >= 300 && res.status < 400
+            ? { status: res.status, location: typeof location === 'string' ? location : null }
+            : null,
         error: null,
         timing: { totalMs: res.elapsedMs },
       },

@@ -15,11 +15,18 @@ t.test('against a local receiver', async (t) => {
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
-      received.push({ method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') })
+      received.push({
+        method: req.method!,
+        url: req.url!,
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      })
       if (req.url === '/fail') return res.writeHead(500, { 'content-type': 'text/plain' }).end('boom')
       if (req.url === '/moved') return res.writeHead(302, { location: '/elsewhere' }).end()
       if (req.url === '/big') return res.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(100_000))
-      res.writeHead(202, { 'content-type': 'application/json', 'x-receiver': 'stand-in' }).end(JSON.stringify({ accepted: true, echo: req.method }))
+      res
+        .writeHead(202, { 'content-type': 'application/json', 'x-receiver': 'stand-in' })
+        .end(JSON.stringify({ accepted: true, echo: req.method }))
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -27,7 +34,13 @@ t.test('against a local receiver', async (t) => {
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 
   t.test('a JSON POST with custom headers', async (t) => {
-    const out = okBody(await runInline(handler, { url: `${base}/hook?x=1`, json: { event: 'order.paid', amount: 12.5 }, headers: { 'X-Event': 'order.paid', Authorization: 'Bearer t0k' } }))
+    const out = okBody(
+      await runInline(handler, {
+        url: `${base}/hook?x=1`,
+        json: { event: 'order.paid', amount: 12.5 },
+        headers: { 'X-Event': 'order.paid', Authorization: 'Bearer t0k' },
+      }),
+    )
     const got = received.at(-1)!
     t.equal(got.method, 'POST')
     t.equal(got.url, '/hook?x=1')
@@ -46,7 +59,15 @@ t.test('against a local receiver', async (t) => {
   })
 
   t.test('HMAC-SHA256 signature of a text body (RFC 4231-style known vector)', async (t) => {
-    const out = okBody(await runInline(handler, { url: `${base}/signed`, method: 'PUT', text: 'The quick brown fox jumps over the lazy dog', secret: 'key', signatureHeader: 'X-Hub-Signature-256' }))
+    const out = okBody(
+      await runInline(handler, {
+        url: `${base}/signed`,
+        method: 'PUT',
+        text: 'The quick brown fox jumps over the lazy dog',
+        secret: 'key',
+        signatureHeader: 'X-Hub-Signature-256',
+      }),
+    )
     const expected = 'sha256=f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8'
     const got = received.at(-1)!
     t.equal(got.method, 'PUT')
@@ -84,15 +105,34 @@ t.test('against a local receiver', async (t) => {
   t.test('the body limit is 64 KB', async (t) => {
     okBody(await runInline(handler, { url: `${base}/ok`, text: 'a'.repeat(65_536) }))
     t.equal(received.at(-1)!.body.length, 65_536)
-    t.match(await runInline(handler, { url: `${base}/ok`, text: 'a'.repeat(65_537) }), { ok: false, status: 400, field: 'text' })
-    t.match(await runInline(handler, { url: `${base}/ok`, json: { a: 'b'.repeat(65_530) } }), { ok: false, status: 413, field: 'json' })
+    t.match(await runInline(handler, { url: `${base}/ok`, text: 'a'.repeat(65_537) }), {
+      ok: false,
+      status: 400,
+      field: 'text',
+    })
+    t.match(await runInline(handler, { url: `${base}/ok`, json: { a: 'b'.repeat(65_530) } }), {
+      ok: false,
+      status: 413,
+      field: 'json',
+    })
   })
 })
 
 t.test('internal targets are refused outside tests', async (t) => {
-  t.match(await runInline(handler, { url: 'http://127.0.0.1:9/hook' }, { allowPrivateNetwork: false }), { ok: false, status: 400, field: 'url' })
-  t.match(await runInline(handler, { url: 'http://localhost/hook' }, { allowPrivateNetwork: false }), { ok: false, status: 400, field: 'url' })
-  t.match(await runInline(handler, { url: 'http://169.254.169.254/latest/meta-data' }, { allowPrivateNetwork: false }), { ok: false, status: 400, field: 'url' })
+  t.match(await runInline(handler, { url: 'http://127.0.0.1:9/hook' }, { allowPrivateNetwork: false }), {
+    ok: false,
+    status: 400,
+    field: 'url',
+  })
+  t.match(await runInline(handler, { url: 'http://localhost/hook' }, { allowPrivateNetwork: false }), {
+    ok: false,
+    status: 400,
+    field: 'url',
+  })
+  t.match(
+    await runInline(handler, { url: 'http://169.254.169.254/latest/meta-data' }, { allowPrivateNetwork: false }),
+    { ok: false, status: 400, field: 'url' },
+  )
 })
 
 t.test('bad input names the field', async (t) => {
@@ -103,9 +143,21 @@ t.test('bad input names the field', async (t) => {
   t.match(await runInline(handler, { url, json: {}, text: 'x' }), { ok: false, status: 400, field: 'text' })
   t.match(await runInline(handler, { url, method: 'GET', json: {} }), { ok: false, status: 400, field: 'method' })
   t.match(await runInline(handler, { url, method: 'TRACE' }), { ok: false, status: 400, field: 'method' })
-  t.match(await runInline(handler, { url, headers: { Host: 'evil.example' } }), { ok: false, status: 400, field: 'headers.Host' })
-  t.match(await runInline(handler, { url, headers: { 'Bad Header': 'x' } }), { ok: false, status: 400, field: /headers/ })
-  t.match(await runInline(handler, { url, headers: { 'X-A': 'line\r\nInjected: 1' } }), { ok: false, status: 400, field: 'headers.X-A' })
+  t.match(await runInline(handler, { url, headers: { Host: 'evil.example' } }), {
+    ok: false,
+    status: 400,
+    field: 'headers.Host',
+  })
+  t.match(await runInline(handler, { url, headers: { 'Bad Header': 'x' } }), {
+    ok: false,
+    status: 400,
+    field: /headers/,
+  })
+  t.match(await runInline(handler, { url, headers: { 'X-A': 'line\r\nInjected: 1' } }), {
+    ok: false,
+    status: 400,
+    field: 'headers.X-A',
+  })
   t.match(await runInline(handler, { url, timeoutMs: 60_000 }), { ok: false, status: 400, field: 'timeoutMs' })
   t.match(await runInline(handler, { url, secret: '' }), { ok: false, status: 400, field: 'secret' })
 })

@@ -19,10 +19,33 @@ export default defineHandler<Input>({
     additionalProperties: false,
     required: ['text'],
     properties: {
-      text: { type: 'string', maxLength: MAX_TEXT, description: `Text to analyse, at most ${MAX_TEXT} characters. Word and sentence boundaries follow Unicode (Intl.Segmenter), except that common English abbreviations (Dr. Smith, e.g., No. 5, Jan. 5) do not end a sentence; syllables and readability assume English.` },
-      readingWpm: { type: 'integer', minimum: 50, maximum: 1000, default: 238, description: 'Silent reading speed, words per minute (238 is the adult average for non-fiction, Brysbaert 2019).' },
-      speakingWpm: { type: 'integer', minimum: 50, maximum: 400, default: 150, description: 'Speaking speed, words per minute.' },
-      topWords: { type: 'integer', minimum: 0, maximum: 50, default: 10, description: 'How many most frequent words (case-folded) to list.' },
+      text: {
+        type: 'string',
+        maxLength: MAX_TEXT,
+        description: `Text to analyse, at most ${MAX_TEXT} characters. Word and sentence boundaries follow Unicode (Intl.Segmenter), except that common English abbreviations (Dr. Smith, e.g., No. 5, Jan. 5) do not end a sentence; syllables and readability assume English.`,
+      },
+      readingWpm: {
+        type: 'integer',
+        minimum: 50,
+        maximum: 1000,
+        default: 238,
+        description:
+          'Silent reading speed, words per minute (238 is the adult average for non-fiction, Brysbaert 2019).',
+      },
+      speakingWpm: {
+        type: 'integer',
+        minimum: 50,
+        maximum: 400,
+        default: 150,
+        description: 'Speaking speed, words per minute.',
+      },
+      topWords: {
+        type: 'integer',
+        minimum: 0,
+        maximum: 50,
+        default: 10,
+        description: 'How many most frequent words (case-folded) to list.',
+      },
     },
   },
   output: {
@@ -30,7 +53,12 @@ export default defineHandler<Input>({
     description:
       '{ characters, charactersNoSpaces, words, uniqueWords, sentences, paragraphs, lines, syllables, averageWordLength, averageWordsPerSentence, readingTimeSeconds, speakingTimeSeconds, fleschReadingEase, fleschKincaidGrade, topWords: [{ word, count }] }',
   },
-  example: { text: 'The cat sat on the mat. It was happy!\n\nThen it slept.', readingWpm: 238, speakingWpm: 150, topWords: 3 },
+  example: {
+    text: 'The cat sat on the mat. It was happy!\n\nThen it slept.',
+    readingWpm: 238,
+    speakingWpm: 150,
+    topWords: 3,
+  },
   async run(input) {
     const { syllable } = await import('syllable')
     const text = input.text
@@ -76,8 +104,10 @@ export default defineHandler<Input>({
         readingTimeSeconds: Math.round((words.length / input.readingWpm) * 60),
         speakingTimeSeconds: Math.round((words.length / input.speakingWpm) * 60),
         // Flesch (1948) and Kincaid et al. (1975); undefined without words or sentences.
-        fleschReadingEase: words.length && sentences ? round(206.835 - 1.015 * wordsPerSentence - 84.6 * syllablesPerWord) : null,
-        fleschKincaidGrade: words.length && sentences ? round(0.39 * wordsPerSentence + 11.8 * syllablesPerWord - 15.59) : null,
+        fleschReadingEase:
+          words.length && sentences ? round(206.835 - 1.015 * wordsPerSentence - 84.6 * syllablesPerWord) : null,
+        fleschKincaidGrade:
+          words.length && sentences ? round(0.39 * wordsPerSentence + 11.8 * syllablesPerWord - 15.59) : null,
         topWords,
       },
     }

@@ -6,16 +6,60 @@
  */
 
 /** come before a name: joined when the next segment starts with a capital letter */
-const BEFORE_NAME = ['Mr', 'Mrs', 'Ms', 'Mx', 'Dr', 'Prof', 'Rev', 'Hon', 'Gen', 'Col', 'Capt', 'Lt', 'Sgt', 'Gov', 'Sen', 'Rep', 'Pres', 'Fr', 'St', 'Mt']
+const BEFORE_NAME = [
+  'Mr',
+  'Mrs',
+  'Ms',
+  'Mx',
+  'Dr',
+  'Prof',
+  'Rev',
+  'Hon',
+  'Gen',
+  'Col',
+  'Capt',
+  'Lt',
+  'Sgt',
+  'Gov',
+  'Sen',
+  'Rep',
+  'Pres',
+  'Fr',
+  'St',
+  'Mt',
+]
 /** come before a number: joined when the next segment starts with a digit; written capitalised (lower-case "no." is the word) */
-const BEFORE_NUMBER = ['No', 'Nos', 'Fig', 'Figs', 'Vol', 'Vols', 'Ch', 'Sec', 'Art', 'Jan', 'Feb', 'Mar', 'Apr', 'Jun', 'Jul', 'Aug', 'Sep', 'Sept', 'Oct', 'Nov', 'Dec']
+const BEFORE_NUMBER = [
+  'No',
+  'Nos',
+  'Fig',
+  'Figs',
+  'Vol',
+  'Vols',
+  'Ch',
+  'Sec',
+  'Art',
+  'Jan',
+  'Feb',
+  'Mar',
+  'Apr',
+  'Jun',
+  'Jul',
+  'Aug',
+  'Sep',
+  'Sept',
+  'Oct',
+  'Nov',
+  'Dec',
+]
 /** Latin and comparison abbreviations, followed by anything */
 const BEFORE_ANY = ['e.g', 'i.e', 'cf', 'viz', 'vs', 'approx', 'ca']
 
 type Expects = 'name' | 'number' | 'any'
 
 const escape = (s: string) => s.replace(/\./g, '\\.')
-const ending = (words: string[], flags: string) => new RegExp(`(?<![\\p{L}\\p{N}.])(?:${words.map(escape).join('|')})\\.\\s*$`, flags)
+const ending = (words: string[], flags: string) =>
+  new RegExp(`(?<![\\p{L}\\p{N}.])(?:${words.map(escape).join('|')})\\.\\s*$`, flags)
 const ENDINGS: Array<[RegExp, Expects]> = [
   [ending(BEFORE_NAME, 'iu'), 'name'],
   [ending([...BEFORE_NUMBER, ...BEFORE_NUMBER.map((w) => w.toUpperCase())], 'u'), 'number'],

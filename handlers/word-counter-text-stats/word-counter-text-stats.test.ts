@@ -7,8 +7,21 @@ type Out = Record<string, number | null> & { topWords: { word: string; count: nu
 
 t.test('example', async (t) => {
   const out = okBody<Out>(await runInline(handler, { ...handler.example }))
-  t.match(out, { words: 12, uniqueWords: 10, sentences: 3, paragraphs: 2, lines: 3, syllables: 13, characters: 53, charactersNoSpaces: 41 })
-  t.same(out.topWords, [{ word: 'it', count: 2 }, { word: 'the', count: 2 }, { word: 'cat', count: 1 }])
+  t.match(out, {
+    words: 12,
+    uniqueWords: 10,
+    sentences: 3,
+    paragraphs: 2,
+    lines: 3,
+    syllables: 13,
+    characters: 53,
+    charactersNoSpaces: 41,
+  })
+  t.same(out.topWords, [
+    { word: 'it', count: 2 },
+    { word: 'the', count: 2 },
+    { word: 'cat', count: 1 },
+  ])
 })
 
 t.test('Flesch scores by hand: "The cat sat on the mat."', async (t) => {
@@ -20,7 +33,11 @@ t.test('Flesch scores by hand: "The cat sat on the mat."', async (t) => {
 })
 
 t.test('harder text scores lower and higher grade', async (t) => {
-  const out = okBody<Out>(await runInline(handler, { text: 'Notwithstanding considerable institutional opposition, the interdisciplinary committee unanimously recommended comprehensive organizational restructuring.' }))
+  const out = okBody<Out>(
+    await runInline(handler, {
+      text: 'Notwithstanding considerable institutional opposition, the interdisciplinary committee unanimously recommended comprehensive organizational restructuring.',
+    }),
+  )
   t.ok(out.fleschReadingEase! < 0)
   t.ok(out.fleschKincaidGrade! > 20)
 })
@@ -39,12 +56,28 @@ t.test('Unicode words, contractions, numbers', async (t) => {
 
 t.test('empty text', async (t) => {
   const out = okBody<Out>(await runInline(handler, { text: '' }))
-  t.match(out, { words: 0, characters: 0, sentences: 0, paragraphs: 0, lines: 0, syllables: 0, fleschReadingEase: null, fleschKincaidGrade: null })
+  t.match(out, {
+    words: 0,
+    characters: 0,
+    sentences: 0,
+    paragraphs: 0,
+    lines: 0,
+    syllables: 0,
+    fleschReadingEase: null,
+    fleschKincaidGrade: null,
+  })
   t.same(out.topWords, [])
 })
 
 t.test('windowed segmentation counts like one pass over the whole text', async (t) => {
-  const pieces = ['Mr. Smith went to Washington.', 'It cost $3.50, he said!', '"Really?" she asked.', 'e.g. this; or that…', '日本語の文です。', 'Tabs\tand\nnew lines\n\n']
+  const pieces = [
+    'Mr. Smith went to Washington.',
+    'It cost $3.50, he said!',
+    '"Really?" she asked.',
+    'e.g. this; or that…',
+    '日本語の文です。',
+    'Tabs\tand\nnew lines\n\n',
+  ]
   let text = ''
   for (let i = 0; text.length < 30_000; i++) text += pieces[(i * 7) % pieces.length] + (i % 5 ? ' ' : '\n\n')
   let words = 0
@@ -56,7 +89,9 @@ t.test('windowed segmentation counts like one pass over the whole text', async (
 })
 
 t.test('GET query strings are coerced', async (t) => {
-  const out = okBody<Out>(await runInline(handler, { text: 'a b a', topWords: '1', readingWpm: '60' }, { from: 'query' }))
+  const out = okBody<Out>(
+    await runInline(handler, { text: 'a b a', topWords: '1', readingWpm: '60' }, { from: 'query' }),
+  )
   t.same(out.topWords, [{ word: 'a', count: 2 }])
   t.equal(out.readingTimeSeconds, 3)
 })
@@ -64,7 +99,11 @@ t.test('GET query strings are coerced', async (t) => {
 t.test('invalid input names the field', async (t) => {
   t.match(await runInline(handler, {}), { ok: false, status: 400, field: 'text' })
   t.match(await runInline(handler, { text: 'x', readingWpm: 10 }), { ok: false, status: 400, field: 'readingWpm' })
-  t.match(await runInline(handler, { text: 'x', topWords: 'many' }, { from: 'query' }), { ok: false, status: 400, field: 'topWords' })
+  t.match(await runInline(handler, { text: 'x', topWords: 'many' }, { from: 'query' }), {
+    ok: false,
+    status: 400,
+    field: 'topWords',
+  })
 })
 
 t.test('documented limit: 500,000 characters, and the limit itself runs in time', async (t) => {
@@ -73,7 +112,11 @@ t.test('documented limit: 500,000 characters, and the limit itself runs in time'
   const out = okBody<Out>(await runInline(handler, { text: 'Hi there. '.repeat(50_000) }))
   t.equal(out.sentences, 50_000)
   t.ok(Date.now() - start < 8_000, `took ${Date.now() - start} ms`)
-  t.equal(okBody<Out>(await runInline(handler, { text: 'x'.repeat(500_000) })).syllables, 1, 'one huge token does not stall the syllable counter')
+  t.equal(
+    okBody<Out>(await runInline(handler, { text: 'x'.repeat(500_000) })).syllables,
+    1,
+    'one huge token does not stall the syllable counter',
+  )
 })
 
 // Issue #22: "Dr." was counted as the end of a sentence (Intl.Segmenter has no abbreviation list)

@@ -72,7 +72,8 @@ export function innerSignature(signature: Hex): Hex {
 }
 
 /** Whether the wrapper can deploy its wallet (a non-zero factory and some calldata). */
-export const canDeploy = (parts: Erc6492Parts): boolean => parts.factory.toLowerCase() !== zeroAddress && parts.factoryData !== '0x'
+export const canDeploy = (parts: Erc6492Parts): boolean =>
+  parts.factory.toLowerCase() !== zeroAddress && parts.factoryData !== '0x'
 
 /**
  * - `valid` / `invalid`: the wallet's answer;
@@ -107,9 +108,19 @@ export async function checkContractSignature(
   return askUndeployedWallet(client, wallet, hash, parts)
 }
 
-async function askWallet(client: PublicClient, wallet: Address, hash: Hex, signature: Hex): Promise<ContractSignatureCheck> {
+async function askWallet(
+  client: PublicClient,
+  wallet: Address,
+  hash: Hex,
+  signature: Hex,
+): Promise<ContractSignatureCheck> {
   try {
-    const magic = await client.readContract({ address: wallet, abi: erc1271Abi, functionName: 'isValidSignature', args: [hash, signature] })
+    const magic = await client.readContract({
+      address: wallet,
+      abi: erc1271Abi,
+      functionName: 'isValidSignature',
+      args: [hash, signature],
+    })
     return magic.toLowerCase() === ERC1271_MAGIC ? 'valid' : 'invalid'
   } catch (err) {
     if (saysNo(err)) return 'invalid'
@@ -118,7 +129,12 @@ async function askWallet(client: PublicClient, wallet: Address, hash: Hex, signa
 }
 
 /** One eth_call: Multicall3 runs the factory call, then asks the freshly deployed wallet. */
-async function askUndeployedWallet(client: PublicClient, wallet: Address, hash: Hex, parts: Erc6492Parts): Promise<ContractSignatureCheck> {
+async function askUndeployedWallet(
+  client: PublicClient,
+  wallet: Address,
+  hash: Hex,
+  parts: Erc6492Parts,
+): Promise<ContractSignatureCheck> {
   const ask = encodeFunctionData({ abi: erc1271Abi, functionName: 'isValidSignature', args: [hash, parts.signature] })
   const data = encodeFunctionData({
     abi: multicall3Abi,

@@ -161,7 +161,12 @@ export async function setupDevnetContracts(rpcUrl: string): Promise<{ chainId: n
     [accounts.demoPayer.address, DEMO_PAYER_USDC],
     [accounts.faucet.address, FAUCET_USDC],
   ] as const) {
-    const have = await pub.readContract({ address: DEVNET_USDC_ADDRESS, abi: testUsdcAbi, functionName: 'balanceOf', args: [who] })
+    const have = await pub.readContract({
+      address: DEVNET_USDC_ADDRESS,
+      abi: testUsdcAbi,
+      functionName: 'balanceOf',
+      args: [who],
+    })
     if (have < target) await mintUsdc(rpcUrl, who, target - have)
   }
   return { chainId, accounts }
@@ -392,13 +397,18 @@ export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet
     await setupDevnetContracts(rpcUrl)
   } catch (e) {
     await stop()
-    const detail = [err.text() && `anvil stderr:\n${err.text()}`, out.text() && `anvil stdout (last lines):\n${out.text()}`]
+    const detail = [
+      err.text() && `anvil stderr:\n${err.text()}`,
+      out.text() && `anvil stdout (last lines):\n${out.text()}`,
+    ]
       .filter(Boolean)
       .join('\n')
     throw new Error(`startDevnet failed: ${(e as Error).message}${detail ? `\n${detail}` : ''}`, { cause: e })
   }
 
-  opts.logger?.info(`devnet: anvil on ${rpcUrl}, chain ${chainId}, USDC at ${DEVNET_USDC_ADDRESS}, deferred escrow at ${DEVNET_DEFERRED_ESCROW_ADDRESS}`)
+  opts.logger?.info(
+    `devnet: anvil on ${rpcUrl}, chain ${chainId}, USDC at ${DEVNET_USDC_ADDRESS}, deferred escrow at ${DEVNET_DEFERRED_ESCROW_ADDRESS}`,
+  )
   return {
     rpcUrl,
     chainId,

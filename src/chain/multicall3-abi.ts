@@ -81,7 +81,13 @@ export const multicall3Abi = [
       },
     ],
   },
-  { type: 'function', name: 'getBlockNumber', stateMutability: 'view', inputs: [], outputs: [{ name: 'blockNumber', type: 'uint256' }] },
+  {
+    type: 'function',
+    name: 'getBlockNumber',
+    stateMutability: 'view',
+    inputs: [],
+    outputs: [{ name: 'blockNumber', type: 'uint256' }],
+  },
   {
     type: 'function',
     name: 'getCurrentBlockTimestamp',

@@ -13,6 +13,7 @@ export interface RecoverBatch {
 
 export default function recoverBatch(batch: RecoverBatch): RecoveredSigner[] {
   const out: RecoveredSigner[] = new Array(batch.signatures.length)
-  for (let i = 0; i < out.length; i++) out[i] = recoverAuthorizer(batch.digests.subarray(i * 32, i * 32 + 32), batch.signatures[i]!)
+  for (let i = 0; i < out.length; i++)
+    out[i] = recoverAuthorizer(batch.digests.subarray(i * 32, i * 32 + 32), batch.signatures[i]!)
   return out
 }

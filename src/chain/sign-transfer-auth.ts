@@ -7,9 +7,16 @@
  */
 import { randomBytes } from 'node:crypto'
 import { createRequire } from 'node:module'
-import { makeDomainSeparator, transferAuthDigest, type TransferAuthDomain, type TransferAuthMessage } from './transfer-auth-digest.js'
+import {
+  makeDomainSeparator,
+  transferAuthDigest,
+  type TransferAuthDomain,
+  type TransferAuthMessage,
+} from './transfer-auth-digest.js'
 
-const secp = createRequire(import.meta.url)('secp256k1') as { ecdsaSign(msg: Uint8Array, key: Uint8Array): { signature: Uint8Array; recid: number } }
+const secp = createRequire(import.meta.url)('secp256k1') as {
+  ecdsaSign(msg: Uint8Array, key: Uint8Array): { signature: Uint8Array; recid: number }
+}
 const domains = new Map<string, Uint8Array>()
 
 /** The domain separator, computed once per (name, version, chain, token). */
@@ -30,7 +37,11 @@ export function domainSeparatorFor(domain: TransferAuthDomain): Uint8Array {
  * @example
  *   const sig = signTransferAuth(keyBytes, { name: 'USDC', version: '2', chainId, verifyingContract: usdc }, message)
  */
-export function signTransferAuth(privateKey: Uint8Array, domain: TransferAuthDomain, message: TransferAuthMessage): `0x${string}` {
+export function signTransferAuth(
+  privateKey: Uint8Array,
+  domain: TransferAuthDomain,
+  message: TransferAuthMessage,
+): `0x${string}` {
   const { signature, recid } = secp.ecdsaSign(transferAuthDigest(domainSeparatorFor(domain), message), privateKey)
   return `0x${Buffer.from(signature.buffer, signature.byteOffset, 64).toString('hex')}${(27 + recid).toString(16)}`
 }

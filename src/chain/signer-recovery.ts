@@ -45,7 +45,11 @@ const BUSY_OFF = 0.5
  *   const recovery = createSignerRecovery({ threads: 1 })
  *   const signer = await recovery.recover(transferAuthDigest(ds, auth), payload.signature)
  */
-export function createSignerRecovery(opts: { threads: number; offload?: OffloadMode; /** tests only: another worker module */ workerFile?: string }): SignerRecovery {
+export function createSignerRecovery(opts: {
+  threads: number
+  offload?: OffloadMode
+  /** tests only: another worker module */ workerFile?: string
+}): SignerRecovery {
   const stats = { batches: 0, recoveredInWorker: 0, recoveredInline: 0, recoveredAfterFailure: 0 }
   const here = (digest: Uint8Array, signature: string) => {
     stats.recoveredInline++
@@ -90,7 +94,10 @@ export function createSignerRecovery(opts: { threads: number; offload?: OffloadM
       for (let i = 0; i < items.length; i++) digests.set(items[i]!.digest, i * 32)
       stats.batches++
       try {
-        const out = (await pool.run({ digests, signatures: items.map((i) => i.signature) } satisfies RecoverBatch)) as RecoveredSigner[]
+        const out = (await pool.run({
+          digests,
+          signatures: items.map((i) => i.signature),
+        } satisfies RecoverBatch)) as RecoveredSigner[]
         if (Array.isArray(out) && out.length === items.length) {
           stats.recoveredInWorker += out.length
           return out
@@ -106,7 +113,8 @@ export function createSignerRecovery(opts: { threads: number; offload?: OffloadM
     threads: opts.threads,
     stats,
     recover(digest, signature) {
-      if (!offload || typeof signature !== 'string' || signature.length !== EOA_SIGNATURE_LENGTH) return here(digest, signature)
+      if (!offload || typeof signature !== 'string' || signature.length !== EOA_SIGNATURE_LENGTH)
+        return here(digest, signature)
       return batches.add({ digest, signature }).catch(() => recoverAuthorizer(digest, signature))
     },
     close: () => {

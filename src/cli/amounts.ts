@@ -9,9 +9,11 @@ import { UsageError } from './errors.js'
  */
 export function parseDecimal(text: string, decimals: number, what: string, unit: string): bigint {
   const m = /^(\d*)(?:\.(\d*))?$/.exec(text.trim())
-  if (!m || (m[1] === '' && !m[2])) throw new UsageError(`${what}: expected an amount of ${unit} such as 0.5, got "${text}"`)
+  if (!m || (m[1] === '' && !m[2]))
+    throw new UsageError(`${what}: expected an amount of ${unit} such as 0.5, got "${text}"`)
   const frac = m[2] ?? ''
-  if (frac.length > decimals) throw new UsageError(`${what}: ${unit} has ${decimals} decimals, "${text}" has ${frac.length}`)
+  if (frac.length > decimals)
+    throw new UsageError(`${what}: ${unit} has ${decimals} decimals, "${text}" has ${frac.length}`)
   return BigInt(m[1] || '0') * 10n ** BigInt(decimals) + BigInt(frac.padEnd(decimals, '0') || '0')
 }
 

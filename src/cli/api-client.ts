@@ -7,7 +7,8 @@ import { ApiError, UnreachableError, UsageError, type Credential } from './error
 import type { Io } from './io.js'
 import type { Settings } from './settings.js'
 
-export const NO_AGENT_KEY = 'no agent key: run tollgate setup, or set TOLLGATE_AGENT_KEY (or "agent_key" in the context, ~/.config/tollgate/config.json)'
+export const NO_AGENT_KEY =
+  'no agent key: run tollgate setup, or set TOLLGATE_AGENT_KEY (or "agent_key" in the context, ~/.config/tollgate/config.json)'
 export const NO_API_KEY = 'no API key: run tollgate login, or set TOLLGATE_API_KEY'
 
 export interface RequestOptions {
@@ -27,9 +28,18 @@ export interface Api {
   anonymous<T = any>(method: string, path: string, opts?: RequestOptions): Promise<T>
 }
 
-export function createApi(io: Io, s: Pick<Settings, 'apiUrl' | 'apiUrlSource' | 'apiKey' | 'apiKeySource' | 'agentKey' | 'agentKeySource'>): Api {
+export function createApi(
+  io: Io,
+  s: Pick<Settings, 'apiUrl' | 'apiUrlSource' | 'apiKey' | 'apiKeySource' | 'agentKey' | 'agentKeySource'>,
+): Api {
   const f = namingFetch(io.fetch ?? fetch, s.apiUrl, s.apiUrlSource)
-  const call = async (credential: Credential, bearer: string | undefined, method: string, path: string, o: RequestOptions = {}) => {
+  const call = async (
+    credential: Credential,
+    bearer: string | undefined,
+    method: string,
+    path: string,
+    o: RequestOptions = {},
+  ) => {
     const url = new URL(`${s.apiUrl}${path}`)
     for (const [k, v] of Object.entries(o.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v))
     const headers: Record<string, string> = { accept: 'application/json', ...o.headers }
@@ -44,11 +54,30 @@ export function createApi(io: Io, s: Pick<Settings, 'apiUrl' | 'apiUrlSource' | 
       body = undefined
     }
     if (!res.ok) {
-      const { statusCode: _s, error: _e, code, message, ...details } = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>
+      const {
+        statusCode: _s,
+        error: _e,
+        code,
+        message,
+        ...details
+      } = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>
       if (res.status === 429 && res.headers.get('retry-after')) details.retry_after = res.headers.get('retry-after')
-      throw new ApiError(res.status, typeof code === 'string' ? code : 'http_error', typeof message === 'string' ? message : `${res.status} ${res.statusText}${text && body === undefined ? `: ${text.slice(0, 200)}` : ''}`, details, credential, `${method} ${path}`, credential === 'agent_key' ? s.agentKeySource : s.apiKeySource)
+      throw new ApiError(
+        res.status,
+        typeof code === 'string' ? code : 'http_error',
+        typeof message === 'string'
+          ? message
+          : `${res.status} ${res.statusText}${text && body === undefined ? `: ${text.slice(0, 200)}` : ''}`,
+        details,
+        credential,
+        `${method} ${path}`,
+        credential === 'agent_key' ? s.agentKeySource : s.apiKeySource,
+      )
     }
-    if (body === undefined && text !== '') throw new UsageError(`${s.apiUrl} answered ${method} ${path} with something other than JSON: is it the Tollgate API? (${s.apiUrlSource})`)
+    if (body === undefined && text !== '')
+      throw new UsageError(
+        `${s.apiUrl} answered ${method} ${path} with something other than JSON: is it the Tollgate API? (${s.apiUrlSource})`,
+      )
     return body
   }
   return {
@@ -80,7 +109,10 @@ export function namingFetch(f: FetchLike, apiUrl: string, apiUrlSource = 'TOLLGA
       const url = new URL(input instanceof Request ? input.url : input)
       const why = typeof cause.code === 'string' ? cause.code : String(cause.message)
       if (url.href.startsWith(`${apiUrl}/`)) {
-        const where = apiUrlSource === 'TOLLGATE_API_URL' || apiUrlSource.startsWith('the default') ? 'Set TOLLGATE_API_URL or "api_url" in ~/.config/tollgate/config.json' : `It comes from ${apiUrlSource}; TOLLGATE_API_URL overrides it`
+        const where =
+          apiUrlSource === 'TOLLGATE_API_URL' || apiUrlSource.startsWith('the default')
+            ? 'Set TOLLGATE_API_URL or "api_url" in ~/.config/tollgate/config.json'
+            : `It comes from ${apiUrlSource}; TOLLGATE_API_URL overrides it`
         throw new UnreachableError(`cannot reach the Tollgate API at ${apiUrl} (${why}): is it running? ${where}`)
       }
       throw new UnreachableError(`cannot reach ${url.origin} (${why})`)

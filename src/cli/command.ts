@@ -18,7 +18,10 @@ export interface Command {
   api(): Api
 }
 
-export function createCommand(io: Io, opts: { json: boolean; contextFlag: string | undefined; errorStream?: 'stdout' | 'stderr' }): Command {
+export function createCommand(
+  io: Io,
+  opts: { json: boolean; contextFlag: string | undefined; errorStream?: 'stdout' | 'stderr' },
+): Command {
   let settings: Settings | undefined
   let api: Api | undefined
   const cmd: Command = {
@@ -33,15 +36,27 @@ export function createCommand(io: Io, opts: { json: boolean; contextFlag: string
 
 type Options = NonNullable<ParseArgsConfig['options']>
 type Common = { json: { type: 'boolean' }; help: { type: 'boolean'; short: 'h' } }
-type Parsed<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: boolean; strict: true; options: Common & O }>>
+type Parsed<O extends Options> = ReturnType<
+  typeof parseArgs<{ args: string[]; allowPositionals: boolean; strict: true; options: Common & O }>
+>
 
 /**
  * parseArgs with the options every command has (`--json`, `-h/--help`; a command's own `--json`,
  * fetch's request body, wins); an unknown option or a missing value is a UsageError followed by `usage`.
  */
-export function parseOptions<O extends Options>(args: string[], options: O, usage: string, opts: { positionals?: boolean } = {}): Parsed<O> {
+export function parseOptions<O extends Options>(
+  args: string[],
+  options: O,
+  usage: string,
+  opts: { positionals?: boolean } = {},
+): Parsed<O> {
   try {
-    return parseArgs({ args, allowPositionals: opts.positionals ?? false, strict: true, options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, ...options } as Common & O })
+    return parseArgs({
+      args,
+      allowPositionals: opts.positionals ?? false,
+      strict: true,
+      options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, ...options } as Common & O,
+    })
   } catch (err) {
     throw new UsageError(`${(err as Error).message}\n\n${usage}`)
   }

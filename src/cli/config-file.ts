@@ -68,10 +68,12 @@ export function readConfigFile(io: Io): ConfigFile {
     const ctx = pickContext(o)
     return Object.keys(ctx).length ? { current: LEGACY_CONTEXT, contexts: { [LEGACY_CONTEXT]: ctx } } : { contexts: {} }
   }
-  if (typeof o.contexts !== 'object' || o.contexts === null || Array.isArray(o.contexts)) throw new UsageError(`"contexts" in ${p} is not an object`)
+  if (typeof o.contexts !== 'object' || o.contexts === null || Array.isArray(o.contexts))
+    throw new UsageError(`"contexts" in ${p} is not an object`)
   const contexts: Record<string, Context> = {}
   for (const [name, c] of Object.entries(o.contexts as Record<string, unknown>)) {
-    if (typeof c !== 'object' || c === null || Array.isArray(c)) throw new UsageError(`context "${name}" in ${p} is not an object`)
+    if (typeof c !== 'object' || c === null || Array.isArray(c))
+      throw new UsageError(`context "${name}" in ${p} is not an object`)
     contexts[name] = pickContext(c as Record<string, unknown>)
   }
   return { current: typeof o.current === 'string' ? o.current : undefined, contexts }
@@ -94,7 +96,10 @@ export function writeConfigFile(io: Io, file: ConfigFile): string {
   const p = configPath(io)
   mkdirSync(path.dirname(p), { recursive: true, mode: 0o700 })
   const tmp = `${p}.${process.pid}.tmp`
-  const ordered: ConfigFile = { ...(file.current !== undefined ? { current: file.current } : {}), contexts: file.contexts }
+  const ordered: ConfigFile = {
+    ...(file.current !== undefined ? { current: file.current } : {}),
+    contexts: file.contexts,
+  }
   writeFileSync(tmp, JSON.stringify(ordered, null, 2) + '\n', { mode: 0o600 })
   chmodSync(tmp, 0o600) // the umask may have taken bits away, never added: this makes it exact
   renameSync(tmp, p)

@@ -9,9 +9,13 @@ import type { Deployment } from './config-file.js'
 import { UsageError } from './errors.js'
 
 export async function probeDeployment(f: FetchLike, apiUrl: string): Promise<Deployment> {
-  const res = await f(`${apiUrl}/v1/session`, { headers: { authorization: 'Bearer sk_test_', accept: 'application/json' } })
+  const res = await f(`${apiUrl}/v1/session`, {
+    headers: { authorization: 'Bearer sk_test_', accept: 'application/json' },
+  })
   const body = (await res.json().catch(() => undefined)) as { code?: unknown; message?: unknown } | undefined
   if (res.status === 401 && body?.code === 'wrong_deployment_key') return 'production'
   if (res.status === 401 && body?.code === 'invalid_api_key') return 'sandbox'
-  throw new UsageError(`${apiUrl} does not answer as a Tollgate API (GET /v1/session: HTTP ${res.status}${typeof body?.code === 'string' ? ` ${body.code}` : ''}): check the address`)
+  throw new UsageError(
+    `${apiUrl} does not answer as a Tollgate API (GET /v1/session: HTTP ${res.status}${typeof body?.code === 'string' ? ` ${body.code}` : ''}): check the address`,
+  )
 }

@@ -53,7 +53,10 @@ export class CliError extends Error {
   readonly details?: Record<string, unknown>
   /** the human rendering, when it is more than `error: <message>` */
   readonly human?: string
-  constructor(message: string, opts: { exit?: ExitCode; code?: string; toFix?: string; details?: Record<string, unknown>; human?: string } = {}) {
+  constructor(
+    message: string,
+    opts: { exit?: ExitCode; code?: string; toFix?: string; details?: Record<string, unknown>; human?: string } = {},
+  ) {
     super(message)
     this.name = 'CliError'
     this.exit = opts.exit ?? EXIT.error

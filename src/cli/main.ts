@@ -102,7 +102,11 @@ export async function runCli(argv: string[], io: Io = processIo()): Promise<numb
   const [name, ...args] = rest
   // fetch's stdout is the response body, mcp's the protocol: their --json errors (and fetch's receipt) go to stderr
   const stdoutTaken = name === 'fetch' || name === 'mcp'
-  const cmd = createCommand(io, { json: json || (name !== 'fetch' && args.includes('--json')), contextFlag, errorStream: stdoutTaken ? 'stderr' : 'stdout' })
+  const cmd = createCommand(io, {
+    json: json || (name !== 'fetch' && args.includes('--json')),
+    contextFlag,
+    errorStream: stdoutTaken ? 'stderr' : 'stdout',
+  })
   try {
     if (problem) return cmd.out.error(problem)
     if (name === undefined) {
@@ -119,7 +123,9 @@ export async function runCli(argv: string[], io: Io = processIo()): Promise<numb
       io.stderr(`unknown command "${name}"\n\n${HELP}`)
       return EXIT.usage
     }
-    return await (await load())(args, cmd)
+    return await (
+      await load()
+    )(args, cmd)
   } catch (err) {
     return cmd.out.error(err)
   }
@@ -129,7 +135,12 @@ export async function runCli(argv: string[], io: Io = processIo()): Promise<numb
  * The global options: `--json` before the command, and `--context NAME` (or `--context=NAME`)
  * anywhere before a `--`. A command's own `--json` is its business (fetch's is a request body).
  */
-function globalOptions(argv: string[]): { json: boolean; contextFlag: string | undefined; rest: string[]; problem?: Error } {
+function globalOptions(argv: string[]): {
+  json: boolean
+  contextFlag: string | undefined
+  rest: string[]
+  problem?: Error
+} {
   const rest: string[] = []
   let json = false
   let contextFlag: string | undefined
@@ -143,7 +154,8 @@ function globalOptions(argv: string[]): { json: boolean; contextFlag: string | u
     }
     if (a === '--context' || a.startsWith('--context=')) {
       const value = a === '--context' ? argv[++i] : a.slice('--context='.length)
-      if (!value || value.startsWith('-')) problem ??= new UsageError('--context needs a name (tollgate config list shows them)')
+      if (!value || value.startsWith('-'))
+        problem ??= new UsageError('--context needs a name (tollgate config list shows them)')
       else contextFlag = value
       continue
     }
@@ -159,7 +171,9 @@ function globalOptions(argv: string[]): { json: boolean; contextFlag: string | u
 
 function isMain(): boolean {
   try {
-    return process.argv[1] !== undefined && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url))
+    return (
+      process.argv[1] !== undefined && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url))
+    )
   } catch {
     return false
   }

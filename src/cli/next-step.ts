@@ -4,7 +4,12 @@
  */
 import type { Credential } from './errors.js'
 
-export function nextStep(code: string, credential: Credential, source: string, details: Record<string, unknown> = {}): string | undefined {
+export function nextStep(
+  code: string,
+  credential: Credential,
+  source: string,
+  details: Record<string, unknown> = {},
+): string | undefined {
   const key = credential === 'agent_key' ? 'agent key' : 'API key'
   switch (code) {
     case 'invalid_api_key':
@@ -12,7 +17,9 @@ export function nextStep(code: string, credential: Credential, source: string, d
         ? `check the agent key in ${source} (a revoked key stays refused; tollgate setup or tollgate keys create makes a new one)`
         : `check the API key in ${source} (a revoked key stays refused; tollgate login makes a new one)`
     case 'missing_api_key':
-      return credential === 'agent_key' ? 'run tollgate setup, or set TOLLGATE_AGENT_KEY' : 'run tollgate login, or set TOLLGATE_API_KEY'
+      return credential === 'agent_key'
+        ? 'run tollgate setup, or set TOLLGATE_AGENT_KEY'
+        : 'run tollgate login, or set TOLLGATE_API_KEY'
     case 'wrong_deployment_key':
       return `the ${key} in ${source} is for the other deployment: …_test_ keys work with a sandbox API, …_live_ keys with production (pick the context with --context or tollgate config use)`
     case 'spend_cap_exceeded':

@@ -43,7 +43,16 @@ export class Output {
   error(err: unknown): ExitCode {
     const e = describe(err)
     if (this.json) {
-      const doc = { error: { code: e.code, message: redactSecrets(e.message), ...(e.status ? { status: e.status } : {}), ...(e.details && Object.keys(e.details).length ? { details: e.details } : {}), ...(e.toFix ? { to_fix: redactSecrets(e.toFix) } : {}), exit_code: e.exit } }
+      const doc = {
+        error: {
+          code: e.code,
+          message: redactSecrets(e.message),
+          ...(e.status ? { status: e.status } : {}),
+          ...(e.details && Object.keys(e.details).length ? { details: e.details } : {}),
+          ...(e.toFix ? { to_fix: redactSecrets(e.toFix) } : {}),
+          exit_code: e.exit,
+        },
+      }
       if (this.errorStream === 'stdout') this.io.stdout(JSON.stringify(doc, null, 2) + '\n')
       else this.io.stderr(JSON.stringify(doc) + '\n')
       return e.exit
@@ -65,8 +74,10 @@ interface Described {
 }
 
 function describe(err: unknown): Described {
-  if (err instanceof UsageError) return { exit: EXIT.usage, code: 'usage', message: err.message, human: err.message, toFix: err.toFix }
-  if (err instanceof UnreachableError) return { exit: EXIT.error, code: 'unreachable', message: err.message, human: `error: ${err.message}` }
+  if (err instanceof UsageError)
+    return { exit: EXIT.usage, code: 'usage', message: err.message, human: err.message, toFix: err.toFix }
+  if (err instanceof UnreachableError)
+    return { exit: EXIT.error, code: 'unreachable', message: err.message, human: `error: ${err.message}` }
   if (err instanceof ApiError) {
     return {
       exit: EXIT.http,
@@ -78,7 +89,15 @@ function describe(err: unknown): Described {
       toFix: nextStep(err.code, err.credential, err.source, err.details),
     }
   }
-  if (err instanceof CliError) return { exit: err.exit, code: err.code, message: err.message, human: err.human ?? `error: ${err.message}`, details: err.details, toFix: err.toFix }
+  if (err instanceof CliError)
+    return {
+      exit: err.exit,
+      code: err.code,
+      message: err.message,
+      human: err.human ?? `error: ${err.message}`,
+      details: err.details,
+      toFix: err.toFix,
+    }
   const message = err instanceof Error ? err.message : String(err)
   return { exit: EXIT.error, code: 'error', message, human: `error: ${message}` }
 }

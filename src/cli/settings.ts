@@ -50,8 +50,13 @@ export function resolveSettings(io: Io, named: string | undefined, opts: { allow
   const where = `context "${name}" in ${p}`
   const envUrl = io.env.TOLLGATE_API_URL || undefined
   const apiUrl = envUrl ?? context.api_url ?? DEFAULT_API_URL
-  const apiUrlSource = envUrl ? 'TOLLGATE_API_URL' : context.api_url ? `"api_url" of ${where}` : `the default (${DEFAULT_API_URL})`
-  if (!/^https?:$/.test(URL.parse(apiUrl)?.protocol ?? '')) throw new UsageError(`${envUrl ? 'TOLLGATE_API_URL' : `"api_url" of ${where}`} is not an http(s) URL: ${apiUrl}`)
+  const apiUrlSource = envUrl
+    ? 'TOLLGATE_API_URL'
+    : context.api_url
+      ? `"api_url" of ${where}`
+      : `the default (${DEFAULT_API_URL})`
+  if (!/^https?:$/.test(URL.parse(apiUrl)?.protocol ?? ''))
+    throw new UsageError(`${envUrl ? 'TOLLGATE_API_URL' : `"api_url" of ${where}`} is not an http(s) URL: ${apiUrl}`)
   // the recorded deployment describes the context's own address, not one from the environment
   const deployment = envUrl ? undefined : context.deployment
 
@@ -61,8 +66,12 @@ export function resolveSettings(io: Io, named: string | undefined, opts: { allow
     const fromEnv = io.env[envName]?.trim() || undefined
     const value = fromEnv ?? (context[field]?.trim() || undefined)
     const source = fromEnv ? envName : `"${field}" of ${where}`
-    if (value !== undefined && !isSendableKey(value)) throw new UsageError(`the ${what} in ${source} contains a space, line break or other character no ${what} has (the key is not printed)`)
-    if (value !== undefined) checkKeyDeployment(value, deployment, `the ${what} in ${source}`, `context "${name}" (${apiUrl})`)
+    if (value !== undefined && !isSendableKey(value))
+      throw new UsageError(
+        `the ${what} in ${source} contains a space, line break or other character no ${what} has (the key is not printed)`,
+      )
+    if (value !== undefined)
+      checkKeyDeployment(value, deployment, `the ${what} in ${source}`, `context "${name}" (${apiUrl})`)
     return { value, source }
   }
   const agent = key('TOLLGATE_AGENT_KEY', 'agent_key', 'agent key')
@@ -86,7 +95,11 @@ export function resolveSettings(io: Io, named: string | undefined, opts: { allow
  * The context a command that writes the file works on: the named one (flag, TOLLGATE_CONTEXT, the
  * file's current), or `fallback` when nothing names one. No key checks: nothing is sent yet.
  */
-export function chooseContext(io: Io, named: string | undefined, fallback?: string): { name: string | undefined; context: Context; exists: boolean; named: boolean } {
+export function chooseContext(
+  io: Io,
+  named: string | undefined,
+  fallback?: string,
+): { name: string | undefined; context: Context; exists: boolean; named: boolean } {
   const file = readConfigFile(io)
   const explicit = named ?? (io.env.TOLLGATE_CONTEXT || undefined)
   const name = explicit ?? file.current ?? fallback

@@ -55,20 +55,26 @@ const UINT_RE = /^(?:0|[1-9][0-9]{0,76})$/
 export function parseChallenge(input: unknown): ParsedChallenge {
   let obj: unknown = input
   if (typeof input === 'string') {
-    if (input.length > MAX_CHALLENGE_BYTES) throw new ChallengeError(`the challenge is larger than ${MAX_CHALLENGE_BYTES} bytes`)
+    if (input.length > MAX_CHALLENGE_BYTES)
+      throw new ChallengeError(`the challenge is larger than ${MAX_CHALLENGE_BYTES} bytes`)
     try {
       obj = JSON.parse(Buffer.from(input, 'base64').toString('utf8'))
     } catch {
-      throw new ChallengeError('the challenge string is not base64 of JSON (expected the PAYMENT-REQUIRED header value)')
+      throw new ChallengeError(
+        'the challenge string is not base64 of JSON (expected the PAYMENT-REQUIRED header value)',
+      )
     }
   }
-  if (!isObject(obj)) throw new ChallengeError('the challenge must be the v1 402 body object or the v2 PAYMENT-REQUIRED header string')
+  if (!isObject(obj))
+    throw new ChallengeError('the challenge must be the v1 402 body object or the v2 PAYMENT-REQUIRED header string')
   const version = obj.x402Version
   if (version !== 1 && version !== 2) throw new ChallengeError('x402Version must be 1 or 2')
-  if (!Array.isArray(obj.accepts) || obj.accepts.length === 0 || obj.accepts.length > 32) throw new ChallengeError('accepts must be a non-empty array of at most 32 requirements')
+  if (!Array.isArray(obj.accepts) || obj.accepts.length === 0 || obj.accepts.length > 32)
+    throw new ChallengeError('accepts must be a non-empty array of at most 32 requirements')
   let resource: ResourceInfo | undefined
   if (version === 2) {
-    if (!isObject(obj.resource) || typeof obj.resource.url !== 'string') throw new ChallengeError('a v2 challenge needs resource.url')
+    if (!isObject(obj.resource) || typeof obj.resource.url !== 'string')
+      throw new ChallengeError('a v2 challenge needs resource.url')
     resource = obj.resource as unknown as ResourceInfo
   }
   const extensions = version === 2 && isObject(obj.extensions) ? obj.extensions : undefined
@@ -76,18 +82,29 @@ export function parseChallenge(input: unknown): ParsedChallenge {
   return { version, resource, extensions, accepts }
 }
 
-function readRequirement(r: unknown, i: number, version: 1 | 2, resource: ResourceInfo | undefined, extensions: Record<string, unknown> | undefined): Requirement {
+function readRequirement(
+  r: unknown,
+  i: number,
+  version: 1 | 2,
+  resource: ResourceInfo | undefined,
+  extensions: Record<string, unknown> | undefined,
+): Requirement {
   const bad = (what: string) => new ChallengeError(`accepts[${i}].${what}`)
   if (!isObject(r)) throw bad('must be an object')
   const amount = version === 1 ? r.maxAmountRequired : r.amount
-  if (typeof amount !== 'string' || !UINT_RE.test(amount)) throw bad(`${version === 1 ? 'maxAmountRequired' : 'amount'} must be a decimal integer string`)
+  if (typeof amount !== 'string' || !UINT_RE.test(amount))
+    throw bad(`${version === 1 ? 'maxAmountRequired' : 'amount'} must be a decimal integer string`)
   if (typeof r.scheme !== 'string') throw bad('scheme must be a string')
   if (typeof r.network !== 'string' || r.network.length > 64) throw bad('network must be a string')
   if (typeof r.payTo !== 'string' || !ADDRESS_RE.test(r.payTo)) throw bad('payTo must be an address')
   if (typeof r.asset !== 'string' || r.asset.length > 128) throw bad('asset must be a string')
   const t = r.maxTimeoutSeconds
-  if (typeof t !== 'number' || !Number.isSafeInteger(t) || t <= 0) throw bad('maxTimeoutSeconds must be a positive integer')
-  const extra = isObject(r.extra) && typeof r.extra.name === 'string' && typeof r.extra.version === 'string' ? { name: r.extra.name, version: r.extra.version } : undefined
+  if (typeof t !== 'number' || !Number.isSafeInteger(t) || t <= 0)
+    throw bad('maxTimeoutSeconds must be a positive integer')
+  const extra =
+    isObject(r.extra) && typeof r.extra.name === 'string' && typeof r.extra.version === 'string'
+      ? { name: r.extra.name, version: r.extra.version }
+      : undefined
   const resourceUrl = version === 1 ? (typeof r.resource === 'string' ? r.resource : undefined) : resource?.url
   const v2net = /^eip155:([0-9]{1,12})$/.exec(r.network)
   const chainId = version === 1 ? V1_CHAIN_IDS[r.network] : v2net ? Number(v2net[1]) : undefined
@@ -120,9 +137,11 @@ function bazaarInput(bazaar: Record<string, unknown> | undefined): unknown {
   if (!bazaar) return undefined
   const info = isObject(bazaar.info) && isObject(bazaar.info.input) ? bazaar.info.input : undefined
   const schema = isObject(bazaar.schema) ? bazaar.schema : undefined
-  const input = schema && isObject(schema.properties) && isObject(schema.properties.input) ? schema.properties.input : undefined
+  const input =
+    schema && isObject(schema.properties) && isObject(schema.properties.input) ? schema.properties.input : undefined
   const props = input && isObject(input.properties) ? input.properties : undefined
-  const field = props && isObject(props.queryParams) ? 'queryParams' : props && isObject(props.body) ? 'body' : undefined
+  const field =
+    props && isObject(props.queryParams) ? 'queryParams' : props && isObject(props.body) ? 'body' : undefined
   if (!field) return info ?? schema
   return { ...(info ?? {}), [field]: props![field] }
 }
@@ -154,7 +173,8 @@ export function offeredChallenges(header: string | null | undefined, body: unkno
       if (!(err instanceof ChallengeError)) throw err
     }
   }
-  const rank = (c: OfferedChallenge) => (c.parsed.version === 2 && isObject(c.parsed.extensions?.['payment-identifier']) ? 0 : c.parsed.version)
+  const rank = (c: OfferedChallenge) =>
+    c.parsed.version === 2 && isObject(c.parsed.extensions?.['payment-identifier']) ? 0 : c.parsed.version
   return out.sort((a, b) => rank(a) - rank(b))
 }
 

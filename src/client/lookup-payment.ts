@@ -25,12 +25,25 @@ export interface PaymentLookup {
  *     if (err instanceof PaidCallFailedError) console.log(await lookupPayment(fetch, url, err.payment))
  *   }
  */
-export async function lookupPayment(fetchImpl: FetchLike, url: string | URL, p: { payer: string; nonce?: string }, init: { signal?: AbortSignal } = {}): Promise<PaymentLookup | null> {
-  if (!p.nonce) throw new TypeError('lookupPayment needs the payment nonce (PaymentInfo.nonce; the platform answers it since it signs with one)')
+export async function lookupPayment(
+  fetchImpl: FetchLike,
+  url: string | URL,
+  p: { payer: string; nonce?: string },
+  init: { signal?: AbortSignal } = {},
+): Promise<PaymentLookup | null> {
+  if (!p.nonce)
+    throw new TypeError(
+      'lookupPayment needs the payment nonce (PaymentInfo.nonce; the platform answers it since it signs with one)',
+    )
   const origin = new URL(url).origin
-  const res = await fetchImpl(`${origin}/_tollgate/payments?payer=${encodeURIComponent(p.payer)}&nonce=${encodeURIComponent(p.nonce)}`, { signal: init.signal })
+  const res = await fetchImpl(
+    `${origin}/_tollgate/payments?payer=${encodeURIComponent(p.payer)}&nonce=${encodeURIComponent(p.nonce)}`,
+    { signal: init.signal },
+  )
   const body = (await res.json().catch(() => undefined)) as Record<string, unknown> | undefined
   if (res.ok && body && typeof body.status === 'string') return body as unknown as PaymentLookup
   if (res.status === 404 && body?.code === 'not_found') return null
-  throw new Error(`${origin} has no Tollgate payment look-up (HTTP ${res.status}${typeof body?.message === 'string' ? `: ${body.message}` : ''})`)
+  throw new Error(
+    `${origin} has no Tollgate payment look-up (HTTP ${res.status}${typeof body?.message === 'string' ? `: ${body.message}` : ''})`,
+  )
 }

@@ -31,17 +31,34 @@ export interface PaidToolResult {
  * @example
  *   const { result, payment } = await callPaidTool(client, platformPayer(fetch, { baseUrl, agentKey }), { name: 'echo', arguments: { msg: 'hi' } })
  */
-export async function callPaidTool(client: Pick<Client, 'callTool'>, payer: Payer, call: ToolCall, opts: { signal?: AbortSignal } = {}): Promise<PaidToolResult> {
+export async function callPaidTool(
+  client: Pick<Client, 'callTool'>,
+  payer: Payer,
+  call: ToolCall,
+  opts: { signal?: AbortSignal } = {},
+): Promise<PaidToolResult> {
   const first = (await client.callTool(call, undefined, { signal: opts.signal })) as CallToolResult
   const required = paymentRequiredOf(first)
   if (!required) return { result: first }
   const resource = (required.resource as { url?: unknown } | undefined)?.url
-  if (typeof resource !== 'string' || !URL.canParse(resource)) throw new PaymentRefusedError('invalid_challenge', `tool "${call.name}" asked for a payment without a resource URL`, {}, 402)
-  const signed = await payer.sign({ offered: [], raw: required }, new Request(resource, { method: 'POST', signal: opts.signal }), newPaymentId())
+  if (typeof resource !== 'string' || !URL.canParse(resource))
+    throw new PaymentRefusedError(
+      'invalid_challenge',
+      `tool "${call.name}" asked for a payment without a resource URL`,
+      {},
+      402,
+    )
+  const signed = await payer.sign(
+    { offered: [], raw: required },
+    new Request(resource, { method: 'POST', signal: opts.signal }),
+    newPaymentId(),
+  )
   const payload = payloadOf(signed)
   let second: CallToolResult
   try {
-    second = (await client.callTool({ ...call, _meta: { ...call._meta, [PAYMENT_META_KEY]: payload } }, undefined, { signal: opts.signal })) as CallToolResult
+    second = (await client.callTool({ ...call, _meta: { ...call._meta, [PAYMENT_META_KEY]: payload } }, undefined, {
+      signal: opts.signal,
+    })) as CallToolResult
   } catch (err) {
     // the seller may have received the payment: report it, and name it for a look-up
     await payer.report?.(signed, 'error', undefined)
@@ -63,7 +80,11 @@ export async function callPaidTool(client: Pick<Client, 'callTool'>, payer: Paye
 /** The PaymentRequired of a tool result: `structuredContent`, else the JSON of `content[0].text`. */
 export function paymentRequiredOf(r: CallToolResult): Record<string, unknown> | undefined {
   if (!r.isError) return undefined
-  const isRequired = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && (v as { x402Version?: unknown }).x402Version !== undefined && Array.isArray((v as { accepts?: unknown }).accepts)
+  const isRequired = (v: unknown): v is Record<string, unknown> =>
+    typeof v === 'object' &&
+    v !== null &&
+    (v as { x402Version?: unknown }).x402Version !== undefined &&
+    Array.isArray((v as { accepts?: unknown }).accepts)
   if (isRequired(r.structuredContent)) return r.structuredContent
   const first = r.content?.[0]
   if (first?.type !== 'text') return undefined
@@ -77,12 +98,17 @@ export function paymentRequiredOf(r: CallToolResult): Record<string, unknown> | 
 
 /** The signed v2 PaymentPayload as the JSON value MCP carries (the header's base64 undone). */
 function payloadOf(s: Signed): unknown {
-  if (s.header !== 'PAYMENT-SIGNATURE') throw new PaymentRefusedError('unsupported_requirements', 'the payer signed an x402 v1 payment; MCP carries v2 only')
+  if (s.header !== 'PAYMENT-SIGNATURE')
+    throw new PaymentRefusedError(
+      'unsupported_requirements',
+      'the payer signed an x402 v1 payment; MCP carries v2 only',
+    )
   return JSON.parse(Buffer.from(s.value, 'base64').toString('utf8'))
 }
 
 function paymentInfo(s: Signed, success: boolean, receipt: Record<string, unknown> | undefined): PaymentInfo {
-  const str = (k: string) => (typeof receipt?.[k] === 'string' && receipt[k] !== '' ? (receipt[k] as string) : undefined)
+  const str = (k: string) =>
+    typeof receipt?.[k] === 'string' && receipt[k] !== '' ? (receipt[k] as string) : undefined
   return {
     success,
     ...(str('transaction') ? { transaction: str('transaction') } : {}),

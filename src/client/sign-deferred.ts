@@ -12,7 +12,12 @@
  */
 import { randomBytes } from 'node:crypto'
 import { getAddress, recoverTypedDataAddress, type Address, type Hex, type LocalAccount } from 'viem'
-import { depositAuthorizationTypedData, permitTypedData, voucherTypedData, type DeferredVoucher } from '../schemes/deferred/typed-data.js'
+import {
+  depositAuthorizationTypedData,
+  permitTypedData,
+  voucherTypedData,
+  type DeferredVoucher,
+} from '../schemes/deferred/typed-data.js'
 import type { Requirement } from './challenge.js'
 
 const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/
@@ -46,10 +51,23 @@ export interface DeferredTerms {
 /** True when `r` is a deferred requirement a buyer can sign for (EVM network, escrow, addresses). */
 export function isPayableDeferred(r: Requirement): boolean {
   const extra = r.raw.extra as Record<string, unknown> | undefined
-  return r.scheme === 'deferred' && r.version === 2 && r.chainId !== undefined && r.extra !== undefined && ADDRESS_RE.test(r.asset) && typeof extra?.escrow === 'string' && ADDRESS_RE.test(extra.escrow)
+  return (
+    r.scheme === 'deferred' &&
+    r.version === 2 &&
+    r.chainId !== undefined &&
+    r.extra !== undefined &&
+    ADDRESS_RE.test(r.asset) &&
+    typeof extra?.escrow === 'string' &&
+    ADDRESS_RE.test(extra.escrow)
+  )
 }
 
-const big = (v: unknown): bigint | undefined => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? BigInt(v) : typeof v === 'string' && UINT_RE.test(v) ? BigInt(v) : undefined)
+const big = (v: unknown): bigint | undefined =>
+  typeof v === 'number' && Number.isSafeInteger(v) && v >= 0
+    ? BigInt(v)
+    : typeof v === 'string' && UINT_RE.test(v)
+      ? BigInt(v)
+      : undefined
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 function readAccount(v: unknown): EscrowAccountView | undefined {
@@ -57,7 +75,9 @@ function readAccount(v: unknown): EscrowAccountView | undefined {
   const balance = big(v.balance)
   const assetAllowance = big(v.assetAllowance)
   const assetPermitNonce = big(v.assetPermitNonce)
-  return balance === undefined || assetAllowance === undefined || assetPermitNonce === undefined ? undefined : { balance, assetAllowance, assetPermitNonce }
+  return balance === undefined || assetAllowance === undefined || assetPermitNonce === undefined
+    ? undefined
+    : { balance, assetAllowance, assetPermitNonce }
 }
 
 /**
@@ -82,8 +102,18 @@ export async function deferredTerms(r: Requirement, buyer: Address): Promise<Def
   if (isObj(v) && typeof extra.signature === 'string') {
     const voucher = readVoucher(v)
     const same = (a: unknown, b: string) => typeof a === 'string' && a.toLowerCase() === b.toLowerCase()
-    if (voucher && same(voucher.buyer, buyer) && same(voucher.seller, terms.seller) && same(voucher.asset, terms.asset) && same(voucher.escrow, terms.escrow) && voucher.chainId === BigInt(terms.chainId)) {
-      const signer = await recoverTypedDataAddress({ ...voucherTypedData(voucher), signature: extra.signature as Hex }).catch(() => undefined)
+    if (
+      voucher &&
+      same(voucher.buyer, buyer) &&
+      same(voucher.seller, terms.seller) &&
+      same(voucher.asset, terms.asset) &&
+      same(voucher.escrow, terms.escrow) &&
+      voucher.chainId === BigInt(terms.chainId)
+    ) {
+      const signer = await recoverTypedDataAddress({
+        ...voucherTypedData(voucher),
+        signature: extra.signature as Hex,
+      }).catch(() => undefined)
       if (signer && same(signer, buyer)) terms.latest = voucher
     }
   }
@@ -91,11 +121,26 @@ export async function deferredTerms(r: Requirement, buyer: Address): Promise<Def
 }
 
 function readVoucher(v: Record<string, unknown>): DeferredVoucher | undefined {
-  const [valueAggregate, timestamp, nonce, chainId] = [big(v.valueAggregate), big(v.timestamp), big(v.nonce), big(v.chainId)]
+  const [valueAggregate, timestamp, nonce, chainId] = [
+    big(v.valueAggregate),
+    big(v.timestamp),
+    big(v.nonce),
+    big(v.chainId),
+  ]
   const addr = (x: unknown) => (typeof x === 'string' && ADDRESS_RE.test(x) ? getAddress(x) : undefined)
   const [buyer, seller, asset, escrow] = [addr(v.buyer), addr(v.seller), addr(v.asset), addr(v.escrow)]
   if (typeof v.id !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(v.id)) return undefined
-  if (valueAggregate === undefined || timestamp === undefined || nonce === undefined || chainId === undefined || !buyer || !seller || !asset || !escrow) return undefined
+  if (
+    valueAggregate === undefined ||
+    timestamp === undefined ||
+    nonce === undefined ||
+    chainId === undefined ||
+    !buyer ||
+    !seller ||
+    !asset ||
+    !escrow
+  )
+    return undefined
   return { id: v.id as Hex, buyer, seller, valueAggregate, asset, timestamp, nonce, escrow, chainId }
 }
 
@@ -103,7 +148,12 @@ function readVoucher(v: Record<string, unknown>): DeferredVoucher | undefined {
  * The voucher after `previous` (same id, nonce + 1, aggregate + the price, a later timestamp), or
  * a new voucher id carrying the price.
  */
-export function nextVoucher(t: DeferredTerms, buyer: Address, previous: DeferredVoucher | undefined, nowSeconds: number): DeferredVoucher {
+export function nextVoucher(
+  t: DeferredTerms,
+  buyer: Address,
+  previous: DeferredVoucher | undefined,
+  nowSeconds: number,
+): DeferredVoucher {
   const now = BigInt(nowSeconds)
   return {
     id: previous?.id ?? (`0x${randomBytes(32).toString('hex')}` as Hex),
@@ -121,7 +171,17 @@ export function nextVoucher(t: DeferredTerms, buyer: Address, previous: Deferred
 /** A voucher as JSON on the wire: the spec's forms (uints as numbers while safe, the aggregate a string). */
 export function voucherWire(v: DeferredVoucher): Record<string, unknown> {
   const num = (x: bigint) => (x <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(x) : x.toString())
-  return { id: v.id, buyer: v.buyer, seller: v.seller, valueAggregate: v.valueAggregate.toString(), asset: v.asset, timestamp: num(v.timestamp), nonce: num(v.nonce), escrow: v.escrow, chainId: num(v.chainId) }
+  return {
+    id: v.id,
+    buyer: v.buyer,
+    seller: v.seller,
+    valueAggregate: v.valueAggregate.toString(),
+    asset: v.asset,
+    timestamp: num(v.timestamp),
+    nonce: num(v.nonce),
+    escrow: v.escrow,
+    chainId: num(v.chainId),
+  }
 }
 
 export interface SignedDeferred {
@@ -144,21 +204,47 @@ export async function signDeferred(
 ): Promise<SignedDeferred> {
   const now = o.nowSeconds ?? Math.floor(Date.now() / 1000)
   const voucher = nextVoucher(t, account.address, o.previous ?? t.latest, now)
-  const payload: Record<string, unknown> = { voucher: voucherWire(voucher), signature: await account.signTypedData(voucherTypedData(voucher)) }
+  const payload: Record<string, unknown> = {
+    voucher: voucherWire(voucher),
+    signature: await account.signTypedData(voucherTypedData(voucher)),
+  }
   if (o.deposit !== undefined && o.deposit > 0n) payload.deposit = await signDeposit(account, t, o.deposit, now)
   return { payload, voucher, deposit: o.deposit !== undefined && o.deposit > 0n ? o.deposit : undefined }
 }
 
 /** A `deposit` of `amount` for the payload (or for the escrow directly): the DepositAuthorization, and a permit while the allowance is short. */
-export async function signDeposit(account: LocalAccount, t: Pick<DeferredTerms, 'seller' | 'asset' | 'escrow' | 'chainId' | 'token' | 'account'>, amount: bigint, now: number): Promise<Record<string, unknown>> {
+export async function signDeposit(
+  account: LocalAccount,
+  t: Pick<DeferredTerms, 'seller' | 'asset' | 'escrow' | 'chainId' | 'token' | 'account'>,
+  amount: bigint,
+  now: number,
+): Promise<Record<string, unknown>> {
   const expiry = BigInt(now + DEPOSIT_VALIDITY_SECONDS)
-  const auth = { buyer: account.address, seller: t.seller, asset: t.asset, amount, nonce: `0x${randomBytes(32).toString('hex')}` as Hex, expiry }
+  const auth = {
+    buyer: account.address,
+    seller: t.seller,
+    asset: t.asset,
+    amount,
+    nonce: `0x${randomBytes(32).toString('hex')}` as Hex,
+    expiry,
+  }
   const deposit: Record<string, unknown> = {
-    authorization: { ...auth, amount: amount.toString(), expiry: Number(expiry), signature: await account.signTypedData(depositAuthorizationTypedData(auth, t.chainId, t.escrow)) },
+    authorization: {
+      ...auth,
+      amount: amount.toString(),
+      expiry: Number(expiry),
+      signature: await account.signTypedData(depositAuthorizationTypedData(auth, t.chainId, t.escrow)),
+    },
   }
   // no allowance shown: a permit, with the nonce the seller showed (0 when it showed none)
   if (!t.account || t.account.assetAllowance < amount) {
-    const permit = { owner: account.address, spender: t.escrow, value: amount, nonce: t.account?.assetPermitNonce ?? 0n, deadline: expiry }
+    const permit = {
+      owner: account.address,
+      spender: t.escrow,
+      value: amount,
+      nonce: t.account?.assetPermitNonce ?? 0n,
+      deadline: expiry,
+    }
     deposit.permit = {
       owner: permit.owner,
       spender: permit.spender,
@@ -166,7 +252,9 @@ export async function signDeposit(account: LocalAccount, t: Pick<DeferredTerms, 
       nonce: permit.nonce.toString(),
       deadline: Number(expiry),
       domain: t.token,
-      signature: await account.signTypedData(permitTypedData(permit, { ...t.token, chainId: t.chainId, address: t.asset })),
+      signature: await account.signTypedData(
+        permitTypedData(permit, { ...t.token, chainId: t.chainId, address: t.asset }),
+      ),
     }
   }
   return deposit

@@ -11,7 +11,9 @@ import { PAYMENT_IDENTIFIER } from '../x402/payment-identifier.js'
 import type { ExactEvmPayload, HexString } from '../x402/types.js'
 import type { ParsedChallenge, Requirement } from './challenge.js'
 
-const secp = createRequire(import.meta.url)('secp256k1') as { ecdsaSign(msg: Uint8Array, key: Uint8Array): { signature: Uint8Array; recid: number } }
+const secp = createRequire(import.meta.url)('secp256k1') as {
+  ecdsaSign(msg: Uint8Array, key: Uint8Array): { signature: Uint8Array; recid: number }
+}
 const domains = new Map<string, Uint8Array>()
 
 export interface ExactTerms {
@@ -33,7 +35,12 @@ export function signExact(privateKey: Uint8Array, from: string, t: ExactTerms, n
   const dk = `${t.chainId}:${t.asset.toLowerCase()}:${t.token.name}:${t.token.version}`
   let ds = domains.get(dk)
   if (!ds) {
-    ds = makeDomainSeparator({ name: t.token.name, version: t.token.version, chainId: t.chainId, verifyingContract: t.asset })
+    ds = makeDomainSeparator({
+      name: t.token.name,
+      version: t.token.version,
+      chainId: t.chainId,
+      verifyingContract: t.asset,
+    })
     domains.set(dk, ds)
   }
   const auth = {
@@ -64,23 +71,51 @@ export function signExact(privateKey: Uint8Array, from: string, t: ExactTerms, n
  * that declares `payment-identifier` gets `paymentId` in the echoed declaration's `info.id` (x402
  * safe retries); v1 has no extensions to carry it.
  */
-export function paymentHeader(ch: ParsedChallenge, req: Requirement, payload: ExactEvmPayload | Record<string, unknown>, paymentId?: string): { header: 'X-PAYMENT' | 'PAYMENT-SIGNATURE'; value: string; paymentId?: string } {
+export function paymentHeader(
+  ch: ParsedChallenge,
+  req: Requirement,
+  payload: ExactEvmPayload | Record<string, unknown>,
+  paymentId?: string,
+): { header: 'X-PAYMENT' | 'PAYMENT-SIGNATURE'; value: string; paymentId?: string } {
   if (req.version === 1) {
-    return { header: 'X-PAYMENT', value: Buffer.from(JSON.stringify({ x402Version: 1, scheme: req.scheme, network: req.network, payload })).toString('base64') }
+    return {
+      header: 'X-PAYMENT',
+      value: Buffer.from(
+        JSON.stringify({ x402Version: 1, scheme: req.scheme, network: req.network, payload }),
+      ).toString('base64'),
+    }
   }
   const body: Record<string, unknown> = { x402Version: 2, resource: ch.resource, accepted: req.raw, payload }
   let extensions = ch.extensions
   const declared = extensions?.[PAYMENT_IDENTIFIER]
   const carried = paymentId !== undefined && declaresPaymentIdentifier(ch)
-  if (carried) extensions = { ...extensions, [PAYMENT_IDENTIFIER]: { ...(declared as object), info: { ...((declared as { info: object }).info), id: paymentId } } }
+  if (carried)
+    extensions = {
+      ...extensions,
+      [PAYMENT_IDENTIFIER]: {
+        ...(declared as object),
+        info: { ...(declared as { info: object }).info, id: paymentId },
+      },
+    }
   if (extensions !== undefined) body.extensions = extensions
-  return { header: 'PAYMENT-SIGNATURE', value: Buffer.from(JSON.stringify(body)).toString('base64'), ...(carried ? { paymentId } : {}) }
+  return {
+    header: 'PAYMENT-SIGNATURE',
+    value: Buffer.from(JSON.stringify(body)).toString('base64'),
+    ...(carried ? { paymentId } : {}),
+  }
 }
 
 /** The challenge is v2 and declares the `payment-identifier` extension (an object with `info`). */
 export function declaresPaymentIdentifier(ch: ParsedChallenge): boolean {
   const declared = ch.extensions?.[PAYMENT_IDENTIFIER] as { info?: unknown } | undefined
-  return ch.version === 2 && typeof declared === 'object' && declared !== null && typeof declared.info === 'object' && declared.info !== null && !Array.isArray(declared.info)
+  return (
+    ch.version === 2 &&
+    typeof declared === 'object' &&
+    declared !== null &&
+    typeof declared.info === 'object' &&
+    declared.info !== null &&
+    !Array.isArray(declared.info)
+  )
 }
 
 /** A new `payment-identifier`: `pay_` and 32 hex digits, as the extension recommends. */

@@ -18,7 +18,13 @@
  */
 import { privateKeyToAccount } from 'viem/accounts'
 import type { DeferredVoucher } from '../schemes/deferred/typed-data.js'
-import { offeredChallenges, parseChallenge, type OfferedChallenge, type ParsedChallenge, type Requirement } from './challenge.js'
+import {
+  offeredChallenges,
+  parseChallenge,
+  type OfferedChallenge,
+  type ParsedChallenge,
+  type Requirement,
+} from './challenge.js'
 import { PaidCallFailedError, PaymentRefusedError } from './errors.js'
 import { deferredTerms, isPayableDeferred, signDeferred } from './sign-deferred.js'
 import { newPaymentId, paymentHeader, signExact } from './sign-exact.js'
@@ -101,13 +107,17 @@ export type FetchLike = (input: string | URL | Request, init?: RequestInit) => P
  *   const res = await pay('http://localhost:4021/tollgate/toolbox/uuid-generator')
  *   console.log(await res.json(), res.payment?.transaction)
  */
-export function wrapFetch(fetchImpl: FetchLike, opts: WrapFetchOptions): (input: string | URL | Request, init?: RequestInit) => Promise<PaidResponse> {
+export function wrapFetch(
+  fetchImpl: FetchLike,
+  opts: WrapFetchOptions,
+): (input: string | URL | Request, init?: RequestInit) => Promise<PaidResponse> {
   const payer = 'privateKey' in opts ? localPayer(opts) : platformPayer(fetchImpl, opts)
   return async (input, init) => {
     const request = new Request(input, init)
     if (request.headers.has('x-payment') || request.headers.has('payment-signature')) return fetchImpl(request)
     // deferred: the seller shows this buyer's escrow account and latest voucher in the 402
-    if (payer.identify && !request.headers.has('payer-identifier')) request.headers.set('payer-identifier', payer.identify)
+    if (payer.identify && !request.headers.has('payer-identifier'))
+      request.headers.set('payer-identifier', payer.identify)
     const retry = request.clone()
     const first = await fetchImpl(request)
     if (first.status !== 402) return first
@@ -120,7 +130,12 @@ export function wrapFetch(fetchImpl: FetchLike, opts: WrapFetchOptions): (input:
       const spare = signed.withDeposit ? retry.clone() : undefined
       retry.headers.set(signed.header, signed.value)
       sent = await sendPaid(fetchImpl, retry, signed)
-      if (sent.res.status === 402 && spare && signed.withDeposit && (await refusalReason(sent.res.clone(), false)) === 'invalid_deferred_evm_insufficient_escrow_balance') {
+      if (
+        sent.res.status === 402 &&
+        spare &&
+        signed.withDeposit &&
+        (await refusalReason(sent.res.clone(), false)) === 'invalid_deferred_evm_insufficient_escrow_balance'
+      ) {
         const again = await signed.withDeposit(await readRefusal(sent.res.clone()))
         if (again) {
           // the same voucher, signed again: its signer's turn to this seller goes on with the new one
@@ -134,7 +149,21 @@ export function wrapFetch(fetchImpl: FetchLike, opts: WrapFetchOptions): (input:
       if ((err as Error).name === 'AbortError') throw err
       // the seller may have received the payment: say which one, so its settlement can be looked up
       await payer.report?.(signed, 'error', undefined)
-      throw new PaidCallFailedError({ success: false, network: signed.network, payer: signed.payer, agentPaymentId: signed.agentPaymentId, nonce: signed.nonce, amount: signed.amount, payTo: signed.payTo, header: signed.header, scheme: signed.scheme, ...idOf(signed) }, err)
+      throw new PaidCallFailedError(
+        {
+          success: false,
+          network: signed.network,
+          payer: signed.payer,
+          agentPaymentId: signed.agentPaymentId,
+          nonce: signed.nonce,
+          amount: signed.amount,
+          payTo: signed.payTo,
+          header: signed.header,
+          scheme: signed.scheme,
+          ...idOf(signed),
+        },
+        err,
+      )
     }
     const res = sent.res
     signed.done?.(res.ok)
@@ -145,7 +174,13 @@ export function wrapFetch(fetchImpl: FetchLike, opts: WrapFetchOptions): (input:
     await payer.report?.(signed, res.status === 402 ? 'rejected' : accepted ? 'accepted' : 'error', decoded)
     if (res.status === 402) {
       const reason = await refusalReason(res.clone(), v1)
-      throw new PaymentRefusedError('payment_rejected', `the seller refused the payment: ${reason}`, { reason }, 402, res)
+      throw new PaymentRefusedError(
+        'payment_rejected',
+        `the seller refused the payment: ${reason}`,
+        { reason },
+        402,
+        res,
+      )
     }
     const info: PaymentInfo = {
       success: decoded?.success ?? res.ok,
@@ -162,7 +197,15 @@ export function wrapFetch(fetchImpl: FetchLike, opts: WrapFetchOptions): (input:
       ...idOf(signed),
       ...(sent.retried ? { retried: true } : {}),
       scheme: signed.scheme,
-      ...(signed.voucher ? { voucher: { id: signed.voucher.id, nonce: signed.voucher.nonce.toString(), valueAggregate: signed.voucher.valueAggregate.toString() } } : {}),
+      ...(signed.voucher
+        ? {
+            voucher: {
+              id: signed.voucher.id,
+              nonce: signed.voucher.nonce.toString(),
+              valueAggregate: signed.voucher.valueAggregate.toString(),
+            },
+          }
+        : {}),
       ...(signed.deposit !== undefined ? { deposit: signed.deposit.toString() } : {}),
     }
     Object.defineProperty(res, 'payment', { value: info, enumerable: true })
@@ -201,7 +244,11 @@ const MAX_IN_PROGRESS_WAITS = 120
  * connection reset, socket closed; not the caller's abort or timeout) is asked for once more with
  * the same payment and id, and a "still running" answer to that is waited through.
  */
-async function sendPaid(fetchImpl: FetchLike, template: Request, signed: Signed): Promise<{ res: Response; retried: boolean }> {
+async function sendPaid(
+  fetchImpl: FetchLike,
+  template: Request,
+  signed: Signed,
+): Promise<{ res: Response; retried: boolean }> {
   const first = template.clone()
   if (!signed.paymentIdentifier) return { res: await fetchImpl(template), retried: false }
   try {
@@ -213,7 +260,13 @@ async function sendPaid(fetchImpl: FetchLike, template: Request, signed: Signed)
   for (let waits = 0; ; waits++) {
     const res = await fetchImpl(template.clone())
     if (res.status !== 409 || waits >= MAX_IN_PROGRESS_WAITS) return { res, retried: true }
-    const code = await res.clone().json().then((b: { code?: unknown } | null) => b?.code, () => undefined)
+    const code = await res
+      .clone()
+      .json()
+      .then(
+        (b: { code?: unknown } | null) => b?.code,
+        () => undefined,
+      )
     if (code !== 'payment_identifier_in_progress') return { res, retried: true }
     await res.body?.cancel()
     const seconds = Number(res.headers.get('retry-after'))
@@ -251,7 +304,11 @@ export interface Payer {
   identify?: string
   /** `paymentId` goes in the header when the chosen challenge declares `payment-identifier` */
   sign(ch: Challenges, request: Request, paymentId: string): Promise<Signed>
-  report?(s: Signed, status: 'accepted' | 'rejected' | 'error', response: Record<string, unknown> | undefined): Promise<void>
+  report?(
+    s: Signed,
+    status: 'accepted' | 'rejected' | 'error',
+    response: Record<string, unknown> | undefined,
+  ): Promise<void>
 }
 
 /**
@@ -268,7 +325,10 @@ export function isSendableKey(key: unknown): key is string {
  * `tollgate mcp` pays MCP tool challenges with it too.
  */
 export function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Payer {
-  if (!isSendableKey(o.agentKey)) throw new TypeError('agentKey must be an agent key (ak_test_… / ak_live_…): this one is empty or has a space, line break or other character no key has (not shown)')
+  if (!isSendableKey(o.agentKey))
+    throw new TypeError(
+      'agentKey must be an agent key (ak_test_… / ak_live_…): this one is empty or has a space, line break or other character no key has (not shown)',
+    )
   const base = o.baseUrl.replace(/\/+$/, '')
   const headers = { authorization: `Bearer ${o.agentKey}`, 'content-type': 'application/json' }
   return {
@@ -279,12 +339,24 @@ export function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Paye
       const raws = offered.length > 0 ? offered.map((o) => o.raw) : [ch.raw]
       for (let i = 0; ; i++) {
         // the caller's signal: an abort while the platform signs leaves nothing to retry with
-        const res = await fetchImpl(`${base}/v1/agent/payments`, { method: 'POST', headers, body: JSON.stringify({ url: request.url, method: request.method, challenge: raws[i], payment_identifier: paymentId }), signal: request.signal })
+        const res = await fetchImpl(`${base}/v1/agent/payments`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({
+            url: request.url,
+            method: request.method,
+            challenge: raws[i],
+            payment_identifier: paymentId,
+          }),
+          signal: request.signal,
+        })
         const body = (await res.json().catch(() => ({}))) as Record<string, unknown>
         if (res.ok) {
           // e.g. a dashboard or proxy address that answers every path: never retry with a junk header
           if ((body.header !== 'X-PAYMENT' && body.header !== 'PAYMENT-SIGNATURE') || typeof body.value !== 'string') {
-            throw new Error(`the platform at ${base} answered ${res.status} without a signed payment: is that the Tollgate API address?`)
+            throw new Error(
+              `the platform at ${base} answered ${res.status} without a signed payment: is that the Tollgate API address?`,
+            )
           }
           return {
             header: body.header as Signed['header'],
@@ -302,11 +374,20 @@ export function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Paye
         }
         const { code, message, statusCode: _s, error: _e, ...details } = body
         if (typeof code === 'string' && TRY_NEXT.has(code) && i + 1 < raws.length) continue
-        throw new PaymentRefusedError(typeof code === 'string' ? code : 'platform_error', typeof message === 'string' ? message : `the platform answered ${res.status}`, details, res.status)
+        throw new PaymentRefusedError(
+          typeof code === 'string' ? code : 'platform_error',
+          typeof message === 'string' ? message : `the platform answered ${res.status}`,
+          details,
+          res.status,
+        )
       }
     },
     async report(s, status, response) {
-      await fetchImpl(`${base}/v1/agent/payments/${s.agentPaymentId}/outcome`, { method: 'POST', headers, body: JSON.stringify({ status, payment_response: response ?? null }) })
+      await fetchImpl(`${base}/v1/agent/payments/${s.agentPaymentId}/outcome`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ status, payment_response: response ?? null }),
+      })
         .then((r) => r.body?.cancel())
         .catch(() => {}) // the expiry sweep settles an unreported outcome
     },
@@ -320,7 +401,8 @@ const rank = (o: OfferedChallenge) => (o.parsed.accepts.some((r) => r.scheme ===
 function voucherOf(body: Record<string, unknown>): Pick<Signed, 'voucher' | 'deposit'> {
   const v = body.voucher as Record<string, unknown> | undefined
   const out: Pick<Signed, 'voucher' | 'deposit'> = {}
-  if (v && typeof v.id === 'string' && typeof v.nonce === 'string' && typeof v.value_aggregate === 'string') out.voucher = { id: v.id, nonce: BigInt(v.nonce), valueAggregate: BigInt(v.value_aggregate) }
+  if (v && typeof v.id === 'string' && typeof v.nonce === 'string' && typeof v.value_aggregate === 'string')
+    out.voucher = { id: v.id, nonce: BigInt(v.nonce), valueAggregate: BigInt(v.value_aggregate) }
   if (typeof body.deposit === 'string') out.deposit = BigInt(body.deposit)
   return out
 }
@@ -332,9 +414,15 @@ function localPayer(o: LocalPayOptions): Payer {
   return {
     identify: deferred ? account.address : undefined,
     async sign(ch, _request, paymentId) {
-      if (ch.offered.length === 0) throw new PaymentRefusedError('invalid_challenge', 'the 402 carries no readable x402 challenge')
-      const allowedChain = (r: Requirement) => r.chainId !== undefined && (!o.chainIds || o.chainIds.includes(r.chainId))
-      const overMax = (r: Requirement) => new PaymentRefusedError('spend_cap_exceeded', `the price ${r.amount} is above maxAmount ${o.maxAmount}`, { cap: 'max_amount', remaining: o.maxAmount!.toString() })
+      if (ch.offered.length === 0)
+        throw new PaymentRefusedError('invalid_challenge', 'the 402 carries no readable x402 challenge')
+      const allowedChain = (r: Requirement) =>
+        r.chainId !== undefined && (!o.chainIds || o.chainIds.includes(r.chainId))
+      const overMax = (r: Requirement) =>
+        new PaymentRefusedError('spend_cap_exceeded', `the price ${r.amount} is above maxAmount ${o.maxAmount}`, {
+          cap: 'max_amount',
+          remaining: o.maxAmount!.toString(),
+        })
       if (deferred) {
         // vouchers first where offered (v2 only): that is what turning `deferred` on asks for
         for (const { parsed } of ch.offered) {
@@ -344,19 +432,49 @@ function localPayer(o: LocalPayOptions): Payer {
           return deferred.sign(parsed, req)
         }
       }
-      const payable = (r: Requirement): r is Requirement & { chainId: number; extra: { name: string; version: string } } =>
+      const payable = (
+        r: Requirement,
+      ): r is Requirement & { chainId: number; extra: { name: string; version: string } } =>
         r.scheme === 'exact' && allowedChain(r) && r.extra !== undefined && /^0x[0-9a-fA-F]{40}$/.test(r.asset)
       // the first challenge (v1 before v2) with a requirement this key can pay
       for (const { parsed } of ch.offered) {
-        const ok = parsed.accepts.filter(payable).sort((a, b) => (a.amount < b.amount ? -1 : a.amount > b.amount ? 1 : 0))
+        const ok = parsed.accepts
+          .filter(payable)
+          .sort((a, b) => (a.amount < b.amount ? -1 : a.amount > b.amount ? 1 : 0))
         if (ok.length === 0) continue
         const req = ok[0]!
         if (o.maxAmount !== undefined && req.amount > o.maxAmount) throw overMax(req)
-        const payload = signExact(key, account.address, { chainId: req.chainId, asset: req.asset, token: req.extra, payTo: req.payTo, amount: req.amount, maxTimeoutSeconds: req.maxTimeoutSeconds }, Math.floor(Date.now() / 1000))
+        const payload = signExact(
+          key,
+          account.address,
+          {
+            chainId: req.chainId,
+            asset: req.asset,
+            token: req.extra,
+            payTo: req.payTo,
+            amount: req.amount,
+            maxTimeoutSeconds: req.maxTimeoutSeconds,
+          },
+          Math.floor(Date.now() / 1000),
+        )
         const { paymentId: carried, ...h } = paymentHeader(parsed, req, payload, paymentId)
-        return { ...h, ...(carried ? { paymentIdentifier: carried } : {}), amount: req.amount.toString(), payTo: req.payTo, payer: account.address, network: req.network, nonce: payload.authorization.nonce, scheme: 'exact' }
+        return {
+          ...h,
+          ...(carried ? { paymentIdentifier: carried } : {}),
+          amount: req.amount.toString(),
+          payTo: req.payTo,
+          payer: account.address,
+          network: req.network,
+          nonce: payload.authorization.nonce,
+          scheme: 'exact',
+        }
       }
-      throw new PaymentRefusedError('unsupported_requirements', deferred ? 'no exact or deferred EVM requirement with an EIP-712 token domain' : 'no exact EVM requirement with an EIP-712 token domain')
+      throw new PaymentRefusedError(
+        'unsupported_requirements',
+        deferred
+          ? 'no exact or deferred EVM requirement with an EIP-712 token domain'
+          : 'no exact EVM requirement with an EIP-712 token domain',
+      )
     },
   }
 }
@@ -393,7 +511,10 @@ function deferredPayer(account: ReturnType<typeof privateKeyToAccount>, o: Local
       try {
         const known = latest.get(k)
         // ours from an earlier call, newer than what the seller showed (its 402 came before that call's answer)
-        const previous = known && terms.latest && known.id === terms.latest.id && known.nonce > terms.latest.nonce ? known : (terms.latest ?? known)
+        const previous =
+          known && terms.latest && known.id === terms.latest.id && known.nonce > terms.latest.nonce
+            ? known
+            : (terms.latest ?? known)
         const depositAmount = (): bigint => {
           const want = d.depositAmount ?? 100n * terms.amount
           return want < terms.amount ? terms.amount : want
@@ -414,12 +535,17 @@ function deferredPayer(account: ReturnType<typeof privateKeyToAccount>, o: Local
             scheme: 'deferred',
             voucher: s.voucher,
             deposit: s.deposit,
-            withDeposit: s.deposit === undefined && !d.noDeposit ? async (refusal) => {
-              // the refusal's own requirement shows the account as it is now (allowance, permit nonce)
-              const fresh = refusal?.accepts.find((r) => isPayableDeferred(r) && r.payTo.toLowerCase() === req.payTo.toLowerCase())
-              const now = fresh ? await deferredTerms(fresh, account.address) : terms
-              return make(depositAmount(), { ...terms, account: now.account })
-            } : undefined,
+            withDeposit:
+              s.deposit === undefined && !d.noDeposit
+                ? async (refusal) => {
+                    // the refusal's own requirement shows the account as it is now (allowance, permit nonce)
+                    const fresh = refusal?.accepts.find(
+                      (r) => isPayableDeferred(r) && r.payTo.toLowerCase() === req.payTo.toLowerCase(),
+                    )
+                    const now = fresh ? await deferredTerms(fresh, account.address) : terms
+                    return make(depositAmount(), { ...terms, account: now.account })
+                  }
+                : undefined,
             done(ok) {
               if (finished) return
               finished = true
@@ -459,7 +585,8 @@ async function readChallenge(res: Response): Promise<Challenges> {
   } catch {
     body = undefined
   }
-  if (header === null && body === undefined) throw new PaymentRefusedError('invalid_challenge', 'the server answered 402 without an x402 challenge', {}, 402)
+  if (header === null && body === undefined)
+    throw new PaymentRefusedError('invalid_challenge', 'the server answered 402 without an x402 challenge', {}, 402)
   return { offered: offeredChallenges(header, body), raw: header ?? body }
 }
 
@@ -483,7 +610,15 @@ async function refusalReason(res: Response, v1: boolean): Promise<string> {
 }
 
 /** Decodes a `PAYMENT-RESPONSE` / `X-PAYMENT-RESPONSE` header (base64 JSON); undefined when absent or unreadable. */
-export function decodePaymentResponse(header: string | null): (Record<string, unknown> & { success?: boolean; transaction?: string; network?: string; payer?: string; paymentId?: string }) | undefined {
+export function decodePaymentResponse(header: string | null):
+  | (Record<string, unknown> & {
+      success?: boolean
+      transaction?: string
+      network?: string
+      payer?: string
+      paymentId?: string
+    })
+  | undefined {
   if (!header) return undefined
   try {
     const v = JSON.parse(Buffer.from(header, 'base64').toString('utf8'))

@@ -40,7 +40,12 @@ const pools = new WeakMap<Kysely<Database>, pg.Pool>()
  * @example
  *   const { rows } = await preparedQuery<{ id: string }>(db, 'tollgate_ledger_v1', 'select $1::int as id', [1])
  */
-export async function preparedQuery<R>(db: Kysely<Database>, name: string, text: string, values: unknown[]): Promise<{ rows: R[] }> {
+export async function preparedQuery<R>(
+  db: Kysely<Database>,
+  name: string,
+  text: string,
+  values: unknown[],
+): Promise<{ rows: R[] }> {
   const pool = pools.get(db)
   if (pool) return pool.query<R & pg.QueryResultRow>({ name, text, values })
   return db.executeQuery<R>(CompiledQuery.raw(text, values))

@@ -36,7 +36,9 @@ export async function migrateToLatest(db: Kysely<any>, schema: string): Promise<
   const result = await createMigrator(db, schema).migrateToLatest()
   if (result.error) {
     const failed = result.results?.find((r) => r.status === 'Error')
-    throw new Error(`migration ${failed?.migrationName ?? '(unknown)'} failed: ${(result.error as Error).message ?? result.error}`)
+    throw new Error(
+      `migration ${failed?.migrationName ?? '(unknown)'} failed: ${(result.error as Error).message ?? result.error}`,
+    )
   }
   return result
 }

@@ -32,10 +32,23 @@ export function createPaymentIdentifierStore(db: Kysely<Database>, opts: { reten
 
   return {
     /** Claims a new id for the payment `paymentId`, or answers how it is already used. */
-    async claim(payer: string, id: string, fingerprint: string, paymentId: string, leaseMs: number): Promise<{ claimed: true } | { claimed: false; used: UsedPaymentId }> {
+    async claim(
+      payer: string,
+      id: string,
+      fingerprint: string,
+      paymentId: string,
+      leaseMs: number,
+    ): Promise<{ claimed: true } | { claimed: false; used: UsedPaymentId }> {
       const inserted = await db
         .insertInto('payment_identifiers')
-        .values({ payer, payment_identifier: id, fingerprint, payment_id: paymentId, claimed_until: leaseUntil(leaseMs), expires_at: expiresAt })
+        .values({
+          payer,
+          payment_identifier: id,
+          fingerprint,
+          payment_id: paymentId,
+          claimed_until: leaseUntil(leaseMs),
+          expires_at: expiresAt,
+        })
         .onConflict((oc) => oc.columns(['payer', 'payment_identifier']).doNothing())
         .returning('payer')
         .executeTakeFirst()
@@ -43,8 +56,19 @@ export function createPaymentIdentifierStore(db: Kysely<Database>, opts: { reten
       const r = await db
         .selectFrom('payment_identifiers as i')
         .leftJoin('payments as p', 'p.id', 'i.payment_id')
-        .select(['i.fingerprint', 'i.payment_id', 'i.answer_status', 'i.answer_content_type', 'i.answer_body', 'p.status', 'p.tx_hash'])
-        .select([sql<boolean>`coalesce(i.claimed_until > now(), false)`.as('leased'), sql<boolean>`i.expires_at <= now()`.as('expired')])
+        .select([
+          'i.fingerprint',
+          'i.payment_id',
+          'i.answer_status',
+          'i.answer_content_type',
+          'i.answer_body',
+          'p.status',
+          'p.tx_hash',
+        ])
+        .select([
+          sql<boolean>`coalesce(i.claimed_until > now(), false)`.as('leased'),
+          sql<boolean>`i.expires_at <= now()`.as('expired'),
+        ])
         .where('i.payer', '=', payer)
         .where('i.payment_identifier', '=', id)
         .executeTakeFirst()
@@ -59,7 +83,10 @@ export function createPaymentIdentifierStore(db: Kysely<Database>, opts: { reten
           expired: r.expired,
           status: r.status,
           transaction: r.tx_hash,
-          answer: r.answer_status !== null && r.answer_body !== null ? { status: r.answer_status, contentType: r.answer_content_type, body: r.answer_body } : null,
+          answer:
+            r.answer_status !== null && r.answer_body !== null
+              ? { status: r.answer_status, contentType: r.answer_content_type, body: r.answer_body }
+              : null,
         },
       }
     },
@@ -68,10 +95,25 @@ export function createPaymentIdentifierStore(db: Kysely<Database>, opts: { reten
      * Gives an id whose call ended without a charge (or whose retention passed) to a new payment;
      * false when another call took it first.
      */
-    async takeOver(payer: string, id: string, from: string, fingerprint: string, paymentId: string, leaseMs: number): Promise<boolean> {
+    async takeOver(
+      payer: string,
+      id: string,
+      from: string,
+      fingerprint: string,
+      paymentId: string,
+      leaseMs: number,
+    ): Promise<boolean> {
       const r = await db
         .updateTable('payment_identifiers')
-        .set({ fingerprint, payment_id: paymentId, claimed_until: leaseUntil(leaseMs), expires_at: expiresAt, answer_status: null, answer_content_type: null, answer_body: null })
+        .set({
+          fingerprint,
+          payment_id: paymentId,
+          claimed_until: leaseUntil(leaseMs),
+          expires_at: expiresAt,
+          answer_status: null,
+          answer_content_type: null,
+          answer_body: null,
+        })
         .where('payer', '=', payer)
         .where('payment_identifier', '=', id)
         .where('payment_id', '=', from)
@@ -91,13 +133,20 @@ export function createPaymentIdentifierStore(db: Kysely<Database>, opts: { reten
           .where('payer', '=', payer)
           .where('payment_identifier', '=', id)
           .where('payment_id', '=', paymentId)
-          .where(({ not, exists, selectFrom }) => not(exists(selectFrom('payments').select('payments.id').where('payments.id', '=', paymentId))))
+          .where(({ not, exists, selectFrom }) =>
+            not(exists(selectFrom('payments').select('payments.id').where('payments.id', '=', paymentId))),
+          )
           .executeTakeFirst()
         if (gone.numDeletedRows === 1n) return
       }
       await db
         .updateTable('payment_identifiers')
-        .set({ claimed_until: null, answer_status: answer?.status ?? null, answer_content_type: answer?.contentType ?? null, answer_body: answer?.body ?? null })
+        .set({
+          claimed_until: null,
+          answer_status: answer?.status ?? null,
+          answer_content_type: answer?.contentType ?? null,
+          answer_body: answer?.body ?? null,
+        })
         .where('payer', '=', payer)
         .where('payment_identifier', '=', id)
         .where('payment_id', '=', paymentId)
@@ -106,7 +155,10 @@ export function createPaymentIdentifierStore(db: Kysely<Database>, opts: { reten
 
     /** Deletes ids past their retention (their stored answers with them); how many. */
     async purgeExpired(limit = 10_000): Promise<number> {
-      const r = await sql`delete from payment_identifiers where ctid in (select ctid from payment_identifiers where expires_at <= now() and coalesce(claimed_until <= now(), true) limit ${limit})`.execute(db)
+      const r =
+        await sql`delete from payment_identifiers where ctid in (select ctid from payment_identifiers where expires_at <= now() and coalesce(claimed_until <= now(), true) limit ${limit})`.execute(
+          db,
+        )
       return Number(r.numAffectedRows ?? 0n)
     },
   }

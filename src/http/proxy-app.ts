@@ -86,7 +86,12 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
   assertNativeSecp256k1()
   const logger = loggerOptions(deps.config.logLevel)
   const app = Fastify({
-    logger: opts.logger === false ? false : opts.logStream && typeof logger === 'object' ? { ...logger, stream: opts.logStream } : logger,
+    logger:
+      opts.logger === false
+        ? false
+        : opts.logStream && typeof logger === 'object'
+          ? { ...logger, stream: opts.logStream }
+          : logger,
     bodyLimit: 1024 * 1024,
     // false unless TRUST_PROXY names the load balancer: a client must not choose its own request.ip
     trustProxy: deps.config.trustProxy,
@@ -95,10 +100,14 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
   })
   installErrorHandler(app)
   app.addHook('onClose', closeServices)
-  const recovery = createSignerRecovery({ threads: deps.config.x402.recoveryThreads, offload: deps.config.x402.recoveryOffload })
+  const recovery = createSignerRecovery({
+    threads: deps.config.x402.recoveryThreads,
+    offload: deps.config.x402.recoveryOffload,
+  })
   const schemes: PaymentScheme[] = [createExactScheme(deps, { credit: createPayerCredit(deps), recovery })]
   // deferred is offered where an escrow is configured (DEFERRED_ESCROW_ADDRESS); elsewhere endpoints that enable it offer exact only
-  if (deps.config.deferredEscrowAddress) schemes.push(createDeferredScheme(deps, { recovery, escrow: deps.config.deferredEscrowAddress }))
+  if (deps.config.deferredEscrowAddress)
+    schemes.push(createDeferredScheme(deps, { recovery, escrow: deps.config.deferredEscrowAddress }))
   const table = await createEndpointTable(deps, {
     onError: (err) => app.log.error({ err }, 'endpoint table reload failed'),
     requirementOf: (offer) => schemes.find((s) => s.name === offer.scheme)?.requirement?.(offer),
@@ -107,7 +116,9 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
   // handler code never runs in this process: in the `handlers` role, or in processes it supervises
   const pool =
     opts.handlerPool ??
-    (deps.config.handlers.url.length > 0 ? createRemotePool(deps.config.handlers.url) : createHandlerPool({ ...deps.config.handlers, log: (message) => app.log.warn(message) }))
+    (deps.config.handlers.url.length > 0
+      ? createRemotePool(deps.config.handlers.url)
+      : createHandlerPool({ ...deps.config.handlers, log: (message) => app.log.warn(message) }))
   const upstream = createUpstreamClient({ allowPrivate: deps.config.allowPrivateUpstreams })
   const upstreamMcp = createUpstreamMcpClient({ allowPrivate: deps.config.allowPrivateUpstreams })
   app.decorate('createSignerRecovery', recovery)
@@ -115,10 +126,15 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
     await ledger.drain()
     await Promise.allSettled([table.close(), pool.close(), upstream.close(), upstreamMcp.close(), recovery.close()])
   })
-  await app.register(healthRoutes(deps, (await import('../services/metrics/relayer-funds.js')).relayerReadinessChecks(deps)))
+  await app.register(
+    healthRoutes(deps, (await import('../services/metrics/relayer-funds.js')).relayerReadinessChecks(deps)),
+  )
   // Without the key a seller's stored settings (required and forwarded headers, rate limit,
   // timeout, signing secret) cannot be read, and the paid route refuses those endpoints.
-  if (!deps.config.masterKey && !opts.upstreamOptions) app.log.warn('TOLLGATE_MASTER_KEY is not set: paid calls to seller endpoints with stored upstream settings are refused with 503')
+  if (!deps.config.masterKey && !opts.upstreamOptions)
+    app.log.warn(
+      'TOLLGATE_MASTER_KEY is not set: paid calls to seller endpoints with stored upstream settings are refused with 503',
+    )
   const paidCall = createPaidCall({
     table,
     schemes,
@@ -135,7 +151,10 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
     defaultTimeoutMs: deps.config.handlers.timeoutMs,
     upstreamOptions: opts.upstreamOptions ?? upstreamSettings(deps.config.masterKey),
     hooks: opts.hooks,
-    paymentIds: { store: createPaymentIdentifierStore(deps.db, deps.config.x402.paymentIds), answerMaxBytes: deps.config.x402.paymentIds.answerMaxBytes },
+    paymentIds: {
+      store: createPaymentIdentifierStore(deps.db, deps.config.x402.paymentIds),
+      answerMaxBytes: deps.config.x402.paymentIds.answerMaxBytes,
+    },
   })
   await app.register(paidRoute(paidCall, createHttpTransport(deps.config.chain)))
   await app.register(mcpRoute(paidCall, createMcpTransport(deps.config.chain), table))

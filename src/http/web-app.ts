@@ -28,7 +28,12 @@ export async function buildWebApp(given: Deps, opts: WebAppOptions = {}): Promis
   const { deps, close: closeServices } = withOwnServices(given)
   const logger = loggerOptions(deps.config.logLevel)
   const app = Fastify({
-    logger: opts.logger === false ? false : opts.logStream && typeof logger === 'object' ? { ...logger, stream: opts.logStream } : logger,
+    logger:
+      opts.logger === false
+        ? false
+        : opts.logStream && typeof logger === 'object'
+          ? { ...logger, stream: opts.logStream }
+          : logger,
     bodyLimit: 1024 * 1024,
     // false unless TRUST_PROXY names the load balancer: a client must not choose its own request.ip
     trustProxy: deps.config.trustProxy,
@@ -45,7 +50,9 @@ export async function buildWebApp(given: Deps, opts: WebAppOptions = {}): Promis
   app.removeContentTypeParser('text/plain')
   // before the routes: the OpenAPI document is built from the routes registered after it
   await registerOpenApi(app, deps.config)
-  await app.register(healthRoutes(deps, (await import('../services/metrics/relayer-funds.js')).relayerReadinessChecks(deps)))
+  await app.register(
+    healthRoutes(deps, (await import('../services/metrics/relayer-funds.js')).relayerReadinessChecks(deps)),
+  )
   await app.register(v1Routes(deps, opts.v1), { prefix: '/v1' })
   await app.register((await import('./routes/v1/agent-payments.js')).agentPaymentRoutes(deps), { prefix: '/v1/agent' })
   await app.register(marketplaceRoutes(deps))

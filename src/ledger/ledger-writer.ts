@@ -10,7 +10,10 @@ export type RecordOutcome = 'recorded' | 'duplicate'
  * A payment as the proxy records it: new, nothing settled yet; its status is the writer's to set.
  * `scheme` defaults to `exact`.
  */
-export type NewProxyPayment = Omit<NewPayment, 'tx_hash' | 'failure_reason' | 'settled_at' | 'created_at' | 'updated_at' | 'status'>
+export type NewProxyPayment = Omit<
+  NewPayment,
+  'tx_hash' | 'failure_reason' | 'settled_at' | 'created_at' | 'updated_at' | 'status'
+>
 
 /**
  * The statuses the proxy inserts with: `verified` before a call (record-first), `served` or
@@ -19,7 +22,8 @@ export type NewProxyPayment = Omit<NewPayment, 'tx_hash' | 'failure_reason' | 's
 export type RecordStatus = Extract<PaymentStatus, 'verified' | 'served' | 'voided'>
 
 type Outcome = { id: string; to: Extract<PaymentStatus, 'served' | 'voided'>; reason?: string }
-type Write = { kind: 'record'; row: NewProxyPayment; status: RecordStatus; reason?: string } | ({ kind: 'finish' } & Outcome)
+type Write =
+  { kind: 'record'; row: NewProxyPayment; status: RecordStatus; reason?: string } | ({ kind: 'finish' } & Outcome)
 
 // One fixed statement over column arrays (no per-row SQL to build), prepared once per connection.
 // New rows whose (payer, nonce) already exists are skipped, not fatal to the batch; an outcome moves
@@ -79,17 +83,37 @@ export function createLedgerWriter(db: Kysely<Database>, opts: { maxItems?: numb
           reasons.push(w.reason ?? null)
         } else outcomes.push(w)
       }
-      const col = <K extends keyof NewProxyPayment>(k: K) => rows.map((r) => (r[k] === undefined || r[k] === null ? null : String(r[k])))
+      const col = <K extends keyof NewProxyPayment>(k: K) =>
+        rows.map((r) => (r[k] === undefined || r[k] === null ? null : String(r[k])))
       const result = await preparedQuery<{ k: 'r' | 'f'; id: string }>(db, 'tollgate_payment_ledger_v3', LEDGER_SQL, [
-        col('id'), col('endpoint_id'), col('resource'), col('method'), col('x402_version'), col('network'), col('asset'), col('payer'),
-        col('pay_to'), col('value'), col('valid_after'), col('valid_before'), col('nonce'), col('signature'), rows.map((r) => r.settlement_mode ?? 'async'),
-        statuses, reasons, outcomes.map((o) => o.id), outcomes.map((o) => o.to), outcomes.map((o) => o.reason ?? null),
+        col('id'),
+        col('endpoint_id'),
+        col('resource'),
+        col('method'),
+        col('x402_version'),
+        col('network'),
+        col('asset'),
+        col('payer'),
+        col('pay_to'),
+        col('value'),
+        col('valid_after'),
+        col('valid_before'),
+        col('nonce'),
+        col('signature'),
+        rows.map((r) => r.settlement_mode ?? 'async'),
+        statuses,
+        reasons,
+        outcomes.map((o) => o.id),
+        outcomes.map((o) => o.to),
+        outcomes.map((o) => o.reason ?? null),
         rows.map((r) => r.scheme ?? 'exact'),
       ])
       const inserted = new Set<string>()
       const moved = new Set<string>()
       for (const r of result.rows) (r.k === 'r' ? inserted : moved).add(r.id)
-      return writes.map((w) => (w.kind === 'record' ? (inserted.has(w.row.id) ? 'recorded' : 'duplicate') : moved.has(w.id)))
+      return writes.map((w) =>
+        w.kind === 'record' ? (inserted.has(w.row.id) ? 'recorded' : 'duplicate') : moved.has(w.id),
+      )
     },
   })
 
@@ -100,11 +124,13 @@ export function createLedgerWriter(db: Kysely<Database>, opts: { maxItems?: numb
      * nonce) is already recorded.
      */
     record(row: NewProxyPayment, status: RecordStatus = 'verified', reason?: string): Promise<RecordOutcome> {
-      if (!INITIAL_STATUSES.has(status)) return Promise.reject(new Error(`payment ledger: a payment cannot be recorded as ${status}`))
+      if (!INITIAL_STATUSES.has(status))
+        return Promise.reject(new Error(`payment ledger: a payment cannot be recorded as ${status}`))
       return writer.add({ kind: 'record', row, status, reason }) as Promise<RecordOutcome>
     },
     /** marks a verified payment served (settlement picks it up) or voided (never charged); false if it was not `verified` */
-    finish: (id: string, to: Outcome['to'], reason?: string) => writer.add({ kind: 'finish', id, to, reason }) as Promise<boolean>,
+    finish: (id: string, to: Outcome['to'], reason?: string) =>
+      writer.add({ kind: 'finish', id, to, reason }) as Promise<boolean>,
     drain: () => writer.drain(),
   }
 }

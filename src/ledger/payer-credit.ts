@@ -114,7 +114,9 @@ const FRESH_TTL_S = 30
 /** How long a rebuild may take before its count of reservations is dropped (its Postgres read timed out, or its process died). */
 const REBUILD_TTL_MS = 30_000
 
-type RedisWithGuard = Redis & { tollgateGuardBatch?: (numberOfKeys: number, ...args: (string | number)[]) => Promise<number[]> }
+type RedisWithGuard = Redis & {
+  tollgateGuardBatch?: (numberOfKeys: number, ...args: (string | number)[]) => Promise<number[]>
+}
 
 type GuardArgs = { payer: string; asset: string; nonce: string; value: bigint; validBefore: number; nowMs: number }
 type GuardOutcome = { result: GuardResult; stale: boolean }
@@ -142,7 +144,14 @@ export function createPayerCredit(deps: { redis: Redis; db: Kysely<Database>; ke
       const keys: string[] = []
       const argv: string[] = []
       for (const p of batch) {
-        keys.push(k.nonce(p.payer, p.nonce), k.balance(p.asset, p.payer), k.exposure(p.asset, p.payer), k.blocked(p.payer), k.fresh(p.asset, p.payer), k.rebuild(p.asset, p.payer))
+        keys.push(
+          k.nonce(p.payer, p.nonce),
+          k.balance(p.asset, p.payer),
+          k.exposure(p.asset, p.payer),
+          k.blocked(p.payer),
+          k.fresh(p.asset, p.payer),
+          k.rebuild(p.asset, p.payer),
+        )
         argv.push(p.value.toString(), String(Math.max(1000, p.validBefore * 1000 - p.nowMs + 60_000)))
       }
       const flat = await redis.tollgateGuardBatch!(keys.length, ...keys, ...argv)
@@ -174,7 +183,12 @@ export function createPayerCredit(deps: { redis: Redis; db: Kysely<Database>; ke
      * should that read fail, the cache is still right.
      */
     async settled(p: { payer: string; asset: string; value: bigint }): Promise<void> {
-      const keys = [k.exposure(p.asset, p.payer), k.balance(p.asset, p.payer), k.fresh(p.asset, p.payer), k.stamp(p.asset, p.payer)]
+      const keys = [
+        k.exposure(p.asset, p.payer),
+        k.balance(p.asset, p.payer),
+        k.fresh(p.asset, p.payer),
+        k.stamp(p.asset, p.payer),
+      ]
       await redis.eval(RELEASE_LUA, 4, ...keys, p.value.toString(), String(BALANCE_TTL_S))
     },
     /** frees a nonce whose payment was never recorded, so the same header may be retried */
@@ -183,20 +197,38 @@ export function createPayerCredit(deps: { redis: Redis; db: Kysely<Database>; ke
     },
     /** stores an on-chain balance as read (tests and operators; the platform reads through `readBalances`) */
     async setBalance(asset: string, payer: string, balance: bigint): Promise<void> {
-      await redis.multi().set(k.balance(asset, payer), balance.toString(), 'EX', BALANCE_TTL_S).set(k.fresh(asset, payer), '1', 'EX', FRESH_TTL_S).exec()
+      await redis
+        .multi()
+        .set(k.balance(asset, payer), balance.toString(), 'EX', BALANCE_TTL_S)
+        .set(k.fresh(asset, payer), '1', 'EX', FRESH_TTL_S)
+        .exec()
     },
     /**
      * Reads the payers' on-chain balances with `read` and caches each one, unless a payment of that
      * payer settled while the read was under way (its balance may predate the transfer, which the
      * cache already took off). Returns the balances read, in order.
      */
-    async readBalances(asset: string, payers: string[], read: (payers: string[]) => Promise<bigint[]>): Promise<bigint[]> {
+    async readBalances(
+      asset: string,
+      payers: string[],
+      read: (payers: string[]) => Promise<bigint[]>,
+    ): Promise<bigint[]> {
       if (payers.length === 0) return []
       const stamps = await redis.mget(payers.map((p) => k.stamp(asset, p)))
       const balances = await read(payers)
       await Promise.all(
         payers.map((p, i) =>
-          redis.eval(STAMPED_SET_LUA, 3, k.balance(asset, p), k.fresh(asset, p), k.stamp(asset, p), balances[i]!.toString(), stamps[i] ?? '', String(BALANCE_TTL_S), String(FRESH_TTL_S)),
+          redis.eval(
+            STAMPED_SET_LUA,
+            3,
+            k.balance(asset, p),
+            k.fresh(asset, p),
+            k.stamp(asset, p),
+            balances[i]!.toString(),
+            stamps[i] ?? '',
+            String(BALANCE_TTL_S),
+            String(FRESH_TTL_S),
+          ),
         ),
       )
       return balances
@@ -210,13 +242,30 @@ export function createPayerCredit(deps: { redis: Redis; db: Kysely<Database>; ke
      */
     async rebuildExposure(asset: string, payer: string, opts: { ifMissing?: boolean } = {}): Promise<bigint> {
       const token = randomUUID()
-      const begun = await redis.eval(REBUILD_BEGIN_LUA, 2, k.rebuild(asset, payer), k.exposure(asset, payer), token, String(REBUILD_TTL_MS), opts.ifMissing ? '1' : '0')
+      const begun = await redis.eval(
+        REBUILD_BEGIN_LUA,
+        2,
+        k.rebuild(asset, payer),
+        k.exposure(asset, payer),
+        token,
+        String(REBUILD_TTL_MS),
+        opts.ifMissing ? '1' : '0',
+      )
       if (begun === 2) return BigInt((await redis.get(k.exposure(asset, payer))) ?? '0')
       // pending USDC withdrawals from the wallet are reserved here too (src/services/withdrawals/)
       const r = await sql<{ total: string | null }>`
         select (coalesce((select sum(value) from payments where payer = ${payer} and asset = ${asset} and scheme = 'exact' and status in ('verified','served','settling')), 0)
-          + coalesce((select sum(amount) from withdrawals where lower(from_address) = lower(${payer}) and status = 'pending' and asset = 'USDC'), 0))::text as total`.execute(deps.db)
-      const stored = (await redis.eval(REBUILD_END_LUA, 2, k.exposure(asset, payer), k.rebuild(asset, payer), r.rows[0]?.total ?? '0', token)) as string
+          + coalesce((select sum(amount) from withdrawals where lower(from_address) = lower(${payer}) and status = 'pending' and asset = 'USDC'), 0))::text as total`.execute(
+        deps.db,
+      )
+      const stored = (await redis.eval(
+        REBUILD_END_LUA,
+        2,
+        k.exposure(asset, payer),
+        k.rebuild(asset, payer),
+        r.rows[0]?.total ?? '0',
+        token,
+      )) as string
       return BigInt(stored)
     },
     /**
@@ -224,7 +273,11 @@ export function createPayerCredit(deps: { redis: Redis; db: Kysely<Database>; ke
      * exposure and the block flag from Postgres. Later refreshes are background work.
      */
     async warm(asset: string, payer: string, read: (payers: string[]) => Promise<bigint[]>): Promise<void> {
-      const blocked = await deps.db.selectFrom('payer_blocks').select('reason').where('payer', '=', payer).executeTakeFirst()
+      const blocked = await deps.db
+        .selectFrom('payer_blocks')
+        .select('reason')
+        .where('payer', '=', payer)
+        .executeTakeFirst()
       if (blocked) await redis.set(k.blocked(payer), blocked.reason)
       else await redis.del(k.blocked(payer))
       // Only a missing exposure is rebuilt: callers that met the cold cache together each warm it,
@@ -242,7 +295,11 @@ export function createPayerCredit(deps: { redis: Redis; db: Kysely<Database>; ke
     },
     /** refuse the payer optimistic credit until cleared (durable in Postgres, mirrored in Redis) */
     async block(payer: string, reason: string, paymentId?: string): Promise<void> {
-      await deps.db.insertInto('payer_blocks').values({ payer, reason, payment_id: paymentId ?? null }).onConflict((oc) => oc.column('payer').doNothing()).execute()
+      await deps.db
+        .insertInto('payer_blocks')
+        .values({ payer, reason, payment_id: paymentId ?? null })
+        .onConflict((oc) => oc.column('payer').doNothing())
+        .execute()
       await redis.set(k.blocked(payer), reason)
     },
     async unblock(payer: string): Promise<void> {

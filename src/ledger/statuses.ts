@@ -16,7 +16,14 @@ import type { PaymentStatus } from '../db/database.js'
 
 export type { PaymentStatus }
 
-export const PAYMENT_STATUSES: readonly PaymentStatus[] = ['verified', 'served', 'settling', 'settled', 'voided', 'failed']
+export const PAYMENT_STATUSES: readonly PaymentStatus[] = [
+  'verified',
+  'served',
+  'settling',
+  'settled',
+  'voided',
+  'failed',
+]
 
 /** Statuses a payment row may be inserted with. */
 export const INITIAL_STATUSES: ReadonlySet<PaymentStatus> = new Set<PaymentStatus>([
@@ -38,9 +45,11 @@ export const TRANSITIONS: Readonly<Record<PaymentStatus, Readonly<Partial<Record
   },
   served: { settling: 'settlement: claimed into a batch (or sync settlement); deferred: claimed for a collectMany' },
   settling: {
-    settled: 'settlement: a receipt shows the transfer; deferred: the escrow paid its voucher\'s aggregate (getVoucherCollected)',
+    settled:
+      "settlement: a receipt shows the transfer; deferred: the escrow paid its voucher's aggregate (getVoucherCollected)",
     failed: 'settlement: the chain refused it (expired, insufficient funds, cancelled, used elsewhere)',
-    served: 'settlement: not included; requeued for the next batch; deferred: not (fully) collected yet, tried again later',
+    served:
+      'settlement: not included; requeued for the next batch; deferred: not (fully) collected yet, tried again later',
   },
   settled: {},
   voided: {},
@@ -71,7 +80,9 @@ export function assertTransitions(from: readonly PaymentStatus[], to: PaymentSta
  * fixture rows in any status.
  */
 export function transitionGuardSql(): string[] {
-  const pairs = Object.entries(TRANSITIONS).flatMap(([from, tos]) => Object.keys(tos).map((to) => `('${from}','${to}')`))
+  const pairs = Object.entries(TRANSITIONS).flatMap(([from, tos]) =>
+    Object.keys(tos).map((to) => `('${from}','${to}')`),
+  )
   return [
     `create or replace function payments_transition_guard() returns trigger language plpgsql as $$
      begin

@@ -28,7 +28,13 @@ export interface TransitionOpts {
  * @example
  *   await transition(db, ids, ['settling'], 'settled', { txHash })
  */
-export async function transition(db: Kysely<Database>, ids: string[], from: PaymentStatus[], to: PaymentStatus, opts: TransitionOpts = {}): Promise<Moved[]> {
+export async function transition(
+  db: Kysely<Database>,
+  ids: string[],
+  from: PaymentStatus[],
+  to: PaymentStatus,
+  opts: TransitionOpts = {},
+): Promise<Moved[]> {
   if (ids.length === 0) return []
   assertTransitions(from, to)
   const reason = opts.reason ?? null
@@ -56,7 +62,10 @@ export async function transition(db: Kysely<Database>, ids: string[], from: Paym
  * Claims up to `limit` served `exact` payments of one (network, asset) for settlement: served ->
  * settling. Other schemes settle their own way (deferred: src/services/deferred-collect/).
  */
-export async function claimServed(db: Kysely<Database>, p: { network: string; asset: string; limit: number }): Promise<Payment[]> {
+export async function claimServed(
+  db: Kysely<Database>,
+  p: { network: string; asset: string; limit: number },
+): Promise<Payment[]> {
   const r = await sql<Payment>`
     with c as (
       select id from payments where status = 'served' and scheme = 'exact' and network = ${p.network} and asset = ${p.asset}
@@ -79,8 +88,18 @@ export async function claimOne(db: Kysely<Database>, id: string): Promise<Paymen
 }
 
 /** (network, asset) pairs that have served `exact` payments waiting. */
-export async function readyGroups(db: Kysely<Database>, network: string): Promise<Array<{ network: string; asset: string }>> {
-  return db.selectFrom('payments').select(['network', 'asset']).distinct().where('status', '=', 'served').where('scheme', '=', 'exact').where('network', '=', network).execute()
+export async function readyGroups(
+  db: Kysely<Database>,
+  network: string,
+): Promise<Array<{ network: string; asset: string }>> {
+  return db
+    .selectFrom('payments')
+    .select(['network', 'asset'])
+    .distinct()
+    .where('status', '=', 'served')
+    .where('scheme', '=', 'exact')
+    .where('network', '=', network)
+    .execute()
 }
 
 /**
@@ -88,8 +107,20 @@ export async function readyGroups(db: Kysely<Database>, network: string): Promis
  * (it died mid-call), so nothing is owed. At most `limit` per call; returns what moved.
  */
 export async function voidStaleVerified(db: Kysely<Database>, olderThan: Date, limit = 1000): Promise<Moved[]> {
-  const stale = await db.selectFrom('payments').select('id').where('status', '=', 'verified').where('created_at', '<', olderThan).limit(limit).execute()
-  return transition(db, stale.map((s) => s.id), ['verified'], 'voided', { reason: 'no_outcome' })
+  const stale = await db
+    .selectFrom('payments')
+    .select('id')
+    .where('status', '=', 'verified')
+    .where('created_at', '<', olderThan)
+    .limit(limit)
+    .execute()
+  return transition(
+    db,
+    stale.map((s) => s.id),
+    ['verified'],
+    'voided',
+    { reason: 'no_outcome' },
+  )
 }
 
 /**
@@ -97,7 +128,10 @@ export async function voidStaleVerified(db: Kysely<Database>, olderThan: Date, l
  * settling. Collection decides each from the chain: settling -> settled (its voucher's aggregate was
  * collected) or settling -> served (not yet: the escrow was short, or the transaction failed).
  */
-export async function claimDeferred(db: Kysely<Database>, p: { payTo: string; asset: string; limit: number }): Promise<Payment[]> {
+export async function claimDeferred(
+  db: Kysely<Database>,
+  p: { payTo: string; asset: string; limit: number },
+): Promise<Payment[]> {
   const r = await sql<Payment>`
     with c as (
       select id from payments where status = 'served' and scheme = 'deferred' and pay_to = ${p.payTo} and asset = ${p.asset}

@@ -10,12 +10,34 @@ import { appError } from '../errors.js'
 // whole, as is the old site-local fec0::/10: none is how a public service is reached today.
 const blocked = new BlockList()
 for (const [net, bits] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
-  ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(net, bits, 'ipv4')
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  blocked.addSubnet(net, bits, 'ipv4')
 for (const [net, bits] of [
-  ['::', 96], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001:db8::', 32], ['2002::', 16], ['2001::', 32],
+  ['::', 96],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001:db8::', 32],
+  ['2002::', 16],
+  ['2001::', 32],
 ] as const) {
   blocked.addSubnet(net, bits, 'ipv6')
 }
@@ -36,13 +58,32 @@ export function checkUpstreamUrl(raw: unknown, allowPrivate: boolean): string {
   try {
     u = new URL(String(raw))
   } catch {
-    throw appError('invalid_parameter', { param: 'upstream_url', detail: 'expected an http or https URL' }, { details: { param: 'upstream_url' } })
+    throw appError(
+      'invalid_parameter',
+      { param: 'upstream_url', detail: 'expected an http or https URL' },
+      { details: { param: 'upstream_url' } },
+    )
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw appError('invalid_parameter', { param: 'upstream_url', detail: 'expected an http or https URL' }, { details: { param: 'upstream_url' } })
-  if (u.username || u.password) throw appError('invalid_parameter', { param: 'upstream_url', detail: 'credentials in the URL are not allowed; use forwarded headers' }, { details: { param: 'upstream_url' } })
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw appError(
+      'invalid_parameter',
+      { param: 'upstream_url', detail: 'expected an http or https URL' },
+      { details: { param: 'upstream_url' } },
+    )
+  if (u.username || u.password)
+    throw appError(
+      'invalid_parameter',
+      { param: 'upstream_url', detail: 'credentials in the URL are not allowed; use forwarded headers' },
+      { details: { param: 'upstream_url' } },
+    )
   const host = u.hostname.replace(/^\[|\]$/g, '')
-  if (!allowPrivate && (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) && isPrivateAddress(host)))) {
-    throw appError('upstream_not_allowed', { detail: `${host} is a private, loopback or link-local host, refused by default; for local development start the web and proxy roles with TOLLGATE_ALLOW_PRIVATE_UPSTREAMS=true (npm start on its embedded chain sets it)` })
+  if (
+    !allowPrivate &&
+    (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) && isPrivateAddress(host)))
+  ) {
+    throw appError('upstream_not_allowed', {
+      detail: `${host} is a private, loopback or link-local host, refused by default; for local development start the web and proxy roles with TOLLGATE_ALLOW_PRIVATE_UPSTREAMS=true (npm start on its embedded chain sets it)`,
+    })
   }
   return u.toString().replace(/\/+$/, '')
 }
@@ -57,8 +98,14 @@ export function guardedLookup(allowPrivate: boolean): LookupFunction {
       if (err) return callback(err, '', 4)
       const list = addresses as unknown as Array<{ address: string; family: number }>
       const bad = !allowPrivate && list.some((a) => isPrivateAddress(a.address))
-      if (bad || list.length === 0) return callback(Object.assign(new Error(`refused: ${hostname} resolves to a private address`), { code: 'ESSRF' }), '', 4)
-      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: typeof list) => void)(null, list)
+      if (bad || list.length === 0)
+        return callback(
+          Object.assign(new Error(`refused: ${hostname} resolves to a private address`), { code: 'ESSRF' }),
+          '',
+          4,
+        )
+      if ((options as { all?: boolean }).all)
+        return (callback as unknown as (e: null, a: typeof list) => void)(null, list)
       callback(null, list[0]!.address, list[0]!.family)
     })
   }

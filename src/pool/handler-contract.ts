@@ -54,9 +54,14 @@ export interface HandlerRateLimit {
  * The module's required provider settings (`providers`) that are unset or blank in `providers`;
  * a requirement any of several settings meets is named "A or B".
  */
-export function missingSettings(mod: Pick<HandlerModule, 'providers'>, providers: Record<string, string | undefined>): string[] {
+export function missingSettings(
+  mod: Pick<HandlerModule, 'providers'>,
+  providers: Record<string, string | undefined>,
+): string[] {
   const set = (name: string) => Boolean(providers[name]?.trim())
-  return (mod.providers ?? []).flatMap((req) => (typeof req === 'string' ? (set(req) ? [] : [req]) : req.some(set) ? [] : [req.join(' or ')]))
+  return (mod.providers ?? []).flatMap((req) =>
+    typeof req === 'string' ? (set(req) ? [] : [req]) : req.some(set) ? [] : [req.join(' or ')],
+  )
 }
 
 /** Every setting named in the module's `providers`, any-of groups flattened. */
@@ -65,7 +70,10 @@ export function settingNames(mod: Pick<HandlerModule, 'providers'>): string[] {
 }
 
 /** The module's rate limit under these provider settings, if any. */
-export function rateLimitOf(mod: Pick<HandlerModule, 'rateLimit'>, providers: Record<string, string | undefined>): HandlerRateLimit | undefined {
+export function rateLimitOf(
+  mod: Pick<HandlerModule, 'rateLimit'>,
+  providers: Record<string, string | undefined>,
+): HandlerRateLimit | undefined {
   return typeof mod.rateLimit === 'function' ? mod.rateLimit(providers) : mod.rateLimit
 }
 
@@ -125,7 +133,11 @@ export interface HandlerModule<I = any> {
 
 /** Bad input detected inside `run` (beyond the schema): becomes a 400 naming the field; the buyer is not charged. */
 export class HandlerInputError extends Error {
-  constructor(readonly field: string, message: string, readonly statusCode: 400 | 413 | 422 = 400) {
+  constructor(
+    readonly field: string,
+    message: string,
+    readonly statusCode: 400 | 413 | 422 = 400,
+  ) {
     super(message)
     this.name = 'HandlerInputError'
   }
@@ -133,7 +145,10 @@ export class HandlerInputError extends Error {
 
 /** An outside provider is not configured or failed: 503 / 502; the buyer is not charged. */
 export class HandlerUpstreamError extends Error {
-  constructor(readonly code: 'upstream_not_configured' | 'upstream_failed', message: string) {
+  constructor(
+    readonly code: 'upstream_not_configured' | 'upstream_failed',
+    message: string,
+  ) {
     super(message)
     this.name = 'HandlerUpstreamError'
   }

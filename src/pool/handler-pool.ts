@@ -19,7 +19,12 @@ export type PoolOutcome =
  */
 export interface HandlerPool {
   /** `io: true` runs the call in the I/O lane (handlers that mostly wait on the network) */
-  run(handler: { file: string; slug: string; io?: boolean }, input: unknown, ctx: HandlerContext, timeoutMs: number): Promise<PoolOutcome>
+  run(
+    handler: { file: string; slug: string; io?: boolean },
+    input: unknown,
+    ctx: HandlerContext,
+    timeoutMs: number,
+  ): Promise<PoolOutcome>
   close(): Promise<void>
 }
 

@@ -43,7 +43,12 @@ export async function loadHandlerRegistry(dir = handlersDir): Promise<Map<string
   for (const slug of listHandlerSlugs(dir)) {
     const file = handlerFile(slug, dir)!
     const module = await importHandler(file, slug)
-    registry.set(slug, { file, module, validate: compileInputValidator(module).validate, io: Boolean(module.network || module.providers?.length) })
+    registry.set(slug, {
+      file,
+      module,
+      validate: compileInputValidator(module).validate,
+      io: Boolean(module.network || module.providers?.length),
+    })
   }
   return registry
 }

@@ -19,7 +19,11 @@ export interface HandlerServer {
  * slug and file; only a handler folder under `dirs` is run (the proxy's file when it is one of
  * them, else the same slug found there, for a proxy whose build sits at another path).
  */
-export async function serveHandlers(pool: HandlerPool, listen: HandlerAddress, dirs: readonly string[]): Promise<HandlerServer> {
+export async function serveHandlers(
+  pool: HandlerPool,
+  listen: HandlerAddress,
+  dirs: readonly string[],
+): Promise<HandlerServer> {
   const sockets = new Set<Socket>()
   const server = createServer((socket) => {
     sockets.add(socket)
@@ -47,7 +51,11 @@ export async function serveHandlers(pool: HandlerPool, listen: HandlerAddress, d
     const key = `${call.slug}\0${call.file}`
     let file = files.get(key)
     if (!file && (file = resolveHandler(call, dirs)) && files.size < 10_000) files.set(key, file)
-    if (!file) return { kind: 'error', message: `the handlers role has no handler ${JSON.stringify(call.slug)} (is it the same build as the proxy?)` }
+    if (!file)
+      return {
+        kind: 'error',
+        message: `the handlers role has no handler ${JSON.stringify(call.slug)} (is it the same build as the proxy?)`,
+      }
     const timeoutMs = Math.min(Math.max(Number(call.timeoutMs) || 0, 1), MAX_HANDLER_TIMEOUT_MS)
     return pool.run({ file, slug: call.slug, io: call.io === true }, call.input, call.ctx, timeoutMs)
   }
@@ -60,7 +68,8 @@ export async function serveHandlers(pool: HandlerPool, listen: HandlerAddress, d
   // only this user's processes may ask a handler to run
   if ('path' in listen) chmodSync(listen.path, 0o600)
   const bound = server.address()
-  const address = 'path' in listen || typeof bound !== 'object' || !bound ? listen : { host: listen.host, port: bound.port }
+  const address =
+    'path' in listen || typeof bound !== 'object' || !bound ? listen : { host: listen.host, port: bound.port }
   return {
     address: formatHandlerAddress(address),
     close: async () => {

@@ -12,4 +12,3 @@ export async function importHandler(file: string, slug: string, urlSuffix = ''):
   }
   return mod.default
 }
-

@@ -60,7 +60,12 @@ function parseJsonFields(input: unknown, fields: Map<string, 'array' | 'object'>
     if (first !== (type === 'array' ? '[' : '{')) continue
     try {
       const parsed: unknown = JSON.parse(value)
-      if (type === 'array' ? Array.isArray(parsed) : parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) record[name] = parsed
+      if (
+        type === 'array'
+          ? Array.isArray(parsed)
+          : parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
+      )
+        record[name] = parsed
     } catch {
       // not JSON: validated as the string it is
     }

@@ -27,7 +27,13 @@ export function writeAnswer(socket: Socket, id: number, out: PoolResult | PoolOu
   if (out.kind !== 'ok') return writeFrame(socket, id, FRAME.result, out)
   const text = typeof out.body === 'string'
   const body = text ? Buffer.from(out.body as string) : (out.body as Uint8Array)
-  return writeFrame(socket, id, FRAME.result, { kind: 'ok', status: out.status, contentType: out.contentType, text }, body)
+  return writeFrame(
+    socket,
+    id,
+    FRAME.result,
+    { kind: 'ok', status: out.status, contentType: out.contentType, text },
+    body,
+  )
 }
 
 export function readAnswer<T extends PoolResult | PoolOutcome>(frame: Frame): T {

@@ -42,7 +42,8 @@ export function createProcessPool(opts: HandlerPoolOptions): HandlerPool {
   let io: ProcessLane | undefined
   const ioLane = () => (io ??= new ProcessLane(opts, opts.ioThreads ?? 1, opts.ioConcurrency ?? 32))
   return {
-    run: (handler, input, ctx, timeoutMs) => (handler.io ? ioLane() : compute).run({ file: handler.file, slug: handler.slug, input, ctx }, timeoutMs),
+    run: (handler, input, ctx, timeoutMs) =>
+      (handler.io ? ioLane() : compute).run({ file: handler.file, slug: handler.slug, input, ctx }, timeoutMs),
     close: async () => {
       await Promise.all([compute.close(), io?.close()])
     },
@@ -83,7 +84,9 @@ const DRAIN_MS = 200
 const entry = workerModule(import.meta.url, 'handler-process')
 // From source, handler processes load TypeScript with tsx whatever loader this process uses (a
 // test runner's may take seconds to start); compiled, they need only what this process was given.
-const moduleLoading = entry.endsWith('.ts') ? ['--import', import.meta.resolve('tsx')] : workerExecArgv(process.execArgv)
+const moduleLoading = entry.endsWith('.ts')
+  ? ['--import', import.meta.resolve('tsx')]
+  : workerExecArgv(process.execArgv)
 
 // Elsewhere, and on a plain exit: the processes of this supervisor go with it.
 const live = new Set<ChildProcess>()
@@ -117,13 +120,27 @@ class ProcessLane {
   }
 
   run(task: PoolTask, timeoutMs: number): Promise<PoolOutcome> {
-    if (this.#closing) return Promise.resolve({ kind: 'crashed', message: 'the handler pool is closed', detail: 'the proxy is shutting down' })
-    if (this.#outstanding >= this.#capacity) return Promise.resolve({ kind: 'busy', queued: this.#outstanding - this.#slots })
+    if (this.#closing)
+      return Promise.resolve({
+        kind: 'crashed',
+        message: 'the handler pool is closed',
+        detail: 'the proxy is shutting down',
+      })
+    if (this.#outstanding >= this.#capacity)
+      return Promise.resolve({ kind: 'busy', queued: this.#outstanding - this.#slots })
     this.#outstanding++
     return new Promise<PoolOutcome>((resolve) => {
       const id = this.#nextId
       this.#nextId = (this.#nextId % 0xffff_ffff) + 1
-      const call: Call = { id, task, timeoutMs, deadline: Date.now() + timeoutMs, resolve, answered: false, timer: setTimeout(() => this.#overran(call), timeoutMs) }
+      const call: Call = {
+        id,
+        task,
+        timeoutMs,
+        deadline: Date.now() + timeoutMs,
+        resolve,
+        answered: false,
+        timer: setTimeout(() => this.#overran(call), timeoutMs),
+      }
       this.#queue.push(call)
       this.#pump()
     })
@@ -137,11 +154,15 @@ class ProcessLane {
   async close(): Promise<void> {
     this.#closing = true
     clearTimeout(this.#restart)
-    for (const call of this.#queue.splice(0)) this.#end(call, { kind: 'crashed', message: 'the handler pool closed', detail: 'the proxy is shutting down' })
+    for (const call of this.#queue.splice(0))
+      this.#end(call, { kind: 'crashed', message: 'the handler pool closed', detail: 'the proxy is shutting down' })
     // calls already answered `timeout` may still be finishing: a bounded wait, then the processes go
     if (this.#outstanding > 0) {
       let timer: NodeJS.Timeout | undefined
-      await Promise.race([new Promise<void>((r) => (this.#idle = r)), new Promise((r) => (timer = setTimeout(r, 5_000)))])
+      await Promise.race([
+        new Promise<void>((r) => (this.#idle = r)),
+        new Promise((r) => (timer = setTimeout(r, 5_000))),
+      ])
       clearTimeout(timer)
     }
     for (const child of this.#children) {
@@ -165,7 +186,10 @@ class ProcessLane {
       this.#dispatch(child, this.#queue.shift()!)
     }
     if (this.#closing || this.#restart) return
-    const wanted = Math.min(this.size - this.#children.size, Math.ceil(this.#queue.length / this.perChild) - this.#starting)
+    const wanted = Math.min(
+      this.size - this.#children.size,
+      Math.ceil(this.#queue.length / this.perChild) - this.#starting,
+    )
     for (let i = 0; i < wanted; i++) this.#start()
   }
 
@@ -198,11 +222,18 @@ class ProcessLane {
     }
     this.#answer(call, timeout)
     if (this.perChild === 1) {
-      this.#stop(child, { message: `was stopped: its ${call.task.slug} call ran past ${call.timeoutMs} ms`, detail: DIED })
+      this.#stop(child, {
+        message: `was stopped: its ${call.task.slug} call ran past ${call.timeoutMs} ms`,
+        detail: DIED,
+      })
       return
     }
     call.stuck = setTimeout(() => {
-      if (child.calls.has(call.id)) this.#stop(child, { message: `was stopped: its ${call.task.slug} call still ran at twice its ${call.timeoutMs} ms`, detail: 'the handler process was restarted: another call on it ran far past its time limit' })
+      if (child.calls.has(call.id))
+        this.#stop(child, {
+          message: `was stopped: its ${call.task.slug} call still ran at twice its ${call.timeoutMs} ms`,
+          detail: 'the handler process was restarted: another call on it ran far past its time limit',
+        })
     }, call.timeoutMs)
     call.stuck.unref()
   }
@@ -230,8 +261,14 @@ class ProcessLane {
   #start(): void {
     const args = [...moduleLoading, `--max-old-space-size=${this.opts.memoryMb}`, '--v8-pool-size=1', entry]
     const proc = SETPRIV
-      ? spawn(SETPRIV, ['--pdeathsig', 'KILL', '--', process.execPath, ...args], { stdio: ['ignore', 'inherit', 'inherit', 'pipe'], env: handlerProcessEnv(process.env) })
-      : spawn(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit', 'pipe'], env: handlerProcessEnv(process.env) })
+      ? spawn(SETPRIV, ['--pdeathsig', 'KILL', '--', process.execPath, ...args], {
+          stdio: ['ignore', 'inherit', 'inherit', 'pipe'],
+          env: handlerProcessEnv(process.env),
+        })
+      : spawn(process.execPath, args, {
+          stdio: ['ignore', 'inherit', 'inherit', 'pipe'],
+          env: handlerProcessEnv(process.env),
+        })
     live.add(proc)
     const channel = proc.stdio[3] as Socket
     // the pool alone keeps no process running: a call keeps it alive through its timer
@@ -240,7 +277,13 @@ class ProcessLane {
     let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined
     let drained = false
     let markGone: () => void = () => {}
-    const child: Child = { proc, channel, ready: false, calls: new Map(), gone: new Promise<void>((r) => (markGone = r)) }
+    const child: Child = {
+      proc,
+      channel,
+      ready: false,
+      calls: new Map(),
+      gone: new Promise<void>((r) => (markGone = r)),
+    }
     this.#children.add(child)
     this.#starting++
     const finish = () => {
@@ -307,9 +350,16 @@ class ProcessLane {
       if (!this.#closing) this.#failedStarts++
     }
     const how = child.stoppedFor?.message ?? (signal ? `was killed by ${signal}` : `exited with code ${code}`)
-    if (!this.#closing) this.opts.log?.(`handler process ${child.proc.pid ?? '?'} ${how}${child.calls.size ? `; ${child.calls.size} call(s) in flight on it answered crashed (${[...new Set([...child.calls.values()].map((c) => c.task.slug))].join(', ')})` : ''}; ${child.ready ? 'replacing it' : 'it had not started'}`)
+    if (!this.#closing)
+      this.opts.log?.(
+        `handler process ${child.proc.pid ?? '?'} ${how}${child.calls.size ? `; ${child.calls.size} call(s) in flight on it answered crashed (${[...new Set([...child.calls.values()].map((c) => c.task.slug))].join(', ')})` : ''}; ${child.ready ? 'replacing it' : 'it had not started'}`,
+      )
     for (const call of child.calls.values()) {
-      this.#end(call, { kind: 'crashed', message: `handler process ${child.proc.pid ?? '?'} ${how} (${call.task.slug})`, detail: child.stoppedFor?.detail ?? DIED })
+      this.#end(call, {
+        kind: 'crashed',
+        message: `handler process ${child.proc.pid ?? '?'} ${how} (${call.task.slug})`,
+        detail: child.stoppedFor?.detail ?? DIED,
+      })
     }
     child.calls.clear()
     if (this.#closing) return
@@ -322,7 +372,12 @@ class ProcessLane {
     // processes that die before they are up (a broken build, no memory): back off, up to 2 s,
     // and after three in a row the waiting calls are answered rather than left to time out
     if (this.#failedStarts >= 3 && ![...this.#children].some((c) => c.ready)) {
-      for (const call of this.#queue.splice(0)) this.#end(call, { kind: 'crashed', message: `handler processes fail to start (the last ${how})`, detail: 'the handler processes cannot start' })
+      for (const call of this.#queue.splice(0))
+        this.#end(call, {
+          kind: 'crashed',
+          message: `handler processes fail to start (the last ${how})`,
+          detail: 'the handler processes cannot start',
+        })
     }
     this.#restart ??= setTimeout(
       () => {
@@ -345,7 +400,10 @@ class ProcessLane {
       busy = true
       const kb = residentKb(child.proc.pid)
       if (kb !== undefined && kb > limitKb) {
-        this.#stop(child, { message: `was stopped: it passed its memory limit (${Math.round(kb / 1024)} MB resident, HANDLER_RSS_MB=${this.opts.rssMb ?? 1536})`, detail: 'the handler process passed its memory limit' })
+        this.#stop(child, {
+          message: `was stopped: it passed its memory limit (${Math.round(kb / 1024)} MB resident, HANDLER_RSS_MB=${this.opts.rssMb ?? 1536})`,
+          detail: 'the handler process passed its memory limit',
+        })
       }
     }
     if (!busy) {

@@ -33,9 +33,21 @@ export function createRemotePool(addresses: readonly HandlerAddress[]): HandlerP
       const order = [...links].sort((a, b) => a.inFlight - b.inFlight)
       for (const link of order) {
         const socket = await link.connected()
-        if (socket) return link.call(socket, { file: handler.file, slug: handler.slug, io: handler.io === true, input, ctx, timeoutMs })
+        if (socket)
+          return link.call(socket, {
+            file: handler.file,
+            slug: handler.slug,
+            io: handler.io === true,
+            input,
+            ctx,
+            timeoutMs,
+          })
       }
-      return { kind: 'crashed', message: `no handlers role answers at ${addresses.length} address(es)`, detail: UNREACHABLE }
+      return {
+        kind: 'crashed',
+        message: `no handlers role answers at ${addresses.length} address(es)`,
+        detail: UNREACHABLE,
+      }
     },
     async close() {
       for (const link of links) link.close()
@@ -61,7 +73,9 @@ class Link {
     if (this.#socket) return Promise.resolve(this.#socket)
     if (this.#closed) return Promise.resolve(undefined)
     return (this.#connecting ??= new Promise<Socket | undefined>((resolve) => {
-      const socket = connect('path' in this.address ? { path: this.address.path } : { host: this.address.host, port: this.address.port })
+      const socket = connect(
+        'path' in this.address ? { path: this.address.path } : { host: this.address.host, port: this.address.port },
+      )
       const timer = setTimeout(() => socket.destroy(), CONNECT_MS)
       socket.setNoDelay(true)
       // the connection alone keeps no process running: a call keeps it alive through its timer
@@ -121,7 +135,11 @@ class Link {
     this.#socket = undefined
     for (const [id, p] of this.#pending) {
       clearTimeout(p.timer)
-      p.resolve({ kind: 'crashed', message: `the connection to the handlers role closed with call ${id} in flight`, detail: UNREACHABLE })
+      p.resolve({
+        kind: 'crashed',
+        message: `the connection to the handlers role closed with call ${id} in flight`,
+        detail: UNREACHABLE,
+      })
     }
     this.#pending.clear()
   }

@@ -66,14 +66,21 @@ async function runOnce(mod: Promise<HandlerModule>, task: PoolTask): Promise<Poo
     const status = r.status ?? 200
     if (r.body instanceof Uint8Array) return { kind: 'ok', status, contentType, body: r.body }
     if (typeof r.body === 'string') return { kind: 'ok', status, contentType, body: r.body }
-    return { kind: 'ok', status, contentType: contentType.includes('json') ? contentType : 'application/json', body: JSON.stringify(r.body) }
+    return {
+      kind: 'ok',
+      status,
+      contentType: contentType.includes('json') ? contentType : 'application/json',
+      body: JSON.stringify(r.body),
+    }
   } catch (err) {
     // Recognised by name, not instanceof: running from source, a handler imported through the
     // fallback loader below gets its own copy of handler-contract, so its error classes are not
     // this module's (every input error was answered as a crash under `npm start`).
     const e = err as Partial<HandlerInputError & HandlerUpstreamError> | null
-    if (e?.name === 'HandlerInputError' && typeof e.field === 'string') return { kind: 'input', status: e.statusCode ?? 400, field: e.field, message: e.message ?? '' }
-    if (e?.name === 'HandlerUpstreamError' && (e.code === 'upstream_not_configured' || e.code === 'upstream_failed')) return { kind: 'upstream', code: e.code, message: e.message ?? '' }
+    if (e?.name === 'HandlerInputError' && typeof e.field === 'string')
+      return { kind: 'input', status: e.statusCode ?? 400, field: e.field, message: e.message ?? '' }
+    if (e?.name === 'HandlerUpstreamError' && (e.code === 'upstream_not_configured' || e.code === 'upstream_failed'))
+      return { kind: 'upstream', code: e.code, message: e.message ?? '' }
     // the message may be internal; the proxy logs it and answers a generic handler_failed
     return { kind: 'error', message: (err as Error)?.message ?? String(err) }
   }
@@ -86,7 +93,10 @@ async function runOnce(mod: Promise<HandlerModule>, task: PoolTask): Promise<Poo
  */
 async function runUntil(mod: Promise<HandlerModule>, task: PoolTask, deadline: number): Promise<PoolResult> {
   const ac = new AbortController()
-  const timer = setTimeout(() => ac.abort(new DOMException('the call ran past its time limit', 'TimeoutError')), Math.max(0, deadline - Date.now()))
+  const timer = setTimeout(
+    () => ac.abort(new DOMException('the call ran past its time limit', 'TimeoutError')),
+    Math.max(0, deadline - Date.now()),
+  )
   try {
     const r = await runWithTaskSignal(ac.signal, () => runOnce(mod, task))
     return ac.signal.aborted ? { kind: 'expired' } : r

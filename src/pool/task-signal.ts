@@ -10,7 +10,8 @@ import { AsyncLocalStorage } from 'node:async_hooks'
  * through the worker's fallback TypeScript loader, and both copies must see one store.
  */
 const KEY = Symbol.for('tollgate.handler-task-signal')
-const store: AsyncLocalStorage<AbortSignal> = ((globalThis as Record<symbol, unknown>)[KEY] as AsyncLocalStorage<AbortSignal> | undefined) ??
+const store: AsyncLocalStorage<AbortSignal> =
+  ((globalThis as Record<symbol, unknown>)[KEY] as AsyncLocalStorage<AbortSignal> | undefined) ??
   ((globalThis as Record<symbol, unknown>)[KEY] = new AsyncLocalStorage<AbortSignal>())
 
 export function taskSignal(): AbortSignal | undefined {

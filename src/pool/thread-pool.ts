@@ -27,9 +27,11 @@ import type { PoolResult, PoolTask } from './run-task.js'
 export function createThreadPool(opts: HandlerPoolOptions): HandlerPool {
   const compute = lane(opts, { threads: opts.maxThreads, perThread: 1, minThreads: 1 })
   let io: Lane | undefined
-  const ioLane = () => (io ??= lane(opts, { threads: opts.ioThreads ?? 1, perThread: opts.ioConcurrency ?? 32, minThreads: 1 }))
+  const ioLane = () =>
+    (io ??= lane(opts, { threads: opts.ioThreads ?? 1, perThread: opts.ioConcurrency ?? 32, minThreads: 1 }))
   return {
-    run: (handler, input, ctx, timeoutMs) => (handler.io ? ioLane() : compute).run({ file: handler.file, slug: handler.slug, input, ctx }, timeoutMs),
+    run: (handler, input, ctx, timeoutMs) =>
+      (handler.io ? ioLane() : compute).run({ file: handler.file, slug: handler.slug, input, ctx }, timeoutMs),
     close: async () => {
       await Promise.all([compute.close(), io?.close()])
     },
@@ -42,19 +44,24 @@ interface Lane {
 }
 
 function lane(opts: HandlerPoolOptions, shape: { threads: number; perThread: number; minThreads: number }): Lane {
-  const make = () => new Piscina({
-    filename: workerModule(import.meta.url, 'worker'),
-    minThreads: shape.minThreads,
-    maxThreads: shape.threads,
-    concurrentTasksPerWorker: shape.perThread,
-    // Piscina's default 'sync' blocks an idle worker's event loop in Atomics.wait, which would
-    // stall calls still waiting on the network; the compute lane keeps it (measured faster)
-    atomics: shape.perThread > 1 ? 'async' : 'sync',
-    idleTimeout: 60_000,
-    resourceLimits: { maxOldGenerationSizeMb: opts.memoryMb, maxYoungGenerationSizeMb: Math.min(64, opts.memoryMb / 4), stackSizeMb: 8 },
-    // workers inherit --import tsx when running from source
-    execArgv: workerExecArgv(process.execArgv),
-  })
+  const make = () =>
+    new Piscina({
+      filename: workerModule(import.meta.url, 'worker'),
+      minThreads: shape.minThreads,
+      maxThreads: shape.threads,
+      concurrentTasksPerWorker: shape.perThread,
+      // Piscina's default 'sync' blocks an idle worker's event loop in Atomics.wait, which would
+      // stall calls still waiting on the network; the compute lane keeps it (measured faster)
+      atomics: shape.perThread > 1 ? 'async' : 'sync',
+      idleTimeout: 60_000,
+      resourceLimits: {
+        maxOldGenerationSizeMb: opts.memoryMb,
+        maxYoungGenerationSizeMb: Math.min(64, opts.memoryMb / 4),
+        stackSizeMb: 8,
+      },
+      // workers inherit --import tsx when running from source
+      execArgv: workerExecArgv(process.execArgv),
+    })
   let pool = make()
   // counted here rather than with Piscina's maxQueue, which does not hold for tasks given a signal
   const slots = shape.threads * shape.perThread

@@ -2,8 +2,17 @@ import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 // Options a pool worker needs from its parent: how modules load (tsx when running from source).
-const WORKER_OPTIONS_WITH_VALUE = new Set(['--import', '--require', '-r', '--loader', '--experimental-loader', '--conditions', '-C'])
-const WORKER_OPTION_RE = /^(--(import|require|loader|experimental-loader|conditions)=|--enable-source-maps$|--no-warnings$|--experimental-)/
+const WORKER_OPTIONS_WITH_VALUE = new Set([
+  '--import',
+  '--require',
+  '-r',
+  '--loader',
+  '--experimental-loader',
+  '--conditions',
+  '-C',
+])
+const WORKER_OPTION_RE =
+  /^(--(import|require|loader|experimental-loader|conditions)=|--enable-source-maps$|--no-warnings$|--experimental-)/
 
 /**
  * The parent's options a Worker (or a handler process) needs: how modules load. V8 flags and

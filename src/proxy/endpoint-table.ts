@@ -53,14 +53,32 @@ export interface SchemeOffer {
 export type RequirementOf = (offer: SchemeOffer) => PaymentRequirementsV2 | undefined
 
 /** Reads every enabled endpoint of every enabled service, with its precomputed challenges. */
-export async function loadEndpoints(db: Kysely<Database>, config: Readonly<Config>, requirementOf?: RequirementOf): Promise<Map<string, EndpointEntry>> {
+export async function loadEndpoints(
+  db: Kysely<Database>,
+  config: Readonly<Config>,
+  requirementOf?: RequirementOf,
+): Promise<Map<string, EndpointEntry>> {
   const rows = await db
     .selectFrom('endpoints as e')
     .innerJoin('services as s', 's.id', 'e.service_id')
     .innerJoin('sellers as sl', 'sl.id', 's.seller_id')
     .select([
-      'e.id', 'e.slug', 'e.methods', 'e.price', 'e.settlement_mode', 'e.description', 'e.mime_type', 'e.input_schema',
-      'e.handler', 'e.upstream_url', 'e.upstream_config', 'e.mcp_tool', 'e.schemes', 's.name as service', 's.pay_to', 'sl.namespace',
+      'e.id',
+      'e.slug',
+      'e.methods',
+      'e.price',
+      'e.settlement_mode',
+      'e.description',
+      'e.mime_type',
+      'e.input_schema',
+      'e.handler',
+      'e.upstream_url',
+      'e.upstream_config',
+      'e.mcp_tool',
+      'e.schemes',
+      's.name as service',
+      's.pay_to',
+      'sl.namespace',
     ])
     .where('e.enabled', '=', true)
     .where('s.enabled', '=', true)
@@ -90,7 +108,16 @@ export async function loadEndpoints(db: Kysely<Database>, config: Readonly<Confi
     for (const method of methods) {
       const extraAccepts = r.schemes
         .filter((scheme) => scheme !== 'exact')
-        .map((scheme) => requirementOf?.({ scheme, method, resourceUrl, payTo, amount: BigInt(r.price), maxTimeoutSeconds: config.x402.maxTimeoutSeconds }))
+        .map((scheme) =>
+          requirementOf?.({
+            scheme,
+            method,
+            resourceUrl,
+            payTo,
+            amount: BigInt(r.price),
+            maxTimeoutSeconds: config.x402.maxTimeoutSeconds,
+          }),
+        )
         .filter((a): a is PaymentRequirementsV2 => a !== undefined)
       challenges.set(method, challengeWith(method, extraAccepts))
     }
@@ -109,7 +136,9 @@ export async function loadEndpoints(db: Kysely<Database>, config: Readonly<Confi
       mimeType: r.mime_type,
       inputSchema,
       handler: r.handler ?? undefined,
-      upstream: r.upstream_url ? { url: r.upstream_url, config: (r.upstream_config ?? {}) as Record<string, unknown> } : undefined,
+      upstream: r.upstream_url
+        ? { url: r.upstream_url, config: (r.upstream_config ?? {}) as Record<string, unknown> }
+        : undefined,
       mcpTool: r.mcp_tool ?? undefined,
       schemes: r.schemes,
       resourceUrl,

@@ -31,13 +31,18 @@ export function mcpRoute(paidCall: PaidCall, mcp: McpTransport, table: Pick<Endp
   async function serve(request: FastifyRequest, reply: FastifyReply) {
     const { namespace, service } = request.params as Record<string, string>
     const endpoints = table.service(namespace, service)
-    if (endpoints.length === 0) return reply.code(404).send(rpcError(-32000, `no published service /${namespace}/${service}`))
+    if (endpoints.length === 0)
+      return reply.code(404).send(rpcError(-32000, `no published service /${namespace}/${service}`))
 
-    const server = new Server({ name: `${namespace}/${service}`, version: '1.0.0' }, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator })
+    const server = new Server(
+      { name: `${namespace}/${service}`, version: '1.0.0' },
+      { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator },
+    )
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: endpoints.map(toolOf) }))
     server.setRequestHandler(CallToolRequestSchema, async (req) => {
       // a tool of the seller's MCP server keeps its own name; an endpoint's tool is its slug
-      const entry = endpoints.find((e) => e.mcpTool === req.params.name) ?? table.get(`/${namespace}/${service}/${req.params.name}`)
+      const entry =
+        endpoints.find((e) => e.mcpTool === req.params.name) ?? table.get(`/${namespace}/${service}/${req.params.name}`)
       const path = entry?.path ?? `/${namespace}/${service}/${req.params.name}`
       const call = {
         path,
@@ -50,7 +55,11 @@ export function mcpRoute(paidCall: PaidCall, mcp: McpTransport, table: Pick<Endp
       }
       return mcp.send(call, await paidCall(mcp.request(call)))
     })
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: MCP_MAX_MESSAGE_BYTES })
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+      maxRequestBodySize: MCP_MAX_MESSAGE_BYTES,
+    })
     reply.hijack()
     reply.raw.on('close', () => void server.close().catch(() => {}))
     try {
@@ -58,7 +67,10 @@ export function mcpRoute(paidCall: PaidCall, mcp: McpTransport, table: Pick<Endp
       await transport.handleRequest(request.raw, reply.raw)
     } catch (err) {
       request.log.error({ err: (err as Error).message }, 'mcp request failed')
-      if (!reply.raw.headersSent) reply.raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(rpcError(-32603, 'internal error')))
+      if (!reply.raw.headersSent)
+        reply.raw
+          .writeHead(500, { 'content-type': 'application/json' })
+          .end(JSON.stringify(rpcError(-32603, 'internal error')))
     }
   }
 
@@ -71,7 +83,11 @@ export function mcpRoute(paidCall: PaidCall, mcp: McpTransport, table: Pick<Endp
     app.route({
       method: ['GET', 'DELETE'],
       url: '/:namespace/:service/mcp',
-      handler: async (_request, reply) => reply.code(405).header('allow', 'POST').send(rpcError(-32000, 'Method not allowed: this MCP server is stateless; send each message as a POST')),
+      handler: async (_request, reply) =>
+        reply
+          .code(405)
+          .header('allow', 'POST')
+          .send(rpcError(-32000, 'Method not allowed: this MCP server is stateless; send each message as a POST')),
     })
   }
 }
@@ -90,7 +106,12 @@ function describeTool(e: EndpointEntry): Tool {
     description: `${e.description ? `${e.description.replace(/\.?\s*$/, '.')} ` : ''}Price: ${price} per call, paid with x402 (exact, ${challenge.requirementsV2.network}).`,
     inputSchema: { ...schema, type: 'object' } as Tool['inputSchema'],
     _meta: {
-      'tollgate/price': { usdc: formatUsdc(e.price), amount: e.price.toString(), asset: challenge.requirementsV2.asset, network: challenge.requirementsV2.network },
+      'tollgate/price': {
+        usdc: formatUsdc(e.price),
+        amount: e.price.toString(),
+        asset: challenge.requirementsV2.asset,
+        network: challenge.requirementsV2.network,
+      },
       'x402/payment-requirements': challenge.v2.accepts,
     },
   }

@@ -19,10 +19,18 @@ const SERVED =
  * @example
  *   paymentVerdict({ status: 'served', failure_reason: null, tx_hash: null }).charged // true
  */
-export function paymentVerdict(p: { status: PaymentStatus; failure_reason: string | null; tx_hash: string | null }): PaymentVerdict {
+export function paymentVerdict(p: {
+  status: PaymentStatus
+  failure_reason: string | null
+  tx_hash: string | null
+}): PaymentVerdict {
   switch (p.status) {
     case 'verified':
-      return { charged: null, message: 'in progress: the call has not ended yet, or the proxy stopped before it did; it is charged only if it ends served, and a call that never ends is voided within minutes (not charged)' }
+      return {
+        charged: null,
+        message:
+          'in progress: the call has not ended yet, or the proxy stopped before it did; it is charged only if it ends served, and a call that never ends is voided within minutes (not charged)',
+      }
     case 'served':
       return { charged: true, message: `${SERVED}. It settles on chain shortly.` }
     case 'settling':
@@ -30,7 +38,10 @@ export function paymentVerdict(p: { status: PaymentStatus; failure_reason: strin
     case 'settled':
       return { charged: true, message: `${SERVED}. Settled in transaction ${p.tx_hash}.` }
     case 'voided':
-      return { charged: false, message: `not charged: the call did not succeed (${p.failure_reason ?? 'voided'}), and this payment will never be settled` }
+      return {
+        charged: false,
+        message: `not charged: the call did not succeed (${p.failure_reason ?? 'voided'}), and this payment will never be settled`,
+      }
     case 'failed':
       return { charged: false, message: `not charged: its settlement failed (${p.failure_reason ?? 'failed'})` }
   }

@@ -21,26 +21,48 @@ export function createUpstreamMcpClient(opts: { allowPrivate?: boolean; connecti
   const allowPrivate = opts.allowPrivate ?? false
   // one for every session: the SDK's Client builds an Ajv instance of its own unless given one
   const jsonSchemaValidator = new AjvJsonSchemaValidator()
-  const agent = new Agent({ connections: opts.connections ?? 64, keepAliveTimeout: 10_000, connect: { lookup: guardedLookup(allowPrivate) } })
+  const agent = new Agent({
+    connections: opts.connections ?? 64,
+    keepAliveTimeout: 10_000,
+    connect: { lookup: guardedLookup(allowPrivate) },
+  })
 
   /** fetch for one session: guarded, signed, with the seller's headers */
-  const signedFetch = (options: UpstreamOptions, paymentId: string | undefined) => async (input: string | URL | Request, init?: RequestInit) => {
-    const url = new URL(input instanceof Request ? input.url : input)
-    const host = url.hostname.replace(/^\[|\]$/g, '')
-    if (!allowPrivate && isIP(host) && isPrivateAddress(host)) throw Object.assign(new Error(`refused: ${host} is a private address`), { code: 'ESSRF' })
-    const method = (init?.method ?? 'GET').toUpperCase()
-    const body = typeof init?.body === 'string' ? Buffer.from(init.body) : undefined
-    const headers = new Headers(init?.headers)
-    for (const [k, v] of Object.entries(options.headers ?? {})) headers.set(k, v)
-    if (paymentId) headers.set('x-tollgate-payment-id', paymentId)
-    if (options.signingSecret) headers.set('x-tollgate-signature', signUpstreamRequest(options.signingSecret, method, url.pathname + url.search, body))
-    return undiciFetch(url, { ...(init as object), headers: Object.fromEntries(headers.entries()), dispatcher: agent } as never) as unknown as Promise<Response>
-  }
+  const signedFetch =
+    (options: UpstreamOptions, paymentId: string | undefined) =>
+    async (input: string | URL | Request, init?: RequestInit) => {
+      const url = new URL(input instanceof Request ? input.url : input)
+      const host = url.hostname.replace(/^\[|\]$/g, '')
+      if (!allowPrivate && isIP(host) && isPrivateAddress(host))
+        throw Object.assign(new Error(`refused: ${host} is a private address`), { code: 'ESSRF' })
+      const method = (init?.method ?? 'GET').toUpperCase()
+      const body = typeof init?.body === 'string' ? Buffer.from(init.body) : undefined
+      const headers = new Headers(init?.headers)
+      for (const [k, v] of Object.entries(options.headers ?? {})) headers.set(k, v)
+      if (paymentId) headers.set('x-tollgate-payment-id', paymentId)
+      if (options.signingSecret)
+        headers.set(
+          'x-tollgate-signature',
+          signUpstreamRequest(options.signingSecret, method, url.pathname + url.search, body),
+        )
+      return undiciFetch(url, {
+        ...(init as object),
+        headers: Object.fromEntries(headers.entries()),
+        dispatcher: agent,
+      } as never) as unknown as Promise<Response>
+    }
 
-  async function session<T>(url: string, options: UpstreamOptions, paymentId: string | undefined, run: (c: Client, timeout: number) => Promise<T>): Promise<T> {
+  async function session<T>(
+    url: string,
+    options: UpstreamOptions,
+    paymentId: string | undefined,
+    run: (c: Client, timeout: number) => Promise<T>,
+  ): Promise<T> {
     const timeout = options.timeoutMs ?? FORWARD_TIMEOUT_MS
     const client = new Client(CLIENT_INFO, { jsonSchemaValidator })
-    await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: signedFetch(options, paymentId) }), { timeout })
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: signedFetch(options, paymentId) }), {
+      timeout,
+    })
     try {
       return await run(client, timeout)
     } finally {
@@ -62,8 +84,20 @@ export function createUpstreamMcpClient(opts: { allowPrivate?: boolean; connecti
         return tools
       }),
     /** One paid `tools/call`; throws when the server cannot be reached or answers with a JSON-RPC error. */
-    callTool: (p: { url: string; tool: string; arguments: Record<string, unknown>; options: UpstreamOptions; paymentId: string }) =>
-      session(p.url, p.options, p.paymentId, async (c, timeout) => (await c.callTool({ name: p.tool, arguments: p.arguments }, undefined, { timeout })) as CallToolResult),
+    callTool: (p: {
+      url: string
+      tool: string
+      arguments: Record<string, unknown>
+      options: UpstreamOptions
+      paymentId: string
+    }) =>
+      session(
+        p.url,
+        p.options,
+        p.paymentId,
+        async (c, timeout) =>
+          (await c.callTool({ name: p.tool, arguments: p.arguments }, undefined, { timeout })) as CallToolResult,
+      ),
     close: () => agent.close(),
   }
 }

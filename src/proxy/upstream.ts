@@ -25,10 +25,32 @@ export interface UpstreamOptions {
 
 // Never forwarded: hop-by-hop headers, our payment headers and the buyer's credentials for us.
 const DROP = new Set([
-  'host', 'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer',
-  'content-length', 'x-payment', 'payment-signature', 'authorization', 'cookie', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto',
+  'host',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+  'content-length',
+  'x-payment',
+  'payment-signature',
+  'authorization',
+  'cookie',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-proto',
 ])
-const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'set-cookie', 'payment-response', 'x-payment-response'])
+const DROP_RESPONSE = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'content-length',
+  'set-cookie',
+  'payment-response',
+  'x-payment-response',
+])
 
 export interface UpstreamResponse {
   status: number
@@ -40,8 +62,16 @@ export interface UpstreamResponse {
  * Signs a forwarded request: `X-Tollgate-Signature: t=<unix>,v1=<hex hmac-sha256>` over
  * `<unix>.<METHOD>.<path and query>.<sha256 hex of body>`.
  */
-export function signUpstreamRequest(secret: string, method: string, pathAndQuery: string, body: Uint8Array | undefined, now = Math.floor(Date.now() / 1000)): string {
-  const bodyHash = createHash('sha256').update(body ?? new Uint8Array()).digest('hex')
+export function signUpstreamRequest(
+  secret: string,
+  method: string,
+  pathAndQuery: string,
+  body: Uint8Array | undefined,
+  now = Math.floor(Date.now() / 1000),
+): string {
+  const bodyHash = createHash('sha256')
+    .update(body ?? new Uint8Array())
+    .digest('hex')
   const mac = createHmac('sha256', secret).update(`${now}.${method}.${pathAndQuery}.${bodyHash}`).digest('hex')
   return `t=${now},v1=${mac}`
 }
@@ -50,7 +80,12 @@ export function signUpstreamRequest(secret: string, method: string, pathAndQuery
 export function createUpstreamClient(opts: { connections?: number; allowPrivate?: boolean } = {}) {
   const allowPrivate = opts.allowPrivate ?? false
   // host names are resolved through a lookup that refuses private addresses (also on re-resolution)
-  const agent = new Agent({ connections: opts.connections ?? 128, keepAliveTimeout: 10_000, pipelining: 1, connect: { lookup: guardedLookup(allowPrivate) } })
+  const agent = new Agent({
+    connections: opts.connections ?? 128,
+    keepAliveTimeout: 10_000,
+    pipelining: 1,
+    connect: { lookup: guardedLookup(allowPrivate) },
+  })
   return {
     async forward(p: {
       origin: string
@@ -64,7 +99,8 @@ export function createUpstreamClient(opts: { connections?: number; allowPrivate?
     }): Promise<UpstreamResponse> {
       const target = new URL(p.origin)
       const host = target.hostname.replace(/^\[|\]$/g, '')
-      if (!allowPrivate && isIP(host) && isPrivateAddress(host)) throw Object.assign(new Error(`refused: ${host} is a private address`), { code: 'ESSRF' })
+      if (!allowPrivate && isIP(host) && isPrivateAddress(host))
+        throw Object.assign(new Error(`refused: ${host} is a private address`), { code: 'ESSRF' })
       const [extraPath, query] = splitQuery(p.subPath)
       const basePath = target.pathname.replace(/\/+$/, '')
       const path = `${basePath}${extraPath}` || '/'
@@ -77,7 +113,8 @@ export function createUpstreamClient(opts: { connections?: number; allowPrivate?
       }
       Object.assign(headers, p.options.headers ?? {})
       headers['x-tollgate-payment-id'] = p.paymentId
-      if (p.options.signingSecret) headers['x-tollgate-signature'] = signUpstreamRequest(p.options.signingSecret, p.method, pathAndQuery, p.body)
+      if (p.options.signingSecret)
+        headers['x-tollgate-signature'] = signUpstreamRequest(p.options.signingSecret, p.method, pathAndQuery, p.body)
       const timeout = p.options.timeoutMs ?? FORWARD_TIMEOUT_MS
       const res = await request(`${target.origin}${pathAndQuery}`, {
         method: p.method as Dispatcher.HttpMethod,

@@ -12,6 +12,9 @@ export function bullConnection(config: Pick<Config, 'redisUrl'>): Redis {
 }
 
 /** The `settlement` queue under this deployment's Redis prefix. */
-export function settlementQueue(config: Pick<Config, 'redisUrl' | 'redisPrefix'>, connection: ConnectionOptions = bullConnection(config)): Queue {
+export function settlementQueue(
+  config: Pick<Config, 'redisUrl' | 'redisPrefix'>,
+  connection: ConnectionOptions = bullConnection(config),
+): Queue {
   return new Queue(SETTLEMENT_QUEUE, { connection, prefix: config.redisPrefix })
 }

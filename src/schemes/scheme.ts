@@ -45,7 +45,20 @@ export interface VerifiedPayment {
    */
   readonly settledLater?: boolean
   /** the row the ledger records (the pipeline adds id, endpoint, resource, method, mode) */
-  readonly ledgerFields: Pick<NewProxyPayment, 'scheme' | 'x402_version' | 'network' | 'asset' | 'payer' | 'pay_to' | 'value' | 'valid_after' | 'valid_before' | 'nonce' | 'signature'>
+  readonly ledgerFields: Pick<
+    NewProxyPayment,
+    | 'scheme'
+    | 'x402_version'
+    | 'network'
+    | 'asset'
+    | 'payer'
+    | 'pay_to'
+    | 'value'
+    | 'valid_after'
+    | 'valid_before'
+    | 'nonce'
+    | 'signature'
+  >
 }
 
 /** A payment's hold on the payer's credit and its nonce, from `reserve` until the call's outcome. */
@@ -80,7 +93,11 @@ export interface PaymentScheme {
   /** its v2 requirement for an endpoint and method (exact's is built into the challenge) */
   requirement?(offer: SchemeOffer): PaymentRequirementsV2 | undefined
   /** the requirement for one buyer, named unauthenticated by the request (deferred: `PAYER-IDENTIFIER`) */
-  forPayer?(requirement: PaymentRequirementsV2, payer: `0x${string}`, log: FastifyBaseLogger): Promise<PaymentRequirementsV2>
+  forPayer?(
+    requirement: PaymentRequirementsV2,
+    payer: `0x${string}`,
+    log: FastifyBaseLogger,
+  ): Promise<PaymentRequirementsV2>
   /** reads its payload from the envelope and checks it against the challenge and its signature; no state is touched */
   verify(payment: PaymentEnvelope, challenge: Challenge, ctx: VerifyContext): Promise<VerifiedPayment | CallRefusal>
   /** takes the replay guard and the payer's credit; on refusal nothing is held */

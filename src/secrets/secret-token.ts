@@ -41,5 +41,9 @@ export function digestsEqual(a: string, b: string): boolean {
 
 /** Does `s` have the exact shape of a secret with this prefix (before any database look-up)? */
 export function isWellFormed(s: string, prefix: string): boolean {
-  return s.startsWith(prefix) && s.length === prefix.length + SECRET_BODY_LENGTH && /^[0-9A-Za-z]+$/.test(s.slice(prefix.length))
+  return (
+    s.startsWith(prefix) &&
+    s.length === prefix.length + SECRET_BODY_LENGTH &&
+    /^[0-9A-Za-z]+$/.test(s.slice(prefix.length))
+  )
 }

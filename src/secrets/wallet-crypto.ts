@@ -56,7 +56,10 @@ export function envelopeKeyId(box: string): string | undefined {
 
 /** The configured master key, or a 503 that says what is missing (never which value). */
 export function requireMasterKey(config: { masterKey: Buffer | undefined }): Buffer {
-  if (!config.masterKey) throw appError('service_unavailable', { detail: 'TOLLGATE_MASTER_KEY is not configured; custodial wallets and stored secrets are unavailable' })
+  if (!config.masterKey)
+    throw appError('service_unavailable', {
+      detail: 'TOLLGATE_MASTER_KEY is not configured; custodial wallets and stored secrets are unavailable',
+    })
   return config.masterKey
 }
 

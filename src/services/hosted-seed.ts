@@ -9,7 +9,8 @@ export const HOSTED_SERVICES = [
   {
     name: 'toolbox',
     displayName: 'Tollgate Toolbox',
-    description: 'Utilities, documents, media and validators; network, domain and e-mail checks; chain, market and DeFi data; web search, scraping and language models; each paid per call.',
+    description:
+      'Utilities, documents, media and validators; network, domain and e-mail checks; chain, market and DeFi data; web search, scraping and language models; each paid per call.',
     category: 'Utilities',
     tags: ['utilities', 'text', 'documents', 'media', 'validators', 'network', 'crypto', 'market-data', 'search', 'ai'],
     methods: ['GET', 'POST'],
@@ -48,7 +49,10 @@ export interface WaitingEndpoint {
  * spec 4.3 answers every unpaid call with a challenge, and listed in `waiting`: the proxy answers
  * its paid calls 503 upstream_not_configured before any payment is recorded (nothing charged).
  */
-export async function seedHostedServices(deps: Pick<Deps, 'config' | 'db' | 'key' | 'redis'>, handlers: ReadonlyMap<string, RegisteredHandler>): Promise<{ published: number; waiting: WaitingEndpoint[] }> {
+export async function seedHostedServices(
+  deps: Pick<Deps, 'config' | 'db' | 'key' | 'redis'>,
+  handlers: ReadonlyMap<string, RegisteredHandler>,
+): Promise<{ published: number; waiting: WaitingEndpoint[] }> {
   const payTo = deps.config.receiverAddress
   if (!payTo) throw new Error('TOLLGATE_RECEIVER_ADDRESS is needed to publish the hosted services')
   let published = 0
@@ -65,9 +69,28 @@ export async function seedHostedServices(deps: Pick<Deps, 'config' | 'db' | 'key
     for (const svc of HOSTED_SERVICES) {
       const service = await trx
         .insertInto('services')
-        .values({ seller_id: seller.id, name: svc.name, display_name: svc.displayName, description: svc.description, category: svc.category, tags: [...svc.tags], pay_to: payTo.toLowerCase(), website_url: null, docs_url: docsUrl, logo_url: null })
+        .values({
+          seller_id: seller.id,
+          name: svc.name,
+          display_name: svc.displayName,
+          description: svc.description,
+          category: svc.category,
+          tags: [...svc.tags],
+          pay_to: payTo.toLowerCase(),
+          website_url: null,
+          docs_url: docsUrl,
+          logo_url: null,
+        })
         .onConflict((oc) =>
-          oc.columns(['seller_id', 'name']).doUpdateSet({ pay_to: payTo.toLowerCase(), description: svc.description, display_name: svc.displayName, category: svc.category, tags: [...svc.tags], docs_url: docsUrl, updated_at: sql`now()` }),
+          oc.columns(['seller_id', 'name']).doUpdateSet({
+            pay_to: payTo.toLowerCase(),
+            description: svc.description,
+            display_name: svc.displayName,
+            category: svc.category,
+            tags: [...svc.tags],
+            docs_url: docsUrl,
+            updated_at: sql`now()`,
+          }),
         )
         .returning('id')
         .executeTakeFirstOrThrow()
@@ -79,16 +102,42 @@ export async function seedHostedServices(deps: Pick<Deps, 'config' | 'db' | 'key
         const enabled = true
         await trx
           .insertInto('endpoints')
-          .values({ service_id: service.id, slug, methods, price: svc.price, description: mod.description, mime_type: mod.output.contentType, input_schema: JSON.stringify(mod.inputSchema), handler: slug, upstream_url: null, upstream_config: null, enabled })
+          .values({
+            service_id: service.id,
+            slug,
+            methods,
+            price: svc.price,
+            description: mod.description,
+            mime_type: mod.output.contentType,
+            input_schema: JSON.stringify(mod.inputSchema),
+            handler: slug,
+            upstream_url: null,
+            upstream_config: null,
+            enabled,
+          })
           .onConflict((oc) =>
-            oc.columns(['service_id', 'slug']).doUpdateSet({ methods, price: svc.price, description: mod.description, mime_type: mod.output.contentType, input_schema: JSON.stringify(mod.inputSchema), handler: slug, upstream_url: null, enabled, updated_at: sql`now()` }),
+            oc.columns(['service_id', 'slug']).doUpdateSet({
+              methods,
+              price: svc.price,
+              description: mod.description,
+              mime_type: mod.output.contentType,
+              input_schema: JSON.stringify(mod.inputSchema),
+              handler: slug,
+              upstream_url: null,
+              enabled,
+              updated_at: sql`now()`,
+            }),
           )
           .execute()
         published++
         if (missing.length) waiting.push({ slug, missing })
       }
       // handlers removed from this build stop being served
-      let stale = trx.updateTable('endpoints').set({ enabled: false, updated_at: sql`now()` }).where('service_id', '=', service.id).where('enabled', '=', true)
+      let stale = trx
+        .updateTable('endpoints')
+        .set({ enabled: false, updated_at: sql`now()` })
+        .where('service_id', '=', service.id)
+        .where('enabled', '=', true)
       if (slugs.length > 0) stale = stale.where('slug', 'not in', slugs)
       await stale.execute()
     }

@@ -9,6 +9,9 @@ export function registryChannel(deps: Pick<Deps, 'key'>): string {
  * Announce that the endpoint registry changed (publish, reprice, disable, delete), so every proxy
  * process reloads its in-memory table and the marketplace drops its cache. Call after the commit.
  */
-export async function announceRegistryChange(deps: Pick<Deps, 'key' | 'redis'>, what: Record<string, unknown> = {}): Promise<void> {
+export async function announceRegistryChange(
+  deps: Pick<Deps, 'key' | 'redis'>,
+  what: Record<string, unknown> = {},
+): Promise<void> {
   await deps.redis.publish(registryChannel(deps), JSON.stringify({ at: Date.now(), ...what }))
 }

@@ -41,7 +41,10 @@ stopWhenOrphaned(onShutdown(stops, log))
 try {
   if (!env.RPC_URL) {
     log('starting the embedded local chain (anvil, chain id 84532)...')
-    devnet = await startDevnet({ port: Number(env.ANVIL_PORT ?? 8545), stateFile: path.join(stateDir, 'anvil-state.json') })
+    devnet = await startDevnet({
+      port: Number(env.ANVIL_PORT ?? 8545),
+      stateFile: path.join(stateDir, 'anvil-state.json'),
+    })
     env.RPC_URL = devnet.rpcUrl
     env.RELAYER_PRIVATE_KEYS ??= devnet.accounts.relayer.privateKey
     env.TOLLGATE_RECEIVER_ADDRESS ??= devnet.accounts.receiver.address
@@ -94,7 +97,13 @@ try {
     network: config.chain.network,
     usdc: config.chain.usdc.address,
     masterKey: env.TOLLGATE_MASTER_KEY,
-    ...(devnet ? { demoPayer: devnet.accounts.demoPayer, relayer: devnet.accounts.relayer.address, receiver: devnet.accounts.receiver.address } : {}),
+    ...(devnet
+      ? {
+          demoPayer: devnet.accounts.demoPayer,
+          relayer: devnet.accounts.relayer.address,
+          receiver: devnet.accounts.receiver.address,
+        }
+      : {}),
     ...extras.info,
   }
   writeFileSync(devFile, JSON.stringify(info, null, 2) + '\n', { mode: 0o600 })

@@ -13,7 +13,8 @@ import type { Role } from './roles.js'
  */
 export async function startHandlersRole(config: Readonly<Config>, opts: { dirs?: string[] } = {}): Promise<Role> {
   const listen = config.handlers.listen
-  if (!listen) throw new Error('HANDLERS_LISTEN (or a single HANDLERS_URL) must name the address the handlers role listens on')
+  if (!listen)
+    throw new Error('HANDLERS_LISTEN (or a single HANDLERS_URL) must name the address the handlers role listens on')
   const log = processLogger(config.logLevel)
   const pool = createHandlerPool({ ...config.handlers, log: (message) => log.warn(message) })
   const server = await serveHandlers(pool, listen, opts.dirs ?? [handlersDir])

@@ -7,7 +7,8 @@ import { onShutdown } from './shutdown.js'
 // The Procfile `handlers` role: hosted handler processes for proxies started with HANDLERS_URL.
 const config = loadConfigOrExit(process.env)
 if (!config.handlers.listen) {
-  const problem = 'HANDLERS_LISTEN: the handlers role needs an address to listen on (unix:/path.sock or tcp://host:port), the one the proxies have in HANDLERS_URL; without HANDLERS_URL a proxy runs its own handler processes and needs no handlers role'
+  const problem =
+    'HANDLERS_LISTEN: the handlers role needs an address to listen on (unix:/path.sock or tcp://host:port), the one the proxies have in HANDLERS_URL; without HANDLERS_URL a proxy runs its own handler processes and needs no handlers role'
   process.stderr.write(`tollgate: ${new ConfigError([problem]).message}\n`)
   process.exit(78) // EX_CONFIG
 }

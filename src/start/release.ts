@@ -20,9 +20,15 @@ try {
   if (!results?.length) console.log('database is up to date')
   if (config.receiverAddress) {
     await redis.connect()
-    const { published, waiting } = await seedHostedServices({ config, db, redis, key: redisKeys(config.redisPrefix) }, await loadHandlerRegistry())
+    const { published, waiting } = await seedHostedServices(
+      { config, db, redis, key: redisKeys(config.redisPrefix) },
+      await loadHandlerRegistry(),
+    )
     console.log(`hosted endpoints: ${published} published under ${config.proxyUrl}/${HOSTED_NAMESPACE}/`)
-    if (waiting.length) console.log(`hosted endpoints: ${waiting.length} of them answer paid calls 503 upstream_not_configured (nothing charged) until their provider settings are set (docs/hosted-services.md): ${describeWaiting(waiting)}`)
+    if (waiting.length)
+      console.log(
+        `hosted endpoints: ${waiting.length} of them answer paid calls 503 upstream_not_configured (nothing charged) until their provider settings are set (docs/hosted-services.md): ${describeWaiting(waiting)}`,
+      )
   } else {
     console.log('hosted endpoints: not published (TOLLGATE_RECEIVER_ADDRESS is not set)')
   }

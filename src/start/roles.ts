@@ -25,7 +25,10 @@ export async function startWeb(deps: Deps): Promise<Role> {
 
 export async function startProxy(deps: Deps): Promise<Role> {
   // endpoints in `sync` mode settle before responding, with the same relayers as the workers
-  const app = await buildProxyApp(deps, { sync: createSyncSettlement(deps), hooks: proxyCrashHooksFromEnv(process.env, deps.config) })
+  const app = await buildProxyApp(deps, {
+    sync: createSyncSettlement(deps),
+    hooks: proxyCrashHooksFromEnv(process.env, deps.config),
+  })
   const url = await listen(app, deps.config.host, deps.config.proxyPort)
   return { name: 'proxy', url, stop: () => app.close() }
 }

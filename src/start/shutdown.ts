@@ -3,7 +3,11 @@
  * A second signal, or closers that take longer than `timeoutMs`, force the exit.
  * Returns the same shutdown for other triggers (see `stopWhenOrphaned`).
  */
-export function onShutdown(closers: Array<() => Promise<unknown>>, log: (msg: string) => void = console.error, timeoutMs = 15000): (reason: string) => void {
+export function onShutdown(
+  closers: Array<() => Promise<unknown>>,
+  log: (msg: string) => void = console.error,
+  timeoutMs = 15000,
+): (reason: string) => void {
   let stopping = false
   const stop = async (signal: string) => {
     if (stopping) {

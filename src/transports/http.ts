@@ -11,9 +11,18 @@ import type { PaymentTransport } from './transport.js'
  * 402 with the v1 JSON body and the v2 `PAYMENT-REQUIRED` header in one response; the receipt in
  * `PAYMENT-RESPONSE` (v2) or `X-PAYMENT-RESPONSE` (v1).
  */
-export function createHttpTransport(chain: { network: string; caip2: string }): PaymentTransport<FastifyRequest, FastifyReply> {
+export function createHttpTransport(chain: {
+  network: string
+  caip2: string
+}): PaymentTransport<FastifyRequest, FastifyReply> {
   const receiptHeader = (r: PaymentReceipt) =>
-    encodePaymentResponse({ success: true, transaction: r.transaction, network: r.version === 1 ? chain.network : chain.caip2, payer: r.payer, paymentId: r.paymentId })
+    encodePaymentResponse({
+      success: true,
+      transaction: r.transaction,
+      network: r.version === 1 ? chain.network : chain.caip2,
+      payer: r.payer,
+      paymentId: r.paymentId,
+    })
 
   return {
     name: 'http',
@@ -28,7 +37,10 @@ export function createHttpTransport(chain: { network: string; caip2: string }): 
         payment:
           xPayment === undefined && paymentSignature === undefined
             ? undefined
-            : { xPayment: typeof xPayment === 'string' ? xPayment : undefined, paymentSignature: typeof paymentSignature === 'string' ? paymentSignature : undefined },
+            : {
+                xPayment: typeof xPayment === 'string' ? xPayment : undefined,
+                paymentSignature: typeof paymentSignature === 'string' ? paymentSignature : undefined,
+              },
         query: request.query as Record<string, unknown>,
         body: Buffer.isBuffer(request.body) ? request.body : undefined,
         headers: request.headers,

@@ -56,7 +56,14 @@ export function toolMethod(methods: ReadonlySet<string> | undefined): string {
 const QUERY_METHODS = new Set(['GET', 'HEAD', 'DELETE'])
 
 // headers of the MCP exchange itself, not of the call: an upstream gets its own
-const MCP_HEADERS = new Set(['content-type', 'content-length', 'accept', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'])
+const MCP_HEADERS = new Set([
+  'content-type',
+  'content-length',
+  'accept',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'last-event-id',
+])
 
 /**
  * x402 over MCP (specs/transports-v2/mcp.md): the payment in `params._meta["x402/payment"]` as a
@@ -66,7 +73,13 @@ const MCP_HEADERS = new Set(['content-type', 'content-length', 'accept', 'mcp-se
  * endpoint failed) is a tool result with `isError` and the catalogue error in the same two places.
  */
 export function createMcpTransport(chain: { caip2: string }): McpTransport {
-  const receiptOf = (r: PaymentReceipt): SettlementResponse => ({ success: true, transaction: r.transaction, network: chain.caip2, payer: r.payer, paymentId: r.paymentId })
+  const receiptOf = (r: PaymentReceipt): SettlementResponse => ({
+    success: true,
+    transaction: r.transaction,
+    network: chain.caip2,
+    payer: r.payer,
+    paymentId: r.paymentId,
+  })
 
   return {
     name: 'mcp',
@@ -84,7 +97,8 @@ export function createMcpTransport(chain: { caip2: string }): McpTransport {
         path: call.path,
         method,
         // present as soon as the key is (null or a string included): the decoder names what is wrong with it
-        payment: meta && Object.hasOwn(meta, MCP_PAYMENT_META_KEY) ? { mcpPayment: meta[MCP_PAYMENT_META_KEY] } : undefined,
+        payment:
+          meta && Object.hasOwn(meta, MCP_PAYMENT_META_KEY) ? { mcpPayment: meta[MCP_PAYMENT_META_KEY] } : undefined,
         input: { ...args },
         query: {},
         // what an upstream endpoint receives; a hosted handler takes `input`
@@ -105,11 +119,16 @@ export function createMcpTransport(chain: { caip2: string }): McpTransport {
       if (bytes === undefined) {
         // only an upstream streams, and it has answered by now: what was kept stays kept, and the receipt says so
         call.log.warn({ endpoint: call.path }, 'answer too large for an MCP tool result')
-        const tooLarge = errorResult(appErrorBody(appError('answer_too_large', { limit: MCP_MAX_ANSWER_BYTES, url: call.resourceUrl })))
-        return result.receipt ? { ...tooLarge, _meta: { [MCP_PAYMENT_RESPONSE_META_KEY]: receiptOf(result.receipt) } } : tooLarge
+        const tooLarge = errorResult(
+          appErrorBody(appError('answer_too_large', { limit: MCP_MAX_ANSWER_BYTES, url: call.resourceUrl })),
+        )
+        return result.receipt
+          ? { ...tooLarge, _meta: { [MCP_PAYMENT_RESPONSE_META_KEY]: receiptOf(result.receipt) } }
+          : tooLarge
       }
       const contentType = result.contentType ?? headerValue(result.headers?.['content-type'])
-      if (contentType === MCP_TOOL_RESULT_TYPE) return upstreamToolResult(bytes, result.receipt && receiptOf(result.receipt), result.status)
+      if (contentType === MCP_TOOL_RESULT_TYPE)
+        return upstreamToolResult(bytes, result.receipt && receiptOf(result.receipt), result.status)
       const content = contentOf(bytes, contentType, call.resourceUrl)
       if (!result.receipt) {
         // the endpoint's own failure (>= 400): its payment was voided
@@ -135,7 +154,12 @@ function upstreamToolResult(bytes: Buffer, receipt: SettlementResponse | undefin
 /** The challenge as the spec has it: PaymentRequired in `structuredContent` and as JSON in `content[0].text`. */
 function paymentRequiredResult(challenge: Challenge, refusal: CallRefusal): CallToolResult {
   const reason = refusal.reason ?? 'payment_required'
-  const required: PaymentRequiredV2 = { x402Version: 2, error: reason, resource: challenge.v2.resource, accepts: challenge.v2.accepts }
+  const required: PaymentRequiredV2 = {
+    x402Version: 2,
+    error: reason,
+    resource: challenge.v2.resource,
+    accepts: challenge.v2.accepts,
+  }
   const message = refusal.reason
     ? (refusal.message ?? reasons[refusal.reason].message)
     : `payment required: send a PaymentPayload for one of "accepts" in params._meta["${MCP_PAYMENT_META_KEY}"]`
@@ -190,7 +214,11 @@ async function bodyBytes(body: Buffer | string | Readable): Promise<Buffer | und
  * An endpoint's answer as MCP content: JSON as text (and an object also as `structuredContent`),
  * other text as text, images and audio as such, anything else (a PDF) as an embedded resource.
  */
-export function contentOf(bytes: Buffer, contentType: string | undefined, resourceUrl: string): { content: ContentBlock[]; structured?: Record<string, unknown> } {
+export function contentOf(
+  bytes: Buffer,
+  contentType: string | undefined,
+  resourceUrl: string,
+): { content: ContentBlock[]; structured?: Record<string, unknown> } {
   const mimeType = (contentType ?? 'application/octet-stream').split(';')[0]!.trim().toLowerCase()
   if (mimeType.startsWith('image/')) return { content: [{ type: 'image', data: bytes.toString('base64'), mimeType }] }
   if (mimeType.startsWith('audio/')) return { content: [{ type: 'audio', data: bytes.toString('base64'), mimeType }] }
@@ -199,12 +227,14 @@ export function contentOf(bytes: Buffer, contentType: string | undefined, resour
     let structured: Record<string, unknown> | undefined
     try {
       const parsed: unknown = JSON.parse(text)
-      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) structured = parsed as Record<string, unknown>
+      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed))
+        structured = parsed as Record<string, unknown>
     } catch {
       // sent as text all the same
     }
     return { content: [{ type: 'text', text }], structured }
   }
-  if (mimeType.startsWith('text/') || /xml|javascript|yaml|csv/.test(mimeType)) return { content: [{ type: 'text', text }] }
+  if (mimeType.startsWith('text/') || /xml|javascript|yaml|csv/.test(mimeType))
+    return { content: [{ type: 'text', text }] }
   return { content: [{ type: 'resource', resource: { uri: resourceUrl, mimeType, blob: bytes.toString('base64') } }] }
 }

@@ -172,7 +172,11 @@ export function buildChallenge(input: ChallengeInput): Challenge {
   const bazaar = discoverable ? bazaarExtension(method, input.inputSchema, input.outputDescription) : undefined
 
   // v2 members in a fixed order with `error` last, so withError only encodes a short tail
-  const v2NoError: Omit<PaymentRequiredV2, 'error'> = { x402Version: 2, resource, accepts: [requirementsV2, ...(input.extraAccepts ?? [])] }
+  const v2NoError: Omit<PaymentRequiredV2, 'error'> = {
+    x402Version: 2,
+    resource,
+    accepts: [requirementsV2, ...(input.extraAccepts ?? [])],
+  }
   const extensions: Record<string, unknown> = {}
   if (bazaar !== undefined) extensions.bazaar = bazaar
   if (input.paymentIdentifier) extensions[PAYMENT_IDENTIFIER] = paymentIdentifierDeclaration()
@@ -213,7 +217,9 @@ export function buildChallenge(input: ChallengeInput): Challenge {
       token: { ...extra },
       maxTimeoutSeconds: input.maxTimeoutSeconds,
     },
-    paymentHeaderBudget: Math.max(...v2NoError.accepts.map((a) => paymentHeaderBudget(resource, a, v2NoError.extensions))),
+    paymentHeaderBudget: Math.max(
+      ...v2NoError.accepts.map((a) => paymentHeaderBudget(resource, a, v2NoError.extensions)),
+    ),
     parts,
   }
   return challenge
@@ -282,8 +288,7 @@ function fieldsOf(schema: InputSchema | undefined): Record<string, unknown> | un
   const required = new Set(schema.required ?? [])
   const fields: Record<string, unknown> = {}
   for (const [name, prop] of Object.entries(schema.properties)) {
-    fields[name] =
-      required.has(name) && typeof prop === 'object' && prop !== null ? { ...prop, required: true } : prop
+    fields[name] = required.has(name) && typeof prop === 'object' && prop !== null ? { ...prop, required: true } : prop
   }
   return fields
 }
@@ -304,10 +309,20 @@ function bazaarExtension(
   const paramsSchema = { type: 'object', ...(inputSchema ?? { properties: {} }) }
   const schemaOutput =
     example !== undefined
-      ? { output: { type: 'object', properties: { type: { type: 'string' }, example: { type: 'object' } }, required: ['type'] } }
+      ? {
+          output: {
+            type: 'object',
+            properties: { type: { type: 'string' }, example: { type: 'object' } },
+            required: ['type'],
+          },
+        }
       : {}
   const inputProps = isQuery
-    ? { type: { type: 'string', const: 'http' }, method: { type: 'string', enum: ['GET', 'HEAD', 'DELETE'] }, queryParams: paramsSchema }
+    ? {
+        type: { type: 'string', const: 'http' },
+        method: { type: 'string', enum: ['GET', 'HEAD', 'DELETE'] },
+        queryParams: paramsSchema,
+      }
     : {
         type: { type: 'string', const: 'http' },
         method: { type: 'string', enum: ['POST', 'PUT', 'PATCH'] },
@@ -349,7 +364,14 @@ function paymentHeaderBudget(
     accepted,
     payload: {
       signature: `0x${'f'.repeat(130)}`,
-      authorization: { from: `0x${'f'.repeat(40)}`, to: `0x${'f'.repeat(40)}`, value: u256, validAfter: u256, validBefore: u256, nonce: `0x${'f'.repeat(64)}` },
+      authorization: {
+        from: `0x${'f'.repeat(40)}`,
+        to: `0x${'f'.repeat(40)}`,
+        value: u256,
+        validAfter: u256,
+        validBefore: u256,
+        nonce: `0x${'f'.repeat(64)}`,
+      },
     },
     extensions: withLongestPaymentId(extensions),
   }
@@ -360,5 +382,8 @@ function paymentHeaderBudget(
 function withLongestPaymentId(extensions: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
   const declared = extensions?.[PAYMENT_IDENTIFIER] as { info: Record<string, unknown> } | undefined
   if (!declared) return extensions
-  return { ...extensions, [PAYMENT_IDENTIFIER]: { ...declared, info: { ...declared.info, id: 'x'.repeat(PAYMENT_ID_MAX_LENGTH) } } }
+  return {
+    ...extensions,
+    [PAYMENT_IDENTIFIER]: { ...declared, info: { ...declared.info, id: 'x'.repeat(PAYMENT_ID_MAX_LENGTH) } },
+  }
 }

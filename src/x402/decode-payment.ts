@@ -41,7 +41,16 @@ export type DecodePaymentResult = DecodedPayment | Refusal
  */
 export type PaymentEnvelope =
   | { ok: true; version: 1; scheme: string; network: string; payload: unknown }
-  | { ok: true; version: 2; scheme: string; network: string; accepted: AcceptedRequirementsV2; resource?: ResourceInfo; extensions?: Record<string, unknown>; payload: unknown }
+  | {
+      ok: true
+      version: 2
+      scheme: string
+      network: string
+      accepted: AcceptedRequirementsV2
+      resource?: ResourceInfo
+      extensions?: Record<string, unknown>
+      payload: unknown
+    }
 
 /** Bytes of a `PAYMENT-SIGNATURE` / `X-PAYMENT` value we accept unless configured otherwise. */
 export const DEFAULT_MAX_PAYMENT_HEADER_BYTES = 8192
@@ -79,7 +88,12 @@ export function decodePaymentEnvelope(headers: PaymentHeaders, maxBytes: number)
 export function decodeExactPayment(envelope: PaymentEnvelope): DecodePaymentResult {
   const payload = readExactEvmPayload(envelope.payload)
   if ('ok' in payload) return payload
-  if (envelope.version === 1) return { ok: true, version: 1, payload: { x402Version: 1, scheme: envelope.scheme, network: envelope.network, payload } }
+  if (envelope.version === 1)
+    return {
+      ok: true,
+      version: 1,
+      payload: { x402Version: 1, scheme: envelope.scheme, network: envelope.network, payload },
+    }
   const out: PaymentPayloadV2 = { x402Version: 2, accepted: envelope.accepted, payload }
   if (envelope.resource !== undefined) out.resource = envelope.resource
   if (envelope.extensions !== undefined) out.extensions = envelope.extensions
@@ -121,10 +135,12 @@ function decodeOne(value: string, headerVersion: 1 | 2, maxBytes: number): Payme
 /** MCP's `_meta["x402/payment"]`: the v2 PaymentPayload as a JSON value (the MCP message was parsed already). */
 function decodeMcpPayment(value: unknown, maxBytes: number): PaymentEnvelope | Refusal {
   const where = '_meta["x402/payment"]'
-  if (!isPlainObject(value) || hasForbiddenKey(value)) return refuse('invalid_payload', `${where} must be a PaymentPayload object`)
+  if (!isPlainObject(value) || hasForbiddenKey(value))
+    return refuse('invalid_payload', `${where} must be a PaymentPayload object`)
   // the same budget as the header's; JSON is shorter than its base64, so this is the looser bound
   const size = JSON.stringify(value).length
-  if (size > maxBytes) return refuse('payment_header_too_large', `${where} is ${size} bytes of JSON, the limit is ${maxBytes}`)
+  if (size > maxBytes)
+    return refuse('payment_header_too_large', `${where} is ${size} bytes of JSON, the limit is ${maxBytes}`)
   if (value.x402Version !== 2) return refuse('invalid_x402_version', `${where} must carry x402Version 2`)
   return readEnvelope(value, 2, where)
 }
@@ -146,7 +162,14 @@ function readEnvelope(json: Record<string, unknown>, headerVersion: 1 | 2, heade
 
   const accepted = readAccepted(json.accepted)
   if (typeof accepted === 'string') return refuse('invalid_payload', accepted)
-  const out: Extract<PaymentEnvelope, { version: 2 }> = { ok: true, version: 2, scheme: accepted.scheme, network: accepted.network, accepted, payload: json.payload }
+  const out: Extract<PaymentEnvelope, { version: 2 }> = {
+    ok: true,
+    version: 2,
+    scheme: accepted.scheme,
+    network: accepted.network,
+    accepted,
+    payload: json.payload,
+  }
   if (json.resource !== undefined) {
     const resource = readResource(json.resource)
     if (typeof resource === 'string') return refuse('invalid_payload', resource)
@@ -190,14 +213,17 @@ function readExactEvmPayload(v: unknown): ExactEvmPayload | Refusal {
   if (typeof sig !== 'string' || !HEX_RE.test(sig)) return bad('payload.signature must be 0x-prefixed hex bytes')
   const a = v.authorization
   if (!isPlainObject(a)) return bad('payload.authorization must be an object')
-  if (!hasOnlyKeys(a, AUTHORIZATION_KEYS)) return bad('payload.authorization must have exactly from, to, value, validAfter, validBefore, nonce')
+  if (!hasOnlyKeys(a, AUTHORIZATION_KEYS))
+    return bad('payload.authorization must have exactly from, to, value, validAfter, validBefore, nonce')
   for (const k of ['from', 'to'] as const) {
-    if (typeof a[k] !== 'string' || !ADDRESS_RE.test(a[k])) return bad(`authorization.${k} must be a 20-byte 0x address`)
+    if (typeof a[k] !== 'string' || !ADDRESS_RE.test(a[k]))
+      return bad(`authorization.${k} must be a 20-byte 0x address`)
   }
   for (const k of ['value', 'validAfter', 'validBefore'] as const) {
     if (!isUint256String(a[k])) return bad(`authorization.${k} must be a decimal uint256 string`)
   }
-  if (typeof a.nonce !== 'string' || !BYTES32_RE.test(a.nonce)) return bad('authorization.nonce must be 32 bytes of 0x hex')
+  if (typeof a.nonce !== 'string' || !BYTES32_RE.test(a.nonce))
+    return bad('authorization.nonce must be 32 bytes of 0x hex')
   const authorization: ExactEvmAuthorization = {
     from: a.from as HexString,
     to: a.to as HexString,

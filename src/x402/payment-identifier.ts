@@ -20,7 +20,12 @@ const SCHEMA = {
   type: 'object',
   properties: {
     required: { type: 'boolean' },
-    id: { type: 'string', minLength: PAYMENT_ID_MIN_LENGTH, maxLength: PAYMENT_ID_MAX_LENGTH, pattern: '^[a-zA-Z0-9_-]+$' },
+    id: {
+      type: 'string',
+      minLength: PAYMENT_ID_MIN_LENGTH,
+      maxLength: PAYMENT_ID_MAX_LENGTH,
+      pattern: '^[a-zA-Z0-9_-]+$',
+    },
   },
   required: ['required'],
 } as const
@@ -31,7 +36,12 @@ export function paymentIdentifierDeclaration(): { info: { required: boolean }; s
 }
 
 export function isValidPaymentId(id: unknown): id is string {
-  return typeof id === 'string' && id.length >= PAYMENT_ID_MIN_LENGTH && id.length <= PAYMENT_ID_MAX_LENGTH && PAYMENT_ID_RE.test(id)
+  return (
+    typeof id === 'string' &&
+    id.length >= PAYMENT_ID_MIN_LENGTH &&
+    id.length <= PAYMENT_ID_MAX_LENGTH &&
+    PAYMENT_ID_RE.test(id)
+  )
 }
 
 /**
@@ -42,17 +52,24 @@ export function isValidPaymentId(id: unknown): id is string {
  *   const r = readPaymentIdentifier(envelope.extensions)
  *   if (!r.ok) return badRequest(PAYMENT_ID_FIELD, r.detail)
  */
-export function readPaymentIdentifier(extensions: Record<string, unknown> | undefined): { ok: true; id: string | undefined } | { ok: false; detail: string } {
+export function readPaymentIdentifier(
+  extensions: Record<string, unknown> | undefined,
+): { ok: true; id: string | undefined } | { ok: false; detail: string } {
   const ext = extensions?.[PAYMENT_IDENTIFIER]
   if (ext === undefined || ext === null) return { ok: true, id: undefined }
-  if (typeof ext !== 'object' || Array.isArray(ext)) return { ok: false, detail: `extensions.${PAYMENT_IDENTIFIER} must be an object` }
+  if (typeof ext !== 'object' || Array.isArray(ext))
+    return { ok: false, detail: `extensions.${PAYMENT_IDENTIFIER} must be an object` }
   const info = (ext as { info?: unknown }).info
   if (info === undefined || info === null) return { ok: true, id: undefined }
-  if (typeof info !== 'object' || Array.isArray(info)) return { ok: false, detail: `extensions.${PAYMENT_IDENTIFIER}.info must be an object` }
+  if (typeof info !== 'object' || Array.isArray(info))
+    return { ok: false, detail: `extensions.${PAYMENT_IDENTIFIER}.info must be an object` }
   const id = (info as { id?: unknown }).id
   if (id === undefined) return { ok: true, id: undefined }
   if (!isValidPaymentId(id)) {
-    return { ok: false, detail: `expected ${PAYMENT_ID_MIN_LENGTH}-${PAYMENT_ID_MAX_LENGTH} characters of letters, digits, '-' and '_' (e.g. pay_ and a UUID without dashes)` }
+    return {
+      ok: false,
+      detail: `expected ${PAYMENT_ID_MIN_LENGTH}-${PAYMENT_ID_MAX_LENGTH} characters of letters, digits, '-' and '_' (e.g. pay_ and a UUID without dashes)`,
+    }
   }
   return { ok: true, id }
 }

@@ -39,7 +39,8 @@ const catalogue = {
   },
   invalid_exact_evm_payload_undeployed_smart_wallet: {
     status: 402,
-    message: 'the payer is a smart wallet that is not deployed and the signature carries no ERC-6492 factory call to deploy it; deploy the wallet or sign with ERC-6492',
+    message:
+      'the payer is a smart wallet that is not deployed and the signature carries no ERC-6492 factory call to deploy it; deploy the wallet or sign with ERC-6492',
   },
   invalid_exact_evm_nonce_already_used: {
     status: 402,
@@ -70,19 +71,23 @@ const catalogue = {
   // --- the deferred scheme (ours; the deferred spec names no reason codes) ----------------
   invalid_deferred_evm_payload_signature: {
     status: 402,
-    message: 'the voucher signature is invalid or was not made by the voucher buyer; sign the voucher with the buyer key (EIP-712, domain DeferredPaymentEscrow / 1 / chainId / escrow)',
+    message:
+      'the voucher signature is invalid or was not made by the voucher buyer; sign the voucher with the buyer key (EIP-712, domain DeferredPaymentEscrow / 1 / chainId / escrow)',
   },
   invalid_deferred_evm_payload_voucher_mismatch: {
     status: 402,
-    message: 'the voucher does not fit this endpoint requirement; its seller must be payTo, its asset the asset, its escrow extra.escrow and its chainId the network chain',
+    message:
+      'the voucher does not fit this endpoint requirement; its seller must be payTo, its asset the asset, its escrow extra.escrow and its chainId the network chain',
   },
   invalid_deferred_evm_payload_voucher_stale: {
     status: 402,
-    message: 'the voucher does not continue the latest stored voucher of its id (already used, replayed or out of order); aggregate onto the voucher in extra.voucher (send PAYER-IDENTIFIER to get it): nonce + 1',
+    message:
+      'the voucher does not continue the latest stored voucher of its id (already used, replayed or out of order); aggregate onto the voucher in extra.voucher (send PAYER-IDENTIFIER to get it): nonce + 1',
   },
   invalid_deferred_evm_payload_voucher_value: {
     status: 402,
-    message: 'the voucher valueAggregate is wrong; a new voucher carries exactly the price, an aggregated one the previous valueAggregate plus the price',
+    message:
+      'the voucher valueAggregate is wrong; a new voucher carries exactly the price, an aggregated one the previous valueAggregate plus the price',
   },
   invalid_deferred_evm_payload_voucher_timestamp: {
     status: 402,
@@ -90,15 +95,18 @@ const catalogue = {
   },
   invalid_deferred_evm_insufficient_escrow_balance: {
     status: 402,
-    message: 'the buyer escrow balance for this seller and asset does not cover the vouchers not yet collected; deposit into the escrow (deposit or depositTo) and retry',
+    message:
+      'the buyer escrow balance for this seller and asset does not cover the vouchers not yet collected; deposit into the escrow (deposit or depositTo) and retry',
   },
   invalid_deferred_evm_payload_deposit: {
     status: 402,
-    message: 'the deposit is invalid (authorization or permit); fix the field named, or deposit into the escrow yourself and send the voucher without deposit',
+    message:
+      'the deposit is invalid (authorization or permit); fix the field named, or deposit into the escrow yourself and send the voucher without deposit',
   },
   invalid_deferred_evm_payload_deposit_unsupported: {
     status: 402,
-    message: 'the deposit authorization cannot be executed here; deposit into the escrow yourself (deposit or depositTo) and send the voucher without deposit',
+    message:
+      'the deposit authorization cannot be executed here; deposit into the escrow yourself (deposit or depositTo) and send the voucher without deposit',
   },
 
   // --- ours ------------------------------------------------------------------------------

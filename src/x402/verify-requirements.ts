@@ -27,7 +27,10 @@ export const SETTLEMENT_PICKUP_SECONDS = 15
  * would be served for nothing. The official clients sign `maxTimeoutSeconds` (300 s here), far more.
  */
 export function minValidForSeconds(callSeconds: number): number {
-  return Math.max(VALID_BEFORE_MARGIN_SECONDS, Math.ceil(callSeconds) + SETTLEMENT_PICKUP_SECONDS + SETTLEMENT_EXPIRY_MARGIN_SECONDS)
+  return Math.max(
+    VALID_BEFORE_MARGIN_SECONDS,
+    Math.ceil(callSeconds) + SETTLEMENT_PICKUP_SECONDS + SETTLEMENT_EXPIRY_MARGIN_SECONDS,
+  )
 }
 
 /** Extra seconds of validity tolerated beyond `maxTimeoutSeconds` (client clock ahead of ours). */
@@ -41,8 +44,7 @@ export interface VerifyRequirementsOptions {
 }
 
 export type VerifyRequirementsResult =
-  | { ok: true; version: 1 | 2; authorization: NormalizedAuthorization; signature: HexString }
-  | Refusal
+  { ok: true; version: 1 | 2; authorization: NormalizedAuthorization; signature: HexString } | Refusal
 
 /**
  * @example
@@ -71,8 +73,10 @@ export function verifyRequirements(
     if (a.scheme !== 'exact') return refuse('unsupported_scheme', `got ${clip(a.scheme)}`)
     if (a.network !== terms.networkV2) return refuse('invalid_network', `expected ${terms.networkV2}`)
     if (a.asset.toLowerCase() !== terms.asset) return refuse('asset_mismatch')
-    if (a.payTo.toLowerCase() !== terms.payTo) return refuse('invalid_exact_evm_payload_recipient_mismatch', 'accepted.payTo')
-    if (a.amount !== challenge.requirementsV2.amount) return refuse('invalid_exact_evm_payload_authorization_value', 'accepted.amount')
+    if (a.payTo.toLowerCase() !== terms.payTo)
+      return refuse('invalid_exact_evm_payload_recipient_mismatch', 'accepted.payTo')
+    if (a.amount !== challenge.requirementsV2.amount)
+      return refuse('invalid_exact_evm_payload_authorization_value', 'accepted.amount')
     // the official server matches v2 payments by deep equality with an issued requirement
     if (!jsonEqual(a, challenge.requirementsV2)) return refuse('accepted_requirements_mismatch')
   }
@@ -82,7 +86,10 @@ export function verifyRequirements(
 
   const value = BigInt(auth.value)
   if (decoded.version === 2 ? value !== terms.amount : value < terms.amount) {
-    return refuse('invalid_exact_evm_payload_authorization_value', `expected ${decoded.version === 2 ? '' : 'at least '}${terms.amount}`)
+    return refuse(
+      'invalid_exact_evm_payload_authorization_value',
+      `expected ${decoded.version === 2 ? '' : 'at least '}${terms.amount}`,
+    )
   }
 
   const validAfter = BigInt(auth.validAfter)
@@ -91,7 +98,10 @@ export function verifyRequirements(
   if (validAfter > nowN) return refuse('invalid_exact_evm_payload_authorization_valid_after')
   const minValidFor = Math.max(VALID_BEFORE_MARGIN_SECONDS, options.minValidForSeconds ?? 0)
   if (validBefore < nowN + BigInt(minValidFor)) {
-    return refuse('invalid_exact_evm_payload_authorization_valid_before', `validBefore must be at least ${minValidFor} s ahead for this endpoint`)
+    return refuse(
+      'invalid_exact_evm_payload_authorization_valid_before',
+      `validBefore must be at least ${minValidFor} s ahead for this endpoint`,
+    )
   }
   const maxValidFor = options.maxValidForSeconds ?? terms.maxTimeoutSeconds + DEFAULT_VALIDITY_SLACK_SECONDS
   if (validBefore > nowN + BigInt(maxValidFor)) {

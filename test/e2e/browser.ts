@@ -34,7 +34,10 @@ export async function dashboardServer(t: T, env: Record<string, string> = {}) {
  * API from the page (same origin, the session cookie) when a test checks an effect.
  */
 export async function openBrowser(t: T) {
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] })
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu'],
+  })
   t.teardown(() => browser.close())
   const page = await browser.newPage()
   page.setDefaultTimeout(15_000)
@@ -45,7 +48,11 @@ export async function openBrowser(t: T) {
   const api = (method: string, path: string, body?: unknown) =>
     page.evaluate(
       async ([method, path, body]) => {
-        const res = await fetch(path as string, { method: method as string, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined })
+        const res = await fetch(path as string, {
+          method: method as string,
+          headers: body ? { 'content-type': 'application/json' } : {},
+          body: body ? JSON.stringify(body) : undefined,
+        })
         return { status: res.status, body: await res.json().catch(() => null) }
       },
       [method, path, body] as const,

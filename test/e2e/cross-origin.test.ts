@@ -31,7 +31,15 @@ async function recordingServer(t: T) {
   app.addHook('onSend', async (request, reply, payload) => {
     if (request.method !== 'GET' && request.url.startsWith('/v1/')) {
       const h = request.headers
-      seen.push({ method: request.method, url: request.url, origin: h.origin, site: h['sec-fetch-site'] as string | undefined, sessionCookie: /tollgate_session=ses_/.test(h.cookie ?? ''), status: reply.statusCode, body: JSON.parse(String(payload || '{}')) })
+      seen.push({
+        method: request.method,
+        url: request.url,
+        origin: h.origin,
+        site: h['sec-fetch-site'] as string | undefined,
+        sessionCookie: /tollgate_session=ses_/.test(h.cookie ?? ''),
+        status: reply.statusCode,
+        body: JSON.parse(String(payload || '{}')),
+      })
     }
     return payload
   })
@@ -44,7 +52,11 @@ async function recordingServer(t: T) {
 
 /** A page on another loopback port: same site as the web app (ports do not count), another origin. */
 async function otherOrigin(t: T): Promise<string> {
-  const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><title>another origin</title><p>nothing here'))
+  const server = createServer((_req, res) =>
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end('<!doctype html><title>another origin</title><p>nothing here'),
+  )
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   t.teardown(() => new Promise((resolve) => server.close(resolve)))
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
@@ -57,12 +69,24 @@ t.test('a page of another origin cannot act with the dashboard session; the dash
   const server = await recordingServer(t)
   const { page, pageErrors, api } = await openBrowser(t)
   await logIn(page, server)
-  t.match(server.seen.at(-1), { method: 'POST', url: '/v1/session', site: 'same-origin', status: 200 }, 'the login came from the dashboard itself')
+  t.match(
+    server.seen.at(-1),
+    { method: 'POST', url: '/v1/session', site: 'same-origin', status: 200 },
+    'the login came from the dashboard itself',
+  )
   const created = await api('POST', '/v1/agents', { name: 'victim bot' })
   t.equal(created.status, 201, 'the dashboard page itself creates an agent')
   const address = (created.body as { address: string }).address
   t.equal((await api('POST', `/v1/agents/${address}/keys`, { name: 'mine' })).status, 201, 'and a key for it')
-  const keyCount = async () => Number((await server.deps.db.selectFrom('agent_keys').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n)
+  const keyCount = async () =>
+    Number(
+      (
+        await server.deps.db
+          .selectFrom('agent_keys')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    )
   const keysBefore = await keyCount()
 
   const evil = await otherOrigin(t)
@@ -72,19 +96,36 @@ t.test('a page of another origin cannot act with the dashboard session; the dash
   // not read the answer anyway: the effect is what counts)
   for (const path of [`/v1/agents/${address}/keys`, '/v1/funding-wallet/faucet']) {
     const url = `${server.base}${path}`
-    const [response] = await Promise.all([page.waitForResponse(url), page.evaluate((url) => fetch(url, { method: 'POST', credentials: 'include', mode: 'no-cors' }).then(() => 'sent'), url)])
+    const [response] = await Promise.all([
+      page.waitForResponse(url),
+      page.evaluate(
+        (url) => fetch(url, { method: 'POST', credentials: 'include', mode: 'no-cors' }).then(() => 'sent'),
+        url,
+      ),
+    ])
     t.equal(response.status(), 403, `POST ${path} from ${evil}`)
     const s = server.seen.at(-1)!
-    t.match(s, { method: 'POST', url: path, origin: evil, site: 'same-site', sessionCookie: true }, 'chromium sent the session cookie, Origin and Sec-Fetch-Site: same-site')
+    t.match(
+      s,
+      { method: 'POST', url: path, origin: evil, site: 'same-site', sessionCookie: true },
+      'chromium sent the session cookie, Origin and Sec-Fetch-Site: same-site',
+    )
     t.equal(s.body.code, 'cross_origin_request')
-    t.match(s.body.message, `this request comes from ${evil} (Sec-Fetch-Site: same-site), not from the dashboard (${new URL(server.deps.config.dashboardUrl).origin}):`)
+    t.match(
+      s.body.message,
+      `this request comes from ${evil} (Sec-Fetch-Site: same-site), not from the dashboard (${new URL(server.deps.config.dashboardUrl).origin}):`,
+    )
   }
   t.equal(await keyCount(), keysBefore, 'no agent key was made')
 
   // back on the dashboard, the same session still works
   await page.goto(`${server.base}/dashboard`)
   await page.getByRole('heading', { name: 'API Keys' }).waitFor()
-  t.equal((await api('POST', `/v1/agents/${address}/keys`, { name: 'mine too' })).status, 201, 'the dashboard page still changes things')
+  t.equal(
+    (await api('POST', `/v1/agents/${address}/keys`, { name: 'mine too' })).status,
+    201,
+    'the dashboard page still changes things',
+  )
   t.equal(await keyCount(), keysBefore + 1)
   t.same(pageErrors, [], 'no script errors')
 })

@@ -14,11 +14,21 @@ const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../
 const ECHO = '/tollgate/toolbox/echo?msg=hi'
 
 t.test("the agent page shows the agent's escrow account and its outstanding voucher", async (t) => {
-  const platform = await startTestPlatform(t, { proxy: { handlersDir: fixtures }, env: { TOLLGATE_MASTER_KEY: randomBytes(32).toString('hex') } })
+  const platform = await startTestPlatform(t, {
+    proxy: { handlersDir: fixtures },
+    env: { TOLLGATE_MASTER_KEY: randomBytes(32).toString('hex') },
+  })
   const { deps, proxy } = platform
-  await deps.db.updateTable('endpoints').set({ schemes: ['exact', 'deferred'] }).where('slug', '=', 'echo').execute()
+  await deps.db
+    .updateTable('endpoints')
+    .set({ schemes: ['exact', 'deferred'] })
+    .where('slug', '=', 'echo')
+    .execute()
   await announceRegistryChange(deps)
-  await until('the proxy offers deferred', async () => decodeRequired((await proxy.inject(ECHO)).headers['payment-required'] as string).accepts.length === 2)
+  await until(
+    'the proxy offers deferred',
+    async () => decodeRequired((await proxy.inject(ECHO)).headers['payment-required'] as string).accepts.length === 2,
+  )
   const server = await serveDashboard(t, deps)
   const { page, pageErrors, cspViolations, api } = await openBrowser(t)
   await logIn(page, server)

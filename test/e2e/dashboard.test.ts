@@ -4,7 +4,6 @@ import t from 'tap'
 import { DASHBOARD_CSP, DASHBOARD_DIR, DASHBOARD_MODULES } from '../../src/http/routes/dashboard/index.js'
 import { dashboardServer, logIn, nextDialog, openBrowser } from './browser.js'
 
-
 t.test('the files: content types, security headers, revalidation, an allow-list, not in OpenAPI', async (t) => {
   const { app } = await dashboardServer(t)
   for (const [url, type] of [
@@ -30,18 +29,28 @@ t.test('the files: content types, security headers, revalidation, an allow-list,
   t.notMatch(html, /<script(?![^>]*\ssrc=)[^>]*>/, 'no inline script in the page')
   t.match(html, /<script type="module" src="\/dashboard\/app.js"><\/script>/)
   // every module in the folder is served, and every import names a served module
-  const onDisk = readdirSync(DASHBOARD_DIR).filter((f) => f.endsWith('.js')).sort()
+  const onDisk = readdirSync(DASHBOARD_DIR)
+    .filter((f) => f.endsWith('.js'))
+    .sort()
   t.same(onDisk, [...DASHBOARD_MODULES].sort(), 'the allow-list names every module in src/http/dashboard/')
   for (const m of DASHBOARD_MODULES) {
     const js = (await app.inject({ method: 'GET', url: `/dashboard/${m}` })).body
     t.equal(js, readFileSync(DASHBOARD_DIR + m, 'utf8'), `${m} is served as it is on disk`)
-    t.notMatch(js, /\.(innerHTML|outerHTML)\b|insertAdjacentHTML|document\.write\(/, `${m} never renders through HTML strings`)
-    for (const [, spec] of js.matchAll(/^import [^'"]*'([^']+)'/gm)) t.ok(DASHBOARD_MODULES.includes(spec!.replace(/^\.\//, '') as never), `${m} imports ${spec}, which is served`)
+    t.notMatch(
+      js,
+      /\.(innerHTML|outerHTML)\b|insertAdjacentHTML|document\.write\(/,
+      `${m} never renders through HTML strings`,
+    )
+    for (const [, spec] of js.matchAll(/^import [^'"]*'([^']+)'/gm))
+      t.ok(DASHBOARD_MODULES.includes(spec!.replace(/^\.\//, '') as never), `${m} imports ${spec}, which is served`)
   }
   t.equal((await app.inject({ method: 'GET', url: '/dashboard/nope.js' })).statusCode, 404)
   t.equal((await app.inject({ method: 'GET', url: '/dashboard/index.html' })).statusCode, 404, 'only the listed paths')
   const doc = (await app.inject({ method: 'GET', url: '/docs/json' })).json()
-  t.notOk(Object.keys(doc.paths).some((p) => p.startsWith('/dashboard')), 'dashboard routes are not in the OpenAPI document')
+  t.notOk(
+    Object.keys(doc.paths).some((p) => p.startsWith('/dashboard')),
+    'dashboard routes are not in the OpenAPI document',
+  )
 })
 
 t.test('in a browser: log in, API keys, agents, transactions, seller, log out', async (t) => {
@@ -84,7 +93,11 @@ t.test('in a browser: log in, API keys, agents, transactions, seller, log out', 
   t.ok(await page.getByText('you will not see it again').isVisible(), 'with the warning')
   const row = page.locator('tr', { hasText: 'ci-deploy' })
   await row.waitFor()
-  t.match(await row.textContent(), new RegExp(`${secret.slice(0, 12)}…${secret.slice(-4)}`), 'the list shows prefix…last4')
+  t.match(
+    await row.textContent(),
+    new RegExp(`${secret.slice(0, 12)}…${secret.slice(-4)}`),
+    'the list shows prefix…last4',
+  )
   t.match(await row.textContent(), /active/)
 
   const withKey = (s: string) => fetch(`${base}/v1/session`, { headers: { authorization: `Bearer ${s}` } })
@@ -143,7 +156,11 @@ t.test('in a browser: log in, API keys, agents, transactions, seller, log out', 
   await page.getByRole('button', { name: 'Save spend caps' }).click()
   await page.locator('#notice.ok').filter({ hasText: 'Spend caps saved.' }).waitFor()
   const caps = await apiFromPage('GET', `/v1/agents/${address}/spend-caps`)
-  t.match(caps.body, { per_transaction: null, daily: '5500000', monthly: '100000000' }, 'the caps reached the API in atomic units')
+  t.match(
+    caps.body,
+    { per_transaction: null, daily: '5500000', monthly: '100000000' },
+    'the caps reached the API in atomic units',
+  )
   await page.getByLabel('Per transaction').fill('1.1234567')
   await page.getByRole('button', { name: 'Save spend caps' }).click()
   await page.locator('#spend-caps .form-error').filter({ hasText: 'Per transaction: expected a USDC amount' }).waitFor()
@@ -154,7 +171,11 @@ t.test('in a browser: log in, API keys, agents, transactions, seller, log out', 
   await page.getByRole('button', { name: 'Rename' }).click()
   await page.locator('#notice.ok').filter({ hasText: 'Agent renamed to "research-bot-2".' }).waitFor()
   await page.getByRole('heading', { name: 'research-bot-2' }).waitFor()
-  t.equal((await apiFromPage('GET', `/v1/agents/${address}`)).body.name, 'research-bot-2', 'the new name reached the API')
+  t.equal(
+    (await apiFromPage('GET', `/v1/agents/${address}`)).body.name,
+    'research-bot-2',
+    'the new name reached the API',
+  )
   await page.getByLabel('Agent name').fill('')
   await page.getByRole('button', { name: 'Rename' }).click()
   await page.locator('#agent-rename .form-error').waitFor()
@@ -183,9 +204,21 @@ t.test('in a browser: log in, API keys, agents, transactions, seller, log out', 
     await deps.db
       .insertInto('payments')
       .values({
-        id: randomUUID(), resource: `https://proxy/dash/p${n}`, method: 'GET', x402_version: 2, network: 'eip155:84532', asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-        payer: address, pay_to: '0x' + '22'.repeat(20), value: '1000', valid_after: 0, valid_before: 2_000_000_000, nonce: '0x' + n.padStart(64, '0'),
-        signature: '0xsig', status: 'served', created_at: new Date(Date.UTC(2026, 10, 1, 0, i)),
+        id: randomUUID(),
+        resource: `https://proxy/dash/p${n}`,
+        method: 'GET',
+        x402_version: 2,
+        network: 'eip155:84532',
+        asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+        payer: address,
+        pay_to: '0x' + '22'.repeat(20),
+        value: '1000',
+        valid_after: 0,
+        valid_before: 2_000_000_000,
+        nonce: '0x' + n.padStart(64, '0'),
+        signature: '0xsig',
+        status: 'served',
+        created_at: new Date(Date.UTC(2026, 10, 1, 0, i)),
       })
       .execute()
   }
@@ -198,15 +231,30 @@ t.test('in a browser: log in, API keys, agents, transactions, seller, log out', 
   t.equal(await page.getByRole('button', { name: 'Newest' }).count(), 0, 'no Newest button on the newest page')
   await page.getByRole('button', { name: 'Older' }).click()
   await txRows.first().filter({ hasText: '/p04' }).waitFor()
-  t.same(await txRows.allTextContents().then((r) => r.map((x) => x.match(/\/p\d\d/)?.[0])), ['/p04', '/p03', '/p02', '/p01', '/p00'], 'Older: the 5 oldest, still newest first')
+  t.same(
+    await txRows.allTextContents().then((r) => r.map((x) => x.match(/\/p\d\d/)?.[0])),
+    ['/p04', '/p03', '/p02', '/p01', '/p00'],
+    'Older: the 5 oldest, still newest first',
+  )
   t.equal(await page.getByRole('button', { name: 'Older' }).count(), 0, 'no Older button on the oldest page')
   await page.getByRole('button', { name: 'Newest' }).click()
   await txRows.first().filter({ hasText: '/p24' }).waitFor()
-  t.match(await page.getByRole('link', { name: 'transactions.csv' }).getAttribute('href'), /^\/v1\/transactions\?format=csv$/, 'the export link keeps the API order (no order parameter)')
+  t.match(
+    await page.getByRole('link', { name: 'transactions.csv' }).getAttribute('href'),
+    /^\/v1\/transactions\?format=csv$/,
+    'the export link keeps the API order (no order parameter)',
+  )
 
   // Seller: what the user publishes, read-only
-  t.equal((await apiFromPage('POST', '/v1/sellers', { namespace: 'dash-seller', display_name: 'Dash Seller' })).status, 201)
-  t.equal((await apiFromPage('POST', '/v1/sellers/dash-seller/services', { name: 'tools', pay_to: '0x' + '22'.repeat(20) })).status, 201)
+  t.equal(
+    (await apiFromPage('POST', '/v1/sellers', { namespace: 'dash-seller', display_name: 'Dash Seller' })).status,
+    201,
+  )
+  t.equal(
+    (await apiFromPage('POST', '/v1/sellers/dash-seller/services', { name: 'tools', pay_to: '0x' + '22'.repeat(20) }))
+      .status,
+    201,
+  )
   await page.getByRole('link', { name: 'Seller', exact: true }).click()
   await page.getByRole('heading', { name: 'Dash Seller (namespace dash-seller)' }).waitFor()
   t.ok(await page.getByText('No endpoints published.').isVisible())
@@ -246,12 +294,21 @@ t.test("in a browser: an agent's keys, allowlist and top-ups; the funding wallet
   t.ok(await keys.getByRole('button', { name: 'Copy' }).isVisible(), 'and a Copy button')
   const keyRow = keys.locator('tr', { hasText: 'runner' })
   await keyRow.waitFor()
-  t.match(await keyRow.textContent(), new RegExp(`${secret.slice(0, 12)}…${secret.slice(-4)}.*active`), 'listed as prefix…last4, active')
-  const asAgent = (bearer: string) => fetch(`${base}/v1/agent/payments/${randomUUID()}`, { headers: { authorization: `Bearer ${bearer}` } })
+  t.match(
+    await keyRow.textContent(),
+    new RegExp(`${secret.slice(0, 12)}…${secret.slice(-4)}.*active`),
+    'listed as prefix…last4, active',
+  )
+  const asAgent = (bearer: string) =>
+    fetch(`${base}/v1/agent/payments/${randomUUID()}`, { headers: { authorization: `Bearer ${bearer}` } })
   const authed = await asAgent(secret)
   t.equal(authed.status, 404, 'the new agent key authenticates /v1/agent (the payment id is unknown: 404, not 401)')
   t.equal((await authed.json()).code, 'not_found')
-  t.equal((await asAgent(secret.slice(0, -1) + (secret.endsWith('A') ? 'B' : 'A'))).status, 401, 'another secret does not')
+  t.equal(
+    (await asAgent(secret.slice(0, -1) + (secret.endsWith('A') ? 'B' : 'A'))).status,
+    401,
+    'another secret does not',
+  )
   const listed = await api('GET', `/v1/agents/${address}/keys`)
   t.match(listed.body.data, [{ name: 'runner', revoked_at: null }])
 
@@ -280,15 +337,25 @@ t.test("in a browser: an agent's keys, allowlist and top-ups; the funding wallet
   // allowlist: the kinds offered are the ones the API allows (its 400 names them)
   const allow = page.locator('#allowlist')
   await allow.getByText('No entries: this agent may pay every seller.').waitFor()
-  const offered = await allow.getByLabel('Kind').locator('option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value))
+  const offered = await allow
+    .getByLabel('Kind')
+    .locator('option')
+    .evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value))
   const bogus = await api('POST', `/v1/agents/${address}/allowlist`, { kind: 'bogus', value: 'x' })
   t.equal(bogus.status, 400)
-  t.same(offered, /expected one of (.*)$/.exec(bogus.body.message)![1]!.split(', '), 'the select offers exactly the kinds the API names')
+  t.same(
+    offered,
+    /expected one of (.*)$/.exec(bogus.body.message)![1]!.split(', '),
+    'the select offers exactly the kinds the API names',
+  )
   // the API's validation message, next to the form, on the field it names
   await allow.getByLabel('Kind').selectOption('pay_to')
   await allow.getByLabel('Value').fill('0x12')
   await allow.getByRole('button', { name: 'Add to allowlist' }).click()
-  await allow.locator('.form-error').filter({ hasText: 'invalid value for value: expected a 0x-prefixed 20-byte hex address' }).waitFor()
+  await allow
+    .locator('.form-error')
+    .filter({ hasText: 'invalid value for value: expected a 0x-prefixed 20-byte hex address' })
+    .waitFor()
   t.equal(await allow.getByLabel('Value').getAttribute('aria-invalid'), 'true', 'the value field is marked')
   t.same((await api('GET', `/v1/agents/${address}/allowlist`)).body.data, [], 'nothing was added')
   const payTo = '0xAbCdEf0123456789aBcDeF0123456789AbCdEf01'
@@ -300,14 +367,23 @@ t.test("in a browser: an agent's keys, allowlist and top-ups; the funding wallet
   await allow.getByLabel('Value').fill('acme-data')
   await allow.getByRole('button', { name: 'Add to allowlist' }).click()
   await allow.locator('tr', { hasText: 'acme-data' }).waitFor()
-  t.match((await api('GET', `/v1/agents/${address}/allowlist`)).body.data, [{ kind: 'pay_to', value: payTo.toLowerCase() }, { kind: 'namespace', value: 'acme-data' }], 'both entries are in GET …/allowlist')
+  t.match(
+    (await api('GET', `/v1/agents/${address}/allowlist`)).body.data,
+    [
+      { kind: 'pay_to', value: payTo.toLowerCase() },
+      { kind: 'namespace', value: 'acme-data' },
+    ],
+    'both entries are in GET …/allowlist',
+  )
   nextDialog(page)
   await allow.locator('tr', { hasText: 'acme-data' }).getByRole('button', { name: 'Remove' }).click()
   await allow.locator('tr', { hasText: 'acme-data' }).waitFor({ state: 'detached' })
   t.match((await api('GET', `/v1/agents/${address}/allowlist`)).body.data, [{ kind: 'pay_to' }], 'removed in the API')
   t.equal((await api('GET', `/v1/agents/${address}/allowlist`)).body.data.length, 1)
   // the last entry: the confirmation says an empty list allows every seller; dismissed, it stays
-  const warning = new Promise<string>((resolve) => page.once('dialog', (d) => void d.dismiss().then(() => resolve(d.message()))))
+  const warning = new Promise<string>((resolve) =>
+    page.once('dialog', (d) => void d.dismiss().then(() => resolve(d.message()))),
+  )
   await allow.locator('tr', { hasText: payTo.toLowerCase() }).getByRole('button', { name: 'Remove' }).click()
   t.match(await warning, /last entry: with an empty allowlist this agent may pay every seller/)
   t.equal((await api('GET', `/v1/agents/${address}/allowlist`)).body.data.length, 1, 'dismissed: still there')
@@ -319,31 +395,63 @@ t.test("in a browser: an agent's keys, allowlist and top-ups; the funding wallet
   await topUp.getByLabel('Threshold (USDC)').fill('2.5')
   await topUp.getByLabel('Amount per top-up (USDC)').fill('0')
   await topUp.getByRole('button', { name: 'Save top-up settings' }).click()
-  await topUp.locator('.form-error').filter({ hasText: 'invalid value for top_up.amount: must be greater than 0 when top-ups are enabled' }).waitFor()
+  await topUp
+    .locator('.form-error')
+    .filter({ hasText: 'invalid value for top_up.amount: must be greater than 0 when top-ups are enabled' })
+    .waitFor()
   t.equal(await topUp.getByLabel('Amount per top-up (USDC)').getAttribute('aria-invalid'), 'true')
   t.match((await api('GET', `/v1/agents/${address}/top-up`)).body, { enabled: false }, 'nothing was saved')
   await topUp.getByLabel('Amount per top-up (USDC)').fill('10')
   await topUp.getByRole('button', { name: 'Save top-up settings' }).click()
   await page.locator('#notice.ok').filter({ hasText: 'Top-up settings saved' }).waitFor()
-  t.match((await api('GET', `/v1/agents/${address}/top-up`)).body, { enabled: true, threshold: '2500000', amount: '10000000', funding_source: 'funding_wallet' }, 'the settings reached the API in atomic units')
-  t.match(await page.locator('#top-up-status').textContent(), /on: when the USDC balance falls below 2.5 USDC, 10 USDC is sent/)
+  t.match(
+    (await api('GET', `/v1/agents/${address}/top-up`)).body,
+    { enabled: true, threshold: '2500000', amount: '10000000', funding_source: 'funding_wallet' },
+    'the settings reached the API in atomic units',
+  )
+  t.match(
+    await page.locator('#top-up-status').textContent(),
+    /on: when the USDC balance falls below 2.5 USDC, 10 USDC is sent/,
+  )
 
   // the funding wallet: address as the API gives it; no chain, so no balance; the agent is listed
   await page.getByRole('link', { name: 'Funding wallet', exact: true }).click()
   await page.getByRole('heading', { name: 'Funding wallet' }).waitFor()
   const wallet = await api('GET', '/v1/funding-wallet')
-  t.match(wallet.body, { object: 'funding_wallet', balance: null, balance_error: /chain RPC did not answer/, faucet_available: false })
+  t.match(wallet.body, {
+    object: 'funding_wallet',
+    balance: null,
+    balance_error: /chain RPC did not answer/,
+    faucet_available: false,
+  })
   t.equal(await page.locator('#funding-address').textContent(), wallet.body.address)
-  await page.locator('#funding-balance.error').filter({ hasText: 'Balance unavailable right now: the chain RPC did not answer' }).waitFor()
+  await page
+    .locator('#funding-balance.error')
+    .filter({ hasText: 'Balance unavailable right now: the chain RPC did not answer' })
+    .waitFor()
   t.equal(await page.locator('#faucet').count(), 0, 'no faucet without the dev chain')
   t.notMatch(await page.locator('main').textContent(), /false|null|undefined/, 'no stray value rendered as text')
   t.match(await page.locator('li', { hasText: 'buyer-bot' }).textContent(), /on: below 2.5 USDC, add 10 USDC/)
 
   // a top-up the worker recorded is listed on the agent page (newest first, with its error)
-  const agentId = (await deps.db.selectFrom('agents').select('id').where('address', '=', address).executeTakeFirstOrThrow()).id
+  const agentId = (
+    await deps.db.selectFrom('agents').select('id').where('address', '=', address).executeTakeFirstOrThrow()
+  ).id
   await deps.db
     .insertInto('topups')
-    .values({ agent_id: agentId, need_seq: 1, status: 'failed', agent_address: address, funding_address: wallet.body.address, amount: '10000000', threshold: '2500000', balance_seen: '0', block_seen: 1, attempts: 5, error: 'funding wallet has 0, needs 10000000' })
+    .values({
+      agent_id: agentId,
+      need_seq: 1,
+      status: 'failed',
+      agent_address: address,
+      funding_address: wallet.body.address,
+      amount: '10000000',
+      threshold: '2500000',
+      balance_seen: '0',
+      block_seen: 1,
+      attempts: 5,
+      error: 'funding wallet has 0, needs 10000000',
+    })
     .execute()
   await page.goto(agentUrl)
   const topUpRow = page.locator('tr', { hasText: 'funding wallet has 0' })
@@ -355,7 +463,11 @@ t.test("in a browser: an agent's keys, allowlist and top-ups; the funding wallet
   t.equal(await topUp.getByLabel('Threshold (USDC)').inputValue(), '2.5')
   await topUp.getByRole('button', { name: 'Disable top-ups' }).click()
   await page.locator('#top-up-status').filter({ hasText: 'Top-ups are off.' }).waitFor()
-  t.match((await api('GET', `/v1/agents/${address}/top-up`)).body, { enabled: false, threshold: '2500000', amount: '10000000' })
+  t.match((await api('GET', `/v1/agents/${address}/top-up`)).body, {
+    enabled: false,
+    threshold: '2500000',
+    amount: '10000000',
+  })
   t.ok(await topUp.getByRole('button', { name: 'Disable top-ups' }).isHidden(), 'no Disable button while off')
 
   // a session that ended elsewhere: the next action goes to the login screen, then back here

@@ -1,4 +1,14 @@
-import { createPublicClient, createTestClient, createWalletClient, http, parseEther, parseUnits, type Abi, type Address, type Hex } from 'viem'
+import {
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  http,
+  parseEther,
+  parseUnits,
+  type Abi,
+  type Address,
+  type Hex,
+} from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import type { Devnet } from '../../src/chain/devnet.js'
 import artifacts from '../fixtures/contracts/artifacts.json' with { type: 'json' }
@@ -58,7 +68,15 @@ export async function deployAavePoolStandIn(devnet: Devnet): Promise<AavePoolSta
       ])
     },
     liquidate: (user, o = {}) =>
-      send('emitLiquidation', [devnet.usdcAddress, '0x4200000000000000000000000000000000000006', user, o.debtToCover ?? 1_000_000n, o.collateral ?? 500_000_000_000_000n, o.liquidator ?? account.address, false]),
+      send('emitLiquidation', [
+        devnet.usdcAddress,
+        '0x4200000000000000000000000000000000000006',
+        user,
+        o.debtToCover ?? 1_000_000n,
+        o.collateral ?? 500_000_000_000_000n,
+        o.liquidator ?? account.address,
+        false,
+      ]),
     async advanceDays(days) {
       await test.increaseTime({ seconds: Math.round(days * 86_400) })
       await test.mine({ blocks: 1 })

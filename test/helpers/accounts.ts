@@ -13,7 +13,11 @@ interface T {
 }
 
 /** Deps (with a master key) and a web app that never listens. */
-export async function accountsApp(t: T, env: Record<string, string | undefined> = {}, opts: WebAppOptions = {}): Promise<{ deps: Deps; app: FastifyInstance }> {
+export async function accountsApp(
+  t: T,
+  env: Record<string, string | undefined> = {},
+  opts: WebAppOptions = {},
+): Promise<{ deps: Deps; app: FastifyInstance }> {
   const deps = await testDeps(t, { TOLLGATE_MASTER_KEY: MASTER_KEY, ...env })
   const app = await buildWebApp(deps, { logger: false, ...opts })
   t.teardown(() => app.close())
@@ -21,7 +25,10 @@ export async function accountsApp(t: T, env: Record<string, string | undefined> 
 }
 
 /** A user with one API key; returns the bearer secret. */
-export async function userWithKey(deps: Deps, email = `u${randomBytes(4).toString('hex')}@example.com`): Promise<{ userId: string; email: string; password: string; apiKey: string; auth: { authorization: string } }> {
+export async function userWithKey(
+  deps: Deps,
+  email = `u${randomBytes(4).toString('hex')}@example.com`,
+): Promise<{ userId: string; email: string; password: string; apiKey: string; auth: { authorization: string } }> {
   const password = 'correct horse battery'
   const user = await createUsers({ db: deps.db }).create(email, password)
   const key = await createApiKeys({ db: deps.db, deployment: deps.config.deployment }).create(user.id, 'test')

@@ -21,17 +21,28 @@ export interface BuyerPlatform extends TestPlatform {
   web: FastifyInstance
   webUrl: string
   /** a user's agent with a key; funded with `fund` atomic USDC when given */
-  agent(opts?: { user?: string; caps?: { per_transaction?: string | null; daily?: string | null; monthly?: string | null }; fund?: bigint; allow?: Array<{ kind: string; value: string }> }): Promise<{ id: string; address: `0x${string}`; key: string; auth: { authorization: string } }>
+  agent(opts?: {
+    user?: string
+    caps?: { per_transaction?: string | null; daily?: string | null; monthly?: string | null }
+    fund?: bigint
+    allow?: Array<{ kind: string; value: string }>
+  }): Promise<{ id: string; address: `0x${string}`; key: string; auth: { authorization: string } }>
 }
 
 /** The test platform (devnet, proxy) plus a listening web app with the agent payment API. */
 export async function startBuyerPlatform(t: T): Promise<BuyerPlatform> {
-  const p = await startTestPlatform(t, { proxy: { handlersDir: fixtures }, env: { TOLLGATE_MASTER_KEY: MASTER_KEY, HANDLER_MAX_THREADS: '2', HANDLER_MEMORY_MB: '128' } })
+  const p = await startTestPlatform(t, {
+    proxy: { handlersDir: fixtures },
+    env: { TOLLGATE_MASTER_KEY: MASTER_KEY, HANDLER_MAX_THREADS: '2', HANDLER_MEMORY_MB: '128' },
+  })
   const web = await buildWebApp(p.deps, { logger: false })
   const port = await freePort()
   await web.listen({ host: '127.0.0.1', port })
   t.teardown(() => web.close())
-  const user = await createUsers({ db: p.deps.db }).create(`b${randomBytes(4).toString('hex')}@example.com`, 'correct horse battery')
+  const user = await createUsers({ db: p.deps.db }).create(
+    `b${randomBytes(4).toString('hex')}@example.com`,
+    'correct horse battery',
+  )
   const agents = createAgents({ db: p.deps.db, masterKey: () => Buffer.from(MASTER_KEY, 'hex') })
   const keys = createAgentKeys({ db: p.deps.db, deployment: p.deps.config.deployment })
   const allowlist = createAllowlist({ db: p.deps.db })
@@ -40,12 +51,20 @@ export async function startBuyerPlatform(t: T): Promise<BuyerPlatform> {
     web,
     webUrl: `http://127.0.0.1:${port}`,
     async agent(o = {}) {
-      const a = await agents.create(o.user ?? user.id, { name: `agent ${randomBytes(3).toString('hex')}`, spend_caps: o.caps })
+      const a = await agents.create(o.user ?? user.id, {
+        name: `agent ${randomBytes(3).toString('hex')}`,
+        spend_caps: o.caps,
+      })
       const row = await agents.find(o.user ?? user.id, a.address)
       const k = await keys.create({ id: row.id, address: a.address }, 'test')
       for (const e of o.allow ?? []) await allowlist.add({ id: row.id, address: a.address }, e)
       if (o.fund) await mintUsdc(p.devnet.rpcUrl, a.address as `0x${string}`, o.fund)
-      return { id: row.id, address: a.address as `0x${string}`, key: k.secret, auth: { authorization: `Bearer ${k.secret}` } }
+      return {
+        id: row.id,
+        address: a.address as `0x${string}`,
+        key: k.secret,
+        auth: { authorization: `Bearer ${k.secret}` },
+      }
     },
   }
 }

@@ -22,7 +22,12 @@ export interface Child {
  * environment; killed (SIGKILL) at teardown if still running. For tests that kill a role as
  * `kill -9` would and look at what it left.
  */
-export function spawnNode(t: Teardown, entry: string, env: Record<string, string | undefined>, opts: { stdout?: 'pipe' } = {}): Child {
+export function spawnNode(
+  t: Teardown,
+  entry: string,
+  env: Record<string, string | undefined>,
+  opts: { stdout?: 'pipe' } = {},
+): Child {
   const child = spawn(process.execPath, ['--import', 'tsx', entry], {
     cwd: repoRoot,
     env: { ...process.env, ...env },
@@ -32,7 +37,9 @@ export function spawnNode(t: Teardown, entry: string, env: Record<string, string
   let stdout = ''
   child.stderr!.on('data', (d: Buffer) => void (stderr = (stderr + d.toString()).slice(-4000)))
   child.stdout?.on('data', (d: Buffer) => void (stdout += d.toString()))
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  )
   t.teardown(async () => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGKILL')

@@ -32,7 +32,10 @@ const tokenAbi = artifacts.contracts.TestUSDC.abi as Abi
 export async function deferredBuyer(devnet: Devnet, usdc: bigint): Promise<DeferredBuyer> {
   const account = privateKeyToAccount(generatePrivateKey())
   const pub = createPublicClient({ chain: devnet.chain, transport: http(devnet.rpcUrl), pollingInterval: 50 })
-  await createTestClient({ chain: devnet.chain, mode: 'anvil', transport: http(devnet.rpcUrl) }).setBalance({ address: account.address, value: 10n ** 20n })
+  await createTestClient({ chain: devnet.chain, mode: 'anvil', transport: http(devnet.rpcUrl) }).setBalance({
+    address: account.address,
+    value: 10n ** 20n,
+  })
   if (usdc > 0n) await mintUsdc(devnet.rpcUrl, account.address, usdc)
   const wallet = createWalletClient({ account, chain: devnet.chain, transport: http(devnet.rpcUrl) })
   const send = async (address: Address, abi: Abi, functionName: string, args: readonly unknown[]) => {
@@ -46,11 +49,20 @@ export async function deferredBuyer(devnet: Devnet, usdc: bigint): Promise<Defer
     address: account.address,
     async deposit(seller, amount) {
       await send(devnet.usdcAddress, tokenAbi, 'approve', [devnet.deferredEscrowAddress, amount])
-      await send(devnet.deferredEscrowAddress, deferredEscrowAbi as Abi, 'deposit', [seller, devnet.usdcAddress, amount])
+      await send(devnet.deferredEscrowAddress, deferredEscrowAbi as Abi, 'deposit', [
+        seller,
+        devnet.usdcAddress,
+        amount,
+      ])
     },
     async depositFor(buyer, seller, amount) {
       await send(devnet.usdcAddress, tokenAbi, 'approve', [devnet.deferredEscrowAddress, amount])
-      await send(devnet.deferredEscrowAddress, deferredEscrowAbi as Abi, 'depositTo', [buyer, seller, devnet.usdcAddress, amount])
+      await send(devnet.deferredEscrowAddress, deferredEscrowAbi as Abi, 'depositTo', [
+        buyer,
+        seller,
+        devnet.usdcAddress,
+        amount,
+      ])
     },
     voucher(req, previous, o = {}) {
       // each aggregation a second later than the last: the spec wants a later timestamp
@@ -75,10 +87,22 @@ export async function deferredBuyer(devnet: Devnet, usdc: bigint): Promise<Defer
 
 /** A voucher as JSON on the wire (the spec's forms: valueAggregate a string, the rest numbers). */
 export function voucherWire(v: DeferredVoucher): Record<string, unknown> {
-  return { ...v, valueAggregate: v.valueAggregate.toString(), timestamp: Number(v.timestamp), nonce: Number(v.nonce), chainId: Number(v.chainId) }
+  return {
+    ...v,
+    valueAggregate: v.valueAggregate.toString(),
+    timestamp: Number(v.timestamp),
+    nonce: Number(v.nonce),
+    chainId: Number(v.chainId),
+  }
 }
 
 /** The v2 PAYMENT-SIGNATURE value of a deferred payment. */
-export function deferredHeader(required: Challenge['v2'], accepted: Requirement, payload: Record<string, unknown>): string {
-  return Buffer.from(JSON.stringify({ x402Version: 2, resource: required.resource, accepted, payload })).toString('base64')
+export function deferredHeader(
+  required: Challenge['v2'],
+  accepted: Requirement,
+  payload: Record<string, unknown>,
+): string {
+  return Buffer.from(JSON.stringify({ x402Version: 2, resource: required.resource, accepted, payload })).toString(
+    'base64',
+  )
 }

@@ -1,5 +1,14 @@
 import { createServer, type Server } from 'node:http'
-import { createPublicClient, createTestClient, createWalletClient, http, parseEther, type Abi, type Address, type Hex } from 'viem'
+import {
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  http,
+  parseEther,
+  type Abi,
+  type Address,
+  type Hex,
+} from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import solc from 'solc'
 import type { Devnet } from '../../src/chain/devnet.js'
@@ -22,7 +31,11 @@ export function compileSolidity(sources: Record<string, string>): Compiled {
   const input = {
     language: 'Solidity',
     sources: Object.fromEntries(Object.entries(sources).map(([k, v]) => [k, { content: v }])),
-    settings: { evmVersion: 'cancun', optimizer: { enabled: true, runs: 200 }, outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object', 'evm.deployedBytecode.object'] } } },
+    settings: {
+      evmVersion: 'cancun',
+      optimizer: { enabled: true, runs: 200 },
+      outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object', 'evm.deployedBytecode.object'] } },
+    },
   }
   const out = JSON.parse(solc.compile(JSON.stringify(input)))
   const errors = (out.errors ?? []).filter((e: { severity: string }) => e.severity === 'error')
@@ -30,14 +43,22 @@ export function compileSolidity(sources: Record<string, string>): Compiled {
   const all: Compiled = {}
   for (const file of Object.keys(out.contracts)) {
     for (const [name, c] of Object.entries(out.contracts[file] as Record<string, any>)) {
-      all[name] = { abi: c.abi, bytecode: `0x${c.evm.bytecode.object}`, deployedBytecode: `0x${c.evm.deployedBytecode.object}` }
+      all[name] = {
+        abi: c.abi,
+        bytecode: `0x${c.evm.bytecode.object}`,
+        deployedBytecode: `0x${c.evm.deployedBytecode.object}`,
+      }
     }
   }
   return all
 }
 
 /** Deploys a compiled contract from `wallet` and waits for it. */
-export async function deploy(clients: Awaited<ReturnType<typeof evmClients>>, c: { abi: Abi; bytecode: Hex }, args: unknown[] = []): Promise<Address> {
+export async function deploy(
+  clients: Awaited<ReturnType<typeof evmClients>>,
+  c: { abi: Abi; bytecode: Hex },
+  args: unknown[] = [],
+): Promise<Address> {
   const hash = await clients.wallet.deployContract({ abi: c.abi, bytecode: c.bytecode, args })
   const r = await clients.pub.waitForTransactionReceipt({ hash })
   if (r.status !== 'success' || !r.contractAddress) throw new Error('deployment failed')
@@ -45,8 +66,21 @@ export async function deploy(clients: Awaited<ReturnType<typeof evmClients>>, c:
 }
 
 /** Sends a contract write from `wallet`, waits and checks it succeeded; returns the receipt. */
-export async function write(clients: Awaited<ReturnType<typeof evmClients>>, address: Address, abi: Abi, functionName: string, args: unknown[] = []) {
-  const hash = await clients.wallet.writeContract({ address, abi, functionName, args, chain: clients.wallet.chain, account: clients.account })
+export async function write(
+  clients: Awaited<ReturnType<typeof evmClients>>,
+  address: Address,
+  abi: Abi,
+  functionName: string,
+  args: unknown[] = [],
+) {
+  const hash = await clients.wallet.writeContract({
+    address,
+    abi,
+    functionName,
+    args,
+    chain: clients.wallet.chain,
+    account: clients.account,
+  })
   const r = await clients.pub.waitForTransactionReceipt({ hash })
   if (r.status !== 'success') throw new Error(`${functionName} reverted`)
   return r
@@ -56,7 +90,9 @@ export async function write(clients: Awaited<ReturnType<typeof evmClients>>, add
  * A stand-in JSON-RPC node on 127.0.0.1 answering with `answer(method, params)`; `calls` records
  * what it received. Returning undefined answers with HTTP 500 and a text body.
  */
-export async function rpcStandIn(answer: (method: string, params: unknown[]) => unknown | { raw: string; status?: number }) {
+export async function rpcStandIn(
+  answer: (method: string, params: unknown[]) => unknown | { raw: string; status?: number },
+) {
   const calls: Array<{ method: string; params: unknown[] }> = []
   const server: Server = createServer((req, res) => {
     let data = ''
@@ -76,5 +112,9 @@ export async function rpcStandIn(answer: (method: string, params: unknown[]) => 
   })
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
   const port = (server.address() as { port: number }).port
-  return { url: `http://127.0.0.1:${port}/rpc-key-secret`, calls, close: () => new Promise<void>((r) => server.close(() => r())) }
+  return {
+    url: `http://127.0.0.1:${port}/rpc-key-secret`,
+    calls,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  }
 }

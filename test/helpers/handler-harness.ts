@@ -3,14 +3,17 @@ import type { HandlerContext, HandlerModule, HandlerResult } from '../../src/poo
 import { HandlerInputError } from '../../src/pool/handler-contract.js'
 
 export type InlineOutcome =
-  | { ok: true; result: HandlerResult }
-  | { ok: false; status: number; field: string; message: string }
+  { ok: true; result: HandlerResult } | { ok: false; status: number; field: string; message: string }
 
 /**
  * Runs a handler inline (no pool, no payment) the way the proxy does: validate, then run.
  * For per-handler unit tests; the pool and the paid path are tested elsewhere.
  */
-export async function runInline(mod: HandlerModule, input: unknown, opts: Partial<HandlerContext> & { from?: 'query' | 'body' } = {}): Promise<InlineOutcome> {
+export async function runInline(
+  mod: HandlerModule,
+  input: unknown,
+  opts: Partial<HandlerContext> & { from?: 'query' | 'body' } = {},
+): Promise<InlineOutcome> {
   const copy = structuredClone(input)
   const problem = compileInputValidator(mod).validate(copy, opts.from ?? 'body')
   if (problem) return { ok: false, status: 400, ...problem }
@@ -23,7 +26,8 @@ export async function runInline(mod: HandlerModule, input: unknown, opts: Partia
   try {
     return { ok: true, result: await mod.run(copy, ctx) }
   } catch (err) {
-    if (err instanceof HandlerInputError) return { ok: false, status: err.statusCode, field: err.field, message: err.message }
+    if (err instanceof HandlerInputError)
+      return { ok: false, status: err.statusCode, field: err.field, message: err.message }
     throw err
   }
 }

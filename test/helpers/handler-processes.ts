@@ -41,7 +41,8 @@ export function handlerProcesses(ppid = process.pid): number[] {
     try {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
       const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-      if (parent === ppid && readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('handler-process')) out.push(Number(name))
+      if (parent === ppid && readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('handler-process'))
+        out.push(Number(name))
     } catch {
       // gone meanwhile
     }

@@ -50,7 +50,10 @@ async function call(mod: HandlerModule, validate: (input: unknown, from: 'body')
   if (problem) throw new Error(`the example is invalid: ${JSON.stringify(problem)}`)
   const r = await mod.run(input, ctx)
   const body = r.body
-  const bytes = body instanceof Uint8Array ? Buffer.from(body.buffer, body.byteOffset, body.byteLength) : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body))
+  const bytes =
+    body instanceof Uint8Array
+      ? Buffer.from(body.buffer, body.byteOffset, body.byteLength)
+      : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body))
   return { status: r.status ?? 200, contentType: r.contentType ?? mod.output.contentType, bytes: Buffer.from(bytes) }
 }
 
@@ -70,7 +73,8 @@ function checkFor(mod: HandlerModule): Check {
         return 'the answer is not JSON'
       }
       if (v === null || typeof v !== 'object') return 'the answer is not a JSON object or array'
-      if (schema && !schema(v)) return `the answer does not match the declared output schema: ${ajv.errorsText(schema.errors)}`
+      if (schema && !schema(v))
+        return `the answer does not match the declared output schema: ${ajv.errorsText(schema.errors)}`
       return null
     },
     'image/png': async (a) => {
@@ -80,10 +84,15 @@ function checkFor(mod: HandlerModule): Check {
         if (m.width !== example.size) return `QR image is ${m.width} px wide, asked ${example.size}`
         const { data, info } = await sharp(a.bytes).ensureAlpha().raw().toBuffer({ resolveWithObject: true })
         const qr = jsQR(new Uint8ClampedArray(data.buffer, data.byteOffset, data.byteLength), info.width, info.height)
-        if (qr?.data !== example.text) return `the QR code decodes to ${JSON.stringify(qr?.data)}, not ${JSON.stringify(example.text)}`
+        if (qr?.data !== example.text)
+          return `the QR code decodes to ${JSON.stringify(qr?.data)}, not ${JSON.stringify(example.text)}`
       } else {
         // a drawn code has both ink and background
-        const { data } = await sharp(a.bytes).flatten({ background: '#ffffff' }).greyscale().raw().toBuffer({ resolveWithObject: true })
+        const { data } = await sharp(a.bytes)
+          .flatten({ background: '#ffffff' })
+          .greyscale()
+          .raw()
+          .toBuffer({ resolveWithObject: true })
         let dark = 0
         for (const px of data) if (px < 128) dark++
         if (dark === 0 || dark === data.length) return 'the image is blank'
@@ -93,11 +102,16 @@ function checkFor(mod: HandlerModule): Check {
     'image/webp': async (a) => {
       const m = await sharp(a.bytes).metadata()
       if (m.format !== 'webp') return `not a WebP image (${m.format})`
-      if (typeof example.width === 'number' && m.width !== example.width) return `the image is ${m.width} px wide, asked ${example.width}`
+      if (typeof example.width === 'number' && m.width !== example.width)
+        return `the image is ${m.width} px wide, asked ${example.width}`
       return null
     },
     'application/pdf': async (a) => {
-      if (a.bytes.subarray(0, 5).toString('latin1') !== '%PDF-' || !a.bytes.subarray(-32).toString('latin1').includes('%%EOF')) return 'not a complete PDF file'
+      if (
+        a.bytes.subarray(0, 5).toString('latin1') !== '%PDF-' ||
+        !a.bytes.subarray(-32).toString('latin1').includes('%%EOF')
+      )
+        return 'not a complete PDF file'
       const pages = a.bytes.toString('latin1').match(/\/Type\s*\/Page(?![s\w])/g)?.length ?? 0
       return pages === 1 ? null : `the example's PDF has ${pages} pages, not 1`
     },
@@ -120,10 +134,22 @@ function checkFor(mod: HandlerModule): Check {
 
 /** A 16-bit mono PCM WAV file of 0.5–5 s (the example is three words) that is not silence. */
 function checkWav(b: Buffer): string | null {
-  if (b.toString('latin1', 0, 4) !== 'RIFF' || b.toString('latin1', 8, 12) !== 'WAVE' || b.readUInt32LE(4) !== b.length - 8) return 'not a complete RIFF/WAVE file'
+  if (
+    b.toString('latin1', 0, 4) !== 'RIFF' ||
+    b.toString('latin1', 8, 12) !== 'WAVE' ||
+    b.readUInt32LE(4) !== b.length - 8
+  )
+    return 'not a complete RIFF/WAVE file'
   const fmt = b.indexOf('fmt ', 12, 'latin1')
   const data = b.indexOf('data', 12, 'latin1')
-  if (fmt < 0 || data < 0 || b.readUInt16LE(fmt + 8) !== 1 || b.readUInt16LE(fmt + 10) !== 1 || b.readUInt16LE(fmt + 22) !== 16) return 'not 16-bit mono PCM'
+  if (
+    fmt < 0 ||
+    data < 0 ||
+    b.readUInt16LE(fmt + 8) !== 1 ||
+    b.readUInt16LE(fmt + 10) !== 1 ||
+    b.readUInt16LE(fmt + 22) !== 16
+  )
+    return 'not 16-bit mono PCM'
   const rate = b.readUInt32LE(fmt + 12)
   const bytes = b.readUInt32LE(data + 4)
   if (data + 8 + bytes !== b.length) return 'the data chunk does not fill the file'
@@ -156,7 +182,8 @@ for (const [slug, h] of registry) {
     for (let i = 0; i <= WARMUP; i++) {
       // the last warm-up call comes over a second after the first, so answers that hold the
       // time of the call (a clock in seconds, a creation date) differ and are not held constant
-      if (i === WARMUP) await new Promise((resolve) => setTimeout(resolve, Math.max(0, 1100 - (performance.now() - warmupStart))))
+      if (i === WARMUP)
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, 1100 - (performance.now() - warmupStart))))
       const a = await call(h.module, h.validate)
       const problem = await check(a)
       if (problem) throw new Error(`warm-up call ${i + 1}: ${problem}`)
@@ -180,7 +207,11 @@ for (const [slug, h] of registry) {
         measuringCpu = (gcCpu.user + gcCpu.system) / 1000
       }
       const a = await call(h.module, h.validate)
-      const problem = (await check(a)) ?? (reference && !a.bytes.equals(reference) ? `the answer differs from the warm-up's (${a.bytes.length} bytes vs ${reference.length})` : null)
+      const problem =
+        (await check(a)) ??
+        (reference && !a.bytes.equals(reference)
+          ? `the answer differs from the warm-up's (${a.bytes.length} bytes vs ${reference.length})`
+          : null)
       if (problem) {
         line.problem = `call ${i}: ${problem}`
         break
@@ -190,7 +221,13 @@ for (const [slug, h] of registry) {
     line.ms = Math.round(performance.now() - started - measuring)
     line.cpuMs = Math.round((used.user + used.system) / 1000 - measuringCpu)
     const after = await memory()
-    Object.assign(line, { deterministic: reference !== undefined, rssBefore: before.rss, rssAfter: after.rss, heapBefore: before.heap, heapAfter: after.heap })
+    Object.assign(line, {
+      deterministic: reference !== undefined,
+      rssBefore: before.rss,
+      rssAfter: after.rss,
+      heapBefore: before.heap,
+      heapAfter: after.heap,
+    })
   } catch (err) {
     line.problem = `threw: ${(err as Error).message}`
   }

@@ -7,7 +7,15 @@ export { providerStandIn, type Answer, type Received } from './provider-stand-in
  * (https://platform.openai.com/docs/api-reference/chat/object); `content` objects are sent as
  * their JSON text, the way a model in JSON mode answers.
  */
-export function chatCompletion(content: unknown, o: { model?: string; finishReason?: string; usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null; refusal?: string } = {}) {
+export function chatCompletion(
+  content: unknown,
+  o: {
+    model?: string
+    finishReason?: string
+    usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null
+    refusal?: string
+  } = {},
+) {
   return {
     id: 'chatcmpl-standin123',
     object: 'chat.completion',
@@ -17,7 +25,11 @@ export function chatCompletion(content: unknown, o: { model?: string; finishReas
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: o.refusal ? null : typeof content === 'string' ? content : JSON.stringify(content), refusal: o.refusal ?? null },
+        message: {
+          role: 'assistant',
+          content: o.refusal ? null : typeof content === 'string' ? content : JSON.stringify(content),
+          refusal: o.refusal ?? null,
+        },
         logprobs: null,
         finish_reason: o.finishReason ?? 'stop',
       },

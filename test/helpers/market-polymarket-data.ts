@@ -29,7 +29,16 @@ export const openMarket = {
   description: 'This market will resolve to "Yes" if Binance BTC/USDT trades at or above $150,000 before the end date.',
 }
 
-export const smallMarket = { ...openMarket, id: '516711', question: 'Will Bitcoin reach $200,000 by December 31?', slug: 'will-bitcoin-reach-200k-by-december-31', volume: '90000', volumeNum: 90000, outcomePrices: '["0.04", "0.96"]', conditionId: '0xabc124' }
+export const smallMarket = {
+  ...openMarket,
+  id: '516711',
+  question: 'Will Bitcoin reach $200,000 by December 31?',
+  slug: 'will-bitcoin-reach-200k-by-december-31',
+  volume: '90000',
+  volumeNum: 90000,
+  outcomePrices: '["0.04", "0.96"]',
+  conditionId: '0xabc124',
+}
 
 export const resolvedMarket = {
   ...openMarket,
@@ -47,7 +56,15 @@ export const resolvedMarket = {
   endDate: '2025-09-17T00:00:00Z',
 }
 
-export const awaitingMarket = { ...resolvedMarket, id: '253592', slug: 'fed-cut-50bp-in-september', question: 'Will the Fed cut 50bp in September?', outcomePrices: '["0.0005", "0.9995"]', umaResolutionStatus: 'proposed', closedTime: null }
+export const awaitingMarket = {
+  ...resolvedMarket,
+  id: '253592',
+  slug: 'fed-cut-50bp-in-september',
+  question: 'Will the Fed cut 50bp in September?',
+  outcomePrices: '["0.0005", "0.9995"]',
+  umaResolutionStatus: 'proposed',
+  closedTime: null,
+}
 
 export const btcEvent = {
   id: '16167',

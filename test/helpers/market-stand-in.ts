@@ -33,7 +33,10 @@ export type StandInRoute = (req: RecordedRequest) => StandInReply | undefined
  *   await runInline(handler, input, { providers: { COINGECKO_API_URL: api.url } })
  *   t.equal(api.last().query.get('ids'), 'bitcoin')
  */
-export async function marketStandIn(t: { teardown(fn: () => unknown): void }, route: StandInRoute): Promise<MarketStandIn> {
+export async function marketStandIn(
+  t: { teardown(fn: () => unknown): void },
+  route: StandInRoute,
+): Promise<MarketStandIn> {
   let current = route
   const { url, received: requests } = await providerStandIn(t, (req) => {
     let reply: StandInReply | undefined
@@ -45,7 +48,9 @@ export async function marketStandIn(t: { teardown(fn: () => unknown): void }, ro
     reply ??= { status: 404, body: { error: 'not found' } }
     const text = typeof reply.body === 'string'
     const headers = { 'content-type': reply.contentType ?? (text ? 'text/plain' : 'application/json') }
-    return text ? { status: reply.status, headers, text: reply.body as string } : { status: reply.status, headers, json: reply.body }
+    return text
+      ? { status: reply.status, headers, text: reply.body as string }
+      : { status: reply.status, headers, json: reply.body }
   })
   return {
     url,

@@ -7,7 +7,10 @@ import type { ReceivedRequest, StandInAnswer } from './provider-stand-in.js'
  */
 export const PDL_TOKEN = 'pdl-test-key'
 
-const error = (status: number, type: string, message: string): StandInAnswer => ({ status, json: { status, error: { type, message } } })
+const error = (status: number, type: string, message: string): StandInAnswer => ({
+  status,
+  json: { status, error: { type, message } },
+})
 
 export const SEAN = {
   id: 'qEnOZ5Oh0poWnQ1luFBfVw_0000',
@@ -37,8 +40,22 @@ export const SEAN = {
   location_country: 'united states',
   location_street_address: true,
   skills: Array.from({ length: 25 }, (_, i) => `skill ${i + 1}`),
-  experience: Array.from({ length: 7 }, (_, i) => ({ company: { name: `company ${i + 1}`, website: `company${i + 1}.com` }, title: { name: `title ${i + 1}` }, start_date: `20${10 + i}-01`, end_date: i === 0 ? null : `20${11 + i}-01`, is_primary: i === 0 })),
-  education: [{ school: { name: 'university of oregon' }, degrees: ['bachelors'], majors: ['entrepreneurship'], start_date: '2007', end_date: '2011' }],
+  experience: Array.from({ length: 7 }, (_, i) => ({
+    company: { name: `company ${i + 1}`, website: `company${i + 1}.com` },
+    title: { name: `title ${i + 1}` },
+    start_date: `20${10 + i}-01`,
+    end_date: i === 0 ? null : `20${11 + i}-01`,
+    is_primary: i === 0,
+  })),
+  education: [
+    {
+      school: { name: 'university of oregon' },
+      degrees: ['bachelors'],
+      majors: ['entrepreneurship'],
+      start_date: '2007',
+      end_date: '2011',
+    },
+  ],
 }
 
 export const GOOGLE = {
@@ -51,7 +68,17 @@ export const GOOGLE = {
   founded: 1998,
   industry: 'internet',
   naics: [{ naics_code: '519130', sector: 'information' }],
-  location: { name: 'mountain view, california, united states', locality: 'mountain view', region: 'california', metro: 'san jose, california', country: 'united states', continent: 'north america', street_address: '1600 amphitheatre parkway', postal_code: '94043', geo: '37.38,-122.08' },
+  location: {
+    name: 'mountain view, california, united states',
+    locality: 'mountain view',
+    region: 'california',
+    metro: 'san jose, california',
+    country: 'united states',
+    continent: 'north america',
+    street_address: '1600 amphitheatre parkway',
+    postal_code: '94043',
+    geo: '37.38,-122.08',
+  },
   linkedin_id: '1441',
   linkedin_url: 'linkedin.com/company/google',
   facebook_url: 'facebook.com/google',
@@ -71,13 +98,16 @@ export function pdlStandIn(req: ReceivedRequest): StandInAnswer {
   if (req.headers['x-api-key'] !== PDL_TOKEN) return error(401, 'authentication_error', 'Invalid API key')
   const q = req.query
   if (req.path === '/v5/person/enrich') {
-    if ([...q.keys()].length === 0) return error(400, 'invalid_request_error', 'Request needs at least one of: email, profile, name + company')
-    if (q.get('email') === 'unknown@nowhere.example') return error(404, 'not_found', 'No records were found matching your request')
+    if ([...q.keys()].length === 0)
+      return error(400, 'invalid_request_error', 'Request needs at least one of: email, profile, name + company')
+    if (q.get('email') === 'unknown@nowhere.example')
+      return error(404, 'not_found', 'No records were found matching your request')
     if (q.get('email') === 'bad-for-pdl@example.com') return error(400, 'invalid_request_error', 'email is not valid')
     return { json: { status: 200, likelihood: 8, data: SEAN } }
   }
   if (req.path === '/v5/company/enrich') {
-    if (q.get('website') === 'no-such-company.example' || q.get('name') === 'no such company') return error(404, 'not_found', 'No records were found matching your request')
+    if (q.get('website') === 'no-such-company.example' || q.get('name') === 'no such company')
+      return error(404, 'not_found', 'No records were found matching your request')
     return { json: GOOGLE }
   }
   return error(404, 'not_found', 'route')

@@ -58,11 +58,24 @@ export async function startDnsStandIn(
         const direct = here.filter((r) => r.type === q.type)
         const cname = here.find((r) => r.type === 'CNAME')
         if (direct.length) {
-          for (const r of direct) answers.push({ name: current, type: r.type, ttl: r.ttl ?? 300, class: 'IN', data: r.data } as dnsPacket.Answer)
+          for (const r of direct)
+            answers.push({
+              name: current,
+              type: r.type,
+              ttl: r.ttl ?? 300,
+              class: 'IN',
+              data: r.data,
+            } as dnsPacket.Answer)
           break
         }
         if (cname && q.type !== 'CNAME') {
-          answers.push({ name: current, type: 'CNAME', ttl: cname.ttl ?? 300, class: 'IN', data: cname.data } as dnsPacket.Answer)
+          answers.push({
+            name: current,
+            type: 'CNAME',
+            ttl: cname.ttl ?? 300,
+            class: 'IN',
+            data: cname.data,
+          } as dnsPacket.Answer)
           current = norm(String(cname.data))
           continue
         }

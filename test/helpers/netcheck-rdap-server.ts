@@ -17,7 +17,10 @@ export interface RdapStandIn {
   override: ((req: IncomingMessage, res: ServerResponse) => void) | null
 }
 
-export async function startRdapStandIn(t: { teardown(fn: () => void | Promise<void>): void }, domains: Record<string, unknown>): Promise<RdapStandIn> {
+export async function startRdapStandIn(
+  t: { teardown(fn: () => void | Promise<void>): void },
+  domains: Record<string, unknown>,
+): Promise<RdapStandIn> {
   const standIn: RdapStandIn = { url: '', requests: [], override: null }
   const server = createServer((req, res) => {
     const path = req.url ?? ''
@@ -31,7 +34,9 @@ export async function startRdapStandIn(t: { teardown(fn: () => void | Promise<vo
     const reg = /^\/registry\/domain\/([^/?]+)$/.exec(path)
     const data = reg ? domains[decodeURIComponent(reg[1]!)] : undefined
     if (!data) {
-      res.writeHead(404, { 'content-type': 'application/rdap+json' }).end(JSON.stringify({ errorCode: 404, title: 'Not Found' }))
+      res
+        .writeHead(404, { 'content-type': 'application/rdap+json' })
+        .end(JSON.stringify({ errorCode: 404, title: 'Not Found' }))
       return
     }
     res.writeHead(200, { 'content-type': 'application/rdap+json' }).end(JSON.stringify(data))
@@ -43,12 +48,22 @@ export async function startRdapStandIn(t: { teardown(fn: () => void | Promise<vo
 }
 
 /** An RFC 9083 domain object shaped like a gTLD registry's (Verisign-style) answer. */
-export function rdapDomain(name: string, opts: { registered: string; expires: string; lastChanged?: string; signed?: boolean; registrar?: string }): Record<string, unknown> {
+export function rdapDomain(
+  name: string,
+  opts: { registered: string; expires: string; lastChanged?: string; signed?: boolean; registrar?: string },
+): Record<string, unknown> {
   return {
     objectClassName: 'domain',
     handle: `${name.toUpperCase()}-HANDLE`,
     ldhName: name.toUpperCase(),
-    links: [{ value: `https://rdap.example/domain/${name}`, rel: 'self', href: `https://rdap.example/domain/${name}`, type: 'application/rdap+json' }],
+    links: [
+      {
+        value: `https://rdap.example/domain/${name}`,
+        rel: 'self',
+        href: `https://rdap.example/domain/${name}`,
+        type: 'application/rdap+json',
+      },
+    ],
     status: ['client delete prohibited', 'client transfer prohibited', 'client update prohibited'],
     entities: [
       {
@@ -56,19 +71,41 @@ export function rdapDomain(name: string, opts: { registered: string; expires: st
         handle: '376',
         roles: ['registrar'],
         publicIds: [{ type: 'IANA Registrar ID', identifier: '376' }],
-        vcardArray: ['vcard', [['version', {}, 'text', '4.0'], ['fn', {}, 'text', opts.registrar ?? 'RESERVED-Internet Assigned Numbers Authority']]],
+        vcardArray: [
+          'vcard',
+          [
+            ['version', {}, 'text', '4.0'],
+            ['fn', {}, 'text', opts.registrar ?? 'RESERVED-Internet Assigned Numbers Authority'],
+          ],
+        ],
         entities: [
           {
             objectClassName: 'entity',
             roles: ['abuse'],
-            vcardArray: ['vcard', [['version', {}, 'text', '4.0'], ['fn', {}, 'text', ''], ['tel', { type: 'voice' }, 'uri', 'tel:+1.3108239358'], ['email', {}, 'text', 'abuse@registrar.example']]],
+            vcardArray: [
+              'vcard',
+              [
+                ['version', {}, 'text', '4.0'],
+                ['fn', {}, 'text', ''],
+                ['tel', { type: 'voice' }, 'uri', 'tel:+1.3108239358'],
+                ['email', {}, 'text', 'abuse@registrar.example'],
+              ],
+            ],
           },
         ],
       },
       {
         objectClassName: 'entity',
         roles: ['registrant'],
-        vcardArray: ['vcard', [['version', {}, 'text', '4.0'], ['fn', {}, 'text', ''], ['org', {}, 'text', 'Example Org'], ['adr', { cc: 'US' }, 'text', ['', '', '', '', 'CA', '', '']]]],
+        vcardArray: [
+          'vcard',
+          [
+            ['version', {}, 'text', '4.0'],
+            ['fn', {}, 'text', ''],
+            ['org', {}, 'text', 'Example Org'],
+            ['adr', { cc: 'US' }, 'text', ['', '', '', '', 'CA', '', '']],
+          ],
+        ],
       },
     ],
     events: [
@@ -77,7 +114,19 @@ export function rdapDomain(name: string, opts: { registered: string; expires: st
       ...(opts.lastChanged ? [{ eventAction: 'last changed', eventDate: opts.lastChanged }] : []),
       { eventAction: 'last update of RDAP database', eventDate: '2026-11-23T10:00:00Z' },
     ],
-    secureDNS: opts.signed ? { delegationSigned: true, dsData: [{ keyTag: 370, algorithm: 13, digestType: 2, digest: 'BE74359954660069D5C63D200C39F5603827D7DD02B56F120EE9F3A86764247C' }] } : { delegationSigned: false },
+    secureDNS: opts.signed
+      ? {
+          delegationSigned: true,
+          dsData: [
+            {
+              keyTag: 370,
+              algorithm: 13,
+              digestType: 2,
+              digest: 'BE74359954660069D5C63D200C39F5603827D7DD02B56F120EE9F3A86764247C',
+            },
+          ],
+        }
+      : { delegationSigned: false },
     nameservers: [
       { objectClassName: 'nameserver', ldhName: 'A.IANA-SERVERS.NET' },
       { objectClassName: 'nameserver', ldhName: 'B.IANA-SERVERS.NET' },

@@ -18,13 +18,22 @@ export interface Pems {
 
 /** A CA certificate (basicConstraints cA) valid from yesterday for ten years. */
 export async function makeCa(cn: string): Promise<Pems> {
-  const r = await selfsigned.generate([{ name: 'commonName', value: cn }, { name: 'organizationName', value: 'Netcheck Tests' }], {
-    keyType: 'ec',
-    algorithm: 'sha256',
-    notBeforeDate: new Date(Date.now() - 86_400_000),
-    notAfterDate: new Date(Date.now() + 3650 * 86_400_000),
-    extensions: [{ name: 'basicConstraints', cA: true, critical: true }, { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true }],
-  })
+  const r = await selfsigned.generate(
+    [
+      { name: 'commonName', value: cn },
+      { name: 'organizationName', value: 'Netcheck Tests' },
+    ],
+    {
+      keyType: 'ec',
+      algorithm: 'sha256',
+      notBeforeDate: new Date(Date.now() - 86_400_000),
+      notAfterDate: new Date(Date.now() + 3650 * 86_400_000),
+      extensions: [
+        { name: 'basicConstraints', cA: true, critical: true },
+        { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
+      ],
+    },
+  )
   return { key: r.private, cert: r.cert }
 }
 
@@ -47,14 +56,23 @@ export async function makeLeaf(
       { name: 'basicConstraints', cA: false },
       { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
       { name: 'extKeyUsage', serverAuth: true },
-      { name: 'subjectAltName', altNames: [...(opts.altNames ?? []).map((value) => ({ type: 2 as const, value })), ...(opts.ips ?? []).map((ip) => ({ type: 7 as const, ip }))] },
+      {
+        name: 'subjectAltName',
+        altNames: [
+          ...(opts.altNames ?? []).map((value) => ({ type: 2 as const, value })),
+          ...(opts.ips ?? []).map((ip) => ({ type: 7 as const, ip })),
+        ],
+      },
     ],
   })
   return { key: r.private, cert: r.cert }
 }
 
 /** A TLS server on 127.0.0.1 that completes the handshake and closes; resolves its port. */
-export async function startTlsServer(t: { teardown(fn: () => void | Promise<void>): void }, pems: Pems): Promise<number> {
+export async function startTlsServer(
+  t: { teardown(fn: () => void | Promise<void>): void },
+  pems: Pems,
+): Promise<number> {
   const server = createTlsServer({ key: pems.key, cert: pems.cert, minVersion: 'TLSv1.2' }, (socket) => socket.end())
   server.on('tlsClientError', () => undefined)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

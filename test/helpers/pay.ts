@@ -31,16 +31,32 @@ export async function signFor(account: PrivateKeyAccount, required: Challenge['v
     nonce: o.nonce ?? (`0x${randomBytes(32).toString('hex')}` as `0x${string}`),
   }
   const signature = await account.signTypedData({
-    domain: { name: req.extra.name, version: req.extra.version, chainId: o.chainId ?? Number(req.network.split(':')[1]), verifyingContract: o.verifyingContract ?? (req.asset as `0x${string}`) },
+    domain: {
+      name: req.extra.name,
+      version: req.extra.version,
+      chainId: o.chainId ?? Number(req.network.split(':')[1]),
+      verifyingContract: o.verifyingContract ?? (req.asset as `0x${string}`),
+    },
     types: { TransferWithAuthorization: eip3009Types.TransferWithAuthorization },
     primaryType: 'TransferWithAuthorization',
-    message: { ...authorization, value: BigInt(authorization.value), validAfter: BigInt(authorization.validAfter), validBefore: BigInt(authorization.validBefore) },
+    message: {
+      ...authorization,
+      value: BigInt(authorization.value),
+      validAfter: BigInt(authorization.validAfter),
+      validBefore: BigInt(authorization.validBefore),
+    },
   })
   return { signature, authorization }
 }
 
-export function v2Header(required: Challenge['v2'], payload: { signature: string; authorization: object }, accepted?: object): string {
-  return Buffer.from(JSON.stringify({ x402Version: 2, resource: required.resource, accepted: accepted ?? required.accepts[0], payload })).toString('base64')
+export function v2Header(
+  required: Challenge['v2'],
+  payload: { signature: string; authorization: object },
+  accepted?: object,
+): string {
+  return Buffer.from(
+    JSON.stringify({ x402Version: 2, resource: required.resource, accepted: accepted ?? required.accepts[0], payload }),
+  ).toString('base64')
 }
 
 export function v1Header(network: string, payload: { signature: string; authorization: object }): string {

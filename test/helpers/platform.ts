@@ -36,7 +36,10 @@ export interface TestPlatform {
  * A devnet, an isolated schema/prefix, the hosted services seeded, and a listening proxy whose
  * PROXY_URL is its real address (so 402 `resource` URLs are callable).
  */
-export async function startTestPlatform(t: T, opts: { devnet?: Devnet; env?: Record<string, string>; proxy?: ProxyAppOptions } = {}): Promise<TestPlatform> {
+export async function startTestPlatform(
+  t: T,
+  opts: { devnet?: Devnet; env?: Record<string, string>; proxy?: ProxyAppOptions } = {},
+): Promise<TestPlatform> {
   const devnet = opts.devnet ?? (await withDevnet(t))
   const port = await freePort()
   const env = {

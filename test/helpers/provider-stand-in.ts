@@ -25,7 +25,10 @@ export interface Answer {
  * `route` answers each request in the provider's documented shape; `received` lists what the
  * handler sent, so tests can check path, query, headers and body.
  */
-export async function providerStandIn(t: { teardown(fn: () => unknown): void }, route: (req: Received) => Answer | Promise<Answer>) {
+export async function providerStandIn(
+  t: { teardown(fn: () => unknown): void },
+  route: (req: Received) => Answer | Promise<Answer>,
+) {
   const received: Received[] = []
   const server = createServer((req, res) => {
     const chunks: Buffer[] = []
@@ -39,7 +42,14 @@ export async function providerStandIn(t: { teardown(fn: () => unknown): void }, 
       } catch {
         json = undefined
       }
-      const r: Received = { method: req.method ?? 'GET', path: u.pathname, query: u.searchParams, headers: req.headers, body, json }
+      const r: Received = {
+        method: req.method ?? 'GET',
+        path: u.pathname,
+        query: u.searchParams,
+        headers: req.headers,
+        body,
+        json,
+      }
       received.push(r)
       // a route that throws answers 500 rather than taking the test process down
       new Promise<Answer>((resolve) => resolve(route(r))).then(
@@ -59,10 +69,13 @@ export async function providerStandIn(t: { teardown(fn: () => unknown): void }, 
     })
   })
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  t.teardown(() => new Promise<void>((r) => {
-    server.closeAllConnections()
-    server.close(() => r())
-  }))
+  t.teardown(
+    () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections()
+        server.close(() => r())
+      }),
+  )
   return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, received }
 }
 

@@ -12,11 +12,13 @@ import { createDeps } from '../../src/deps.js'
 import { buildProxyApp } from '../../src/http/proxy-app.js'
 
 const config = loadConfig(process.env)
-if (config.deployment === 'production') throw new Error('proxy-crash-child is a test helper and is refused with TOLLGATE_DEPLOYMENT=production')
+if (config.deployment === 'production')
+  throw new Error('proxy-crash-child is a test helper and is refused with TOLLGATE_DEPLOYMENT=production')
 
 if (process.env.CRASH_BEFORE_PAID_ANSWER === '1') {
   const writeHead = http.ServerResponse.prototype.writeHead
-  const paid = (h: unknown) => typeof h === 'object' && h !== null && ('payment-response' in h || 'x-payment-response' in h)
+  const paid = (h: unknown) =>
+    typeof h === 'object' && h !== null && ('payment-response' in h || 'x-payment-response' in h)
   http.ServerResponse.prototype.writeHead = function (this: http.ServerResponse, ...args: unknown[]) {
     if (this.hasHeader('payment-response') || this.hasHeader('x-payment-response') || args.some(paid)) {
       process.kill(process.pid, 'SIGKILL')

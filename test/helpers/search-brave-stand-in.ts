@@ -19,7 +19,22 @@ export interface StandInResult {
 export function braveWebResponse(q: string, results: StandInResult[], o: { altered?: string; more?: boolean } = {}) {
   return {
     type: 'search',
-    query: { original: q, ...(o.altered ? { altered: o.altered } : {}), show_strict_warning: false, is_navigational: false, is_news_breaking: false, spellcheck_off: true, country: 'us', bad_results: false, should_fallback: false, postal_code: '', city: '', header_country: '', more_results_available: o.more ?? false, state: '' },
+    query: {
+      original: q,
+      ...(o.altered ? { altered: o.altered } : {}),
+      show_strict_warning: false,
+      is_navigational: false,
+      is_news_breaking: false,
+      spellcheck_off: true,
+      country: 'us',
+      bad_results: false,
+      should_fallback: false,
+      postal_code: '',
+      city: '',
+      header_country: '',
+      more_results_available: o.more ?? false,
+      state: '',
+    },
     mixed: { type: 'mixed', main: results.map((_, i) => ({ type: 'web', index: i, all: false })), top: [], side: [] },
     ...(results.length
       ? {
@@ -33,8 +48,19 @@ export function braveWebResponse(q: string, results: StandInResult[], o: { alter
                 subtype: 'generic',
                 is_source_local: false,
                 is_source_both: false,
-                profile: { name: u.hostname, url: r.url, long_name: u.hostname, img: 'https://imgs.search.brave.com/x.png' },
-                meta_url: { scheme: u.protocol.replace(':', ''), netloc: u.host, hostname: u.hostname, favicon: 'https://imgs.search.brave.com/f.png', path: `› ${u.pathname.slice(1)}` },
+                profile: {
+                  name: u.hostname,
+                  url: r.url,
+                  long_name: u.hostname,
+                  img: 'https://imgs.search.brave.com/x.png',
+                },
+                meta_url: {
+                  scheme: u.protocol.replace(':', ''),
+                  netloc: u.host,
+                  hostname: u.hostname,
+                  favicon: 'https://imgs.search.brave.com/f.png',
+                  path: `› ${u.pathname.slice(1)}`,
+                },
                 ...r,
               }
             }),
@@ -51,7 +77,17 @@ export function braveSuggestResponse(q: string, queries: string[]) {
 
 /** Brave's 422 ErrorResponse for a refused query parameter. */
 export function braveValidationError(param: string, msg: string) {
-  return { type: 'ErrorResponse', error: { id: 'e0f1', status: 422, code: 'VALIDATION', detail: 'Unable to validate request parameter(s)', meta: { errors: [{ type: 'enum', loc: ['query', param], msg, input: 'XX' }] } }, time: 1_763_900_000 }
+  return {
+    type: 'ErrorResponse',
+    error: {
+      id: 'e0f1',
+      status: 422,
+      code: 'VALIDATION',
+      detail: 'Unable to validate request parameter(s)',
+      meta: { errors: [{ type: 'enum', loc: ['query', param], msg, input: 'XX' }] },
+    },
+    time: 1_763_900_000,
+  }
 }
 
 /** Provider settings pointing the search endpoints at a stand-in. */

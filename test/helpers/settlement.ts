@@ -15,13 +15,24 @@ export async function newPayer(platform: TestPlatform, usdc: bigint): Promise<{ 
   const key = generatePrivateKey()
   const address = privateKeyToAccount(key).address
   await mintUsdc(platform.devnet.rpcUrl, address, usdc)
-  await createTestClient({ mode: 'anvil', transport: http(platform.devnet.rpcUrl) }).setBalance({ address, value: parseEther('1') })
+  await createTestClient({ mode: 'anvil', transport: http(platform.devnet.rpcUrl) }).setBalance({
+    address,
+    value: parseEther('1'),
+  })
   return { key, address }
 }
 
 /** n paid calls with the official @x402/fetch client, `concurrency` at a time; returns statuses. */
-export async function payMany(platform: TestPlatform, key: Hex, n: number, concurrency = 8, url = platform.proxyUrl + paidPath): Promise<number[]> {
-  const pay = wrapFetchWithPaymentFromConfig(fetch, { schemes: [{ network: 'eip155:84532', client: new ExactEvmScheme(privateKeyToAccount(key)) }] })
+export async function payMany(
+  platform: TestPlatform,
+  key: Hex,
+  n: number,
+  concurrency = 8,
+  url = platform.proxyUrl + paidPath,
+): Promise<number[]> {
+  const pay = wrapFetchWithPaymentFromConfig(fetch, {
+    schemes: [{ network: 'eip155:84532', client: new ExactEvmScheme(privateKeyToAccount(key)) }],
+  })
   const statuses: number[] = []
   let next = 0
   await Promise.all(
@@ -38,7 +49,11 @@ export async function payMany(platform: TestPlatform, key: Hex, n: number, concu
 }
 
 export function walletFor(platform: TestPlatform, key: Hex) {
-  return createWalletClient({ account: privateKeyToAccount(key), transport: http(platform.devnet.rpcUrl), chain: platform.devnet.chain })
+  return createWalletClient({
+    account: privateKeyToAccount(key),
+    transport: http(platform.devnet.rpcUrl),
+    chain: platform.devnet.chain,
+  })
 }
 
 /** A logger like the worker's, its lines kept. */

@@ -31,14 +31,23 @@ export function dexPair(s: PairSpec) {
     quoteToken: s.quote ?? { address: SOL_MINT, name: 'Wrapped SOL', symbol: 'SOL' },
     priceNative: '0.0000001234',
     priceUsd: s.priceUsd === undefined ? '0.00002468' : s.priceUsd,
-    txns: { m5: { buys: 1, sells: 2 }, h1: { buys: 10, sells: 12 }, h6: { buys: 60, sells: 70 }, h24: { buys: 240, sells: 260 } },
+    txns: {
+      m5: { buys: 1, sells: 2 },
+      h1: { buys: 10, sells: 12 },
+      h6: { buys: 60, sells: 70 },
+      h24: { buys: 240, sells: 260 },
+    },
     volume: { h24: s.volumeH24 ?? 1000, h6: 250, h1: 40, m5: 3 },
     priceChange: { m5: 0.1, h1: -1.5, h6: 2, h24: 12.25 },
     ...(s.liquidityUsd === null ? {} : { liquidity: { usd: s.liquidityUsd ?? 50000, base: 1000000, quote: 125.5 } }),
     fdv: s.fdv ?? 2000000,
     marketCap: 1800000,
     ...(s.createdAt === null ? {} : { pairCreatedAt: s.createdAt ?? 1_700_000_000_000 }),
-    info: { imageUrl: 'https://cdn.dexscreener.com/x.png', websites: [{ label: 'Website', url: 'https://example.org' }], socials: [{ type: 'twitter', url: 'https://x.com/example' }] },
+    info: {
+      imageUrl: 'https://cdn.dexscreener.com/x.png',
+      websites: [{ label: 'Website', url: 'https://example.org' }],
+      socials: [{ type: 'twitter', url: 'https://x.com/example' }],
+    },
     ...s.extra,
   }
 }

@@ -28,16 +28,21 @@ export async function webpageServer(
     res.end('not found')
   })
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  t.teardown(() => new Promise((r) => {
-    server.closeAllConnections()
-    server.close(r)
-  }))
+  t.teardown(
+    () =>
+      new Promise((r) => {
+        server.closeAllConnections()
+        server.close(r)
+      }),
+  )
   return { base: `http://127.0.0.1:${(server.address() as { port: number }).port}`, seen }
 }
 
 /** A route answering HTML with optional extra headers. */
-export const html = (body: string, headers: Record<string, string | string[]> = {}) => (_req: IncomingMessage, res: ServerResponse) => {
-  res.setHeader('content-type', 'text/html; charset=utf-8')
-  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v)
-  res.end(body)
-}
+export const html =
+  (body: string, headers: Record<string, string | string[]> = {}) =>
+  (_req: IncomingMessage, res: ServerResponse) => {
+    res.setHeader('content-type', 'text/html; charset=utf-8')
+    for (const [k, v] of Object.entries(headers)) res.setHeader(k, v)
+    res.end(body)
+  }

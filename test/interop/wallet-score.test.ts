@@ -24,7 +24,9 @@ t.test('hosted service B: a paid wallet score through the proxy with the officia
   t.equal(required.accepts[0]!.amount, '10000', 'priced at 0.01 USDC')
   t.equal(required.accepts[0]!.payTo.toLowerCase(), platform.devnet.accounts.receiver.address.toLowerCase())
 
-  const pay = wrapFetchWithPaymentFromConfig(fetch, { schemes: [{ network: 'eip155:84532', client: new ExactEvmScheme(payer) }] })
+  const pay = wrapFetchWithPaymentFromConfig(fetch, {
+    schemes: [{ network: 'eip155:84532', client: new ExactEvmScheme(payer) }],
+  })
   const res = await pay(url, { method: 'GET' })
   const text = await res.text()
   t.equal(res.status, 200, text)
@@ -48,34 +50,71 @@ t.test('hosted service B: a paid wallet score through the proxy with the officia
   t.match(row, { status: 'served', value: '10000', x402_version: 2, slug: 'wallet-behavior-score-query' })
   t.same(row.methods, ['GET'], 'service B is GET only')
 
-  const post = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ address: scored }) })
-  t.ok(post.status >= 400 && post.status < 500 && post.status !== 402, `POST is refused without a challenge: ${post.status}`)
+  const post = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ address: scored }),
+  })
+  t.ok(
+    post.status >= 400 && post.status < 500 && post.status !== 402,
+    `POST is refused without a challenge: ${post.status}`,
+  )
 
-  const bad = await pay(`${platform.proxyUrl}/tollgate/wallet-score/wallet-behavior-score-query?address=0x123`, { method: 'GET' })
+  const bad = await pay(`${platform.proxyUrl}/tollgate/wallet-score/wallet-behavior-score-query?address=0x123`, {
+    method: 'GET',
+  })
   const badBody = await bad.json()
   t.equal(bad.status, 400)
   t.match(JSON.stringify(badBody), /address/, 'names the field')
   // refused before any payment (or voided if one was made): the buyer is charged once in all
-  const charged = await platform.deps.db.selectFrom('payments').select(['status']).where('payer', '=', payer.address.toLowerCase()).where('status', '!=', 'voided').execute()
-  t.same(charged.map((r) => r.status), ['served'], 'the 400 cost the buyer nothing')
+  const charged = await platform.deps.db
+    .selectFrom('payments')
+    .select(['status'])
+    .where('payer', '=', payer.address.toLowerCase())
+    .where('status', '!=', 'voided')
+    .execute()
+  t.same(
+    charged.map((r) => r.status),
+    ['served'],
+    'the 400 cost the buyer nothing',
+  )
 })
 
-t.test('service B unconfigured: the challenge, then 503 before any payment is recorded; the test endpoint still works', async (t) => {
-  const platform = await startTestPlatform(t)
-  const payer = privateKeyToAccount(platform.devnet.accounts.demoPayer.privateKey)
-  const pay = wrapFetchWithPaymentFromConfig(fetch, { schemes: [{ network: 'eip155:84532', client: new ExactEvmScheme(payer) }] })
-  const query = `tollgate/wallet-score/wallet-behavior-score-query?address=${payer.address}`
-  const unpaid = await fetch(`${platform.proxyUrl}/${query}`)
-  await unpaid.arrayBuffer()
-  t.equal(unpaid.status, 402, 'published: an unpaid call gets the challenge (spec 4.3)')
-  const res = await pay(`${platform.proxyUrl}/${query}`, { method: 'GET' })
-  const text = await res.text()
-  t.equal(res.status, 503, text)
-  t.match(JSON.parse(text), { code: 'upstream_not_configured', message: /WALLET_SCORE_AAVE_POOL.*nothing was charged/ })
+t.test(
+  'service B unconfigured: the challenge, then 503 before any payment is recorded; the test endpoint still works',
+  async (t) => {
+    const platform = await startTestPlatform(t)
+    const payer = privateKeyToAccount(platform.devnet.accounts.demoPayer.privateKey)
+    const pay = wrapFetchWithPaymentFromConfig(fetch, {
+      schemes: [{ network: 'eip155:84532', client: new ExactEvmScheme(payer) }],
+    })
+    const query = `tollgate/wallet-score/wallet-behavior-score-query?address=${payer.address}`
+    const unpaid = await fetch(`${platform.proxyUrl}/${query}`)
+    await unpaid.arrayBuffer()
+    t.equal(unpaid.status, 402, 'published: an unpaid call gets the challenge (spec 4.3)')
+    const res = await pay(`${platform.proxyUrl}/${query}`, { method: 'GET' })
+    const text = await res.text()
+    t.equal(res.status, 503, text)
+    t.match(JSON.parse(text), {
+      code: 'upstream_not_configured',
+      message: /WALLET_SCORE_AAVE_POOL.*nothing was charged/,
+    })
 
-  const ok = await pay(`${platform.proxyUrl}/tollgate/wallet-score/wallet-behavior-score-test?preset=high`, { method: 'GET' })
-  t.equal(ok.status, 200)
-  t.match(await ok.json(), { hypothetical: true, classification: 'high', score: 60 })
-  const rows = await platform.deps.db.selectFrom('payments').select(['status', 'value']).where('payer', '=', payer.address.toLowerCase()).orderBy('created_at').execute()
-  t.same(rows.map((r) => [r.status, r.value]), [['served', '10000']], 'the unconfigured endpoint left no payment at all')
-})
+    const ok = await pay(`${platform.proxyUrl}/tollgate/wallet-score/wallet-behavior-score-test?preset=high`, {
+      method: 'GET',
+    })
+    t.equal(ok.status, 200)
+    t.match(await ok.json(), { hypothetical: true, classification: 'high', score: 60 })
+    const rows = await platform.deps.db
+      .selectFrom('payments')
+      .select(['status', 'value'])
+      .where('payer', '=', payer.address.toLowerCase())
+      .orderBy('created_at')
+      .execute()
+    t.same(
+      rows.map((r) => [r.status, r.value]),
+      [['served', '10000']],
+      'the unconfigured endpoint left no payment at all',
+    )
+  },
+)

@@ -9,7 +9,12 @@ t.test('docs/cli.md documents every command, and every command has --help', asyn
   for (const name of Object.keys(COMMANDS)) {
     t.ok(sections.has(name), `docs/cli.md has "### tollgate ${name}"`)
     const out: string[] = []
-    const code = await runCli([name, '--help'], { stdout: (c) => void out.push(String(c)), stderr: () => {}, env: {}, home: '/nonexistent' })
+    const code = await runCli([name, '--help'], {
+      stdout: (c) => void out.push(String(c)),
+      stderr: () => {},
+      env: {},
+      home: '/nonexistent',
+    })
     t.equal(code, 0, `${name} --help`)
     t.match(out.join(''), /usage: tollgate/, `${name} --help prints its usage`)
   }

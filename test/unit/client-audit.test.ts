@@ -8,17 +8,44 @@ const API = 'http://api.test'
 const SELLER = 'http://seller.test/paid'
 const challenge = {
   x402Version: 1,
-  accepts: [{ scheme: 'exact', network: 'base-sepolia', maxAmountRequired: '1000', resource: SELLER, payTo: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC', maxTimeoutSeconds: 300, asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e', extra: { name: 'USDC', version: '2' } }],
+  accepts: [
+    {
+      scheme: 'exact',
+      network: 'base-sepolia',
+      maxAmountRequired: '1000',
+      resource: SELLER,
+      payTo: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC',
+      maxTimeoutSeconds: 300,
+      asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+      extra: { name: 'USDC', version: '2' },
+    },
+  ],
 }
-const signed = { object: 'agent_payment', payment_id: '00000000-0000-4000-8000-000000000001', header: 'X-PAYMENT', value: 'cGFpZA==', amount: '1000', pay_to: challenge.accepts[0]!.payTo, payer: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', network: 'base-sepolia' }
+const signed = {
+  object: 'agent_payment',
+  payment_id: '00000000-0000-4000-8000-000000000001',
+  header: 'X-PAYMENT',
+  value: 'cGFpZA==',
+  amount: '1000',
+  pay_to: challenge.accepts[0]!.payTo,
+  payer: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+  network: 'base-sepolia',
+}
 
-function world(opts: { platform?: (init: RequestInit | undefined) => Promise<Response> | Response; after402?: () => void; paidRetry?: () => Response } = {}) {
+function world(
+  opts: {
+    platform?: (init: RequestInit | undefined) => Promise<Response> | Response
+    after402?: () => void
+    paidRetry?: () => Response
+  } = {},
+) {
   const calls: Array<{ url: string; headers: Headers }> = []
   const outcomes: Array<{ url: string; body: unknown }> = []
   const f: FetchLike = async (input, init) => {
     const req = new Request(input, init)
     calls.push({ url: req.url, headers: req.headers })
-    if (req.url === `${API}/v1/agent/payments`) return opts.platform ? opts.platform(init) : Response.json(signed, { status: 201 })
+    if (req.url === `${API}/v1/agent/payments`)
+      return opts.platform ? opts.platform(init) : Response.json(signed, { status: 201 })
     if (req.url.startsWith(`${API}/v1/agent/payments/`)) {
       outcomes.push({ url: req.url, body: await req.json() })
       return Response.json({}, { status: 200 })
@@ -33,7 +60,13 @@ function world(opts: { platform?: (init: RequestInit | undefined) => Promise<Res
     if (opts.paidRetry) return opts.paidRetry()
     return new Response(`served${text ? `: ${text}` : ''}`)
   }
-  return { f, calls, outcomes, signs: () => calls.filter((c) => c.url === `${API}/v1/agent/payments`).length, sellerCalls: () => calls.filter((c) => c.url === SELLER).length }
+  return {
+    f,
+    calls,
+    outcomes,
+    signs: () => calls.filter((c) => c.url === `${API}/v1/agent/payments`).length,
+    sellerCalls: () => calls.filter((c) => c.url === SELLER).length,
+  }
 }
 
 t.test('wrapFetch: an aborted call has nothing signed for it', async (t) => {
@@ -62,19 +95,31 @@ t.test('wrapFetch: the signal reaches the platform signing call', async (t) => {
   t.equal(w.sellerCalls(), 1, 'no paid retry after the abort')
 })
 
-t.test('wrapFetch: a 2xx from baseUrl that is not a signed payment is a clear error, not a retry with a junk header', async (t) => {
-  const w = world({ platform: () => new Response('<!doctype html><title>dashboard</title>', { status: 200, headers: { 'content-type': 'text/html' } }) })
-  const pay = wrapFetch(w.f, { baseUrl: API, agentKey: 'ak_test_secret' })
-  const err = await pay(SELLER).then(
-    () => undefined,
-    (e: Error) => e,
-  )
-  t.ok(err, 'rejects')
-  t.match(err?.message, /http:\/\/api\.test answered 200 without a signed payment/)
-  t.notMatch(err?.message, /ak_test_secret/, 'no key in the message')
-  t.equal(w.sellerCalls(), 1, 'the seller is not called again')
-  t.notOk(w.calls.some((c) => c.headers.has('undefined')), 'no "undefined" header sent anywhere')
-})
+t.test(
+  'wrapFetch: a 2xx from baseUrl that is not a signed payment is a clear error, not a retry with a junk header',
+  async (t) => {
+    const w = world({
+      platform: () =>
+        new Response('<!doctype html><title>dashboard</title>', {
+          status: 200,
+          headers: { 'content-type': 'text/html' },
+        }),
+    })
+    const pay = wrapFetch(w.f, { baseUrl: API, agentKey: 'ak_test_secret' })
+    const err = await pay(SELLER).then(
+      () => undefined,
+      (e: Error) => e,
+    )
+    t.ok(err, 'rejects')
+    t.match(err?.message, /http:\/\/api\.test answered 200 without a signed payment/)
+    t.notMatch(err?.message, /ak_test_secret/, 'no key in the message')
+    t.equal(w.sellerCalls(), 1, 'the seller is not called again')
+    t.notOk(
+      w.calls.some((c) => c.headers.has('undefined')),
+      'no "undefined" header sent anywhere',
+    )
+  },
+)
 
 t.test('wrapFetch: a non-402 answer is returned as is; a stream body is sent intact on the paid retry', async (t) => {
   const w = world()
@@ -96,24 +141,44 @@ t.test('wrapFetch: a non-402 answer is returned as is; a stream body is sent int
   t.equal(w.signs(), 1)
 })
 
-t.test('wrapFetch: a paid retry that gets no answer is a PaidCallFailedError naming the signed payment, reported as error', async (t) => {
-  const w = world({
-    paidRetry: () => {
-      throw new TypeError('fetch failed', { cause: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }) })
-    },
-  })
-  const pay = wrapFetch(w.f, { baseUrl: API, agentKey: 'ak_test_x' })
-  const err = await pay(SELLER).then(
-    () => undefined,
-    (e: unknown) => e,
-  )
-  t.type(err, PaidCallFailedError)
-  const e = err as PaidCallFailedError
-  t.match(e.payment, { success: false, agentPaymentId: signed.payment_id, amount: '1000', payTo: signed.pay_to, header: 'X-PAYMENT' })
-  t.match(e.message, /the call failed after a payment was signed: fetch failed/)
-  t.type(e.cause, TypeError)
-  t.same(w.outcomes, [{ url: `${API}/v1/agent/payments/${signed.payment_id}/outcome`, body: { status: 'error', payment_response: null } }], 'the outcome is reported')
-})
+t.test(
+  'wrapFetch: a paid retry that gets no answer is a PaidCallFailedError naming the signed payment, reported as error',
+  async (t) => {
+    const w = world({
+      paidRetry: () => {
+        throw new TypeError('fetch failed', {
+          cause: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }),
+        })
+      },
+    })
+    const pay = wrapFetch(w.f, { baseUrl: API, agentKey: 'ak_test_x' })
+    const err = await pay(SELLER).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+    t.type(err, PaidCallFailedError)
+    const e = err as PaidCallFailedError
+    t.match(e.payment, {
+      success: false,
+      agentPaymentId: signed.payment_id,
+      amount: '1000',
+      payTo: signed.pay_to,
+      header: 'X-PAYMENT',
+    })
+    t.match(e.message, /the call failed after a payment was signed: fetch failed/)
+    t.type(e.cause, TypeError)
+    t.same(
+      w.outcomes,
+      [
+        {
+          url: `${API}/v1/agent/payments/${signed.payment_id}/outcome`,
+          body: { status: 'error', payment_response: null },
+        },
+      ],
+      'the outcome is reported',
+    )
+  },
+)
 
 t.test('wrapFetch: an agentKey with a line break is refused when wrapping, without quoting it', async (t) => {
   const w = world()

@@ -10,5 +10,9 @@ t.test('docs/errors.md lists exactly the catalogue', async (t) => {
   for (const [code, e] of [...Object.entries(errorCatalogue), ...Object.entries(reasons)]) {
     t.equal(rows.get(code), e.status, `${code} documented with status ${e.status}`)
   }
-  t.equal(rows.size, Object.keys(errorCatalogue).length + Object.keys(reasons).length, 'nothing documented that does not exist')
+  t.equal(
+    rows.size,
+    Object.keys(errorCatalogue).length + Object.keys(reasons).length,
+    'nothing documented that does not exist',
+  )
 })

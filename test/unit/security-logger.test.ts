@@ -16,7 +16,9 @@ async function rpcError(): Promise<Error> {
   await new Promise<void>((r) => s.listen(0, '127.0.0.1', r))
   const port = (s.address() as { port: number }).port
   await new Promise((r) => s.close(r))
-  const client = createPublicClient({ transport: http(`http://127.0.0.1:${port}/v2/${PATH_KEY}?apikey=${QUERY_KEY}`, { retryCount: 0 }) })
+  const client = createPublicClient({
+    transport: http(`http://127.0.0.1:${port}/v2/${PATH_KEY}?apikey=${QUERY_KEY}`, { retryCount: 0 }),
+  })
   return client.getBlockNumber().then(
     () => {
       throw new Error('expected the RPC call to fail')
@@ -38,7 +40,7 @@ function noKey(t: Test, lines: string[], what: string) {
   }
 }
 
-t.test('an RPC error logged by a process (worker) keeps the RPC URL\'s key out of the log', async (t) => {
+t.test("an RPC error logged by a process (worker) keeps the RPC URL's key out of the log", async (t) => {
   const err = await rpcError()
   t.match(err.message, PATH_KEY, 'viem puts the URL in its message')
   const { lines, stream } = captured()
@@ -50,7 +52,11 @@ t.test('an RPC error logged by a process (worker) keeps the RPC URL\'s key out o
   log.warn({ err: Object.assign(new Error('settlement step failed'), { during: err }) }, 'wrapped')
   noKey(t, lines, 'processLogger')
   const first = JSON.parse(lines[0]!)
-  t.match(first.err, { type: 'HttpRequestError', message: /HTTP request failed[\s\S]*127\.0\.0\.1/ }, 'the error stays useful: its type, message and host')
+  t.match(
+    first.err,
+    { type: 'HttpRequestError', message: /HTTP request failed[\s\S]*127\.0\.0\.1/ },
+    'the error stays useful: its type, message and host',
+  )
   t.match(JSON.parse(lines[1]!).err, /HTTP request failed[\s\S]*127\.0\.0\.1/)
 })
 
@@ -66,5 +72,9 @@ t.test("an RPC error that reaches a web app's error handler keeps the key out of
   const res = await app.inject({ method: 'GET', url: '/boom' })
   t.equal(res.statusCode, 500)
   t.notOk(res.body.includes(PATH_KEY) || res.body.includes(QUERY_KEY), 'not in the answer')
-  noKey(t, lines.filter((l) => JSON.parse(l).msg === 'unhandled error'), 'the web logger')
+  noKey(
+    t,
+    lines.filter((l) => JSON.parse(l).msg === 'unhandled error'),
+    'the web logger',
+  )
 })

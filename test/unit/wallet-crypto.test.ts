@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import t from 'tap'
 import { createCustodialWallet, custodialAccount } from '../../src/services/wallets/custodial-wallet.js'
-import { decryptSecret, encryptSecret, envelopeKeyId, masterKeyId, reencryptSecret } from '../../src/secrets/wallet-crypto.js'
+import {
+  decryptSecret,
+  encryptSecret,
+  envelopeKeyId,
+  masterKeyId,
+  reencryptSecret,
+} from '../../src/secrets/wallet-crypto.js'
 import { hashSecret, isWellFormed, newSecret, randomBase62 } from '../../src/secrets/secret-token.js'
 import { hashPassword, verifyPassword } from '../../src/services/accounts/password.js'
 import { isPrivateAddress } from '../../src/net/ssrf-guard.js'
@@ -49,8 +55,33 @@ t.test('secrets and passwords', async (t) => {
 })
 
 t.test('SSRF guard ranges', async (t) => {
-  for (const ip of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '192.0.2.2', '198.51.100.7', '203.0.113.9', '::ffff:192.0.2.2', '2001:db8::1',
+  for (const ip of [
+    '127.0.0.1',
+    '10.1.2.3',
+    '172.16.0.1',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '::1',
+    'fe80::1',
+    'fd00::1',
+    '::ffff:127.0.0.1',
+    '192.0.2.2',
+    '198.51.100.7',
+    '203.0.113.9',
+    '::ffff:192.0.2.2',
+    '2001:db8::1',
     // IPv6 forms carrying or relaying to an IPv4 address (IPv4-compatible, 6to4, Teredo), and site-local
-    '::7f00:1', '::127.0.0.1', '::a00:1', '2002:7f00:1::1', '2002:a00:1::', '2001:0:4136:e378:8000:63bf:80ff:fffe', 'fec0::1']) t.ok(isPrivateAddress(ip), ip)
-  for (const ip of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '2001:4860:4860::8888', '2a00:1450:4001::1']) t.notOk(isPrivateAddress(ip), ip)
+    '::7f00:1',
+    '::127.0.0.1',
+    '::a00:1',
+    '2002:7f00:1::1',
+    '2002:a00:1::',
+    '2001:0:4136:e378:8000:63bf:80ff:fffe',
+    'fec0::1',
+  ])
+    t.ok(isPrivateAddress(ip), ip)
+  for (const ip of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '2001:4860:4860::8888', '2a00:1450:4001::1'])
+    t.notOk(isPrivateAddress(ip), ip)
 })

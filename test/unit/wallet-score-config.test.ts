@@ -25,7 +25,11 @@ t.test('wallet-behavior-score-query settings (handler providers)', async (t) => 
   t.equal(other.WALLET_SCORE_AAVE_POOL, undefined, 'another RPC needs its own pool address')
 
   const pool = `0x${'ab'.repeat(20)}`
-  t.equal(loadConfig({ WALLET_SCORE_AAVE_POOL: pool, WALLET_SCORE_LOG_BLOCKS: '5000' }).handlerProviders.WALLET_SCORE_AAVE_POOL, pool)
+  t.equal(
+    loadConfig({ WALLET_SCORE_AAVE_POOL: pool, WALLET_SCORE_LOG_BLOCKS: '5000' }).handlerProviders
+      .WALLET_SCORE_AAVE_POOL,
+    pool,
+  )
   t.ok(Object.isFrozen(loadConfig({}).handlerProviders), 'frozen')
 })
 

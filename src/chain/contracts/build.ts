@@ -11,12 +11,19 @@ import solc from 'solc'
 const here = dirname(fileURLToPath(import.meta.url))
 
 /** Contract name → source file; each file holds exactly that contract. */
-const CONTRACTS = { TestUSDC: 'TestUSDC.sol', Multicall3: 'Multicall3.sol', DeferredPaymentEscrow: 'DeferredPaymentEscrow.sol' } as const
+const CONTRACTS = {
+  TestUSDC: 'TestUSDC.sol',
+  Multicall3: 'Multicall3.sol',
+  DeferredPaymentEscrow: 'DeferredPaymentEscrow.sol',
+} as const
 
 /** Pinned so the artifact does not change with the compiler's default, and anvil runs it. */
 const EVM_VERSION = 'cancun'
 
-interface SolcError { severity: 'error' | 'warning' | 'info'; formattedMessage: string }
+interface SolcError {
+  severity: 'error' | 'warning' | 'info'
+  formattedMessage: string
+}
 interface SolcContract {
   abi: unknown[]
   evm: { bytecode: { object: string }; deployedBytecode: { object: string } }

@@ -31,14 +31,22 @@ export async function agentsCommand(args: string[], cmd: Command): Promise<numbe
     cmd.out.result({ object: 'list', data }, () =>
       data.length === 0
         ? 'no agents yet: tollgate agents create NAME, or tollgate setup'
-        : data.map((a) => `${a.address.toLowerCase() === mine ? '*' : ' '} ${a.address}  ${a.name}  caps: ${capSummary(a)}`),
+        : data.map(
+            (a) => `${a.address.toLowerCase() === mine ? '*' : ' '} ${a.address}  ${a.name}  caps: ${capSummary(a)}`,
+          ),
     )
     return EXIT.ok
   }
   if (sub === 'create' && positionals.length === 1) {
     const caps = capsFromOptions(v)
-    const a = await api.user<AgentView>('POST', '/v1/agents', { body: { name: positionals[0], ...(Object.keys(caps).length ? { spend_caps: caps } : {}) } })
-    cmd.out.result(a, [`created agent "${a.name}" ${a.address}`, `caps: ${capSummary(a)}`, `next: tollgate keys create --agent ${a.address} --save (or tollgate setup --agent ${a.address})`])
+    const a = await api.user<AgentView>('POST', '/v1/agents', {
+      body: { name: positionals[0], ...(Object.keys(caps).length ? { spend_caps: caps } : {}) },
+    })
+    cmd.out.result(a, [
+      `created agent "${a.name}" ${a.address}`,
+      `caps: ${capSummary(a)}`,
+      `next: tollgate keys create --agent ${a.address} --save (or tollgate setup --agent ${a.address})`,
+    ])
     return EXIT.ok
   }
   if (sub === 'show' && positionals.length <= 1) {
@@ -55,7 +63,9 @@ export async function agentsCommand(args: string[], cmd: Command): Promise<numbe
     cmd.out.result({ ...a, balance, balance_error: balanceError }, [
       `agent    ${a.name}`,
       `address  ${a.address}`,
-      balance ? `balance  ${formatUsdc(balance.usdc)} USDC, ${formatEth(balance.eth)} ETH` : `balance  unavailable (${balanceError})`,
+      balance
+        ? `balance  ${formatUsdc(balance.usdc)} USDC, ${formatEth(balance.eth)} ETH`
+        : `balance  unavailable (${balanceError})`,
       'spend caps:',
       ...capLines(a.spend_caps),
       `top-up   ${a.top_up.enabled ? `below ${formatUsdc(a.top_up.threshold)} USDC, add ${formatUsdc(a.top_up.amount)} USDC from the funding wallet` : 'off'}`,
@@ -68,6 +78,12 @@ export async function agentsCommand(args: string[], cmd: Command): Promise<numbe
 
 function capSummary(a: AgentView): string {
   const c = a.spend_caps
-  const parts = [['per transaction', c.per_transaction], ['daily', c.daily], ['monthly', c.monthly]].filter(([, x]) => x !== null).map(([k, x]) => `${k} ${formatUsdc(x!)} USDC`)
+  const parts = [
+    ['per transaction', c.per_transaction],
+    ['daily', c.daily],
+    ['monthly', c.monthly],
+  ]
+    .filter(([, x]) => x !== null)
+    .map(([k, x]) => `${k} ${formatUsdc(x!)} USDC`)
   return parts.length ? parts.join(', ') : 'none'
 }

@@ -21,7 +21,17 @@ interface Entry {
 
 export async function allowlistCommand(args: string[], cmd: Command): Promise<number> {
   const [sub, ...rest] = args
-  const { values: v, positionals } = parseOptions(rest, { agent: { type: 'string' }, 'pay-to': { type: 'string' }, namespace: { type: 'string' }, host: { type: 'string' } }, ALLOWLIST_HELP, { positionals: true })
+  const { values: v, positionals } = parseOptions(
+    rest,
+    {
+      agent: { type: 'string' },
+      'pay-to': { type: 'string' },
+      namespace: { type: 'string' },
+      host: { type: 'string' },
+    },
+    ALLOWLIST_HELP,
+    { positionals: true },
+  )
   if (v.help || sub === '--help' || sub === '-h') {
     cmd.io.stdout(ALLOWLIST_HELP)
     return EXIT.ok
@@ -42,7 +52,11 @@ export async function allowlistCommand(args: string[], cmd: Command): Promise<nu
   if (sub === 'list' && positionals.length === 0 && given.length === 0) {
     const { a, path } = await load()
     const { data } = await api.user<{ data: Entry[] }>('GET', path)
-    cmd.out.result({ object: 'list', agent: a.address, data }, () => (data.length === 0 ? `"${a.name}" may pay any seller (empty allowlist)` : data.map((e) => `${e.id}  ${e.kind.padEnd(9)}  ${e.value}`)))
+    cmd.out.result({ object: 'list', agent: a.address, data }, () =>
+      data.length === 0
+        ? `"${a.name}" may pay any seller (empty allowlist)`
+        : data.map((e) => `${e.id}  ${e.kind.padEnd(9)}  ${e.value}`),
+    )
     return EXIT.ok
   }
   if (sub === 'add' && positionals.length === 0 && given.length === 1) {

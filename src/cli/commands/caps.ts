@@ -17,14 +17,22 @@ left out keep their value. Daily and monthly caps count UTC days and months. Def
 context's (tollgate setup). Uses the API key.
 `
 
-export const CAP_OPTIONS = { 'per-transaction': { type: 'string' }, daily: { type: 'string' }, monthly: { type: 'string' } } as const
+export const CAP_OPTIONS = {
+  'per-transaction': { type: 'string' },
+  daily: { type: 'string' },
+  monthly: { type: 'string' },
+} as const
 
 type Caps = AgentView['spend_caps']
 
 /** The cap flags that were given, in atomic units (null for "none"). */
 export function capsFromOptions(v: { 'per-transaction'?: string; daily?: string; monthly?: string }): Partial<Caps> {
   const out: Partial<Caps> = {}
-  for (const [flag, field] of [['per-transaction', 'per_transaction'], ['daily', 'daily'], ['monthly', 'monthly']] as const) {
+  for (const [flag, field] of [
+    ['per-transaction', 'per_transaction'],
+    ['daily', 'daily'],
+    ['monthly', 'monthly'],
+  ] as const) {
     const x = v[flag]
     if (x === undefined) continue
     out[field] = /^(none|null|off)$/i.test(x) ? null : parseUsdc(x, `--${flag}`)
@@ -34,24 +42,44 @@ export function capsFromOptions(v: { 'per-transaction'?: string; daily?: string;
 
 export function capLines(c: Caps): string[] {
   const cap = (x: string | null) => (x === null ? 'no cap' : `${formatUsdc(x)} USDC`)
-  return [`  per transaction  ${cap(c.per_transaction)}`, `  daily (UTC)      ${cap(c.daily)}`, `  monthly (UTC)    ${cap(c.monthly)}`]
+  return [
+    `  per transaction  ${cap(c.per_transaction)}`,
+    `  daily (UTC)      ${cap(c.daily)}`,
+    `  monthly (UTC)    ${cap(c.monthly)}`,
+  ]
 }
 
 export async function capsCommand(args: string[], cmd: Command): Promise<number> {
   const [sub, ...rest] = args
-  const { values: v, positionals } = parseOptions(rest, { agent: { type: 'string' }, ...CAP_OPTIONS }, CAPS_HELP, { positionals: true })
+  const { values: v, positionals } = parseOptions(rest, { agent: { type: 'string' }, ...CAP_OPTIONS }, CAPS_HELP, {
+    positionals: true,
+  })
   if (v.help || sub === '--help' || sub === '-h') {
     cmd.io.stdout(CAPS_HELP)
     return EXIT.ok
   }
   if ((sub !== 'set' && sub !== 'show') || positionals.length) throw new UsageError(CAPS_HELP)
   const caps = capsFromOptions(v)
-  if (sub === 'set' && Object.keys(caps).length === 0) throw new UsageError(`give at least one of --per-transaction, --daily, --monthly\n\n${CAPS_HELP}`)
-  if (sub === 'show' && Object.keys(caps).length) throw new UsageError(`caps show takes no amounts: caps set changes them\n\n${CAPS_HELP}`)
+  if (sub === 'set' && Object.keys(caps).length === 0)
+    throw new UsageError(`give at least one of --per-transaction, --daily, --monthly\n\n${CAPS_HELP}`)
+  if (sub === 'show' && Object.keys(caps).length)
+    throw new UsageError(`caps show takes no amounts: caps set changes them\n\n${CAPS_HELP}`)
   const api = cmd.api()
   const a = await resolveAgent(api, cmd.settings(), v.agent)
-  const now = sub === 'set' ? await api.user<Caps & { agent: string }>('PUT', `/v1/agents/${a.address}/spend-caps`, { body: caps }) : { ...a.spend_caps, agent: a.address }
-  const shown = { object: 'spend_caps', agent: a.address, per_transaction: now.per_transaction, daily: now.daily, monthly: now.monthly }
-  cmd.out.result(shown, [`spend caps of "${a.name}" ${a.address}${sub === 'set' ? ' (updated)' : ''}:`, ...capLines(shown)])
+  const now =
+    sub === 'set'
+      ? await api.user<Caps & { agent: string }>('PUT', `/v1/agents/${a.address}/spend-caps`, { body: caps })
+      : { ...a.spend_caps, agent: a.address }
+  const shown = {
+    object: 'spend_caps',
+    agent: a.address,
+    per_transaction: now.per_transaction,
+    daily: now.daily,
+    monthly: now.monthly,
+  }
+  cmd.out.result(shown, [
+    `spend caps of "${a.name}" ${a.address}${sub === 'set' ? ' (updated)' : ''}:`,
+    ...capLines(shown),
+  ])
   return EXIT.ok
 }

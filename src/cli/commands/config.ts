@@ -17,7 +17,13 @@ agent. Pick one per command with --context NAME (or TOLLGATE_CONTEXT). The file 
 /** A context as shown: secrets cut to their prefix. */
 export function publicContext(c: Context): Record<string, string | null> {
   const cut = (k: string | undefined) => (k ? `${k.slice(0, 12)}…` : null)
-  return { api_url: c.api_url ?? null, deployment: c.deployment ?? null, api_key: cut(c.api_key), agent_key: cut(c.agent_key), agent: c.agent ?? null }
+  return {
+    api_url: c.api_url ?? null,
+    deployment: c.deployment ?? null,
+    api_key: cut(c.api_key),
+    agent_key: cut(c.agent_key),
+    agent: c.agent ?? null,
+  }
 }
 
 export async function configCommand(args: string[], cmd: Command): Promise<number> {
@@ -31,17 +37,28 @@ export async function configCommand(args: string[], cmd: Command): Promise<numbe
   const names = Object.keys(file.contexts)
   if (sub === 'use' && positionals.length === 1) {
     const name = positionals[0]!
-    if (!(name in file.contexts)) throw new UsageError(`no context "${name}"${names.length ? ` (there: ${names.join(', ')})` : ''}`, `create it with tollgate login --context ${name} --api-url <URL>`)
+    if (!(name in file.contexts))
+      throw new UsageError(
+        `no context "${name}"${names.length ? ` (there: ${names.join(', ')})` : ''}`,
+        `create it with tollgate login --context ${name} --api-url <URL>`,
+      )
     updateConfigFile(cmd.io, (f) => {
       f.current = name
     })
     const c = file.contexts[name]!
-    cmd.out.result({ object: 'context', name, current: true, ...publicContext(c) }, `now using context "${name}" (${c.api_url ?? 'default API'}${c.deployment ? `, ${c.deployment}` : ''})`)
+    cmd.out.result(
+      { object: 'context', name, current: true, ...publicContext(c) },
+      `now using context "${name}" (${c.api_url ?? 'default API'}${c.deployment ? `, ${c.deployment}` : ''})`,
+    )
     return EXIT.ok
   }
   if (sub === 'list' && positionals.length === 0) {
     cmd.out.result(
-      { object: 'list', current: file.current ?? null, data: names.map((n) => ({ name: n, current: n === file.current, ...publicContext(file.contexts[n]!) })) },
+      {
+        object: 'list',
+        current: file.current ?? null,
+        data: names.map((n) => ({ name: n, current: n === file.current, ...publicContext(file.contexts[n]!) })),
+      },
       () =>
         names.length === 0
           ? `no contexts in ${configPath(cmd.io)}: tollgate login makes one`
@@ -54,9 +71,15 @@ export async function configCommand(args: string[], cmd: Command): Promise<numbe
   }
   if (sub === 'show' && positionals.length <= 1) {
     const name = positionals[0] ?? cmd.contextFlag ?? (cmd.io.env.TOLLGATE_CONTEXT || undefined) ?? file.current
-    if (!name || !(name in file.contexts)) throw new UsageError(name ? `no context "${name}"` : `no context in use: tollgate login makes one`)
+    if (!name || !(name in file.contexts))
+      throw new UsageError(name ? `no context "${name}"` : `no context in use: tollgate login makes one`)
     const shown = { object: 'context', name, current: name === file.current, ...publicContext(file.contexts[name]!) }
-    cmd.out.result(shown, Object.entries(shown).filter(([k]) => k !== 'object').map(([k, x]) => `${k.padEnd(10)} ${x ?? '-'}`))
+    cmd.out.result(
+      shown,
+      Object.entries(shown)
+        .filter(([k]) => k !== 'object')
+        .map(([k, x]) => `${k.padEnd(10)} ${x ?? '-'}`),
+    )
     return EXIT.ok
   }
   throw new UsageError(CONFIG_HELP)

@@ -3,7 +3,8 @@ import { parseOptions, type Command } from '../command.js'
 import { UsageError } from '../errors.js'
 import { EXIT } from '../exit-codes.js'
 
-export const DEVNET_HELP = 'usage: tollgate devnet [--port 8545] [--json]\n\nStarts anvil with test USDC, Multicall3 and the deferred-scheme escrow, prints the RPC URL and accounts, runs until Ctrl-C.\n'
+export const DEVNET_HELP =
+  'usage: tollgate devnet [--port 8545] [--json]\n\nStarts anvil with test USDC, Multicall3 and the deferred-scheme escrow, prints the RPC URL and accounts, runs until Ctrl-C.\n'
 
 export async function devnetCommand(args: string[], cmd: Command): Promise<number> {
   const { values: v } = parseOptions(args, { port: { type: 'string' } }, DEVNET_HELP)
@@ -12,13 +13,24 @@ export async function devnetCommand(args: string[], cmd: Command): Promise<numbe
     return EXIT.ok
   }
   const port = Number(v.port ?? 8545)
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0..65535\n\n${DEVNET_HELP}`)
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError(`--port must be 0..65535\n\n${DEVNET_HELP}`)
   const { startDevnet } = await import('../../chain/devnet.js')
   const devnet = await startDevnet({ port })
   const a = devnet.accounts
   const accounts = { relayer: a.relayer, demoPayer: a.demoPayer, receiver: a.receiver, faucet: a.faucet }
   cmd.out.result(
-    { object: 'devnet', rpc_url: devnet.rpcUrl, chain_id: devnet.chainId, usdc: devnet.usdcAddress, multicall3: devnet.multicall3Address, deferred_escrow: devnet.deferredEscrowAddress, accounts: Object.fromEntries(Object.entries(accounts).map(([k, x]) => [k, { address: x.address, private_key: x.privateKey }])) },
+    {
+      object: 'devnet',
+      rpc_url: devnet.rpcUrl,
+      chain_id: devnet.chainId,
+      usdc: devnet.usdcAddress,
+      multicall3: devnet.multicall3Address,
+      deferred_escrow: devnet.deferredEscrowAddress,
+      accounts: Object.fromEntries(
+        Object.entries(accounts).map(([k, x]) => [k, { address: x.address, private_key: x.privateKey }]),
+      ),
+    },
     [
       `RPC URL   ${devnet.rpcUrl}`,
       `chain id  ${devnet.chainId}`,

@@ -35,11 +35,18 @@ export function endpointPath(ref: string): [string, string, string] {
 }
 
 /** Runs the platform's upstream test with progress; answers the result and its exit code. */
-export async function testEndpoint(api: Api, out: Output, [ns, svc, slug]: [string, string, string], method?: string): Promise<{ test: UpstreamTest; exit: number }> {
+export async function testEndpoint(
+  api: Api,
+  out: Output,
+  [ns, svc, slug]: [string, string, string],
+  method?: string,
+): Promise<{ test: UpstreamTest; exit: number }> {
   const progress = out.progress(`testing ${ns}/${svc}/${slug}`)
   let test: UpstreamTest
   try {
-    test = await api.user<UpstreamTest>('POST', `/v1/sellers/${ns}/services/${svc}/endpoints/${slug}/test`, { body: method ? { method } : {} })
+    test = await api.user<UpstreamTest>('POST', `/v1/sellers/${ns}/services/${svc}/endpoints/${slug}/test`, {
+      body: method ? { method } : {},
+    })
   } finally {
     progress.done()
   }
@@ -47,12 +54,16 @@ export async function testEndpoint(api: Api, out: Output, [ns, svc, slug]: [stri
 }
 
 export function testLine(t: UpstreamTest): string {
-  return t.status === null ? `upstream test failed: ${t.error} (${t.latency_ms} ms)` : `upstream answered ${t.status} in ${t.latency_ms} ms${t.ok ? '' : ' (an error: paid calls would fail)'}`
+  return t.status === null
+    ? `upstream test failed: ${t.error} (${t.latency_ms} ms)`
+    : `upstream answered ${t.status} in ${t.latency_ms} ms${t.ok ? '' : ' (an error: paid calls would fail)'}`
 }
 
 export async function endpointsCommand(args: string[], cmd: Command): Promise<number> {
   const [sub, ...rest] = args
-  const { values: v, positionals } = parseOptions(rest, { method: { type: 'string' } }, ENDPOINTS_HELP, { positionals: true })
+  const { values: v, positionals } = parseOptions(rest, { method: { type: 'string' } }, ENDPOINTS_HELP, {
+    positionals: true,
+  })
   if (v.help || sub === '--help' || sub === '-h') {
     cmd.io.stdout(ENDPOINTS_HELP)
     return EXIT.ok

@@ -59,7 +59,10 @@ function accountLines(a: Account): string[] {
     `  thawing      ${a.thaw_ends_at ? `${formatUsdc(a.thawing_amount)} USDC, withdrawable from ${a.thaw_ends_at}` : 'nothing'}`,
     `  outstanding  ${formatUsdc(a.outstanding)} USDC in ${a.vouchers.length} voucher${a.vouchers.length === 1 ? '' : 's'} not collected yet`,
   ]
-  for (const v of a.vouchers) lines.push(`    ${v.id} #${v.nonce}: ${formatUsdc(v.value_aggregate)} USDC signed, ${formatUsdc(v.collected)} collected`)
+  for (const v of a.vouchers)
+    lines.push(
+      `    ${v.id} #${v.nonce}: ${formatUsdc(v.value_aggregate)} USDC signed, ${formatUsdc(v.collected)} collected`,
+    )
   return lines
 }
 
@@ -75,16 +78,25 @@ export async function escrowCommand(args: string[], cmd: Command): Promise<numbe
     const o = await api.agent<Overview>('GET', '/v1/agent/escrow')
     cmd.out.result(o, () => [
       `agent ${o.address}, escrow ${o.escrow}`,
-      ...(o.accounts.length ? o.accounts.flatMap(accountLines) : ['no escrow accounts yet: the agent has paid no seller with vouchers']),
+      ...(o.accounts.length
+        ? o.accounts.flatMap(accountLines)
+        : ['no escrow accounts yet: the agent has paid no seller with vouchers']),
     ])
     return EXIT.ok
   }
-  if (action !== 'thaw' && action !== 'withdraw' && action !== 'deposit') throw new UsageError(`unknown escrow action "${action}": thaw, withdraw or deposit (tollgate escrow --help)`)
-  if (action === 'deposit' ? !seller || !amountText || extra.length : !seller || amountText !== undefined) throw new UsageError(`usage: tollgate escrow ${action} <seller address>${action === 'deposit' ? ' <USDC>' : ''}`)
-  if (!ADDRESS.test(seller!)) throw new UsageError(`not an address: ${seller} (the seller is the payTo of its endpoints; tollgate escrow lists them)`)
+  if (action !== 'thaw' && action !== 'withdraw' && action !== 'deposit')
+    throw new UsageError(`unknown escrow action "${action}": thaw, withdraw or deposit (tollgate escrow --help)`)
+  if (action === 'deposit' ? !seller || !amountText || extra.length : !seller || amountText !== undefined)
+    throw new UsageError(`usage: tollgate escrow ${action} <seller address>${action === 'deposit' ? ' <USDC>' : ''}`)
+  if (!ADDRESS.test(seller!))
+    throw new UsageError(
+      `not an address: ${seller} (the seller is the payTo of its endpoints; tollgate escrow lists them)`,
+    )
   if (action === 'deposit') {
     const amount = parseUsdc(amountText!, 'the amount')
-    const progress = cmd.out.progress(`depositing ${formatUsdc(amount)} USDC from the agent wallet into the escrow (the platform's relayer sends it)`)
+    const progress = cmd.out.progress(
+      `depositing ${formatUsdc(amount)} USDC from the agent wallet into the escrow (the platform's relayer sends it)`,
+    )
     let d: { transactions: string[]; deposited: string; account: Account }
     try {
       d = await api.agent('POST', '/v1/agent/escrow/deposit', { body: { seller, amount } })
@@ -98,16 +110,33 @@ export async function escrowCommand(args: string[], cmd: Command): Promise<numbe
   }
   const o = await api.agent<Overview>('GET', '/v1/agent/escrow')
   const a = o.accounts.find((x) => x.seller.toLowerCase() === seller.toLowerCase())
-  if (!a || a.balance === '0') throw new CliError(`the escrow holds nothing for this agent with seller ${seller}: nothing to ${action} (tollgate escrow lists the accounts)`, { code: 'escrow_empty' })
+  if (!a || a.balance === '0')
+    throw new CliError(
+      `the escrow holds nothing for this agent with seller ${seller}: nothing to ${action} (tollgate escrow lists the accounts)`,
+      { code: 'escrow_empty' },
+    )
   if (action === 'thaw' && a.available === '0') {
-    throw new CliError(`everything (${formatUsdc(a.thawing_amount)} USDC) is thawing already, withdrawable from ${a.thaw_ends_at}: run tollgate escrow withdraw ${seller} then`, { code: 'escrow_thawing' })
+    throw new CliError(
+      `everything (${formatUsdc(a.thawing_amount)} USDC) is thawing already, withdrawable from ${a.thaw_ends_at}: run tollgate escrow withdraw ${seller} then`,
+      { code: 'escrow_thawing' },
+    )
   }
   if (action === 'withdraw') {
-    if (a.thaw_ends_at === null) throw new CliError(`nothing is thawing with seller ${seller}: run tollgate escrow thaw ${seller} first, then withdraw once the thawing period ends`, { code: 'escrow_not_thawing' })
+    if (a.thaw_ends_at === null)
+      throw new CliError(
+        `nothing is thawing with seller ${seller}: run tollgate escrow thaw ${seller} first, then withdraw once the thawing period ends`,
+        { code: 'escrow_not_thawing' },
+      )
     // the chain's clock decides, not this machine's
-    if (!a.withdrawable) throw new CliError(`${formatUsdc(a.thawing_amount)} USDC is thawing until ${a.thaw_ends_at}: run this again after that`, { code: 'escrow_thawing' })
+    if (!a.withdrawable)
+      throw new CliError(
+        `${formatUsdc(a.thawing_amount)} USDC is thawing until ${a.thaw_ends_at}: run this again after that`,
+        { code: 'escrow_thawing' },
+      )
   }
-  const progress = cmd.out.progress(`${action === 'thaw' ? 'starting to thaw' : 'withdrawing'} in the escrow (one transaction from the platform's relayer)`)
+  const progress = cmd.out.progress(
+    `${action === 'thaw' ? 'starting to thaw' : 'withdrawing'} in the escrow (one transaction from the platform's relayer)`,
+  )
   let r: Flush
   try {
     r = await api.agent<Flush>('POST', '/v1/agent/escrow/flush', { body: { seller } })
@@ -119,7 +148,11 @@ export async function escrowCommand(args: string[], cmd: Command): Promise<numbe
   const n = r.account
   cmd.out.result(r, [
     ...(r.withdrawn !== '0' ? [`withdrew ${formatUsdc(r.withdrawn)} USDC to the agent wallet`] : []),
-    ...(n.thaw_ends_at ? [`thawing ${formatUsdc(n.thawing_amount)} USDC until ${n.thaw_ends_at}: then tollgate escrow withdraw ${seller}`] : []),
+    ...(n.thaw_ends_at
+      ? [
+          `thawing ${formatUsdc(n.thawing_amount)} USDC until ${n.thaw_ends_at}: then tollgate escrow withdraw ${seller}`,
+        ]
+      : []),
     ...accountLines(n),
   ])
   return EXIT.ok

@@ -58,7 +58,9 @@ export function receiptJson(status: number, p: PaymentInfo | undefined): Record<
     settlement: p.transaction ? 'settled' : 'pending',
     scheme: p.scheme,
     // deferred: the voucher (what it owes the seller so far) and what the payment deposited into the escrow
-    ...(p.voucher ? { voucher: { id: p.voucher.id, nonce: p.voucher.nonce, value_aggregate: p.voucher.valueAggregate } } : {}),
+    ...(p.voucher
+      ? { voucher: { id: p.voucher.id, nonce: p.voucher.nonce, value_aggregate: p.voucher.valueAggregate } }
+      : {}),
     ...(p.deposit !== undefined ? { deposit: p.deposit } : {}),
   }
 }
@@ -103,7 +105,9 @@ export async function fetchCommand(args: string[], cmd: Command): Promise<number
     try {
       body = JSON.stringify(JSON.parse(v.json))
     } catch {
-      throw new UsageError('--json is not valid JSON (it is the request body here; for a JSON receipt put --json before the command: tollgate --json fetch …)')
+      throw new UsageError(
+        '--json is not valid JSON (it is the request body here; for a JSON receipt put --json before the command: tollgate --json fetch …)',
+      )
     }
     if (!headers.has('content-type')) headers.set('content-type', 'application/json')
   }
@@ -130,7 +134,9 @@ export async function fetchCommand(args: string[], cmd: Command): Promise<number
       `paid ${formatUsdc(p.amount)} USDC to ${p.payTo} from ${p.payer} with a voucher (deferred)\n` +
         `  payment ${p.agentPaymentId ?? '-'}\n` +
         `  voucher ${p.voucher.id} #${p.voucher.nonce}: ${formatUsdc(p.voucher.valueAggregate)} USDC owed to this seller so far, collected later from the escrow\n` +
-        (p.deposit !== undefined ? `  deposited ${formatUsdc(p.deposit)} USDC from the agent wallet into the escrow (tollgate escrow)\n` : ''),
+        (p.deposit !== undefined
+          ? `  deposited ${formatUsdc(p.deposit)} USDC from the agent wallet into the escrow (tollgate escrow)\n`
+          : ''),
     )
   } else if (p?.success) {
     io.stderr(
@@ -155,7 +161,12 @@ export async function fetchCommand(args: string[], cmd: Command): Promise<number
 /** What paying threw, as the error main.ts renders (the seller's 402 body goes to stdout first). */
 async function paymentError(err: unknown, cmd: Command): Promise<unknown> {
   const s = cmd.settings()
-  if (err instanceof PaymentRefusedError && err.status !== undefined && err.status >= 500 && err.response === undefined) {
+  if (
+    err instanceof PaymentRefusedError &&
+    err.status !== undefined &&
+    err.status >= 500 &&
+    err.response === undefined
+  ) {
     // the platform failed to sign; nothing was refused, so not exit 2
     const message = `the platform could not make the payment (${err.code}, HTTP ${err.status}): ${err.message}`
     return new CliError(message, { code: err.code, human: message })
@@ -166,7 +177,12 @@ async function paymentError(err: unknown, cmd: Command): Promise<unknown> {
     const id = p.agentPaymentId ?? '<id>'
     return new CliError(`${why}, after a payment of ${formatUsdc(p.amount)} USDC to ${p.payTo} was signed`, {
       code: 'paid_call_failed',
-      details: { payment_id: p.agentPaymentId ?? null, amount: p.amount, pay_to: p.payTo, follow_with: `tollgate payments status ${id}` },
+      details: {
+        payment_id: p.agentPaymentId ?? null,
+        amount: p.amount,
+        pay_to: p.payTo,
+        follow_with: `tollgate payments status ${id}`,
+      },
       human: `error: ${why}, after a payment of ${formatUsdc(p.amount)} USDC to ${p.payTo} was signed\n  payment ${p.agentPaymentId ?? '-'}: the seller may have received it and may still settle it; see tollgate payments status ${id}`,
     })
   }
@@ -174,7 +190,9 @@ async function paymentError(err: unknown, cmd: Command): Promise<unknown> {
     const { headroom: _h, ...details } = err.details
     // a 404 or a non-JSON 4xx from the signing route: the API address points at something else
     const wrongApi = err.response === undefined && (err.code === 'not_found' || err.code === 'platform_error')
-    const toFix = wrongApi ? `check that ${s.apiUrl} is the Tollgate API (${s.apiUrlSource}): it has no agent payment route` : nextStep(err.code, 'agent_key', s.agentKeySource, err.details)
+    const toFix = wrongApi
+      ? `check that ${s.apiUrl} is the Tollgate API (${s.apiUrlSource}): it has no agent payment route`
+      : nextStep(err.code, 'agent_key', s.agentKeySource, err.details)
     if (err.response) cmd.io.stdout(new Uint8Array(await err.response.arrayBuffer()))
     return new CliError(err.message, {
       exit: EXIT.refused,

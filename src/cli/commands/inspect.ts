@@ -10,14 +10,31 @@ import { UnreachableError } from '../errors.js'
 import { EXIT } from '../exit-codes.js'
 import { headroomLines, type Budget } from './budget.js'
 
-export async function inspect(o: { url: string; init: RequestInit; f: FetchLike; cmd: Command; verbose: boolean }): Promise<number> {
+export async function inspect(o: {
+  url: string
+  init: RequestInit
+  f: FetchLike
+  cmd: Command
+  verbose: boolean
+}): Promise<number> {
   const { url, init, f, cmd } = o
   const { io, out } = cmd
   const res = await f(url, init)
   if (res.status !== 402) {
     if (!out.json) io.stderr(`no payment required: HTTP ${res.status}\n`)
     const body = new Uint8Array(await res.arrayBuffer())
-    if (out.json) out.result({ object: 'inspection', url, method: init.method, payment_required: false, status: res.status, body: new TextDecoder().decode(body) }, '')
+    if (out.json)
+      out.result(
+        {
+          object: 'inspection',
+          url,
+          method: init.method,
+          payment_required: false,
+          status: res.status,
+          body: new TextDecoder().decode(body),
+        },
+        '',
+      )
     else io.stdout(body)
     return res.status >= 400 ? EXIT.http : EXIT.ok
   }
@@ -33,14 +50,21 @@ export async function inspect(o: { url: string; init: RequestInit; f: FetchLike;
   const offered = offeredChallenges(header, v1)
   const parsed = offered.map((c) => c.parsed)
   if (parsed.length === 0) {
-    if (out.json) out.result({ object: 'inspection', url, method: init.method, payment_required: true, readable: false }, '')
+    if (out.json)
+      out.result({ object: 'inspection', url, method: init.method, payment_required: true, readable: false }, '')
     else io.stderr('the 402 carries no readable x402 challenge\n')
     return EXIT.refused
   }
   const ch = parsed[0]!
   // a v1 body's outputSchema.input describes the input most fully (fields by name); else the requirement's own
   const v1Schema = parsed.find((c) => c.version === 1)?.accepts.find((x) => x.inputSchema !== undefined)?.inputSchema
-  const schemaOf = (r: Requirement) => v1Schema ?? r.inputSchema ?? parsed.slice(1).flatMap((c) => c.accepts).find((x) => x.inputSchema !== undefined)?.inputSchema
+  const schemaOf = (r: Requirement) =>
+    v1Schema ??
+    r.inputSchema ??
+    parsed
+      .slice(1)
+      .flatMap((c) => c.accepts)
+      .find((x) => x.inputSchema !== undefined)?.inputSchema
   const s = cmd.settings()
   let dry: DryRun
   if (!s.agentKey) dry = { unavailable: 'unknown (no agent key; run tollgate setup or set TOLLGATE_AGENT_KEY)' }
@@ -82,7 +106,10 @@ export async function inspect(o: { url: string; init: RequestInit; f: FetchLike;
     )
     return EXIT.ok
   }
-  const lines: string[] = [`402 Payment Required: ${init.method} ${url}`, `x402 version ${ch.version}${parsed.length > 1 ? ` (also offered as v${parsed[1]!.version})` : ''}`]
+  const lines: string[] = [
+    `402 Payment Required: ${init.method} ${url}`,
+    `x402 version ${ch.version}${parsed.length > 1 ? ` (also offered as v${parsed[1]!.version})` : ''}`,
+  ]
   ch.accepts.forEach((r, i) => {
     const schema = schemaOf(r)
     lines.push(
@@ -93,18 +120,27 @@ export async function inspect(o: { url: string; init: RequestInit; f: FetchLike;
       `  timeout  ${r.maxTimeoutSeconds} s`,
     )
     if (o.verbose) {
-      lines.push(`  scheme   ${r.scheme}`, `  asset    ${r.asset}${r.extra ? ` (${r.extra.name} v${r.extra.version})` : ''}`)
+      lines.push(
+        `  scheme   ${r.scheme}`,
+        `  asset    ${r.asset}${r.extra ? ` (${r.extra.name} v${r.extra.version})` : ''}`,
+      )
       if (r.description) lines.push(`  about    ${r.description}`)
-      if (schema !== undefined) lines.push(`  input    ${JSON.stringify(schema, null, 2).replace(/\n/g, '\n           ')}`)
+      if (schema !== undefined)
+        lines.push(`  input    ${JSON.stringify(schema, null, 2).replace(/\n/g, '\n           ')}`)
     } else {
-      if (r.description) lines.push(`  about    ${r.description.length > 100 ? `${r.description.slice(0, 99)}…` : r.description}`)
+      if (r.description)
+        lines.push(`  about    ${r.description.length > 100 ? `${r.description.slice(0, 99)}…` : r.description}`)
       const fields = inputFields(schema)
       if (fields) lines.push(`  input    ${fields}`)
     }
   })
   if ('unavailable' in dry) lines.push(`cap headroom: ${dry.unavailable}`)
   else lines.push(...dry.lines)
-  lines.push(o.verbose ? 'nothing was paid (--inspect)' : 'nothing was paid (--inspect; --verbose adds the asset and the input schema)')
+  lines.push(
+    o.verbose
+      ? 'nothing was paid (--inspect)'
+      : 'nothing was paid (--inspect; --verbose adds the asset and the input schema)',
+  )
   out.result(undefined, lines)
   return EXIT.ok
 }
@@ -119,7 +155,10 @@ export function inputFields(schema: unknown): string | undefined {
   const parts: string[] = []
   const names = (fields: unknown, required: unknown = []) =>
     typeof fields === 'object' && fields !== null
-      ? Object.entries(fields as Record<string, any>).map(([k, f]) => `${k}${f?.required === true || (Array.isArray(required) && required.includes(k)) ? ' (required)' : ''}`)
+      ? Object.entries(fields as Record<string, any>).map(
+          ([k, f]) =>
+            `${k}${f?.required === true || (Array.isArray(required) && required.includes(k)) ? ' (required)' : ''}`,
+        )
       : []
   const q = names(o.queryParams)
   const b = names(o.bodyFields)
@@ -133,7 +172,14 @@ export function inputFields(schema: unknown): string | undefined {
 export type DryRun = { unavailable: string } | { preview: Record<string, any>; lines: string[] }
 
 /** What paying would do (the platform's dry run), as `--inspect` prints it. */
-export async function dryRun(url: string, method: string, offered: OfferedChallenge[], f: FetchLike, apiUrl: string, agentKey: string): Promise<DryRun> {
+export async function dryRun(
+  url: string,
+  method: string,
+  offered: OfferedChallenge[],
+  f: FetchLike,
+  apiUrl: string,
+  agentKey: string,
+): Promise<DryRun> {
   // the challenge the paying call would use: the next one only when the platform can pay nothing in this one
   let r: Response
   let b: Record<string, any>
@@ -151,7 +197,9 @@ export async function dryRun(url: string, method: string, offered: OfferedChalle
   return {
     preview: b,
     lines: [
-      b.would_pay ? `would pay ${formatUsdc(b.would_pay.amount)} USDC to ${b.would_pay.pay_to} on ${b.would_pay.network}` : `would not pay: ${b.refusal?.code}: ${b.refusal?.message}`,
+      b.would_pay
+        ? `would pay ${formatUsdc(b.would_pay.amount)} USDC to ${b.would_pay.pay_to} on ${b.would_pay.network}`
+        : `would not pay: ${b.refusal?.code}: ${b.refusal?.message}`,
       `cap headroom${b.would_pay ? ' after this payment' : ''}:`,
       ...headroomLines(b as Budget),
       ...(b.balance !== null && b.balance !== undefined ? [`wallet balance ${formatUsdc(b.balance)} USDC`] : []),

@@ -39,29 +39,48 @@ export interface AgentKey {
 export async function keysCommand(args: string[], cmd: Command): Promise<number> {
   const [sub, ...rest] = args
   if (sub === 'rotate-master') {
-    const code = await keysCli(args, { out: (l) => cmd.io.stdout(l + '\n'), err: (l) => cmd.io.stderr(l + '\n'), env: cmd.io.env })
+    const code = await keysCli(args, {
+      out: (l) => cmd.io.stdout(l + '\n'),
+      err: (l) => cmd.io.stderr(l + '\n'),
+      env: cmd.io.env,
+    })
     return code === 2 ? EXIT.usage : code
   }
-  const { values: v, positionals } = parseOptions(rest, { agent: { type: 'string' }, name: { type: 'string' }, save: { type: 'boolean' } }, KEYS_HELP, { positionals: true })
+  const { values: v, positionals } = parseOptions(
+    rest,
+    { agent: { type: 'string' }, name: { type: 'string' }, save: { type: 'boolean' } },
+    KEYS_HELP,
+    { positionals: true },
+  )
   if (v.help || sub === '--help' || sub === '-h') {
     cmd.io.stdout(KEYS_HELP)
     return EXIT.ok
   }
-  if (!['create', 'list', 'revoke'].includes(sub ?? '') || positionals.length !== (sub === 'revoke' ? 1 : 0)) throw new UsageError(KEYS_HELP)
+  if (!['create', 'list', 'revoke'].includes(sub ?? '') || positionals.length !== (sub === 'revoke' ? 1 : 0))
+    throw new UsageError(KEYS_HELP)
   const api = cmd.api()
   const s = cmd.settings()
   const a = await resolveAgent(api, s, v.agent)
   if (sub === 'create') {
-    const k = await api.user<AgentKey & { secret: string }>('POST', `/v1/agents/${a.address}/keys`, { body: { name: v.name ?? `cli@${cmd.io.hostname ?? os.hostname()}` } })
+    const k = await api.user<AgentKey & { secret: string }>('POST', `/v1/agents/${a.address}/keys`, {
+      body: { name: v.name ?? `cli@${cmd.io.hostname ?? os.hostname()}` },
+    })
     if (v.save) saveAgentKey(cmd, k.secret, a.address)
     cmd.out.result({ ...k, saved: Boolean(v.save) }, k.secret)
-    cmd.out.note(`agent key "${k.name}" (${k.id}) for ${a.address}: the secret above is shown only once${v.save ? `; stored in context "${s.contextName}"` : ' (--save stores it in the context)'}`)
+    cmd.out.note(
+      `agent key "${k.name}" (${k.id}) for ${a.address}: the secret above is shown only once${v.save ? `; stored in context "${s.contextName}"` : ' (--save stores it in the context)'}`,
+    )
     return EXIT.ok
   }
   if (sub === 'list') {
     const { data } = await api.user<{ data: AgentKey[] }>('GET', `/v1/agents/${a.address}/keys`)
     cmd.out.result({ object: 'list', data }, () =>
-      data.length === 0 ? `no keys for ${a.address}: tollgate keys create` : data.map((k) => `${k.id}  ${k.prefix}…${k.last4}  ${k.name}  ${k.revoked_at ? `revoked ${k.revoked_at}` : `last used ${k.last_used_at ?? 'never'}`}`),
+      data.length === 0
+        ? `no keys for ${a.address}: tollgate keys create`
+        : data.map(
+            (k) =>
+              `${k.id}  ${k.prefix}…${k.last4}  ${k.name}  ${k.revoked_at ? `revoked ${k.revoked_at}` : `last used ${k.last_used_at ?? 'never'}`}`,
+          ),
     )
     return EXIT.ok
   }

@@ -36,31 +36,62 @@ options:
 
 export async function loginCommand(args: string[], cmd: Command): Promise<number> {
   const { io, out } = cmd
-  const { values: v } = parseOptions(args, { 'api-url': { type: 'string' }, email: { type: 'string' }, password: { type: 'string' }, 'api-key': { type: 'string' } }, LOGIN_HELP)
+  const { values: v } = parseOptions(
+    args,
+    {
+      'api-url': { type: 'string' },
+      email: { type: 'string' },
+      password: { type: 'string' },
+      'api-key': { type: 'string' },
+    },
+    LOGIN_HELP,
+  )
   if (v.help) {
     io.stdout(LOGIN_HELP)
     return EXIT.ok
   }
   const chosen = chooseContext(io, cmd.contextFlag)
-  const apiUrl = (v['api-url'] ?? (io.env.TOLLGATE_API_URL || undefined) ?? chosen.context.api_url ?? DEFAULT_API_URL).replace(/\/+$/, '')
-  if (!/^https?:$/.test(URL.parse(apiUrl)?.protocol ?? '')) throw new UsageError(`--api-url is not an http(s) URL: ${apiUrl}`)
-  if (v['api-key'] !== undefined && (v.email !== undefined || v.password !== undefined)) throw new UsageError('use either --api-key or --email/--password, not both')
+  const apiUrl = (
+    v['api-url'] ??
+    (io.env.TOLLGATE_API_URL || undefined) ??
+    chosen.context.api_url ??
+    DEFAULT_API_URL
+  ).replace(/\/+$/, '')
+  if (!/^https?:$/.test(URL.parse(apiUrl)?.protocol ?? ''))
+    throw new UsageError(`--api-url is not an http(s) URL: ${apiUrl}`)
+  if (v['api-key'] !== undefined && (v.email !== undefined || v.password !== undefined))
+    throw new UsageError('use either --api-key or --email/--password, not both')
   const source = v['api-url'] ? '--api-url' : io.env.TOLLGATE_API_URL ? 'TOLLGATE_API_URL' : 'the context'
   const f = namingFetch(io.fetch ?? fetch, apiUrl, source)
   const deployment = await probeDeployment(f, apiUrl)
   const name = chosen.name ?? deployment
-  if (!CONTEXT_NAME.test(name)) throw new UsageError(`a context name is 1-40 letters, digits, ".", "_" or "-", got "${name}"`)
+  if (!CONTEXT_NAME.test(name))
+    throw new UsageError(`a context name is 1-40 letters, digits, ".", "_" or "-", got "${name}"`)
   if (chosen.exists && chosen.context.deployment && chosen.context.deployment !== deployment) {
-    throw new UsageError(`context "${name}" is ${chosen.context.deployment} and ${apiUrl} is ${deployment}`, `log in to it under another context: tollgate login --context ${deployment} --api-url ${apiUrl}`)
+    throw new UsageError(
+      `context "${name}" is ${chosen.context.deployment} and ${apiUrl} is ${deployment}`,
+      `log in to it under another context: tollgate login --context ${deployment} --api-url ${apiUrl}`,
+    )
   }
 
   let apiKey: string
   let keyInfo: { id: string | null; name: string | null; prefix: string }
   let email: string
-  const api = (key: string) => createApi(io, { apiUrl, apiUrlSource: source, apiKey: key, apiKeySource: '--api-key', agentKey: undefined, agentKeySource: '' })
+  const api = (key: string) =>
+    createApi(io, {
+      apiUrl,
+      apiUrlSource: source,
+      apiKey: key,
+      apiKeySource: '--api-key',
+      agentKey: undefined,
+      agentKeySource: '',
+    })
   if (v['api-key'] !== undefined) {
     apiKey = v['api-key'].trim()
-    if (!/^sk_(test|live)_[A-Za-z0-9]+$/.test(apiKey)) throw new UsageError(`--api-key: expected an API key (sk_test_… or sk_live_…)${apiKey.startsWith('ak_') ? '; that is an agent key: tollgate setup stores agent keys' : ''}`)
+    if (!/^sk_(test|live)_[A-Za-z0-9]+$/.test(apiKey))
+      throw new UsageError(
+        `--api-key: expected an API key (sk_test_… or sk_live_…)${apiKey.startsWith('ak_') ? '; that is an agent key: tollgate setup stores agent keys' : ''}`,
+      )
     // refused here, unsent: the other deployment's API never sees the key
     checkKeyDeployment(apiKey, deployment, '--api-key', `${apiUrl}`)
     const who = await api(apiKey).user<{ user: { email: string } }>('GET', '/v1/session')
@@ -68,8 +99,14 @@ export async function loginCommand(args: string[], cmd: Command): Promise<number
     keyInfo = { id: null, name: null, prefix: apiKey.slice(0, 12) }
   } else {
     email = v.email ?? (io.prompt ? (await io.prompt('email: ', { secret: false })).trim() : '')
-    const password = v.password ?? io.env.TOLLGATE_PASSWORD ?? (io.prompt ? await io.prompt('password: ', { secret: true }) : undefined)
-    if (!email || !password) throw new UsageError(`give --email and a password (TOLLGATE_PASSWORD, or the prompt on a terminal), or --api-key\n\n${LOGIN_HELP}`)
+    const password =
+      v.password ??
+      io.env.TOLLGATE_PASSWORD ??
+      (io.prompt ? await io.prompt('password: ', { secret: true }) : undefined)
+    if (!email || !password)
+      throw new UsageError(
+        `give --email and a password (TOLLGATE_PASSWORD, or the prompt on a terminal), or --api-key\n\n${LOGIN_HELP}`,
+      )
     const created = await viaSession(f, apiUrl, email, password, `cli@${io.hostname ?? os.hostname()}`)
     apiKey = created.secret
     keyInfo = { id: created.id, name: created.name, prefix: created.prefix }
@@ -86,22 +123,50 @@ export async function loginCommand(args: string[], cmd: Command): Promise<number
     file.current ??= name
     current = file.current === name
   })
-  if (previousId && previousId !== keyInfo.id) await api(apiKey).user('DELETE', `/v1/api-keys/${previousId}`).catch(() => {})
-  out.result({ object: 'login', context: name, current, api_url: apiUrl, deployment, user: { email }, api_key: keyInfo, config_file: path }, [
-    `logged in to ${apiUrl} (${deployment}) as ${email}`,
-    `${keyInfo.name ? `API key ${keyInfo.name} (${keyInfo.prefix}…) created and` : `API key ${keyInfo.prefix}…`} stored in context "${name}" of ${path} (mode 0600)`,
-    current ? 'next: tollgate setup (an agent, its key and, on the dev chain, test USDC)' : `context "${name}" is not the current one: tollgate config use ${name}, or --context ${name}`,
-  ])
+  if (previousId && previousId !== keyInfo.id)
+    await api(apiKey)
+      .user('DELETE', `/v1/api-keys/${previousId}`)
+      .catch(() => {})
+  out.result(
+    {
+      object: 'login',
+      context: name,
+      current,
+      api_url: apiUrl,
+      deployment,
+      user: { email },
+      api_key: keyInfo,
+      config_file: path,
+    },
+    [
+      `logged in to ${apiUrl} (${deployment}) as ${email}`,
+      `${keyInfo.name ? `API key ${keyInfo.name} (${keyInfo.prefix}…) created and` : `API key ${keyInfo.prefix}…`} stored in context "${name}" of ${path} (mode 0600)`,
+      current
+        ? 'next: tollgate setup (an agent, its key and, on the dev chain, test USDC)'
+        : `context "${name}" is not the current one: tollgate config use ${name}, or --context ${name}`,
+    ],
+  )
   return EXIT.ok
 }
 
 /** Email and password → a session → a new API key → the session ended. Only the key is kept. */
 async function viaSession(f: FetchLike, apiUrl: string, email: string, password: string, keyName: string) {
-  const res = await f(`${apiUrl}/v1/session`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ email, password }) })
+  const res = await f(`${apiUrl}/v1/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ email, password }),
+  })
   const body = (await res.json().catch(() => ({}))) as Record<string, any>
   if (!res.ok) {
     const { statusCode: _s, error: _e, code, message, ...details } = body
-    throw new ApiError(res.status, code ?? 'http_error', message ?? `HTTP ${res.status}`, details, 'none', 'POST /v1/session')
+    throw new ApiError(
+      res.status,
+      code ?? 'http_error',
+      message ?? `HTTP ${res.status}`,
+      details,
+      'none',
+      'POST /v1/session',
+    )
   }
   const cookie = res.headers
     .getSetCookie()
@@ -110,9 +175,21 @@ async function viaSession(f: FetchLike, apiUrl: string, email: string, password:
   if (!cookie) throw new CliError(`${apiUrl} logged in but set no session cookie: is it the Tollgate API?`)
   const session = { cookie, accept: 'application/json' }
   try {
-    const k = await f(`${apiUrl}/v1/api-keys`, { method: 'POST', headers: { ...session, 'content-type': 'application/json' }, body: JSON.stringify({ name: keyName }) })
+    const k = await f(`${apiUrl}/v1/api-keys`, {
+      method: 'POST',
+      headers: { ...session, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: keyName }),
+    })
     const key = (await k.json().catch(() => ({}))) as Record<string, any>
-    if (!k.ok || typeof key.secret !== 'string') throw new ApiError(k.status, key.code ?? 'http_error', key.message ?? `HTTP ${k.status}`, {}, 'none', 'POST /v1/api-keys')
+    if (!k.ok || typeof key.secret !== 'string')
+      throw new ApiError(
+        k.status,
+        key.code ?? 'http_error',
+        key.message ?? `HTTP ${k.status}`,
+        {},
+        'none',
+        'POST /v1/api-keys',
+      )
     return { id: key.id as string, name: key.name as string, prefix: key.prefix as string, secret: key.secret }
   } finally {
     // the session was only for making the key
@@ -129,11 +206,17 @@ export async function logoutCommand(args: string[], cmd: Command): Promise<numbe
     return EXIT.ok
   }
   const s = cmd.settings()
-  if (!s.contextName || !s.exists || !s.context.api_key) throw new UsageError(`no API key stored${s.contextName ? ` in context "${s.contextName}"` : ''}: nothing to log out of`)
+  if (!s.contextName || !s.exists || !s.context.api_key)
+    throw new UsageError(
+      `no API key stored${s.contextName ? ` in context "${s.contextName}"` : ''}: nothing to log out of`,
+    )
   let revoked = false
   if (s.context.api_key_id) {
     try {
-      await createApi(cmd.io, { ...s, apiKey: s.context.api_key }).user('DELETE', `/v1/api-keys/${s.context.api_key_id}`)
+      await createApi(cmd.io, { ...s, apiKey: s.context.api_key }).user(
+        'DELETE',
+        `/v1/api-keys/${s.context.api_key_id}`,
+      )
       revoked = true
     } catch (err) {
       // a key already revoked or deleted is as good as revoked; anything else is reported
@@ -147,6 +230,9 @@ export async function logoutCommand(args: string[], cmd: Command): Promise<numbe
       delete ctx.api_key_id
     }
   })
-  cmd.out.result({ object: 'logout', context: s.contextName, revoked }, `${revoked ? 'revoked the API key and ' : ''}removed it from context "${s.contextName}"${!revoked ? ' (it was not made by tollgate login: revoke it on the dashboard if it should stop working)' : ''}`)
+  cmd.out.result(
+    { object: 'logout', context: s.contextName, revoked },
+    `${revoked ? 'revoked the API key and ' : ''}removed it from context "${s.contextName}"${!revoked ? ' (it was not made by tollgate login: revoke it on the dashboard if it should stop working)' : ''}`,
+  )
   return EXIT.ok
 }

@@ -47,10 +47,12 @@ export async function mcpCommand(args: string[], cmd: Command): Promise<number> 
     return EXIT.ok
   }
   const remoteUrl = v.remote === undefined ? undefined : URL.parse(v.remote)
-  if (remoteUrl === null || (remoteUrl && remoteUrl.protocol !== 'http:' && remoteUrl.protocol !== 'https:')) throw new UsageError(`--remote is the http(s) URL of an MCP server, got "${v.remote}"`)
+  if (remoteUrl === null || (remoteUrl && remoteUrl.protocol !== 'http:' && remoteUrl.protocol !== 'https:'))
+    throw new UsageError(`--remote is the http(s) URL of an MCP server, got "${v.remote}"`)
   const session = new McpSession(cmd)
   const log = (line: string) => cmd.io.stderr(redactSecrets(`tollgate mcp: ${line}\n`))
-  if (!session.settings.agentKey) log('no agent key: the tools that pay refuse until there is one (TOLLGATE_AGENT_KEY, or tollgate setup)')
+  if (!session.settings.agentKey)
+    log('no agent key: the tools that pay refuse until there is one (TOLLGATE_AGENT_KEY, or tollgate setup)')
 
   let server: Server
   if (remoteUrl) {

@@ -59,21 +59,35 @@ interface AgentPayment {
 const DONE = new Set(['settled', 'failed', 'voided'])
 
 async function status(args: string[], cmd: Command): Promise<number> {
-  const { values: v, positionals } = parseOptions(args, { wait: { type: 'boolean' }, timeout: { type: 'string' } }, PAYMENTS_HELP, { positionals: true })
+  const { values: v, positionals } = parseOptions(
+    args,
+    { wait: { type: 'boolean' }, timeout: { type: 'string' } },
+    PAYMENTS_HELP,
+    { positionals: true },
+  )
   if (positionals.length !== 1) throw new UsageError(PAYMENTS_HELP)
   const timeoutS = Number(v.timeout ?? 120)
   if (!Number.isFinite(timeoutS) || timeoutS <= 0) throw new UsageError('--timeout: expected seconds above 0')
   const api = cmd.api()
   const path = `/v1/agent/payments/${encodeURIComponent(positionals[0]!)}`
   let p = await api.agent<AgentPayment>('GET', path)
-  const waiting = () => !p.transaction && p.settlement !== null && !DONE.has(p.settlement.status) && p.status !== 'rejected' && p.status !== 'expired'
+  const waiting = () =>
+    !p.transaction &&
+    p.settlement !== null &&
+    !DONE.has(p.settlement.status) &&
+    p.status !== 'rejected' &&
+    p.status !== 'expired'
   if (v.wait && waiting()) {
     const progress = cmd.out.progress(`waiting for payment ${p.id} to settle`)
     const deadline = Date.now() + timeoutS * 1000
     try {
       while (waiting()) {
         progress.update(p.settlement!.status)
-        if (Date.now() > deadline) throw new CliError(`payment ${p.id} has not settled within ${timeoutS} s (${p.settlement!.status})`, { code: 'settlement_pending', toFix: `it settles without you: tollgate payments status ${p.id}` })
+        if (Date.now() > deadline)
+          throw new CliError(`payment ${p.id} has not settled within ${timeoutS} s (${p.settlement!.status})`, {
+            code: 'settlement_pending',
+            toFix: `it settles without you: tollgate payments status ${p.id}`,
+          })
         await new Promise((r) => setTimeout(r, 500))
         p = await api.agent<AgentPayment>('GET', path)
       }
@@ -91,23 +105,45 @@ async function status(args: string[], cmd: Command): Promise<number> {
 /** `--since 24h` / `7d` / `30m`, or a date or time ISO 8601 takes. */
 export function parseSince(text: string, now = Date.now()): string {
   const m = /^(\d+)([mhd])$/.exec(text)
-  if (m) return new Date(now - Number(m[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'm' | 'h' | 'd']).toISOString()
+  if (m)
+    return new Date(
+      now - Number(m[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'm' | 'h' | 'd'],
+    ).toISOString()
   const d = new Date(text)
-  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(d.getTime())) throw new UsageError(`--since: expected a date or time (2026-01-31, 2026-01-31T12:00Z) or an age (30m, 24h, 7d), got "${text}"`)
+  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(d.getTime()))
+    throw new UsageError(
+      `--since: expected a date or time (2026-01-31, 2026-01-31T12:00Z) or an age (30m, 24h, 7d), got "${text}"`,
+    )
   return d.toISOString()
 }
 
 async function list(args: string[], cmd: Command): Promise<number> {
-  const { values: v, positionals } = parseOptions(args, { agent: { type: 'string' }, since: { type: 'string' }, status: { type: 'string' }, role: { type: 'string' }, limit: { type: 'string' } }, PAYMENTS_HELP, { positionals: true })
+  const { values: v, positionals } = parseOptions(
+    args,
+    {
+      agent: { type: 'string' },
+      since: { type: 'string' },
+      status: { type: 'string' },
+      role: { type: 'string' },
+      limit: { type: 'string' },
+    },
+    PAYMENTS_HELP,
+    { positionals: true },
+  )
   if (positionals.length) throw new UsageError(PAYMENTS_HELP)
   const limit = Number(v.limit ?? 20)
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit: expected a whole number from 1 to 1000')
-  if (v.role !== undefined && v.role !== 'buyer' && v.role !== 'seller') throw new UsageError('--role: expected buyer or seller')
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+    throw new UsageError('--limit: expected a whole number from 1 to 1000')
+  if (v.role !== undefined && v.role !== 'buyer' && v.role !== 'seller')
+    throw new UsageError('--role: expected buyer or seller')
   let statuses: string[] | undefined
   if (v.status !== undefined) {
     statuses = v.status.split(',').flatMap((x) => (x.trim() === 'pending' ? PENDING : [x.trim()]))
     const bad = statuses.filter((x) => !(STATUSES as readonly string[]).includes(x))
-    if (bad.length) throw new UsageError(`--status: unknown ${bad.map((x) => `"${x}"`).join(', ')}; expected ${STATUSES.join(', ')} or pending`)
+    if (bad.length)
+      throw new UsageError(
+        `--status: unknown ${bad.map((x) => `"${x}"`).join(', ')}; expected ${STATUSES.join(', ')} or pending`,
+      )
   }
   const from = v.since === undefined ? undefined : parseSince(v.since)
   const api = cmd.api()
@@ -118,9 +154,20 @@ async function list(args: string[], cmd: Command): Promise<number> {
   let pages = 0
   let hasMore = true
   while (rows.length < limit && hasMore && pages < 100) {
-    const page = await api.user<{ data: Transaction[]; has_more: boolean; next_cursor: string | null }>('GET', '/v1/transactions', {
-      query: { order: 'desc', limit: statuses ? 100 : Math.min(100, limit - rows.length), agent, from, role: v.role, cursor },
-    })
+    const page = await api.user<{ data: Transaction[]; has_more: boolean; next_cursor: string | null }>(
+      'GET',
+      '/v1/transactions',
+      {
+        query: {
+          order: 'desc',
+          limit: statuses ? 100 : Math.min(100, limit - rows.length),
+          agent,
+          from,
+          role: v.role,
+          cursor,
+        },
+      },
+    )
     pages++
     rows.push(...page.data.filter((r) => !statuses || statuses.includes(r.status)))
     hasMore = page.has_more
@@ -130,8 +177,12 @@ async function list(args: string[], cmd: Command): Promise<number> {
   cmd.out.result({ object: 'list', data: shown, has_more: rows.length > limit || hasMore }, () =>
     shown.length === 0
       ? 'no payments'
-      : shown.map((r) => `${r.created_at}  ${r.id}  ${r.status.padEnd(8)}  ${formatUsdc(r.value).padStart(9)} USDC  ${r.payer} → ${r.pay_to}  ${r.method} ${r.resource}${r.tx_hash ? `  ${r.tx_hash}` : ''}`),
+      : shown.map(
+          (r) =>
+            `${r.created_at}  ${r.id}  ${r.status.padEnd(8)}  ${formatUsdc(r.value).padStart(9)} USDC  ${r.payer} → ${r.pay_to}  ${r.method} ${r.resource}${r.tx_hash ? `  ${r.tx_hash}` : ''}`,
+        ),
   )
-  if (rows.length > limit || hasMore) cmd.out.note(`more payments match: raise --limit (at most 1000) or narrow --since`)
+  if (rows.length > limit || hasMore)
+    cmd.out.note(`more payments match: raise --limit (at most 1000) or narrow --since`)
   return EXIT.ok
 }

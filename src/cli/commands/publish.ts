@@ -33,8 +33,27 @@ The file (docs/cli.md has the whole shape):
       upstream_url: https://api.acme.example/forecast
 `
 
-const SERVICE_FIELDS = ['display_name', 'description', 'pay_to', 'category', 'tags', 'website_url', 'docs_url', 'logo_url'] as const
-const ENDPOINT_FIELDS = ['methods', 'description', 'mime_type', 'input_schema', 'settlement_mode', 'handler', 'upstream_url', 'upstream', 'enabled'] as const
+const SERVICE_FIELDS = [
+  'display_name',
+  'description',
+  'pay_to',
+  'category',
+  'tags',
+  'website_url',
+  'docs_url',
+  'logo_url',
+] as const
+const ENDPOINT_FIELDS = [
+  'methods',
+  'description',
+  'mime_type',
+  'input_schema',
+  'settlement_mode',
+  'handler',
+  'upstream_url',
+  'upstream',
+  'enabled',
+] as const
 /** A price above this many USDC is taken for atomic units typed as USDC, and refused. */
 const PRICE_SANITY_USDC = 1000n
 
@@ -69,14 +88,28 @@ export async function publishCommand(args: string[], cmd: Command): Promise<numb
     cmd.io.stdout(PUBLISH_HELP)
     return EXIT.ok
   }
-  const flagged = ['namespace', 'service', 'slug', 'price', 'upstream-url', 'handler', 'method', 'description', 'settlement', 'mime-type'].filter((k) => v[k as keyof typeof v] !== undefined)
+  const flagged = [
+    'namespace',
+    'service',
+    'slug',
+    'price',
+    'upstream-url',
+    'handler',
+    'method',
+    'description',
+    'settlement',
+    'mime-type',
+  ].filter((k) => v[k as keyof typeof v] !== undefined)
   let spec: Spec
   if (v.file !== undefined) {
-    if (flagged.length) throw new UsageError(`use either --file or the flags (${flagged.map((k) => `--${k}`).join(', ')}), not both`)
+    if (flagged.length)
+      throw new UsageError(`use either --file or the flags (${flagged.map((k) => `--${k}`).join(', ')}), not both`)
     spec = readSpec(v.file)
   } else {
-    for (const k of ['namespace', 'service', 'slug', 'price'] as const) if (v[k] === undefined) throw new UsageError(`--${k} is needed (or --file)\n\n${PUBLISH_HELP}`)
-    if ((v['upstream-url'] === undefined) === (v.handler === undefined)) throw new UsageError('give --upstream-url (your origin) or --handler (a hosted handler), one of them')
+    for (const k of ['namespace', 'service', 'slug', 'price'] as const)
+      if (v[k] === undefined) throw new UsageError(`--${k} is needed (or --file)\n\n${PUBLISH_HELP}`)
+    if ((v['upstream-url'] === undefined) === (v.handler === undefined))
+      throw new UsageError('give --upstream-url (your origin) or --handler (a hosted handler), one of them')
     spec = {
       namespace: v.namespace!,
       service: { name: v.service! },
@@ -100,18 +133,28 @@ export async function publishCommand(args: string[], cmd: Command): Promise<numb
   const s = cmd.settings()
   const ns = spec.namespace
   const svc = spec.service.name
-  const listing = Object.fromEntries(SERVICE_FIELDS.filter((k) => spec.service[k] !== undefined).map((k) => [k, spec.service[k]]))
+  const listing = Object.fromEntries(
+    SERVICE_FIELDS.filter((k) => spec.service[k] !== undefined).map((k) => [k, spec.service[k]]),
+  )
   const payTo = listing.pay_to ?? s.context.agent
   // a new service needs a receiver: refused before anything is created
   if (!payTo && (await exists(api, `/v1/sellers/${ns}/services/${svc}`)) === false) {
-    throw new UsageError('where do payments go? give --pay-to 0x… (or service.pay_to in the file), or run tollgate setup so the context has an agent')
+    throw new UsageError(
+      'where do payments go? give --pay-to 0x… (or service.pay_to in the file), or run tollgate setup so the context has an agent',
+    )
   }
-  const namespace = await ensure(api, `/v1/sellers/${ns}`, () => api.user('POST', '/v1/sellers', { body: { namespace: ns, ...(spec.display_name ? { display_name: spec.display_name } : {}) } }))
+  const namespace = await ensure(api, `/v1/sellers/${ns}`, () =>
+    api.user('POST', '/v1/sellers', {
+      body: { namespace: ns, ...(spec.display_name ? { display_name: spec.display_name } : {}) },
+    }),
+  )
   const service = await ensure(
     api,
     `/v1/sellers/${ns}/services/${svc}`,
     () => api.user('POST', `/v1/sellers/${ns}/services`, { body: { name: svc, ...listing, pay_to: payTo } }),
-    Object.keys(listing).length ? () => api.user('PATCH', `/v1/sellers/${ns}/services/${svc}`, { body: listing }) : undefined,
+    Object.keys(listing).length
+      ? () => api.user('PATCH', `/v1/sellers/${ns}/services/${svc}`, { body: listing })
+      : undefined,
   )
   const published: Array<Record<string, any> & { created: boolean; test?: UpstreamTest }> = []
   for (const { slug, ...body } of endpoints) {
@@ -134,12 +177,19 @@ export async function publishCommand(args: string[], cmd: Command): Promise<numb
     }
   }
   cmd.out.result(
-    { object: 'publication', namespace: { ...namespace.value, created: namespace.created }, service: { ...service.value, created: service.created }, endpoints: published },
+    {
+      object: 'publication',
+      namespace: { ...namespace.value, created: namespace.created },
+      service: { ...service.value, created: service.created },
+      endpoints: published,
+    },
     [
       `namespace ${ns}${namespace.created ? ' (claimed)' : ''}, service ${svc}${service.created ? ' (created)' : ''}, payments to ${service.value.pay_to}`,
       ...published.flatMap((e) => [
         `${e.created ? 'published' : 'updated'}  ${e.url}  ${formatUsdc(e.price)} USDC  ${e.methods.join(',')}  ${e.handler ? `handler ${e.handler}` : `→ ${e.upstream_url}`}`,
-        ...(e.signing_secret ? [`  signing secret ${e.signing_secret} (shown once: your upstream checks X-Tollgate-Signature with it)`] : []),
+        ...(e.signing_secret
+          ? [`  signing secret ${e.signing_secret} (shown once: your upstream checks X-Tollgate-Signature with it)`]
+          : []),
         ...(e.test ? [`  ${testLine(e.test)}`] : []),
       ]),
     ],
@@ -159,7 +209,12 @@ async function exists(api: Api, path: string): Promise<boolean> {
 }
 
 /** GET `path`; on 404 `create()`; else `update()` when given. Which happened, and the answer. */
-async function ensure(api: Api, path: string, create: () => Promise<any>, update?: () => Promise<any>): Promise<{ value: any; created: boolean }> {
+async function ensure(
+  api: Api,
+  path: string,
+  create: () => Promise<any>,
+  update?: () => Promise<any>,
+): Promise<{ value: any; created: boolean }> {
   try {
     const found = await api.user('GET', path)
     return { value: update ? await update() : found, created: false }
@@ -181,14 +236,18 @@ export function readSpec(file: string): Spec {
   try {
     raw = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text)
   } catch (err) {
-    throw new UsageError(`${file} is not valid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${(err as Error).message.split('\n')[0]}`)
+    throw new UsageError(
+      `${file} is not valid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${(err as Error).message.split('\n')[0]}`,
+    )
   }
   const o = raw as Record<string, any>
   const bad = (what: string) => new UsageError(`${file}: ${what} (tollgate publish --help shows the shape)`)
-  if (typeof o !== 'object' || o === null || Array.isArray(o)) throw bad('expected an object with namespace, service and endpoints')
+  if (typeof o !== 'object' || o === null || Array.isArray(o))
+    throw bad('expected an object with namespace, service and endpoints')
   if (typeof o.namespace !== 'string') throw bad('"namespace" is missing')
   const service = typeof o.service === 'string' ? { name: o.service } : o.service
-  if (typeof service !== 'object' || service === null || typeof service.name !== 'string') throw bad('"service" needs a name')
+  if (typeof service !== 'object' || service === null || typeof service.name !== 'string')
+    throw bad('"service" needs a name')
   const list = o.endpoints ?? (o.endpoint ? [o.endpoint] : undefined)
   if (!Array.isArray(list) || list.length === 0) throw bad('"endpoints" is missing or empty')
   list.forEach((e, i) => {
@@ -197,20 +256,38 @@ export function readSpec(file: string): Spec {
   const known = new Set(['namespace', 'display_name', 'service', 'endpoints', 'endpoint'])
   const unknown = Object.keys(o).filter((k) => !known.has(k))
   if (unknown.length) throw bad(`unknown field${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`)
-  return { namespace: o.namespace, display_name: typeof o.display_name === 'string' ? o.display_name : undefined, service, endpoints: list }
+  return {
+    namespace: o.namespace,
+    display_name: typeof o.display_name === 'string' ? o.display_name : undefined,
+    service,
+    endpoints: list,
+  }
 }
 
 /** An endpoint of the spec as the API takes it: the price in atomic units, only known fields. */
-function endpointBody(e: Record<string, unknown> & { slug: string }, where: string): Record<string, unknown> & { slug: string } {
-  const unknown = Object.keys(e).filter((k) => k !== 'slug' && k !== 'price' && k !== 'price_atomic' && !(ENDPOINT_FIELDS as readonly string[]).includes(k))
-  if (unknown.length) throw new UsageError(`${where}: unknown field${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`)
-  if ((e.price === undefined) === (e.price_atomic === undefined)) throw new UsageError(`${where}: give price (USDC, e.g. "0.001") or price_atomic (atomic units, e.g. "1000"), one of them`)
+function endpointBody(
+  e: Record<string, unknown> & { slug: string },
+  where: string,
+): Record<string, unknown> & { slug: string } {
+  const unknown = Object.keys(e).filter(
+    (k) => k !== 'slug' && k !== 'price' && k !== 'price_atomic' && !(ENDPOINT_FIELDS as readonly string[]).includes(k),
+  )
+  if (unknown.length)
+    throw new UsageError(`${where}: unknown field${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`)
+  if ((e.price === undefined) === (e.price_atomic === undefined))
+    throw new UsageError(
+      `${where}: give price (USDC, e.g. "0.001") or price_atomic (atomic units, e.g. "1000"), one of them`,
+    )
   let price: string
   if (e.price !== undefined) {
     price = parseUsdc(String(e.price), `${where}.price`)
-    if (BigInt(price) > PRICE_SANITY_USDC * 1_000_000n) throw new UsageError(`${where}.price: ${e.price} USDC per call? price is in USDC; for atomic units use price_atomic`)
+    if (BigInt(price) > PRICE_SANITY_USDC * 1_000_000n)
+      throw new UsageError(
+        `${where}.price: ${e.price} USDC per call? price is in USDC; for atomic units use price_atomic`,
+      )
   } else {
-    if (!/^[0-9]+$/.test(String(e.price_atomic))) throw new UsageError(`${where}.price_atomic: expected atomic units as digits, e.g. "1000" for 0.001 USDC`)
+    if (!/^[0-9]+$/.test(String(e.price_atomic)))
+      throw new UsageError(`${where}.price_atomic: expected atomic units as digits, e.g. "1000" for 0.001 USDC`)
     price = String(e.price_atomic)
   }
   const { price: _p, price_atomic: _a, ...rest } = e

@@ -51,7 +51,9 @@ export async function keysCli(argv: string[], io: CliIo): Promise<number> {
   }
   let dryRun: boolean | undefined
   try {
-    ;({ values: { 'dry-run': dryRun } } = parseArgs({ args: rest, options: { 'dry-run': { type: 'boolean' } }, strict: true, allowPositionals: false }))
+    ;({
+      values: { 'dry-run': dryRun },
+    } = parseArgs({ args: rest, options: { 'dry-run': { type: 'boolean' } }, strict: true, allowPositionals: false }))
   } catch (err) {
     io.err(`${(err as Error).message}\n${KEYS_USAGE}`)
     return 2
@@ -59,10 +61,14 @@ export async function keysCli(argv: string[], io: CliIo): Promise<number> {
   const problems: string[] = []
   const oldRaw = io.env.TOLLGATE_MASTER_KEY_OLD
   const newRaw = io.env.TOLLGATE_MASTER_KEY_NEW
-  const oldKeys = (oldRaw ?? '').split(',').filter((s) => s.trim() !== '').map((s) => parseMasterKey(s))
+  const oldKeys = (oldRaw ?? '')
+    .split(',')
+    .filter((s) => s.trim() !== '')
+    .map((s) => parseMasterKey(s))
   const newKey = newRaw === undefined ? undefined : parseMasterKey(newRaw)
   if (oldKeys.length === 0) problems.push('TOLLGATE_MASTER_KEY_OLD is not set')
-  else if (oldKeys.some((k) => k === undefined)) problems.push('TOLLGATE_MASTER_KEY_OLD: expected 32-byte keys as 64 hex characters or base64, comma-separated')
+  else if (oldKeys.some((k) => k === undefined))
+    problems.push('TOLLGATE_MASTER_KEY_OLD: expected 32-byte keys as 64 hex characters or base64, comma-separated')
   if (newRaw === undefined) problems.push('TOLLGATE_MASTER_KEY_NEW is not set')
   else if (!newKey) problems.push('TOLLGATE_MASTER_KEY_NEW: expected 32 bytes as 64 hex characters or base64')
   if (problems.length) {
@@ -81,7 +87,11 @@ export async function keysCli(argv: string[], io: CliIo): Promise<number> {
     const r = await rotateMasterKey(db, oldKeys as Buffer[], newKey!, { dryRun })
     const what = `${r.agents} agent wallet key(s), ${r.funding_wallets} funding wallet key(s), ${r.endpoints} endpoint(s) with upstream secrets`
     const id = masterKeyId(newKey!)
-    io.out(dryRun ? `dry run: every secret decrypts; would re-encrypt ${what} under master key id ${id}` : `re-encrypted ${what} under master key id ${id}`)
+    io.out(
+      dryRun
+        ? `dry run: every secret decrypts; would re-encrypt ${what} under master key id ${id}`
+        : `re-encrypted ${what} under master key id ${id}`,
+    )
     return 0
   } catch (err) {
     io.err(err instanceof MasterKeyRotationError ? err.message : `rotation failed: ${(err as Error).message}`)

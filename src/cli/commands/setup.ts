@@ -31,7 +31,16 @@ const FAUCET_DEFAULT = 100_000_000n // 100 USDC
 const FAUCET_MAX = 1_000_000_000n
 
 export async function setupCommand(args: string[], cmd: Command): Promise<number> {
-  const { values: v } = parseOptions(args, { agent: { type: 'string' }, fund: { type: 'string' }, 'no-fund': { type: 'boolean' }, timeout: { type: 'string' } }, SETUP_HELP)
+  const { values: v } = parseOptions(
+    args,
+    {
+      agent: { type: 'string' },
+      fund: { type: 'string' },
+      'no-fund': { type: 'boolean' },
+      timeout: { type: 'string' },
+    },
+    SETUP_HELP,
+  )
   if (v.help) {
     cmd.io.stdout(SETUP_HELP)
     return EXIT.ok
@@ -50,19 +59,27 @@ export async function setupCommand(args: string[], cmd: Command): Promise<number
   // its key: the context's when it still opens this agent, else a new one
   let keyNote: string
   let keyPrefix: string
-  const reused = s.context.agent_key && s.context.agent?.toLowerCase() === agent.a.address.toLowerCase() && (await keyWorks(cmd, s.context.agent_key, agent.a.address))
+  const reused =
+    s.context.agent_key &&
+    s.context.agent?.toLowerCase() === agent.a.address.toLowerCase() &&
+    (await keyWorks(cmd, s.context.agent_key, agent.a.address))
   if (reused) {
     keyPrefix = s.context.agent_key!.slice(0, 12)
     keyNote = 'kept (it still works)'
   } else {
-    const k = await api.user<AgentKey & { secret: string }>('POST', `/v1/agents/${agent.a.address}/keys`, { body: { name: `cli@${cmd.io.hostname ?? os.hostname()}` } })
+    const k = await api.user<AgentKey & { secret: string }>('POST', `/v1/agents/${agent.a.address}/keys`, {
+      body: { name: `cli@${cmd.io.hostname ?? os.hostname()}` },
+    })
     saveAgentKey(cmd, k.secret, agent.a.address)
     keyPrefix = k.prefix
     keyNote = `created "${k.name}" (${k.id})`
   }
 
   // funding
-  const wallet = await api.user<{ address: string; balance: { usdc: string } | null; faucet_available: boolean }>('GET', '/v1/funding-wallet')
+  const wallet = await api.user<{ address: string; balance: { usdc: string } | null; faucet_available: boolean }>(
+    'GET',
+    '/v1/funding-wallet',
+  )
   let balance = BigInt((await api.user<{ usdc: string }>('GET', `/v1/agents/${agent.a.address}/balance`)).usdc)
   let funding: Record<string, unknown> = { status: balance >= target ? 'funded' : 'unfunded' }
   if (!v['no-fund'] && balance < target) {
@@ -71,7 +88,9 @@ export async function setupCommand(args: string[], cmd: Command): Promise<number
       funding = { status: 'funded', via: 'faucet and top-up' }
     } else {
       funding = { status: 'unfunded', send_usdc_to: agent.a.address }
-      cmd.out.note(`the agent holds ${formatUsdc(balance)} USDC: send USDC to ${agent.a.address} (or enable top-ups from your funding wallet ${wallet.address} on the dashboard)`)
+      cmd.out.note(
+        `the agent holds ${formatUsdc(balance)} USDC: send USDC to ${agent.a.address} (or enable top-ups from your funding wallet ${wallet.address} on the dashboard)`,
+      )
     }
   }
 
@@ -119,7 +138,10 @@ async function pickAgent(api: Api, cmd: Command, ref: string | undefined): Promi
 /** The agent key opens this agent (GET /v1/agent answers with its address). */
 async function keyWorks(cmd: Command, key: string, address: string): Promise<boolean> {
   try {
-    const me = await createApi(cmd.io, { ...cmd.settings(), agentKey: key }).agent<{ address: string }>('GET', '/v1/agent')
+    const me = await createApi(cmd.io, { ...cmd.settings(), agentKey: key }).agent<{ address: string }>(
+      'GET',
+      '/v1/agent',
+    )
     return me.address.toLowerCase() === address.toLowerCase()
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) return false
@@ -128,17 +150,37 @@ async function keyWorks(cmd: Command, key: string, address: string): Promise<boo
 }
 
 /** Faucet → funding wallet, a top-up rule on the agent, then the wait for the worker's top-up. */
-async function fundOnDevChain(cmd: Command, api: Api, a: AgentView, wallet: { address: string; balance: { usdc: string } | null }, balance: bigint, target: bigint, timeoutS: number): Promise<bigint> {
+async function fundOnDevChain(
+  cmd: Command,
+  api: Api,
+  a: AgentView,
+  wallet: { address: string; balance: { usdc: string } | null },
+  balance: bigint,
+  target: bigint,
+  timeoutS: number,
+): Promise<bigint> {
   const amount = a.top_up.enabled && BigInt(a.top_up.amount) > target ? BigInt(a.top_up.amount) : target
-  if (amount > FAUCET_MAX) throw new UsageError(`--fund: the faucet gives at most ${formatUsdc(FAUCET_MAX)} USDC at a time`)
+  if (amount > FAUCET_MAX)
+    throw new UsageError(`--fund: the faucet gives at most ${formatUsdc(FAUCET_MAX)} USDC at a time`)
   const walletUsdc = BigInt(wallet.balance?.usdc ?? '0')
   if (walletUsdc < amount) {
     const mint = amount > FAUCET_DEFAULT ? amount : FAUCET_DEFAULT
     await api.user('POST', '/v1/funding-wallet/faucet', { body: { amount: mint.toString() } })
     cmd.out.note(`faucet: ${formatUsdc(mint)} test USDC to your funding wallet ${wallet.address}`)
   }
-  await api.user('PATCH', `/v1/agents/${a.address}`, { body: { top_up: { enabled: true, threshold: target.toString(), amount: amount.toString(), funding_source: 'funding_wallet' } } })
-  cmd.out.note(`top-ups on for "${a.name}": below ${formatUsdc(target)} USDC it gets ${formatUsdc(amount)} USDC from the funding wallet`)
+  await api.user('PATCH', `/v1/agents/${a.address}`, {
+    body: {
+      top_up: {
+        enabled: true,
+        threshold: target.toString(),
+        amount: amount.toString(),
+        funding_source: 'funding_wallet',
+      },
+    },
+  })
+  cmd.out.note(
+    `top-ups on for "${a.name}": below ${formatUsdc(target)} USDC it gets ${formatUsdc(amount)} USDC from the funding wallet`,
+  )
   const progress = cmd.out.progress('waiting for the top-up (the worker checks every 30 s)')
   const deadline = Date.now() + timeoutS * 1000
   try {
@@ -146,9 +188,18 @@ async function fundOnDevChain(cmd: Command, api: Api, a: AgentView, wallet: { ad
       balance = BigInt((await api.user<{ usdc: string }>('GET', `/v1/agents/${a.address}/balance`)).usdc)
       progress.update(`balance ${formatUsdc(balance)} of ${formatUsdc(target)} USDC`)
       if (balance >= target) break
-      const { data } = await api.user<{ data: Array<{ status: string; error: string | null; attempts: number }> }>('GET', `/v1/agents/${a.address}/top-ups`, { query: { limit: 1 } })
+      const { data } = await api.user<{ data: Array<{ status: string; error: string | null; attempts: number }> }>(
+        'GET',
+        `/v1/agents/${a.address}/top-ups`,
+        { query: { limit: 1 } },
+      )
       const last = data[0]
-      if (last?.status === 'failed') throw new CliError(`the top-up failed after ${last.attempts} attempt(s): ${last.error}`, { code: 'topup_failed', toFix: 'check the funding wallet and its balance (GET /v1/funding-wallet, or the dashboard), then run tollgate setup again' })
+      if (last?.status === 'failed')
+        throw new CliError(`the top-up failed after ${last.attempts} attempt(s): ${last.error}`, {
+          code: 'topup_failed',
+          toFix:
+            'check the funding wallet and its balance (GET /v1/funding-wallet, or the dashboard), then run tollgate setup again',
+        })
       if (Date.now() > deadline) {
         throw new CliError(`the agent was not topped up within ${timeoutS} s (balance ${formatUsdc(balance)} USDC)`, {
           code: 'topup_timeout',
@@ -167,7 +218,11 @@ async function fundOnDevChain(cmd: Command, api: Api, a: AgentView, wallet: { ad
 /** A hosted endpoint to try, from the marketplace's platform entries (none when there is none). */
 async function sampleEndpoint(api: Api): Promise<string | undefined> {
   try {
-    const entries = await api.anonymous<Array<{ endpoints?: Array<{ url: string }> }>>('GET', '/api/v1/agents/marketplace', { query: { source: 'platform' } })
+    const entries = await api.anonymous<Array<{ endpoints?: Array<{ url: string }> }>>(
+      'GET',
+      '/api/v1/agents/marketplace',
+      { query: { source: 'platform' } },
+    )
     const urls = entries.flatMap((e) => e.endpoints ?? []).map((e) => e.url)
     return urls.find((u) => u.endsWith('/uuid-generator')) ?? urls[0]
   } catch {

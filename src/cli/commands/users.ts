@@ -21,7 +21,14 @@ export interface CliIo {
 }
 
 /** Runs `users <subcommand>`; returns the exit code. */
-export async function createUserCli(argv: string[], io: CliIo = { out: (l) => process.stdout.write(l + '\n'), err: (l) => process.stderr.write(l + '\n'), env: process.env }): Promise<number> {
+export async function createUserCli(
+  argv: string[],
+  io: CliIo = {
+    out: (l) => process.stdout.write(l + '\n'),
+    err: (l) => process.stderr.write(l + '\n'),
+    env: process.env,
+  },
+): Promise<number> {
   const [sub, ...rest] = argv
   if (sub !== 'create') {
     io.err(USAGE)
@@ -29,7 +36,11 @@ export async function createUserCli(argv: string[], io: CliIo = { out: (l) => pr
   }
   let values: { email?: string; password?: string }
   try {
-    ;({ values } = parseArgs({ args: rest, options: { email: { type: 'string' }, password: { type: 'string' } }, strict: true }))
+    ;({ values } = parseArgs({
+      args: rest,
+      options: { email: { type: 'string' }, password: { type: 'string' } },
+      strict: true,
+    }))
   } catch (err) {
     io.err(`${(err as Error).message}\n${USAGE}`)
     return 2
@@ -60,6 +71,10 @@ export async function usersCommand(args: string[], cmd: Command): Promise<number
     cmd.io.stdout(USAGE + '\n')
     return EXIT.ok
   }
-  const code = await createUserCli(args, { out: (l) => cmd.io.stdout(l + '\n'), err: (l) => cmd.io.stderr(l + '\n'), env: cmd.io.env })
+  const code = await createUserCli(args, {
+    out: (l) => cmd.io.stdout(l + '\n'),
+    err: (l) => cmd.io.stderr(l + '\n'),
+    env: cmd.io.env,
+  })
   return code === 2 ? EXIT.usage : code
 }

@@ -61,12 +61,15 @@ export async function withdrawCommand(args: string[], cmd: Command): Promise<num
     return EXIT.ok
   }
   if (positionals.length) throw new UsageError(WITHDRAW_HELP)
-  if ((v.agent === undefined) === !v['funding-wallet']) throw new UsageError(`give --agent <name|address> or --funding-wallet\n\n${WITHDRAW_HELP}`)
-  if (!v.to || !ADDRESS.test(v.to)) throw new UsageError(`--to: expected an address (0x and 40 hex digits)${v.to ? `, got "${v.to}"` : ''}`)
+  if ((v.agent === undefined) === !v['funding-wallet'])
+    throw new UsageError(`give --agent <name|address> or --funding-wallet\n\n${WITHDRAW_HELP}`)
+  if (!v.to || !ADDRESS.test(v.to))
+    throw new UsageError(`--to: expected an address (0x and 40 hex digits)${v.to ? `, got "${v.to}"` : ''}`)
   if (!v.amount) throw new UsageError(`--amount: give an amount or "all"\n\n${WITHDRAW_HELP}`)
   const asset = (v.asset ?? 'USDC').toUpperCase()
   if (asset !== 'USDC' && asset !== 'ETH') throw new UsageError('--asset: USDC or ETH')
-  if (asset === 'ETH' && !v['funding-wallet']) throw new UsageError('--asset ETH: only the funding wallet withdraws ETH; agent wallets hold USDC')
+  if (asset === 'ETH' && !v['funding-wallet'])
+    throw new UsageError('--asset ETH: only the funding wallet withdraws ETH; agent wallets hold USDC')
   const timeoutS = Number(v.timeout ?? 180)
   if (!Number.isFinite(timeoutS) || timeoutS <= 0) throw new UsageError('--timeout: expected seconds above 0')
   const key = v['idempotency-key'] ?? randomUUID()
@@ -80,21 +83,36 @@ export async function withdrawCommand(args: string[], cmd: Command): Promise<num
     const a = await resolveAgent(api, cmd.settings(), v.agent)
     path = `/v1/agents/${a.address}/withdrawals`
     from = `agent "${a.name}" ${a.address}`
-    amount = v.amount === 'all' ? (await api.user<{ usdc: string }>('GET', `/v1/agents/${a.address}/balance`)).usdc : parseUsdc(v.amount, '--amount')
+    amount =
+      v.amount === 'all'
+        ? (await api.user<{ usdc: string }>('GET', `/v1/agents/${a.address}/balance`)).usdc
+        : parseUsdc(v.amount, '--amount')
   } else {
     path = '/v1/funding-wallet/withdrawals'
-    const w = await api.user<{ address: string; balance: { usdc: string; eth: string } | null; balance_error: string | null }>('GET', '/v1/funding-wallet')
+    const w = await api.user<{
+      address: string
+      balance: { usdc: string; eth: string } | null
+      balance_error: string | null
+    }>('GET', '/v1/funding-wallet')
     from = `funding wallet ${w.address}`
     if (v.amount === 'all') {
-      if (asset === 'ETH') throw new UsageError('--amount all is for USDC: give an ETH amount (the transfer pays gas in ETH)')
-      if (!w.balance) throw new CliError(`the funding wallet's balance is unavailable (${w.balance_error}): give an amount`)
+      if (asset === 'ETH')
+        throw new UsageError('--amount all is for USDC: give an ETH amount (the transfer pays gas in ETH)')
+      if (!w.balance)
+        throw new CliError(`the funding wallet's balance is unavailable (${w.balance_error}): give an amount`)
       amount = w.balance.usdc
     } else amount = asset === 'ETH' ? parseEth(v.amount, '--amount') : parseUsdc(v.amount, '--amount')
   }
-  if (BigInt(amount) === 0n) throw new UsageError(v.amount === 'all' ? `nothing to withdraw: the ${from} holds 0 ${asset}` : '--amount: give an amount above 0')
+  if (BigInt(amount) === 0n)
+    throw new UsageError(
+      v.amount === 'all' ? `nothing to withdraw: the ${from} holds 0 ${asset}` : '--amount: give an amount above 0',
+    )
   const shown = (x: string) => (asset === 'ETH' ? `${formatEth(x)} ETH` : `${formatUsdc(x)} USDC`)
   cmd.out.note(`withdrawing ${shown(amount)} from the ${from} to ${v.to} (Idempotency-Key ${key})`)
-  let w = await api.user<Withdrawal>('POST', path, { body: { to: v.to, amount, ...(v['funding-wallet'] ? { asset } : {}) }, headers: { 'idempotency-key': key } })
+  let w = await api.user<Withdrawal>('POST', path, {
+    body: { to: v.to, amount, ...(v['funding-wallet'] ? { asset } : {}) },
+    headers: { 'idempotency-key': key },
+  })
   if (w.status === 'pending' && !v['no-wait']) w = await waitFor(cmd, api, w, timeoutS)
   return report(cmd, w, key, shown)
 }
@@ -116,7 +134,10 @@ async function waitFor(cmd: Command, api: Api, w: Withdrawal, timeoutS: number):
   try {
     while (w.status === 'pending') {
       if (Date.now() > deadline) {
-        throw new CliError(`withdrawal ${w.id} is still pending after ${timeoutS} s`, { code: 'withdrawal_pending', toFix: `it goes on without you: tollgate withdraw status ${w.id}` })
+        throw new CliError(`withdrawal ${w.id} is still pending after ${timeoutS} s`, {
+          code: 'withdrawal_pending',
+          toFix: `it goes on without you: tollgate withdraw status ${w.id}`,
+        })
       }
       await new Promise((r) => setTimeout(r, 1000))
       w = await api.user<Withdrawal>('GET', `/v1/withdrawals/${encodeURIComponent(w.id)}`)
@@ -130,7 +151,10 @@ async function waitFor(cmd: Command, api: Api, w: Withdrawal, timeoutS: number):
 
 function report(cmd: Command, w: Withdrawal, key: string | undefined, shown: (x: string) => string): number {
   if (w.status === 'failed') {
-    throw new CliError(`withdrawal ${w.id} failed${w.error ? `: ${w.error}` : ''}`, { code: 'withdrawal_failed', details: { ...w } })
+    throw new CliError(`withdrawal ${w.id} failed${w.error ? `: ${w.error}` : ''}`, {
+      code: 'withdrawal_failed',
+      details: { ...w },
+    })
   }
   cmd.out.result({ ...w, ...(key ? { idempotency_key: key } : {}) }, [
     `withdrawal ${w.id}: ${shown(w.amount)} to ${w.to}: ${w.status}`,

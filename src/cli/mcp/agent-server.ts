@@ -14,20 +14,31 @@ export const SERVER_INFO = { name: 'tollgate', version: '1.0.0' }
 
 export function createAgentServer(session: McpSession, tools: AgentTool[]): Server {
   const ajv = new Ajv({ allErrors: true, strict: false })
-  const byName = new Map<string, { tool: AgentTool; validate: ValidateFunction }>(tools.map((t) => [t.name, { tool: t, validate: ajv.compile(t.inputSchema) }]))
+  const byName = new Map<string, { tool: AgentTool; validate: ValidateFunction }>(
+    tools.map((t) => [t.name, { tool: t, validate: ajv.compile(t.inputSchema) }]),
+  )
   const server = new Server(SERVER_INFO, {
     capabilities: { tools: { listChanged: false } },
     instructions:
-      'Pay-per-call APIs (x402) paid from this agent\'s Tollgate wallet. Find one with search_marketplace, check its price and input with describe_endpoint, then call_endpoint (HTTP) or call_mcp_tool (a paid MCP server). Every paid result ends with what it cost; budget shows what is left.',
+      "Pay-per-call APIs (x402) paid from this agent's Tollgate wallet. Find one with search_marketplace, check its price and input with describe_endpoint, then call_endpoint (HTTP) or call_mcp_tool (a paid MCP server). Every paid result ends with what it cost; budget shows what is left.",
   })
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map(({ run: _run, ...t }) => t) }))
   server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
     const entry = byName.get(req.params.name)
-    if (!entry) return toolError('unknown_tool', `no tool "${req.params.name}"; the tools are ${tools.map((t) => t.name).join(', ')}`)
+    if (!entry)
+      return toolError(
+        'unknown_tool',
+        `no tool "${req.params.name}"; the tools are ${tools.map((t) => t.name).join(', ')}`,
+      )
     const args = req.params.arguments ?? {}
     if (!entry.validate(args)) {
-      const problems = (entry.validate.errors ?? []).map((e) => `${e.instancePath || 'arguments'} ${e.message}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`)
-      return toolError('invalid_arguments', `bad arguments for ${entry.tool.name}: ${problems.join('; ')}`, { toFix: `send arguments that match its input schema: ${JSON.stringify(entry.tool.inputSchema)}` })
+      const problems = (entry.validate.errors ?? []).map(
+        (e) =>
+          `${e.instancePath || 'arguments'} ${e.message}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`,
+      )
+      return toolError('invalid_arguments', `bad arguments for ${entry.tool.name}: ${problems.join('; ')}`, {
+        toFix: `send arguments that match its input schema: ${JSON.stringify(entry.tool.inputSchema)}`,
+      })
     }
     try {
       return await entry.tool.run(args, session, extra.signal)

@@ -22,19 +22,28 @@ export interface AgentTool extends Tool {
 }
 
 const url = { type: 'string', description: 'an absolute http(s) URL' }
-const method = { type: 'string', pattern: '^[A-Za-z]{1,10}$', description: 'HTTP method (default GET, or POST when a body is given)' }
+const method = {
+  type: 'string',
+  pattern: '^[A-Za-z]{1,10}$',
+  description: 'HTTP method (default GET, or POST when a body is given)',
+}
 
 export const AGENT_TOOLS: AgentTool[] = [
   {
     name: 'search_marketplace',
-    description: 'Search the Tollgate marketplace for paid APIs: entries with their endpoints (URL, methods, price in USDC, description). Platform services can also be called as MCP tools (call_mcp_tool). Free.',
+    description:
+      'Search the Tollgate marketplace for paid APIs: entries with their endpoints (URL, methods, price in USDC, description). Platform services can also be called as MCP tools (call_mcp_tool). Free.',
     inputSchema: {
       type: 'object',
       properties: {
         query: { type: 'string', maxLength: 200, description: 'words to search names, descriptions and tags for' },
         category: { type: 'string', maxLength: 100 },
         source: { type: 'string', enum: ['catalog', 'bazaar', 'platform'] },
-        network: { type: 'string', enum: ['base', 'base-sepolia'], description: "default: the network of the API's deployment" },
+        network: {
+          type: 'string',
+          enum: ['base', 'base-sepolia'],
+          description: "default: the network of the API's deployment",
+        },
         limit: { type: 'integer', minimum: 1, maximum: 50, default: 10 },
       },
       additionalProperties: false,
@@ -43,18 +52,24 @@ export const AGENT_TOOLS: AgentTool[] = [
   },
   {
     name: 'describe_endpoint',
-    description: "What an x402 endpoint costs and takes, without paying: its price, network, payee and input schema, and whether the agent's caps, allowlist and balance would let it pay. For a paid MCP tool give the MCP server's URL as url and the tool's name as tool. Free.",
+    description:
+      "What an x402 endpoint costs and takes, without paying: its price, network, payee and input schema, and whether the agent's caps, allowlist and balance would let it pay. For a paid MCP tool give the MCP server's URL as url and the tool's name as tool. Free.",
     inputSchema: {
       type: 'object',
       required: ['url'],
-      properties: { url, method, tool: { type: 'string', minLength: 1, maxLength: 200, description: 'a tool of the MCP server at url' } },
+      properties: {
+        url,
+        method,
+        tool: { type: 'string', minLength: 1, maxLength: 200, description: 'a tool of the MCP server at url' },
+      },
       additionalProperties: false,
     },
     run: describeEndpoint,
   },
   {
     name: 'call_endpoint',
-    description: "Call an x402 HTTP endpoint; when it asks for payment, the agent's platform wallet pays (within its spend caps and seller allowlist) and the call is retried once. The result says what it cost.",
+    description:
+      "Call an x402 HTTP endpoint; when it asks for payment, the agent's platform wallet pays (within its spend caps and seller allowlist) and the call is retried once. The result says what it cost.",
     inputSchema: {
       type: 'object',
       required: ['url'],
@@ -70,7 +85,8 @@ export const AGENT_TOOLS: AgentTool[] = [
   },
   {
     name: 'call_mcp_tool',
-    description: "Call a tool of a paid MCP server (x402 over MCP, e.g. a Tollgate service at <proxy>/<namespace>/<service>/mcp); the agent's platform wallet pays its price (within caps and allowlist). The result says what it cost.",
+    description:
+      "Call a tool of a paid MCP server (x402 over MCP, e.g. a Tollgate service at <proxy>/<namespace>/<service>/mcp); the agent's platform wallet pays its price (within caps and allowlist). The result says what it cost.",
     inputSchema: {
       type: 'object',
       required: ['server_url', 'tool'],
@@ -85,7 +101,8 @@ export const AGENT_TOOLS: AgentTool[] = [
   },
   {
     name: 'budget',
-    description: "The agent's wallet balance, cap headroom (per transaction, daily, monthly), what it spent today and this month, and the sellers it may pay. Free.",
+    description:
+      "The agent's wallet balance, cap headroom (per transaction, daily, monthly), what it spent today and this month, and the sellers it may pay. Free.",
     inputSchema: { type: 'object', properties: {}, additionalProperties: false },
     run: budget,
   },
@@ -93,7 +110,11 @@ export const AGENT_TOOLS: AgentTool[] = [
 
 async function searchMarketplace(a: Record<string, any>, s: McpSession, signal: AbortSignal): Promise<CallToolResult> {
   const market = createMarketplaceClient({ baseUrl: s.settings.apiUrl, fetch: s.fetch as typeof fetch })
-  const filters = Object.fromEntries(Object.entries({ search: a.query, category: a.category, source: a.source, network: a.network }).filter(([, v]) => v !== undefined))
+  const filters = Object.fromEntries(
+    Object.entries({ search: a.query, category: a.category, source: a.source, network: a.network }).filter(
+      ([, v]) => v !== undefined,
+    ),
+  )
   const all = (await market.listAgents(filters as never, { signal })) as Array<Record<string, any>>
   const entries = all.slice(0, a.limit ?? 10).map((e) => ({
     id: e.id,
@@ -111,10 +132,16 @@ async function searchMarketplace(a: Record<string, any>, s: McpSession, signal: 
   }))
   const lines = entries.flatMap((e) => [
     `${e.name} (${e.id}) [${e.category}]${e.description ? `: ${e.description}` : ''}`,
-    ...e.endpoints.map((p: Record<string, any>) => `  ${(p.methods ?? []).join('|')} ${p.url}  ${p.price_usdc ?? '?'} USDC${p.description ? `  ${p.description}` : ''}${p.mcp_server ? `  (MCP: tool ${p.mcp_tool} at ${p.mcp_server})` : ''}`),
+    ...e.endpoints.map(
+      (p: Record<string, any>) =>
+        `  ${(p.methods ?? []).join('|')} ${p.url}  ${p.price_usdc ?? '?'} USDC${p.description ? `  ${p.description}` : ''}${p.mcp_server ? `  (MCP: tool ${p.mcp_tool} at ${p.mcp_server})` : ''}`,
+    ),
   ])
   const head = `${all.length} entr${all.length === 1 ? 'y' : 'ies'}${all.length > entries.length ? `, the first ${entries.length} shown` : ''}`
-  return { content: [{ type: 'text', text: [head, ...lines].join('\n') }], structuredContent: { total: all.length, entries } }
+  return {
+    content: [{ type: 'text', text: [head, ...lines].join('\n') }],
+    structuredContent: { total: all.length, entries },
+  }
 }
 
 /** A platform endpoint `<proxy>/<ns>/<svc>/<slug>` is also the tool `<slug>` of `<proxy>/<ns>/<svc>/mcp`. */
@@ -132,7 +159,15 @@ async function describeEndpoint(a: Record<string, any>, s: McpSession, signal: A
   const res = await s.fetch(target, { method: m, signal })
   if (res.status !== 402) {
     await res.body?.cancel()
-    return { content: [{ type: 'text', text: `no payment required: ${m} ${target} answered HTTP ${res.status} without a payment (call_endpoint calls it for free)` }], structuredContent: { url: target, method: m, payment_required: false, status: res.status } }
+    return {
+      content: [
+        {
+          type: 'text',
+          text: `no payment required: ${m} ${target} answered HTTP ${res.status} without a payment (call_endpoint calls it for free)`,
+        },
+      ],
+      structuredContent: { url: target, method: m, payment_required: false, status: res.status },
+    }
   }
   const header = res.headers.get('payment-required')
   const text = await res.text()
@@ -145,17 +180,44 @@ async function describeEndpoint(a: Record<string, any>, s: McpSession, signal: A
   const offered = offeredChallenges(header, body)
   if (offered.length === 0) throw new UsageError(`${m} ${target} answered 402 without a readable x402 challenge`)
   const reqs = offered[0]!.parsed.accepts
-  const schema = (r: Requirement) => r.inputSchema ?? offered.slice(1).flatMap((c) => c.parsed.accepts).find((x) => x.inputSchema !== undefined)?.inputSchema
-  const dry = s.settings.agentKey ? await dryRun(target, m, offered, s.fetch, s.settings.apiUrl, s.settings.agentKey) : { unavailable: 'unknown (no agent key)' }
-  const requirements = reqs.map((r) => ({ price_usdc: formatUsdc(r.amount.toString()), amount: r.amount.toString(), scheme: r.scheme, network: r.network, pay_to: r.payTo, description: r.description ?? null, input_schema: schema(r) ?? null }))
+  const schema = (r: Requirement) =>
+    r.inputSchema ??
+    offered
+      .slice(1)
+      .flatMap((c) => c.parsed.accepts)
+      .find((x) => x.inputSchema !== undefined)?.inputSchema
+  const dry = s.settings.agentKey
+    ? await dryRun(target, m, offered, s.fetch, s.settings.apiUrl, s.settings.agentKey)
+    : { unavailable: 'unknown (no agent key)' }
+  const requirements = reqs.map((r) => ({
+    price_usdc: formatUsdc(r.amount.toString()),
+    amount: r.amount.toString(),
+    scheme: r.scheme,
+    network: r.network,
+    pay_to: r.payTo,
+    description: r.description ?? null,
+    input_schema: schema(r) ?? null,
+  }))
   const lines = [
     `${m} ${target}`,
-    ...requirements.map((r) => `price ${r.price_usdc} USDC (${r.scheme} on ${r.network}) to ${r.pay_to}${r.description ? `\ndescription ${r.description}` : ''}`),
+    ...requirements.map(
+      (r) =>
+        `price ${r.price_usdc} USDC (${r.scheme} on ${r.network}) to ${r.pay_to}${r.description ? `\ndescription ${r.description}` : ''}`,
+    ),
     `input ${JSON.stringify(requirements[0]?.input_schema ?? null)}`,
     ...('lines' in dry ? dry.lines : [`the agent's side: ${dry.unavailable}`]),
     'nothing was paid',
   ]
-  return { content: [{ type: 'text', text: lines.join('\n') }], structuredContent: { url: target, method: m, payment_required: true, requirements, preview: 'preview' in dry ? dry.preview : null } }
+  return {
+    content: [{ type: 'text', text: lines.join('\n') }],
+    structuredContent: {
+      url: target,
+      method: m,
+      payment_required: true,
+      requirements,
+      preview: 'preview' in dry ? dry.preview : null,
+    },
+  }
 }
 
 async function describeTool(server: string, name: string, s: McpSession): Promise<CallToolResult> {
@@ -168,18 +230,32 @@ async function describeTool(server: string, name: string, s: McpSession): Promis
     cursor = page.nextCursor
   } while (cursor && tools.length < 10_000)
   const tool = tools.find((x) => x.name === name)
-  if (!tool) throw new UsageError(`${server} has no tool "${name}"; it has: ${tools.map((x) => x.name).join(', ') || 'none'}`)
+  if (!tool)
+    throw new UsageError(`${server} has no tool "${name}"; it has: ${tools.map((x) => x.name).join(', ') || 'none'}`)
   const price = tool._meta?.['tollgate/price'] as { usdc?: string; network?: string } | undefined
-  const reqs = tool._meta?.['x402/payment-requirements'] as Array<{ amount?: string; network?: string; payTo?: string }> | undefined
+  const reqs = tool._meta?.['x402/payment-requirements'] as
+    Array<{ amount?: string; network?: string; payTo?: string }> | undefined
   const usdc = price?.usdc ?? (reqs?.[0]?.amount ? formatUsdc(reqs[0].amount) : undefined)
   const lines = [
     `tool ${tool.name} at ${server}`,
     ...(tool.description ? [tool.description] : []),
-    usdc ? `price ${usdc} USDC per call${reqs?.[0]?.payTo ? ` to ${reqs[0].payTo}` : ''}` : 'price: not listed (asked for when called)',
+    usdc
+      ? `price ${usdc} USDC per call${reqs?.[0]?.payTo ? ` to ${reqs[0].payTo}` : ''}`
+      : 'price: not listed (asked for when called)',
     `input ${JSON.stringify(tool.inputSchema)}`,
     'nothing was paid',
   ]
-  return { content: [{ type: 'text', text: lines.join('\n') }], structuredContent: { server_url: server, tool: tool.name, description: tool.description ?? null, price_usdc: usdc ?? null, input_schema: tool.inputSchema, payment_requirements: reqs ?? null } }
+  return {
+    content: [{ type: 'text', text: lines.join('\n') }],
+    structuredContent: {
+      server_url: server,
+      tool: tool.name,
+      description: tool.description ?? null,
+      price_usdc: usdc ?? null,
+      input_schema: tool.inputSchema,
+      payment_requirements: reqs ?? null,
+    },
+  }
 }
 
 async function callEndpoint(a: Record<string, any>, s: McpSession, signal: AbortSignal): Promise<CallToolResult> {
@@ -192,7 +268,12 @@ async function callEndpoint(a: Record<string, any>, s: McpSession, signal: Abort
     if (!headers.has('content-type')) headers.set('content-type', 'application/json')
   }
   const m = (a.method ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase()
-  const res = await wrapFetch(s.fetch, { baseUrl: s.settings.apiUrl, agentKey: s.agentKey() })(target, { method: m, headers, body, signal })
+  const res = await wrapFetch(s.fetch, { baseUrl: s.settings.apiUrl, agentKey: s.agentKey() })(target, {
+    method: m,
+    headers,
+    body,
+    signal,
+  })
   const bytes = Buffer.from(await res.arrayBuffer())
   const { content, structured } = contentOf(bytes, res.headers.get('content-type') ?? undefined, target)
   const failed = res.status >= 400
@@ -207,25 +288,45 @@ async function callEndpoint(a: Record<string, any>, s: McpSession, signal: Abort
 
 async function callMcpTool(a: Record<string, any>, s: McpSession, signal: AbortSignal): Promise<CallToolResult> {
   const client = await s.mcp(httpUrl(a.server_url, 'server_url'))
-  const { result, payment } = await callPaidTool(client, s.payer(), { name: a.tool, arguments: a.arguments ?? {} }, { signal })
+  const { result, payment } = await callPaidTool(
+    client,
+    s.payer(),
+    { name: a.tool, arguments: a.arguments ?? {} },
+    { signal },
+  )
   return withCost(result, payment)
 }
 
 async function budget(_a: Record<string, any>, s: McpSession): Promise<CallToolResult> {
   s.agentKey()
-  const b = await s.api.agent<Budget & { address: string; balance: string | null; unsettled: string; available: string | null; balance_error: string | null; allowlist: Array<{ kind: string; value: string }> }>('GET', '/v1/agent')
+  const b = await s.api.agent<
+    Budget & {
+      address: string
+      balance: string | null
+      unsettled: string
+      available: string | null
+      balance_error: string | null
+      allowlist: Array<{ kind: string; value: string }>
+    }
+  >('GET', '/v1/agent')
   const lines = [
     `agent ${b.address}`,
-    b.balance === null ? `balance unavailable (${b.balance_error})` : `balance ${formatUsdc(b.balance)} USDC, of which ${formatUsdc(b.unsettled)} signed and not settled yet: ${formatUsdc(b.available!)} USDC available`,
+    b.balance === null
+      ? `balance unavailable (${b.balance_error})`
+      : `balance ${formatUsdc(b.balance)} USDC, of which ${formatUsdc(b.unsettled)} signed and not settled yet: ${formatUsdc(b.available!)} USDC available`,
     'cap headroom:',
     ...headroomLines(b),
     `sellers ${b.allowlist.length ? b.allowlist.map((e) => `${e.kind} ${e.value}`).join(', ') : 'any (no allowlist)'}`,
   ]
-  return { content: [{ type: 'text', text: lines.join('\n') }], structuredContent: b as unknown as Record<string, unknown> }
+  return {
+    content: [{ type: 'text', text: lines.join('\n') }],
+    structuredContent: b as unknown as Record<string, unknown>,
+  }
 }
 
 function httpUrl(u: string, name: string): string {
   const parsed = URL.parse(u)
-  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) throw new UsageError(`${name} is not an absolute http(s) URL: ${u}`)
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:'))
+    throw new UsageError(`${name} is not an absolute http(s) URL: ${u}`)
   return parsed.href
 }

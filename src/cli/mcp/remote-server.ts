@@ -20,10 +20,17 @@ export function createRemoteServer(session: McpSession, remote: Client, url: str
       instructions: `The tools of the paid MCP server ${url}; each call is paid from this agent's Tollgate wallet (within its spend caps and allowlist) and its result ends with what it cost.${remote.getInstructions() ? `\n\n${remote.getInstructions()}` : ''}`,
     },
   )
-  server.setRequestHandler(ListToolsRequestSchema, async (req, extra) => remote.listTools(req.params, { signal: extra.signal }))
+  server.setRequestHandler(ListToolsRequestSchema, async (req, extra) =>
+    remote.listTools(req.params, { signal: extra.signal }),
+  )
   server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
     try {
-      const { result, payment } = await callPaidTool(remote, session.payer(), { name: req.params.name, arguments: req.params.arguments ?? {} }, { signal: extra.signal })
+      const { result, payment } = await callPaidTool(
+        remote,
+        session.payer(),
+        { name: req.params.name, arguments: req.params.arguments ?? {} },
+        { signal: extra.signal },
+      )
       return withCost(result, payment)
     } catch (err) {
       return errorResult(err, session.settings)

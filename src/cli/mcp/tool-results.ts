@@ -14,7 +14,8 @@ import { nextStep } from '../next-step.js'
 export function costLine(p: PaymentInfo | undefined): string {
   if (!p) return 'cost: nothing (the endpoint asked for no payment)'
   const id = p.agentPaymentId ?? '-'
-  if (p.success) return `cost: ${formatUsdc(p.amount)} USDC, paid to ${p.payTo} from the agent wallet ${p.payer} (payment ${id}; transaction ${p.transaction ?? 'pending, it settles asynchronously'})`
+  if (p.success)
+    return `cost: ${formatUsdc(p.amount)} USDC, paid to ${p.payTo} from the agent wallet ${p.payer} (payment ${id}; transaction ${p.transaction ?? 'pending, it settles asynchronously'})`
   return `cost: nothing charged: the call failed, so the signed payment of ${formatUsdc(p.amount)} USDC to ${p.payTo} is not settled (payment ${id})`
 }
 
@@ -36,13 +37,26 @@ export function costMeta(p: PaymentInfo | undefined): Record<string, unknown> {
 
 /** `result` with what it cost appended to its content and in its `_meta`. */
 export function withCost(result: CallToolResult, p: PaymentInfo | undefined): CallToolResult {
-  return { ...result, content: [...(result.content ?? []), { type: 'text', text: costLine(p) }], _meta: { ...result._meta, 'tollgate/cost': costMeta(p) } }
+  return {
+    ...result,
+    content: [...(result.content ?? []), { type: 'text', text: costLine(p) }],
+    _meta: { ...result._meta, 'tollgate/cost': costMeta(p) },
+  }
 }
 
 /** A tool error with `text` for the model and `error` (code, message, to_fix, details) for a program. */
-export function toolError(code: string, message: string, opts: { toFix?: string; details?: Record<string, unknown> } = {}): CallToolResult {
+export function toolError(
+  code: string,
+  message: string,
+  opts: { toFix?: string; details?: Record<string, unknown> } = {},
+): CallToolResult {
   const text = redactSecrets(`${message}${opts.toFix ? `\nto fix: ${opts.toFix}` : ''}`)
-  const error = { code, message: redactSecrets(message), ...(opts.toFix ? { to_fix: redactSecrets(opts.toFix) } : {}), ...(opts.details && Object.keys(opts.details).length ? { details: opts.details } : {}) }
+  const error = {
+    code,
+    message: redactSecrets(message),
+    ...(opts.toFix ? { to_fix: redactSecrets(opts.toFix) } : {}),
+    ...(opts.details && Object.keys(opts.details).length ? { details: opts.details } : {}),
+  }
   return { isError: true, content: [{ type: 'text', text }], structuredContent: { error } }
 }
 
@@ -57,22 +71,37 @@ export interface KeySource {
 export function errorResult(err: unknown, s: KeySource): CallToolResult {
   if (err instanceof PaymentRefusedError) {
     const { headroom: _h, ...details } = err.details
-    if (err.status !== undefined && err.status >= 500 && err.response === undefined) return toolError(err.code, `the platform could not make the payment (${err.code}, HTTP ${err.status}): ${err.message}. Nothing was paid.`)
+    if (err.status !== undefined && err.status >= 500 && err.response === undefined)
+      return toolError(
+        err.code,
+        `the platform could not make the payment (${err.code}, HTTP ${err.status}): ${err.message}. Nothing was paid.`,
+      )
     const wrongApi = err.code === 'not_found' || err.code === 'platform_error'
-    const toFix = wrongApi ? `check that ${s.apiUrl} is the Tollgate API (${s.apiUrlSource}): it has no agent payment route` : nextStep(err.code, 'agent_key', s.agentKeySource, err.details)
+    const toFix = wrongApi
+      ? `check that ${s.apiUrl} is the Tollgate API (${s.apiUrlSource}): it has no agent payment route`
+      : nextStep(err.code, 'agent_key', s.agentKeySource, err.details)
     return toolError(err.code, `payment refused (${err.code}): ${err.message}. Nothing was paid.`, { toFix, details })
   }
   if (err instanceof PaidCallFailedError) {
     const p = err.payment
     const why = err.cause instanceof Error ? err.cause.message : String(err.cause)
-    return toolError('paid_call_failed', `${why}, after a payment of ${formatUsdc(p.amount)} USDC to ${p.payTo} was signed: the seller may have received it and may still settle it`, {
-      toFix: `look it up with tollgate payments status ${p.agentPaymentId ?? '<id>'} before calling again`,
-      details: { payment_id: p.agentPaymentId ?? null, amount: p.amount, pay_to: p.payTo },
-    })
+    return toolError(
+      'paid_call_failed',
+      `${why}, after a payment of ${formatUsdc(p.amount)} USDC to ${p.payTo} was signed: the seller may have received it and may still settle it`,
+      {
+        toFix: `look it up with tollgate payments status ${p.agentPaymentId ?? '<id>'} before calling again`,
+        details: { payment_id: p.agentPaymentId ?? null, amount: p.amount, pay_to: p.payTo },
+      },
+    )
   }
-  if (err instanceof ApiError) return toolError(err.code, `${err.request}: HTTP ${err.status} ${err.code}: ${err.message}`, { toFix: nextStep(err.code, err.credential, err.source, err.details), details: err.details })
+  if (err instanceof ApiError)
+    return toolError(err.code, `${err.request}: HTTP ${err.status} ${err.code}: ${err.message}`, {
+      toFix: nextStep(err.code, err.credential, err.source, err.details),
+      details: err.details,
+    })
   if (err instanceof UsageError) return toolError('usage', err.message, { toFix: err.toFix })
   if (err instanceof UnreachableError) return toolError('unreachable', err.message)
-  if (err instanceof McpError) return toolError('mcp_error', `the MCP server answered with an error (${err.code}): ${err.message}`)
+  if (err instanceof McpError)
+    return toolError('mcp_error', `the MCP server answered with an error (${err.code}): ${err.message}`)
   return toolError('error', `error: ${err instanceof Error ? err.message : String(err)}`)
 }

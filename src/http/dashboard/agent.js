@@ -15,20 +15,33 @@ export async function agentView(show, address) {
   const budget = budgetSection(base)
   const escrow = escrowSection(base)
   const payments = await paymentsSection(agent)
-  const sections = await Promise.all([capsSection(base, agent), agentKeysSection(base, agent), allowlistSection(base), topUpSection(base, agent)])
+  const sections = await Promise.all([
+    capsSection(base, agent),
+    agentKeysSection(base, agent),
+    allowlistSection(base),
+    topUpSection(base, agent),
+  ])
   const title = h('h1', {}, agent.name)
   let balanceLine = balance(base)
   show(
     h('p', {}, h('a', { href: '#/agents' }, '← Agents')),
     title,
-    h('dl', {}, h('dt', {}, 'Wallet address'), h('dd', {}, h('code', {}, agent.address)), h('dt', {}, 'Created'), h('dd', {}, time(agent.created_at))),
+    h(
+      'dl',
+      {},
+      h('dt', {}, 'Wallet address'),
+      h('dd', {}, h('code', {}, agent.address)),
+      h('dt', {}, 'Created'),
+      h('dd', {}, time(agent.created_at)),
+    ),
     h('h2', {}, 'Balance'),
     balanceLine,
     budget.node,
     withdrawForm({
       id: 'agent-withdraw',
       path: `${base}/withdrawals`,
-      available: 'Send USDC from this agent wallet to an address. Payments the agent signed and that have not settled yet stay in the wallet until they do; what may leave now is “Withdrawable now” above.',
+      available:
+        'Send USDC from this agent wallet to an address. Payments the agent signed and that have not settled yet stay in the wallet until they do; what may leave now is “Withdrawable now” above.',
       done: async (w) => {
         await budget.load()
         if (w.status !== 'pending') balanceLine.replaceWith((balanceLine = balance(base)))
@@ -56,9 +69,17 @@ function budgetSection(base) {
         ['Spent this month (UTC)', `${units(b.spent.monthly, 6)} USDC`],
         ['Headroom today', cap(b.headroom.daily)],
         ['Headroom this month', cap(b.headroom.monthly)],
-        ['Per transaction', b.headroom.per_transaction === null ? 'no cap' : `at most ${units(b.headroom.per_transaction, 6)} USDC`],
+        [
+          'Per transaction',
+          b.headroom.per_transaction === null ? 'no cap' : `at most ${units(b.headroom.per_transaction, 6)} USDC`,
+        ],
         ['Signed, not settled yet', `${units(b.unsettled, 6)} USDC`],
-        ['Withdrawable now', b.withdrawable === null ? `unavailable: ${b.balance_error ?? 'the chain did not answer'}` : `${units(b.withdrawable, 6)} USDC`],
+        [
+          'Withdrawable now',
+          b.withdrawable === null
+            ? `unavailable: ${b.balance_error ?? 'the chain did not answer'}`
+            : `${units(b.withdrawable, 6)} USDC`,
+        ],
       ]
       list.replaceChildren(...rows.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]))
     } catch (err) {
@@ -67,7 +88,15 @@ function budgetSection(base) {
     }
   }
   void load()
-  return { node: h('section', { 'aria-labelledby': 'agent-budget-title' }, h('h2', { id: 'agent-budget-title' }, 'Budget'), list), load }
+  return {
+    node: h(
+      'section',
+      { 'aria-labelledby': 'agent-budget-title' },
+      h('h2', { id: 'agent-budget-title' }, 'Budget'),
+      list,
+    ),
+    load,
+  }
 }
 
 /**
@@ -88,22 +117,53 @@ function escrowSection(base) {
           h('td', {}, usd(a.balance)),
           h('td', {}, a.thaw_ends_at ? `${usd(a.thawing_amount)} until ${time(a.thaw_ends_at)}` : '—'),
           h('td', {}, usd(a.outstanding)),
-          h('td', {}, a.vouchers.length ? a.vouchers.map((v) => h('div', {}, short(v.id), ` #${v.nonce}: ${usd(v.value_aggregate)} signed, ${usd(v.collected)} collected`)) : '—'),
+          h(
+            'td',
+            {},
+            a.vouchers.length
+              ? a.vouchers.map((v) =>
+                  h(
+                    'div',
+                    {},
+                    short(v.id),
+                    ` #${v.nonce}: ${usd(v.value_aggregate)} signed, ${usd(v.collected)} collected`,
+                  ),
+                )
+              : '—',
+          ),
         ),
       )
-      body.replaceChildren(table(['Seller', 'Balance', 'Thawing', 'Outstanding', 'Vouchers'], rows, 'No escrow accounts: this agent has paid no seller with vouchers.'))
+      body.replaceChildren(
+        table(
+          ['Seller', 'Balance', 'Thawing', 'Outstanding', 'Vouchers'],
+          rows,
+          'No escrow accounts: this agent has paid no seller with vouchers.',
+        ),
+      )
     },
     (err) => {
       if (err.status === 401) return fail(err)
       // a deployment without an escrow: nothing to show
-      body.replaceChildren(h('p', { class: err.status === 503 ? 'empty' : 'error' }, err.status === 503 ? 'Vouchers (deferred) are not enabled on this deployment.' : err.message))
+      body.replaceChildren(
+        h(
+          'p',
+          { class: err.status === 503 ? 'empty' : 'error' },
+          err.status === 503 ? 'Vouchers (deferred) are not enabled on this deployment.' : err.message,
+        ),
+      )
     },
   )
   return h(
     'section',
     { 'aria-labelledby': 'agent-escrow-title' },
     h('h2', { id: 'agent-escrow-title' }, 'Escrow (vouchers)'),
-    h('p', { class: 'hint' }, 'Funds this agent deposited for sellers it pays with vouchers (deferred). Sellers collect the outstanding vouchers from it; take the rest back with ', h('code', {}, 'tollgate escrow thaw|withdraw'), '.'),
+    h(
+      'p',
+      { class: 'hint' },
+      'Funds this agent deposited for sellers it pays with vouchers (deferred). Sellers collect the outstanding vouchers from it; take the rest back with ',
+      h('code', {}, 'tollgate escrow thaw|withdraw'),
+      '.',
+    ),
     body,
   )
 }
@@ -114,21 +174,51 @@ async function paymentsSection(agent) {
   const list = h('div', { id: 'agent-payments' })
   const attempts = h('input', { id: 'agent-payments-attempts', type: 'checkbox' })
   async function load(cursor) {
-    const q = new URLSearchParams({ agent: agent.address, order: 'desc', limit: '10', ...(!attempts.checked && { status: 'verified,served,settling,settled,pending,confirmed' }), ...(cursor && { cursor }) })
+    const q = new URLSearchParams({
+      agent: agent.address,
+      order: 'desc',
+      limit: '10',
+      ...(!attempts.checked && { status: 'verified,served,settling,settled,pending,confirmed' }),
+      ...(cursor && { cursor }),
+    })
     const page = await api('GET', `/v1/transactions?${q}`)
-    list.replaceChildren(table(TRANSACTION_HEADERS, page.data.map((t) => transactionRow(t, names)), cursor ? 'No older payments.' : 'No payments yet.'), pager(cursor, page, load))
+    list.replaceChildren(
+      table(
+        TRANSACTION_HEADERS,
+        page.data.map((t) => transactionRow(t, names)),
+        cursor ? 'No older payments.' : 'No payments yet.',
+      ),
+      pager(cursor, page, load),
+    )
   }
   attempts.addEventListener('change', () => void load().catch(fail))
   await load()
   return {
-    node: h('section', { 'aria-labelledby': 'agent-payments-title' }, h('h2', { id: 'agent-payments-title' }, 'Payments'), h('p', { class: 'check' }, attempts, h('label', { for: 'agent-payments-attempts' }, 'Show failed and expired attempts')), list),
+    node: h(
+      'section',
+      { 'aria-labelledby': 'agent-payments-title' },
+      h('h2', { id: 'agent-payments-title' }, 'Payments'),
+      h(
+        'p',
+        { class: 'check' },
+        attempts,
+        h('label', { for: 'agent-payments-attempts' }, 'Show failed and expired attempts'),
+      ),
+      list,
+    ),
     load: () => load(),
   }
 }
 
 /** The agent's name (PATCH /v1/agents/{address}); the heading follows. */
 function renameSection(base, agent, title) {
-  const input = h('input', { id: 'agent-name', value: agent.name, maxlength: '100', 'data-param': 'name', autocomplete: 'off' })
+  const input = h('input', {
+    id: 'agent-name',
+    value: agent.name,
+    maxlength: '100',
+    'data-param': 'name',
+    autocomplete: 'off',
+  })
   const save = h('button', { type: 'submit' }, 'Rename')
   const error = errorSlot()
   return h(
@@ -170,7 +260,18 @@ function capsSection(base, agent) {
     ['daily', 'Daily'],
     ['monthly', 'Monthly'],
   ]
-  const inputs = Object.fromEntries(fields.map(([k]) => [k, h('input', { id: `cap-${k}`, inputmode: 'decimal', placeholder: 'no cap', value: usdcInput(agent.spend_caps[k]), 'data-param': `spend_caps.${k}` })]))
+  const inputs = Object.fromEntries(
+    fields.map(([k]) => [
+      k,
+      h('input', {
+        id: `cap-${k}`,
+        inputmode: 'decimal',
+        placeholder: 'no cap',
+        value: usdcInput(agent.spend_caps[k]),
+        'data-param': `spend_caps.${k}`,
+      }),
+    ]),
+  )
   const save = h('button', { type: 'submit' }, 'Save spend caps')
   const error = errorSlot()
   return h(
@@ -179,14 +280,20 @@ function capsSection(base, agent) {
       class: 'card',
       id: 'spend-caps',
       onsubmit: onSubmit(save, error, async () => {
-        const body = Object.fromEntries(fields.map(([k, label]) => [k, atomicFromUsdc(label, inputs[k].value, { param: `spend_caps.${k}` })]))
+        const body = Object.fromEntries(
+          fields.map(([k, label]) => [k, atomicFromUsdc(label, inputs[k].value, { param: `spend_caps.${k}` })]),
+        )
         const caps = await api('PUT', `${base}/spend-caps`, body)
         for (const [k] of fields) inputs[k].value = usdcInput(caps[k])
         notify('Spend caps saved.', 'ok')
       }),
     },
     h('h2', {}, 'Spend caps'),
-    h('p', { class: 'hint' }, 'In USDC; leave a field empty for no cap. Every payment from this agent is checked against them.'),
+    h(
+      'p',
+      { class: 'hint' },
+      'In USDC; leave a field empty for no cap. Every payment from this agent is checked against them.',
+    ),
     fields.map(([k, label]) => [h('label', { for: `cap-${k}` }, label), inputs[k]]),
     error,
     save,
@@ -196,8 +303,14 @@ function capsSection(base, agent) {
 async function agentKeysSection(base, agent) {
   const list = h('div')
   const reveal = h('div')
-  const row = (k) => keyRow(k, { what: 'agent key', consequence: "The agent's calls with it will get 401 at once.", path: `${base}/keys/${seg(k.id)}` })
-  const load = async () => list.replaceChildren(table(KEY_COLUMNS, (await api('GET', `${base}/keys`)).data.map(row), 'No agent keys yet.'))
+  const row = (k) =>
+    keyRow(k, {
+      what: 'agent key',
+      consequence: "The agent's calls with it will get 401 at once.",
+      path: `${base}/keys/${seg(k.id)}`,
+    })
+  const load = async () =>
+    list.replaceChildren(table(KEY_COLUMNS, (await api('GET', `${base}/keys`)).data.map(row), 'No agent keys yet.'))
   const name = h('input', { id: 'agent-key-name', maxlength: 100, placeholder: 'default', 'data-param': 'name' })
   const create = h('button', { type: 'submit' }, 'Create agent key')
   const error = errorSlot()
@@ -223,7 +336,13 @@ async function agentKeysSection(base, agent) {
     'section',
     { id: 'agent-keys' },
     h('h2', {}, 'Agent keys'),
-    h('p', { class: 'hint' }, 'An agent key authenticates this agent on its own routes (', h('code', {}, 'Authorization: Bearer ak_…'), ' on /v1/agent, e.g. paying a 402 challenge from this wallet), not on the user API.'),
+    h(
+      'p',
+      { class: 'hint' },
+      'An agent key authenticates this agent on its own routes (',
+      h('code', {}, 'Authorization: Bearer ak_…'),
+      ' on /v1/agent, e.g. paying a 402 challenge from this wallet), not on the user API.',
+    ),
     form,
     reveal,
     list,
@@ -241,7 +360,8 @@ async function allowlistSection(base) {
   const list = h('div')
   let entries = []
   const remove = (e, button) => {
-    const last = entries.length === 1 ? ' It is the last entry: with an empty allowlist this agent may pay every seller.' : ''
+    const last =
+      entries.length === 1 ? ' It is the last entry: with an empty allowlist this agent may pay every seller.' : ''
     if (!confirm(`Remove ${e.kind} ${e.value} from the allowlist?${last}`)) return
     act(button, async () => {
       await api('DELETE', `${base}/allowlist/${seg(e.id)}`)
@@ -249,12 +369,29 @@ async function allowlistSection(base) {
     })
   }
   const row = (e) =>
-    h('tr', {}, h('td', {}, e.kind), h('td', {}, h('code', {}, e.value)), h('td', {}, time(e.created_at)), h('td', {}, h('button', { type: 'button', class: 'danger', onclick: (ev) => remove(e, ev.currentTarget) }, 'Remove')))
+    h(
+      'tr',
+      {},
+      h('td', {}, e.kind),
+      h('td', {}, h('code', {}, e.value)),
+      h('td', {}, time(e.created_at)),
+      h(
+        'td',
+        {},
+        h('button', { type: 'button', class: 'danger', onclick: (ev) => remove(e, ev.currentTarget) }, 'Remove'),
+      ),
+    )
   async function load() {
     entries = (await api('GET', `${base}/allowlist`)).data
-    list.replaceChildren(table(['Kind', 'Value', 'Added', ''], entries.map(row), 'No entries: this agent may pay every seller.'))
+    list.replaceChildren(
+      table(['Kind', 'Value', 'Added', ''], entries.map(row), 'No entries: this agent may pay every seller.'),
+    )
   }
-  const kind = h('select', { id: 'allow-kind', 'data-param': 'kind' }, ALLOW_KINDS.map(([k, label]) => h('option', { value: k }, label)))
+  const kind = h(
+    'select',
+    { id: 'allow-kind', 'data-param': 'kind' },
+    ALLOW_KINDS.map(([k, label]) => h('option', { value: k }, label)),
+  )
   const value = h('input', { id: 'allow-value', required: true, 'data-param': 'value', placeholder: ALLOW_KINDS[0][2] })
   kind.addEventListener('change', () => (value.placeholder = ALLOW_KINDS.find(([k]) => k === kind.value)[2]))
   const add = h('button', { type: 'submit' }, 'Add to allowlist')
@@ -282,7 +419,11 @@ async function allowlistSection(base) {
     'section',
     { id: 'allowlist' },
     h('h2', {}, 'Allowlist'),
-    h('p', { class: 'hint' }, 'The sellers this agent may pay. A payment is allowed when any entry matches; an empty list allows every seller.'),
+    h(
+      'p',
+      { class: 'hint' },
+      'The sellers this agent may pay. A payment is allowed when any entry matches; an empty list allows every seller.',
+    ),
     list,
     form,
   )
@@ -291,8 +432,18 @@ async function allowlistSection(base) {
 async function topUpSection(base, agent) {
   const status = h('p', { id: 'top-up-status' })
   const enabled = h('input', { id: 'top-up-enabled', type: 'checkbox', 'data-param': 'top_up.enabled' })
-  const threshold = h('input', { id: 'top-up-threshold', inputmode: 'decimal', required: true, 'data-param': 'top_up.threshold' })
-  const amount = h('input', { id: 'top-up-amount', inputmode: 'decimal', required: true, 'data-param': 'top_up.amount' })
+  const threshold = h('input', {
+    id: 'top-up-threshold',
+    inputmode: 'decimal',
+    required: true,
+    'data-param': 'top_up.threshold',
+  })
+  const amount = h('input', {
+    id: 'top-up-amount',
+    inputmode: 'decimal',
+    required: true,
+    'data-param': 'top_up.amount',
+  })
   const disable = h('button', { type: 'button', class: 'danger' }, 'Disable top-ups')
   const render = (t) => {
     enabled.checked = t.enabled
@@ -327,7 +478,13 @@ async function topUpSection(base, agent) {
     },
     h('h2', {}, 'Top-ups'),
     status,
-    h('p', { class: 'hint' }, 'Refills this agent from your ', h('a', { href: '#/funding' }, 'funding wallet'), ' whenever its USDC balance falls below the threshold. Amounts in USDC.'),
+    h(
+      'p',
+      { class: 'hint' },
+      'Refills this agent from your ',
+      h('a', { href: '#/funding' }, 'funding wallet'),
+      ' whenever its USDC balance falls below the threshold. Amounts in USDC.',
+    ),
     h('div', { class: 'check' }, enabled, h('label', { for: 'top-up-enabled' }, 'Enabled')),
     field('Threshold (USDC)', threshold),
     field('Amount per top-up (USDC)', amount),
@@ -336,14 +493,27 @@ async function topUpSection(base, agent) {
   )
   render(agent.top_up)
   const row = (t) =>
-    h('tr', {}, h('td', {}, time(t.created_at)), h('td', {}, t.status), h('td', {}, `${units(t.amount, 6)} USDC`), h('td', {}, String(t.attempts)), h('td', {}, short(t.tx_hash)), h('td', { class: t.error ? 'error' : undefined }, t.error ?? ''))
+    h(
+      'tr',
+      {},
+      h('td', {}, time(t.created_at)),
+      h('td', {}, t.status),
+      h('td', {}, `${units(t.amount, 6)} USDC`),
+      h('td', {}, String(t.attempts)),
+      h('td', {}, short(t.tx_hash)),
+      h('td', { class: t.error ? 'error' : undefined }, t.error ?? ''),
+    )
   // 10 a page, newest first; Older follows next_cursor (the API pages this list, so a busy agent's first top-ups stay reachable)
   const history = h('div', { id: 'top-up-history' })
   async function loadTopUps(cursor) {
     const page = await api('GET', `${base}/top-ups?${new URLSearchParams({ limit: '10', ...(cursor && { cursor }) })}`)
     history.replaceChildren(
       h('h3', {}, 'Top-ups, newest first'),
-      table(['Created', 'Status', 'Amount', 'Attempts', 'Transaction', 'Error'], page.data.map(row), cursor ? 'No older top-ups.' : 'No top-ups yet.'),
+      table(
+        ['Created', 'Status', 'Amount', 'Attempts', 'Transaction', 'Error'],
+        page.data.map(row),
+        cursor ? 'No older top-ups.' : 'No top-ups yet.',
+      ),
       pager(cursor, page, loadTopUps),
     )
   }

@@ -41,7 +41,9 @@ async function route() {
   const seq = ++current
   // a slow answer for a screen the user has already left must not replace the current one
   // (views pass `condition && node`: a false or null is left out, never shown as text)
-  const show = (...nodes) => seq === current && main.replaceChildren(...nodes.flat(2).filter((n) => n !== false && n !== null && n !== undefined))
+  const show = (...nodes) =>
+    seq === current &&
+    main.replaceChildren(...nodes.flat(2).filter((n) => n !== false && n !== null && n !== undefined))
   nav.hidden = view === loginView || view === signupView
   for (const a of nav.querySelectorAll('a[href^="#/"]')) {
     if (hash.startsWith(a.getAttribute('href'))) a.setAttribute('aria-current', 'page')
@@ -53,7 +55,8 @@ async function route() {
     await view(show, ...match.slice(1))
   } catch (err) {
     if (seq !== current) return
-    if (!(err instanceof ApiError && err.status === 401)) show(h('p', { class: 'empty' }, 'This page could not be loaded.'))
+    if (!(err instanceof ApiError && err.status === 401))
+      show(h('p', { class: 'empty' }, 'This page could not be loaded.'))
     fail(err)
   }
 }
@@ -62,7 +65,13 @@ async function loginView(show) {
   // where sign-up is open, a link to it; otherwise how an account is made
   const noAccount = (await signupOpen())
     ? h('p', { class: 'hint' }, 'No account yet? ', h('a', { href: '#/signup' }, 'Sign up'), '.')
-    : h('p', { class: 'hint' }, 'No account yet? An operator creates one with ', h('code', {}, 'tollgate users create --email <email>'), '.')
+    : h(
+        'p',
+        { class: 'hint' },
+        'No account yet? An operator creates one with ',
+        h('code', {}, 'tollgate users create --email <email>'),
+        '.',
+      )
   const email = h('input', { id: 'email', type: 'email', required: true, autocomplete: 'username' })
   const password = h('input', { id: 'password', type: 'password', required: true, autocomplete: 'current-password' })
   const error = h('p', { id: 'login-error', class: 'error', role: 'alert', hidden: true })
@@ -102,7 +111,8 @@ async function loginView(show) {
   )
   if (session.ended) {
     session.ended = false
-    error.textContent = 'Your session has ended (it expired, or you logged out elsewhere). Log in again to continue where you were.'
+    error.textContent =
+      'Your session has ended (it expired, or you logged out elsewhere). Log in again to continue where you were.'
     error.hidden = false
   }
   show(form)

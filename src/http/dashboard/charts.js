@@ -36,11 +36,23 @@ export async function lineChart({ id, title, description, days, series, format =
     tzDate: (ts) => UPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
     scales: { x: { time: true }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] } },
     axes: [{}, { values: (u, ticks) => ticks.map((v) => format(v)), size: 100 }],
-    series: [{ label: 'Day', value: (u, v) => (v === null ? '' : new Date(v * 1000).toISOString().slice(0, 10)) }, ...series.map((s, i) => ({ label: s.label, stroke: COLOURS[i % COLOURS.length], width: 2, dash: s.dash, points: { show: days.length <= 62 }, value: (u, v) => (v === null ? '—' : format(v)) }))],
+    series: [
+      { label: 'Day', value: (u, v) => (v === null ? '' : new Date(v * 1000).toISOString().slice(0, 10)) },
+      ...series.map((s, i) => ({
+        label: s.label,
+        stroke: COLOURS[i % COLOURS.length],
+        width: 2,
+        dash: s.dash,
+        points: { show: days.length <= 62 },
+        value: (u, v) => (v === null ? '—' : format(v)),
+      })),
+    ],
   }
   const plot = new UPlot(opts, [x, ...series.map((s) => s.values)], canvas)
   // follow the page's width (the figure is laid out after this returns)
-  new ResizeObserver(() => canvas.isConnected && plot.setSize({ width: Math.max(280, canvas.clientWidth), height: 260 })).observe(canvas)
+  new ResizeObserver(
+    () => canvas.isConnected && plot.setSize({ width: Math.max(280, canvas.clientWidth), height: 260 }),
+  ).observe(canvas)
   return figure
 }
 
@@ -53,8 +65,28 @@ function dataTable(days, series, format) {
     h(
       'table',
       {},
-      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Day (UTC)'), series.map((s) => h('th', { scope: 'col' }, s.label)))),
-      h('tbody', {}, days.map((d, i) => h('tr', {}, h('th', { scope: 'row' }, d), series.map((s) => h('td', {}, s.values[i] === null ? '—' : format(s.values[i])))))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          h('th', { scope: 'col' }, 'Day (UTC)'),
+          series.map((s) => h('th', { scope: 'col' }, s.label)),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        days.map((d, i) =>
+          h(
+            'tr',
+            {},
+            h('th', { scope: 'row' }, d),
+            series.map((s) => h('td', {}, s.values[i] === null ? '—' : format(s.values[i]))),
+          ),
+        ),
+      ),
     ),
   )
 }

@@ -9,18 +9,38 @@ export function h(tag, attrs = {}, ...children) {
     if (k.startsWith('on')) el.addEventListener(k.slice(2), v)
     else el.setAttribute(k, v === true ? '' : String(v))
   }
-  for (const c of children.flat(2)) if (c !== undefined && c !== null && c !== false) el.append(c instanceof Node ? c : String(c))
+  for (const c of children.flat(2))
+    if (c !== undefined && c !== null && c !== false) el.append(c instanceof Node ? c : String(c))
   return el
 }
 
 export function table(headers, rows, empty) {
   if (rows.length === 0) return h('p', { class: 'empty' }, empty)
-  return h('table', {}, h('thead', {}, h('tr', {}, headers.map((x) => h('th', { scope: 'col' }, x)))), h('tbody', {}, rows))
+  return h(
+    'table',
+    {},
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        headers.map((x) => h('th', { scope: 'col' }, x)),
+      ),
+    ),
+    h('tbody', {}, rows),
+  )
 }
 
 /** A label and its control, with the API field name the control stands for (`data-param`). */
 export function field(label, control, hint) {
-  return h('div', { class: 'field' }, h('label', { for: control.id }, label), control, hint && h('span', { class: 'hint' }, hint))
+  return h(
+    'div',
+    { class: 'field' },
+    h('label', { for: control.id }, label),
+    control,
+    hint && h('span', { class: 'hint' }, hint),
+  )
 }
 
 /** Where a form shows the API's message for it (validation errors name their field, see ui.js). */

@@ -13,31 +13,106 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']
  */
 export function endpointForm({ id, path, endpoint: e, done, cancel }) {
   const el = (tag, name, attrs = {}, ...children) => h(tag, { id: `${id}-${name}`, ...attrs }, ...children)
-  const slug = !e && el('input', 'slug', { required: true, 'data-param': 'slug', placeholder: 'e.g. spot-price', autocomplete: 'off' })
-  const methods = METHODS.map((m) => el('input', `method-${m}`, { type: 'checkbox', value: m, checked: e ? e.methods.includes(m) : m === 'GET' }))
-  const methodSet = h('fieldset', { class: 'methods', tabindex: '-1', 'data-param': 'methods' }, h('legend', {}, 'Methods'), methods.map((c) => h('span', { class: 'check' }, c, h('label', { for: c.id }, c.value))))
-  const price = el('input', 'price', { required: true, inputmode: 'decimal', 'data-param': 'price', placeholder: 'e.g. 0.001', value: e ? usdcInput(e.price) : undefined })
-  const description = el('textarea', 'description', { rows: 2, maxlength: 2000, 'data-param': 'description' }, e?.description ?? '')
+  const slug =
+    !e &&
+    el('input', 'slug', { required: true, 'data-param': 'slug', placeholder: 'e.g. spot-price', autocomplete: 'off' })
+  const methods = METHODS.map((m) =>
+    el('input', `method-${m}`, { type: 'checkbox', value: m, checked: e ? e.methods.includes(m) : m === 'GET' }),
+  )
+  const methodSet = h(
+    'fieldset',
+    { class: 'methods', tabindex: '-1', 'data-param': 'methods' },
+    h('legend', {}, 'Methods'),
+    methods.map((c) => h('span', { class: 'check' }, c, h('label', { for: c.id }, c.value))),
+  )
+  const price = el('input', 'price', {
+    required: true,
+    inputmode: 'decimal',
+    'data-param': 'price',
+    placeholder: 'e.g. 0.001',
+    value: e ? usdcInput(e.price) : undefined,
+  })
+  const description = el(
+    'textarea',
+    'description',
+    { rows: 2, maxlength: 2000, 'data-param': 'description' },
+    e?.description ?? '',
+  )
   const mime = el('input', 'mime', { 'data-param': 'mime_type', value: e?.mime_type ?? 'application/json' })
   const settlement = el(
     'select',
     'settlement',
     { 'data-param': 'settlement_mode' },
-    h('option', { value: 'async', selected: e?.settlement_mode !== 'sync' }, 'async: answer at once, settle in batches'),
-    h('option', { value: 'sync', selected: e?.settlement_mode === 'sync' }, 'sync: settle before answering (high prices)'),
+    h(
+      'option',
+      { value: 'async', selected: e?.settlement_mode !== 'sync' },
+      'async: answer at once, settle in batches',
+    ),
+    h(
+      'option',
+      { value: 'sync', selected: e?.settlement_mode === 'sync' },
+      'sync: settle before answering (high prices)',
+    ),
   )
-  const hosted = el('input', 'hosted', { type: 'radio', name: `${id}-target`, value: 'handler', checked: e ? Boolean(e.handler) : false })
-  const upstream = el('input', 'upstream', { type: 'radio', name: `${id}-target`, value: 'upstream', checked: e ? !e.handler : true })
-  const handler = el('input', 'handler', { 'data-param': 'handler', placeholder: 'e.g. hash-generator', value: e?.handler ?? undefined })
-  const url = el('input', 'upstream-url', { type: 'url', 'data-param': 'upstream_url', placeholder: 'https://api.example.com/v1/price', value: e?.upstream_url ?? undefined })
+  const hosted = el('input', 'hosted', {
+    type: 'radio',
+    name: `${id}-target`,
+    value: 'handler',
+    checked: e ? Boolean(e.handler) : false,
+  })
+  const upstream = el('input', 'upstream', {
+    type: 'radio',
+    name: `${id}-target`,
+    value: 'upstream',
+    checked: e ? !e.handler : true,
+  })
+  const handler = el('input', 'handler', {
+    'data-param': 'handler',
+    placeholder: 'e.g. hash-generator',
+    value: e?.handler ?? undefined,
+  })
+  const url = el('input', 'upstream-url', {
+    type: 'url',
+    'data-param': 'upstream_url',
+    placeholder: 'https://api.example.com/v1/price',
+    value: e?.upstream_url ?? undefined,
+  })
   const up = e?.upstream
-  const forward = el('textarea', 'forward-headers', { rows: 2, 'data-param': 'upstream.forward_headers', placeholder: up?.forward_headers.length ? `set: ${up.forward_headers.join(', ')} (leave empty to keep)` : 'X-Api-Key: your-upstream-key' })
+  const forward = el('textarea', 'forward-headers', {
+    rows: 2,
+    'data-param': 'upstream.forward_headers',
+    placeholder: up?.forward_headers.length
+      ? `set: ${up.forward_headers.join(', ')} (leave empty to keep)`
+      : 'X-Api-Key: your-upstream-key',
+  })
   const dropForward = up?.forward_headers.length > 0 && el('input', 'drop-forward', { type: 'checkbox' })
-  const required = el('input', 'required-headers', { 'data-param': 'upstream.required_headers', placeholder: 'e.g. X-Customer', value: up?.required_headers.join(', ') || undefined })
-  const timeout = el('input', 'timeout', { inputmode: 'numeric', 'data-param': 'upstream.timeout_ms', placeholder: '10000', value: up?.timeout_ms ?? undefined })
-  const rateRequests = el('input', 'rate-requests', { inputmode: 'numeric', 'data-param': 'upstream.rate_limit.requests', value: up?.rate_limit?.requests ?? undefined })
-  const ratePer = el('input', 'rate-per', { inputmode: 'numeric', 'data-param': 'upstream.rate_limit.per_seconds', value: up?.rate_limit?.per_seconds ?? undefined })
-  const schema = el('textarea', 'input-schema', { rows: 3, 'data-param': 'input_schema', placeholder: '{"type": "object", "properties": {…}}' }, e?.input_schema ? JSON.stringify(e.input_schema, null, 2) : '')
+  const required = el('input', 'required-headers', {
+    'data-param': 'upstream.required_headers',
+    placeholder: 'e.g. X-Customer',
+    value: up?.required_headers.join(', ') || undefined,
+  })
+  const timeout = el('input', 'timeout', {
+    inputmode: 'numeric',
+    'data-param': 'upstream.timeout_ms',
+    placeholder: '10000',
+    value: up?.timeout_ms ?? undefined,
+  })
+  const rateRequests = el('input', 'rate-requests', {
+    inputmode: 'numeric',
+    'data-param': 'upstream.rate_limit.requests',
+    value: up?.rate_limit?.requests ?? undefined,
+  })
+  const ratePer = el('input', 'rate-per', {
+    inputmode: 'numeric',
+    'data-param': 'upstream.rate_limit.per_seconds',
+    value: up?.rate_limit?.per_seconds ?? undefined,
+  })
+  const schema = el(
+    'textarea',
+    'input-schema',
+    { rows: 3, 'data-param': 'input_schema', placeholder: '{"type": "object", "properties": {…}}' },
+    e?.input_schema ? JSON.stringify(e.input_schema, null, 2) : '',
+  )
   const enabled = el('input', 'enabled', { type: 'checkbox', 'data-param': 'enabled', checked: e ? e.enabled : true })
 
   const hostedPart = h('div', { class: 'target' }, field('Handler name', handler, 'a hosted handler (handlers/<name>)'))
@@ -46,10 +121,16 @@ export function endpointForm({ id, path, endpoint: e, done, cancel }) {
     { class: 'target' },
     field('Upstream URL', url, 'your origin: paid calls are forwarded with an X-Tollgate-Signature'),
     field('Forwarded headers', forward, 'one per line, Name: value; stored encrypted and never shown again'),
-    dropForward && h('div', { class: 'check' }, dropForward, h('label', { for: dropForward.id }, 'Remove the forwarded headers')),
+    dropForward &&
+      h('div', { class: 'check' }, dropForward, h('label', { for: dropForward.id }, 'Remove the forwarded headers')),
     field('Required headers', required, 'comma-separated: headers a caller must send'),
     field('Timeout (ms)', timeout, '100 to 60000; default 10000'),
-    h('div', { class: 'pair' }, field('Rate limit: requests', rateRequests), field('per seconds', ratePer, 'both empty: no limit')),
+    h(
+      'div',
+      { class: 'pair' },
+      field('Rate limit: requests', rateRequests),
+      field('per seconds', ratePer, 'both empty: no limit'),
+    ),
   )
   const showTarget = () => {
     hostedPart.hidden = !hosted.checked
@@ -85,7 +166,11 @@ export function endpointForm({ id, path, endpoint: e, done, cancel }) {
     else if (dropForward?.checked) o.forward_headers = {}
     if (timeout.value.trim()) o.timeout_ms = integer(timeout.value, 'upstream.timeout_ms', 'Timeout')
     const [r, p] = [rateRequests.value.trim(), ratePer.value.trim()]
-    if (r || p) o.rate_limit = { requests: integer(r, 'upstream.rate_limit.requests', 'Rate limit requests'), per_seconds: integer(p, 'upstream.rate_limit.per_seconds', 'Rate limit seconds') }
+    if (r || p)
+      o.rate_limit = {
+        requests: integer(r, 'upstream.rate_limit.requests', 'Rate limit requests'),
+        per_seconds: integer(p, 'upstream.rate_limit.per_seconds', 'Rate limit seconds'),
+      }
     else if (up?.rate_limit) o.rate_limit = null
     return o
   }
@@ -97,22 +182,37 @@ export function endpointForm({ id, path, endpoint: e, done, cancel }) {
     {
       class: 'card wide',
       id,
-      onsubmit: onSubmit(submit, error, async () => done(e ? await api('PATCH', `${path}/${seg(e.slug)}`, body()) : await api('POST', path, body()))),
+      onsubmit: onSubmit(submit, error, async () =>
+        done(e ? await api('PATCH', `${path}/${seg(e.slug)}`, body()) : await api('POST', path, body())),
+      ),
     },
     h('h3', {}, e ? `Edit ${e.slug}` : 'Publish an endpoint'),
-    slug ? field('Slug', slug, '3-40 of a-z, 0-9 and inner dashes; part of the URL') : h('p', {}, 'Slug: ', h('code', {}, e.slug), ' (cannot change)'),
+    slug
+      ? field('Slug', slug, '3-40 of a-z, 0-9 and inner dashes; part of the URL')
+      : h('p', {}, 'Slug: ', h('code', {}, e.slug), ' (cannot change)'),
     methodSet,
     field('Price per call (USDC)', price, 'sent as atomic units: 0.001 USDC = 1000'),
     field('Description', description),
     field('Response type', mime),
     field('Settlement', settlement),
-    h('fieldset', { class: 'targets' }, h('legend', {}, 'Target'), h('span', { class: 'check' }, upstream, h('label', { for: upstream.id }, 'Forward to your upstream URL')), h('span', { class: 'check' }, hosted, h('label', { for: hosted.id }, 'Run a hosted handler'))),
+    h(
+      'fieldset',
+      { class: 'targets' },
+      h('legend', {}, 'Target'),
+      h('span', { class: 'check' }, upstream, h('label', { for: upstream.id }, 'Forward to your upstream URL')),
+      h('span', { class: 'check' }, hosted, h('label', { for: hosted.id }, 'Run a hosted handler')),
+    ),
     upstreamPart,
     hostedPart,
     field('Input schema (JSON, optional)', schema),
     h('div', { class: 'check' }, enabled, h('label', { for: enabled.id }, 'Enabled')),
     error,
-    h('div', { class: 'inline' }, submit, cancel && h('button', { type: 'button', class: 'plain', onclick: cancel }, 'Cancel')),
+    h(
+      'div',
+      { class: 'inline' },
+      submit,
+      cancel && h('button', { type: 'button', class: 'plain', onclick: cancel }, 'Cancel'),
+    ),
   )
 }
 
@@ -127,9 +227,16 @@ function parseJson(text) {
 /** "X-Api-Key: secret" lines → {"X-Api-Key": "secret"}. */
 function headerLines(text) {
   const out = {}
-  for (const line of text.split('\n').map((l) => l.trim()).filter(Boolean)) {
+  for (const line of text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)) {
     const i = line.indexOf(':')
-    if (i < 1) throw new ApiError(400, { message: `Forwarded headers: expected "Name: value" on each line, got "${line}"`, param: 'upstream.forward_headers' })
+    if (i < 1)
+      throw new ApiError(400, {
+        message: `Forwarded headers: expected "Name: value" on each line, got "${line}"`,
+        param: 'upstream.forward_headers',
+      })
     out[line.slice(0, i).trim()] = line.slice(i + 1).trim()
   }
   return out

@@ -21,7 +21,11 @@ export const usdcInput = (atomic) => (atomic === null || atomic === undefined ? 
 export function atomicFrom(label, text, decimals, { param, unit } = {}) {
   const s = text.trim()
   const m = new RegExp(`^(\\d{1,30})(?:\\.(\\d{1,${decimals}}))?$`).exec(s)
-  if (!m) throw new ApiError(400, { message: `${label}: expected an amount such as 5 or 0.25 ${unit} (at most ${decimals} decimals)`, param })
+  if (!m)
+    throw new ApiError(400, {
+      message: `${label}: expected an amount such as 5 or 0.25 ${unit} (at most ${decimals} decimals)`,
+      param,
+    })
   const atomic = BigInt(m[1]) * 10n ** BigInt(decimals) + BigInt((m[2] ?? '').padEnd(decimals, '0'))
   if (atomic === 0n) throw new ApiError(400, { message: `${label}: must be more than 0`, param })
   return atomic.toString()

@@ -13,11 +13,18 @@ const isoDay = (ms) => new Date(ms).toISOString().slice(0, 10)
 const toUsdc = (atomic) => Number(atomic) / 1e6
 const usdcLabel = (v) => `${Number(v.toFixed(6))} USDC`
 const count = (v) => String(Math.round(v))
-const duration = (ms) => (ms >= 10_000 ? `${(ms / 1000).toFixed(0)} s` : ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`)
+const duration = (ms) =>
+  ms >= 10_000 ? `${(ms / 1000).toFixed(0)} s` : ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`
 
 export async function insightsView(show) {
   const today = Date.now()
-  const from = h('input', { id: 'insights-from', type: 'date', required: true, value: isoDay(today - 29 * DAY), 'data-param': 'from' })
+  const from = h('input', {
+    id: 'insights-from',
+    type: 'date',
+    required: true,
+    value: isoDay(today - 29 * DAY),
+    'data-param': 'from',
+  })
   const to = h('input', { id: 'insights-to', type: 'date', required: true, value: isoDay(today), 'data-param': 'to' })
   const apply = h('button', { type: 'submit' }, 'Show')
   const error = errorSlot()
@@ -32,7 +39,8 @@ export async function insightsView(show) {
         lineChart({
           id: 'chart-spend',
           title: 'Spend per day, per agent',
-          description: 'Paid by each of your agents: payments at this platform that were not voided or failed, and payments the platform signed for them that sellers elsewhere accepted.',
+          description:
+            'Paid by each of your agents: payments at this platform that were not voided or failed, and payments the platform signed for them that sellers elsewhere accepted.',
           days: i.days,
           series: i.spend.map((s) => ({ label: s.name, values: s.daily.map(toUsdc) })),
           format: usdcLabel,
@@ -48,7 +56,8 @@ export async function insightsView(show) {
         lineChart({
           id: 'chart-calls',
           title: 'Paid calls and failures per day',
-          description: 'Calls your agents paid for and calls to your endpoints, and how many of each failed (voided: not served, nothing charged; failed: not settled).',
+          description:
+            'Calls your agents paid for and calls to your endpoints, and how many of each failed (voided: not served, nothing charged; failed: not settled).',
           days: i.days,
           series: [
             { label: 'Calls by your agents', values: i.calls.buyer },
@@ -61,7 +70,8 @@ export async function insightsView(show) {
         lineChart({
           id: 'chart-delay',
           title: 'Settlement delay',
-          description: 'From the payment to its settlement on chain, for the payments settled of each day: median and 95th percentile.',
+          description:
+            'From the payment to its settlement on chain, for the payments settled of each day: median and 95th percentile.',
           days: i.days,
           series: [
             { label: 'Median', values: i.settlement_delay.p50_ms },
@@ -83,5 +93,15 @@ export async function insightsView(show) {
     error,
   )
   await load()
-  show(h('h1', {}, 'Insights'), h('p', { class: 'hint' }, 'Your agents’ spending and your endpoints’ earnings per day; each chart’s numbers are under “Data”.'), form, summary, charts)
+  show(
+    h('h1', {}, 'Insights'),
+    h(
+      'p',
+      { class: 'hint' },
+      'Your agents’ spending and your endpoints’ earnings per day; each chart’s numbers are under “Data”.',
+    ),
+    form,
+    summary,
+    charts,
+  )
 }

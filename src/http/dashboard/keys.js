@@ -8,9 +8,21 @@ import { act, onSubmit } from './ui.js'
 export async function keysView(show) {
   const list = h('div')
   const reveal = h('div')
-  const row = (k) => keyRow(k, { what: 'key', consequence: 'Every call with it will get 401 at once.', path: `/v1/api-keys/${seg(k.id)}` })
-  const load = async () => list.replaceChildren(table(KEY_COLUMNS, (await api('GET', '/v1/api-keys')).data.map(row), 'No API keys yet.'))
-  const name = h('input', { id: 'key-name', required: true, maxlength: 100, placeholder: 'e.g. ci-deploy', 'data-param': 'name' })
+  const row = (k) =>
+    keyRow(k, {
+      what: 'key',
+      consequence: 'Every call with it will get 401 at once.',
+      path: `/v1/api-keys/${seg(k.id)}`,
+    })
+  const load = async () =>
+    list.replaceChildren(table(KEY_COLUMNS, (await api('GET', '/v1/api-keys')).data.map(row), 'No API keys yet.'))
+  const name = h('input', {
+    id: 'key-name',
+    required: true,
+    maxlength: 100,
+    placeholder: 'e.g. ci-deploy',
+    'data-param': 'name',
+  })
   const create = h('button', { type: 'submit' }, 'Create')
   const error = errorSlot()
   const form = h(
@@ -41,7 +53,13 @@ export async function keysView(show) {
   await load()
   show(
     h('h1', {}, 'API Keys'),
-    h('p', { class: 'hint' }, 'Keys authenticate scripts and CI jobs on the user API (', h('code', {}, 'Authorization: Bearer <key>'), '). Revoking a key takes effect at once.'),
+    h(
+      'p',
+      { class: 'hint' },
+      'Keys authenticate scripts and CI jobs on the user API (',
+      h('code', {}, 'Authorization: Bearer <key>'),
+      '). Revoking a key takes effect at once.',
+    ),
     h('div', { class: 'toolbar' }, open),
     form,
     reveal,

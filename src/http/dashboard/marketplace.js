@@ -9,20 +9,39 @@ import { act } from './ui.js'
 /** The CLI line that pays an endpoint (docs/buyer.md): GET as is, a body for the other methods. */
 export function fetchCommand(url, method) {
   const quoted = `'${url.replace(/'/g, "'\\''")}'`
-  return method === 'GET' ? `npx tollgate fetch -X GET ${quoted}` : `npx tollgate fetch -X ${method} ${quoted} --json '{}'`
+  return method === 'GET'
+    ? `npx tollgate fetch -X GET ${quoted}`
+    : `npx tollgate fetch -X ${method} ${quoted} --json '{}'`
 }
 
 export async function marketplaceView(show) {
   const all = await api('GET', '/api/v1/agents/marketplace')
   const categories = [...new Set(all.map((e) => e.category))].sort()
-  const search = h('input', { id: 'market-search', type: 'search', maxlength: 200, placeholder: 'name, description, tag…' })
-  const category = h('select', { id: 'market-category' }, h('option', { value: '' }, 'all'), categories.map((c) => h('option', { value: c }, c)))
-  const source = h('select', { id: 'market-source' }, h('option', { value: '' }, 'all'), ['platform', 'catalog', 'bazaar'].map((s) => h('option', { value: s }, s)))
+  const search = h('input', {
+    id: 'market-search',
+    type: 'search',
+    maxlength: 200,
+    placeholder: 'name, description, tag…',
+  })
+  const category = h(
+    'select',
+    { id: 'market-category' },
+    h('option', { value: '' }, 'all'),
+    categories.map((c) => h('option', { value: c }, c)),
+  )
+  const source = h(
+    'select',
+    { id: 'market-source' },
+    h('option', { value: '' }, 'all'),
+    ['platform', 'catalog', 'bazaar'].map((s) => h('option', { value: s }, s)),
+  )
   const results = h('div', { id: 'market-results' })
   const count = h('p', { id: 'market-count', role: 'status' })
   const render = (entries) => {
     count.textContent = `${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}`
-    results.replaceChildren(...(entries.length ? entries.map(entryCard) : [h('p', { class: 'empty' }, 'No entry matches these filters.')]))
+    results.replaceChildren(
+      ...(entries.length ? entries.map(entryCard) : [h('p', { class: 'empty' }, 'No entry matches these filters.')]),
+    )
   }
   const apply = h('button', { type: 'submit' }, 'Filter')
   const form = h(
@@ -33,7 +52,11 @@ export async function marketplaceView(show) {
       onsubmit: (e) => {
         e.preventDefault()
         act(apply, async () => {
-          const q = new URLSearchParams({ ...(search.value.trim() && { search: search.value.trim() }), ...(category.value && { category: category.value }), ...(source.value && { source: source.value }) })
+          const q = new URLSearchParams({
+            ...(search.value.trim() && { search: search.value.trim() }),
+            ...(category.value && { category: category.value }),
+            ...(source.value && { source: source.value }),
+          })
           render(await api('GET', `/api/v1/agents/marketplace?${q}`))
         })
       },
@@ -47,12 +70,26 @@ export async function marketplaceView(show) {
     apply,
   )
   render(all)
-  show(h('h1', {}, 'Marketplace'), h('p', { class: 'hint' }, 'x402 APIs your agents can pay on this deployment’s network. Copy a command to call one with an agent key (TOLLGATE_AGENT_KEY).'), form, count, results)
+  show(
+    h('h1', {}, 'Marketplace'),
+    h(
+      'p',
+      { class: 'hint' },
+      'x402 APIs your agents can pay on this deployment’s network. Copy a command to call one with an agent key (TOLLGATE_AGENT_KEY).',
+    ),
+    form,
+    count,
+    results,
+  )
 }
 
 function entryCard(e) {
   const endpoints = h('div', { hidden: true, id: `market-endpoints-${e.id}` })
-  const toggle = h('button', { type: 'button', class: 'plain', 'aria-expanded': 'false', 'aria-controls': `market-endpoints-${e.id}` }, `Endpoints (${e.endpoints.length})`)
+  const toggle = h(
+    'button',
+    { type: 'button', class: 'plain', 'aria-expanded': 'false', 'aria-controls': `market-endpoints-${e.id}` },
+    `Endpoints (${e.endpoints.length})`,
+  )
   toggle.addEventListener('click', () => {
     const open = endpoints.hidden
     if (open && !endpoints.childElementCount) endpoints.append(endpointTable(e))
@@ -65,7 +102,14 @@ function entryCard(e) {
     h('h2', { id: `market-name-${e.id}` }, e.name),
     h('p', { class: 'hint' }, `${e.category} · ${e.source}${e.tags.length ? ` · ${e.tags.join(', ')}` : ''}`),
     e.description && h('p', {}, e.description),
-    (e.url || e.docs_url) && h('p', {}, e.url && h('a', { href: e.url, rel: 'noopener noreferrer', target: '_blank' }, 'Website'), e.url && e.docs_url ? ' · ' : '', e.docs_url && h('a', { href: e.docs_url, rel: 'noopener noreferrer', target: '_blank' }, 'Documentation')),
+    (e.url || e.docs_url) &&
+      h(
+        'p',
+        {},
+        e.url && h('a', { href: e.url, rel: 'noopener noreferrer', target: '_blank' }, 'Website'),
+        e.url && e.docs_url ? ' · ' : '',
+        e.docs_url && h('a', { href: e.docs_url, rel: 'noopener noreferrer', target: '_blank' }, 'Documentation'),
+      ),
     toggle,
     endpoints,
   )

@@ -24,16 +24,29 @@ export async function sellersView(show) {
       // only a namespace's section awaits it: with none (or when the sellers call fails first) its
       // error would go unhandled; the sellers call reports the same failure
       agents.catch(() => {})
-      const [list, insights] = await Promise.all([api('GET', '/v1/sellers'), api('GET', '/v1/insights').catch(() => null)])
+      const [list, insights] = await Promise.all([
+        api('GET', '/v1/sellers'),
+        api('GET', '/v1/insights').catch(() => null),
+      ])
       stats = new Map((insights?.revenue ?? []).map((e) => [e.endpoint_id, e]))
       const sellers = list.data
-      content.replaceChildren(...(sellers.length ? await Promise.all(sellers.map((s) => sellerSection(s, page))) : [h('p', { class: 'empty' }, 'You have not claimed a seller namespace yet.')]))
+      content.replaceChildren(
+        ...(sellers.length
+          ? await Promise.all(sellers.map((s) => sellerSection(s, page)))
+          : [h('p', { class: 'empty' }, 'You have not claimed a seller namespace yet.')]),
+      )
     },
   }
   await page.reload()
   show(
     h('h1', {}, 'Seller'),
-    h('p', { class: 'hint' }, 'Publish paid endpoints: claim a namespace, add a service with the address it is paid at, then publish endpoints at ', h('code', {}, '<proxy>/<namespace>/<service>/<slug>'), '.'),
+    h(
+      'p',
+      { class: 'hint' },
+      'Publish paid endpoints: claim a namespace, add a service with the address it is paid at, then publish endpoints at ',
+      h('code', {}, '<proxy>/<namespace>/<service>/<slug>'),
+      '.',
+    ),
     claimForm(page),
     reveal,
     content,
@@ -41,7 +54,13 @@ export async function sellersView(show) {
 }
 
 function claimForm(page) {
-  const namespace = h('input', { id: 'claim-namespace', required: true, 'data-param': 'namespace', placeholder: 'e.g. acme-data', autocomplete: 'off' })
+  const namespace = h('input', {
+    id: 'claim-namespace',
+    required: true,
+    'data-param': 'namespace',
+    placeholder: 'e.g. acme-data',
+    autocomplete: 'off',
+  })
   const display = h('input', { id: 'claim-display-name', 'data-param': 'display_name', placeholder: 'e.g. Acme Data' })
   const claim = h('button', { type: 'submit' }, 'Claim namespace')
   const error = errorSlot()
@@ -51,7 +70,10 @@ function claimForm(page) {
       class: 'inline',
       id: 'claim',
       onsubmit: onSubmit(claim, error, async () => {
-        const s = await api('POST', '/v1/sellers', { namespace: namespace.value.trim(), ...(display.value.trim() && { display_name: display.value.trim() }) })
+        const s = await api('POST', '/v1/sellers', {
+          namespace: namespace.value.trim(),
+          ...(display.value.trim() && { display_name: display.value.trim() }),
+        })
         namespace.value = display.value = ''
         await page.reload()
         notify(`Namespace ${s.namespace} is yours.`, 'ok')
@@ -103,7 +125,9 @@ function agentLink(s, agents, page) {
     'select',
     { id: `${id}-select`, 'data-param': 'agent_address' },
     h('option', { value: '' }, 'none'),
-    ...agents.map((a) => h('option', { value: a.address, selected: a.address === s.agent_address }, `${a.name} (${a.address})`)),
+    ...agents.map((a) =>
+      h('option', { value: a.address, selected: a.address === s.agent_address }, `${a.name} (${a.address})`),
+    ),
   )
   const save = h('button', { type: 'submit', class: 'plain' }, 'Save agent')
   const error = errorSlot()
@@ -115,7 +139,12 @@ function agentLink(s, agents, page) {
       onsubmit: onSubmit(save, error, async () => {
         const x = await api('PATCH', `/v1/sellers/${seg(s.namespace)}`, { agent_address: select.value || null })
         await page.reload()
-        notify(x.agent_address ? `Namespace ${s.namespace} is listed as your agent ${x.agent_address}.` : `Namespace ${s.namespace} is no longer linked to an agent.`, 'ok')
+        notify(
+          x.agent_address
+            ? `Namespace ${s.namespace} is listed as your agent ${x.agent_address}.`
+            : `Namespace ${s.namespace} is no longer linked to an agent.`,
+          'ok',
+        )
       }),
     },
     h('label', { for: `${id}-select` }, 'Platform agent'),
@@ -130,13 +159,50 @@ function agentLink(s, agents, page) {
  * description, and how it appears in the marketplace (category, tags, links).
  */
 function serviceForm({ id, path, service: svc, done, cancel }) {
-  const name = !svc && h('input', { id: `${id}-name`, required: true, 'data-param': 'name', placeholder: 'e.g. prices', autocomplete: 'off' })
+  const name =
+    !svc &&
+    h('input', {
+      id: `${id}-name`,
+      required: true,
+      'data-param': 'name',
+      placeholder: 'e.g. prices',
+      autocomplete: 'off',
+    })
   const display = h('input', { id: `${id}-display-name`, 'data-param': 'display_name', value: svc?.display_name })
-  const payTo = h('input', { id: `${id}-pay-to`, required: true, 'data-param': 'pay_to', placeholder: '0x…', value: svc?.pay_to, autocomplete: 'off' })
-  const description = h('textarea', { id: `${id}-description`, rows: 2, maxlength: 2000, 'data-param': 'description' }, svc?.description ?? '')
-  const category = h('input', { id: `${id}-category`, 'data-param': 'category', placeholder: 'Other', value: svc?.category })
-  const tags = h('input', { id: `${id}-tags`, 'data-param': 'tags', placeholder: 'e.g. prices, base', value: svc?.tags?.join(', ') })
-  const links = ['website_url', 'docs_url', 'logo_url'].map((f) => h('input', { id: `${id}-${f.replace('_', '-')}`, type: 'url', 'data-param': f, placeholder: 'https://…', value: svc?.[f] ?? '' }))
+  const payTo = h('input', {
+    id: `${id}-pay-to`,
+    required: true,
+    'data-param': 'pay_to',
+    placeholder: '0x…',
+    value: svc?.pay_to,
+    autocomplete: 'off',
+  })
+  const description = h(
+    'textarea',
+    { id: `${id}-description`, rows: 2, maxlength: 2000, 'data-param': 'description' },
+    svc?.description ?? '',
+  )
+  const category = h('input', {
+    id: `${id}-category`,
+    'data-param': 'category',
+    placeholder: 'Other',
+    value: svc?.category,
+  })
+  const tags = h('input', {
+    id: `${id}-tags`,
+    'data-param': 'tags',
+    placeholder: 'e.g. prices, base',
+    value: svc?.tags?.join(', '),
+  })
+  const links = ['website_url', 'docs_url', 'logo_url'].map((f) =>
+    h('input', {
+      id: `${id}-${f.replace('_', '-')}`,
+      type: 'url',
+      'data-param': f,
+      placeholder: 'https://…',
+      value: svc?.[f] ?? '',
+    }),
+  )
   const submit = h('button', { type: 'submit' }, svc ? 'Save service' : 'Create service')
   const error = errorSlot()
   return h(
@@ -148,7 +214,10 @@ function serviceForm({ id, path, service: svc, done, cancel }) {
         const body = { pay_to: payTo.value.trim(), description: description.value.trim() || null }
         if (display.value.trim()) body.display_name = display.value.trim()
         if (category.value.trim()) body.category = category.value.trim()
-        body.tags = tags.value.split(',').map((x) => x.trim()).filter(Boolean)
+        body.tags = tags.value
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean)
         for (const l of links) body[l.dataset.param] = l.value.trim() || null
         if (svc) return done(await api('PATCH', `${path}/${seg(svc.name)}`, body))
         // a new service: leave out what was not filled in
@@ -161,7 +230,13 @@ function serviceForm({ id, path, service: svc, done, cancel }) {
     field('Display name', display),
     field('Receiver (pay_to)', payTo, 'the address every endpoint of this service is paid at'),
     field('Description', description),
-    field('Marketplace category', category, svc ? 'e.g. Crypto, Search, Data; left empty, it stays as it is' : 'e.g. Crypto, Search, Data; Other if left empty'),
+    field(
+      'Marketplace category',
+      category,
+      svc
+        ? 'e.g. Crypto, Search, Data; left empty, it stays as it is'
+        : 'e.g. Crypto, Search, Data; Other if left empty',
+    ),
     field('Tags', tags, 'comma-separated; the marketplace search matches them'),
     field('Website', links[0]),
     field('Documentation', links[1]),
@@ -204,7 +279,8 @@ async function serviceSection(s, svc, page) {
     )
     slot.querySelector('input, textarea')?.focus()
   }
-  const patch = (e, body, message) => (ev) => act(ev.currentTarget, async () => changed(message, await api('PATCH', `${path}/${seg(e.slug)}`, body)))
+  const patch = (e, body, message) => (ev) =>
+    act(ev.currentTarget, async () => changed(message, await api('PATCH', `${path}/${seg(e.slug)}`, body)))
   const test = (e) => (ev) =>
     act(ev.currentTarget, async () => {
       const r = await api('POST', `${path}/${seg(e.slug)}/test`, {})
@@ -235,22 +311,73 @@ async function serviceSection(s, svc, page) {
         { class: 'actions' },
         h('button', { type: 'button', class: 'plain', onclick: () => openForm(e) }, 'Edit'),
         e.enabled
-          ? h('button', { type: 'button', class: 'plain', onclick: patch(e, { enabled: false }, `Endpoint ${e.slug} disabled: the proxy answers 404 for it.`) }, 'Disable')
-          : h('button', { type: 'button', class: 'plain', onclick: patch(e, { enabled: true }, `Endpoint ${e.slug} enabled.`) }, 'Enable'),
+          ? h(
+              'button',
+              {
+                type: 'button',
+                class: 'plain',
+                onclick: patch(e, { enabled: false }, `Endpoint ${e.slug} disabled: the proxy answers 404 for it.`),
+              },
+              'Disable',
+            )
+          : h(
+              'button',
+              { type: 'button', class: 'plain', onclick: patch(e, { enabled: true }, `Endpoint ${e.slug} enabled.`) },
+              'Enable',
+            ),
         e.upstream_url && h('button', { type: 'button', class: 'plain', onclick: test(e) }, 'Test'),
         h('button', { type: 'button', class: 'danger', onclick: unpublish(e) }, 'Unpublish'),
       ),
     )
   const toggle = svc.enabled
-    ? h('button', { type: 'button', class: 'plain', onclick: (ev) => act(ev.currentTarget, async () => changed(`Service ${svc.name} disabled: its endpoints answer 404.`, await api('PATCH', `${svcPath}/${seg(svc.name)}`, { enabled: false }))) }, 'Disable service')
-    : h('button', { type: 'button', class: 'plain', onclick: (ev) => act(ev.currentTarget, async () => changed(`Service ${svc.name} enabled.`, await api('PATCH', `${svcPath}/${seg(svc.name)}`, { enabled: true }))) }, 'Enable service')
+    ? h(
+        'button',
+        {
+          type: 'button',
+          class: 'plain',
+          onclick: (ev) =>
+            act(ev.currentTarget, async () =>
+              changed(
+                `Service ${svc.name} disabled: its endpoints answer 404.`,
+                await api('PATCH', `${svcPath}/${seg(svc.name)}`, { enabled: false }),
+              ),
+            ),
+        },
+        'Disable service',
+      )
+    : h(
+        'button',
+        {
+          type: 'button',
+          class: 'plain',
+          onclick: (ev) =>
+            act(ev.currentTarget, async () =>
+              changed(
+                `Service ${svc.name} enabled.`,
+                await api('PATCH', `${svcPath}/${seg(svc.name)}`, { enabled: true }),
+              ),
+            ),
+        },
+        'Enable service',
+      )
   const edit = h('button', { type: 'button', class: 'plain' }, 'Edit service')
   edit.addEventListener('click', () =>
-    slot.replaceChildren(serviceForm({ id: `edit-service-${key}`, path: svcPath, service: svc, done: (x) => changed(`Service ${x.name} saved.`), cancel: () => slot.replaceChildren() })),
+    slot.replaceChildren(
+      serviceForm({
+        id: `edit-service-${key}`,
+        path: svcPath,
+        service: svc,
+        done: (x) => changed(`Service ${x.name} saved.`),
+        cancel: () => slot.replaceChildren(),
+      }),
+    ),
   )
   const remove = h('button', { type: 'button', class: 'danger' }, 'Delete service')
   remove.addEventListener('click', () => {
-    if (!confirm(`Delete the service ${svc.name} and its ${endpoints.length} endpoint(s)? Their URLs answer 404 at once.`)) return
+    if (
+      !confirm(`Delete the service ${svc.name} and its ${endpoints.length} endpoint(s)? Their URLs answer 404 at once.`)
+    )
+      return
     act(remove, async () => {
       await api('DELETE', `${svcPath}/${seg(svc.name)}`)
       await changed(`Service ${svc.name} deleted.`)
@@ -262,9 +389,24 @@ async function serviceSection(s, svc, page) {
     h('h3', {}, `${svc.display_name} (${svc.name})${svc.enabled ? '' : ' — disabled'}`),
     h('p', {}, 'Receiver (pay_to): ', h('code', {}, svc.pay_to)),
     svc.description && h('p', {}, svc.description),
-    h('p', { class: 'hint' }, `Marketplace: ${svc.category}${svc.tags.length ? ` · tags ${svc.tags.join(', ')}` : ''}${svc.website_url ? ` · ${svc.website_url}` : ''}`),
-    table(['URL', 'Methods', 'Price', 'Settlement', 'Target', 'Status', 'Calls (30 days)', 'Revenue (30 days)', ''], endpoints.map(row), 'No endpoints published.'),
-    h('div', { class: 'toolbar' }, h('button', { type: 'button', onclick: () => openForm() }, 'Publish an endpoint'), edit, toggle, remove),
+    h(
+      'p',
+      { class: 'hint' },
+      `Marketplace: ${svc.category}${svc.tags.length ? ` · tags ${svc.tags.join(', ')}` : ''}${svc.website_url ? ` · ${svc.website_url}` : ''}`,
+    ),
+    table(
+      ['URL', 'Methods', 'Price', 'Settlement', 'Target', 'Status', 'Calls (30 days)', 'Revenue (30 days)', ''],
+      endpoints.map(row),
+      'No endpoints published.',
+    ),
+    h(
+      'div',
+      { class: 'toolbar' },
+      h('button', { type: 'button', onclick: () => openForm() }, 'Publish an endpoint'),
+      edit,
+      toggle,
+      remove,
+    ),
     slot,
   )
 }

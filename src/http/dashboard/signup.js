@@ -15,11 +15,32 @@ export async function signupOpen() {
 export async function signupView(show) {
   const status = await api('GET', '/v1/signup')
   if (!status.open) {
-    show(h('section', { class: 'card login' }, h('h1', {}, 'Sign up'), h('p', {}, 'Sign-up is closed on this deployment: an operator creates accounts.'), h('p', {}, h('a', { href: '#/login' }, 'Log in'))))
+    show(
+      h(
+        'section',
+        { class: 'card login' },
+        h('h1', {}, 'Sign up'),
+        h('p', {}, 'Sign-up is closed on this deployment: an operator creates accounts.'),
+        h('p', {}, h('a', { href: '#/login' }, 'Log in')),
+      ),
+    )
     return
   }
-  const email = h('input', { id: 'signup-email', type: 'email', required: true, autocomplete: 'username', 'data-param': 'email' })
-  const password = h('input', { id: 'signup-password', type: 'password', required: true, autocomplete: 'new-password', 'data-param': 'password', 'aria-describedby': 'signup-password-hint' })
+  const email = h('input', {
+    id: 'signup-email',
+    type: 'email',
+    required: true,
+    autocomplete: 'username',
+    'data-param': 'email',
+  })
+  const password = h('input', {
+    id: 'signup-password',
+    type: 'password',
+    required: true,
+    autocomplete: 'new-password',
+    'data-param': 'password',
+    'aria-describedby': 'signup-password-hint',
+  })
   const error = h('p', { id: 'signup-error', class: 'error', role: 'alert', hidden: true })
   const submit = h('button', { type: 'submit' }, 'Create account')
   const form = h(

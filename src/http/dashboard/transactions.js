@@ -16,7 +16,10 @@ export function party(address, names) {
 
 /** The user's agents (and funding wallet) by lower-case address, for naming payers and receivers. */
 export async function walletNames() {
-  const [agents, funding] = await Promise.all([api('GET', '/v1/agents'), api('GET', '/v1/funding-wallet').catch(() => null)])
+  const [agents, funding] = await Promise.all([
+    api('GET', '/v1/agents'),
+    api('GET', '/v1/funding-wallet').catch(() => null),
+  ])
   const names = new Map(agents.data.map((a) => [a.address.toLowerCase(), a.name]))
   if (funding) names.set(funding.address.toLowerCase(), 'funding wallet')
   return names
@@ -24,13 +27,18 @@ export async function walletNames() {
 
 /** One history row: a payment or a withdrawal, with the user's wallets named. */
 export function transactionRow(t, names) {
-  const amount = t.kind === 'withdrawal' && t.asset === 'ETH' ? `${units(t.value, 18)} ETH` : `${units(t.value, 6)} USDC`
+  const amount =
+    t.kind === 'withdrawal' && t.asset === 'ETH' ? `${units(t.value, 18)} ETH` : `${units(t.value, 6)} USDC`
   const what = t.kind === 'withdrawal' ? 'withdrawal' : `${t.method} ${t.resource}`
   return h(
     'tr',
     { 'data-kind': t.kind, 'data-status': t.status },
     h('td', {}, time(t.created_at)),
-    h('td', { class: ['failed', 'voided'].includes(t.status) ? 'error' : undefined, title: t.failure_reason ?? undefined }, t.status),
+    h(
+      'td',
+      { class: ['failed', 'voided'].includes(t.status) ? 'error' : undefined, title: t.failure_reason ?? undefined },
+      t.status,
+    ),
     h('td', {}, amount),
     h('td', {}, party(t.payer, names)),
     h('td', {}, party(t.pay_to, names)),
@@ -43,7 +51,13 @@ export const TRANSACTION_HEADERS = ['Created', 'Status', 'Amount', 'Payer', 'Pay
 
 export async function transactionsView(show) {
   const names = await walletNames()
-  const role = h('select', { id: 'tx-role' }, h('option', { value: '' }, 'all'), h('option', { value: 'buyer' }, 'buyer: paid by my agents'), h('option', { value: 'seller' }, 'seller: paid to my endpoints'))
+  const role = h(
+    'select',
+    { id: 'tx-role' },
+    h('option', { value: '' }, 'all'),
+    h('option', { value: 'buyer' }, 'buyer: paid by my agents'),
+    h('option', { value: 'seller' }, 'seller: paid to my endpoints'),
+  )
   const from = h('input', { id: 'tx-from', type: 'date' })
   const attempts = h('input', { id: 'tx-attempts', type: 'checkbox' })
   const list = h('div')
@@ -60,13 +74,25 @@ export async function transactionsView(show) {
   }
   const query = (extra) => new URLSearchParams({ ...extra, ...applied })
   // the downloads are the whole filtered history, attempts included (a status column tells them apart)
-  const download = (path, format) => h('a', { href: `${path}?${query({ format })}`, download: '' }, `${path.slice(4)}.${format}`)
+  const download = (path, format) =>
+    h('a', { href: `${path}?${query({ format })}`, download: '' }, `${path.slice(4)}.${format}`)
   const row = (t) => transactionRow(t, names)
   // newest first; the export links keep the API's default (oldest first, a sync order)
   async function load(cursor) {
-    const page = await api('GET', `/v1/transactions?${query({ limit: '20', order: 'desc', ...listed, ...(cursor && { cursor }) })}`)
-    const links = [['/v1/transactions', 'csv'], ['/v1/transactions', 'ndjson'], ['/v1/payment-events', 'csv'], ['/v1/payment-events', 'ndjson']]
-    exports.replaceChildren('Download the whole filtered history: ', ...links.flatMap(([p, f], i) => [i ? ' · ' : '', download(p, f)]))
+    const page = await api(
+      'GET',
+      `/v1/transactions?${query({ limit: '20', order: 'desc', ...listed, ...(cursor && { cursor }) })}`,
+    )
+    const links = [
+      ['/v1/transactions', 'csv'],
+      ['/v1/transactions', 'ndjson'],
+      ['/v1/payment-events', 'csv'],
+      ['/v1/payment-events', 'ndjson'],
+    ]
+    exports.replaceChildren(
+      'Download the whole filtered history: ',
+      ...links.flatMap(([p, f], i) => [i ? ' · ' : '', download(p, f)]),
+    )
     list.replaceChildren(
       table(TRANSACTION_HEADERS, page.data.map(row), cursor ? 'No older transactions.' : 'No transactions yet.'),
       pager(cursor, page, load),
@@ -90,5 +116,15 @@ export async function transactionsView(show) {
     applyButton,
   )
   await apply()
-  show(h('h1', {}, 'Transactions'), h('p', { class: 'hint' }, 'Payments by your agents and to your endpoints, and withdrawals from your wallets, newest first, 20 per page. Failed and expired attempts (voided, failed) show when you ask for them.'), filters, exports, list)
+  show(
+    h('h1', {}, 'Transactions'),
+    h(
+      'p',
+      { class: 'hint' },
+      'Payments by your agents and to your endpoints, and withdrawals from your wallets, newest first, 20 per page. Failed and expired attempts (voided, failed) show when you ask for them.',
+    ),
+    filters,
+    exports,
+    list,
+  )
 }

@@ -63,7 +63,8 @@ function fieldFor(form, param) {
 function clearError(box) {
   box.hidden = true
   box.textContent = ''
-  for (const c of (box.closest('form') ?? box.parentElement).querySelectorAll('[aria-invalid]')) c.removeAttribute('aria-invalid')
+  for (const c of (box.closest('form') ?? box.parentElement).querySelectorAll('[aria-invalid]'))
+    c.removeAttribute('aria-invalid')
 }
 
 /** Runs a button's or form's action: busy while it runs; its error shown (in `box` when given, see fail). */
@@ -103,7 +104,9 @@ export function pager(cursor, page, load) {
   return h(
     'div',
     { class: 'toolbar' },
-    cursor && h('button', { type: 'button', class: 'plain', onclick: (e) => act(e.currentTarget, () => load()) }, 'Newest'),
-    page.has_more && h('button', { type: 'button', onclick: (e) => act(e.currentTarget, () => load(page.next_cursor)) }, 'Older'),
+    cursor &&
+      h('button', { type: 'button', class: 'plain', onclick: (e) => act(e.currentTarget, () => load()) }, 'Newest'),
+    page.has_more &&
+      h('button', { type: 'button', onclick: (e) => act(e.currentTarget, () => load(page.next_cursor)) }, 'Older'),
   )
 }

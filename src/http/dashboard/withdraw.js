@@ -17,9 +17,23 @@ const ASSETS = { USDC: { decimals: 6, unit: 'USDC' }, ETH: { decimals: 18, unit:
  */
 export function withdrawForm({ id, path, assets = ['USDC'], available, done }) {
   let key = crypto.randomUUID()
-  const to = h('input', { id: `${id}-to`, required: true, 'data-param': 'to', placeholder: '0x… address the funds go to', autocomplete: 'off', spellcheck: 'false' })
+  const to = h('input', {
+    id: `${id}-to`,
+    required: true,
+    'data-param': 'to',
+    placeholder: '0x… address the funds go to',
+    autocomplete: 'off',
+    spellcheck: 'false',
+  })
   const amount = h('input', { id: `${id}-amount`, inputmode: 'decimal', required: true, 'data-param': 'amount' })
-  const asset = assets.length > 1 ? h('select', { id: `${id}-asset`, 'data-param': 'asset' }, assets.map((a) => h('option', { value: a }, a))) : null
+  const asset =
+    assets.length > 1
+      ? h(
+          'select',
+          { id: `${id}-asset`, 'data-param': 'asset' },
+          assets.map((a) => h('option', { value: a }, a)),
+        )
+      : null
   const progress = h('p', { id: `${id}-progress`, role: 'status', 'aria-live': 'polite' })
   const submit = h('button', { type: 'submit' }, 'Withdraw')
   const error = errorSlot()
@@ -31,16 +45,28 @@ export function withdrawForm({ id, path, assets = ['USDC'], available, done }) {
       id,
       onsubmit: onSubmit(submit, error, async () => {
         const a = chosen()
-        const body = { to: to.value.trim(), amount: atomicFrom('Amount', amount.value, ASSETS[a].decimals, { param: 'amount', unit: ASSETS[a].unit }), ...(asset ? { asset: a } : {}) }
+        const body = {
+          to: to.value.trim(),
+          amount: atomicFrom('Amount', amount.value, ASSETS[a].decimals, { param: 'amount', unit: ASSETS[a].unit }),
+          ...(asset ? { asset: a } : {}),
+        }
         const w = await api('POST', path, body, { 'idempotency-key': key })
         key = crypto.randomUUID()
         amount.value = ''
-        notify(`Withdrawal of ${units(w.amount, ASSETS[w.asset].decimals)} ${w.asset} to ${w.to} recorded; it is being sent.`, 'ok')
+        notify(
+          `Withdrawal of ${units(w.amount, ASSETS[w.asset].decimals)} ${w.asset} to ${w.to} recorded; it is being sent.`,
+          'ok',
+        )
         follow(w, progress, done)
       }),
     },
     h('h2', {}, 'Withdraw'),
-    h('p', { class: 'hint' }, available ?? 'Send funds from this wallet to an address. What payments have signed and not settled yet stays until they settle.'),
+    h(
+      'p',
+      { class: 'hint' },
+      available ??
+        'Send funds from this wallet to an address. What payments have signed and not settled yet stays until they settle.',
+    ),
     field('To address', to),
     field(`Amount (${assets.map((a) => ASSETS[a].unit).join(' or ')})`, amount),
     asset && field('Asset', asset, 'ETH: the gas left in the wallet; the transfer’s own gas is paid from it'),
@@ -57,7 +83,11 @@ async function follow(w, line, done) {
     const amount = `${units(x.amount, ASSETS[x.asset].decimals)} ${x.asset}`
     line.className = x.status === 'failed' ? 'error' : ''
     line.replaceChildren(
-      x.status === 'confirmed' ? `Withdrawal of ${amount} confirmed (transaction ` : x.status === 'failed' ? `Withdrawal of ${amount} failed: ${x.error ?? 'unknown reason'}` : `Withdrawal of ${amount} pending${x.tx_hash ? ' (transaction ' : ''}`,
+      x.status === 'confirmed'
+        ? `Withdrawal of ${amount} confirmed (transaction `
+        : x.status === 'failed'
+          ? `Withdrawal of ${amount} failed: ${x.error ?? 'unknown reason'}`
+          : `Withdrawal of ${amount} pending${x.tx_hash ? ' (transaction ' : ''}`,
       x.tx_hash && x.status !== 'failed' ? short(x.tx_hash) : '',
       x.tx_hash && x.status !== 'failed' ? ').' : x.status === 'pending' ? '…' : '',
     )

@@ -44,7 +44,8 @@ export const apiKeyAuth = fp<ApiKeyAuthOptions>(
       const header = request.headers.authorization
       if (header !== undefined) {
         const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header)
-        if (!m) throw appError('invalid_api_key', {}, { headers: { 'www-authenticate': 'Bearer error="invalid_token"' } })
+        if (!m)
+          throw appError('invalid_api_key', {}, { headers: { 'www-authenticate': 'Bearer error="invalid_token"' } })
         const p = await opts.apiKeys.authenticate(m[1]!).catch((err) => {
           throw Object.assign(err, { headers: { 'www-authenticate': 'Bearer error="invalid_token"' } })
         })

@@ -52,7 +52,11 @@ export function installCrossOriginGuard(app: FastifyInstance, opts: CrossOriginG
   const dashboard = opts.origins[0] ?? 'its own origin'
   app.addHook('onRequest', async (request, reply) => {
     if (SAFE_METHODS.has(request.method)) return
-    if (!request.routeOptions.config?.setsCookieCredential && !(request.headers.authorization === undefined && carriesCookie(request, opts.cookies))) return
+    if (
+      !request.routeOptions.config?.setsCookieCredential &&
+      !(request.headers.authorization === undefined && carriesCookie(request, opts.cookies))
+    )
+      return
     const from = foreignOrigin(request, origins)
     // answered here rather than thrown, as the input guard does: a plugin with its own error handler cannot reshape it
     if (from !== undefined) return sendAppError(reply, appError('cross_origin_request', { from, dashboard }))
@@ -70,7 +74,12 @@ function foreignOrigin(request: FastifyRequest, origins: Set<string>): string | 
 
 function describe(origin: string | undefined, site: string | undefined): string {
   // the Origin is the caller's to write (curl): quote it only when it has the shape of one
-  const shown = origin !== undefined && /^https?:\/\/[A-Za-z0-9.:[\]-]{1,260}$/.test(origin) ? origin : origin === 'null' ? 'an opaque origin (Origin: null)' : 'another origin'
+  const shown =
+    origin !== undefined && /^https?:\/\/[A-Za-z0-9.:[\]-]{1,260}$/.test(origin)
+      ? origin
+      : origin === 'null'
+        ? 'an opaque origin (Origin: null)'
+        : 'another origin'
   return site === undefined ? shown : `${shown} (Sec-Fetch-Site: ${site.slice(0, 20)})`
 }
 

@@ -53,7 +53,11 @@ export const idempotency = fp<IdempotencyOptions>(
       if (header === undefined) return
       const owner = opts.owner(request)
       if (typeof header !== 'string' || header.length < 1 || header.length > 255 || owner === undefined) {
-        throw appError('invalid_parameter', { param: 'Idempotency-Key', detail: 'expected 1 to 255 characters' }, { details: { param: 'Idempotency-Key' } })
+        throw appError(
+          'invalid_parameter',
+          { param: 'Idempotency-Key', detail: 'expected 1 to 255 characters' },
+          { details: { param: 'Idempotency-Key' } },
+        )
       }
       const masterKey = opts.masterKey()
       const slot = opts.key('idempotency', owner, createHash('sha256').update(header).digest('hex'))
@@ -61,7 +65,13 @@ export const idempotency = fp<IdempotencyOptions>(
         .update(`${request.method} ${request.url}\n`)
         .update(JSON.stringify(request.body ?? null))
         .digest('hex')
-      const claimed = await opts.redis.set(slot, JSON.stringify({ state: 'pending', fp } satisfies Stored), 'EX', PENDING_TTL_SECONDS, 'NX')
+      const claimed = await opts.redis.set(
+        slot,
+        JSON.stringify({ state: 'pending', fp } satisfies Stored),
+        'EX',
+        PENDING_TTL_SECONDS,
+        'NX',
+      )
       if (claimed === 'OK') {
         request.idempotencySlot = slot
         return
@@ -91,7 +101,13 @@ export const idempotency = fp<IdempotencyOptions>(
         return payload
       }
       const fp = (JSON.parse((await opts.redis.get(slot)) ?? '{}') as Stored).fp
-      const stored: Stored = { state: 'done', fp, status: reply.statusCode, type: String(reply.getHeader('content-type') ?? ''), body: encryptSecret(opts.masterKey(), payload, slot) }
+      const stored: Stored = {
+        state: 'done',
+        fp,
+        status: reply.statusCode,
+        type: String(reply.getHeader('content-type') ?? ''),
+        body: encryptSecret(opts.masterKey(), payload, slot),
+      }
       await opts.redis.set(slot, JSON.stringify(stored), 'EX', IDEMPOTENCY_TTL_SECONDS)
       return payload
     })

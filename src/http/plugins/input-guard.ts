@@ -18,10 +18,25 @@ export function installInputGuard(app: FastifyInstance): void {
   app.addHook('preValidation', async (request, reply) => {
     // a POST, PUT or PATCH sent with no body at all (curl -X POST) means an empty JSON object, so a
     // route whose fields are all optional takes it, and one with required fields names them
-    if (request.body === undefined && (request.method === 'POST' || request.method === 'PUT' || request.method === 'PATCH')) request.body = {}
-    const problem = inspect(request.params, '', 0, false) ?? inspect(request.query, '', 0, false) ?? inspect(request.body, '', 0, true)
+    if (
+      request.body === undefined &&
+      (request.method === 'POST' || request.method === 'PUT' || request.method === 'PATCH')
+    )
+      request.body = {}
+    const problem =
+      inspect(request.params, '', 0, false) ??
+      inspect(request.query, '', 0, false) ??
+      inspect(request.body, '', 0, true)
     // answered here rather than thrown, so a plugin with its own error handler (the queue board) cannot reshape it
-    if (problem) return sendAppError(reply, appError('invalid_parameter', { param: problem.param, detail: problem.detail }, { details: { param: problem.param } }))
+    if (problem)
+      return sendAppError(
+        reply,
+        appError(
+          'invalid_parameter',
+          { param: problem.param, detail: problem.detail },
+          { details: { param: problem.param } },
+        ),
+      )
   })
 }
 
@@ -46,7 +61,8 @@ function inspect(value: unknown, path: string, depth: number, body: boolean): Pr
     return bad ? { param: name, detail: `${name} ${bad}` } : undefined
   }
   if (value === null || typeof value !== 'object' || Buffer.isBuffer(value)) return undefined
-  if (depth >= MAX_JSON_DEPTH) return { param: name, detail: `${body ? 'the body' : name} is nested more than ${MAX_JSON_DEPTH} levels deep` }
+  if (depth >= MAX_JSON_DEPTH)
+    return { param: name, detail: `${body ? 'the body' : name} is nested more than ${MAX_JSON_DEPTH} levels deep` }
   const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value)
   for (const [key, v] of entries) {
     const at = path ? `${path}.${key}` : key

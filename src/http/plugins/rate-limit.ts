@@ -53,7 +53,10 @@ export async function hitRateLimit(
 ): Promise<void> {
   let hit
   try {
-    hit = await createFixedWindowLimiter(opts.redis, opts.key).hit(name, id, { max: opts.max, windowSeconds: opts.windowSeconds })
+    hit = await createFixedWindowLimiter(opts.redis, opts.key).hit(name, id, {
+      max: opts.max,
+      windowSeconds: opts.windowSeconds,
+    })
   } catch {
     // Redis down: serve rather than fail closed; the API itself needs Postgres, not Redis.
     return
@@ -64,6 +67,9 @@ export async function hitRateLimit(
   reply.header('ratelimit-policy', `${opts.max};w=${opts.windowSeconds}`)
   if (hit.limited) {
     const e = refuse(hit.resetSeconds)
-    throw new AppError(e.code, e.statusCode, e.message, e.details, { ...e.headers, 'retry-after': String(hit.resetSeconds) })
+    throw new AppError(e.code, e.statusCode, e.message, e.details, {
+      ...e.headers,
+      'retry-after': String(hit.resetSeconds),
+    })
   }
 }

@@ -20,15 +20,31 @@ export interface CheckedPayment {
  * that breaks the extension's format is a 400 naming its field, before the signature is checked.
  */
 export function createPaymentChecker(schemes: readonly PaymentScheme[], maxHeaderBytes: number) {
-  return async function checkPayment(call: ResolvedCall, headers: PaymentHeaders, target: CallTarget, log: FastifyBaseLogger, nowMs: number): Promise<CheckedPayment | CallRefusal> {
+  return async function checkPayment(
+    call: ResolvedCall,
+    headers: PaymentHeaders,
+    target: CallTarget,
+    log: FastifyBaseLogger,
+    nowMs: number,
+  ): Promise<CheckedPayment | CallRefusal> {
     const envelope = decodePaymentEnvelope(headers, Math.max(maxHeaderBytes, call.challenge.paymentHeaderBudget))
     if (!envelope.ok) return CallRefusal.fromX402(envelope)
     const pid = readPaymentIdentifier(envelope.version === 2 ? envelope.extensions : undefined)
-    if (!pid.ok) return CallRefusal.error(appError('invalid_parameter', { param: PAYMENT_ID_FIELD, detail: pid.detail }, { details: { param: PAYMENT_ID_FIELD } }))
+    if (!pid.ok)
+      return CallRefusal.error(
+        appError(
+          'invalid_parameter',
+          { param: PAYMENT_ID_FIELD, detail: pid.detail },
+          { details: { param: PAYMENT_ID_FIELD } },
+        ),
+      )
     const named = envelope.scheme
     // the schemes this endpoint offers (its challenge's accepts); exact is always among them
     const scheme = call.entry.schemes.includes(named) ? schemes.find((s) => s.name === named) : undefined
-    if (!scheme) return CallRefusal.fromX402(refuse('unsupported_scheme', `got ${JSON.stringify(named.length > 40 ? `${named.slice(0, 40)}…` : named)}`))
+    if (!scheme)
+      return CallRefusal.fromX402(
+        refuse('unsupported_scheme', `got ${JSON.stringify(named.length > 40 ? `${named.slice(0, 40)}…` : named)}`),
+      )
     const payment = await scheme.verify(envelope, call.challenge, { nowMs, callMs: target.timeoutMs, log })
     if (payment instanceof CallRefusal) return payment
     return { scheme, payment, paymentIdentifier: pid.id }

@@ -25,20 +25,33 @@ export type Dispatched =
   | { ok: false; reason: string; answer?: EndpointAnswer; refusal?: CallRefusal }
 
 /** Stage 6: run the endpoint — a hosted handler in the pool, or the seller's upstream through undici. */
-export function createDispatcher(opts: { pool: HandlerPool; upstream: UpstreamClient; upstreamMcp?: UpstreamMcpClient }) {
+export function createDispatcher(opts: {
+  pool: HandlerPool
+  upstream: UpstreamClient
+  upstreamMcp?: UpstreamMcpClient
+}) {
   async function hosted(t: HostedTarget, req: CallRequest): Promise<Dispatched> {
-    const out = await opts.pool.run({ file: t.handler.file, slug: t.slug, io: t.handler.io }, t.input, t.ctx, t.timeoutMs)
+    const out = await opts.pool.run(
+      { file: t.handler.file, slug: t.slug, io: t.handler.io },
+      t.input,
+      t.ctx,
+      t.timeoutMs,
+    )
     if (out.kind === 'ok') {
       const answer: EndpointAnswer = {
         status: out.status,
         contentType: out.contentType,
-        body: typeof out.body === 'string' ? out.body : Buffer.from(out.body.buffer, out.body.byteOffset, out.body.byteLength),
+        body:
+          typeof out.body === 'string'
+            ? out.body
+            : Buffer.from(out.body.buffer, out.body.byteOffset, out.body.byteLength),
       }
       return out.status < 400 ? { ok: true, answer } : { ok: false, reason: 'handler_failed', answer }
     }
     const error = handlerError(out)
     // under `err`, so the log's serializer cuts any URL in the message to its host (a provider URL may hold a key)
-    if (out.kind === 'error' || out.kind === 'crashed') req.log.warn({ slug: t.slug, err: out.message }, 'handler failed')
+    if (out.kind === 'error' || out.kind === 'crashed')
+      req.log.warn({ slug: t.slug, err: out.message }, 'handler failed')
     return { ok: false, reason: error.code, refusal: CallRefusal.error(error) }
   }
 
@@ -58,8 +71,11 @@ export function createDispatcher(opts: { pool: HandlerPool; upstream: UpstreamCl
       })
     } catch (err) {
       const timedOut = /timeout/i.test((err as Error).name + (err as Error).message)
-      if ((err as { code?: string }).code !== 'ESSRF') req.log.warn({ err: (err as Error).message, endpoint: req.path }, 'upstream failed')
-      const error = timedOut ? appError('handler_timeout', { timeoutMs: t.timeoutMs }) : appError('upstream_failed', { detail: 'the seller origin could not be reached' })
+      if ((err as { code?: string }).code !== 'ESSRF')
+        req.log.warn({ err: (err as Error).message, endpoint: req.path }, 'upstream failed')
+      const error = timedOut
+        ? appError('handler_timeout', { timeoutMs: t.timeoutMs })
+        : appError('upstream_failed', { detail: 'the seller origin could not be reached' })
       return { ok: false, reason: 'upstream_failed', refusal: CallRefusal.error(error) }
     }
     const answer: EndpointAnswer = { status: res.status, headers: res.headers, body: res.body }
@@ -67,18 +83,47 @@ export function createDispatcher(opts: { pool: HandlerPool; upstream: UpstreamCl
   }
 
   /** A tool of the seller's MCP server: its result is the answer; a tool error (isError) voids the payment. */
-  async function upstreamTool(t: UpstreamTarget, mcp: NonNullable<UpstreamTarget['mcp']>, req: CallRequest, paymentId: string): Promise<Dispatched> {
-    if (!opts.upstreamMcp) return { ok: false, reason: 'upstream_failed', refusal: CallRefusal.error(appError('service_unavailable', { detail: 'this proxy does not call upstream MCP servers; nothing was charged' })) }
+  async function upstreamTool(
+    t: UpstreamTarget,
+    mcp: NonNullable<UpstreamTarget['mcp']>,
+    req: CallRequest,
+    paymentId: string,
+  ): Promise<Dispatched> {
+    if (!opts.upstreamMcp)
+      return {
+        ok: false,
+        reason: 'upstream_failed',
+        refusal: CallRefusal.error(
+          appError('service_unavailable', {
+            detail: 'this proxy does not call upstream MCP servers; nothing was charged',
+          }),
+        ),
+      }
     let result
     try {
-      result = await opts.upstreamMcp.callTool({ url: t.origin, tool: mcp.tool, arguments: mcp.arguments, options: t.options, paymentId })
+      result = await opts.upstreamMcp.callTool({
+        url: t.origin,
+        tool: mcp.tool,
+        arguments: mcp.arguments,
+        options: t.options,
+        paymentId,
+      })
     } catch (err) {
       const timedOut = /timeout|timed out/i.test((err as Error).name + (err as Error).message)
-      if ((err as { code?: string }).code !== 'ESSRF') req.log.warn({ err: (err as Error).message, endpoint: req.path }, 'upstream MCP tool failed')
-      const error = timedOut ? appError('handler_timeout', { timeoutMs: t.timeoutMs }) : appError('upstream_failed', { detail: `the seller's MCP server failed: ${(err as Error).message.slice(0, 200)}` })
+      if ((err as { code?: string }).code !== 'ESSRF')
+        req.log.warn({ err: (err as Error).message, endpoint: req.path }, 'upstream MCP tool failed')
+      const error = timedOut
+        ? appError('handler_timeout', { timeoutMs: t.timeoutMs })
+        : appError('upstream_failed', {
+            detail: `the seller's MCP server failed: ${(err as Error).message.slice(0, 200)}`,
+          })
       return { ok: false, reason: 'upstream_failed', refusal: CallRefusal.error(error) }
     }
-    const answer: EndpointAnswer = { status: result.isError ? 502 : 200, contentType: MCP_TOOL_RESULT_TYPE, body: JSON.stringify(result) }
+    const answer: EndpointAnswer = {
+      status: result.isError ? 502 : 200,
+      contentType: MCP_TOOL_RESULT_TYPE,
+      body: JSON.stringify(result),
+    }
     return result.isError ? { ok: false, reason: 'upstream_tool_error', answer } : { ok: true, answer }
   }
 
@@ -94,14 +139,22 @@ export function handlerError(out: Exclude<PoolOutcome, { kind: 'ok' }>): AppErro
       if (out.status === 413) return new AppError('payload_too_large', 413, out.message, { param: out.field })
       // handlers often start their message with the field's name, which the template already says
       const detail = out.message.startsWith(`${out.field}: `) ? out.message.slice(out.field.length + 2) : out.message
-      return appError(out.status === 422 ? 'unusable_parameter' : 'invalid_parameter', { param: out.field, detail }, { details: { param: out.field } })
+      return appError(
+        out.status === 422 ? 'unusable_parameter' : 'invalid_parameter',
+        { param: out.field, detail },
+        { details: { param: out.field } },
+      )
     }
     case 'upstream':
       return appError(out.code, { detail: out.message })
     case 'timeout':
       return appError('handler_timeout', { timeoutMs: out.timeoutMs })
     case 'busy':
-      return appError('service_unavailable', { detail: 'every worker of this endpoint is busy; retry shortly; nothing was charged' }, { headers: { 'retry-after': '1' } })
+      return appError(
+        'service_unavailable',
+        { detail: 'every worker of this endpoint is busy; retry shortly; nothing was charged' },
+        { headers: { 'retry-after': '1' } },
+      )
     default:
       return appError('handler_failed', { detail: (out.kind === 'crashed' && out.detail) || 'the handler crashed' })
   }

@@ -38,7 +38,10 @@ export function createFinisher(opts: { ledger: LedgerWriter; sync?: SettleNow })
 
   async function voided(f: FinishInput, d: Extract<Dispatched, { ok: false }>): Promise<CallResult> {
     if (!f.target.recordFirst) await recordPayment(ledger, f.row, 'voided', f.held, f.log, d.reason)
-    else await ledger.finish(f.row.id, 'voided', d.reason).catch((err) => f.log.error({ err: (err as Error).message, id: f.row.id }, 'void failed'))
+    else
+      await ledger
+        .finish(f.row.id, 'voided', d.reason)
+        .catch((err) => f.log.error({ err: (err as Error).message, id: f.row.id }, 'void failed'))
     await f.held.release()
     return d.answer ? { kind: 'answer', ...d.answer } : refused(d.refusal!)
   }
@@ -75,7 +78,10 @@ export function createFinisher(opts: { ledger: LedgerWriter; sync?: SettleNow })
     if (r.ok) return r.txHash
     f.log.warn({ id: f.row.id, reason: r.reason }, 'sync settlement failed')
     if (!r.final) return ''
-    return CallRefusal.payment(settlementReasonCode(r.reason), `the payment could not be settled (${r.reason}), so the response was withheld; nothing was charged`)
+    return CallRefusal.payment(
+      settlementReasonCode(r.reason),
+      `the payment could not be settled (${r.reason}), so the response was withheld; nothing was charged`,
+    )
   }
 
   return async function finish(f: FinishInput): Promise<CallResult> {
@@ -87,7 +93,11 @@ export function createFinisher(opts: { ledger: LedgerWriter; sync?: SettleNow })
       discard(d.answer)
       return refused(transaction)
     }
-    return { kind: 'answer', ...d.answer, receipt: { paymentId: f.row.id, payer: f.payment.payer, version: f.payment.version, transaction } }
+    return {
+      kind: 'answer',
+      ...d.answer,
+      receipt: { paymentId: f.row.id, payer: f.payment.payer, version: f.payment.version, transaction },
+    }
   }
 }
 

@@ -98,11 +98,22 @@ export function createPaidCall(d: PaidCallDeps): PaidCall {
 
   /** a payment refusal carries the challenge again, for the buyer that named itself (PAYER-IDENTIFIER) */
   function refusedWith(call: ResolvedCall, req: CallRequest) {
-    return async (refusal: CallRefusal): Promise<CallResult> => ({ kind: 'refused', refusal, challenge: refusal.error ? call.challenge : await payerChallenge(call, req) })
+    return async (refusal: CallRefusal): Promise<CallResult> => ({
+      kind: 'refused',
+      refusal,
+      challenge: refusal.error ? call.challenge : await payerChallenge(call, req),
+    })
   }
 
   /** reserve → record → dispatch → finish */
-  async function run(call: ResolvedCall, req: CallRequest, target: CallTarget, checked: CheckedPayment, rowId: string, nowMs: number): Promise<CallResult> {
+  async function run(
+    call: ResolvedCall,
+    req: CallRequest,
+    target: CallTarget,
+    checked: CheckedPayment,
+    rowId: string,
+    nowMs: number,
+  ): Promise<CallResult> {
     const refused = refusedWith(call, req)
     const held = await reserve(call, checked, target, req.log, nowMs)
     if (held instanceof CallRefusal) return refused(held)
@@ -119,7 +130,15 @@ export function createPaidCall(d: PaidCallDeps): PaidCall {
       }
       const dispatched = await dispatch(target, req, row.id)
       await hooks['after-dispatch']?.()
-      const result = await finish({ target, row, payment: checked.payment, held, settleFirst, dispatched, log: req.log })
+      const result = await finish({
+        target,
+        row,
+        payment: checked.payment,
+        held,
+        settleFirst,
+        dispatched,
+        log: req.log,
+      })
       await hooks['after-outcome']?.()
       return result.kind === 'refused' ? refused(result.refusal) : result
     } catch (err) {

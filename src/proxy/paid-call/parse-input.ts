@@ -26,7 +26,10 @@ const NO_PROVIDERS: Record<string, string | undefined> = Object.freeze({})
  */
 export function createInputParser(s: InputSettings) {
   const terms = new Map<RegisteredHandler, { missing: string[]; rateLimit: HandlerRateLimit | undefined }>(
-    [...s.handlers.values()].map((h) => [h, { missing: missingSettings(h.module, s.providers), rateLimit: rateLimitOf(h.module, s.providers) }]),
+    [...s.handlers.values()].map((h) => [
+      h,
+      { missing: missingSettings(h.module, s.providers), rateLimit: rateLimitOf(h.module, s.providers) },
+    ]),
   )
 
   return function parseInput(call: ResolvedCall, req: CallRequest): CallTarget | CallRefusal {
@@ -35,11 +38,30 @@ export function createInputParser(s: InputSettings) {
       const options = s.upstreamOptions(entry)
       // forwarding without the seller's stored settings would skip its headers, limit and signature
       if (options.unreadable) {
-        return CallRefusal.error(appError('service_unavailable', { detail: "this proxy cannot read the endpoint's settings (TOLLGATE_MASTER_KEY is not set); nothing was charged" }))
+        return CallRefusal.error(
+          appError('service_unavailable', {
+            detail:
+              "this proxy cannot read the endpoint's settings (TOLLGATE_MASTER_KEY is not set); nothing was charged",
+          }),
+        )
       }
       const missing = (options.requiredHeaders ?? []).find((h) => req.headers[h] === undefined)
-      if (missing) return CallRefusal.error(appError('invalid_parameter', { param: missing, detail: `the ${missing} header is required by this endpoint` }, { details: { param: missing } }))
-      const base = { kind: 'upstream', recordFirst: true, origin: entry.upstream!.url, options, timeoutMs: options.timeoutMs ?? FORWARD_TIMEOUT_MS, rateLimit: options.rateLimit } as const
+      if (missing)
+        return CallRefusal.error(
+          appError(
+            'invalid_parameter',
+            { param: missing, detail: `the ${missing} header is required by this endpoint` },
+            { details: { param: missing } },
+          ),
+        )
+      const base = {
+        kind: 'upstream',
+        recordFirst: true,
+        origin: entry.upstream!.url,
+        options,
+        timeoutMs: options.timeoutMs ?? FORWARD_TIMEOUT_MS,
+        rateLimit: options.rateLimit,
+      } as const
       if (!entry.mcpTool) return base
       // an upstream MCP tool takes its arguments as a JSON object (MCP's, or an HTTP call's body)
       const args = req.input ?? readInput(req, 'POST')
@@ -48,17 +70,31 @@ export function createInputParser(s: InputSettings) {
     }
 
     const handler = s.handlers.get(entry.handler)
-    if (!handler) return CallRefusal.error(appError('service_unavailable', { detail: `the handler of ${entry.path} is not available in this process` }))
+    if (!handler)
+      return CallRefusal.error(
+        appError('service_unavailable', { detail: `the handler of ${entry.path} is not available in this process` }),
+      )
     // an endpoint whose provider settings are unset could only fail: refused before any payment work
     const { missing, rateLimit } = terms.get(handler)!
     if (missing.length) {
-      return CallRefusal.error(appError('upstream_not_configured', { detail: `${entry.handler} needs ${missing.join(', ')}, which this deployment has not set; nothing was charged` }))
+      return CallRefusal.error(
+        appError('upstream_not_configured', {
+          detail: `${entry.handler} needs ${missing.join(', ')}, which this deployment has not set; nothing was charged`,
+        }),
+      )
     }
     const parsed = req.input ?? readInput(req, method)
     if (parsed instanceof CallRefusal) return parsed
     // a query's strings are coerced to the schema's types; JSON (a body, MCP arguments) is taken as typed
     const problem = handler.validate(parsed, method === 'GET' && req.input === undefined ? 'query' : 'body')
-    if (problem) return CallRefusal.error(appError('invalid_parameter', { param: problem.field, detail: problem.message }, { details: { param: problem.field } }))
+    if (problem)
+      return CallRefusal.error(
+        appError(
+          'invalid_parameter',
+          { param: problem.field, detail: problem.message },
+          { details: { param: problem.field } },
+        ),
+      )
     return {
       kind: 'hosted',
       recordFirst: handler.module.effects === true,
@@ -85,10 +121,12 @@ function readInput(req: CallRequest, method: string): Record<string, unknown> | 
   if (!body || body.length === 0) return {}
   const type = String(req.headers['content-type'] ?? '')
   if (type && !type.includes('json')) return CallRefusal.error(appError('unsupported_media_type', { type }))
-  const bad = (detail: string): AppError => appError('invalid_parameter', { param: 'body', detail }, { details: { param: 'body' } })
+  const bad = (detail: string): AppError =>
+    appError('invalid_parameter', { param: 'body', detail }, { details: { param: 'body' } })
   try {
     const parsed = JSON.parse(body.toString('utf8'))
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return CallRefusal.error(bad('expected a JSON object'))
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+      return CallRefusal.error(bad('expected a JSON object'))
     return parsed
   } catch {
     return CallRefusal.error(bad('the body is not valid JSON'))

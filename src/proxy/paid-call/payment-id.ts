@@ -44,7 +44,18 @@ export function requestFingerprint(call: ResolvedCall, req: CallRequest, checked
   const f = checked.payment.ledgerFields
   const input = req.input !== undefined ? JSON.stringify(req.input) : (req.body ?? Buffer.alloc(0))
   const h = createHash('sha256')
-  h.update(JSON.stringify([call.entry.id, call.method, req.url, checked.payment.scheme, f.network, f.asset, f.pay_to, String(f.value)]))
+  h.update(
+    JSON.stringify([
+      call.entry.id,
+      call.method,
+      req.url,
+      checked.payment.scheme,
+      f.network,
+      f.asset,
+      f.pay_to,
+      String(f.value),
+    ]),
+  )
   h.update('\0')
   h.update(input)
   return h.digest('hex')
@@ -60,7 +71,13 @@ export function requestFingerprint(call: ResolvedCall, req: CallRequest, checked
 export function createPaymentIdStage(opts: { store: PaymentIdentifierStore; answerMaxBytes: number }) {
   const { store } = opts
 
-  async function claim(call: ResolvedCall, req: CallRequest, checked: CheckedPayment, target: CallTarget, paymentId: string): Promise<PaymentIdClaim | CallResult | CallRefusal | undefined> {
+  async function claim(
+    call: ResolvedCall,
+    req: CallRequest,
+    checked: CheckedPayment,
+    target: CallTarget,
+    paymentId: string,
+  ): Promise<PaymentIdClaim | CallResult | CallRefusal | undefined> {
     const id = checked.paymentIdentifier
     if (id === undefined) return undefined
     const payer = checked.payment.payer
@@ -76,13 +93,22 @@ export function createPaymentIdStage(opts: { store: PaymentIdentifierStore; answ
     }
   }
 
-  async function claimOrAnswer(payer: string, id: string, fingerprint: string, paymentId: string, leaseMs: number, checked: CheckedPayment, target: CallTarget): Promise<PaymentIdClaim | CallResult | CallRefusal> {
+  async function claimOrAnswer(
+    payer: string,
+    id: string,
+    fingerprint: string,
+    paymentId: string,
+    leaseMs: number,
+    checked: CheckedPayment,
+    target: CallTarget,
+  ): Promise<PaymentIdClaim | CallResult | CallRefusal> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const r = await store.claim(payer, id, fingerprint, paymentId, leaseMs)
       if (r.claimed) return { payer, id, paymentId }
       const decision = decide(r.used, fingerprint)
       if (decision === 'free') {
-        if (await store.takeOver(payer, id, r.used.paymentId, fingerprint, paymentId, leaseMs)) return { payer, id, paymentId }
+        if (await store.takeOver(payer, id, r.used.paymentId, fingerprint, paymentId, leaseMs))
+          return { payer, id, paymentId }
         continue // another call took it first: look again
       }
       return answerFor(decision, r.used, id, checked, target)
@@ -91,31 +117,75 @@ export function createPaymentIdStage(opts: { store: PaymentIdentifierStore; answ
   }
 
   /** Ends the claim: keeps a served hosted answer of at most answerMaxBytes, else only the outcome. */
-  async function release(c: PaymentIdClaim, result: CallResult | undefined, target: CallTarget, log: FastifyBaseLogger): Promise<void> {
+  async function release(
+    c: PaymentIdClaim,
+    result: CallResult | undefined,
+    target: CallTarget,
+    log: FastifyBaseLogger,
+  ): Promise<void> {
     let answer
-    if (result?.kind === 'answer' && result.receipt && target.kind === 'hosted' && (typeof result.body === 'string' || Buffer.isBuffer(result.body))) {
+    if (
+      result?.kind === 'answer' &&
+      result.receipt &&
+      target.kind === 'hosted' &&
+      (typeof result.body === 'string' || Buffer.isBuffer(result.body))
+    ) {
       const body = typeof result.body === 'string' ? Buffer.from(result.body) : result.body
       if (body.length <= opts.answerMaxBytes) answer = { status: result.status, contentType: result.contentType, body }
     }
     // on failure the lease runs out by itself: until then a retry hears "in progress"
-    await store.release(c.payer, c.id, c.paymentId, answer).catch((err) => log.error({ err: (err as Error).message }, 'payment-identifier release failed'))
+    await store
+      .release(c.payer, c.id, c.paymentId, answer)
+      .catch((err) => log.error({ err: (err as Error).message }, 'payment-identifier release failed'))
   }
 
   return { claim, release }
 }
 
-function answerFor(decision: Exclude<Decision, 'free'>, used: UsedPaymentId, id: string, checked: CheckedPayment, target: CallTarget): CallResult | CallRefusal {
+function answerFor(
+  decision: Exclude<Decision, 'free'>,
+  used: UsedPaymentId,
+  id: string,
+  checked: CheckedPayment,
+  target: CallTarget,
+): CallResult | CallRefusal {
   if (decision === 'conflict') return CallRefusal.error(appError('payment_identifier_conflict', { id }))
   if (decision === 'in-progress') return CallRefusal.error(inProgress(id))
-  const receipt = { paymentId: used.paymentId, payer: checked.payment.payer, version: checked.payment.version, transaction: used.transaction ?? '' }
+  const receipt = {
+    paymentId: used.paymentId,
+    payer: checked.payment.payer,
+    version: checked.payment.version,
+    transaction: used.transaction ?? '',
+  }
   if (used.answer) {
     const { status, contentType, body } = used.answer
-    return { kind: 'answer', status, ...(contentType ? { contentType } : {}), headers: { 'x-tollgate-replayed': 'true' }, body, receipt }
+    return {
+      kind: 'answer',
+      status,
+      ...(contentType ? { contentType } : {}),
+      headers: { 'x-tollgate-replayed': 'true' },
+      body,
+      receipt,
+    }
   }
-  const why = target.kind === 'upstream' ? "a seller upstream's answers are not kept" : 'it was larger than the proxy keeps, or the proxy stopped before keeping it'
+  const why =
+    target.kind === 'upstream'
+      ? "a seller upstream's answers are not kept"
+      : 'it was larger than the proxy keeps, or the proxy stopped before keeping it'
   return CallRefusal.error(
-    appError('payment_identifier_served', { id, why, paymentId: used.paymentId }, { details: { paymentId: used.paymentId, transaction: used.transaction, lookup: `/_tollgate/payments/${used.paymentId}` } }),
+    appError(
+      'payment_identifier_served',
+      { id, why, paymentId: used.paymentId },
+      {
+        details: {
+          paymentId: used.paymentId,
+          transaction: used.transaction,
+          lookup: `/_tollgate/payments/${used.paymentId}`,
+        },
+      },
+    ),
   )
 }
 
-const inProgress = (id: string) => appError('payment_identifier_in_progress', { id }, { headers: { 'retry-after': '1' } })
+const inProgress = (id: string) =>
+  appError('payment_identifier_in_progress', { id }, { headers: { 'retry-after': '1' } })

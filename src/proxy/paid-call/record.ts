@@ -6,7 +6,12 @@ import type { ResolvedCall } from './call.js'
 import { CallRefusal } from './refusal.js'
 
 /** The ledger row of a paid call. */
-export function paymentRow(id: string, call: ResolvedCall, payment: VerifiedPayment, settleFirst: boolean): NewProxyPayment {
+export function paymentRow(
+  id: string,
+  call: ResolvedCall,
+  payment: VerifiedPayment,
+  settleFirst: boolean,
+): NewProxyPayment {
   return {
     id,
     endpoint_id: call.entry.id,
@@ -46,7 +51,9 @@ export async function recordPayment(
   held.recorded()
   if (outcome === 'duplicate') {
     await held.release()
-    return CallRefusal.payment(row.scheme === 'deferred' ? 'invalid_deferred_evm_payload_voucher_stale' : 'invalid_exact_evm_nonce_already_used')
+    return CallRefusal.payment(
+      row.scheme === 'deferred' ? 'invalid_deferred_evm_payload_voucher_stale' : 'invalid_exact_evm_nonce_already_used',
+    )
   }
   return true
 }

@@ -15,7 +15,13 @@ import { CallRefusal } from './refusal.js'
  * budget; over the limit the reservation is released, nonce included, so the same payment can retry.
  */
 export function createReserver(opts: { limiter: FixedWindowLimiter; settleFirstAvailable: boolean }) {
-  return async function reserve(call: ResolvedCall, checked: CheckedPayment, target: CallTarget, log: FastifyBaseLogger, nowMs: number): Promise<Reservation | CallRefusal> {
+  return async function reserve(
+    call: ResolvedCall,
+    checked: CheckedPayment,
+    target: CallTarget,
+    log: FastifyBaseLogger,
+    nowMs: number,
+  ): Promise<Reservation | CallRefusal> {
     const held = await checked.scheme.reserve(checked.payment, { nowMs, callMs: target.timeoutMs, log })
     if (held instanceof CallRefusal) return held
     // a blocked payer gets no more unsettled credit: without sync settlement here it cannot be served
@@ -36,7 +42,16 @@ export function createReserver(opts: { limiter: FixedWindowLimiter; settleFirstA
     if (!hit.limited) return held
     await held.release()
     return CallRefusal.error(
-      appError('rate_limited', { retryAfter: hit.resetSeconds }, { headers: { 'retry-after': String(hit.resetSeconds), 'ratelimit-policy': `${limit.requests};w=${limit.perSeconds}` } }),
+      appError(
+        'rate_limited',
+        { retryAfter: hit.resetSeconds },
+        {
+          headers: {
+            'retry-after': String(hit.resetSeconds),
+            'ratelimit-policy': `${limit.requests};w=${limit.perSeconds}`,
+          },
+        },
+      ),
     )
   }
 }

@@ -19,11 +19,16 @@ export type PaidCallHooks = Partial<Record<ProxyCrashStage, () => Promise<void>>
  *
  * Inert (undefined) when unset or empty; refused in a production deployment and for an unknown stage.
  */
-export function proxyCrashHooksFromEnv(env: Record<string, string | undefined>, config: Pick<Config, 'deployment'>): PaidCallHooks | undefined {
+export function proxyCrashHooksFromEnv(
+  env: Record<string, string | undefined>,
+  config: Pick<Config, 'deployment'>,
+): PaidCallHooks | undefined {
   const at = env.TOLLGATE_TEST_PROXY_CRASH_AT
   if (at === undefined || at === '') return undefined
-  if (config.deployment === 'production') throw new Error('TOLLGATE_TEST_PROXY_CRASH_AT is a test hook and is refused with TOLLGATE_DEPLOYMENT=production')
-  if (!(PROXY_CRASH_STAGES as readonly string[]).includes(at)) throw new Error(`TOLLGATE_TEST_PROXY_CRASH_AT: expected one of ${PROXY_CRASH_STAGES.join(', ')}`)
+  if (config.deployment === 'production')
+    throw new Error('TOLLGATE_TEST_PROXY_CRASH_AT is a test hook and is refused with TOLLGATE_DEPLOYMENT=production')
+  if (!(PROXY_CRASH_STAGES as readonly string[]).includes(at))
+    throw new Error(`TOLLGATE_TEST_PROXY_CRASH_AT: expected one of ${PROXY_CRASH_STAGES.join(', ')}`)
   return {
     [at]: () => {
       process.kill(process.pid, 'SIGKILL')

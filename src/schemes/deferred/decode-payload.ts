@@ -57,20 +57,24 @@ function object(parent: Obj, key: string, path: string): Obj {
 
 function address(o: Obj, key: string, path: string): Address {
   const v = o[key]
-  if (typeof v !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(v)) throw new FieldError(`${path}.${key} must be a 0x-prefixed 20-byte hex address`)
+  if (typeof v !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(v))
+    throw new FieldError(`${path}.${key} must be a 0x-prefixed 20-byte hex address`)
   return v.toLowerCase() as Address
 }
 
 function bytes32(o: Obj, key: string, path: string): Hex {
   const v = o[key]
-  if (typeof v !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(v)) throw new FieldError(`${path}.${key} must be a 0x-prefixed 32-byte hex string`)
+  if (typeof v !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(v))
+    throw new FieldError(`${path}.${key} must be a 0x-prefixed 32-byte hex string`)
   return v.toLowerCase() as Hex
 }
 
 function signature(o: Obj, key: string, path: string): Hex {
   const v = o[key]
   if (typeof v !== 'string' || !/^0x([0-9a-fA-F]{2})+$/.test(v) || v.length > 2 + 2 * MAX_SIGNATURE_BYTES) {
-    throw new FieldError(`${path}${path ? '.' : ''}${key} must be 0x-prefixed hex bytes (at most ${MAX_SIGNATURE_BYTES})`)
+    throw new FieldError(
+      `${path}${path ? '.' : ''}${key} must be 0x-prefixed hex bytes (at most ${MAX_SIGNATURE_BYTES})`,
+    )
   }
   return v.toLowerCase() as Hex
 }
@@ -81,13 +85,15 @@ function uint(o: Obj, key: string, path: string, max: bigint, bits: number): big
   let n: bigint | undefined
   if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) n = BigInt(v)
   else if (typeof v === 'string' && /^(0|[1-9][0-9]{0,77})$/.test(v)) n = BigInt(v)
-  if (n === undefined || n > max) throw new FieldError(`${path}.${key} must be a uint${bits}, as a decimal string or a safe integer`)
+  if (n === undefined || n > max)
+    throw new FieldError(`${path}.${key} must be a uint${bits}, as a decimal string or a safe integer`)
   return n
 }
 
 function text(o: Obj, key: string, path: string): string {
   const v = o[key]
-  if (typeof v !== 'string' || v.length === 0 || v.length > 128) throw new FieldError(`${path}.${key} must be a non-empty string of at most 128 characters`)
+  if (typeof v !== 'string' || v.length === 0 || v.length > 128)
+    throw new FieldError(`${path}.${key} must be a non-empty string of at most 128 characters`)
   return v
 }
 
@@ -142,7 +148,9 @@ export function decodeDeferredPayload(payload: unknown): DecodedDeferredPayload 
   try {
     if (!isObject(payload)) throw new FieldError('payload must be an object')
     if (payload.depositAuthorization !== undefined && payload.deposit === undefined) {
-      throw new FieldError('depositAuthorization is an older draft\'s name: send the deposit as payload.deposit {authorization, permit?}')
+      throw new FieldError(
+        "depositAuthorization is an older draft's name: send the deposit as payload.deposit {authorization, permit?}",
+      )
     }
     const out: DeferredPayload = {
       voucher: readVoucher(object(payload, 'voucher', 'voucher')),

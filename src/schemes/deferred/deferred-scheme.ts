@@ -47,7 +47,8 @@ interface DeferredPayment extends VerifiedPayment {
   readonly deposit: DeferredDeposit | undefined
 }
 
-const retryShortly = (detail: string) => CallRefusal.error(appError('service_unavailable', { detail }, { headers: { 'retry-after': '1' } }))
+const retryShortly = (detail: string) =>
+  CallRefusal.error(appError('service_unavailable', { detail }, { headers: { 'retry-after': '1' } }))
 
 const same = (a: unknown, b: string) => typeof a === 'string' && a.toLowerCase() === b.toLowerCase()
 
@@ -74,7 +75,10 @@ export interface DeferredScheme extends PaymentScheme {
   readonly store: VoucherStore
 }
 
-export function createDeferredScheme(deps: Deps, opts: { recovery: SignerRecovery; escrow: Address; balanceTtlMs?: number }): DeferredScheme {
+export function createDeferredScheme(
+  deps: Deps,
+  opts: { recovery: SignerRecovery; escrow: Address; balanceTtlMs?: number },
+): DeferredScheme {
   const { config } = deps
   const escrow = opts.escrow.toLowerCase() as Address
   const chainId = BigInt(config.chain.chainId)
@@ -87,23 +91,41 @@ export function createDeferredScheme(deps: Deps, opts: { recovery: SignerRecover
     const t = challenge.terms
     if (v.seller !== t.payTo) return `voucher.seller must be payTo ${getAddress(t.payTo)}, got ${getAddress(v.seller)}`
     if (v.asset !== t.asset) return `voucher.asset must be ${getAddress(t.asset)}, got ${getAddress(v.asset)}`
-    if (v.escrow !== escrow) return `voucher.escrow must be extra.escrow ${getAddress(escrow)}, got ${getAddress(v.escrow)}`
-    if (v.chainId !== BigInt(t.chainId)) return `voucher.chainId must be ${t.chainId} (${t.networkV2}), got ${v.chainId}`
+    if (v.escrow !== escrow)
+      return `voucher.escrow must be extra.escrow ${getAddress(escrow)}, got ${getAddress(v.escrow)}`
+    if (v.chainId !== BigInt(t.chainId))
+      return `voucher.chainId must be ${t.chainId} (${t.networkV2}), got ${v.chainId}`
     return undefined
   }
 
   async function checkSignature(p: DeferredPayment, ctx: VerifyContext): Promise<CallRefusal | undefined> {
     // the escrow's ECDSA recovery takes v of 27 or 28 only; a voucher accepted with v 0 or 1 could never be collected
     if (p.signature.length === 132 && !p.signature.endsWith('1b') && !p.signature.endsWith('1c')) {
-      return CallRefusal.fromX402(refuse('invalid_deferred_evm_payload_signature', `the signature's v must be 27 or 28 (0x1b or 0x1c), as the escrow recovers it; got 0x${p.signature.slice(130)}`))
+      return CallRefusal.fromX402(
+        refuse(
+          'invalid_deferred_evm_payload_signature',
+          `the signature's v must be 27 or 28 (0x1b or 0x1c), as the escrow recovers it; got 0x${p.signature.slice(130)}`,
+        ),
+      )
     }
     const signer = await opts.recovery.recover(hexToBytes(p.digest), p.signature)
     if (signer !== SMART_WALLET_SIGNATURE) {
-      return signer !== null && signer === p.voucher.buyer ? undefined : CallRefusal.payment('invalid_deferred_evm_payload_signature')
+      return signer !== null && signer === p.voucher.buyer
+        ? undefined
+        : CallRefusal.payment('invalid_deferred_evm_payload_signature')
     }
     try {
-      const check = await checkContractSignature(deps.chain, p.voucher.buyer, hexToBytes(p.digest), p.signature, { counterfactual: false })
-      return check === 'valid' ? undefined : CallRefusal.fromX402(refuse('invalid_deferred_evm_payload_signature', 'the buyer contract did not accept the signature (ERC-1271); is it deployed?'))
+      const check = await checkContractSignature(deps.chain, p.voucher.buyer, hexToBytes(p.digest), p.signature, {
+        counterfactual: false,
+      })
+      return check === 'valid'
+        ? undefined
+        : CallRefusal.fromX402(
+            refuse(
+              'invalid_deferred_evm_payload_signature',
+              'the buyer contract did not accept the signature (ERC-1271); is it deployed?',
+            ),
+          )
     } catch (err) {
       ctx.log.warn({ err: (err as Error).message }, 'contract buyer signature check failed')
       return retryShortly('the contract buyer signature could not be checked on-chain now; retry shortly')
@@ -120,7 +142,14 @@ export function createDeferredScheme(deps: Deps, opts: { recovery: SignerRecover
       async release() {
         if (released) return
         released = true
-        await store.giveBack(accepted).catch((err) => log.error({ err: (err as Error).message, voucher: accepted.voucherId }, 'deferred voucher give-back failed'))
+        await store
+          .giveBack(accepted)
+          .catch((err) =>
+            log.error(
+              { err: (err as Error).message, voucher: accepted.voucherId },
+              'deferred voucher give-back failed',
+            ),
+          )
       },
     }
   }
@@ -139,38 +168,75 @@ export function createDeferredScheme(deps: Deps, opts: { recovery: SignerRecover
         asset: getAddress(config.chain.usdc.address),
         payTo: getAddress(offer.payTo),
         maxTimeoutSeconds: offer.maxTimeoutSeconds,
-        extra: { escrow: getAddress(escrow), name: config.chain.usdc.name, version: config.chain.usdc.version, voucherStorage: 'server' },
+        extra: {
+          escrow: getAddress(escrow),
+          name: config.chain.usdc.name,
+          version: config.chain.usdc.version,
+          voucherStorage: 'server',
+        },
       }
     },
 
     /** The requirement for the buyer a `PAYER-IDENTIFIER` names: its escrow `account`, its latest `voucher` and `signature`. */
-    async forPayer(requirement: PaymentRequirementsV2, payer: Address, log: FastifyBaseLogger): Promise<PaymentRequirementsV2> {
-      const tuple: VoucherTuple = { escrow, buyer: payer, seller: requirement.payTo.toLowerCase() as Address, asset: requirement.asset.toLowerCase() as Address }
+    async forPayer(
+      requirement: PaymentRequirementsV2,
+      payer: Address,
+      log: FastifyBaseLogger,
+    ): Promise<PaymentRequirementsV2> {
+      const tuple: VoucherTuple = {
+        escrow,
+        buyer: payer,
+        seller: requirement.payTo.toLowerCase() as Address,
+        asset: requirement.asset.toLowerCase() as Address,
+      }
       const extra: PaymentRequirementsV2['extra'] = { ...requirement.extra }
-      const [account, latest] = await Promise.allSettled([reader.account(tuple.buyer, tuple.seller, tuple.asset), store.latest(tuple, chainId)])
+      const [account, latest] = await Promise.allSettled([
+        reader.account(tuple.buyer, tuple.seller, tuple.asset),
+        store.latest(tuple, chainId),
+      ])
       if (account.status === 'fulfilled') {
         const a = account.value
-        extra.account = { balance: a.balance.toString(), assetAllowance: a.assetAllowance.toString(), assetPermitNonce: a.assetPermitNonce.toString() }
-      } else log.warn({ err: (account.reason as Error).message }, 'escrow account read failed; challenge sent without it')
+        extra.account = {
+          balance: a.balance.toString(),
+          assetAllowance: a.assetAllowance.toString(),
+          assetPermitNonce: a.assetPermitNonce.toString(),
+        }
+      } else
+        log.warn({ err: (account.reason as Error).message }, 'escrow account read failed; challenge sent without it')
       if (latest.status === 'fulfilled') {
         if (latest.value) {
           extra.voucher = voucherJson(latest.value.voucher)
           extra.signature = latest.value.signature
         }
-      } else log.warn({ err: (latest.reason as Error).message }, 'latest voucher read failed; challenge sent without it')
+      } else
+        log.warn({ err: (latest.reason as Error).message }, 'latest voucher read failed; challenge sent without it')
       return { ...requirement, extra }
     },
 
     async verify(envelope: PaymentEnvelope, challenge: Challenge, ctx: VerifyContext) {
-      if (envelope.version !== 2) return CallRefusal.fromX402(refuse('invalid_x402_version', 'the deferred scheme is offered in x402 v2 only: send PAYMENT-SIGNATURE'))
+      if (envelope.version !== 2)
+        return CallRefusal.fromX402(
+          refuse('invalid_x402_version', 'the deferred scheme is offered in x402 v2 only: send PAYMENT-SIGNATURE'),
+        )
       const decoded = decodeDeferredPayload(envelope.payload)
       if (!decoded.ok) return CallRefusal.fromX402(decoded)
       const { voucher, signature, deposit } = decoded.payload
       const t = challenge.terms
-      if (envelope.network !== t.networkV2) return CallRefusal.fromX402(refuse('invalid_network', `expected ${t.networkV2}, got ${envelope.network}`))
+      if (envelope.network !== t.networkV2)
+        return CallRefusal.fromX402(refuse('invalid_network', `expected ${t.networkV2}, got ${envelope.network}`))
       const a = envelope.accepted
-      if (a.amount !== t.amount.toString() || !same(a.payTo, t.payTo) || !same(a.asset, t.asset) || !same(a.extra?.escrow, escrow)) {
-        return CallRefusal.fromX402(refuse('accepted_requirements_mismatch', 'accepted must be the deferred requirement of this endpoint (amount, payTo, asset, extra.escrow)'))
+      if (
+        a.amount !== t.amount.toString() ||
+        !same(a.payTo, t.payTo) ||
+        !same(a.asset, t.asset) ||
+        !same(a.extra?.escrow, escrow)
+      ) {
+        return CallRefusal.fromX402(
+          refuse(
+            'accepted_requirements_mismatch',
+            'accepted must be the deferred requirement of this endpoint (amount, payTo, asset, extra.escrow)',
+          ),
+        )
       }
       const wrong = mismatch(voucher, challenge)
       if (wrong) return CallRefusal.fromX402(refuse('invalid_deferred_evm_payload_voucher_mismatch', wrong))
@@ -220,7 +286,8 @@ export function createDeferredScheme(deps: Deps, opts: { recovery: SignerRecover
     async reserve(payment: VerifiedPayment, ctx: VerifyContext) {
       const p = payment as DeferredPayment
       const v = p.voucher
-      const accept = (balance: bigint) => store.accept({ voucher: v, signature: p.signature, digest: p.digest, amount: p.value, balance })
+      const accept = (balance: bigint) =>
+        store.accept({ voucher: v, signature: p.signature, digest: p.digest, amount: p.value, balance })
       let r
       try {
         if (p.deposit) {
@@ -230,7 +297,8 @@ export function createDeferredScheme(deps: Deps, opts: { recovery: SignerRecover
         }
         r = await accept(await reader.balance(v.buyer, v.seller, v.asset, { fresh: p.deposit !== undefined }))
         // deposited since the balance was cached? one fresh read before refusing
-        if (!r.ok && r.reason === 'invalid_deferred_evm_insufficient_escrow_balance') r = await accept(await reader.balance(v.buyer, v.seller, v.asset, { fresh: true }))
+        if (!r.ok && r.reason === 'invalid_deferred_evm_insufficient_escrow_balance')
+          r = await accept(await reader.balance(v.buyer, v.seller, v.asset, { fresh: true }))
       } catch (err) {
         ctx.log.error({ err: (err as Error).message }, 'deferred voucher could not be checked')
         return retryShortly('the escrow or the voucher store could not be read now; retry shortly')
@@ -244,7 +312,12 @@ export function createDeferredScheme(deps: Deps, opts: { recovery: SignerRecover
         if (collected === undefined || collected > 0n) {
           await held.release()
           if (collected === undefined) return retryShortly('the escrow could not be read now; retry shortly')
-          return CallRefusal.fromX402(refuse('invalid_deferred_evm_payload_voucher_stale', `voucher ${v.id} was already collected in the escrow (${collected}); start a new voucher id`))
+          return CallRefusal.fromX402(
+            refuse(
+              'invalid_deferred_evm_payload_voucher_stale',
+              `voucher ${v.id} was already collected in the escrow (${collected}); start a new voucher id`,
+            ),
+          )
         }
       }
       return held

@@ -8,8 +8,23 @@ import type { Address, PublicClient } from 'viem'
 import { deferredEscrowAbi } from './escrow-abi.js'
 
 const tokenAbi = [
-  { type: 'function', name: 'allowance', stateMutability: 'view', inputs: [{ name: 'owner', type: 'address' }, { name: 'spender', type: 'address' }], outputs: [{ name: '', type: 'uint256' }] },
-  { type: 'function', name: 'nonces', stateMutability: 'view', inputs: [{ name: 'owner', type: 'address' }], outputs: [{ name: '', type: 'uint256' }] },
+  {
+    type: 'function',
+    name: 'allowance',
+    stateMutability: 'view',
+    inputs: [
+      { name: 'owner', type: 'address' },
+      { name: 'spender', type: 'address' },
+    ],
+    outputs: [{ name: '', type: 'uint256' }],
+  },
+  {
+    type: 'function',
+    name: 'nonces',
+    stateMutability: 'view',
+    inputs: [{ name: 'owner', type: 'address' }],
+    outputs: [{ name: '', type: 'uint256' }],
+  },
 ] as const
 
 export interface EscrowAccount {
@@ -39,7 +54,12 @@ export class EscrowReader {
     const hit = this.#balances.get(key)
     if (hit && !opts.fresh && now - hit.at < this.#ttlMs) return hit.value
     const value = this.#chain
-      .readContract({ address: this.#escrow, abi: deferredEscrowAbi, functionName: 'getAccount', args: [buyer, seller, asset] })
+      .readContract({
+        address: this.#escrow,
+        abi: deferredEscrowAbi,
+        functionName: 'getAccount',
+        args: [buyer, seller, asset],
+      })
       .then((a) => a.balance)
     if (this.#balances.size >= MAX_ENTRIES) this.#balances.clear()
     this.#balances.set(key, { at: now, value })
@@ -49,15 +69,27 @@ export class EscrowReader {
 
   /** What the escrow already paid out for a voucher id (`getVoucherCollected`); not cached. */
   collected(buyer: Address, seller: Address, asset: Address, voucherId: `0x${string}`): Promise<bigint> {
-    return this.#chain.readContract({ address: this.#escrow, abi: deferredEscrowAbi, functionName: 'getVoucherCollected', args: [buyer, seller, asset, voucherId] })
+    return this.#chain.readContract({
+      address: this.#escrow,
+      abi: deferredEscrowAbi,
+      functionName: 'getVoucherCollected',
+      args: [buyer, seller, asset, voucherId],
+    })
   }
 
   /** The spec's `extra.account`: balance, the asset's allowance to the escrow, its permit nonce. */
   async account(buyer: Address, seller: Address, asset: Address): Promise<EscrowAccount> {
     const [balance, assetAllowance, assetPermitNonce] = await Promise.all([
       this.balance(buyer, seller, asset),
-      this.#chain.readContract({ address: asset, abi: tokenAbi, functionName: 'allowance', args: [buyer, this.#escrow] }),
-      this.#chain.readContract({ address: asset, abi: tokenAbi, functionName: 'nonces', args: [buyer] }).catch(() => 0n),
+      this.#chain.readContract({
+        address: asset,
+        abi: tokenAbi,
+        functionName: 'allowance',
+        args: [buyer, this.#escrow],
+      }),
+      this.#chain
+        .readContract({ address: asset, abi: tokenAbi, functionName: 'nonces', args: [buyer] })
+        .catch(() => 0n),
     ])
     return { balance, assetAllowance, assetPermitNonce }
   }

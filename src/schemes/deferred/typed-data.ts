@@ -141,22 +141,57 @@ export function voucherTypedData(voucher: DeferredVoucher) {
   } as const
 }
 
-export function depositAuthorizationTypedData(auth: DepositAuthorizationMessage, chainId: bigint | number, escrow: Address) {
-  return { domain: escrowDomain(chainId, escrow), types: depositAuthorizationTypes, primaryType: 'DepositAuthorization', message: auth } as const
+export function depositAuthorizationTypedData(
+  auth: DepositAuthorizationMessage,
+  chainId: bigint | number,
+  escrow: Address,
+) {
+  return {
+    domain: escrowDomain(chainId, escrow),
+    types: depositAuthorizationTypes,
+    primaryType: 'DepositAuthorization',
+    message: auth,
+  } as const
 }
 
-export function flushAuthorizationTypedData(auth: FlushAuthorizationMessage, chainId: bigint | number, escrow: Address) {
-  return { domain: escrowDomain(chainId, escrow), types: flushAuthorizationTypes, primaryType: 'FlushAuthorization', message: auth } as const
+export function flushAuthorizationTypedData(
+  auth: FlushAuthorizationMessage,
+  chainId: bigint | number,
+  escrow: Address,
+) {
+  return {
+    domain: escrowDomain(chainId, escrow),
+    types: flushAuthorizationTypes,
+    primaryType: 'FlushAuthorization',
+    message: auth,
+  } as const
 }
 
-export function flushAllAuthorizationTypedData(auth: FlushAllAuthorizationMessage, chainId: bigint | number, escrow: Address) {
-  return { domain: escrowDomain(chainId, escrow), types: flushAllAuthorizationTypes, primaryType: 'FlushAllAuthorization', message: auth } as const
+export function flushAllAuthorizationTypedData(
+  auth: FlushAllAuthorizationMessage,
+  chainId: bigint | number,
+  escrow: Address,
+) {
+  return {
+    domain: escrowDomain(chainId, escrow),
+    types: flushAllAuthorizationTypes,
+    primaryType: 'FlushAllAuthorization',
+    message: auth,
+  } as const
 }
 
 /** An EIP-2612 permit's typed data in the asset's domain (its name and version, as the payload's `permit.domain` says). */
-export function permitTypedData(permit: PermitMessage, token: { name: string; version: string; chainId: bigint | number; address: Address }) {
+export function permitTypedData(
+  permit: PermitMessage,
+  token: { name: string; version: string; chainId: bigint | number; address: Address },
+) {
   return {
-    domain: { name: token.name, version: token.version, chainId: BigInt(token.chainId), verifyingContract: token.address },
+    domain: {
+      name: token.name,
+      version: token.version,
+      chainId: BigInt(token.chainId),
+      verifyingContract: token.address,
+    },
     types: permitTypes,
     primaryType: 'Permit',
     message: permit,

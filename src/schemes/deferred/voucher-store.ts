@@ -60,29 +60,53 @@ interface HeadRow {
   collected: string
 }
 
-const tupleOf = (v: DeferredVoucher): VoucherTuple => ({ escrow: v.escrow, buyer: v.buyer, seller: v.seller, asset: v.asset })
+const tupleOf = (v: DeferredVoucher): VoucherTuple => ({
+  escrow: v.escrow,
+  buyer: v.buyer,
+  seller: v.seller,
+  asset: v.asset,
+})
 
 async function lockTuple(trx: Transaction<Database>, t: VoucherTuple): Promise<void> {
-  await sql`select pg_advisory_xact_lock(hashtextextended(${`deferred:${t.escrow}:${t.buyer}:${t.seller}:${t.asset}`}, 0))`.execute(trx)
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`deferred:${t.escrow}:${t.buyer}:${t.seller}:${t.asset}`}, 0))`.execute(
+    trx,
+  )
 }
 
 /**
  * The aggregation rules of coinbase/x402 `scheme_deferred_evm.md` ("Verification", 3 and 4) against
  * the stored head of the voucher's id; undefined when the voucher continues it.
  */
-export function checkAggregation(head: { nonce: bigint; valueAggregate: bigint; timestamp: bigint } | undefined, v: DeferredVoucher, amount: bigint): { reason: ReasonCode; message: string } | undefined {
+export function checkAggregation(
+  head: { nonce: bigint; valueAggregate: bigint; timestamp: bigint } | undefined,
+  v: DeferredVoucher,
+  amount: bigint,
+): { reason: ReasonCode; message: string } | undefined {
   if (!head) {
-    if (v.valueAggregate !== amount) return { reason: 'invalid_deferred_evm_payload_voucher_value', message: `a new voucher (id not seen before) must have valueAggregate ${amount} (the price), got ${v.valueAggregate}` }
+    if (v.valueAggregate !== amount)
+      return {
+        reason: 'invalid_deferred_evm_payload_voucher_value',
+        message: `a new voucher (id not seen before) must have valueAggregate ${amount} (the price), got ${v.valueAggregate}`,
+      }
     return undefined
   }
   if (v.nonce !== head.nonce + 1n) {
-    return { reason: 'invalid_deferred_evm_payload_voucher_stale', message: `voucher ${v.id} is at nonce ${head.nonce}; the next voucher must have nonce ${head.nonce + 1n}, got ${v.nonce}` }
+    return {
+      reason: 'invalid_deferred_evm_payload_voucher_stale',
+      message: `voucher ${v.id} is at nonce ${head.nonce}; the next voucher must have nonce ${head.nonce + 1n}, got ${v.nonce}`,
+    }
   }
   if (v.valueAggregate !== head.valueAggregate + amount) {
-    return { reason: 'invalid_deferred_evm_payload_voucher_value', message: `expected valueAggregate ${head.valueAggregate + amount} (previous ${head.valueAggregate} + price ${amount}), got ${v.valueAggregate}` }
+    return {
+      reason: 'invalid_deferred_evm_payload_voucher_value',
+      message: `expected valueAggregate ${head.valueAggregate + amount} (previous ${head.valueAggregate} + price ${amount}), got ${v.valueAggregate}`,
+    }
   }
   if (v.timestamp <= head.timestamp) {
-    return { reason: 'invalid_deferred_evm_payload_voucher_timestamp', message: `the previous voucher has timestamp ${head.timestamp}; got ${v.timestamp}` }
+    return {
+      reason: 'invalid_deferred_evm_payload_voucher_timestamp',
+      message: `the previous voucher has timestamp ${head.timestamp}; got ${v.timestamp}`,
+    }
   }
   return undefined
 }
@@ -135,60 +159,93 @@ export function createVoucherStore(db: Kysely<Database>) {
     async accept(input: AcceptInput): Promise<AcceptResult> {
       const v = input.voucher
       const t = tupleOf(v)
-      return db.transaction().execute(async (trx): Promise<AcceptResult> => {
-        await lockTuple(trx, t)
-        const all = (await heads(trx, t).execute()) as HeadRow[]
-        const head = all.find((h) => h.voucher_id === v.id)
-        if (!head) {
-          // an id with rows but no head cannot happen (giveBack restores the head); any stored row means used
-          const used = await trx.selectFrom('deferred_vouchers').select('id').where('escrow', '=', t.escrow).where('buyer', '=', t.buyer).where('seller', '=', t.seller).where('asset', '=', t.asset).where('voucher_id', '=', v.id).limit(1).executeTakeFirst()
-          if (used) return { ok: false as const, reason: 'invalid_deferred_evm_payload_voucher_stale' as const, message: `voucher ${v.id} was already used` }
-        }
-        const prev = head && { nonce: BigInt(head.nonce), valueAggregate: BigInt(head.value_aggregate), timestamp: BigInt(head.timestamp) }
-        const bad = checkAggregation(prev, v, input.amount)
-        if (bad) return { ok: false as const, ...bad }
-        // what the escrow must still pay: every other head's uncollected aggregate, and this one's
-        const collected = head ? BigInt(head.collected) : 0n
-        let owed = v.valueAggregate - collected
-        for (const h of all) if (h !== head) owed += BigInt(h.value_aggregate) - BigInt(h.collected)
-        if (owed > input.balance) {
-          return {
-            ok: false as const,
-            reason: 'invalid_deferred_evm_insufficient_escrow_balance' as const,
-            message: `the escrow holds ${input.balance} for this buyer, seller and asset; vouchers not yet collected would come to ${owed}`,
+      return db
+        .transaction()
+        .execute(async (trx): Promise<AcceptResult> => {
+          await lockTuple(trx, t)
+          const all = (await heads(trx, t).execute()) as HeadRow[]
+          const head = all.find((h) => h.voucher_id === v.id)
+          if (!head) {
+            // an id with rows but no head cannot happen (giveBack restores the head); any stored row means used
+            const used = await trx
+              .selectFrom('deferred_vouchers')
+              .select('id')
+              .where('escrow', '=', t.escrow)
+              .where('buyer', '=', t.buyer)
+              .where('seller', '=', t.seller)
+              .where('asset', '=', t.asset)
+              .where('voucher_id', '=', v.id)
+              .limit(1)
+              .executeTakeFirst()
+            if (used)
+              return {
+                ok: false as const,
+                reason: 'invalid_deferred_evm_payload_voucher_stale' as const,
+                message: `voucher ${v.id} was already used`,
+              }
           }
-        }
-        if (head) {
-          await trx
-            .updateTable('deferred_vouchers')
-            .set({ latest: false })
-            .where('escrow', '=', t.escrow).where('buyer', '=', t.buyer).where('seller', '=', t.seller).where('asset', '=', t.asset)
-            .where('voucher_id', '=', v.id).where('latest', '=', true)
-            .execute()
-        }
-        const inserted = await trx
-          .insertInto('deferred_vouchers')
-          .values({
-            ...t,
-            voucher_id: v.id,
-            nonce: v.nonce,
-            value_aggregate: v.valueAggregate,
-            timestamp: v.timestamp,
-            signature: input.signature,
-            digest: input.digest,
-            latest: true,
-            collected,
-          })
-          .onConflict((oc) => oc.doNothing())
-          .returning('id')
-          .executeTakeFirst()
-        // a stored (voucher, nonce) or digest: the same voucher again
-        if (!inserted) throw new VoucherConflict()
-        return { ok: true as const, accepted: { tuple: t, voucherId: v.id, nonce: v.nonce, previousNonce: prev?.nonce } }
-      }).catch((err: unknown) => {
-        if (err instanceof VoucherConflict) return { ok: false as const, reason: 'invalid_deferred_evm_payload_voucher_stale' as const, message: `voucher ${v.id} nonce ${v.nonce} was already used` }
-        throw err
-      })
+          const prev = head && {
+            nonce: BigInt(head.nonce),
+            valueAggregate: BigInt(head.value_aggregate),
+            timestamp: BigInt(head.timestamp),
+          }
+          const bad = checkAggregation(prev, v, input.amount)
+          if (bad) return { ok: false as const, ...bad }
+          // what the escrow must still pay: every other head's uncollected aggregate, and this one's
+          const collected = head ? BigInt(head.collected) : 0n
+          let owed = v.valueAggregate - collected
+          for (const h of all) if (h !== head) owed += BigInt(h.value_aggregate) - BigInt(h.collected)
+          if (owed > input.balance) {
+            return {
+              ok: false as const,
+              reason: 'invalid_deferred_evm_insufficient_escrow_balance' as const,
+              message: `the escrow holds ${input.balance} for this buyer, seller and asset; vouchers not yet collected would come to ${owed}`,
+            }
+          }
+          if (head) {
+            await trx
+              .updateTable('deferred_vouchers')
+              .set({ latest: false })
+              .where('escrow', '=', t.escrow)
+              .where('buyer', '=', t.buyer)
+              .where('seller', '=', t.seller)
+              .where('asset', '=', t.asset)
+              .where('voucher_id', '=', v.id)
+              .where('latest', '=', true)
+              .execute()
+          }
+          const inserted = await trx
+            .insertInto('deferred_vouchers')
+            .values({
+              ...t,
+              voucher_id: v.id,
+              nonce: v.nonce,
+              value_aggregate: v.valueAggregate,
+              timestamp: v.timestamp,
+              signature: input.signature,
+              digest: input.digest,
+              latest: true,
+              collected,
+            })
+            .onConflict((oc) => oc.doNothing())
+            .returning('id')
+            .executeTakeFirst()
+          // a stored (voucher, nonce) or digest: the same voucher again
+          if (!inserted) throw new VoucherConflict()
+          return {
+            ok: true as const,
+            accepted: { tuple: t, voucherId: v.id, nonce: v.nonce, previousNonce: prev?.nonce },
+          }
+        })
+        .catch((err: unknown) => {
+          if (err instanceof VoucherConflict)
+            return {
+              ok: false as const,
+              reason: 'invalid_deferred_evm_payload_voucher_stale' as const,
+              message: `voucher ${v.id} nonce ${v.nonce} was already used`,
+            }
+          throw err
+        })
     },
 
     /**
@@ -202,8 +259,13 @@ export function createVoucherStore(db: Kysely<Database>) {
         await lockTuple(trx, t)
         const gone = await trx
           .deleteFrom('deferred_vouchers')
-          .where('escrow', '=', t.escrow).where('buyer', '=', t.buyer).where('seller', '=', t.seller).where('asset', '=', t.asset)
-          .where('voucher_id', '=', a.voucherId).where('nonce', '=', a.nonce.toString()).where('latest', '=', true)
+          .where('escrow', '=', t.escrow)
+          .where('buyer', '=', t.buyer)
+          .where('seller', '=', t.seller)
+          .where('asset', '=', t.asset)
+          .where('voucher_id', '=', a.voucherId)
+          .where('nonce', '=', a.nonce.toString())
+          .where('latest', '=', true)
           .returning('collected')
           .executeTakeFirst()
         if (!gone) return false
@@ -211,8 +273,12 @@ export function createVoucherStore(db: Kysely<Database>) {
           await trx
             .updateTable('deferred_vouchers')
             .set({ latest: true, collected: gone.collected })
-            .where('escrow', '=', t.escrow).where('buyer', '=', t.buyer).where('seller', '=', t.seller).where('asset', '=', t.asset)
-            .where('voucher_id', '=', a.voucherId).where('nonce', '=', a.previousNonce.toString())
+            .where('escrow', '=', t.escrow)
+            .where('buyer', '=', t.buyer)
+            .where('seller', '=', t.seller)
+            .where('asset', '=', t.asset)
+            .where('voucher_id', '=', a.voucherId)
+            .where('nonce', '=', a.previousNonce.toString())
             .execute()
         }
         return true

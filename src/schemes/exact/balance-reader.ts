@@ -3,7 +3,13 @@ import type { Deps } from '../../deps.js'
 import type { PayerCredit } from '../../ledger/payer-credit.js'
 
 const BALANCE_OF = [
-  { type: 'function', name: 'balanceOf', stateMutability: 'view', inputs: [{ name: 'a', type: 'address' }], outputs: [{ type: 'uint256' }] },
+  {
+    type: 'function',
+    name: 'balanceOf',
+    stateMutability: 'view',
+    inputs: [{ name: 'a', type: 'address' }],
+    outputs: [{ type: 'uint256' }],
+  },
 ] as const
 
 /**
@@ -15,7 +21,12 @@ export function createBalanceReader(deps: Pick<Deps, 'chain' | 'config'>, credit
   const refreshing = new Set<string>()
   /** balanceOf for the one payer of the list `credit.readBalances` hands over */
   const readOne = async ([payer]: string[]): Promise<bigint[]> => [
-    await deps.chain.readContract({ address: deps.config.chain.usdc.address, abi: BALANCE_OF, functionName: 'balanceOf', args: [payer as `0x${string}`] }),
+    await deps.chain.readContract({
+      address: deps.config.chain.usdc.address,
+      abi: BALANCE_OF,
+      functionName: 'balanceOf',
+      args: [payer as `0x${string}`],
+    }),
   ]
   return {
     readOne,

@@ -29,7 +29,8 @@ interface ExactPayment extends VerifiedPayment {
 const SMART_WALLET_CONCURRENCY = 16
 const SMART_WALLET_QUEUE = 256
 
-const retryShortly = (detail: string) => CallRefusal.error(appError('service_unavailable', { detail }, { headers: { 'retry-after': '1' } }))
+const retryShortly = (detail: string) =>
+  CallRefusal.error(appError('service_unavailable', { detail }, { headers: { 'retry-after': '1' } }))
 
 export function createExactScheme(deps: Deps, opts: { credit: PayerCredit; recovery: SignerRecovery }): PaymentScheme {
   const { config } = deps
@@ -45,11 +46,16 @@ export function createExactScheme(deps: Deps, opts: { credit: PayerCredit; recov
 
   /** ERC-1271 (or ERC-6492) through RPC; undefined when valid, else the refusal */
   async function checkSmartWallet(p: ExactPayment, ctx: VerifyContext): Promise<CallRefusal | undefined> {
-    if (smartWalletLimit.pendingCount >= SMART_WALLET_QUEUE) return retryShortly('too many smart wallet payments are being checked; retry shortly')
+    if (smartWalletLimit.pendingCount >= SMART_WALLET_QUEUE)
+      return retryShortly('too many smart wallet payments are being checked; retry shortly')
     let check: ContractSignatureCheck
     try {
       const { digest, signature } = p.smartWallet!
-      check = await smartWalletLimit(() => checkContractSignature(deps.chain, p.payer, digest, signature, { counterfactual: config.x402.counterfactualWallets }))
+      check = await smartWalletLimit(() =>
+        checkContractSignature(deps.chain, p.payer, digest, signature, {
+          counterfactual: config.x402.counterfactualWallets,
+        }),
+      )
     } catch (err) {
       ctx.log.warn({ err: (err as Error).message }, 'smart wallet signature check failed')
       return retryShortly('the smart wallet signature could not be checked on-chain now; retry shortly')
@@ -57,7 +63,10 @@ export function createExactScheme(deps: Deps, opts: { credit: PayerCredit; recov
     if (check === 'valid') return undefined
     if (check === 'undeployed') return CallRefusal.payment('invalid_exact_evm_payload_undeployed_smart_wallet')
     if (check === 'counterfactual') {
-      return CallRefusal.payment('invalid_exact_evm_payload_undeployed_smart_wallet', 'this platform does not accept ERC-6492 signatures of wallets not deployed yet; deploy the wallet first')
+      return CallRefusal.payment(
+        'invalid_exact_evm_payload_undeployed_smart_wallet',
+        'this platform does not accept ERC-6492 signatures of wallets not deployed yet; deploy the wallet first',
+      )
     }
     return CallRefusal.payment('invalid_exact_evm_payload_signature')
   }
@@ -113,7 +122,8 @@ export function createExactScheme(deps: Deps, opts: { credit: PayerCredit; recov
       // a smart wallet's signature needs RPC: checked after the reservation, so that a payment
       // without funds (or replayed) costs no chain call
       const smartWallet = signer === SMART_WALLET_SIGNATURE
-      if (!smartWallet && (signer === null || signer !== auth.from)) return CallRefusal.payment('invalid_exact_evm_payload_signature')
+      if (!smartWallet && (signer === null || signer !== auth.from))
+        return CallRefusal.payment('invalid_exact_evm_payload_signature')
       const verified: ExactPayment = {
         scheme: 'exact',
         version: checked.version,

@@ -48,14 +48,31 @@ export class AgentAuth {
     this.#db = deps.db
     this.#deployment = deps.config.deployment
     this.#prefix = AGENT_KEY_PREFIXES[deps.config.deployment]
-    this.#cache = deps.cacheAuth === false ? undefined : createAuthCache<KeyRow>({ databaseUrl: deps.config.databaseUrl, onError: deps.onError })
+    this.#cache =
+      deps.cacheAuth === false
+        ? undefined
+        : createAuthCache<KeyRow>({ databaseUrl: deps.config.databaseUrl, onError: deps.onError })
   }
 
   #agentQuery() {
     return this.#db
       .selectFrom('agents as a')
-      .select(['a.id', 'a.user_id', 'a.address', 'a.encrypted_key', 'a.cap_per_transaction', 'a.cap_daily', 'a.cap_monthly'])
-      .select(sql<AgentRow['allowlist']>`coalesce((select json_agg(json_build_object('kind', l.kind, 'value', l.value)) from agent_allowlist l where l.agent_id = a.id), '[]'::json)`.as('allowlist'))
+      .select([
+        'a.id',
+        'a.user_id',
+        'a.address',
+        'a.encrypted_key',
+        'a.cap_per_transaction',
+        'a.cap_daily',
+        'a.cap_monthly',
+      ])
+      .select(
+        sql<
+          AgentRow['allowlist']
+        >`coalesce((select json_agg(json_build_object('kind', l.kind, 'value', l.value)) from agent_allowlist l where l.agent_id = a.id), '[]'::json)`.as(
+          'allowlist',
+        ),
+      )
   }
 
   /** The agent by id, with caps and allowlist; 404 when there is none. */
@@ -91,7 +108,12 @@ export class AgentAuth {
     const last = this.#touched.get(row.key_id) ?? 0
     if (Date.now() - last > 60_000) {
       this.#touched.set(row.key_id, Date.now())
-      void this.#db.updateTable('agent_keys').set({ last_used_at: sql`now()` }).where('id', '=', row.key_id).execute().catch(() => {})
+      void this.#db
+        .updateTable('agent_keys')
+        .set({ last_used_at: sql`now()` })
+        .where('id', '=', row.key_id)
+        .execute()
+        .catch(() => {})
     }
     const { key_id: _k, revoked_at: _r, secret_hash: _s, ...agent } = row
     return agent

@@ -33,7 +33,13 @@ export function createAgentKeys({ db, deployment }: { db: Kysely<Database>; depl
     },
 
     async list(agent: { id: string; address: string }): Promise<AgentKeyView[]> {
-      const rows = await db.selectFrom('agent_keys').select(COLUMNS).where('agent_id', '=', agent.id).orderBy('created_at', 'desc').orderBy('id').execute()
+      const rows = await db
+        .selectFrom('agent_keys')
+        .select(COLUMNS)
+        .where('agent_id', '=', agent.id)
+        .orderBy('created_at', 'desc')
+        .orderBy('id')
+        .execute()
       return rows.map((r) => view(agent.address, r))
     },
 

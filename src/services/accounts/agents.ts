@@ -30,7 +30,21 @@ export interface AgentView {
 }
 
 type AgentRow = Omit<Selectable<AgentsTable>, 'encrypted_key'>
-const COLUMNS = ['id', 'user_id', 'name', 'address', 'cap_per_transaction', 'cap_daily', 'cap_monthly', 'top_up_enabled', 'top_up_threshold', 'top_up_amount', 'top_up_source', 'created_at', 'updated_at'] as const
+const COLUMNS = [
+  'id',
+  'user_id',
+  'name',
+  'address',
+  'cap_per_transaction',
+  'cap_daily',
+  'cap_monthly',
+  'top_up_enabled',
+  'top_up_threshold',
+  'top_up_amount',
+  'top_up_source',
+  'created_at',
+  'updated_at',
+] as const
 
 export function agentView(r: AgentRow): AgentView {
   return {
@@ -38,36 +52,49 @@ export function agentView(r: AgentRow): AgentView {
     address: r.address,
     name: r.name,
     spend_caps: { per_transaction: r.cap_per_transaction, daily: r.cap_daily, monthly: r.cap_monthly },
-    top_up: { enabled: r.top_up_enabled, threshold: r.top_up_threshold, amount: r.top_up_amount, funding_source: r.top_up_source },
+    top_up: {
+      enabled: r.top_up_enabled,
+      threshold: r.top_up_threshold,
+      amount: r.top_up_amount,
+      funding_source: r.top_up_source,
+    },
     created_at: r.created_at.toISOString(),
     updated_at: r.updated_at.toISOString(),
   }
 }
 
 /** Validates a partial spend-caps object into column updates. */
-export function parseCaps(v: unknown): Partial<Record<'cap_per_transaction' | 'cap_daily' | 'cap_monthly', string | null>> {
+export function parseCaps(
+  v: unknown,
+): Partial<Record<'cap_per_transaction' | 'cap_daily' | 'cap_monthly', string | null>> {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw invalid('spend_caps', 'expected an object')
   const o = v as Record<string, unknown>
   const out: Partial<Record<'cap_per_transaction' | 'cap_daily' | 'cap_monthly', string | null>> = {}
-  for (const k of Object.keys(o)) if (!['per_transaction', 'daily', 'monthly'].includes(k)) throw invalid(`spend_caps.${k}`, 'unknown field')
-  if ('per_transaction' in o) out.cap_per_transaction = atomicAmount('spend_caps.per_transaction', o.per_transaction, { allowNull: true })
+  for (const k of Object.keys(o))
+    if (!['per_transaction', 'daily', 'monthly'].includes(k)) throw invalid(`spend_caps.${k}`, 'unknown field')
+  if ('per_transaction' in o)
+    out.cap_per_transaction = atomicAmount('spend_caps.per_transaction', o.per_transaction, { allowNull: true })
   if ('daily' in o) out.cap_daily = atomicAmount('spend_caps.daily', o.daily, { allowNull: true })
   if ('monthly' in o) out.cap_monthly = atomicAmount('spend_caps.monthly', o.monthly, { allowNull: true })
   return out
 }
 
-export function parseTopUp(v: unknown): Partial<{ top_up_enabled: boolean; top_up_threshold: string; top_up_amount: string }> {
+export function parseTopUp(
+  v: unknown,
+): Partial<{ top_up_enabled: boolean; top_up_threshold: string; top_up_amount: string }> {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw invalid('top_up', 'expected an object')
   const o = v as Record<string, unknown>
   const out: Partial<{ top_up_enabled: boolean; top_up_threshold: string; top_up_amount: string }> = {}
-  for (const k of Object.keys(o)) if (!['enabled', 'threshold', 'amount', 'funding_source'].includes(k)) throw invalid(`top_up.${k}`, 'unknown field')
+  for (const k of Object.keys(o))
+    if (!['enabled', 'threshold', 'amount', 'funding_source'].includes(k)) throw invalid(`top_up.${k}`, 'unknown field')
   if ('enabled' in o) {
     if (typeof o.enabled !== 'boolean') throw invalid('top_up.enabled', 'expected true or false')
     out.top_up_enabled = o.enabled
   }
   if ('threshold' in o) out.top_up_threshold = atomicAmount('top_up.threshold', o.threshold)!
   if ('amount' in o) out.top_up_amount = atomicAmount('top_up.amount', o.amount)!
-  if ('funding_source' in o && o.funding_source !== 'funding_wallet') throw invalid('top_up.funding_source', 'the only funding source is "funding_wallet" (the user\'s funding wallet)')
+  if ('funding_source' in o && o.funding_source !== 'funding_wallet')
+    throw invalid('top_up.funding_source', 'the only funding source is "funding_wallet" (the user\'s funding wallet)')
   return out
 }
 
@@ -80,7 +107,12 @@ export function createAgents({ db, masterKey }: { db: Kysely<Database>; masterKe
     } catch {
       throw appError('not_found', { what: 'agent' })
     }
-    const row = await db.selectFrom('agents').select(COLUMNS).where('address', '=', a).where('user_id', '=', userId).executeTakeFirst()
+    const row = await db
+      .selectFrom('agents')
+      .select(COLUMNS)
+      .where('address', '=', a)
+      .where('user_id', '=', userId)
+      .executeTakeFirst()
     if (!row) throw appError('not_found', { what: 'agent' })
     return row
   }
@@ -95,14 +127,27 @@ export function createAgents({ db, masterKey }: { db: Kysely<Database>; masterKe
       const wallet = createCustodialWallet(masterKey(), 'agent')
       const row = await db
         .insertInto('agents')
-        .values({ user_id: userId, name: agentName, address: wallet.address, encrypted_key: wallet.encryptedKey, ...caps, ...topUp })
+        .values({
+          user_id: userId,
+          name: agentName,
+          address: wallet.address,
+          encrypted_key: wallet.encryptedKey,
+          ...caps,
+          ...topUp,
+        })
         .returning(COLUMNS)
         .executeTakeFirstOrThrow()
       return agentView(row)
     },
 
     async list(userId: string): Promise<AgentView[]> {
-      const rows = await db.selectFrom('agents').select(COLUMNS).where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute()
+      const rows = await db
+        .selectFrom('agents')
+        .select(COLUMNS)
+        .where('user_id', '=', userId)
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute()
       return rows.map(agentView)
     },
 
@@ -111,9 +156,14 @@ export function createAgents({ db, masterKey }: { db: Kysely<Database>; masterKe
     },
 
     /** Partial update of name, spend_caps and top_up (each field of the nested objects optional). */
-    async update(userId: string, address: string, body: { name?: unknown; spend_caps?: unknown; top_up?: unknown }): Promise<AgentView> {
+    async update(
+      userId: string,
+      address: string,
+      body: { name?: unknown; spend_caps?: unknown; top_up?: unknown },
+    ): Promise<AgentView> {
       const agent = await find(userId, address)
-      for (const k of Object.keys(body)) if (!['name', 'spend_caps', 'top_up'].includes(k)) throw invalid(k, 'unknown field')
+      for (const k of Object.keys(body))
+        if (!['name', 'spend_caps', 'top_up'].includes(k)) throw invalid(k, 'unknown field')
       const set = {
         ...(body.name !== undefined ? { name: parseName('name', body.name) } : {}),
         ...(body.spend_caps !== undefined ? parseCaps(body.spend_caps) : {}),
@@ -135,7 +185,8 @@ export function createAgents({ db, masterKey }: { db: Kysely<Database>; masterKe
 }
 
 function checkTopUp(t: { top_up_enabled?: boolean; top_up_amount?: string }): void {
-  if (t.top_up_enabled && (t.top_up_amount === undefined || t.top_up_amount === '0')) throw invalid('top_up.amount', 'must be greater than 0 when top-ups are enabled')
+  if (t.top_up_enabled && (t.top_up_amount === undefined || t.top_up_amount === '0'))
+    throw invalid('top_up.amount', 'must be greater than 0 when top-ups are enabled')
 }
 
 export type AgentsService = ReturnType<typeof createAgents>

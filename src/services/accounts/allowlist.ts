@@ -19,7 +19,10 @@ export function parseAllowlistEntry(body: { kind?: unknown; value?: unknown }): 
     case 'pay_to':
       return { kind: 'pay_to', value: address('value', body.value).toLowerCase() }
     case 'namespace':
-      return { kind: 'namespace', value: slug('value', typeof body.value === 'string' ? body.value.toLowerCase() : body.value) }
+      return {
+        kind: 'namespace',
+        value: slug('value', typeof body.value === 'string' ? body.value.toLowerCase() : body.value),
+      }
     case 'host':
       return { kind: 'host', value: hostname('value', body.value) }
     default:
@@ -32,7 +35,10 @@ export function parseAllowlistEntry(body: { kind?: unknown; value?: unknown }): 
  * it. Adding an entry that exists returns the existing one (no duplicates).
  */
 export function createAllowlist({ db }: { db: Kysely<Database> }) {
-  const view = (agent: string, r: { id: string; kind: AllowlistKind; value: string; created_at: Date }): AllowlistEntryView => ({
+  const view = (
+    agent: string,
+    r: { id: string; kind: AllowlistKind; value: string; created_at: Date },
+  ): AllowlistEntryView => ({
     object: 'allowlist_entry',
     id: r.id,
     agent,
@@ -41,20 +47,44 @@ export function createAllowlist({ db }: { db: Kysely<Database> }) {
     created_at: r.created_at.toISOString(),
   })
   return {
-    async add(agent: { id: string; address: string }, body: { kind?: unknown; value?: unknown }): Promise<AllowlistEntryView> {
+    async add(
+      agent: { id: string; address: string },
+      body: { kind?: unknown; value?: unknown },
+    ): Promise<AllowlistEntryView> {
       const e = parseAllowlistEntry(body)
       const row =
-        (await db.insertInto('agent_allowlist').values({ agent_id: agent.id, ...e }).onConflict((oc) => oc.columns(['agent_id', 'kind', 'value']).doNothing()).returning(['id', 'kind', 'value', 'created_at']).executeTakeFirst()) ??
-        (await db.selectFrom('agent_allowlist').select(['id', 'kind', 'value', 'created_at']).where('agent_id', '=', agent.id).where('kind', '=', e.kind).where('value', '=', e.value).executeTakeFirstOrThrow())
+        (await db
+          .insertInto('agent_allowlist')
+          .values({ agent_id: agent.id, ...e })
+          .onConflict((oc) => oc.columns(['agent_id', 'kind', 'value']).doNothing())
+          .returning(['id', 'kind', 'value', 'created_at'])
+          .executeTakeFirst()) ??
+        (await db
+          .selectFrom('agent_allowlist')
+          .select(['id', 'kind', 'value', 'created_at'])
+          .where('agent_id', '=', agent.id)
+          .where('kind', '=', e.kind)
+          .where('value', '=', e.value)
+          .executeTakeFirstOrThrow())
       return view(agent.address, row)
     },
     async list(agent: { id: string; address: string }): Promise<AllowlistEntryView[]> {
-      const rows = await db.selectFrom('agent_allowlist').select(['id', 'kind', 'value', 'created_at']).where('agent_id', '=', agent.id).orderBy('created_at').orderBy('id').execute()
+      const rows = await db
+        .selectFrom('agent_allowlist')
+        .select(['id', 'kind', 'value', 'created_at'])
+        .where('agent_id', '=', agent.id)
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute()
       return rows.map((r) => view(agent.address, r))
     },
     async remove(agent: { id: string; address: string }, id: string): Promise<void> {
       if (!isUuid(id)) throw appError('not_found', { what: 'allowlist entry' })
-      const r = await db.deleteFrom('agent_allowlist').where('id', '=', id).where('agent_id', '=', agent.id).executeTakeFirst()
+      const r = await db
+        .deleteFrom('agent_allowlist')
+        .where('id', '=', id)
+        .where('agent_id', '=', agent.id)
+        .executeTakeFirst()
       if (r.numDeletedRows === 0n) throw appError('not_found', { what: 'allowlist entry' })
     },
   }

@@ -35,9 +35,17 @@ export function createApiKeys({ db, deployment }: { db: Kysely<Database>; deploy
    */
   async function revokedDemoKey(bearer: string): Promise<AppError | undefined> {
     if (deployment !== 'sandbox' || !isWellFormed(bearer, prefix)) return undefined
-    const row = await db.selectFrom('api_keys').select(['name', 'revoked_at']).where('secret_hash', '=', hashSecret(bearer)).executeTakeFirst()
+    const row = await db
+      .selectFrom('api_keys')
+      .select(['name', 'revoked_at'])
+      .where('secret_hash', '=', hashSecret(bearer))
+      .executeTakeFirst()
     if (row?.name !== DEMO_API_KEY_NAME || row.revoked_at === null) return undefined
-    return new AppError('invalid_api_key', 401, 'this demo API key was revoked by a restart: npm start makes a new demo key on every start and revokes the previous one; use apiKey from .tollgate/dev.json')
+    return new AppError(
+      'invalid_api_key',
+      401,
+      'this demo API key was revoked by a restart: npm start makes a new demo key on every start and revokes the previous one; use apiKey from .tollgate/dev.json',
+    )
   }
 
   return {
@@ -53,7 +61,13 @@ export function createApiKeys({ db, deployment }: { db: Kysely<Database>; deploy
     },
 
     async list(userId: string): Promise<ApiKeyView[]> {
-      const rows = await db.selectFrom('api_keys').select(COLUMNS).where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id').execute()
+      const rows = await db
+        .selectFrom('api_keys')
+        .select(COLUMNS)
+        .where('user_id', '=', userId)
+        .orderBy('created_at', 'desc')
+        .orderBy('id')
+        .execute()
       return rows.map(view)
     },
 
@@ -74,7 +88,12 @@ export function createApiKeys({ db, deployment }: { db: Kysely<Database>; deploy
         'api_keys',
         bearer,
         prefix,
-        (hash) => db.selectFrom('api_keys').select(['id', 'user_id', 'secret_hash', 'revoked_at', 'deployment', 'name']).where('secret_hash', '=', hash).executeTakeFirst(),
+        (hash) =>
+          db
+            .selectFrom('api_keys')
+            .select(['id', 'user_id', 'secret_hash', 'revoked_at', 'deployment', 'name'])
+            .where('secret_hash', '=', hash)
+            .executeTakeFirst(),
         (r) => r.deployment === deployment,
       ).catch(async (err) => {
         throw (await revokedDemoKey(bearer)) ?? err

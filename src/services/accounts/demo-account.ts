@@ -16,10 +16,13 @@ export const DEMO_EMAIL = 'demo@tollgate.local'
  * without being kept anywhere, and the key is new on every start (the previous demo keys are
  * revoked, so exactly one is live). Sandbox only: production gets its users from the CLI.
  */
-export async function ensureDemoAccount(deps: Pick<Deps, 'db' | 'config'>): Promise<{ userId: string; email: string; password: string; apiKey: string }> {
+export async function ensureDemoAccount(
+  deps: Pick<Deps, 'db' | 'config'>,
+): Promise<{ userId: string; email: string; password: string; apiKey: string }> {
   if (deps.config.deployment !== 'sandbox') throw new Error('the demo account exists only on the sandbox deployment')
   const masterKey = requireMasterKey(deps.config)
-  const password = 'demo-' + createHmac('sha256', masterKey).update('tollgate demo user password').digest('base64url').slice(0, 20)
+  const password =
+    'demo-' + createHmac('sha256', masterKey).update('tollgate demo user password').digest('base64url').slice(0, 20)
   const users = createUsers({ db: deps.db })
   let user = await users.findByEmail(DEMO_EMAIL)
   if (!user) {
@@ -32,7 +35,13 @@ export async function ensureDemoAccount(deps: Pick<Deps, 'db' | 'config'>): Prom
     await users.setPassword(user.id, password)
   }
   await ensureFundingWallet(deps.db, masterKey, user.id)
-  await deps.db.updateTable('api_keys').set({ revoked_at: new Date() }).where('user_id', '=', user.id).where('name', '=', DEMO_KEY_NAME).where('revoked_at', 'is', null).execute()
+  await deps.db
+    .updateTable('api_keys')
+    .set({ revoked_at: new Date() })
+    .where('user_id', '=', user.id)
+    .where('name', '=', DEMO_KEY_NAME)
+    .where('revoked_at', 'is', null)
+    .execute()
   const key = await createApiKeys({ db: deps.db, deployment: deps.config.deployment }).create(user.id, DEMO_KEY_NAME)
   return { userId: user.id, email: DEMO_EMAIL, password, apiKey: key.secret }
 }
@@ -46,14 +55,23 @@ export const DEMO_PAYER_AGENT = 'demo payer'
  * with an agent key. Its key is encrypted under the current master key, again on every start.
  * Returns false (and changes nothing) when another user already has an agent at that address.
  */
-export async function ensureDemoPayerAgent(deps: Pick<Deps, 'db' | 'config'>, userId: string, payer: { address: string; privateKey: string }): Promise<boolean> {
+export async function ensureDemoPayerAgent(
+  deps: Pick<Deps, 'db' | 'config'>,
+  userId: string,
+  payer: { address: string; privateKey: string },
+): Promise<boolean> {
   if (deps.config.deployment !== 'sandbox') throw new Error('the demo payer exists only on the sandbox deployment')
   const address = getAddress(payer.address)
   const encrypted = encryptSecret(requireMasterKey(deps.config), payer.privateKey, walletAad('agent', address))
   const row = await deps.db
     .insertInto('agents')
     .values({ user_id: userId, name: DEMO_PAYER_AGENT, address, encrypted_key: encrypted })
-    .onConflict((oc) => oc.column('address').doUpdateSet({ encrypted_key: encrypted, updated_at: sql`now()` }).where('agents.user_id', '=', userId))
+    .onConflict((oc) =>
+      oc
+        .column('address')
+        .doUpdateSet({ encrypted_key: encrypted, updated_at: sql`now()` })
+        .where('agents.user_id', '=', userId),
+    )
     .returning('id')
     .executeTakeFirst()
   return row !== undefined

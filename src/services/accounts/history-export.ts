@@ -38,12 +38,44 @@ export const WITHDRAWAL_STATUSES = ['pending', 'confirmed', 'failed'] as const
 const ts = (col: string) => sql.raw(`to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`)
 
 export const TRANSACTION_COLUMNS = [
-  'id', 'created_at', 'updated_at', 'status', 'payer', 'pay_to', 'value', 'asset', 'network', 'scheme', 'x402_version',
-  'resource', 'method', 'endpoint_id', 'settlement_mode', 'nonce', 'valid_after', 'valid_before', 'tx_hash', 'failure_reason', 'settled_at', 'kind',
+  'id',
+  'created_at',
+  'updated_at',
+  'status',
+  'payer',
+  'pay_to',
+  'value',
+  'asset',
+  'network',
+  'scheme',
+  'x402_version',
+  'resource',
+  'method',
+  'endpoint_id',
+  'settlement_mode',
+  'nonce',
+  'valid_after',
+  'valid_before',
+  'tx_hash',
+  'failure_reason',
+  'settled_at',
+  'kind',
   // a deferred call's voucher (its id, nonce and valueAggregate); `tx_hash` is then the collectMany that settled it
-  'voucher_id', 'voucher_nonce', 'voucher_value_aggregate',
+  'voucher_id',
+  'voucher_nonce',
+  'voucher_value_aggregate',
 ] as const
-export const EVENT_COLUMNS = ['id', 'payment_id', 'created_at', 'type', 'from_status', 'to_status', 'reason', 'data', 'withdrawal_id'] as const
+export const EVENT_COLUMNS = [
+  'id',
+  'payment_id',
+  'created_at',
+  'type',
+  'from_status',
+  'to_status',
+  'reason',
+  'data',
+  'withdrawal_id',
+] as const
 
 export function columnsOf(kind: HistoryKind): readonly string[] {
   return kind === 'transactions' ? TRANSACTION_COLUMNS : EVENT_COLUMNS
@@ -62,19 +94,25 @@ function decodeCursor(kind: HistoryKind, c: string, order: HistoryOrder): [strin
     if (!Array.isArray(parts) || !(parts.length === 2 || (parts.length === 3 && parts[2] === 'desc'))) throw new Error()
     const [at, id] = parts as unknown[]
     if (typeof at !== 'string' || !isTimestamp(at) || typeof id !== 'string') throw new Error()
-    if (kind === 'transactions' ? !UUID_RE.test(id) : !/^[0-9]{1,19}$/.test(id) || BigInt(id) > BIGINT_MAX) throw new Error()
+    if (kind === 'transactions' ? !UUID_RE.test(id) : !/^[0-9]{1,19}$/.test(id) || BigInt(id) > BIGINT_MAX)
+      throw new Error()
     cursor = { at, id, order: parts.length === 3 ? 'desc' : 'asc' }
   } catch {
     throw invalid('cursor', 'not a cursor returned by this list')
   }
-  if (cursor.order !== order) throw invalid('cursor', `this cursor is for order=${cursor.order}; send it with order=${cursor.order}, or leave out the cursor to start again`)
+  if (cursor.order !== order)
+    throw invalid(
+      'cursor',
+      `this cursor is for order=${cursor.order}; send it with order=${cursor.order}, or leave out the cursor to start again`,
+    )
   return [cursor.at, cursor.id]
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const BIGINT_MAX = (1n << 63n) - 1n
 // what Postgres reads as a timestamptz the same way JavaScript does: a date, optionally a time and an offset
-const TIMESTAMP_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/
+const TIMESTAMP_RE =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/
 
 /** An ISO 8601 date or timestamp between the years 1 and 9999 whose day exists in its month. */
 export function isTimestamp(v: string): boolean {
@@ -91,7 +129,8 @@ function daysInMonth(year: number, month: number): number {
 
 function timestamp(param: string, v: string | undefined): string | undefined {
   if (v === undefined) return undefined
-  if (!isTimestamp(v)) throw invalid(param, 'expected an ISO 8601 date or timestamp such as 2026-11-01 or 2026-11-01T00:00:00Z')
+  if (!isTimestamp(v))
+    throw invalid(param, 'expected an ISO 8601 date or timestamp such as 2026-11-01 or 2026-11-01T00:00:00Z')
   return v
 }
 
@@ -128,18 +167,25 @@ interface Parsed {
 }
 
 function parseKinds(kind: HistoryKind, f: HistoryFilters): Pick<Parsed, 'payments' | 'withdrawals'> {
-  if (f.kind !== undefined && !(TRANSACTION_KINDS as readonly string[]).includes(f.kind)) throw invalid('kind', `expected one of ${TRANSACTION_KINDS.join(', ')}`)
+  if (f.kind !== undefined && !(TRANSACTION_KINDS as readonly string[]).includes(f.kind))
+    throw invalid('kind', `expected one of ${TRANSACTION_KINDS.join(', ')}`)
   let payments: Parsed['payments'] = f.kind === 'withdrawal' ? null : {}
   // withdrawals belong to neither role: `role` lists payments alone
   let withdrawals: Parsed['withdrawals'] = f.kind === 'payment' || f.role !== undefined ? null : {}
   if (f.status !== undefined) {
-    if (kind !== 'transactions') throw invalid('status', 'payment events are filtered by type, not status; filter /v1/transactions by status')
-    const list = f.status.split(',').map((x) => x.trim()).filter(Boolean)
+    if (kind !== 'transactions')
+      throw invalid('status', 'payment events are filtered by type, not status; filter /v1/transactions by status')
+    const list = f.status
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean)
     const known = new Set<string>([...PAYMENT_STATUSES, ...WITHDRAWAL_STATUSES])
     const bad = list.find((x) => !known.has(x))
-    if (list.length === 0 || bad !== undefined) throw invalid('status', `expected a comma-separated list of ${[...known].join(', ')}`)
+    if (list.length === 0 || bad !== undefined)
+      throw invalid('status', `expected a comma-separated list of ${[...known].join(', ')}`)
     if (payments) payments = { statuses: list.filter((x) => (PAYMENT_STATUSES as readonly string[]).includes(x)) }
-    if (withdrawals) withdrawals = { statuses: list.filter((x) => (WITHDRAWAL_STATUSES as readonly string[]).includes(x)) }
+    if (withdrawals)
+      withdrawals = { statuses: list.filter((x) => (WITHDRAWAL_STATUSES as readonly string[]).includes(x)) }
     if (payments?.statuses?.length === 0) payments = null
     if (withdrawals?.statuses?.length === 0) withdrawals = null
   }
@@ -150,7 +196,8 @@ function parse(kind: HistoryKind, f: HistoryFilters): Parsed {
   const from = timestamp('from', f.from)
   const to = timestamp('to', f.to)
   const agent = f.agent === undefined ? undefined : parseAddress('agent', f.agent).toLowerCase()
-  if (f.role !== undefined && f.role !== 'buyer' && f.role !== 'seller') throw invalid('role', 'expected buyer or seller')
+  if (f.role !== undefined && f.role !== 'buyer' && f.role !== 'seller')
+    throw invalid('role', 'expected buyer or seller')
   if (f.order !== undefined && f.order !== 'asc' && f.order !== 'desc') throw invalid('order', 'expected asc or desc')
   const order = f.order ?? 'asc'
   const cursor = f.cursor === undefined ? undefined : decodeCursor(kind, f.cursor, order)
@@ -162,7 +209,9 @@ function parse(kind: HistoryKind, f: HistoryFilters): Parsed {
  * digest, unique per buyer); null for other schemes and for a voided call whose voucher was given back.
  */
 const voucherField = (as: string, col: string) =>
-  sql.raw(`case when p.scheme = 'deferred' then (select ${col} from deferred_vouchers v where v.buyer = lower(p.payer) and v.digest = p.nonce limit 1) end as ${as}`)
+  sql.raw(
+    `case when p.scheme = 'deferred' then (select ${col} from deferred_vouchers v where v.buyer = lower(p.payer) and v.digest = p.nonce limit 1) end as ${as}`,
+  )
 const TRANSACTION_FIELDS = sql`select p.id::text as id, ${ts('p.created_at')} as created_at, ${ts('p.updated_at')} as updated_at, p.status, p.payer, p.pay_to,
     p.value::text as value, p.asset, p.network, p.scheme, p.x402_version, p.resource, p.method, p.endpoint_id::text as endpoint_id,
     p.settlement_mode, p.nonce, p.valid_after::text as valid_after, p.valid_before::text as valid_before, p.tx_hash, p.failure_reason,
@@ -198,7 +247,12 @@ const WITHDRAWAL_EVENT_ROW = sql`ev.id, null::uuid as payment_id, ev.withdrawal_
  * events: walk payment_events_created_idx and keep the user's). See
  * migrations/2026-11-23T0300-history-indexes.ts and test/integration/v1/history-scale.test.ts.
  */
-function query(kind: HistoryKind, scope: HistoryScope, f: Parsed, limit: number | undefined): RawBuilder<Record<string, unknown>> {
+function query(
+  kind: HistoryKind,
+  scope: HistoryScope,
+  f: Parsed,
+  limit: number | undefined,
+): RawBuilder<Record<string, unknown>> {
   const buyer = sql`lower(p.payer) = any(${scope.mine}::text[])`
   const seller = sql`p.endpoint_id = any(${scope.sold}::uuid[])`
   // rows past the cursor in the chosen order; desc reads the same indexes backwards
@@ -211,7 +265,8 @@ function query(kind: HistoryKind, scope: HistoryScope, f: Parsed, limit: number 
     const out: RawBuilder<unknown>[] = []
     if (f.from) out.push(sql`${a}.created_at >= ${f.from}::timestamptz`)
     if (f.to) out.push(sql`${a}.created_at < ${f.to}::timestamptz`)
-    if (f.cursor) out.push(sql`(${a}.created_at, ${a}.id) ${past} (${f.cursor[0]}::timestamptz, ${f.cursor[1]}::${idType})`)
+    if (f.cursor)
+      out.push(sql`(${a}.created_at, ${a}.id) ${past} (${f.cursor[0]}::timestamptz, ${f.cursor[1]}::${idType})`)
     return out
   }
   const lim = limit === undefined ? sql`` : sql`limit ${limit}`
@@ -230,31 +285,49 @@ function query(kind: HistoryKind, scope: HistoryScope, f: Parsed, limit: number 
     // one ordered, bounded index read per agent and per endpoint; a payment both bought and sold
     // by the user comes from the buyer side only
     const sides: RawBuilder<unknown>[] = []
-    const page = (key: RawBuilder<unknown>) => sql`select ${PAYMENT_ROW} from payments p where ${and([key, ...paymentStatus, ...range('p')])} order by p.created_at${dir}, p.id${dir} ${lim}`
-    if (f.payments && f.role !== 'seller') sides.push(sql`select p.* from unnest(${scope.mine}::text[]) k(payer) cross join lateral (${page(sql`lower(p.payer) = k.payer`)}) p`)
+    const page = (key: RawBuilder<unknown>) =>
+      sql`select ${PAYMENT_ROW} from payments p where ${and([key, ...paymentStatus, ...range('p')])} order by p.created_at${dir}, p.id${dir} ${lim}`
+    if (f.payments && f.role !== 'seller')
+      sides.push(
+        sql`select p.* from unnest(${scope.mine}::text[]) k(payer) cross join lateral (${page(sql`lower(p.payer) = k.payer`)}) p`,
+      )
     if (f.payments && f.role !== 'buyer') {
       const key = f.role === 'seller' ? sql`p.endpoint_id = k.id` : sql`p.endpoint_id = k.id and not ${buyer}`
       sides.push(sql`select p.* from unnest(${scope.sold}::uuid[]) k(id) cross join lateral (${page(key)}) p`)
     }
-    if (withdrawals) sides.push(sql`(select ${WITHDRAWAL_ROW} from withdrawals w where ${and([...withdrawalConds(), ...range('w')])} order by w.created_at${dir}, w.id${dir} ${lim})`)
+    if (withdrawals)
+      sides.push(
+        sql`(select ${WITHDRAWAL_ROW} from withdrawals w where ${and([...withdrawalConds(), ...range('w')])} order by w.created_at${dir}, w.id${dir} ${lim})`,
+      )
     if (sides.length === 0) sides.push(sql`select ${PAYMENT_ROW} from payments p where false`)
     return sql`${TRANSACTION_SELECT} from (${sql.join(sides, sql` union all `)}) p order by p.created_at${dir}, p.id${dir} ${lim}`
   }
 
-  const conds: RawBuilder<unknown>[] = [f.role === 'buyer' ? buyer : f.role === 'seller' ? seller : sql`(${buyer} or ${seller})`]
+  const conds: RawBuilder<unknown>[] = [
+    f.role === 'buyer' ? buyer : f.role === 'seller' ? seller : sql`(${buyer} or ${seller})`,
+  ]
   if (f.agent) conds.push(sql`lower(p.payer) = ${f.agent}`)
   if (kind === 'transactions') {
     const parts: RawBuilder<unknown>[] = []
-    if (f.payments) parts.push(sql`select ${PAYMENT_ROW} from payments p where ${and([...conds, ...paymentStatus, ...range('p')])}`)
-    if (withdrawals) parts.push(sql`select ${WITHDRAWAL_ROW} from withdrawals w where ${and([...withdrawalConds(), ...range('w')])}`)
+    if (f.payments)
+      parts.push(sql`select ${PAYMENT_ROW} from payments p where ${and([...conds, ...paymentStatus, ...range('p')])}`)
+    if (withdrawals)
+      parts.push(sql`select ${WITHDRAWAL_ROW} from withdrawals w where ${and([...withdrawalConds(), ...range('w')])}`)
     if (parts.length === 0) parts.push(sql`select ${PAYMENT_ROW} from payments p where false`)
     // payments alone stay a plain query (no derived table) for the planner, as before withdrawals existed
-    if (parts.length === 1 && f.payments) return sql`${TRANSACTION_SELECT_PLAIN} from payments p where ${and([...conds, ...paymentStatus, ...range('p')])} order by p.created_at${dir}, p.id${dir} ${lim}`
+    if (parts.length === 1 && f.payments)
+      return sql`${TRANSACTION_SELECT_PLAIN} from payments p where ${and([...conds, ...paymentStatus, ...range('p')])} order by p.created_at${dir}, p.id${dir} ${lim}`
     return sql`${TRANSACTION_SELECT} from (${sql.join(parts, sql` union all `)}) p order by p.created_at${dir}, p.id${dir} ${lim}`
   }
   const eventParts: RawBuilder<unknown>[] = []
-  if (f.payments) eventParts.push(sql`select ${PAYMENT_EVENT_ROW} from payment_events ev join payments p on p.id = ev.payment_id where ${and([...conds, ...range('ev')])}`)
-  if (withdrawals) eventParts.push(sql`select ${WITHDRAWAL_EVENT_ROW} from withdrawal_events ev join withdrawals w on w.id = ev.withdrawal_id where ${and([...withdrawalConds(), ...range('ev')])}`)
+  if (f.payments)
+    eventParts.push(
+      sql`select ${PAYMENT_EVENT_ROW} from payment_events ev join payments p on p.id = ev.payment_id where ${and([...conds, ...range('ev')])}`,
+    )
+  if (withdrawals)
+    eventParts.push(
+      sql`select ${WITHDRAWAL_EVENT_ROW} from withdrawal_events ev join withdrawals w on w.id = ev.withdrawal_id where ${and([...withdrawalConds(), ...range('ev')])}`,
+    )
   if (eventParts.length === 1 && f.payments) {
     return sql`${EVENT_SELECT_PLAIN} from payment_events ev join payments p on p.id = ev.payment_id where ${and([...conds, ...range('ev')])} order by ev.created_at${dir}, ev.id${dir} ${lim}`
   }
@@ -265,7 +338,8 @@ function query(kind: HistoryKind, scope: HistoryScope, f: Parsed, limit: number 
 /** NDJSON/JSON shape of a row: jsonb `data` as an object, everything else as the database text. */
 function shape(kind: HistoryKind, row: Record<string, unknown>): Record<string, unknown> {
   const object = kind === 'transactions' ? 'transaction' : row.withdrawal_id ? 'withdrawal_event' : 'payment_event'
-  if (kind === 'payment_events') return { object, ...row, data: row.data === null ? null : JSON.parse(row.data as string) }
+  if (kind === 'payment_events')
+    return { object, ...row, data: row.data === null ? null : JSON.parse(row.data as string) }
   return { object, ...row }
 }
 
@@ -276,7 +350,11 @@ function csvField(v: unknown): string {
 }
 
 export function csvLine(kind: HistoryKind, row: Record<string, unknown>): string {
-  return columnsOf(kind).map((c) => csvField(row[c])).join(',') + '\r\n'
+  return (
+    columnsOf(kind)
+      .map((c) => csvField(row[c]))
+      .join(',') + '\r\n'
+  )
 }
 
 export interface HistoryDeps {
@@ -289,7 +367,8 @@ export function createHistory(deps: HistoryDeps) {
   return {
     /** One page (1–100 rows) and the cursor of the next. */
     async page(kind: HistoryKind, userId: string, f: HistoryFilters, limit: number) {
-      if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalid('limit', 'expected an integer from 1 to 100')
+      if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+        throw invalid('limit', 'expected an integer from 1 to 100')
       const parsed = parse(kind, f)
       const scope = (await scopeQuery(userId).execute(deps.db)).rows[0]!
       const { rows } = await query(kind, scope, parsed, limit + 1).execute(deps.db)
@@ -300,7 +379,8 @@ export function createHistory(deps: HistoryDeps) {
         object: 'list' as const,
         data: data.map((r) => shape(kind, r)),
         has_more: hasMore,
-        next_cursor: hasMore && last ? encodeCursor(last.created_at as string, last.id as string, f.order ?? 'asc') : null,
+        next_cursor:
+          hasMore && last ? encodeCursor(last.created_at as string, last.id as string, f.order ?? 'asc') : null,
       }
     },
 
@@ -313,14 +393,19 @@ export function createHistory(deps: HistoryDeps) {
       const parsed = parse(kind, f)
       const scoped = scopeQuery(userId).compile(deps.db)
       async function* lines(): AsyncGenerator<string> {
-        const client = new pg.Client({ connectionString: deps.databaseUrl, options: `-c search_path=${deps.databaseSchema} -c jit=off` })
+        const client = new pg.Client({
+          connectionString: deps.databaseUrl,
+          options: `-c search_path=${deps.databaseSchema} -c jit=off`,
+        })
         client.on('error', () => {})
         await client.connect()
         try {
           const scope = (await client.query<HistoryScope>(scoped.sql, scoped.parameters as unknown[])).rows[0]!
           const compiled = query(kind, scope, parsed, undefined).compile(deps.db)
           if (format === 'csv') yield columnsOf(kind).join(',') + '\r\n'
-          const stream = client.query(new QueryStream(compiled.sql, compiled.parameters as unknown[], { batchSize: 1000 }))
+          const stream = client.query(
+            new QueryStream(compiled.sql, compiled.parameters as unknown[], { batchSize: 1000 }),
+          )
           try {
             let buf = ''
             let n = 0

@@ -15,12 +15,14 @@ const KINDS = {
   api_key: {
     keyType: 'an API key',
     belongsTo: 'the user API /v1/… (not /v1/agent)',
-    expected: (d: Deployment) => `/v1/agent/… takes an agent key (${KEY_PREFIXES.agent_key[d]}…): create one on the agent's dashboard page or with POST /v1/agents/{address}/keys`,
+    expected: (d: Deployment) =>
+      `/v1/agent/… takes an agent key (${KEY_PREFIXES.agent_key[d]}…): create one on the agent's dashboard page or with POST /v1/agents/{address}/keys`,
   },
   agent_key: {
     keyType: 'an agent key',
     belongsTo: "the agent routes /v1/agent/… (paying, the agent's budget, its own endpoints)",
-    expected: (d: Deployment) => `the user API /v1/… takes an API key (${KEY_PREFIXES.api_key[d]}…) or the dashboard session`,
+    expected: (d: Deployment) =>
+      `the user API /v1/… takes an API key (${KEY_PREFIXES.api_key[d]}…) or the dashboard session`,
   },
 } as const
 
@@ -40,7 +42,11 @@ export function refuseForeignKey(expected: KeyKind, deployment: Deployment, bear
       if (d !== deployment) throw appError('wrong_deployment_key', { keyDeployment: d, deployment })
       if (kind !== expected) {
         const k = KINDS[kind]
-        throw appError('wrong_key_type', { keyType: k.keyType, keyPrefix: prefix, belongsTo: k.belongsTo, expected: k.expected(deployment) }, { details: { key_type: kind } })
+        throw appError(
+          'wrong_key_type',
+          { keyType: k.keyType, keyPrefix: prefix, belongsTo: k.belongsTo, expected: k.expected(deployment) },
+          { details: { key_type: kind } },
+        )
       }
     }
   }

@@ -10,7 +10,15 @@ import { digestsEqual, hashSecret, isWellFormed } from '../../secrets/secret-tok
 export type KeyTable = 'api_keys' | 'agent_keys'
 
 export const KEY_COLUMNS = ['id', 'name', 'prefix', 'last4', 'created_at', 'last_used_at', 'revoked_at'] as const
-export type KeyRow = { id: string; name: string; prefix: string; last4: string; created_at: Date; last_used_at: Date | null; revoked_at: Date | null }
+export type KeyRow = {
+  id: string
+  name: string
+  prefix: string
+  last4: string
+  created_at: Date
+  last_used_at: Date | null
+  revoked_at: Date | null
+}
 
 /** The fields both key views show, timestamps as ISO 8601. */
 export interface KeyFields {
@@ -40,12 +48,27 @@ export function keyFields(r: KeyRow): KeyFields {
 export type KeyOwner = readonly ['user_id' | 'agent_id', string]
 
 /** Revokes the owner's key now; idempotent (an already revoked key is returned as it is). 404 naming `what` otherwise. */
-export async function revokeKey(db: Kysely<Database>, table: KeyTable, [column, owner]: KeyOwner, id: string, what: string): Promise<KeyRow> {
+export async function revokeKey(
+  db: Kysely<Database>,
+  table: KeyTable,
+  [column, owner]: KeyOwner,
+  id: string,
+  what: string,
+): Promise<KeyRow> {
   if (!isUuid(id)) throw appError('not_found', { what })
   const t = sql.table(table)
   const own = sql.ref(column)
-  const revoked = await sql<KeyRow>`update ${t} set revoked_at = ${new Date()} where id = ${id} and ${own} = ${owner} and revoked_at is null returning ${sql.join(KEY_COLUMNS.map((c) => sql.ref(c)))}`.execute(db)
-  const row = revoked.rows[0] ?? (await sql<KeyRow>`select ${sql.join(KEY_COLUMNS.map((c) => sql.ref(c)))} from ${t} where id = ${id} and ${own} = ${owner}`.execute(db)).rows[0]
+  const revoked =
+    await sql<KeyRow>`update ${t} set revoked_at = ${new Date()} where id = ${id} and ${own} = ${owner} and revoked_at is null returning ${sql.join(KEY_COLUMNS.map((c) => sql.ref(c)))}`.execute(
+      db,
+    )
+  const row =
+    revoked.rows[0] ??
+    (
+      await sql<KeyRow>`select ${sql.join(KEY_COLUMNS.map((c) => sql.ref(c)))} from ${t} where id = ${id} and ${own} = ${owner}`.execute(
+        db,
+      )
+    ).rows[0]
   if (!row) throw appError('not_found', { what })
   return row
 }
@@ -68,7 +91,8 @@ export async function findKey<R extends { id: string; secret_hash: string; revok
   const row = await find(hash)
   // The index look-up matched on the hash already; comparing again in constant time keeps
   // the decision itself free of early-exit timing.
-  if (!row || !digestsEqual(row.secret_hash, hash) || row.revoked_at !== null || !isUsable(row)) throw appError('invalid_api_key')
+  if (!row || !digestsEqual(row.secret_hash, hash) || row.revoked_at !== null || !isUsable(row))
+    throw appError('invalid_api_key')
   // one write per key per minute at most
   void sql`update ${sql.table(table)} set last_used_at = now() where id = ${row.id} and (last_used_at is null or last_used_at < now() - interval '1 minute')`
     .execute(db)

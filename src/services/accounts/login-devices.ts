@@ -44,9 +44,15 @@ export function createLoginDevices({ redis, key }: { redis: Redis; key: (...part
      * sibling subdomain can set cookies) never comes to know this account.
      */
     async remember(token: string | undefined, emailId: string): Promise<string> {
-      const old = token !== undefined && isWellFormed(token, PREFIX) ? await redis.hgetall(hashKey(token)).catch(() => ({}) as Record<string, string>) : {}
+      const old =
+        token !== undefined && isWellFormed(token, PREFIX)
+          ? await redis.hgetall(hashKey(token)).catch(() => ({}) as Record<string, string>)
+          : {}
       const next = newSecret(PREFIX).secret
-      const tx = redis.multi().hset(hashKey(next), { ...old, id: old.id ?? randomBytes(16).toString('hex'), [emailId]: '1' }).expire(hashKey(next), DEVICE_TTL_SECONDS)
+      const tx = redis
+        .multi()
+        .hset(hashKey(next), { ...old, id: old.id ?? randomBytes(16).toString('hex'), [emailId]: '1' })
+        .expire(hashKey(next), DEVICE_TTL_SECONDS)
       if (token !== undefined && old.id) tx.del(hashKey(token))
       await tx.exec().catch(() => {})
       return next

@@ -7,7 +7,9 @@ const P = 1
 const KEYLEN = 32
 
 function scryptAsync(password: string, salt: Buffer, keylen: number, opts: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) => scrypt(password, salt, keylen, opts, (err, key) => (err ? reject(err) : resolve(key))))
+  return new Promise((resolve, reject) =>
+    scrypt(password, salt, keylen, opts, (err, key) => (err ? reject(err) : resolve(key))),
+  )
 }
 
 /** `scrypt$N$r$p$salt$hash`: parameters travel with the hash so they can be raised later. */

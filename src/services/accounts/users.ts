@@ -17,13 +17,22 @@ export const SESSION_TTL_MS = 14 * 24 * 3600 * 1000
 
 export function validateEmail(email: string): string {
   const e = email.trim()
-  if (!EMAIL.test(e) || e.length > 254) throw appError('invalid_parameter', { param: 'email', detail: 'expected an email address' }, { details: { param: 'email' } })
+  if (!EMAIL.test(e) || e.length > 254)
+    throw appError(
+      'invalid_parameter',
+      { param: 'email', detail: 'expected an email address' },
+      { details: { param: 'email' } },
+    )
   return e
 }
 
 export function validatePassword(password: string): void {
   if (password.length < MIN_PASSWORD_LENGTH || password.length > 1024) {
-    throw appError('invalid_parameter', { param: 'password', detail: `expected ${MIN_PASSWORD_LENGTH} to 1024 characters` }, { details: { param: 'password' } })
+    throw appError(
+      'invalid_parameter',
+      { param: 'password', detail: `expected ${MIN_PASSWORD_LENGTH} to 1024 characters` },
+      { details: { param: 'password' } },
+    )
   }
 }
 
@@ -59,7 +68,11 @@ export function createUsers({ db }: { db: Kysely<Database> }) {
 
     async setPassword(userId: string, password: string): Promise<void> {
       validatePassword(password)
-      await db.updateTable('users').set({ password_hash: await hashPassword(password), updated_at: new Date() }).where('id', '=', userId).execute()
+      await db
+        .updateTable('users')
+        .set({ password_hash: await hashPassword(password), updated_at: new Date() })
+        .where('id', '=', userId)
+        .execute()
     },
 
     /** Email + password → user, or 401 invalid_credentials (same time and answer for unknown email and wrong password). */
@@ -74,7 +87,10 @@ export function createUsers({ db }: { db: Kysely<Database> }) {
     async createSession(userId: string): Promise<{ token: string; expiresAt: Date }> {
       const { secret, hash } = newSecret('ses_')
       const expiresAt = new Date(Date.now() + SESSION_TTL_MS)
-      await db.insertInto('user_sessions').values({ user_id: userId, token_hash: hash, expires_at: expiresAt }).execute()
+      await db
+        .insertInto('user_sessions')
+        .values({ user_id: userId, token_hash: hash, expires_at: expiresAt })
+        .execute()
       return { token: secret, expiresAt }
     },
 
@@ -88,11 +104,18 @@ export function createUsers({ db }: { db: Kysely<Database> }) {
         .where('s.revoked_at', 'is', null)
         .where('s.expires_at', '>', new Date())
         .executeTakeFirst()
-      return row ? { user: { id: row.id, email: row.email, created_at: row.created_at }, sessionId: row.session_id } : undefined
+      return row
+        ? { user: { id: row.id, email: row.email, created_at: row.created_at }, sessionId: row.session_id }
+        : undefined
     },
 
     async endSession(token: string): Promise<void> {
-      await db.updateTable('user_sessions').set({ revoked_at: new Date() }).where('token_hash', '=', hashSecret(token)).where('revoked_at', 'is', null).execute()
+      await db
+        .updateTable('user_sessions')
+        .set({ revoked_at: new Date() })
+        .where('token_hash', '=', hashSecret(token))
+        .where('revoked_at', 'is', null)
+        .execute()
     },
   }
 }

@@ -7,9 +7,17 @@ export function invalid(param: string, detail: string) {
 }
 
 /** Atomic units: a non-negative integer as a decimal string (numbers are refused: they lose precision). */
-export function atomicAmount(param: string, v: unknown, opts: { allowNull?: boolean; positive?: boolean } = {}): string | null {
+export function atomicAmount(
+  param: string,
+  v: unknown,
+  opts: { allowNull?: boolean; positive?: boolean } = {},
+): string | null {
   if (v === null && opts.allowNull) return null
-  if (typeof v !== 'string' || !/^(0|[1-9][0-9]{0,77})$/.test(v)) throw invalid(param, `expected a non-negative integer of atomic units as a decimal string, e.g. "1000000" for 1 USDC${usdcHint(v)}`)
+  if (typeof v !== 'string' || !/^(0|[1-9][0-9]{0,77})$/.test(v))
+    throw invalid(
+      param,
+      `expected a non-negative integer of atomic units as a decimal string, e.g. "1000000" for 1 USDC${usdcHint(v)}`,
+    )
   if (opts.positive && v === '0') throw invalid(param, 'must be greater than 0')
   return v
 }
@@ -24,24 +32,28 @@ export function usdcHint(v: unknown): string {
 
 /** EIP-55 checksummed address, or 400. */
 export function address(param: string, v: unknown): `0x${string}` {
-  if (typeof v !== 'string' || !isAddress(v, { strict: false })) throw invalid(param, 'expected a 0x-prefixed 20-byte hex address')
+  if (typeof v !== 'string' || !isAddress(v, { strict: false }))
+    throw invalid(param, 'expected a 0x-prefixed 20-byte hex address')
   return getAddress(v)
 }
 
 export function name(param: string, v: unknown, max = 100): string {
-  if (typeof v !== 'string' || v.trim() === '' || v.length > max) throw invalid(param, `expected a non-empty string of at most ${max} characters`)
+  if (typeof v !== 'string' || v.trim() === '' || v.length > max)
+    throw invalid(param, `expected a non-empty string of at most ${max} characters`)
   return v.trim()
 }
 
 /** Seller namespaces and endpoint slugs: lower-case, digits, inner dashes, 3–40 characters. */
 export const SLUG = /^[a-z0-9](?:[a-z0-9-]{1,38}[a-z0-9])$/
 export function slug(param: string, v: unknown): string {
-  if (typeof v !== 'string' || !SLUG.test(v) || v.includes('--')) throw invalid(param, 'expected 3-40 characters of a-z, 0-9 and single inner dashes')
+  if (typeof v !== 'string' || !SLUG.test(v) || v.includes('--'))
+    throw invalid(param, 'expected 3-40 characters of a-z, 0-9 and single inner dashes')
   return v
 }
 
 export function hostname(param: string, v: unknown): string {
   const h = typeof v === 'string' ? v.trim().toLowerCase() : ''
-  if (!/^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,62}$|^localhost$/.test(h)) throw invalid(param, 'expected a host name such as api.example.com')
+  if (!/^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,62}$|^localhost$/.test(h))
+    throw invalid(param, 'expected a host name such as api.example.com')
   return h
 }

@@ -30,8 +30,13 @@ const permitAbi = [
     name: 'permit',
     stateMutability: 'nonpayable',
     inputs: [
-      { name: 'owner', type: 'address' }, { name: 'spender', type: 'address' }, { name: 'value', type: 'uint256' }, { name: 'deadline', type: 'uint256' },
-      { name: 'v', type: 'uint8' }, { name: 'r', type: 'bytes32' }, { name: 's', type: 'bytes32' },
+      { name: 'owner', type: 'address' },
+      { name: 'spender', type: 'address' },
+      { name: 'value', type: 'uint256' },
+      { name: 'deadline', type: 'uint256' },
+      { name: 'v', type: 'uint8' },
+      { name: 'r', type: 'bytes32' },
+      { name: 's', type: 'bytes32' },
     ],
     outputs: [],
   },
@@ -81,16 +86,28 @@ export function createAgentEscrow(deps: AgentEscrowDeps) {
 
   /** One escrow-side call from a relayer; the errors say whether anything was sent. */
   async function send(to: Address, data: Hex, what: string): Promise<Hex> {
-    if (relayers.length === 0) throw appError('service_unavailable', { detail: 'no relayer is configured here to send the escrow call' })
+    if (relayers.length === 0)
+      throw appError('service_unavailable', { detail: 'no relayer is configured here to send the escrow call' })
     let r
     try {
-      r = await relayerCall({ chain: deps.chain, chainId: deps.chainId, maxFeePerGasWei: deps.maxFeePerGasWei, lock, relayers }, { to, data })
+      r = await relayerCall(
+        { chain: deps.chain, chainId: deps.chainId, maxFeePerGasWei: deps.maxFeePerGasWei, lock, relayers },
+        { to, data },
+      )
     } catch (err) {
       // the estimate reverted: nothing was sent
-      throw appError('service_unavailable', { detail: `the ${what} would revert (${(err as Error).message.split('\n')[0]}); nothing was sent, retry shortly` })
+      throw appError('service_unavailable', {
+        detail: `the ${what} would revert (${(err as Error).message.split('\n')[0]}); nothing was sent, retry shortly`,
+      })
     }
-    if (!r) throw appError('service_unavailable', { detail: 'no relayer is free now; retry shortly' }, { headers: { 'retry-after': '5' } })
-    if (r.status !== 'success') throw appError('service_unavailable', { detail: `the ${what} reverted (${r.hash}); retry shortly` })
+    if (!r)
+      throw appError(
+        'service_unavailable',
+        { detail: 'no relayer is free now; retry shortly' },
+        { headers: { 'retry-after': '5' } },
+      )
+    if (r.status !== 'success')
+      throw appError('service_unavailable', { detail: `the ${what} reverted (${r.hash}); retry shortly` })
     return r.hash
   }
 
@@ -106,17 +123,32 @@ export function createAgentEscrow(deps: AgentEscrowDeps) {
 
   async function account(buyer: string, seller: string, asset: string): Promise<EscrowAccountView> {
     const [a, block, heads] = await Promise.all([
-      deps.chain.readContract({ address: escrow, abi: deferredEscrowAbi, functionName: 'getAccount', args: [buyer as Address, seller as Address, asset as Address] }),
+      deps.chain.readContract({
+        address: escrow,
+        abi: deferredEscrowAbi,
+        functionName: 'getAccount',
+        args: [buyer as Address, seller as Address, asset as Address],
+      }),
       deps.chain.getBlock({ blockTag: 'latest' }),
       deps.db
         .selectFrom('deferred_vouchers')
         .select(['voucher_id', 'nonce', 'value_aggregate', 'collected'])
-        .where('escrow', '=', escrow).where('buyer', '=', buyer).where('seller', '=', seller).where('asset', '=', asset).where('latest', '=', true)
+        .where('escrow', '=', escrow)
+        .where('buyer', '=', buyer)
+        .where('seller', '=', seller)
+        .where('asset', '=', asset)
+        .where('latest', '=', true)
         .orderBy('created_at')
         .execute(),
     ])
     const vouchers = heads
-      .map((h) => ({ id: h.voucher_id, nonce: String(h.nonce), value_aggregate: String(h.value_aggregate), collected: String(h.collected), outstanding: (BigInt(h.value_aggregate) - BigInt(h.collected)).toString() }))
+      .map((h) => ({
+        id: h.voucher_id,
+        nonce: String(h.nonce),
+        value_aggregate: String(h.value_aggregate),
+        collected: String(h.collected),
+        outstanding: (BigInt(h.value_aggregate) - BigInt(h.collected)).toString(),
+      }))
       .filter((v) => BigInt(v.outstanding) > 0n)
     return {
       seller: getAddress(seller),
@@ -147,17 +179,40 @@ export function createAgentEscrow(deps: AgentEscrowDeps) {
     async flush(buyer: string, privateKey: Buffer, seller: string, asset: string) {
       const b = buyer.toLowerCase()
       const before = await account(b, seller.toLowerCase(), asset.toLowerCase())
-      if (before.balance === '0') throw appError('invalid_parameter', { param: 'seller', detail: `the escrow holds nothing for this agent with seller ${getAddress(seller)}; nothing to thaw or withdraw` }, { details: { param: 'seller' } })
+      if (before.balance === '0')
+        throw appError(
+          'invalid_parameter',
+          {
+            param: 'seller',
+            detail: `the escrow holds nothing for this agent with seller ${getAddress(seller)}; nothing to thaw or withdraw`,
+          },
+          { details: { param: 'seller' } },
+        )
       const signer = privateKeyToAccount(`0x${privateKey.toString('hex')}`)
       // expiry by the chain's clock, which the escrow checks
       const { timestamp } = await deps.chain.getBlock({ blockTag: 'latest' })
-      const auth = { buyer: getAddress(b), seller: getAddress(seller), asset: getAddress(asset), nonce: `0x${randomBytes(32).toString('hex')}` as Hex, expiry: timestamp + 600n }
+      const auth = {
+        buyer: getAddress(b),
+        seller: getAddress(seller),
+        asset: getAddress(asset),
+        nonce: `0x${randomBytes(32).toString('hex')}` as Hex,
+        expiry: timestamp + 600n,
+      }
       const signature = await signer.signTypedData(flushAuthorizationTypedData(auth, deps.chainId, escrow))
-      const data = encodeFunctionData({ abi: deferredEscrowAbi, functionName: 'flushWithAuthorization', args: [auth, signature] })
+      const data = encodeFunctionData({
+        abi: deferredEscrowAbi,
+        functionName: 'flushWithAuthorization',
+        args: [auth, signature],
+      })
       const hash = await send(escrow, data, 'escrow call')
       const after = await account(b, seller.toLowerCase(), asset.toLowerCase())
       const withdrawn = BigInt(before.balance) - BigInt(after.balance)
-      return { object: 'agent_escrow_flush' as const, transaction: hash, withdrawn: withdrawn.toString(), account: after }
+      return {
+        object: 'agent_escrow_flush' as const,
+        transaction: hash,
+        withdrawn: withdrawn.toString(),
+        account: after,
+      }
     },
 
     /**
@@ -165,12 +220,25 @@ export function createAgentEscrow(deps: AgentEscrowDeps) {
      * permit while the allowance is short) signed with the custodial key, executed by a relayer.
      * The caller has checked and reserved the wallet balance.
      */
-    async deposit(buyer: string, privateKey: Buffer, seller: string, asset: { address: string; name: string; version: string }, amount: bigint) {
+    async deposit(
+      buyer: string,
+      privateKey: Buffer,
+      seller: string,
+      asset: { address: string; name: string; version: string },
+      amount: bigint,
+    ) {
       const b = getAddress(buyer)
       const signer = privateKeyToAccount(`0x${privateKey.toString('hex')}`)
       const a = await reader.account(b, getAddress(seller), getAddress(asset.address))
       const { timestamp } = await deps.chain.getBlock({ blockTag: 'latest' })
-      const terms = { seller: getAddress(seller), asset: getAddress(asset.address), escrow: getAddress(escrow), chainId: deps.chainId, token: { name: asset.name, version: asset.version }, account: a }
+      const terms = {
+        seller: getAddress(seller),
+        asset: getAddress(asset.address),
+        escrow: getAddress(escrow),
+        chainId: deps.chainId,
+        token: { name: asset.name, version: asset.version },
+        account: a,
+      }
       const d = (await signDeposit(signer, terms, amount, Number(timestamp))) as {
         authorization: { nonce: Hex; expiry: number; signature: Hex }
         permit?: { deadline: number; signature: Hex }
@@ -178,12 +246,46 @@ export function createAgentEscrow(deps: AgentEscrowDeps) {
       const txs: Hex[] = []
       if (d.permit) {
         const sig = parseSignature(d.permit.signature)
-        const data = encodeFunctionData({ abi: permitAbi, functionName: 'permit', args: [b, getAddress(escrow), amount, BigInt(d.permit.deadline), Number(sig.v ?? BigInt(sig.yParity + 27)), sig.r, sig.s] })
+        const data = encodeFunctionData({
+          abi: permitAbi,
+          functionName: 'permit',
+          args: [
+            b,
+            getAddress(escrow),
+            amount,
+            BigInt(d.permit.deadline),
+            Number(sig.v ?? BigInt(sig.yParity + 27)),
+            sig.r,
+            sig.s,
+          ],
+        })
         txs.push(await send(terms.asset, data, 'permit'))
       }
-      const auth = { buyer: b, seller: terms.seller, asset: terms.asset, amount, nonce: d.authorization.nonce, expiry: BigInt(d.authorization.expiry) }
-      txs.push(await send(escrow, encodeFunctionData({ abi: deferredEscrowAbi, functionName: 'depositWithAuthorization', args: [auth, d.authorization.signature] }), 'deposit'))
-      return { object: 'agent_escrow_deposit' as const, transactions: txs, deposited: amount.toString(), account: await account(b.toLowerCase(), seller.toLowerCase(), asset.address.toLowerCase()) }
+      const auth = {
+        buyer: b,
+        seller: terms.seller,
+        asset: terms.asset,
+        amount,
+        nonce: d.authorization.nonce,
+        expiry: BigInt(d.authorization.expiry),
+      }
+      txs.push(
+        await send(
+          escrow,
+          encodeFunctionData({
+            abi: deferredEscrowAbi,
+            functionName: 'depositWithAuthorization',
+            args: [auth, d.authorization.signature],
+          }),
+          'deposit',
+        ),
+      )
+      return {
+        object: 'agent_escrow_deposit' as const,
+        transactions: txs,
+        deposited: amount.toString(),
+        account: await account(b.toLowerCase(), seller.toLowerCase(), asset.address.toLowerCase()),
+      }
     },
   }
 }

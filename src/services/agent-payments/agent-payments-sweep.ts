@@ -41,19 +41,40 @@ export function createAgentPaymentsSweep(d: AgentPaymentsSweepDeps) {
 
   /** Past validBefore: the chain decides. */
   async function decideExpired(nowS: number, limit: number, counts: SweepCounts): Promise<void> {
-    const rows = await db.selectFrom('agent_payments').selectAll().where('status', 'in', ['reserved', 'rejected']).where('valid_before', '<', String(nowS)).orderBy('valid_before').limit(limit).execute()
+    const rows = await db
+      .selectFrom('agent_payments')
+      .selectAll()
+      .where('status', 'in', ['reserved', 'rejected'])
+      .where('valid_before', '<', String(nowS))
+      .orderBy('valid_before')
+      .limit(limit)
+      .execute()
     for (const row of rows) {
       let used = false
       try {
-        used = await d.chain.readContract({ address: d.config.chain.usdc.address, abi: usdcAbi, functionName: 'authorizationState', args: [row.payer as `0x${string}`, row.nonce as `0x${string}`] })
+        used = await d.chain.readContract({
+          address: d.config.chain.usdc.address,
+          abi: usdcAbi,
+          functionName: 'authorizationState',
+          args: [row.payer as `0x${string}`, row.nonce as `0x${string}`],
+        })
       } catch {
         continue // chain down: try again next sweep
       }
       const next: AgentPaymentStatus = used ? 'accepted' : 'expired'
       const late = row.status === 'rejected'
-      const u = await db.updateTable('agent_payments').set({ status: next, updated_at: sql`now()` }).where('id', '=', row.id).where('status', '=', row.status).returning('id').executeTakeFirst()
+      const u = await db
+        .updateTable('agent_payments')
+        .set({ status: next, updated_at: sql`now()` })
+        .where('id', '=', row.id)
+        .where('status', '=', row.status)
+        .returning('id')
+        .executeTakeFirst()
       if (!u) continue
-      await db.insertInto('agent_payment_events').values({ agent_payment_id: row.id, type: late && used ? 'spent_late' : next, data: null }).execute()
+      await db
+        .insertInto('agent_payment_events')
+        .values({ agent_payment_id: row.id, type: late && used ? 'spent_late' : next, data: null })
+        .execute()
       const w = { day: row.day_window, month: row.month_window }
       if (late) {
         // released early: its amount and unsettled entry are gone already; used after all, it counts again
@@ -68,7 +89,10 @@ export function createAgentPaymentsSweep(d: AgentPaymentsSweepDeps) {
         counts.expired++
         await windows.adjust(row.agent_id, w, -BigInt(row.amount))
       }
-      await windows.releaseUnsettled({ payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) }, used ? releaseAt() : undefined)
+      await windows.releaseUnsettled(
+        { payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) },
+        used ? releaseAt() : undefined,
+      )
     }
   }
 
@@ -85,7 +109,14 @@ export function createAgentPaymentsSweep(d: AgentPaymentsSweepDeps) {
       .limit(limit)
       .execute()
     for (const { seller_id, seller_reason, ...row } of voided) {
-      if (await releaseProven(db, windows, row, { proven: true, reason: 'voided', seller: { id: seller_id, status: 'voided', tx_hash: null, failure_reason: seller_reason } })) counts.released++
+      if (
+        await releaseProven(db, windows, row, {
+          proven: true,
+          reason: 'voided',
+          seller: { id: seller_id, status: 'voided', tx_hash: null, failure_reason: seller_reason },
+        })
+      )
+        counts.released++
     }
   }
 
@@ -101,9 +132,22 @@ export function createAgentPaymentsSweep(d: AgentPaymentsSweepDeps) {
       .limit(limit)
       .execute()
     for (const row of recorded) {
-      const u = await db.updateTable('agent_payments').set({ status: 'reserved', updated_at: sql`now()` }).where('id', '=', row.id).where('status', '=', 'rejected').returning('id').executeTakeFirst()
+      const u = await db
+        .updateTable('agent_payments')
+        .set({ status: 'reserved', updated_at: sql`now()` })
+        .where('id', '=', row.id)
+        .where('status', '=', 'rejected')
+        .returning('id')
+        .executeTakeFirst()
       if (!u) continue
-      await db.insertInto('agent_payment_events').values({ agent_payment_id: row.id, type: 'recounted', data: JSON.stringify({ seller_status: row.seller_status }) }).execute()
+      await db
+        .insertInto('agent_payment_events')
+        .values({
+          agent_payment_id: row.id,
+          type: 'recounted',
+          data: JSON.stringify({ seller_status: row.seller_status }),
+        })
+        .execute()
       await windows.adjust(row.agent_id, { day: row.day_window, month: row.month_window }, BigInt(row.amount))
       counts.recounted++
     }
@@ -122,7 +166,12 @@ export function createAgentPaymentsSweep(d: AgentPaymentsSweepDeps) {
       .limit(limit)
       .execute()
     for (const row of settled) {
-      await db.updateTable('agent_payments').set({ tx_hash: row.tx_hash, updated_at: sql`now()` }).where('id', '=', row.id).where('tx_hash', 'is', null).execute()
+      await db
+        .updateTable('agent_payments')
+        .set({ tx_hash: row.tx_hash, updated_at: sql`now()` })
+        .where('id', '=', row.id)
+        .where('tx_hash', 'is', null)
+        .execute()
       await windows.releaseUnsettled({ payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) }, releaseAt())
     }
   }

@@ -37,7 +37,18 @@ export interface AgentPaymentsDeps {
   db: Kysely<Database>
   redis: Redis
   key(...parts: string[]): string
-  config: Pick<Readonly<Config>, 'chain' | 'masterKey' | 'proxyUrl' | 'deployment' | 'databaseUrl' | 'x402' | 'deferredEscrowAddress' | 'relayerKeys' | 'settlement'>
+  config: Pick<
+    Readonly<Config>,
+    | 'chain'
+    | 'masterKey'
+    | 'proxyUrl'
+    | 'deployment'
+    | 'databaseUrl'
+    | 'x402'
+    | 'deferredEscrowAddress'
+    | 'relayerKeys'
+    | 'settlement'
+  >
   chain: PublicClient
   /** injectable for tests of the UTC day/month boundaries */
   now?: () => Date
@@ -97,12 +108,31 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
   const auth = new AgentAuth(deps)
   const proxyOrigin = safeOrigin(config.proxyUrl)
   const escrow = config.deferredEscrowAddress
-  const terms = { chainId: config.chain.chainId, network: config.chain.network, caip2: config.chain.caip2, usdc: config.chain.usdc.address.toLowerCase(), proxyOrigin, escrow: escrow?.toLowerCase() }
-  const vouchers = escrow ? createAgentVouchers({ db, chain: deps.chain, escrow, chainId: config.chain.chainId }) : undefined
-  const escrows = escrow
-    ? createAgentEscrow({ db, redis: deps.redis, key: deps.key, chain: deps.chain, escrow, chainId: config.chain.chainId, relayerKeys: config.relayerKeys, maxFeePerGasWei: config.settlement.maxFeePerGasWei })
+  const terms = {
+    chainId: config.chain.chainId,
+    network: config.chain.network,
+    caip2: config.chain.caip2,
+    usdc: config.chain.usdc.address.toLowerCase(),
+    proxyOrigin,
+    escrow: escrow?.toLowerCase(),
+  }
+  const vouchers = escrow
+    ? createAgentVouchers({ db, chain: deps.chain, escrow, chainId: config.chain.chainId })
     : undefined
-  const noEscrow = () => appError('service_unavailable', { detail: 'this deployment has no deferred escrow (DEFERRED_ESCROW_ADDRESS)' })
+  const escrows = escrow
+    ? createAgentEscrow({
+        db,
+        redis: deps.redis,
+        key: deps.key,
+        chain: deps.chain,
+        escrow,
+        chainId: config.chain.chainId,
+        relayerKeys: config.relayerKeys,
+        maxFeePerGasWei: config.settlement.maxFeePerGasWei,
+      })
+    : undefined
+  const noEscrow = () =>
+    appError('service_unavailable', { detail: 'this deployment has no deferred escrow (DEFERRED_ESCROW_ADDRESS)' })
   const writer = createReservationWriter(db)
   const proofs = createCollectionProofs({ ...deps, proxyOrigin, now })
   const sweep = createAgentPaymentsSweep({ db, chain: deps.chain, config, windows, now, balanceTtlMs: balances.ttlMs })
@@ -111,7 +141,10 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
   async function windowTotals(agentId: string, w: Windows): Promise<{ day: bigint; month: bigint }> {
     const r = await db
       .selectFrom('agent_payments')
-      .select([sql<string>`coalesce(sum(amount) filter (where day_window = ${w.day}), 0)`.as('day'), sql<string>`coalesce(sum(amount), 0)`.as('month')])
+      .select([
+        sql<string>`coalesce(sum(amount) filter (where day_window = ${w.day}), 0)`.as('day'),
+        sql<string>`coalesce(sum(amount), 0)`.as('month'),
+      ])
       .where('agent_id', '=', agentId)
       .where('month_window', '=', w.month)
       .where('status', 'in', ['reserved', 'accepted'])
@@ -120,9 +153,20 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
   }
 
   /** Caps and balance check plus reservation in one Redis call (rebuilding counters from Postgres when missing). */
-  async function reserve(agent: AgentRow, w: Windows, amount: bigint, o: { peek?: boolean; balance: bigint | undefined; pay?: Unsettled; nowSeconds: number }) {
-    const caps = { daily: agent.cap_daily === null ? null : BigInt(agent.cap_daily), monthly: agent.cap_monthly === null ? null : BigInt(agent.cap_monthly) }
-    const opts = { ...o, pay: o.pay ?? { payer: agent.address.toLowerCase(), nonce: `0x${'0'.repeat(64)}`, amount: 0n, validBefore: 0n } }
+  async function reserve(
+    agent: AgentRow,
+    w: Windows,
+    amount: bigint,
+    o: { peek?: boolean; balance: bigint | undefined; pay?: Unsettled; nowSeconds: number },
+  ) {
+    const caps = {
+      daily: agent.cap_daily === null ? null : BigInt(agent.cap_daily),
+      monthly: agent.cap_monthly === null ? null : BigInt(agent.cap_monthly),
+    }
+    const opts = {
+      ...o,
+      pay: o.pay ?? { payer: agent.address.toLowerCase(), nonce: `0x${'0'.repeat(64)}`, amount: 0n, validBefore: 0n },
+    }
     let init: { day: bigint; month: bigint } | undefined
     for (let attempt = 0; ; attempt++) {
       const r = await windows.reserve(agent.id, w, amount, caps, { ...opts, init })
@@ -144,7 +188,10 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
       .where('valid_before', '>', String(nowSeconds))
       .execute()
     // a pending withdrawal from the wallet is an unsettled authorization too
-    return [...rows.map((r) => ({ payer, nonce: r.nonce, amount: BigInt(r.amount), validBefore: BigInt(r.valid_before) })), ...(await openWithdrawalAuthorizations(db, payer, nowSeconds))]
+    return [
+      ...rows.map((r) => ({ payer, nonce: r.nonce, amount: BigInt(r.amount), validBefore: BigInt(r.valid_before) })),
+      ...(await openWithdrawalAuthorizations(db, payer, nowSeconds)),
+    ]
   }
 
   return {
@@ -157,13 +204,25 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
     },
     /** Signs a payment for the challenge, or (dry_run) says what would be paid and the headroom. */
     async pay(who: string | AgentRow, body: PayBody): Promise<SignedPayment | DryRun> {
-      if (body.dry_run !== undefined && typeof body.dry_run !== 'boolean') throw appError('invalid_parameter', { param: 'dry_run', detail: 'expected true or false' }, { details: { param: 'dry_run' } })
+      if (body.dry_run !== undefined && typeof body.dry_run !== 'boolean')
+        throw appError(
+          'invalid_parameter',
+          { param: 'dry_run', detail: 'expected true or false' },
+          { details: { param: 'dry_run' } },
+        )
       const agent = typeof who === 'string' ? await auth.load(who) : who
       const at = now()
       const w = windowsAt(at)
       if (body.dry_run) return preview(agent, body, w)
       if (body.payment_identifier !== undefined && !isValidPaymentId(body.payment_identifier)) {
-        throw appError('invalid_parameter', { param: 'payment_identifier', detail: 'expected 16-128 characters of letters, digits, - and _ (x402 payment-identifier)' }, { details: { param: 'payment_identifier' } })
+        throw appError(
+          'invalid_parameter',
+          {
+            param: 'payment_identifier',
+            detail: 'expected 16-128 characters of letters, digits, - and _ (x402 payment-identifier)',
+          },
+          { details: { param: 'payment_identifier' } },
+        )
       }
       const { ch, url, method, payable } = chooseRequirement(agent, body, terms)
       const req = withinPerTransactionCap(agent, payable)
@@ -172,22 +231,38 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
       if (balance < req.amount) throw balanceError(balance, 0n, req.amount)
       const nowSeconds = Math.floor(at.getTime() / 1000)
       // as the official clients: valid from 10 minutes ago until the requirement's timeout
-      const a = { from: agent.address as HexString, to: req.payTo as HexString, value: req.amount.toString(), validAfter: String(nowSeconds - 600), validBefore: String(nowSeconds + req.maxTimeoutSeconds), nonce: randomNonce() as HexString }
-      const pay: Unsettled = { payer: agent.address.toLowerCase(), nonce: a.nonce, amount: req.amount, validBefore: BigInt(a.validBefore) }
+      const a = {
+        from: agent.address as HexString,
+        to: req.payTo as HexString,
+        value: req.amount.toString(),
+        validAfter: String(nowSeconds - 600),
+        validBefore: String(nowSeconds + req.maxTimeoutSeconds),
+        nonce: randomNonce() as HexString,
+      }
+      const pay: Unsettled = {
+        payer: agent.address.toLowerCase(),
+        nonce: a.nonce,
+        amount: req.amount,
+        validBefore: BigInt(a.validBefore),
+      }
       const r = await reserve(agent, w, req.amount, { balance, pay, nowSeconds })
       if (r.kind === 'balance') throw balanceError(balance, r.unsettled, req.amount)
       if (r.kind === 'over') throw capError(agent, r.cap, req.amount, r.day, r.month)
       if (r.kind !== 'ok') throw new Error(`unexpected spend reservation result ${r.kind}`)
       try {
         const token = req.extra ?? { name: config.chain.usdc.name, version: config.chain.usdc.version }
-        const signature = signTransferAuth(keys.privateKeyOf(agent), { name: token.name, version: token.version, chainId: config.chain.chainId, verifyingContract: req.asset }, {
-          from: a.from,
-          to: a.to,
-          value: req.amount,
-          validAfter: BigInt(a.validAfter),
-          validBefore: BigInt(a.validBefore),
-          nonce: a.nonce,
-        })
+        const signature = signTransferAuth(
+          keys.privateKeyOf(agent),
+          { name: token.name, version: token.version, chainId: config.chain.chainId, verifyingContract: req.asset },
+          {
+            from: a.from,
+            to: a.to,
+            value: req.amount,
+            validAfter: BigInt(a.validAfter),
+            validBefore: BigInt(a.validBefore),
+            nonce: a.nonce,
+          },
+        )
         const payload = { signature, authorization: a }
         const id = await writer.write({
           agent_id: agent.id,
@@ -206,7 +281,12 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
           month_window: w.month,
           scheme: 'exact',
         })
-        const { header, value, paymentId } = paymentHeader(ch, req, payload, body.payment_identifier as string | undefined)
+        const { header, value, paymentId } = paymentHeader(
+          ch,
+          req,
+          payload,
+          body.payment_identifier as string | undefined,
+        )
         return {
           object: 'agent_payment',
           payment_id: id,
@@ -233,14 +313,32 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
      * counted until settlement or expiry decides (the sweep). An `accepted` one counts it for good.
      */
     async outcome(agentId: string, id: string, body: { status?: unknown; payment_response?: unknown }) {
-      if (!['accepted', 'rejected', 'error'].includes(body.status as string)) throw appError('invalid_parameter', { param: 'status', detail: 'expected accepted | rejected | error' }, { details: { param: 'status' } })
-      const response = body.payment_response === undefined || body.payment_response === null ? null : body.payment_response
-      if (response !== null && (typeof response !== 'object' || Array.isArray(response) || JSON.stringify(response).length > 4096)) {
-        throw appError('invalid_parameter', { param: 'payment_response', detail: 'expected the decoded payment response object (at most 4 KB)' }, { details: { param: 'payment_response' } })
+      if (!['accepted', 'rejected', 'error'].includes(body.status as string))
+        throw appError(
+          'invalid_parameter',
+          { param: 'status', detail: 'expected accepted | rejected | error' },
+          { details: { param: 'status' } },
+        )
+      const response =
+        body.payment_response === undefined || body.payment_response === null ? null : body.payment_response
+      if (
+        response !== null &&
+        (typeof response !== 'object' || Array.isArray(response) || JSON.stringify(response).length > 4096)
+      ) {
+        throw appError(
+          'invalid_parameter',
+          { param: 'payment_response', detail: 'expected the decoded payment response object (at most 4 KB)' },
+          { details: { param: 'payment_response' } },
+        )
       }
       const row = await find(agentId, id)
       const reported = body.status as 'accepted' | 'rejected' | 'error'
-      const tx = response && typeof (response as Record<string, unknown>).transaction === 'string' && /^0x[0-9a-fA-F]{64}$/.test((response as { transaction: string }).transaction) ? (response as { transaction: string }).transaction : null
+      const tx =
+        response &&
+        typeof (response as Record<string, unknown>).transaction === 'string' &&
+        /^0x[0-9a-fA-F]{64}$/.test((response as { transaction: string }).transaction)
+          ? (response as { transaction: string }).transaction
+          : null
       const data = response === null ? null : JSON.stringify(response)
       await db.insertInto('agent_payment_events').values({ agent_payment_id: row.id, type: reported, data }).execute()
       let proof: CollectionProof | undefined
@@ -257,7 +355,11 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
             .where('status', '=', 'reserved')
             .returning(['id'])
             .executeTakeFirst()
-          if (updated && tx) await windows.releaseUnsettled({ payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) }, releaseAt())
+          if (updated && tx)
+            await windows.releaseUnsettled(
+              { payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) },
+              releaseAt(),
+            )
         }
       }
       const payment = await this.get(agentId, id)
@@ -278,7 +380,11 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
       } catch {
         balanceError = 'the chain RPC did not answer; the balance is unavailable, retry later'
       }
-      const r = await reserve(agent, windowsAt(at), 0n, { peek: true, balance: balance ?? 0n, nowSeconds: Math.floor(at.getTime() / 1000) })
+      const r = await reserve(agent, windowsAt(at), 0n, {
+        peek: true,
+        balance: balance ?? 0n,
+        nowSeconds: Math.floor(at.getTime() / 1000),
+      })
       const [day, month, unsettled] = 'day' in r ? [r.day, r.month, r.unsettled] : [0n, 0n, 0n]
       return {
         object: 'agent_status' as const,
@@ -303,7 +409,12 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
     /** Withdraws what finished thawing in the agent's escrow account with `seller` and starts thawing the rest (gasless). */
     async flushEscrow(agent: AgentRow, body: { seller?: unknown }) {
       if (!escrows) throw noEscrow()
-      if (typeof body.seller !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(body.seller)) throw appError('invalid_parameter', { param: 'seller', detail: 'expected the seller address (payTo)' }, { details: { param: 'seller' } })
+      if (typeof body.seller !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(body.seller))
+        throw appError(
+          'invalid_parameter',
+          { param: 'seller', detail: 'expected the seller address (payTo)' },
+          { details: { param: 'seller' } },
+        )
       return escrows.flush(agent.address, keys.privateKeyOf(agent), body.seller, config.chain.usdc.address)
     },
 
@@ -313,8 +424,18 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
      */
     async depositEscrow(agent: AgentRow, body: { seller?: unknown; amount?: unknown }) {
       if (!escrows) throw noEscrow()
-      if (typeof body.seller !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(body.seller)) throw appError('invalid_parameter', { param: 'seller', detail: 'expected the seller address (payTo)' }, { details: { param: 'seller' } })
-      if (typeof body.amount !== 'string' || !/^[1-9][0-9]{0,15}$/.test(body.amount)) throw appError('invalid_parameter', { param: 'amount', detail: 'expected a positive decimal integer string of atomic USDC' }, { details: { param: 'amount' } })
+      if (typeof body.seller !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(body.seller))
+        throw appError(
+          'invalid_parameter',
+          { param: 'seller', detail: 'expected the seller address (payTo)' },
+          { details: { param: 'seller' } },
+        )
+      if (typeof body.amount !== 'string' || !/^[1-9][0-9]{0,15}$/.test(body.amount))
+        throw appError(
+          'invalid_parameter',
+          { param: 'amount', detail: 'expected a positive decimal integer string of atomic USDC' },
+          { details: { param: 'amount' } },
+        )
       const amount = BigInt(body.amount)
       const payer = agent.address.toLowerCase()
       const nowSeconds = Math.floor(now().getTime() / 1000)
@@ -362,13 +483,13 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
         updated_at: row.updated_at.toISOString(),
       }
     },
-
   }
 
   /** The outcome answer's `reason`: what the report changed, in one sentence. */
   function outcomeReason(status: AgentPaymentStatus, proof: CollectionProof | undefined): string {
     if (status === 'reserved') return proof ? proofReason(proof) : 'still counted until settlement or expiry decides'
-    if (status === 'rejected') return proof?.proven ? proofReason(proof) : 'released earlier: the platform proved it will never be collected'
+    if (status === 'rejected')
+      return proof?.proven ? proofReason(proof) : 'released earlier: the platform proved it will never be collected'
     if (status === 'expired') return 'released: its authorization expired unused'
     return 'counted: the payment was accepted'
   }
@@ -378,12 +499,19 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
    * aggregate; the wallet balance is checked only for a deposit, which the payment carries when
    * the escrow balance for the seller is short (`deposit_amount`, default 100 x the price).
    */
-  async function payDeferred(agent: AgentRow, body: PayBody, c: { ch: ParsedChallenge; url: URL; method: string; req: Requirement }, w: Windows, at: Date): Promise<SignedPayment> {
+  async function payDeferred(
+    agent: AgentRow,
+    body: PayBody,
+    c: { ch: ParsedChallenge; url: URL; method: string; req: Requirement },
+    w: Windows,
+    at: Date,
+  ): Promise<SignedPayment> {
     const { req } = c
     const nowSeconds = Math.floor(at.getTime() / 1000)
     const want = depositAmountOf(body, req.amount)
     const plan = await vouchers!.plan(agent.address as HexString, req)
-    const deposit = plan.balance >= plan.owed ? undefined : want > plan.owed - plan.balance ? want : plan.owed - plan.balance
+    const deposit =
+      plan.balance >= plan.owed ? undefined : want > plan.owed - plan.balance ? want : plan.owed - plan.balance
     const payer = agent.address.toLowerCase()
     let held: Unsettled | undefined
     if (deposit !== undefined) {
@@ -460,42 +588,71 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
       wouldPay = quote(req)
       balance = await balances.balanceOf(agent.address)
     } catch (err) {
-      if (!(err instanceof AppError) || !['seller_not_allowed', 'spend_cap_exceeded', 'insufficient_balance', 'unsupported_requirements'].includes(err.code)) throw err
+      if (
+        !(err instanceof AppError) ||
+        !['seller_not_allowed', 'spend_cap_exceeded', 'insufficient_balance', 'unsupported_requirements'].includes(
+          err.code,
+        )
+      )
+        throw err
       refusal = { code: err.code, message: err.message, ...err.details }
     }
-    const r = await reserve(agent, w, amount, { peek: true, balance: balance ?? 0n, nowSeconds: Math.floor(now().getTime() / 1000) })
+    const r = await reserve(agent, w, amount, {
+      peek: true,
+      balance: balance ?? 0n,
+      nowSeconds: Math.floor(now().getTime() / 1000),
+    })
     const day = 'day' in r ? r.day : 0n
     const month = 'month' in r ? r.month : 0n
     const unsettled = 'unsettled' in r ? r.unsettled : 0n
     // a voucher draws on the escrow, not the wallet: the wallet pays only a deposit (shown, not checked here)
     if (!refusal && wouldPay?.scheme === 'deferred') {
-      const plan = await vouchers!.plan(agent.address as HexString, withinPerTransactionCap(agent, chooseRequirement(agent, body, terms).payable)).catch(() => undefined)
+      const plan = await vouchers!
+        .plan(agent.address as HexString, withinPerTransactionCap(agent, chooseRequirement(agent, body, terms).payable))
+        .catch(() => undefined)
       if (plan && plan.balance < plan.owed) {
         const want = depositAmountOf(body, amount)
-        wouldPay = { ...wouldPay, deposit: (want > plan.owed - plan.balance ? want : plan.owed - plan.balance).toString() }
+        wouldPay = {
+          ...wouldPay,
+          deposit: (want > plan.owed - plan.balance ? want : plan.owed - plan.balance).toString(),
+        }
       }
     } else if (!refusal && wouldPay && balance !== null && balance - unsettled < amount) {
       const e = balanceError(balance, unsettled, amount)
       refusal = { code: e.code, message: e.message, ...e.details }
     }
     if (!refusal && wouldPay) {
-      const over = (agent.cap_daily !== null && day + amount > BigInt(agent.cap_daily) && 'daily') || (agent.cap_monthly !== null && month + amount > BigInt(agent.cap_monthly) && 'monthly')
+      const over =
+        (agent.cap_daily !== null && day + amount > BigInt(agent.cap_daily) && 'daily') ||
+        (agent.cap_monthly !== null && month + amount > BigInt(agent.cap_monthly) && 'monthly')
       if (over) {
         const e = capError(agent, over, amount, day, month)
         refusal = { code: e.code, message: e.message, ...e.details }
       }
     }
     const after = refusal ? 0n : amount
-    return { object: 'agent_payment_preview', would_pay: refusal ? null : wouldPay, headroom: headroom(agent, day + after, month + after), spent: { daily: day.toString(), monthly: month.toString() }, balance: balance?.toString() ?? null, refusal }
+    return {
+      object: 'agent_payment_preview',
+      would_pay: refusal ? null : wouldPay,
+      headroom: headroom(agent, day + after, month + after),
+      spent: { daily: day.toString(), monthly: month.toString() },
+      balance: balance?.toString() ?? null,
+      refusal,
+    }
   }
 
   async function find(agentId: string, id: string) {
-    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) throw appError('not_found', { what: 'payment' })
-    const row = await db.selectFrom('agent_payments').selectAll().where('id', '=', id).where('agent_id', '=', agentId).executeTakeFirst()
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id))
+      throw appError('not_found', { what: 'payment' })
+    const row = await db
+      .selectFrom('agent_payments')
+      .selectAll()
+      .where('id', '=', id)
+      .where('agent_id', '=', agentId)
+      .executeTakeFirst()
     if (!row) throw appError('not_found', { what: 'payment' })
     return row
   }
-
 }
 
 /** `deposit_amount` (a decimal string of atomic units, at least the price), default 100 x the price. */
@@ -503,7 +660,14 @@ function depositAmountOf(body: PayBody, price: bigint): bigint {
   if (body.deposit_amount === undefined) return 100n * price
   const v = body.deposit_amount
   if (typeof v !== 'string' || !/^[1-9][0-9]{0,15}$/.test(v) || BigInt(v) < price) {
-    throw appError('invalid_parameter', { param: 'deposit_amount', detail: `expected a decimal integer string of atomic USDC, at least the price ${price}` }, { details: { param: 'deposit_amount' } })
+    throw appError(
+      'invalid_parameter',
+      {
+        param: 'deposit_amount',
+        detail: `expected a decimal integer string of atomic USDC, at least the price ${price}`,
+      },
+      { details: { param: 'deposit_amount' } },
+    )
   }
   return BigInt(v)
 }

@@ -22,7 +22,12 @@ export interface VoucherPlan {
   balance: bigint
 }
 
-export function createAgentVouchers(deps: { db: Kysely<Database>; chain: PublicClient; escrow: Address; chainId: number }) {
+export function createAgentVouchers(deps: {
+  db: Kysely<Database>
+  chain: PublicClient
+  escrow: Address
+  chainId: number
+}) {
   const store = createVoucherStore(deps.db)
   const reader = new EscrowReader(deps.chain, deps.escrow, { ttlMs: 0 })
 
@@ -30,12 +35,26 @@ export function createAgentVouchers(deps: { db: Kysely<Database>; chain: PublicC
     /** The next voucher's terms for `agent` (its latest voucher filled in) and the escrow balance it needs. */
     async plan(agent: Address, req: Requirement): Promise<VoucherPlan> {
       const terms = await deferredTerms(req, agent)
-      const tuple = { escrow: deps.escrow.toLowerCase() as Address, buyer: agent.toLowerCase() as Address, seller: terms.seller.toLowerCase() as Address, asset: terms.asset.toLowerCase() as Address }
-      const [head, account] = await Promise.all([store.latest(tuple, BigInt(deps.chainId)), reader.account(agent, terms.seller, terms.asset)])
+      const tuple = {
+        escrow: deps.escrow.toLowerCase() as Address,
+        buyer: agent.toLowerCase() as Address,
+        seller: terms.seller.toLowerCase() as Address,
+        asset: terms.asset.toLowerCase() as Address,
+      }
+      const [head, account] = await Promise.all([
+        store.latest(tuple, BigInt(deps.chainId)),
+        reader.account(agent, terms.seller, terms.asset),
+      ])
       terms.account = account
       let collected = 0n
-      if (head && (!terms.latest || (head.voucher.id === terms.latest.id && head.voucher.nonce >= terms.latest.nonce))) {
-        const signer = await recoverTypedDataAddress({ ...voucherTypedData(head.voucher), signature: head.signature }).catch(() => undefined)
+      if (
+        head &&
+        (!terms.latest || (head.voucher.id === terms.latest.id && head.voucher.nonce >= terms.latest.nonce))
+      ) {
+        const signer = await recoverTypedDataAddress({
+          ...voucherTypedData(head.voucher),
+          signature: head.signature,
+        }).catch(() => undefined)
         if (signer?.toLowerCase() === tuple.buyer) {
           terms.latest = head.voucher
           collected = head.collected
@@ -47,10 +66,15 @@ export function createAgentVouchers(deps: { db: Kysely<Database>; chain: PublicC
       const others = await deps.db
         .selectFrom('deferred_vouchers')
         .select(['voucher_id', 'value_aggregate', 'collected'])
-        .where('escrow', '=', tuple.escrow).where('buyer', '=', tuple.buyer).where('seller', '=', tuple.seller).where('asset', '=', tuple.asset).where('latest', '=', true)
+        .where('escrow', '=', tuple.escrow)
+        .where('buyer', '=', tuple.buyer)
+        .where('seller', '=', tuple.seller)
+        .where('asset', '=', tuple.asset)
+        .where('latest', '=', true)
         .execute()
       let owed = (terms.latest ? terms.latest.valueAggregate - collected : 0n) + terms.amount
-      for (const h of others) if (h.voucher_id !== terms.latest?.id) owed += BigInt(h.value_aggregate) - BigInt(h.collected)
+      for (const h of others)
+        if (h.voucher_id !== terms.latest?.id) owed += BigInt(h.value_aggregate) - BigInt(h.collected)
       return { terms, owed, balance: account.balance }
     },
   }

@@ -1,4 +1,10 @@
-import { ChallengeError, parseChallenge, sameResource, type ParsedChallenge, type Requirement } from '../../client/challenge.js'
+import {
+  ChallengeError,
+  parseChallenge,
+  sameResource,
+  type ParsedChallenge,
+  type Requirement,
+} from '../../client/challenge.js'
 import { isPayableDeferred } from '../../client/sign-deferred.js'
 import { appError } from '../../errors.js'
 import type { AgentRow } from '../accounts/agent-auth.js'
@@ -45,63 +51,123 @@ const MAX_URL = 2048
  * seller; cheapest first. Pure: throws the catalogue error that says why nothing can be paid.
  */
 export function chooseRequirement(agent: Pick<AgentRow, 'allowlist'>, body: PayBody, terms: PayableTerms): Choice {
-  if (typeof body.url !== 'string' || body.url.length > MAX_URL) throw appError('invalid_parameter', { param: 'url', detail: `expected an absolute http(s) URL of at most ${MAX_URL} characters` }, { details: { param: 'url' } })
+  if (typeof body.url !== 'string' || body.url.length > MAX_URL)
+    throw appError(
+      'invalid_parameter',
+      { param: 'url', detail: `expected an absolute http(s) URL of at most ${MAX_URL} characters` },
+      { details: { param: 'url' } },
+    )
   let url: URL
   try {
     url = new URL(body.url)
   } catch {
     throw appError('invalid_parameter', { param: 'url', detail: 'not an absolute URL' }, { details: { param: 'url' } })
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw appError('invalid_parameter', { param: 'url', detail: 'only http and https URLs' }, { details: { param: 'url' } })
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw appError(
+      'invalid_parameter',
+      { param: 'url', detail: 'only http and https URLs' },
+      { details: { param: 'url' } },
+    )
   const method = body.method === undefined ? 'GET' : body.method
-  if (typeof method !== 'string' || !METHOD_RE.test(method)) throw appError('invalid_parameter', { param: 'method', detail: 'expected an upper-case HTTP method' }, { details: { param: 'method' } })
+  if (typeof method !== 'string' || !METHOD_RE.test(method))
+    throw appError(
+      'invalid_parameter',
+      { param: 'method', detail: 'expected an upper-case HTTP method' },
+      { details: { param: 'method' } },
+    )
   let ch: ParsedChallenge
   try {
     ch = parseChallenge(body.challenge)
   } catch (err) {
-    if (err instanceof ChallengeError) throw appError('invalid_parameter', { param: 'challenge', detail: err.message }, { details: { param: 'challenge' } })
+    if (err instanceof ChallengeError)
+      throw appError(
+        'invalid_parameter',
+        { param: 'challenge', detail: err.message },
+        { details: { param: 'challenge' } },
+      )
     throw err
   }
   const forUrl = ch.accepts.filter((r) => sameResource(url.href, r.resourceUrl))
-  if (forUrl.length === 0) throw appError('invalid_parameter', { param: 'url', detail: `the challenge is for ${ch.accepts[0]!.resourceUrl}, not ${url.origin}${url.pathname}` }, { details: { param: 'url' } })
+  if (forUrl.length === 0)
+    throw appError(
+      'invalid_parameter',
+      { param: 'url', detail: `the challenge is for ${ch.accepts[0]!.resourceUrl}, not ${url.origin}${url.pathname}` },
+      { details: { param: 'url' } },
+    )
   const ours = forUrl.filter(
     (r) =>
       (r.scheme === 'exact' || isOurDeferred(r, terms)) &&
-      r.chainId === terms.chainId && (r.network === terms.network || r.network === terms.caip2) && r.asset.toLowerCase() === terms.usdc && r.amount > 0n && r.amount <= MAX_COUNTED,
+      r.chainId === terms.chainId &&
+      (r.network === terms.network || r.network === terms.caip2) &&
+      r.asset.toLowerCase() === terms.usdc &&
+      r.amount > 0n &&
+      r.amount <= MAX_COUNTED,
   )
   if (ours.length === 0) {
     const offered = [...new Set(forUrl.map((r) => `${r.scheme} on ${r.network} in ${r.asset}`))].join(', ')
-    const what = terms.escrow ? `exact USDC (${terms.usdc}), or deferred into the escrow ${terms.escrow},` : `exact USDC (${terms.usdc})`
-    throw appError('unsupported_requirements', { detail: `this deployment pays ${what} on ${terms.network} / ${terms.caip2}; offered: ${offered}` }, { details: { network: terms.caip2 } })
+    const what = terms.escrow
+      ? `exact USDC (${terms.usdc}), or deferred into the escrow ${terms.escrow},`
+      : `exact USDC (${terms.usdc})`
+    throw appError(
+      'unsupported_requirements',
+      { detail: `this deployment pays ${what} on ${terms.network} / ${terms.caip2}; offered: ${offered}` },
+      { details: { network: terms.caip2 } },
+    )
   }
-  const allowed = agent.allowlist.length === 0 ? ours : ours.filter((r) => isAllowed(agent.allowlist, r, url, terms.proxyOrigin))
+  const allowed =
+    agent.allowlist.length === 0 ? ours : ours.filter((r) => isAllowed(agent.allowlist, r, url, terms.proxyOrigin))
   if (allowed.length === 0) {
     throw appError(
       'seller_not_allowed',
       { detail: `payTo ${ours[0]!.payTo} at ${url.host} is not on the agent's allowlist` },
-      { details: { pay_to: ours[0]!.payTo, host: url.hostname, namespace: namespaceOf(url, terms.proxyOrigin) ?? null } },
+      {
+        details: { pay_to: ours[0]!.payTo, host: url.hostname, namespace: namespaceOf(url, terms.proxyOrigin) ?? null },
+      },
     )
   }
   // cheapest first; at the same price a voucher before a transfer (no transaction per call)
   const rank = (r: Requirement) => (r.scheme === 'deferred' ? 0 : 1)
-  return { ch, url, method, payable: allowed.sort((a, b) => (a.amount < b.amount ? -1 : a.amount > b.amount ? 1 : rank(a) - rank(b))) }
+  return {
+    ch,
+    url,
+    method,
+    payable: allowed.sort((a, b) => (a.amount < b.amount ? -1 : a.amount > b.amount ? 1 : rank(a) - rank(b))),
+  }
 }
 
 /** A deferred requirement into this deployment's escrow: the only escrow an agent deposits into (an unknown contract could keep the deposit). */
 function isOurDeferred(r: Requirement, terms: PayableTerms): boolean {
   const escrow = (r.raw.extra as Record<string, unknown> | undefined)?.escrow
-  return r.scheme === 'deferred' && r.version === 2 && terms.escrow !== undefined && typeof escrow === 'string' && escrow.toLowerCase() === terms.escrow && isPayableDeferred(r)
+  return (
+    r.scheme === 'deferred' &&
+    r.version === 2 &&
+    terms.escrow !== undefined &&
+    typeof escrow === 'string' &&
+    escrow.toLowerCase() === terms.escrow &&
+    isPayableDeferred(r)
+  )
 }
 
 /** The cheapest payable requirement within the agent's per-transaction cap, or 403 `spend_cap_exceeded`. */
-export function withinPerTransactionCap(agent: Pick<AgentRow, 'cap_per_transaction'>, payable: Requirement[]): Requirement {
+export function withinPerTransactionCap(
+  agent: Pick<AgentRow, 'cap_per_transaction'>,
+  payable: Requirement[],
+): Requirement {
   const cap = agent.cap_per_transaction === null ? null : BigInt(agent.cap_per_transaction)
   const req = payable.find((r) => cap === null || r.amount <= cap)
   if (!req) {
     throw appError(
       'spend_cap_exceeded',
       { cap: 'per_transaction', detail: `the price ${payable[0]!.amount} is above the per-transaction cap ${cap}` },
-      { details: { cap: 'per_transaction', limit: String(cap), amount: payable[0]!.amount.toString(), remaining: String(cap) } },
+      {
+        details: {
+          cap: 'per_transaction',
+          limit: String(cap),
+          amount: payable[0]!.amount.toString(),
+          remaining: String(cap),
+        },
+      },
     )
   }
   return req
@@ -116,5 +182,10 @@ function namespaceOf(url: URL, proxyOrigin: string | undefined): string | undefi
 function isAllowed(list: AgentRow['allowlist'], r: Requirement, url: URL, proxyOrigin: string | undefined): boolean {
   const ns = namespaceOf(url, proxyOrigin)
   const host = url.hostname.toLowerCase()
-  return list.some((e) => (e.kind === 'pay_to' && e.value === r.payTo.toLowerCase()) || (e.kind === 'host' && e.value === host) || (e.kind === 'namespace' && ns !== undefined && e.value === ns))
+  return list.some(
+    (e) =>
+      (e.kind === 'pay_to' && e.value === r.payTo.toLowerCase()) ||
+      (e.kind === 'host' && e.value === host) ||
+      (e.kind === 'namespace' && ns !== undefined && e.value === ns),
+  )
 }

@@ -59,12 +59,23 @@ export function proofReason(p: CollectionProof): string {
   }
 }
 
-export function createCollectionProofs(deps: { db: Kysely<Database>; redis: Redis; key(...parts: string[]): string; proxyOrigin: string | undefined; now(): Date }) {
+export function createCollectionProofs(deps: {
+  db: Kysely<Database>
+  redis: Redis
+  key(...parts: string[]): string
+  proxyOrigin: string | undefined
+  now(): Date
+}) {
   const { db } = deps
   const nonceKey = createPayerCredit(deps).keys.nonce
 
   const sellerRecord = (payer: string, nonce: string): Promise<SellerRecord | undefined> =>
-    db.selectFrom('payments').select(['id', 'status', 'tx_hash', 'failure_reason']).where('payer', '=', payer).where('nonce', '=', nonce).executeTakeFirst()
+    db
+      .selectFrom('payments')
+      .select(['id', 'status', 'tx_hash', 'failure_reason'])
+      .where('payer', '=', payer)
+      .where('nonce', '=', nonce)
+      .executeTakeFirst()
 
   function ownProxy(url: string): boolean {
     try {

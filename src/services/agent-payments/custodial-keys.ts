@@ -22,8 +22,14 @@ export class CustodialKeys {
   privateKeyOf(agent: Pick<AgentRow, 'id' | 'address' | 'encrypted_key'>): Buffer {
     const hit = this.#keys.get(agent.id)
     if (hit && hit.box === agent.encrypted_key) return hit.key
-    if (!this.#masterKey) throw appError('service_unavailable', { detail: 'TOLLGATE_MASTER_KEY is not configured; agent wallets cannot sign' })
-    const key = Buffer.from(decryptSecret([this.#masterKey], agent.encrypted_key, walletAad('agent', agent.address)).slice(2), 'hex')
+    if (!this.#masterKey)
+      throw appError('service_unavailable', {
+        detail: 'TOLLGATE_MASTER_KEY is not configured; agent wallets cannot sign',
+      })
+    const key = Buffer.from(
+      decryptSecret([this.#masterKey], agent.encrypted_key, walletAad('agent', agent.address)).slice(2),
+      'hex',
+    )
     if (hit) this.#drop(agent.id)
     if (this.#keys.size >= MAX_KEYS) this.#drop(this.#keys.keys().next().value!)
     this.#keys.set(agent.id, { box: agent.encrypted_key, key })

@@ -4,7 +4,23 @@ import { groupCommit } from '../../db/group-commit.js'
 import type { Database } from '../../db/database.js'
 import type { AgentPaymentsTable } from '../../db/agent-payments-tables.js'
 
-const COLUMNS = ['agent_id', 'x402_version', 'url', 'method', 'network', 'asset', 'payer', 'pay_to', 'amount', 'nonce', 'valid_after', 'valid_before', 'day_window', 'month_window', 'scheme'] as const
+const COLUMNS = [
+  'agent_id',
+  'x402_version',
+  'url',
+  'method',
+  'network',
+  'asset',
+  'payer',
+  'pay_to',
+  'amount',
+  'nonce',
+  'valid_after',
+  'valid_before',
+  'day_window',
+  'month_window',
+  'scheme',
+] as const
 
 /** A new reservation: the agent_payments columns the batcher writes (status is always `reserved`), amount and validity times as decimal strings. */
 export type ReservationRow = Pick<Selectable<AgentPaymentsTable>, (typeof COLUMNS)[number]>
@@ -34,7 +50,12 @@ export function createReservationWriter(db: Kysely<Database>, maxBatch = 256) {
     maxInFlight: 1,
     async flush(rows) {
       const col = <K extends keyof ReservationRow>(k: K) => rows.map((r) => String(r[k]))
-      const res = await preparedQuery<{ id: string; nonce: string }>(db, 'tollgate_agent_reservations_v2', RESERVATIONS_SQL, COLUMNS.map(col))
+      const res = await preparedQuery<{ id: string; nonce: string }>(
+        db,
+        'tollgate_agent_reservations_v2',
+        RESERVATIONS_SQL,
+        COLUMNS.map(col),
+      )
       const ids = new Map(res.rows.map((r) => [r.nonce, r.id]))
       return rows.map((r) => ids.get(r.nonce))
     },

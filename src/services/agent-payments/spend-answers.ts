@@ -26,12 +26,25 @@ type Caps = Pick<AgentRow, 'cap_per_transaction' | 'cap_daily' | 'cap_monthly'>
 
 /** What the agent may still spend after `day` and `month` are spent. */
 export function headroom(agent: Caps, day: bigint, month: bigint): Headroom {
-  const left = (cap: string | null, used: bigint) => (cap === null ? null : (BigInt(cap) > used ? BigInt(cap) - used : 0n).toString())
-  return { per_transaction: agent.cap_per_transaction, daily: left(agent.cap_daily, day), monthly: left(agent.cap_monthly, month) }
+  const left = (cap: string | null, used: bigint) =>
+    cap === null ? null : (BigInt(cap) > used ? BigInt(cap) - used : 0n).toString()
+  return {
+    per_transaction: agent.cap_per_transaction,
+    daily: left(agent.cap_daily, day),
+    monthly: left(agent.cap_monthly, month),
+  }
 }
 
 export function quote(r: Requirement): PaymentQuote {
-  return { scheme: r.scheme, amount: r.amount.toString(), pay_to: r.payTo, network: r.network, asset: r.asset, x402_version: r.version, max_timeout_seconds: r.maxTimeoutSeconds }
+  return {
+    scheme: r.scheme,
+    amount: r.amount.toString(),
+    pay_to: r.payTo,
+    network: r.network,
+    asset: r.asset,
+    x402_version: r.version,
+    max_timeout_seconds: r.maxTimeoutSeconds,
+  }
 }
 
 /** 402 `insufficient_balance`: the wallet's balance minus what is signed but not settled is below `needed`. */
@@ -40,7 +53,14 @@ export function balanceError(balance: bigint, unsettled: bigint, needed: bigint)
   return appError(
     'insufficient_balance',
     { balance: available.toString(), needed: needed.toString() },
-    { details: { balance: balance.toString(), unsettled: unsettled.toString(), available: available.toString(), needed: needed.toString() } },
+    {
+      details: {
+        balance: balance.toString(),
+        unsettled: unsettled.toString(),
+        available: available.toString(),
+        needed: needed.toString(),
+      },
+    },
   )
 }
 
@@ -51,7 +71,19 @@ export function capError(agent: Caps, cap: 'daily' | 'monthly', amount: bigint, 
   const remaining = BigInt(limit) > used ? BigInt(limit) - used : 0n
   return appError(
     'spend_cap_exceeded',
-    { cap, detail: `${used} of ${limit} spent in this UTC ${cap === 'daily' ? 'day' : 'month'}, ${remaining} left, ${amount} asked` },
-    { details: { cap, limit, spent: used.toString(), remaining: remaining.toString(), amount: amount.toString(), headroom: headroom(agent, day, month) } },
+    {
+      cap,
+      detail: `${used} of ${limit} spent in this UTC ${cap === 'daily' ? 'day' : 'month'}, ${remaining} left, ${amount} asked`,
+    },
+    {
+      details: {
+        cap,
+        limit,
+        spent: used.toString(),
+        remaining: remaining.toString(),
+        amount: amount.toString(),
+        headroom: headroom(agent, day, month),
+      },
+    },
   )
 }

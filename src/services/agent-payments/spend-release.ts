@@ -15,9 +15,22 @@ export async function releaseProven(
   row: Selectable<AgentPaymentsTable>,
   proof: Extract<CollectionProof, { proven: true }>,
 ): Promise<boolean> {
-  const u = await db.updateTable('agent_payments').set({ status: 'rejected', updated_at: sql`now()` }).where('id', '=', row.id).where('status', '=', 'reserved').returning('id').executeTakeFirst()
+  const u = await db
+    .updateTable('agent_payments')
+    .set({ status: 'rejected', updated_at: sql`now()` })
+    .where('id', '=', row.id)
+    .where('status', '=', 'reserved')
+    .returning('id')
+    .executeTakeFirst()
   if (!u) return false
-  await db.insertInto('agent_payment_events').values({ agent_payment_id: row.id, type: 'released', data: JSON.stringify({ proof: proof.reason, seller_payment_id: proof.seller?.id ?? null }) }).execute()
+  await db
+    .insertInto('agent_payment_events')
+    .values({
+      agent_payment_id: row.id,
+      type: 'released',
+      data: JSON.stringify({ proof: proof.reason, seller_payment_id: proof.seller?.id ?? null }),
+    })
+    .execute()
   await windows.adjust(row.agent_id, { day: row.day_window, month: row.month_window }, -BigInt(row.amount))
   await windows.releaseUnsettled({ payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) })
   return true

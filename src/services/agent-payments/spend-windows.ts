@@ -152,8 +152,14 @@ export function createSpendWindows(redis: Redis, key: (...parts: string[]) => st
   const releaseCmd = script(redis, 'tollgateReleaseUnsettled', RELEASE, 2)
   const rebuildCmd = script(redis, 'tollgateRebuildUnsettled', REBUILD, 2)
   const reserveUnsettledCmd = script(redis, 'tollgateReserveUnsettled', RESERVE_UNSETTLED, 2)
-  const keys = (agentId: string, w: Windows) => [key('agent-spend', agentId, 'day', w.day), key('agent-spend', agentId, 'month', w.month)]
-  const unsettledKeys = (payer: string) => [key('agent-unsettled', payer.toLowerCase(), 'total'), key('agent-unsettled', payer.toLowerCase(), 'auths')]
+  const keys = (agentId: string, w: Windows) => [
+    key('agent-spend', agentId, 'day', w.day),
+    key('agent-spend', agentId, 'month', w.month),
+  ]
+  const unsettledKeys = (payer: string) => [
+    key('agent-unsettled', payer.toLowerCase(), 'total'),
+    key('agent-unsettled', payer.toLowerCase(), 'auths'),
+  ]
   return {
     /**
      * In one Lua call: adds `amount` to both windows unless a cap would be exceeded and, when
@@ -167,12 +173,19 @@ export function createSpendWindows(redis: Redis, key: (...parts: string[]) => st
       w: Windows,
       amount: bigint,
       caps: { daily: bigint | null; monthly: bigint | null },
-      opts: { init?: { day: bigint; month: bigint }; peek?: boolean; balance?: bigint; pay?: Unsettled; nowSeconds: number },
+      opts: {
+        init?: { day: bigint; month: bigint }
+        peek?: boolean
+        balance?: bigint
+        pay?: Unsettled
+        nowSeconds: number
+      },
     ): Promise<ReserveResult> {
       const cap = (c: bigint | null) => (c === null || c > MAX_COUNTED ? '-1' : c.toString())
       const { init, pay } = opts
       const payer = pay?.payer ?? agentId
-      const balance = opts.balance === undefined ? '' : (opts.balance > MAX_COUNTED ? MAX_COUNTED : opts.balance).toString()
+      const balance =
+        opts.balance === undefined ? '' : (opts.balance > MAX_COUNTED ? MAX_COUNTED : opts.balance).toString()
       const r = (await reserveCmd(
         [...keys(agentId, w), ...unsettledKeys(payer)],
         [
@@ -206,9 +219,20 @@ export function createSpendWindows(redis: Redis, key: (...parts: string[]) => st
      * `balance`, in the same keys (and so atomically with) `reserve`'s balance check, without
      * touching the cap counters: for a withdrawal, which is not spending. `init-unsettled`: rebuild first.
      */
-    async reserveUnsettled(u: Unsettled, balance: bigint, nowSeconds: number): Promise<{ kind: 'ok' | 'balance' | 'init-unsettled'; unsettled: bigint }> {
+    async reserveUnsettled(
+      u: Unsettled,
+      balance: bigint,
+      nowSeconds: number,
+    ): Promise<{ kind: 'ok' | 'balance' | 'init-unsettled'; unsettled: bigint }> {
       const b = (balance > MAX_COUNTED ? MAX_COUNTED : balance).toString()
-      const r = (await reserveUnsettledCmd(unsettledKeys(u.payer), [u.amount.toString(), b, String(nowSeconds), member(u), u.validBefore.toString(), UNSETTLED_TTL])) as number[]
+      const r = (await reserveUnsettledCmd(unsettledKeys(u.payer), [
+        u.amount.toString(),
+        b,
+        String(nowSeconds),
+        member(u),
+        u.validBefore.toString(),
+        UNSETTLED_TTL,
+      ])) as number[]
       return { kind: r[0] === 1 ? 'ok' : r[0] === 0 ? 'balance' : 'init-unsettled', unsettled: BigInt(r[1]!) }
     },
     /** Rebuilds a wallet's unsettled set from Postgres (after a Redis flush); a no-op when it exists. */

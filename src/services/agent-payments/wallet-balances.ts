@@ -45,12 +45,15 @@ export class WalletBalances {
       .readContract({ address: this.#usdc, abi: usdcAbi, functionName: 'balanceOf', args: [address as `0x${string}`] })
       .then(
         (value) => {
-          if (this.#cached.size >= MAX_WALLETS && !this.#cached.has(address)) this.#cached.delete(this.#cached.keys().next().value!)
+          if (this.#cached.size >= MAX_WALLETS && !this.#cached.has(address))
+            this.#cached.delete(this.#cached.keys().next().value!)
           this.#cached.set(address, { value, at })
           return value
         },
         () => {
-          throw appError('service_unavailable', { detail: 'the chain RPC did not answer; cannot check the agent balance, retry later' })
+          throw appError('service_unavailable', {
+            detail: 'the chain RPC did not answer; cannot check the agent balance, retry later',
+          })
         },
       )
       .finally(() => this.#reads.delete(address))

@@ -52,7 +52,8 @@ interface VoucherRow {
 
 type Log = Pick<Logger, 'info' | 'warn' | 'error'>
 
-const voucherKey = (v: Pick<VoucherRow, 'escrow' | 'buyer' | 'seller' | 'asset' | 'voucher_id'>) => `${v.escrow}:${v.buyer}:${v.seller}:${v.asset}:${v.voucher_id}`
+const voucherKey = (v: Pick<VoucherRow, 'escrow' | 'buyer' | 'seller' | 'asset' | 'voucher_id'>) =>
+  `${v.escrow}:${v.buyer}:${v.seller}:${v.asset}:${v.voucher_id}`
 
 export class DeferredCollector {
   readonly #db: Kysely<Database>
@@ -77,7 +78,8 @@ export class DeferredCollector {
   async runOnce(opts: { force?: boolean } = {}): Promise<CollectStats> {
     const stats: CollectStats = { transactions: 0, settled: 0, requeued: 0 }
     await this.#recoverStuck(stats)
-    for (const due of await this.#dueSellers(opts.force ?? false)) await this.#collectSeller(due.pay_to, due.asset, stats)
+    for (const due of await this.#dueSellers(opts.force ?? false))
+      await this.#collectSeller(due.pay_to, due.asset, stats)
     return stats
   }
 
@@ -117,7 +119,13 @@ export class DeferredCollector {
    */
   async #thawing(alreadyDue: Map<string, unknown>): Promise<Array<{ pay_to: string; asset: string }>> {
     const tuples = (
-      await this.#db.selectFrom('payments').select(['payer', 'pay_to', 'asset']).distinct().where('scheme', '=', 'deferred').where('status', '=', 'served').execute()
+      await this.#db
+        .selectFrom('payments')
+        .select(['payer', 'pay_to', 'asset'])
+        .distinct()
+        .where('scheme', '=', 'deferred')
+        .where('status', '=', 'served')
+        .execute()
     ).filter((t) => !alreadyDue.has(`${t.pay_to}:${t.asset}`))
     if (tuples.length === 0) return []
     let accounts
@@ -125,7 +133,12 @@ export class DeferredCollector {
       accounts = await this.#chain.multicall({
         // deps.chain has no chain definition: the canonical Multicall3 (deployed on the dev chain too)
         multicallAddress: MULTICALL3_ADDRESS,
-        contracts: tuples.map((t) => ({ address: this.#escrow, abi: deferredEscrowAbi, functionName: 'getAccount' as const, args: [t.payer as Address, t.pay_to as Address, t.asset as Address] as const })),
+        contracts: tuples.map((t) => ({
+          address: this.#escrow,
+          abi: deferredEscrowAbi,
+          functionName: 'getAccount' as const,
+          args: [t.payer as Address, t.pay_to as Address, t.asset as Address] as const,
+        })),
       })
     } catch (err) {
       this.#log.warn({ err: (err as Error).message }, 'deferred: escrow thaw state could not be read')
@@ -135,7 +148,10 @@ export class DeferredCollector {
     accounts.forEach((a, i) => {
       if (a.status !== 'success' || a.result.thawingAmount === 0n) return
       const t = tuples[i]!
-      this.#log.info({ buyer: t.payer, seller: t.pay_to, thawEndTime: Number(a.result.thawEndTime) }, 'deferred: buyer thawing, collecting its seller now')
+      this.#log.info(
+        { buyer: t.payer, seller: t.pay_to, thawEndTime: Number(a.result.thawEndTime) },
+        'deferred: buyer thawing, collecting its seller now',
+      )
       out.push({ pay_to: t.pay_to, asset: t.asset })
     })
     return out
@@ -198,7 +214,12 @@ export class DeferredCollector {
         escrow: r.escrow as Address,
         chainId,
       }
-      const [, collectable] = await this.#chain.readContract({ address: this.#escrow, abi: deferredEscrowAbi, functionName: 'getOutstandingAndCollectableAmount', args: [voucher] })
+      const [, collectable] = await this.#chain.readContract({
+        address: this.#escrow,
+        abi: deferredEscrowAbi,
+        functionName: 'getOutstandingAndCollectableAmount',
+        args: [voucher],
+      })
       if (collectable > 0n) out.push({ voucher, signature: r.signature as Hex })
     }
     return out
@@ -208,9 +229,23 @@ export class DeferredCollector {
   async #send(vouchers: Array<{ voucher: DeferredVoucher; signature: Hex }>): Promise<Hex | null> {
     if (vouchers.length === 0) return null
     const data = encodeFunctionData({ abi: deferredEscrowAbi, functionName: 'collectMany', args: [vouchers] })
-    const ctx = { chain: this.#chain, chainId: this.#config.chain.chainId, maxFeePerGasWei: this.#config.settlement.maxFeePerGasWei, lock: this.#lock, relayers: this.#relayers }
-    const r = await relayerCall(ctx, { to: this.#escrow, data }, { timeoutMs: RECEIPT_TIMEOUT_MS, onSent: (tx) => this.#log.info({ tx, vouchers: vouchers.length }, 'deferred collectMany sent') })
-    if (!r) this.#log.warn({ vouchers: vouchers.length }, 'no relayer free for deferred collection; retried on the next run')
+    const ctx = {
+      chain: this.#chain,
+      chainId: this.#config.chain.chainId,
+      maxFeePerGasWei: this.#config.settlement.maxFeePerGasWei,
+      lock: this.#lock,
+      relayers: this.#relayers,
+    }
+    const r = await relayerCall(
+      ctx,
+      { to: this.#escrow, data },
+      {
+        timeoutMs: RECEIPT_TIMEOUT_MS,
+        onSent: (tx) => this.#log.info({ tx, vouchers: vouchers.length }, 'deferred collectMany sent'),
+      },
+    )
+    if (!r)
+      this.#log.warn({ vouchers: vouchers.length }, 'no relayer free for deferred collection; retried on the next run')
     else if (r.status !== 'success') this.#log.warn({ tx: r.hash }, 'deferred collectMany reverted')
     return r?.hash ?? null
   }
@@ -226,10 +261,17 @@ export class DeferredCollector {
     for (const r of rows) {
       const k = voucherKey(r)
       if (collected.has(k)) continue
-      const paid = await this.#chain.readContract({ address: r.escrow as Address, abi: deferredEscrowAbi, functionName: 'getVoucherCollected', args: [r.buyer as Address, r.seller as Address, r.asset as Address, r.voucher_id as Hex] })
+      const paid = await this.#chain.readContract({
+        address: r.escrow as Address,
+        abi: deferredEscrowAbi,
+        functionName: 'getVoucherCollected',
+        args: [r.buyer as Address, r.seller as Address, r.asset as Address, r.voucher_id as Hex],
+      })
       collected.set(k, paid)
       await sql`update deferred_vouchers set collected = greatest(collected, ${paid.toString()}::numeric)
-        where escrow = ${r.escrow} and buyer = ${r.buyer} and seller = ${r.seller} and asset = ${r.asset} and voucher_id = ${r.voucher_id}`.execute(this.#db)
+        where escrow = ${r.escrow} and buyer = ${r.buyer} and seller = ${r.seller} and asset = ${r.asset} and voucher_id = ${r.voucher_id}`.execute(
+        this.#db,
+      )
     }
     const settled: string[] = []
     const notYet: string[] = []
@@ -243,7 +285,10 @@ export class DeferredCollector {
       ;(BigInt(v.value_aggregate) <= (collected.get(voucherKey(v)) ?? 0n) ? settled : notYet).push(p.id)
     }
     const s = await transition(this.#db, settled, ['settling'], 'settled', { txHash, type: 'collected' })
-    const q = await transition(this.#db, notYet, ['settling'], 'served', { reason: 'not_collected_yet', type: 'requeued' })
+    const q = await transition(this.#db, notYet, ['settling'], 'served', {
+      reason: 'not_collected_yet',
+      type: 'requeued',
+    })
     stats.settled += s.length
     stats.requeued += q.length
   }

@@ -26,7 +26,14 @@ export interface Insights {
   /** paid by each of the user's agents: payments at this platform not voided or failed, and payments the platform signed for them elsewhere that the seller accepted */
   spend: Array<{ agent: string; name: string; total: string; daily: string[] }>
   /** received by each of the user's endpoints (not voided or failed), and its paid calls */
-  revenue: Array<{ endpoint_id: string; path: string; total: string; calls_total: number; daily: string[]; calls: number[] }>
+  revenue: Array<{
+    endpoint_id: string
+    path: string
+    total: string
+    calls_total: number
+    daily: string[]
+    calls: number[]
+  }>
   /** paid calls by the user's agents (buyer) and to the user's endpoints (seller) at this platform, and how many failed (voided: not served, nothing charged; failed: not settled) */
   calls: { buyer: number[]; buyer_failures: number[]; seller: number[]; seller_failures: number[] }
   /** settled payments of the user (either side), by the day they were made: how long settlement took */
@@ -35,7 +42,8 @@ export interface Insights {
 
 function parseDay(param: string, v: string): Date {
   const d = new Date(`${v}T00:00:00Z`)
-  if (!DATE_RE.test(v) || Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== v) throw invalid(param, 'expected a UTC date such as 2026-11-01')
+  if (!DATE_RE.test(v) || Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== v)
+    throw invalid(param, 'expected a UTC date such as 2026-11-01')
   return d
 }
 
@@ -43,11 +51,15 @@ function parseDay(param: string, v: string): Date {
 export function insightsRange(r: InsightsRange, now = new Date()): { start: Date; end: Date; days: string[] } {
   const today = new Date(`${now.toISOString().slice(0, 10)}T00:00:00Z`)
   const last = r.to === undefined ? today : parseDay('to', r.to)
-  const first = r.from === undefined ? new Date(last.getTime() - (INSIGHTS_DEFAULT_DAYS - 1) * DAY_MS) : parseDay('from', r.from)
+  const first =
+    r.from === undefined ? new Date(last.getTime() - (INSIGHTS_DEFAULT_DAYS - 1) * DAY_MS) : parseDay('from', r.from)
   if (first > last) throw invalid('from', 'must be on or before `to`')
   const count = Math.round((last.getTime() - first.getTime()) / DAY_MS) + 1
-  if (count > INSIGHTS_MAX_DAYS) throw invalid('from', `a range covers at most ${INSIGHTS_MAX_DAYS} days; this one covers ${count}`)
-  const days = Array.from({ length: count }, (_, i) => new Date(first.getTime() + i * DAY_MS).toISOString().slice(0, 10))
+  if (count > INSIGHTS_MAX_DAYS)
+    throw invalid('from', `a range covers at most ${INSIGHTS_MAX_DAYS} days; this one covers ${count}`)
+  const days = Array.from({ length: count }, (_, i) =>
+    new Date(first.getTime() + i * DAY_MS).toISOString().slice(0, 10),
+  )
   return { start: first, end: new Date(last.getTime() + DAY_MS), days }
 }
 
@@ -64,14 +76,25 @@ type DayRow = { day: string }
  *   const i = await insights(db, userId, { from: '2026-11-01', to: '2026-11-30' })
  *   i.spend[0].daily // ['0', '2000', …], one per day of i.days
  */
-export async function insights(db: Kysely<Database>, userId: string, range: InsightsRange, now = new Date()): Promise<Insights> {
+export async function insights(
+  db: Kysely<Database>,
+  userId: string,
+  range: InsightsRange,
+  now = new Date(),
+): Promise<Insights> {
   const { start, end, days } = insightsRange(range, now)
   const index = new Map(days.map((d, i) => [d, i]))
   const zeros = () => days.map(() => '0')
   const counts = () => days.map(() => 0)
   const dayOf = (col: string) => sql.raw(`to_char(${col} at time zone 'UTC', 'YYYY-MM-DD')`)
 
-  const agents = await db.selectFrom('agents').select(['id', 'address', 'name']).where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute()
+  const agents = await db
+    .selectFrom('agents')
+    .select(['id', 'address', 'name'])
+    .where('user_id', '=', userId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute()
   const endpoints = await db
     .selectFrom('endpoints as e')
     .innerJoin('services as s', 's.id', 'e.service_id')
@@ -126,7 +149,9 @@ export async function insights(db: Kysely<Database>, userId: string, range: Insi
           group by 1`.execute(db),
   ])
 
-  const spend = new Map(agents.map((a) => [a.address.toLowerCase(), { agent: a.address, name: a.name, daily: zeros() }]))
+  const spend = new Map(
+    agents.map((a) => [a.address.toLowerCase(), { agent: a.address, name: a.name, daily: zeros() }]),
+  )
   const add = (arr: string[], i: number, v: string) => (arr[i] = (BigInt(arr[i]!) + BigInt(v)).toString())
   const calls = { buyer: counts(), buyer_failures: counts(), seller: counts(), seller_failures: counts() }
   for (const r of buyer.rows) {
@@ -140,7 +165,12 @@ export async function insights(db: Kysely<Database>, userId: string, range: Insi
     const i = index.get(r.day)
     if (i !== undefined && spend.has(r.agent)) add(spend.get(r.agent)!.daily, i, r.amount)
   }
-  const revenue = new Map(endpoints.map((e) => [e.id, { endpoint_id: e.id, path: `${e.namespace}/${e.service}/${e.slug}`, daily: zeros(), calls: counts() }]))
+  const revenue = new Map(
+    endpoints.map((e) => [
+      e.id,
+      { endpoint_id: e.id, path: `${e.namespace}/${e.service}/${e.slug}`, daily: zeros(), calls: counts() },
+    ]),
+  )
   for (const r of seller.rows) {
     const i = index.get(r.day)
     const e = revenue.get(r.endpoint_id)
@@ -150,7 +180,11 @@ export async function insights(db: Kysely<Database>, userId: string, range: Insi
     calls.seller[i]! += r.calls
     calls.seller_failures[i]! += r.failures
   }
-  const settlement = { settled: counts(), p50_ms: days.map(() => null as number | null), p95_ms: days.map(() => null as number | null) }
+  const settlement = {
+    settled: counts(),
+    p50_ms: days.map(() => null as number | null),
+    p95_ms: days.map(() => null as number | null),
+  }
   for (const r of delay.rows) {
     const i = index.get(r.day)
     if (i === undefined) continue
@@ -165,7 +199,14 @@ export async function insights(db: Kysely<Database>, userId: string, range: Insi
     to: days.at(-1)!,
     days,
     spend: [...spend.values()].map((s) => ({ agent: s.agent, name: s.name, total: sum(s.daily), daily: s.daily })),
-    revenue: [...revenue.values()].map((e) => ({ endpoint_id: e.endpoint_id, path: e.path, total: sum(e.daily), calls_total: e.calls.reduce((a, b) => a + b, 0), daily: e.daily, calls: e.calls })),
+    revenue: [...revenue.values()].map((e) => ({
+      endpoint_id: e.endpoint_id,
+      path: e.path,
+      total: sum(e.daily),
+      calls_total: e.calls.reduce((a, b) => a + b, 0),
+      daily: e.daily,
+      calls: e.calls,
+    })),
     calls,
     settlement_delay: settlement,
   }

@@ -28,7 +28,13 @@ function parse(body: unknown, mode: ListingMode) {
   const r = validateListing(body, mode)
   if (!r.ok) {
     const first = r.problems[0]
-    throw appError('invalid_submission', { detail: `${first.field} ${first.reason}${r.problems.length > 1 ? ` (and ${r.problems.length - 1} more)` : ''}` }, { details: { problems: r.problems } })
+    throw appError(
+      'invalid_submission',
+      {
+        detail: `${first.field} ${first.reason}${r.problems.length > 1 ? ` (and ${r.problems.length - 1} more)` : ''}`,
+      },
+      { details: { problems: r.problems } },
+    )
   }
   return r.value
 }
@@ -41,7 +47,11 @@ export function createCuratedAdmin(deps: AdminDeps) {
   const changed = (what: Record<string, unknown>) => announceMarketplaceChange(deps, what)
 
   async function find(id: string) {
-    const row = await deps.db.selectFrom('curated_agents').select(['id', 'source', 'status', 'managed_by', 'enabled']).where('id', '=', id).executeTakeFirst()
+    const row = await deps.db
+      .selectFrom('curated_agents')
+      .select(['id', 'source', 'status', 'managed_by', 'enabled'])
+      .where('id', '=', id)
+      .executeTakeFirst()
     if (!row) throw appError('not_found', { what: 'marketplace entry' })
     return row
   }
@@ -51,21 +61,50 @@ export function createCuratedAdmin(deps: AdminDeps) {
     async submit(body: unknown, submitterIp: string): Promise<{ id: string; status: 'pending' }> {
       const input = parse(body, 'bazaar')
       const id = randomUUID()
-      await deps.db.transaction().execute((trx) => writeEntry(trx, { id, source: 'bazaar', status: 'pending', managedBy: 'submitter', submitterIp }, input))
+      await deps.db
+        .transaction()
+        .execute((trx) =>
+          writeEntry(trx, { id, source: 'bazaar', status: 'pending', managedBy: 'submitter', submitterIp }, input),
+        )
       return { id, status: 'pending' }
     },
 
     async list(filter: { source?: string; status?: string } = {}): Promise<OperatorEntry[]> {
       let q = deps.db
         .selectFrom('curated_agents as a')
-        .select(['a.id', 'a.source', 'a.status', 'a.managed_by', 'a.enabled', 'a.name', 'a.category', 'a.contact', 'a.review_note', 'a.submitter_ip', 'a.created_at', 'a.updated_at'])
-        .select((eb) => eb.selectFrom('curated_agent_endpoints as e').whereRef('e.curated_agent_id', '=', 'a.id').select(eb.fn.countAll<string>().as('n')).as('endpoint_count'))
+        .select([
+          'a.id',
+          'a.source',
+          'a.status',
+          'a.managed_by',
+          'a.enabled',
+          'a.name',
+          'a.category',
+          'a.contact',
+          'a.review_note',
+          'a.submitter_ip',
+          'a.created_at',
+          'a.updated_at',
+        ])
+        .select((eb) =>
+          eb
+            .selectFrom('curated_agent_endpoints as e')
+            .whereRef('e.curated_agent_id', '=', 'a.id')
+            .select(eb.fn.countAll<string>().as('n'))
+            .as('endpoint_count'),
+        )
         .orderBy('a.created_at', 'desc')
         .limit(1000)
       if (filter.source === 'catalog' || filter.source === 'bazaar') q = q.where('a.source', '=', filter.source)
-      if (filter.status === 'pending' || filter.status === 'approved' || filter.status === 'rejected') q = q.where('a.status', '=', filter.status)
+      if (filter.status === 'pending' || filter.status === 'approved' || filter.status === 'rejected')
+        q = q.where('a.status', '=', filter.status)
       const rows = await q.execute()
-      return rows.map((r) => ({ ...r, endpoint_count: Number(r.endpoint_count ?? 0), created_at: r.created_at.getTime(), updated_at: r.updated_at.getTime() }))
+      return rows.map((r) => ({
+        ...r,
+        endpoint_count: Number(r.endpoint_count ?? 0),
+        created_at: r.created_at.getTime(),
+        updated_at: r.updated_at.getTime(),
+      }))
     },
 
     /** Create an operator-managed catalog entry; 409 when the id is taken. */
@@ -87,9 +126,14 @@ export function createCuratedAdmin(deps: AdminDeps) {
       const input = parse(body, 'catalog')
       await deps.db.transaction().execute(async (trx) => {
         await lockCurated(trx)
-        const row = await trx.selectFrom('curated_agents').select(['source', 'managed_by']).where('id', '=', id).executeTakeFirst()
+        const row = await trx
+          .selectFrom('curated_agents')
+          .select(['source', 'managed_by'])
+          .where('id', '=', id)
+          .executeTakeFirst()
         if (!row || row.source !== 'catalog') throw appError('not_found', { what: 'catalog entry' })
-        if (row.managed_by === 'file') throw appError('conflict', { detail: `catalog entry ${id} comes from catalog/catalog.json; change it there` })
+        if (row.managed_by === 'file')
+          throw appError('conflict', { detail: `catalog entry ${id} comes from catalog/catalog.json; change it there` })
         await writeEntry(trx, { id, source: 'catalog', status: 'approved', managedBy: 'operator' }, { ...input, id })
       })
       await changed({ id, op: 'replace' })
@@ -98,22 +142,31 @@ export function createCuratedAdmin(deps: AdminDeps) {
 
     async remove(id: string): Promise<void> {
       const row = await find(id)
-      if (row.managed_by === 'file') throw appError('conflict', { detail: `catalog entry ${id} comes from catalog/catalog.json; remove it there or disable it` })
+      if (row.managed_by === 'file')
+        throw appError('conflict', {
+          detail: `catalog entry ${id} comes from catalog/catalog.json; remove it there or disable it`,
+        })
       await deps.db.deleteFrom('curated_agents').where('id', '=', id).execute()
       await changed({ id, op: 'delete' })
     },
 
     async setEnabled(id: string, enabled: boolean): Promise<void> {
       await find(id)
-      await deps.db.updateTable('curated_agents').set({ enabled, updated_at: new Date() }).where('id', '=', id).execute()
+      await deps.db
+        .updateTable('curated_agents')
+        .set({ enabled, updated_at: new Date() })
+        .where('id', '=', id)
+        .execute()
       await changed({ id, op: enabled ? 'enable' : 'disable' })
     },
 
     /** Review a bazaar submission: approve lists it, reject keeps it out for good. */
     async review(id: string, decision: 'approved' | 'rejected', note: string | null): Promise<void> {
       const row = await find(id)
-      if (row.source !== 'bazaar') throw appError('conflict', { detail: `${id} is a ${row.source} entry; only bazaar submissions are reviewed` })
-      if (row.status === 'rejected' && decision === 'approved') throw appError('conflict', { detail: `${id} was rejected; it cannot be approved` })
+      if (row.source !== 'bazaar')
+        throw appError('conflict', { detail: `${id} is a ${row.source} entry; only bazaar submissions are reviewed` })
+      if (row.status === 'rejected' && decision === 'approved')
+        throw appError('conflict', { detail: `${id} was rejected; it cannot be approved` })
       await deps.db
         .updateTable('curated_agents')
         .set({ status: decision, review_note: note, reviewed_at: new Date(), updated_at: new Date() })

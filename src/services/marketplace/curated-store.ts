@@ -48,11 +48,17 @@ export async function writeEntry(trx: Db, meta: EntryMeta, input: ListingInput):
   await trx
     .insertInto('curated_agents')
     .values(row)
-    .onConflict((oc) => oc.column('id').doUpdateSet({ ...update, ...(meta.keepEnabled ? {} : { enabled }), updated_at: now }))
+    .onConflict((oc) =>
+      oc.column('id').doUpdateSet({ ...update, ...(meta.keepEnabled ? {} : { enabled }), updated_at: now }),
+    )
     .execute()
 
   const epIds = input.endpoints.map((e, i) => e.id ?? `${meta.id}.e${i + 1}`)
-  await trx.deleteFrom('curated_agent_endpoints').where('curated_agent_id', '=', meta.id).where('id', 'not in', epIds.length ? epIds : ['']).execute()
+  await trx
+    .deleteFrom('curated_agent_endpoints')
+    .where('curated_agent_id', '=', meta.id)
+    .where('id', 'not in', epIds.length ? epIds : [''])
+    .execute()
   for (const [i, e] of input.endpoints.entries()) {
     const values = {
       curated_agent_id: meta.id,
@@ -74,12 +80,21 @@ export async function writeEntry(trx: Db, meta: EntryMeta, input: ListingInput):
     await trx
       .insertInto('curated_agent_endpoints')
       .values({ id: epIds[i], ...values })
-      .onConflict((oc) => oc.column('id').doUpdateSet({ ...values, updated_at: now }).where('curated_agent_endpoints.curated_agent_id', '=', meta.id))
+      .onConflict((oc) =>
+        oc
+          .column('id')
+          .doUpdateSet({ ...values, updated_at: now })
+          .where('curated_agent_endpoints.curated_agent_id', '=', meta.id),
+      )
       .execute()
   }
 
   const skIds = input.skills.map((s, i) => s.id ?? `${meta.id}.s${i + 1}`)
-  await trx.deleteFrom('curated_agent_skills').where('curated_agent_id', '=', meta.id).where('id', 'not in', skIds.length ? skIds : ['']).execute()
+  await trx
+    .deleteFrom('curated_agent_skills')
+    .where('curated_agent_id', '=', meta.id)
+    .where('id', 'not in', skIds.length ? skIds : [''])
+    .execute()
   for (const [i, s] of input.skills.entries()) {
     const values = {
       curated_agent_id: meta.id,
@@ -92,7 +107,12 @@ export async function writeEntry(trx: Db, meta: EntryMeta, input: ListingInput):
     await trx
       .insertInto('curated_agent_skills')
       .values({ id: skIds[i], ...values })
-      .onConflict((oc) => oc.column('id').doUpdateSet({ ...values, updated_at: now }).where('curated_agent_skills.curated_agent_id', '=', meta.id))
+      .onConflict((oc) =>
+        oc
+          .column('id')
+          .doUpdateSet({ ...values, updated_at: now })
+          .where('curated_agent_skills.curated_agent_id', '=', meta.id),
+      )
       .execute()
   }
 }

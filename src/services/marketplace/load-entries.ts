@@ -1,5 +1,12 @@
 import type { Deps } from '../../deps.js'
-import { HTTP_METHODS, networkOfCaip2, type CuratedAgentDTO, type CuratedAgentEndpointDTO, type CuratedAgentSkillDTO, type EndpointMethod } from './types.js'
+import {
+  HTTP_METHODS,
+  networkOfCaip2,
+  type CuratedAgentDTO,
+  type CuratedAgentEndpointDTO,
+  type CuratedAgentSkillDTO,
+  type EndpointMethod,
+} from './types.js'
 
 export interface LoadedEntries {
   /** every visible entry with every enabled endpoint, on all networks */
@@ -10,7 +17,8 @@ export interface LoadedEntries {
 
 // the foundation tables declare timestamps as Generated<ColumnType<Date>>, which Kysely selects as the ColumnType itself
 const ms = (d: unknown): number => (d instanceof Date ? d : new Date(d as string)).getTime()
-const methodsOf = (m: string[]): EndpointMethod[] => m.filter((x): x is EndpointMethod => (HTTP_METHODS as readonly string[]).includes(x))
+const methodsOf = (m: string[]): EndpointMethod[] =>
+  m.filter((x): x is EndpointMethod => (HTTP_METHODS as readonly string[]).includes(x))
 
 /**
  * Read every listed entry: platform entries derived from sellers/services/endpoints (one per
@@ -27,7 +35,20 @@ async function loadPlatform({ db, config }: Pick<Deps, 'db' | 'config'>): Promis
       .selectFrom('services as s')
       .innerJoin('sellers as se', 'se.id', 's.seller_id')
       .where('s.enabled', '=', true)
-      .select(['s.id', 's.name', 's.display_name', 's.description', 's.category', 's.tags', 's.pay_to', 's.website_url', 's.docs_url', 's.logo_url', 's.created_at', 's.updated_at'])
+      .select([
+        's.id',
+        's.name',
+        's.display_name',
+        's.description',
+        's.category',
+        's.tags',
+        's.pay_to',
+        's.website_url',
+        's.docs_url',
+        's.logo_url',
+        's.created_at',
+        's.updated_at',
+      ])
       .select(['se.namespace', 'se.agent_address', 'se.updated_at as seller_updated_at'])
       .execute(),
     db
@@ -35,7 +56,18 @@ async function loadPlatform({ db, config }: Pick<Deps, 'db' | 'config'>): Promis
       .innerJoin('services as s', 's.id', 'e.service_id')
       .where('e.enabled', '=', true)
       .where('s.enabled', '=', true)
-      .select(['e.id', 'e.service_id', 'e.slug', 'e.methods', 'e.price', 'e.description', 'e.mime_type', 'e.schemes', 'e.created_at', 'e.updated_at'])
+      .select([
+        'e.id',
+        'e.service_id',
+        'e.slug',
+        'e.methods',
+        'e.price',
+        'e.description',
+        'e.mime_type',
+        'e.schemes',
+        'e.created_at',
+        'e.updated_at',
+      ])
       .orderBy('e.service_id')
       .orderBy('e.slug')
       .execute(),
@@ -100,7 +132,11 @@ async function loadPlatform({ db, config }: Pick<Deps, 'db' | 'config'>): Promis
 }
 
 async function loadCurated({ db }: Pick<Deps, 'db'>): Promise<CuratedAgentDTO[]> {
-  const visible = db.selectFrom('curated_agents').select('id').where('status', '=', 'approved').where('enabled', '=', true)
+  const visible = db
+    .selectFrom('curated_agents')
+    .select('id')
+    .where('status', '=', 'approved')
+    .where('enabled', '=', true)
   const [agents, endpoints, skills] = await Promise.all([
     db.selectFrom('curated_agents').selectAll().where('status', '=', 'approved').where('enabled', '=', true).execute(),
     db
@@ -111,42 +147,52 @@ async function loadCurated({ db }: Pick<Deps, 'db'>): Promise<CuratedAgentDTO[]>
       .orderBy('curated_agent_id')
       .orderBy('position')
       .execute(),
-    db.selectFrom('curated_agent_skills').selectAll().where('curated_agent_id', 'in', visible).orderBy('curated_agent_id').orderBy('position').execute(),
+    db
+      .selectFrom('curated_agent_skills')
+      .selectAll()
+      .where('curated_agent_id', 'in', visible)
+      .orderBy('curated_agent_id')
+      .orderBy('position')
+      .execute(),
   ])
-  const eps = group(endpoints.map((e): CuratedAgentEndpointDTO => ({
-    id: e.id,
-    curated_agent_id: e.curated_agent_id,
-    url: e.url,
-    methods: methodsOf(e.methods),
-    x402_enabled: e.x402_enabled,
-    x402_protocol_version: e.x402_protocol_version === 1 ? 1 : 2,
-    // rows stored before submissions derived it from the CAIP-2 id would otherwise show on no network
-    network: e.network ?? networkOfCaip2(e.network_caip2_id) ?? null,
-    description: e.description,
-    enabled: e.enabled,
-    pricing_config: {
-      amount: e.amount,
-      amountAtomicUnit: e.amount,
-      currency: e.currency,
-      networkCaip2ID: e.network_caip2_id,
-      assetAddress: e.asset_address,
-      payTo: e.pay_to,
-      x402Schema: e.x402_schema,
-    },
-    schemes: [e.x402_schema ?? 'exact'],
-    created_at: ms(e.created_at),
-    updated_at: ms(e.updated_at),
-  })))
-  const sks = group(skills.map((s): CuratedAgentSkillDTO => ({
-    id: s.id,
-    curated_agent_id: s.curated_agent_id,
-    name: s.name,
-    instructions: s.instructions ?? null,
-    docs_url: s.docs_url,
-    skillmd_url: s.skillmd_url,
-    created_at: ms(s.created_at),
-    updated_at: ms(s.updated_at),
-  })))
+  const eps = group(
+    endpoints.map((e): CuratedAgentEndpointDTO => ({
+      id: e.id,
+      curated_agent_id: e.curated_agent_id,
+      url: e.url,
+      methods: methodsOf(e.methods),
+      x402_enabled: e.x402_enabled,
+      x402_protocol_version: e.x402_protocol_version === 1 ? 1 : 2,
+      // rows stored before submissions derived it from the CAIP-2 id would otherwise show on no network
+      network: e.network ?? networkOfCaip2(e.network_caip2_id) ?? null,
+      description: e.description,
+      enabled: e.enabled,
+      pricing_config: {
+        amount: e.amount,
+        amountAtomicUnit: e.amount,
+        currency: e.currency,
+        networkCaip2ID: e.network_caip2_id,
+        assetAddress: e.asset_address,
+        payTo: e.pay_to,
+        x402Schema: e.x402_schema,
+      },
+      schemes: [e.x402_schema ?? 'exact'],
+      created_at: ms(e.created_at),
+      updated_at: ms(e.updated_at),
+    })),
+  )
+  const sks = group(
+    skills.map((s): CuratedAgentSkillDTO => ({
+      id: s.id,
+      curated_agent_id: s.curated_agent_id,
+      name: s.name,
+      instructions: s.instructions ?? null,
+      docs_url: s.docs_url,
+      skillmd_url: s.skillmd_url,
+      created_at: ms(s.created_at),
+      updated_at: ms(s.updated_at),
+    })),
+  )
   return agents.map((a) => ({
     id: a.id,
     name: a.name,

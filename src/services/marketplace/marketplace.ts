@@ -12,7 +12,10 @@ export function marketplaceChannel(deps: Pick<Deps, 'key'>): string {
 }
 
 /** Tell every process that curated entries changed. Call after the commit. */
-export async function announceMarketplaceChange(deps: Pick<Deps, 'key' | 'redis'>, what: Record<string, unknown> = {}): Promise<void> {
+export async function announceMarketplaceChange(
+  deps: Pick<Deps, 'key' | 'redis'>,
+  what: Record<string, unknown> = {},
+): Promise<void> {
   await deps.redis.publish(marketplaceChannel(deps), JSON.stringify({ at: Date.now(), ...what }))
 }
 
@@ -153,7 +156,9 @@ export function createMarketplace(deps: Pick<Deps, 'db' | 'redis' | 'config' | '
 
     /** A strong ETag for one response: the snapshot's content hash plus the normalized request. */
     etag(snap: Snapshot, kind: string, parts: unknown[]): string {
-      const h = createHash('sha1').update(`${snap.hash}\u0000${kind}\u0000${JSON.stringify(parts)}`).digest('base64url')
+      const h = createHash('sha1')
+        .update(`${snap.hash}\u0000${kind}\u0000${JSON.stringify(parts)}`)
+        .digest('base64url')
       return `"${h.slice(0, 22)}"`
     },
 
@@ -198,7 +203,10 @@ export function createMarketplace(deps: Pick<Deps, 'db' | 'redis' | 'config' | '
   function renderPage(snap: Snapshot, q: ListQuery, network: FilterNetwork): ListPage {
     const view = snap.views[network]
     const candidates = q.search === undefined ? view.entries : searchView(view, q.search.toLowerCase())
-    const filtered = q.source || q.category ? candidates.filter((e) => (!q.source || e.source === q.source) && (!q.category || e.category === q.category)) : candidates
+    const filtered =
+      q.source || q.category
+        ? candidates.filter((e) => (!q.source || e.source === q.source) && (!q.category || e.category === q.category))
+        : candidates
     const start = q.cursor === undefined ? 0 : firstAfter(filtered, q.cursor)
     const limit = q.limit ?? DEFAULT_PAGE
     const page = filtered.slice(start, start + limit)
@@ -206,14 +214,27 @@ export function createMarketplace(deps: Pick<Deps, 'db' | 'redis' | 'config' | '
     let body = '['
     for (let i = 0; i < page.length; i++) body += (i ? ',' : '') + page[i].json
     body += ']'
-    return { body: Buffer.from(body), total: filtered.length, nextCursor: more && page.length ? encodeCursor(page[page.length - 1].key) : undefined }
+    return {
+      body: Buffer.from(body),
+      total: filtered.length,
+      nextCursor: more && page.length ? encodeCursor(page[page.length - 1].key) : undefined,
+    }
   }
 }
 
 /** Cheap summary of the six source tables; it moves with any insert, delete or timestamped update. */
 async function fingerprint(deps: Pick<Deps, 'db'>): Promise<string> {
-  const tables = ['sellers', 'services', 'endpoints', 'curated_agents', 'curated_agent_endpoints', 'curated_agent_skills'] as const
-  const parts = tables.map((t) => sql`(select count(*) || '/' || coalesce(max(updated_at)::text, '') from ${sql.table(t)})`)
+  const tables = [
+    'sellers',
+    'services',
+    'endpoints',
+    'curated_agents',
+    'curated_agent_endpoints',
+    'curated_agent_skills',
+  ] as const
+  const parts = tables.map(
+    (t) => sql`(select count(*) || '/' || coalesce(max(updated_at)::text, '') from ${sql.table(t)})`,
+  )
   const r = await sql<{ fp: string }>`select concat_ws(',', ${sql.join(parts)}) as fp`.execute(deps.db)
   return r.rows[0].fp
 }

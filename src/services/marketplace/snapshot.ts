@@ -2,7 +2,13 @@ import { createHash } from 'node:crypto'
 import { getAddress } from 'viem'
 import { CHAINS, type Config } from '../../config.js'
 import type { LoadedEntries } from './load-entries.js'
-import { FILTER_NETWORKS, type CuratedAgentDTO, type CuratedAgentEndpointDTO, type CuratedAgentSource, type FilterNetwork } from './types.js'
+import {
+  FILTER_NETWORKS,
+  type CuratedAgentDTO,
+  type CuratedAgentEndpointDTO,
+  type CuratedAgentSource,
+  type FilterNetwork,
+} from './types.js'
 
 /** One entry as served on one network: its pre-serialized JSON and what the filters look at. */
 export interface IndexedEntry {
@@ -52,7 +58,13 @@ export function buildSnapshot(loaded: LoadedEntries, config: Readonly<Config>): 
     .map((e) => ({ e, key: `${e.name.toLowerCase()}\u0000${e.id}` }))
     .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
   for (const network of FILTER_NETWORKS) {
-    const view: NetworkView = { entries: [], byId: new Map(), discovery: [], searchText: '', offsets: new Int32Array(0) }
+    const view: NetworkView = {
+      entries: [],
+      byId: new Map(),
+      discovery: [],
+      searchText: '',
+      offsets: new Int32Array(0),
+    }
     for (const { e, key } of sorted) {
       const endpoints = e.endpoints.filter((ep) => ep.network === network)
       const dto: CuratedAgentDTO = { ...e, endpoints }
@@ -93,15 +105,42 @@ export function buildSnapshot(loaded: LoadedEntries, config: Readonly<Config>): 
  * holds v2 payment requirements (CAIP-2 network, `amount`) or v1 ones (network name,
  * `maxAmountRequired`, `resource`), following the endpoint's protocol version.
  */
-export function discoveryItem(entry: CuratedAgentDTO, ep: CuratedAgentEndpointDTO, config: Readonly<Config>, mimeType = 'application/json') {
+export function discoveryItem(
+  entry: CuratedAgentDTO,
+  ep: CuratedAgentEndpointDTO,
+  config: Readonly<Config>,
+  mimeType = 'application/json',
+) {
   const pc = ep.pricing_config
   const chain = Object.values(CHAINS).find((c) => c.caip2 === pc.networkCaip2ID)
-  const extra = chain && chain.usdc.address.toLowerCase() === pc.assetAddress.toLowerCase() ? { name: chain.usdc.name, version: chain.usdc.version } : {}
+  const extra =
+    chain && chain.usdc.address.toLowerCase() === pc.assetAddress.toLowerCase()
+      ? { name: chain.usdc.name, version: chain.usdc.version }
+      : {}
   const description = ep.description ?? entry.description ?? entry.name
   const accepts =
     ep.x402_protocol_version === 2
-      ? { scheme: pc.x402Schema ?? 'exact', network: pc.networkCaip2ID, amount: pc.amount, asset: pc.assetAddress, payTo: pc.payTo, maxTimeoutSeconds: config.x402.maxTimeoutSeconds, extra }
-      : { scheme: pc.x402Schema ?? 'exact', network: ep.network, maxAmountRequired: pc.amount, resource: ep.url, description, mimeType, payTo: pc.payTo, maxTimeoutSeconds: config.x402.maxTimeoutSeconds, asset: pc.assetAddress, extra }
+      ? {
+          scheme: pc.x402Schema ?? 'exact',
+          network: pc.networkCaip2ID,
+          amount: pc.amount,
+          asset: pc.assetAddress,
+          payTo: pc.payTo,
+          maxTimeoutSeconds: config.x402.maxTimeoutSeconds,
+          extra,
+        }
+      : {
+          scheme: pc.x402Schema ?? 'exact',
+          network: ep.network,
+          maxAmountRequired: pc.amount,
+          resource: ep.url,
+          description,
+          mimeType,
+          payTo: pc.payTo,
+          maxTimeoutSeconds: config.x402.maxTimeoutSeconds,
+          asset: pc.assetAddress,
+          extra,
+        }
   // the deferred scheme beside exact, with the requirement the proxy's challenge carries (v2 only)
   const escrow = config.deferredEscrowAddress
   const deferred =

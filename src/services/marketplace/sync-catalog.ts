@@ -8,7 +8,10 @@ import { validateListing, type ListingInput } from './validate-listing.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 /** catalog/catalog.json at the repo root (from src/ or dist/src/). */
-export const defaultCatalogFile = [path.resolve(here, '../../../catalog/catalog.json'), path.resolve(here, '../../../../catalog/catalog.json')].find((f) => existsSync(f)) ?? path.resolve(here, '../../../catalog/catalog.json')
+export const defaultCatalogFile =
+  [path.resolve(here, '../../../catalog/catalog.json'), path.resolve(here, '../../../../catalog/catalog.json')].find(
+    (f) => existsSync(f),
+  ) ?? path.resolve(here, '../../../catalog/catalog.json')
 
 export interface SyncResult {
   inserted: string[]
@@ -22,13 +25,15 @@ export interface SyncResult {
 /** Read and validate the catalog file; throws naming every bad field of every entry. */
 export function readCatalogFile(file = defaultCatalogFile): ListingInput[] {
   const doc = JSON.parse(readFileSync(file, 'utf8')) as { version?: unknown; entries?: unknown }
-  if (doc.version !== 1 || !Array.isArray(doc.entries)) throw new Error(`${file}: expected {"version": 1, "entries": [...]}`)
+  if (doc.version !== 1 || !Array.isArray(doc.entries))
+    throw new Error(`${file}: expected {"version": 1, "entries": [...]}`)
   const problems: string[] = []
   const inputs: ListingInput[] = []
   doc.entries.forEach((raw, i) => {
     const r = validateListing(raw, 'catalog')
     if (!r.ok) problems.push(...r.problems.map((p) => `entries[${i}].${p.field}: ${p.reason}`))
-    else if (!r.value.id) problems.push(`entries[${i}].id: required in the catalog file (it keeps the entry stable across syncs)`)
+    else if (!r.value.id)
+      problems.push(`entries[${i}].id: required in the catalog file (it keeps the entry stable across syncs)`)
     else inputs.push(r.value)
   })
   const ids = inputs.map((x) => x.id)
@@ -46,12 +51,28 @@ export function readCatalogFile(file = defaultCatalogFile): ListingInput[] {
  * @example
  *   await syncCatalog(deps) // { inserted: [...], updated: [], deleted: [], unchanged: 0, skipped: [] }
  */
-export async function syncCatalog(deps: Pick<Deps, 'db' | 'redis' | 'key'>, opts: { file?: string } = {}): Promise<SyncResult> {
+export async function syncCatalog(
+  deps: Pick<Deps, 'db' | 'redis' | 'key'>,
+  opts: { file?: string } = {},
+): Promise<SyncResult> {
   const inputs = readCatalogFile(opts.file)
   const result: SyncResult = { inserted: [], updated: [], deleted: [], unchanged: 0, skipped: [] }
   await deps.db.transaction().execute(async (trx) => {
     await lockCurated(trx)
-    const stored = await trx.selectFrom('curated_agents').select(['id', 'managed_by', 'content_hash', 'source']).where((eb) => eb.or([eb('managed_by', '=', 'file'), eb('id', 'in', inputs.map((x) => x.id!))])).execute()
+    const stored = await trx
+      .selectFrom('curated_agents')
+      .select(['id', 'managed_by', 'content_hash', 'source'])
+      .where((eb) =>
+        eb.or([
+          eb('managed_by', '=', 'file'),
+          eb(
+            'id',
+            'in',
+            inputs.map((x) => x.id!),
+          ),
+        ]),
+      )
+      .execute()
     const byId = new Map(stored.map((r) => [r.id, r]))
     for (const input of inputs) {
       const id = input.id!
@@ -72,6 +93,7 @@ export async function syncCatalog(deps: Pick<Deps, 'db' | 'redis' | 'key'>, opts
     if (gone.length) await trx.deleteFrom('curated_agents').where('id', 'in', gone).execute()
     result.deleted = gone
   })
-  if (result.inserted.length + result.updated.length + result.deleted.length > 0) await announceMarketplaceChange(deps, { op: 'catalog-sync' })
+  if (result.inserted.length + result.updated.length + result.deleted.length > 0)
+    await announceMarketplaceChange(deps, { op: 'catalog-sync' })
   return result
 }

@@ -14,7 +14,10 @@ export const FILTER_NETWORKS = ['base', 'base-sepolia'] as const
 export type FilterNetwork = (typeof FILTER_NETWORKS)[number]
 
 /** The CAIP-2 id of each filter network (x402 v2 and `pricing_config.networkCaip2ID` name networks so). */
-export const NETWORK_CAIP2: Readonly<Record<FilterNetwork, string>> = { base: 'eip155:8453', 'base-sepolia': 'eip155:84532' }
+export const NETWORK_CAIP2: Readonly<Record<FilterNetwork, string>> = {
+  base: 'eip155:8453',
+  'base-sepolia': 'eip155:84532',
+}
 
 /** The filter network of a CAIP-2 id: eip155:8453 → base, eip155:84532 → base-sepolia; otherwise undefined. */
 export function networkOfCaip2(caip2: string): FilterNetwork | undefined {

@@ -1,5 +1,12 @@
 import { isIP } from 'node:net'
-import { HTTP_METHODS, isFilterNetwork, NETWORK_CAIP2, networkOfCaip2, type EndpointMethod, type FilterNetwork } from './types.js'
+import {
+  HTTP_METHODS,
+  isFilterNetwork,
+  NETWORK_CAIP2,
+  networkOfCaip2,
+  type EndpointMethod,
+  type FilterNetwork,
+} from './types.js'
 
 /** A catalog entry or bazaar submission after validation, ready to store. */
 export interface ListingInput {
@@ -67,11 +74,42 @@ const MARKUP_RE = /<\s*[a-z!/?][^>]*>|javascript\s*:|\bon[a-z]+\s*=/i
 const CONTROL_RE = /[\u0000-\u0008\u000b-\u001f\u007f]/
 
 const TOP_FIELDS: Record<ListingMode, string[]> = {
-  catalog: ['id', 'name', 'description', 'category', 'tags', 'url', 'logo_url', 'docs_url', 'platform_agent_address', 'enabled', 'endpoints', 'skills'],
+  catalog: [
+    'id',
+    'name',
+    'description',
+    'category',
+    'tags',
+    'url',
+    'logo_url',
+    'docs_url',
+    'platform_agent_address',
+    'enabled',
+    'endpoints',
+    'skills',
+  ],
   bazaar: ['name', 'description', 'category', 'tags', 'url', 'logo_url', 'docs_url', 'contact', 'endpoints', 'skills'],
 }
-const ENDPOINT_FIELDS = ['id', 'url', 'methods', 'x402_enabled', 'x402_protocol_version', 'network', 'description', 'enabled', 'pricing_config']
-const PRICING_FIELDS = ['amount', 'amountAtomicUnit', 'currency', 'networkCaip2ID', 'assetAddress', 'payTo', 'x402Schema']
+const ENDPOINT_FIELDS = [
+  'id',
+  'url',
+  'methods',
+  'x402_enabled',
+  'x402_protocol_version',
+  'network',
+  'description',
+  'enabled',
+  'pricing_config',
+]
+const PRICING_FIELDS = [
+  'amount',
+  'amountAtomicUnit',
+  'currency',
+  'networkCaip2ID',
+  'assetAddress',
+  'payTo',
+  'x402Schema',
+]
 const SKILL_FIELDS = ['id', 'name', 'instructions', 'docs_url', 'skillmd_url']
 
 /**
@@ -82,7 +120,10 @@ const SKILL_FIELDS = ['id', 'name', 'instructions', 'docs_url', 'skillmd_url']
  *   const r = validateListing(request.body, 'bazaar')
  *   if (!r.ok) throw appError('invalid_submission', { detail: r.problems[0].reason }, { details: { problems: r.problems } })
  */
-export function validateListing(body: unknown, mode: ListingMode): { ok: true; value: ListingInput } | { ok: false; problems: Problem[] } {
+export function validateListing(
+  body: unknown,
+  mode: ListingMode,
+): { ok: true; value: ListingInput } | { ok: false; problems: Problem[] } {
   const problems: Problem[] = []
   const bad = (field: string, reason: string) => void problems.push({ field, reason })
   const limits = LIMITS[mode]
@@ -92,14 +133,20 @@ export function validateListing(body: unknown, mode: ListingMode): { ok: true; v
 
   const { text, url } = fieldChecks(mode, bad)
 
-  const id = mode === 'catalog' && body.id !== undefined ? (typeof body.id === 'string' && ID_RE.test(body.id) ? body.id : (bad('id', 'expected 1-64 of a-z 0-9 . _ - starting with a letter or digit'), undefined)) : undefined
+  const id =
+    mode === 'catalog' && body.id !== undefined
+      ? typeof body.id === 'string' && ID_RE.test(body.id)
+        ? body.id
+        : (bad('id', 'expected 1-64 of a-z 0-9 . _ - starting with a letter or digit'), undefined)
+      : undefined
   const name = text(body.name, 'name', 100, { required: true }) ?? ''
   const description = text(body.description, 'description', 2000, { multiline: true })
   const category = checkCategory(body.category, text, bad) ?? ''
   const tags = checkTags(body.tags, limits.tags, text, bad)
   let platformAgentAddress: string | null = null
   if (body.platform_agent_address !== undefined && body.platform_agent_address !== null) {
-    if (typeof body.platform_agent_address !== 'string' || !EVM_ADDRESS_RE.test(body.platform_agent_address)) bad('platform_agent_address', 'expected a 0x-prefixed 20-byte hex address')
+    if (typeof body.platform_agent_address !== 'string' || !EVM_ADDRESS_RE.test(body.platform_agent_address))
+      bad('platform_agent_address', 'expected a 0x-prefixed 20-byte hex address')
     else platformAgentAddress = body.platform_agent_address
   }
   let enabled = true
@@ -113,64 +160,83 @@ export function validateListing(body: unknown, mode: ListingMode): { ok: true; v
   const endpoints: EndpointInput[] = []
   if (!Array.isArray(body.endpoints) || body.endpoints.length === 0) bad('endpoints', 'expected a non-empty array')
   else if (body.endpoints.length > limits.endpoints) bad('endpoints', `at most ${limits.endpoints} endpoints`)
-  else body.endpoints.forEach((e, i) => {
-    const p = `endpoints[${i}]`
-    if (!isObject(e)) return bad(p, 'expected an object')
-    unknownFields(e, ENDPOINT_FIELDS, `${p}.`, bad)
-    const epId = e.id === undefined ? undefined : typeof e.id === 'string' && ID_RE.test(e.id) && mode === 'catalog' ? e.id : (bad(`${p}.id`, mode === 'bazaar' ? 'ids are assigned by the server' : 'expected 1-64 of a-z 0-9 . _ -'), undefined)
-    const epUrl = url(e.url, `${p}.url`, true)
-    const methods: EndpointMethod[] = []
-    if (!Array.isArray(e.methods) || e.methods.length === 0) bad(`${p}.methods`, `expected a non-empty array of ${HTTP_METHODS.join(', ')}`)
-    else for (const m of e.methods) {
-      if (!(HTTP_METHODS as readonly unknown[]).includes(m)) { bad(`${p}.methods`, `expected only ${HTTP_METHODS.join(', ')}`); break }
-      if (!methods.includes(m as EndpointMethod)) methods.push(m as EndpointMethod)
-    }
-    const version = e.x402_protocol_version ?? 2
-    if (version !== 1 && version !== 2) bad(`${p}.x402_protocol_version`, 'expected 1 or 2')
-    let network: FilterNetwork | undefined
-    let networkOk = true
-    if (e.network !== undefined && e.network !== null) {
-      if (typeof e.network === 'string' && isFilterNetwork(e.network)) network = e.network
-      else {
-        bad(`${p}.network`, 'expected base or base-sepolia (the networks the marketplace lists)')
-        networkOk = false
+  else
+    body.endpoints.forEach((e, i) => {
+      const p = `endpoints[${i}]`
+      if (!isObject(e)) return bad(p, 'expected an object')
+      unknownFields(e, ENDPOINT_FIELDS, `${p}.`, bad)
+      const epId =
+        e.id === undefined
+          ? undefined
+          : typeof e.id === 'string' && ID_RE.test(e.id) && mode === 'catalog'
+            ? e.id
+            : (bad(`${p}.id`, mode === 'bazaar' ? 'ids are assigned by the server' : 'expected 1-64 of a-z 0-9 . _ -'),
+              undefined)
+      const epUrl = url(e.url, `${p}.url`, true)
+      const methods: EndpointMethod[] = []
+      if (!Array.isArray(e.methods) || e.methods.length === 0)
+        bad(`${p}.methods`, `expected a non-empty array of ${HTTP_METHODS.join(', ')}`)
+      else
+        for (const m of e.methods) {
+          if (!(HTTP_METHODS as readonly unknown[]).includes(m)) {
+            bad(`${p}.methods`, `expected only ${HTTP_METHODS.join(', ')}`)
+            break
+          }
+          if (!methods.includes(m as EndpointMethod)) methods.push(m as EndpointMethod)
+        }
+      const version = e.x402_protocol_version ?? 2
+      if (version !== 1 && version !== 2) bad(`${p}.x402_protocol_version`, 'expected 1 or 2')
+      let network: FilterNetwork | undefined
+      let networkOk = true
+      if (e.network !== undefined && e.network !== null) {
+        if (typeof e.network === 'string' && isFilterNetwork(e.network)) network = e.network
+        else {
+          bad(`${p}.network`, 'expected base or base-sepolia (the networks the marketplace lists)')
+          networkOk = false
+        }
       }
-    }
-    for (const f of ['enabled', 'x402_enabled'] as const) if (e[f] !== undefined && typeof e[f] !== 'boolean') bad(`${p}.${f}`, 'expected a boolean')
-    const epDescription = text(e.description, `${p}.description`, 500, { multiline: true })
+      for (const f of ['enabled', 'x402_enabled'] as const)
+        if (e[f] !== undefined && typeof e[f] !== 'boolean') bad(`${p}.${f}`, 'expected a boolean')
+      const epDescription = text(e.description, `${p}.description`, 500, { multiline: true })
 
-    const pc = e.pricing_config
-    if (!isObject(pc)) return bad(`${p}.pricing_config`, 'expected an object')
-    unknownFields(pc, PRICING_FIELDS, `${p}.pricing_config.`, bad)
-    const amount = atomic(pc.amount)
-    if (amount === null) bad(`${p}.pricing_config.amount`, 'expected a non-negative integer of atomic units (a decimal string)')
-    if (pc.amountAtomicUnit !== undefined && atomic(pc.amountAtomicUnit) !== amount) bad(`${p}.pricing_config.amountAtomicUnit`, 'must equal amount (both are the price in atomic units)')
-    const currency = pc.currency ?? 'USDC'
-    if (typeof currency !== 'string' || !/^[A-Z0-9]{1,10}$/.test(currency)) bad(`${p}.pricing_config.currency`, 'expected an upper-case ticker such as USDC')
-    const served = checkNetwork(network, networkOk, pc.networkCaip2ID, p, bad)
-    const addressOk = (a: unknown) => typeof a === 'string' && EVM_ADDRESS_RE.test(a)
-    if (!addressOk(pc.assetAddress)) bad(`${p}.pricing_config.assetAddress`, 'expected a 0x-prefixed 20-byte hex address')
-    if (pc.payTo !== undefined && pc.payTo !== null && !addressOk(pc.payTo)) bad(`${p}.pricing_config.payTo`, 'expected a 0x-prefixed 20-byte hex address or null')
-    const schema = pc.x402Schema ?? null
-    if (schema !== null && schema !== 'exact' && schema !== 'deferred') bad(`${p}.pricing_config.x402Schema`, 'expected exact, deferred or null')
-    endpoints.push({
-      id: epId,
-      url: epUrl ?? '',
-      methods,
-      x402_enabled: e.x402_enabled !== false,
-      x402_protocol_version: version === 1 ? 1 : 2,
-      // placeholders where a problem was reported (the listing is then refused)
-      network: served ?? 'base',
-      description: epDescription,
-      enabled: e.enabled !== false,
-      amount: amount ?? '0',
-      currency: typeof currency === 'string' ? currency : 'USDC',
-      network_caip2_id: served ? NETWORK_CAIP2[served] : '',
-      asset_address: String(pc.assetAddress ?? ''),
-      pay_to: typeof pc.payTo === 'string' ? pc.payTo : null,
-      x402_schema: schema as EndpointInput['x402_schema'],
+      const pc = e.pricing_config
+      if (!isObject(pc)) return bad(`${p}.pricing_config`, 'expected an object')
+      unknownFields(pc, PRICING_FIELDS, `${p}.pricing_config.`, bad)
+      const amount = atomic(pc.amount)
+      if (amount === null)
+        bad(`${p}.pricing_config.amount`, 'expected a non-negative integer of atomic units (a decimal string)')
+      if (pc.amountAtomicUnit !== undefined && atomic(pc.amountAtomicUnit) !== amount)
+        bad(`${p}.pricing_config.amountAtomicUnit`, 'must equal amount (both are the price in atomic units)')
+      const currency = pc.currency ?? 'USDC'
+      if (typeof currency !== 'string' || !/^[A-Z0-9]{1,10}$/.test(currency))
+        bad(`${p}.pricing_config.currency`, 'expected an upper-case ticker such as USDC')
+      const served = checkNetwork(network, networkOk, pc.networkCaip2ID, p, bad)
+      const addressOk = (a: unknown) => typeof a === 'string' && EVM_ADDRESS_RE.test(a)
+      if (!addressOk(pc.assetAddress))
+        bad(`${p}.pricing_config.assetAddress`, 'expected a 0x-prefixed 20-byte hex address')
+      if (pc.payTo !== undefined && pc.payTo !== null && !addressOk(pc.payTo))
+        bad(`${p}.pricing_config.payTo`, 'expected a 0x-prefixed 20-byte hex address or null')
+      const schema = pc.x402Schema ?? null
+      if (schema !== null && schema !== 'exact' && schema !== 'deferred')
+        bad(`${p}.pricing_config.x402Schema`, 'expected exact, deferred or null')
+      endpoints.push({
+        id: epId,
+        url: epUrl ?? '',
+        methods,
+        x402_enabled: e.x402_enabled !== false,
+        x402_protocol_version: version === 1 ? 1 : 2,
+        // placeholders where a problem was reported (the listing is then refused)
+        network: served ?? 'base',
+        description: epDescription,
+        enabled: e.enabled !== false,
+        amount: amount ?? '0',
+        currency: typeof currency === 'string' ? currency : 'USDC',
+        network_caip2_id: served ? NETWORK_CAIP2[served] : '',
+        asset_address: String(pc.assetAddress ?? ''),
+        pay_to: typeof pc.payTo === 'string' ? pc.payTo : null,
+        x402_schema: schema as EndpointInput['x402_schema'],
+      })
     })
-  })
   const epIds = endpoints.map((e) => e.id).filter(Boolean)
   if (new Set(epIds).size !== epIds.length) bad('endpoints', 'endpoint ids must be unique')
 
@@ -178,24 +244,38 @@ export function validateListing(body: unknown, mode: ListingMode): { ok: true; v
   if (body.skills !== undefined && body.skills !== null) {
     if (!Array.isArray(body.skills)) bad('skills', 'expected an array')
     else if (body.skills.length > limits.skills) bad('skills', `at most ${limits.skills} skills`)
-    else body.skills.forEach((s, i) => {
-      const p = `skills[${i}]`
-      if (!isObject(s)) return bad(p, 'expected an object')
-      unknownFields(s, SKILL_FIELDS, `${p}.`, bad)
-      const skId = s.id === undefined ? undefined : typeof s.id === 'string' && ID_RE.test(s.id) && mode === 'catalog' ? s.id : (bad(`${p}.id`, 'ids are assigned by the server'), undefined)
-      const skName = text(s.name, `${p}.name`, 100, { required: true }) ?? ''
-      let instructions: unknown = s.instructions ?? null
-      if (instructions !== null) {
-        const json = JSON.stringify(instructions)
-        if (json.length > (mode === 'bazaar' ? 4000 : 16000)) bad(`${p}.instructions`, 'is too large')
-        else walkStrings(instructions, (str) => {
-          if (SCRIPT_RE.test(str)) bad(`${p}.instructions`, 'script tags are not allowed')
-          else if (mode === 'bazaar' && MARKUP_RE.test(str)) bad(`${p}.instructions`, 'HTML markup and script URLs are not allowed')
+    else
+      body.skills.forEach((s, i) => {
+        const p = `skills[${i}]`
+        if (!isObject(s)) return bad(p, 'expected an object')
+        unknownFields(s, SKILL_FIELDS, `${p}.`, bad)
+        const skId =
+          s.id === undefined
+            ? undefined
+            : typeof s.id === 'string' && ID_RE.test(s.id) && mode === 'catalog'
+              ? s.id
+              : (bad(`${p}.id`, 'ids are assigned by the server'), undefined)
+        const skName = text(s.name, `${p}.name`, 100, { required: true }) ?? ''
+        let instructions: unknown = s.instructions ?? null
+        if (instructions !== null) {
+          const json = JSON.stringify(instructions)
+          if (json.length > (mode === 'bazaar' ? 4000 : 16000)) bad(`${p}.instructions`, 'is too large')
+          else
+            walkStrings(instructions, (str) => {
+              if (SCRIPT_RE.test(str)) bad(`${p}.instructions`, 'script tags are not allowed')
+              else if (mode === 'bazaar' && MARKUP_RE.test(str))
+                bad(`${p}.instructions`, 'HTML markup and script URLs are not allowed')
+            })
+          instructions = JSON.parse(json)
+        }
+        skills.push({
+          id: skId,
+          name: skName,
+          instructions,
+          docs_url: url(s.docs_url, `${p}.docs_url`),
+          skillmd_url: url(s.skillmd_url, `${p}.skillmd_url`),
         })
-        instructions = JSON.parse(json)
-      }
-      skills.push({ id: skId, name: skName, instructions, docs_url: url(s.docs_url, `${p}.docs_url`), skillmd_url: url(s.skillmd_url, `${p}.skillmd_url`) })
-    })
+      })
   }
 
   if (problems.length > 0) return { ok: false, problems: dedupe(problems) }
@@ -220,34 +300,43 @@ export function validateListing(body: unknown, mode: ListingMode): { ok: true; v
 }
 
 type Bad = (field: string, reason: string) => void
-type TextCheck = (v: unknown, field: string, max: number, opts?: { required?: boolean; multiline?: boolean }) => string | null
+type TextCheck = (
+  v: unknown,
+  field: string,
+  max: number,
+  opts?: { required?: boolean; multiline?: boolean },
+) => string | null
 
 /**
  * The checks of a listing's free-text and URL fields, reporting to `bad`: text is trimmed, bounded,
  * free of control characters and markup; a URL is absolute http(s) (public hosts only in bazaar mode).
  * Empty or null gives null (or "is required").
  */
-function fieldChecks(mode: ListingMode, bad: Bad): { text: TextCheck; url: (v: unknown, field: string, required?: boolean) => string | null } {
+function fieldChecks(
+  mode: ListingMode,
+  bad: Bad,
+): { text: TextCheck; url: (v: unknown, field: string, required?: boolean) => string | null } {
   const text: TextCheck = (v, field, max, opts = {}) => {
     if (v === undefined || v === null || v === '') {
       if (opts.required) bad(field, 'is required')
       return null
     }
-    if (typeof v !== 'string') return bad(field, 'expected a string'), null
+    if (typeof v !== 'string') return (bad(field, 'expected a string'), null)
     const s = v.trim()
-    if (s.length === 0 && opts.required) return bad(field, 'is required'), null
-    if (s.length > max) return bad(field, `is longer than ${max} characters`), null
-    if (SCRIPT_RE.test(s)) return bad(field, 'script tags are not allowed'), null
-    if (MARKUP_RE.test(s)) return bad(field, 'HTML markup and script URLs are not allowed'), null
+    if (s.length === 0 && opts.required) return (bad(field, 'is required'), null)
+    if (s.length > max) return (bad(field, `is longer than ${max} characters`), null)
+    if (SCRIPT_RE.test(s)) return (bad(field, 'script tags are not allowed'), null)
+    if (MARKUP_RE.test(s)) return (bad(field, 'HTML markup and script URLs are not allowed'), null)
     const ctl = opts.multiline ? s.replace(/[\n\t]/g, ' ') : s
-    if (CONTROL_RE.test(ctl) || (!opts.multiline && /[\n\t]/.test(s))) return bad(field, 'control characters are not allowed'), null
+    if (CONTROL_RE.test(ctl) || (!opts.multiline && /[\n\t]/.test(s)))
+      return (bad(field, 'control characters are not allowed'), null)
     return s.length === 0 ? null : s
   }
   const url = (v: unknown, field: string, required = false): string | null => {
     const s = text(v, field, 2048, { required })
     if (s === null) return null
     const reason = urlProblem(s, mode)
-    if (reason) return bad(field, reason), null
+    if (reason) return (bad(field, reason), null)
     return s
   }
   return { text, url }
@@ -259,24 +348,44 @@ function fieldChecks(mode: ListingMode, bad: Bad): { text: TextCheck; url: (v: u
  * agreement: a missing `network` is derived from the CAIP-2 id (an endpoint stored without one
  * would be approved and then shown on no network). Anything else is refused, naming the field.
  */
-function checkNetwork(network: FilterNetwork | undefined, networkOk: boolean, caip2: unknown, p: string, bad: Bad): FilterNetwork | undefined {
+function checkNetwork(
+  network: FilterNetwork | undefined,
+  networkOk: boolean,
+  caip2: unknown,
+  p: string,
+  bad: Bad,
+): FilterNetwork | undefined {
   const caip2Field = `${p}.pricing_config.networkCaip2ID`
-  if (caip2 !== undefined && (typeof caip2 !== 'string' || !CAIP2_RE.test(caip2))) return bad(caip2Field, 'expected a CAIP-2 id such as eip155:8453'), undefined
+  if (caip2 !== undefined && (typeof caip2 !== 'string' || !CAIP2_RE.test(caip2)))
+    return (bad(caip2Field, 'expected a CAIP-2 id such as eip155:8453'), undefined)
   if (!networkOk) return undefined
   if (typeof caip2 !== 'string') {
-    if (network === undefined) bad(`${p}.network`, 'is required: base or base-sepolia (or give pricing_config.networkCaip2ID eip155:8453 or eip155:84532)')
+    if (network === undefined)
+      bad(
+        `${p}.network`,
+        'is required: base or base-sepolia (or give pricing_config.networkCaip2ID eip155:8453 or eip155:84532)',
+      )
     return network
   }
   const fromCaip2 = networkOfCaip2(caip2)
-  if (fromCaip2 === undefined) return bad(caip2Field, 'expected eip155:8453 (base) or eip155:84532 (base-sepolia), the networks the marketplace lists'), undefined
-  if (network !== undefined && network !== fromCaip2) return bad(caip2Field, `${caip2} is ${fromCaip2}, but network is ${network} (${NETWORK_CAIP2[network]})`), undefined
+  if (fromCaip2 === undefined)
+    return (
+      bad(caip2Field, 'expected eip155:8453 (base) or eip155:84532 (base-sepolia), the networks the marketplace lists'),
+      undefined
+    )
+  if (network !== undefined && network !== fromCaip2)
+    return (
+      bad(caip2Field, `${caip2} is ${fromCaip2}, but network is ${network} (${NETWORK_CAIP2[network]})`),
+      undefined
+    )
   return fromCaip2
 }
 
 /** A category is required wherever it is given: letters, digits, spaces and a few joiners. */
 function checkCategory(v: unknown, text: TextCheck, bad: Bad): string | null {
   const category = text(v, 'category', 50, { required: true })
-  if (category && !/^[\p{L}\p{N}][\p{L}\p{N} &/+.-]*$/u.test(category)) return bad('category', 'expected letters, digits, spaces and & / + . -'), null
+  if (category && !/^[\p{L}\p{N}][\p{L}\p{N} &/+.-]*$/u.test(category))
+    return (bad('category', 'expected letters, digits, spaces and & / + . -'), null)
   return category
 }
 
@@ -286,10 +395,11 @@ function checkTags(v: unknown, max: number, text: TextCheck, bad: Bad): string[]
   if (v === undefined || v === null) return tags
   if (!Array.isArray(v)) bad('tags', 'expected an array of strings')
   else if (v.length > max) bad('tags', `at most ${max} tags`)
-  else v.forEach((t, i) => {
-    const s = text(t, `tags[${i}]`, 40, { required: true })
-    if (s !== null && !tags.includes(s)) tags.push(s)
-  })
+  else
+    v.forEach((t, i) => {
+      const s = text(t, `tags[${i}]`, 40, { required: true })
+      if (s !== null && !tags.includes(s)) tags.push(s)
+    })
   return tags
 }
 
@@ -310,7 +420,9 @@ export interface ServiceListing {
  *   const r = validateServiceListing({ category: 'Crypto', tags: ['prices'] })
  *   // { ok: true, value: { category: 'Crypto', tags: ['prices'] } }
  */
-export function validateServiceListing(body: Record<string, unknown>): { ok: true; value: ServiceListing } | { ok: false; problems: Problem[] } {
+export function validateServiceListing(
+  body: Record<string, unknown>,
+): { ok: true; value: ServiceListing } | { ok: false; problems: Problem[] } {
   const problems: Problem[] = []
   const bad: Bad = (field, reason) => void problems.push({ field, reason })
   const { text, url } = fieldChecks('bazaar', bad)
@@ -320,7 +432,8 @@ export function validateServiceListing(body: Record<string, unknown>): { ok: tru
     if (category !== null) value.category = category
   }
   if (body.tags !== undefined) value.tags = checkTags(body.tags, LIMITS.catalog.tags, text, bad)
-  for (const f of ['website_url', 'docs_url', 'logo_url'] as const) if (body[f] !== undefined) value[f] = url(body[f], f)
+  for (const f of ['website_url', 'docs_url', 'logo_url'] as const)
+    if (body[f] !== undefined) value[f] = url(body[f], f)
   return problems.length > 0 ? { ok: false, problems: dedupe(problems) } : { ok: true, value }
 }
 
@@ -332,11 +445,19 @@ export function urlProblem(s: string, mode: ListingMode): string | undefined {
   } catch {
     return 'expected an absolute http(s) URL'
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return `only http and https URLs are allowed, got ${u.protocol.replace(/:$/, '')}`
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    return `only http and https URLs are allowed, got ${u.protocol.replace(/:$/, '')}`
   if (u.username || u.password) return 'URLs must not carry credentials'
   if (mode === 'bazaar') {
     const host = u.hostname.replace(/^\[|\]$/g, '').toLowerCase()
-    if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.local') || host.endsWith('.internal') || !host.includes('.') && isIP(host) === 0) return 'URLs must name a public host'
+    if (
+      host === 'localhost' ||
+      host.endsWith('.localhost') ||
+      host.endsWith('.local') ||
+      host.endsWith('.internal') ||
+      (!host.includes('.') && isIP(host) === 0)
+    )
+      return 'URLs must name a public host'
     if (isIP(host) !== 0 && isPrivateIp(host)) return 'URLs must not point at private or loopback addresses'
   }
   return undefined
@@ -345,7 +466,15 @@ export function urlProblem(s: string, mode: ListingMode): string | undefined {
 function isPrivateIp(ip: string): boolean {
   if (isIP(ip) === 6) return ip === '::1' || ip === '::' || /^(fc|fd|fe80)/.test(ip) || ip.startsWith('::ffff:')
   const [a, b] = ip.split('.').map(Number)
-  return a === 10 || a === 127 || a === 0 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127)
+  return (
+    a === 10 ||
+    a === 127 ||
+    a === 0 ||
+    (a === 169 && b === 254) ||
+    (a === 172 && b >= 16 && b <= 31) ||
+    (a === 192 && b === 168) ||
+    (a === 100 && b >= 64 && b <= 127)
+  )
 }
 
 function atomic(v: unknown): string | null {
@@ -359,7 +488,12 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
-function unknownFields(o: Record<string, unknown>, allowed: string[], prefix: string, bad: (f: string, r: string) => void): void {
+function unknownFields(
+  o: Record<string, unknown>,
+  allowed: string[],
+  prefix: string,
+  bad: (f: string, r: string) => void,
+): void {
   for (const k of Object.keys(o)) if (!allowed.includes(k)) bad(`${prefix}${k}`, 'is not an accepted field')
 }
 

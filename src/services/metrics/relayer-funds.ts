@@ -39,5 +39,7 @@ export async function relayersReadiness(deps: Deps): Promise<void> {
 
 /** The extra /readyz checks of a role: `relayers` when this deployment pays gas from relayers. */
 export function relayerReadinessChecks(deps: Deps): Record<string, (deps: Deps) => Promise<void>> {
-  return deps.config.settlement.mode === 'relayer' && deps.config.relayerKeys.length > 0 ? { relayers: relayersReadiness } : {}
+  return deps.config.settlement.mode === 'relayer' && deps.config.relayerKeys.length > 0
+    ? { relayers: relayersReadiness }
+    : {}
 }

@@ -53,7 +53,11 @@ export interface SettlementMetricsOptions {
  *   const metrics = createSettlementMetrics(deps, settlementQueue(deps.config))
  *   reply.type(metrics.contentType).send(await metrics.render())
  */
-export function createSettlementMetrics(deps: Deps, queue: Pick<Queue, 'getJobCounts'>, opts: SettlementMetricsOptions = {}) {
+export function createSettlementMetrics(
+  deps: Deps,
+  queue: Pick<Queue, 'getJobCounts'>,
+  opts: SettlementMetricsOptions = {},
+) {
   const { db } = deps
   const lagMs = opts.lagMs ?? METRICS_SETTLE_LAG_MS
   const sizes: Histogram = { buckets: BATCH_SIZE_BUCKETS.map(() => 0), count: 0, sum: 0 }
@@ -72,7 +76,14 @@ export function createSettlementMetrics(deps: Deps, queue: Pick<Queue, 'getJobCo
     labelNames: ['state'],
     registers: [registry],
     async collect() {
-      const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'failed')
+      const counts = await queue.getJobCounts(
+        'waiting',
+        'active',
+        'delayed',
+        'prioritized',
+        'waiting-children',
+        'failed',
+      )
       for (const [state, n] of Object.entries(counts)) this.set({ state }, n)
     },
   })
@@ -86,8 +97,19 @@ export function createSettlementMetrics(deps: Deps, queue: Pick<Queue, 'getJobCo
       // cursor plus the rows finalized after it (both index ranges on (status, updated_at))
       const snap = finals
       const [open, recent] = await Promise.all([
-        db.selectFrom('payments').select(['status', sql<string>`count(*)::text`.as('n')]).where('status', 'in', OPEN).groupBy('status').execute(),
-        db.selectFrom('payments').select(['status', sql<string>`count(*)::text`.as('n')]).where('status', 'in', FINAL).where('updated_at', '>', snap.cursor).groupBy('status').execute(),
+        db
+          .selectFrom('payments')
+          .select(['status', sql<string>`count(*)::text`.as('n')])
+          .where('status', 'in', OPEN)
+          .groupBy('status')
+          .execute(),
+        db
+          .selectFrom('payments')
+          .select(['status', sql<string>`count(*)::text`.as('n')])
+          .where('status', 'in', FINAL)
+          .where('updated_at', '>', snap.cursor)
+          .groupBy('status')
+          .execute(),
       ])
       this.reset()
       for (const s of [...OPEN, ...FINAL]) this.set({ status: s }, snap.counts.get(s) ?? 0)
@@ -100,7 +122,11 @@ export function createSettlementMetrics(deps: Deps, queue: Pick<Queue, 'getJobCo
     help: 'Age of the oldest exact payment waiting for settlement (served or settling); deferred vouchers wait for collection by design',
     registers: [registry],
     async collect() {
-      const r = await sql<{ age: string | null }>`select extract(epoch from now() - min(updated_at))::text as age from payments where status in ('served', 'settling') and scheme = 'exact'`.execute(db)
+      const r = await sql<{
+        age: string | null
+      }>`select extract(epoch from now() - min(updated_at))::text as age from payments where status in ('served', 'settling') and scheme = 'exact'`.execute(
+        db,
+      )
       this.set(Number(r.rows[0]?.age ?? 0))
     },
   })
@@ -110,7 +136,12 @@ export function createSettlementMetrics(deps: Deps, queue: Pick<Queue, 'getJobCo
     labelNames: ['reason'],
     registers: [registry],
     async collect() {
-      const rows = await db.selectFrom('payments').select(['failure_reason', sql<string>`count(*)::text`.as('n')]).where('status', '=', 'failed').groupBy('failure_reason').execute()
+      const rows = await db
+        .selectFrom('payments')
+        .select(['failure_reason', sql<string>`count(*)::text`.as('n')])
+        .where('status', '=', 'failed')
+        .groupBy('failure_reason')
+        .execute()
       this.reset()
       for (const r of rows) this.inc({ reason: r.failure_reason ?? 'unknown' }, Number(r.n))
     },
@@ -157,29 +188,40 @@ export function createSettlementMetrics(deps: Deps, queue: Pick<Queue, 'getJobCo
       select ${sql.join(cols)}, count(*)::text as count, sum(l)::text as sum from (
         select extract(epoch from p.settled_at - e.created_at)::float8 as l
         from payments p join payment_events e on e.payment_id = p.id and e.to_status = 'served' and e.from_status is distinct from 'settling'
-        where p.status = 'settled' and p.updated_at > ${from} and p.updated_at <= ${to} and p.settled_at is not null) x`.execute(db)
+        where p.status = 'settled' and p.updated_at > ${from} and p.updated_at <= ${to} and p.settled_at is not null) x`.execute(
+      db,
+    )
     return r.rows[0]!
   }
 
   /** Adds what was finalized since the cursor (one scrape at a time). */
   function advance(): Promise<void> {
-    advancing = advancing.catch(() => {}).then(async () => {
-      const to = new Date(Date.now() - lagMs)
-      if (to <= cursor) return
-      const since = finalsCounted ? cursor : new Date(0)
-      const [s, l, f] = await Promise.all([
-        batchSizes(cursor, to),
-        latencies(cursor, to),
-        db.selectFrom('payments').select(['status', sql<string>`count(*)::text`.as('n')]).where('status', 'in', FINAL).where('updated_at', '>', since).where('updated_at', '<=', to).groupBy('status').execute(),
-      ])
-      add(sizes, s)
-      add(lat, l)
-      const counts = new Map(finals.counts)
-      for (const r of f) counts.set(r.status, (counts.get(r.status) ?? 0) + Number(r.n))
-      finals = { cursor: to, counts }
-      finalsCounted = true
-      cursor = to
-    })
+    advancing = advancing
+      .catch(() => {})
+      .then(async () => {
+        const to = new Date(Date.now() - lagMs)
+        if (to <= cursor) return
+        const since = finalsCounted ? cursor : new Date(0)
+        const [s, l, f] = await Promise.all([
+          batchSizes(cursor, to),
+          latencies(cursor, to),
+          db
+            .selectFrom('payments')
+            .select(['status', sql<string>`count(*)::text`.as('n')])
+            .where('status', 'in', FINAL)
+            .where('updated_at', '>', since)
+            .where('updated_at', '<=', to)
+            .groupBy('status')
+            .execute(),
+        ])
+        add(sizes, s)
+        add(lat, l)
+        const counts = new Map(finals.counts)
+        for (const r of f) counts.set(r.status, (counts.get(r.status) ?? 0) + Number(r.n))
+        finals = { cursor: to, counts }
+        finalsCounted = true
+        cursor = to
+      })
     return advancing
   }
 
@@ -192,7 +234,12 @@ export function createSettlementMetrics(deps: Deps, queue: Pick<Queue, 'getJobCo
       const base = await registry.metrics()
       return (
         base +
-        histogramText('tollgate_settlement_batch_size', 'Payments per settlement transaction (confirmed batches)', BATCH_SIZE_BUCKETS, sizes) +
+        histogramText(
+          'tollgate_settlement_batch_size',
+          'Payments per settlement transaction (confirmed batches)',
+          BATCH_SIZE_BUCKETS,
+          sizes,
+        ) +
         histogramText('tollgate_settlement_latency_seconds', 'Seconds from served to settled', LATENCY_BUCKETS, lat)
       )
     },

@@ -16,7 +16,13 @@ import { createUpstreamMcpClient } from '../../proxy/upstream-mcp.js'
 import { newSecret } from '../../secrets/secret-token.js'
 import { requireMasterKey } from '../../secrets/wallet-crypto.js'
 import { invalid, SLUG } from '../accounts/validate.js'
-import { buildUpstreamConfig, decodeUpstreamConfig, publicUpstreamConfig, type StoredUpstreamConfig, type UpstreamInput } from './upstream-config.js'
+import {
+  buildUpstreamConfig,
+  decodeUpstreamConfig,
+  publicUpstreamConfig,
+  type StoredUpstreamConfig,
+  type UpstreamInput,
+} from './upstream-config.js'
 
 export interface McpUpstreamBody {
   url?: unknown
@@ -32,13 +38,19 @@ const MAX_TOOLS = 200
 const MAX_SCHEMA = 32_768
 
 function price(param: string, v: unknown): string {
-  if (typeof v !== 'string' || !PRICE.test(v)) throw invalid(param, 'expected a positive integer of atomic units as a decimal string, e.g. "1000" for 0.001 USDC')
+  if (typeof v !== 'string' || !PRICE.test(v))
+    throw invalid(param, 'expected a positive integer of atomic units as a decimal string, e.g. "1000" for 0.001 USDC')
   return v
 }
 
 /** A tool name as an endpoint slug: lower case, runs of other characters as one dash, 3–40 characters, unique in the service. */
 export function toolSlug(name: string, taken: ReadonlySet<string>): string {
-  let base = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 34).replace(/-+$/, '')
+  let base = name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 34)
+    .replace(/-+$/, '')
   if (base.length < 3) base = `tool-${base || 'x'}`.replace(/-+$/, '')
   if (base === 'mcp') base = 'mcp-tool'
   for (let i = 1; ; i++) {
@@ -49,19 +61,34 @@ export function toolSlug(name: string, taken: ReadonlySet<string>): string {
 
 type Ctx = { namespace: string; service: Selectable<ServicesTable> }
 
-export function createMcpUpstreams(deps: { db: Kysely<Database>; config: Readonly<Config>; announce(what: Record<string, unknown>): Promise<void> }) {
+export function createMcpUpstreams(deps: {
+  db: Kysely<Database>
+  config: Readonly<Config>
+  announce(what: Record<string, unknown>): Promise<void>
+}) {
   const { db, config } = deps
 
   /** The tools the server lists, through the proxy's guarded, signed client. */
   async function listTools(url: string, input: UpstreamInput, secret: string): Promise<Tool[]> {
     const probeId = randomUUID()
-    const settings = decodeUpstreamConfig(buildUpstreamConfig(requireMasterKey(config), probeId, input, secret), probeId, [requireMasterKey(config)])
+    const settings = decodeUpstreamConfig(
+      buildUpstreamConfig(requireMasterKey(config), probeId, input, secret),
+      probeId,
+      [requireMasterKey(config)],
+    )
     const client = createUpstreamMcpClient({ allowPrivate: config.allowPrivateUpstreams })
     try {
-      return await client.listTools(url, { headers: settings.headers, signingSecret: settings.signingSecret, timeoutMs: settings.timeoutMs })
+      return await client.listTools(url, {
+        headers: settings.headers,
+        signingSecret: settings.signingSecret,
+        timeoutMs: settings.timeoutMs,
+      })
     } catch (err) {
       const code = (err as { code?: string }).code
-      const why = code === 'ESSRF' || /private address/.test((err as Error).message) ? 'the host resolves to a private address' : (err as Error).message.slice(0, 300)
+      const why =
+        code === 'ESSRF' || /private address/.test((err as Error).message)
+          ? 'the host resolves to a private address'
+          : (err as Error).message.slice(0, 300)
       throw invalid('url', `could not list the tools of the MCP server at ${url}: ${why}`)
     } finally {
       await client.close().catch(() => {})
@@ -72,10 +99,15 @@ export function createMcpUpstreams(deps: { db: Kysely<Database>; config: Readonl
   async function put(ctx: Ctx, body: McpUpstreamBody) {
     const url = checkUpstreamUrl(body.url, config.allowPrivateUpstreams)
     const prices = body.tool_prices ?? {}
-    if (typeof prices !== 'object' || prices === null || Array.isArray(prices)) throw invalid('tool_prices', 'expected an object of tool name to price')
+    if (typeof prices !== 'object' || prices === null || Array.isArray(prices))
+      throw invalid('tool_prices', 'expected an object of tool name to price')
     const priced = new Map(Object.entries(prices).map(([name, v]) => [name, price(`tool_prices.${name}`, v)]))
-    const fallback = body.default_price === undefined || body.default_price === null ? undefined : price('default_price', body.default_price)
-    if (priced.size === 0 && fallback === undefined) throw invalid('tool_prices', 'give a price for some tools, or a default_price for all')
+    const fallback =
+      body.default_price === undefined || body.default_price === null
+        ? undefined
+        : price('default_price', body.default_price)
+    if (priced.size === 0 && fallback === undefined)
+      throw invalid('tool_prices', 'give a price for some tools, or a default_price for all')
 
     const rows = await db.selectFrom('endpoints').selectAll().where('service_id', '=', ctx.service.id).execute()
     const mine = rows.filter((r) => r.mcp_tool !== null)
@@ -90,13 +122,20 @@ export function createMcpUpstreams(deps: { db: Kysely<Database>; config: Readonl
       forward_headers: body.upstream?.forward_headers ?? prevSettings?.headers,
       required_headers: body.upstream?.required_headers ?? prevPublic?.required_headers,
       timeout_ms: body.upstream?.timeout_ms ?? prevPublic?.timeout_ms,
-      rate_limit: body.upstream?.rate_limit ?? (prevPublic?.rate_limit === undefined ? undefined : prevPublic.rate_limit),
+      rate_limit:
+        body.upstream?.rate_limit ?? (prevPublic?.rate_limit === undefined ? undefined : prevPublic.rate_limit),
     }
 
     const tools = await listTools(url, input, secret)
-    if (tools.length > MAX_TOOLS) throw invalid('url', `the MCP server lists ${tools.length} tools; at most ${MAX_TOOLS} are published`)
+    if (tools.length > MAX_TOOLS)
+      throw invalid('url', `the MCP server lists ${tools.length} tools; at most ${MAX_TOOLS} are published`)
     const names = new Set(tools.map((x) => x.name))
-    for (const name of priced.keys()) if (!names.has(name)) throw invalid(`tool_prices.${name}`, `the MCP server at ${url} has no tool "${name}" (it has: ${[...names].join(', ') || 'none'})`)
+    for (const name of priced.keys())
+      if (!names.has(name))
+        throw invalid(
+          `tool_prices.${name}`,
+          `the MCP server at ${url} has no tool "${name}" (it has: ${[...names].join(', ') || 'none'})`,
+        )
 
     const taken = new Set(rows.filter((r) => r.mcp_tool === null).map((r) => r.slug))
     const byTool = new Map(mine.map((r) => [r.mcp_tool!, r]))
@@ -109,7 +148,12 @@ export function createMcpUpstreams(deps: { db: Kysely<Database>; config: Readonl
         const existing = byTool.get(tool.name)
         if (p === undefined) {
           unpriced.push(tool.name)
-          if (existing) await tx.updateTable('endpoints').set({ enabled: false, updated_at: sql`now()` }).where('id', '=', existing.id).execute()
+          if (existing)
+            await tx
+              .updateTable('endpoints')
+              .set({ enabled: false, updated_at: sql`now()` })
+              .where('id', '=', existing.id)
+              .execute()
           continue
         }
         const id = existing?.id ?? randomUUID()
@@ -119,14 +163,30 @@ export function createMcpUpstreams(deps: { db: Kysely<Database>; config: Readonl
           description: (tool.description ?? tool.title ?? '').slice(0, 2000),
           input_schema: schema.length <= MAX_SCHEMA ? schema : null,
           upstream_url: url,
-          upstream_config: JSON.stringify(buildUpstreamConfig(master, id, input, secret) satisfies StoredUpstreamConfig),
+          upstream_config: JSON.stringify(
+            buildUpstreamConfig(master, id, input, secret) satisfies StoredUpstreamConfig,
+          ),
           enabled: true,
         }
         const row = existing
-          ? await tx.updateTable('endpoints').set({ ...fields, updated_at: sql`now()` }).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
+          ? await tx
+              .updateTable('endpoints')
+              .set({ ...fields, updated_at: sql`now()` })
+              .where('id', '=', id)
+              .returningAll()
+              .executeTakeFirstOrThrow()
           : await tx
               .insertInto('endpoints')
-              .values({ id, service_id: ctx.service.id, slug: toolSlug(tool.name, taken), methods: ['POST'], mime_type: 'application/json', handler: null, mcp_tool: tool.name, ...fields })
+              .values({
+                id,
+                service_id: ctx.service.id,
+                slug: toolSlug(tool.name, taken),
+                methods: ['POST'],
+                mime_type: 'application/json',
+                handler: null,
+                mcp_tool: tool.name,
+                ...fields,
+              })
               .returningAll()
               .executeTakeFirstOrThrow()
         taken.add(row.slug)
@@ -134,7 +194,12 @@ export function createMcpUpstreams(deps: { db: Kysely<Database>; config: Readonl
       }
       // tools the server no longer lists
       const gone = mine.filter((r) => !names.has(r.mcp_tool!)).map((r) => r.id)
-      if (gone.length) await tx.updateTable('endpoints').set({ enabled: false, updated_at: sql`now()` }).where('id', 'in', gone).execute()
+      if (gone.length)
+        await tx
+          .updateTable('endpoints')
+          .set({ enabled: false, updated_at: sql`now()` })
+          .where('id', 'in', gone)
+          .execute()
     })
     await deps.announce({ namespace: ctx.namespace, service: ctx.service.name })
     const base = `${config.proxyUrl}/${ctx.namespace}/${ctx.service.name}`
@@ -144,7 +209,12 @@ export function createMcpUpstreams(deps: { db: Kysely<Database>; config: Readonl
       service: ctx.service.name,
       url,
       mcp_url: `${base}/mcp`,
-      tools: published.map((r) => ({ name: r.mcp_tool!, slug: r.slug, price: r.price, endpoint_url: `${base}/${r.slug}` })),
+      tools: published.map((r) => ({
+        name: r.mcp_tool!,
+        slug: r.slug,
+        price: r.price,
+        endpoint_url: `${base}/${r.slug}`,
+      })),
       unpriced,
       upstream: publicUpstreamConfig(published[0]?.upstream_config ?? null),
       ...(newSigning ? { signing_secret: newSigning } : {}),
@@ -156,14 +226,31 @@ export function createMcpUpstreams(deps: { db: Kysely<Database>; config: Readonl
     const settings = decodeUpstreamConfig(e.upstream_config, e.id, [requireMasterKey(config)])
     const client = createUpstreamMcpClient({ allowPrivate: config.allowPrivateUpstreams })
     const started = performance.now()
-    const done = (ok: boolean, error: string | null) => ({ object: 'upstream_test' as const, ok, status: null, latency_ms: Math.round(performance.now() - started), error })
+    const done = (ok: boolean, error: string | null) => ({
+      object: 'upstream_test' as const,
+      ok,
+      status: null,
+      latency_ms: Math.round(performance.now() - started),
+      error,
+    })
     try {
       const url = checkUpstreamUrl(e.upstream_url, config.allowPrivateUpstreams)
-      const tools = await client.listTools(url, { headers: settings.headers, signingSecret: settings.signingSecret, timeoutMs: settings.timeoutMs })
-      return tools.some((x) => x.name === e.mcp_tool) ? done(true, null) : done(false, `the MCP server no longer lists the tool "${e.mcp_tool}" (publish it again to update)`)
+      const tools = await client.listTools(url, {
+        headers: settings.headers,
+        signingSecret: settings.signingSecret,
+        timeoutMs: settings.timeoutMs,
+      })
+      return tools.some((x) => x.name === e.mcp_tool)
+        ? done(true, null)
+        : done(false, `the MCP server no longer lists the tool "${e.mcp_tool}" (publish it again to update)`)
     } catch (err) {
       const code = (err as { code?: string }).code
-      return done(false, code === 'ESSRF' || /private address/.test((err as Error).message) ? 'the upstream host resolves to a private address' : `could not list the tools: ${(err as Error).message.slice(0, 200)}`)
+      return done(
+        false,
+        code === 'ESSRF' || /private address/.test((err as Error).message)
+          ? 'the upstream host resolves to a private address'
+          : `could not list the tools: ${(err as Error).message.slice(0, 200)}`,
+      )
     } finally {
       await client.close().catch(() => {})
     }

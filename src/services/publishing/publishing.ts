@@ -14,9 +14,20 @@ import { announceRegistryChange } from '../registry-events.js'
 import { requireMasterKey } from '../../secrets/wallet-crypto.js'
 import { checkUpstreamUrl, guardedLookup } from '../../net/ssrf-guard.js'
 import { createMcpUpstreams, type McpUpstreamBody } from './mcp-upstream.js'
-import { buildUpstreamConfig, decodeUpstreamConfig, publicUpstreamConfig, type StoredUpstreamConfig, type UpstreamInput } from './upstream-config.js'
+import {
+  buildUpstreamConfig,
+  decodeUpstreamConfig,
+  publicUpstreamConfig,
+  type StoredUpstreamConfig,
+  type UpstreamInput,
+} from './upstream-config.js'
 
-type Deps = { db: Kysely<Database>; config: Readonly<Config>; redis: import('ioredis').Redis; key(...parts: string[]): string }
+type Deps = {
+  db: Kysely<Database>
+  config: Readonly<Config>
+  redis: import('ioredis').Redis
+  key(...parts: string[]): string
+}
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']
 /** Handler names follow hosted endpoint slugs (handlers/<slug>/). */
@@ -42,7 +53,13 @@ export interface EndpointBody {
 const SELLER_COLUMNS = ['namespace', 'display_name', 'agent_address', 'created_at'] as const
 
 function sellerView(r: { namespace: string; display_name: string; agent_address: string | null; created_at: unknown }) {
-  return { object: 'seller' as const, namespace: r.namespace, display_name: r.display_name, agent_address: r.agent_address, created_at: iso(r.created_at) }
+  return {
+    object: 'seller' as const,
+    namespace: r.namespace,
+    display_name: r.display_name,
+    agent_address: r.agent_address,
+    created_at: iso(r.created_at),
+  }
 }
 
 function serviceView(namespace: string, r: Selectable<ServicesTable>) {
@@ -90,12 +107,17 @@ function endpointView(proxyUrl: string, namespace: string, service: string, r: S
 }
 
 function parseMethods(v: unknown): string[] {
-  if (!Array.isArray(v) || v.length === 0 || v.some((m) => typeof m !== 'string' || !METHODS.includes(m.toUpperCase()))) throw invalid('methods', `expected a non-empty array of ${METHODS.join(', ')}`)
+  if (!Array.isArray(v) || v.length === 0 || v.some((m) => typeof m !== 'string' || !METHODS.includes(m.toUpperCase())))
+    throw invalid('methods', `expected a non-empty array of ${METHODS.join(', ')}`)
   return [...new Set(v.map((m: string) => m.toUpperCase()))]
 }
 
 function parsePrice(v: unknown): string {
-  if (typeof v !== 'string' || !/^[1-9][0-9]{0,77}$/.test(v)) throw invalid('price', 'expected a positive integer of atomic units as a decimal string, e.g. "1000" for 0.001 USDC')
+  if (typeof v !== 'string' || !/^[1-9][0-9]{0,77}$/.test(v))
+    throw invalid(
+      'price',
+      'expected a positive integer of atomic units as a decimal string, e.g. "1000" for 0.001 USDC',
+    )
   return v
 }
 
@@ -148,36 +170,64 @@ export function createPublishing(deps: Deps) {
   }
   async function service(who: SellerScope, namespace: string, name: string) {
     const s = await seller(who, namespace)
-    const row = await db.selectFrom('services').selectAll().where('seller_id', '=', s.id).where('name', '=', name).executeTakeFirst()
+    const row = await db
+      .selectFrom('services')
+      .selectAll()
+      .where('seller_id', '=', s.id)
+      .where('name', '=', name)
+      .executeTakeFirst()
     if (!row) throw appError('not_found', { what: 'service' })
     return { seller: s, service: row }
   }
   async function endpoint(who: SellerScope, namespace: string, svc: string, slug: string) {
     const ctx = await service(who, namespace, svc)
-    const row = await db.selectFrom('endpoints').selectAll().where('service_id', '=', ctx.service.id).where('slug', '=', slug).executeTakeFirst()
+    const row = await db
+      .selectFrom('endpoints')
+      .selectAll()
+      .where('service_id', '=', ctx.service.id)
+      .where('slug', '=', slug)
+      .executeTakeFirst()
     if (!row) throw appError('not_found', { what: 'endpoint' })
     return { ...ctx, endpoint: row }
   }
 
   /** Target fields of an endpoint body → columns; exactly one of handler / upstream_url. */
-  function target(endpointId: string, body: EndpointBody, previous?: Selectable<EndpointsTable>): { handler: string | null; upstream_url: string | null; upstream_config: string | null; signingSecret?: string } {
+  function target(
+    endpointId: string,
+    body: EndpointBody,
+    previous?: Selectable<EndpointsTable>,
+  ): { handler: string | null; upstream_url: string | null; upstream_config: string | null; signingSecret?: string } {
     const wantsHandler = body.handler !== undefined && body.handler !== null
     const wantsUpstream = body.upstream_url !== undefined && body.upstream_url !== null
     if (wantsHandler && wantsUpstream) throw invalid('handler', 'give either handler or upstream_url, not both')
     if (wantsHandler) {
-      if (typeof body.handler !== 'string' || !HANDLER.test(body.handler)) throw invalid('handler', 'expected a hosted handler name')
+      if (typeof body.handler !== 'string' || !HANDLER.test(body.handler))
+        throw invalid('handler', 'expected a hosted handler name')
       knownHandlers ??= new Set(listHandlerSlugs())
       // the proxy could not run it: every paid call would be refused
-      if (!knownHandlers.has(body.handler)) throw invalid('handler', `no hosted handler is named "${body.handler}"; the names are the slugs of the platform's hosted endpoints (docs/hosted-services.md)`)
-      if (body.upstream !== undefined) throw invalid('upstream', 'upstream options apply only to upstream_url endpoints')
+      if (!knownHandlers.has(body.handler))
+        throw invalid(
+          'handler',
+          `no hosted handler is named "${body.handler}"; the names are the slugs of the platform's hosted endpoints (docs/hosted-services.md)`,
+        )
+      if (body.upstream !== undefined)
+        throw invalid('upstream', 'upstream options apply only to upstream_url endpoints')
       return { handler: body.handler, upstream_url: null, upstream_config: null }
     }
-    const url = wantsUpstream ? checkUpstreamUrl(body.upstream_url, config.allowPrivateUpstreams) : previous?.upstream_url
+    const url = wantsUpstream
+      ? checkUpstreamUrl(body.upstream_url, config.allowPrivateUpstreams)
+      : previous?.upstream_url
     if (!url) throw invalid('upstream_url', 'give a hosted handler or an upstream_url')
     const prevConfig = (previous?.upstream_config ?? undefined) as StoredUpstreamConfig | undefined
     // A new upstream endpoint gets a signing secret, shown once; updates keep it.
     const signingSecret = prevConfig ? undefined : newSecret('tgs_').secret
-    const stored = buildUpstreamConfig(requireMasterKey(config), endpointId, body.upstream ?? {}, signingSecret, prevConfig)
+    const stored = buildUpstreamConfig(
+      requireMasterKey(config),
+      endpointId,
+      body.upstream ?? {},
+      signingSecret,
+      prevConfig,
+    )
     return { handler: null, upstream_url: url, upstream_config: JSON.stringify(stored), signingSecret }
   }
 
@@ -187,7 +237,12 @@ export function createPublishing(deps: Deps) {
       const display = body.display_name === undefined ? namespace : parseName('display_name', body.display_name)
       const row = await db
         .insertInto('sellers')
-        .values({ namespace, display_name: display, owner_user_id: who.userId, agent_address: who.agentAddress ?? null })
+        .values({
+          namespace,
+          display_name: display,
+          owner_user_id: who.userId,
+          agent_address: who.agentAddress ?? null,
+        })
         .onConflict((oc) => oc.column('namespace').doNothing())
         .returning(SELLER_COLUMNS)
         .executeTakeFirst()
@@ -210,30 +265,62 @@ export function createPublishing(deps: Deps) {
       const set: { display_name?: string; agent_address?: string | null } = {}
       if (body.display_name !== undefined) set.display_name = parseName('display_name', body.display_name)
       if (body.agent_address !== undefined && who.agentAddress !== undefined) {
-        throw invalid('agent_address', "an agent key cannot change which agent a namespace is listed as; use the owner's API key")
+        throw invalid(
+          'agent_address',
+          "an agent key cannot change which agent a namespace is listed as; use the owner's API key",
+        )
       }
       if (body.agent_address === null) set.agent_address = null
       else if (body.agent_address !== undefined) {
         const wanted = address('agent_address', body.agent_address)
-        const agent = await db.selectFrom('agents').select('address').where(sql<string>`lower(address)`, '=', wanted.toLowerCase()).where('user_id', '=', who.userId).executeTakeFirst()
+        const agent = await db
+          .selectFrom('agents')
+          .select('address')
+          .where(sql<string>`lower(address)`, '=', wanted.toLowerCase())
+          .where('user_id', '=', who.userId)
+          .executeTakeFirst()
         if (!agent) throw invalid('agent_address', 'expected the address of one of your agents (GET /v1/agents)')
         set.agent_address = agent.address
       }
       if (Object.keys(set).length === 0) return sellerView(s)
-      const row = await db.updateTable('sellers').set({ ...set, updated_at: sql`now()` }).where('id', '=', s.id).returning(SELLER_COLUMNS).executeTakeFirstOrThrow()
+      const row = await db
+        .updateTable('sellers')
+        .set({ ...set, updated_at: sql`now()` })
+        .where('id', '=', s.id)
+        .returning(SELLER_COLUMNS)
+        .executeTakeFirstOrThrow()
       await announce({ namespace })
       return sellerView(row)
     },
 
-    async createService(who: SellerScope, namespace: string, body: { name?: unknown; display_name?: unknown; description?: unknown; pay_to?: unknown } & Record<string, unknown>) {
+    async createService(
+      who: SellerScope,
+      namespace: string,
+      body: { name?: unknown; display_name?: unknown; description?: unknown; pay_to?: unknown } & Record<
+        string,
+        unknown
+      >,
+    ) {
       const s = await seller(who, namespace)
       const name = parseSlug('name', body.name)
       const payTo = address('pay_to', body.pay_to)
       const display = body.display_name === undefined ? name : parseName('display_name', body.display_name)
-      if (body.description !== undefined && body.description !== null && (typeof body.description !== 'string' || body.description.length > 2000)) throw invalid('description', 'expected a string of at most 2000 characters')
+      if (
+        body.description !== undefined &&
+        body.description !== null &&
+        (typeof body.description !== 'string' || body.description.length > 2000)
+      )
+        throw invalid('description', 'expected a string of at most 2000 characters')
       const row = await db
         .insertInto('services')
-        .values({ seller_id: s.id, name, display_name: display, description: (body.description as string | null | undefined) ?? null, pay_to: payTo, ...listingFields(body) })
+        .values({
+          seller_id: s.id,
+          name,
+          display_name: display,
+          description: (body.description as string | null | undefined) ?? null,
+          pay_to: payTo,
+          ...listingFields(body),
+        })
         .onConflict((oc) => oc.columns(['seller_id', 'name']).doNothing())
         .returningAll()
         .executeTakeFirst()
@@ -243,18 +330,32 @@ export function createPublishing(deps: Deps) {
     },
     async listServices(who: SellerScope, namespace: string) {
       const s = await seller(who, namespace)
-      const rows = await db.selectFrom('services').selectAll().where('seller_id', '=', s.id).orderBy('created_at').execute()
+      const rows = await db
+        .selectFrom('services')
+        .selectAll()
+        .where('seller_id', '=', s.id)
+        .orderBy('created_at')
+        .execute()
       return rows.map((r) => serviceView(namespace, r))
     },
     async getService(who: SellerScope, namespace: string, name: string) {
       return serviceView(namespace, (await service(who, namespace, name)).service)
     },
-    async updateService(who: SellerScope, namespace: string, name: string, body: { display_name?: unknown; description?: unknown; pay_to?: unknown; enabled?: unknown } & Record<string, unknown>) {
+    async updateService(
+      who: SellerScope,
+      namespace: string,
+      name: string,
+      body: { display_name?: unknown; description?: unknown; pay_to?: unknown; enabled?: unknown } & Record<
+        string,
+        unknown
+      >,
+    ) {
       const { service: svc } = await service(who, namespace, name)
       const set: Record<string, unknown> = { ...listingFields(body) }
       if (body.display_name !== undefined) set.display_name = parseName('display_name', body.display_name)
       if (body.description !== undefined) {
-        if (body.description !== null && (typeof body.description !== 'string' || body.description.length > 2000)) throw invalid('description', 'expected a string of at most 2000 characters')
+        if (body.description !== null && (typeof body.description !== 'string' || body.description.length > 2000))
+          throw invalid('description', 'expected a string of at most 2000 characters')
         set.description = body.description
       }
       if (body.pay_to !== undefined) set.pay_to = address('pay_to', body.pay_to)
@@ -262,7 +363,12 @@ export function createPublishing(deps: Deps) {
         if (typeof body.enabled !== 'boolean') throw invalid('enabled', 'expected true or false')
         set.enabled = body.enabled
       }
-      const row = await db.updateTable('services').set({ ...set, updated_at: sql`now()` }).where('id', '=', svc.id).returningAll().executeTakeFirstOrThrow()
+      const row = await db
+        .updateTable('services')
+        .set({ ...set, updated_at: sql`now()` })
+        .where('id', '=', svc.id)
+        .returningAll()
+        .executeTakeFirstOrThrow()
       await announce({ namespace, service: name })
       return serviceView(namespace, row)
     },
@@ -277,7 +383,8 @@ export function createPublishing(deps: Deps) {
       const { service: svc } = await service(who, namespace, svcName)
       const slug = parseSlug('slug', body.slug)
       // the proxy serves the service's MCP server there (src/proxy/mcp-route.ts)
-      if (slug === 'mcp') throw invalid('slug', '"mcp" is reserved: /<namespace>/<service>/mcp is the service\'s MCP server')
+      if (slug === 'mcp')
+        throw invalid('slug', '"mcp" is reserved: /<namespace>/<service>/mcp is the service\'s MCP server')
       const id = randomUUID()
       const fields = {
         id,
@@ -295,14 +402,27 @@ export function createPublishing(deps: Deps) {
       // the target last, as on update: a body with several problems names the plain fields first
       const t = target(id, body)
       const values = { ...fields, handler: t.handler, upstream_url: t.upstream_url, upstream_config: t.upstream_config }
-      const row = await db.insertInto('endpoints').values(values).onConflict((oc) => oc.columns(['service_id', 'slug']).doNothing()).returningAll().executeTakeFirst()
+      const row = await db
+        .insertInto('endpoints')
+        .values(values)
+        .onConflict((oc) => oc.columns(['service_id', 'slug']).doNothing())
+        .returningAll()
+        .executeTakeFirst()
       if (!row) throw appError('conflict', { detail: `the endpoint "${slug}" exists in ${namespace}/${svcName}` })
       await announce({ namespace, service: svcName, slug })
-      return { ...endpointView(config.proxyUrl, namespace, svcName, row), ...(t.signingSecret ? { signing_secret: t.signingSecret } : {}) }
+      return {
+        ...endpointView(config.proxyUrl, namespace, svcName, row),
+        ...(t.signingSecret ? { signing_secret: t.signingSecret } : {}),
+      }
     },
     async listEndpoints(who: SellerScope, namespace: string, svcName: string) {
       const { service: svc } = await service(who, namespace, svcName)
-      const rows = await db.selectFrom('endpoints').selectAll().where('service_id', '=', svc.id).orderBy('created_at').execute()
+      const rows = await db
+        .selectFrom('endpoints')
+        .selectAll()
+        .where('service_id', '=', svc.id)
+        .orderBy('created_at')
+        .execute()
       return rows.map((r) => endpointView(config.proxyUrl, namespace, svcName, r))
     },
     async getEndpoint(who: SellerScope, namespace: string, svcName: string, slug: string) {
@@ -322,13 +442,25 @@ export function createPublishing(deps: Deps) {
       if (body.enabled !== undefined) set.enabled = parseBool('enabled', body.enabled)
       let signingSecret: string | undefined
       if (body.handler !== undefined || body.upstream_url !== undefined || body.upstream !== undefined) {
-        const t = target(e.id, { handler: body.handler, upstream_url: body.upstream_url, upstream: body.upstream }, e.handler && body.upstream_url ? undefined : e)
+        const t = target(
+          e.id,
+          { handler: body.handler, upstream_url: body.upstream_url, upstream: body.upstream },
+          e.handler && body.upstream_url ? undefined : e,
+        )
         Object.assign(set, { handler: t.handler, upstream_url: t.upstream_url, upstream_config: t.upstream_config })
         signingSecret = t.signingSecret
       }
-      const row = await db.updateTable('endpoints').set({ ...set, updated_at: sql`now()` }).where('id', '=', e.id).returningAll().executeTakeFirstOrThrow()
+      const row = await db
+        .updateTable('endpoints')
+        .set({ ...set, updated_at: sql`now()` })
+        .where('id', '=', e.id)
+        .returningAll()
+        .executeTakeFirstOrThrow()
       await announce({ namespace, service: svcName, slug })
-      return { ...endpointView(config.proxyUrl, namespace, svcName, row), ...(signingSecret ? { signing_secret: signingSecret } : {}) }
+      return {
+        ...endpointView(config.proxyUrl, namespace, svcName, row),
+        ...(signingSecret ? { signing_secret: signingSecret } : {}),
+      }
     },
     /**
      * Publishes the service's upstream MCP server (Streamable HTTP): each tool it lists and the body
@@ -350,9 +482,16 @@ export function createPublishing(deps: Deps) {
      * Calls the upstream once as the proxy would (forwarded headers, signature), without payment,
      * and reports status and latency. The body of the answer is not returned (it may echo secrets).
      */
-    async testEndpoint(who: SellerScope, namespace: string, svcName: string, slug: string, body: { method?: unknown; path?: unknown } = {}) {
+    async testEndpoint(
+      who: SellerScope,
+      namespace: string,
+      svcName: string,
+      slug: string,
+      body: { method?: unknown; path?: unknown } = {},
+    ) {
       const { endpoint: e } = await endpoint(who, namespace, svcName, slug)
-      if (!e.upstream_url) throw invalid('upstream_url', 'this endpoint runs a hosted handler; only upstream endpoints can be tested')
+      if (!e.upstream_url)
+        throw invalid('upstream_url', 'this endpoint runs a hosted handler; only upstream endpoints can be tested')
       if (e.mcp_tool) return mcpUpstreams.test(e)
       const method = body.method === undefined ? (e.methods[0] ?? 'GET') : String(body.method).toUpperCase()
       if (!e.methods.includes(method)) throw invalid('method', `expected one of ${e.methods.join(', ')}`)
@@ -365,13 +504,36 @@ export function createPublishing(deps: Deps) {
       const agent = new Agent({ connect: { lookup: guardedLookup(config.allowPrivateUpstreams) } })
       const started = performance.now()
       try {
-        const res = await request(target.toString(), { method: method as 'GET', headers, dispatcher: agent, headersTimeout: settings.timeoutMs, bodyTimeout: settings.timeoutMs })
+        const res = await request(target.toString(), {
+          method: method as 'GET',
+          headers,
+          dispatcher: agent,
+          headersTimeout: settings.timeoutMs,
+          bodyTimeout: settings.timeoutMs,
+        })
         await res.body.dump()
-        return { object: 'upstream_test' as const, ok: res.statusCode < 500, status: res.statusCode, latency_ms: Math.round(performance.now() - started), error: null }
+        return {
+          object: 'upstream_test' as const,
+          ok: res.statusCode < 500,
+          status: res.statusCode,
+          latency_ms: Math.round(performance.now() - started),
+          error: null,
+        }
       } catch (err) {
         const code = (err as { code?: string }).code ?? ''
-        const reason = code === 'ESSRF' || /refused: .* private/.test(String((err as Error).message)) ? 'the upstream host resolves to a private address' : code === 'UND_ERR_HEADERS_TIMEOUT' ? `no answer within ${settings.timeoutMs} ms` : `could not connect (${code || 'error'})`
-        return { object: 'upstream_test' as const, ok: false, status: null, latency_ms: Math.round(performance.now() - started), error: reason }
+        const reason =
+          code === 'ESSRF' || /refused: .* private/.test(String((err as Error).message))
+            ? 'the upstream host resolves to a private address'
+            : code === 'UND_ERR_HEADERS_TIMEOUT'
+              ? `no answer within ${settings.timeoutMs} ms`
+              : `could not connect (${code || 'error'})`
+        return {
+          object: 'upstream_test' as const,
+          ok: false,
+          status: null,
+          latency_ms: Math.round(performance.now() - started),
+          error: reason,
+        }
       } finally {
         await agent.close().catch(() => {})
       }
@@ -381,7 +543,8 @@ export function createPublishing(deps: Deps) {
 
 /** The schemes to offer: known names; `exact` is always offered (added when missing). */
 function parseSchemes(v: unknown): string[] {
-  if (!Array.isArray(v) || v.some((x) => !isSchemeName(x))) throw invalid('schemes', `expected an array of ${SCHEME_NAMES.join(', ')} (exact is always offered)`)
+  if (!Array.isArray(v) || v.some((x) => !isSchemeName(x)))
+    throw invalid('schemes', `expected an array of ${SCHEME_NAMES.join(', ')} (exact is always offered)`)
   return [...new Set(['exact', ...(v as string[])])]
 }
 
@@ -390,11 +553,13 @@ function parseSettlement(v: unknown): 'async' | 'sync' {
   return v
 }
 function parseDescription(v: unknown): string {
-  if (typeof v !== 'string' || v.length > 2000) throw invalid('description', 'expected a string of at most 2000 characters')
+  if (typeof v !== 'string' || v.length > 2000)
+    throw invalid('description', 'expected a string of at most 2000 characters')
   return v
 }
 function parseMime(v: unknown): string {
-  if (typeof v !== 'string' || !/^[\w.+-]+\/[\w.+-]+$/.test(v)) throw invalid('mime_type', 'expected a media type such as application/json')
+  if (typeof v !== 'string' || !/^[\w.+-]+\/[\w.+-]+$/.test(v))
+    throw invalid('mime_type', 'expected a media type such as application/json')
   return v
 }
 function parseBool(param: string, v: unknown): boolean {

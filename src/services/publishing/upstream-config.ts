@@ -25,7 +25,18 @@ export interface UpstreamSettings {
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/
 // Headers a seller may not set or require: they belong to HTTP, to x402 or to Tollgate.
-const RESERVED = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'x-payment', 'payment-signature', 'x-payment-response', 'payment-response', 'x-tollgate-signature', 'x-tollgate-payment-id'])
+const RESERVED = new Set([
+  'host',
+  'connection',
+  'content-length',
+  'transfer-encoding',
+  'x-payment',
+  'payment-signature',
+  'x-payment-response',
+  'payment-response',
+  'x-tollgate-signature',
+  'x-tollgate-payment-id',
+])
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 10_000
 /** The longest `timeout_ms` a seller may set; the settlement sweep waits past it before voiding. */
 export const MAX_UPSTREAM_TIMEOUT_MS = 60_000
@@ -41,15 +52,24 @@ export interface UpstreamInput {
 }
 
 /** Validates the seller's input and encrypts the secret values. `previous` keeps what the input leaves out. */
-export function buildUpstreamConfig(masterKey: Buffer, endpointId: string, input: UpstreamInput, signingSecret: string | undefined, previous?: StoredUpstreamConfig): StoredUpstreamConfig {
+export function buildUpstreamConfig(
+  masterKey: Buffer,
+  endpointId: string,
+  input: UpstreamInput,
+  signingSecret: string | undefined,
+  previous?: StoredUpstreamConfig,
+): StoredUpstreamConfig {
   let forward = previous?.forward_headers ?? []
   if (input.forward_headers !== undefined) {
     const fh = input.forward_headers
-    if (typeof fh !== 'object' || fh === null || Array.isArray(fh)) throw invalid('upstream.forward_headers', 'expected an object of header name to value')
+    if (typeof fh !== 'object' || fh === null || Array.isArray(fh))
+      throw invalid('upstream.forward_headers', 'expected an object of header name to value')
     forward = Object.entries(fh as Record<string, unknown>).map(([name, value]) => {
       const n = name.toLowerCase()
-      if (!HEADER_NAME.test(n) || RESERVED.has(n)) throw invalid(`upstream.forward_headers.${name}`, 'not an allowed header name')
-      if (typeof value !== 'string' || value.length > 4096 || /[\r\n\0]/.test(value)) throw invalid(`upstream.forward_headers.${name}`, 'expected a header value string of at most 4096 characters')
+      if (!HEADER_NAME.test(n) || RESERVED.has(n))
+        throw invalid(`upstream.forward_headers.${name}`, 'not an allowed header name')
+      if (typeof value !== 'string' || value.length > 4096 || /[\r\n\0]/.test(value))
+        throw invalid(`upstream.forward_headers.${name}`, 'expected a header value string of at most 4096 characters')
       return { name: n, value: encryptSecret(masterKey, value, headerAad(endpointId, n)) }
     })
     if (forward.length > 20) throw invalid('upstream.forward_headers', 'at most 20 headers')
@@ -57,14 +77,23 @@ export function buildUpstreamConfig(masterKey: Buffer, endpointId: string, input
   let required = previous?.required_headers ?? []
   if (input.required_headers !== undefined) {
     const rh = input.required_headers
-    if (!Array.isArray(rh) || rh.length > 20 || rh.some((h) => typeof h !== 'string' || !HEADER_NAME.test(h) || RESERVED.has(h.toLowerCase()))) {
+    if (
+      !Array.isArray(rh) ||
+      rh.length > 20 ||
+      rh.some((h) => typeof h !== 'string' || !HEADER_NAME.test(h) || RESERVED.has(h.toLowerCase()))
+    ) {
       throw invalid('upstream.required_headers', 'expected an array of at most 20 header names')
     }
     required = [...new Set(rh.map((h: string) => h.toLowerCase()))]
   }
   let timeout = previous?.timeout_ms ?? DEFAULT_UPSTREAM_TIMEOUT_MS
   if (input.timeout_ms !== undefined) {
-    if (!Number.isInteger(input.timeout_ms) || (input.timeout_ms as number) < 100 || (input.timeout_ms as number) > MAX_UPSTREAM_TIMEOUT_MS) throw invalid('upstream.timeout_ms', `expected an integer from 100 to ${MAX_UPSTREAM_TIMEOUT_MS}`)
+    if (
+      !Number.isInteger(input.timeout_ms) ||
+      (input.timeout_ms as number) < 100 ||
+      (input.timeout_ms as number) > MAX_UPSTREAM_TIMEOUT_MS
+    )
+      throw invalid('upstream.timeout_ms', `expected an integer from 100 to ${MAX_UPSTREAM_TIMEOUT_MS}`)
     timeout = input.timeout_ms as number
   }
   let rateLimit = previous?.rate_limit ?? null
@@ -72,21 +101,43 @@ export function buildUpstreamConfig(masterKey: Buffer, endpointId: string, input
     const rl = input.rate_limit as { requests?: unknown; per_seconds?: unknown } | null
     if (rl === null) rateLimit = null
     else {
-      if (typeof rl !== 'object' || !Number.isInteger(rl.requests) || (rl.requests as number) < 1 || (rl.requests as number) > 1_000_000) throw invalid('upstream.rate_limit.requests', 'expected an integer from 1 to 1000000')
-      if (!Number.isInteger(rl.per_seconds) || (rl.per_seconds as number) < 1 || (rl.per_seconds as number) > 86_400) throw invalid('upstream.rate_limit.per_seconds', 'expected an integer from 1 to 86400')
+      if (
+        typeof rl !== 'object' ||
+        !Number.isInteger(rl.requests) ||
+        (rl.requests as number) < 1 ||
+        (rl.requests as number) > 1_000_000
+      )
+        throw invalid('upstream.rate_limit.requests', 'expected an integer from 1 to 1000000')
+      if (!Number.isInteger(rl.per_seconds) || (rl.per_seconds as number) < 1 || (rl.per_seconds as number) > 86_400)
+        throw invalid('upstream.rate_limit.per_seconds', 'expected an integer from 1 to 86400')
       rateLimit = { requests: rl.requests as number, per_seconds: rl.per_seconds as number }
     }
   }
-  const signing = signingSecret !== undefined ? encryptSecret(masterKey, signingSecret, signingAad(endpointId)) : previous?.signing_secret
+  const signing =
+    signingSecret !== undefined
+      ? encryptSecret(masterKey, signingSecret, signingAad(endpointId))
+      : previous?.signing_secret
   if (!signing) throw new Error('an upstream endpoint needs a signing secret')
-  return { version: 1, forward_headers: forward, required_headers: required, timeout_ms: timeout, rate_limit: rateLimit, signing_secret: signing }
+  return {
+    version: 1,
+    forward_headers: forward,
+    required_headers: required,
+    timeout_ms: timeout,
+    rate_limit: rateLimit,
+    signing_secret: signing,
+  }
 }
 
 /** For the proxy: the stored config with its secrets decrypted. Never log the result. */
-export function decodeUpstreamConfig(stored: unknown, endpointId: string, masterKeys: readonly Buffer[]): UpstreamSettings {
+export function decodeUpstreamConfig(
+  stored: unknown,
+  endpointId: string,
+  masterKeys: readonly Buffer[],
+): UpstreamSettings {
   const c = stored as StoredUpstreamConfig
   const headers: Record<string, string> = {}
-  for (const h of c.forward_headers ?? []) headers[h.name] = decryptSecret(masterKeys, h.value, headerAad(endpointId, h.name))
+  for (const h of c.forward_headers ?? [])
+    headers[h.name] = decryptSecret(masterKeys, h.value, headerAad(endpointId, h.name))
   return {
     timeoutMs: c.timeout_ms ?? DEFAULT_UPSTREAM_TIMEOUT_MS,
     headers,
@@ -110,12 +161,20 @@ export function publicUpstreamConfig(stored: unknown) {
 }
 
 /** Master-key rotation of one endpoint's secrets; undefined when nothing changed. */
-export function rotateUpstreamSecrets(stored: unknown, endpointId: string, oldKeys: readonly Buffer[], newKey: Buffer): StoredUpstreamConfig | undefined {
+export function rotateUpstreamSecrets(
+  stored: unknown,
+  endpointId: string,
+  oldKeys: readonly Buffer[],
+  newKey: Buffer,
+): StoredUpstreamConfig | undefined {
   const c = stored as StoredUpstreamConfig
   if (!c?.signing_secret) return undefined
   const next: StoredUpstreamConfig = {
     ...c,
-    forward_headers: c.forward_headers.map((h) => ({ name: h.name, value: reencryptSecret(oldKeys, newKey, h.value, headerAad(endpointId, h.name)) })),
+    forward_headers: c.forward_headers.map((h) => ({
+      name: h.name,
+      value: reencryptSecret(oldKeys, newKey, h.value, headerAad(endpointId, h.name)),
+    })),
     signing_secret: reencryptSecret(oldKeys, newKey, c.signing_secret, signingAad(endpointId)),
   }
   return JSON.stringify(next) === JSON.stringify(c) ? undefined : next

@@ -31,15 +31,24 @@ export function createBatchLifecycle(ctx: SettlerContext, r: Reconciler) {
     const payments = await batchPayments(batch.id)
     if (receipt.status === 'success') {
       const used = usedAuthorizations(batch.asset, receipt.logs)
-      await settleWith(payments.filter((p) => used.has(paymentAuthKey(p))), receipt.transactionHash, stats)
-      for (const p of payments.filter((p) => !used.has(paymentAuthKey(p)))) await applyDiagnosis(p, await diagnose(p), stats)
+      await settleWith(
+        payments.filter((p) => used.has(paymentAuthKey(p))),
+        receipt.transactionHash,
+        stats,
+      )
+      for (const p of payments.filter((p) => !used.has(paymentAuthKey(p))))
+        await applyDiagnosis(p, await diagnose(p), stats)
     } else {
       // the whole transaction reverted: nothing moved on chain, so everything is retried
       await recheck(payments, stats)
     }
     await db
       .updateTable('settlement_batches')
-      .set({ status: receipt.status === 'success' ? 'confirmed' : 'reverted', gas_used: receipt.gasUsed, updated_at: new Date() })
+      .set({
+        status: receipt.status === 'success' ? 'confirmed' : 'reverted',
+        gas_used: receipt.gasUsed,
+        updated_at: new Date(),
+      })
       .where('id', '=', batch.id)
       .execute()
   }
@@ -70,8 +79,18 @@ export function createBatchLifecycle(ctx: SettlerContext, r: Reconciler) {
    * (its key no longer configured) gets the same but for the fee-bump replacement; its batch that no
    * block can carry any more is dropped, since without a key nothing else would ever end it.
    */
-  async function resolvePending(relayer: Relayer | WatchOnlyRelayer, stats: SettleStats, waitMs = receiptTimeoutMs): Promise<boolean> {
-    const pending = await db.selectFrom('settlement_batches').selectAll().where('relayer', '=', relayer.address.toLowerCase()).where('status', '=', 'pending').orderBy('nonce').execute()
+  async function resolvePending(
+    relayer: Relayer | WatchOnlyRelayer,
+    stats: SettleStats,
+    waitMs = receiptTimeoutMs,
+  ): Promise<boolean> {
+    const pending = await db
+      .selectFrom('settlement_batches')
+      .selectAll()
+      .where('relayer', '=', relayer.address.toLowerCase())
+      .where('status', '=', 'pending')
+      .orderBy('nonce')
+      .execute()
     if (!relayer.account && pending.length > 0) {
       // only the sweep resolves a watch-only relayer, once per sweep: one warning per relayer and sweep
       log.warn(
@@ -85,21 +104,41 @@ export function createBatchLifecycle(ctx: SettlerContext, r: Reconciler) {
         const mined = await chain.getTransactionCount({ address: relayer.address, blockTag: 'latest' })
         if (mined > Number(b.nonce)) {
           // its nonce was used by another transaction: this one can never be mined
-          await db.updateTable('settlement_batches').set({ status: 'dropped', updated_at: new Date() }).where('id', '=', b.id).execute()
-          log.warn({ batch: b.id, relayer: relayer.address, nonce: String(b.nonce), txHash: b.tx_hash }, 'settlement batch dropped: its nonce was used by another transaction; rechecking its payments')
+          await db
+            .updateTable('settlement_batches')
+            .set({ status: 'dropped', updated_at: new Date() })
+            .where('id', '=', b.id)
+            .execute()
+          log.warn(
+            { batch: b.id, relayer: relayer.address, nonce: String(b.nonce), txHash: b.tx_hash },
+            'settlement batch dropped: its nonce was used by another transaction; rechecking its payments',
+          )
           await recheck(await batchPayments(b.id), stats)
           continue
         }
         if (!relayer.account && (await pastEveryValidBefore(b.id))) {
-          await db.updateTable('settlement_batches').set({ status: 'dropped', updated_at: new Date() }).where('id', '=', b.id).where('status', '=', 'pending').execute()
-          log.warn({ batch: b.id, relayer: relayer.address, nonce: String(b.nonce), txHash: b.tx_hash }, 'settlement batch dropped: every authorization in it has expired and its relayer key is not configured; rechecking its payments')
+          await db
+            .updateTable('settlement_batches')
+            .set({ status: 'dropped', updated_at: new Date() })
+            .where('id', '=', b.id)
+            .where('status', '=', 'pending')
+            .execute()
+          log.warn(
+            { batch: b.id, relayer: relayer.address, nonce: String(b.nonce), txHash: b.tx_hash },
+            'settlement batch dropped: every authorization in it has expired and its relayer key is not configured; rechecking its payments',
+          )
           await recheck(await batchPayments(b.id), stats)
           // it moves nothing now, but mined it uses its nonce, which the relayer's later batches wait for
-          if (pending.some((o) => Number(o.nonce) > Number(b.nonce))) await broadcast(chain, b.raw_tx as Hex).catch((err) => log.warn({ batch: b.id, txHash: b.tx_hash, err: errorSummary(err) }, 'rebroadcast failed'))
+          if (pending.some((o) => Number(o.nonce) > Number(b.nonce)))
+            await broadcast(chain, b.raw_tx as Hex).catch((err) =>
+              log.warn({ batch: b.id, txHash: b.tx_hash, err: errorSummary(err) }, 'rebroadcast failed'),
+            )
           continue
         }
         const hash = await replaceOrRebroadcast(relayer, b)
-        receipt = await chain.waitForTransactionReceipt({ hash, timeout: waitMs, pollingInterval: receiptPollMs }).catch(() => null)
+        receipt = await chain
+          .waitForTransactionReceipt({ hash, timeout: waitMs, pollingInterval: receiptPollMs })
+          .catch(() => null)
         if (!receipt) return false
       }
       await finalizeBatch(b, receipt, stats)
@@ -115,22 +154,40 @@ export function createBatchLifecycle(ctx: SettlerContext, r: Reconciler) {
    * nonce is used, and the batch is rechecked from authorizationState and the logs, as any other.
    * A watch-only relayer has no key to sign a replacement: its transaction is only rebroadcast.
    */
-  async function replaceOrRebroadcast(relayer: Relayer | WatchOnlyRelayer, b: { id: string; tx_hash: string; raw_tx: string; updated_at: Date }): Promise<Hex> {
+  async function replaceOrRebroadcast(
+    relayer: Relayer | WatchOnlyRelayer,
+    b: { id: string; tx_hash: string; raw_tx: string; updated_at: Date },
+  ): Promise<Hex> {
     if (relayer.account && Date.now() - new Date(b.updated_at).getTime() >= replaceAfterMs) {
       const next = await signReplacement(chain, relayer, b.raw_tx as Hex, feeCap).catch((err) => {
-        log.warn({ batch: b.id, err: errorSummary(err) }, 'settlement batch replacement could not be signed; rebroadcasting')
+        log.warn(
+          { batch: b.id, err: errorSummary(err) },
+          'settlement batch replacement could not be signed; rebroadcasting',
+        )
         return null
       })
       if (next) {
-        await db.updateTable('settlement_batches').set({ tx_hash: next.hash, raw_tx: next.raw, updated_at: new Date() }).where('id', '=', b.id).where('status', '=', 'pending').execute()
-        log.warn({ batch: b.id, from: b.tx_hash, to: next.hash, maxFeePerGas: String(next.maxFeePerGas) }, 'settlement batch replaced')
+        await db
+          .updateTable('settlement_batches')
+          .set({ tx_hash: next.hash, raw_tx: next.raw, updated_at: new Date() })
+          .where('id', '=', b.id)
+          .where('status', '=', 'pending')
+          .execute()
+        log.warn(
+          { batch: b.id, from: b.tx_hash, to: next.hash, maxFeePerGas: String(next.maxFeePerGas) },
+          'settlement batch replaced',
+        )
         b.tx_hash = next.hash
         b.raw_tx = next.raw
-        await broadcast(chain, next.raw).catch((err) => log.warn({ batch: b.id, txHash: next.hash, err: errorSummary(err) }, 'replacement refused'))
+        await broadcast(chain, next.raw).catch((err) =>
+          log.warn({ batch: b.id, txHash: next.hash, err: errorSummary(err) }, 'replacement refused'),
+        )
         return next.hash
       }
     }
-    await broadcast(chain, b.raw_tx as Hex).catch((err) => log.warn({ batch: b.id, txHash: b.tx_hash, err: errorSummary(err) }, 'rebroadcast failed'))
+    await broadcast(chain, b.raw_tx as Hex).catch((err) =>
+      log.warn({ batch: b.id, txHash: b.tx_hash, err: errorSummary(err) }, 'rebroadcast failed'),
+    )
     return b.tx_hash as Hex
   }
 

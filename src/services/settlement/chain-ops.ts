@@ -16,8 +16,18 @@ import { usdcAbi } from '../../chain/usdc-abi.js'
 import type { Payment } from '../../db/database.js'
 
 /** Reasons a payment fails to settle; the ones in BLOCKING_REASONS block the payer. */
-export type FailureReason = 'expired' | 'insufficient_funds' | 'authorization_canceled' | 'authorization_already_used' | 'invalid_signature' | 'transfer_failed'
-export const BLOCKING_REASONS: ReadonlySet<string> = new Set(['insufficient_funds', 'authorization_canceled', 'authorization_already_used'])
+export type FailureReason =
+  | 'expired'
+  | 'insufficient_funds'
+  | 'authorization_canceled'
+  | 'authorization_already_used'
+  | 'invalid_signature'
+  | 'transfer_failed'
+export const BLOCKING_REASONS: ReadonlySet<string> = new Set([
+  'insufficient_funds',
+  'authorization_canceled',
+  'authorization_already_used',
+])
 
 const authKey = (authorizer: string, nonce: string) => `${authorizer.toLowerCase()}:${nonce.toLowerCase()}`
 export const paymentAuthKey = (p: Pick<Payment, 'payer' | 'nonce'>) => authKey(p.payer, p.nonce)
@@ -28,14 +38,25 @@ export const paymentAuthKey = (p: Pick<Payment, 'payer' | 'nonce'>) => authKey(p
  * the deployed wallet, ERC-1271).
  */
 export function transferCallData(p: Payment): Hex {
-  const base = [getAddress(p.payer), getAddress(p.pay_to), BigInt(p.value), BigInt(p.valid_after), BigInt(p.valid_before), p.nonce as Hex] as const
+  const base = [
+    getAddress(p.payer),
+    getAddress(p.pay_to),
+    BigInt(p.value),
+    BigInt(p.valid_after),
+    BigInt(p.valid_before),
+    p.nonce as Hex,
+  ] as const
   const sig = p.signature as Hex
   if (size(sig) === 65) {
     const { r, s, v, yParity } = parseSignature(sig)
     const vv = Number(v ?? 27n + BigInt(yParity ?? 0))
     return encodeFunctionData({ abi: usdcAbi, functionName: 'transferWithAuthorization', args: [...base, vv, r, s] })
   }
-  return encodeFunctionData({ abi: usdcAbi, functionName: 'transferWithAuthorization', args: [...base, innerSignature(sig)] })
+  return encodeFunctionData({
+    abi: usdcAbi,
+    functionName: 'transferWithAuthorization',
+    args: [...base, innerSignature(sig)],
+  })
 }
 
 /** Factory calls that deploy payers' wallets, by lower-case wallet address. */
@@ -78,17 +99,30 @@ function batchCalls(asset: string, payments: Payment[], deployments: WalletDeplo
 }
 
 export function aggregate3Data(asset: string, payments: Payment[], deployments?: WalletDeployments): Hex {
-  return encodeFunctionData({ abi: multicall3Abi, functionName: 'aggregate3', args: [batchCalls(asset, payments, deployments).calls] })
+  return encodeFunctionData({
+    abi: multicall3Abi,
+    functionName: 'aggregate3',
+    args: [batchCalls(asset, payments, deployments).calls],
+  })
 }
 
 /** authorizationState for many (payer, nonce) pairs in one eth_call through Multicall3 */
-export async function authorizationStates(client: PublicClient, asset: string, payments: Payment[]): Promise<boolean[]> {
+export async function authorizationStates(
+  client: PublicClient,
+  asset: string,
+  payments: Payment[],
+): Promise<boolean[]> {
   if (payments.length === 0) return []
   const address = getAddress(asset)
   return client.multicall({
     multicallAddress: MULTICALL3_ADDRESS,
     allowFailure: false,
-    contracts: payments.map((p) => ({ address, abi: usdcAbi, functionName: 'authorizationState' as const, args: [getAddress(p.payer), p.nonce as Hex] as const })),
+    contracts: payments.map((p) => ({
+      address,
+      abi: usdcAbi,
+      functionName: 'authorizationState' as const,
+      args: [getAddress(p.payer), p.nonce as Hex] as const,
+    })),
   }) as Promise<boolean[]>
 }
 
@@ -98,14 +132,31 @@ export async function balancesOf(client: PublicClient, asset: string, payers: st
   return client.multicall({
     multicallAddress: MULTICALL3_ADDRESS,
     allowFailure: false,
-    contracts: payers.map((p) => ({ address, abi: usdcAbi, functionName: 'balanceOf' as const, args: [getAddress(p)] as const })),
+    contracts: payers.map((p) => ({
+      address,
+      abi: usdcAbi,
+      functionName: 'balanceOf' as const,
+      args: [getAddress(p)] as const,
+    })),
   }) as Promise<bigint[]>
 }
 
 /** Simulates the batch; per payment, undefined when it would succeed, else the revert message. */
-export async function simulateBatch(client: PublicClient, from: Address, asset: string, payments: Payment[], deployments?: WalletDeployments): Promise<Array<string | undefined>> {
+export async function simulateBatch(
+  client: PublicClient,
+  from: Address,
+  asset: string,
+  payments: Payment[],
+  deployments?: WalletDeployments,
+): Promise<Array<string | undefined>> {
   const { calls, transferAt } = batchCalls(asset, payments, deployments)
-  const { result } = await client.simulateContract({ account: from, address: MULTICALL3_ADDRESS, abi: multicall3Abi, functionName: 'aggregate3', args: [calls] })
+  const { result } = await client.simulateContract({
+    account: from,
+    address: MULTICALL3_ADDRESS,
+    abi: multicall3Abi,
+    functionName: 'aggregate3',
+    args: [calls],
+  })
   return transferAt.map((i) => (result[i]!.success ? undefined : revertMessage(result[i]!.returnData)))
 }
 
@@ -158,7 +209,12 @@ export interface OutcomeSearch {
  * @example
  *   await findAuthorizationOutcome(client, usdc, payment, { fromBlock: batch.from_block, chunkBlocks: 2_000 })
  */
-export async function findAuthorizationOutcome(client: PublicClient, asset: string, p: Payment, search: OutcomeSearch = {}): Promise<{ kind: 'used'; txHash: Hex } | { kind: 'canceled' } | { kind: 'unknown' }> {
+export async function findAuthorizationOutcome(
+  client: PublicClient,
+  asset: string,
+  p: Payment,
+  search: OutcomeSearch = {},
+): Promise<{ kind: 'used'; txHash: Hex } | { kind: 'canceled' } | { kind: 'unknown' }> {
   const lookback = search.lookbackBlocks ?? 50_000n
   const chunk = BigInt(search.chunkBlocks ?? DEFAULT_LOG_CHUNK_BLOCKS)
   if (chunk < 1n) throw new Error('chunkBlocks must be at least 1')
@@ -168,13 +224,32 @@ export async function findAuthorizationOutcome(client: PublicClient, asset: stri
   // filtered here rather than by topic: some nodes mishandle an indexed bytes32 topic filter
   const authorizer = getAddress(p.payer)
   const mine = (e: { args: { authorizer?: string; nonce?: string } }) =>
-    e.args.authorizer?.toLowerCase() === authorizer.toLowerCase() && e.args.nonce?.toLowerCase() === p.nonce.toLowerCase()
+    e.args.authorizer?.toLowerCase() === authorizer.toLowerCase() &&
+    e.args.nonce?.toLowerCase() === p.nonce.toLowerCase()
   // an authorization is either used or canceled, never both: the first chunk with either decides
   for (let fromBlock = start; fromBlock <= latest; fromBlock += chunk) {
     const toBlock = fromBlock + chunk - 1n < latest ? fromBlock + chunk - 1n : latest
-    const used = (await client.getContractEvents({ address, abi: usdcAbi, eventName: 'AuthorizationUsed', args: { authorizer }, fromBlock, toBlock })).filter(mine)
+    const used = (
+      await client.getContractEvents({
+        address,
+        abi: usdcAbi,
+        eventName: 'AuthorizationUsed',
+        args: { authorizer },
+        fromBlock,
+        toBlock,
+      })
+    ).filter(mine)
     if (used[0]?.transactionHash) return { kind: 'used', txHash: used[0].transactionHash }
-    const canceled = (await client.getContractEvents({ address, abi: usdcAbi, eventName: 'AuthorizationCanceled', args: { authorizer }, fromBlock, toBlock })).filter(mine)
+    const canceled = (
+      await client.getContractEvents({
+        address,
+        abi: usdcAbi,
+        eventName: 'AuthorizationCanceled',
+        args: { authorizer },
+        fromBlock,
+        toBlock,
+      })
+    ).filter(mine)
     if (canceled.length > 0) return { kind: 'canceled' }
   }
   return { kind: 'unknown' }

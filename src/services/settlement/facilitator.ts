@@ -74,7 +74,12 @@ export function facilitatorRequest(p: Payment, config: Pick<Config, 'chain' | 'x
   }
   return {
     x402Version: p.x402_version,
-    paymentPayload: { x402Version: p.x402_version, resource: { url: p.resource }, accepted: paymentRequirements, payload },
+    paymentPayload: {
+      x402Version: p.x402_version,
+      resource: { url: p.resource },
+      accepted: paymentRequirements,
+      payload,
+    },
     paymentRequirements,
   }
 }
@@ -111,9 +116,11 @@ export function createFacilitatorClient(url: string, opts: { timeoutMs?: number;
       } catch {
         body = undefined
       }
-      if (!body || typeof body.success !== 'boolean') return { kind: 'unreachable', error: `facilitator answered ${res.status}: ${text.slice(0, 200)}` }
+      if (!body || typeof body.success !== 'boolean')
+        return { kind: 'unreachable', error: `facilitator answered ${res.status}: ${text.slice(0, 200)}` }
       const response = body as FacilitatorSettleResponse
-      if (response.success && /^0x[0-9a-fA-F]{64}$/.test(response.transaction ?? '')) return { kind: 'submitted', txHash: response.transaction as Hex, response }
+      if (response.success && /^0x[0-9a-fA-F]{64}$/.test(response.transaction ?? ''))
+        return { kind: 'submitted', txHash: response.transaction as Hex, response }
       return { kind: 'refused', reason: response.errorReason ?? 'unexpected_settle_error', response }
     },
   }

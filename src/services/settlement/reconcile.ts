@@ -2,7 +2,14 @@ import type { Hex } from 'viem'
 import type { Payment } from '../../db/database.js'
 import { transition, type Moved } from '../../ledger/transitions.js'
 import { errorSummary } from '../../logger.js'
-import { BLOCKING_REASONS, authorizationStates, balancesOf, findAuthorizationOutcome, reasonFromRevert, type FailureReason } from './chain-ops.js'
+import {
+  BLOCKING_REASONS,
+  authorizationStates,
+  balancesOf,
+  findAuthorizationOutcome,
+  reasonFromRevert,
+  type FailureReason,
+} from './chain-ops.js'
 import { FROM_BLOCK_MARGIN, groupBy, type SettleStats, type SettlerContext } from './settler-context.js'
 
 /**
@@ -15,11 +22,20 @@ export function createReconciler(ctx: SettlerContext) {
   const { marginS, logChunkBlocks, credit, log } = ctx
 
   /** Exposure and cached balances follow every final state; blocking reasons block the payer. */
-  async function afterFinal(moved: Moved[], reason?: string, paymentIdForBlock?: (m: Moved) => string, settled = false) {
+  async function afterFinal(
+    moved: Moved[],
+    reason?: string,
+    paymentIdForBlock?: (m: Moved) => string,
+    settled = false,
+  ) {
     if (moved.length === 0) return
     const open = moved.filter((m) => m.from_status !== 'settled')
     // settled: the funds left the payer, so its cached balance drops with its exposure (one step)
-    await Promise.allSettled(open.map((m) => (settled ? credit.settled : credit.release)({ payer: m.payer, asset: m.asset, value: BigInt(m.value) })))
+    await Promise.allSettled(
+      open.map((m) =>
+        (settled ? credit.settled : credit.release)({ payer: m.payer, asset: m.asset, value: BigInt(m.value) }),
+      ),
+    )
     if (reason && BLOCKING_REASONS.has(reason)) {
       for (const m of moved) await credit.block(m.payer, reason, paymentIdForBlock ? paymentIdForBlock(m) : m.id)
     }
@@ -31,19 +47,37 @@ export function createReconciler(ctx: SettlerContext) {
   }
 
   async function fail(p: Payment[], reason: string, stats: SettleStats) {
-    const moved = await transition(db, p.map((x) => x.id), ['settling'], 'failed', { reason })
+    const moved = await transition(
+      db,
+      p.map((x) => x.id),
+      ['settling'],
+      'failed',
+      { reason },
+    )
     stats.failed += moved.length
     await afterFinal(moved, reason)
   }
 
   async function settleWith(p: Payment[], txHash: Hex, stats: SettleStats, data?: Record<string, unknown>) {
-    const moved = await transition(db, p.map((x) => x.id), ['settling'], 'settled', { txHash, data })
+    const moved = await transition(
+      db,
+      p.map((x) => x.id),
+      ['settling'],
+      'settled',
+      { txHash, data },
+    )
     stats.settled += moved.length
     await afterFinal(moved, undefined, undefined, true)
   }
 
   async function requeue(p: Payment[], reason: string, stats: SettleStats) {
-    const moved = await transition(db, p.map((x) => x.id), ['settling'], 'served', { reason, type: 'requeued' })
+    const moved = await transition(
+      db,
+      p.map((x) => x.id),
+      ['settling'],
+      'served',
+      { reason, type: 'requeued' },
+    )
     stats.requeued += moved.length
   }
 
@@ -67,9 +101,15 @@ export function createReconciler(ctx: SettlerContext) {
   async function resolveUsed(p: Payment, stats: SettleStats) {
     let outcome: Awaited<ReturnType<typeof findAuthorizationOutcome>>
     try {
-      outcome = await findAuthorizationOutcome(chain, p.asset, p, { fromBlock: await searchFromBlock(p), chunkBlocks: logChunkBlocks })
+      outcome = await findAuthorizationOutcome(chain, p.asset, p, {
+        fromBlock: await searchFromBlock(p),
+        chunkBlocks: logChunkBlocks,
+      })
     } catch (err) {
-      log.warn({ payment: p.id, err: errorSummary(err) }, 'settlement: could not look up how an authorization was used; left settling for the sweep')
+      log.warn(
+        { payment: p.id, err: errorSummary(err) },
+        'settlement: could not look up how an authorization was used; left settling for the sweep',
+      )
       return
     }
     if (outcome.kind === 'used') {
@@ -111,8 +151,16 @@ export function createReconciler(ctx: SettlerContext) {
         else unused.push(p)
       }
       const now = BigInt(Math.floor(Date.now() / 1000) + marginS)
-      await fail(unused.filter((p) => BigInt(p.valid_before) <= now), 'expired', stats)
-      await requeue(unused.filter((p) => BigInt(p.valid_before) > now), 'recovered', stats)
+      await fail(
+        unused.filter((p) => BigInt(p.valid_before) <= now),
+        'expired',
+        stats,
+      )
+      await requeue(
+        unused.filter((p) => BigInt(p.valid_before) > now),
+        'recovered',
+        stats,
+      )
     }
   }
 

@@ -15,17 +15,33 @@ export interface RelayerCallResult {
  *   const r = await relayerCall({ chain, chainId, maxFeePerGasWei, lock, relayers }, { to: escrow, data })
  */
 export async function relayerCall(
-  ctx: { chain: PublicClient; chainId: number; maxFeePerGasWei: bigint; lock: ReturnType<typeof createRelayerLock>; relayers: readonly Relayer[] },
+  ctx: {
+    chain: PublicClient
+    chainId: number
+    maxFeePerGasWei: bigint
+    lock: ReturnType<typeof createRelayerLock>
+    relayers: readonly Relayer[]
+  },
   call: { to: Address; data: Hex },
   opts: { timeoutMs?: number; onSent?: (hash: Hex) => void } = {},
 ): Promise<RelayerCallResult | null> {
   for (const relayer of ctx.relayers) {
     const held = await ctx.lock.hold(relayer.address, async () => {
       const gas = await ctx.chain.estimateGas({ account: relayer.address, to: call.to, data: call.data })
-      const tx = await signRelayerTx(ctx.chain, relayer, { to: call.to, data: call.data, gas: (gas * 12n) / 10n, chainId: ctx.chainId, maxFeePerGasCap: ctx.maxFeePerGasWei })
+      const tx = await signRelayerTx(ctx.chain, relayer, {
+        to: call.to,
+        data: call.data,
+        gas: (gas * 12n) / 10n,
+        chainId: ctx.chainId,
+        maxFeePerGasCap: ctx.maxFeePerGasWei,
+      })
       opts.onSent?.(tx.hash)
       await broadcast(ctx.chain, tx.raw)
-      const receipt = await ctx.chain.waitForTransactionReceipt({ hash: tx.hash, timeout: opts.timeoutMs ?? 30_000, pollingInterval: 250 })
+      const receipt = await ctx.chain.waitForTransactionReceipt({
+        hash: tx.hash,
+        timeout: opts.timeoutMs ?? 30_000,
+        pollingInterval: 250,
+      })
       return { hash: tx.hash, status: receipt.status }
     })
     if (held) return held.value

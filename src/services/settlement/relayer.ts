@@ -62,7 +62,10 @@ export function createRelayerLock(redis: Redis, key: (...p: string[]) => string,
       const token = await lock.acquire(address)
       if (!token) return null
       let ours = true
-      const timer = setInterval(() => void lock.extend(address, token).then((ok) => (ours &&= ok)), Math.max(100, Math.floor(ttlMs / 3)))
+      const timer = setInterval(
+        () => void lock.extend(address, token).then((ok) => (ours &&= ok)),
+        Math.max(100, Math.floor(ttlMs / 3)),
+      )
       try {
         return { value: await fn(() => ours) }
       } finally {
@@ -106,7 +109,15 @@ export async function signRelayerTx(
 
 async function sign(
   relayer: Relayer,
-  tx: { to: Address; data: Hex; gas: bigint; chainId: number; nonce: number; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint },
+  tx: {
+    to: Address
+    data: Hex
+    gas: bigint
+    chainId: number
+    nonce: number
+    maxFeePerGas: bigint
+    maxPriorityFeePerGas: bigint
+  },
 ): Promise<SignedTx> {
   const raw = await relayer.account.signTransaction({
     type: 'eip1559',
@@ -118,7 +129,13 @@ async function sign(
     maxFeePerGas: tx.maxFeePerGas,
     maxPriorityFeePerGas: tx.maxPriorityFeePerGas,
   })
-  return { hash: keccak256(raw), raw, nonce: tx.nonce, maxFeePerGas: tx.maxFeePerGas, maxPriorityFeePerGas: tx.maxPriorityFeePerGas }
+  return {
+    hash: keccak256(raw),
+    raw,
+    nonce: tx.nonce,
+    maxFeePerGas: tx.maxFeePerGas,
+    maxPriorityFeePerGas: tx.maxPriorityFeePerGas,
+  }
 }
 
 /**
@@ -126,9 +143,22 @@ async function sign(
  * 12.5% (or to the current estimate when that is higher). Null when the cap leaves no room for
  * the 10% bump nodes require: then the original is only rebroadcast.
  */
-export async function signReplacement(client: PublicClient, relayer: Relayer, stuck: Hex, maxFeePerGasCap: bigint): Promise<SignedTx | null> {
+export async function signReplacement(
+  client: PublicClient,
+  relayer: Relayer,
+  stuck: Hex,
+  maxFeePerGasCap: bigint,
+): Promise<SignedTx | null> {
   const old = parseTransaction(stuck)
-  if (old.type !== 'eip1559' || old.nonce === undefined || !old.to || old.maxFeePerGas === undefined || old.maxPriorityFeePerGas === undefined || old.chainId === undefined) return null
+  if (
+    old.type !== 'eip1559' ||
+    old.nonce === undefined ||
+    !old.to ||
+    old.maxFeePerGas === undefined ||
+    old.maxPriorityFeePerGas === undefined ||
+    old.chainId === undefined
+  )
+    return null
   const fees = await client.estimateFeesPerGas()
   const max = (a: bigint, b: bigint) => (a > b ? a : b)
   let maxFeePerGas = max(bumped(old.maxFeePerGas), fees.maxFeePerGas)
@@ -136,8 +166,17 @@ export async function signReplacement(client: PublicClient, relayer: Relayer, st
   let maxPriorityFeePerGas = max(bumped(old.maxPriorityFeePerGas), fees.maxPriorityFeePerGas)
   if (maxPriorityFeePerGas > maxFeePerGas) maxPriorityFeePerGas = maxFeePerGas
   // nodes refuse a replacement unless both fields rise by at least 10%
-  if (maxFeePerGas * 10n < old.maxFeePerGas * 11n || maxPriorityFeePerGas * 10n < old.maxPriorityFeePerGas * 11n) return null
-  return sign(relayer, { to: old.to, data: old.data ?? '0x', gas: old.gas ?? 0n, chainId: old.chainId, nonce: old.nonce, maxFeePerGas, maxPriorityFeePerGas })
+  if (maxFeePerGas * 10n < old.maxFeePerGas * 11n || maxPriorityFeePerGas * 10n < old.maxPriorityFeePerGas * 11n)
+    return null
+  return sign(relayer, {
+    to: old.to,
+    data: old.data ?? '0x',
+    gas: old.gas ?? 0n,
+    chainId: old.chainId,
+    nonce: old.nonce,
+    maxFeePerGas,
+    maxPriorityFeePerGas,
+  })
 }
 
 /** Broadcasts a signed transaction; "already known" means it is already in flight, which is fine. */

@@ -1,7 +1,16 @@
 import { randomUUID } from 'node:crypto'
 import { MULTICALL3_ADDRESS } from '../../chain/multicall3-abi.js'
 import type { Payment } from '../../db/database.js'
-import { aggregate3Data, authorizationStates, paymentAuthKey, reasonFromRevert, simulateBatch, usedAuthorizations, walletDeployments, type FailureReason } from './chain-ops.js'
+import {
+  aggregate3Data,
+  authorizationStates,
+  paymentAuthKey,
+  reasonFromRevert,
+  simulateBatch,
+  usedAuthorizations,
+  walletDeployments,
+  type FailureReason,
+} from './chain-ops.js'
 import type { BatchLifecycle } from './batches.js'
 import type { FacilitatorClient } from './facilitator.js'
 import type { Reconciler } from './reconcile.js'
@@ -23,7 +32,11 @@ export function createSender(ctx: SettlerContext, r: Reconciler, b: BatchLifecyc
   async function sendBatch(relayer: Relayer, network: string, asset: string, claimed: Payment[], stats: SettleStats) {
     await hooks.afterClaim?.(claimed)
     const now = BigInt(Math.floor(Date.now() / 1000) + marginS)
-    await fail(claimed.filter((p) => BigInt(p.valid_before) <= now), 'expired', stats)
+    await fail(
+      claimed.filter((p) => BigInt(p.valid_before) <= now),
+      'expired',
+      stats,
+    )
     let live = claimed.filter((p) => BigInt(p.valid_before) > now)
     if (live.length === 0) return
     const states = await authorizationStates(chain, asset, live)
@@ -45,21 +58,43 @@ export function createSender(ctx: SettlerContext, r: Reconciler, b: BatchLifecyc
     const data = aggregate3Data(asset, live, deployments)
     const estimate = await chain.estimateGas({ account: relayer.address, to: MULTICALL3_ADDRESS, data })
     const fromBlock = await chain.getBlockNumber({ cacheTime: 0 })
-    const signed = await signRelayerTx(chain, relayer, { to: MULTICALL3_ADDRESS, data, gas: (estimate * 13n) / 10n, chainId: await getChainId(), maxFeePerGasCap: feeCap })
+    const signed = await signRelayerTx(chain, relayer, {
+      to: MULTICALL3_ADDRESS,
+      data,
+      gas: (estimate * 13n) / 10n,
+      chainId: await getChainId(),
+      maxFeePerGasCap: feeCap,
+    })
     const batch = { id: randomUUID(), txHash: signed.hash }
     // Recorded before it leaves this process: whatever happens next, a restart can find it.
     await db.transaction().execute(async (trx) => {
       await trx
         .insertInto('settlement_batches')
-        .values({ id: batch.id, network, asset, relayer: relayer.address.toLowerCase(), nonce: signed.nonce, tx_hash: signed.hash, raw_tx: signed.raw, from_block: fromBlock, size: live.length, status: 'pending' })
+        .values({
+          id: batch.id,
+          network,
+          asset,
+          relayer: relayer.address.toLowerCase(),
+          nonce: signed.nonce,
+          tx_hash: signed.hash,
+          raw_tx: signed.raw,
+          from_block: fromBlock,
+          size: live.length,
+          status: 'pending',
+        })
         .execute()
-      await trx.insertInto('settlement_batch_items').values(live.map((p) => ({ batch_id: batch.id, payment_id: p.id }))).execute()
+      await trx
+        .insertInto('settlement_batch_items')
+        .values(live.map((p) => ({ batch_id: batch.id, payment_id: p.id })))
+        .execute()
     })
     stats.batches++
     await hooks.beforeSend?.(batch)
     await broadcast(chain, signed.raw)
     await hooks.afterSend?.(batch)
-    const receipt = await chain.waitForTransactionReceipt({ hash: signed.hash, timeout: receiptTimeoutMs, pollingInterval: receiptPollMs }).catch(() => null)
+    const receipt = await chain
+      .waitForTransactionReceipt({ hash: signed.hash, timeout: receiptTimeoutMs, pollingInterval: receiptPollMs })
+      .catch(() => null)
     if (receipt) await finalizeBatch({ id: batch.id, asset }, receipt, stats)
   }
 
@@ -68,7 +103,12 @@ export function createSender(ctx: SettlerContext, r: Reconciler, b: BatchLifecyc
    * on chain. The returned transaction counts only once its receipt shows the AuthorizationUsed
    * log; no answer leaves the payment to authorizationState on the next round.
    */
-  async function settleViaFacilitator(client: FacilitatorClient, claimed: Payment[], stats: SettleStats, concurrency = 8) {
+  async function settleViaFacilitator(
+    client: FacilitatorClient,
+    claimed: Payment[],
+    stats: SettleStats,
+    concurrency = 8,
+  ) {
     await hooks.afterClaim?.(claimed)
     const queue = [...claimed]
     const one = async (p: Payment) => {
@@ -87,7 +127,9 @@ export function createSender(ctx: SettlerContext, r: Reconciler, b: BatchLifecyc
         const mapped = facilitatorReason(out.reason)
         return mapped ? fail([p], mapped, stats) : requeue([p], `facilitator:${out.reason}`, stats)
       }
-      const receipt = await chain.waitForTransactionReceipt({ hash: out.txHash, timeout: receiptTimeoutMs, pollingInterval: receiptPollMs }).catch(() => null)
+      const receipt = await chain
+        .waitForTransactionReceipt({ hash: out.txHash, timeout: receiptTimeoutMs, pollingInterval: receiptPollMs })
+        .catch(() => null)
       if (!receipt) return // still `settling`: the sweep's recheck decides from authorizationState
       if (receipt.status === 'success' && usedAuthorizations(p.asset, receipt.logs).has(paymentAuthKey(p))) {
         return settleWith([p], out.txHash, stats, { facilitator: client.url })

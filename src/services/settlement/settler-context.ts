@@ -119,7 +119,10 @@ export function settlerContext(deps: Deps, opts: SettlerOptions = {}): SettlerCo
     credit: createPayerCredit(deps),
     // no payment signatures, raw transactions or keys go in here: ids, hashes, counts, reasons
     log: opts.log ?? processLogger(config.logLevel),
-    facilitator: config.settlement.mode === 'facilitator' ? (opts.facilitator ?? createFacilitatorClient(config.settlement.facilitatorUrl!)) : undefined,
+    facilitator:
+      config.settlement.mode === 'facilitator'
+        ? (opts.facilitator ?? createFacilitatorClient(config.settlement.facilitatorUrl!))
+        : undefined,
     async getChainId() {
       chainId ??= await chain.getChainId()
       return chainId
@@ -137,4 +140,3 @@ export function groupBy<T>(items: T[], key: (t: T) => string): Map<string, T[]> 
   }
   return m
 }
-

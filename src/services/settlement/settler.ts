@@ -11,7 +11,14 @@ import type { Relayer, WatchOnlyRelayer } from './relayer.js'
 import { createSender } from './send.js'
 import { emptyStats, groupBy, settlerContext, type SettleStats, type SettlerOptions } from './settler-context.js'
 
-export { longestCallMs, VOID_MARGIN_MS, type SettlementHooks, type SettleStats, type SettlerLog, type SettlerOptions } from './settler-context.js'
+export {
+  longestCallMs,
+  VOID_MARGIN_MS,
+  type SettlementHooks,
+  type SettleStats,
+  type SettlerLog,
+  type SettlerOptions,
+} from './settler-context.js'
 
 /**
  * The settlement engine: claims served payments, drops the ones that cannot settle, submits the
@@ -32,7 +39,10 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
   const { sendBatch, settleViaFacilitator } = createSender(ctx, reconcile, batches)
 
   /** Runs fn holding the first free relayer's lock; null when every relayer is busy. */
-  async function withRelayer<T>(fn: (r: Relayer, held: () => boolean) => Promise<T>, prefer?: number): Promise<{ value: T } | null> {
+  async function withRelayer<T>(
+    fn: (r: Relayer, held: () => boolean) => Promise<T>,
+    prefer?: number,
+  ): Promise<{ value: T } | null> {
     const start = prefer ?? Math.floor(Math.random() * Math.max(1, relayers.length))
     for (let i = 0; i < relayers.length; i++) {
       const r = relayers[(start + i) % relayers.length]!
@@ -53,7 +63,7 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
       const stats = emptyStats()
       const deadline = Date.now() + budgetMs
       if (facilitator) {
-        for (let more = true; more && Date.now() < deadline; ) {
+        for (let more = true; more && Date.now() < deadline;) {
           more = false
           for (const g of await readyGroups(db, config.chain.caip2)) {
             const claimed = await claimServed(db, { ...g, limit: batchSize })
@@ -91,7 +101,8 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
       for (;;) {
         const r = await withRelayer(async (relayer) => {
           if (!(await resolvePending(relayer, stats, 5_000))) return false
-          for (const [asset, list] of groupBy(payments, (p) => p.asset)) await sendBatch(relayer, list[0]!.network, asset, list, stats)
+          for (const [asset, list] of groupBy(payments, (p) => p.asset))
+            await sendBatch(relayer, list[0]!.network, asset, list, stats)
           return true
         })
         if (r?.value) return stats
@@ -115,27 +126,53 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
           log.warn({ step: what, err: errorSummary(err) }, 'settlement sweep step failed; retried on the next sweep')
         }
       }
-      const withPending = await db.selectFrom('settlement_batches').select('relayer').distinct().where('status', '=', 'pending').where('created_at', '<', new Date(Date.now() - Math.min(stuckAfterMs, receiptTimeoutMs))).execute()
+      const withPending = await db
+        .selectFrom('settlement_batches')
+        .select('relayer')
+        .distinct()
+        .where('status', '=', 'pending')
+        .where('created_at', '<', new Date(Date.now() - Math.min(stuckAfterMs, receiptTimeoutMs)))
+        .execute()
       for (const { relayer } of withPending) {
-        const r: Relayer | WatchOnlyRelayer = relayers.find((k) => k.address.toLowerCase() === relayer) ?? { address: getAddress(relayer) }
-        await step(`pending batches of relayer ${r.address}`, () => lock.hold(r.address, () => resolvePending(r, stats, 5_000)))
+        const r: Relayer | WatchOnlyRelayer = relayers.find((k) => k.address.toLowerCase() === relayer) ?? {
+          address: getAddress(relayer),
+        }
+        await step(`pending batches of relayer ${r.address}`, () =>
+          lock.hold(r.address, () => resolvePending(r, stats, 5_000)),
+        )
       }
       const stuck = await sql<Payment>`
         select p.* from payments p where p.status = 'settling' and p.scheme = 'exact' and p.updated_at < ${new Date(Date.now() - stuckAfterMs)}
           and not exists (select 1 from settlement_batch_items i join settlement_batches b on b.id = i.batch_id
                           where i.payment_id = p.id and b.status = 'pending')
         order by p.updated_at limit 1000`.execute(db)
-      for (const [asset, list] of groupBy(stuck.rows, (p) => p.asset)) await step(`settling payments of ${asset}`, () => recheck(list, stats))
+      for (const [asset, list] of groupBy(stuck.rows, (p) => p.asset))
+        await step(`settling payments of ${asset}`, () => recheck(list, stats))
       const voided = await voidStaleVerified(db, new Date(Date.now() - voidAfterMs))
       // only exact payments hold the payer's credit (a deferred voucher is held by the escrow)
-      await Promise.allSettled(voided.filter((m) => m.scheme === 'exact').map((m) => credit.release({ payer: m.payer, asset: m.asset, value: BigInt(m.value) })))
-      if (voided.length) log.warn({ count: voided.length, afterMs: voidAfterMs }, 'verified payments with no outcome from the proxy voided')
+      await Promise.allSettled(
+        voided
+          .filter((m) => m.scheme === 'exact')
+          .map((m) => credit.release({ payer: m.payer, asset: m.asset, value: BigInt(m.value) })),
+      )
+      if (voided.length)
+        log.warn(
+          { count: voided.length, afterMs: voidAfterMs },
+          'verified payments with no outcome from the proxy voided',
+        )
       return { ...stats, voided: voided.length }
     },
 
     /** Refreshes cached balances and rebuilds exposure of payers with open payments. */
     async refreshBalances(limit = 1000): Promise<number> {
-      const rows = await db.selectFrom('payments').select(['payer', 'asset']).distinct().where('status', 'in', ['verified', 'served', 'settling']).where('scheme', '=', 'exact').limit(limit).execute()
+      const rows = await db
+        .selectFrom('payments')
+        .select(['payer', 'asset'])
+        .distinct()
+        .where('status', 'in', ['verified', 'served', 'settling'])
+        .where('scheme', '=', 'exact')
+        .limit(limit)
+        .execute()
       for (const [asset, list] of groupBy(rows, (r) => r.asset)) {
         const payers = list.map((r) => r.payer)
         for (const p of payers) await credit.rebuildExposure(asset, p)
@@ -146,7 +183,12 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
 
     /** ETH balances of the relayers (for /readyz and alerts). */
     async relayerBalances(): Promise<Array<{ address: string; wei: bigint }>> {
-      return Promise.all(relayers.map(async (r) => ({ address: getAddress(r.address), wei: await chain.getBalance({ address: r.address }) })))
+      return Promise.all(
+        relayers.map(async (r) => ({
+          address: getAddress(r.address),
+          wei: await chain.getBalance({ address: r.address }),
+        })),
+      )
     },
   }
 }

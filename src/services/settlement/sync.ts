@@ -11,10 +11,18 @@ import { claimOne } from '../../ledger/transitions.js'
  * @example
  *   const app = await buildProxyApp(deps, { sync: createSyncSettlement(deps) })
  */
-export function createSyncSettlement(deps: Deps, opts: SettlerOptions & { timeoutMs?: number; settler?: Settler } = {}): SettleNow {
+export function createSyncSettlement(
+  deps: Deps,
+  opts: SettlerOptions & { timeoutMs?: number; settler?: Settler } = {},
+): SettleNow {
   const settler = opts.settler ?? createSettler(deps, opts)
   const timeoutMs = opts.timeoutMs ?? 30_000
-  const read = (id: string) => deps.db.selectFrom('payments').select(['status', 'tx_hash', 'failure_reason', 'payer']).where('id', '=', id).executeTakeFirst()
+  const read = (id: string) =>
+    deps.db
+      .selectFrom('payments')
+      .select(['status', 'tx_hash', 'failure_reason', 'payer'])
+      .where('id', '=', id)
+      .executeTakeFirst()
 
   return {
     async settleNow(paymentId) {
@@ -31,7 +39,8 @@ export function createSyncSettlement(deps: Deps, opts: SettlerOptions & { timeou
           if (claimed) await settler.credit.unblock(row.payer)
           return { ok: true, txHash: row.tx_hash }
         }
-        if (row.status === 'failed' || row.status === 'voided') return { ok: false, reason: row.failure_reason ?? row.status, final: true }
+        if (row.status === 'failed' || row.status === 'voided')
+          return { ok: false, reason: row.failure_reason ?? row.status, final: true }
         if (row.status === 'verified') return { ok: false, reason: 'not_served' }
         // `served` again (requeued) or `settling` elsewhere: the batch worker will finish it
         if (Date.now() > deadline) return { ok: false, reason: 'settlement_pending' }

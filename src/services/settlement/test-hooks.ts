@@ -14,11 +14,16 @@ export type CrashStage = (typeof CRASH_STAGES)[number]
  * @example
  *   TOLLGATE_TEST_CRASH_AT=after-send node --import tsx src/start/worker.ts
  */
-export function crashHooksFromEnv(env: Record<string, string | undefined>, config: Pick<Config, 'deployment'>): SettlementHooks | undefined {
+export function crashHooksFromEnv(
+  env: Record<string, string | undefined>,
+  config: Pick<Config, 'deployment'>,
+): SettlementHooks | undefined {
   const at = env.TOLLGATE_TEST_CRASH_AT
   if (at === undefined || at === '') return undefined
-  if (config.deployment === 'production') throw new Error('TOLLGATE_TEST_CRASH_AT is a test hook and is refused with TOLLGATE_DEPLOYMENT=production')
-  if (!(CRASH_STAGES as readonly string[]).includes(at)) throw new Error(`TOLLGATE_TEST_CRASH_AT: expected one of ${CRASH_STAGES.join(', ')}`)
+  if (config.deployment === 'production')
+    throw new Error('TOLLGATE_TEST_CRASH_AT is a test hook and is refused with TOLLGATE_DEPLOYMENT=production')
+  if (!(CRASH_STAGES as readonly string[]).includes(at))
+    throw new Error(`TOLLGATE_TEST_CRASH_AT: expected one of ${CRASH_STAGES.join(', ')}`)
   const die = (): Promise<never> => {
     process.kill(process.pid, 'SIGKILL')
     return new Promise<never>(() => {})

@@ -7,7 +7,12 @@ import type { Database, Payment } from '../../db/database.js'
 import type { Deps } from '../../deps.js'
 import { errorSummary } from '../../logger.js'
 import { invalid } from '../accounts/validate.js'
-import { findAuthorizationOutcome, reasonFromRevert, transferCallData, usedAuthorizations } from '../settlement/chain-ops.js'
+import {
+  findAuthorizationOutcome,
+  reasonFromRevert,
+  transferCallData,
+  usedAuthorizations,
+} from '../settlement/chain-ops.js'
 import { broadcast, createRelayerLock, relayersFromKeys, signRelayerTx, type Relayer } from '../settlement/relayer.js'
 import { custodialAccount } from '../wallets/custodial-wallet.js'
 import type { Topup } from '../../db/topups-tables.js'
@@ -84,17 +89,30 @@ export interface TopupsPage {
  *   const first = await topupsPage(db, agent.id, { limit: 50 })
  *   const second = first.next_cursor ? await topupsPage(db, agent.id, { limit: 50, cursor: first.next_cursor }) : undefined
  */
-export async function topupsPage(db: Kysely<Database>, agentId: string, opts: { limit?: number; cursor?: string } = {}): Promise<TopupsPage> {
+export async function topupsPage(
+  db: Kysely<Database>,
+  agentId: string,
+  opts: { limit?: number; cursor?: string } = {},
+): Promise<TopupsPage> {
   const limit = opts.limit ?? TOPUPS_PAGE_MAX
-  if (!Number.isInteger(limit) || limit < 1 || limit > TOPUPS_PAGE_MAX) throw invalid('limit', `expected an integer from 1 to ${TOPUPS_PAGE_MAX}`)
+  if (!Number.isInteger(limit) || limit < 1 || limit > TOPUPS_PAGE_MAX)
+    throw invalid('limit', `expected an integer from 1 to ${TOPUPS_PAGE_MAX}`)
   const before = opts.cursor === undefined ? undefined : decodeTopupsCursor(opts.cursor)
   let query = db.selectFrom('topups').selectAll().where('agent_id', '=', agentId)
   if (before !== undefined) query = query.where('need_seq', '<', before)
-  const rows = await query.orderBy('need_seq', 'desc').limit(limit + 1).execute()
+  const rows = await query
+    .orderBy('need_seq', 'desc')
+    .limit(limit + 1)
+    .execute()
   const hasMore = rows.length > limit
   const data = rows.slice(0, limit).map(topupView)
   const last = data.at(-1)
-  return { object: 'list', data, has_more: hasMore, next_cursor: hasMore && last ? encodeTopupsCursor(last.need) : null }
+  return {
+    object: 'list',
+    data,
+    has_more: hasMore,
+    next_cursor: hasMore && last ? encodeTopupsCursor(last.need) : null,
+  }
 }
 
 /** Top-ups of one agent, newest need first: the first `limit` of them. */
@@ -110,7 +128,14 @@ function encodeTopupsCursor(needSeq: number): string {
 function decodeTopupsCursor(c: string): number {
   try {
     const parts = JSON.parse(Buffer.from(c, 'base64url').toString('utf8')) as unknown
-    if (Array.isArray(parts) && parts.length === 2 && parts[0] === 'need' && Number.isSafeInteger(parts[1]) && (parts[1] as number) >= 0) return parts[1] as number
+    if (
+      Array.isArray(parts) &&
+      parts.length === 2 &&
+      parts[0] === 'need' &&
+      Number.isSafeInteger(parts[1]) &&
+      (parts[1] as number) >= 0
+    )
+      return parts[1] as number
   } catch {
     // not JSON: refused below
   }
@@ -197,7 +222,12 @@ export function createTopups(deps: Deps, opts: TopupOptions = {}) {
       multicallAddress: MULTICALL3_ADDRESS,
       allowFailure: false,
       blockNumber,
-      contracts: addresses.map((a) => ({ address: usdc, abi: usdcAbi, functionName: 'balanceOf' as const, args: [getAddress(a)] as const })),
+      contracts: addresses.map((a) => ({
+        address: usdc,
+        abi: usdcAbi,
+        functionName: 'balanceOf' as const,
+        args: [getAddress(a)] as const,
+      })),
     }) as Promise<bigint[]>
   }
 
@@ -217,19 +247,35 @@ export function createTopups(deps: Deps, opts: TopupOptions = {}) {
       if (rows.length === 0) break
       after = rows[rows.length - 1]!.id
       const eligible = rows.filter((c) => c.last_status !== 'pending' && c.last_status !== 'submitted')
-      const balances = eligible.length ? await balancesAt(eligible.map((c) => c.address), block) : []
+      const balances = eligible.length
+        ? await balancesAt(
+            eligible.map((c) => c.address),
+            block,
+          )
+        : []
       for (const [i, c] of eligible.entries()) {
         if (!isNewNeed(c, balances[i]!, block)) continue
         // the unique (agent_id, need_seq) and one-open-per-agent indexes decide any race
         const r = await db
           .insertInto('topups')
-          .values({ agent_id: c.id, need_seq: (c.last_seq ?? 0) + 1, agent_address: c.address, amount: c.amount, threshold: c.threshold, balance_seen: balances[i]!.toString(), block_seen: block })
+          .values({
+            agent_id: c.id,
+            need_seq: (c.last_seq ?? 0) + 1,
+            agent_address: c.address,
+            amount: c.amount,
+            threshold: c.threshold,
+            balance_seen: balances[i]!.toString(),
+            block_seen: block,
+          })
           .onConflict((oc) => oc.doNothing())
           .returning('id')
           .executeTakeFirst()
         if (r) {
           created++
-          log.info({ topup: r.id, agent: c.address, balance: balances[i]!.toString(), threshold: c.threshold }, 'top-up need opened')
+          log.info(
+            { topup: r.id, agent: c.address, balance: balances[i]!.toString(), threshold: c.threshold },
+            'top-up need opened',
+          )
         }
       }
       if (rows.length < pageSize) break
@@ -251,17 +297,35 @@ export function createTopups(deps: Deps, opts: TopupOptions = {}) {
   }
 
   async function update(id: string, set: Record<string, unknown>): Promise<void> {
-    await db.updateTable('topups').set({ ...set, updated_at: sql`now()` }).where('id', '=', id).execute()
+    await db
+      .updateTable('topups')
+      .set({ ...set, updated_at: sql`now()` })
+      .where('id', '=', id)
+      .execute()
   }
 
   async function confirm(t: Topup, txHash: string, blockNumber: bigint): Promise<void> {
-    await update(t.id, { status: 'confirmed', tx_hash: txHash, confirmed_block: blockNumber, locked_until: null, error: null })
+    await update(t.id, {
+      status: 'confirmed',
+      tx_hash: txHash,
+      confirmed_block: blockNumber,
+      locked_until: null,
+      error: null,
+    })
     log.info({ topup: t.id, agent: t.agent_address, amount: t.amount, txHash }, 'top-up confirmed')
   }
 
   /** The stored authorization as the settlement calldata builder expects it. */
   function asPayment(t: Topup): Payment {
-    return { payer: t.funding_address, pay_to: t.agent_address, value: t.amount, valid_after: t.valid_after, valid_before: t.valid_before, nonce: t.auth_nonce, signature: t.signature } as unknown as Payment
+    return {
+      payer: t.funding_address,
+      pay_to: t.agent_address,
+      value: t.amount,
+      valid_after: t.valid_after,
+      valid_before: t.valid_before,
+      nonce: t.auth_nonce,
+      signature: t.signature,
+    } as unknown as Payment
   }
 
   /** Signs a fresh authorization from the user's funding wallet and stores it on the row. */
@@ -276,23 +340,49 @@ export function createTopups(deps: Deps, opts: TopupOptions = {}) {
     if (!config.masterKey) throw new AttemptFailed('TOLLGATE_MASTER_KEY is not configured')
     const account = custodialAccount([config.masterKey], 'funding', w.address, w.encrypted_key)
     const now = Math.floor(Date.now() / 1000)
-    const message = { from: account.address, to: getAddress(t.agent_address), value: BigInt(t.amount), validAfter: BigInt(now - 600), validBefore: BigInt(now + ttlS), nonce: `0x${randomBytes(32).toString('hex')}` as Hex }
+    const message = {
+      from: account.address,
+      to: getAddress(t.agent_address),
+      value: BigInt(t.amount),
+      validAfter: BigInt(now - 600),
+      validBefore: BigInt(now + ttlS),
+      nonce: `0x${randomBytes(32).toString('hex')}` as Hex,
+    }
     const signature = await account.signTypedData({
-      domain: { name: config.chain.usdc.name, version: config.chain.usdc.version, chainId: config.chain.chainId, verifyingContract: usdc },
+      domain: {
+        name: config.chain.usdc.name,
+        version: config.chain.usdc.version,
+        chainId: config.chain.chainId,
+        verifyingContract: usdc,
+      },
       types: { TransferWithAuthorization: eip3009Types.TransferWithAuthorization },
       primaryType: 'TransferWithAuthorization',
       message,
     })
-    const set = { funding_address: account.address, auth_nonce: message.nonce, valid_after: message.validAfter.toString(), valid_before: message.validBefore.toString(), signature }
+    const set = {
+      funding_address: account.address,
+      auth_nonce: message.nonce,
+      valid_after: message.validAfter.toString(),
+      valid_before: message.validBefore.toString(),
+      signature,
+    }
     await update(t.id, set)
     return { ...t, ...set }
   }
 
   const authUsed = (t: Topup) =>
-    chain.readContract({ address: usdc, abi: usdcAbi, functionName: 'authorizationState', args: [getAddress(t.funding_address!), t.auth_nonce as Hex] })
+    chain.readContract({
+      address: usdc,
+      abi: usdcAbi,
+      functionName: 'authorizationState',
+      args: [getAddress(t.funding_address!), t.auth_nonce as Hex],
+    })
 
   function landed(t: Topup, receipt: TransactionReceipt): boolean {
-    return receipt.status === 'success' && usedAuthorizations(usdc, receipt.logs).has(`${t.funding_address!.toLowerCase()}:${t.auth_nonce!.toLowerCase()}`)
+    return (
+      receipt.status === 'success' &&
+      usedAuthorizations(usdc, receipt.logs).has(`${t.funding_address!.toLowerCase()}:${t.auth_nonce!.toLowerCase()}`)
+    )
   }
 
   /** One attempt at a claimed top-up. Never signs a second authorization while the first can still be used. */
@@ -308,13 +398,19 @@ export function createTopups(deps: Deps, opts: TopupOptions = {}) {
     if (t.signature && t.auth_nonce && t.funding_address) {
       if (await authUsed(t)) {
         // used by some transaction we lost track of: find it; that is the refill
-        const outcome = await findAuthorizationOutcome(chain, usdc, asPayment(t), { chunkBlocks: deps.config.settlement.logChunkBlocks })
+        const outcome = await findAuthorizationOutcome(chain, usdc, asPayment(t), {
+          chunkBlocks: deps.config.settlement.logChunkBlocks,
+        })
         if (outcome.kind === 'used') {
           const receipt = await chain.getTransactionReceipt({ hash: outcome.txHash })
           await confirm(t, outcome.txHash, receipt.blockNumber)
           return 'confirmed'
         }
-        throw new AttemptFailed(outcome.kind === 'canceled' ? 'the authorization was canceled' : 'the authorization is used but its transaction was not found')
+        throw new AttemptFailed(
+          outcome.kind === 'canceled'
+            ? 'the authorization was canceled'
+            : 'the authorization is used but its transaction was not found',
+        )
       }
       // unused and about to expire: it can never be used once expired, so a new one is safe
       if (BigInt(t.valid_before!) < BigInt(Math.floor(Date.now() / 1000) + 120)) t = await authorize(t)
@@ -322,8 +418,16 @@ export function createTopups(deps: Deps, opts: TopupOptions = {}) {
       t = await authorize(t)
     }
 
-    const funding = await chain.readContract({ address: usdc, abi: usdcAbi, functionName: 'balanceOf', args: [getAddress(t.funding_address!)] })
-    if (funding < BigInt(t.amount)) throw new AttemptFailed(`insufficient_funds: the funding wallet ${t.funding_address} holds ${funding}, the top-up needs ${t.amount}`)
+    const funding = await chain.readContract({
+      address: usdc,
+      abi: usdcAbi,
+      functionName: 'balanceOf',
+      args: [getAddress(t.funding_address!)],
+    })
+    if (funding < BigInt(t.amount))
+      throw new AttemptFailed(
+        `insufficient_funds: the funding wallet ${t.funding_address} holds ${funding}, the top-up needs ${t.amount}`,
+      )
 
     const data = transferCallData(asPayment(t))
     const chainId = config.chain.chainId
@@ -332,13 +436,23 @@ export function createTopups(deps: Deps, opts: TopupOptions = {}) {
       try {
         gas = await chain.estimateGas({ account: relayer.address, to: usdc, data })
       } catch (err) {
-        throw new AttemptFailed(reasonFromRevert(String((err as Error).message)) + ': ' + String((err as Error).message).split('\n')[0])
+        throw new AttemptFailed(
+          reasonFromRevert(String((err as Error).message)) + ': ' + String((err as Error).message).split('\n')[0],
+        )
       }
-      const signed = await signRelayerTx(chain, relayer, { to: usdc, data, gas: (gas * 13n) / 10n, chainId, maxFeePerGasCap: feeCap })
+      const signed = await signRelayerTx(chain, relayer, {
+        to: usdc,
+        data,
+        gas: (gas * 13n) / 10n,
+        chainId,
+        maxFeePerGasCap: feeCap,
+      })
       // recorded before broadcast, so a crash leaves a hash to look for
       await update(t.id, { status: 'submitted', tx_hash: signed.hash, relayer: relayer.address.toLowerCase() })
       await broadcast(chain, signed.raw)
-      const receipt = await chain.waitForTransactionReceipt({ hash: signed.hash, timeout: receiptTimeoutMs }).catch(() => null)
+      const receipt = await chain
+        .waitForTransactionReceipt({ hash: signed.hash, timeout: receiptTimeoutMs })
+        .catch(() => null)
       return { hash: signed.hash, receipt }
     })
     if (!result) {
@@ -369,8 +483,17 @@ export function createTopups(deps: Deps, opts: TopupOptions = {}) {
     }
     const delay = Math.min(backoffMs * 2 ** (attempts - 1), maxBackoffMs)
     // back to pending: if a submission exists it did not land (checked first on the next attempt)
-    await update(t.id, { status: 'pending', attempts, error, locked_until: null, next_attempt_at: new Date(Date.now() + delay) })
-    log.info({ topup: t.id, agent: t.agent_address, attempts, retryInMs: delay, error }, 'top-up attempt failed; will retry')
+    await update(t.id, {
+      status: 'pending',
+      attempts,
+      error,
+      locked_until: null,
+      next_attempt_at: new Date(Date.now() + delay),
+    })
+    log.info(
+      { topup: t.id, agent: t.agent_address, attempts, retryInMs: delay, error },
+      'top-up attempt failed; will retry',
+    )
     return 'pending'
   }
 

@@ -35,10 +35,22 @@ const WALLET_TABLES = [
  * they cannot be opened by a process started with these keys. `npm start` warns with this when its
  * `.tollgate/dev.json` (and so its dev master key) is not the one the database was used with.
  */
-export async function walletsUnderOtherKeys(db: Kysely<Database>, current: Buffer, old: readonly Buffer[] = []): Promise<{ agents: number; funding_wallets: number }> {
+export async function walletsUnderOtherKeys(
+  db: Kysely<Database>,
+  current: Buffer,
+  old: readonly Buffer[] = [],
+): Promise<{ agents: number; funding_wallets: number }> {
   const ids = [current, ...old].map(masterKeyId)
   const count = async (table: 'agents' | 'funding_wallets') =>
-    Number((await sql<{ n: string }>`select count(*) as n from ${sql.table(table)} where split_part(encrypted_key, '.', 2) <> all(${ids}::text[])`.execute(db)).rows[0]!.n)
+    Number(
+      (
+        await sql<{
+          n: string
+        }>`select count(*) as n from ${sql.table(table)} where split_part(encrypted_key, '.', 2) <> all(${ids}::text[])`.execute(
+          db,
+        )
+      ).rows[0]!.n,
+    )
   return { agents: await count('agents'), funding_wallets: await count('funding_wallets') }
 }
 
@@ -56,7 +68,10 @@ export async function rotateMasterKey(
   db: Kysely<Database>,
   oldKeys: readonly Buffer[],
   newKey: Buffer,
-  opts: { pageSize?: number; /** check only; the report counts the rows a real run would rewrite */ dryRun?: boolean } = {},
+  opts: {
+    pageSize?: number
+    /** check only; the report counts the rows a real run would rewrite */ dryRun?: boolean
+  } = {},
 ): Promise<RotationReport> {
   const pageSize = opts.pageSize ?? 500
   const newId = masterKeyId(newKey)
@@ -84,7 +99,8 @@ export async function rotateMasterKey(
       if (rotateUpstreamSecrets(e.upstream_config, e.id, oldKeys, newKey)) pending.endpoints++
     } catch {
       bad++
-      for (const box of upstreamBoxes(e.upstream_config)) if (envelopeKeyId(box) !== newId) badIds.add(envelopeKeyId(box) ?? 'unknown')
+      for (const box of upstreamBoxes(e.upstream_config))
+        if (envelopeKeyId(box) !== newId) badIds.add(envelopeKeyId(box) ?? 'unknown')
     }
   }
   if (bad > 0) throw new MasterKeyRotationError(bad, [...badIds].sort())
@@ -95,7 +111,12 @@ export async function rotateMasterKey(
   for (const [table, kind] of WALLET_TABLES) {
     for await (const r of walletRows(db, table, newId, pageSize)) {
       const next = reencryptSecret(oldKeys, newKey, r.encrypted_key, walletAad(kind, r.address))
-      const u = await db.updateTable(table).set({ encrypted_key: next }).where('address', '=', r.address).where('encrypted_key', '=', r.encrypted_key).executeTakeFirst()
+      const u = await db
+        .updateTable(table)
+        .set({ encrypted_key: next })
+        .where('address', '=', r.address)
+        .where('encrypted_key', '=', r.encrypted_key)
+        .executeTakeFirst()
       report[table] += Number(u.numUpdatedRows)
     }
   }
@@ -140,7 +161,14 @@ async function* walletRows(db: Kysely<Database>, table: 'agents' | 'funding_wall
 async function* endpointRows(db: Kysely<Database>, pageSize: number) {
   let after = '00000000-0000-0000-0000-000000000000'
   for (;;) {
-    const rows = await db.selectFrom('endpoints').select(['id', 'upstream_config']).where('upstream_config', 'is not', null).where('id', '>', after).orderBy('id').limit(pageSize).execute()
+    const rows = await db
+      .selectFrom('endpoints')
+      .select(['id', 'upstream_config'])
+      .where('upstream_config', 'is not', null)
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(pageSize)
+      .execute()
     yield* rows
     if (rows.length < pageSize) return
     after = rows[rows.length - 1]!.id

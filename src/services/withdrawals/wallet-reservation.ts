@@ -47,7 +47,16 @@ export function createWalletReservations(deps: WalletReservationDeps) {
   const asset = deps.config.chain.usdc.address.toLowerCase()
 
   async function readBalance(payers: string[]): Promise<bigint[]> {
-    return Promise.all(payers.map((p) => deps.chain.readContract({ address: deps.config.chain.usdc.address, abi: usdcAbi, functionName: 'balanceOf', args: [p as `0x${string}`] })))
+    return Promise.all(
+      payers.map((p) =>
+        deps.chain.readContract({
+          address: deps.config.chain.usdc.address,
+          abi: usdcAbi,
+          functionName: 'balanceOf',
+          args: [p as `0x${string}`],
+        }),
+      ),
+    )
   }
 
   /** The unsettled authorizations of the wallet Postgres knows of: the agent's open payments and pending withdrawals. */
@@ -61,7 +70,12 @@ export function createWalletReservations(deps: WalletReservationDeps) {
       .where('tx_hash', 'is', null)
       .where('valid_before', '>', String(nowSeconds))
       .execute()
-    const own = rows.map((r) => ({ payer, nonce: r.nonce, amount: BigInt(r.amount), validBefore: BigInt(r.valid_before) }))
+    const own = rows.map((r) => ({
+      payer,
+      nonce: r.nonce,
+      amount: BigInt(r.amount),
+      validBefore: BigInt(r.valid_before),
+    }))
     return [...own, ...(await openWithdrawalAuthorizations(deps.db, payer, nowSeconds))]
   }
 
@@ -69,8 +83,23 @@ export function createWalletReservations(deps: WalletReservationDeps) {
     const available = balance > unsettled ? balance - unsettled : 0n
     return appError(
       'withdrawal_exceeds_available',
-      { available: available.toString(), unit: 'USDC atomic units', balance: balance.toString(), unsettled: unsettled.toString(), fee: '', amount: amount.toString() },
-      { details: { asset: 'USDC', balance: balance.toString(), unsettled: unsettled.toString(), available: available.toString(), amount: amount.toString() } },
+      {
+        available: available.toString(),
+        unit: 'USDC atomic units',
+        balance: balance.toString(),
+        unsettled: unsettled.toString(),
+        fee: '',
+        amount: amount.toString(),
+      },
+      {
+        details: {
+          asset: 'USDC',
+          balance: balance.toString(),
+          unsettled: unsettled.toString(),
+          available: available.toString(),
+          amount: amount.toString(),
+        },
+      },
     )
   }
 
@@ -93,7 +122,8 @@ export function createWalletReservations(deps: WalletReservationDeps) {
         await windows.rebuildUnsettled(w.payer, await openAuthorizations(w.payer, nowSeconds))
         r = await windows.reserveUnsettled(u, balance, nowSeconds)
       }
-      if (r.kind === 'init-unsettled') throw appError('service_unavailable', { detail: 'the wallet\'s unsettled payments could not be counted; retry' })
+      if (r.kind === 'init-unsettled')
+        throw appError('service_unavailable', { detail: "the wallet's unsettled payments could not be counted; retry" })
       if (r.kind === 'balance') throw refusal(balance, r.unsettled, w.amount)
 
       const args = { payer: w.payer, asset, nonce: w.nonce, value: w.amount, validBefore: Number(w.validBefore), nowMs }
@@ -114,7 +144,10 @@ export function createWalletReservations(deps: WalletReservationDeps) {
       // 'blocked' is reserved as 'ok' is: the block concerns the payer's later payments, not this
       if (g.result === 'ok' || g.result === 'blocked') return
       await windows.releaseUnsettled(u)
-      if (g.result === 'unknown_balance') throw appError('service_unavailable', { detail: 'the chain RPC did not answer; cannot check the wallet balance, retry later' })
+      if (g.result === 'unknown_balance')
+        throw appError('service_unavailable', {
+          detail: 'the chain RPC did not answer; cannot check the wallet balance, retry later',
+        })
       if (g.result === 'nonce_used') throw new Error('a fresh withdrawal nonce was already taken')
       const view = await creditView(w.payer)
       throw refusal(view.balance ?? balance, view.exposure, w.amount)
@@ -124,7 +157,10 @@ export function createWalletReservations(deps: WalletReservationDeps) {
     async settled(w: HeldWithdrawal): Promise<void> {
       await Promise.all([
         credit.settled({ payer: w.payer, asset, value: w.amount }),
-        windows.releaseUnsettled({ payer: w.payer, nonce: w.nonce, amount: w.amount }, Math.floor(Date.now() / 1000) + SETTLED_GRACE_S),
+        windows.releaseUnsettled(
+          { payer: w.payer, nonce: w.nonce, amount: w.amount },
+          Math.floor(Date.now() / 1000) + SETTLED_GRACE_S,
+        ),
       ])
     },
 
@@ -145,7 +181,11 @@ export type WalletReservations = ReturnType<typeof createWalletReservations>
  * Pending USDC withdrawals of `payer` whose authorization can still move funds, as unsettled
  * authorizations: agent-payments adds them when it rebuilds a wallet's unsettled set from Postgres.
  */
-export async function openWithdrawalAuthorizations(db: Kysely<Database>, payer: string, nowSeconds: number): Promise<Unsettled[]> {
+export async function openWithdrawalAuthorizations(
+  db: Kysely<Database>,
+  payer: string,
+  nowSeconds: number,
+): Promise<Unsettled[]> {
   const rows = await db
     .selectFrom('withdrawals')
     .select(['auth_nonce', 'amount', 'valid_before'])
@@ -155,7 +195,12 @@ export async function openWithdrawalAuthorizations(db: Kysely<Database>, payer: 
     .where('auth_nonce', 'is not', null)
     .where('valid_before', '>', String(nowSeconds))
     .execute()
-  return rows.map((r) => ({ payer: payer.toLowerCase(), nonce: r.auth_nonce!, amount: BigInt(r.amount), validBefore: BigInt(r.valid_before!) }))
+  return rows.map((r) => ({
+    payer: payer.toLowerCase(),
+    nonce: r.auth_nonce!,
+    amount: BigInt(r.amount),
+    validBefore: BigInt(r.valid_before!),
+  }))
 }
 
 /**

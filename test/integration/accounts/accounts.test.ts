@@ -15,7 +15,13 @@ t.test('missing, malformed and unknown keys', async (t) => {
   t.equal(missing.json().code, 'missing_api_key')
   t.equal(missing.headers['www-authenticate'], 'Bearer')
 
-  for (const bad of ['Bearer', 'Bearer sk_test_short', 'Basic abc', 'Bearer sk_test_' + 'x'.repeat(42) + '!', 'Bearer ' + 'sk_test_' + '0'.repeat(43)]) {
+  for (const bad of [
+    'Bearer',
+    'Bearer sk_test_short',
+    'Basic abc',
+    'Bearer sk_test_' + 'x'.repeat(42) + '!',
+    'Bearer ' + 'sk_test_' + '0'.repeat(43),
+  ]) {
     const res = await app.inject({ method: 'GET', url: '/v1/agents', headers: { authorization: bad } })
     t.equal(res.statusCode, 401, bad)
     t.equal(res.json().code, 'invalid_api_key', bad)
@@ -27,7 +33,12 @@ t.test('deployment binding both ways', async (t) => {
   const sandbox = await accountsApp(t)
   const sk = await userWithKey(sandbox.deps)
   t.match(sk.apiKey, /^sk_test_[0-9A-Za-z]{43}$/)
-  const production = await accountsApp(t, { TOLLGATE_DEPLOYMENT: 'production', RELAYER_PRIVATE_KEYS: '0x' + '11'.repeat(32), TOLLGATE_RECEIVER_ADDRESS: '0x' + '22'.repeat(20), RPC_URL: 'http://127.0.0.1:1' })
+  const production = await accountsApp(t, {
+    TOLLGATE_DEPLOYMENT: 'production',
+    RELAYER_PRIVATE_KEYS: '0x' + '11'.repeat(32),
+    TOLLGATE_RECEIVER_ADDRESS: '0x' + '22'.repeat(20),
+    RPC_URL: 'http://127.0.0.1:1',
+  })
   const pk = await userWithKey(production.deps)
   t.match(pk.apiKey, /^sk_live_[0-9A-Za-z]{43}$/)
 
@@ -59,13 +70,20 @@ t.test('key lifecycle: shown once, works, revoke is immediate on two instances',
   t.equal(key.last4, key.secret.slice(-4))
   const own = { authorization: `Bearer ${key.secret}` }
 
-  for (const a of [app, app2]) t.equal((await a.inject({ method: 'GET', url: '/v1/agents', headers: own })).statusCode, 200, 'works on both instances')
+  for (const a of [app, app2])
+    t.equal(
+      (await a.inject({ method: 'GET', url: '/v1/agents', headers: own })).statusCode,
+      200,
+      'works on both instances',
+    )
   const listed = await app2.inject({ method: 'GET', url: '/v1/api-keys', headers: own })
   t.equal(listed.json().data.length, 2)
   t.notOk(listed.body.includes(key.secret), 'the list never shows a secret')
   t.notOk(listed.json().data.some((k: Record<string, unknown>) => 'secret' in k))
   await new Promise((r) => setTimeout(r, 50))
-  const used = (await app.inject({ method: 'GET', url: '/v1/api-keys', headers: auth })).json().data.find((k: { id: string }) => k.id === key.id)
+  const used = (await app.inject({ method: 'GET', url: '/v1/api-keys', headers: auth }))
+    .json()
+    .data.find((k: { id: string }) => k.id === key.id)
   t.ok(used.last_used_at, 'last_used_at is recorded')
 
   const revoked = await app.inject({ method: 'DELETE', url: `/v1/api-keys/${key.id}`, headers: auth })
@@ -76,22 +94,42 @@ t.test('key lifecycle: shown once, works, revoke is immediate on two instances',
     t.equal(res.statusCode, 401, 'revoked key is refused on every instance at once')
     t.equal(res.json().code, 'invalid_api_key')
   }
-  t.equal((await app.inject({ method: 'DELETE', url: `/v1/api-keys/${key.id}`, headers: auth })).statusCode, 200, 'revoking again is idempotent')
+  t.equal(
+    (await app.inject({ method: 'DELETE', url: `/v1/api-keys/${key.id}`, headers: auth })).statusCode,
+    200,
+    'revoking again is idempotent',
+  )
   const other = await userWithKey(deps)
-  t.equal((await app.inject({ method: 'DELETE', url: `/v1/api-keys/${key.id}`, headers: other.auth })).statusCode, 404, "another user's key is not found")
+  t.equal(
+    (await app.inject({ method: 'DELETE', url: `/v1/api-keys/${key.id}`, headers: other.auth })).statusCode,
+    404,
+    "another user's key is not found",
+  )
   t.equal((await app.inject({ method: 'DELETE', url: '/v1/api-keys/not-a-uuid', headers: auth })).statusCode, 404)
 })
 
 t.test('dashboard session: login, cookie auth, logout', async (t) => {
   const { deps, app } = await accountsApp(t)
   const u = await userWithKey(deps)
-  const wrong = await app.inject({ method: 'POST', url: '/v1/session', payload: { email: u.email, password: 'nope nope nope' } })
+  const wrong = await app.inject({
+    method: 'POST',
+    url: '/v1/session',
+    payload: { email: u.email, password: 'nope nope nope' },
+  })
   t.equal(wrong.statusCode, 401)
   t.equal(wrong.json().code, 'invalid_credentials')
-  const unknown = await app.inject({ method: 'POST', url: '/v1/session', payload: { email: 'nobody@example.com', password: 'whatever12345' } })
+  const unknown = await app.inject({
+    method: 'POST',
+    url: '/v1/session',
+    payload: { email: 'nobody@example.com', password: 'whatever12345' },
+  })
   t.equal(unknown.json().code, 'invalid_credentials', 'same answer for an unknown email')
 
-  const login = await app.inject({ method: 'POST', url: '/v1/session', payload: { email: u.email.toUpperCase(), password: u.password } })
+  const login = await app.inject({
+    method: 'POST',
+    url: '/v1/session',
+    payload: { email: u.email.toUpperCase(), password: u.password },
+  })
   t.equal(login.statusCode, 200)
   const setCookie = String(login.headers['set-cookie'])
   t.match(setCookie, /tollgate_session=ses_[0-9A-Za-z]+;/)
@@ -101,11 +139,20 @@ t.test('dashboard session: login, cookie auth, logout', async (t) => {
   const me = await app.inject({ method: 'GET', url: '/v1/session', headers: { cookie } })
   t.match(me.json(), { user: { id: u.userId }, via: 'session' })
   t.equal(me.json().user.email.toLowerCase(), u.email.toLowerCase(), 'who is calling includes the email')
-  const k = await app.inject({ method: 'POST', url: '/v1/api-keys', headers: { cookie }, payload: { name: 'from dashboard' } })
+  const k = await app.inject({
+    method: 'POST',
+    url: '/v1/api-keys',
+    headers: { cookie },
+    payload: { name: 'from dashboard' },
+  })
   t.equal(k.statusCode, 201, 'keys can be created with the session')
   const list = await app.inject({ method: 'GET', url: '/v1/api-keys', headers: { cookie } })
   t.equal(list.json().data.length, 2)
-  t.equal((await app.inject({ method: 'DELETE', url: `/v1/api-keys/${k.json().id}`, headers: { cookie } })).statusCode, 200, 'and revoked')
+  t.equal(
+    (await app.inject({ method: 'DELETE', url: `/v1/api-keys/${k.json().id}`, headers: { cookie } })).statusCode,
+    200,
+    'and revoked',
+  )
 
   t.equal((await app.inject({ method: 'DELETE', url: '/v1/session', headers: { cookie } })).statusCode, 204)
   const after = await app.inject({ method: 'GET', url: '/v1/agents', headers: { cookie } })
@@ -116,7 +163,16 @@ t.test('dashboard session: login, cookie auth, logout', async (t) => {
 t.test('login is rate limited per address', async (t) => {
   const { app } = await accountsApp(t, {}, { v1: { loginPerMinute: 3 } })
   const codes: number[] = []
-  for (let i = 0; i < 5; i++) codes.push((await app.inject({ method: 'POST', url: '/v1/session', payload: { email: `x${i}@example.com`, password: 'whatever12345' } })).statusCode)
+  for (let i = 0; i < 5; i++)
+    codes.push(
+      (
+        await app.inject({
+          method: 'POST',
+          url: '/v1/session',
+          payload: { email: `x${i}@example.com`, password: 'whatever12345' },
+        })
+      ).statusCode,
+    )
   t.same(codes, [401, 401, 401, 429, 429])
 })
 
@@ -127,10 +183,18 @@ t.test('user CLI and the demo account', async (t) => {
   t.equal(await createUserCli(['create', '--email', 'first@example.com', '--password', 'a long password'], io), 0)
   t.match(out.join('\n'), /created user first@example.com/)
   t.notOk(out.join('\n').includes('a long password'))
-  t.equal(await createUserCli(['create', '--email', 'FIRST@example.com', '--password', 'a long password'], io), 1, 'email is unique, case-insensitively')
+  t.equal(
+    await createUserCli(['create', '--email', 'FIRST@example.com', '--password', 'a long password'], io),
+    1,
+    'email is unique, case-insensitively',
+  )
   t.equal(await createUserCli(['create', '--email', 'x@example.com', '--password', 'short'], io), 1)
   t.equal(await createUserCli(['delete'], io), 2)
-  const row = await deps.db.selectFrom('users').select('password_hash').where('email', '=', 'first@example.com').executeTakeFirstOrThrow()
+  const row = await deps.db
+    .selectFrom('users')
+    .select('password_hash')
+    .where('email', '=', 'first@example.com')
+    .executeTakeFirstOrThrow()
   t.match(row.password_hash, /^scrypt\$32768\$8\$1\$/)
 
   const a = await ensureDemoAccount(deps)
@@ -138,9 +202,22 @@ t.test('user CLI and the demo account', async (t) => {
   t.equal(a.email, b.email)
   t.equal(a.password, b.password, 'the demo password is stable across starts')
   t.not(a.apiKey, b.apiKey, 'a new demo key each start')
-  t.equal((await app.inject({ method: 'GET', url: '/v1/agents', headers: { authorization: `Bearer ${a.apiKey}` } })).statusCode, 401, 'the previous demo key is revoked')
-  t.equal((await app.inject({ method: 'GET', url: '/v1/agents', headers: { authorization: `Bearer ${b.apiKey}` } })).statusCode, 200)
-  t.equal((await app.inject({ method: 'POST', url: '/v1/session', payload: { email: b.email, password: b.password } })).statusCode, 200)
+  t.equal(
+    (await app.inject({ method: 'GET', url: '/v1/agents', headers: { authorization: `Bearer ${a.apiKey}` } }))
+      .statusCode,
+    401,
+    'the previous demo key is revoked',
+  )
+  t.equal(
+    (await app.inject({ method: 'GET', url: '/v1/agents', headers: { authorization: `Bearer ${b.apiKey}` } }))
+      .statusCode,
+    200,
+  )
+  t.equal(
+    (await app.inject({ method: 'POST', url: '/v1/session', payload: { email: b.email, password: b.password } }))
+      .statusCode,
+    200,
+  )
 
   // the demo payer is also the demo user's agent: listed, its key usable under the master key, its payments in the history
   const key = generatePrivateKey()
@@ -150,15 +227,55 @@ t.test('user CLI and the demo account', async (t) => {
   const demoAuth = { authorization: `Bearer ${b.apiKey}` }
   const agents = (await app.inject({ method: 'GET', url: '/v1/agents', headers: demoAuth })).json().data
   t.match(agents, [{ name: 'demo payer', address: privateKeyToAccount(key).address }], 'one agent, checksummed')
-  const agentRow = await deps.db.selectFrom('agents').select(['address', 'encrypted_key']).where('address', '=', privateKeyToAccount(key).address).executeTakeFirstOrThrow()
+  const agentRow = await deps.db
+    .selectFrom('agents')
+    .select(['address', 'encrypted_key'])
+    .where('address', '=', privateKeyToAccount(key).address)
+    .executeTakeFirstOrThrow()
   t.notOk(agentRow.encrypted_key.includes(key.slice(2)), 'the key is stored encrypted')
-  t.equal(custodialAccount([deps.config.masterKey!], 'agent', agentRow.address, agentRow.encrypted_key).address, privateKeyToAccount(key).address, 'and decrypts to the same account')
-  await deps.db.insertInto('payments').values({
-    id: randomUUID(), resource: 'http://proxy/tollgate/toolbox/hash-generator', method: 'GET', x402_version: 2, network: 'eip155:84532', asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
-    payer: payer.address, pay_to: '0x' + '22'.repeat(20), value: '1000', valid_after: 0, valid_before: 2_000_000_000, nonce: '0x' + '01'.repeat(32), signature: '0xsig', status: 'served',
-  }).execute()
-  t.equal((await app.inject({ method: 'GET', url: '/v1/transactions', headers: demoAuth })).json().data.length, 1, "the demo payer's payment is in the demo user's transactions")
+  t.equal(
+    custodialAccount([deps.config.masterKey!], 'agent', agentRow.address, agentRow.encrypted_key).address,
+    privateKeyToAccount(key).address,
+    'and decrypts to the same account',
+  )
+  await deps.db
+    .insertInto('payments')
+    .values({
+      id: randomUUID(),
+      resource: 'http://proxy/tollgate/toolbox/hash-generator',
+      method: 'GET',
+      x402_version: 2,
+      network: 'eip155:84532',
+      asset: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+      payer: payer.address,
+      pay_to: '0x' + '22'.repeat(20),
+      value: '1000',
+      valid_after: 0,
+      valid_before: 2_000_000_000,
+      nonce: '0x' + '01'.repeat(32),
+      signature: '0xsig',
+      status: 'served',
+    })
+    .execute()
+  t.equal(
+    (await app.inject({ method: 'GET', url: '/v1/transactions', headers: demoAuth })).json().data.length,
+    1,
+    "the demo payer's payment is in the demo user's transactions",
+  )
   const stranger = await userWithKey(deps)
-  t.equal(await ensureDemoPayerAgent(deps, stranger.userId, payer), false, "another user's agent at that address is left alone")
-  t.equal((await deps.db.selectFrom('agents').select('user_id').where('address', '=', agentRow.address).executeTakeFirstOrThrow()).user_id, b.userId)
+  t.equal(
+    await ensureDemoPayerAgent(deps, stranger.userId, payer),
+    false,
+    "another user's agent at that address is left alone",
+  )
+  t.equal(
+    (
+      await deps.db
+        .selectFrom('agents')
+        .select('user_id')
+        .where('address', '=', agentRow.address)
+        .executeTakeFirstOrThrow()
+    ).user_id,
+    b.userId,
+  )
 })

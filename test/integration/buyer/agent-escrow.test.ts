@@ -24,20 +24,36 @@ const p = await startBuyerPlatform(t)
 const { deps, proxy, devnet } = p
 const seller = getAddress(devnet.accounts.receiver.address)
 const pub = createPublicClient({ chain: devnet.chain, transport: http(devnet.rpcUrl) })
-const walletBalance = (who: Address) => pub.readContract({ address: devnet.usdcAddress, abi: usdcAbi, functionName: 'balanceOf', args: [who] })
+const walletBalance = (who: Address) =>
+  pub.readContract({ address: devnet.usdcAddress, abi: usdcAbi, functionName: 'balanceOf', args: [who] })
 
-await deps.db.updateTable('endpoints').set({ schemes: ['exact', 'deferred'] }).where('slug', '=', 'echo').execute()
+await deps.db
+  .updateTable('endpoints')
+  .set({ schemes: ['exact', 'deferred'] })
+  .where('slug', '=', 'echo')
+  .execute()
 await announceRegistryChange(deps)
-await until('the proxy offers deferred', async () => decodeRequired((await proxy.inject(ECHO)).headers['payment-required'] as string).accepts.length === 2)
+await until(
+  'the proxy offers deferred',
+  async () => decodeRequired((await proxy.inject(ECHO)).headers['payment-required'] as string).accepts.length === 2,
+)
 
 const cli = async (agentKey: string, args: string[]) => {
   const out: string[] = []
   const err: string[] = []
-  const io: Io = { stdout: (c) => void out.push(String(c)), stderr: (l) => void err.push(l), env: { TOLLGATE_API_URL: p.webUrl, TOLLGATE_AGENT_KEY: agentKey }, home: mkdtempSync(path.join(os.tmpdir(), 'tg-escrow-')), hostname: 'testbox', progressAfterMs: 0 }
+  const io: Io = {
+    stdout: (c) => void out.push(String(c)),
+    stderr: (l) => void err.push(l),
+    env: { TOLLGATE_API_URL: p.webUrl, TOLLGATE_AGENT_KEY: agentKey },
+    home: mkdtempSync(path.join(os.tmpdir(), 'tg-escrow-')),
+    hostname: 'testbox',
+    progressAfterMs: 0,
+  }
   const code = await runCli(args, io)
   return { code, out: out.join(''), err: err.join('') }
 }
-const escrowOf = async (key: string) => (await fetch(`${p.webUrl}/v1/agent/escrow`, { headers: { authorization: `Bearer ${key}` } })).json()
+const escrowOf = async (key: string) =>
+  (await fetch(`${p.webUrl}/v1/agent/escrow`, { headers: { authorization: `Bearer ${key}` } })).json()
 
 t.test('the dashboard route: a user sees the escrow of its own agents only', async (t) => {
   const users = createUsers({ db: deps.db })
@@ -52,7 +68,10 @@ t.test('the dashboard route: a user sees the escrow of its own agents only', asy
   }
   const mine = await get(owner.id)
   t.equal(mine.status, 200)
-  t.match(await mine.json(), { object: 'agent_escrow', accounts: [{ seller, balance: '100000', outstanding: '1000', vouchers: [{ nonce: '0' }] }] })
+  t.match(await mine.json(), {
+    object: 'agent_escrow',
+    accounts: [{ seller, balance: '100000', outstanding: '1000', vouchers: [{ nonce: '0' }] }],
+  })
   t.equal((await get(stranger.id)).status, 404, "another user's agent is not found")
 })
 
@@ -60,7 +79,11 @@ t.test('tollgate escrow deposit: from the agent wallet, gasless; more than the w
   const agent = await p.agent({ fund: 100_000n })
   const d = await cli(agent.key, ['--json', 'escrow', 'deposit', seller, '0.05'])
   t.equal(d.code, 0, d.out + d.err)
-  t.match(JSON.parse(d.out), { object: 'agent_escrow_deposit', deposited: '50000', account: { seller, balance: '50000', available: '50000' } })
+  t.match(JSON.parse(d.out), {
+    object: 'agent_escrow_deposit',
+    deposited: '50000',
+    account: { seller, balance: '50000', available: '50000' },
+  })
   t.equal(await walletBalance(agent.address), 50_000n, 'taken from the agent wallet')
   const over = await cli(agent.key, ['escrow', 'deposit', seller, '1'])
   t.equal(over.code, 3, 'the API refused it (exit 3)')
@@ -78,11 +101,21 @@ t.test('an agent sees its own escrow accounts only; thaw, then withdraw after th
   for (let i = 0; i < 3; i++) t.equal((await pay(`${p.proxyUrl}${ECHO}`)).status, 200)
 
   const mine = await escrowOf(agent.key)
-  t.match(mine, { object: 'agent_escrow', address: getAddress(agent.address), accounts: [{ seller, balance: '100000', thawing_amount: '0', thaw_ends_at: null, available: '100000', outstanding: '3000' }] })
+  t.match(mine, {
+    object: 'agent_escrow',
+    address: getAddress(agent.address),
+    accounts: [
+      { seller, balance: '100000', thawing_amount: '0', thaw_ends_at: null, available: '100000', outstanding: '3000' },
+    ],
+  })
   t.match(mine.accounts[0].vouchers, [{ nonce: '2', value_aggregate: '3000', collected: '0', outstanding: '3000' }])
   t.same((await escrowOf(other.key)).accounts, [], "another agent's key sees none of it")
   t.equal((await fetch(`${p.webUrl}/v1/agent/escrow`)).status, 401, 'no key, no escrow')
-  const flushOther = await fetch(`${p.webUrl}/v1/agent/escrow/flush`, { method: 'POST', headers: { authorization: `Bearer ${other.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ seller }) })
+  const flushOther = await fetch(`${p.webUrl}/v1/agent/escrow/flush`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${other.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ seller }),
+  })
   t.equal(flushOther.status, 400, "another agent cannot flush this one's account: its own is empty")
 
   const listed = await cli(agent.key, ['escrow'])
@@ -97,16 +130,26 @@ t.test('an agent sees its own escrow accounts only; thaw, then withdraw after th
   const thaw = await cli(agent.key, ['--json', 'escrow', 'thaw', seller])
   t.equal(thaw.code, 0, thaw.out + thaw.err)
   const thawed = JSON.parse(thaw.out)
-  t.match(thawed, { object: 'agent_escrow_flush', withdrawn: '0', account: { thawing_amount: '100000', available: '0' } })
+  t.match(thawed, {
+    object: 'agent_escrow_flush',
+    withdrawn: '0',
+    account: { thawing_amount: '100000', available: '0' },
+  })
   const stillThawing = await cli(agent.key, ['escrow', 'withdraw', seller])
   t.match(stillThawing.err + stillThawing.out, /is thawing until .*run this again after that/)
 
-  await createTestClient({ chain: devnet.chain, mode: 'anvil', transport: http(devnet.rpcUrl) }).increaseTime({ seconds: Number(DEVNET_ESCROW_THAWING_PERIOD) + 1 })
+  await createTestClient({ chain: devnet.chain, mode: 'anvil', transport: http(devnet.rpcUrl) }).increaseTime({
+    seconds: Number(DEVNET_ESCROW_THAWING_PERIOD) + 1,
+  })
   await createTestClient({ chain: devnet.chain, mode: 'anvil', transport: http(devnet.rpcUrl) }).mine({ blocks: 1 })
   const before = await walletBalance(agent.address)
   const withdraw = await cli(agent.key, ['escrow', 'withdraw', seller])
   t.equal(withdraw.code, 0, withdraw.err)
   t.match(withdraw.out, /withdrew 0\.1 USDC to the agent wallet/)
   t.equal((await walletBalance(agent.address)) - before, 100_000n, 'back in the agent wallet')
-  t.match((await escrowOf(agent.key)).accounts[0], { balance: '0', outstanding: '3000' }, 'the vouchers are still owed (the seller collects what the account holds)')
+  t.match(
+    (await escrowOf(agent.key)).accounts[0],
+    { balance: '0', outstanding: '3000' },
+    'the vouchers are still owed (the seller collects what the account holds)',
+  )
 })

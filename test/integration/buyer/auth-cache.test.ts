@@ -17,18 +17,40 @@ t.test('cached agent-key look-ups: a revoke or allowlist change reaches every pr
   const agent = await p.agent({ fund: 1_000_000n })
   for (const s of services) {
     const a = await s.authenticate(agent.key)
-    t.match(await s.pay(a, { url, challenge }), { object: 'agent_payment' }, 'authenticated and paid (look-up now cached)')
+    t.match(
+      await s.pay(a, { url, challenge }),
+      { object: 'agent_payment' },
+      'authenticated and paid (look-up now cached)',
+    )
   }
   // allowlist added in Postgres: the next look-up on both processes sees it
-  await createAllowlist({ db: p.deps.db }).add({ id: agent.id, address: agent.address }, { kind: 'namespace', value: 'someone-else' })
+  await createAllowlist({ db: p.deps.db }).add(
+    { id: agent.id, address: agent.address },
+    { kind: 'namespace', value: 'someone-else' },
+  )
   await new Promise((r) => setTimeout(r, 50))
-  for (const s of services) t.match(await s.pay(await s.authenticate(agent.key), { url, challenge }).catch((e) => e), { code: 'seller_not_allowed' }, 'allowlist change applied')
+  for (const s of services)
+    t.match(
+      await s.pay(await s.authenticate(agent.key), { url, challenge }).catch((e) => e),
+      { code: 'seller_not_allowed' },
+      'allowlist change applied',
+    )
 
   const keys = createAgentKeys({ db: p.deps.db, deployment: p.deps.config.deployment })
   const [k] = await keys.list({ id: agent.id, address: agent.address })
   await keys.revoke({ id: agent.id, address: agent.address }, k!.id)
   await new Promise((r) => setTimeout(r, 50))
-  for (const s of services) t.match(await s.authenticate(agent.key).catch((e) => e), { code: 'invalid_api_key' }, 'revoked key refused on both processes')
-  const res = await p.web.inject({ method: 'POST', url: '/v1/agent/payments', headers: agent.auth, payload: { url, challenge } })
+  for (const s of services)
+    t.match(
+      await s.authenticate(agent.key).catch((e) => e),
+      { code: 'invalid_api_key' },
+      'revoked key refused on both processes',
+    )
+  const res = await p.web.inject({
+    method: 'POST',
+    url: '/v1/agent/payments',
+    headers: agent.auth,
+    payload: { url, challenge },
+  })
   t.equal(res.statusCode, 401, 'and through the HTTP API')
 })

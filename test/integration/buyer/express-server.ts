@@ -14,15 +14,36 @@ import type { Devnet } from '../../../src/chain/devnet.js'
  * (`x402Facilitator` + @x402/evm's exact scheme) that verifies and settles on the same chain:
  * no network beyond the local anvil.
  */
-export async function startOfficialExpressServer(devnet: Devnet, payTo: `0x${string}`, facilitatorKey: `0x${string}`): Promise<{ url: string; close(): Promise<void> }> {
+export async function startOfficialExpressServer(
+  devnet: Devnet,
+  payTo: `0x${string}`,
+  facilitatorKey: `0x${string}`,
+): Promise<{ url: string; close(): Promise<void> }> {
   const account = privateKeyToAccount(facilitatorKey)
-  const client = createWalletClient({ account, chain: devnet.chain, transport: http(devnet.rpcUrl) }).extend(publicActions)
-  const signer = toFacilitatorEvmSigner({ ...client, address: account.address } as unknown as Parameters<typeof toFacilitatorEvmSigner>[0])
+  const client = createWalletClient({ account, chain: devnet.chain, transport: http(devnet.rpcUrl) }).extend(
+    publicActions,
+  )
+  const signer = toFacilitatorEvmSigner({ ...client, address: account.address } as unknown as Parameters<
+    typeof toFacilitatorEvmSigner
+  >[0])
   const facilitator = new x402Facilitator()
   registerExactEvmScheme(facilitator, { signer, networks: 'eip155:84532' })
-  const resourceServer = new x402ResourceServer(facilitator as never).register('eip155:84532', new ExactEvmServerScheme())
+  const resourceServer = new x402ResourceServer(facilitator as never).register(
+    'eip155:84532',
+    new ExactEvmServerScheme(),
+  )
   const app = express()
-  app.use(paymentMiddleware({ 'GET /weather': { accepts: { scheme: 'exact', price: '$0.001', network: 'eip155:84532', payTo, maxTimeoutSeconds: 60 }, description: 'weather' } }, resourceServer))
+  app.use(
+    paymentMiddleware(
+      {
+        'GET /weather': {
+          accepts: { scheme: 'exact', price: '$0.001', network: 'eip155:84532', payTo, maxTimeoutSeconds: 60 },
+          description: 'weather',
+        },
+      },
+      resourceServer,
+    ),
+  )
   app.get('/weather', (_req, res) => {
     res.json({ weather: 'sunny' })
   })

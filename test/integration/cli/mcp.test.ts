@@ -9,7 +9,11 @@ import { repoRoot } from '../../helpers/child-process.js'
 import { startBuyerPlatform, type BuyerPlatform } from '../../helpers/buyer.js'
 
 /** `tollgate mcp` (with `args`) as an agent host runs it: a child process on stdio, the official MCP client. */
-async function host(t: Test, env: Record<string, string>, args: string[] = []): Promise<{ client: Client; stderr: () => string }> {
+async function host(
+  t: Test,
+  env: Record<string, string>,
+  args: string[] = [],
+): Promise<{ client: Client; stderr: () => string }> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: ['--import', 'tsx', 'src/cli/main.ts', 'mcp', ...args],
@@ -26,11 +30,20 @@ async function host(t: Test, env: Record<string, string>, args: string[] = []): 
   return { client, stderr: () => stderr }
 }
 
-const call = (c: Client, name: string, args: Record<string, unknown>) => c.callTool({ name, arguments: args }) as Promise<CallToolResult>
+const call = (c: Client, name: string, args: Record<string, unknown>) =>
+  c.callTool({ name, arguments: args }) as Promise<CallToolResult>
 const texts = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n')
-const cost = (r: CallToolResult) => r._meta?.['tollgate/cost'] as { charged: boolean; amount: string; amount_usdc: string; payment_id: string | null } | undefined
+const cost = (r: CallToolResult) =>
+  r._meta?.['tollgate/cost'] as
+    { charged: boolean; amount: string; amount_usdc: string; payment_id: string | null } | undefined
 
-const paymentsOf = (p: BuyerPlatform, agentId: string) => p.deps.db.selectFrom('agent_payments').select(['id', 'amount', 'status', 'url']).where('agent_id', '=', agentId).orderBy('created_at').execute()
+const paymentsOf = (p: BuyerPlatform, agentId: string) =>
+  p.deps.db
+    .selectFrom('agent_payments')
+    .select(['id', 'amount', 'status', 'url'])
+    .where('agent_id', '=', agentId)
+    .orderBy('created_at')
+    .execute()
 
 t.test('tollgate mcp: an agent host searches, describes and pays over stdio, within caps and allowlist', async (t) => {
   const p = await startBuyerPlatform(t)
@@ -47,7 +60,13 @@ t.test('tollgate mcp: an agent host searches, describes and pays over stdio, wit
 
   t.test('the tools, and stdout carrying only the protocol', async (t) => {
     const { tools } = await client.listTools()
-    t.same(tools.map((x) => x.name).sort(), ['budget', 'call_endpoint', 'call_mcp_tool', 'describe_endpoint', 'search_marketplace'])
+    t.same(tools.map((x) => x.name).sort(), [
+      'budget',
+      'call_endpoint',
+      'call_mcp_tool',
+      'describe_endpoint',
+      'search_marketplace',
+    ])
     for (const x of tools) t.equal(x.inputSchema.type, 'object', `${x.name} has an object schema`)
     t.match(stderr(), /tollgate mcp: serving 5 tools/, 'the log went to stderr')
   })
@@ -55,7 +74,13 @@ t.test('tollgate mcp: an agent host searches, describes and pays over stdio, wit
   t.test('search_marketplace finds the platform services, priced, with their MCP server', async (t) => {
     const r = await call(client, 'search_marketplace', { limit: 50 })
     t.notOk(r.isError, texts(r))
-    const entries = (r.structuredContent as { entries: Array<{ endpoints: Array<{ url: string; price_usdc: string; mcp_server?: string; mcp_tool?: string }> }> }).entries
+    const entries = (
+      r.structuredContent as {
+        entries: Array<{
+          endpoints: Array<{ url: string; price_usdc: string; mcp_server?: string; mcp_tool?: string }>
+        }>
+      }
+    ).entries
     const ep = entries.flatMap((e) => e.endpoints).find((e) => e.url === echo)
     t.ok(ep, 'the echo endpoint is listed')
     t.equal(ep?.price_usdc, '0.001')
@@ -72,7 +97,11 @@ t.test('tollgate mcp: an agent host searches, describes and pays over stdio, wit
     t.match(texts(http), /msg/, 'the input schema names its fields')
     const tool = await call(client, 'describe_endpoint', { url: mcpServer, tool: 'echo' })
     t.notOk(tool.isError, texts(tool))
-    t.match(tool.structuredContent, { tool: 'echo', price_usdc: '0.001', input_schema: { type: 'object', properties: { msg: { type: 'string' } } } })
+    t.match(tool.structuredContent, {
+      tool: 'echo',
+      price_usdc: '0.001',
+      input_schema: { type: 'object', properties: { msg: { type: 'string' } } },
+    })
     const missing = await call(client, 'describe_endpoint', { url: mcpServer, tool: 'no-such-tool' })
     t.equal(missing.isError, true)
     t.match(texts(missing), /has no tool "no-such-tool"; it has: .*echo/)
@@ -92,7 +121,11 @@ t.test('tollgate mcp: an agent host searches, describes and pays over stdio, wit
   })
 
   t.test('call_mcp_tool pays a paid MCP tool (the proxy’s own server) and says what it cost', async (t) => {
-    const r = await call(client, 'call_mcp_tool', { server_url: mcpServer, tool: 'echo', arguments: { msg: 'tool call' } })
+    const r = await call(client, 'call_mcp_tool', {
+      server_url: mcpServer,
+      tool: 'echo',
+      arguments: { msg: 'tool call' },
+    })
     t.notOk(r.isError, texts(r))
     t.match(r.structuredContent, { echo: { msg: 'tool call' } })
     t.match(texts(r), /cost: 0\.001 USDC, paid to/)
@@ -122,11 +155,19 @@ t.test('tollgate mcp: an agent host searches, describes and pays over stdio, wit
     t.match(texts(notHttp), /not an absolute http\(s\) URL/)
     // the unpaid call gets the challenge before the input is read, so a payment is signed; the paid
     // call is then refused for its input before any payment work: never collected, not charged
-    const badToolArgs = await call(client, 'call_mcp_tool', { server_url: mcpServer, tool: 'echo', arguments: { msg: 7 } })
+    const badToolArgs = await call(client, 'call_mcp_tool', {
+      server_url: mcpServer,
+      tool: 'echo',
+      arguments: { msg: 7 },
+    })
     t.equal(badToolArgs.isError, true, texts(badToolArgs))
     t.match(texts(badToolArgs), /invalid value for msg[^]*cost: nothing charged: the call failed/)
     t.match(cost(badToolArgs), { charged: false, amount: '0' })
-    const noSuchTool = await call(client, 'call_mcp_tool', { server_url: mcpServer, tool: 'no-such-tool', arguments: {} })
+    const noSuchTool = await call(client, 'call_mcp_tool', {
+      server_url: mcpServer,
+      tool: 'no-such-tool',
+      arguments: {},
+    })
     t.equal(noSuchTool.isError, true)
     t.match(texts(noSuchTool), /not_found/)
     const rows = await paymentsOf(p, rich.id)
@@ -138,24 +179,40 @@ t.test('tollgate mcp: an agent host searches, describes and pays over stdio, wit
 
   t.test('caps: a per-transaction cap and a daily cap refuse with what to do, nothing charged', async (t) => {
     const [a, b] = await Promise.all([host(t, envOf(perTx)), host(t, envOf(daily))])
-    for (const r of [await call(a.client, 'call_endpoint', { url: echo, body: { msg: 'x' } }), await call(a.client, 'call_mcp_tool', { server_url: mcpServer, tool: 'echo', arguments: { msg: 'x' } })]) {
+    for (const r of [
+      await call(a.client, 'call_endpoint', { url: echo, body: { msg: 'x' } }),
+      await call(a.client, 'call_mcp_tool', { server_url: mcpServer, tool: 'echo', arguments: { msg: 'x' } }),
+    ]) {
       t.equal(r.isError, true)
-      t.match(texts(r), /payment refused \(spend_cap_exceeded\): .*per-transaction cap.*Nothing was paid\.\nto fix: raise the agent's per_transaction spend cap/)
+      t.match(
+        texts(r),
+        /payment refused \(spend_cap_exceeded\): .*per-transaction cap.*Nothing was paid\.\nto fix: raise the agent's per_transaction spend cap/,
+      )
       t.match(r.structuredContent, { error: { code: 'spend_cap_exceeded', details: { cap: 'per_transaction' } } })
     }
     t.same(await paymentsOf(p, perTx.id), [], 'nothing signed for the capped agent')
 
-    const first = await call(b.client, 'call_mcp_tool', { server_url: mcpServer, tool: 'echo', arguments: { msg: 'one' } })
+    const first = await call(b.client, 'call_mcp_tool', {
+      server_url: mcpServer,
+      tool: 'echo',
+      arguments: { msg: 'one' },
+    })
     t.notOk(first.isError, texts(first))
     const second = await call(b.client, 'call_endpoint', { url: echo, body: { msg: 'two' } })
     t.equal(second.isError, true)
-    t.match(texts(second), /spend_cap_exceeded[^]*to fix: raise the agent's daily spend cap .* or wait for the UTC day to turn/)
+    t.match(
+      texts(second),
+      /spend_cap_exceeded[^]*to fix: raise the agent's daily spend cap .* or wait for the UTC day to turn/,
+    )
     t.equal((await paymentsOf(p, daily.id)).length, 1, 'only the first was paid')
   })
 
   t.test('allowlist: a seller not on it is refused, nothing charged', async (t) => {
     const { client: c } = await host(t, envOf(listed))
-    for (const r of [await call(c, 'call_endpoint', { url: echo, body: { msg: 'x' } }), await call(c, 'call_mcp_tool', { server_url: mcpServer, tool: 'echo', arguments: { msg: 'x' } })]) {
+    for (const r of [
+      await call(c, 'call_endpoint', { url: echo, body: { msg: 'x' } }),
+      await call(c, 'call_mcp_tool', { server_url: mcpServer, tool: 'echo', arguments: { msg: 'x' } }),
+    ]) {
       t.equal(r.isError, true)
       t.match(texts(r), /payment refused \(seller_not_allowed\)[^]*to fix: add the seller to the agent's allowlist/)
     }

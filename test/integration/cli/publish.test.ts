@@ -18,7 +18,10 @@ import { startBuyerPlatform } from '../../helpers/buyer.js'
 
 const p = await startBuyerPlatform(t)
 // the upstream test runs in the web role: this one may call 127.0.0.1 (as TOLLGATE_ALLOW_PRIVATE_UPSTREAMS=true)
-const web = await buildWebApp({ ...p.deps, config: Object.freeze({ ...p.deps.config, allowPrivateUpstreams: true }) }, { logger: false })
+const web = await buildWebApp(
+  { ...p.deps, config: Object.freeze({ ...p.deps.config, allowPrivateUpstreams: true }) },
+  { logger: false },
+)
 t.teardown(() => web.close())
 const webPort = await freePort()
 await web.listen({ host: '127.0.0.1', port: webPort })
@@ -26,7 +29,10 @@ const webUrl = `http://127.0.0.1:${webPort}`
 // and a proxy that may forward to it, with its own address in the challenges it sends
 const proxyPort = await freePort()
 const proxyUrl = `http://127.0.0.1:${proxyPort}`
-const proxy = await buildProxyApp({ ...p.deps, config: Object.freeze({ ...p.deps.config, allowPrivateUpstreams: true, proxyUrl }) }, { logger: false })
+const proxy = await buildProxyApp(
+  { ...p.deps, config: Object.freeze({ ...p.deps.config, allowPrivateUpstreams: true, proxyUrl }) },
+  { logger: false },
+)
 t.teardown(() => proxy.close())
 await proxy.listen({ host: '127.0.0.1', port: proxyPort })
 
@@ -44,7 +50,14 @@ const home = mkdtempSync(path.join(os.tmpdir(), 'tg-cli-pub-'))
 async function run(args: string[], env: Record<string, string> = {}) {
   const out: string[] = []
   const err: string[] = []
-  const io: Io = { stdout: (c) => out.push(Buffer.from(c).toString()), stderr: (l) => err.push(l), env, home, hostname: 'testbox', progressAfterMs: 0 }
+  const io: Io = {
+    stdout: (c) => out.push(Buffer.from(c).toString()),
+    stderr: (l) => err.push(l),
+    env,
+    home,
+    hostname: 'testbox',
+    progressAfterMs: 0,
+  }
   const code = await runCli(args, io)
   return { code, out: out.join(''), err: err.join('') }
 }
@@ -55,19 +68,67 @@ const ns = `ns${Date.now().toString(36)}`
 
 t.test('publish needs somewhere to send payments', async (t) => {
   t.equal((await run(['login', '--api-url', webUrl, '--api-key', key.secret])).code, 0)
-  const r = await run(['publish', '--namespace', ns, '--service', 'weather', '--slug', 'forecast', '--price', '0.002', '--upstream-url', upstreamUrl])
+  const r = await run([
+    'publish',
+    '--namespace',
+    ns,
+    '--service',
+    'weather',
+    '--slug',
+    'forecast',
+    '--price',
+    '0.002',
+    '--upstream-url',
+    upstreamUrl,
+  ])
   t.equal(r.code, 1)
   t.match(r.err, /where do payments go\? give --pay-to/)
 })
 
 t.test('publish from flags, then from YAML and JSON files; --test and endpoints test', async (t) => {
-  t.equal((await run(['setup', '--agent', 'seller', '--no-fund'])).code, 0, 'the context has an agent: the default pay_to')
-  const flags = await run(['publish', '--namespace', ns, '--service', 'weather', '--slug', 'forecast', '--price', '0.002', '--upstream-url', upstreamUrl, '--method', 'get', '--test', '--json'])
+  t.equal(
+    (await run(['setup', '--agent', 'seller', '--no-fund'])).code,
+    0,
+    'the context has an agent: the default pay_to',
+  )
+  const flags = await run([
+    'publish',
+    '--namespace',
+    ns,
+    '--service',
+    'weather',
+    '--slug',
+    'forecast',
+    '--price',
+    '0.002',
+    '--upstream-url',
+    upstreamUrl,
+    '--method',
+    'get',
+    '--test',
+    '--json',
+  ])
   t.equal(flags.code, 0, flags.out)
   const r = JSON.parse(flags.out)
-  t.match(r, { object: 'publication', namespace: { namespace: ns, created: true }, service: { name: 'weather', created: true } })
-  t.match(r.endpoints[0], { slug: 'forecast', created: true, price: '2000', methods: ['GET'], url: `${p.proxyUrl}/${ns}/weather/forecast`, signing_secret: /^tgs_/, test: { ok: true, status: 200 } })
-  t.match(seen.at(-1), { 'x-tollgate-test': '1', 'x-tollgate-signature': /^t=\d+,v1=[0-9a-f]{64}$/ }, 'the upstream got the signed test call')
+  t.match(r, {
+    object: 'publication',
+    namespace: { namespace: ns, created: true },
+    service: { name: 'weather', created: true },
+  })
+  t.match(r.endpoints[0], {
+    slug: 'forecast',
+    created: true,
+    price: '2000',
+    methods: ['GET'],
+    url: `${p.proxyUrl}/${ns}/weather/forecast`,
+    signing_secret: /^tgs_/,
+    test: { ok: true, status: 200 },
+  })
+  t.match(
+    seen.at(-1),
+    { 'x-tollgate-test': '1', 'x-tollgate-signature': /^t=\d+,v1=[0-9a-f]{64}$/ },
+    'the upstream got the signed test call',
+  )
 
   const yaml = path.join(home, 'publish.yaml')
   writeFileSync(
@@ -92,13 +153,30 @@ t.test('publish from flags, then from YAML and JSON files; --test and endpoints 
   )
   const fromYaml = await run(['publish', '--file', yaml])
   t.equal(fromYaml.code, 0, fromYaml.err)
-  t.match(fromYaml.out, new RegExp(`updated  ${p.proxyUrl}/${ns}/weather/forecast  0\\.003 USDC  GET  → ${upstreamUrl}`))
-  t.match(fromYaml.out, new RegExp(`published  ${p.proxyUrl}/${ns}/weather/hash  0\\.0015 USDC  GET,POST  handler hash-generator`))
-  const svc = await p.deps.db.selectFrom('services').select(['category']).where('name', '=', 'weather').executeTakeFirstOrThrow()
+  t.match(
+    fromYaml.out,
+    new RegExp(`updated  ${p.proxyUrl}/${ns}/weather/forecast  0\\.003 USDC  GET  → ${upstreamUrl}`),
+  )
+  t.match(
+    fromYaml.out,
+    new RegExp(`published  ${p.proxyUrl}/${ns}/weather/hash  0\\.0015 USDC  GET,POST  handler hash-generator`),
+  )
+  const svc = await p.deps.db
+    .selectFrom('services')
+    .select(['category'])
+    .where('name', '=', 'weather')
+    .executeTakeFirstOrThrow()
   t.equal(svc.category, 'Weather', 'the service listing from the file')
 
   const json = path.join(home, 'publish.json')
-  writeFileSync(json, JSON.stringify({ namespace: ns, service: 'weather', endpoints: [{ slug: 'forecast', price: '0.004', upstream_url: upstreamUrl }] }))
+  writeFileSync(
+    json,
+    JSON.stringify({
+      namespace: ns,
+      service: 'weather',
+      endpoints: [{ slug: 'forecast', price: '0.004', upstream_url: upstreamUrl }],
+    }),
+  )
   const fromJson = await run(['publish', '-f', json, '--json'])
   t.equal(fromJson.code, 0, fromJson.out)
   t.match(JSON.parse(fromJson.out).endpoints[0], { slug: 'forecast', created: false, price: '4000' })
@@ -118,7 +196,10 @@ t.test('publish from flags, then from YAML and JSON files; --test and endpoints 
 
   // what was published is paid for like any endpoint
   const url = `${proxyUrl}/${ns}/weather/forecast`
-  await until('the proxy to serve the new endpoint at its new price', async () => (await fetch(url)).status === 402 && JSON.stringify(await (await fetch(url)).json()).includes('"4000"'))
+  await until(
+    'the proxy to serve the new endpoint at its new price',
+    async () => (await fetch(url)).status === 402 && JSON.stringify(await (await fetch(url)).json()).includes('"4000"'),
+  )
   const payer = await p.agent({ fund: 1_000_000n })
   const paid = await run(['fetch', url], { TOLLGATE_API_URL: p.webUrl, TOLLGATE_AGENT_KEY: payer.key })
   t.equal(paid.code, 0, paid.err)
@@ -128,9 +209,21 @@ t.test('publish from flags, then from YAML and JSON files; --test and endpoints 
 
 t.test('publish refuses files it cannot read as meant', async (t) => {
   const cases: Array<[string, string, RegExp]> = [
-    ['unknown.yaml', `namespace: ${ns}\nservice: weather\nendpoints:\n  - slug: x\n    price: "0.001"\n    handler: echo\n    colour: red\n`, /endpoints\[0\]: unknown field colour/],
-    ['atomic.yaml', `namespace: ${ns}\nservice: weather\nendpoints:\n  - slug: x\n    price: 1000000\n    handler: echo\n`, /1000000 USDC per call\? price is in USDC; for atomic units use price_atomic/],
-    ['both.yaml', `namespace: ${ns}\nservice: weather\nendpoints:\n  - slug: x\n    price: "0.001"\n    price_atomic: "1000"\n    handler: echo\n`, /give price .* or price_atomic .*, one of them/],
+    [
+      'unknown.yaml',
+      `namespace: ${ns}\nservice: weather\nendpoints:\n  - slug: x\n    price: "0.001"\n    handler: echo\n    colour: red\n`,
+      /endpoints\[0\]: unknown field colour/,
+    ],
+    [
+      'atomic.yaml',
+      `namespace: ${ns}\nservice: weather\nendpoints:\n  - slug: x\n    price: 1000000\n    handler: echo\n`,
+      /1000000 USDC per call\? price is in USDC; for atomic units use price_atomic/,
+    ],
+    [
+      'both.yaml',
+      `namespace: ${ns}\nservice: weather\nendpoints:\n  - slug: x\n    price: "0.001"\n    price_atomic: "1000"\n    handler: echo\n`,
+      /give price .* or price_atomic .*, one of them/,
+    ],
     ['broken.yaml', 'namespace: [\n', /broken\.yaml is not valid YAML/],
     ['empty.json', '{"namespace":"x","service":"y","endpoints":[]}', /"endpoints" is missing or empty/],
   ]

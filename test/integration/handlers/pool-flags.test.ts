@@ -16,19 +16,33 @@ const IMPORT_POOL = [
 
 /** The node flags the Procfile starts the proxy with. */
 function procfileFlags(): string[] {
-  const line = readFileSync(path.resolve(here, '../../../Procfile'), 'utf8').split('\n').find((l) => l.startsWith('proxy:'))!
+  const line = readFileSync(path.resolve(here, '../../../Procfile'), 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('proxy:'))!
   return line.split(/\s+/).filter((w) => w.startsWith('--'))
 }
 
 t.test('pool workers get the module-loading options, not V8 or process-wide flags', async (t) => {
-  t.same(workerExecArgv(['--v8-pool-size=1', '--heap-growing-percent=300', '--import', 'tsx', '--max-old-space-size=512']), ['--import', 'tsx'])
-  t.same(workerExecArgv(['--import', 'tsx', '--v8-pool-size', '2', '--enable-source-maps']), ['--import', 'tsx', '--enable-source-maps'])
-  t.same(workerExecArgv(['--import=file:///x/tsx.mjs', '--require', './a.cjs', '--conditions=dev', '--title', 'tollgate']), ['--import=file:///x/tsx.mjs', '--require', './a.cjs', '--conditions=dev'])
+  t.same(
+    workerExecArgv(['--v8-pool-size=1', '--heap-growing-percent=300', '--import', 'tsx', '--max-old-space-size=512']),
+    ['--import', 'tsx'],
+  )
+  t.same(workerExecArgv(['--import', 'tsx', '--v8-pool-size', '2', '--enable-source-maps']), [
+    '--import',
+    'tsx',
+    '--enable-source-maps',
+  ])
+  t.same(
+    workerExecArgv(['--import=file:///x/tsx.mjs', '--require', './a.cjs', '--conditions=dev', '--title', 'tollgate']),
+    ['--import=file:///x/tsx.mjs', '--require', './a.cjs', '--conditions=dev'],
+  )
   t.same(workerExecArgv([]), [])
 })
 
-t.test('a process started as the Procfile starts it (--v8-pool-size=1 --heap-growing-percent=300) runs hosted handlers in its pool', async (t) => {
-  const script = `
+t.test(
+  'a process started as the Procfile starts it (--v8-pool-size=1 --heap-growing-percent=300) runs hosted handlers in its pool',
+  async (t) => {
+    const script = `
     ${IMPORT_POOL}
     const echo = (await loadHandlerRegistry(${JSON.stringify(fixtures)})).get('echo')
     const p = createHandlerPool({ maxThreads: 1, memoryMb: 128 })
@@ -36,13 +50,20 @@ t.test('a process started as the Procfile starts it (--v8-pool-size=1 --heap-gro
     await p.close()
     process.stdout.write(JSON.stringify({ kind: out.kind, status: out.status }))
   `
-  const dir = t.testdir({ 'main.mjs': script })
-  const { stdout } = await promisify(execFile)(process.execPath, [...procfileFlags(), '--import', 'tsx', path.join(dir, 'main.mjs')], { timeout: 60_000 })
-  t.same(JSON.parse(stdout), { kind: 'ok', status: 200 })
-})
+    const dir = t.testdir({ 'main.mjs': script })
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [...procfileFlags(), '--import', 'tsx', path.join(dir, 'main.mjs')],
+      { timeout: 60_000 },
+    )
+    t.same(JSON.parse(stdout), { kind: 'ok', status: 200 })
+  },
+)
 
-t.test('run from source as npm start runs it (--import tsx), handler input and provider errors keep their kind', async (t) => {
-  const script = `
+t.test(
+  'run from source as npm start runs it (--import tsx), handler input and provider errors keep their kind',
+  async (t) => {
+    const script = `
     ${IMPORT_POOL}
     const handlers = await loadHandlerRegistry()
     const p = createHandlerPool({ maxThreads: 1, memoryMb: 256 })
@@ -52,7 +73,20 @@ t.test('run from source as npm start runs it (--import tsx), handler input and p
     await p.close()
     process.stdout.write(JSON.stringify(outs.map((o) => [o.kind, o.field ?? o.code ?? o.status])))
   `
-  const dir = t.testdir({ 'main.mjs': script })
-  const { stdout } = await promisify(execFile)(process.execPath, [...procfileFlags(), '--import', 'tsx', path.join(dir, 'main.mjs')], { timeout: 60_000 })
-  t.same(JSON.parse(stdout), [['input', 'url'], ['upstream', 'upstream_failed'], ['ok', 200]], 'a refused URL is a 400 on url, an unreachable provider a 502, not crashes')
-})
+    const dir = t.testdir({ 'main.mjs': script })
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [...procfileFlags(), '--import', 'tsx', path.join(dir, 'main.mjs')],
+      { timeout: 60_000 },
+    )
+    t.same(
+      JSON.parse(stdout),
+      [
+        ['input', 'url'],
+        ['upstream', 'upstream_failed'],
+        ['ok', 200],
+      ],
+      'a refused URL is a 400 on url, an unreachable provider a 502, not crashes',
+    )
+  },
+)

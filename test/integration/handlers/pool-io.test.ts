@@ -30,12 +30,19 @@ t.test('provider-bound calls share the I/O lane and do not hold the compute proc
 
   const pool = createHandlerPool({ maxThreads: 1, memoryMb: 128, ioThreads: 1, ioConcurrency: 9 })
   t.teardown(() => pool.close())
-  const calls = Array.from({ length: 8 }, (_, i) => pool.run({ file: holds.file, slug: 'holds', io: true }, { tag: `c${i}` }, { ...ctx, providers }, 30_000))
+  const calls = Array.from({ length: 8 }, (_, i) =>
+    pool.run({ file: holds.file, slug: 'holds', io: true }, { tag: `c${i}` }, { ...ctx, providers }, 30_000),
+  )
   await until('eight calls at the provider', async () => held.length === 8)
   t.equal(held.length, 8, 'eight calls wait on the provider at once, in one I/O process')
 
   const echo = compute.get('echo')!
-  const quick = await pool.run({ file: echo.file, slug: 'echo' }, { msg: 'meanwhile' }, { ...ctx, providers: {} }, 5_000)
+  const quick = await pool.run(
+    { file: echo.file, slug: 'echo' },
+    { msg: 'meanwhile' },
+    { ...ctx, providers: {} },
+    5_000,
+  )
   t.equal(quick.kind, 'ok', 'a compute call runs while all of them wait')
   t.equal(held.length, 8, '... and none of them has been answered yet')
 
@@ -56,7 +63,10 @@ t.test('provider-bound calls share the I/O lane and do not hold the compute proc
   for (const res of held.slice(0, 8)) res.end('released')
   const outs = await Promise.all(calls)
   const bodies = outs.map((o) => (o.kind === 'ok' ? JSON.parse(String(o.body)) : o))
-  t.same(bodies.map((b) => b.tag), Array.from({ length: 8 }, (_, i) => `c${i}`))
+  t.same(
+    bodies.map((b) => b.tag),
+    Array.from({ length: 8 }, (_, i) => `c${i}`),
+  )
   t.ok(bodies.every((b) => b.answer === 'released'))
   t.equal(new Set(bodies.map((b) => b.pid)).size, 1, 'all in the one I/O process')
   t.not(bodies[0].pid, process.pid, '... which is not this one')

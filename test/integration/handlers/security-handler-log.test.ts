@@ -13,15 +13,27 @@ const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../
 t.test("a failing handler's message is logged without the URL secrets it carries", async (t) => {
   const lines: string[] = []
   const logStream = new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) })
-  const platform = await startTestPlatform(t, { proxy: { handlersDir: fixtures, logger: true, logStream }, env: { LOG_LEVEL: 'warn' } })
+  const platform = await startTestPlatform(t, {
+    proxy: { handlersDir: fixtures, logger: true, logStream },
+    env: { LOG_LEVEL: 'warn' },
+  })
   const payer = privateKeyToAccount(platform.devnet.accounts.demoPayer.privateKey)
   const url = '/tollgate/toolbox/throws'
   const required = decodeRequired((await platform.proxy.inject(url)).headers['payment-required'] as string)
-  const res = await platform.proxy.inject({ url, headers: { 'payment-signature': v2Header(required, await signFor(payer, required)) } })
+  const res = await platform.proxy.inject({
+    url,
+    headers: { 'payment-signature': v2Header(required, await signFor(payer, required)) },
+  })
   t.equal(res.statusCode, 502)
   t.notMatch(res.body, /internal detail|KEY-IN/, 'the buyer gets none of it')
-  const failed = lines.map((l) => JSON.parse(l) as { msg: string; err?: unknown }).find((l) => l.msg === 'handler failed')
+  const failed = lines
+    .map((l) => JSON.parse(l) as { msg: string; err?: unknown })
+    .find((l) => l.msg === 'handler failed')
   t.ok(failed, 'the failure is logged')
-  t.match(JSON.stringify(failed), /internal detail that must not reach the buyer \(https:\/\/provider\.example\//, 'with its message and the host')
+  t.match(
+    JSON.stringify(failed),
+    /internal detail that must not reach the buyer \(https:\/\/provider\.example\//,
+    'with its message and the host',
+  )
   t.notMatch(lines.join(''), /KEY-IN-PATH|KEY-IN-QUERY/, 'but not the key in the path or query')
 })

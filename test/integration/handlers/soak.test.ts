@@ -64,7 +64,11 @@ t.test(`every self-contained handler's example, ${CALLS} calls each in one proce
     .split('\n')
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as Line)
-  t.same(lines.map((l) => l.slug), expected, 'every self-contained handler was run')
+  t.same(
+    lines.map((l) => l.slug),
+    expected,
+    'every self-contained handler was run',
+  )
 
   const rows: string[] = []
   for (const l of lines) {
@@ -72,10 +76,18 @@ t.test(`every self-contained handler's example, ${CALLS} calls each in one proce
     if (l.problem) continue
     const rss = l.rssAfter! - l.rssBefore!
     const heap = l.heapAfter! - l.heapBefore!
-    t.ok(heap <= HEAP_BOUND, `${l.slug}: live memory grew ${(heap / MiB).toFixed(2)} MiB over ${l.calls} calls (bound ${HEAP_BOUND / MiB})`)
-    t.ok(rss <= RSS_BOUND, `${l.slug}: resident memory grew ${(rss / MiB).toFixed(1)} MiB over ${l.calls} calls (bound ${RSS_BOUND / MiB})`)
+    t.ok(
+      heap <= HEAP_BOUND,
+      `${l.slug}: live memory grew ${(heap / MiB).toFixed(2)} MiB over ${l.calls} calls (bound ${HEAP_BOUND / MiB})`,
+    )
+    t.ok(
+      rss <= RSS_BOUND,
+      `${l.slug}: resident memory grew ${(rss / MiB).toFixed(1)} MiB over ${l.calls} calls (bound ${RSS_BOUND / MiB})`,
+    )
     const lastTwoThirds = l.rssAfter! - l.rssMid!
-    rows.push(`| ${l.slug} | ${l.calls} | ${l.ms} | ${l.cpuMs} | ${(l.rssBefore! / MiB).toFixed(0)} | ${(rss / MiB).toFixed(1)} | ${(lastTwoThirds / MiB).toFixed(1)} | ${(heap / MiB).toFixed(2)} | ${l.deterministic ? 'same' : 'varies'} |`)
+    rows.push(
+      `| ${l.slug} | ${l.calls} | ${l.ms} | ${l.cpuMs} | ${(l.rssBefore! / MiB).toFixed(0)} | ${(rss / MiB).toFixed(1)} | ${(lastTwoThirds / MiB).toFixed(1)} | ${(heap / MiB).toFixed(2)} | ${l.deterministic ? 'same' : 'varies'} |`,
+    )
   }
   t.comment(
     [

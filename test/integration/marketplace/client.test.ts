@@ -1,6 +1,11 @@
 import t from 'tap'
 import { buildWebApp } from '../../../src/http/web-app.js'
-import { createMarketplaceClient, DEFAULT_MARKETPLACE_BASE_URL, MarketplaceError, MarketplaceNotFoundError } from '../../../src/marketplace-client.js'
+import {
+  createMarketplaceClient,
+  DEFAULT_MARKETPLACE_BASE_URL,
+  MarketplaceError,
+  MarketplaceNotFoundError,
+} from '../../../src/marketplace-client.js'
 import { syncCatalog } from '../../../src/services/marketplace/sync-catalog.js'
 import { testDeps } from '../../helpers/test-env.js'
 
@@ -19,20 +24,39 @@ t.test('read-only client against a running server', async (t) => {
     if (saved === undefined) delete process.env.TOLLGATE_API_URL
     else process.env.TOLLGATE_API_URL = saved
   })
-  t.equal(createMarketplaceClient().baseUrl, DEFAULT_MARKETPLACE_BASE_URL, 'production by default, even with TOLLGATE_API_URL set')
+  t.equal(
+    createMarketplaceClient().baseUrl,
+    DEFAULT_MARKETPLACE_BASE_URL,
+    'production by default, even with TOLLGATE_API_URL set',
+  )
   const asked: string[] = []
-  const recorder = createMarketplaceClient({ fetch: (async (u: string) => (asked.push(u), new Response('[]', { headers: { 'content-type': 'application/json' } }))) as typeof fetch })
+  const recorder = createMarketplaceClient({
+    fetch: (async (u: string) => (
+      asked.push(u),
+      new Response('[]', { headers: { 'content-type': 'application/json' } })
+    )) as typeof fetch,
+  })
   t.same(await recorder.listAgents(), [])
   t.same(asked, [`${DEFAULT_MARKETPLACE_BASE_URL}/api/v1/agents/marketplace`], 'and it is the address asked')
 
   const all = await market.listAgents()
-  t.ok(all.length > 0 && all.every((a) => a.endpoints.every((e) => e.network === 'base-sepolia')), 'default network of the server')
+  t.ok(
+    all.length > 0 && all.every((a) => a.endpoints.every((e) => e.network === 'base-sepolia')),
+    'default network of the server',
+  )
   const crypto = await market.listAgents({ source: 'catalog', category: 'Crypto', search: 'RISK' })
-  t.same(crypto.map((a) => a.id), ['example-chainscope'])
+  t.same(
+    crypto.map((a) => a.id),
+    ['example-chainscope'],
+  )
   const mainnet = await market.listAgents({ network: 'base' })
   t.ok(mainnet.some((a) => a.id === 'example-pricefeed'))
   const paged = await market.listAgents({}, { pageSize: 2 })
-  t.same(paged.map((a) => a.id), all.map((a) => a.id), 'follows pages')
+  t.same(
+    paged.map((a) => a.id),
+    all.map((a) => a.id),
+    'follows pages',
+  )
   t.equal((await market.listAgents({}, { pageSize: 2, max: 3 })).length, 3)
 
   const one = await market.getAgent('example-weatherwise')

@@ -33,7 +33,11 @@ async function connect(t: Test, url: string): Promise<Client> {
 }
 
 const call = (client: Client, name: string, args: Record<string, unknown>, payment?: unknown) =>
-  client.callTool({ name, arguments: args, ...(payment === undefined ? {} : { _meta: { 'x402/payment': payment } }) }) as Promise<CallToolResult>
+  client.callTool({
+    name,
+    arguments: args,
+    ...(payment === undefined ? {} : { _meta: { 'x402/payment': payment } }),
+  }) as Promise<CallToolResult>
 
 /** The PaymentRequired of a tool result, checked to be in both places the spec puts it. */
 function paymentRequiredOf(t: Test, r: CallToolResult): PaymentRequired {
@@ -53,7 +57,10 @@ const rowsOf = (platform: TestPlatform, slug: string) =>
     .execute()
 
 t.test('tollgate/toolbox as a paid MCP server', async (t) => {
-  const platform = await startTestPlatform(t, { devnet, env: { TOLLGATE_ALLOW_PRIVATE_UPSTREAMS: 'true', TOLLGATE_MASTER_KEY: '42'.repeat(32) } })
+  const platform = await startTestPlatform(t, {
+    devnet,
+    env: { TOLLGATE_ALLOW_PRIVATE_UPSTREAMS: 'true', TOLLGATE_MASTER_KEY: '42'.repeat(32) },
+  })
   const client = await connect(t, `${platform.proxyUrl}/tollgate/toolbox/mcp`)
 
   t.test('tools/list gives every endpoint of the service as a tool, priced', async (t) => {
@@ -68,7 +75,11 @@ t.test('tollgate/toolbox as a paid MCP server', async (t) => {
       .where('e.enabled', '=', true)
       .execute()
     t.ok(published.length > 50, `${published.length} endpoints`)
-    t.same(tools.map((x) => x.name).sort(), published.map((e) => e.slug).sort(), 'one tool per endpoint, named by its slug')
+    t.same(
+      tools.map((x) => x.name).sort(),
+      published.map((e) => e.slug).sort(),
+      'one tool per endpoint, named by its slug',
+    )
     const hash = tools.find((x) => x.name === 'hash-generator')!
     t.equal(hash.inputSchema.type, 'object')
     t.ok(hash.inputSchema.properties?.text, 'the input schema is the endpoint’s')
@@ -96,7 +107,12 @@ t.test('tollgate/toolbox as a paid MCP server', async (t) => {
     t.notOk(r.isError, JSON.stringify(r.content))
     t.match((r.content[0] as { text: string }).text, 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad')
     t.ok(r.structuredContent, 'a JSON answer is also structuredContent')
-    const receipt = r._meta?.['x402/payment-response'] as { success: boolean; network: string; payer: string; paymentId: string }
+    const receipt = r._meta?.['x402/payment-response'] as {
+      success: boolean
+      network: string
+      payer: string
+      paymentId: string
+    }
     t.equal(receipt.success, true)
     t.equal(receipt.network, 'eip155:84532')
     t.equal(receipt.payer.toLowerCase(), payer.address.toLowerCase())
@@ -130,9 +146,13 @@ t.test('tollgate/toolbox as a paid MCP server', async (t) => {
       let body = ''
       req.on('data', (c: Buffer) => (body += c.toString()))
       req.on('end', () => {
-        if (req.url?.startsWith('/broken')) return void res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"down"}')
-        if (req.url?.startsWith('/huge')) return void res.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(17 * 1024 * 1024))
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ method: req.method, url: req.url, body: body ? JSON.parse(body) : null }))
+        if (req.url?.startsWith('/broken'))
+          return void res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"down"}')
+        if (req.url?.startsWith('/huge'))
+          return void res.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(17 * 1024 * 1024))
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ method: req.method, url: req.url, body: body ? JSON.parse(body) : null }))
       })
     })
     await new Promise<void>((r) => origin.listen(0, '127.0.0.1', r))
@@ -145,15 +165,43 @@ t.test('tollgate/toolbox as a paid MCP server', async (t) => {
     await pub.claimNamespace(who, { namespace: 'acme', display_name: 'Acme' })
     await pub.createService(who, 'acme', { name: 'quotes', pay_to: devnet.accounts.receiver.address })
     const schema = { type: 'object', required: ['symbol'], properties: { symbol: { type: 'string', maxLength: 8 } } }
-    await pub.createEndpoint(who, 'acme', 'quotes', { slug: 'quote', methods: ['POST'], price: '2500', description: 'A stock quote', input_schema: schema, upstream_url: `${originUrl}/quote` })
-    await pub.createEndpoint(who, 'acme', 'quotes', { slug: 'history', methods: ['GET'], price: '1000', upstream_url: `${originUrl}/history` })
-    await pub.createEndpoint(who, 'acme', 'quotes', { slug: 'broken', methods: ['POST'], price: '1000', upstream_url: `${originUrl}/broken` })
-    await pub.createEndpoint(who, 'acme', 'quotes', { slug: 'huge', methods: ['DELETE'], price: '1000', upstream_url: `${originUrl}/huge` })
-    await until('the proxy knows the service', async () => (await platform.proxy.inject({ method: 'POST', url: '/acme/quotes/broken' })).statusCode === 402)
+    await pub.createEndpoint(who, 'acme', 'quotes', {
+      slug: 'quote',
+      methods: ['POST'],
+      price: '2500',
+      description: 'A stock quote',
+      input_schema: schema,
+      upstream_url: `${originUrl}/quote`,
+    })
+    await pub.createEndpoint(who, 'acme', 'quotes', {
+      slug: 'history',
+      methods: ['GET'],
+      price: '1000',
+      upstream_url: `${originUrl}/history`,
+    })
+    await pub.createEndpoint(who, 'acme', 'quotes', {
+      slug: 'broken',
+      methods: ['POST'],
+      price: '1000',
+      upstream_url: `${originUrl}/broken`,
+    })
+    await pub.createEndpoint(who, 'acme', 'quotes', {
+      slug: 'huge',
+      methods: ['DELETE'],
+      price: '1000',
+      upstream_url: `${originUrl}/huge`,
+    })
+    await until(
+      'the proxy knows the service',
+      async () => (await platform.proxy.inject({ method: 'POST', url: '/acme/quotes/broken' })).statusCode === 402,
+    )
 
     const seller = await connect(t, `${platform.proxyUrl}/acme/quotes/mcp`)
     const { tools } = await seller.listTools()
-    t.same(tools.map((x) => x.name), ['broken', 'history', 'huge', 'quote'])
+    t.same(
+      tools.map((x) => x.name),
+      ['broken', 'history', 'huge', 'quote'],
+    )
     const quote = tools.find((x) => x.name === 'quote')!
     t.same(quote.inputSchema, schema)
     t.match(quote.description, /^A stock quote\. Price: 0\.0025 USDC per call/)
@@ -162,12 +210,20 @@ t.test('tollgate/toolbox as a paid MCP server', async (t) => {
     t.equal(unpaid.accepts[0]!.amount, '2500')
     const paid = await call(seller, 'quote', { symbol: 'ACME' }, await x402.createPaymentPayload(unpaid))
     t.notOk(paid.isError, JSON.stringify(paid.content))
-    t.same(paid.structuredContent, { method: 'POST', url: '/quote', body: { symbol: 'ACME' } }, 'the arguments reach the upstream as a JSON body')
+    t.same(
+      paid.structuredContent,
+      { method: 'POST', url: '/quote', body: { symbol: 'ACME' } },
+      'the arguments reach the upstream as a JSON body',
+    )
     t.ok(paid._meta?.['x402/payment-response'])
 
     const history = paymentRequiredOf(t, await call(seller, 'history', { symbol: 'ACME', days: 3 }))
     const got = await call(seller, 'history', { symbol: 'ACME', days: 3 }, await x402.createPaymentPayload(history))
-    t.same(got.structuredContent, { method: 'GET', url: '/history?symbol=ACME&days=3', body: null }, 'a GET endpoint gets them as its query')
+    t.same(
+      got.structuredContent,
+      { method: 'GET', url: '/history?symbol=ACME&days=3', body: null },
+      'a GET endpoint gets them as its query',
+    )
 
     const broken = paymentRequiredOf(t, await call(seller, 'broken', {}))
     const failed = await call(seller, 'broken', {}, await x402.createPaymentPayload(broken))
@@ -186,38 +242,67 @@ t.test('tollgate/toolbox as a paid MCP server', async (t) => {
   })
 })
 
-t.test('a sync endpoint over MCP: the transaction in the receipt; a settlement that fails withholds the answer', async (t) => {
-  const platform = await startTestPlatform(t, { devnet })
-  const { deps } = platform
-  await deps.db.updateTable('endpoints').set({ settlement_mode: 'sync' }).where('slug', '=', 'uuid-generator').execute()
-  const { url } = await platform.startProxy({ sync: createSyncSettlement(deps) })
-  const client = await connect(t, `${url}/tollgate/toolbox/mcp`)
-  const p = await newPayer(platform, 5_000n)
-  const own = new x402Client().register('eip155:84532', new ExactEvmScheme(privateKeyToAccount(p.key)))
+t.test(
+  'a sync endpoint over MCP: the transaction in the receipt; a settlement that fails withholds the answer',
+  async (t) => {
+    const platform = await startTestPlatform(t, { devnet })
+    const { deps } = platform
+    await deps.db
+      .updateTable('endpoints')
+      .set({ settlement_mode: 'sync' })
+      .where('slug', '=', 'uuid-generator')
+      .execute()
+    const { url } = await platform.startProxy({ sync: createSyncSettlement(deps) })
+    const client = await connect(t, `${url}/tollgate/toolbox/mcp`)
+    const p = await newPayer(platform, 5_000n)
+    const own = new x402Client().register('eip155:84532', new ExactEvmScheme(privateKeyToAccount(p.key)))
 
-  const required = paymentRequiredOf(t, await call(client, 'uuid-generator', {}))
-  const paid = await call(client, 'uuid-generator', {}, await own.createPaymentPayload(required))
-  t.notOk(paid.isError, JSON.stringify(paid.content))
-  const receipt = paid._meta?.['x402/payment-response'] as { transaction: string; paymentId: string }
-  const row = await deps.db.selectFrom('payments').select(['status', 'tx_hash']).where('id', '=', receipt.paymentId).executeTakeFirstOrThrow()
-  t.same(row, { status: 'settled', tx_hash: receipt.transaction }, 'settled before the answer, its transaction in the receipt')
+    const required = paymentRequiredOf(t, await call(client, 'uuid-generator', {}))
+    const paid = await call(client, 'uuid-generator', {}, await own.createPaymentPayload(required))
+    t.notOk(paid.isError, JSON.stringify(paid.content))
+    const receipt = paid._meta?.['x402/payment-response'] as { transaction: string; paymentId: string }
+    const row = await deps.db
+      .selectFrom('payments')
+      .select(['status', 'tx_hash'])
+      .where('id', '=', receipt.paymentId)
+      .executeTakeFirstOrThrow()
+    t.same(
+      row,
+      { status: 'settled', tx_hash: receipt.transaction },
+      'settled before the answer, its transaction in the receipt',
+    )
 
-  // the payer empties its wallet; its cached balance still covers a call, which settlement then cannot
-  await deps.chain.waitForTransactionReceipt({
-    hash: await walletFor(platform, p.key).writeContract({ address: devnet.usdcAddress, abi: usdcAbi, functionName: 'transfer', args: [devnet.accounts.faucet.address, 4_000n] }),
-  })
-  const failed = await call(client, 'uuid-generator', {}, await own.createPaymentPayload(required))
-  const again = paymentRequiredOf(t, failed)
-  t.equal(again.error, 'insufficient_funds', 'the PaymentRequired again, the settlement failure its reason')
-  t.match((failed.content[1] as { text: string }).text, /withheld; nothing was charged/)
-  t.notOk(failed._meta?.['x402/payment-response'], 'no receipt')
-  t.equal(failed.content.length, 2, "the tool's own answer does not leave")
-  const rows = await deps.db.selectFrom('payments').select(['status', 'failure_reason']).where('payer', '=', p.address.toLowerCase()).where('status', '!=', 'settled').execute()
-  t.same(rows, [{ status: 'failed', failure_reason: 'insufficient_funds' }])
-})
+    // the payer empties its wallet; its cached balance still covers a call, which settlement then cannot
+    await deps.chain.waitForTransactionReceipt({
+      hash: await walletFor(platform, p.key).writeContract({
+        address: devnet.usdcAddress,
+        abi: usdcAbi,
+        functionName: 'transfer',
+        args: [devnet.accounts.faucet.address, 4_000n],
+      }),
+    })
+    const failed = await call(client, 'uuid-generator', {}, await own.createPaymentPayload(required))
+    const again = paymentRequiredOf(t, failed)
+    t.equal(again.error, 'insufficient_funds', 'the PaymentRequired again, the settlement failure its reason')
+    t.match((failed.content[1] as { text: string }).text, /withheld; nothing was charged/)
+    t.notOk(failed._meta?.['x402/payment-response'], 'no receipt')
+    t.equal(failed.content.length, 2, "the tool's own answer does not leave")
+    const rows = await deps.db
+      .selectFrom('payments')
+      .select(['status', 'failure_reason'])
+      .where('payer', '=', p.address.toLowerCase())
+      .where('status', '!=', 'settled')
+      .execute()
+    t.same(rows, [{ status: 'failed', failure_reason: 'insufficient_funds' }])
+  },
+)
 
 t.test('failures and bad input cost nothing', async (t) => {
-  const platform = await startTestPlatform(t, { devnet, proxy: { handlersDir: fixtures }, env: { HANDLER_TIMEOUT_MS: '60000' } })
+  const platform = await startTestPlatform(t, {
+    devnet,
+    proxy: { handlersDir: fixtures },
+    env: { HANDLER_TIMEOUT_MS: '60000' },
+  })
   const mcpUrl = `${platform.proxyUrl}/tollgate/toolbox/mcp`
   const client = await connect(t, mcpUrl)
   const required = paymentRequiredOf(t, await call(client, 'echo', { msg: 'hi' }))
@@ -258,9 +343,21 @@ t.test('failures and bad input cost nothing', async (t) => {
       ['an array', [good], 'invalid_payload'],
       ['x402Version 1', { ...good, x402Version: 1 }, 'invalid_x402_version'],
       ['no accepted', { ...good, accepted: undefined }, 'invalid_payload'],
-      ['a bad signature', { ...good, payload: { ...good.payload, signature: '0x1234' } }, 'invalid_exact_evm_payload_signature'],
-      ['a forged amount', { ...good, accepted: { ...good.accepted, amount: '1' } }, 'invalid_exact_evm_payload_authorization_value'],
-      ['oversized', { ...good, resource: { url: 'https://x.example/', description: 'x'.repeat(20_000) } }, 'payment_header_too_large'],
+      [
+        'a bad signature',
+        { ...good, payload: { ...good.payload, signature: '0x1234' } },
+        'invalid_exact_evm_payload_signature',
+      ],
+      [
+        'a forged amount',
+        { ...good, accepted: { ...good.accepted, amount: '1' } },
+        'invalid_exact_evm_payload_authorization_value',
+      ],
+      [
+        'oversized',
+        { ...good, resource: { url: 'https://x.example/', description: 'x'.repeat(20_000) } },
+        'payment_header_too_large',
+      ],
     ]
     for (const [name, payment, reason] of cases) {
       const r = await call(client, 'echo', { msg: 'hi' }, payment)
@@ -275,7 +372,12 @@ t.test('failures and bad input cost nothing', async (t) => {
     const res = await fetch(mcpUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { msg: 'x'.repeat(2 * 1024 * 1024) } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'echo', arguments: { msg: 'x'.repeat(2 * 1024 * 1024) } },
+      }),
     })
     t.equal(res.status, 413)
     const body = (await res.json()) as { error: { code: number; message: string } }
@@ -286,7 +388,16 @@ t.test('failures and bad input cost nothing', async (t) => {
     const res = await fetch(mcpUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', arguments: ['hi'], _meta: { 'x402/payment': await x402.createPaymentPayload(required) } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: {
+          name: 'echo',
+          arguments: ['hi'],
+          _meta: { 'x402/payment': await x402.createPaymentPayload(required) },
+        },
+      }),
     })
     t.equal(res.status, 200)
     const body = (await res.json()) as { id: number; error: { code: number; message: string } }
@@ -298,12 +409,23 @@ t.test('failures and bad input cost nothing', async (t) => {
   })
 
   t.test('not JSON, an unknown service, GET: JSON-RPC errors, 4xx', async (t) => {
-    const junk = await fetch(mcpUrl, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{not json' })
+    const junk = await fetch(mcpUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{not json',
+    })
     t.equal(junk.status, 400)
     t.equal(((await junk.json()) as { error: { code: number } }).error.code, -32700)
-    const none = await fetch(`${platform.proxyUrl}/nobody/nothing/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' })
+    const none = await fetch(`${platform.proxyUrl}/nobody/nothing/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{}',
+    })
     t.equal(none.status, 404)
-    t.match(await none.json(), { jsonrpc: '2.0', error: { code: -32000, message: 'no published service /nobody/nothing' } })
+    t.match(await none.json(), {
+      jsonrpc: '2.0',
+      error: { code: -32000, message: 'no published service /nobody/nothing' },
+    })
     const get = await fetch(mcpUrl, { headers: { accept: 'text/event-stream' } })
     t.equal(get.status, 405)
   })
@@ -312,6 +434,9 @@ t.test('failures and bad input cost nothing', async (t) => {
     const r = await call(client, 'echo', { msg: 'still here' }, await x402.createPaymentPayload(required))
     t.notOk(r.isError, JSON.stringify(r.content))
     t.same(r.structuredContent, { echo: { msg: 'still here' } })
-    t.same((await rowsOf(platform, 'echo')).map((x) => x.status), ['served'])
+    t.same(
+      (await rowsOf(platform, 'echo')).map((x) => x.status),
+      ['served'],
+    )
   })
 })

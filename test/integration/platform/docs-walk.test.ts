@@ -4,7 +4,10 @@ import t from 'tap'
 /** Runs one process entry point from source with `env` on top of this one's; resolves its exit code and output. */
 function runEntry(entry: string, env: Record<string, string>): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', entry], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let out = ''
     child.stdout.on('data', (d) => (out += d))
     child.stderr.on('data', (d) => (out += d))
@@ -25,7 +28,11 @@ for (const role of ['web', 'proxy', 'worker']) {
 }
 
 t.test('a missing RPC_URL is listed with every other problem', async (t) => {
-  const { code, out } = await runEntry('src/start/web.ts', { RPC_URL: '', TOLLGATE_DEPLOYMENT: 'sandbox', SETTLEMENT_BATCH_SIZE: '0' })
+  const { code, out } = await runEntry('src/start/web.ts', {
+    RPC_URL: '',
+    TOLLGATE_DEPLOYMENT: 'sandbox',
+    SETTLEMENT_BATCH_SIZE: '0',
+  })
   t.equal(code, 78, out)
   t.match(out, /SETTLEMENT_BATCH_SIZE: /)
   t.match(out, /RPC_URL: .*embedded chain/)

@@ -31,7 +31,12 @@ t.test('healthz, readyz and the error shape', async (t) => {
     t.equal(r.statusCode, 404)
     t.same(Object.keys(r.json()).sort(), ['code', 'error', 'message', 'statusCode'])
     t.equal(r.json().code, 'route_not_found')
-    const bad = await app.inject({ method: 'POST', url: '/healthz', headers: { 'content-type': 'application/json' }, payload: '{not json' })
+    const bad = await app.inject({
+      method: 'POST',
+      url: '/healthz',
+      headers: { 'content-type': 'application/json' },
+      payload: '{not json',
+    })
     t.ok(bad.statusCode >= 400 && bad.statusCode < 500, `bad JSON is a 4xx (${bad.statusCode})`)
     t.same(Object.keys(bad.json()).sort(), ['code', 'error', 'message', 'statusCode'])
   })

@@ -56,7 +56,8 @@ t.test('operator observability on the web role', async (t) => {
   })
 
   t.test('histograms are incremental: later scrapes add only what settled since, never twice', async (t) => {
-    const scrape = async () => (await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } })).body
+    const scrape = async () =>
+      (await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } })).body
     const before = await scrape()
     t.equal(sample(before, 'tollgate_settlement_batch_size_count'), 2)
     t.same(await payMany(platform, payer.key, 3, 3), [200, 200, 200])
@@ -86,15 +87,18 @@ t.test('operator observability on the web role', async (t) => {
 
   t.test('failures by reason are counted', async (t) => {
     const row = await deps.db.selectFrom('payments').select('id').executeTakeFirstOrThrow()
-    await deps.db.insertInto('payments').values({
-      ...(await deps.db.selectFrom('payments').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow()),
-      id: '00000000-0000-4000-8000-000000000001',
-      nonce: '0x' + '11'.repeat(32),
-      status: 'failed',
-      failure_reason: 'insufficient_funds',
-      tx_hash: null,
-      settled_at: null,
-    } as never).execute()
+    await deps.db
+      .insertInto('payments')
+      .values({
+        ...(await deps.db.selectFrom('payments').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow()),
+        id: '00000000-0000-4000-8000-000000000001',
+        nonce: '0x' + '11'.repeat(32),
+        status: 'failed',
+        failure_reason: 'insufficient_funds',
+        tx_hash: null,
+        settled_at: null,
+      } as never)
+      .execute()
     const r = await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } })
     t.equal(sample(r.body, 'tollgate_settlement_failures_total{reason="insufficient_funds"}'), 1)
     await deps.db.deleteFrom('payments').where('id', '=', '00000000-0000-4000-8000-000000000001').execute()
@@ -116,24 +120,44 @@ t.test('operator observability on the web role', async (t) => {
     const cookie = setCookie.split(';')[0]!
     const api = await app.inject({ url: '/ops/queues/api/queues', headers: { cookie } })
     t.equal(api.statusCode, 200, api.body.slice(0, 200))
-    t.ok(api.json().queues.some((q: { name: string }) => q.name === 'settlement'), 'the settlement queue is on the board')
-    t.equal((await app.inject({ url: '/ops/queues/api/queues', headers: { cookie: 'tollgate_ops=forged' } })).statusCode, 401)
-    const listed = await app.inject({ url: '/ops/queues/api/queues?activeQueue=settlement&status=failed&page=1', headers: { cookie } })
+    t.ok(
+      api.json().queues.some((q: { name: string }) => q.name === 'settlement'),
+      'the settlement queue is on the board',
+    )
+    t.equal(
+      (await app.inject({ url: '/ops/queues/api/queues', headers: { cookie: 'tollgate_ops=forged' } })).statusCode,
+      401,
+    )
+    const listed = await app.inject({
+      url: '/ops/queues/api/queues?activeQueue=settlement&status=failed&page=1',
+      headers: { cookie },
+    })
     t.equal(listed.statusCode, 200, 'a real list query')
-    for (const [qs, param] of [['activeQueue=settlement&status=%00', 'status'], ['activeQueue=%ff', 'activeQueue'], ['activeQueue=nope', 'activeQueue']] as const) {
+    for (const [qs, param] of [
+      ['activeQueue=settlement&status=%00', 'status'],
+      ['activeQueue=%ff', 'activeQueue'],
+      ['activeQueue=nope', 'activeQueue'],
+    ] as const) {
       const bad = await app.inject({ url: `/ops/queues/api/queues?${qs}`, headers: { cookie } })
       t.equal(bad.statusCode, 400, `${qs}: 400, not the board's 500`)
       t.match(bad.json(), { code: 'invalid_parameter', param })
     }
     const docs = await app.inject('/docs/json')
-    if (docs.statusCode === 200) t.notOk(Object.keys(docs.json().paths).some((p) => p.startsWith('/ops') || p === '/metrics'), 'operator routes stay out of the OpenAPI document')
+    if (docs.statusCode === 200)
+      t.notOk(
+        Object.keys(docs.json().paths).some((p) => p.startsWith('/ops') || p === '/metrics'),
+        'operator routes stay out of the OpenAPI document',
+      )
   })
 
   t.test('/readyz fails `relayers` below RELAYER_MIN_ETH_WEI on web and proxy', async (t) => {
     const ok = await app.inject('/readyz')
     t.equal(ok.statusCode, 200, ok.body)
     t.ok(ok.json().checks.relayers.ok)
-    const poor = { ...deps, config: { ...deps.config, settlement: { ...deps.config.settlement, relayerMinEthWei: 10n ** 30n } } }
+    const poor = {
+      ...deps,
+      config: { ...deps.config, settlement: { ...deps.config.settlement, relayerMinEthWei: 10n ** 30n } },
+    }
     for (const build of [buildWebApp, buildProxyApp]) {
       const a = await build(poor, { logger: false })
       t.teardown(() => a.close())
@@ -150,7 +174,10 @@ t.test('operator observability on the web role', async (t) => {
     const settler = createSettler(deps)
     await relayerFundsCheck.process({ deps, settler, log }, {} as never)
     t.equal(warnings.length, 0, 'no warning with funded relayers')
-    const poor = { ...deps, config: { ...deps.config, settlement: { ...deps.config.settlement, relayerMinEthWei: 10n ** 30n } } }
+    const poor = {
+      ...deps,
+      config: { ...deps.config, settlement: { ...deps.config.settlement, relayerMinEthWei: 10n ** 30n } },
+    }
     await relayerFundsCheck.process({ deps: poor, settler, log }, {} as never)
     t.equal(warnings.length, deps.config.relayerKeys.length, 'one warning per low relayer')
     t.match(warnings[0], { relayer: /^0x/, minEth: String(10n ** 12n) })

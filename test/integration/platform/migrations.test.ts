@@ -8,7 +8,9 @@ import { TEST_DATABASE_URL, testSchema } from '../../helpers/test-env.js'
 async function tables(schema: string): Promise<string[]> {
   const db = createDb({ databaseUrl: TEST_DATABASE_URL, schema, max: 1 })
   try {
-    const r = await sql<{ table_name: string }>`select table_name from information_schema.tables where table_schema = ${schema} order by 1`.execute(db)
+    const r = await sql<{
+      table_name: string
+    }>`select table_name from information_schema.tables where table_schema = ${schema} order by 1`.execute(db)
     return r.rows.map((x) => x.table_name)
   } finally {
     await db.destroy()
@@ -22,7 +24,8 @@ t.test('up to latest and back down on a fresh schema', async (t) => {
   const up = await migrateToLatest(db, schema)
   t.ok(up.results!.length >= 2, 'applied the migrations')
   const after = await tables(schema)
-  for (const name of ['payments', 'payment_events', 'sellers', 'services', 'endpoints']) t.ok(after.includes(name), `${name} exists`)
+  for (const name of ['payments', 'payment_events', 'sellers', 'services', 'endpoints'])
+    t.ok(after.includes(name), `${name} exists`)
 
   const again = await migrateToLatest(db, schema)
   t.equal(again.results!.length, 0, 'second run is a no-op')
@@ -47,7 +50,10 @@ t.test('two concurrent runs do not corrupt', async (t) => {
   const applied = ra.results!.length + rb.results!.length
   const all = await createMigrator(a, schema).getMigrations()
   t.equal(applied, all.length, 'each migration applied exactly once across both runs')
-  t.ok(all.every((m) => m.executedAt), 'all executed')
+  t.ok(
+    all.every((m) => m.executedAt),
+    'all executed',
+  )
 })
 
 t.test('the ledger enforces its invariants', async (t) => {
@@ -75,12 +81,36 @@ t.test('the ledger enforces its invariants', async (t) => {
     settled_at: null,
   }
   await db.insertInto('payments').values(row).execute()
-  await t.rejects(db.insertInto('payments').values({ ...row, id: crypto.randomUUID() }).execute(), /payments_payer_nonce_unique/, 'payer + nonce is unique')
+  await t.rejects(
+    db
+      .insertInto('payments')
+      .values({ ...row, id: crypto.randomUUID() })
+      .execute(),
+    /payments_payer_nonce_unique/,
+    'payer + nonce is unique',
+  )
   const big = 2n ** 256n - 1n
-  await db.insertInto('payments').values({ ...row, id: crypto.randomUUID(), nonce: '0x' + 'cd'.repeat(32), value: big }).execute()
-  const back = await db.selectFrom('payments').select('value').where('nonce', '=', '0x' + 'cd'.repeat(32)).executeTakeFirstOrThrow()
+  await db
+    .insertInto('payments')
+    .values({ ...row, id: crypto.randomUUID(), nonce: '0x' + 'cd'.repeat(32), value: big })
+    .execute()
+  const back = await db
+    .selectFrom('payments')
+    .select('value')
+    .where('nonce', '=', '0x' + 'cd'.repeat(32))
+    .executeTakeFirstOrThrow()
   t.equal(back.value, big.toString(), 'uint256 values round-trip exactly')
-  await db.insertInto('payment_events').values({ payment_id: row.id, type: 'verified', from_status: null, to_status: 'verified', reason: null, data: null }).execute()
+  await db
+    .insertInto('payment_events')
+    .values({
+      payment_id: row.id,
+      type: 'verified',
+      from_status: null,
+      to_status: 'verified',
+      reason: null,
+      data: null,
+    })
+    .execute()
   await t.rejects(db.updateTable('payment_events').set({ reason: 'x' }).execute(), /append-only/)
   await t.rejects(db.deleteFrom('payment_events').execute(), /append-only/)
 })
@@ -89,14 +119,25 @@ t.test('agent_payments carries only what its per-payment insert needs', async (t
   const schema = await testSchema(t)
   const db = createDb({ databaseUrl: TEST_DATABASE_URL, schema, max: 1 })
   t.teardown(() => db.destroy())
-  const idx = await sql<{ indexname: string }>`select indexname from pg_indexes where schemaname = ${schema} and tablename = 'agent_payments' order by 1`.execute(db)
+  const idx = await sql<{
+    indexname: string
+  }>`select indexname from pg_indexes where schemaname = ${schema} and tablename = 'agent_payments' order by 1`.execute(
+    db,
+  )
   t.same(
     idx.rows.map((r) => r.indexname),
-    ['agent_payments_agent_month_idx', 'agent_payments_open_idx', 'agent_payments_payer_nonce_key', 'agent_payments_pkey'],
+    [
+      'agent_payments_agent_month_idx',
+      'agent_payments_open_idx',
+      'agent_payments_payer_nonce_key',
+      'agent_payments_pkey',
+    ],
     'primary key, payer + nonce, the month window and the open-reservation sweep',
   )
   const fks = await sql<{ conname: string }>`
     select c.conname from pg_constraint c join pg_class r on r.oid = c.conrelid join pg_namespace n on n.oid = r.relnamespace
-    where n.nspname = ${schema} and r.relname in ('agent_payments', 'agent_payment_events') and c.contype = 'f'`.execute(db)
+    where n.nspname = ${schema} and r.relname in ('agent_payments', 'agent_payment_events') and c.contype = 'f'`.execute(
+    db,
+  )
   t.same(fks.rows, [], 'no referential check (and agent row lock) per inserted payment')
 })

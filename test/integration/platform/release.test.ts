@@ -14,8 +14,12 @@ import { TEST_DATABASE_URL, TEST_REDIS_URL, clearRedisPrefix, testSchema, unique
 // published, with no chain and no `npm start`.
 function release(env: Record<string, string>): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'src/start/release.ts'], { env: { ...process.env, RPC_URL: '', LOG_LEVEL: 'warn', ...env }, timeout: 120_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr }),
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'src/start/release.ts'],
+      { env: { ...process.env, RPC_URL: '', LOG_LEVEL: 'warn', ...env }, timeout: 120_000 },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr }),
     )
   })
 }
@@ -25,7 +29,13 @@ t.test('release migrates a fresh database and publishes the hosted services, ide
   const prefix = uniqueName('tgrelease')
   t.teardown(() => clearRedisPrefix(prefix))
   const receiver = `0x${'ab'.repeat(20)}`
-  const env = { DATABASE_URL: TEST_DATABASE_URL, DATABASE_SCHEMA: schema, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: prefix, TOLLGATE_RECEIVER_ADDRESS: receiver }
+  const env = {
+    DATABASE_URL: TEST_DATABASE_URL,
+    DATABASE_SCHEMA: schema,
+    REDIS_URL: TEST_REDIS_URL,
+    REDIS_PREFIX: prefix,
+    TOLLGATE_RECEIVER_ADDRESS: receiver,
+  }
   const db = createDb({ databaseUrl: TEST_DATABASE_URL, schema, max: 1 })
   t.teardown(() => db.destroy())
 
@@ -50,13 +60,30 @@ t.test('release migrates a fresh database and publishes the hosted services, ide
     select s.name as service, e.slug, s.pay_to, e.enabled from endpoints e join services s on s.id = e.service_id
     join sellers x on x.id = s.seller_id where x.namespace = 'tollgate'`.execute(db)
   t.equal(published.rows.length, slugs.length, 'every handler of this build has its endpoint')
-  t.ok(published.rows.every((r) => r.enabled), 'all published: an unpaid call gets the challenge (spec 4.3), whatever the settings')
-  t.ok(published.rows.every((r) => r.pay_to === receiver), 'paying the configured receiver')
+  t.ok(
+    published.rows.every((r) => r.enabled),
+    'all published: an unpaid call gets the challenge (spec 4.3), whatever the settings',
+  )
+  t.ok(
+    published.rows.every((r) => r.pay_to === receiver),
+    'paying the configured receiver',
+  )
   t.match(first.out, `hosted endpoints: ${slugs.length} published`)
-  t.match(first.out, `${waiting.length} of them answer paid calls 503 upstream_not_configured (nothing charged) until their provider settings are set`)
+  t.match(
+    first.out,
+    `${waiting.length} of them answer paid calls 503 upstream_not_configured (nothing charged) until their provider settings are set`,
+  )
   t.match(first.out, /web-search \(BRAVE_SEARCH_API_KEY\)/, 'naming what each one needs')
-  const listings = await sql<{ name: string; category: string; tags: string[]; docs_url: string }>`select name, category, tags, docs_url from services order by name`.execute(db)
-  t.ok(listings.rows.every((r) => r.tags.length > 0 && /\/docs\/endpoints\/tollgate\.json$/.test(r.docs_url)), 'marketplace entries with tags and a link to their OpenAPI document')
+  const listings = await sql<{
+    name: string
+    category: string
+    tags: string[]
+    docs_url: string
+  }>`select name, category, tags, docs_url from services order by name`.execute(db)
+  t.ok(
+    listings.rows.every((r) => r.tags.length > 0 && /\/docs\/endpoints\/tollgate\.json$/.test(r.docs_url)),
+    'marketplace entries with tags and a link to their OpenAPI document',
+  )
   t.equal(announced.length, 1, 'the change was announced to running proxies')
 
   const again = await release(env)
@@ -74,7 +101,13 @@ t.test('release migrates a fresh database and publishes the hosted services, ide
 t.test('release without a receiver on sandbox migrates and says the hosted services were not published', async (t) => {
   const schema = await testSchema(t, { migrate: false })
   const prefix = uniqueName('tgrelease')
-  const r = await release({ DATABASE_URL: TEST_DATABASE_URL, DATABASE_SCHEMA: schema, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: prefix, TOLLGATE_RECEIVER_ADDRESS: '' })
+  const r = await release({
+    DATABASE_URL: TEST_DATABASE_URL,
+    DATABASE_SCHEMA: schema,
+    REDIS_URL: TEST_REDIS_URL,
+    REDIS_PREFIX: prefix,
+    TOLLGATE_RECEIVER_ADDRESS: '',
+  })
   t.equal(r.code, 0, r.out)
   t.match(r.out, 'hosted endpoints: not published (TOLLGATE_RECEIVER_ADDRESS is not set)')
   const db = createDb({ databaseUrl: TEST_DATABASE_URL, schema, max: 1 })

@@ -27,7 +27,15 @@ function alive(pid: number): boolean {
   }
 }
 
-type Started = { child: ReturnType<typeof spawn>; out: () => string; exited: Promise<string>; web: number; proxy: number; anvil: number; stateDir: string }
+type Started = {
+  child: ReturnType<typeof spawn>
+  out: () => string
+  exited: Promise<string>
+  web: number
+  proxy: number
+  anvil: number
+  stateDir: string
+}
 
 /** `npm start` in its own process group on free ports, waited for until /readyz answers 200. */
 async function startPlatform(t: Test): Promise<Started & { ready: boolean }> {
@@ -70,7 +78,9 @@ async function startPlatform(t: Test): Promise<Started & { ready: boolean }> {
   let ready = false
   while (Date.now() < deadline && child.exitCode === null) {
     if (out.includes('Tollgate is up')) {
-      const r = await fetch(`http://127.0.0.1:${web}/readyz`, { signal: AbortSignal.timeout(5000) }).catch(() => undefined)
+      const r = await fetch(`http://127.0.0.1:${web}/readyz`, { signal: AbortSignal.timeout(5000) }).catch(
+        () => undefined,
+      )
       if (r?.status === 200) {
         ready = true
         break
@@ -81,7 +91,11 @@ async function startPlatform(t: Test): Promise<Started & { ready: boolean }> {
   return { child, out: () => out, exited, web, proxy, anvil, stateDir, ready }
 }
 
-const answers = (url: string, init?: RequestInit) => fetch(url, { ...init, signal: AbortSignal.timeout(2000) }).then(() => true, () => false)
+const answers = (url: string, init?: RequestInit) =>
+  fetch(url, { ...init, signal: AbortSignal.timeout(2000) }).then(
+    () => true,
+    () => false,
+  )
 
 t.test('npm start brings the platform up on the embedded chain and stops cleanly', async (t) => {
   const { child, out: output, exited, web, proxy, anvil, stateDir, ready } = await startPlatform(t)
@@ -95,22 +109,39 @@ t.test('npm start brings the platform up on the embedded chain and stops cleanly
   t.equal(dev.rpcUrl, `http://127.0.0.1:${anvil}`)
   t.match(dev.demoPayer?.privateKey, /^0x[0-9a-f]{64}$/, 'dev.json has the demo payer key')
   const hint = /require\('([^']+)'\)\.apiKey/.exec(output())
-  t.equal(hint && path.resolve(hint[1]!), path.join(stateDir, 'dev.json'), 'the printed curl line reads the API key from where dev.json really is')
+  t.equal(
+    hint && path.resolve(hint[1]!),
+    path.join(stateDir, 'dev.json'),
+    'the printed curl line reads the API key from where dev.json really is',
+  )
   // a seller trying the platform publishes an upstream on this machine: allowed on the embedded chain
-  const v1 = (p: string, body: object) => fetch(`http://127.0.0.1:${web}/v1${p}`, { method: 'POST', headers: { authorization: `Bearer ${dev.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  const v1 = (p: string, body: object) =>
+    fetch(`http://127.0.0.1:${web}/v1${p}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${dev.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
   t.equal((await v1('/sellers', { namespace: 'local-try' })).status, 201)
   t.equal((await v1('/sellers/local-try/services', { name: 'svc', pay_to: dev.receiver })).status, 201)
-  const local = await v1('/sellers/local-try/services/svc/endpoints', { slug: 'echo', price: '1000', upstream_url: `http://127.0.0.1:${web}/healthz` })
+  const local = await v1('/sellers/local-try/services/svc/endpoints', {
+    slug: 'echo',
+    price: '1000',
+    upstream_url: `http://127.0.0.1:${web}/healthz`,
+  })
   t.equal(local.status, 201, `a loopback upstream is published under npm start: ${await local.clone().text()}`)
 
   await t.test('a handler process that crashes takes nothing else down: npm start serves on', async (t) => {
     const payer = privateKeyToAccount(dev.demoPayer.privateKey)
     const url = `http://127.0.0.1:${proxy}/tollgate/toolbox/hash-generator?text=hello`
     const required = decodeRequired((await fetch(url)).headers.get('payment-required'))
-    const paid = async () => (await fetch(url, { headers: { 'payment-signature': v2Header(required, await signFor(payer, required)) } })).status
+    const paid = async () =>
+      (await fetch(url, { headers: { 'payment-signature': v2Header(required, await signFor(payer, required)) } }))
+        .status
     t.equal(await paid(), 200, 'a paid hosted call')
     // npm, its shell, then node running dev.ts: the last of them with dev.ts on its command line
-    const platform = descendants(child.pid!).filter((p) => p.cmdline.includes('src/start/dev.ts')).at(-1)!
+    const platform = descendants(child.pid!)
+      .filter((p) => p.cmdline.includes('src/start/dev.ts'))
+      .at(-1)!
     const before = handlerProcesses(platform.pid)
     t.ok(before.length > 0, 'hosted handlers run in processes of their own under the npm start process')
     // as a native module crashing in them would
@@ -121,11 +152,17 @@ t.test('npm start brings the platform up on the embedded chain and stops cleanly
     const statuses: number[] = []
     while (statuses.at(-1) !== 200 && Date.now() - crashedAt < 5_000) statuses.push(await paid())
     t.equal(statuses.at(-1), 200, `a paid hosted call is served again (${statuses.join(', ')})`)
-    t.ok(statuses.slice(0, -1).every((s) => s === 502), 'what failed meanwhile failed as a crashed call')
+    t.ok(
+      statuses.slice(0, -1).every((s) => s === 502),
+      'what failed meanwhile failed as a crashed call',
+    )
     t.ok(Date.now() - crashedAt < 5_000, `within 5 s (${Date.now() - crashedAt} ms)`)
     t.equal((await fetch(`http://127.0.0.1:${web}/readyz`)).status, 200, 'web is up')
     t.equal((await fetch(`http://127.0.0.1:${proxy}/readyz`)).status, 200, 'the proxy is up')
-    t.ok(handlerProcesses(platform.pid).every((p) => !before.includes(p)), 'by new handler processes')
+    t.ok(
+      handlerProcesses(platform.pid).every((p) => !before.includes(p)),
+      'by new handler processes',
+    )
     t.match(output(), /handler process \d+ was killed by SIGSEGV/, 'the crash is logged')
   })
 
@@ -149,7 +186,10 @@ t.test('a SIGTERM sent to npm alone (a process manager, `kill <npm pid>`) stops 
   let up = true
   while (up && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 500))
-    up = (await answers(`http://127.0.0.1:${web}/readyz`)) || (await answers(`http://127.0.0.1:${proxy}/readyz`)) || (await answers(`http://127.0.0.1:${anvil}`, { method: 'POST', body: '{}' }))
+    up =
+      (await answers(`http://127.0.0.1:${web}/readyz`)) ||
+      (await answers(`http://127.0.0.1:${proxy}/readyz`)) ||
+      (await answers(`http://127.0.0.1:${anvil}`, { method: 'POST', body: '{}' }))
   }
   t.notOk(up, up ? `still answering 30 s after npm exited\n${output()}` : 'web, proxy and anvil all stopped')
   t.match(output(), /the parent process \(\d+\) exited: shutting down/, 'says why it stopped')

@@ -20,9 +20,18 @@ t.setTimeout(900_000)
 t.test('the proxy crash hook is inert unless set, and refused in production', async (t) => {
   t.equal(proxyCrashHooksFromEnv({}, { deployment: 'sandbox' }), undefined)
   t.equal(proxyCrashHooksFromEnv({ TOLLGATE_TEST_PROXY_CRASH_AT: '' }, { deployment: 'production' }), undefined)
-  t.throws(() => proxyCrashHooksFromEnv({ TOLLGATE_TEST_PROXY_CRASH_AT: 'after-record' }, { deployment: 'production' }), /refused/)
-  t.throws(() => proxyCrashHooksFromEnv({ TOLLGATE_TEST_PROXY_CRASH_AT: 'later' }, { deployment: 'sandbox' }), /expected one of/)
-  t.same(Object.keys(proxyCrashHooksFromEnv({ TOLLGATE_TEST_PROXY_CRASH_AT: 'after-dispatch' }, { deployment: 'sandbox' })!), ['after-dispatch'])
+  t.throws(
+    () => proxyCrashHooksFromEnv({ TOLLGATE_TEST_PROXY_CRASH_AT: 'after-record' }, { deployment: 'production' }),
+    /refused/,
+  )
+  t.throws(
+    () => proxyCrashHooksFromEnv({ TOLLGATE_TEST_PROXY_CRASH_AT: 'later' }, { deployment: 'sandbox' }),
+    /expected one of/,
+  )
+  t.same(
+    Object.keys(proxyCrashHooksFromEnv({ TOLLGATE_TEST_PROXY_CRASH_AT: 'after-dispatch' }, { deployment: 'sandbox' })!),
+    ['after-dispatch'],
+  )
   const prod = loadConfig({
     TOLLGATE_DEPLOYMENT: 'production',
     DATABASE_URL: TEST_DATABASE_URL,
@@ -48,13 +57,20 @@ t.test('kill -9 of the proxy at each stage of a paid call: uncharged, or served 
   t.teardown(() => upstream.close())
   const origin = `http://127.0.0.1:${(upstream.server.address() as { port: number }).port}/api`
 
-  const platform = await startTestPlatform(t, { env: { TOLLGATE_ALLOW_PRIVATE_UPSTREAMS: 'true', TOLLGATE_MASTER_KEY: '42'.repeat(32) } })
+  const platform = await startTestPlatform(t, {
+    env: { TOLLGATE_ALLOW_PRIVATE_UPSTREAMS: 'true', TOLLGATE_MASTER_KEY: '42'.repeat(32) },
+  })
   const { deps, devnet } = platform
   const user = await createUsers(deps).create(`crash-${Date.now()}@example.com`, 'correct horse battery staple')
   const pub = createPublishing(deps)
   await pub.claimNamespace({ userId: user.id }, { namespace: 'crashco', display_name: 'Crash Co' })
   await pub.createService({ userId: user.id }, 'crashco', { name: 'api', pay_to: devnet.accounts.receiver.address })
-  await pub.createEndpoint({ userId: user.id }, 'crashco', 'api', { slug: 'answer', methods: ['GET'], price: '1000', upstream_url: origin })
+  await pub.createEndpoint({ userId: user.id }, 'crashco', 'api', {
+    slug: 'answer',
+    methods: ['GET'],
+    price: '1000',
+    upstream_url: origin,
+  })
   const payer = await newPayer(platform, 10_000_000n)
   const account = privateKeyToAccount(payer.key)
   // the sweep voids `verified` payments at once here (in production: after the longest call, plus a minute)
@@ -73,14 +89,23 @@ t.test('kill -9 of the proxy at each stage of a paid call: uncharged, or served 
       HOST: '127.0.0.1',
       TOLLGATE_TEST_PROXY_CRASH_AT: stage,
     })
-    await until(`the proxy at ${stage} listens`, async () => (await fetch(`${url}/healthz`).catch(() => null))?.ok, 60_000).catch((err) => {
+    await until(
+      `the proxy at ${stage} listens`,
+      async () => (await fetch(`${url}/healthz`).catch(() => null))?.ok,
+      60_000,
+    ).catch((err) => {
       t.comment(proxy.stderr())
       throw err
     })
     return { url, exited: proxy.exited, stderr: proxy.stderr }
   }
 
-  const cases: Array<{ path: string; stage: ProxyCrashStage; charged: boolean; row: 'none' | 'verified' | 'served' | 'voided' }> = [
+  const cases: Array<{
+    path: string
+    stage: ProxyCrashStage
+    charged: boolean
+    row: 'none' | 'verified' | 'served' | 'voided'
+  }> = [
     { path: paidPath, stage: 'after-reserve', charged: false, row: 'none' },
     { path: paidPath, stage: 'after-dispatch', charged: false, row: 'none' },
     { path: paidPath, stage: 'after-outcome', charged: true, row: 'served' },
@@ -93,23 +118,39 @@ t.test('kill -9 of the proxy at each stage of a paid call: uncharged, or served 
       const proxy = await startProxy(c.stage)
       const required = decodeRequired((await fetch(proxy.url + c.path)).headers.get('payment-required'))
       const signed = await signFor(account, required)
-      const answer = await fetch(proxy.url + c.path, { headers: { 'payment-signature': v2Header(required, signed) } }).then(
+      const answer = await fetch(proxy.url + c.path, {
+        headers: { 'payment-signature': v2Header(required, signed) },
+      }).then(
         (r) => r.status,
         () => 'no answer',
       )
       t.equal(answer, 'no answer', 'the buyer got no answer')
-      if (!t.same(await proxy.exited, { code: null, signal: 'SIGKILL' }, `the proxy died at ${c.stage}`)) t.comment(proxy.stderr())
+      if (!t.same(await proxy.exited, { code: null, signal: 'SIGKILL' }, `the proxy died at ${c.stage}`))
+        t.comment(proxy.stderr())
 
       const nonce = signed.authorization.nonce.toLowerCase()
-      const row = await deps.db.selectFrom('payments').selectAll().where('payer', '=', payer.address.toLowerCase()).where('nonce', '=', nonce).executeTakeFirst()
+      const row = await deps.db
+        .selectFrom('payments')
+        .selectAll()
+        .where('payer', '=', payer.address.toLowerCase())
+        .where('nonce', '=', nonce)
+        .executeTakeFirst()
       t.equal(row?.status ?? 'none', c.row, `left ${c.row}`)
 
       // the worker's next round and sweep decide what the dead proxy left
       await settler.sweep()
       await settler.runOnce()
-      const after = row && (await deps.db.selectFrom('payments').select(['status']).where('id', '=', row.id).executeTakeFirstOrThrow())
-      t.equal(after?.status ?? 'none', c.charged ? 'settled' : row ? 'voided' : 'none', c.charged ? 'settled: served and charged' : 'never charged')
-      const [used] = await authorizationStates(deps.chain, devnet.usdcAddress, [{ payer: payer.address, nonce } as never])
+      const after =
+        row &&
+        (await deps.db.selectFrom('payments').select(['status']).where('id', '=', row.id).executeTakeFirstOrThrow())
+      t.equal(
+        after?.status ?? 'none',
+        c.charged ? 'settled' : row ? 'voided' : 'none',
+        c.charged ? 'settled: served and charged' : 'never charged',
+      )
+      const [used] = await authorizationStates(deps.chain, devnet.usdcAddress, [
+        { payer: payer.address, nonce } as never,
+      ])
       t.equal(used, c.charged, c.charged ? 'the transfer happened once' : 'no transfer on chain')
     })
   }

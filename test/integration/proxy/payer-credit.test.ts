@@ -19,7 +19,14 @@ t.test('a batch of reservations behaves like the same calls one by one', async (
   await credit.setBalance(asset, blocked, 10_000n)
   await credit.block(blocked, 'test')
   const nowMs = Date.now()
-  const args = (payer: string, nonce: string, value: bigint) => ({ payer, asset, nonce, value, validBefore: Math.floor(nowMs / 1000) + 60, nowMs })
+  const args = (payer: string, nonce: string, value: bigint) => ({
+    payer,
+    asset,
+    nonce,
+    value,
+    validBefore: Math.floor(nowMs / 1000) + 60,
+    nowMs,
+  })
 
   const shared = hex(32)
   const results = await Promise.all([
@@ -33,8 +40,15 @@ t.test('a batch of reservations behaves like the same calls one by one', async (
     credit.reserve(args(unknown, hex(32), 1n)),
     credit.reserve(args(rich, hex(32), 2n ** 60n)), // beyond what Redis tracks exactly
   ])
-  t.same(results.map((r) => r.result), ['ok', 'ok', 'insufficient', 'ok', 'ok', 'nonce_used', 'blocked', 'unknown_balance', 'insufficient'])
-  t.same(results.slice(0, 2).map((r) => r.stale), [false, false], 'a balance just set is fresh')
+  t.same(
+    results.map((r) => r.result),
+    ['ok', 'ok', 'insufficient', 'ok', 'ok', 'nonce_used', 'blocked', 'unknown_balance', 'insufficient'],
+  )
+  t.same(
+    results.slice(0, 2).map((r) => r.stale),
+    [false, false],
+    'a balance just set is fresh',
+  )
 
   const exposure = async (payer: string) => deps.redis.get(credit.keys.exposure(asset, payer))
   t.equal(await exposure(poor), '2500', 'exposure counts only the accepted payments, in order')
@@ -59,7 +73,16 @@ t.test('Redis unavailable: every caller of the batch gets the error', async (t) 
   const asset = hex(20)
   await deps.redis.quit()
   const nowMs = Date.now()
-  const calls = Array.from({ length: 3 }, () => credit.reserve({ payer: hex(20), asset, nonce: hex(32), value: 1n, validBefore: Math.floor(nowMs / 1000) + 60, nowMs }))
+  const calls = Array.from({ length: 3 }, () =>
+    credit.reserve({
+      payer: hex(20),
+      asset,
+      nonce: hex(32),
+      value: 1n,
+      validBefore: Math.floor(nowMs / 1000) + 60,
+      nowMs,
+    }),
+  )
   for (const r of await Promise.allSettled(calls)) t.equal(r.status, 'rejected')
 })
 
@@ -71,7 +94,8 @@ async function cachedPayer(t: Parameters<typeof testDeps>[0], balance: bigint) {
   const payer = hex(20)
   const nowMs = Date.now()
   await credit.setBalance(asset, payer, balance)
-  const reserve = (value: bigint) => credit.reserve({ payer, asset, nonce: hex(32), value, validBefore: Math.floor(nowMs / 1000) + 60, nowMs })
+  const reserve = (value: bigint) =>
+    credit.reserve({ payer, asset, nonce: hex(32), value, validBefore: Math.floor(nowMs / 1000) + 60, nowMs })
   return { deps, credit, asset, payer, reserve }
 }
 
@@ -81,7 +105,11 @@ t.test('a settled payment leaves exposure and cached balance in one step', async
   const read = async (key: string) => deps.redis.get(key)
   await credit.settled({ payer, asset, value: 3_000n })
   t.equal(await read(credit.keys.exposure(asset, payer)), '0', 'no longer unsettled')
-  t.equal(await read(credit.keys.balance(asset, payer)), '2000', 'and no longer in the wallet: without this, a failed balance re-read left 5,000 of credit')
+  t.equal(
+    await read(credit.keys.balance(asset, payer)),
+    '2000',
+    'and no longer in the wallet: without this, a failed balance re-read left 5,000 of credit',
+  )
   t.equal(await read(credit.keys.fresh(asset, payer)), null, 'the balance is due for a refresh')
   t.ok((await deps.redis.ttl(credit.keys.balance(asset, payer))) > 0, 'the cached balance keeps its expiry')
   t.equal((await reserve(3_000n)).result, 'insufficient', 'so the same payer cannot spend the 3,000 twice')
@@ -90,7 +118,11 @@ t.test('a settled payment leaves exposure and cached balance in one step', async
   t.equal(await read(credit.keys.balance(asset, payer)), '0', 'never below zero')
   const cold = hex(20)
   await credit.settled({ payer: cold, asset, value: 1n })
-  t.equal(await read(credit.keys.balance(asset, cold)), null, 'a payer not cached stays uncached (read from the chain at its next payment)')
+  t.equal(
+    await read(credit.keys.balance(asset, cold)),
+    null,
+    'a payer not cached stays uncached (read from the chain at its next payment)',
+  )
   t.equal(await read(credit.keys.exposure(asset, cold)), null)
 })
 
@@ -99,8 +131,20 @@ async function recordOpen(deps: Deps, payer: string, asset: string, value: bigin
   await deps.db
     .insertInto('payments')
     .values({
-      id: randomUUID(), resource: 'https://proxy/x/y/z', method: 'GET', x402_version: 2, network: 'eip155:84532', asset, payer, pay_to: hex(20), value: value.toString(),
-      valid_after: 0, valid_before: 2_000_000_000, nonce: hex(32), signature: '0xsig', status: 'served',
+      id: randomUUID(),
+      resource: 'https://proxy/x/y/z',
+      method: 'GET',
+      x402_version: 2,
+      network: 'eip155:84532',
+      asset,
+      payer,
+      pay_to: hex(20),
+      value: value.toString(),
+      valid_after: 0,
+      valid_before: 2_000_000_000,
+      nonce: hex(32),
+      signature: '0xsig',
+      status: 'served',
     })
     .execute()
 }

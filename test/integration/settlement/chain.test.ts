@@ -53,14 +53,28 @@ function clients(devnet: Devnet) {
     chain: devnet.chain,
     transport,
   })
-  const domain = { name: 'USDC', version: '2', chainId: devnet.chainId, verifyingContract: DEVNET_USDC_ADDRESS } as const
+  const domain = {
+    name: 'USDC',
+    version: '2',
+    chainId: devnet.chainId,
+    verifyingContract: DEVNET_USDC_ADDRESS,
+  } as const
   const balanceOf = (who: Address) =>
     pub.readContract({ address: DEVNET_USDC_ADDRESS, abi: usdcAbi, functionName: 'balanceOf', args: [who] })
   const authorizationState = (who: Address, nonce: Hex) =>
-    pub.readContract({ address: DEVNET_USDC_ADDRESS, abi: usdcAbi, functionName: 'authorizationState', args: [who, nonce] })
+    pub.readContract({
+      address: DEVNET_USDC_ADDRESS,
+      abi: usdcAbi,
+      functionName: 'authorizationState',
+      args: [who, nonce],
+    })
 
   /** An EIP-3009 authorization from the demo payer, signed the way x402 clients do. */
-  async function authorize(to: Address, value: bigint, over: Partial<{ validAfter: bigint; validBefore: bigint; nonce: Hex }> = {}) {
+  async function authorize(
+    to: Address,
+    value: bigint,
+    over: Partial<{ validAfter: bigint; validBefore: bigint; nonce: Hex }> = {},
+  ) {
     const message = {
       from: payer.address,
       to,
@@ -105,7 +119,20 @@ function clients(devnet: Devnet) {
     return pub.waitForTransactionReceipt({ hash })
   }
 
-  return { pub, payer, relayer, payee, domain, balanceOf, authorizationState, authorize, bytesArgs, vrsArgs, submitBytes, submitVrs }
+  return {
+    pub,
+    payer,
+    relayer,
+    payee,
+    domain,
+    balanceOf,
+    authorizationState,
+    authorize,
+    bytesArgs,
+    vrsArgs,
+    submitBytes,
+    submitVrs,
+  }
 }
 
 /** The same signature with s replaced by n - s: still valid ECDSA, refused as malleable. */
@@ -136,7 +163,11 @@ t.test('devnet token and EIP-3009', async (t) => {
   t.test('DOMAIN_SEPARATOR and eip712Domain match viem', async (t) => {
     const domain = { name: 'USDC', version: '2', chainId: 84532n, verifyingContract: DEVNET_USDC_ADDRESS } as const
     const expected = hashDomain({ domain, types: { EIP712Domain: EIP712_DOMAIN } })
-    const onChain = await c.pub.readContract({ address: DEVNET_USDC_ADDRESS, abi: usdcAbi, functionName: 'DOMAIN_SEPARATOR' })
+    const onChain = await c.pub.readContract({
+      address: DEVNET_USDC_ADDRESS,
+      abi: usdcAbi,
+      functionName: 'DOMAIN_SEPARATOR',
+    })
     t.equal(onChain, expected)
     const [fields, name, version, chainId, verifyingContract] = await c.pub.readContract({
       address: DEVNET_USDC_ADDRESS,
@@ -227,26 +258,55 @@ t.test('devnet token and EIP-3009', async (t) => {
         `${form}: AuthorizationCanceled emitted`,
       )
       t.equal(await c.authorizationState(payer.address, auth.message.nonce), true)
-      await t.rejects(c.submitBytes(auth), /authorization is used or canceled/, `${form}: transfer after cancel reverts`)
+      await t.rejects(
+        c.submitBytes(auth),
+        /authorization is used or canceled/,
+        `${form}: transfer after cancel reverts`,
+      )
     }
   })
 
   t.test('receiveWithAuthorization only from the payee', async (t) => {
     const nonce = randomNonce()
-    const message = { from: payer.address, to: receiver, value: 7_000n, validAfter: 0n, validBefore: now() + 600n, nonce }
+    const message = {
+      from: payer.address,
+      to: receiver,
+      value: 7_000n,
+      validAfter: 0n,
+      validBefore: now() + 600n,
+      nonce,
+    }
     const signature = await payer.signTypedData({
       domain: c.domain,
       types: { ReceiveWithAuthorization: eip3009Types.ReceiveWithAuthorization },
       primaryType: 'ReceiveWithAuthorization',
       message,
     })
-    const args = [message.from, message.to, message.value, message.validAfter, message.validBefore, nonce, signature] as const
+    const args = [
+      message.from,
+      message.to,
+      message.value,
+      message.validAfter,
+      message.validBefore,
+      nonce,
+      signature,
+    ] as const
     await t.rejects(
-      c.relayer.writeContract({ address: DEVNET_USDC_ADDRESS, abi: usdcAbi, functionName: 'receiveWithAuthorization', args }),
+      c.relayer.writeContract({
+        address: DEVNET_USDC_ADDRESS,
+        abi: usdcAbi,
+        functionName: 'receiveWithAuthorization',
+        args,
+      }),
       /caller must be the payee/,
     )
     const before = await c.balanceOf(receiver)
-    const hash = await c.payee.writeContract({ address: DEVNET_USDC_ADDRESS, abi: usdcAbi, functionName: 'receiveWithAuthorization', args })
+    const hash = await c.payee.writeContract({
+      address: DEVNET_USDC_ADDRESS,
+      abi: usdcAbi,
+      functionName: 'receiveWithAuthorization',
+      args,
+    })
     t.equal((await c.pub.waitForTransactionReceipt({ hash })).status, 'success')
     t.equal(await c.balanceOf(receiver), before + 7_000n)
   })
@@ -258,13 +318,21 @@ t.test('devnet token and EIP-3009', async (t) => {
       {
         target: DEVNET_USDC_ADDRESS,
         allowFailure: true,
-        callData: encodeFunctionData({ abi: usdcAbi, functionName: 'transferWithAuthorization', args: c.bytesArgs(good, good.signature) }),
+        callData: encodeFunctionData({
+          abi: usdcAbi,
+          functionName: 'transferWithAuthorization',
+          args: c.bytesArgs(good, good.signature),
+        }),
       },
       {
         target: DEVNET_USDC_ADDRESS,
         allowFailure: true,
         // bad's message with good's signature: fails signature recovery
-        callData: encodeFunctionData({ abi: usdcAbi, functionName: 'transferWithAuthorization', args: c.bytesArgs(bad, good.signature) }),
+        callData: encodeFunctionData({
+          abi: usdcAbi,
+          functionName: 'transferWithAuthorization',
+          args: c.bytesArgs(bad, good.signature),
+        }),
       },
     ] as const
     const { result } = await c.pub.simulateContract({
@@ -280,7 +348,12 @@ t.test('devnet token and EIP-3009', async (t) => {
       'simulation reports per-call outcome',
     )
     const before = [await c.balanceOf(payer.address), await c.balanceOf(receiver)]
-    const hash = await c.relayer.writeContract({ address: MULTICALL3_ADDRESS, abi: multicall3Abi, functionName: 'aggregate3', args: [calls] })
+    const hash = await c.relayer.writeContract({
+      address: MULTICALL3_ADDRESS,
+      abi: multicall3Abi,
+      functionName: 'aggregate3',
+      args: [calls],
+    })
     t.equal((await c.pub.waitForTransactionReceipt({ hash })).status, 'success')
     t.equal(await c.balanceOf(payer.address), before[0]! - 100_000n)
     t.equal(await c.balanceOf(receiver), before[1]! + 100_000n)
@@ -301,7 +374,11 @@ t.test('devnet token and EIP-3009', async (t) => {
 
   t.test('Multicall3 aggregate3 without allowFailure reverts the batch', async (t) => {
     const auth = await c.authorize(receiver, 1n)
-    const callData = encodeFunctionData({ abi: usdcAbi, functionName: 'transferWithAuthorization', args: c.bytesArgs(auth, highS(auth.signature)) })
+    const callData = encodeFunctionData({
+      abi: usdcAbi,
+      functionName: 'transferWithAuthorization',
+      args: c.bytesArgs(auth, highS(auth.signature)),
+    })
     await t.rejects(
       c.pub.simulateContract({
         account: c.relayer.account,
@@ -316,7 +393,7 @@ t.test('devnet token and EIP-3009', async (t) => {
   })
 
   t.test('mintUsdc and setupDevnetContracts are safe to repeat', async (t) => {
-    const fresh = privateKeyToAccount('0x' + '11'.repeat(32) as Hex).address
+    const fresh = privateKeyToAccount(('0x' + '11'.repeat(32)) as Hex).address
     await Promise.all([mintUsdc(devnet.rpcUrl, fresh, 1n), mintUsdc(devnet.rpcUrl, fresh, 2n)])
     t.equal(await c.balanceOf(fresh), 3n, 'concurrent mints both land')
     await setupDevnetContracts(devnet.rpcUrl)
@@ -369,7 +446,10 @@ t.test('state survives a restart with stateFile', async (t) => {
   t.ok(existsSync(stateFile) && readFileSync(stateFile, 'utf8').length > 0, 'state written at stop')
   const second = await withDevnet(t, { stateFile })
   const pub = createPublicClient({ transport: http(second.rpcUrl) })
-  t.equal(await pub.readContract({ address: DEVNET_USDC_ADDRESS, abi: usdcAbi, functionName: 'balanceOf', args: [holder] }), 42n)
+  t.equal(
+    await pub.readContract({ address: DEVNET_USDC_ADDRESS, abi: usdcAbi, functionName: 'balanceOf', args: [holder] }),
+    42n,
+  )
 })
 
 t.test('a failed start says why, with anvil stderr', async (t) => {

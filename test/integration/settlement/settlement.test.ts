@@ -10,7 +10,8 @@ t.test('paid calls end settled; on-chain transfers match the ledger exactly', as
   const N = Number(process.env.SETTLE_TEST_N ?? 1000)
   const payers = await Promise.all([newPayer(platform, 10_000_000n), newPayer(platform, 10_000_000n)])
   const receiver = devnet.accounts.receiver.address
-  const balance = () => deps.chain.readContract({ address: devnet.usdcAddress, abi: usdcAbi, functionName: 'balanceOf', args: [receiver] })
+  const balance = () =>
+    deps.chain.readContract({ address: devnet.usdcAddress, abi: usdcAbi, functionName: 'balanceOf', args: [receiver] })
   const before = await balance()
   const started = Date.now()
   const statuses = (await Promise.all(payers.map((p) => payMany(platform, p.key, N / 2)))).flat()
@@ -24,16 +25,29 @@ t.test('paid calls end settled; on-chain transfers match the ledger exactly', as
   t.comment(`settled ${stats.settled} in ${stats.batches} batches, ${Date.now() - s0} ms`)
   const all = await deps.db.selectFrom('payments').select(['status', 'value', 'tx_hash']).execute()
   t.equal(all.length, N, 'one payment per call')
-  t.ok(all.every((r) => r.status === 'settled'), 'every payment settled')
+  t.ok(
+    all.every((r) => r.status === 'settled'),
+    'every payment settled',
+  )
   const rows = all.filter((r) => r.status === 'settled')
   t.equal(rows.length, served, 'every served call settled')
-  t.ok(rows.every((r) => r.tx_hash), 'every payment has a tx hash')
+  t.ok(
+    rows.every((r) => r.tx_hash),
+    'every payment has a tx hash',
+  )
   const total = rows.reduce((a, r) => a + BigInt(r.value), 0n)
-  t.equal(await balance() - before, total, 'receiver balance increase equals the sum of settled payments')
-  const events = await deps.db.selectFrom('payment_events').select(['payment_id']).where('to_status', '=', 'settled').execute()
+  t.equal((await balance()) - before, total, 'receiver balance increase equals the sum of settled payments')
+  const events = await deps.db
+    .selectFrom('payment_events')
+    .select(['payment_id'])
+    .where('to_status', '=', 'settled')
+    .execute()
   t.equal(events.length, served, 'one settled event per payment')
   t.equal(new Set(events.map((e) => e.payment_id)).size, served, 'no payment settled twice')
   const batches = await deps.db.selectFrom('settlement_batches').selectAll().execute()
   t.ok(batches.every((b) => b.status === 'confirmed'))
-  t.equal(batches.reduce((a, b) => a + b.size, 0), served)
+  t.equal(
+    batches.reduce((a, b) => a + b.size, 0),
+    served,
+  )
 })

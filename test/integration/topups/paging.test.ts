@@ -30,7 +30,9 @@ t.test('GET /v1/agents/{address}/top-ups pages past 100, newest first', async (t
   const { deps, app } = await accountsApp(t)
   const { auth } = await userWithKey(deps)
   const other = await userWithKey(deps)
-  const create = async () => (await app.inject({ method: 'POST', url: '/v1/agents', headers: auth, payload: { name: 'buyer' } })).json().address as string
+  const create = async () =>
+    (await app.inject({ method: 'POST', url: '/v1/agents', headers: auth, payload: { name: 'buyer' } })).json()
+      .address as string
   const busy = await create()
   const quiet = await create()
   await insertTopups(deps, busy, 250)

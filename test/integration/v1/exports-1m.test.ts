@@ -17,18 +17,29 @@ t.setTimeout(600_000)
 t.test('1,000,000-row CSV export with bounded memory', async (t) => {
   const { deps, app } = await accountsApp(t)
   const { auth } = await userWithKey(deps)
-  const agent = (await app.inject({ method: 'POST', url: '/v1/agents', headers: auth, payload: { name: 'bulk' } })).json().address
+  const agent = (
+    await app.inject({ method: 'POST', url: '/v1/agents', headers: auth, payload: { name: 'bulk' } })
+  ).json().address
   // The schema is this test's own: drop the indexes the export does not use, so the bulk insert is quick,
   // and insert on a connection without the pool's 30 s query timeout.
-  const bulk = new pg.Client({ connectionString: deps.config.databaseUrl, options: `-c search_path=${deps.config.databaseSchema}` })
+  const bulk = new pg.Client({
+    connectionString: deps.config.databaseUrl,
+    options: `-c search_path=${deps.config.databaseSchema}`,
+  })
   await bulk.connect()
   t.teardown(() => bulk.end())
-  await bulk.query('alter table payments drop constraint payments_payer_nonce_unique; drop index payments_status_idx; drop index payments_payer_status_idx; alter table payments drop constraint payments_pkey cascade; set synchronous_commit = off')
+  await bulk.query(
+    'alter table payments drop constraint payments_payer_nonce_unique; drop index payments_status_idx; drop index payments_payer_status_idx; alter table payments drop constraint payments_pkey cascade; set synchronous_commit = off',
+  )
   const started = Date.now()
-  await bulk.query(sql`insert into payments (id, resource, method, x402_version, network, asset, payer, pay_to, value, valid_after, valid_before, nonce, signature, status, created_at)
+  await bulk.query(
+    sql`insert into payments (id, resource, method, x402_version, network, asset, payer, pay_to, value, valid_after, valid_before, nonce, signature, status, created_at)
     select gen_random_uuid(), 'https://proxy/bulk/svc/ep', 'GET', 2, 'eip155:84532', '0x036CbD53842c5426634e7929541eC2318f3dCF7e', ${agent}, '0x2222222222222222222222222222222222222222',
       (g % 100000)::numeric, 0, 2000000000, lpad(to_hex(g), 64, '0'), '0x', 'settled', timestamptz '2026-01-01' + g * interval '1 millisecond'
-    from generate_series(1, 1000000) g`.compile(deps.db).sql.replace('$1', `'${agent}'`))
+    from generate_series(1, 1000000) g`
+      .compile(deps.db)
+      .sql.replace('$1', `'${agent}'`),
+  )
   t.comment(`inserted 1,000,000 rows in ${Date.now() - started} ms`)
   const base = await app.listen({ port: 0, host: '127.0.0.1' })
   gc()
@@ -52,5 +63,8 @@ t.test('1,000,000-row CSV export with bounded memory', async (t) => {
   t.comment(`streamed in ${Date.now() - t0} ms`)
   t.equal(newlines, 1_000_001, 'header + 1,000,000 rows')
   t.ok(bytes > 100_000_000, `streamed ${(bytes / 1e6).toFixed(0)} MB`)
-  t.ok(peak - start < HEAP_BOUND, `heap grew by ${((peak - start) / 1048576).toFixed(1)} MiB (bound ${HEAP_BOUND / 1048576} MiB)`)
+  t.ok(
+    peak - start < HEAP_BOUND,
+    `heap grew by ${((peak - start) / 1048576).toFixed(1)} MiB (bound ${HEAP_BOUND / 1048576} MiB)`,
+  )
 })

@@ -25,24 +25,52 @@ t.test("a top-up that fails on an RPC error shows the user why, never the operat
   const { deps, app } = await accountsApp(t, { RPC_URL: rpcUrl })
   const { userId, auth } = await userWithKey(deps)
   await ensureFundingWallet(deps.db, Buffer.from(MASTER_KEY, 'hex'), userId)
-  const agent = await createAgents({ db: deps.db, masterKey: () => Buffer.from(MASTER_KEY, 'hex') }).create(userId, { name: 'bot', top_up: { enabled: true, threshold: '5000000', amount: '20000000' } })
-  const row = await deps.db.selectFrom('agents').select('id').where('address', '=', agent.address).executeTakeFirstOrThrow()
+  const agent = await createAgents({ db: deps.db, masterKey: () => Buffer.from(MASTER_KEY, 'hex') }).create(userId, {
+    name: 'bot',
+    top_up: { enabled: true, threshold: '5000000', amount: '20000000' },
+  })
+  const row = await deps.db
+    .selectFrom('agents')
+    .select('id')
+    .where('address', '=', agent.address)
+    .executeTakeFirstOrThrow()
   // an open need, as check() would have opened it; paying it reads the funding wallet over RPC
-  await deps.db.insertInto('topups').values({ agent_id: row.id, need_seq: 1, agent_address: agent.address, amount: '20000000', threshold: '5000000', balance_seen: '0', block_seen: 1 }).execute()
+  await deps.db
+    .insertInto('topups')
+    .values({
+      agent_id: row.id,
+      need_seq: 1,
+      agent_address: agent.address,
+      amount: '20000000',
+      threshold: '5000000',
+      balance_seen: '0',
+      block_seen: 1,
+    })
+    .execute()
 
   const lines: string[] = []
   const log = processLogger('info', new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }))
   const topups = createTopups(deps, { backoffMs: 10, maxAttempts: 1, logger: log })
-  t.same((await topups.processDue()).map((p) => p.status), ['failed'])
+  t.same(
+    (await topups.processDue()).map((p) => p.status),
+    ['failed'],
+  )
 
   const res = await app.inject({ method: 'GET', url: `/v1/agents/${agent.address}/top-ups`, headers: auth })
   t.equal(res.statusCode, 200)
   const [shown] = res.json().data as Array<{ status: string; error: string | null }>
   t.equal(shown!.status, 'failed')
   t.match(shown!.error, /HTTP request failed/, 'the user still learns what failed')
-  for (const [where, text] of [['the API answer', res.body], ['the stored row', JSON.stringify(await deps.db.selectFrom('topups').selectAll().execute())], ['the log', lines.join('')]] as const) {
+  for (const [where, text] of [
+    ['the API answer', res.body],
+    ['the stored row', JSON.stringify(await deps.db.selectFrom('topups').selectAll().execute())],
+    ['the log', lines.join('')],
+  ] as const) {
     t.notOk(text.includes(PATH_KEY), `no RPC key from the URL path in ${where}`)
     t.notOk(text.includes(QUERY_KEY), `no RPC key from the URL query in ${where}`)
   }
-  t.ok(lines.some((l) => JSON.parse(l).msg === 'top-up failed'), 'the failure is logged')
+  t.ok(
+    lines.some((l) => JSON.parse(l).msg === 'top-up failed'),
+    'the failure is logged',
+  )
 })

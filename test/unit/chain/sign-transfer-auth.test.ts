@@ -11,7 +11,12 @@ t.test('native signature equals viem signTypedData on random inputs', async (t) 
   for (let i = 0; i < 50; i++) {
     const pk = generatePrivateKey()
     const account = privateKeyToAccount(pk)
-    const domain = { name: i % 2 ? 'USDC' : 'USD Coin', version: i % 3 ? '2' : '1', chainId: [84532, 8453, 31337][i % 3]!, verifyingContract: getAddress(`0x${randomBytes(20).toString('hex')}`) }
+    const domain = {
+      name: i % 2 ? 'USDC' : 'USD Coin',
+      version: i % 3 ? '2' : '1',
+      chainId: [84532, 8453, 31337][i % 3]!,
+      verifyingContract: getAddress(`0x${randomBytes(20).toString('hex')}`),
+    }
     const message = {
       from: account.address,
       to: getAddress(`0x${randomBytes(20).toString('hex')}`),
@@ -20,8 +25,17 @@ t.test('native signature equals viem signTypedData on random inputs', async (t) 
       validBefore: BigInt(1_700_000_600 + i),
       nonce: randomNonce(),
     }
-    const ours = signTransferAuth(Buffer.from(pk.slice(2), 'hex'), domain, { ...message, from: message.from.toLowerCase(), to: message.to.toLowerCase() })
-    const viem = await account.signTypedData({ domain, types, primaryType: 'TransferWithAuthorization', message: { ...message, nonce: message.nonce } })
+    const ours = signTransferAuth(Buffer.from(pk.slice(2), 'hex'), domain, {
+      ...message,
+      from: message.from.toLowerCase(),
+      to: message.to.toLowerCase(),
+    })
+    const viem = await account.signTypedData({
+      domain,
+      types,
+      primaryType: 'TransferWithAuthorization',
+      message: { ...message, nonce: message.nonce },
+    })
     if (ours !== viem) {
       t.equal(ours, viem, `case ${i}`)
       return

@@ -29,14 +29,21 @@ function cases(count: number, seed: number) {
     const r = sig.slice(2, 66)
     const s = sig.slice(66, 130)
     const signature2 =
-      kind === 'high_s' ? `0x${r}${(N - BigInt(`0x${s}`)).toString(16).padStart(64, '0')}${(28 - recid).toString(16)}`
-      : kind === 'bad_v' ? `0x${r}${s}25`
-      : kind === 'len64' ? `0x${r}${s}`
-      : kind === 'smart' ? `${sig}${hex(rng.bytes(40))}`
-      : kind === 'odd' ? sig.slice(0, 131)
-      : kind === 'random_r' ? `0x${hex(rng.bytes(32))}${s}1b`
-      : kind === 'junk' ? `0x${'zz'.repeat(65)}`
-      : sig
+      kind === 'high_s'
+        ? `0x${r}${(N - BigInt(`0x${s}`)).toString(16).padStart(64, '0')}${(28 - recid).toString(16)}`
+        : kind === 'bad_v'
+          ? `0x${r}${s}25`
+          : kind === 'len64'
+            ? `0x${r}${s}`
+            : kind === 'smart'
+              ? `${sig}${hex(rng.bytes(40))}`
+              : kind === 'odd'
+                ? sig.slice(0, 131)
+                : kind === 'random_r'
+                  ? `0x${hex(rng.bytes(32))}${s}1b`
+                  : kind === 'junk'
+                    ? `0x${'zz'.repeat(65)}`
+                    : sig
     out.push({ digest, signature: signature2, kind })
   }
   return out
@@ -63,7 +70,10 @@ t.test('worker threads recover exactly what the main thread does, in batches', a
   t.equal(seen.get('bad_v:null'), 300)
   t.equal(seen.get('smart:smart'), 300)
   t.ok(recovery.stats.recoveredInWorker >= 900, `recovered on the worker: ${recovery.stats.recoveredInWorker}`)
-  t.ok(recovery.stats.batches < recovery.stats.recoveredInWorker / 4, `batched: ${recovery.stats.batches} batches for ${recovery.stats.recoveredInWorker} signatures`)
+  t.ok(
+    recovery.stats.batches < recovery.stats.recoveredInWorker / 4,
+    `batched: ${recovery.stats.batches} batches for ${recovery.stats.recoveredInWorker} signatures`,
+  )
   t.equal(recovery.stats.recoveredAfterFailure, 0)
 })
 
@@ -80,7 +90,10 @@ t.test('threads: 0 recovers on the calling thread', async (t) => {
   const recovery = createSignerRecovery({ threads: 0 })
   const all = cases(200, TEST_SEED + 2)
   const got = await Promise.all(all.map((c) => recovery.recover(c.digest, c.signature)))
-  t.same(got, all.map((c) => recoverAuthorizer(c.digest, c.signature)))
+  t.same(
+    got,
+    all.map((c) => recoverAuthorizer(c.digest, c.signature)),
+  )
   t.equal(recovery.stats.batches, 0)
   t.equal(recovery.stats.recoveredInline, 200)
 })
@@ -89,8 +102,13 @@ t.test('by default the workers take over only while the event loop is busy', asy
   const recovery = createSignerRecovery({ threads: 1 })
   t.teardown(() => recovery.close())
   const all = cases(400, TEST_SEED + 6)
-  const recoverAll = (from: number, to: number) => Promise.all(all.slice(from, to).map((c) => recovery.recover(c.digest, c.signature)))
-  const check = (got: unknown[], from: number) => t.same(got, all.slice(from, from + got.length).map((c) => recoverAuthorizer(c.digest, c.signature)))
+  const recoverAll = (from: number, to: number) =>
+    Promise.all(all.slice(from, to).map((c) => recovery.recover(c.digest, c.signature)))
+  const check = (got: unknown[], from: number) =>
+    t.same(
+      got,
+      all.slice(from, from + got.length).map((c) => recoverAuthorizer(c.digest, c.signature)),
+    )
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
   // quiet: recovered inline
@@ -102,7 +120,9 @@ t.test('by default the workers take over only while the event loop is busy', asy
   // busy: keep the loop over 80% busy for a few samples, then recover
   for (let i = 0; i < 6; i++) {
     const until = performance.now() + 95
-    while (performance.now() < until) { /* busy */ }
+    while (performance.now() < until) {
+      /* busy */
+    }
     await sleep(5)
   }
   check(await recoverAll(100, 300), 100)
@@ -121,8 +141,14 @@ for (const fixture of ['crash.mjs', 'throws.mjs']) {
     t.teardown(() => recovery.close())
     const all = cases(300, TEST_SEED + 3)
     const got = await Promise.all(all.map((c) => recovery.recover(c.digest, c.signature)))
-    t.same(got, all.map((c) => recoverAuthorizer(c.digest, c.signature)))
-    t.ok(recovery.stats.recoveredAfterFailure >= 90, `recovered here after failures: ${recovery.stats.recoveredAfterFailure}`)
+    t.same(
+      got,
+      all.map((c) => recoverAuthorizer(c.digest, c.signature)),
+    )
+    t.ok(
+      recovery.stats.recoveredAfterFailure >= 90,
+      `recovered here after failures: ${recovery.stats.recoveredAfterFailure}`,
+    )
     t.equal(recovery.stats.recoveredInWorker, 0)
     // and it keeps answering afterwards
     const [c] = cases(1, TEST_SEED + 4)

@@ -20,7 +20,11 @@ t.test('an idle writer flushes at once; items arriving during a flush form the n
   const { writer, calls } = controlled()
   const first = writer.add(1)
   await tick()
-  t.same(calls.map((c) => c.items), [[1]], 'no timer: the first item goes alone, right away')
+  t.same(
+    calls.map((c) => c.items),
+    [[1]],
+    'no timer: the first item goes alone, right away',
+  )
   const more = [writer.add(2), writer.add(3), writer.add(4), writer.add(5)]
   await tick()
   t.equal(calls.length, 1, 'maxInFlight 1: nothing else starts while the first flush runs')
@@ -48,7 +52,12 @@ t.test('a failed flush rejects every item of its batch and only those', async (t
 })
 
 t.test('a flush that throws synchronously rejects its batch instead of escaping', async (t) => {
-  const writer = groupCommit<number, number>({ maxItems: 10, flush: () => { throw new Error('bad batch') } })
+  const writer = groupCommit<number, number>({
+    maxItems: 10,
+    flush: () => {
+      throw new Error('bad batch')
+    },
+  })
   await t.rejects(writer.add(1), /bad batch/)
 })
 

@@ -1,11 +1,26 @@
 import { createServer, type Server } from 'node:http'
 import t from 'tap'
-import { callProvider, fetchPublicUrl, providerJson, providerSetting, resolvePublicHost } from '../../../handlers/_shared/outbound.js'
+import {
+  callProvider,
+  fetchPublicUrl,
+  providerJson,
+  providerSetting,
+  resolvePublicHost,
+} from '../../../handlers/_shared/outbound.js'
 import { HandlerInputError, HandlerUpstreamError, type HandlerContext } from '../../../src/pool/handler-contract.js'
 
-const ctx = (o: Partial<HandlerContext> = {}): HandlerContext => ({ method: 'GET', accept: '*/*', providers: {}, allowPrivateNetwork: false, ...o })
+const ctx = (o: Partial<HandlerContext> = {}): HandlerContext => ({
+  method: 'GET',
+  accept: '*/*',
+  providers: {},
+  allowPrivateNetwork: false,
+  ...o,
+})
 
-async function serve(t: { teardown(fn: () => unknown): void }, handler: Parameters<typeof createServer>[1]): Promise<string> {
+async function serve(
+  t: { teardown(fn: () => unknown): void },
+  handler: Parameters<typeof createServer>[1],
+): Promise<string> {
   const server: Server = createServer(handler)
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
   t.teardown(() => new Promise((r) => server.close(r)))
@@ -30,7 +45,10 @@ t.test('provider failures are 502 upstream_failed, never the body or the key', a
   })
   t.same(await providerJson('Stand-in', `${base}/ok`), { fine: true })
   const fail = async (p: Promise<unknown>, re: RegExp) => {
-    const err = await p.then(() => null, (e) => e)
+    const err = await p.then(
+      () => null,
+      (e) => e,
+    )
     t.type(err, HandlerUpstreamError)
     t.equal(err.code, 'upstream_failed')
     t.match(err.message, re)
@@ -51,12 +69,24 @@ t.test('public fetches refuse internal targets unless the test switch allows the
     }
     res.end(req.url === '/final' ? 'arrived' : 'x'.repeat(5000))
   })
-  for (const url of [`${base}/final`, 'http://localhost/', 'http://[::1]/', 'http://169.254.169.254/latest/meta-data/', 'http://10.0.0.1/']) {
-    const err = await fetchPublicUrl(url, ctx(), { field: 'url' }).then(() => null, (e) => e)
+  for (const url of [
+    `${base}/final`,
+    'http://localhost/',
+    'http://[::1]/',
+    'http://169.254.169.254/latest/meta-data/',
+    'http://10.0.0.1/',
+  ]) {
+    const err = await fetchPublicUrl(url, ctx(), { field: 'url' }).then(
+      () => null,
+      (e) => e,
+    )
     t.type(err, HandlerInputError, `${url} refused`)
     t.equal(err.field, 'url')
   }
-  const bad = await fetchPublicUrl('file:///etc/passwd', ctx(), { field: 'url' }).then(() => null, (e) => e)
+  const bad = await fetchPublicUrl('file:///etc/passwd', ctx(), { field: 'url' }).then(
+    () => null,
+    (e) => e,
+  )
   t.match(bad, { field: 'url', message: /http or https/ })
   const hop = await fetchPublicUrl(`${base}/hop`, ctx({ allowPrivateNetwork: true }), { field: 'url' })
   t.equal(hop.body.toString(), 'arrived')
@@ -67,12 +97,20 @@ t.test('public fetches refuse internal targets unless the test switch allows the
   t.equal(cut.truncated, true)
   // a host name that does not exist is the buyer's input (422 on the field), as resolvePublicHost says;
   // the same name reached through a redirect is the site's fault (502)
-  const nx = await fetchPublicUrl('http://nowhere.invalid/', ctx(), { field: 'url' }).then(() => null, (e) => e)
+  const nx = await fetchPublicUrl('http://nowhere.invalid/', ctx(), { field: 'url' }).then(
+    () => null,
+    (e) => e,
+  )
   t.match(nx, { field: 'url', statusCode: 422, message: 'url: nowhere.invalid does not resolve' })
   t.type(nx, HandlerInputError)
   const toNowhere = await serve(t, (_req, res) => res.writeHead(302, { location: 'http://nowhere.invalid/' }).end())
-  const viaRedirect = await fetchPublicUrl(toNowhere, ctx({ allowPrivateNetwork: true }), { field: 'url' }).then(() => null, (e) => e)
+  const viaRedirect = await fetchPublicUrl(toNowhere, ctx({ allowPrivateNetwork: true }), { field: 'url' }).then(
+    () => null,
+    (e) => e,
+  )
   t.match(viaRedirect, { code: 'upstream_failed', message: /nowhere\.invalid could not be fetched/ })
   await t.rejects(resolvePublicHost('127.0.0.1', ctx(), 'host'), HandlerInputError)
-  t.same(await resolvePublicHost('127.0.0.1', ctx({ allowPrivateNetwork: true }), 'host'), [{ address: '127.0.0.1', family: 4 }])
+  t.same(await resolvePublicHost('127.0.0.1', ctx({ allowPrivateNetwork: true }), 'host'), [
+    { address: '127.0.0.1', family: 4 },
+  ])
 })

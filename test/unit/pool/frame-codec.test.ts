@@ -31,8 +31,19 @@ t.test('frames survive any chunking: split anywhere, several per chunk', async (
     bytesOf((s) => writeFrame(s, 0xffff_ffff, FRAME.ready, {})),
   ])
   for (const cut of [[], [1], [3, 4, 5], [20, 21, 70_000], Array.from({ length: 200 }, (_, i) => i * 400)]) {
-    const frames = read(bytes, cut.filter((c) => c < bytes.length))
-    t.same(frames.map((f) => [f.id, f.type, f.meta]), [[1, 1, { slug: 'a', input: { text: 'é ✓' } }], [2, 2, { kind: 'ok' }], [0xffff_ffff, 3, {}]], `cut at ${cut.length} places`)
+    const frames = read(
+      bytes,
+      cut.filter((c) => c < bytes.length),
+    )
+    t.same(
+      frames.map((f) => [f.id, f.type, f.meta]),
+      [
+        [1, 1, { slug: 'a', input: { text: 'é ✓' } }],
+        [2, 2, { kind: 'ok' }],
+        [0xffff_ffff, 3, {}],
+      ],
+      `cut at ${cut.length} places`,
+    )
     t.ok(frames[1]!.body?.equals(body), 'the body byte for byte')
     t.equal(frames[0]!.body, undefined, 'no body: undefined')
   }
@@ -49,12 +60,33 @@ t.test('a length no frame can have is refused, not waited for', async (t) => {
 })
 
 t.test('answers: text comes back a string, bytes as bytes, others as they are', async (t) => {
-  const one = (out: Parameters<typeof writeAnswer>[2]) => readAnswer(read(bytesOf((s) => writeAnswer(s, 7, out)), [])[0]!)
-  t.same(one({ kind: 'ok', status: 201, contentType: 'application/json', body: '{"a":"✓"}' }), { kind: 'ok', status: 201, contentType: 'application/json', body: '{"a":"✓"}' })
+  const one = (out: Parameters<typeof writeAnswer>[2]) =>
+    readAnswer(
+      read(
+        bytesOf((s) => writeAnswer(s, 7, out)),
+        [],
+      )[0]!,
+    )
+  t.same(one({ kind: 'ok', status: 201, contentType: 'application/json', body: '{"a":"✓"}' }), {
+    kind: 'ok',
+    status: 201,
+    contentType: 'application/json',
+    body: '{"a":"✓"}',
+  })
   const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 255])
   const bin = one({ kind: 'ok', status: 200, contentType: 'image/png', body: png })
   t.ok(bin.kind === 'ok' && bin.body instanceof Uint8Array && Buffer.from(bin.body).equals(Buffer.from(png)))
-  t.same(one({ kind: 'ok', status: 200, contentType: 'text/plain', body: '' }), { kind: 'ok', status: 200, contentType: 'text/plain', body: '' })
+  t.same(one({ kind: 'ok', status: 200, contentType: 'text/plain', body: '' }), {
+    kind: 'ok',
+    status: 200,
+    contentType: 'text/plain',
+    body: '',
+  })
   t.same(one({ kind: 'crashed', message: 'm', detail: 'd' }), { kind: 'crashed', message: 'm', detail: 'd' })
-  t.same(one({ kind: 'input', status: 400, field: 'x', message: 'bad' }), { kind: 'input', status: 400, field: 'x', message: 'bad' })
+  t.same(one({ kind: 'input', status: 400, field: 'x', message: 'bad' }), {
+    kind: 'input',
+    status: 400,
+    field: 'x',
+    message: 'bad',
+  })
 })

@@ -25,8 +25,16 @@ t.test('query strings: repeated and single values still work; what is not JSON s
   const single: Record<string, unknown> = { tags: '[a-z]' }
   t.equal(validate(single, 'query'), null)
   t.same(single.tags, ['[a-z]'], 'a regex-like value is one element, not a JSON error')
-  t.same(validate({ point: '{"x":' }, 'query'), { field: 'point', message: 'point must be object' }, 'broken JSON is named')
-  t.same(validate({ point: '[1]' }, 'query'), { field: 'point', message: 'point must be object' }, 'JSON of the other kind is not taken')
+  t.same(
+    validate({ point: '{"x":' }, 'query'),
+    { field: 'point', message: 'point must be object' },
+    'broken JSON is named',
+  )
+  t.same(
+    validate({ point: '[1]' }, 'query'),
+    { field: 'point', message: 'point must be object' },
+    'JSON of the other kind is not taken',
+  )
 })
 
 t.test('JSON bodies are not re-parsed', async (t) => {

@@ -2,7 +2,16 @@ import t from 'tap'
 import { decide } from '../../../src/proxy/paid-call/payment-id.js'
 import type { UsedPaymentId } from '../../../src/db/payment-identifier-store.js'
 
-const used = (o: Partial<UsedPaymentId>): UsedPaymentId => ({ fingerprint: 'f', paymentId: 'p', leased: false, expired: false, status: null, transaction: null, answer: null, ...o })
+const used = (o: Partial<UsedPaymentId>): UsedPaymentId => ({
+  fingerprint: 'f',
+  paymentId: 'p',
+  leased: false,
+  expired: false,
+  status: null,
+  transaction: null,
+  answer: null,
+  ...o,
+})
 
 // the payment-identifier rules for a used id: every row of the table in docs/buyer.md ("Safe retries")
 t.test('what a used id decides for a new call', async (t) => {

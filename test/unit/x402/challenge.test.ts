@@ -96,7 +96,13 @@ t.test('POST endpoints describe a JSON body', async (t) => {
 })
 
 t.test('optional fields are omitted, never null', async (t) => {
-  const ch = sampleChallenge({ inputSchema: undefined, outputDescription: undefined, description: '', mimeType: '', discoverable: false })
+  const ch = sampleChallenge({
+    inputSchema: undefined,
+    outputDescription: undefined,
+    description: '',
+    mimeType: '',
+    discoverable: false,
+  })
   for (const json of [ch.v1BodyJson, Buffer.from(ch.v2HeaderValue, 'base64').toString()]) {
     t.notMatch(json, /null/)
   }
@@ -108,9 +114,16 @@ t.test('optional fields are omitted, never null', async (t) => {
 })
 
 t.test("the official clients' schemas accept the challenge", async (t) => {
-  for (const ch of [sampleChallenge(), sampleChallenge({ method: 'PUT', inputSchema: undefined }), sampleChallenge({ description: '', mimeType: '' })]) {
+  for (const ch of [
+    sampleChallenge(),
+    sampleChallenge({ method: 'PUT', inputSchema: undefined }),
+    sampleChallenge({ description: '', mimeType: '' }),
+  ]) {
     t.ok(PaymentRequiredV1Schema.safeParse(JSON.parse(ch.v1BodyJson)).success, '@x402/core PaymentRequiredV1Schema')
-    t.ok(PaymentRequiredV2Schema.safeParse(decodeHeader(ch.v2HeaderValue)).success, '@x402/core PaymentRequiredV2Schema')
+    t.ok(
+      PaymentRequiredV2Schema.safeParse(decodeHeader(ch.v2HeaderValue)).success,
+      '@x402/core PaymentRequiredV2Schema',
+    )
     for (const r of JSON.parse(ch.v1BodyJson).accepts) {
       const parsed = LegacyRequirementsSchema.safeParse(r)
       t.ok(parsed.success, 'legacy x402 PaymentRequirementsSchema (what x402-fetch parses)')
@@ -122,7 +135,10 @@ t.test("the official clients' schemas accept the challenge", async (t) => {
 t.test('@x402/core HTTP client reads v2 from the header and v1 from the body', async (t) => {
   const ch = sampleChallenge()
   const http = new x402HTTPClient(new x402Client())
-  const fromHeader = http.getPaymentRequiredResponse((name) => (name.toUpperCase() === 'PAYMENT-REQUIRED' ? ch.v2HeaderValue : null), JSON.parse(ch.v1BodyJson))
+  const fromHeader = http.getPaymentRequiredResponse(
+    (name) => (name.toUpperCase() === 'PAYMENT-REQUIRED' ? ch.v2HeaderValue : null),
+    JSON.parse(ch.v1BodyJson),
+  )
   t.same(fromHeader, ch.v2)
   const fromBody = http.getPaymentRequiredResponse(() => null, JSON.parse(ch.v1BodyJson))
   t.same(fromBody, ch.v1Body)
@@ -144,7 +160,9 @@ t.test('withError carries the reason in both generations', async (t) => {
   const custom = withError(ch, 'invalid_payload', 'authorization.nonce must be 32 bytes of 0x hex')
   t.equal(JSON.parse(custom.v1BodyJson).message, 'authorization.nonce must be 32 bytes of 0x hex')
   // the legacy client's response schema only knows the official codes
-  t.ok(x402ResponseSchema.safeParse(JSON.parse(withError(ch, 'invalid_exact_evm_payload_signature').v1BodyJson)).success)
+  t.ok(
+    x402ResponseSchema.safeParse(JSON.parse(withError(ch, 'invalid_exact_evm_payload_signature').v1BodyJson)).success,
+  )
 })
 
 t.test('non-ASCII descriptions survive the padded base64 splice', async (t) => {

@@ -17,14 +17,23 @@ import { sampleChallenge } from './fixtures.js'
 
 const account = privateKeyToAccount(`0x${'5a'.repeat(32)}`)
 
-function verifyEndToEnd(t: Pick<typeof import('tap').t, 'ok' | 'equal' | 'fail'>, ch: Challenge, headers: { xPayment?: string; paymentSignature?: string }, version: 1 | 2) {
+function verifyEndToEnd(
+  t: Pick<typeof import('tap').t, 'ok' | 'equal' | 'fail'>,
+  ch: Challenge,
+  headers: { xPayment?: string; paymentSignature?: string },
+  version: 1 | 2,
+) {
   const decoded = decodePaymentHeader(headers, ch.paymentHeaderBudget)
   if (!decoded.ok) return t.fail(`decode: ${decoded.reason} ${decoded.message}`)
   t.equal(decoded.version, version)
   const checked = verifyRequirements(decoded, ch, Math.floor(Date.now() / 1000))
   if (!checked.ok) return t.fail(`requirements: ${checked.reason} ${checked.message}`)
   const ds = makeDomainSeparator({ ...ch.terms.token, chainId: ch.terms.chainId, verifyingContract: ch.terms.asset })
-  t.equal(recoverAuthorizer(transferAuthDigest(ds, checked.authorization), checked.signature), account.address.toLowerCase(), 'signer recovered')
+  t.equal(
+    recoverAuthorizer(transferAuthDigest(ds, checked.authorization), checked.signature),
+    account.address.toLowerCase(),
+    'signer recovered',
+  )
   t.equal(checked.authorization.from, account.address.toLowerCase(), 'from is the payer')
 }
 

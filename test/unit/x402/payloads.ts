@@ -19,7 +19,11 @@ export function authorization(ch: Challenge, overrides: Record<string, unknown> 
   }
 }
 
-export function v1Payload(ch: Challenge, authOverrides: Record<string, unknown> = {}, overrides: Record<string, unknown> = {}) {
+export function v1Payload(
+  ch: Challenge,
+  authOverrides: Record<string, unknown> = {},
+  overrides: Record<string, unknown> = {},
+) {
   return {
     x402Version: 1,
     scheme: 'exact',
@@ -29,7 +33,11 @@ export function v1Payload(ch: Challenge, authOverrides: Record<string, unknown> 
   }
 }
 
-export function v2Payload(ch: Challenge, authOverrides: Record<string, unknown> = {}, overrides: Record<string, unknown> = {}) {
+export function v2Payload(
+  ch: Challenge,
+  authOverrides: Record<string, unknown> = {},
+  overrides: Record<string, unknown> = {},
+) {
   return {
     x402Version: 2,
     resource: ch.v2.resource,

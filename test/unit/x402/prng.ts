@@ -5,7 +5,10 @@ export function seededRandom(seed: number) {
   let c = 0xb7e15162
   let d = 1
   const next = (): number => {
-    a >>>= 0; b >>>= 0; c >>>= 0; d >>>= 0
+    a >>>= 0
+    b >>>= 0
+    c >>>= 0
+    d >>>= 0
     const t = (a + b + d) >>> 0
     d = (d + 1) >>> 0
     a = b ^ (b >>> 9)

@@ -28,11 +28,37 @@ const hex32 = (v: bigint) => v.toString(16).padStart(64, '0')
 const toHex = (b: Uint8Array) => Buffer.from(b).toString('hex')
 
 type Mutation =
-  | 'high_s' | 'bad_v' | 'v_swap' | 'v_parity' | 'len64' | 'len66' | 'long' | 'odd_hex'
-  | 'zero_r' | 'zero_s' | 'r_ge_n' | 's_ge_n' | 'random_r' | 'bit_flip' | 'upper_case'
+  | 'high_s'
+  | 'bad_v'
+  | 'v_swap'
+  | 'v_parity'
+  | 'len64'
+  | 'len66'
+  | 'long'
+  | 'odd_hex'
+  | 'zero_r'
+  | 'zero_s'
+  | 'r_ge_n'
+  | 's_ge_n'
+  | 'random_r'
+  | 'bit_flip'
+  | 'upper_case'
 const MUTATIONS: readonly Mutation[] = [
-  'high_s', 'bad_v', 'v_swap', 'v_parity', 'len64', 'len66', 'long', 'odd_hex',
-  'zero_r', 'zero_s', 'r_ge_n', 's_ge_n', 'random_r', 'bit_flip', 'upper_case',
+  'high_s',
+  'bad_v',
+  'v_swap',
+  'v_parity',
+  'len64',
+  'len66',
+  'long',
+  'odd_hex',
+  'zero_r',
+  'zero_s',
+  'r_ge_n',
+  's_ge_n',
+  'random_r',
+  'bit_flip',
+  'upper_case',
 ]
 /** s in (n/2, n): refused by the fast path (EIP-2), still recovered by viem */
 function isHighS(sig: string): boolean {
@@ -46,7 +72,15 @@ t.test('the native secp256k1 addon is loaded', async (t) => {
 })
 
 /** mutations viem fully recovers (slow); the others it refuses before any curve math */
-const VIEM_SLOW: ReadonlySet<Mutation> = new Set(['high_s', 'v_swap', 'v_parity', 'random_r', 'bit_flip', 'upper_case', 'odd_hex'])
+const VIEM_SLOW: ReadonlySet<Mutation> = new Set([
+  'high_s',
+  'v_swap',
+  'v_parity',
+  'random_r',
+  'bit_flip',
+  'upper_case',
+  'odd_hex',
+])
 
 interface Case {
   domain: { name: string; version: string; chainId: number; verifyingContract: Hex }
@@ -63,25 +97,39 @@ function mutate(kind: Mutation, sig: string, recid: number, rng: ReturnType<type
   const r = sig.slice(2, 66)
   const s = sig.slice(66, 130)
   switch (kind) {
-    case 'high_s': return `0x${r}${hex32(N - BigInt(`0x${s}`))}${(27 + (1 - recid)).toString(16)}`
-    case 'bad_v': return `0x${r}${s}${rng.pick([2, 3, 26, 29, 35, 36, 37, 255]).toString(16).padStart(2, '0')}`
-    case 'v_swap': return `0x${r}${s}${(28 - recid).toString(16)}`
-    case 'v_parity': return `0x${r}${s}0${1 - recid}`
-    case 'len64': return `0x${r}${s}`
-    case 'len66': return `${sig}00`
-    case 'long': return `${sig}${toHex(rng.bytes(1 + rng.int(200)))}`
-    case 'odd_hex': return rng.int(2) === 0 ? sig.slice(0, 131) : `${sig}0`
-    case 'zero_r': return `0x${'0'.repeat(64)}${s}1b`
-    case 'zero_s': return `0x${r}${'0'.repeat(64)}1b`
-    case 'r_ge_n': return `0x${hex32(N + BigInt(rng.int(1000)))}${s}1b`
-    case 's_ge_n': return `0x${r}${hex32(N + BigInt(rng.int(1000)))}1c`
-    case 'random_r': return `0x${toHex(rng.bytes(32))}${s}1b`
+    case 'high_s':
+      return `0x${r}${hex32(N - BigInt(`0x${s}`))}${(27 + (1 - recid)).toString(16)}`
+    case 'bad_v':
+      return `0x${r}${s}${rng.pick([2, 3, 26, 29, 35, 36, 37, 255]).toString(16).padStart(2, '0')}`
+    case 'v_swap':
+      return `0x${r}${s}${(28 - recid).toString(16)}`
+    case 'v_parity':
+      return `0x${r}${s}0${1 - recid}`
+    case 'len64':
+      return `0x${r}${s}`
+    case 'len66':
+      return `${sig}00`
+    case 'long':
+      return `${sig}${toHex(rng.bytes(1 + rng.int(200)))}`
+    case 'odd_hex':
+      return rng.int(2) === 0 ? sig.slice(0, 131) : `${sig}0`
+    case 'zero_r':
+      return `0x${'0'.repeat(64)}${s}1b`
+    case 'zero_s':
+      return `0x${r}${'0'.repeat(64)}1b`
+    case 'r_ge_n':
+      return `0x${hex32(N + BigInt(rng.int(1000)))}${s}1b`
+    case 's_ge_n':
+      return `0x${r}${hex32(N + BigInt(rng.int(1000)))}1c`
+    case 'random_r':
+      return `0x${toHex(rng.bytes(32))}${s}1b`
     case 'bit_flip': {
       const b = Buffer.from(sig.slice(2), 'hex')
       b[rng.int(64)] ^= 1 << rng.int(8)
       return `0x${b.toString('hex')}`
     }
-    case 'upper_case': return `0x${sig.slice(2).toUpperCase()}`
+    case 'upper_case':
+      return `0x${sig.slice(2).toUpperCase()}`
   }
 }
 
@@ -92,10 +140,15 @@ async function viemReference(cases: Case[]): Promise<{ hash: string; recovered: 
   const url = new URL('./viem-reference-worker.mjs', import.meta.url)
   const parts = await Promise.all(
     Array.from({ length: workers }, (_, w) => {
-      const slice = cases.slice(w * size, (w + 1) * size).map((c) => ({ domain: c.domain, message: c.message, sigs: c.sigs }))
+      const slice = cases
+        .slice(w * size, (w + 1) * size)
+        .map((c) => ({ domain: c.domain, message: c.message, sigs: c.sigs }))
       return new Promise<{ hash: string; recovered: string[] }[]>((resolve, reject) => {
         const worker = new Worker(url, { workerData: { cases: slice }, execArgv: [] })
-        worker.once('message', (m) => { resolve(m); void worker.terminate() })
+        worker.once('message', (m) => {
+          resolve(m)
+          void worker.terminate()
+        })
         worker.once('error', reject)
       })
     }),
@@ -143,7 +196,10 @@ t.test(`digest and recovery agree with viem on ${CASES} random cases (seed ${TES
     const bad = mutate(kind, valid, recid, rng)
     const sigs: Case['sigs'] = VIEM_SLOW.has(kind)
       ? [{ sig: bad, mode: 'hash' }]
-      : [{ sig: valid, mode: 'typed' }, { sig: bad, mode: 'hash' }]
+      : [
+          { sig: valid, mode: 'typed' },
+          { sig: bad, mode: 'hash' },
+        ]
     cases.push({ domain, message, signer: address, kind, ours, valid, bad, sigs })
   }
 
@@ -173,7 +229,8 @@ t.test(`digest and recovery agree with viem on ${CASES} random cases (seed ${TES
     const highS = sigBytes === 65 && isHighS(c.bad)
     let ok: boolean
     if (sigBytes > 65 && Number.isInteger(sigBytes)) ok = f === SMART_WALLET_SIGNATURE && viem === 'throws'
-    else if (highS) ok = f === null // EIP-2: refused even where viem recovers
+    else if (highS)
+      ok = f === null // EIP-2: refused even where viem recovers
     else if (f === null) ok = viem === 'throws' || !Number.isInteger(sigBytes)
     else ok = f === viem
     if (c.kind === 'high_s') ok &&= viem === c.signer
@@ -181,14 +238,31 @@ t.test(`digest and recovery agree with viem on ${CASES} random cases (seed ${TES
   }
 
   t.equal(digestMismatch, 0, `digest equals hashTypedData (${cases.length} cases)`)
-  t.equal(validMismatch, 0, `valid signatures recover the signer (${viemValidChecks} also through recoverTypedDataAddress)`)
+  t.equal(
+    validMismatch,
+    0,
+    `valid signatures recover the signer (${viemValidChecks} also through recoverTypedDataAddress)`,
+  )
   t.same(failures, [], 'altered signatures: refused when viem refuses, the same address otherwise')
   t.equal(seen.size, MUTATIONS.length, 'every mutation kind ran')
 })
 
 t.test('recoverAuthorizer never throws on junk', async (t) => {
   const digest = new Uint8Array(32).fill(7)
-  const junk: unknown[] = ['', '0x', '0X', 'zz', `0x${'g'.repeat(130)}`, `0x${'1'.repeat(131)}`, 42, null, undefined, {}, `0x${'f'.repeat(130)}`, `0x${'g'.repeat(200)}`]
+  const junk: unknown[] = [
+    '',
+    '0x',
+    '0X',
+    'zz',
+    `0x${'g'.repeat(130)}`,
+    `0x${'1'.repeat(131)}`,
+    42,
+    null,
+    undefined,
+    {},
+    `0x${'f'.repeat(130)}`,
+    `0x${'g'.repeat(200)}`,
+  ]
   for (const j of junk) {
     t.doesNotThrow(() => recoverAuthorizer(digest, j as string))
   }
@@ -197,8 +271,20 @@ t.test('recoverAuthorizer never throws on junk', async (t) => {
 })
 
 t.test('digest rejects malformed fields loudly (programming errors)', async (t) => {
-  const ds = makeDomainSeparator({ name: 'USDC', version: '2', chainId: 84532, verifyingContract: `0x${'11'.repeat(20)}` })
-  const ok = { from: `0x${'22'.repeat(20)}`, to: `0x${'33'.repeat(20)}`, value: 1n, validAfter: 0n, validBefore: 1n, nonce: `0x${'44'.repeat(32)}` }
+  const ds = makeDomainSeparator({
+    name: 'USDC',
+    version: '2',
+    chainId: 84532,
+    verifyingContract: `0x${'11'.repeat(20)}`,
+  })
+  const ok = {
+    from: `0x${'22'.repeat(20)}`,
+    to: `0x${'33'.repeat(20)}`,
+    value: 1n,
+    validAfter: 0n,
+    validBefore: 1n,
+    nonce: `0x${'44'.repeat(32)}`,
+  }
   t.doesNotThrow(() => transferAuthDigest(ds, ok))
   t.throws(() => transferAuthDigest(ds, { ...ok, from: `0x${'zz'.repeat(20)}` }))
   t.throws(() => transferAuthDigest(ds, { ...ok, to: '0x1234' }))

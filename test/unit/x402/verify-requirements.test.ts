@@ -1,6 +1,12 @@
 import t from 'tap'
 import { decodePaymentHeader, type DecodedPayment } from '../../../src/x402/decode-payment.js'
-import { SETTLEMENT_EXPIRY_MARGIN_SECONDS, SETTLEMENT_PICKUP_SECONDS, jsonEqual, minValidForSeconds, verifyRequirements } from '../../../src/x402/verify-requirements.js'
+import {
+  SETTLEMENT_EXPIRY_MARGIN_SECONDS,
+  SETTLEMENT_PICKUP_SECONDS,
+  jsonEqual,
+  minValidForSeconds,
+  verifyRequirements,
+} from '../../../src/x402/verify-requirements.js'
 import { sampleChallenge } from './fixtures.js'
 import { FROM, NONCE, NOW, b64, v1Payload, v2Payload } from './payloads.js'
 
@@ -12,8 +18,10 @@ function decode(header: { xPayment?: string; paymentSignature?: string }): Decod
   if (!d.ok) throw new Error(`fixture did not decode: ${d.reason} ${d.message}`)
   return d
 }
-const d1 = (auth: Record<string, unknown> = {}, o: Record<string, unknown> = {}) => decode({ xPayment: b64(v1Payload(ch, auth, o)) })
-const d2 = (auth: Record<string, unknown> = {}, o: Record<string, unknown> = {}) => decode({ paymentSignature: b64(v2Payload(ch, auth, o)) })
+const d1 = (auth: Record<string, unknown> = {}, o: Record<string, unknown> = {}) =>
+  decode({ xPayment: b64(v1Payload(ch, auth, o)) })
+const d2 = (auth: Record<string, unknown> = {}, o: Record<string, unknown> = {}) =>
+  decode({ paymentSignature: b64(v2Payload(ch, auth, o)) })
 const accepted = (o: Record<string, unknown>) => ({ accepted: { ...ch.requirementsV2, ...o } })
 
 function reason(d: DecodedPayment, now = NOW, opts = {}): string {
@@ -38,7 +46,13 @@ t.test('a matching payment passes, normalized', async (t) => {
       t.equal(r.signature, d.payload.payload.signature)
     }
   }
-  t.equal(reason(d1({ to: ch.terms.payTo.toUpperCase().replace('0X', '0x'), nonce: NONCE.toUpperCase().replace('0X', '0x') })), 'ok', 'hex case does not matter')
+  t.equal(
+    reason(
+      d1({ to: ch.terms.payTo.toUpperCase().replace('0X', '0x'), nonce: NONCE.toUpperCase().replace('0X', '0x') }),
+    ),
+    'ok',
+    'hex case does not matter',
+  )
 })
 
 t.test('invalid_x402_version', async (t) => {
@@ -82,7 +96,11 @@ t.test('accepted_requirements_mismatch (v2 deep equality with what we issued)', 
   t.equal(reason(d2({}, accepted({ extra: { name: 'USD Coin', version: '2' } }))), 'accepted_requirements_mismatch')
   t.equal(reason(d2({}, accepted({ extra: undefined }))), 'accepted_requirements_mismatch')
   t.equal(reason(d2({}, accepted({ outputSchema: {} }))), 'accepted_requirements_mismatch', 'an extra member')
-  t.equal(reason(d2({}, accepted({ payTo: ch.requirementsV2.payTo.toLowerCase() }))), 'accepted_requirements_mismatch', 'verbatim, as the official matcher')
+  t.equal(
+    reason(d2({}, accepted({ payTo: ch.requirementsV2.payTo.toLowerCase() }))),
+    'accepted_requirements_mismatch',
+    'verbatim, as the official matcher',
+  )
   const reordered = Object.fromEntries(Object.entries(ch.requirementsV2).reverse())
   t.equal(reason(d2({}, { accepted: reordered })), 'ok', 'member order does not matter')
 })
@@ -99,7 +117,11 @@ t.test('invalid_exact_evm_payload_authorization_valid_before', async (t) => {
   // an endpoint whose calls run up to 10 s: the call, the batch pickup and the settler's margin
   const min = minValidForSeconds(10)
   t.equal(min, 10 + SETTLEMENT_PICKUP_SECONDS + SETTLEMENT_EXPIRY_MARGIN_SECONDS)
-  t.equal(reason(d2({ validBefore: String(NOW + min - 1) }), NOW, { minValidForSeconds: min }), 'invalid_exact_evm_payload_authorization_valid_before', 'one second short')
+  t.equal(
+    reason(d2({ validBefore: String(NOW + min - 1) }), NOW, { minValidForSeconds: min }),
+    'invalid_exact_evm_payload_authorization_valid_before',
+    'one second short',
+  )
   t.equal(reason(d2({ validBefore: String(NOW + min) }), NOW, { minValidForSeconds: min }), 'ok')
   t.equal(minValidForSeconds(0), 30, 'never less than pickup and margin')
 })
@@ -108,7 +130,11 @@ t.test('authorization_window_too_long', async (t) => {
   t.equal(reason(d1({ validBefore: String(NOW + 60 + 120) })), 'ok', 'maxTimeoutSeconds + 120 s slack')
   t.equal(reason(d1({ validBefore: String(NOW + 60 + 121) })), 'authorization_window_too_long')
   t.equal(reason(d2({ validBefore: ((1n << 256n) - 1n).toString() })), 'authorization_window_too_long')
-  t.equal(reason(d2({ validBefore: String(NOW + 30) }), NOW, { maxValidForSeconds: 20 }), 'authorization_window_too_long', 'configurable')
+  t.equal(
+    reason(d2({ validBefore: String(NOW + 30) }), NOW, { maxValidForSeconds: 20 }),
+    'authorization_window_too_long',
+    'configurable',
+  )
 })
 
 t.test('jsonEqual', async (t) => {

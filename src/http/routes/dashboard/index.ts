@@ -37,9 +37,23 @@ const SECURITY_HEADERS = {
  * are served (anything else under /dashboard/ is a 404); a module added to the folder goes here too.
  */
 export const DASHBOARD_MODULES = [
-  'app.js', 'api.js', 'dom.js', 'format.js', 'ui.js',
-  'keys.js', 'agents.js', 'agent.js', 'funding.js', 'transactions.js', 'sellers.js', 'endpoint-form.js',
-  'withdraw.js', 'insights.js', 'charts.js', 'marketplace.js', 'signup.js',
+  'app.js',
+  'api.js',
+  'dom.js',
+  'format.js',
+  'ui.js',
+  'keys.js',
+  'agents.js',
+  'agent.js',
+  'funding.js',
+  'transactions.js',
+  'sellers.js',
+  'endpoint-form.js',
+  'withdraw.js',
+  'insights.js',
+  'charts.js',
+  'marketplace.js',
+  'signup.js',
 ] as const
 
 /**
@@ -49,8 +63,16 @@ export const DASHBOARD_MODULES = [
  */
 const requireFromHere = createRequire(import.meta.url)
 export const DASHBOARD_VENDOR = [
-  { path: '/dashboard/vendor/uPlot.esm.js', file: path.join(path.dirname(requireFromHere.resolve('uplot')), 'uPlot.esm.js'), type: 'text/javascript; charset=utf-8' },
-  { path: '/dashboard/vendor/uPlot.min.css', file: path.join(path.dirname(requireFromHere.resolve('uplot')), 'uPlot.min.css'), type: 'text/css; charset=utf-8' },
+  {
+    path: '/dashboard/vendor/uPlot.esm.js',
+    file: path.join(path.dirname(requireFromHere.resolve('uplot')), 'uPlot.esm.js'),
+    type: 'text/javascript; charset=utf-8',
+  },
+  {
+    path: '/dashboard/vendor/uPlot.min.css',
+    file: path.join(path.dirname(requireFromHere.resolve('uplot')), 'uPlot.min.css'),
+    type: 'text/css; charset=utf-8',
+  },
 ] as const
 
 const FILES = [
@@ -67,12 +89,17 @@ const FILES = [
 export function dashboardRoutes(dir: string = DASHBOARD_DIR) {
   return async function (app: FastifyInstance) {
     app.addHook('onRoute', (route) => void (route.schema = { ...route.schema, hide: true }))
-    for (const { paths, file, type } of [...FILES, ...DASHBOARD_VENDOR.map((v) => ({ paths: [v.path], file: v.file, type: v.type }))]) {
+    for (const { paths, file, type } of [
+      ...FILES,
+      ...DASHBOARD_VENDOR.map((v) => ({ paths: [v.path], file: v.file, type: v.type })),
+    ]) {
       let body: Buffer
       try {
         body = readFileSync(path.isAbsolute(file) ? file : dir + file)
       } catch (err) {
-        throw new Error(`dashboard file ${file} not found in ${dir} (after a build, run \`npm run build\` again: it copies src/http/dashboard/ to dist/): ${(err as Error).message}`)
+        throw new Error(
+          `dashboard file ${file} not found in ${dir} (after a build, run \`npm run build\` again: it copies src/http/dashboard/ to dist/): ${(err as Error).message}`,
+        )
       }
       // no-cache means "revalidate": the ETag lets a browser keep its copy until the file changes
       const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`

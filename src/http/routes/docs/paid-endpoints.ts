@@ -5,7 +5,14 @@ import { formatUsdc } from '../../../x402/usdc-amount.js'
 
 const NAMESPACE_RE = /^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/
 
-type JsonSchema = { type?: unknown; properties?: Record<string, JsonSchema>; required?: string[]; description?: string; items?: JsonSchema; [k: string]: unknown }
+type JsonSchema = {
+  type?: unknown
+  properties?: Record<string, JsonSchema>
+  required?: string[]
+  description?: string
+  items?: JsonSchema
+  [k: string]: unknown
+}
 
 /**
  * GET /docs/endpoints/{namespace}.json: an OpenAPI 3 document of one seller's enabled paid
@@ -20,12 +27,24 @@ export function paidEndpointDocsRoutes(deps: Deps) {
     app.get<{ Params: { file: string } }>('/docs/endpoints/:file', { schema: { hide: true } }, async (request) => {
       const m = /^(.+)\.json$/.exec(request.params.file)
       const namespace = m?.[1]
-      if (!namespace || !NAMESPACE_RE.test(namespace)) throw appError('not_found', { what: `endpoint document ${request.params.file} (expected <namespace>.json)` })
+      if (!namespace || !NAMESPACE_RE.test(namespace))
+        throw appError('not_found', { what: `endpoint document ${request.params.file} (expected <namespace>.json)` })
       const rows = await deps.db
         .selectFrom('endpoints as e')
         .innerJoin('services as s', 's.id', 'e.service_id')
         .innerJoin('sellers as x', 'x.id', 's.seller_id')
-        .select(['x.display_name as seller', 's.name as service', 's.display_name as service_name', 's.pay_to', 'e.slug', 'e.methods', 'e.price', 'e.description', 'e.mime_type', 'e.input_schema'])
+        .select([
+          'x.display_name as seller',
+          's.name as service',
+          's.display_name as service_name',
+          's.pay_to',
+          'e.slug',
+          'e.methods',
+          'e.price',
+          'e.description',
+          'e.mime_type',
+          'e.input_schema',
+        ])
         .where('x.namespace', '=', namespace)
         .where('s.enabled', '=', true)
         .where('e.enabled', '=', true)
@@ -43,17 +62,30 @@ export function paidEndpointDocsRoutes(deps: Deps) {
             operationId: `${r.service}.${r.slug}.${method.toLowerCase()}`,
             summary: r.description || `${r.service}/${r.slug}`,
             tags: [r.service_name],
-            'x-price': { amount: String(r.price), asset: config.chain.usdc.address, payTo: r.pay_to, network: config.chain.caip2 },
+            'x-price': {
+              amount: String(r.price),
+              asset: config.chain.usdc.address,
+              payTo: r.pay_to,
+              network: config.chain.caip2,
+            },
             responses: {
-              200: { description: `the result (${r.mime_type}); the PAYMENT-RESPONSE (v2) or X-PAYMENT-RESPONSE (v1) header carries the payment id`, content: { [r.mime_type]: {} } },
+              200: {
+                description: `the result (${r.mime_type}); the PAYMENT-RESPONSE (v2) or X-PAYMENT-RESPONSE (v1) header carries the payment id`,
+                content: { [r.mime_type]: {} },
+              },
               400: { description: 'invalid input, the field named; nothing is charged' },
-              402: { description: `payment required: ${price}. The body is the x402 v1 challenge, the PAYMENT-REQUIRED header the v2 one; pay with PAYMENT-SIGNATURE (v2) or X-PAYMENT (v1)` },
+              402: {
+                description: `payment required: ${price}. The body is the x402 v1 challenge, the PAYMENT-REQUIRED header the v2 one; pay with PAYMENT-SIGNATURE (v2) or X-PAYMENT (v1)`,
+              },
             },
           }
           if (method === 'GET' || method === 'HEAD' || method === 'DELETE') {
             op.parameters = queryParameters(schema)
           } else {
-            op.requestBody = { required: (schema?.required?.length ?? 0) > 0, content: { 'application/json': { schema: schema ?? {} } } }
+            op.requestBody = {
+              required: (schema?.required?.length ?? 0) > 0,
+              content: { 'application/json': { schema: schema ?? {} } },
+            }
           }
           ops[method.toLowerCase()] = op
         }
@@ -81,7 +113,9 @@ export function paidEndpointDocsRoutes(deps: Deps) {
  */
 function queryParameters(schema: JsonSchema | null): unknown[] {
   const required = new Set(schema?.required ?? [])
-  const fields = Object.entries(schema?.properties ?? {}).sort(([a], [b]) => Number(required.has(b)) - Number(required.has(a)))
+  const fields = Object.entries(schema?.properties ?? {}).sort(
+    ([a], [b]) => Number(required.has(b)) - Number(required.has(a)),
+  )
   return fields.map(([name, sub]) => {
     const { description, ...rest } = sub
     const types = Array.isArray(sub.type) ? sub.type : [sub.type]
@@ -91,7 +125,9 @@ function queryParameters(schema: JsonSchema | null): unknown[] {
       in: 'query',
       required: required.has(name),
       ...(description ? { description } : {}),
-      ...(json ? { content: { 'application/json': { schema: rest } } } : { schema: rest, ...(types.includes('array') ? { style: 'form', explode: true } : {}) }),
+      ...(json
+        ? { content: { 'application/json': { schema: rest } } }
+        : { schema: rest, ...(types.includes('array') ? { style: 'form', explode: true } : {}) }),
     }
   })
 }

@@ -16,7 +16,11 @@ async function timed(fn: () => Promise<unknown>, timeoutMs: number): Promise<Che
     ])
     return { ok: true, ms: Math.round(performance.now() - start) }
   } catch (err) {
-    return { ok: false, ms: Math.round(performance.now() - start), error: (err as Error).message.split('\n')[0].slice(0, 200) }
+    return {
+      ok: false,
+      ms: Math.round(performance.now() - start),
+      error: (err as Error).message.split('\n')[0].slice(0, 200),
+    }
   } finally {
     clearTimeout(timer)
   }
@@ -38,17 +42,28 @@ export function healthRoutes(deps: Deps, extra: Record<string, ReadinessCheck> =
           'chain',
           timed(async () => {
             const id = await deps.chain.getChainId()
-            if (id !== deps.config.chain.chainId) throw new Error(`chain id ${id}, expected ${deps.config.chain.chainId}`)
+            if (id !== deps.config.chain.chainId)
+              throw new Error(`chain id ${id}, expected ${deps.config.chain.chainId}`)
           }, timeout),
         ],
-        ...Object.entries(extra).map(([name, fn]) => [name, timed(() => fn(deps), timeout)] as [string, Promise<Check>]),
+        ...Object.entries(extra).map(
+          ([name, fn]) => [name, timed(() => fn(deps), timeout)] as [string, Promise<Check>],
+        ),
       ]
       const checks: Record<string, Check> = {}
       for (const [name, p] of entries) checks[name] = await p
       const failing = Object.keys(checks).filter((k) => !checks[k].ok)
       if (failing.length > 0) {
         reply.code(503)
-        return { status: 'unavailable', statusCode: 503, code: 'not_ready', error: 'Service Unavailable', message: `not ready: ${failing.join(', ')} unreachable or unhealthy`, failing, checks }
+        return {
+          status: 'unavailable',
+          statusCode: 503,
+          code: 'not_ready',
+          error: 'Service Unavailable',
+          message: `not ready: ${failing.join(', ')} unreachable or unhealthy`,
+          failing,
+          checks,
+        }
       }
       return { status: 'ready', checks }
     })

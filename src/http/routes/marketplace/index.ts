@@ -25,7 +25,12 @@ function notModified(request: FastifyRequest, etag: string): boolean {
 }
 
 /** Send a pre-serialized JSON body with validators, or 304 when the client's copy is current. */
-function sendCached(request: FastifyRequest, reply: FastifyReply, etag: string, body: () => string | Buffer): FastifyReply {
+function sendCached(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  etag: string,
+  body: () => string | Buffer,
+): FastifyReply {
   reply.header('etag', etag).header('cache-control', CACHE_CONTROL)
   if (notModified(request, etag)) return reply.code(304).send()
   return reply.type(JSON_TYPE).send(body())
@@ -60,16 +65,27 @@ export function marketplaceRoutes(deps: Deps, opts: MarketplaceRoutesOptions = {
           const network = parseNetwork(q, ownNetwork)
           const list = parseListQuery(q)
           const snap = await snapshotOr503(market)
-          const etag = market.etag(snap, 'list', [network, list.source, list.category, list.search, list.limit, list.cursor])
+          const etag = market.etag(snap, 'list', [
+            network,
+            list.source,
+            list.category,
+            list.search,
+            list.limit,
+            list.cursor,
+          ])
           let page: ReturnType<Marketplace['list']> | undefined
           const render = () => (page ??= market.list(snap, list, network))
           if (!notModified(request, etag)) {
             const p = render()
             reply.header('x-total-count', String(p.total))
             if (p.nextCursor) {
-              const next = new URLSearchParams(Object.entries(q).filter((e): e is [string, string] => typeof e[1] === 'string' && e[0] !== 'cursor'))
+              const next = new URLSearchParams(
+                Object.entries(q).filter((e): e is [string, string] => typeof e[1] === 'string' && e[0] !== 'cursor'),
+              )
               next.set('cursor', p.nextCursor)
-              reply.header('x-next-cursor', p.nextCursor).header('link', `</api/v1/agents/marketplace?${next}>; rel="next"`)
+              reply
+                .header('x-next-cursor', p.nextCursor)
+                .header('link', `</api/v1/agents/marketplace?${next}>; rel="next"`)
             }
           }
           return sendCached(request, reply, etag, () => render().body)
@@ -86,29 +102,48 @@ export function marketplaceRoutes(deps: Deps, opts: MarketplaceRoutesOptions = {
 
         api.post('/agents/marketplace/submissions', { bodyLimit: SUBMISSION_BODY_LIMIT }, async (request, reply) => {
           const hit = await limiter.hit('marketplace-submissions', request.ip, limits)
-          if (hit.limited) throw appError('rate_limited', { retryAfter: hit.resetSeconds }, { headers: { 'retry-after': String(hit.resetSeconds) } })
+          if (hit.limited)
+            throw appError(
+              'rate_limited',
+              { retryAfter: hit.resetSeconds },
+              { headers: { 'retry-after': String(hit.resetSeconds) } },
+            )
           const created = await admin.submit(request.body, request.ip)
-          return reply.code(202).send({ ...created, message: 'received; the listing appears once an operator approves it' })
+          return reply
+            .code(202)
+            .send({ ...created, message: 'received; the listing appears once an operator approves it' })
         })
 
         await api.register(async (op) => {
           op.addHook('preHandler', operatorAuth(deps.config.operatorToken))
-          op.get('/operator/marketplace/entries', async (request) => admin.list(request.query as { source?: string; status?: string }))
-          op.post('/operator/marketplace/catalog', async (request, reply) => reply.code(201).send(await admin.createCatalog(request.body)))
-          op.put('/operator/marketplace/catalog/:id', async (request) => admin.replaceCatalog((request.params as { id: string }).id, request.body))
+          op.get('/operator/marketplace/entries', async (request) =>
+            admin.list(request.query as { source?: string; status?: string }),
+          )
+          op.post('/operator/marketplace/catalog', async (request, reply) =>
+            reply.code(201).send(await admin.createCatalog(request.body)),
+          )
+          op.put('/operator/marketplace/catalog/:id', async (request) =>
+            admin.replaceCatalog((request.params as { id: string }).id, request.body),
+          )
           op.post('/operator/marketplace/catalog/sync', async () => syncCatalog(deps))
           op.delete('/operator/marketplace/entries/:id', async (request, reply) => {
             await admin.remove((request.params as { id: string }).id)
             return reply.code(204).send()
           })
-          for (const [action, enabled] of [['enable', true], ['disable', false]] as const) {
+          for (const [action, enabled] of [
+            ['enable', true],
+            ['disable', false],
+          ] as const) {
             op.post(`/operator/marketplace/entries/:id/${action}`, async (request) => {
               const { id } = request.params as { id: string }
               await admin.setEnabled(id, enabled)
               return { id, enabled }
             })
           }
-          for (const [action, status] of [['approve', 'approved'], ['reject', 'rejected']] as const) {
+          for (const [action, status] of [
+            ['approve', 'approved'],
+            ['reject', 'rejected'],
+          ] as const) {
             op.post(`/operator/marketplace/entries/:id/${action}`, async (request) => {
               const { id } = request.params as { id: string }
               const note = (request.body as { note?: unknown } | undefined)?.note
@@ -124,7 +159,9 @@ export function marketplaceRoutes(deps: Deps, opts: MarketplaceRoutesOptions = {
     app.get('/discovery/resources', async (request, reply) => {
       const q = parseDiscoveryQuery(request.query as Query)
       const snap = await snapshotOr503(market)
-      return sendCached(request, reply, market.etag(snap, 'discovery', [q.type, q.limit, q.offset]), () => market.discovery(snap, q))
+      return sendCached(request, reply, market.etag(snap, 'discovery', [q.type, q.limit, q.offset]), () =>
+        market.discovery(snap, q),
+      )
     })
   }
 }

@@ -33,7 +33,8 @@ function text(q: Query, name: string, max: number): string | undefined {
 function int(q: Query, name: string, min: number, max: number): number | undefined {
   const v = one(q, name)
   if (v === undefined) return undefined
-  if (!/^[0-9]{1,9}$/.test(v) || Number(v) < min || Number(v) > max) invalid(name, `expected an integer from ${min} to ${max}`)
+  if (!/^[0-9]{1,9}$/.test(v) || Number(v) < min || Number(v) > max)
+    invalid(name, `expected an integer from ${min} to ${max}`)
   return Number(v)
 }
 
@@ -57,5 +58,9 @@ export function parseListQuery(q: Query): ListQuery {
 }
 
 export function parseDiscoveryQuery(q: Query): { type?: string; limit: number; offset: number } {
-  return { type: text(q, 'type', 32), limit: int(q, 'limit', 1, MAX_PAGE) ?? 100, offset: int(q, 'offset', 0, 100_000_000) ?? 0 }
+  return {
+    type: text(q, 'type', 32),
+    limit: int(q, 'limit', 1, MAX_PAGE) ?? 100,
+    offset: int(q, 'offset', 0, 100_000_000) ?? 0,
+  }
 }

@@ -19,7 +19,8 @@ export function metricsRoutes(deps: Deps) {
       await queue.close()
       connection.disconnect()
     })
-    if (deps.config.operatorToken || deps.config.deployment !== 'sandbox') app.addHook('preHandler', operatorAuth(deps.config.operatorToken))
+    if (deps.config.operatorToken || deps.config.deployment !== 'sandbox')
+      app.addHook('preHandler', operatorAuth(deps.config.operatorToken))
     app.get('/metrics', async (_request, reply) => reply.type(metrics.contentType).send(await metrics.render()))
   }
 }

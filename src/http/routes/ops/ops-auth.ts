@@ -39,7 +39,14 @@ export function opsAuth(token: string | undefined, basePath: string, secure: boo
     if (fromCookie !== undefined && same(Buffer.from(fromCookie), Buffer.from(session))) return
     const query = (request.query as Record<string, unknown> | undefined)?.token
     if (typeof query === 'string' && same(mac(query, 'token'), expected)) {
-      const attrs = [`${OPS_COOKIE}=${session}`, `Path=${basePath}`, 'HttpOnly', 'SameSite=Strict', 'Max-Age=43200', ...(secure ? ['Secure'] : [])]
+      const attrs = [
+        `${OPS_COOKIE}=${session}`,
+        `Path=${basePath}`,
+        'HttpOnly',
+        'SameSite=Strict',
+        'Max-Age=43200',
+        ...(secure ? ['Secure'] : []),
+      ]
       void reply.header('set-cookie', attrs.join('; '))
       return
     }

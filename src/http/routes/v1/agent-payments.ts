@@ -38,7 +38,10 @@ export function agentPaymentRoutes(deps: Deps, opts: { sweepMs?: number } = {}):
     })
     const sweepMs = opts.sweepMs ?? 30_000
     if (sweepMs > 0) {
-      const timer = setInterval(() => void payments.sweep().catch((err) => app.log.warn({ err }, 'agent payment sweep failed')), sweepMs)
+      const timer = setInterval(
+        () => void payments.sweep().catch((err) => app.log.warn({ err }, 'agent payment sweep failed')),
+        sweepMs,
+      )
       timer.unref()
       app.addHook('onClose', async () => clearInterval(timer))
     }
@@ -47,12 +50,37 @@ export function agentPaymentRoutes(deps: Deps, opts: { sweepMs?: number } = {}):
     await app.register(async (a) => {
       // the limit of /v1 (per credential there; here per agent), and Idempotency-Key
       // on creating POSTs, each agent's answers kept apart from its user's
-      await a.register(rateLimit, { redis: deps.redis, key: deps.key, max: RATE_LIMIT_PER_MINUTE, windowSeconds: 60, name: 'v1-agent-publishing', identify: (r) => (r.agent ? `agent:${r.agent.id}` : undefined) })
-      await a.register(idempotency, { redis: deps.redis, key: deps.key, masterKey: () => requireMasterKey(deps.config), owner: (r) => (r.agent ? `agent:${r.agent.id}` : undefined) })
-      await sellerRoutes(a, { deps }, { scope: (r) => ({ userId: r.agent!.user_id, agentAddress: r.agent!.address }), tags: ['agent publishing'] })
+      await a.register(rateLimit, {
+        redis: deps.redis,
+        key: deps.key,
+        max: RATE_LIMIT_PER_MINUTE,
+        windowSeconds: 60,
+        name: 'v1-agent-publishing',
+        identify: (r) => (r.agent ? `agent:${r.agent.id}` : undefined),
+      })
+      await a.register(idempotency, {
+        redis: deps.redis,
+        key: deps.key,
+        masterKey: () => requireMasterKey(deps.config),
+        owner: (r) => (r.agent ? `agent:${r.agent.id}` : undefined),
+      })
+      await sellerRoutes(
+        a,
+        { deps },
+        { scope: (r) => ({ userId: r.agent!.user_id, agentAddress: r.agent!.address }), tags: ['agent publishing'] },
+      )
     })
 
-    app.post<{ Body: { url?: unknown; method?: unknown; challenge?: unknown; dry_run?: unknown; payment_identifier?: unknown; deposit_amount?: unknown } }>(
+    app.post<{
+      Body: {
+        url?: unknown
+        method?: unknown
+        challenge?: unknown
+        dry_run?: unknown
+        payment_identifier?: unknown
+        deposit_amount?: unknown
+      }
+    }>(
       '/payments',
       {
         bodyLimit: BODY_LIMIT,
@@ -66,14 +94,22 @@ export function agentPaymentRoutes(deps: Deps, opts: { sweepMs?: number } = {}):
             properties: {
               url: { type: 'string', maxLength: 2048 },
               method: { type: 'string', maxLength: 10 },
-              challenge: { description: 'the v1 402 body object, or the v2 PAYMENT-REQUIRED header value', anyOf: [{ type: 'object' }, { type: 'string', maxLength: 32768 }] },
+              challenge: {
+                description: 'the v1 402 body object, or the v2 PAYMENT-REQUIRED header value',
+                anyOf: [{ type: 'object' }, { type: 'string', maxLength: 32768 }],
+              },
               dry_run: { type: 'boolean' },
               payment_identifier: {
                 type: 'string',
                 description:
-                  "an x402 `payment-identifier` (16-128 of a-z A-Z 0-9 - _) for safe retries: put in a v2 payment when the challenge declares the extension, and answered back as `payment_identifier`; retry a lost answer with the same header",
+                  'an x402 `payment-identifier` (16-128 of a-z A-Z 0-9 - _) for safe retries: put in a v2 payment when the challenge declares the extension, and answered back as `payment_identifier`; retry a lost answer with the same header',
               },
-              deposit_amount: { description: 'deferred: what to deposit from the agent wallet into the escrow when its balance for the seller is short (atomic USDC, at least the price; default 100 x the price)', type: 'string', maxLength: 20 },
+              deposit_amount: {
+                description:
+                  'deferred: what to deposit from the agent wallet into the escrow when its balance for the seller is short (atomic USDC, at least the price; default 100 x the price)',
+                type: 'string',
+                maxLength: 20,
+              },
             },
           },
         },
@@ -89,11 +125,20 @@ export function agentPaymentRoutes(deps: Deps, opts: { sweepMs?: number } = {}):
         bodyLimit: 16 * 1024,
         schema: {
           tags,
-          summary: 'Report what the seller answered; the amount leaves the caps only when the platform can prove the payment will never be collected',
+          summary:
+            'Report what the seller answered; the amount leaves the caps only when the platform can prove the payment will never be collected',
           description:
             '200: decided (`accepted`, or `rejected` when the proxy voided the payment or never recorded it and now refuses it). 202: the report is kept but proves nothing; the payment stays `reserved` and counted until settlement or expiry (`counted_until`), and `reason` says why.',
           params: idParam,
-          body: { type: 'object', required: ['status'], additionalProperties: false, properties: { status: { type: 'string', enum: ['accepted', 'rejected', 'error'] }, payment_response: { type: ['object', 'null'] } } },
+          body: {
+            type: 'object',
+            required: ['status'],
+            additionalProperties: false,
+            properties: {
+              status: { type: 'string', enum: ['accepted', 'rejected', 'error'] },
+              payment_response: { type: ['object', 'null'] },
+            },
+          },
         },
       },
       async (request, reply) => {
@@ -101,15 +146,31 @@ export function agentPaymentRoutes(deps: Deps, opts: { sweepMs?: number } = {}):
         return reply.code(r.status === 'reserved' ? 202 : 200).send(r)
       },
     )
-    app.get('/escrow', { schema: { tags, summary: "The agent wallet's escrow accounts (deferred): balance, thawing amount and end, outstanding vouchers per seller" } }, async (request) => payments.escrow(request.agent!))
+    app.get(
+      '/escrow',
+      {
+        schema: {
+          tags,
+          summary:
+            "The agent wallet's escrow accounts (deferred): balance, thawing amount and end, outstanding vouchers per seller",
+        },
+      },
+      async (request) => payments.escrow(request.agent!),
+    )
     app.post<{ Body: { seller?: unknown } }>(
       '/escrow/flush',
       {
         bodyLimit: 4096,
         schema: {
           tags,
-          summary: "Withdraw what finished thawing in the agent's escrow account with a seller to its wallet, and start thawing the rest (gasless)",
-          body: { type: 'object', required: ['seller'], additionalProperties: false, properties: { seller: { type: 'string', maxLength: 42 } } },
+          summary:
+            "Withdraw what finished thawing in the agent's escrow account with a seller to its wallet, and start thawing the rest (gasless)",
+          body: {
+            type: 'object',
+            required: ['seller'],
+            additionalProperties: false,
+            properties: { seller: { type: 'string', maxLength: 42 } },
+          },
         },
       },
       async (request) => payments.flushEscrow(request.agent!, request.body),
@@ -120,15 +181,35 @@ export function agentPaymentRoutes(deps: Deps, opts: { sweepMs?: number } = {}):
         bodyLimit: 4096,
         schema: {
           tags,
-          summary: "Deposit USDC from the agent wallet into its escrow account with a seller (gasless; not counted against the caps)",
-          body: { type: 'object', required: ['seller', 'amount'], additionalProperties: false, properties: { seller: { type: 'string', maxLength: 42 }, amount: { type: 'string', maxLength: 20, description: 'atomic USDC' } } },
+          summary:
+            'Deposit USDC from the agent wallet into its escrow account with a seller (gasless; not counted against the caps)',
+          body: {
+            type: 'object',
+            required: ['seller', 'amount'],
+            additionalProperties: false,
+            properties: {
+              seller: { type: 'string', maxLength: 42 },
+              amount: { type: 'string', maxLength: 20, description: 'atomic USDC' },
+            },
+          },
         },
       },
       async (request) => payments.depositEscrow(request.agent!, request.body),
     )
-    app.get('/', { schema: { tags, summary: "The agent's budget: caps, spent today and this month, headroom, balance, unsettled, allowlist" } }, async (request) => payments.status(request.agent!))
-    app.get<{ Params: { id: string } }>('/payments/:id', { schema: { tags, summary: 'A payment signed for this agent, with its settlement when known', params: idParam } }, async (request) =>
-      payments.get(request.agent!.id, request.params.id),
+    app.get(
+      '/',
+      {
+        schema: {
+          tags,
+          summary: "The agent's budget: caps, spent today and this month, headroom, balance, unsettled, allowlist",
+        },
+      },
+      async (request) => payments.status(request.agent!),
+    )
+    app.get<{ Params: { id: string } }>(
+      '/payments/:id',
+      { schema: { tags, summary: 'A payment signed for this agent, with its settlement when known', params: idParam } },
+      async (request) => payments.get(request.agent!.id, request.params.id),
     )
   }
 }

@@ -2,7 +2,17 @@ import type { FastifyInstance } from 'fastify'
 import { name } from '../../../services/accounts/validate.js'
 import { readBalances } from '../../../services/wallets/balances.js'
 import type { V1Context } from './index.js'
-import { addressParam, authErrors, errorResponse, idempotencyHeader, list, noContent, nullableAtomic, atomic, ok } from './schemas.js'
+import {
+  addressParam,
+  authErrors,
+  errorResponse,
+  idempotencyHeader,
+  list,
+  noContent,
+  nullableAtomic,
+  atomic,
+  ok,
+} from './schemas.js'
 
 const capsSchema = {
   type: 'object',
@@ -14,7 +24,12 @@ const topUpSchema = {
   type: 'object',
   additionalProperties: false,
   description: 'refill from the user funding wallet when the agent USDC balance falls below threshold',
-  properties: { enabled: { type: 'boolean' }, threshold: atomic, amount: atomic, funding_source: { type: 'string', enum: ['funding_wallet'] } },
+  properties: {
+    enabled: { type: 'boolean' },
+    threshold: atomic,
+    amount: atomic,
+    funding_source: { type: 'string', enum: ['funding_wallet'] },
+  },
 } as const
 type AgentBody = { name?: unknown; spend_caps?: unknown; top_up?: unknown }
 type P = { Params: { address: string } }
@@ -32,18 +47,35 @@ export async function agentRoutes(app: FastifyInstance, ctx: V1Context) {
         tags,
         summary: 'Create an agent; the platform creates its wallet',
         headers: idempotencyHeader,
-        body: { type: 'object', required: ['name'], properties: { name: { type: 'string', maxLength: 100 }, spend_caps: capsSchema, top_up: topUpSchema } },
+        body: {
+          type: 'object',
+          required: ['name'],
+          properties: { name: { type: 'string', maxLength: 100 }, spend_caps: capsSchema, top_up: topUpSchema },
+        },
         response: { 201: ok('the agent'), 400: errorResponse, ...authErrors },
       },
     },
     async (request, reply) => reply.code(201).send(await agents.create(request.principal!.userId, request.body)),
   )
-  app.get('/agents', { schema: { tags, summary: 'List agents', response: { 200: list('agents, oldest first'), ...authErrors } } }, async (request) => ({
-    object: 'list',
-    data: await agents.list(request.principal!.userId),
-  }))
-  app.get<P>('/agents/:address', { schema: { tags, summary: 'Get an agent', params: addressParam, response: { 200: ok('the agent'), ...authErrors } } }, async (request) =>
-    agents.get(request.principal!.userId, request.params.address),
+  app.get(
+    '/agents',
+    { schema: { tags, summary: 'List agents', response: { 200: list('agents, oldest first'), ...authErrors } } },
+    async (request) => ({
+      object: 'list',
+      data: await agents.list(request.principal!.userId),
+    }),
+  )
+  app.get<P>(
+    '/agents/:address',
+    {
+      schema: {
+        tags,
+        summary: 'Get an agent',
+        params: addressParam,
+        response: { 200: ok('the agent'), ...authErrors },
+      },
+    },
+    async (request) => agents.get(request.principal!.userId, request.params.address),
   )
   app.patch<P & { Body: AgentBody }>(
     '/agents/:address',
@@ -52,7 +84,10 @@ export async function agentRoutes(app: FastifyInstance, ctx: V1Context) {
         tags,
         summary: 'Update name, spend caps and top-up settings (each field optional)',
         params: addressParam,
-        body: { type: 'object', properties: { name: { type: 'string', maxLength: 100 }, spend_caps: capsSchema, top_up: topUpSchema } },
+        body: {
+          type: 'object',
+          properties: { name: { type: 'string', maxLength: 100 }, spend_caps: capsSchema, top_up: topUpSchema },
+        },
         response: { 200: ok('the agent'), 400: errorResponse, ...authErrors },
       },
     },
@@ -62,23 +97,55 @@ export async function agentRoutes(app: FastifyInstance, ctx: V1Context) {
     ['spend-caps', 'spend_caps', capsSchema, 'spend caps'],
     ['top-up', 'top_up', topUpSchema, 'top-up settings'],
   ] as const) {
-    app.get<P>(`/agents/:address/${path}`, { schema: { tags, summary: `Get the ${summary}`, params: addressParam, response: { 200: ok(summary), ...authErrors } } }, async (request) => {
-      const a = await agents.get(request.principal!.userId, request.params.address)
-      return { object: field, agent: a.address, ...a[field] }
-    })
+    app.get<P>(
+      `/agents/:address/${path}`,
+      {
+        schema: {
+          tags,
+          summary: `Get the ${summary}`,
+          params: addressParam,
+          response: { 200: ok(summary), ...authErrors },
+        },
+      },
+      async (request) => {
+        const a = await agents.get(request.principal!.userId, request.params.address)
+        return { object: field, agent: a.address, ...a[field] }
+      },
+    )
     app.put<P & { Body: Record<string, unknown> }>(
       `/agents/:address/${path}`,
-      { schema: { tags, summary: `Set the ${summary} (fields left out keep their value)`, params: addressParam, body: schema, response: { 200: ok(summary), 400: errorResponse, ...authErrors } } },
+      {
+        schema: {
+          tags,
+          summary: `Set the ${summary} (fields left out keep their value)`,
+          params: addressParam,
+          body: schema,
+          response: { 200: ok(summary), 400: errorResponse, ...authErrors },
+        },
+      },
       async (request) => {
-        const a = await agents.update(request.principal!.userId, request.params.address, { [field]: request.body ?? {} })
+        const a = await agents.update(request.principal!.userId, request.params.address, {
+          [field]: request.body ?? {},
+        })
         return { object: field, agent: a.address, ...a[field] }
       },
     )
   }
-  app.get<P>('/agents/:address/balance', { schema: { tags, summary: 'USDC and ETH balance of the agent wallet', params: addressParam, response: { 200: ok('balances'), 503: errorResponse, ...authErrors } } }, async (request) => {
-    const a = await agents.find(request.principal!.userId, request.params.address)
-    return readBalances(ctx.deps, a.address as `0x${string}`)
-  })
+  app.get<P>(
+    '/agents/:address/balance',
+    {
+      schema: {
+        tags,
+        summary: 'USDC and ETH balance of the agent wallet',
+        params: addressParam,
+        response: { 200: ok('balances'), 503: errorResponse, ...authErrors },
+      },
+    },
+    async (request) => {
+      const a = await agents.find(request.principal!.userId, request.params.address)
+      return readBalances(ctx.deps, a.address as `0x${string}`)
+    },
+  )
 
   // agent keys
   app.post<P & { Body: { name?: string } }>(
@@ -96,17 +163,38 @@ export async function agentRoutes(app: FastifyInstance, ctx: V1Context) {
     },
     async (request, reply) => {
       const a = await agents.find(request.principal!.userId, request.params.address)
-      return reply.code(201).send(await agentKeys.create(a, request.body?.name === undefined ? 'default' : name('name', request.body.name)))
+      return reply
+        .code(201)
+        .send(await agentKeys.create(a, request.body?.name === undefined ? 'default' : name('name', request.body.name)))
     },
   )
-  app.get<P>('/agents/:address/keys', { schema: { tags: ['agent keys'], summary: 'List agent keys', params: addressParam, response: { 200: list('agent keys'), ...authErrors } } }, async (request) => ({
-    object: 'list',
-    data: await agentKeys.list(await agents.find(request.principal!.userId, request.params.address)),
-  }))
+  app.get<P>(
+    '/agents/:address/keys',
+    {
+      schema: {
+        tags: ['agent keys'],
+        summary: 'List agent keys',
+        params: addressParam,
+        response: { 200: list('agent keys'), ...authErrors },
+      },
+    },
+    async (request) => ({
+      object: 'list',
+      data: await agentKeys.list(await agents.find(request.principal!.userId, request.params.address)),
+    }),
+  )
   app.delete<{ Params: { address: string; id: string } }>(
     '/agents/:address/keys/:id',
-    { schema: { tags: ['agent keys'], summary: 'Revoke an agent key', params: { type: 'object', properties: { address: { type: 'string' }, id: { type: 'string' } } }, response: { 200: ok('the revoked key'), ...authErrors } } },
-    async (request) => agentKeys.revoke(await agents.find(request.principal!.userId, request.params.address), request.params.id),
+    {
+      schema: {
+        tags: ['agent keys'],
+        summary: 'Revoke an agent key',
+        params: { type: 'object', properties: { address: { type: 'string' }, id: { type: 'string' } } },
+        response: { 200: ok('the revoked key'), ...authErrors },
+      },
+    },
+    async (request) =>
+      agentKeys.revoke(await agents.find(request.principal!.userId, request.params.address), request.params.id),
   )
 
   // allowlist
@@ -119,19 +207,44 @@ export async function agentRoutes(app: FastifyInstance, ctx: V1Context) {
         summary: 'Allow a seller (by pay_to address, seller namespace or host); an empty list allows all',
         params: addressParam,
         headers: idempotencyHeader,
-        body: { type: 'object', required: ['kind', 'value'], properties: { kind: { type: 'string', enum: ['pay_to', 'namespace', 'host'] }, value: { type: 'string' } } },
+        body: {
+          type: 'object',
+          required: ['kind', 'value'],
+          properties: { kind: { type: 'string', enum: ['pay_to', 'namespace', 'host'] }, value: { type: 'string' } },
+        },
         response: { 201: ok('the entry'), 400: errorResponse, ...authErrors },
       },
     },
-    async (request, reply) => reply.code(201).send(await allowlist.add(await agents.find(request.principal!.userId, request.params.address), request.body)),
+    async (request, reply) =>
+      reply
+        .code(201)
+        .send(await allowlist.add(await agents.find(request.principal!.userId, request.params.address), request.body)),
   )
-  app.get<P>('/agents/:address/allowlist', { schema: { tags: ['allowlist'], summary: 'List allowlist entries', params: addressParam, response: { 200: list('entries'), ...authErrors } } }, async (request) => ({
-    object: 'list',
-    data: await allowlist.list(await agents.find(request.principal!.userId, request.params.address)),
-  }))
+  app.get<P>(
+    '/agents/:address/allowlist',
+    {
+      schema: {
+        tags: ['allowlist'],
+        summary: 'List allowlist entries',
+        params: addressParam,
+        response: { 200: list('entries'), ...authErrors },
+      },
+    },
+    async (request) => ({
+      object: 'list',
+      data: await allowlist.list(await agents.find(request.principal!.userId, request.params.address)),
+    }),
+  )
   app.delete<{ Params: { address: string; id: string } }>(
     '/agents/:address/allowlist/:id',
-    { schema: { tags: ['allowlist'], summary: 'Remove an allowlist entry', params: { type: 'object', properties: { address: { type: 'string' }, id: { type: 'string' } } }, response: { 204: noContent, ...authErrors } } },
+    {
+      schema: {
+        tags: ['allowlist'],
+        summary: 'Remove an allowlist entry',
+        params: { type: 'object', properties: { address: { type: 'string' }, id: { type: 'string' } } },
+        response: { 204: noContent, ...authErrors },
+      },
+    },
     async (request, reply) => {
       await allowlist.remove(await agents.find(request.principal!.userId, request.params.address), request.params.id)
       return reply.code(204).send()

@@ -18,12 +18,23 @@ export async function apiKeyRoutes(app: FastifyInstance, ctx: V1Context) {
         response: { 201: ok('the key with its secret (shown only here)'), ...authErrors },
       },
     },
-    async (request, reply) => reply.code(201).send(await keys.create(request.principal!.userId, name('name', request.body.name))),
+    async (request, reply) =>
+      reply.code(201).send(await keys.create(request.principal!.userId, name('name', request.body.name))),
   )
-  app.get('/api-keys', { schema: { tags: ['api keys'], summary: 'List API keys (never their secrets)', response: { 200: list('API keys, newest first'), ...authErrors } } }, async (request) => ({
-    object: 'list',
-    data: await keys.list(request.principal!.userId),
-  }))
+  app.get(
+    '/api-keys',
+    {
+      schema: {
+        tags: ['api keys'],
+        summary: 'List API keys (never their secrets)',
+        response: { 200: list('API keys, newest first'), ...authErrors },
+      },
+    },
+    async (request) => ({
+      object: 'list',
+      data: await keys.list(request.principal!.userId),
+    }),
+  )
   app.delete<{ Params: { id: string } }>(
     '/api-keys/:id',
     {

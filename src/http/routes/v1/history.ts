@@ -11,13 +11,41 @@ const querystring = {
     from: { type: 'string', description: 'created at or after (ISO 8601)' },
     to: { type: 'string', description: 'created before (ISO 8601)' },
     agent: { type: 'string', description: 'payer address: one of your agents' },
-    role: { type: 'string', enum: ['buyer', 'seller'], description: 'buyer: paid by your agents; seller: received by your endpoints; default both (and withdrawals, which have no role)' },
-    kind: { type: 'string', enum: ['payment', 'withdrawal'], description: 'payments or withdrawals (money out of your wallets), or on /v1/payment-events their events; default both' },
-    status: { type: 'string', description: 'transactions only: comma-separated statuses to keep, e.g. settled,failed (payments: verified, served, settling, settled, voided, failed; withdrawals: pending, confirmed, failed)' },
-    order: { type: 'string', enum: ['asc', 'desc'], default: 'asc', description: 'asc: oldest first (created_at, id); desc: newest first. A cursor only continues the order it came from' },
-    cursor: { type: 'string', description: 'next_cursor of the previous page (or of an interrupted export), with the same order' },
+    role: {
+      type: 'string',
+      enum: ['buyer', 'seller'],
+      description:
+        'buyer: paid by your agents; seller: received by your endpoints; default both (and withdrawals, which have no role)',
+    },
+    kind: {
+      type: 'string',
+      enum: ['payment', 'withdrawal'],
+      description:
+        'payments or withdrawals (money out of your wallets), or on /v1/payment-events their events; default both',
+    },
+    status: {
+      type: 'string',
+      description:
+        'transactions only: comma-separated statuses to keep, e.g. settled,failed (payments: verified, served, settling, settled, voided, failed; withdrawals: pending, confirmed, failed)',
+    },
+    order: {
+      type: 'string',
+      enum: ['asc', 'desc'],
+      default: 'asc',
+      description:
+        'asc: oldest first (created_at, id); desc: newest first. A cursor only continues the order it came from',
+    },
+    cursor: {
+      type: 'string',
+      description: 'next_cursor of the previous page (or of an interrupted export), with the same order',
+    },
     limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
-    format: { type: 'string', enum: ['json', 'csv', 'ndjson'], default: 'json', description: 'csv and ndjson stream the whole filtered history (limit ignored)' },
+    format: {
+      type: 'string',
+      enum: ['json', 'csv', 'ndjson'],
+      default: 'json',
+      description: 'csv and ndjson stream the whole filtered history (limit ignored)',
+    },
   },
 } as const
 
@@ -30,7 +58,18 @@ export async function historyRoutes(app: FastifyInstance, ctx: V1Context) {
   ] as const) {
     app.get<{ Querystring: Q }>(
       path,
-      { schema: { tags: ['history'], summary, querystring, response: { 200: ok('a page {object: "list", data, has_more, next_cursor}, or a CSV / NDJSON stream'), 400: errorResponse, ...authErrors } } },
+      {
+        schema: {
+          tags: ['history'],
+          summary,
+          querystring,
+          response: {
+            200: ok('a page {object: "list", data, has_more, next_cursor}, or a CSV / NDJSON stream'),
+            400: errorResponse,
+            ...authErrors,
+          },
+        },
+      },
       async (request, reply) => {
         const { limit = 20, format = 'json', ...filters } = request.query
         const userId = request.principal!.userId

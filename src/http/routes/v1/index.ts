@@ -52,7 +52,12 @@ export function v1Routes(deps: Deps, opts: V1Options = {}): FastifyPluginAsync {
       windowSeconds: 60,
       identify: (r) => (r.principal ? `${r.principal.via}:${r.principal.credentialId}` : undefined),
     })
-    await app.register(idempotency, { redis: deps.redis, key: deps.key, masterKey: () => requireMasterKey(deps.config), owner: (r) => r.principal?.userId })
+    await app.register(idempotency, {
+      redis: deps.redis,
+      key: deps.key,
+      masterKey: () => requireMasterKey(deps.config),
+      owner: (r) => r.principal?.userId,
+    })
     await app.register(async (a) => sessionRoutes(a, { ...ctx, users }))
     await app.register(async (a) => apiKeyRoutes(a, ctx))
     await app.register(async (a) => agentRoutes(a, ctx))

@@ -29,11 +29,20 @@ export async function insightRoutes(app: FastifyInstance, ctx: V1Context) {
           type: 'object',
           additionalProperties: false,
           properties: {
-            from: { type: 'string', description: `first UTC day, YYYY-MM-DD (default: ${INSIGHTS_DEFAULT_DAYS - 1} days before \`to\`)` },
+            from: {
+              type: 'string',
+              description: `first UTC day, YYYY-MM-DD (default: ${INSIGHTS_DEFAULT_DAYS - 1} days before \`to\`)`,
+            },
             to: { type: 'string', description: 'last UTC day, included (default: today)' },
           },
         },
-        response: { 200: ok(`{object: "insights", from, to, days, spend, revenue, calls, settlement_delay}: series with one value per day of \`days\`; at most ${INSIGHTS_MAX_DAYS} days`), 400: errorResponse, ...authErrors },
+        response: {
+          200: ok(
+            `{object: "insights", from, to, days, spend, revenue, calls, settlement_delay}: series with one value per day of \`days\`; at most ${INSIGHTS_MAX_DAYS} days`,
+          ),
+          400: errorResponse,
+          ...authErrors,
+        },
       },
     },
     async (request) => insights(db, request.principal!.userId, request.query),
@@ -41,7 +50,15 @@ export async function insightRoutes(app: FastifyInstance, ctx: V1Context) {
 
   app.get<{ Params: { address: string } }>(
     '/agents/:address/budget',
-    { schema: { tags: ['agents'], summary: 'What the agent may still spend and withdraw: caps, spent today and this month, headroom, balance, unsettled', params: addressParam, response: { 200: ok('the budget, as GET /v1/agent answers an agent key, plus withdrawable'), ...authErrors } } },
+    {
+      schema: {
+        tags: ['agents'],
+        summary:
+          'What the agent may still spend and withdraw: caps, spent today and this month, headroom, balance, unsettled',
+        params: addressParam,
+        response: { 200: ok('the budget, as GET /v1/agent answers an agent key, plus withdrawable'), ...authErrors },
+      },
+    },
     async (request) => {
       const agent = await ownAgent(request.principal!.userId, request.params.address)
       const status = await agentPayments.status(agent)
@@ -49,7 +66,10 @@ export async function insightRoutes(app: FastifyInstance, ctx: V1Context) {
       // (the platform's own counters, or Postgres, which also knows payments signed with the wallet's key elsewhere)
       const ledger = await unsettledFromLedger(db, agent.address, Math.floor(Date.now() / 1000))
       const unsettled = ledger > BigInt(status.unsettled) ? ledger : BigInt(status.unsettled)
-      const withdrawable = status.balance === null ? null : (BigInt(status.balance) > unsettled ? BigInt(status.balance) - unsettled : 0n).toString()
+      const withdrawable =
+        status.balance === null
+          ? null
+          : (BigInt(status.balance) > unsettled ? BigInt(status.balance) - unsettled : 0n).toString()
       return { ...status, object: 'agent_budget', unsettled: unsettled.toString(), withdrawable }
     },
   )
@@ -59,7 +79,8 @@ export async function insightRoutes(app: FastifyInstance, ctx: V1Context) {
     {
       schema: {
         tags: ['agents'],
-        summary: "The agent wallet's escrow accounts (deferred): balance, thawing amount and end, outstanding vouchers per seller",
+        summary:
+          "The agent wallet's escrow accounts (deferred): balance, thawing amount and end, outstanding vouchers per seller",
         params: addressParam,
         response: { 200: ok('as GET /v1/agent/escrow answers an agent key'), ...authErrors },
       },
@@ -77,8 +98,22 @@ export async function insightRoutes(app: FastifyInstance, ctx: V1Context) {
     }
     const agent = await db
       .selectFrom('agents as a')
-      .select(['a.id', 'a.user_id', 'a.address', 'a.encrypted_key', 'a.cap_per_transaction', 'a.cap_daily', 'a.cap_monthly'])
-      .select(sql<AgentRow['allowlist']>`coalesce((select json_agg(json_build_object('kind', l.kind, 'value', l.value)) from agent_allowlist l where l.agent_id = a.id), '[]'::json)`.as('allowlist'))
+      .select([
+        'a.id',
+        'a.user_id',
+        'a.address',
+        'a.encrypted_key',
+        'a.cap_per_transaction',
+        'a.cap_daily',
+        'a.cap_monthly',
+      ])
+      .select(
+        sql<
+          AgentRow['allowlist']
+        >`coalesce((select json_agg(json_build_object('kind', l.kind, 'value', l.value)) from agent_allowlist l where l.agent_id = a.id), '[]'::json)`.as(
+          'allowlist',
+        ),
+      )
       .where('a.user_id', '=', userId)
       .where('a.address', '=', address)
       .executeTakeFirst()

@@ -21,12 +21,21 @@ export const LOGIN_BACKOFF_SECONDS = 15 * 60
  *   `login_throttled`), so guessing from many addresses is slowed too, and one address alone
  *   cannot raise that last brake.
  */
-async function throttleLogin(ctx: V1Context, request: FastifyRequest, reply: FastifyReply, emailId: string, device: string | undefined): Promise<void> {
+async function throttleLogin(
+  ctx: V1Context,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  emailId: string,
+  device: string | undefined,
+): Promise<void> {
   const limit = (max: number, windowSeconds: number) => ({ ...ctx.limiter, max, windowSeconds })
-  if (device !== undefined) return hitRateLimit(limit(ctx.loginMax, LOGIN_BACKOFF_SECONDS), 'login-device', `${emailId}:${device}`, reply)
+  if (device !== undefined)
+    return hitRateLimit(limit(ctx.loginMax, LOGIN_BACKOFF_SECONDS), 'login-device', `${emailId}:${device}`, reply)
   await hitRateLimit(limit(ctx.loginMax, 60), 'login-ip', request.ip, reply)
   await hitRateLimit(limit(ctx.loginMax, LOGIN_BACKOFF_SECONDS), 'login-client', `${emailId}:${request.ip}`, reply)
-  await hitRateLimit(limit(3 * ctx.loginMax, LOGIN_BACKOFF_SECONDS), 'login-email', emailId, reply, (retryAfter) => appError('login_throttled', { retryAfter }))
+  await hitRateLimit(limit(3 * ctx.loginMax, LOGIN_BACKOFF_SECONDS), 'login-email', emailId, reply, (retryAfter) =>
+    appError('login_throttled', { retryAfter }),
+  )
 }
 
 /** Dashboard login: email + password → httpOnly session cookie; logout ends it everywhere at once. */
@@ -41,7 +50,11 @@ export async function sessionRoutes(app: FastifyInstance, ctx: V1Context & { use
         tags: ['session'],
         summary: 'Log in (dashboard): sets the tollgate_session cookie',
         security: [],
-        body: { type: 'object', required: ['email', 'password'], properties: { email: { type: 'string' }, password: { type: 'string' } } },
+        body: {
+          type: 'object',
+          required: ['email', 'password'],
+          properties: { email: { type: 'string' }, password: { type: 'string' } },
+        },
         response: { 200: ok('the session'), 401: errorResponse, 403: errorResponse, 429: errorResponse },
       },
     },
@@ -51,22 +64,55 @@ export async function sessionRoutes(app: FastifyInstance, ctx: V1Context & { use
       await throttleLogin(ctx, request, reply, emailId, await devices.recognise(deviceToken, emailId))
       const user = await ctx.users.authenticate(request.body.email, request.body.password)
       const session = await ctx.users.createSession(user.id)
-      reply.setCookie(SESSION_COOKIE, session.token, { path: '/', httpOnly: true, sameSite: 'lax', secure, expires: session.expiresAt })
+      reply.setCookie(SESSION_COOKIE, session.token, {
+        path: '/',
+        httpOnly: true,
+        sameSite: 'lax',
+        secure,
+        expires: session.expiresAt,
+      })
       // only the login route reads it; a new token on every login (login-devices.ts)
-      reply.setCookie(DEVICE_COOKIE, await devices.remember(deviceToken, emailId), { path: '/v1/session', httpOnly: true, sameSite: 'strict', secure, maxAge: DEVICE_TTL_SECONDS })
-      return { object: 'session', user: { id: user.id, email: user.email }, expires_at: session.expiresAt.toISOString() }
+      reply.setCookie(DEVICE_COOKIE, await devices.remember(deviceToken, emailId), {
+        path: '/v1/session',
+        httpOnly: true,
+        sameSite: 'strict',
+        secure,
+        maxAge: DEVICE_TTL_SECONDS,
+      })
+      return {
+        object: 'session',
+        user: { id: user.id, email: user.email },
+        expires_at: session.expiresAt.toISOString(),
+      }
     },
   )
-  app.get('/session', { schema: { tags: ['session'], summary: 'Who is calling (API key or session)', response: { 200: ok('the caller') } } }, async (request) => {
-    const p = request.principal!
-    const user = await ctx.users.get(p.userId)
-    return { object: 'session', user: { id: p.userId, email: user?.email ?? null }, via: p.via }
-  })
-  app.delete('/session', { schema: { tags: ['session'], summary: 'Log out: ends the cookie session', response: { 204: noContent } } }, async (request, reply) => {
-    const token = request.cookies[SESSION_COOKIE]
-    if (request.principal?.via !== 'session' || !token) throw appError('bad_request', { detail: 'no dashboard session to end; API keys are revoked with DELETE /v1/api-keys/{id}' })
-    await ctx.users.endSession(token)
-    reply.clearCookie(SESSION_COOKIE, { path: '/' })
-    return reply.code(204).send()
-  })
+  app.get(
+    '/session',
+    {
+      schema: {
+        tags: ['session'],
+        summary: 'Who is calling (API key or session)',
+        response: { 200: ok('the caller') },
+      },
+    },
+    async (request) => {
+      const p = request.principal!
+      const user = await ctx.users.get(p.userId)
+      return { object: 'session', user: { id: p.userId, email: user?.email ?? null }, via: p.via }
+    },
+  )
+  app.delete(
+    '/session',
+    { schema: { tags: ['session'], summary: 'Log out: ends the cookie session', response: { 204: noContent } } },
+    async (request, reply) => {
+      const token = request.cookies[SESSION_COOKIE]
+      if (request.principal?.via !== 'session' || !token)
+        throw appError('bad_request', {
+          detail: 'no dashboard session to end; API keys are revoked with DELETE /v1/api-keys/{id}',
+        })
+      await ctx.users.endSession(token)
+      reply.clearCookie(SESSION_COOKIE, { path: '/' })
+      return reply.code(204).send()
+    },
+  )
 }

@@ -21,7 +21,15 @@ export async function signupRoutes(app: FastifyInstance, ctx: V1Context & { user
   const tags = ['session']
   app.get(
     '/signup',
-    { config: { public: true }, schema: { tags, summary: 'Whether anyone may create an account here (the dashboard shows its sign-up form then)', security: [], response: { 200: ok('{object: "signup", open}') } } },
+    {
+      config: { public: true },
+      schema: {
+        tags,
+        summary: 'Whether anyone may create an account here (the dashboard shows its sign-up form then)',
+        security: [],
+        response: { 200: ok('{object: "signup", open}') },
+      },
+    },
     async () => ({ object: 'signup', open: config.signup, min_password_length: MIN_PASSWORD_LENGTH }),
   )
   app.post<{ Body: { email: string; password: string } }>(
@@ -32,8 +40,19 @@ export async function signupRoutes(app: FastifyInstance, ctx: V1Context & { user
         tags,
         summary: 'Create an account (when sign-up is open) and log in: sets the tollgate_session cookie',
         security: [],
-        body: { type: 'object', required: ['email', 'password'], additionalProperties: false, properties: { email: { type: 'string', maxLength: 254 }, password: { type: 'string', maxLength: 1024 } } },
-        response: { 201: ok('the new user and session'), 400: errorResponse, 403: errorResponse, 409: errorResponse, 429: errorResponse },
+        body: {
+          type: 'object',
+          required: ['email', 'password'],
+          additionalProperties: false,
+          properties: { email: { type: 'string', maxLength: 254 }, password: { type: 'string', maxLength: 1024 } },
+        },
+        response: {
+          201: ok('the new user and session'),
+          400: errorResponse,
+          403: errorResponse,
+          409: errorResponse,
+          429: errorResponse,
+        },
       },
     },
     async (request, reply) => {
@@ -42,8 +61,18 @@ export async function signupRoutes(app: FastifyInstance, ctx: V1Context & { user
       const user = await ctx.users.create(request.body.email, request.body.password)
       request.log.info({ user: user.id }, 'account created by sign-up')
       const session = await ctx.users.createSession(user.id)
-      reply.setCookie(SESSION_COOKIE, session.token, { path: '/', httpOnly: true, sameSite: 'lax', secure, expires: session.expiresAt })
-      return reply.code(201).send({ object: 'session', user: { id: user.id, email: user.email }, expires_at: session.expiresAt.toISOString() })
+      reply.setCookie(SESSION_COOKIE, session.token, {
+        path: '/',
+        httpOnly: true,
+        sameSite: 'lax',
+        secure,
+        expires: session.expiresAt,
+      })
+      return reply.code(201).send({
+        object: 'session',
+        user: { id: user.id, email: user.email },
+        expires_at: session.expiresAt.toISOString(),
+      })
     },
   )
 }

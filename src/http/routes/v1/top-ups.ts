@@ -6,7 +6,13 @@ import { addressParam, authErrors, errorResponse, ok } from './schemas.js'
 const querystring = {
   type: 'object',
   properties: {
-    limit: { type: 'integer', minimum: 1, maximum: TOPUPS_PAGE_MAX, default: TOPUPS_PAGE_MAX, description: `page size; the default, ${TOPUPS_PAGE_MAX}, is also the most` },
+    limit: {
+      type: 'integer',
+      minimum: 1,
+      maximum: TOPUPS_PAGE_MAX,
+      default: TOPUPS_PAGE_MAX,
+      description: `page size; the default, ${TOPUPS_PAGE_MAX}, is also the most`,
+    },
     cursor: { type: 'string', description: 'next_cursor of the previous page' },
   },
 } as const
@@ -20,10 +26,14 @@ export async function topUpRoutes(app: FastifyInstance, ctx: V1Context) {
     {
       schema: {
         tags: ['agents'],
-        summary: 'List the agent\'s top-ups, newest first (a failed one shows its error)',
+        summary: "List the agent's top-ups, newest first (a failed one shows its error)",
         params: addressParam,
         querystring,
-        response: { 200: ok('a page {object: "list", data, has_more, next_cursor}, newest need first'), 400: errorResponse, ...authErrors },
+        response: {
+          200: ok('a page {object: "list", data, has_more, next_cursor}, newest need first'),
+          400: errorResponse,
+          ...authErrors,
+        },
       },
     },
     async (request) => {

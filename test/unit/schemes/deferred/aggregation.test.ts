@@ -31,22 +31,39 @@ t.test('each rule refuses with the reason that names it', async (t) => {
   const cases: Array<[string, Partial<typeof next>, string]> = [
     ['the same nonce again (replay)', { nonce: previous.nonce }, 'invalid_deferred_evm_payload_voucher_stale'],
     ['a skipped nonce', { nonce: previous.nonce + 2n }, 'invalid_deferred_evm_payload_voucher_stale'],
-    ['an aggregate short of the price', { valueAggregate: previous.valueAggregate + amount - 1n }, 'invalid_deferred_evm_payload_voucher_value'],
-    ['an aggregate over the price', { valueAggregate: previous.valueAggregate + amount + 1n }, 'invalid_deferred_evm_payload_voucher_value'],
+    [
+      'an aggregate short of the price',
+      { valueAggregate: previous.valueAggregate + amount - 1n },
+      'invalid_deferred_evm_payload_voucher_value',
+    ],
+    [
+      'an aggregate over the price',
+      { valueAggregate: previous.valueAggregate + amount + 1n },
+      'invalid_deferred_evm_payload_voucher_value',
+    ],
     ['the same timestamp', { timestamp: previous.timestamp }, 'invalid_deferred_evm_payload_voucher_timestamp'],
   ]
-  for (const [what, change, reason] of cases) t.equal(checkAggregation(head, { ...next, ...change }, amount)?.reason, reason, what)
+  for (const [what, change, reason] of cases)
+    t.equal(checkAggregation(head, { ...next, ...change }, amount)?.reason, reason, what)
 })
 
 t.test("the spec's deposit example starts a new voucher at exactly the price", async (t) => {
   const p = withDeposit.paymentPayload
   const fresh = decode(p.payload).voucher
   t.equal(checkAggregation(undefined, fresh, BigInt(p.accepted.amount)), undefined)
-  t.equal(checkAggregation(undefined, { ...fresh, valueAggregate: 2n * BigInt(p.accepted.amount) }, BigInt(p.accepted.amount))?.reason, 'invalid_deferred_evm_payload_voucher_value')
+  t.equal(
+    checkAggregation(undefined, { ...fresh, valueAggregate: 2n * BigInt(p.accepted.amount) }, BigInt(p.accepted.amount))
+      ?.reason,
+    'invalid_deferred_evm_payload_voucher_value',
+  )
 })
 
 t.test("extra.voucher is written in the spec's form", async (t) => {
   const written = voucherJson(previous)
   const lower = (o: Record<string, unknown>) => JSON.parse(JSON.stringify(o).toLowerCase())
-  t.same(lower(written), lower(spec.accepted.extra.voucher), 'same fields, same number and string forms (addresses checksummed)')
+  t.same(
+    lower(written),
+    lower(spec.accepted.extra.voucher),
+    'same fields, same number and string forms (addresses checksummed)',
+  )
 })

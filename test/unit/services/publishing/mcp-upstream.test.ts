@@ -13,5 +13,6 @@ t.test('a tool name as an endpoint slug: valid, readable, unique in the service'
   t.equal(toolSlug('get_quote', new Set(['get-quote', 'get-quote-2'])), 'get-quote-3')
   const long = toolSlug('a_very_long_tool_name_that_goes_on_and_on_and_on', none)
   t.ok(long.length <= 40 && SLUG.test(long), long)
-  for (const name of ['a', 'A-B', 'x--y', '-lead', 'trail_', '123', 'get quote now']) t.ok(SLUG.test(toolSlug(name, none)) && !toolSlug(name, none).includes('--'), name)
+  for (const name of ['a', 'A-B', 'x--y', '-lead', 'trail_', '123', 'get quote now'])
+    t.ok(SLUG.test(toolSlug(name, none)) && !toolSlug(name, none).includes('--'), name)
 })
