@@ -62,11 +62,13 @@ function sellerView(r: { namespace: string; display_name: string; agent_address:
   }
 }
 
-function serviceView(namespace: string, r: Selectable<ServicesTable>) {
+function serviceView(proxyUrl: string, namespace: string, r: Selectable<ServicesTable>) {
   return {
     object: 'service' as const,
     namespace,
     name: r.name,
+    /** the service as a paid MCP server (its endpoints as tools) */
+    mcp_url: `${proxyUrl}/${namespace}/${r.name}/mcp`,
     display_name: r.display_name,
     description: r.description,
     pay_to: r.pay_to,
@@ -326,7 +328,7 @@ export function createPublishing(deps: Deps) {
         .executeTakeFirst()
       if (!row) throw appError('conflict', { detail: `the service "${name}" exists in ${namespace}` })
       await announce({ namespace, service: name })
-      return serviceView(namespace, row)
+      return serviceView(config.proxyUrl, namespace, row)
     },
     async listServices(who: SellerScope, namespace: string) {
       const s = await seller(who, namespace)
@@ -336,10 +338,10 @@ export function createPublishing(deps: Deps) {
         .where('seller_id', '=', s.id)
         .orderBy('created_at')
         .execute()
-      return rows.map((r) => serviceView(namespace, r))
+      return rows.map((r) => serviceView(config.proxyUrl, namespace, r))
     },
     async getService(who: SellerScope, namespace: string, name: string) {
-      return serviceView(namespace, (await service(who, namespace, name)).service)
+      return serviceView(config.proxyUrl, namespace, (await service(who, namespace, name)).service)
     },
     async updateService(
       who: SellerScope,
@@ -370,7 +372,7 @@ export function createPublishing(deps: Deps) {
         .returningAll()
         .executeTakeFirstOrThrow()
       await announce({ namespace, service: name })
-      return serviceView(namespace, row)
+      return serviceView(config.proxyUrl, namespace, row)
     },
     async deleteService(who: SellerScope, namespace: string, name: string) {
       const { service: svc } = await service(who, namespace, name)
