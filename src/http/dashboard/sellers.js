@@ -3,8 +3,9 @@
 // disable, test an upstream, unpublish.
 import { api, seg } from './api.js'
 import { endpointForm } from './endpoint-form.js'
-import { errorSlot, field, h, revealSecret, secretPanel, table } from './dom.js'
+import { copyButton, errorSlot, field, h, revealSecret, secretPanel, table } from './dom.js'
 import { units } from './format.js'
+import { mcpSummary, mcpTools, mcpToolsTable, mcpUpstreamForm } from './mcp-upstream.js'
 import { act, notify, onSubmit } from './ui.js'
 
 export async function sellersView(show) {
@@ -279,6 +280,31 @@ async function serviceSection(s, svc, page) {
     )
     slot.querySelector('input, textarea')?.focus()
   }
+  const openMcpForm = () => {
+    page.reveal.replaceChildren()
+    slot.replaceChildren(
+      mcpUpstreamForm({
+        id: `mcp-${key}`,
+        path: `${svcPath}/${seg(svc.name)}`,
+        tools: mcpTools(endpoints),
+        done: async (answer) => {
+          await page.reload()
+          if (answer.signing_secret)
+            revealSecret(
+              page.reveal,
+              secretPanel(
+                `Signing secret for the MCP server of ${s.namespace}/${svc.name}`,
+                answer.signing_secret,
+                'Your MCP server checks the X-Tollgate-Signature header of every request Tollgate forwards with it (HMAC-SHA256 over the method, path and body; see the API docs). One secret for the server, kept when you publish it again; it is stored encrypted and never shown again.',
+              ),
+            )
+          notify(mcpSummary(answer), 'ok')
+        },
+        cancel: () => slot.replaceChildren(),
+      }),
+    )
+    slot.querySelector('input')?.focus()
+  }
   const patch = (e, body, message) => (ev) =>
     act(ev.currentTarget, async () => changed(message, await api('PATCH', `${path}/${seg(e.slug)}`, body)))
   const test = (e) => (ev) =>
@@ -302,7 +328,15 @@ async function serviceSection(s, svc, page) {
       h('td', {}, e.methods.join(', ')),
       h('td', {}, `${units(e.price, 6)} USDC`),
       h('td', {}, e.settlement_mode),
-      h('td', {}, e.handler ? `hosted: ${e.handler}` : `upstream: ${e.upstream_url}`),
+      h(
+        'td',
+        {},
+        e.handler
+          ? `hosted: ${e.handler}`
+          : e.mcp_tool
+            ? `MCP tool ${e.mcp_tool}: ${e.upstream_url}`
+            : `upstream: ${e.upstream_url}`,
+      ),
       h('td', { class: e.enabled ? 'active' : 'revoked' }, e.enabled ? 'enabled' : 'disabled'),
       h('td', { class: 'calls' }, String(page.stats(e.id)?.calls_total ?? 0)),
       h('td', { class: 'revenue' }, `${units(page.stats(e.id)?.total ?? '0', 6)} USDC`),
@@ -388,6 +422,7 @@ async function serviceSection(s, svc, page) {
     { class: 'service', id: `service-${key}` },
     h('h3', {}, `${svc.display_name} (${svc.name})${svc.enabled ? '' : ' — disabled'}`),
     h('p', {}, 'Receiver (pay_to): ', h('code', {}, svc.pay_to)),
+    mcpEndpoint(svc),
     svc.description && h('p', {}, svc.description),
     h(
       'p',
@@ -399,14 +434,26 @@ async function serviceSection(s, svc, page) {
       endpoints.map(row),
       'No endpoints published.',
     ),
+    mcpToolsTable(mcpTools(endpoints)),
     h(
       'div',
       { class: 'toolbar' },
       h('button', { type: 'button', onclick: () => openForm() }, 'Publish an endpoint'),
+      h(
+        'button',
+        { type: 'button', class: 'plain', onclick: openMcpForm },
+        mcpTools(endpoints).length ? 'Update MCP server' : 'Publish an MCP server',
+      ),
       edit,
       toggle,
       remove,
     ),
     slot,
   )
+}
+
+/** The service as a paid MCP server: its endpoints (and an upstream MCP server's tools) as tools. */
+function mcpEndpoint(svc) {
+  const code = h('code', { class: 'mcp-url' }, svc.mcp_url)
+  return h('p', {}, 'MCP endpoint: ', code, ' ', copyButton(svc.mcp_url, code))
 }

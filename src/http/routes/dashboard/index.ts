@@ -49,6 +49,7 @@ export const DASHBOARD_MODULES = [
   'transactions.js',
   'sellers.js',
   'endpoint-form.js',
+  'mcp-upstream.js',
   'withdraw.js',
   'insights.js',
   'charts.js',
