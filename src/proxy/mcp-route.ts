@@ -100,10 +100,11 @@ function rpcError(code: number, message: string) {
 function describeTool(e: EndpointEntry): Tool {
   const challenge = e.challenges.get(toolMethod(e.methods))!
   const price = `${formatUsdc(e.price)} USDC`
+  const schemes = [...new Set(challenge.v2.accepts.map((a) => a.scheme))].join(' or ')
   const schema = (e.inputSchema ?? {}) as Record<string, unknown>
   return {
     name: e.mcpTool ?? e.slug,
-    description: `${e.description ? `${e.description.replace(/\.?\s*$/, '.')} ` : ''}Price: ${price} per call, paid with x402 (exact, ${challenge.requirementsV2.network}).`,
+    description: `${e.description ? `${e.description.replace(/\.?\s*$/, '.')} ` : ''}Price: ${price} per call, paid with x402 (${schemes}, ${challenge.requirementsV2.network}).`,
     inputSchema: { ...schema, type: 'object' } as Tool['inputSchema'],
     _meta: {
       'tollgate/price': {
