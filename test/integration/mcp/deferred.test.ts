@@ -10,9 +10,9 @@ import t from 'tap'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import type { PaymentRequired } from '@x402/core/types'
 import { getAddress } from 'viem'
 import { announceRegistryChange } from '../../../src/services/registry-events.js'
+import type { Challenge } from '../../../src/x402/challenge.js'
 import { deferredBuyer, voucherWire } from '../../helpers/deferred-buyer.js'
 import { startTestPlatform } from '../../helpers/platform.js'
 import { until } from '../../helpers/until.js'
@@ -43,7 +43,7 @@ t.test('a paid MCP tools/call with a deferred voucher', async (t) => {
   // the unpaid call: the tool's PaymentRequired offers exact, then deferred (once the proxy reloaded)
   const required = await until('the tool offers deferred', async () => {
     const r = await call()
-    const pr = r.structuredContent as unknown as PaymentRequired
+    const pr = r.structuredContent as unknown as Challenge['v2']
     return r.isError === true && pr.accepts.length === 2 && pr
   })
   t.same(
