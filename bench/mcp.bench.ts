@@ -11,8 +11,6 @@
  *   node --import tsx bench/mcp.bench.ts [seconds-per-case] [connections]
  */
 import { randomBytes } from 'node:crypto'
-import { readdirSync, readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -20,7 +18,6 @@ import autocannon from 'autocannon'
 import { sql } from 'kysely'
 import { startDevnet } from '../src/chain/devnet.js'
 import { assertNativeSecp256k1 } from '../src/chain/recover-signer.js'
-import { makeDomainSeparator, transferAuthDigest } from '../src/chain/transfer-auth-digest.js'
 import { loadConfig } from '../src/config.js'
 import { createDb } from '../src/db/create-db.js'
 import { migrateToLatest } from '../src/db/migrate.js'
@@ -28,13 +25,11 @@ import { createDeps } from '../src/deps.js'
 import { buildProxyApp } from '../src/http/proxy-app.js'
 import { loadHandlerRegistry } from '../src/pool/handler-registry.js'
 import { seedHostedServices } from '../src/services/hosted-seed.js'
+import { childrenCpuUs, exactPayments } from './bench-payments.js'
 import { dropRedisPrefix } from './cleanup.js'
 import { profiled } from './profile.js'
 
 assertNativeSecp256k1()
-const secp = createRequire(import.meta.url)('secp256k1') as {
-  ecdsaSign(msg: Uint8Array, key: Uint8Array): { signature: Uint8Array; recid: number }
-}
 const seconds = Number(process.argv[2] ?? 5)
 const connections = Number(process.argv[3] ?? 32)
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2))
@@ -85,57 +80,8 @@ const required = unpaid.result.structuredContent as {
   accepts: Array<{ payTo: string; amount: string }>
 }
 
-const payerKey = Buffer.from(devnet.accounts.demoPayer.privateKey.slice(2), 'hex')
-const ds = makeDomainSeparator({
-  name: config.chain.usdc.name,
-  version: config.chain.usdc.version,
-  chainId: config.chain.chainId,
-  verifyingContract: config.chain.usdc.address,
-})
 /** `count` v2 PaymentPayloads from the demo payer, each with its own nonce. */
-function payments(count: number): object[] {
-  const req = required.accepts[0]!
-  const now = Math.floor(Date.now() / 1000)
-  const out: object[] = []
-  for (let i = 0; i < count; i++) {
-    const auth = {
-      from: devnet.accounts.demoPayer.address,
-      to: req.payTo,
-      value: BigInt(req.amount),
-      validAfter: BigInt(now - 60),
-      validBefore: BigInt(now + 250),
-      nonce: `0x${randomBytes(32).toString('hex')}`,
-    }
-    const { signature, recid } = secp.ecdsaSign(transferAuthDigest(ds, auth), payerKey)
-    const payload = {
-      signature: `0x${Buffer.from(signature).toString('hex')}${(27 + recid).toString(16)}`,
-      authorization: {
-        ...auth,
-        value: String(auth.value),
-        validAfter: String(auth.validAfter),
-        validBefore: String(auth.validBefore),
-      },
-    }
-    out.push({ x402Version: 2, resource: required.resource, accepted: req, payload })
-  }
-  return out
-}
-
-/** CPU µs used so far by this process's children (the handler processes), from /proc. */
-function childrenCpuUs(): number {
-  let ticks = 0
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const f = readFileSync(`/proc/${name}/stat`, 'utf8')
-      const fields = f.slice(f.lastIndexOf(')') + 2).split(' ')
-      if (Number(fields[1]) === process.pid) ticks += Number(fields[11]) + Number(fields[12])
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return ticks * 10_000
-}
+const payments = (count: number) => exactPayments(devnet.accounts.demoPayer, config.chain, required, count)
 
 interface Row {
   name: string

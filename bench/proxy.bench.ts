@@ -14,14 +14,12 @@
  */
 import { randomBytes } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 import Fastify from 'fastify'
 import { sql } from 'kysely'
 import { startDevnet } from '../src/chain/devnet.js'
-import { makeDomainSeparator, transferAuthDigest } from '../src/chain/transfer-auth-digest.js'
 import { assertNativeSecp256k1 } from '../src/chain/recover-signer.js'
 import { loadConfig } from '../src/config.js'
 import { createDb } from '../src/db/create-db.js'
@@ -33,14 +31,12 @@ import { loadHandlerRegistry } from '../src/pool/handler-registry.js'
 import { createUpstreamClient } from '../src/proxy/upstream.js'
 import { seedHostedServices } from '../src/services/hosted-seed.js'
 import { announceRegistryChange } from '../src/services/registry-events.js'
+import { childrenCpuUs, exactPayments } from './bench-payments.js'
 import { dropRedisPrefix } from './cleanup.js'
 import { profiled } from './profile.js'
 import { startReferenceStack } from './reference-stack.js'
 
 assertNativeSecp256k1()
-const secp = createRequire(import.meta.url)('secp256k1') as {
-  ecdsaSign(msg: Uint8Array, key: Uint8Array): { signature: Uint8Array; recid: number }
-}
 const seconds = Number(process.argv[2] ?? 5)
 const connections = Number(process.argv[3] ?? 32)
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -108,46 +104,13 @@ await bare.listen({ port: 0, host: '127.0.0.1' })
 const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}/`
 
 // Pre-signed payments from the demo payer, one per request (each nonce is used once).
-const payerKey = Buffer.from(devnet.accounts.demoPayer.privateKey.slice(2), 'hex')
-const ds = makeDomainSeparator({
-  name: config.chain.usdc.name,
-  version: config.chain.usdc.version,
-  chainId: config.chain.chainId,
-  verifyingContract: config.chain.usdc.address,
-})
+/** `count` v2 payment headers from the demo payer for the endpoint at `urlPath`, each with its own nonce. */
 async function headersFor(urlPath: string, count: number): Promise<string[]> {
   const r = await fetch(urlPath.startsWith('http') ? urlPath : `${config.proxyUrl}${urlPath}`)
   const required = JSON.parse(Buffer.from(r.headers.get('payment-required')!, 'base64').toString())
-  const req = required.accepts[0]
-  const now = Math.floor(Date.now() / 1000)
-  const out: string[] = []
-  for (let i = 0; i < count; i++) {
-    const auth = {
-      from: devnet.accounts.demoPayer.address,
-      to: req.payTo,
-      value: BigInt(req.amount),
-      validAfter: BigInt(now - 60),
-      validBefore: BigInt(now + 250),
-      nonce: `0x${randomBytes(32).toString('hex')}`,
-    }
-    const { signature, recid } = secp.ecdsaSign(transferAuthDigest(ds, auth), payerKey)
-    const sig = `0x${Buffer.from(signature).toString('hex')}${(27 + recid).toString(16)}`
-    const payload = {
-      signature: sig,
-      authorization: {
-        ...auth,
-        value: String(auth.value),
-        validAfter: String(auth.validAfter),
-        validBefore: String(auth.validBefore),
-      },
-    }
-    out.push(
-      Buffer.from(JSON.stringify({ x402Version: 2, resource: required.resource, accepted: req, payload })).toString(
-        'base64',
-      ),
-    )
-  }
-  return out
+  return exactPayments(devnet.accounts.demoPayer, config.chain, required, count).map((p) =>
+    Buffer.from(JSON.stringify(p)).toString('base64'),
+  )
 }
 
 interface Row {
@@ -193,21 +156,6 @@ function processCpuUs(comm: string): number {
   return ticks * 10_000
 }
 
-/** CPU µs used so far by this process's children (the handler processes), from /proc. */
-function childrenCpuUs(): number {
-  let ticks = 0
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const f = readFileSync(`/proc/${name}/stat`, 'utf8')
-      const fields = f.slice(f.lastIndexOf(')') + 2).split(' ')
-      if (Number(fields[1]) === process.pid) ticks += Number(fields[11]) + Number(fields[12])
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return ticks * 10_000 // 100 clock ticks a second
-}
 async function run(name: string, url: string, headers?: string[], conns = connections): Promise<Row> {
   let i = 0
   const cpu0 = process.cpuUsage()
