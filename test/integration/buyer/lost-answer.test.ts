@@ -1,16 +1,14 @@
-import { spawn } from 'node:child_process'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { runCli, type Io } from '../../../src/cli/main.js'
 import { lookupPayment, PaidCallFailedError, wrapFetch } from '../../../src/client.js'
 import { buildProxyApp } from '../../../src/http/proxy-app.js'
+import { repoRoot, spawnNode } from '../../helpers/child-process.js'
 import { freePort } from '../../helpers/platform.js'
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../../helpers/test-env.js'
 import { MASTER_KEY, startBuyerPlatform } from '../../helpers/buyer.js'
 
-const repo = fileURLToPath(new URL('../../..', import.meta.url))
-const fixtures = path.resolve(repo, 'test/fixtures/handlers')
+const fixtures = path.resolve(repoRoot, 'test/fixtures/handlers')
 
 t.test(
   'a proxy killed between recording `served` and answering: the buyer learns by payer and nonce that it was charged and the answer lost',
@@ -21,10 +19,10 @@ t.test(
     // the proxy role in its own process, which dies (SIGKILL) as it starts writing a paid answer
     const port = await freePort()
     const origin = `http://127.0.0.1:${port}`
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/proxy-crash-child.ts'], {
-      cwd: repo,
-      env: {
-        ...process.env,
+    const proxy = spawnNode(
+      t,
+      'test/helpers/proxy-crash-child.ts',
+      {
         ...p.env,
         DATABASE_URL: TEST_DATABASE_URL,
         REDIS_URL: TEST_REDIS_URL,
@@ -35,23 +33,13 @@ t.test(
         CRASH_BEFORE_PAID_ANSWER: '1',
         LOG_LEVEL: 'warn',
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let stderr = ''
-    child.stderr!.on('data', (d: Buffer) => void (stderr = (stderr + d.toString()).slice(-4000)))
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      child.on('exit', (code, signal) => resolve({ code, signal })),
+      { stdout: 'pipe' },
     )
-    t.teardown(async () => {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGKILL')
-        await exited
-      }
-    })
+    const exited = proxy.exited
     await new Promise<void>((resolve, reject) => {
-      child.stdout!.on('data', (d: Buffer) => d.toString().includes('listening') && resolve())
+      proxy.child.stdout!.on('data', (d: Buffer) => d.toString().includes('listening') && resolve())
       void exited.then((e) =>
-        reject(new Error(`the proxy process ended before listening (${JSON.stringify(e)}): ${stderr}`)),
+        reject(new Error(`the proxy process ended before listening (${JSON.stringify(e)}): ${proxy.stderr()}`)),
       )
     })
 
