@@ -52,29 +52,24 @@ export function isPrivateAddress(ip: string): boolean {
   return true
 }
 
-/** Syntax and literal-address check at publish time (DNS may change later; the lookup guard covers that). */
-export function checkUpstreamUrl(raw: unknown, allowPrivate: boolean): string {
+/**
+ * Syntax and literal-address check at publish time (DNS may change later; the lookup guard covers that).
+ * `param` is the request field the URL came from, so the error names what the caller sent.
+ */
+export function checkUpstreamUrl(raw: unknown, allowPrivate: boolean, param = 'upstream_url'): string {
   let u: URL
   try {
     u = new URL(String(raw))
   } catch {
-    throw appError(
-      'invalid_parameter',
-      { param: 'upstream_url', detail: 'expected an http or https URL' },
-      { details: { param: 'upstream_url' } },
-    )
+    throw appError('invalid_parameter', { param, detail: 'expected an http or https URL' }, { details: { param } })
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:')
-    throw appError(
-      'invalid_parameter',
-      { param: 'upstream_url', detail: 'expected an http or https URL' },
-      { details: { param: 'upstream_url' } },
-    )
+    throw appError('invalid_parameter', { param, detail: 'expected an http or https URL' }, { details: { param } })
   if (u.username || u.password)
     throw appError(
       'invalid_parameter',
-      { param: 'upstream_url', detail: 'credentials in the URL are not allowed; use forwarded headers' },
-      { details: { param: 'upstream_url' } },
+      { param, detail: 'credentials in the URL are not allowed; use forwarded headers' },
+      { details: { param } },
     )
   const host = u.hostname.replace(/^\[|\]$/g, '')
   if (
