@@ -5,7 +5,7 @@ import { loadConfig } from '../../../src/config.js'
 import { createPayerCredit } from '../../../src/ledger/payer-credit.js'
 import { createFixedWindowLimiter } from '../../../src/limits/fixed-window.js'
 import { bullConnection, queuePrefix, settlementQueue } from '../../../src/queue/settlement-queue.js'
-import { keySlot, parseRedisUrl, redisTag, whenReady } from '../../../src/redis-client.js'
+import { keyServers, keySlot, parseRedisUrl, redisTag, whenReady } from '../../../src/redis-client.js'
 import { createLoginDevices } from '../../../src/services/accounts/login-devices.js'
 import { createSpendWindows, windowsAt } from '../../../src/services/agent-payments/spend-windows.js'
 import { startRedisCluster } from '../../helpers/redis-cluster.js'
@@ -90,6 +90,26 @@ t.test('on a real Redis Cluster (3 masters, 3 replicas)', async (t) => {
     t.equal(await credit.rebuildExposure(asset, hex(20)), 0n, 'a rebuild (two keys, one slot) runs')
     await credit.block(payers[2]!, 'test')
     t.equal(await credit.isBlocked(payers[2]!), true)
+
+    // scripts are loaded per node: with every node's script cache emptied, EVALSHA meets NOSCRIPT
+    // on each master and ioredis sends the script again (EVAL)
+    const masters3 = keyServers(deps.redis)
+    t.equal(masters3.length, 3)
+    const cached = async () =>
+      Promise.all(masters3.map(async (m) => Number(/number_of_cached_scripts:(\d+)/.exec(await m.info('memory'))?.[1])))
+    await Promise.all(masters3.map((m) => m.script('FLUSH')))
+    t.same(await cached(), [0, 0, 0], 'no master has a script')
+    const afterFlush = await Promise.all(
+      payers.map((payer) => credit.reserve({ payer, asset, nonce: hex(32), value: 1n, validBefore, nowMs })),
+    )
+    t.ok(
+      afterFlush.every((r, i) => r.result === (i === 2 ? 'blocked' : 'ok')),
+      'the guard runs on every master after SCRIPT FLUSH',
+    )
+    t.ok(
+      (await cached()).every((n) => n >= 1),
+      'and each master has loaded it again',
+    )
   })
 
   t.test('agent caps exact under concurrency', async (t) => {
