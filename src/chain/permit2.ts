@@ -64,3 +64,34 @@ export const permit2Abi = [
 export function permit2NonceUsed(bitmap: bigint, nonce: bigint): boolean {
   return ((bitmap >> (nonce & 0xffn)) & 1n) === 1n
 }
+
+/** Our proxy's own event (beside the interface's): which payment settled, for how much. */
+export const uptoSettledEvent = {
+  type: 'event',
+  name: 'UptoSettled',
+  inputs: [
+    { name: 'owner', type: 'address', indexed: true },
+    { name: 'nonce', type: 'uint256', indexed: true },
+    { name: 'to', type: 'address', indexed: true },
+    { name: 'amount', type: 'uint256', indexed: false },
+  ],
+} as const
+
+const error = (name: string) => ({ type: 'error', name, inputs: [] }) as const
+
+/** The errors a settle call can revert with (the proxy's and Permit2's), to name a failure. */
+export const uptoSettleErrors = [
+  error('AmountExceedsPermitted'),
+  error('InvalidDestination'),
+  error('InvalidOwner'),
+  error('PaymentTooEarly'),
+  error('UnauthorizedFacilitator'),
+  error('ReentrancyGuardReentrantCall'),
+  error('InvalidNonce'),
+  error('InvalidSigner'),
+  error('InvalidSignature'),
+  error('InvalidSignatureLength'),
+  error('InvalidAmount'),
+  error('InvalidContractSignature'),
+  { type: 'error', name: 'SignatureExpired', inputs: [{ name: 'signatureDeadline', type: 'uint256' }] },
+] as const

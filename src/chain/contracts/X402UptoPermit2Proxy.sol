@@ -71,6 +71,9 @@ contract X402UptoPermit2Proxy {
 
     event Settled();
     event SettledWithPermit();
+    /// @notice Ours, beside the interface's events: which payment (owner, Permit2 nonce) settled
+    /// and for how much, so that a settlement batch's receipt tells each payment's fate.
+    event UptoSettled(address indexed owner, uint256 indexed nonce, address indexed to, uint256 amount);
 
     error AmountExceedsPermitted();
     error InvalidDestination();
@@ -143,5 +146,6 @@ contract X402UptoPermit2Proxy {
             WITNESS_TYPE_STRING,
             signature
         );
+        emit UptoSettled(owner, permit.nonce, witness.to, amount);
     }
 }

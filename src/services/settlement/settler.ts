@@ -80,7 +80,7 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
         while (more && Date.now() < deadline && held()) {
           more = false
           for (const g of await readyGroups(db, config.chain.caip2)) {
-            const claimed = await claimServed(db, { ...g, limit: batchSize })
+            const claimed = await claimServed(db, { ...g, limit: batchSize, relayer: relayer.address })
             if (claimed.length === 0) continue
             await sendBatch(relayer, g.network, g.asset, claimed, stats)
             if (claimed.length === batchSize) more = true
@@ -142,7 +142,7 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
         )
       }
       const stuck = await sql<Payment>`
-        select p.* from payments p where p.status = 'settling' and p.scheme = 'exact' and p.updated_at < ${new Date(Date.now() - stuckAfterMs)}
+        select p.* from payments p where p.status = 'settling' and p.scheme in ('exact', 'upto') and p.updated_at < ${new Date(Date.now() - stuckAfterMs)}
           and not exists (select 1 from settlement_batch_items i join settlement_batches b on b.id = i.batch_id
                           where i.payment_id = p.id and b.status = 'pending')
         order by p.updated_at limit 1000`.execute(db)
@@ -152,7 +152,7 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
       // only exact payments hold the payer's credit (a deferred voucher is held by the escrow)
       await Promise.allSettled(
         voided
-          .filter((m) => m.scheme === 'exact')
+          .filter((m) => m.scheme === 'exact' || m.scheme === 'upto')
           .map((m) => credit.release({ payer: m.payer, asset: m.asset, value: BigInt(m.value) })),
       )
       if (voided.length)
@@ -170,7 +170,7 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
         .select(['payer', 'asset'])
         .distinct()
         .where('status', 'in', ['verified', 'served', 'settling'])
-        .where('scheme', '=', 'exact')
+        .where('scheme', 'in', ['exact', 'upto'])
         .limit(limit)
         .execute()
       for (const [asset, list] of groupBy(rows, (r) => r.asset)) {
