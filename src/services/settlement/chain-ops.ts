@@ -74,8 +74,8 @@ export function transferCallData(p: Payment): Hex {
  * `upto`, the upto proxy's `settle` for the actual charge (`value`) under the signed maximum
  * (`max_value`), sent by the witness's facilitator (the batch's relayer, through Multicall3).
  */
-export function settleCall(p: Payment): { target: Address; callData: Hex } {
-  if (p.scheme !== 'upto') return { target: getAddress(p.asset), callData: transferCallData(p) }
+export function settleCall(p: Payment, asset: string = p.asset): { target: Address; callData: Hex } {
+  if (p.scheme !== 'upto') return { target: getAddress(asset), callData: transferCallData(p) }
   return {
     target: UPTO_PROXY_ADDRESS,
     callData: encodeFunctionData({
@@ -124,13 +124,13 @@ export async function walletDeployments(client: PublicClient, payments: Payment[
  * allowed: a wallet deployed meanwhile only makes its transfer go straight to ERC-1271), then one
  * transfer per payment. `transferAt[i]` is the index of payment i's transfer among the calls.
  */
-function batchCalls(_asset: string, payments: Payment[], deployments: WalletDeployments = new Map()) {
+function batchCalls(asset: string, payments: Payment[], deployments: WalletDeployments = new Map()) {
   const calls: Array<{ target: Address; allowFailure: boolean; callData: Hex }> = []
   for (const payer of new Set(payments.map((p) => p.payer))) {
     const d = deployments.get(payer)
     if (d) calls.push({ target: getAddress(d.factory), allowFailure: true, callData: d.factoryData })
   }
-  const transferAt = payments.map((p) => calls.push({ ...settleCall(p), allowFailure: true }) - 1)
+  const transferAt = payments.map((p) => calls.push({ ...settleCall(p, asset), allowFailure: true }) - 1)
   return { calls, transferAt }
 }
 
