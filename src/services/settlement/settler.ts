@@ -73,20 +73,31 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
         }
         return stats
       }
-      await withRelayer(async (relayer, held) => {
-        if (!(await resolvePending(relayer, stats))) return
-        let more = true
-        // no new batch once the relayer lock is lost: another worker may be using the relayer
-        while (more && Date.now() < deadline && held()) {
-          more = false
-          for (const g of await readyGroups(db, config.chain.caip2)) {
-            const claimed = await claimServed(db, { ...g, limit: batchSize, relayer: relayer.address })
-            if (claimed.length === 0) continue
-            await sendBatch(relayer, g.network, g.asset, claimed, stats)
-            if (claimed.length === batchSize) more = true
+      // upto payments can be settled only by their facilitator, the first relayer: tried first while any wait
+      const uptoWaiting = await db
+        .selectFrom('payments')
+        .select('id')
+        .where('scheme', '=', 'upto')
+        .where('status', '=', 'served')
+        .limit(1)
+        .executeTakeFirst()
+      await withRelayer(
+        async (relayer, held) => {
+          if (!(await resolvePending(relayer, stats))) return
+          let more = true
+          // no new batch once the relayer lock is lost: another worker may be using the relayer
+          while (more && Date.now() < deadline && held()) {
+            more = false
+            for (const g of await readyGroups(db, config.chain.caip2)) {
+              const claimed = await claimServed(db, { ...g, limit: batchSize, relayer: relayer.address })
+              if (claimed.length === 0) continue
+              await sendBatch(relayer, g.network, g.asset, claimed, stats)
+              if (claimed.length === batchSize) more = true
+            }
           }
-        }
-      })
+        },
+        uptoWaiting ? 0 : undefined,
+      )
       return stats
     },
 
@@ -99,12 +110,15 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
         return stats
       }
       for (;;) {
-        const r = await withRelayer(async (relayer) => {
-          if (!(await resolvePending(relayer, stats, 5_000))) return false
-          for (const [asset, list] of groupBy(payments, (p) => p.asset))
-            await sendBatch(relayer, list[0]!.network, asset, list, stats)
-          return true
-        })
+        const r = await withRelayer(
+          async (relayer) => {
+            if (!(await resolvePending(relayer, stats, 5_000))) return false
+            for (const [asset, list] of groupBy(payments, (p) => p.asset))
+              await sendBatch(relayer, list[0]!.network, asset, list, stats)
+            return true
+          },
+          payments.some((p) => p.scheme === 'upto') ? 0 : undefined,
+        )
         if (r?.value) return stats
         if (Date.now() > deadline) return null
         await new Promise((res) => setTimeout(res, 50))
