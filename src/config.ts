@@ -49,6 +49,15 @@ export interface Config {
    */
   deferredEscrowAddress: `0x${string}` | undefined
   /**
+   * The `upto` scheme (usage-based prices, Permit2 through the x402 upto proxy): offered where
+   * `enabled` (UPTO_SCHEME=on|off; default on in sandbox, whose chain has Permit2 and our upto
+   * proxy) and settlement runs through our relayers (the first relayer is the witness's
+   * facilitator). `llmRatePer1kTokens`: what a hosted language-model endpoint charges per 1,000
+   * tokens the provider reported, in atomic USDC units (UPTO_LLM_RATE_PER_1K_TOKENS, default 2000
+   * = 0.002 USDC), capped at the endpoint's price.
+   */
+  upto: { enabled: boolean; llmRatePer1kTokens: bigint }
+  /**
    * When the worker collects a seller's deferred vouchers (one collectMany per seller and asset):
    * once the uncollected calls reach `collectThreshold` atomic units (DEFERRED_COLLECT_THRESHOLD) or
    * the oldest is `collectMaxAgeSeconds` old (DEFERRED_COLLECT_MAX_AGE_SECONDS), checked every
@@ -348,6 +357,12 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     receiverAddress,
     deferredEscrowAddress:
       r.address('DEFERRED_ESCROW_ADDRESS') ?? (deployment === 'sandbox' ? DEVNET_DEFERRED_ESCROW_ADDRESS : undefined),
+    upto: {
+      enabled:
+        r.oneOf('UPTO_SCHEME', ['on', 'off'] as const, deployment === 'sandbox' ? 'on' : 'off') === 'on' &&
+        settlementMode === 'relayer',
+      llmRatePer1kTokens: BigInt(r.int('UPTO_LLM_RATE_PER_1K_TOKENS', 2000, 0, 1_000_000_000)),
+    },
     masterKey,
     operatorToken: r.optional('TOLLGATE_OPERATOR_TOKEN'),
     allowPrivateUpstreams: r.oneOf('TOLLGATE_ALLOW_PRIVATE_UPSTREAMS', ['true', 'false'] as const, 'false') === 'true',

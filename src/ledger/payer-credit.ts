@@ -278,7 +278,7 @@ export function createPayerCredit(deps: { redis: RedisClient; db: Kysely<Databas
       if (begun === 2) return BigInt((await redis.get(k.exposure(asset, payer))) ?? '0')
       // pending USDC withdrawals from the wallet are reserved here too (src/services/withdrawals/)
       const r = await sql<{ total: string | null }>`
-        select (coalesce((select sum(value) from payments where payer = ${payer} and asset = ${asset} and scheme = 'exact' and status in ('verified','served','settling')), 0)
+        select (coalesce((select sum(value) from payments where payer = ${payer} and asset = ${asset} and scheme in ('exact', 'upto') and status in ('verified','served','settling')), 0)
           + coalesce((select sum(amount) from withdrawals where lower(from_address) = lower(${payer}) and status = 'pending' and asset = 'USDC'), 0))::text as total`.execute(
         deps.db,
       )

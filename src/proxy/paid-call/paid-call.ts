@@ -56,6 +56,8 @@ export interface PaidCallDeps extends InputSettings {
   maxPaymentHeaderBytes: number
   /** x402 `payment-identifier` keys (safe retries); absent: ids are read but not acted on */
   paymentIds?: { store: PaymentIdentifierStore; answerMaxBytes: number }
+  /** `upto` hosted language-model endpoints: atomic units per 1,000 reported tokens (charge.ts) */
+  uptoLlmRatePer1kTokens?: bigint
   /** tests only: called between stages (see test-hooks.ts) */
   hooks?: PaidCallHooks
 }
