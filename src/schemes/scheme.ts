@@ -58,6 +58,7 @@ export interface VerifiedPayment {
     | 'valid_before'
     | 'nonce'
     | 'signature'
+    | 'voucher'
   >
 }
 

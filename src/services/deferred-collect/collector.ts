@@ -21,6 +21,7 @@ import { claimDeferred, transition } from '../../ledger/transitions.js'
 import { MULTICALL3_ADDRESS } from '../../chain/multicall3-abi.js'
 import { deferredEscrowAbi } from '../../schemes/deferred/escrow-abi.js'
 import type { DeferredVoucher } from '../../schemes/deferred/typed-data.js'
+import { createVoucherHeads, tupleOfRow, type VoucherHeads } from '../../schemes/deferred/voucher-heads.js'
 import { createRelayerLock, relayersFromKeys, type Relayer } from '../settlement/relayer.js'
 import { relayerCall } from '../settlement/relayer-call.js'
 
@@ -57,6 +58,8 @@ const voucherKey = (v: Pick<VoucherRow, 'escrow' | 'buyer' | 'seller' | 'asset' 
 
 export class DeferredCollector {
   readonly #db: Kysely<Database>
+  /** the proxy's cached voucher heads: their `collected` follows each collection */
+  readonly #heads: VoucherHeads
   readonly #chain: PublicClient
   readonly #config: Deps['config']
   readonly #escrow: Address
@@ -66,6 +69,7 @@ export class DeferredCollector {
 
   constructor(deps: Deps, opts: { escrow: Address; log: Log }) {
     this.#db = deps.db
+    this.#heads = createVoucherHeads(deps)
     this.#chain = deps.chain
     this.#config = deps.config
     this.#escrow = opts.escrow.toLowerCase() as Address
@@ -272,6 +276,11 @@ export class DeferredCollector {
         where escrow = ${r.escrow} and buyer = ${r.buyer} and seller = ${r.seller} and asset = ${r.asset} and voucher_id = ${r.voucher_id}`.execute(
         this.#db,
       )
+      // the proxy's reservation counts what is still owed: Redis follows Postgres (a failure here
+      // only makes the proxy's check stricter until the tuple is reloaded)
+      await this.#heads
+        .collected(tupleOfRow(r), r.voucher_id as Hex, paid)
+        .catch((err) => this.#log.warn({ err: (err as Error).message }, 'deferred: cached voucher head not updated'))
     }
     const settled: string[] = []
     const notYet: string[] = []
