@@ -27,40 +27,54 @@ import type { Redis } from 'ioredis'
 import { sql, type Kysely } from 'kysely'
 import type { Address, Hex } from 'viem'
 import type { Database } from '../../db/database.js'
+import { groupCommit } from '../../db/group-commit.js'
 import type { ReasonCode } from '../../x402/reasons.js'
 import type { DeferredVoucher } from './typed-data.js'
 import { checkAggregation, type VoucherTuple } from './voucher-store.js'
 
 // Decimal strings compared as numbers (no leading zeros): exact at any size. Sums of aggregates use
 // Lua numbers (exact below 2^53; the balance passed in is capped there, so a larger sum refuses).
-// KEYS: hash; ARGV: id field, nonce, valueAggregate, timestamp, price, balance, now ms, ttl ms,
-// expected previous nonce ('' for nonce 0), expected previous aggregate, digest.
-// Returns {0, previous entry or ''} reserved; {1} not loaded; {2, head entry or ''} does not continue
-// its head; {3, owed} over the balance.
+// A batch of reservations in arrival order (two of one tuple in a batch see each other, exactly as
+// two separate runs would). Per reservation, KEYS: hash; ARGV (11): id field, nonce,
+// valueAggregate, timestamp, price, balance, now ms, ttl ms, expected previous nonce ('' for nonce
+// 0), expected previous aggregate, digest. Returns per reservation a pair: 0 and the previous entry
+// ('' for a new id) when reserved; 1 not loaded; 2 and the head entry ('' for none) when the voucher
+// does not continue its head; 3 and what would be owed when over the balance.
 const RESERVE_LUA = `
 local function gt(a, b) if #a ~= #b then return #a > #b end return a > b end
-if redis.call('HEXISTS', KEYS[1], '_') == 0 then return {1} end
-local head = redis.call('HGET', KEYS[1], ARGV[1])
-local collected = '0'
-if head then
-  local n, agg, ts, col = string.match(head, '^(%d+):(%d+):(%d+):(%d+):')
-  if n ~= ARGV[9] or agg ~= ARGV[10] or not gt(ARGV[4], ts) then return {2, head} end
-  collected = col
-elseif ARGV[3] ~= ARGV[5] then
-  return {2, ''}
-end
-local owed = tonumber(ARGV[3]) - tonumber(collected)
-local all = redis.call('HGETALL', KEYS[1])
-for i = 1, #all, 2 do
-  if all[i] ~= '_' and all[i] ~= ARGV[1] then
-    local agg, col = string.match(all[i + 1], '^%d+:(%d+):%d+:(%d+):')
-    owed = owed + tonumber(agg) - tonumber(col)
+local function reserve(key, A)
+  if redis.call('HEXISTS', key, '_') == 0 then return 1, '' end
+  local head = redis.call('HGET', key, A[1])
+  local collected = '0'
+  if head then
+    local n, agg, ts, col = string.match(head, '^(%d+):(%d+):(%d+):(%d+):')
+    if n ~= A[9] or agg ~= A[10] or not gt(A[4], ts) then return 2, head end
+    collected = col
+  elseif A[3] ~= A[5] then
+    return 2, ''
   end
+  local owed = tonumber(A[3]) - tonumber(collected)
+  local all = redis.call('HGETALL', key)
+  for i = 1, #all, 2 do
+    if all[i] ~= '_' and all[i] ~= A[1] then
+      local agg, col = string.match(all[i + 1], '^%d+:(%d+):%d+:(%d+):')
+      owed = owed + tonumber(agg) - tonumber(col)
+    end
+  end
+  if owed > tonumber(A[6]) then return 3, string.format('%.0f', owed) end
+  redis.call('HSET', key, A[1], A[2] .. ':' .. A[3] .. ':' .. A[4] .. ':' .. collected .. ':' .. A[7] .. ':' .. A[11])
+  redis.call('PEXPIRE', key, A[8])
+  return 0, head or ''
 end
-if owed > tonumber(ARGV[6]) then return {3, string.format('%.0f', owed)} end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. ':' .. ARGV[3] .. ':' .. ARGV[4] .. ':' .. collected .. ':' .. ARGV[7] .. ':' .. ARGV[11])
-redis.call('PEXPIRE', KEYS[1], ARGV[8])
-return {0, head or ''}
+local out = {}
+for i = 1, #KEYS do
+  local A = {}
+  for j = 1, 11 do A[j] = ARGV[(i - 1) * 11 + j] end
+  local code, entry = reserve(KEYS[i], A)
+  out[i * 2 - 1] = code
+  out[i * 2] = entry
+end
+return out
 `
 // Gives a reservation back while it is still the head. KEYS: hash; ARGV: id field, digest, previous
 // entry ('' for a new id). 1 when given back.
@@ -104,7 +118,7 @@ return 1
 `
 
 type RedisWithHeads = Redis & {
-  tollgateDeferredReserve?: (...args: (string | number)[]) => Promise<[number, string?]>
+  tollgateDeferredReserve?: (numberOfKeys: number, ...args: (string | number)[]) => Promise<(number | string)[]>
   tollgateDeferredRelease?: (...args: (string | number)[]) => Promise<number>
   tollgateDeferredLoad?: (...args: (string | number)[]) => Promise<number>
   tollgateDeferredCollected?: (...args: (string | number)[]) => Promise<number>
@@ -159,7 +173,8 @@ function parseHead(entry: string): Head {
 export function createVoucherHeads(deps: { redis: Redis; db: Kysely<Database>; key(...p: string[]): string }) {
   const redis = deps.redis as RedisWithHeads
   if (!redis.tollgateDeferredReserve) {
-    redis.defineCommand('tollgateDeferredReserve', { numberOfKeys: 1, lua: RESERVE_LUA })
+    // the number of keys varies with the batch, so it is passed per call
+    redis.defineCommand('tollgateDeferredReserve', { lua: RESERVE_LUA })
     redis.defineCommand('tollgateDeferredRelease', { numberOfKeys: 1, lua: RELEASE_LUA })
     redis.defineCommand('tollgateDeferredLoad', { numberOfKeys: 2, lua: LOAD_LUA })
     redis.defineCommand('tollgateDeferredCollected', { numberOfKeys: 2, lua: COLLECTED_LUA })
@@ -200,23 +215,38 @@ export function createVoucherHeads(deps: { redis: Redis; db: Kysely<Database>; k
 
   const invalidate = (t: VoucherTuple) => redis.tollgateDeferredInvalidate!(hashKey(t), epochKey(t))
 
-  async function once(v: DeferredVoucher, digest: Hex, amount: bigint, balance: bigint, nowMs: number) {
+  type Args = (string | number)[]
+  // Requests reserving in the same turn share one script run: one round trip for the batch (the
+  // next batch forms while one is in flight), as the exact scheme's guard does.
+  const batch = groupCommit<{ key: string; args: Args }, [number, string]>({
+    maxItems: 128,
+    maxInFlight: 2,
+    async flush(items) {
+      const keys = items.map((i) => i.key)
+      const out = await redis.tollgateDeferredReserve!(keys.length, ...keys, ...items.flatMap((i) => i.args))
+      return items.map((_, i) => [Number(out[i * 2]), String(out[i * 2 + 1] ?? '')])
+    },
+  })
+
+  function once(v: DeferredVoucher, digest: Hex, amount: bigint, balance: bigint, nowMs: number) {
     const t: VoucherTuple = { escrow: v.escrow, buyer: v.buyer, seller: v.seller, asset: v.asset }
     const capped = balance > MAX_TRACKED ? MAX_TRACKED : balance
-    return redis.tollgateDeferredReserve!(
-      hashKey(t),
-      field(v.id),
-      v.nonce.toString(),
-      v.valueAggregate.toString(),
-      v.timestamp.toString(),
-      amount.toString(),
-      capped.toString(),
-      nowMs,
-      TTL_MS,
-      v.nonce > 0n ? (v.nonce - 1n).toString() : '',
-      v.valueAggregate >= amount ? (v.valueAggregate - amount).toString() : '',
-      digest,
-    )
+    return batch.add({
+      key: hashKey(t),
+      args: [
+        field(v.id),
+        v.nonce.toString(),
+        v.valueAggregate.toString(),
+        v.timestamp.toString(),
+        amount.toString(),
+        capped.toString(),
+        nowMs,
+        TTL_MS,
+        v.nonce > 0n ? (v.nonce - 1n).toString() : '',
+        v.valueAggregate >= amount ? (v.valueAggregate - amount).toString() : '',
+        digest,
+      ],
+    })
   }
 
   return {
