@@ -24,6 +24,7 @@ import type { DeferredVoucher } from '../../schemes/deferred/typed-data.js'
 import { createVoucherHeads, tupleOfRow, type VoucherHeads } from '../../schemes/deferred/voucher-heads.js'
 import { createRelayerLock, relayersFromKeys, type Relayer } from '../settlement/relayer.js'
 import { relayerCall } from '../settlement/relayer-call.js'
+import type { DeferredCollectHooks } from './test-hooks.js'
 
 /** Vouchers per collectMany transaction (and payments claimed per seller and run). */
 const MAX_VOUCHERS = 100
@@ -66,8 +67,9 @@ export class DeferredCollector {
   readonly #relayers: Relayer[]
   readonly #lock: ReturnType<typeof createRelayerLock>
   readonly #log: Log
+  readonly #hooks: DeferredCollectHooks
 
-  constructor(deps: Deps, opts: { escrow: Address; log: Log }) {
+  constructor(deps: Deps, opts: { escrow: Address; log: Log; hooks?: DeferredCollectHooks }) {
     this.#db = deps.db
     this.#heads = createVoucherHeads(deps)
     this.#chain = deps.chain
@@ -76,6 +78,7 @@ export class DeferredCollector {
     this.#relayers = relayersFromKeys(deps.config.relayerKeys)
     this.#lock = createRelayerLock(deps.redis, deps.key)
     this.#log = opts.log
+    this.#hooks = opts.hooks ?? {}
   }
 
   /** Decides what a dead collection left, then collects every due seller. */
@@ -164,6 +167,7 @@ export class DeferredCollector {
   async #collectSeller(payTo: string, asset: string, stats: CollectStats): Promise<void> {
     const claimed = await claimDeferred(this.#db, { payTo, asset, limit: MAX_PAYMENTS })
     if (claimed.length === 0) return
+    await this.#hooks.afterClaim?.()
     let txHash: Hex | null = null
     try {
       const vouchers = await this.#collectable(await this.#vouchersOf(claimed))
@@ -172,6 +176,7 @@ export class DeferredCollector {
         if (hash) {
           txHash = hash
           stats.transactions++
+          await this.#hooks.afterSend?.()
         }
       }
     } catch (err) {
