@@ -90,7 +90,8 @@ export function createDeferredScheme(
   const store = createVoucherStore(deps.db)
   const heads = createVoucherHeads(deps)
   const domainSeparator = voucherDomainSeparator(chainId, escrow)
-  const reader = new EscrowReader(deps.chain, escrow, { ttlMs: opts.balanceTtlMs })
+  // a balance older than 2 s is served while one read refreshes it (escrow-reader.ts says why that is safe)
+  const reader = new EscrowReader(deps.chain, escrow, { ttlMs: opts.balanceTtlMs, maxStaleMs: 30_000 })
   const deposits = new DepositExecutor(deps, escrow)
 
   /** the voucher's fit with the endpoint's requirement; undefined when it fits */
