@@ -19,15 +19,15 @@
  *   - a failed call gives its reservation back: the head it replaced is restored while this voucher
  *     is still the head (compare-and-set on the voucher's digest).
  *
- * Hash `dv:<escrow>:<buyer>:<seller>:<asset>`: field `_` = loaded, field `i:<voucher id>` =
+ * Hash `dv:{<buyer>}:<escrow>:<seller>:<asset>` (the buyer as hash tag): field `_` = loaded, field `i:<voucher id>` =
  * `nonce:valueAggregate:timestamp:collected:reservedAtMs:digest` (reservedAt 0 for a head loaded
  * from Postgres). Key `dvepoch:…` moves with each collection and each invalidation.
  */
-import type { Redis } from 'ioredis'
 import { sql, type Kysely } from 'kysely'
 import type { Address, Hex } from 'viem'
 import type { Database } from '../../db/database.js'
 import { groupCommit } from '../../db/group-commit.js'
+import { groupBySlot, redisTag, type RedisClient } from '../../redis-client.js'
 import type { ReasonCode } from '../../x402/reasons.js'
 import type { DeferredVoucher } from './typed-data.js'
 import { checkAggregation, type VoucherTuple } from './voucher-store.js'
@@ -117,7 +117,7 @@ redis.call('DEL', KEYS[1])
 return 1
 `
 
-type RedisWithHeads = Redis & {
+type RedisWithHeads = RedisClient & {
   tollgateDeferredReserve?: (numberOfKeys: number, ...args: (string | number)[]) => Promise<(number | string)[]>
   tollgateDeferredRelease?: (...args: (string | number)[]) => Promise<number>
   tollgateDeferredLoad?: (...args: (string | number)[]) => Promise<number>
@@ -170,7 +170,7 @@ function parseHead(entry: string): Head {
   }
 }
 
-export function createVoucherHeads(deps: { redis: Redis; db: Kysely<Database>; key(...p: string[]): string }) {
+export function createVoucherHeads(deps: { redis: RedisClient; db: Kysely<Database>; key(...p: string[]): string }) {
   const redis = deps.redis as RedisWithHeads
   if (!redis.tollgateDeferredReserve) {
     // the number of keys varies with the batch, so it is passed per call
@@ -180,8 +180,10 @@ export function createVoucherHeads(deps: { redis: Redis; db: Kysely<Database>; k
     redis.defineCommand('tollgateDeferredCollected', { numberOfKeys: 2, lua: COLLECTED_LUA })
     redis.defineCommand('tollgateDeferredInvalidate', { numberOfKeys: 2, lua: INVALIDATE_LUA })
   }
-  const hashKey = (t: VoucherTuple) => deps.key('dv', t.escrow, t.buyer, t.seller, t.asset)
-  const epochKey = (t: VoucherTuple) => deps.key('dvepoch', t.escrow, t.buyer, t.seller, t.asset)
+  // the buyer is the hash tag: on a Redis Cluster a tuple's hash and epoch share one slot, so each
+  // script touches one slot (docs/architecture.md "Redis Cluster")
+  const hashKey = (t: VoucherTuple) => deps.key('dv', redisTag(t.buyer), t.escrow, t.seller, t.asset)
+  const epochKey = (t: VoucherTuple) => deps.key('dvepoch', redisTag(t.buyer), t.escrow, t.seller, t.asset)
   const field = (id: string) => `i:${id}`
 
   /** The heads of a tuple as Postgres has them, into Redis; false when a collection raced the read. */
@@ -218,20 +220,35 @@ export function createVoucherHeads(deps: { redis: Redis; db: Kysely<Database>; k
   type Args = (string | number)[]
   // Requests reserving in the same turn share one script run: one round trip for the batch (the
   // next batch forms while one is in flight), as the exact scheme's guard does.
-  const batch = groupCommit<{ key: string; args: Args }, [number, string]>({
+  // On a cluster: one script call per slot, sent together (a buyer's reservations stay in one call,
+  // in arrival order); a slot whose call fails fails only its own reservations.
+  const batch = groupCommit<{ key: string; args: Args }, [number, string] | Error>({
     maxItems: 128,
     maxInFlight: 2,
     async flush(items) {
-      const keys = items.map((i) => i.key)
-      const out = await redis.tollgateDeferredReserve!(keys.length, ...keys, ...items.flatMap((i) => i.args))
-      return items.map((_, i) => [Number(out[i * 2]), String(out[i * 2 + 1] ?? '')])
+      const out = new Map<{ key: string; args: Args }, [number, string] | Error>()
+      const groups = groupBySlot(redis, items, (i) => i.key)
+      const calls = await Promise.allSettled(
+        groups.map(async (group) => {
+          const keys = group.map((i) => i.key)
+          const flat = await redis.tollgateDeferredReserve!(keys.length, ...keys, ...group.flatMap((i) => i.args))
+          group.forEach((item, i) => out.set(item, [Number(flat[i * 2]), String(flat[i * 2 + 1] ?? '')]))
+        }),
+      )
+      calls.forEach((c, i) => {
+        if (c.status === 'rejected') {
+          const err = c.reason instanceof Error ? c.reason : new Error(String(c.reason))
+          for (const item of groups[i]!) out.set(item, err)
+        }
+      })
+      return items.map((i) => out.get(i)!)
     },
   })
 
-  function once(v: DeferredVoucher, digest: Hex, amount: bigint, balance: bigint, nowMs: number) {
+  async function once(v: DeferredVoucher, digest: Hex, amount: bigint, balance: bigint, nowMs: number) {
     const t: VoucherTuple = { escrow: v.escrow, buyer: v.buyer, seller: v.seller, asset: v.asset }
     const capped = balance > MAX_TRACKED ? MAX_TRACKED : balance
-    return batch.add({
+    const r = await batch.add({
       key: hashKey(t),
       args: [
         field(v.id),
@@ -247,6 +264,8 @@ export function createVoucherHeads(deps: { redis: Redis; db: Kysely<Database>; k
         digest,
       ],
     })
+    if (r instanceof Error) throw r
+    return r
   }
 
   return {

@@ -8,6 +8,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { getAddress, type Address, type Hex } from 'viem'
+import { redisTag } from '../../../src/redis-client.js'
 import { announceRegistryChange } from '../../../src/services/registry-events.js'
 import { DeferredCollector } from '../../../src/services/deferred-collect/collector.js'
 import { createVoucherHeads, STALE_RESERVATION_MS } from '../../../src/schemes/deferred/voucher-heads.js'
@@ -64,7 +65,7 @@ const tupleOf = (buyer: Address) => ({
 })
 const hashKey = (buyer: Address) => {
   const t = tupleOf(buyer)
-  return deps.key('dv', t.escrow, t.buyer, t.seller, t.asset)
+  return deps.key('dv', redisTag(t.buyer), t.escrow, t.seller, t.asset)
 }
 const stored = async (buyer: Address) =>
   (
