@@ -1,5 +1,6 @@
 import type { Deps } from '../src/deps.js'
 import { DeferredCollector } from '../src/services/deferred-collect/collector.js'
+import { deferredCrashHooksFromEnv } from '../src/services/deferred-collect/test-hooks.js'
 import type { JobContext, JobModule } from './job.js'
 
 /**
@@ -18,7 +19,9 @@ function collectorOf(ctx: JobContext): DeferredCollector | undefined {
   if (!escrow) return undefined
   let c = collectors.get(ctx.deps)
   if (!c) {
-    c = new DeferredCollector(ctx.deps, { escrow, log: ctx.log })
+    // TOLLGATE_TEST_DEFERRED_CRASH_AT (tests only, refused in production) kills this process mid-collection
+    const hooks = deferredCrashHooksFromEnv(process.env, ctx.deps.config)
+    c = new DeferredCollector(ctx.deps, { escrow, log: ctx.log, hooks })
     collectors.set(ctx.deps, c)
   }
   return c

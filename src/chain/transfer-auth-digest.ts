@@ -79,7 +79,7 @@ export function transferAuthDigest(domainSeparator: Uint8Array, message: Transfe
   return keccak256(digestBuf)
 }
 
-function writeAddress(buf: Buffer, offset: number, address: string): void {
+export function writeAddress(buf: Buffer, offset: number, address: string): void {
   if (address.length !== 42 || address.charCodeAt(0) !== 48 || (address.charCodeAt(1) | 32) !== 120) {
     throw new TypeError(`not a 20-byte 0x address: ${address}`)
   }
@@ -90,14 +90,14 @@ function writeAddress(buf: Buffer, offset: number, address: string): void {
   }
 }
 
-function writeBytes32(buf: Buffer, offset: number, hex: string): void {
+export function writeBytes32(buf: Buffer, offset: number, hex: string): void {
   if (hex.length !== 66 || hex.charCodeAt(0) !== 48 || (hex.charCodeAt(1) | 32) !== 120) {
     throw new TypeError(`not 32 bytes of 0x hex: ${hex}`)
   }
   if (buf.write(hex.slice(2), offset, 32, 'hex') !== 32) throw new TypeError(`not 32 bytes of 0x hex: ${hex}`)
 }
 
-function writeUint256(buf: Buffer, offset: number, value: bigint): void {
+export function writeUint256(buf: Buffer, offset: number, value: bigint): void {
   if (value >= 0n && value <= U64_MAX) {
     // the common case (amounts, timestamps): one 64-bit write
     buf.fill(0, offset, offset + 24)

@@ -56,6 +56,8 @@ export async function buildWebApp(given: Deps, opts: WebAppOptions = {}): Promis
   await app.register(v1Routes(deps, opts.v1), { prefix: '/v1' })
   await app.register((await import('./routes/v1/agent-payments.js')).agentPaymentRoutes(deps), { prefix: '/v1/agent' })
   await app.register(marketplaceRoutes(deps))
+  // the deferred scheme's facilitator endpoints (edgeandnode/x402 scheme_deferred_evm_facilitator.md)
+  await app.register((await import('./routes/deferred/facilitator.js')).deferredFacilitatorRoutes(deps))
   await app.register((await import('./routes/metrics/index.js')).metricsRoutes(deps))
   await app.register((await import('./routes/ops/index.js')).opsRoutes(deps))
   await app.register((await import('./routes/dashboard/index.js')).dashboardRoutes())

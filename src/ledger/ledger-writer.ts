@@ -13,7 +13,23 @@ export type RecordOutcome = 'recorded' | 'duplicate'
 export type NewProxyPayment = Omit<
   NewPayment,
   'tx_hash' | 'failure_reason' | 'settled_at' | 'created_at' | 'updated_at' | 'status'
->
+> & {
+  /**
+   * A `deferred` payment's voucher, written to `deferred_vouchers` in the same statement (not for
+   * a `voided` call): buyer = payer, seller = pay_to, asset, digest = nonce and signature come
+   * from the row.
+   */
+  voucher?: VoucherRecord
+}
+
+/** The voucher fields a deferred payment row does not carry itself (all lower-case hex / decimal). */
+export interface VoucherRecord {
+  escrow: string
+  voucher_id: string
+  nonce: string
+  value_aggregate: string
+  timestamp: string
+}
 
 /**
  * The statuses the proxy inserts with: `verified` before a call (record-first), `served` or
@@ -36,14 +52,49 @@ type Write =
 // only a `verified` payment (guarded transition), anything else is left as it is. Each new row gets
 // one event for the status it was inserted with.
 // prepared under a new name whenever the statement changes (a connection keeps the old one)
+//
+// A deferred payment's voucher goes in first: the head it continues is marked not latest, then the
+// voucher is inserted (latest unless a higher nonce of its id is stored or in the batch), and the
+// payment row only if its voucher went in — a voucher whose (id, nonce) or digest is stored already,
+// or that lost the head to a concurrent batch, leaves no payment ('duplicate': refused, nothing
+// charged). A voided call stores no voucher. The demotion runs before the insert (the insert's
+// InitPlan reads it), so the partial unique index on latest never sees two heads.
 const LEDGER_SQL = `
-  with ins as (
+  with vin as (
+    select * from unnest($25::text[], $26::text[], $27::text[], $28::text[], $29::text[], $30::numeric[],
+                         $31::numeric[], $32::int8[], $33::text[], $34::text[])
+      as t(escrow, buyer, seller, asset, voucher_id, nonce, value_aggregate, ts, signature, digest)
+    where not exists (select 1 from payments p where p.payer = t.buyer and p.nonce = t.digest)
+  ), vdemote as (
+    update deferred_vouchers d set latest = false
+    from vin n
+    where d.escrow = n.escrow and d.buyer = n.buyer and d.seller = n.seller and d.asset = n.asset
+      and d.voucher_id = n.voucher_id and d.latest and d.nonce < n.nonce
+    returning d.id
+  ), vins as (
+    insert into deferred_vouchers (escrow, buyer, seller, asset, voucher_id, nonce, value_aggregate, timestamp,
+                                   signature, digest, latest, collected)
+    select n.escrow, n.buyer, n.seller, n.asset, n.voucher_id, n.nonce, n.value_aggregate, n.ts, n.signature, n.digest,
+      n.nonce = max(n.nonce) over (partition by n.escrow, n.buyer, n.seller, n.asset, n.voucher_id)
+        and not exists (select 1 from deferred_vouchers d where d.escrow = n.escrow and d.buyer = n.buyer
+          and d.seller = n.seller and d.asset = n.asset and d.voucher_id = n.voucher_id and d.nonce > n.nonce),
+      coalesce((select max(d.collected) from deferred_vouchers d where d.escrow = n.escrow and d.buyer = n.buyer
+          and d.seller = n.seller and d.asset = n.asset and d.voucher_id = n.voucher_id), 0)
+    from vin n
+    where (select count(*) from vdemote) >= 0
+    on conflict do nothing
+    returning buyer, digest
+  ), ins as (
     insert into payments (id, endpoint_id, resource, method, x402_version, network, asset, payer, pay_to,
                           value, valid_after, valid_before, nonce, signature, settlement_mode, status, failure_reason, scheme,
                           max_value, facilitator)
     select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int2[], $6::text[], $7::text[], $8::text[],
                          $9::text[], $10::numeric[], $11::int8[], $12::int8[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $21::text[],
                          $22::numeric[], $23::text[])
+      as r(id, endpoint_id, resource, method, x402_version, network, asset, payer, pay_to, value, valid_after,
+           valid_before, nonce, signature, settlement_mode, status, failure_reason, scheme, max_value, facilitator)
+    where r.scheme <> 'deferred' or r.status = 'voided'
+      or exists (select 1 from vins v where v.buyer = r.payer and v.digest = r.nonce)
     on conflict (payer, nonce) do nothing
     returning id, status, failure_reason
   ), ins_ev as (
@@ -84,16 +135,18 @@ export function createLedgerWriter(db: Kysely<Database>, opts: { maxItems?: numb
       const statuses: RecordStatus[] = []
       const reasons: (string | null)[] = []
       const outcomes: Outcome[] = []
+      const vouchers: { row: NewProxyPayment; v: VoucherRecord }[] = []
       for (const w of writes) {
         if (w.kind === 'record') {
           rows.push(w.row)
+          if (w.row.voucher && w.status !== 'voided') vouchers.push({ row: w.row, v: w.row.voucher })
           statuses.push(w.status)
           reasons.push(w.reason ?? null)
         } else outcomes.push(w)
       }
       const col = <K extends keyof NewProxyPayment>(k: K) =>
         rows.map((r) => (r[k] === undefined || r[k] === null ? null : String(r[k])))
-      const result = await preparedQuery<{ k: 'r' | 'f'; id: string }>(db, 'tollgate_payment_ledger_v4', LEDGER_SQL, [
+      const result = await preparedQuery<{ k: 'r' | 'f'; id: string }>(db, 'tollgate_payment_ledger_v5', LEDGER_SQL, [
         col('id'),
         col('endpoint_id'),
         col('resource'),
@@ -118,6 +171,16 @@ export function createLedgerWriter(db: Kysely<Database>, opts: { maxItems?: numb
         col('max_value'),
         col('facilitator'),
         outcomes.map((o) => (o.value === undefined ? null : o.value.toString())),
+        vouchers.map((x) => x.v.escrow),
+        vouchers.map((x) => x.row.payer),
+        vouchers.map((x) => x.row.pay_to),
+        vouchers.map((x) => x.row.asset),
+        vouchers.map((x) => x.v.voucher_id),
+        vouchers.map((x) => x.v.nonce),
+        vouchers.map((x) => x.v.value_aggregate),
+        vouchers.map((x) => x.v.timestamp),
+        vouchers.map((x) => x.row.signature ?? null),
+        vouchers.map((x) => x.row.nonce),
       ])
       const inserted = new Set<string>()
       const moved = new Set<string>()

@@ -66,6 +66,7 @@ export interface VerifiedPayment {
     | 'signature'
     | 'max_value'
     | 'facilitator'
+    | 'voucher'
   >
 }
 

@@ -9,14 +9,15 @@
  *   named by `PAYER-IDENTIFIER`, also its `account` and its latest `voucher` and `signature`;
  * - verify: the payload's shape, the requirement match (network, seller = payTo, asset, escrow,
  *   chainId) and the voucher's signature (ECDSA, or ERC-1271 through RPC for a contract buyer);
- * - reserve: the aggregation rules and the escrow balance, checked and stored atomically; its
- *   `release()` gives the voucher back.
+ * - reserve: the aggregation rules and the escrow balance, checked and reserved atomically in one
+ *   Redis round trip (voucher-heads.ts); the voucher is written durably with the call's payment row
+ *   (the ledger's group commit), and `release()` gives the reservation back.
  *
  * A payload's `deposit` is checked in verify and executed in reserve, before the voucher counts
  * (deposit.ts: the permit, then depositWithAuthorization, from a settlement relayer).
  */
 import type { FastifyBaseLogger } from 'fastify'
-import { getAddress, hashTypedData, hexToBytes, type Address, type Hex } from 'viem'
+import { bytesToHex, getAddress, type Address, type Hex } from 'viem'
 import { checkContractSignature } from '../../chain/contract-signature.js'
 import { SMART_WALLET_SIGNATURE } from '../../chain/recover-signer.js'
 import type { SignerRecovery } from '../../chain/signer-recovery.js'
@@ -32,8 +33,10 @@ import type { PaymentScheme, Reservation, VerifiedPayment, VerifyContext } from 
 import { decodeDeferredPayload, type DeferredDeposit } from './decode-payload.js'
 import { DepositExecutor } from './deposit.js'
 import { EscrowReader } from './escrow-reader.js'
-import { voucherTypedData, type DeferredVoucher } from './typed-data.js'
-import { createVoucherStore, type AcceptedVoucher, type VoucherStore, type VoucherTuple } from './voucher-store.js'
+import type { DeferredVoucher } from './typed-data.js'
+import { voucherDigest, voucherDomainSeparator } from './voucher-digest.js'
+import { createVoucherHeads, type HeldVoucher, type VoucherHeads } from './voucher-heads.js'
+import { createVoucherStore, type VoucherStore, type VoucherTuple } from './voucher-store.js'
 
 /** A voucher has no expiry; the ledger's `valid_before` of a deferred payment says "never" (9999-12-31). */
 export const DEFERRED_NO_EXPIRY = 253_402_300_799
@@ -43,6 +46,7 @@ interface DeferredPayment extends VerifiedPayment {
   readonly voucher: DeferredVoucher
   readonly signature: Hex
   readonly digest: Hex
+  readonly digestBytes: Uint8Array
   /** checked in verify, executed in reserve before the voucher is accepted */
   readonly deposit: DeferredDeposit | undefined
 }
@@ -73,6 +77,7 @@ export function voucherJson(v: DeferredVoucher): Record<string, unknown> {
 export interface DeferredScheme extends PaymentScheme {
   readonly escrow: Address
   readonly store: VoucherStore
+  readonly heads: VoucherHeads
 }
 
 export function createDeferredScheme(
@@ -83,7 +88,10 @@ export function createDeferredScheme(
   const escrow = opts.escrow.toLowerCase() as Address
   const chainId = BigInt(config.chain.chainId)
   const store = createVoucherStore(deps.db)
-  const reader = new EscrowReader(deps.chain, escrow, { ttlMs: opts.balanceTtlMs })
+  const heads = createVoucherHeads(deps)
+  const domainSeparator = voucherDomainSeparator(chainId, escrow)
+  // a balance older than 2 s is served while one read refreshes it (escrow-reader.ts says why that is safe)
+  const reader = new EscrowReader(deps.chain, escrow, { ttlMs: opts.balanceTtlMs, maxStaleMs: 30_000 })
   const deposits = new DepositExecutor(deps, escrow)
 
   /** the voucher's fit with the endpoint's requirement; undefined when it fits */
@@ -108,14 +116,14 @@ export function createDeferredScheme(
         ),
       )
     }
-    const signer = await opts.recovery.recover(hexToBytes(p.digest), p.signature)
+    const signer = await opts.recovery.recover(p.digestBytes, p.signature)
     if (signer !== SMART_WALLET_SIGNATURE) {
       return signer !== null && signer === p.voucher.buyer
         ? undefined
         : CallRefusal.payment('invalid_deferred_evm_payload_signature')
     }
     try {
-      const check = await checkContractSignature(deps.chain, p.voucher.buyer, hexToBytes(p.digest), p.signature, {
+      const check = await checkContractSignature(deps.chain, p.voucher.buyer, p.digestBytes, p.signature, {
         counterfactual: false,
       })
       return check === 'valid'
@@ -132,24 +140,28 @@ export function createDeferredScheme(
     }
   }
 
-  function reservation(accepted: AcceptedVoucher, log: FastifyBaseLogger): Reservation {
+  /**
+   * The hold on the voucher. A voucher written to Postgres with its payment (a record-first call,
+   * or one whose record came back 'duplicate') is given back there too: removed while it is its
+   * id's head, matched by digest, and the tuple reloaded from Postgres.
+   */
+  function reservation(held: HeldVoucher, log: FastifyBaseLogger): Reservation {
+    let recorded = false
     let released = false
     return {
       settleFirst: false,
-      // the voucher store, not the ledger row, holds the voucher: a recorded call that was then
-      // voided still gives its voucher back
-      recorded: () => {},
+      recorded: () => {
+        recorded = true
+      },
       async release() {
         if (released) return
         released = true
-        await store
-          .giveBack(accepted)
-          .catch((err) =>
-            log.error(
-              { err: (err as Error).message, voucher: accepted.voucherId },
-              'deferred voucher give-back failed',
-            ),
-          )
+        try {
+          if (recorded && (await store.giveBack(held))) await heads.invalidate(held.tuple)
+          else await heads.release(held)
+        } catch (err) {
+          log.error({ err: (err as Error).message, voucher: held.voucherId }, 'deferred voucher give-back failed')
+        }
       },
     }
   }
@@ -158,6 +170,7 @@ export function createDeferredScheme(
     name: 'deferred',
     escrow,
     store,
+    heads,
 
     /** The endpoint's v2 requirement: the spec's static `extra`. */
     requirement(offer: SchemeOffer): PaymentRequirementsV2 {
@@ -240,7 +253,8 @@ export function createDeferredScheme(
       }
       const wrong = mismatch(voucher, challenge)
       if (wrong) return CallRefusal.fromX402(refuse('invalid_deferred_evm_payload_voucher_mismatch', wrong))
-      const digest = hashTypedData(voucherTypedData(voucher))
+      const digestBytes = voucherDigest(domainSeparator, voucher)
+      const digest = bytesToHex(digestBytes)
       const p: DeferredPayment = {
         scheme: 'deferred',
         version: 2,
@@ -253,6 +267,7 @@ export function createDeferredScheme(
         voucher,
         signature,
         digest,
+        digestBytes,
         deposit,
         ledgerFields: {
           scheme: 'deferred',
@@ -266,6 +281,13 @@ export function createDeferredScheme(
           valid_before: DEFERRED_NO_EXPIRY,
           nonce: digest,
           signature,
+          voucher: {
+            escrow,
+            voucher_id: voucher.id,
+            nonce: voucher.nonce.toString(),
+            value_aggregate: voucher.valueAggregate.toString(),
+            timestamp: voucher.timestamp.toString(),
+          },
         },
       }
       const refused = await checkSignature(p, ctx)
@@ -286,8 +308,8 @@ export function createDeferredScheme(
     async reserve(payment: VerifiedPayment, ctx: VerifyContext) {
       const p = payment as DeferredPayment
       const v = p.voucher
-      const accept = (balance: bigint) =>
-        store.accept({ voucher: v, signature: p.signature, digest: p.digest, amount: p.value, balance })
+      const reserve = (balance: bigint) =>
+        heads.reserve({ voucher: v, digest: p.digest, amount: p.value, balance, nowMs: ctx.nowMs })
       let r
       try {
         if (p.deposit) {
@@ -295,18 +317,18 @@ export function createDeferredScheme(
           const failed = await deposits.execute(p.deposit)
           if (failed) return CallRefusal.fromX402(failed)
         }
-        r = await accept(await reader.balance(v.buyer, v.seller, v.asset, { fresh: p.deposit !== undefined }))
+        r = await reserve(await reader.balance(v.buyer, v.seller, v.asset, { fresh: p.deposit !== undefined }))
         // deposited since the balance was cached? one fresh read before refusing
-        if (!r.ok && r.reason === 'invalid_deferred_evm_insufficient_escrow_balance')
-          r = await accept(await reader.balance(v.buyer, v.seller, v.asset, { fresh: true }))
+        if (!r.ok && r.insufficient)
+          r = await reserve(await reader.balance(v.buyer, v.seller, v.asset, { fresh: true }))
       } catch (err) {
         ctx.log.error({ err: (err as Error).message }, 'deferred voucher could not be checked')
         return retryShortly('the escrow or the voucher store could not be read now; retry shortly')
       }
       // the catalogue's message (what to fix) with what was found
       if (!r.ok) return CallRefusal.fromX402(refuse(r.reason, r.message))
-      const held = reservation(r.accepted, ctx.log)
-      if (r.accepted.previousNonce === undefined) {
+      const held = reservation(r.held, ctx.log)
+      if (r.held.previousNonce === undefined) {
         // a voucher id new here may have been collected through another store: refuse rather than pay twice
         const collected = await reader.collected(v.buyer, v.seller, v.asset, v.id).catch(() => undefined)
         if (collected === undefined || collected > 0n) {

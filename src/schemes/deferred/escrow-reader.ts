@@ -35,24 +35,56 @@ export interface EscrowAccount {
 
 const MAX_ENTRIES = 10_000
 
+interface CachedBalance {
+  at: number
+  value: Promise<bigint>
+  /** the read answered (a pending one is shared, not served stale) */
+  settled: boolean
+  /** a background read is replacing it */
+  refreshing: boolean
+}
+
 export class EscrowReader {
   readonly #chain: PublicClient
   readonly #escrow: Address
   readonly #ttlMs: number
-  readonly #balances = new Map<string, { at: number; value: Promise<bigint> }>()
+  readonly #maxStaleMs: number
+  readonly #balances = new Map<string, CachedBalance>()
 
-  constructor(chain: PublicClient, escrow: Address, opts: { ttlMs?: number } = {}) {
+  constructor(chain: PublicClient, escrow: Address, opts: { ttlMs?: number; maxStaleMs?: number } = {}) {
     this.#chain = chain
     this.#escrow = escrow
     this.#ttlMs = opts.ttlMs ?? 2_000
+    this.#maxStaleMs = opts.maxStaleMs ?? 0
   }
 
-  /** The buyer's escrow balance for the seller and asset; `fresh` skips the cache. Rejects when the chain cannot be read. */
+  /**
+   * The buyer's escrow balance for the seller and asset; `fresh` skips the cache. Rejects when the
+   * chain cannot be read. An answer older than the ttl (but younger than `maxStaleMs`) is still
+   * given while one read refreshes it in the background, so a call never waits on the RPC for a
+   * balance it had: a cached balance can only be too high after a withdrawal, which needs a
+   * thawing period (the collector collects before it ends), and too low after a deposit, which the
+   * caller reads fresh before refusing.
+   */
   balance(buyer: Address, seller: Address, asset: Address, opts: { fresh?: boolean } = {}): Promise<bigint> {
     const key = `${buyer}:${seller}:${asset}`
     const now = Date.now()
     const hit = this.#balances.get(key)
-    if (hit && !opts.fresh && now - hit.at < this.#ttlMs) return hit.value
+    if (hit && !opts.fresh) {
+      const age = now - hit.at
+      if (age < this.#ttlMs) return hit.value
+      if (age < this.#maxStaleMs && hit.settled) {
+        if (!hit.refreshing) {
+          hit.refreshing = true
+          this.#read(key, buyer, seller, asset, now).catch(() => {})
+        }
+        return hit.value
+      }
+    }
+    return this.#read(key, buyer, seller, asset, now)
+  }
+
+  #read(key: string, buyer: Address, seller: Address, asset: Address, now: number): Promise<bigint> {
     const value = this.#chain
       .readContract({
         address: this.#escrow,
@@ -62,8 +94,20 @@ export class EscrowReader {
       })
       .then((a) => a.balance)
     if (this.#balances.size >= MAX_ENTRIES) this.#balances.clear()
-    this.#balances.set(key, { at: now, value })
-    value.catch(() => this.#balances.delete(key))
+    const entry: CachedBalance = { at: now, value, settled: false, refreshing: false }
+    // a background refresh replaces the entry only once it has an answer
+    const previous = this.#balances.get(key)
+    if (!previous || !previous.refreshing) this.#balances.set(key, entry)
+    value.then(
+      () => {
+        entry.settled = true
+        this.#balances.set(key, entry)
+      },
+      () => {
+        if (this.#balances.get(key) === entry) this.#balances.delete(key)
+        else if (previous) previous.refreshing = false
+      },
+    )
     return value
   }
 

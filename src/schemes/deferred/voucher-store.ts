@@ -2,12 +2,11 @@
  * The `deferred` scheme's voucher store in Postgres (table `deferred_vouchers`): every voucher
  * accepted for a call, the head of each voucher id marked `latest`.
  *
- * `accept` is the scheme's replay guard: under a transaction-scoped advisory lock per (escrow,
- * buyer, seller, asset) it checks the voucher against the stored head of its id (nonce + 1, the
- * aggregate grown by exactly the price, a later timestamp; a new id carries exactly the price),
- * checks the escrow balance against every uncollected aggregate of the tuple, and moves the head
- * — one compare-and-set, so two calls sending the same voucher nonce cannot both pass. `giveBack`
- * undoes it for a call that was not served.
+ * Vouchers are written with their payment rows by the ledger's group commit
+ * (src/ledger/ledger-writer.ts), after the hot path reserved them in Redis (voucher-heads.ts, which
+ * applies `checkAggregation`); the unique (voucher id, nonce) index is the last word on a
+ * duplicate nonce. Here: the latest head a buyer aggregates onto, and `giveBack` for a voucher
+ * written before a call that then failed.
  */
 import { sql, type Kysely, type Transaction } from 'kysely'
 import type { Address, Hex } from 'viem'
@@ -30,42 +29,6 @@ export interface StoredVoucher {
   /** what the escrow paid for this voucher id, as last read */
   collected: bigint
 }
-
-export interface AcceptInput {
-  voucher: DeferredVoucher
-  signature: Hex
-  digest: Hex
-  /** the endpoint's price: what this voucher adds */
-  amount: bigint
-  /** the buyer's escrow balance for the tuple, as read from the chain */
-  balance: bigint
-}
-
-/** What `accept` took: enough to give it back. */
-export interface AcceptedVoucher {
-  tuple: VoucherTuple
-  voucherId: Hex
-  nonce: bigint
-  /** the head it replaced; undefined for a new voucher id */
-  previousNonce: bigint | undefined
-}
-
-export type AcceptResult = { ok: true; accepted: AcceptedVoucher } | { ok: false; reason: ReasonCode; message: string }
-
-interface HeadRow {
-  voucher_id: string
-  nonce: string
-  value_aggregate: string
-  timestamp: string
-  collected: string
-}
-
-const tupleOf = (v: DeferredVoucher): VoucherTuple => ({
-  escrow: v.escrow,
-  buyer: v.buyer,
-  seller: v.seller,
-  asset: v.asset,
-})
 
 async function lockTuple(trx: Transaction<Database>, t: VoucherTuple): Promise<void> {
   await sql`select pg_advisory_xact_lock(hashtextextended(${`deferred:${t.escrow}:${t.buyer}:${t.seller}:${t.asset}`}, 0))`.execute(
@@ -112,16 +75,6 @@ export function checkAggregation(
 }
 
 export function createVoucherStore(db: Kysely<Database>) {
-  const heads = (q: Kysely<Database> | Transaction<Database>, t: VoucherTuple) =>
-    q
-      .selectFrom('deferred_vouchers')
-      .select(['voucher_id', 'nonce', 'value_aggregate', 'timestamp', 'collected'])
-      .where('escrow', '=', t.escrow)
-      .where('buyer', '=', t.buyer)
-      .where('seller', '=', t.seller)
-      .where('asset', '=', t.asset)
-      .where('latest', '=', true)
-
   return {
     /** The most recent head of the tuple (the voucher a buyer aggregates onto next), if any. */
     async latest(t: VoucherTuple, chainId: bigint): Promise<StoredVoucher | undefined> {
@@ -155,105 +108,18 @@ export function createVoucherStore(db: Kysely<Database>) {
       }
     },
 
-    /** Checks the voucher against its head and the escrow balance, and makes it the head: atomic. */
-    async accept(input: AcceptInput): Promise<AcceptResult> {
-      const v = input.voucher
-      const t = tupleOf(v)
-      return db
-        .transaction()
-        .execute(async (trx): Promise<AcceptResult> => {
-          await lockTuple(trx, t)
-          const all = (await heads(trx, t).execute()) as HeadRow[]
-          const head = all.find((h) => h.voucher_id === v.id)
-          if (!head) {
-            // an id with rows but no head cannot happen (giveBack restores the head); any stored row means used
-            const used = await trx
-              .selectFrom('deferred_vouchers')
-              .select('id')
-              .where('escrow', '=', t.escrow)
-              .where('buyer', '=', t.buyer)
-              .where('seller', '=', t.seller)
-              .where('asset', '=', t.asset)
-              .where('voucher_id', '=', v.id)
-              .limit(1)
-              .executeTakeFirst()
-            if (used)
-              return {
-                ok: false as const,
-                reason: 'invalid_deferred_evm_payload_voucher_stale' as const,
-                message: `voucher ${v.id} was already used`,
-              }
-          }
-          const prev = head && {
-            nonce: BigInt(head.nonce),
-            valueAggregate: BigInt(head.value_aggregate),
-            timestamp: BigInt(head.timestamp),
-          }
-          const bad = checkAggregation(prev, v, input.amount)
-          if (bad) return { ok: false as const, ...bad }
-          // what the escrow must still pay: every other head's uncollected aggregate, and this one's
-          const collected = head ? BigInt(head.collected) : 0n
-          let owed = v.valueAggregate - collected
-          for (const h of all) if (h !== head) owed += BigInt(h.value_aggregate) - BigInt(h.collected)
-          if (owed > input.balance) {
-            return {
-              ok: false as const,
-              reason: 'invalid_deferred_evm_insufficient_escrow_balance' as const,
-              message: `the escrow holds ${input.balance} for this buyer, seller and asset; vouchers not yet collected would come to ${owed}`,
-            }
-          }
-          if (head) {
-            await trx
-              .updateTable('deferred_vouchers')
-              .set({ latest: false })
-              .where('escrow', '=', t.escrow)
-              .where('buyer', '=', t.buyer)
-              .where('seller', '=', t.seller)
-              .where('asset', '=', t.asset)
-              .where('voucher_id', '=', v.id)
-              .where('latest', '=', true)
-              .execute()
-          }
-          const inserted = await trx
-            .insertInto('deferred_vouchers')
-            .values({
-              ...t,
-              voucher_id: v.id,
-              nonce: v.nonce,
-              value_aggregate: v.valueAggregate,
-              timestamp: v.timestamp,
-              signature: input.signature,
-              digest: input.digest,
-              latest: true,
-              collected,
-            })
-            .onConflict((oc) => oc.doNothing())
-            .returning('id')
-            .executeTakeFirst()
-          // a stored (voucher, nonce) or digest: the same voucher again
-          if (!inserted) throw new VoucherConflict()
-          return {
-            ok: true as const,
-            accepted: { tuple: t, voucherId: v.id, nonce: v.nonce, previousNonce: prev?.nonce },
-          }
-        })
-        .catch((err: unknown) => {
-          if (err instanceof VoucherConflict)
-            return {
-              ok: false as const,
-              reason: 'invalid_deferred_evm_payload_voucher_stale' as const,
-              message: `voucher ${v.id} nonce ${v.nonce} was already used`,
-            }
-          throw err
-        })
-    },
-
     /**
-     * Gives an accepted voucher back (its call was not served): removed, and the head it replaced
-     * restored — only while it is still the head. A buyer who already aggregated onto it keeps it
-     * (the newer voucher includes its value, signed by the buyer).
+     * Gives a voucher written with its payment back (a record-first call that failed): removed while
+     * it is its id's head and no payment that is not voided holds its digest, and the head it
+     * replaced restored. A buyer who already aggregated onto it keeps it (the newer voucher includes
+     * its value, signed by the buyer). True when a row was removed.
      */
-    async giveBack(a: AcceptedVoucher): Promise<boolean> {
+    async giveBack(a: {
+      tuple: VoucherTuple
+      voucherId: Hex
+      digest: Hex
+      previousNonce: bigint | undefined
+    }): Promise<boolean> {
       const t = a.tuple
       return db.transaction().execute(async (trx) => {
         await lockTuple(trx, t)
@@ -264,8 +130,19 @@ export function createVoucherStore(db: Kysely<Database>) {
           .where('seller', '=', t.seller)
           .where('asset', '=', t.asset)
           .where('voucher_id', '=', a.voucherId)
-          .where('nonce', '=', a.nonce.toString())
+          .where('digest', '=', a.digest)
           .where('latest', '=', true)
+          .where(({ not, exists, selectFrom }) =>
+            not(
+              exists(
+                selectFrom('payments')
+                  .select('payments.id')
+                  .where('payments.payer', '=', t.buyer)
+                  .where('payments.nonce', '=', a.digest)
+                  .where('payments.status', '<>', 'voided'),
+              ),
+            ),
+          )
           .returning('collected')
           .executeTakeFirst()
         if (!gone) return false
@@ -286,8 +163,5 @@ export function createVoucherStore(db: Kysely<Database>) {
     },
   }
 }
-
-/** thrown inside the accept transaction to roll it back when the insert found the voucher stored */
-class VoucherConflict extends Error {}
 
 export type VoucherStore = ReturnType<typeof createVoucherStore>

@@ -21,8 +21,10 @@ import { claimDeferred, transition } from '../../ledger/transitions.js'
 import { MULTICALL3_ADDRESS } from '../../chain/multicall3-abi.js'
 import { deferredEscrowAbi } from '../../schemes/deferred/escrow-abi.js'
 import type { DeferredVoucher } from '../../schemes/deferred/typed-data.js'
+import { createVoucherHeads, tupleOfRow, type VoucherHeads } from '../../schemes/deferred/voucher-heads.js'
 import { createRelayerLock, relayersFromKeys, type Relayer } from '../settlement/relayer.js'
 import { relayerCall } from '../settlement/relayer-call.js'
+import type { DeferredCollectHooks } from './test-hooks.js'
 
 /** Vouchers per collectMany transaction (and payments claimed per seller and run). */
 const MAX_VOUCHERS = 100
@@ -57,21 +59,26 @@ const voucherKey = (v: Pick<VoucherRow, 'escrow' | 'buyer' | 'seller' | 'asset' 
 
 export class DeferredCollector {
   readonly #db: Kysely<Database>
+  /** the proxy's cached voucher heads: their `collected` follows each collection */
+  readonly #heads: VoucherHeads
   readonly #chain: PublicClient
   readonly #config: Deps['config']
   readonly #escrow: Address
   readonly #relayers: Relayer[]
   readonly #lock: ReturnType<typeof createRelayerLock>
   readonly #log: Log
+  readonly #hooks: DeferredCollectHooks
 
-  constructor(deps: Deps, opts: { escrow: Address; log: Log }) {
+  constructor(deps: Deps, opts: { escrow: Address; log: Log; hooks?: DeferredCollectHooks }) {
     this.#db = deps.db
+    this.#heads = createVoucherHeads(deps)
     this.#chain = deps.chain
     this.#config = deps.config
     this.#escrow = opts.escrow.toLowerCase() as Address
     this.#relayers = relayersFromKeys(deps.config.relayerKeys)
     this.#lock = createRelayerLock(deps.redis, deps.key)
     this.#log = opts.log
+    this.#hooks = opts.hooks ?? {}
   }
 
   /** Decides what a dead collection left, then collects every due seller. */
@@ -160,6 +167,7 @@ export class DeferredCollector {
   async #collectSeller(payTo: string, asset: string, stats: CollectStats): Promise<void> {
     const claimed = await claimDeferred(this.#db, { payTo, asset, limit: MAX_PAYMENTS })
     if (claimed.length === 0) return
+    await this.#hooks.afterClaim?.()
     let txHash: Hex | null = null
     try {
       const vouchers = await this.#collectable(await this.#vouchersOf(claimed))
@@ -168,6 +176,7 @@ export class DeferredCollector {
         if (hash) {
           txHash = hash
           stats.transactions++
+          await this.#hooks.afterSend?.()
         }
       }
     } catch (err) {
@@ -272,6 +281,11 @@ export class DeferredCollector {
         where escrow = ${r.escrow} and buyer = ${r.buyer} and seller = ${r.seller} and asset = ${r.asset} and voucher_id = ${r.voucher_id}`.execute(
         this.#db,
       )
+      // the proxy's reservation counts what is still owed: Redis follows Postgres (a failure here
+      // only makes the proxy's check stricter until the tuple is reloaded)
+      await this.#heads
+        .collected(tupleOfRow(r), r.voucher_id as Hex, paid)
+        .catch((err) => this.#log.warn({ err: (err as Error).message }, 'deferred: cached voucher head not updated'))
     }
     const settled: string[] = []
     const notYet: string[] = []

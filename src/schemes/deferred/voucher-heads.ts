@@ -1,0 +1,364 @@
+/**
+ * The `deferred` scheme's hot-path reservation: the head of each voucher id, cached in Redis per
+ * (escrow, buyer, seller, asset), checked and moved in one script run — one round trip per call.
+ *
+ * The script checks what coinbase/x402 `scheme_deferred_evm.md` asks of a voucher against its
+ * id's head (nonce + 1, `valueAggregate` = previous + price, a later timestamp; a new id carries
+ * exactly the price) and the buyer's escrow balance (cached in the process, passed in) against
+ * every uncollected aggregate of the tuple, and makes the voucher the head. Two calls with the same
+ * nonce: the script runs one at a time, so exactly one finds the head it continues.
+ *
+ * Postgres decides. The voucher is written durably with its payment row, in the ledger's group
+ * commit (src/ledger/ledger-writer.ts), where the unique (voucher id, nonce) index refuses a
+ * second voucher with a nonce already stored. Redis only holds what Postgres holds plus the
+ * reservations of calls still running:
+ *   - a tuple not in Redis (first call, a flush, an expiry) is loaded from Postgres before its
+ *     first check; a load that raced a collection (the epoch moved) is read again;
+ *   - a head behind Postgres, or one reserved long ago and never written (its process died), is
+ *     reloaded when a voucher is refused against it;
+ *   - a failed call gives its reservation back: the head it replaced is restored while this voucher
+ *     is still the head (compare-and-set on the voucher's digest).
+ *
+ * Hash `dv:{<buyer>}:<escrow>:<seller>:<asset>` (the buyer as hash tag): field `_` = loaded, field `i:<voucher id>` =
+ * `nonce:valueAggregate:timestamp:collected:reservedAtMs:digest` (reservedAt 0 for a head loaded
+ * from Postgres). Key `dvepoch:…` moves with each collection and each invalidation.
+ */
+import { sql, type Kysely } from 'kysely'
+import type { Address, Hex } from 'viem'
+import type { Database } from '../../db/database.js'
+import { groupCommit } from '../../db/group-commit.js'
+import { groupBySlot, redisTag, type RedisClient } from '../../redis-client.js'
+import type { ReasonCode } from '../../x402/reasons.js'
+import type { DeferredVoucher } from './typed-data.js'
+import { checkAggregation, type VoucherTuple } from './voucher-store.js'
+
+// Decimal strings compared as numbers (no leading zeros): exact at any size. Sums of aggregates use
+// Lua numbers (exact below 2^53; the balance passed in is capped there, so a larger sum refuses).
+// A batch of reservations in arrival order (two of one tuple in a batch see each other, exactly as
+// two separate runs would). Per reservation, KEYS: hash; ARGV (11): id field, nonce,
+// valueAggregate, timestamp, price, balance, now ms, ttl ms, expected previous nonce ('' for nonce
+// 0), expected previous aggregate, digest. Returns per reservation a pair: 0 and the previous entry
+// ('' for a new id) when reserved; 1 not loaded; 2 and the head entry ('' for none) when the voucher
+// does not continue its head; 3 and what would be owed when over the balance.
+const RESERVE_LUA = `
+local function gt(a, b) if #a ~= #b then return #a > #b end return a > b end
+local function reserve(key, A)
+  if redis.call('HEXISTS', key, '_') == 0 then return 1, '' end
+  local head = redis.call('HGET', key, A[1])
+  local collected = '0'
+  if head then
+    local n, agg, ts, col = string.match(head, '^(%d+):(%d+):(%d+):(%d+):')
+    if n ~= A[9] or agg ~= A[10] or not gt(A[4], ts) then return 2, head end
+    collected = col
+  elseif A[3] ~= A[5] then
+    return 2, ''
+  end
+  local owed = tonumber(A[3]) - tonumber(collected)
+  local all = redis.call('HGETALL', key)
+  for i = 1, #all, 2 do
+    if all[i] ~= '_' and all[i] ~= A[1] then
+      local agg, col = string.match(all[i + 1], '^%d+:(%d+):%d+:(%d+):')
+      owed = owed + tonumber(agg) - tonumber(col)
+    end
+  end
+  if owed > tonumber(A[6]) then return 3, string.format('%.0f', owed) end
+  redis.call('HSET', key, A[1], A[2] .. ':' .. A[3] .. ':' .. A[4] .. ':' .. collected .. ':' .. A[7] .. ':' .. A[11])
+  redis.call('PEXPIRE', key, A[8])
+  return 0, head or ''
+end
+local out = {}
+for i = 1, #KEYS do
+  local A = {}
+  for j = 1, 11 do A[j] = ARGV[(i - 1) * 11 + j] end
+  local code, entry = reserve(KEYS[i], A)
+  out[i * 2 - 1] = code
+  out[i * 2] = entry
+end
+return out
+`
+// Gives a reservation back while it is still the head. KEYS: hash; ARGV: id field, digest, previous
+// entry ('' for a new id). 1 when given back.
+const RELEASE_LUA = `
+local head = redis.call('HGET', KEYS[1], ARGV[1])
+if not head or string.sub(head, -#ARGV[2]) ~= ARGV[2] then return 0 end
+if ARGV[3] == '' then redis.call('HDEL', KEYS[1], ARGV[1]) else redis.call('HSET', KEYS[1], ARGV[1], ARGV[3]) end
+return 1
+`
+// Stores the heads read from Postgres, unless the epoch moved since the read began or another
+// caller loaded first. KEYS: hash, epoch; ARGV: epoch seen ('' for none), ttl ms, then field/value
+// pairs. 1 stored, 0 epoch moved, 2 already loaded.
+const LOAD_LUA = `
+if (redis.call('GET', KEYS[2]) or '') ~= ARGV[1] then return 0 end
+if redis.call('HEXISTS', KEYS[1], '_') == 1 then return 2 end
+redis.call('HSET', KEYS[1], '_', '1')
+for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+`
+// What the escrow paid for a voucher id, as a collection read it: the head's `collected` follows
+// (never down), and the epoch moves so that a load racing it reads Postgres again. KEYS: hash,
+// epoch; ARGV: id field, collected.
+const COLLECTED_LUA = `
+redis.call('INCR', KEYS[2])
+redis.call('PEXPIRE', KEYS[2], 86400000)
+local head = redis.call('HGET', KEYS[1], ARGV[1])
+if not head then return 0 end
+local n, agg, ts, col, rest = string.match(head, '^(%d+):(%d+):(%d+):(%d+):(.*)$')
+if #ARGV[2] > #col or (#ARGV[2] == #col and ARGV[2] > col) then
+  redis.call('HSET', KEYS[1], ARGV[1], n .. ':' .. agg .. ':' .. ts .. ':' .. ARGV[2] .. ':' .. rest)
+end
+return 1
+`
+// Drops the tuple (next call loads it from Postgres) and moves the epoch. KEYS: hash, epoch.
+const INVALIDATE_LUA = `
+redis.call('INCR', KEYS[2])
+redis.call('PEXPIRE', KEYS[2], 86400000)
+redis.call('DEL', KEYS[1])
+return 1
+`
+
+type RedisWithHeads = RedisClient & {
+  tollgateDeferredReserve?: (numberOfKeys: number, ...args: (string | number)[]) => Promise<(number | string)[]>
+  tollgateDeferredRelease?: (...args: (string | number)[]) => Promise<number>
+  tollgateDeferredLoad?: (...args: (string | number)[]) => Promise<number>
+  tollgateDeferredCollected?: (...args: (string | number)[]) => Promise<number>
+  tollgateDeferredInvalidate?: (...args: (string | number)[]) => Promise<number>
+}
+
+/** Sums above this are not tracked exactly in Redis; a balance above it counts as this much. */
+const MAX_TRACKED = 2n ** 53n - 1n
+/** A tuple unused this long leaves Redis (loaded again from Postgres when next used). */
+const TTL_MS = 24 * 3600_000
+/**
+ * A reservation older than this that Postgres never received is a dead process's: a voucher refused
+ * against it reloads the tuple. Postgres' unique index still refuses a duplicate nonce whatever
+ * Redis holds, so this bounds how long a buyer waits after a crash, not safety.
+ */
+export const STALE_RESERVATION_MS = 60_000
+
+/** What `reserve` took: enough to give it back. */
+export interface HeldVoucher {
+  tuple: VoucherTuple
+  voucherId: Hex
+  nonce: bigint
+  digest: Hex
+  /** the head it replaced (the Redis entry), '' for a new voucher id */
+  previous: string
+  /** undefined for a new voucher id */
+  previousNonce: bigint | undefined
+}
+
+export type ReserveResult =
+  { ok: true; held: HeldVoucher } | { ok: false; reason: ReasonCode; message: string; insufficient?: boolean }
+
+interface Head {
+  nonce: bigint
+  valueAggregate: bigint
+  timestamp: bigint
+  collected: bigint
+  reservedAt: number
+}
+
+function parseHead(entry: string): Head {
+  const [n, agg, ts, col, at] = entry.split(':')
+  return {
+    nonce: BigInt(n!),
+    valueAggregate: BigInt(agg!),
+    timestamp: BigInt(ts!),
+    collected: BigInt(col!),
+    reservedAt: Number(at),
+  }
+}
+
+export function createVoucherHeads(deps: { redis: RedisClient; db: Kysely<Database>; key(...p: string[]): string }) {
+  const redis = deps.redis as RedisWithHeads
+  if (!redis.tollgateDeferredReserve) {
+    // the number of keys varies with the batch, so it is passed per call
+    redis.defineCommand('tollgateDeferredReserve', { lua: RESERVE_LUA })
+    redis.defineCommand('tollgateDeferredRelease', { numberOfKeys: 1, lua: RELEASE_LUA })
+    redis.defineCommand('tollgateDeferredLoad', { numberOfKeys: 2, lua: LOAD_LUA })
+    redis.defineCommand('tollgateDeferredCollected', { numberOfKeys: 2, lua: COLLECTED_LUA })
+    redis.defineCommand('tollgateDeferredInvalidate', { numberOfKeys: 2, lua: INVALIDATE_LUA })
+  }
+  // the buyer is the hash tag: on a Redis Cluster a tuple's hash and epoch share one slot, so each
+  // script touches one slot (docs/architecture.md "Redis Cluster")
+  const hashKey = (t: VoucherTuple) => deps.key('dv', redisTag(t.buyer), t.escrow, t.seller, t.asset)
+  const epochKey = (t: VoucherTuple) => deps.key('dvepoch', redisTag(t.buyer), t.escrow, t.seller, t.asset)
+  const field = (id: string) => `i:${id}`
+
+  /** The heads of a tuple as Postgres has them, into Redis; false when a collection raced the read. */
+  async function load(t: VoucherTuple): Promise<boolean> {
+    const seen = (await redis.get(epochKey(t))) ?? ''
+    const rows = await deps.db
+      .selectFrom('deferred_vouchers')
+      .select(['voucher_id', 'nonce', 'value_aggregate', 'timestamp', 'collected', 'digest'])
+      .where('escrow', '=', t.escrow)
+      .where('buyer', '=', t.buyer)
+      .where('seller', '=', t.seller)
+      .where('asset', '=', t.asset)
+      .where('latest', '=', true)
+      .execute()
+    const pairs = rows.flatMap((r) => [
+      field(r.voucher_id),
+      `${r.nonce}:${r.value_aggregate}:${r.timestamp}:${r.collected}:0:${r.digest}`,
+    ])
+    const stored = await redis.tollgateDeferredLoad!(hashKey(t), epochKey(t), seen, TTL_MS, ...pairs)
+    return stored !== 0
+  }
+
+  /** The Postgres head of one voucher id, if any. */
+  async function storedHead(t: VoucherTuple, id: Hex): Promise<bigint | undefined> {
+    const r = await sql<{ nonce: string }>`
+      select nonce::text as nonce from deferred_vouchers
+      where escrow = ${t.escrow} and buyer = ${t.buyer} and seller = ${t.seller} and asset = ${t.asset}
+        and voucher_id = ${id} and latest`.execute(deps.db)
+    return r.rows[0] ? BigInt(r.rows[0].nonce) : undefined
+  }
+
+  const invalidate = (t: VoucherTuple) => redis.tollgateDeferredInvalidate!(hashKey(t), epochKey(t))
+
+  type Args = (string | number)[]
+  // Requests reserving in the same turn share one script run: one round trip for the batch (the
+  // next batch forms while one is in flight), as the exact scheme's guard does.
+  // On a cluster: one script call per slot, sent together (a buyer's reservations stay in one call,
+  // in arrival order); a slot whose call fails fails only its own reservations.
+  const batch = groupCommit<{ key: string; args: Args }, [number, string] | Error>({
+    maxItems: 128,
+    maxInFlight: 2,
+    async flush(items) {
+      const out = new Map<{ key: string; args: Args }, [number, string] | Error>()
+      const groups = groupBySlot(redis, items, (i) => i.key)
+      const calls = await Promise.allSettled(
+        groups.map(async (group) => {
+          const keys = group.map((i) => i.key)
+          const flat = await redis.tollgateDeferredReserve!(keys.length, ...keys, ...group.flatMap((i) => i.args))
+          group.forEach((item, i) => out.set(item, [Number(flat[i * 2]), String(flat[i * 2 + 1] ?? '')]))
+        }),
+      )
+      calls.forEach((c, i) => {
+        if (c.status === 'rejected') {
+          const err = c.reason instanceof Error ? c.reason : new Error(String(c.reason))
+          for (const item of groups[i]!) out.set(item, err)
+        }
+      })
+      return items.map((i) => out.get(i)!)
+    },
+  })
+
+  async function once(v: DeferredVoucher, digest: Hex, amount: bigint, balance: bigint, nowMs: number) {
+    const t: VoucherTuple = { escrow: v.escrow, buyer: v.buyer, seller: v.seller, asset: v.asset }
+    const capped = balance > MAX_TRACKED ? MAX_TRACKED : balance
+    const r = await batch.add({
+      key: hashKey(t),
+      args: [
+        field(v.id),
+        v.nonce.toString(),
+        v.valueAggregate.toString(),
+        v.timestamp.toString(),
+        amount.toString(),
+        capped.toString(),
+        nowMs,
+        TTL_MS,
+        v.nonce > 0n ? (v.nonce - 1n).toString() : '',
+        v.valueAggregate >= amount ? (v.valueAggregate - amount).toString() : '',
+        digest,
+      ],
+    })
+    if (r instanceof Error) throw r
+    return r
+  }
+
+  return {
+    /**
+     * Checks the voucher against its head and the balance, and makes it the head: one round trip
+     * when the tuple is in Redis. Rejects when Redis or Postgres cannot be reached.
+     */
+    async reserve(input: {
+      voucher: DeferredVoucher
+      digest: Hex
+      amount: bigint
+      balance: bigint
+      nowMs: number
+    }): Promise<ReserveResult> {
+      const { voucher: v, digest, amount, balance, nowMs } = input
+      const t: VoucherTuple = { escrow: v.escrow, buyer: v.buyer, seller: v.seller, asset: v.asset }
+      let reloaded = false
+      for (let attempt = 0; attempt < 4; attempt++) {
+        const [code, entry] = await once(v, digest, amount, balance, nowMs)
+        if (code === 0) {
+          const previous = entry ?? ''
+          return {
+            ok: true,
+            held: {
+              tuple: t,
+              voucherId: v.id,
+              nonce: v.nonce,
+              digest,
+              previous,
+              previousNonce: previous ? parseHead(previous).nonce : undefined,
+            },
+          }
+        }
+        if (code === 1) {
+          await load(t)
+          continue
+        }
+        if (code === 3) {
+          return {
+            ok: false,
+            insufficient: true,
+            reason: 'invalid_deferred_evm_insufficient_escrow_balance',
+            message: `the escrow holds ${balance} for this buyer, seller and asset; vouchers not yet collected would come to ${entry}`,
+          }
+        }
+        const head = entry ? parseHead(entry) : undefined
+        if (!reloaded) {
+          // Redis behind Postgres, or a reservation a dead process never wrote: Postgres decides
+          const stored = await storedHead(t, v.id)
+          const behind = stored !== undefined && (head === undefined || stored > head.nonce)
+          const orphan =
+            head !== undefined &&
+            head.reservedAt > 0 &&
+            nowMs - head.reservedAt > STALE_RESERVATION_MS &&
+            (stored === undefined || stored < head.nonce)
+          if (behind || orphan) {
+            reloaded = true
+            await invalidate(t)
+            continue
+          }
+        }
+        const bad = checkAggregation(head, v, amount) ?? {
+          reason: 'invalid_deferred_evm_payload_voucher_stale' as const,
+          message: `voucher ${v.id} nonce ${v.nonce} was already used`,
+        }
+        return { ok: false, ...bad }
+      }
+      throw new Error('deferred voucher heads: the tuple could not be loaded from Postgres (collections kept racing)')
+    },
+
+    /** Gives a reservation back while it is still the head; false when a newer voucher or a reload replaced it. */
+    async release(h: HeldVoucher): Promise<boolean> {
+      return (await redis.tollgateDeferredRelease!(hashKey(h.tuple), field(h.voucherId), h.digest, h.previous)) === 1
+    },
+
+    /** A collection read what the escrow paid for a voucher id (after writing it to Postgres). */
+    async collected(t: VoucherTuple, id: Hex, collected: bigint): Promise<void> {
+      await redis.tollgateDeferredCollected!(hashKey(t), epochKey(t), field(id), collected.toString())
+    },
+
+    /** Drops the tuple's cached heads; the next call loads them from Postgres. */
+    invalidate: async (t: VoucherTuple) => {
+      await invalidate(t)
+    },
+  }
+}
+
+export type VoucherHeads = ReturnType<typeof createVoucherHeads>
+
+/** The tuple of a stored voucher row. */
+export const tupleOfRow = (r: { escrow: string; buyer: string; seller: string; asset: string }): VoucherTuple => ({
+  escrow: r.escrow as Address,
+  buyer: r.buyer as Address,
+  seller: r.seller as Address,
+  asset: r.asset as Address,
+})
