@@ -7,7 +7,9 @@ import { sql, type Kysely } from 'kysely'
 // endpoint has its own setting, else its service. No foreign keys: a grant outlives nothing it
 // names, and an unpublished endpoint simply stops offering sign-in.
 export async function up(db: Kysely<any>): Promise<void> {
-  await sql`alter table endpoints add column access_minutes int4 check (access_minutes between 1 and 525600)`.execute(db)
+  await sql`alter table endpoints add column access_minutes int4 check (access_minutes between 1 and 525600)`.execute(
+    db,
+  )
   await sql`alter table services add column access_minutes int4 check (access_minutes between 1 and 525600)`.execute(db)
   await sql`
     create table access_grants (

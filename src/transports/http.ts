@@ -72,7 +72,11 @@ function sendChallenge(reply: FastifyReply, challenge: Challenge, refusal: CallR
     .header('cache-control', 'no-store')
     .header(
       'payment-required',
-      challenge.signIn ? paymentRequiredHeader(challenge, refusal.reason) : c ? c.v2HeaderValue : challenge.v2HeaderValue,
+      challenge.signIn
+        ? paymentRequiredHeader(challenge, refusal.reason)
+        : c
+          ? c.v2HeaderValue
+          : challenge.v2HeaderValue,
     )
     .type('application/json; charset=utf-8')
     .send(c ? c.v1BodyJson : challenge.v1BodyBytes)

@@ -124,7 +124,8 @@ const OPTIONAL_FIELDS = ['statement', 'expirationTime', 'notBefore', 'requestId'
 export function parseSignInHeader(
   header: string,
 ): { ok: true; payload: SignInPayload } | { ok: false; detail: string } {
-  if (header.length > SIGN_IN_HEADER_MAX_BYTES) return { ok: false, detail: `larger than ${SIGN_IN_HEADER_MAX_BYTES} bytes` }
+  if (header.length > SIGN_IN_HEADER_MAX_BYTES)
+    return { ok: false, detail: `larger than ${SIGN_IN_HEADER_MAX_BYTES} bytes` }
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(header.trim())) return { ok: false, detail: 'not base64' }
   let raw: unknown
   try {
@@ -143,10 +144,15 @@ export function parseSignInHeader(
     if (typeof o[f] !== 'string' || !LINE_RE.test(o[f])) return { ok: false, detail: `${f} must be one line of text` }
   }
   if (o.resources !== undefined) {
-    if (!Array.isArray(o.resources) || o.resources.length > 32 || o.resources.some((r) => typeof r !== 'string' || !LINE_RE.test(r)))
+    if (
+      !Array.isArray(o.resources) ||
+      o.resources.length > 32 ||
+      o.resources.some((r) => typeof r !== 'string' || !LINE_RE.test(r))
+    )
       return { ok: false, detail: 'resources must be an array of at most 32 URIs' }
   }
-  if (!ADDRESS_RE.test(o.address as string)) return { ok: false, detail: 'address must be a 0x-prefixed 20-byte hex address' }
+  if (!ADDRESS_RE.test(o.address as string))
+    return { ok: false, detail: 'address must be a 0x-prefixed 20-byte hex address' }
   if (!NONCE_RE.test(o.nonce as string)) return { ok: false, detail: 'nonce must be 8-128 letters and digits' }
   return { ok: true, payload: o as unknown as SignInPayload }
 }

@@ -131,7 +131,9 @@ export function createPaidCall(d: PaidCallDeps): PaidCall {
     const dispatched = await dispatch(target, req, who.grantPaymentId)
     req.log.info({ endpoint: call.entry.path, payer: who.payer, ok: dispatched.ok }, 'served on sign-in-with-x')
     if (dispatched.ok) return { kind: 'answer', ...dispatched.answer }
-    return dispatched.answer ? { kind: 'answer', ...dispatched.answer } : { kind: 'refused', refusal: dispatched.refusal! }
+    return dispatched.answer
+      ? { kind: 'answer', ...dispatched.answer }
+      : { kind: 'refused', refusal: dispatched.refusal! }
   }
 
   /** A served payment on an endpoint with paid access grants its payer the access (a failed write is logged: the call was paid and served). */

@@ -60,9 +60,15 @@ export function createSignInStage(d: SignInDeps) {
     if (recovered === SMART_WALLET_SIGNATURE) {
       let check
       try {
-        check = await checkContractSignature(d.chain, p.address as `0x${string}`, digest, p.signature as `0x${string}`, {
-          counterfactual: d.counterfactual,
-        })
+        check = await checkContractSignature(
+          d.chain,
+          p.address as `0x${string}`,
+          digest,
+          p.signature as `0x${string}`,
+          {
+            counterfactual: d.counterfactual,
+          },
+        )
       } catch (err) {
         log.warn({ err: (err as Error).message }, 'smart wallet sign-in check failed')
         return retryShortly('the smart wallet signature could not be checked on-chain now; retry shortly')
