@@ -20,6 +20,8 @@ export const SIGN_IN_HEADER = 'SIGN-IN-WITH-X'
 export const SIGN_IN_MAX_AGE_MS = 5 * 60_000
 /** How long a challenge's `expirationTime` lies ahead of its `issuedAt` (the spec's default). */
 export const SIGN_IN_EXPIRATION_SECONDS = 300
+/** How far ahead of this clock `issuedAt` and `notBefore` may lie: proxies behind one load balancer issue and check challenges on different clocks. */
+export const SIGN_IN_CLOCK_SKEW_MS = 5_000
 /** The largest header accepted (a payload with a few resources and an ERC-6492 signature fits). */
 export const SIGN_IN_HEADER_MAX_BYTES = 16_384
 
@@ -207,7 +209,8 @@ export function checkSignInFields(
   if (Number.isNaN(issuedAt)) return { reason: 'invalid_siwx_issued_at', detail: 'issuedAt is not a date' }
   if (nowMs - issuedAt > SIGN_IN_MAX_AGE_MS)
     return { reason: 'invalid_siwx_issued_at_too_old', detail: `issued more than ${SIGN_IN_MAX_AGE_MS / 1000} s ago` }
-  if (issuedAt > nowMs) return { reason: 'invalid_siwx_issued_at_in_future', detail: 'issuedAt is in the future' }
+  if (issuedAt > nowMs + SIGN_IN_CLOCK_SKEW_MS)
+    return { reason: 'invalid_siwx_issued_at_in_future', detail: 'issuedAt is in the future' }
   if (p.expirationTime !== undefined) {
     const exp = Date.parse(p.expirationTime)
     if (Number.isNaN(exp)) return { reason: 'invalid_siwx_expiration_time', detail: 'expirationTime is not a date' }
@@ -216,7 +219,8 @@ export function checkSignInFields(
   if (p.notBefore !== undefined) {
     const nb = Date.parse(p.notBefore)
     if (Number.isNaN(nb)) return { reason: 'invalid_siwx_not_before', detail: 'notBefore is not a date' }
-    if (nowMs < nb) return { reason: 'invalid_siwx_not_yet_valid', detail: `not valid before ${p.notBefore}` }
+    if (nowMs + SIGN_IN_CLOCK_SKEW_MS < nb)
+      return { reason: 'invalid_siwx_not_yet_valid', detail: `not valid before ${p.notBefore}` }
   }
   if (!/^eip155:\d{1,18}$/.test(p.chainId))
     return p.chainId.startsWith('eip155:')
