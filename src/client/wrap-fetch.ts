@@ -41,6 +41,8 @@ export interface PlatformPayOptions {
   baseUrl: string
   /** `ak_test_…` / `ak_live_…` */
   agentKey: string
+  /** x402 `sign-in-with-x` from the agent wallet (the platform signs it): as for a local key */
+  signIn?: SignInMode
 }
 
 export interface LocalPayOptions {
@@ -134,7 +136,7 @@ export function wrapFetch(
   opts: WrapFetchOptions,
 ): (input: string | URL | Request, init?: RequestInit) => Promise<PaidResponse> {
   const payer = 'privateKey' in opts ? localPayer(opts) : platformPayer(fetchImpl, opts)
-  const signInMode: SignInMode = payer.signIn ? ((opts as LocalPayOptions).signIn ?? 'remembered') : 'never'
+  const signInMode: SignInMode = opts.signIn ?? 'remembered'
   // resources paid for where the seller offered sign-in: the next call signs in instead
   const paidAccess = new Set<string>()
   return async (input, init) => {
@@ -149,12 +151,16 @@ export function wrapFetch(
     const ch = await readChallenge(first)
     request.signal.throwIfAborted() // aborted while the 402 was read: sign nothing
     const offer = signInMode === 'never' ? undefined : signInOffer(ch.offered, first.url || request.url)
-    if (offer && (signInMode === 'always' || paidAccess.has(offer.uri))) {
+    const proof =
+      offer && (signInMode === 'always' || paidAccess.has(offer.uri))
+        ? await payer.signIn(offer, ch, request)
+        : undefined
+    if (offer && proof) {
       const attempt = retry.clone()
-      attempt.headers.set('sign-in-with-x', await payer.signIn!(offer))
+      attempt.headers.set('sign-in-with-x', proof.value)
       const res = (await fetchImpl(attempt)) as PaidResponse
       if (res.status !== 402) {
-        Object.defineProperty(res, 'signedIn', { value: { payer: payer.address, uri: offer.uri }, enumerable: true })
+        Object.defineProperty(res, 'signedIn', { value: { payer: proof.payer, uri: offer.uri }, enumerable: true })
         return res
       }
       // refused (the access ran out, or the wallet never paid here): pay as usual
@@ -343,10 +349,8 @@ export interface Payer {
   identify?: string
   /** `paymentId` goes in the header when the chosen challenge declares `payment-identifier` */
   sign(ch: Challenges, request: Request, paymentId: string): Promise<Signed>
-  /** the wallet's address (a local key's) */
-  address?: string
-  /** the SIGN-IN-WITH-X header for an offered sign-in (a local key signs it) */
-  signIn?(offer: SignInOffer): Promise<string>
+  /** the SIGN-IN-WITH-X header for an offered sign-in and who signed it; undefined: pay instead */
+  signIn(offer: SignInOffer, ch: Challenges, request: Request): Promise<{ value: string; payer: string } | undefined>
   report?(
     s: Signed,
     status: 'accepted' | 'rejected' | 'error',
@@ -425,6 +429,20 @@ export function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Paye
         )
       }
     },
+    /** POST /v1/agent/sign-in: the agent wallet signs the proof; a platform that cannot (refusal, no such route) leaves the call to be paid */
+    async signIn(_offer, ch, request) {
+      const v2 = ch.offered.find((o) => o.parsed.version === 2)
+      if (!v2) return undefined
+      const res = await fetchImpl(`${base}/v1/agent/sign-in`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ url: request.url, method: request.method, challenge: v2.raw }),
+        signal: request.signal,
+      })
+      const body = (await res.json().catch(() => ({}))) as Record<string, unknown>
+      if (!res.ok || typeof body.value !== 'string' || typeof body.payer !== 'string') return undefined
+      return { value: body.value, payer: body.payer }
+    },
     async report(s, status, response) {
       await fetchImpl(`${base}/v1/agent/payments/${s.agentPaymentId}/outcome`, {
         method: 'POST',
@@ -456,8 +474,10 @@ function localPayer(o: LocalPayOptions): Payer {
   const deferred = o.deferred ? deferredPayer(account, o, o.deferred === true ? {} : o.deferred) : undefined
   return {
     identify: deferred ? account.address : undefined,
-    address: account.address,
-    signIn: (offer) => signInHeader(offer, account.address, (message) => account.signMessage({ message })),
+    signIn: async (offer) => ({
+      value: await signInHeader(offer, account.address, (message) => account.signMessage({ message })),
+      payer: account.address,
+    }),
     async sign(ch, _request, paymentId) {
       if (ch.offered.length === 0)
         throw new PaymentRefusedError('invalid_challenge', 'the 402 carries no readable x402 challenge')

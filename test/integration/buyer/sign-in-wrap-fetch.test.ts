@@ -102,3 +102,52 @@ t.test('endpoints without paid access are paid every time', async (t) => {
   t.ok((await pay(url)).payment)
   t.same(b.sent, ['plain', 'pay', 'plain', 'pay'])
 })
+
+t.test(
+  'platform mode: the agent wallet pays once, then the platform signs the sign-in and nothing more is spent',
+  async (t) => {
+    const agent = await p.agent({ fund: 1_000_000n })
+    const sent: string[] = []
+    const f: FetchLike = async (input, init) => {
+      const req = new Request(input, init)
+      const u = new URL(req.url)
+      sent.push(
+        u.origin === p.webUrl
+          ? u.pathname
+          : req.headers.has('payment-signature') || req.headers.has('x-payment')
+            ? 'pay'
+            : req.headers.has('sign-in-with-x')
+              ? 'sign-in'
+              : 'plain',
+      )
+      return fetch(req)
+    }
+    const pay = wrapFetch(f, { baseUrl: p.webUrl, agentKey: agent.key })
+    const first = await pay(`${echo}?msg=one`)
+    t.equal(first.status, 200)
+    t.ok(first.payment?.agentPaymentId, 'paid from the agent wallet')
+    const second = await pay(`${echo}?msg=two`)
+    t.equal(second.status, 200)
+    t.same(await second.json(), { echo: { msg: 'two' } })
+    t.equal(second.payment, undefined)
+    t.same(second.signedIn, { payer: agent.address, uri: echo })
+    t.same(
+      sent.filter((s) => !s.startsWith('/v1/agent/payments/')),
+      ['plain', '/v1/agent/payments', 'pay', 'plain', '/v1/agent/sign-in', 'sign-in'],
+    )
+    t.equal((await payments(agent.address)).length, 1, 'one payment in the ledger')
+    const agentPayments = await db.selectFrom('agent_payments').select('id').where('agent_id', '=', agent.id).execute()
+    t.equal(agentPayments.length, 1, 'one agent payment: the sign-in spent nothing')
+
+    const refused = await fetch(`${p.webUrl}/v1/agent/sign-in`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${agent.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        url: 'http://elsewhere.example/tollgate/toolbox/echo',
+        challenge: (await fetch(`${echo}?msg=x`)).headers.get('payment-required'),
+      }),
+    })
+    t.equal(refused.status, 400, 'a challenge bound to another origin is never signed')
+    t.match(await refused.json(), { code: 'invalid_parameter' })
+  },
+)
