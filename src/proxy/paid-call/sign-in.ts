@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
+import pLimit from 'p-limit'
 import type { PublicClient } from 'viem'
 import { checkContractSignature } from '../../chain/contract-signature.js'
 import { keccak256 } from '../../chain/keccak.js'
@@ -35,6 +36,9 @@ export interface SignedIn {
 }
 
 const HEX_SIG_RE = /^0x(?:[0-9a-fA-F]{2})+$/
+/** Smart-wallet checks (an RPC call each) at once, and waiting, before more are refused 503: anyone can send a long signature. */
+const SMART_WALLET_CONCURRENCY = 8
+const SMART_WALLET_QUEUE = 64
 const retryShortly = (detail: string) =>
   CallRefusal.error(appError('service_unavailable', { detail }, { headers: { 'retry-after': '1' } }))
 const refused = (reason: ReasonCode, detail?: string) => CallRefusal.fromX402(refuse(reason, detail))
@@ -50,6 +54,8 @@ const refused = (reason: ReasonCode, detail?: string) => CallRefusal.fromX402(re
  * fresh), then the grant (one Postgres read), so forged or stale proofs cost no round trip.
  */
 export function createSignInStage(d: SignInDeps) {
+  const smartWalletLimit = pLimit(SMART_WALLET_CONCURRENCY)
+
   async function signatureHolds(p: SignInPayload, log: FastifyBaseLogger): Promise<CallRefusal | undefined> {
     if (!HEX_SIG_RE.test(p.signature)) return refused('invalid_siwx_malformed_signature')
     if (!addressChecksumHolds(p.address)) return refused('invalid_siwx_signature', 'the address checksum is wrong')
@@ -58,16 +64,14 @@ export function createSignInStage(d: SignInDeps) {
     const digest = keccak256(Buffer.concat([Buffer.from(`\x19Ethereum Signed Message:\n${message.length}`), message]))
     const recovered = recoverAuthorizer(digest, p.signature)
     if (recovered === SMART_WALLET_SIGNATURE) {
+      if (smartWalletLimit.pendingCount >= SMART_WALLET_QUEUE)
+        return retryShortly('too many smart wallet sign-ins are being checked; retry shortly')
       let check
       try {
-        check = await checkContractSignature(
-          d.chain,
-          p.address as `0x${string}`,
-          digest,
-          p.signature as `0x${string}`,
-          {
+        check = await smartWalletLimit(() =>
+          checkContractSignature(d.chain, p.address as `0x${string}`, digest, p.signature as `0x${string}`, {
             counterfactual: d.counterfactual,
-          },
+          }),
         )
       } catch (err) {
         log.warn({ err: (err as Error).message }, 'smart wallet sign-in check failed')
