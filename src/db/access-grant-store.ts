@@ -1,6 +1,9 @@
 import { sql, type Kysely } from 'kysely'
 import type { Database } from './database.js'
 
+/** The Redis key (under the deployment's prefix) counting calls served on a sign-in, for /metrics. */
+export const SIGN_IN_SERVED_KEY = ['siwx', 'served'] as const
+
 /**
  * x402 sign-in-with-x access grants: who paid for what, and until when. A served payment on an
  * endpoint with paid access grants (or extends) its payer's access to the endpoint, or to its

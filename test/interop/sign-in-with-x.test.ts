@@ -15,6 +15,7 @@ import { sql } from 'kysely'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { mintUsdc } from '../../src/chain/devnet.js'
 import { usdcAbi } from '../../src/chain/usdc-abi.js'
+import { createSettlementMetrics } from '../../src/services/metrics/settlement-metrics.js'
 import { announceRegistryChange } from '../../src/services/registry-events.js'
 import { startWorkers } from '../../workers/index.js'
 import { withDevnet } from '../helpers/devnet.js'
@@ -315,4 +316,21 @@ t.test('paid access for a whole service: a payment on one endpoint signs in on a
   t.equal(res.status, 200)
   t.equal(res.headers.get('payment-response'), null, 'served on the sign-in')
   t.equal((await rowsOf(buyer.account)).length, 1)
+})
+
+t.test('calls served on a sign-in are counted in /metrics', async (t) => {
+  const metrics = createSettlementMetrics(platform.deps, { getJobCounts: async () => ({}) })
+  const count = async () => {
+    const line = (await metrics.render()).split('\n').find((l) => l.startsWith('tollgate_sign_in_calls_total '))
+    return Number(line?.split(' ')[1])
+  }
+  const before = await count()
+  t.ok(before >= 4, `the sign-ins above were counted (${before})`)
+  // the service's access is on now (the test above): pay once there, then sign in
+  const buyer = await officialBuyer()
+  t.ok((await buyer.fetch(`${base}/naps?msg=c&ms=1`)).headers.get('payment-response'), 'paid')
+  const res = await buyer.fetch(`${base}/naps?msg=c&ms=1`)
+  t.equal(res.status, 200)
+  t.equal(res.headers.get('payment-response'), null, 'signed in')
+  await until('the count to move', async () => (await count()) === before + 1)
 })

@@ -31,7 +31,7 @@ import type { PaymentScheme } from '../../schemes/scheme.js'
 import type { EndpointTable } from '../endpoint-table.js'
 import type { UpstreamClient } from '../upstream.js'
 import type { PaymentIdentifierStore } from '../../db/payment-identifier-store.js'
-import type { AccessGrantStore } from '../../db/access-grant-store.js'
+import { SIGN_IN_SERVED_KEY, type AccessGrantStore } from '../../db/access-grant-store.js'
 import type { UpstreamMcpClient } from '../upstream-mcp.js'
 import type { CallRequest, CallResult, CallTarget, ResolvedCall } from './call.js'
 import { createPaymentChecker, type CheckedPayment } from './check-payment.js'
@@ -130,6 +130,8 @@ export function createPaidCall(d: PaidCallDeps): PaidCall {
     // a seller's origin gets the payment that bought the access as the call's payment id
     const dispatched = await dispatch(target, req, who.grantPaymentId)
     req.log.info({ endpoint: call.entry.path, payer: who.payer, ok: dispatched.ok }, 'served on sign-in-with-x')
+    // counted for /metrics (tollgate_sign_in_calls_total); a lost count is not worth a failed call
+    if (dispatched.ok) d.signIn!.redis.incr(d.signIn!.key(...SIGN_IN_SERVED_KEY)).catch(() => {})
     if (dispatched.ok) return { kind: 'answer', ...dispatched.answer }
     return dispatched.answer
       ? { kind: 'answer', ...dispatched.answer }
