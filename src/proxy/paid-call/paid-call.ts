@@ -130,12 +130,13 @@ export function createPaidCall(d: PaidCallDeps): PaidCall {
     // a seller's origin gets the payment that bought the access as the call's payment id
     const dispatched = await dispatch(target, req, who.grantPaymentId)
     req.log.info({ endpoint: call.entry.path, payer: who.payer, ok: dispatched.ok }, 'served on sign-in-with-x')
+    if (!dispatched.ok)
+      return dispatched.answer
+        ? { kind: 'answer', ...dispatched.answer }
+        : { kind: 'refused', refusal: dispatched.refusal! }
     // counted for /metrics (tollgate_sign_in_calls_total); a lost count is not worth a failed call
-    if (dispatched.ok) d.signIn!.redis.incr(d.signIn!.key(...SIGN_IN_SERVED_KEY)).catch(() => {})
-    if (dispatched.ok) return { kind: 'answer', ...dispatched.answer }
-    return dispatched.answer
-      ? { kind: 'answer', ...dispatched.answer }
-      : { kind: 'refused', refusal: dispatched.refusal! }
+    d.signIn!.redis.incr(d.signIn!.key(...SIGN_IN_SERVED_KEY)).catch(() => {})
+    return { kind: 'answer', ...dispatched.answer }
   }
 
   /** A served payment on an endpoint with paid access grants its payer the access (a failed write is logged: the call was paid and served). */
