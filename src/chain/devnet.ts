@@ -1,8 +1,9 @@
 /**
  * The embedded local chain: anvil (from the @foundry-rs/anvil npm package) with our TestUSDC at
  * the canonical Base Sepolia USDC address and Multicall3 at its canonical address, so x402
- * clients and our relayers work against it with their default settings (DESIGN.md §6), and the
- * `deferred` scheme's DeferredPaymentEscrow at a fixed address of ours.
+ * clients and our relayers work against it with their default settings (DESIGN.md §6), the
+ * `deferred` scheme's DeferredPaymentEscrow at a fixed address of ours, and for the `upto` scheme
+ * Permit2 (compiled from its published source) and our x402 upto proxy at their canonical addresses.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createRequire } from 'node:module'
@@ -12,6 +13,7 @@ import {
   createWalletClient,
   defineChain,
   encodeDeployData,
+  hashDomain,
   http,
   parseEther,
   type Address,
@@ -21,6 +23,7 @@ import {
 import { privateKeyToAccount } from 'viem/accounts'
 import artifacts from './contracts/artifacts.json' with { type: 'json' }
 import { DEVNET_DEFERRED_ESCROW_ADDRESS } from './deferred-escrow-address.js'
+import { PERMIT2_ADDRESS, UPTO_PROXY_ADDRESS } from './permit2.js'
 import { MULTICALL3_ADDRESS } from './multicall3-abi.js'
 import { testUsdcAbi } from './usdc-abi.js'
 
@@ -146,6 +149,8 @@ export async function setupDevnetContracts(rpcUrl: string): Promise<{ chainId: n
     [DEVNET_USDC_ADDRESS, artifacts.contracts.TestUSDC.deployedBytecode as Hex],
     [MULTICALL3_ADDRESS, artifacts.contracts.Multicall3.deployedBytecode as Hex],
     [DEVNET_DEFERRED_ESCROW_ADDRESS, await runtimeCode(rpcUrl, escrowCreation(DEVNET_ESCROW_THAWING_PERIOD))],
+    [PERMIT2_ADDRESS, await permit2RuntimeCode(rpcUrl, chainId)],
+    [UPTO_PROXY_ADDRESS, artifacts.contracts.X402UptoPermit2Proxy.deployedBytecode as Hex],
   ]
   for (const [address, bytecode] of code) {
     const current = await pub.getCode({ address })
@@ -187,6 +192,43 @@ export async function runtimeCode(rpcUrl: string, creation: Hex): Promise<Hex> {
   const { data } = await createPublicClient({ transport: http(rpcUrl) }).call({ data: creation })
   if (!data || data === '0x') throw new Error('runtimeCode: the constructor returned no code')
   return data
+}
+
+/**
+ * Permit2's runtime code for its canonical address. Permit2 caches its EIP-712 domain separator
+ * (chain id and `address(this)`) as an immutable in its constructor; the constructor run by
+ * `runtimeCode` sees another address, so the cached separator is replaced by the canonical one
+ * (name "Permit2", this chain, PERMIT2_ADDRESS) — what clients sign against.
+ */
+export async function permit2RuntimeCode(rpcUrl: string, chainId: number): Promise<Hex> {
+  const pub = createPublicClient({ transport: http(rpcUrl) })
+  const code = await runtimeCode(rpcUrl, artifacts.contracts.Permit2.bytecode as Hex)
+  // the separator the constructor cached: DOMAIN_SEPARATOR() of that code, read without installing it
+  const probe = '0x000000000000000000000000000000000000fe02' as const
+  const { data } = await pub.call({
+    to: probe,
+    data: '0x3644e515', // DOMAIN_SEPARATOR()
+    stateOverride: [{ address: probe, code }],
+  })
+  const cached = data!.slice(2).toLowerCase()
+  const canonical = permit2DomainSeparator(chainId).slice(2)
+  const parts = code.toLowerCase().split(cached)
+  if (parts.length < 2) throw new Error('permit2RuntimeCode: the cached domain separator was not found in the code')
+  return parts.join(canonical) as Hex
+}
+
+/** Permit2's EIP-712 domain separator at its canonical address on `chainId`. */
+export function permit2DomainSeparator(chainId: number): Hex {
+  return hashDomain({
+    domain: { name: 'Permit2', chainId: BigInt(chainId), verifyingContract: PERMIT2_ADDRESS },
+    types: {
+      EIP712Domain: [
+        { name: 'name', type: 'string' },
+        { name: 'chainId', type: 'uint256' },
+        { name: 'verifyingContract', type: 'address' },
+      ],
+    },
+  })
 }
 
 /**

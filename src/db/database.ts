@@ -29,6 +29,10 @@ export interface PaymentsTable {
   valid_before: ColumnType<string, string | number | bigint, never>
   nonce: string
   signature: string
+  /** `upto`: the maximum the payment authorizes (`value` is the actual charge); null otherwise */
+  max_value: ColumnType<string | null, string | bigint | null | undefined, string | bigint | null>
+  /** `upto`: the witness's facilitator, the relayer that must settle it; null otherwise */
+  facilitator: ColumnType<string | null, string | null | undefined, string | null>
   settlement_mode: Generated<SettlementMode>
   status: PaymentStatus
   tx_hash: string | null

@@ -1,3 +1,4 @@
+import { privateKeyToAccount } from 'viem/accounts'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { DestinationStream } from 'pino'
 import { assertNativeSecp256k1 } from '../chain/recover-signer.js'
@@ -23,6 +24,7 @@ import { loadHandlerRegistry } from '../pool/handler-registry.js'
 import { createRemotePool } from '../pool/remote-pool.js'
 import { createDeferredScheme } from '../schemes/deferred/deferred-scheme.js'
 import { createExactScheme } from '../schemes/exact/exact-scheme.js'
+import { createUptoScheme } from '../schemes/upto/upto-scheme.js'
 import type { PaymentScheme } from '../schemes/scheme.js'
 import { createHttpTransport } from '../transports/http.js'
 import { createMcpTransport } from '../transports/mcp.js'
@@ -105,10 +107,15 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
     threads: deps.config.x402.recoveryThreads,
     offload: deps.config.x402.recoveryOffload,
   })
-  const schemes: PaymentScheme[] = [createExactScheme(deps, { credit: createPayerCredit(deps), recovery })]
+  const credit = createPayerCredit(deps)
+  const schemes: PaymentScheme[] = [createExactScheme(deps, { credit, recovery })]
   // deferred is offered where an escrow is configured (DEFERRED_ESCROW_ADDRESS); elsewhere endpoints that enable it offer exact only
   if (deps.config.deferredEscrowAddress)
     schemes.push(createDeferredScheme(deps, { recovery, escrow: deps.config.deferredEscrowAddress }))
+  // upto is offered where enabled and our relayers settle: the first relayer is the witness's facilitator
+  const uptoFacilitator = deps.config.relayerKeys[0] && privateKeyToAccount(deps.config.relayerKeys[0]).address
+  if (deps.config.upto.enabled && uptoFacilitator)
+    schemes.push(createUptoScheme(deps, { credit, recovery, facilitator: uptoFacilitator }))
   const table = await createEndpointTable(deps, {
     onError: (err) => app.log.error({ err }, 'endpoint table reload failed'),
     requirementOf: (offer) => schemes.find((s) => s.name === offer.scheme)?.requirement?.(offer),
@@ -152,6 +159,7 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
     defaultTimeoutMs: deps.config.handlers.timeoutMs,
     upstreamOptions: opts.upstreamOptions ?? upstreamSettings(deps.config.masterKey),
     hooks: opts.hooks,
+    uptoLlmRatePer1kTokens: deps.config.upto.llmRatePer1kTokens,
     paymentIds: {
       store: createPaymentIdentifierStore(deps.db, deps.config.x402.paymentIds),
       answerMaxBytes: deps.config.x402.paymentIds.answerMaxBytes,

@@ -21,7 +21,13 @@ export type NewProxyPayment = Omit<
  */
 export type RecordStatus = Extract<PaymentStatus, 'verified' | 'served' | 'voided'>
 
-type Outcome = { id: string; to: Extract<PaymentStatus, 'served' | 'voided'>; reason?: string }
+type Outcome = {
+  id: string
+  to: Extract<PaymentStatus, 'served' | 'voided'>
+  reason?: string
+  /** `upto`: the actual charge, known once the call answered */
+  value?: bigint
+}
 type Write =
   { kind: 'record'; row: NewProxyPayment; status: RecordStatus; reason?: string } | ({ kind: 'finish' } & Outcome)
 
@@ -33,18 +39,20 @@ type Write =
 const LEDGER_SQL = `
   with ins as (
     insert into payments (id, endpoint_id, resource, method, x402_version, network, asset, payer, pay_to,
-                          value, valid_after, valid_before, nonce, signature, settlement_mode, status, failure_reason, scheme)
+                          value, valid_after, valid_before, nonce, signature, settlement_mode, status, failure_reason, scheme,
+                          max_value, facilitator)
     select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int2[], $6::text[], $7::text[], $8::text[],
-                         $9::text[], $10::numeric[], $11::int8[], $12::int8[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $21::text[])
+                         $9::text[], $10::numeric[], $11::int8[], $12::int8[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $21::text[],
+                         $22::numeric[], $23::text[])
     on conflict (payer, nonce) do nothing
     returning id, status, failure_reason
   ), ins_ev as (
     insert into payment_events (payment_id, type, from_status, to_status, reason)
     select id, status, null, status, failure_reason from ins
   ), input as (
-    select * from unnest($18::uuid[], $19::text[], $20::text[]) as t(id, to_status, reason)
+    select * from unnest($18::uuid[], $19::text[], $20::text[], $24::numeric[]) as t(id, to_status, reason, value)
   ), upd as (
-    update payments p set status = i.to_status, updated_at = now(),
+    update payments p set status = i.to_status, updated_at = now(), value = coalesce(i.value, p.value),
       failure_reason = case when i.to_status = 'voided' then i.reason else p.failure_reason end
     from input i where p.id = i.id and p.status = 'verified'
     returning p.id, i.to_status, i.reason
@@ -85,7 +93,7 @@ export function createLedgerWriter(db: Kysely<Database>, opts: { maxItems?: numb
       }
       const col = <K extends keyof NewProxyPayment>(k: K) =>
         rows.map((r) => (r[k] === undefined || r[k] === null ? null : String(r[k])))
-      const result = await preparedQuery<{ k: 'r' | 'f'; id: string }>(db, 'tollgate_payment_ledger_v3', LEDGER_SQL, [
+      const result = await preparedQuery<{ k: 'r' | 'f'; id: string }>(db, 'tollgate_payment_ledger_v4', LEDGER_SQL, [
         col('id'),
         col('endpoint_id'),
         col('resource'),
@@ -107,6 +115,9 @@ export function createLedgerWriter(db: Kysely<Database>, opts: { maxItems?: numb
         outcomes.map((o) => o.to),
         outcomes.map((o) => o.reason ?? null),
         rows.map((r) => r.scheme ?? 'exact'),
+        col('max_value'),
+        col('facilitator'),
+        outcomes.map((o) => (o.value === undefined ? null : o.value.toString())),
       ])
       const inserted = new Set<string>()
       const moved = new Set<string>()
@@ -128,9 +139,19 @@ export function createLedgerWriter(db: Kysely<Database>, opts: { maxItems?: numb
         return Promise.reject(new Error(`payment ledger: a payment cannot be recorded as ${status}`))
       return writer.add({ kind: 'record', row, status, reason }) as Promise<RecordOutcome>
     },
-    /** marks a verified payment served (settlement picks it up) or voided (never charged); false if it was not `verified` */
-    finish: (id: string, to: Outcome['to'], reason?: string) =>
-      writer.add({ kind: 'finish', id, to, reason }) as Promise<boolean>,
+    /**
+     * marks a verified payment served (settlement picks it up) or voided (never charged); false if
+     * it was not `verified`. `value`: an `upto` payment's actual charge (≤ its max_value).
+     */
+    finish: (id: string, to: Outcome['to'], reason?: string, value?: bigint) =>
+      writer.add({ kind: 'finish', id, to, reason, value }) as Promise<boolean>,
+    /** one event on a payment outside its status changes (an `upto` charge capped at the maximum) */
+    event: async (id: string, type: string, reason: string, data: Record<string, unknown>): Promise<void> => {
+      await db
+        .insertInto('payment_events')
+        .values({ payment_id: id, type, from_status: null, to_status: null, reason, data: JSON.stringify(data) })
+        .execute()
+    },
     drain: () => writer.drain(),
   }
 }

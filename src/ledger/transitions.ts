@@ -60,15 +60,18 @@ export async function transition(
 
 /**
  * Claims up to `limit` served `exact` payments of one (network, asset) for settlement: served ->
- * settling. Other schemes settle their own way (deferred: src/services/deferred-collect/).
+ * settling, with the `upto` ones whose witness names `relayer` as facilitator (only it can settle
+ * them). Other schemes settle their own way (deferred: src/services/deferred-collect/).
  */
 export async function claimServed(
   db: Kysely<Database>,
-  p: { network: string; asset: string; limit: number },
+  p: { network: string; asset: string; limit: number; relayer?: string },
 ): Promise<Payment[]> {
+  const relayer = p.relayer?.toLowerCase() ?? ''
   const r = await sql<Payment>`
     with c as (
-      select id from payments where status = 'served' and scheme = 'exact' and network = ${p.network} and asset = ${p.asset}
+      select id from payments where status = 'served' and (scheme = 'exact' or (scheme = 'upto' and facilitator = ${relayer}))
+        and network = ${p.network} and asset = ${p.asset}
       order by created_at, id limit ${p.limit} for update skip locked
     ), upd as (
       update payments p set status = 'settling', updated_at = now() from c where p.id = c.id and p.status = 'served'
@@ -87,7 +90,7 @@ export async function claimOne(db: Kysely<Database>, id: string): Promise<Paymen
   return (await db.selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirst()) ?? null
 }
 
-/** (network, asset) pairs that have served `exact` payments waiting. */
+/** (network, asset) pairs that have served `exact` (or `upto`) payments waiting. */
 export async function readyGroups(
   db: Kysely<Database>,
   network: string,
@@ -97,7 +100,7 @@ export async function readyGroups(
     .select(['network', 'asset'])
     .distinct()
     .where('status', '=', 'served')
-    .where('scheme', '=', 'exact')
+    .where('scheme', 'in', ['exact', 'upto'])
     .where('network', '=', network)
     .execute()
 }

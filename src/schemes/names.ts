@@ -4,9 +4,10 @@
  * here, its implementation under src/schemes/<name>/, and its instance in the proxy's scheme list
  * (src/http/proxy-app.ts).
  *
- * `deferred` (src/schemes/deferred/) is offered only where DEFERRED_ESCROW_ADDRESS names an escrow.
+ * `deferred` (src/schemes/deferred/) is offered only where DEFERRED_ESCROW_ADDRESS names an escrow;
+ * `upto` (src/schemes/upto/) only where UPTO_SCHEME is on and our relayers settle.
  */
-export const SCHEME_NAMES = ['exact', 'deferred'] as const
+export const SCHEME_NAMES = ['exact', 'deferred', 'upto'] as const
 
 export type SchemeName = (typeof SCHEME_NAMES)[number]
 

@@ -9,7 +9,8 @@
  * - `row`: what the ledger records for it (`payments`, with the scheme's name);
  * - settlement runs in the worker role (exact: src/services/settlement/), keyed by `payments.scheme`.
  *
- * `exact` (EIP-3009 transferWithAuthorization) is the first implementation (src/schemes/exact/).
+ * `exact` (EIP-3009 transferWithAuthorization) is the first implementation (src/schemes/exact/);
+ * `deferred` (vouchers) and `upto` (Permit2, usage-based prices) follow.
  * docs/architecture.md ("Schemes and transports") states the contract for new ones.
  */
 import type { FastifyBaseLogger } from 'fastify'
@@ -44,6 +45,11 @@ export interface VerifiedPayment {
    * voucher is collected later), whatever the endpoint's settlement mode
    */
   readonly settledLater?: boolean
+  /**
+   * `upto`: `value` is the maximum reserved; the call's actual charge (≤ it) is known once it
+   * answered, and the pipeline records that (src/proxy/paid-call/charge.ts)
+   */
+  readonly usageBased?: boolean
   /** the row the ledger records (the pipeline adds id, endpoint, resource, method, mode) */
   readonly ledgerFields: Pick<
     NewProxyPayment,
@@ -58,6 +64,8 @@ export interface VerifiedPayment {
     | 'valid_before'
     | 'nonce'
     | 'signature'
+    | 'max_value'
+    | 'facilitator'
   >
 }
 
@@ -78,6 +86,11 @@ export interface Reservation {
    * recorded (the same payment may then be sent again). Idempotent; never rejects.
    */
   release(): Promise<void>
+  /**
+   * `upto`: the call cost `value` (≤ what was reserved): the difference goes back to the payer's
+   * credit now. Idempotent; never rejects.
+   */
+  charged?(value: bigint): Promise<void>
 }
 
 export interface VerifyContext {

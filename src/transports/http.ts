@@ -22,6 +22,7 @@ export function createHttpTransport(chain: {
       network: r.version === 1 ? chain.network : chain.caip2,
       payer: r.payer,
       paymentId: r.paymentId,
+      ...(r.amount === undefined ? {} : { amount: r.amount }),
     })
 
   return {

@@ -79,6 +79,7 @@ export function createMcpTransport(chain: { caip2: string }): McpTransport {
     network: chain.caip2,
     payer: r.payer,
     paymentId: r.paymentId,
+    ...(r.amount === undefined ? {} : { amount: r.amount }),
   })
 
   return {

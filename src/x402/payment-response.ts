@@ -24,5 +24,6 @@ export function encodePaymentResponse(response: SettlementResponse): string {
   // optional members are omitted rather than sent as null/undefined
   if (response.errorReason !== undefined) out.errorReason = response.errorReason
   if (response.paymentId !== undefined) out.paymentId = response.paymentId
+  if (response.amount !== undefined) out.amount = response.amount
   return Buffer.from(JSON.stringify(out)).toString('base64')
 }

@@ -159,6 +159,40 @@ const catalogue = {
       'this wallet holds no paid access to this endpoint (it never paid, or its access ran out); pay to get access again',
   },
 
+  // --- the upto scheme (the official @x402/evm upto facilitator's codes) -------------------
+  invalid_permit2_spender: {
+    status: 402,
+    message: 'the Permit2 spender must be the x402 upto proxy (0x4020A4f3b7b90ccA423B9fabCc0CE57C6C240002)',
+  },
+  invalid_permit2_recipient_mismatch: {
+    status: 402,
+    message: "the Permit2 witness pays a different recipient (witness.to) than this endpoint's payTo",
+  },
+  upto_facilitator_mismatch: {
+    status: 402,
+    message: "the Permit2 witness names another facilitator than the challenge's extra.facilitatorAddress",
+  },
+  permit2_deadline_expired: {
+    status: 402,
+    message: 'the Permit2 deadline has passed or comes too soon for the call to be settled',
+  },
+  permit2_not_yet_valid: { status: 402, message: 'the Permit2 witness validAfter is in the future' },
+  permit2_amount_mismatch: {
+    status: 402,
+    message: "the permitted amount must equal the challenge's maximum (amount)",
+  },
+  permit2_token_mismatch: { status: 402, message: "the permitted token is not this endpoint's asset" },
+  invalid_permit2_signature: {
+    status: 402,
+    message: 'the Permit2 signature is invalid or was not made by permit2Authorization.from',
+  },
+  permit2_allowance_required: {
+    status: 402,
+    message: 'the payer has not approved Permit2 for this token (or for less than the maximum); approve it and retry',
+  },
+  permit2_insufficient_balance: { status: 402, message: 'the payer balance is too low for the maximum' },
+  permit2_invalid_nonce: { status: 402, message: 'this Permit2 nonce was already used; sign a new payment' },
+
   // --- ours ------------------------------------------------------------------------------
   payment_required: {
     status: 402,

@@ -158,6 +158,8 @@ export interface SettlementResponse {
   errorReason?: string
   /** ours: the platform's payment id */
   paymentId?: string
+  /** `upto`: the amount actually charged (atomic units), as the official upto facilitator reports it */
+  amount?: string
 }
 
 /** Authorization after verification: bigints and lower-case hex. */

@@ -75,6 +75,8 @@ export interface PaymentReceipt {
   version: 1 | 2
   /** the settlement transaction, '' while it is pending (async settlement) */
   transaction: string
+  /** `upto`: the actual charge in atomic units (≤ the maximum signed for) */
+  amount?: string
 }
 
 export type CallResult =

@@ -6,6 +6,7 @@ import type { SettleNow } from '../../ledger/settle-now.js'
 import type { Reservation, VerifiedPayment } from '../../schemes/scheme.js'
 import { settlementReasonCode } from '../../x402/reasons.js'
 import type { CallResult, CallTarget } from './call.js'
+import { chargeOf } from './charge.js'
 import type { Dispatched, EndpointAnswer } from './dispatch.js'
 import { recordPayment } from './record.js'
 import { CallRefusal } from './refusal.js'
@@ -33,8 +34,36 @@ const refused = (refusal: CallRefusal): CallResult => ({ kind: 'refused', refusa
  *   `served`. A sync endpoint (or a blocked payer) is settled now; a payment that fails on chain
  *   withholds the answer (402), as the reference middleware does, since nothing was charged.
  */
-export function createFinisher(opts: { ledger: LedgerWriter; sync?: SettleNow }) {
+export function createFinisher(opts: { ledger: LedgerWriter; sync?: SettleNow; uptoLlmRatePer1kTokens?: bigint }) {
   const { ledger } = opts
+
+  /**
+   * A usage-priced (`upto`) call that answered: its actual charge (charge.ts) becomes the row's
+   * value and the rest of the reservation goes back. A charge of 0 voids the payment (nothing to
+   * settle); the answer still leaves, with a receipt for 0.
+   */
+  async function usage(f: FinishInput, answer: EndpointAnswer): Promise<bigint> {
+    const max = f.payment.value
+    const c = chargeOf(f.target, answer, max, opts.uptoLlmRatePer1kTokens ?? 2000n)
+    f.row.value = c.value
+    await f.held.charged?.(c.value)
+    if (c.capped) {
+      f.log.warn(
+        { id: f.row.id, reported: c.capped.reported, max: max.toString() },
+        'upto charge capped at the maximum',
+      )
+      // recorded after the payment row (a hosted call's row is written in finish)
+      queueMicrotask(() => {
+        void ledger
+          .event(f.row.id, 'charge_capped', 'the reported charge was above the maximum or unreadable', {
+            reported: c.capped!.reported,
+            charged: c.value.toString(),
+          })
+          .catch((err) => f.log.error({ err: (err as Error).message, id: f.row.id }, 'charge_capped event failed'))
+      })
+    }
+    return c.value
+  }
 
   async function voided(f: FinishInput, d: Extract<Dispatched, { ok: false }>): Promise<CallResult> {
     if (!f.target.recordFirst) await recordPayment(ledger, f.row, 'voided', f.held, f.log, d.reason)
@@ -46,16 +75,22 @@ export function createFinisher(opts: { ledger: LedgerWriter; sync?: SettleNow })
     return d.answer ? { kind: 'answer', ...d.answer } : refused(d.refusal!)
   }
 
-  /** Records `served`; a refusal when the payment cannot be kept. */
-  async function served(f: FinishInput): Promise<CallRefusal | undefined> {
+  /** Records `served` (an upto call charged 0: `voided`, nothing to settle); a refusal when the payment cannot be kept. */
+  async function served(f: FinishInput, charged: bigint | undefined): Promise<CallRefusal | undefined> {
+    const to = charged === 0n ? 'voided' : 'served'
+    const reason = charged === 0n ? 'nothing_charged' : undefined
     if (!f.target.recordFirst) {
-      const r = await recordPayment(ledger, f.row, 'served', f.held, f.log)
+      const r = await recordPayment(ledger, f.row, to, f.held, f.log, reason)
+      if (r === true && to === 'voided') await f.held.release()
       return r === true ? undefined : r
     }
     try {
       // false: the payment is no longer `verified` (the sweep voided it as a call that never
       // ended, and gave its credit back): it will never be settled, so the answer must not leave as a paid one
-      if (await ledger.finish(f.row.id, 'served')) return undefined
+      if (await ledger.finish(f.row.id, to, reason, charged)) {
+        if (to === 'voided') await f.held.release()
+        return undefined
+      }
       f.log.warn({ id: f.row.id }, 'served record found the payment already voided')
     } catch (err) {
       // the payment stays `verified`; the recovery sweep voids it (and gives the credit back)
@@ -87,8 +122,9 @@ export function createFinisher(opts: { ledger: LedgerWriter; sync?: SettleNow })
   return async function finish(f: FinishInput): Promise<CallResult> {
     const d = f.dispatched
     if (!d.ok) return voided(f, d)
-    const notKept = await served(f)
-    const transaction = notKept ?? (await settle(f))
+    const charged = f.payment.usageBased ? await usage(f, d.answer) : undefined
+    const notKept = await served(f, charged)
+    const transaction = notKept ?? (charged === 0n ? '' : await settle(f))
     if (transaction instanceof CallRefusal) {
       discard(d.answer)
       return refused(transaction)
@@ -96,7 +132,13 @@ export function createFinisher(opts: { ledger: LedgerWriter; sync?: SettleNow })
     return {
       kind: 'answer',
       ...d.answer,
-      receipt: { paymentId: f.row.id, payer: f.payment.payer, version: f.payment.version, transaction },
+      receipt: {
+        paymentId: f.row.id,
+        payer: f.payment.payer,
+        version: f.payment.version,
+        transaction,
+        ...(charged === undefined ? {} : { amount: charged.toString() }),
+      },
     }
   }
 }

@@ -64,6 +64,8 @@ export interface PaidCallDeps extends InputSettings {
   paymentIds?: { store: PaymentIdentifierStore; answerMaxBytes: number }
   /** x402 `sign-in-with-x` (paid access); absent: endpoints with paid access are only paid for */
   signIn?: SignInDeps
+  /** `upto` hosted language-model endpoints: atomic units per 1,000 reported tokens (charge.ts) */
+  uptoLlmRatePer1kTokens?: bigint
   /** tests only: called between stages (see test-hooks.ts) */
   hooks?: PaidCallHooks
 }

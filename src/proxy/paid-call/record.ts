@@ -52,7 +52,11 @@ export async function recordPayment(
   if (outcome === 'duplicate') {
     await held.release()
     return CallRefusal.payment(
-      row.scheme === 'deferred' ? 'invalid_deferred_evm_payload_voucher_stale' : 'invalid_exact_evm_nonce_already_used',
+      row.scheme === 'deferred'
+        ? 'invalid_deferred_evm_payload_voucher_stale'
+        : row.scheme === 'upto'
+          ? 'permit2_invalid_nonce'
+          : 'invalid_exact_evm_nonce_already_used',
     )
   }
   return true

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { Redis } from 'ioredis'
+import type { RedisClient } from '../../redis-client.js'
 import pLimit from 'p-limit'
 import type { PublicClient } from 'viem'
 import { checkContractSignature } from '../../chain/contract-signature.js'
@@ -21,7 +21,7 @@ import { CallRefusal } from './refusal.js'
 
 export interface SignInDeps {
   grants: AccessGrantStore
-  redis: Redis
+  redis: RedisClient
   key(...parts: string[]): string
   /** asks smart wallets (ERC-1271, ERC-6492) about signatures longer than 65 bytes */
   chain: PublicClient

@@ -9,9 +9,19 @@ import {
   type Hex,
   type Log,
   type PublicClient,
+  toHex,
 } from 'viem'
 import { canDeploy, innerSignature, parseErc6492, type Erc6492Parts } from '../../chain/contract-signature.js'
 import { MULTICALL3_ADDRESS, multicall3Abi } from '../../chain/multicall3-abi.js'
+import {
+  PERMIT2_ADDRESS,
+  permit2Abi,
+  permit2NonceUsed,
+  UPTO_PROXY_ADDRESS,
+  uptoProxyAbi,
+  uptoSettledEvent,
+  uptoSettleErrors,
+} from '../../chain/permit2.js'
 import { usdcAbi } from '../../chain/usdc-abi.js'
 import type { Payment } from '../../db/database.js'
 
@@ -59,6 +69,33 @@ export function transferCallData(p: Payment): Hex {
   })
 }
 
+/**
+ * The call that settles one payment in a batch: `exact`, the token's transferWithAuthorization;
+ * `upto`, the upto proxy's `settle` for the actual charge (`value`) under the signed maximum
+ * (`max_value`), sent by the witness's facilitator (the batch's relayer, through Multicall3).
+ */
+export function settleCall(p: Payment, asset: string = p.asset): { target: Address; callData: Hex } {
+  if (p.scheme !== 'upto') return { target: getAddress(asset), callData: transferCallData(p) }
+  return {
+    target: UPTO_PROXY_ADDRESS,
+    callData: encodeFunctionData({
+      abi: uptoProxyAbi,
+      functionName: 'settle',
+      args: [
+        {
+          permitted: { token: getAddress(p.asset), amount: BigInt(p.max_value ?? p.value) },
+          nonce: BigInt(p.nonce),
+          deadline: BigInt(p.valid_before),
+        },
+        BigInt(p.value),
+        getAddress(p.payer),
+        { to: getAddress(p.pay_to), facilitator: getAddress(p.facilitator!), validAfter: BigInt(p.valid_after) },
+        p.signature as Hex,
+      ],
+    }),
+  }
+}
+
 /** Factory calls that deploy payers' wallets, by lower-case wallet address. */
 export type WalletDeployments = ReadonlyMap<string, Erc6492Parts>
 
@@ -88,13 +125,12 @@ export async function walletDeployments(client: PublicClient, payments: Payment[
  * transfer per payment. `transferAt[i]` is the index of payment i's transfer among the calls.
  */
 function batchCalls(asset: string, payments: Payment[], deployments: WalletDeployments = new Map()) {
-  const target = getAddress(asset)
   const calls: Array<{ target: Address; allowFailure: boolean; callData: Hex }> = []
   for (const payer of new Set(payments.map((p) => p.payer))) {
     const d = deployments.get(payer)
     if (d) calls.push({ target: getAddress(d.factory), allowFailure: true, callData: d.factoryData })
   }
-  const transferAt = payments.map((p) => calls.push({ target, allowFailure: true, callData: transferCallData(p) }) - 1)
+  const transferAt = payments.map((p) => calls.push({ ...settleCall(p, asset), allowFailure: true }) - 1)
   return { calls, transferAt }
 }
 
@@ -106,7 +142,10 @@ export function aggregate3Data(asset: string, payments: Payment[], deployments?:
   })
 }
 
-/** authorizationState for many (payer, nonce) pairs in one eth_call through Multicall3 */
+/**
+ * Whether each payment's authorization is used, in one eth_call through Multicall3: the token's
+ * authorizationState for `exact`, Permit2's nonce bitmap for `upto`.
+ */
 export async function authorizationStates(
   client: PublicClient,
   asset: string,
@@ -114,16 +153,26 @@ export async function authorizationStates(
 ): Promise<boolean[]> {
   if (payments.length === 0) return []
   const address = getAddress(asset)
-  return client.multicall({
+  const out = (await client.multicall({
     multicallAddress: MULTICALL3_ADDRESS,
     allowFailure: false,
-    contracts: payments.map((p) => ({
-      address,
-      abi: usdcAbi,
-      functionName: 'authorizationState' as const,
-      args: [getAddress(p.payer), p.nonce as Hex] as const,
-    })),
-  }) as Promise<boolean[]>
+    contracts: payments.map((p) =>
+      p.scheme === 'upto'
+        ? {
+            address: PERMIT2_ADDRESS,
+            abi: permit2Abi,
+            functionName: 'nonceBitmap' as const,
+            args: [getAddress(p.payer), BigInt(p.nonce) >> 8n] as const,
+          }
+        : {
+            address,
+            abi: usdcAbi,
+            functionName: 'authorizationState' as const,
+            args: [getAddress(p.payer), p.nonce as Hex] as const,
+          },
+    ),
+  })) as Array<boolean | bigint>
+  return out.map((r, i) => (typeof r === 'bigint' ? permit2NonceUsed(r, BigInt(payments[i]!.nonce)) : r))
 }
 
 export async function balancesOf(client: PublicClient, asset: string, payers: string[]): Promise<bigint[]> {
@@ -162,8 +211,8 @@ export async function simulateBatch(
 
 function revertMessage(data: Hex): string {
   try {
-    const d = decodeErrorResult({ abi: [], data })
-    return String(d.args?.[0] ?? d.errorName)
+    const d = decodeErrorResult({ abi: uptoSettleErrors, data })
+    return d.errorName === 'Error' ? String(d.args?.[0] ?? d.errorName) : d.errorName
   } catch {
     return data === '0x' ? 'reverted' : data.slice(0, 10)
   }
@@ -176,16 +225,26 @@ export function reasonFromRevert(msg: string): FailureReason {
   if (m.includes('expired')) return 'expired'
   if (m.includes('used or canceled')) return 'authorization_already_used'
   if (m.includes('invalid signature')) return 'invalid_signature'
+  // the upto proxy's and Permit2's (solmate's failed transferFrom: no balance or allowance)
+  if (m === 'invalidnonce') return 'authorization_already_used'
+  if (m === 'signatureexpired') return 'expired'
+  if (m === 'invalidsigner' || m === 'invalidsignature' || m === 'invalidsignaturelength') return 'invalid_signature'
+  if (m.includes('transfer_from_failed')) return 'insufficient_funds'
   return 'transfer_failed'
 }
 
-/** AuthorizationUsed logs of one receipt, keyed by (authorizer, nonce) */
+/** AuthorizationUsed logs of one receipt (and the upto proxy's UptoSettled), keyed by (authorizer, nonce) */
 export function usedAuthorizations(asset: string, logs: Log[]): Set<string> {
   const events = parseEventLogs({ abi: usdcAbi, eventName: 'AuthorizationUsed', logs, strict: false })
   const out = new Set<string>()
   for (const e of events) {
     if (e.address.toLowerCase() !== asset.toLowerCase() || !e.args.authorizer || !e.args.nonce) continue
     out.add(authKey(e.args.authorizer, e.args.nonce))
+  }
+  for (const e of parseEventLogs({ abi: [uptoSettledEvent], logs, strict: false })) {
+    if (e.address.toLowerCase() !== UPTO_PROXY_ADDRESS.toLowerCase() || !e.args.owner || e.args.nonce === undefined)
+      continue
+    out.add(authKey(e.args.owner, toHex(e.args.nonce, { size: 32 })))
   }
   return out
 }
@@ -221,6 +280,21 @@ export async function findAuthorizationOutcome(
   const latest = await client.getBlockNumber({ cacheTime: 0 })
   const start = search.fromBlock ?? (latest > lookback ? latest - lookback : 0n)
   const address = getAddress(asset)
+  if (p.scheme === 'upto') {
+    for (let fromBlock = start; fromBlock <= latest; fromBlock += chunk) {
+      const toBlock = fromBlock + chunk - 1n < latest ? fromBlock + chunk - 1n : latest
+      const settled = await client.getContractEvents({
+        address: UPTO_PROXY_ADDRESS,
+        abi: [uptoSettledEvent],
+        eventName: 'UptoSettled',
+        args: { owner: getAddress(p.payer), nonce: BigInt(p.nonce) },
+        fromBlock,
+        toBlock,
+      })
+      if (settled[0]?.transactionHash) return { kind: 'used', txHash: settled[0].transactionHash }
+    }
+    return { kind: 'unknown' }
+  }
   // filtered here rather than by topic: some nodes mishandle an indexed bytes32 topic filter
   const authorizer = getAddress(p.payer)
   const mine = (e: { args: { authorizer?: string; nonce?: string } }) =>

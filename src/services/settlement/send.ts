@@ -31,6 +31,12 @@ export function createSender(ctx: SettlerContext, r: Reconciler, b: BatchLifecyc
   /** Settles claimed payments of one asset in one transaction from `relayer` (lock held). */
   async function sendBatch(relayer: Relayer, network: string, asset: string, claimed: Payment[], stats: SettleStats) {
     await hooks.afterClaim?.(claimed)
+    // an upto payment can only be settled by the relayer its witness names (the facilitator)
+    const foreign = claimed.filter((p) => p.scheme === 'upto' && p.facilitator !== relayer.address.toLowerCase())
+    if (foreign.length > 0) {
+      await requeue(foreign, 'upto_other_facilitator', stats)
+      claimed = claimed.filter((p) => !foreign.includes(p))
+    }
     const now = BigInt(Math.floor(Date.now() / 1000) + marginS)
     await fail(
       claimed.filter((p) => BigInt(p.valid_before) <= now),

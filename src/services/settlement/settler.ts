@@ -73,20 +73,31 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
         }
         return stats
       }
-      await withRelayer(async (relayer, held) => {
-        if (!(await resolvePending(relayer, stats))) return
-        let more = true
-        // no new batch once the relayer lock is lost: another worker may be using the relayer
-        while (more && Date.now() < deadline && held()) {
-          more = false
-          for (const g of await readyGroups(db, config.chain.caip2)) {
-            const claimed = await claimServed(db, { ...g, limit: batchSize })
-            if (claimed.length === 0) continue
-            await sendBatch(relayer, g.network, g.asset, claimed, stats)
-            if (claimed.length === batchSize) more = true
+      // upto payments can be settled only by their facilitator, the first relayer: tried first while any wait
+      const uptoWaiting = await db
+        .selectFrom('payments')
+        .select('id')
+        .where('scheme', '=', 'upto')
+        .where('status', '=', 'served')
+        .limit(1)
+        .executeTakeFirst()
+      await withRelayer(
+        async (relayer, held) => {
+          if (!(await resolvePending(relayer, stats))) return
+          let more = true
+          // no new batch once the relayer lock is lost: another worker may be using the relayer
+          while (more && Date.now() < deadline && held()) {
+            more = false
+            for (const g of await readyGroups(db, config.chain.caip2)) {
+              const claimed = await claimServed(db, { ...g, limit: batchSize, relayer: relayer.address })
+              if (claimed.length === 0) continue
+              await sendBatch(relayer, g.network, g.asset, claimed, stats)
+              if (claimed.length === batchSize) more = true
+            }
           }
-        }
-      })
+        },
+        uptoWaiting ? 0 : undefined,
+      )
       return stats
     },
 
@@ -99,12 +110,15 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
         return stats
       }
       for (;;) {
-        const r = await withRelayer(async (relayer) => {
-          if (!(await resolvePending(relayer, stats, 5_000))) return false
-          for (const [asset, list] of groupBy(payments, (p) => p.asset))
-            await sendBatch(relayer, list[0]!.network, asset, list, stats)
-          return true
-        })
+        const r = await withRelayer(
+          async (relayer) => {
+            if (!(await resolvePending(relayer, stats, 5_000))) return false
+            for (const [asset, list] of groupBy(payments, (p) => p.asset))
+              await sendBatch(relayer, list[0]!.network, asset, list, stats)
+            return true
+          },
+          payments.some((p) => p.scheme === 'upto') ? 0 : undefined,
+        )
         if (r?.value) return stats
         if (Date.now() > deadline) return null
         await new Promise((res) => setTimeout(res, 50))
@@ -142,7 +156,7 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
         )
       }
       const stuck = await sql<Payment>`
-        select p.* from payments p where p.status = 'settling' and p.scheme = 'exact' and p.updated_at < ${new Date(Date.now() - stuckAfterMs)}
+        select p.* from payments p where p.status = 'settling' and p.scheme in ('exact', 'upto') and p.updated_at < ${new Date(Date.now() - stuckAfterMs)}
           and not exists (select 1 from settlement_batch_items i join settlement_batches b on b.id = i.batch_id
                           where i.payment_id = p.id and b.status = 'pending')
         order by p.updated_at limit 1000`.execute(db)
@@ -152,7 +166,7 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
       // only exact payments hold the payer's credit (a deferred voucher is held by the escrow)
       await Promise.allSettled(
         voided
-          .filter((m) => m.scheme === 'exact')
+          .filter((m) => m.scheme === 'exact' || m.scheme === 'upto')
           .map((m) => credit.release({ payer: m.payer, asset: m.asset, value: BigInt(m.value) })),
       )
       if (voided.length)
@@ -170,7 +184,7 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
         .select(['payer', 'asset'])
         .distinct()
         .where('status', 'in', ['verified', 'served', 'settling'])
-        .where('scheme', '=', 'exact')
+        .where('scheme', 'in', ['exact', 'upto'])
         .limit(limit)
         .execute()
       for (const [asset, list] of groupBy(rows, (r) => r.asset)) {
