@@ -13,6 +13,8 @@ export {
   type LocalPayOptions,
   type PaymentInfo,
   type PaidResponse,
+  type SignInMode,
+  type SignInInfo,
   type FetchLike,
 } from './client/wrap-fetch.js'
 export { PaymentRefusedError, PaidCallFailedError } from './client/errors.js'

@@ -15,6 +15,12 @@
  * offers them, and `exact` elsewhere: it names itself with `PAYER-IDENTIFIER` on every request,
  * aggregates onto the latest voucher the seller shows, and deposits into the escrow in the payment
  * when the balance is short (sign-deferred.ts).
+ *
+ * Where a seller offers paid access (x402 `sign-in-with-x`, declared in the v2 challenge), a local
+ * key remembers each resource it paid for there and, on the next call to it, signs in with the
+ * same wallet instead of paying (sign-in.ts); a refused sign-in (the access ran out) is paid as
+ * usual. `signIn: 'always'` tries a sign-in wherever one is offered, remembered or not (a process
+ * that makes one call, as the CLI: one extra round trip when the wallet never paid there).
  */
 import { privateKeyToAccount } from 'viem/accounts'
 import type { DeferredVoucher } from '../schemes/deferred/typed-data.js'
@@ -28,12 +34,15 @@ import {
 import { PaidCallFailedError, PaymentRefusedError } from './errors.js'
 import { deferredTerms, isPayableDeferred, signDeferred } from './sign-deferred.js'
 import { newPaymentId, paymentHeader, signExact } from './sign-exact.js'
+import { signInHeader, signInOffer, type SignInOffer } from './sign-in.js'
 
 export interface PlatformPayOptions {
   /** the Tollgate API, e.g. http://localhost:4020 */
   baseUrl: string
   /** `ak_test_…` / `ak_live_…` */
   agentKey: string
+  /** x402 `sign-in-with-x` from the agent wallet (the platform signs it): as for a local key */
+  signIn?: SignInMode
 }
 
 export interface LocalPayOptions {
@@ -48,7 +57,14 @@ export interface LocalPayOptions {
    * `true` or `{}` turns it on with the default deposit.
    */
   deferred?: boolean | DeferredPayOptions
+  /**
+   * x402 `sign-in-with-x`: `'remembered'` (default) signs in where this wrapped fetch already paid
+   * for the resource and the seller offers it; `'always'` wherever it is offered; `'never'` pays every time.
+   */
+  signIn?: SignInMode
 }
+
+export type SignInMode = 'remembered' | 'always' | 'never'
 
 export interface DeferredPayOptions {
   /**
@@ -98,7 +114,15 @@ export interface PaymentInfo {
   deposit?: string
 }
 
-export type PaidResponse = Response & { payment?: PaymentInfo }
+/** A call served on a sign-in (x402 `sign-in-with-x`): nothing was paid. */
+export interface SignInInfo {
+  /** the wallet that signed in */
+  payer: string
+  /** the resource whose paid access served it */
+  uri: string
+}
+
+export type PaidResponse = Response & { payment?: PaymentInfo; signedIn?: SignInInfo }
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>
 
 /**
@@ -112,6 +136,9 @@ export function wrapFetch(
   opts: WrapFetchOptions,
 ): (input: string | URL | Request, init?: RequestInit) => Promise<PaidResponse> {
   const payer = 'privateKey' in opts ? localPayer(opts) : platformPayer(fetchImpl, opts)
+  const signInMode: SignInMode = opts.signIn ?? 'remembered'
+  // resources paid for where the seller offered sign-in: the next call signs in instead
+  const paidAccess = new Set<string>()
   return async (input, init) => {
     const request = new Request(input, init)
     if (request.headers.has('x-payment') || request.headers.has('payment-signature')) return fetchImpl(request)
@@ -123,6 +150,23 @@ export function wrapFetch(
     if (first.status !== 402) return first
     const ch = await readChallenge(first)
     request.signal.throwIfAborted() // aborted while the 402 was read: sign nothing
+    const offer = signInMode === 'never' ? undefined : signInOffer(ch.offered, first.url || request.url)
+    const proof =
+      offer && (signInMode === 'always' || paidAccess.has(offer.uri))
+        ? await payer.signIn(offer, ch, request)
+        : undefined
+    if (offer && proof) {
+      const attempt = retry.clone()
+      attempt.headers.set('sign-in-with-x', proof.value)
+      const res = (await fetchImpl(attempt)) as PaidResponse
+      if (res.status !== 402) {
+        Object.defineProperty(res, 'signedIn', { value: { payer: proof.payer, uri: offer.uri }, enumerable: true })
+        return res
+      }
+      // refused (the access ran out, or the wallet never paid here): pay as usual
+      paidAccess.delete(offer.uri)
+      await res.body?.cancel()
+    }
     let signed = await payer.sign(ch, request, newPaymentId())
     let sent: { res: PaidResponse; retried: boolean }
     try {
@@ -167,6 +211,7 @@ export function wrapFetch(
     }
     const res = sent.res
     signed.done?.(res.ok)
+    if (offer && res.ok) paidAccess.add(offer.uri)
     const v1 = signed.header === 'X-PAYMENT'
     const [own, other] = v1 ? ['x-payment-response', 'payment-response'] : ['payment-response', 'x-payment-response']
     const decoded = decodePaymentResponse(res.headers.get(own) ?? res.headers.get(other))
@@ -304,6 +349,8 @@ export interface Payer {
   identify?: string
   /** `paymentId` goes in the header when the chosen challenge declares `payment-identifier` */
   sign(ch: Challenges, request: Request, paymentId: string): Promise<Signed>
+  /** the SIGN-IN-WITH-X header for an offered sign-in and who signed it; undefined: pay instead */
+  signIn(offer: SignInOffer, ch: Challenges, request: Request): Promise<{ value: string; payer: string } | undefined>
   report?(
     s: Signed,
     status: 'accepted' | 'rejected' | 'error',
@@ -382,6 +429,20 @@ export function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Paye
         )
       }
     },
+    /** POST /v1/agent/sign-in: the agent wallet signs the proof; a platform that cannot (refusal, no such route) leaves the call to be paid */
+    async signIn(_offer, ch, request) {
+      const v2 = ch.offered.find((o) => o.parsed.version === 2)
+      if (!v2) return undefined
+      const res = await fetchImpl(`${base}/v1/agent/sign-in`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ url: request.url, method: request.method, challenge: v2.raw }),
+        signal: request.signal,
+      })
+      const body = (await res.json().catch(() => ({}))) as Record<string, unknown>
+      if (!res.ok || typeof body.value !== 'string' || typeof body.payer !== 'string') return undefined
+      return { value: body.value, payer: body.payer }
+    },
     async report(s, status, response) {
       await fetchImpl(`${base}/v1/agent/payments/${s.agentPaymentId}/outcome`, {
         method: 'POST',
@@ -413,6 +474,10 @@ function localPayer(o: LocalPayOptions): Payer {
   const deferred = o.deferred ? deferredPayer(account, o, o.deferred === true ? {} : o.deferred) : undefined
   return {
     identify: deferred ? account.address : undefined,
+    signIn: async (offer) => ({
+      value: await signInHeader(offer, account.address, (message) => account.signMessage({ message })),
+      payer: account.address,
+    }),
     async sign(ch, _request, paymentId) {
       if (ch.offered.length === 0)
         throw new PaymentRefusedError('invalid_challenge', 'the 402 carries no readable x402 challenge')

@@ -1,5 +1,6 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely'
 import type { AgentPaymentEventsTable, AgentPaymentsTable } from './agent-payments-tables.js'
+import type { AccessGrantsTable } from './access-grants-table.js'
 import type { PaymentIdentifiersTable } from './payment-identifiers-table.js'
 import type { TopupsTable } from './topups-tables.js'
 import type { WithdrawalEventsTable, WithdrawalsTable } from './withdrawals-tables.js'
@@ -74,6 +75,8 @@ export interface ServicesTable {
   website_url: string | null
   docs_url: string | null
   logo_url: string | null
+  /** x402 sign-in-with-x: a paid call to any endpoint of the service gives its payer this many minutes of access to all of them; null: off */
+  access_minutes: ColumnType<number | null, number | null | undefined, number | null>
   enabled: Generated<boolean>
   created_at: CreatedAt
   updated_at: UpdatedAt
@@ -96,6 +99,8 @@ export interface EndpointsTable {
   mcp_tool: ColumnType<string | null, string | null | undefined, string | null>
   /** payment schemes offered in the challenge; `exact` always among them */
   schemes: Generated<string[]>
+  /** x402 sign-in-with-x: a paid call gives its payer this many minutes of access to this endpoint; null: the service's setting */
+  access_minutes: ColumnType<number | null, number | null | undefined, number | null>
   enabled: Generated<boolean>
   created_at: CreatedAt
   updated_at: UpdatedAt
@@ -303,6 +308,7 @@ export interface Database {
   payments: PaymentsTable
   payment_events: PaymentEventsTable
   payment_identifiers: PaymentIdentifiersTable
+  access_grants: AccessGrantsTable
   sellers: SellersTable
   services: ServicesTable
   endpoints: EndpointsTable

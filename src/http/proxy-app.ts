@@ -12,6 +12,7 @@ import type { SettleNow } from '../ledger/settle-now.js'
 import { createFixedWindowLimiter } from '../limits/fixed-window.js'
 import { createPaidCall } from '../proxy/paid-call/paid-call.js'
 import { createPaymentIdentifierStore } from '../db/payment-identifier-store.js'
+import { createAccessGrantStore } from '../db/access-grant-store.js'
 import type { PaidCallHooks } from '../proxy/paid-call/test-hooks.js'
 import { mcpRoute } from '../proxy/mcp-route.js'
 import { paidRoute } from '../proxy/paid-route.js'
@@ -162,6 +163,13 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
     paymentIds: {
       store: createPaymentIdentifierStore(deps.db, deps.config.x402.paymentIds),
       answerMaxBytes: deps.config.x402.paymentIds.answerMaxBytes,
+    },
+    signIn: {
+      grants: createAccessGrantStore(deps.db),
+      redis: deps.redis,
+      key: deps.key,
+      chain: deps.chain,
+      counterfactual: deps.config.x402.counterfactualWallets,
     },
   })
   await app.register(paidRoute(paidCall, createHttpTransport(deps.config.chain)))

@@ -31,6 +31,11 @@ export interface EndpointEntry {
   mcpTool: string | undefined
   /** the payment schemes offered (`exact` always) */
   schemes: readonly string[]
+  /**
+   * x402 sign-in-with-x: a served payment gives its payer `minutes` of access to `scopeId` (this
+   * endpoint, or its whole service), during which it signs in instead of paying; undefined: off
+   */
+  access: { minutes: number; scopeId: string; scope: 'endpoint' | 'service' } | undefined
   resourceUrl: string
   /** precomputed 402 answer per method */
   challenges: ReadonlyMap<string, Challenge>
@@ -76,6 +81,9 @@ export async function loadEndpoints(
       'e.upstream_config',
       'e.mcp_tool',
       'e.schemes',
+      'e.access_minutes',
+      's.id as service_id',
+      's.access_minutes as service_access_minutes',
       's.name as service',
       's.pay_to',
       'sl.namespace',
@@ -91,6 +99,20 @@ export async function loadEndpoints(
     const inputSchema = (r.input_schema ?? undefined) as JsonSchema | undefined
     const challenges = new Map<string, Challenge>()
     const payTo = r.pay_to.toLowerCase() as `0x${string}`
+    const access =
+      r.access_minutes !== null
+        ? { minutes: r.access_minutes, scopeId: r.id, scope: 'endpoint' as const }
+        : r.service_access_minutes !== null
+          ? { minutes: r.service_access_minutes, scopeId: r.service_id, scope: 'service' as const }
+          : undefined
+    const signIn = access
+      ? {
+          domain: new URL(config.proxyUrl).host,
+          uri: resourceUrl,
+          statement: `Sign in with the wallet that paid for access to ${path}`,
+          chainIds: [config.chain.caip2],
+        }
+      : undefined
     const challengeWith = (method: string, extraAccepts: readonly PaymentRequirementsV2[]) =>
       buildChallenge({
         resourceUrl,
@@ -104,6 +126,7 @@ export async function loadEndpoints(
         method,
         extraAccepts,
         paymentIdentifier: true,
+        signIn,
       })
     for (const method of methods) {
       const extraAccepts = r.schemes
@@ -141,6 +164,7 @@ export async function loadEndpoints(
         : undefined,
       mcpTool: r.mcp_tool ?? undefined,
       schemes: r.schemes,
+      access,
       resourceUrl,
       challenges,
       challengeWith,

@@ -36,6 +36,7 @@ const DROP = new Set([
   'content-length',
   'x-payment',
   'payment-signature',
+  'sign-in-with-x',
   'authorization',
   'cookie',
   'x-forwarded-for',

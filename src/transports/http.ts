@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { sendAppError } from '../error-render.js'
 import type { CallRequest, CallResult, PaymentReceipt } from '../proxy/paid-call/call.js'
 import type { CallRefusal } from '../proxy/paid-call/refusal.js'
-import { withError, type Challenge } from '../x402/challenge.js'
+import { paymentRequiredHeader, withError, type Challenge } from '../x402/challenge.js'
 import { encodePaymentResponse, paymentResponseHeaderName } from '../x402/payment-response.js'
 import type { PaymentTransport } from './transport.js'
 
@@ -71,7 +71,14 @@ function sendChallenge(reply: FastifyReply, challenge: Challenge, refusal: CallR
   return reply
     .code(402)
     .header('cache-control', 'no-store')
-    .header('payment-required', c ? c.v2HeaderValue : challenge.v2HeaderValue)
+    .header(
+      'payment-required',
+      challenge.signIn
+        ? paymentRequiredHeader(challenge, refusal.reason)
+        : c
+          ? c.v2HeaderValue
+          : challenge.v2HeaderValue,
+    )
     .type('application/json; charset=utf-8')
     .send(c ? c.v1BodyJson : challenge.v1BodyBytes)
 }

@@ -12,6 +12,7 @@
 import { getAddress } from 'viem'
 import { PAYMENT_IDENTIFIER, PAYMENT_ID_MAX_LENGTH, paymentIdentifierDeclaration } from './payment-identifier.js'
 import { reasons, type ReasonCode } from './reasons.js'
+import { SIGN_IN_WITH_X, signInDeclaration, type SignInTerms } from './sign-in-with-x.js'
 import type {
   HttpMethod,
   NetworkV1,
@@ -59,6 +60,8 @@ export interface ChallengeInput {
   extraAccepts?: readonly PaymentRequirementsV2[]
   /** declare the v2 `payment-identifier` extension (safe retries: payment-identifier.ts); default false */
   paymentIdentifier?: boolean
+  /** declare the v2 `sign-in-with-x` extension (paid access: sign-in-with-x.ts), with a fresh nonce per 402 */
+  signIn?: SignInTerms
 }
 
 /** What verify-requirements needs, normalized once. */
@@ -92,6 +95,11 @@ export interface Challenge {
    * `resource`, `accepted` and `extensions` back, so the header-size cap must allow this.
    */
   readonly paymentHeaderBudget: number
+  /**
+   * Set when the 402 declares `sign-in-with-x`: its v2 header is then built per response (a fresh
+   * nonce each time) by `paymentRequiredHeader`, and `v2`/`v2HeaderValue` leave the declaration out.
+   */
+  readonly signIn?: SignInTerms
   /** @internal precomputed pieces for withError */
   readonly parts: ChallengeParts
 }
@@ -218,11 +226,36 @@ export function buildChallenge(input: ChallengeInput): Challenge {
       maxTimeoutSeconds: input.maxTimeoutSeconds,
     },
     paymentHeaderBudget: Math.max(
-      ...v2NoError.accepts.map((a) => paymentHeaderBudget(resource, a, v2NoError.extensions)),
+      ...v2NoError.accepts.map((a) =>
+        paymentHeaderBudget(
+          resource,
+          a,
+          input.signIn
+            ? { ...v2NoError.extensions, [SIGN_IN_WITH_X]: signInDeclaration(input.signIn) }
+            : v2NoError.extensions,
+        ),
+      ),
     ),
     parts,
   }
+  if (input.signIn) return { ...challenge, signIn: input.signIn }
   return challenge
+}
+
+/**
+ * The v2 `PAYMENT-REQUIRED` header of one 402, with the refusal's reason when there is one: the
+ * precomputed value, or, for a challenge that declares `sign-in-with-x`, one built now with a fresh
+ * sign-in challenge (the spec: every 402 a new nonce).
+ */
+export function paymentRequiredHeader(challenge: Challenge, reason?: ReasonCode): string {
+  if (!challenge.signIn) return reason ? withError(challenge, reason).v2HeaderValue : challenge.v2HeaderValue
+  const { error: _error, ...rest } = challenge.v2
+  const v2 = {
+    ...rest,
+    extensions: { ...rest.extensions, [SIGN_IN_WITH_X]: signInDeclaration(challenge.signIn) },
+    error: reason ?? challenge.v2.error,
+  }
+  return Buffer.from(JSON.stringify(v2)).toString('base64')
 }
 
 /**

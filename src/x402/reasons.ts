@@ -109,6 +109,56 @@ const catalogue = {
       'the deposit authorization cannot be executed here; deposit into the escrow yourself (deposit or depositTo) and send the voucher without deposit',
   },
 
+  // --- the sign-in-with-x extension (@x402/extensions SIWxValidationCode / SIWxVerifyCode) ---
+  invalid_siwx_domain_mismatch: {
+    status: 402,
+    message: 'the sign-in message names another domain than this proxy; sign the challenge of this 402',
+  },
+  invalid_siwx_uri_mismatch: {
+    status: 402,
+    message: 'the sign-in message names another resource than this endpoint; sign the challenge of this 402',
+  },
+  invalid_siwx_issued_at: { status: 402, message: 'the sign-in message issuedAt is not a date' },
+  invalid_siwx_issued_at_too_old: {
+    status: 402,
+    message: 'the sign-in message was issued more than 5 minutes ago; sign the challenge of this 402',
+  },
+  invalid_siwx_issued_at_in_future: { status: 402, message: 'the sign-in message issuedAt is in the future' },
+  invalid_siwx_expiration_time: { status: 402, message: 'the sign-in message expirationTime is not a date' },
+  invalid_siwx_expired: {
+    status: 402,
+    message: 'the sign-in message has expired; sign the challenge of this 402',
+  },
+  invalid_siwx_not_before: { status: 402, message: 'the sign-in message notBefore is not a date' },
+  invalid_siwx_not_yet_valid: { status: 402, message: 'the sign-in message is not valid yet (notBefore)' },
+  invalid_siwx_nonce: {
+    status: 402,
+    message: 'the sign-in nonce was already used; sign the challenge of this 402 (a new nonce)',
+  },
+  invalid_siwx_signature: {
+    status: 402,
+    message: 'the sign-in signature is invalid or was not made by the address it names',
+  },
+  invalid_siwx_malformed_signature: {
+    status: 402,
+    message: 'the sign-in signature is not a 0x-prefixed hex signature',
+  },
+  invalid_siwx_chain_id: { status: 402, message: 'the sign-in chainId is not a CAIP-2 eip155:<number> id' },
+  invalid_siwx_unsupported_chain: {
+    status: 402,
+    message: 'the sign-in chain is not one this endpoint accepts (supportedChains)',
+  },
+  // ours: the extension leaves these to the server
+  invalid_siwx_header: {
+    status: 402,
+    message: 'the SIGN-IN-WITH-X header is malformed (base64 of the signed payload as JSON)',
+  },
+  siwx_no_paid_access: {
+    status: 402,
+    message:
+      'this wallet holds no paid access to this endpoint (it never paid, or its access ran out); pay to get access again',
+  },
+
   // --- the upto scheme (the official @x402/evm upto facilitator's codes) -------------------
   invalid_permit2_spender: {
     status: 402,

@@ -120,7 +120,8 @@ export async function fetchCommand(args: string[], cmd: Command): Promise<number
   if (!s.agentKey) throw new UsageError(NO_AGENT_KEY)
   let res
   try {
-    res = await wrapFetch(f, { baseUrl: s.apiUrl, agentKey: s.agentKey })(url, init)
+    // one call per process: nothing to remember, so a sign-in is tried wherever a seller offers one (x402 sign-in-with-x)
+    res = await wrapFetch(f, { baseUrl: s.apiUrl, agentKey: s.agentKey, signIn: 'always' })(url, init)
   } catch (err) {
     throw await paymentError(err, cmd)
   }
@@ -128,7 +129,16 @@ export async function fetchCommand(args: string[], cmd: Command): Promise<number
   io.stdout(bytes)
   if (io.sharedTerminal && bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a) io.stdout('\n')
   const p = res.payment
-  if (out.json) io.stderr(JSON.stringify(receiptJson(res.status, p)) + '\n')
+  const signedIn = res.signedIn
+  if (out.json)
+    io.stderr(
+      JSON.stringify({
+        ...receiptJson(res.status, p),
+        ...(signedIn ? { signed_in: { payer: signedIn.payer, uri: signedIn.uri } } : {}),
+      }) + '\n',
+    )
+  else if (signedIn)
+    io.stderr(`signed in as ${signedIn.payer} (x402 sign-in-with-x: paid access to ${signedIn.uri}); nothing paid\n`)
   else if (p?.success && p.voucher) {
     io.stderr(
       `paid ${formatUsdc(p.amount)} USDC to ${p.payTo} from ${p.payer} with a voucher (deferred)\n` +

@@ -54,6 +54,12 @@ export function endpointForm({ id, path, endpoint: e, done, cancel }) {
       'sync: settle before answering (high prices)',
     ),
   )
+  const access = el('input', 'access', {
+    inputmode: 'numeric',
+    'data-param': 'access_minutes',
+    placeholder: 'off',
+    value: e?.access_minutes ?? undefined,
+  })
   const hosted = el('input', 'hosted', {
     type: 'radio',
     name: `${id}-target`,
@@ -150,6 +156,8 @@ export function endpointForm({ id, path, endpoint: e, done, cancel }) {
       enabled: enabled.checked,
     }
     if (slug) b.slug = slug.value.trim()
+    if (access.value.trim()) b.access_minutes = integer(access.value, 'access_minutes', 'Paid access')
+    else if (e?.access_minutes) b.access_minutes = null
     const s = schema.value.trim()
     if (s) b.input_schema = parseJson(s)
     else if (e?.input_schema) b.input_schema = null
@@ -195,6 +203,11 @@ export function endpointForm({ id, path, endpoint: e, done, cancel }) {
     field('Description', description),
     field('Response type', mime),
     field('Settlement', settlement),
+    field(
+      'Paid access (minutes)',
+      access,
+      'x402 sign-in-with-x: a buyer who paid signs in with the same wallet for this long instead of paying again; empty: off',
+    ),
     h(
       'fieldset',
       { class: 'targets' },

@@ -7,6 +7,10 @@
  * A call that carries an x402 `payment-identifier` claims it before anything is reserved (a retry
  * of a served call is answered from it, charged nothing) and releases it when it ends (payment-id.ts).
  *
+ * On an endpoint with paid access (x402 `sign-in-with-x`), a call without a payment may carry a
+ * SIGN-IN-WITH-X proof instead: resolveEndpoint → parseInput → signIn → rate limit → dispatch, no
+ * payment anywhere (sign-in.ts). A served payment there grants its payer the access (`grantAccess`).
+ *
  * Every stage returns its result or a CallRefusal; the transport renders refusals and answers in
  * one place. Whatever is held (the payment's reservation) has one `release()`, which `finish`
  * calls for a call that was not served — and the catch below for anything unexpected.
@@ -27,6 +31,7 @@ import type { PaymentScheme } from '../../schemes/scheme.js'
 import type { EndpointTable } from '../endpoint-table.js'
 import type { UpstreamClient } from '../upstream.js'
 import type { PaymentIdentifierStore } from '../../db/payment-identifier-store.js'
+import { SIGN_IN_SERVED_KEY, type AccessGrantStore } from '../../db/access-grant-store.js'
 import type { UpstreamMcpClient } from '../upstream-mcp.js'
 import type { CallRequest, CallResult, CallTarget, ResolvedCall } from './call.js'
 import { createPaymentChecker, type CheckedPayment } from './check-payment.js'
@@ -37,7 +42,8 @@ import { createPayerChallenge } from './payer-challenge.js'
 import { createPaymentIdStage } from './payment-id.js'
 import { paymentRow, recordPayment } from './record.js'
 import { CallRefusal } from './refusal.js'
-import { createReserver } from './reserve.js'
+import { createReserver, rateLimit } from './reserve.js'
+import { createSignInStage, type SignInDeps } from './sign-in.js'
 import { resolveEndpoint } from './resolve-endpoint.js'
 import type { PaidCallHooks } from './test-hooks.js'
 
@@ -56,6 +62,8 @@ export interface PaidCallDeps extends InputSettings {
   maxPaymentHeaderBytes: number
   /** x402 `payment-identifier` keys (safe retries); absent: ids are read but not acted on */
   paymentIds?: { store: PaymentIdentifierStore; answerMaxBytes: number }
+  /** x402 `sign-in-with-x` (paid access); absent: endpoints with paid access are only paid for */
+  signIn?: SignInDeps
   /** `upto` hosted language-model endpoints: atomic units per 1,000 reported tokens (charge.ts) */
   uptoLlmRatePer1kTokens?: bigint
   /** tests only: called between stages (see test-hooks.ts) */
@@ -73,12 +81,17 @@ export function createPaidCall(d: PaidCallDeps): PaidCall {
   const payerChallenge = createPayerChallenge(d.schemes)
   const hooks = d.hooks ?? {}
   const paymentIds = d.paymentIds ? createPaymentIdStage(d.paymentIds) : undefined
+  const signIn = d.signIn ? createSignInStage(d.signIn) : undefined
+  const grants: AccessGrantStore | undefined = d.signIn?.grants
 
   return async function paidCall(req) {
     const call = resolveEndpoint(d.table, req)
     if (call instanceof CallRefusal) return { kind: 'refused', refusal: call }
     const refused = refusedWith(call, req)
-    if (req.payment === undefined) return refused(CallRefusal.challenge())
+    if (req.payment === undefined) {
+      const proof = signIn && call.entry.access ? req.headers['sign-in-with-x'] : undefined
+      return typeof proof === 'string' ? signedIn(call, req, proof) : refused(CallRefusal.challenge())
+    }
 
     const target = parseInput(call, req)
     if (target instanceof CallRefusal) return refused(target)
@@ -105,6 +118,38 @@ export function createPaidCall(d: PaidCallDeps): PaidCall {
       refusal,
       challenge: refusal.error ? call.challenge : await payerChallenge(call, req),
     })
+  }
+
+  /** A call served on a sign-in: the proof instead of a payment; nothing reserved, recorded or charged. */
+  async function signedIn(call: ResolvedCall, req: CallRequest, proof: string): Promise<CallResult> {
+    const refused = refusedWith(call, req)
+    const target = parseInput(call, req)
+    if (target instanceof CallRefusal) return refused(target)
+    const who = await signIn!(call, proof, req.log, Date.now())
+    if (who instanceof CallRefusal) return refused(who)
+    const limited = await rateLimit(d.limiter, call, target, req.log)
+    if (limited) return refused(limited)
+    // a seller's origin gets the payment that bought the access as the call's payment id
+    const dispatched = await dispatch(target, req, who.grantPaymentId)
+    req.log.info({ endpoint: call.entry.path, payer: who.payer, ok: dispatched.ok }, 'served on sign-in-with-x')
+    if (!dispatched.ok)
+      return dispatched.answer
+        ? { kind: 'answer', ...dispatched.answer }
+        : { kind: 'refused', refusal: dispatched.refusal! }
+    // counted for /metrics (tollgate_sign_in_calls_total); a lost count is not worth a failed call
+    d.signIn!.redis.incr(d.signIn!.key(...SIGN_IN_SERVED_KEY)).catch(() => {})
+    return { kind: 'answer', ...dispatched.answer }
+  }
+
+  /** A served payment on an endpoint with paid access grants its payer the access (a failed write is logged: the call was paid and served). */
+  async function grantAccess(call: ResolvedCall, result: CallResult, log: CallRequest['log']): Promise<void> {
+    const access = call.entry.access
+    if (!grants || !access || result.kind !== 'answer' || !result.receipt) return
+    try {
+      await grants.grant(result.receipt.payer, access.scopeId, result.receipt.paymentId, access.minutes)
+    } catch (err) {
+      log.error({ err: (err as Error).message, paymentId: result.receipt.paymentId }, 'access grant not recorded')
+    }
   }
 
   /** reserve → record → dispatch → finish */
@@ -142,7 +187,9 @@ export function createPaidCall(d: PaidCallDeps): PaidCall {
         log: req.log,
       })
       await hooks['after-outcome']?.()
-      return result.kind === 'refused' ? refused(result.refusal) : result
+      if (result.kind === 'refused') return refused(result.refusal)
+      await grantAccess(call, result, req.log)
+      return result
     } catch (err) {
       // a stage threw (a bug, not a refusal): a call recorded once has no row yet, so its
       // reservation goes back; a `verified` row is voided by the recovery sweep, which gives it back then

@@ -29,29 +29,42 @@ export function createReserver(opts: { limiter: FixedWindowLimiter; settleFirstA
       await held.release()
       return CallRefusal.payment('payer_blocked')
     }
-    const limit = target.rateLimit
-    if (!limit) return held
-    let hit
-    try {
-      hit = await opts.limiter.hit('endpoint', call.entry.id, { max: limit.requests, windowSeconds: limit.perSeconds })
-    } catch (err) {
-      log.error({ err: (err as Error).message }, 'rate limiter unavailable')
-      await held.release()
-      return CallRefusal.error(appError('payment_not_recorded'))
-    }
-    if (!hit.limited) return held
-    await held.release()
-    return CallRefusal.error(
-      appError(
-        'rate_limited',
-        { retryAfter: hit.resetSeconds },
-        {
-          headers: {
-            'retry-after': String(hit.resetSeconds),
-            'ratelimit-policy': `${limit.requests};w=${limit.perSeconds}`,
-          },
-        },
-      ),
-    )
+    const limited = await rateLimit(opts.limiter, call, target, log)
+    if (limited) await held.release()
+    return limited ?? held
   }
+}
+
+/**
+ * The endpoint's rate limit (the seller's, or a hosted handler's own), shared by every proxy
+ * process: undefined under it, else the refusal. Calls served by sign-in-with-x count too.
+ */
+export async function rateLimit(
+  limiter: FixedWindowLimiter,
+  call: ResolvedCall,
+  target: CallTarget,
+  log: FastifyBaseLogger,
+): Promise<CallRefusal | undefined> {
+  const limit = target.rateLimit
+  if (!limit) return undefined
+  let hit
+  try {
+    hit = await limiter.hit('endpoint', call.entry.id, { max: limit.requests, windowSeconds: limit.perSeconds })
+  } catch (err) {
+    log.error({ err: (err as Error).message }, 'rate limiter unavailable')
+    return CallRefusal.error(appError('payment_not_recorded'))
+  }
+  if (!hit.limited) return undefined
+  return CallRefusal.error(
+    appError(
+      'rate_limited',
+      { retryAfter: hit.resetSeconds },
+      {
+        headers: {
+          'retry-after': String(hit.resetSeconds),
+          'ratelimit-policy': `${limit.requests};w=${limit.perSeconds}`,
+        },
+      },
+    ),
+  )
 }

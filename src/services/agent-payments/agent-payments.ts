@@ -6,6 +6,7 @@ import { randomNonce, signTransferAuth } from '../../chain/sign-transfer-auth.js
 import type { ParsedChallenge, Requirement } from '../../client/challenge.js'
 import { signDeferred } from '../../client/sign-deferred.js'
 import { paymentHeader } from '../../client/sign-exact.js'
+import { signInHeader, signInOffer } from '../../client/sign-in.js'
 import type { Config } from '../../config.js'
 import type { Database } from '../../db/database.js'
 import { appError, AppError } from '../../errors.js'
@@ -201,6 +202,34 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
     async close(): Promise<void> {
       await auth.close()
       keys.clear()
+    },
+    /**
+     * An x402 `sign-in-with-x` proof for the challenge from the agent wallet, instead of a payment,
+     * where the seller offers one bound to the URL's origin and the agent may pay that seller (the
+     * same checks as `pay`: its allowlist, this deployment's network). Nothing is reserved or spent.
+     */
+    async signIn(who: string | AgentRow, body: PayBody) {
+      const agent = typeof who === 'string' ? await auth.load(who) : who
+      const { ch, url } = chooseRequirement(agent, body, terms)
+      const offer = signInOffer([{ parsed: ch }], url.toString())
+      if (!offer)
+        throw appError(
+          'invalid_parameter',
+          {
+            param: 'challenge',
+            detail: "the challenge declares no sign-in-with-x for an EVM chain bound to the url's origin",
+          },
+          { details: { param: 'challenge' } },
+        )
+      const account = privateKeyToAccount(`0x${keys.privateKeyOf(agent).toString('hex')}`)
+      const value = await signInHeader(offer, account.address, (message) => account.signMessage({ message }))
+      return {
+        object: 'agent_sign_in' as const,
+        header: 'SIGN-IN-WITH-X' as const,
+        value,
+        payer: account.address,
+        uri: offer.uri,
+      }
     },
     /** Signs a payment for the challenge, or (dry_run) says what would be paid and the headroom. */
     async pay(who: string | AgentRow, body: PayBody): Promise<SignedPayment | DryRun> {

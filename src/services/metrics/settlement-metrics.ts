@@ -3,6 +3,7 @@ import { sql } from 'kysely'
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import { formatEther } from 'viem'
 import type { Deps } from '../../deps.js'
+import { SIGN_IN_SERVED_KEY } from '../../db/access-grant-store.js'
 import { relayerFunds } from './relayer-funds.js'
 
 const OPEN = ['verified', 'served', 'settling'] as const
@@ -144,6 +145,16 @@ export function createSettlementMetrics(
         .execute()
       this.reset()
       for (const r of rows) this.inc({ reason: r.failure_reason ?? 'unknown' }, Number(r.n))
+    },
+  })
+  new Counter({
+    name: 'tollgate_sign_in_calls_total',
+    help: 'Calls served on an x402 sign-in-with-x proof instead of a payment (paid access); counted in Redis',
+    registers: [registry],
+    async collect() {
+      const n = await deps.redis.get(deps.key(...SIGN_IN_SERVED_KEY)).catch(() => null)
+      this.reset()
+      this.inc(Number(n ?? 0))
     },
   })
   new Gauge({

@@ -44,6 +44,7 @@ export interface EndpointBody {
   input_schema?: unknown
   settlement_mode?: unknown
   schemes?: unknown
+  access_minutes?: unknown
   handler?: unknown
   upstream_url?: unknown
   upstream?: UpstreamInput
@@ -72,6 +73,7 @@ function serviceView(proxyUrl: string, namespace: string, r: Selectable<Services
     display_name: r.display_name,
     description: r.description,
     pay_to: r.pay_to,
+    access_minutes: r.access_minutes,
     enabled: r.enabled,
     category: r.category,
     tags: r.tags,
@@ -102,6 +104,7 @@ function endpointView(proxyUrl: string, namespace: string, service: string, r: S
     upstream_url: r.upstream_url,
     upstream: publicUpstreamConfig(r.upstream_config),
     mcp_tool: r.mcp_tool,
+    access_minutes: r.access_minutes,
     enabled: r.enabled,
     created_at: iso(r.created_at),
     updated_at: iso(r.updated_at),
@@ -321,6 +324,7 @@ export function createPublishing(deps: Deps) {
           display_name: display,
           description: (body.description as string | null | undefined) ?? null,
           pay_to: payTo,
+          access_minutes: body.access_minutes === undefined ? null : parseAccessMinutes(body.access_minutes),
           ...listingFields(body),
         })
         .onConflict((oc) => oc.columns(['seller_id', 'name']).doNothing())
@@ -361,6 +365,7 @@ export function createPublishing(deps: Deps) {
         set.description = body.description
       }
       if (body.pay_to !== undefined) set.pay_to = address('pay_to', body.pay_to)
+      if (body.access_minutes !== undefined) set.access_minutes = parseAccessMinutes(body.access_minutes)
       if (body.enabled !== undefined) {
         if (typeof body.enabled !== 'boolean') throw invalid('enabled', 'expected true or false')
         set.enabled = body.enabled
@@ -396,6 +401,7 @@ export function createPublishing(deps: Deps) {
         price: parsePrice(body.price),
         settlement_mode: parseSettlement(body.settlement_mode ?? 'async'),
         schemes: parseSchemes(body.schemes ?? ['exact']),
+        access_minutes: body.access_minutes === undefined ? null : parseAccessMinutes(body.access_minutes),
         description: parseDescription(body.description ?? ''),
         mime_type: parseMime(body.mime_type ?? 'application/json'),
         input_schema: body.input_schema === undefined ? null : parseInputSchema(body.input_schema),
@@ -438,6 +444,7 @@ export function createPublishing(deps: Deps) {
       if (body.price !== undefined) set.price = parsePrice(body.price)
       if (body.settlement_mode !== undefined) set.settlement_mode = parseSettlement(body.settlement_mode)
       if (body.schemes !== undefined) set.schemes = parseSchemes(body.schemes)
+      if (body.access_minutes !== undefined) set.access_minutes = parseAccessMinutes(body.access_minutes)
       if (body.description !== undefined) set.description = parseDescription(body.description)
       if (body.mime_type !== undefined) set.mime_type = parseMime(body.mime_type)
       if (body.input_schema !== undefined) set.input_schema = parseInputSchema(body.input_schema)
@@ -548,6 +555,14 @@ function parseSchemes(v: unknown): string[] {
   if (!Array.isArray(v) || v.some((x) => !isSchemeName(x)))
     throw invalid('schemes', `expected an array of ${SCHEME_NAMES.join(', ')} (exact is always offered)`)
   return [...new Set(['exact', ...(v as string[])])]
+}
+
+/** x402 sign-in-with-x paid access in minutes (up to a year), or null: off. */
+function parseAccessMinutes(v: unknown): number | null {
+  if (v === null) return null
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 525_600)
+    throw invalid('access_minutes', 'expected whole minutes from 1 to 525600 (a year), or null to turn paid access off')
+  return v
 }
 
 function parseSettlement(v: unknown): 'async' | 'sync' {

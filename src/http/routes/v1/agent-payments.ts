@@ -119,6 +119,33 @@ export function agentPaymentRoutes(deps: Deps, opts: { sweepMs?: number } = {}):
         return reply.code(r.object === 'agent_payment' ? 201 : 200).send(r)
       },
     )
+    app.post<{ Body: { url?: unknown; method?: unknown; challenge?: unknown } }>(
+      '/sign-in',
+      {
+        bodyLimit: BODY_LIMIT,
+        schema: {
+          tags,
+          summary:
+            'Sign in with the agent wallet instead of paying (x402 sign-in-with-x), where the seller offers it: the SIGN-IN-WITH-X header to send',
+          description:
+            'For an endpoint with paid access that this wallet already paid for. The challenge must declare `sign-in-with-x` bound to the origin of `url`, and the agent must be allowed to pay that seller. Nothing is reserved or spent; the seller decides whether the wallet holds access.',
+          body: {
+            type: 'object',
+            required: ['url', 'challenge'],
+            additionalProperties: false,
+            properties: {
+              url: { type: 'string', maxLength: 2048 },
+              method: { type: 'string', maxLength: 10 },
+              challenge: {
+                description: 'the v2 PAYMENT-REQUIRED header value (or its decoded object)',
+                anyOf: [{ type: 'object' }, { type: 'string', maxLength: 32768 }],
+              },
+            },
+          },
+        },
+      },
+      async (request) => payments.signIn(request.agent!, request.body),
+    )
     app.post<{ Params: { id: string }; Body: { status?: unknown; payment_response?: unknown } }>(
       '/payments/:id/outcome',
       {

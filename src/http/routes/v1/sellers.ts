@@ -29,6 +29,13 @@ const upstream = {
     },
   },
 } as const
+const accessMinutes = {
+  type: ['integer', 'null'],
+  minimum: 1,
+  maximum: 525600,
+  description:
+    'x402 sign-in-with-x: a paid call gives its payer this many minutes of access, during which it signs in with the same wallet instead of paying again; null (default): off',
+} as const
 const endpointProps = {
   methods: { type: 'array', items: { type: 'string' } },
   price: atomic,
@@ -51,6 +58,7 @@ const endpointProps = {
     description: 'your origin; Tollgate forwards paid calls with an HMAC signature (X-Tollgate-Signature)',
   },
   upstream,
+  access_minutes: accessMinutes,
   enabled: { type: 'boolean' },
 } as const
 
@@ -151,6 +159,7 @@ export async function sellerRoutes(
             display_name: { type: 'string' },
             description: { type: 'string' },
             pay_to: { type: 'string' },
+            access_minutes: accessMinutes,
             ...listingProps,
           },
         },
@@ -188,6 +197,7 @@ export async function sellerRoutes(
             description: { type: ['string', 'null'] },
             pay_to: { type: 'string' },
             enabled: { type: 'boolean' },
+            access_minutes: accessMinutes,
             ...listingProps,
           },
         },

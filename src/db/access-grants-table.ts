@@ -1,0 +1,13 @@
+import type { ColumnType } from 'kysely'
+
+/** x402 sign-in-with-x access grants, one per (payer, scope) (migration 2026-11-26T1010). */
+export interface AccessGrantsTable {
+  /** lower-case address */
+  payer: string
+  /** the endpoint's id, or its service's when the access is the service's */
+  scope_id: string
+  /** the latest payment that granted it */
+  payment_id: string
+  expires_at: ColumnType<Date, Date | string, Date | string>
+  created_at: ColumnType<Date, Date | string | undefined, never>
+}
