@@ -53,7 +53,8 @@ export async function archiveCli(argv: string[], io: CliIo): Promise<number> {
     else before = utcDay(new Date(), -days)
   } else {
     const b = values.before!
-    const valid = /^\d{4}-\d{2}-\d{2}$/.test(b) && utcDay(new Date(`${b}T00:00:00Z`)) === b
+    const at = new Date(`${b}T00:00:00Z`)
+    const valid = /^\d{4}-\d{2}-\d{2}$/.test(b) && !Number.isNaN(at.getTime()) && utcDay(at) === b
     if (!valid) io.err(`--before: expected a day as YYYY-MM-DD\n${ARCHIVE_USAGE}`)
     else if (b > today) io.err(`--before: ${b} is after today (${today}); only past days can be archived`)
     else before = b
