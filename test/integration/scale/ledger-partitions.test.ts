@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { privateKeyToAccount } from 'viem/accounts'
 import { sql, type Kysely } from 'kysely'
 import t, { type Test } from 'tap'
 import type { Database } from '../../../src/db/database.js'
@@ -15,7 +18,9 @@ import { createLedgerWriter, type NewProxyPayment } from '../../../src/ledger/le
 import { createHistory, type HistoryKind } from '../../../src/services/accounts/history-export.js'
 import { decodePaymentHeader } from '../../../src/x402/decode-payment.js'
 import { verifyRequirements } from '../../../src/x402/verify-requirements.js'
-import { TEST_DATABASE_URL, testSchema } from '../../helpers/test-env.js'
+import { decodeRequired, signFor, v2Header } from '../../helpers/pay.js'
+import { startTestPlatform } from '../../helpers/platform.js'
+import { clearRedisPrefix, TEST_DATABASE_URL, testSchema } from '../../helpers/test-env.js'
 import { sampleChallenge } from '../../unit/x402/fixtures.js'
 import { b64, NOW, v2Payload } from '../../unit/x402/payloads.js'
 
@@ -255,4 +260,34 @@ t.test('the replay guard across partitions', async (t) => {
     const { rows } = await sql<{ n: string }>`select count(*) as n from payments where id = ${p.id}`.execute(db)
     t.equal(rows[0]!.n, '1', 'the payment itself stays in the ledger')
   })
+})
+
+t.test("through the proxy: a replay of yesterday's payment, Redis forgotten, is refused by Postgres", async (t) => {
+  const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../fixtures/handlers')
+  const platform = await startTestPlatform(t, { proxy: { handlersDir: fixtures } })
+  const { deps, proxy } = platform
+  await ensureLedgerPartitions(deps.db, 7, new Date(Date.now() - 86400_000))
+  const payer = privateKeyToAccount(platform.devnet.accounts.demoPayer.privateKey)
+  const echo = '/tollgate/toolbox/echo?msg=hi'
+  const required = decodeRequired((await proxy.inject(echo)).headers['payment-required'] as string)
+  const signed = await signFor(payer, required)
+  const headers = { 'payment-signature': v2Header(required, signed) }
+  const first = await proxy.inject({ url: echo, headers })
+  t.equal(first.statusCode, 200, first.body)
+  const nonce = signed.authorization.nonce.toLowerCase()
+  await sql`update payments set created_at = date_trunc('day', now() at time zone 'UTC') at time zone 'UTC' - interval '1 second'
+    where nonce = ${nonce}`.execute(deps.db)
+  const { rows } = await sql<{
+    part: string
+  }>`select tableoid::regclass::text as part from payments where nonce = ${nonce}`.execute(deps.db)
+  t.equal(rows[0]!.part, `payments_p${utcDay(new Date(), -1).replaceAll('-', '')}`, 'the original is in yesterday')
+  // the proxy's Redis guard remembers nonces too: without it, Postgres alone must refuse
+  await clearRedisPrefix(platform.env.REDIS_PREFIX!)
+  const replay = await proxy.inject({ url: echo, headers })
+  t.equal(replay.statusCode, 402, replay.body)
+  t.equal(replay.json().error, 'invalid_exact_evm_nonce_already_used')
+  const { rows: n } = await sql<{ n: string }>`select count(*) as n from payments where nonce = ${nonce}`.execute(
+    deps.db,
+  )
+  t.equal(n[0]!.n, '1', 'one payment for the nonce')
 })
