@@ -21,6 +21,9 @@ export type LedgerTable = (typeof LEDGER_TABLES)[number]
 /** statuses whose payment may still move (and is still owed, or may still be charged) */
 const OPEN = ['verified', 'served', 'settling']
 
+/** how long a detach waits for its lock before giving up (it would hold every ledger write back) */
+export const DETACH_LOCK_TIMEOUT_MS = 3000
+
 /** how long past valid_before a nonce stays claimed: room for clocks that disagree */
 export const NONCE_MARGIN_SECONDS = 3600
 
@@ -132,6 +135,9 @@ async function detach(db: Kysely<Database>, p: LedgerPartition): Promise<OpenPar
   return db
     .transaction()
     .execute(async (trx) => {
+      // DETACH takes an exclusive lock on the whole table: queued behind a long reader (an export)
+      // it would hold every ledger write back meanwhile, so it gives up after a moment instead
+      await sql.raw(`set local lock_timeout = '${DETACH_LOCK_TIMEOUT_MS}ms'`).execute(trx)
       await sql`alter table ${sql.id(p.table)} detach partition ${sql.id(p.name)}`.execute(trx)
       if (p.table !== 'payments') return undefined
       const { rows } = await sql<{ open: string }>`
@@ -141,8 +147,12 @@ async function detach(db: Kysely<Database>, p: LedgerPartition): Promise<OpenPar
       if (open > 0) throw Object.assign(new Error('open payments'), { refusal: { name: p.name, open } })
       return undefined
     })
-    .catch((err: Error & { refusal?: OpenPartition }) => {
+    .catch((err: Error & { refusal?: OpenPartition; code?: string }) => {
       if (err.refusal) return err.refusal
+      if (err.code === '55P03')
+        throw new Error(
+          `${p.name}: could not lock ${p.table} within ${DETACH_LOCK_TIMEOUT_MS} ms (a long query is reading it, an export perhaps); nothing was detached, try again`,
+        )
       throw err
     })
 }

@@ -6,6 +6,7 @@ import { gunzipSync } from 'node:zlib'
 import { parse } from 'csv-parse/sync'
 import type { Job } from 'bullmq'
 import { sql, type Kysely } from 'kysely'
+import pg from 'pg'
 import t from 'tap'
 import { archiveCli } from '../../../src/cli/commands/archive.js'
 import type { Database } from '../../../src/db/database.js'
@@ -13,7 +14,7 @@ import { ensureLedgerPartitions, listLedgerPartitions, utcDay } from '../../../s
 import { jobs } from '../../../workers/index.js'
 import type { JobContext } from '../../../workers/job.js'
 import { ledgerPartitions } from '../../../workers/ledger-partitions.js'
-import { testDeps } from '../../helpers/test-env.js'
+import { TEST_DATABASE_URL, testDeps } from '../../helpers/test-env.js'
 
 const DAY = 86400_000
 
@@ -145,6 +146,23 @@ t.test('tollgate archive writes old days to files, verified, and refuses while p
   await sql`update payments set status = 'settled' where id = ${open}`.execute(db)
   // an earlier run that stopped after detaching one partition
   await sql.raw(`alter table payment_events detach partition payment_events_p${compact(utcDay(old, 2))}`).execute(db)
+  // a long reader (an export) holds the table: the detach gives up instead of queueing every write behind it
+  const reader = new pg.Client({
+    connectionString: TEST_DATABASE_URL,
+    options: `-c search_path=${deps.config.databaseSchema}`,
+  })
+  await reader.connect()
+  await reader.query('begin')
+  await reader.query('select count(*) from payments')
+  const waited = Date.now()
+  const blocked = await run('--dir', dir, '--older-than', '3')
+  t.equal(blocked.code, 1)
+  t.match(blocked.err, /could not lock payments within 3000 ms/)
+  t.ok(Date.now() - waited < 20_000, 'gave up promptly')
+  await reader.query('rollback')
+  await reader.end()
+  t.same(readdirSync(dir), [], 'nothing written')
+
   const done = await run('--dir', dir, '--older-than', '3')
   t.equal(done.code, 0, done.err)
   t.match(done.out, /\[1\/6\] payments_p\d{8}: detached, 5 rows; writing/, 'progress per partition')
