@@ -1,10 +1,10 @@
-import { Redis } from 'ioredis'
 import type { Kysely } from 'kysely'
 import { createPublicClient, http, type PublicClient } from 'viem'
 import type { Config } from './config.js'
 import { createDb } from './db/create-db.js'
 import type { Database } from './db/database.js'
 import { processLogger } from './logger.js'
+import { createRedisClient, type RedisClient } from './redis-client.js'
 import { requireMasterKey } from './secrets/wallet-crypto.js'
 import { createAgentKeys } from './services/accounts/agent-keys.js'
 import { createAgents } from './services/accounts/agents.js'
@@ -28,7 +28,8 @@ export interface Deps {
    * (a read replica) when it is set, else `db` itself; absent in hand-built deps, which means `db`
    */
   readDb?: Kysely<Database>
-  redis: Redis
+  /** one Redis or a Redis Cluster (REDIS_URL decides, src/redis-client.ts) */
+  redis: RedisClient
   chain: PublicClient
   /** prefixes a Redis key with this deployment's prefix */
   key(...parts: string[]): string
@@ -135,7 +136,7 @@ export function createDeps(config: Readonly<Config>): Deps {
   const readDb = config.databaseReadUrl
     ? createDb({ databaseUrl: config.databaseReadUrl, schema: config.databaseSchema })
     : db
-  const redis = new Redis(config.redisUrl, {
+  const redis = createRedisClient(config.redisUrl, {
     lazyConnect: false,
     maxRetriesPerRequest: 2,
     // keep trying to reconnect forever, but fail commands quickly while down
