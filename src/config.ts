@@ -35,6 +35,17 @@ export interface Config {
   databaseUrl: string
   /** Postgres schema (search_path); tests give each run its own */
   databaseSchema: string
+  /**
+   * DATABASE_READ_URL: a read replica (or a pooler in front of them) for the read-only history,
+   * exports and marketplace queries; unset: they use DATABASE_URL
+   */
+  databaseReadUrl: string | undefined
+  /**
+   * The day partitions of payments and payment_events: how many days ahead the worker creates
+   * (LEDGER_PARTITIONS_AHEAD_DAYS), and after how many days it drops old days without archiving
+   * them (LEDGER_RETENTION_DAYS; unset: never, archive them with `tollgate archive`)
+   */
+  ledger: { partitionsAheadDays: number; retentionDays: number | undefined }
   redisUrl: string
   /** prefix for every Redis key and BullMQ queue of this deployment */
   redisPrefix: string
@@ -350,6 +361,12 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       ' (for a Unix socket write postgres:///<database>?host=<socket dir>&user=<user>)',
     )!,
     databaseSchema: schema,
+    databaseReadUrl: r.url('DATABASE_READ_URL', undefined, ['postgres:', 'postgresql:']),
+    ledger: {
+      partitionsAheadDays: r.int('LEDGER_PARTITIONS_AHEAD_DAYS', 7, 1, 90),
+      retentionDays:
+        r.optional('LEDGER_RETENTION_DAYS') === undefined ? undefined : r.int('LEDGER_RETENTION_DAYS', 0, 2, 36500),
+    },
     redisUrl,
     redisPrefix,
     rpcUrl,

@@ -23,6 +23,11 @@ import { createWithdrawals } from './services/withdrawals/withdrawals.js'
 export interface Deps {
   config: Readonly<Config>
   db: Kysely<Database>
+  /**
+   * read-only queries that may lag (history, exports, the marketplace): a pool on DATABASE_READ_URL
+   * (a read replica) when it is set, else `db` itself; absent in hand-built deps, which means `db`
+   */
+  readDb?: Kysely<Database>
   /** one Redis or a Redis Cluster (REDIS_URL decides, src/redis-client.ts) */
   redis: RedisClient
   chain: PublicClient
@@ -74,7 +79,11 @@ function createServices(deps: Deps): Services & { close(): Promise<void> } {
     agentKeys: lazy('agentKeys', () => createAgentKeys({ db, deployment: config.deployment })),
     allowlist: lazy('allowlist', () => createAllowlist({ db })),
     history: lazy('history', () =>
-      createHistory({ db, databaseUrl: config.databaseUrl, databaseSchema: config.databaseSchema }),
+      createHistory({
+        db: deps.readDb ?? db,
+        databaseUrl: config.databaseReadUrl ?? config.databaseUrl,
+        databaseSchema: config.databaseSchema,
+      }),
     ),
     publishing: lazy('publishing', () => createPublishing(deps)),
     agentPayments: lazy('agentPayments', () =>
@@ -124,6 +133,9 @@ export function redisKeys(prefix: string): Deps['key'] {
 export function createDeps(config: Readonly<Config>): Deps {
   if (!config.rpcUrl) throw new Error('createDeps needs config.rpcUrl (the dev entry starts the embedded chain first)')
   const db = createDb({ databaseUrl: config.databaseUrl, schema: config.databaseSchema })
+  const readDb = config.databaseReadUrl
+    ? createDb({ databaseUrl: config.databaseReadUrl, schema: config.databaseSchema })
+    : db
   const redis = createRedisClient(config.redisUrl, {
     lazyConnect: false,
     maxRetriesPerRequest: 2,
@@ -140,6 +152,7 @@ export function createDeps(config: Readonly<Config>): Deps {
   const base: ServiceDeps = {
     config,
     db,
+    readDb,
     redis,
     chain,
     key: redisKeys(config.redisPrefix),
@@ -147,7 +160,11 @@ export function createDeps(config: Readonly<Config>): Deps {
       if (closed) return
       closed = true
       await services.close()
-      await Promise.allSettled([db.destroy(), redis.quit().catch(() => redis.disconnect())])
+      await Promise.allSettled([
+        db.destroy(),
+        readDb === db ? undefined : readDb.destroy(),
+        redis.quit().catch(() => redis.disconnect()),
+      ])
     },
   }
   const deps = base as Deps

@@ -6,6 +6,7 @@ import { createSettler, type SettlerOptions } from '../src/services/settlement/s
 import { crashHooksFromEnv } from '../src/services/settlement/test-hooks.js'
 import { balanceRefresh } from './balance-refresh.js'
 import { deferredCollect } from './deferred-collect.js'
+import { ledgerPartitions } from './ledger-partitions.js'
 import { relayerFundsCheck } from './relayer-funds-check.js'
 import type { JobContext, JobModule } from './job.js'
 import { recoverySweep } from './recovery-sweep.js'
@@ -22,6 +23,7 @@ export const jobs: ReadonlyArray<JobModule<any>> = [
   relayerFundsCheck,
   withdrawalSweep,
   deferredCollect,
+  ledgerPartitions,
 ]
 
 export interface RunningWorkers {

@@ -54,6 +54,8 @@ operator and development:
                          re-encrypt stored secrets under a new master key (TOLLGATE_MASTER_KEY_OLD /
                          TOLLGATE_MASTER_KEY_NEW from the environment)
   devnet [--port n]      run the embedded dev chain until Ctrl-C
+  archive --dir d --older-than n
+                         write old ledger partitions to files and drop them (reads the server environment)
 
 global options:
   --context NAME         the context to use (else TOLLGATE_CONTEXT, else the current one)
@@ -94,6 +96,7 @@ export const COMMANDS: Record<string, () => Promise<Run>> = {
   users: async () => (await import('./commands/users.js')).usersCommand,
   devnet: async () => (await import('./commands/devnet.js')).devnetCommand,
   mcp: async () => (await import('./commands/mcp.js')).mcpCommand,
+  archive: async () => (await import('./commands/archive.js')).archiveCommand,
 }
 
 /** Runs one command line; resolves to the exit code. */

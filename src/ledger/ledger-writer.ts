@@ -51,6 +51,9 @@ type Write =
 // New rows whose (payer, nonce) already exists are skipped, not fatal to the batch; an outcome moves
 // only a `verified` payment (guarded transition), anything else is left as it is. Each new row gets
 // one event for the status it was inserted with.
+// payments is partitioned by day, so (payer, nonce) is unique in payment_nonces, not in payments
+// (migrations/2026-11-26T1030-partitioned-ledger.ts): a row is recorded only if its nonce is claimed
+// there in this statement.
 // prepared under a new name whenever the statement changes (a connection keeps the old one)
 //
 // A deferred payment's voucher goes in first: the head it continues is marked not latest, then the
@@ -64,7 +67,7 @@ const LEDGER_SQL = `
     select * from unnest($25::text[], $26::text[], $27::text[], $28::text[], $29::text[], $30::numeric[],
                          $31::numeric[], $32::int8[], $33::text[], $34::text[])
       as t(escrow, buyer, seller, asset, voucher_id, nonce, value_aggregate, ts, signature, digest)
-    where not exists (select 1 from payments p where p.payer = t.buyer and p.nonce = t.digest)
+    where not exists (select 1 from payment_nonces p where p.payer = t.buyer and p.nonce = t.digest)
   ), vdemote as (
     update deferred_vouchers d set latest = false
     from vin n
@@ -84,10 +87,7 @@ const LEDGER_SQL = `
     where (select count(*) from vdemote) >= 0
     on conflict do nothing
     returning buyer, digest
-  ), ins as (
-    insert into payments (id, endpoint_id, resource, method, x402_version, network, asset, payer, pay_to,
-                          value, valid_after, valid_before, nonce, signature, settlement_mode, status, failure_reason, scheme,
-                          max_value, facilitator)
+  ), rows as (
     select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int2[], $6::text[], $7::text[], $8::text[],
                          $9::text[], $10::numeric[], $11::int8[], $12::int8[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $21::text[],
                          $22::numeric[], $23::text[])
@@ -95,7 +95,16 @@ const LEDGER_SQL = `
            valid_before, nonce, signature, settlement_mode, status, failure_reason, scheme, max_value, facilitator)
     where r.scheme <> 'deferred' or r.status = 'voided'
       or exists (select 1 from vins v where v.buyer = r.payer and v.digest = r.nonce)
+  ), claimed as (
+    insert into payment_nonces (payer, nonce, valid_before, payment_id)
+    select payer, nonce, valid_before, id from rows
     on conflict (payer, nonce) do nothing
+    returning payment_id
+  ), ins as (
+    insert into payments (id, endpoint_id, resource, method, x402_version, network, asset, payer, pay_to,
+                          value, valid_after, valid_before, nonce, signature, settlement_mode, status, failure_reason, scheme,
+                          max_value, facilitator)
+    select r.* from rows r join claimed c on c.payment_id = r.id
     returning id, status, failure_reason
   ), ins_ev as (
     insert into payment_events (payment_id, type, from_status, to_status, reason)
@@ -146,7 +155,7 @@ export function createLedgerWriter(db: Kysely<Database>, opts: { maxItems?: numb
       }
       const col = <K extends keyof NewProxyPayment>(k: K) =>
         rows.map((r) => (r[k] === undefined || r[k] === null ? null : String(r[k])))
-      const result = await preparedQuery<{ k: 'r' | 'f'; id: string }>(db, 'tollgate_payment_ledger_v5', LEDGER_SQL, [
+      const result = await preparedQuery<{ k: 'r' | 'f'; id: string }>(db, 'tollgate_payment_ledger_v6', LEDGER_SQL, [
         col('id'),
         col('endpoint_id'),
         col('resource'),

@@ -24,7 +24,8 @@ export function uniqueName(prefix: string): string {
  * database (`has_schema_privilege(nspname, 'USAGE')` per row). Test runs drop their schemas at
  * teardown while other runs migrate, and a schema dropped during that query fails it with
  * `schema "<the other run's>" does not exist` (or `relation "<other>.<table>" does not exist` when
- * one of its tables goes, a dropped partition). Only those errors, naming another schema, are tried again.
+ * one of its tables goes, a dropped partition; or `column "<c>" of relation "<table>" does not exist`, unqualified,
+ * from the introspection itself). Only those errors, naming another schema, are tried again.
  */
 async function migrateWhileOthersDrop(db: Parameters<typeof migrateToLatest>[0], schema: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
@@ -35,6 +36,11 @@ async function migrateWhileOthersDrop(db: Parameters<typeof migrateToLatest>[0],
       // another run's schema dropped, or a table of it (a partition detached and dropped) gone mid-query
       const m = /(?:schema "([^"]+)"|relation "([^".]+)\.[^"]+") does not exist/.exec((err as Error).message)
       const gone = m?.[1] ?? m?.[2]
+      // or one of its tables' columns, read by the introspection (not by a migration: no name), unqualified
+      const column = /^migration \(unknown\) failed: column "[^"]+" of relation "[^"]+" does not exist/.test(
+        (err as Error).message,
+      )
+      if (column && attempt < 5) continue
       if (!gone || gone === schema || attempt >= 5) throw err
     }
   }

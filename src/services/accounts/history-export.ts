@@ -108,6 +108,9 @@ function decodeCursor(kind: HistoryKind, c: string, order: HistoryOrder): [strin
   return [cursor.at, cursor.id]
 }
 
+/** agents + endpoints up to which a history page reads each one in a branch of its own */
+const PER_KEY_BRANCHES = 64
+
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const BIGINT_MAX = (1n << 63n) - 1n
 // what Postgres reads as a timestamptz the same way JavaScript does: a date, optionally a time and an offset
@@ -287,13 +290,26 @@ function query(
     const sides: RawBuilder<unknown>[] = []
     const page = (key: RawBuilder<unknown>) =>
       sql`select ${PAYMENT_ROW} from payments p where ${and([key, ...paymentStatus, ...range('p')])} order by p.created_at${dir}, p.id${dir} ${lim}`
-    if (f.payments && f.role !== 'seller')
-      sides.push(
-        sql`select p.* from unnest(${scope.mine}::text[]) k(payer) cross join lateral (${page(sql`lower(p.payer) = k.payer`)}) p`,
-      )
+    // payments is partitioned by day: only a read whose key is a constant can merge the days'
+    // ordered index reads (Postgres builds no ordered append for a LATERAL-parameterized scan, it
+    // would sort all the key's rows), so each agent and endpoint gets a branch of its own, up to
+    // PER_KEY_BRANCHES of them; a user with more keeps the one-statement LATERAL form
+    const perKey = scope.mine.length + scope.sold.length <= PER_KEY_BRANCHES
+    const sellerKey = (id: RawBuilder<unknown>) =>
+      f.role === 'seller' ? sql`p.endpoint_id = ${id}` : sql`p.endpoint_id = ${id} and not ${buyer}`
+    if (f.payments && f.role !== 'seller') {
+      if (perKey) for (const a of scope.mine) sides.push(sql`(${page(sql`lower(p.payer) = ${a}`)})`)
+      else
+        sides.push(
+          sql`select p.* from unnest(${scope.mine}::text[]) k(payer) cross join lateral (${page(sql`lower(p.payer) = k.payer`)}) p`,
+        )
+    }
     if (f.payments && f.role !== 'buyer') {
-      const key = f.role === 'seller' ? sql`p.endpoint_id = k.id` : sql`p.endpoint_id = k.id and not ${buyer}`
-      sides.push(sql`select p.* from unnest(${scope.sold}::uuid[]) k(id) cross join lateral (${page(key)}) p`)
+      if (perKey) for (const e of scope.sold) sides.push(sql`(${page(sellerKey(sql`${e}::uuid`))})`)
+      else
+        sides.push(
+          sql`select p.* from unnest(${scope.sold}::uuid[]) k(id) cross join lateral (${page(sellerKey(sql`k.id`))}) p`,
+        )
     }
     if (withdrawals)
       sides.push(

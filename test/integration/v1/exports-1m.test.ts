@@ -29,7 +29,7 @@ t.test('1,000,000-row CSV export with bounded memory', async (t) => {
   await bulk.connect()
   t.teardown(() => bulk.end())
   await bulk.query(
-    'alter table payments drop constraint payments_payer_nonce_unique; drop index payments_status_idx; drop index payments_payer_status_idx; alter table payments drop constraint payments_pkey cascade; set synchronous_commit = off',
+    'drop index payments_payer_nonce_idx; drop index payments_status_idx; drop index payments_payer_status_idx; alter table payments drop constraint payments_pkey cascade; set synchronous_commit = off',
   )
   const started = Date.now()
   await bulk.query(

@@ -52,7 +52,9 @@ export function marketplaceRoutes(deps: Deps, opts: MarketplaceRoutesOptions = {
   const limits = opts.submissions ?? { max: 5, windowSeconds: 600 }
   const limiter = createFixedWindowLimiter(deps.redis, deps.key)
   return async function (app: FastifyInstance): Promise<void> {
-    const market = createMarketplace(deps)
+    // the snapshot's loads only read: a replica's lag delays a change by at most that lag (the
+    // fingerprint recheck catches a change an invalidation rebuilt too early from the replica)
+    const market = createMarketplace({ ...deps, db: deps.readDb ?? deps.db })
     await market.start()
     app.addHook('onClose', () => market.close())
     const admin = deps.services.curatedAdmin
