@@ -54,10 +54,15 @@ const catalogue = {
   invalid_payload: { status: 402, message: 'the payment header is malformed' },
   invalid_payment_requirements: { status: 402, message: 'the payment requirements are invalid' },
   invalid_scheme: { status: 402, message: 'the payment scheme is invalid' },
-  unsupported_scheme: { status: 402, message: 'the payment scheme is not supported; use "exact"' },
+  unsupported_scheme: {
+    status: 402,
+    message:
+      'this endpoint does not offer that payment scheme; pay with one its challenge lists in accepts ("exact" always)',
+  },
   unsupported_payload_type: {
     status: 402,
-    message: 'only EIP-3009 transferWithAuthorization payloads are accepted',
+    message:
+      'the exact scheme accepts only EIP-3009 transferWithAuthorization payloads (a Permit2 payment goes under "upto" where the endpoint offers it)',
   },
   invalid_x402_version: {
     status: 402,
