@@ -14,9 +14,13 @@ export function procfileNodeArgs(role: string): string[] {
     .split('\n')
     .find((l) => l.startsWith(`${role}:`))
   if (!line) throw new Error(`the Procfile has no ${role} role`)
-  const [node, ...args] = line.slice(role.length + 1).trim().split(/\s+/)
+  const [node, ...args] = line
+    .slice(role.length + 1)
+    .trim()
+    .split(/\s+/)
   const entry = args.pop()
   const m = /^dist\/(src\/start\/[\w-]+)\.js$/.exec(entry ?? '')
-  if (node !== 'node' || !m) throw new Error(`the Procfile's ${role} role is not "node <flags> dist/src/start/<x>.js": ${line}`)
+  if (node !== 'node' || !m)
+    throw new Error(`the Procfile's ${role} role is not "node <flags> dist/src/start/<x>.js": ${line}`)
   return [...args, '--import', 'tsx', `${m[1]}.ts`]
 }
