@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis'
+import { keyServers, type RedisClient } from '../src/redis-client.js'
 
 /**
  * Deletes a bench run's Redis keys (everything under its own prefix), as its schema is dropped:
@@ -7,8 +7,12 @@ import type { Redis } from 'ioredis'
  * @example
  *   await dropRedisPrefix(deps.redis, config.redisPrefix)
  */
-export async function dropRedisPrefix(redis: Redis, prefix: string): Promise<void> {
-  for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 })) {
-    if ((keys as string[]).length) await redis.unlink(...(keys as string[]))
-  }
+export async function dropRedisPrefix(redis: RedisClient, prefix: string): Promise<void> {
+  // the deployment's keys, and its BullMQ queues (prefix `{<prefix>}`); per server on a cluster
+  for (const server of keyServers(redis))
+    for (const match of [`${prefix}:*`, `{${prefix}}:*`])
+      for await (const keys of server.scanStream({ match, count: 1000 })) {
+        // one UNLINK a key, pipelined: on a cluster, the keys of one command must share a slot
+        if ((keys as string[]).length) await server.pipeline((keys as string[]).map((k) => ['unlink', k])).exec()
+      }
 }

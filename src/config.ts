@@ -11,6 +11,7 @@ import { DEVNET_DEFERRED_ESCROW_ADDRESS } from './chain/deferred-escrow-address.
 import { PROVIDER_SETTINGS } from './handler-providers.js'
 import { parseHandlerAddress, type HandlerAddress } from './pool/handler-address.js'
 import { MAX_HANDLER_TIMEOUT_MS } from './pool/handler-contract.js'
+import { parseRedisUrl } from './redis-url.js'
 import { minValidForSeconds } from './x402/verify-requirements.js'
 
 /** the validity a payment for the slowest possible hosted call needs (150 s) */
@@ -261,7 +262,7 @@ function reader(env: Env) {
 
 /** Never print credentials that may sit in a connection URL. */
 export function redactUrl(url: string): string {
-  return url.replace(/\/\/([^:/@]+):([^@/]+)@/, '//$1:***@')
+  return url.replace(/\/\/([^:/@]*):([^@/]+)@/, '//$1:***@')
 }
 
 /** Parse and validate the environment. Throws ConfigError listing every problem. */
@@ -276,6 +277,19 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     )
   }
   const rpcUrl = r.url('RPC_URL', undefined, ['http:', 'https:'])
+  // one Redis (redis://, rediss://) or a Redis Cluster (redis+cluster://host:port,host:port)
+  const defaultRedisUrl = 'redis://127.0.0.1:6379'
+  let redisUrl = (r.optional('REDIS_URL') ?? defaultRedisUrl).replace(/\/+$/, '')
+  try {
+    parseRedisUrl(redisUrl)
+  } catch (err) {
+    r.problems.push(`REDIS_URL: ${(err as Error).message}, got "${redactUrl(redisUrl)}"`)
+    redisUrl = defaultRedisUrl
+  }
+  // keys put their hash tag (`{payer}`) after the prefix: a brace in it would become the tag
+  const redisPrefix = r.str('REDIS_PREFIX', `tollgate:${deployment}`)
+  if (/[{}]/.test(redisPrefix))
+    r.problems.push(`REDIS_PREFIX: must not contain { or } (keys hash-tag their own parts), got "${redisPrefix}"`)
   if (deployment === 'production' && rpcUrl === undefined) {
     r.problems.push('RPC_URL: production needs a Base mainnet RPC URL; the embedded local chain is for sandbox only')
   }
@@ -327,8 +341,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       ' (for a Unix socket write postgres:///<database>?host=<socket dir>&user=<user>)',
     )!,
     databaseSchema: schema,
-    redisUrl: r.url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:'])!,
-    redisPrefix: r.str('REDIS_PREFIX', `tollgate:${deployment}`),
+    redisUrl,
+    redisPrefix,
     rpcUrl,
     relayerKeys,
     receiverAddress,

@@ -1,10 +1,10 @@
-import { Redis } from 'ioredis'
 import type { Kysely } from 'kysely'
 import { createPublicClient, http, type PublicClient } from 'viem'
 import type { Config } from './config.js'
 import { createDb } from './db/create-db.js'
 import type { Database } from './db/database.js'
 import { processLogger } from './logger.js'
+import { createRedisClient, type RedisClient } from './redis-client.js'
 import { requireMasterKey } from './secrets/wallet-crypto.js'
 import { createAgentKeys } from './services/accounts/agent-keys.js'
 import { createAgents } from './services/accounts/agents.js'
@@ -23,7 +23,8 @@ import { createWithdrawals } from './services/withdrawals/withdrawals.js'
 export interface Deps {
   config: Readonly<Config>
   db: Kysely<Database>
-  redis: Redis
+  /** one Redis or a Redis Cluster (REDIS_URL decides, src/redis-client.ts) */
+  redis: RedisClient
   chain: PublicClient
   /** prefixes a Redis key with this deployment's prefix */
   key(...parts: string[]): string
@@ -123,7 +124,7 @@ export function redisKeys(prefix: string): Deps['key'] {
 export function createDeps(config: Readonly<Config>): Deps {
   if (!config.rpcUrl) throw new Error('createDeps needs config.rpcUrl (the dev entry starts the embedded chain first)')
   const db = createDb({ databaseUrl: config.databaseUrl, schema: config.databaseSchema })
-  const redis = new Redis(config.redisUrl, {
+  const redis = createRedisClient(config.redisUrl, {
     lazyConnect: false,
     maxRetriesPerRequest: 2,
     // keep trying to reconnect forever, but fail commands quickly while down

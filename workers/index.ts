@@ -1,7 +1,7 @@
 import { Worker } from 'bullmq'
 import { type Deps, withOwnServices } from '../src/deps.js'
 import { processLogger } from '../src/logger.js'
-import { bullConnection, settlementQueue, SETTLEMENT_QUEUE } from '../src/queue/settlement-queue.js'
+import { bullConnection, queuePrefix, settlementQueue, SETTLEMENT_QUEUE } from '../src/queue/settlement-queue.js'
 import { createSettler, type SettlerOptions } from '../src/services/settlement/settler.js'
 import { crashHooksFromEnv } from '../src/services/settlement/test-hooks.js'
 import { balanceRefresh } from './balance-refresh.js'
@@ -72,7 +72,7 @@ export async function startWorkers(given: Deps, opts: StartWorkersOptions = {}):
       if (!mod) throw new Error(`unknown job ${job.name}`)
       return mod.process({ deps, settler, log, queue }, job)
     },
-    { connection: workerConn, prefix: deps.config.redisPrefix, concurrency: 1 },
+    { connection: workerConn, prefix: queuePrefix(deps.config), concurrency: 1 },
   )
   worker.on('error', () => {})
 

@@ -1,4 +1,5 @@
 import { BlockList, isIP } from 'node:net'
+import { NON_PUBLIC_IPV4 } from '../../src/net/non-public-ipv4.js'
 import { defineHandler, HandlerInputError } from '../../src/pool/handler-contract.js'
 
 /** Version of the MaxMind GeoLite2 snapshot bundled in the geoip-lite npm package we ship (see its data/*.checksum). */
@@ -8,24 +9,7 @@ const ATTRIBUTION =
 
 /** Ranges that have no geographic location: private, loopback, link-local, CGNAT, documentation, multicast, reserved. */
 const nonPublic = new BlockList()
-for (const [net, bits] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  nonPublic.addSubnet(net, bits, 'ipv4')
-}
+for (const [net, bits] of NON_PUBLIC_IPV4) nonPublic.addSubnet(net, bits, 'ipv4')
 for (const [net, bits] of [
   ['::', 128],
   ['::1', 128],

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { Redis } from 'ioredis'
+import { groupBySlot, redisTag, type RedisClient } from '../redis-client.js'
 import { sql, type Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { groupCommit } from '../db/group-commit.js'
@@ -114,48 +114,69 @@ const FRESH_TTL_S = 30
 /** How long a rebuild may take before its count of reservations is dropped (its Postgres read timed out, or its process died). */
 const REBUILD_TTL_MS = 30_000
 
-type RedisWithGuard = Redis & {
+type RedisWithGuard = RedisClient & {
   tollgateGuardBatch?: (numberOfKeys: number, ...args: (string | number)[]) => Promise<number[]>
 }
 
 type GuardArgs = { payer: string; asset: string; nonce: string; value: bigint; validBefore: number; nowMs: number }
 type GuardOutcome = { result: GuardResult; stale: boolean }
 
-export function createPayerCredit(deps: { redis: Redis; db: Kysely<Database>; key(...p: string[]): string }) {
+export function createPayerCredit(deps: { redis: RedisClient; db: Kysely<Database>; key(...p: string[]): string }) {
   const redis = deps.redis as RedisWithGuard
   // the number of keys varies with the batch, so it is passed per call
   if (!redis.tollgateGuardBatch) redis.defineCommand('tollgateGuardBatch', { lua: GUARD_LUA })
+  // Every key of a payer carries the payer as its hash tag: on a Redis Cluster they share one slot,
+  // so each script below touches one slot (docs/architecture.md "Redis Cluster").
   const k = {
-    nonce: (payer: string, nonce: string) => deps.key('nonce', payer, nonce),
-    balance: (asset: string, payer: string) => deps.key('bal', asset, payer),
-    fresh: (asset: string, payer: string) => deps.key('balfresh', asset, payer),
-    exposure: (asset: string, payer: string) => deps.key('exp', asset, payer),
-    blocked: (payer: string) => deps.key('blocked', payer),
-    rebuild: (asset: string, payer: string) => deps.key('exprebuild', asset, payer),
-    stamp: (asset: string, payer: string) => deps.key('balstamp', asset, payer),
+    nonce: (payer: string, nonce: string) => deps.key('nonce', redisTag(payer), nonce),
+    balance: (asset: string, payer: string) => deps.key('bal', redisTag(payer), asset),
+    fresh: (asset: string, payer: string) => deps.key('balfresh', redisTag(payer), asset),
+    exposure: (asset: string, payer: string) => deps.key('exp', redisTag(payer), asset),
+    blocked: (payer: string) => deps.key('blocked', redisTag(payer)),
+    rebuild: (asset: string, payer: string) => deps.key('exprebuild', redisTag(payer), asset),
+    stamp: (asset: string, payer: string) => deps.key('balstamp', redisTag(payer), asset),
   }
 
   // Requests verified in the same turn share one script call: one round trip and one script run
   // for the batch instead of one per payment (the next batch forms while one is in flight).
-  const guard = groupCommit<GuardArgs, GuardOutcome>({
+  // On a cluster one slot's call may fail (its master is failing over) while the others succeed:
+  // each payment gets its own call's outcome, an Error for the failed ones.
+  const guard = groupCommit<GuardArgs, GuardOutcome | Error>({
     maxItems: 128,
     maxInFlight: 2,
     async flush(batch) {
-      const keys: string[] = []
-      const argv: string[] = []
-      for (const p of batch) {
-        keys.push(
-          k.nonce(p.payer, p.nonce),
-          k.balance(p.asset, p.payer),
-          k.exposure(p.asset, p.payer),
-          k.blocked(p.payer),
-          k.fresh(p.asset, p.payer),
-          k.rebuild(p.asset, p.payer),
-        )
-        argv.push(p.value.toString(), String(Math.max(1000, p.validBefore * 1000 - p.nowMs + 60_000)))
-      }
-      const flat = await redis.tollgateGuardBatch!(keys.length, ...keys, ...argv)
-      return batch.map((_, i) => ({ result: CODES[flat[i * 2]!] ?? 'insufficient', stale: flat[i * 2 + 1] === 1 }))
+      // one script call per cluster slot (one for the whole batch on a single Redis), sent together:
+      // a payer's payments stay in one call, in arrival order
+      const out = new Map<GuardArgs, GuardOutcome | Error>()
+      const groups = groupBySlot(redis, batch, (p) => k.exposure(p.asset, p.payer))
+      const calls = await Promise.allSettled(
+        groups.map(async (group) => {
+          const keys: string[] = []
+          const argv: string[] = []
+          for (const p of group) {
+            keys.push(
+              k.nonce(p.payer, p.nonce),
+              k.balance(p.asset, p.payer),
+              k.exposure(p.asset, p.payer),
+              k.blocked(p.payer),
+              k.fresh(p.asset, p.payer),
+              k.rebuild(p.asset, p.payer),
+            )
+            argv.push(p.value.toString(), String(Math.max(1000, p.validBefore * 1000 - p.nowMs + 60_000)))
+          }
+          const flat = await redis.tollgateGuardBatch!(keys.length, ...keys, ...argv)
+          group.forEach((p, i) =>
+            out.set(p, { result: CODES[flat[i * 2]!] ?? 'insufficient', stale: flat[i * 2 + 1] === 1 }),
+          )
+        }),
+      )
+      calls.forEach((c, i) => {
+        if (c.status === 'rejected') {
+          const err = c.reason instanceof Error ? c.reason : new Error(String(c.reason))
+          for (const p of groups[i]!) out.set(p, err)
+        }
+      })
+      return batch.map((p) => out.get(p)!)
     },
   })
 
@@ -169,7 +190,9 @@ export function createPayerCredit(deps: { redis: Redis; db: Kysely<Database>; ke
      */
     async reserve(p: GuardArgs): Promise<GuardOutcome> {
       if (p.value > MAX_TRACKED_VALUE) return { result: 'insufficient', stale: false }
-      return guard.add(p)
+      const outcome = await guard.add(p)
+      if (outcome instanceof Error) throw outcome
+      return outcome
     },
     /** gives back a reservation whose payment was not recorded or was voided */
     async release(p: { payer: string; asset: string; value: bigint }): Promise<void> {
@@ -214,7 +237,8 @@ export function createPayerCredit(deps: { redis: Redis; db: Kysely<Database>; ke
       read: (payers: string[]) => Promise<bigint[]>,
     ): Promise<bigint[]> {
       if (payers.length === 0) return []
-      const stamps = await redis.mget(payers.map((p) => k.stamp(asset, p)))
+      // one GET per payer (each payer's keys sit in its own slot on a cluster; auto-pipelined)
+      const stamps = await Promise.all(payers.map((p) => redis.get(k.stamp(asset, p))))
       const balances = await read(payers)
       await Promise.all(
         payers.map((p, i) =>

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis'
+import type { RedisClient } from '../redis-client.js'
 
 // INCR and set the expiry on the first hit, atomically; returns the count and the ms left in the window.
 const HIT = `
@@ -17,7 +17,7 @@ export interface WindowHit {
   limited: boolean
 }
 
-type RedisWithHit = Redis & { tollgateWindowHit?: (key: string, windowMs: string) => Promise<[number, number]> }
+type RedisWithHit = RedisClient & { tollgateWindowHit?: (key: string, windowMs: string) => Promise<[number, number]> }
 
 /**
  * The one fixed-window limiter: a count per (name, id) in Redis, shared by every process, in one
@@ -29,7 +29,7 @@ type RedisWithHit = Redis & { tollgateWindowHit?: (key: string, windowMs: string
  *   const hit = await limiter.hit('login-ip', request.ip, { max: 10, windowSeconds: 60 })
  *   if (hit.limited) throw appError('rate_limited', { retryAfter: hit.resetSeconds })
  */
-export function createFixedWindowLimiter(redis: Redis, key: (...parts: string[]) => string) {
+export function createFixedWindowLimiter(redis: RedisClient, key: (...parts: string[]) => string) {
   const r = redis as RedisWithHit
   if (!r.tollgateWindowHit) r.defineCommand('tollgateWindowHit', { numberOfKeys: 1, lua: HIT })
   return {

@@ -1,6 +1,7 @@
 import { lookup } from 'node:dns'
 import { BlockList, isIP, type LookupFunction } from 'node:net'
 import { appError } from '../errors.js'
+import { NON_PUBLIC_IPV4 } from './non-public-ipv4.js'
 
 // Targets a seller's upstream (or a buyer-named URL) may not be: loopback, private, link-local
 // (cloud metadata), CGNAT, unique-local, multicast and unspecified ranges, and the documentation
@@ -9,23 +10,7 @@ import { appError } from '../errors.js'
 // one through a relay (IPv4-compatible ::/96, NAT64, 6to4 2002::/16, Teredo 2001::/32) are refused
 // whole, as is the old site-local fec0::/10: none is how a public service is reached today.
 const blocked = new BlockList()
-for (const [net, bits] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const)
-  blocked.addSubnet(net, bits, 'ipv4')
+for (const [net, bits] of NON_PUBLIC_IPV4) blocked.addSubnet(net, bits, 'ipv4')
 for (const [net, bits] of [
   ['::', 96],
   ['fc00::', 7],
@@ -52,29 +37,24 @@ export function isPrivateAddress(ip: string): boolean {
   return true
 }
 
-/** Syntax and literal-address check at publish time (DNS may change later; the lookup guard covers that). */
-export function checkUpstreamUrl(raw: unknown, allowPrivate: boolean): string {
+/**
+ * Syntax and literal-address check at publish time (DNS may change later; the lookup guard covers that).
+ * `param` is the request field the URL came from, so the error names what the caller sent.
+ */
+export function checkUpstreamUrl(raw: unknown, allowPrivate: boolean, param = 'upstream_url'): string {
   let u: URL
   try {
     u = new URL(String(raw))
   } catch {
-    throw appError(
-      'invalid_parameter',
-      { param: 'upstream_url', detail: 'expected an http or https URL' },
-      { details: { param: 'upstream_url' } },
-    )
+    throw appError('invalid_parameter', { param, detail: 'expected an http or https URL' }, { details: { param } })
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:')
-    throw appError(
-      'invalid_parameter',
-      { param: 'upstream_url', detail: 'expected an http or https URL' },
-      { details: { param: 'upstream_url' } },
-    )
+    throw appError('invalid_parameter', { param, detail: 'expected an http or https URL' }, { details: { param } })
   if (u.username || u.password)
     throw appError(
       'invalid_parameter',
-      { param: 'upstream_url', detail: 'credentials in the URL are not allowed; use forwarded headers' },
-      { details: { param: 'upstream_url' } },
+      { param, detail: 'credentials in the URL are not allowed; use forwarded headers' },
+      { details: { param } },
     )
   const host = u.hostname.replace(/^\[|\]$/g, '')
   if (

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis'
+import { duplicateClient, type RedisClient } from '../redis-client.js'
 import type { Kysely } from 'kysely'
 import type { Config } from '../config.js'
 import type { Database } from '../db/database.js'
@@ -154,7 +154,7 @@ export async function loadEndpoints(
  * registry announces a change (Redis pub/sub) and every `reloadMs` in case a message was missed.
  */
 export async function createEndpointTable(
-  deps: { db: Kysely<Database>; redis: Redis; config: Readonly<Config>; key(...p: string[]): string },
+  deps: { db: Kysely<Database>; redis: RedisClient; config: Readonly<Config>; key(...p: string[]): string },
   opts: { reloadMs?: number; onError?: (err: unknown) => void; requirementOf?: RequirementOf } = {},
 ) {
   let table = await loadEndpoints(deps.db, deps.config, opts.requirementOf)
@@ -182,7 +182,7 @@ export async function createEndpointTable(
       })
     return reloading
   }
-  const sub = deps.redis.duplicate()
+  const sub = duplicateClient(deps.redis)
   sub.on('error', () => {})
   const channel = deps.key('registry', 'changed')
   // Redis may be down at start: (re)subscribe whenever the connection comes up, and reload then,

@@ -1,9 +1,9 @@
 import './node-version.js' // first: refuses a Node release the dependencies cannot load on
-import { Redis } from 'ioredis'
 import { createDb } from '../db/create-db.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { redisKeys } from '../deps.js'
 import { loadHandlerRegistry } from '../pool/handler-registry.js'
+import { createRedisClient } from '../redis-client.js'
 import { describeWaiting, HOSTED_NAMESPACE, seedHostedServices } from '../services/hosted-seed.js'
 import { loadConfigOrExit } from './load-config.js'
 
@@ -13,7 +13,7 @@ import { loadConfigOrExit } from './load-config.js'
 // TOLLGATE_RECEIVER_ADDRESS (required in production; without it, on sandbox, nothing is published).
 const config = loadConfigOrExit()
 const db = createDb({ databaseUrl: config.databaseUrl, schema: config.databaseSchema, max: 2 })
-const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: true })
+const redis = createRedisClient(config.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: true })
 try {
   const { results } = await migrateToLatest(db, config.databaseSchema)
   for (const r of results ?? []) console.log(`applied: ${r.migrationName}`)

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto'
-import { Redis } from 'ioredis'
 import { sql } from 'kysely'
 import { loadConfig, type Config } from '../../src/config.js'
 import { createDb } from '../../src/db/create-db.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { createDeps, type Deps } from '../../src/deps.js'
 import { transitionGuardSql } from '../../src/ledger/statuses.js'
+import { createRedisClient, keyServers, whenReady } from '../../src/redis-client.js'
 
 /** The database tests use; each test run gets its own schema inside it. */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
@@ -61,16 +61,22 @@ export async function testSchema(t: Teardown, opts: { migrate?: boolean } = {}):
   return schema
 }
 
-/** Deletes every Redis key under `prefix`. */
+/** Deletes every Redis key under `prefix` (and its BullMQ queues, `{prefix}`), on every master of a cluster. */
 export async function clearRedisPrefix(prefix: string, url = TEST_REDIS_URL): Promise<void> {
-  const r = new Redis(url, { maxRetriesPerRequest: 1 })
+  const r = createRedisClient(url, { maxRetriesPerRequest: 1 })
+  r.on('error', () => {})
   try {
-    let cursor = '0'
-    do {
-      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
-      cursor = next
-      if (keys.length) await r.del(...keys)
-    } while (cursor !== '0')
+    await whenReady(r)
+    for (const server of keyServers(r))
+      for (const match of [`${prefix}*`, `{${prefix}}*`]) {
+        let cursor = '0'
+        do {
+          const [next, keys] = await server.scan(cursor, 'MATCH', match, 'COUNT', 1000)
+          cursor = next
+          // one DEL a key: on a cluster the keys of one command must share a slot
+          if (keys.length) await server.pipeline(keys.map((k) => ['del', k])).exec()
+        } while (cursor !== '0')
+      }
   } finally {
     r.disconnect()
   }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Redis } from 'ioredis'
+import type { RedisClient } from '../../redis-client.js'
 import { appError } from '../../errors.js'
 import { decryptSecret, encryptSecret } from '../../secrets/wallet-crypto.js'
 
@@ -16,7 +16,7 @@ declare module 'fastify' {
 }
 
 export interface IdempotencyOptions {
-  redis: Redis
+  redis: RedisClient
   key: (...parts: string[]) => string
   /** encrypts stored answers: they may hold a secret shown once (a new API key) */
   masterKey: () => Buffer

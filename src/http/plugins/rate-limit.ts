@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Redis } from 'ioredis'
+import type { RedisClient } from '../../redis-client.js'
 import { AppError, appError } from '../../errors.js'
 import { createFixedWindowLimiter } from '../../limits/fixed-window.js'
 
 export interface RateLimitOptions {
-  redis: Redis
+  redis: RedisClient
   /** builds the Redis key (already prefixed with the deployment) */
   key: (...parts: string[]) => string
   /** requests per window per credential */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { Redis } from 'ioredis'
+import type { RedisClient } from '../../redis-client.js'
 import { hashSecret, isWellFormed, newSecret } from '../../secrets/secret-token.js'
 
 /** The cookie that marks a browser as one that has logged in to an account before. */
@@ -24,7 +24,7 @@ export function loginEmailId(email: string): string {
  *   const device = await devices.recognise(request.cookies[DEVICE_COOKIE], emailId) // before the password check
  *   reply.setCookie(DEVICE_COOKIE, await devices.remember(request.cookies[DEVICE_COOKIE], emailId), …) // after a success
  */
-export function createLoginDevices({ redis, key }: { redis: Redis; key: (...parts: string[]) => string }) {
+export function createLoginDevices({ redis, key }: { redis: RedisClient; key: (...parts: string[]) => string }) {
   const hashKey = (token: string) => key('login-device', hashSecret(token))
   return {
     /**
@@ -49,12 +49,15 @@ export function createLoginDevices({ redis, key }: { redis: Redis; key: (...part
           ? await redis.hgetall(hashKey(token)).catch(() => ({}) as Record<string, string>)
           : {}
       const next = newSecret(PREFIX).secret
-      const tx = redis
+      await redis
         .multi()
         .hset(hashKey(next), { ...old, id: old.id ?? randomBytes(16).toString('hex'), [emailId]: '1' })
         .expire(hashKey(next), DEVICE_TTL_SECONDS)
-      if (token !== undefined && old.id) tx.del(hashKey(token))
-      await tx.exec().catch(() => {})
+        .exec()
+        .catch(() => {})
+      // after the new token is stored, on its own: the two tokens' keys may sit in different
+      // slots of a Redis Cluster, and one MULTI must not span slots
+      if (token !== undefined && old.id) await redis.del(hashKey(token)).catch(() => {})
       return next
     },
   }

@@ -20,7 +20,7 @@ import { deferredEscrowAbi } from '../../schemes/deferred/escrow-abi.js'
 import { flushAuthorizationTypedData } from '../../schemes/deferred/typed-data.js'
 import { createRelayerLock, relayersFromKeys } from '../settlement/relayer.js'
 import { relayerCall } from '../settlement/relayer-call.js'
-import type { Redis } from 'ioredis'
+import type { RedisClient } from '../../redis-client.js'
 import { signDeposit } from '../../client/sign-deferred.js'
 import { EscrowReader } from '../../schemes/deferred/escrow-reader.js'
 
@@ -69,7 +69,7 @@ export interface EscrowAccountView {
 
 export interface AgentEscrowDeps {
   db: Kysely<Database>
-  redis: Redis
+  redis: RedisClient
   key(...parts: string[]): string
   chain: PublicClient
   escrow: Address

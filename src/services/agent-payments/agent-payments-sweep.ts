@@ -80,14 +80,14 @@ export function createAgentPaymentsSweep(d: AgentPaymentsSweepDeps) {
         // released early: its amount and unsettled entry are gone already; used after all, it counts again
         if (used) {
           counts.recounted++
-          await windows.adjust(row.agent_id, w, BigInt(row.amount))
+          await windows.adjust(row.agent_id, row.payer, w, BigInt(row.amount))
         }
         continue
       }
       if (used) counts.spent++
       else {
         counts.expired++
-        await windows.adjust(row.agent_id, w, -BigInt(row.amount))
+        await windows.adjust(row.agent_id, row.payer, w, -BigInt(row.amount))
       }
       await windows.releaseUnsettled(
         { payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) },
@@ -125,7 +125,15 @@ export function createAgentPaymentsSweep(d: AgentPaymentsSweepDeps) {
     const recorded = await db
       .selectFrom('agent_payments as ap')
       .innerJoin('payments as p', (j) => j.onRef('p.payer', '=', 'ap.payer').onRef('p.nonce', '=', 'ap.nonce'))
-      .select(['ap.id', 'ap.agent_id', 'ap.amount', 'ap.day_window', 'ap.month_window', 'p.status as seller_status'])
+      .select([
+        'ap.id',
+        'ap.agent_id',
+        'ap.payer',
+        'ap.amount',
+        'ap.day_window',
+        'ap.month_window',
+        'p.status as seller_status',
+      ])
       .where('ap.status', '=', 'rejected')
       .where('ap.valid_before', '>=', String(nowS))
       .where('p.status', 'in', ['served', 'settling', 'settled'])
@@ -148,7 +156,12 @@ export function createAgentPaymentsSweep(d: AgentPaymentsSweepDeps) {
           data: JSON.stringify({ seller_status: row.seller_status }),
         })
         .execute()
-      await windows.adjust(row.agent_id, { day: row.day_window, month: row.month_window }, BigInt(row.amount))
+      await windows.adjust(
+        row.agent_id,
+        row.payer,
+        { day: row.day_window, month: row.month_window },
+        BigInt(row.amount),
+      )
       counts.recounted++
     }
   }

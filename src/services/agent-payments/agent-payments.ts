@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import type { Redis } from 'ioredis'
+import type { RedisClient } from '../../redis-client.js'
 import { hashTypedData, type PublicClient } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { randomNonce, signTransferAuth } from '../../chain/sign-transfer-auth.js'
@@ -35,7 +35,7 @@ export type { Headroom, PaymentQuote } from './spend-answers.js'
 
 export interface AgentPaymentsDeps {
   db: Kysely<Database>
-  redis: Redis
+  redis: RedisClient
   key(...parts: string[]): string
   config: Pick<
     Readonly<Config>,
@@ -300,7 +300,10 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
           headroom: headroom(agent, r.day, r.month),
         }
       } catch (err) {
-        await Promise.all([windows.adjust(agent.id, w, -req.amount), windows.releaseUnsettled(pay)]).catch(() => {})
+        await Promise.all([
+          windows.adjust(agent.id, agent.address, w, -req.amount),
+          windows.releaseUnsettled(pay),
+        ]).catch(() => {})
         throw err
       }
     },
@@ -571,7 +574,7 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
         ...(deposit !== undefined ? { deposit: deposit.toString() } : {}),
       }
     } catch (err) {
-      await Promise.all([windows.adjust(agent.id, w, -req.amount), undo()]).catch(() => {})
+      await Promise.all([windows.adjust(agent.id, agent.address, w, -req.amount), undo()]).catch(() => {})
       throw err
     }
   }

@@ -18,7 +18,7 @@
  * then, so the sweep also re-checks on chain every payment released early, and counts it again if
  * it was used after all (docs/buyer.md, Known limits).
  */
-import type { Redis } from 'ioredis'
+import type { RedisClient } from '../../redis-client.js'
 import type { Kysely } from 'kysely'
 import type { Database, PaymentStatus } from '../../db/database.js'
 import { paymentVerdict } from '../../proxy/payment-verdict.js'
@@ -61,7 +61,7 @@ export function proofReason(p: CollectionProof): string {
 
 export function createCollectionProofs(deps: {
   db: Kysely<Database>
-  redis: Redis
+  redis: RedisClient
   key(...parts: string[]): string
   proxyOrigin: string | undefined
   now(): Date

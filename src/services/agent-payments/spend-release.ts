@@ -31,7 +31,7 @@ export async function releaseProven(
       data: JSON.stringify({ proof: proof.reason, seller_payment_id: proof.seller?.id ?? null }),
     })
     .execute()
-  await windows.adjust(row.agent_id, { day: row.day_window, month: row.month_window }, -BigInt(row.amount))
+  await windows.adjust(row.agent_id, row.payer, { day: row.day_window, month: row.month_window }, -BigInt(row.amount))
   await windows.releaseUnsettled({ payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) })
   return true
 }

@@ -9,7 +9,7 @@
  * signed and the chain may still move. Entries leave when refused or past valid_before (lazily,
  * in the script) and a little after settlement (releaseUnsettled).
  */
-import type { Redis } from 'ioredis'
+import { redisTag, type RedisClient } from '../../redis-client.js'
 
 /** Caps and amounts above this are treated as unlimited / refused: Lua numbers are doubles. */
 export const MAX_COUNTED = 2n ** 53n - 1n
@@ -146,19 +146,21 @@ const member = (u: Pick<Unsettled, 'nonce' | 'amount'>) => `${u.nonce.toLowerCas
 
 type Cmd = (keys: string[], args: string[]) => Promise<unknown>
 
-export function createSpendWindows(redis: Redis, key: (...parts: string[]) => string) {
+export function createSpendWindows(redis: RedisClient, key: (...parts: string[]) => string) {
   const reserveCmd = script(redis, 'tollgateReserveSpend2', RESERVE, 4)
   const adjustCmd = script(redis, 'tollgateAdjustSpend', ADJUST, 2)
   const releaseCmd = script(redis, 'tollgateReleaseUnsettled', RELEASE, 2)
   const rebuildCmd = script(redis, 'tollgateRebuildUnsettled', REBUILD, 2)
   const reserveUnsettledCmd = script(redis, 'tollgateReserveUnsettled', RESERVE_UNSETTLED, 2)
-  const keys = (agentId: string, w: Windows) => [
-    key('agent-spend', agentId, 'day', w.day),
-    key('agent-spend', agentId, 'month', w.month),
+  // An agent's cap counters and its wallet's unsettled set are used by one script, so they share
+  // one hash tag, the wallet's address (an agent has one wallet): one cluster slot per agent.
+  const keys = (agentId: string, wallet: string, w: Windows) => [
+    key('agent-spend', redisTag(wallet.toLowerCase()), agentId, 'day', w.day),
+    key('agent-spend', redisTag(wallet.toLowerCase()), agentId, 'month', w.month),
   ]
   const unsettledKeys = (payer: string) => [
-    key('agent-unsettled', payer.toLowerCase(), 'total'),
-    key('agent-unsettled', payer.toLowerCase(), 'auths'),
+    key('agent-unsettled', redisTag(payer.toLowerCase()), 'total'),
+    key('agent-unsettled', redisTag(payer.toLowerCase()), 'auths'),
   ]
   return {
     /**
@@ -177,17 +179,18 @@ export function createSpendWindows(redis: Redis, key: (...parts: string[]) => st
         init?: { day: bigint; month: bigint }
         peek?: boolean
         balance?: bigint
-        pay?: Unsettled
+        /** the authorization to count as unsettled; its payer (the agent's wallet) tags the agent's keys */
+        pay: Unsettled
         nowSeconds: number
       },
     ): Promise<ReserveResult> {
       const cap = (c: bigint | null) => (c === null || c > MAX_COUNTED ? '-1' : c.toString())
       const { init, pay } = opts
-      const payer = pay?.payer ?? agentId
+      const payer = pay.payer
       const balance =
         opts.balance === undefined ? '' : (opts.balance > MAX_COUNTED ? MAX_COUNTED : opts.balance).toString()
       const r = (await reserveCmd(
-        [...keys(agentId, w), ...unsettledKeys(payer)],
+        [...keys(agentId, payer, w), ...unsettledKeys(payer)],
         [
           amount.toString(),
           cap(caps.daily),
@@ -249,16 +252,16 @@ export function createSpendWindows(redis: Redis, key: (...parts: string[]) => st
     async releaseUnsettled(u: Pick<Unsettled, 'payer' | 'nonce' | 'amount'>, at?: number): Promise<void> {
       await releaseCmd(unsettledKeys(u.payer), [member(u), at === undefined ? '' : String(at)])
     },
-    /** Adds (or with a negative amount releases) an amount in windows that have a counter. */
-    async adjust(agentId: string, w: Windows, amount: bigint): Promise<void> {
-      await adjustCmd(keys(agentId, w), [amount.toString()])
+    /** Adds (or with a negative amount releases) an amount in windows that have a counter; `wallet` is the agent's address. */
+    async adjust(agentId: string, wallet: string, w: Windows, amount: bigint): Promise<void> {
+      await adjustCmd(keys(agentId, wallet, w), [amount.toString()])
     },
   }
 }
 
 export type SpendWindows = ReturnType<typeof createSpendWindows>
 
-function script(redis: Redis, name: string, lua: string, numberOfKeys: number): Cmd {
+function script(redis: RedisClient, name: string, lua: string, numberOfKeys: number): Cmd {
   const r = redis as unknown as Record<string, Cmd>
   if (typeof r[name] !== 'function') redis.defineCommand(name, { numberOfKeys, lua })
   const fn = (redis as unknown as Record<string, (...a: string[]) => Promise<unknown>>)[name]!

@@ -5,6 +5,7 @@ import { registryChannel } from '../registry-events.js'
 import { loadEntries } from './load-entries.js'
 import { buildSnapshot, type IndexedEntry, type NetworkView, type Snapshot } from './snapshot.js'
 import type { FilterNetwork, MarketplaceFilters } from './types.js'
+import { duplicateClient } from '../../redis-client.js'
 
 /** Pub/sub channel for changes to catalog and bazaar entries (the registry has its own). */
 export function marketplaceChannel(deps: Pick<Deps, 'key'>): string {
@@ -112,7 +113,7 @@ export function createMarketplace(deps: Pick<Deps, 'db' | 'redis' | 'config' | '
     /** Subscribe to change announcements on a dedicated connection. */
     async start(): Promise<void> {
       if (subscriber) return
-      const sub = deps.redis.duplicate()
+      const sub = duplicateClient(deps.redis)
       subscriber = sub
       sub.on('error', () => {})
       sub.on('message', invalidate)

@@ -97,7 +97,7 @@ export function createMcpUpstreams(deps: {
 
   /** Publishes (or re-reads) the service's upstream MCP server; the signing secret is in the answer the first time. */
   async function put(ctx: Ctx, body: McpUpstreamBody) {
-    const url = checkUpstreamUrl(body.url, config.allowPrivateUpstreams)
+    const url = checkUpstreamUrl(body.url, config.allowPrivateUpstreams, 'url')
     const prices = body.tool_prices ?? {}
     if (typeof prices !== 'object' || prices === null || Array.isArray(prices))
       throw invalid('tool_prices', 'expected an object of tool name to price')

@@ -25,7 +25,7 @@ import {
 type Deps = {
   db: Kysely<Database>
   config: Readonly<Config>
-  redis: import('ioredis').Redis
+  redis: import('../../redis-client.js').RedisClient
   key(...parts: string[]): string
 }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { Redis } from 'ioredis'
+import type { RedisClient } from '../../redis-client.js'
 import { keccak256, parseTransaction, type Address, type Hex, type PrivateKeyAccount, type PublicClient } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 
@@ -38,7 +38,7 @@ export const RELAYER_LOCK_TTL_MS = 10_000
  * TTL is short and the holder extends it while it works (`hold`), so a dead worker's relayer is
  * free again within `ttlMs`.
  */
-export function createRelayerLock(redis: Redis, key: (...p: string[]) => string, ttlMs = RELAYER_LOCK_TTL_MS) {
+export function createRelayerLock(redis: RedisClient, key: (...p: string[]) => string, ttlMs = RELAYER_LOCK_TTL_MS) {
   const k = (address: string) => key('settlement', 'relayer-lock', address.toLowerCase())
   const lock = {
     async acquire(address: string): Promise<string | null> {

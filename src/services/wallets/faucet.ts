@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis'
+import type { RedisClient } from '../../redis-client.js'
 import { BaseError, createPublicClient, createWalletClient, defineChain, http, NonceTooLowError } from 'viem'
 import pLimit from 'p-limit'
 import { privateKeyToAccount } from 'viem/accounts'
@@ -30,7 +30,7 @@ export const FAUCET_LOCK_WAIT_MS = 20_000
 
 type FaucetDeps = {
   config: Pick<Config, 'deployment' | 'rpcUrl' | 'relayerKeys' | 'chain'>
-  redis: Redis
+  redis: RedisClient
   key(...p: string[]): string
 }
 

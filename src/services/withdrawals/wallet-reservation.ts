@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis'
+import type { RedisClient } from '../../redis-client.js'
 import { sql, type Kysely } from 'kysely'
 import { getAddress, type PublicClient } from 'viem'
 import type { Config } from '../../config.js'
@@ -13,7 +13,7 @@ const SETTLED_GRACE_S = 5
 
 export interface WalletReservationDeps {
   db: Kysely<Database>
-  redis: Redis
+  redis: RedisClient
   key(...parts: string[]): string
   chain: PublicClient
   config: Pick<Config, 'chain'>

@@ -112,7 +112,7 @@ t.test('a seller publishes an upstream MCP server: its tools are paid tools of t
     })
     await t.rejects(
       pub.putMcpUpstream(who, 'mcpseller', 'quotes', { url: 'ftp://example.com/mcp', default_price: '1000' }),
-      { code: 'invalid_parameter' },
+      { code: 'invalid_parameter', message: /\burl\b/, details: { param: 'url' } },
     )
     await t.rejects(pub.putMcpUpstream(who, 'mcpseller', 'quotes', { url: upstream.url }), {
       code: 'invalid_parameter',
