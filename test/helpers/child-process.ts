@@ -28,7 +28,17 @@ export function spawnNode(
   env: Record<string, string | undefined>,
   opts: { stdout?: 'pipe' } = {},
 ): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+  return spawnNodeArgs(t, ['--import', 'tsx', entry], env, opts)
+}
+
+/** `node <args>` from the repository root, as `spawnNode` (a Procfile role's flags: `procfileNodeArgs`). */
+export function spawnNodeArgs(
+  t: Teardown,
+  args: string[],
+  env: Record<string, string | undefined>,
+  opts: { stdout?: 'pipe' } = {},
+): Child {
+  const child = spawn(process.execPath, args, {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', opts.stdout ?? 'ignore', 'pipe'],
