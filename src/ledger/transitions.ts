@@ -131,6 +131,31 @@ export async function voidStaleVerified(db: Kysely<Database>, olderThan: Date, l
  * settling. Collection decides each from the chain: settling -> settled (its voucher's aggregate was
  * collected) or settling -> served (not yet: the escrow was short, or the transaction failed).
  */
+/**
+ * `served → settling` for the deferred payments whose voucher is one of a voucher id's, up to
+ * `maxNonce` (the facilitator's settle of one voucher: that voucher includes every earlier one).
+ */
+export async function claimDeferredVoucher(
+  db: Kysely<Database>,
+  v: { escrow: string; buyer: string; seller: string; asset: string; voucherId: string; maxNonce: bigint },
+): Promise<Payment[]> {
+  const r = await sql<Payment>`
+    with c as (
+      select p.id from payments p join deferred_vouchers d on d.buyer = p.payer and d.digest = p.nonce
+      where p.status = 'served' and p.scheme = 'deferred' and p.payer = ${v.buyer} and p.pay_to = ${v.seller}
+        and p.asset = ${v.asset} and d.escrow = ${v.escrow} and d.seller = ${v.seller} and d.asset = ${v.asset}
+        and d.voucher_id = ${v.voucherId} and d.nonce <= ${v.maxNonce.toString()}::numeric
+      for update of p skip locked
+    ), upd as (
+      update payments p set status = 'settling', updated_at = now() from c where p.id = c.id and p.status = 'served'
+      returning p.*
+    ), ev as (
+      insert into payment_events (payment_id, type, from_status, to_status) select id, 'collecting', 'served', 'settling' from upd
+    )
+    select * from upd`.execute(db)
+  return r.rows
+}
+
 export async function claimDeferred(
   db: Kysely<Database>,
   p: { payTo: string; asset: string; limit: number },

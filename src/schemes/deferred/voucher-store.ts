@@ -74,6 +74,8 @@ export function checkAggregation(
   return undefined
 }
 
+class NotStored extends Error {}
+
 export function createVoucherStore(db: Kysely<Database>) {
   return {
     /** The most recent head of the tuple (the voucher a buyer aggregates onto next), if any. */
@@ -106,6 +108,49 @@ export function createVoucherStore(db: Kysely<Database>) {
         signature: r.signature as Hex,
         collected: BigInt(r.collected),
       }
+    },
+
+    /**
+     * Stores a voucher without a payment (the facilitator's `POST /deferred/vouchers`), after the
+     * hot path's verify and reserve: as the ledger statement does, the head it continues is marked
+     * not latest and the voucher inserted as the head, carrying the id's `collected`. False (nothing
+     * written) when its (id, nonce) or digest is stored already or a higher nonce of its id is.
+     */
+    async storeAlone(v: DeferredVoucher, signature: Hex, digest: Hex): Promise<boolean> {
+      const t: VoucherTuple = { escrow: v.escrow, buyer: v.buyer, seller: v.seller, asset: v.asset }
+      return db
+        .transaction()
+        .execute(async (trx) => {
+          await lockTuple(trx, t)
+          const r = await sql<{ id: string }>`
+          with vdemote as (
+            update deferred_vouchers d set latest = false
+            where d.escrow = ${t.escrow} and d.buyer = ${t.buyer} and d.seller = ${t.seller} and d.asset = ${t.asset}
+              and d.voucher_id = ${v.id} and d.latest and d.nonce < ${v.nonce.toString()}::numeric
+            returning d.id
+          )
+          insert into deferred_vouchers (escrow, buyer, seller, asset, voucher_id, nonce, value_aggregate, timestamp,
+                                         signature, digest, latest, collected)
+          select ${t.escrow}, ${t.buyer}, ${t.seller}, ${t.asset}, ${v.id}, ${v.nonce.toString()}::numeric,
+            ${v.valueAggregate.toString()}::numeric, ${v.timestamp.toString()}::int8, ${signature}, ${digest}, true,
+            coalesce((select max(d.collected) from deferred_vouchers d where d.escrow = ${t.escrow} and d.buyer = ${t.buyer}
+              and d.seller = ${t.seller} and d.asset = ${t.asset} and d.voucher_id = ${v.id}), 0)
+          where (select count(*) from vdemote) >= 0
+            and not exists (select 1 from deferred_vouchers d where d.escrow = ${t.escrow} and d.buyer = ${t.buyer}
+              and d.seller = ${t.seller} and d.asset = ${t.asset} and d.voucher_id = ${v.id}
+              and d.nonce >= ${v.nonce.toString()}::numeric)
+          on conflict do nothing
+          returning id`.execute(trx)
+          if (r.rows.length === 0) {
+            // roll the demotion back with the transaction
+            throw new NotStored()
+          }
+          return true
+        })
+        .catch((err) => {
+          if (err instanceof NotStored) return false
+          throw err
+        })
     },
 
     /**

@@ -17,7 +17,7 @@ import type { Kysely } from 'kysely'
 import { sql } from 'kysely'
 import type { Deps } from '../../deps.js'
 import type { Database, Payment } from '../../db/database.js'
-import { claimDeferred, transition } from '../../ledger/transitions.js'
+import { claimDeferred, claimDeferredVoucher, transition } from '../../ledger/transitions.js'
 import { MULTICALL3_ADDRESS } from '../../chain/multicall3-abi.js'
 import { deferredEscrowAbi } from '../../schemes/deferred/escrow-abi.js'
 import type { DeferredVoucher } from '../../schemes/deferred/typed-data.js'
@@ -39,7 +39,7 @@ export interface CollectStats {
   requeued: number
 }
 
-interface VoucherRow {
+export interface VoucherRow {
   payment_id: string
   escrow: string
   buyer: string
@@ -88,6 +88,74 @@ export class DeferredCollector {
     for (const due of await this.#dueSellers(opts.force ?? false))
       await this.#collectSeller(due.pay_to, due.asset, stats)
     return stats
+  }
+
+  /**
+   * Collects one stored voucher now (the facilitator's `POST /deferred/vouchers/:id/:nonce/settle`),
+   * through the same steps as a due seller: its served payments up to this nonce claimed, the
+   * voucher sent in a `collectMany` only when the escrow can pay something for it, then every claimed
+   * payment decided from the chain and the store's `collected` updated. Idempotent: once the voucher
+   * id is collected up to what the escrow can pay, nothing is sent. `allowSend` is asked just before
+   * a transaction would go out (the caller's rate limit); false leaves everything as it was.
+   */
+  async collectVoucher(
+    voucherId: Hex,
+    nonce: bigint,
+    allowSend: (row: VoucherRow) => Promise<boolean>,
+  ): Promise<
+    | { outcome: 'not_found' }
+    | { outcome: 'refused' | 'no_relayer' | 'reverted'; row: VoucherRow }
+    | { outcome: 'collected'; row: VoucherRow; txHash: Hex | null; collectedAmount: bigint; totalCollected: bigint }
+  > {
+    const found = await sql<VoucherRow>`
+      select '' as payment_id, escrow, buyer, seller, asset, voucher_id, nonce::text as nonce,
+             value_aggregate::text as value_aggregate, timestamp::text as timestamp, signature
+      from deferred_vouchers where escrow = ${this.#escrow} and voucher_id = ${voucherId.toLowerCase()}
+        and nonce = ${nonce.toString()}::numeric
+      order by id limit 1`.execute(this.#db)
+    const row = found.rows[0]
+    if (!row) return { outcome: 'not_found' }
+    const collectedNow = () =>
+      this.#chain.readContract({
+        address: this.#escrow,
+        abi: deferredEscrowAbi,
+        functionName: 'getVoucherCollected',
+        args: [row.buyer as Address, row.seller as Address, row.asset as Address, row.voucher_id as Hex],
+      })
+    const before = await collectedNow()
+    const collectable = await this.#collectable([row])
+    if (collectable.length > 0 && !(await allowSend(row))) return { outcome: 'refused', row }
+    const claimed = await claimDeferredVoucher(this.#db, {
+      escrow: row.escrow,
+      buyer: row.buyer,
+      seller: row.seller,
+      asset: row.asset,
+      voucherId: row.voucher_id,
+      maxNonce: nonce,
+    })
+    let txHash: Hex | null = null
+    let noRelayer = false
+    let threw = false
+    try {
+      txHash = await this.#send(collectable)
+      noRelayer = collectable.length > 0 && txHash === null
+    } catch (err) {
+      this.#log.error({ voucher: row.voucher_id, err: (err as Error).message }, 'deferred collection failed')
+      threw = true
+    }
+    const stats: CollectStats = { transactions: 0, settled: 0, requeued: 0 }
+    await this.#decide(claimed, txHash, stats)
+    const after = await collectedNow()
+    // the store and the proxy's cached head follow the chain, with or without payments claimed
+    await sql`update deferred_vouchers set collected = greatest(collected, ${after.toString()}::numeric)
+      where escrow = ${row.escrow} and buyer = ${row.buyer} and seller = ${row.seller} and asset = ${row.asset}
+        and voucher_id = ${row.voucher_id}`.execute(this.#db)
+    await this.#heads
+      .collected(tupleOfRow(row), row.voucher_id as Hex, after)
+      .catch((err) => this.#log.warn({ err: (err as Error).message }, 'deferred: cached voucher head not updated'))
+    if (noRelayer) return { outcome: 'no_relayer', row }
+    if (threw || (txHash !== null && after === before)) return { outcome: 'reverted', row }
+    return { outcome: 'collected', row, txHash, collectedAmount: after - before, totalCollected: after }
   }
 
   /** `settling` deferred payments older than stuckSeconds: their collection's process died. */

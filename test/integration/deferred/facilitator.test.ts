@@ -12,8 +12,10 @@ import { createPublicClient, getAddress, http, type Hex } from 'viem'
 import { buildWebApp } from '../../../src/http/web-app.js'
 import { deferredEscrowAbi } from '../../../src/schemes/deferred/escrow-abi.js'
 import {
+  depositAuthorizationTypedData,
   flushAllAuthorizationTypedData,
   flushAuthorizationTypedData,
+  permitTypedData,
   type DeferredVoucher,
 } from '../../../src/schemes/deferred/typed-data.js'
 import { announceRegistryChange } from '../../../src/services/registry-events.js'
@@ -285,4 +287,295 @@ t.test('POST /deferred/buyers/:buyer/flush refuses with the spec error shape, na
     t.match(r.json(), { success: false, errorReason: reason, errorMessage: message, transaction: '' })
   }
   t.equal((await post('0x12', SPEC_FLUSH)).statusCode, 400, 'a buyer that is no address')
+})
+
+// POST /deferred/vouchers: the spec's request body (x402Version 1, `recipient`, an aggregation `extra`)
+function specStoreBody(v: DeferredVoucher, signature: Hex, o: { amount?: string; payload?: object } = {}) {
+  return {
+    paymentPayload: {
+      x402Version: 1,
+      network: deps.config.chain.network,
+      scheme: 'deferred',
+      payload: { signature, voucher: voucherWire(v), ...o.payload },
+    },
+    paymentRequirements: {
+      x402Version: 1,
+      network: deps.config.chain.network,
+      scheme: 'deferred',
+      recipient: seller,
+      amount: o.amount ?? '1000',
+      asset,
+      extra: { type: 'aggregation', voucher: { id: v.id, escrow } },
+    },
+  }
+}
+const storeVoucher = (payload: unknown) =>
+  web.inject({ method: 'POST', url: '/deferred/vouchers', payload: payload as object })
+const price = async () => {
+  const required = decodeRequired((await proxy.inject(ECHO)).headers['payment-required'] as string)
+  return required.accepts.find((a) => a.scheme === 'deferred')!
+}
+const collectedOnChain = (buyer: Hex, id: Hex) =>
+  pub.readContract({
+    address: escrow,
+    abi: deferredEscrowAbi,
+    functionName: 'getVoucherCollected',
+    args: [buyer, seller, asset, id],
+  })
+
+t.test('POST /deferred/vouchers stores a voucher verified as the hot path does (201, the spec shape)', async (t) => {
+  const { buyer, last } = await paidBuyer(2)
+  const req = await price()
+  const next = buyer.voucher(req, last)
+  const signature = await buyer.sign(next)
+  const r = await storeVoucher(specStoreBody(next, signature))
+  t.equal(r.statusCode, 201, r.body)
+  t.same(r.json(), {
+    id: next.id,
+    buyer: buyer.address,
+    seller,
+    valueAggregate: String(next.valueAggregate),
+    asset,
+    timestamp: Number(next.timestamp),
+    nonce: 2,
+    escrow,
+    chainId,
+    signature,
+  })
+  t.match((await web.inject(`/deferred/vouchers/${next.id}/2`)).json(), { voucher: { nonce: 2 }, signature })
+  t.match((await web.inject(ours(buyer.address))).json(), { voucher: { nonce: 2 } }, 'it is the head now')
+
+  // the proxy continues from it: its Redis head moved with the store
+  const onto = buyer.voucher(req, next)
+  const headers = { 'payer-identifier': buyer.address }
+  const required = decodeRequired((await proxy.inject({ url: ECHO, headers })).headers['payment-required'] as string)
+  const call = await proxy.inject({
+    url: ECHO,
+    headers: {
+      ...headers,
+      'payment-signature': deferredHeader(required, req, {
+        voucher: voucherWire(onto),
+        signature: await buyer.sign(onto),
+      }),
+    },
+  })
+  t.equal(call.statusCode, 200, call.body)
+
+  const again = await storeVoucher(specStoreBody(next, signature))
+  t.equal(again.statusCode, 400, 'the same voucher again')
+  t.match(again.json(), {
+    isValid: false,
+    invalidReason: 'invalid_deferred_evm_payload_voucher_stale',
+    payer: buyer.address,
+  })
+})
+
+t.test(
+  'POST /deferred/vouchers with the spec deposit form: the deposit lands, then the voucher is stored',
+  async (t) => {
+    const buyer = await deferredBuyer(devnet, 10n ** 6n)
+    const req = await price()
+    const v = buyer.voucher(req)
+    const { timestamp } = await pub.getBlock()
+    const auth = {
+      buyer: buyer.address,
+      seller,
+      asset,
+      amount: 5_000n,
+      nonce: `0x${randomBytes(32).toString('hex')}` as Hex,
+      expiry: timestamp + 600n,
+    }
+    const permit = {
+      owner: buyer.address,
+      spender: escrow,
+      value: 5_000n,
+      nonce: 0n,
+      deadline: timestamp + 600n,
+    }
+    const token = { name: deps.config.chain.usdc.name, version: deps.config.chain.usdc.version }
+    const body = specStoreBody(v, await buyer.sign(v), {
+      payload: {
+        depositAuthorization: {
+          permit: {
+            ...permit,
+            value: '5000',
+            nonce: '0',
+            deadline: Number(permit.deadline),
+            domain: token,
+            signature: await buyer.account.signTypedData(
+              permitTypedData(permit, { ...token, chainId, address: asset }),
+            ),
+          },
+          depositAuthorization: {
+            ...auth,
+            amount: '5000',
+            expiry: Number(auth.expiry),
+            signature: await buyer.account.signTypedData(depositAuthorizationTypedData(auth, chainId, escrow)),
+          },
+        },
+      },
+    })
+    const r = await storeVoucher(body)
+    t.equal(r.statusCode, 201, r.body)
+    t.match(r.json(), { id: v.id, nonce: 0, valueAggregate: '1000' })
+    const account = await web.inject(ours(buyer.address))
+    t.match(account.json(), { balance: '5000', voucher: { id: v.id, nonce: 0 } }, 'deposited, then stored')
+  },
+)
+
+t.test('POST /deferred/vouchers refuses with the spec verify shape, naming the problem', async (t) => {
+  const spec = await storeVoucher({
+    paymentPayload: {
+      x402Version: 1,
+      network: 'base-sepolia',
+      scheme: 'deferred',
+      payload: {
+        signature: '0x4b3f8e...',
+        voucher: {
+          id: '0x9f8d3e4a2c7b9d04dcd11c9f4c2b22b0a6f87671e7b8c3a2ea95b5dbdf4040bc',
+          buyer: SPEC_BUYER,
+          seller: '0xA1c7Bf3d421e8A54D39FbBE13f9f826E5B2C8e3D',
+          valueAggregate: '6000000',
+          asset: '0x081827b8c3aa05287b5aa2bc3051fbe638f33152',
+          timestamp: 1740673100,
+          nonce: 3,
+          escrow: '0x7cB1A5A2a2C9e91B76914C0A7b7Fb3AefF3BCA27',
+          chainId: 84532,
+        },
+      },
+    },
+    paymentRequirements: {
+      x402Version: 1,
+      network: 'base-sepolia',
+      scheme: 'deferred',
+      recipient: '0xA1c7Bf3d421e8A54D39FbBE13f9f826E5B2C8e3D',
+      amount: '1000000',
+      asset: '0x081827b8c3aa05287b5aa2bc3051fbe638f33152',
+      extra: { type: 'aggregation' },
+    },
+  })
+  t.equal(spec.statusCode, 400, "the spec's example: its asset is not this platform's")
+  t.match(spec.json(), { isValid: false, invalidReason: 'invalid_payment_requirements', payer: SPEC_BUYER })
+
+  const { buyer, last } = await paidBuyer(1)
+  const req = await price()
+  const stranger = await deferredBuyer(devnet, 0n)
+  const next = buyer.voucher(req, last)
+  const good = await buyer.sign(next)
+  const overdrawn = buyer.voucher(req, last, { valueAggregate: last!.valueAggregate + 1_000_000n })
+  const cases: Array<[unknown, string, RegExp]> = [
+    [[], 'invalid_payload', /JSON object/],
+    [{ paymentRequirements: {} }, 'invalid_payload', /paymentPayload is required/],
+    [
+      {
+        ...specStoreBody(next, good),
+        paymentRequirements: { ...specStoreBody(next, good).paymentRequirements, scheme: 'exact' },
+      },
+      'unsupported_scheme',
+      /deferred/,
+    ],
+    [specStoreBody(next, good, { amount: '0' }), 'invalid_payment_requirements', /amount/],
+    [
+      {
+        ...specStoreBody(next, good),
+        paymentRequirements: { ...specStoreBody(next, good).paymentRequirements, recipient: SPEC_BUYER },
+      },
+      'invalid_payment_requirements',
+      /offers no deferred endpoint/,
+    ],
+    [specStoreBody(next, await stranger.sign(next)), 'invalid_deferred_evm_payload_signature', /./],
+    [
+      specStoreBody(next, good, { amount: '999' }),
+      'invalid_deferred_evm_payload_voucher_value',
+      /expected valueAggregate/,
+    ],
+    [
+      specStoreBody(overdrawn, await buyer.sign(overdrawn), { amount: String(1_000_000n) }),
+      'invalid_deferred_evm_insufficient_escrow_balance',
+      /./,
+    ],
+    [
+      specStoreBody({ ...next, nonce: 5n }, await buyer.sign({ ...next, nonce: 5n })),
+      'invalid_deferred_evm_payload_voucher_stale',
+      /nonce 1/,
+    ],
+  ]
+  for (const [payload, reason, message] of cases) {
+    const r = await storeVoucher(payload)
+    t.equal(r.statusCode, 400, `${reason}: ${r.body.slice(0, 200)}`)
+    t.match(r.json(), { isValid: false, invalidReason: reason, invalidMessage: message })
+  }
+  t.equal((await storeVoucher(specStoreBody(next, good))).statusCode, 201, 'and the good one is still taken')
+})
+
+t.test(
+  'POST /deferred/vouchers/:id/:nonce/settle collects now, once (idempotent), through the collector',
+  async (t) => {
+    const { buyer, last } = await paidBuyer(3)
+    const url = `/deferred/vouchers/${last!.id}/2/settle`
+    const r = await web.inject({ method: 'POST', url, payload: { gasPrice: '20000000000', gasLimit: '150000' } })
+    t.equal(r.statusCode, 200, r.body)
+    t.match(r.json(), {
+      success: true,
+      transactionHash: /^0x[0-9a-f]{64}$/,
+      collectedAmount: '3000',
+      network: deps.config.chain.network,
+    })
+    t.equal(await collectedOnChain(buyer.address, last!.id), 3000n, 'the escrow paid the whole aggregate')
+    const payments = await deps.db
+      .selectFrom('payments')
+      .select(['status', 'tx_hash'])
+      .where('payer', '=', buyer.address.toLowerCase())
+      .execute()
+    t.same(
+      payments.map((p) => [p.status, p.tx_hash]),
+      payments.map(() => ['settled', r.json().transactionHash]),
+      "the voucher's three payments are settled with that transaction",
+    )
+    const again = await web.inject({ method: 'POST', url })
+    t.equal(again.statusCode, 200)
+    t.same(again.json(), {
+      success: true,
+      transactionHash: null,
+      collectedAmount: '0',
+      network: deps.config.chain.network,
+      totalCollected: '3000',
+    })
+
+    // a later voucher of the same id within the interval: no second transaction yet
+    const stored = buyer.voucher(await price(), last)
+    t.equal((await storeVoucher(specStoreBody(stored, await buyer.sign(stored)))).statusCode, 201)
+    const soon = await web.inject({ method: 'POST', url: `/deferred/vouchers/${last!.id}/3/settle` })
+    t.equal(soon.statusCode, 429)
+    t.match(soon.json(), { success: false, error: /collected less than 60 s ago/ })
+    t.equal(await collectedOnChain(buyer.address, last!.id), 3000n)
+  },
+)
+
+t.test('POST /deferred/vouchers/:id/:nonce/settle: a stored voucher without calls; bad input', async (t) => {
+  const buyer = await deferredBuyer(devnet, 10n ** 6n)
+  await buyer.deposit(seller, 10_000n)
+  const v = buyer.voucher(await price())
+  t.equal((await storeVoucher(specStoreBody(v, await buyer.sign(v)))).statusCode, 201)
+  const r = await web.inject({ method: 'POST', url: `/deferred/vouchers/${v.id}/0/settle` })
+  t.equal(r.statusCode, 200, r.body)
+  t.match(r.json(), { success: true, collectedAmount: '1000' })
+  t.equal(await collectedOnChain(buyer.address, v.id), 1000n)
+  const stored = await web.inject(`/deferred/vouchers/${v.id}/0`)
+  t.equal(stored.statusCode, 200)
+  const row = await deps.db
+    .selectFrom('deferred_vouchers')
+    .select('collected')
+    .where('voucher_id', '=', v.id)
+    .executeTakeFirstOrThrow()
+  t.equal(String(row.collected), '1000', "the store's collected follows the chain")
+
+  const missing = await web.inject({ method: 'POST', url: `/deferred/vouchers/0x${'ab'.repeat(32)}/0/settle` })
+  t.equal(missing.statusCode, 400)
+  t.same(missing.json(), { success: false, error: 'Voucher not found' })
+  const bad = await web.inject({ method: 'POST', url: `/deferred/vouchers/0x12/0/settle` })
+  t.equal(bad.statusCode, 400)
+  t.match(bad.json(), { success: false, error: /id must be 32 bytes/ })
+  const badNonce = await web.inject({ method: 'POST', url: `/deferred/vouchers/${v.id}/-1/settle` })
+  t.match(badNonce.json(), { success: false, error: /nonce/ })
 })
