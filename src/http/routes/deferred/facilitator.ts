@@ -377,7 +377,7 @@ export function deferredFacilitatorRoutes(deps: Deps) {
       const held = await scheme.reserve(verified, ctx)
       if (isRefusal(held)) return refusal(held)
       const p = verified as typeof verified & {
-        voucher: import('../../../schemes/deferred/typed-data.js').DeferredVoucher
+        voucher: DeferredVoucher
         signature: Hex
         digest: Hex
       }
