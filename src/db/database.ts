@@ -294,7 +294,6 @@ export interface DeferredVouchersTable {
   signature: string
   /** the voucher's EIP-712 hash; the payment's `payments.nonce` */
   digest: string
-  latest: Generated<boolean>
   /** what the escrow paid out for this voucher id, as last read from the chain */
   collected: ColumnType<string, string | bigint | undefined, string | bigint>
   created_at: CreatedAt

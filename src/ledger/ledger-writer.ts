@@ -56,35 +56,24 @@ type Write =
 // there in this statement.
 // prepared under a new name whenever the statement changes (a connection keeps the old one)
 //
-// A deferred payment's voucher goes in first: the head it continues is marked not latest, then the
-// voucher is inserted (latest unless a higher nonce of its id is stored or in the batch), and the
-// payment row only if its voucher went in — a voucher whose (id, nonce) or digest is stored already,
-// or that lost the head to a concurrent batch, leaves no payment ('duplicate': refused, nothing
-// charged). A voided call stores no voucher. The demotion runs before the insert (the insert's
-// InitPlan reads it), so the partial unique index on latest never sees two heads.
+// A deferred payment's voucher goes in first — one insert: the head of a voucher id is its highest
+// nonce, no flag to move (migration 2026-11-26T1110) — and the payment row only if its voucher went
+// in: a voucher whose (id, nonce) or digest is stored already leaves no payment ('duplicate':
+// refused, nothing charged). A voided call stores no voucher.
 const LEDGER_SQL = `
   with vin as (
     select * from unnest($25::text[], $26::text[], $27::text[], $28::text[], $29::text[], $30::numeric[],
                          $31::numeric[], $32::int8[], $33::text[], $34::text[])
       as t(escrow, buyer, seller, asset, voucher_id, nonce, value_aggregate, ts, signature, digest)
     where not exists (select 1 from payment_nonces p where p.payer = t.buyer and p.nonce = t.digest)
-  ), vdemote as (
-    update deferred_vouchers d set latest = false
-    from vin n
-    where d.escrow = n.escrow and d.buyer = n.buyer and d.seller = n.seller and d.asset = n.asset
-      and d.voucher_id = n.voucher_id and d.latest and d.nonce < n.nonce
-    returning d.id
   ), vins as (
     insert into deferred_vouchers (escrow, buyer, seller, asset, voucher_id, nonce, value_aggregate, timestamp,
-                                   signature, digest, latest, collected)
+                                   signature, digest, collected)
     select n.escrow, n.buyer, n.seller, n.asset, n.voucher_id, n.nonce, n.value_aggregate, n.ts, n.signature, n.digest,
-      n.nonce = max(n.nonce) over (partition by n.escrow, n.buyer, n.seller, n.asset, n.voucher_id)
-        and not exists (select 1 from deferred_vouchers d where d.escrow = n.escrow and d.buyer = n.buyer
-          and d.seller = n.seller and d.asset = n.asset and d.voucher_id = n.voucher_id and d.nonce > n.nonce),
-      coalesce((select max(d.collected) from deferred_vouchers d where d.escrow = n.escrow and d.buyer = n.buyer
-          and d.seller = n.seller and d.asset = n.asset and d.voucher_id = n.voucher_id), 0)
+      coalesce((select d.collected from deferred_vouchers d where d.escrow = n.escrow and d.buyer = n.buyer
+          and d.seller = n.seller and d.asset = n.asset and d.voucher_id = n.voucher_id
+          order by d.nonce desc limit 1), 0)
     from vin n
-    where (select count(*) from vdemote) >= 0
     on conflict do nothing
     returning buyer, digest
   ), rows as (
@@ -155,7 +144,7 @@ export function createLedgerWriter(db: Kysely<Database>, opts: { maxItems?: numb
       }
       const col = <K extends keyof NewProxyPayment>(k: K) =>
         rows.map((r) => (r[k] === undefined || r[k] === null ? null : String(r[k])))
-      const result = await preparedQuery<{ k: 'r' | 'f'; id: string }>(db, 'tollgate_payment_ledger_v6', LEDGER_SQL, [
+      const result = await preparedQuery<{ k: 'r' | 'f'; id: string }>(db, 'tollgate_payment_ledger_v7', LEDGER_SQL, [
         col('id'),
         col('endpoint_id'),
         col('resource'),

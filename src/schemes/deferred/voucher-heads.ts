@@ -30,7 +30,7 @@ import { groupCommit } from '../../db/group-commit.js'
 import { groupBySlot, redisTag, type RedisClient } from '../../redis-client.js'
 import type { ReasonCode } from '../../x402/reasons.js'
 import type { DeferredVoucher } from './typed-data.js'
-import { checkAggregation, type VoucherTuple } from './voucher-store.js'
+import { checkAggregation, headsOf, type VoucherTuple } from './voucher-store.js'
 
 // Decimal strings compared as numbers (no leading zeros): exact at any size. Sums of aggregates use
 // Lua numbers (exact below 2^53; the balance passed in is capped there, so a larger sum refuses).
@@ -189,14 +189,8 @@ export function createVoucherHeads(deps: { redis: RedisClient; db: Kysely<Databa
   /** The heads of a tuple as Postgres has them, into Redis; false when a collection raced the read. */
   async function load(t: VoucherTuple): Promise<boolean> {
     const seen = (await redis.get(epochKey(t))) ?? ''
-    const rows = await deps.db
-      .selectFrom('deferred_vouchers')
+    const rows = await headsOf(deps.db, t)
       .select(['voucher_id', 'nonce', 'value_aggregate', 'timestamp', 'collected', 'digest'])
-      .where('escrow', '=', t.escrow)
-      .where('buyer', '=', t.buyer)
-      .where('seller', '=', t.seller)
-      .where('asset', '=', t.asset)
-      .where('latest', '=', true)
       .execute()
     const pairs = rows.flatMap((r) => [
       field(r.voucher_id),
@@ -211,7 +205,7 @@ export function createVoucherHeads(deps: { redis: RedisClient; db: Kysely<Databa
     const r = await sql<{ nonce: string }>`
       select nonce::text as nonce from deferred_vouchers
       where escrow = ${t.escrow} and buyer = ${t.buyer} and seller = ${t.seller} and asset = ${t.asset}
-        and voucher_id = ${id} and latest`.execute(deps.db)
+        and voucher_id = ${id} order by nonce desc limit 1`.execute(deps.db)
     return r.rows[0] ? BigInt(r.rows[0].nonce) : undefined
   }
 

@@ -1,6 +1,6 @@
 /**
  * The `deferred` scheme's voucher store in Postgres (table `deferred_vouchers`): every voucher
- * accepted for a call, the head of each voucher id marked `latest`.
+ * accepted for a call; the head of a voucher id is its highest nonce (no stored flag).
  *
  * Vouchers are written with their payment rows by the ledger's group commit
  * (src/ledger/ledger-writer.ts), after the hot path reserved them in Redis (voucher-heads.ts, which
@@ -74,8 +74,6 @@ export function checkAggregation(
   return undefined
 }
 
-class NotStored extends Error {}
-
 export function createVoucherStore(db: Kysely<Database>) {
   return {
     /** The most recent head of the tuple (the voucher a buyer aggregates onto next), if any. */
@@ -87,8 +85,7 @@ export function createVoucherStore(db: Kysely<Database>) {
         .where('buyer', '=', t.buyer)
         .where('seller', '=', t.seller)
         .where('asset', '=', t.asset)
-        .where('latest', '=', true)
-        .orderBy('created_at', 'desc')
+        // the tuple's most recent voucher (deferred_vouchers_tuple_recent_idx): the head of the id used last
         .orderBy('id', 'desc')
         .limit(1)
         .executeTakeFirst()
@@ -112,45 +109,29 @@ export function createVoucherStore(db: Kysely<Database>) {
 
     /**
      * Stores a voucher without a payment (the facilitator's `POST /deferred/vouchers`), after the
-     * hot path's verify and reserve: as the ledger statement does, the head it continues is marked
-     * not latest and the voucher inserted as the head, carrying the id's `collected`. False (nothing
-     * written) when its (id, nonce) or digest is stored already or a higher nonce of its id is.
+     * hot path's verify and reserve: inserted as the ledger statement inserts it, carrying the id's
+     * `collected`. False (nothing written) when its (id, nonce) or digest is stored already or a
+     * higher nonce of its id is.
      */
     async storeAlone(v: DeferredVoucher, signature: Hex, digest: Hex): Promise<boolean> {
       const t: VoucherTuple = { escrow: v.escrow, buyer: v.buyer, seller: v.seller, asset: v.asset }
-      return db
-        .transaction()
-        .execute(async (trx) => {
-          await lockTuple(trx, t)
-          const r = await sql<{ id: string }>`
-          with vdemote as (
-            update deferred_vouchers d set latest = false
-            where d.escrow = ${t.escrow} and d.buyer = ${t.buyer} and d.seller = ${t.seller} and d.asset = ${t.asset}
-              and d.voucher_id = ${v.id} and d.latest and d.nonce < ${v.nonce.toString()}::numeric
-            returning d.id
-          )
+      return db.transaction().execute(async (trx) => {
+        await lockTuple(trx, t)
+        const r = await sql<{ id: string }>`
           insert into deferred_vouchers (escrow, buyer, seller, asset, voucher_id, nonce, value_aggregate, timestamp,
-                                         signature, digest, latest, collected)
+                                         signature, digest, collected)
           select ${t.escrow}, ${t.buyer}, ${t.seller}, ${t.asset}, ${v.id}, ${v.nonce.toString()}::numeric,
-            ${v.valueAggregate.toString()}::numeric, ${v.timestamp.toString()}::int8, ${signature}, ${digest}, true,
-            coalesce((select max(d.collected) from deferred_vouchers d where d.escrow = ${t.escrow} and d.buyer = ${t.buyer}
-              and d.seller = ${t.seller} and d.asset = ${t.asset} and d.voucher_id = ${v.id}), 0)
-          where (select count(*) from vdemote) >= 0
-            and not exists (select 1 from deferred_vouchers d where d.escrow = ${t.escrow} and d.buyer = ${t.buyer}
+            ${v.valueAggregate.toString()}::numeric, ${v.timestamp.toString()}::int8, ${signature}, ${digest},
+            coalesce((select d.collected from deferred_vouchers d where d.escrow = ${t.escrow} and d.buyer = ${t.buyer}
+              and d.seller = ${t.seller} and d.asset = ${t.asset} and d.voucher_id = ${v.id}
+              order by d.nonce desc limit 1), 0)
+          where not exists (select 1 from deferred_vouchers d where d.escrow = ${t.escrow} and d.buyer = ${t.buyer}
               and d.seller = ${t.seller} and d.asset = ${t.asset} and d.voucher_id = ${v.id}
               and d.nonce >= ${v.nonce.toString()}::numeric)
           on conflict do nothing
           returning id`.execute(trx)
-          if (r.rows.length === 0) {
-            // roll the demotion back with the transaction
-            throw new NotStored()
-          }
-          return true
-        })
-        .catch((err) => {
-          if (err instanceof NotStored) return false
-          throw err
-        })
+        return r.rows.length > 0
+      })
     },
 
     /**
@@ -176,7 +157,21 @@ export function createVoucherStore(db: Kysely<Database>) {
           .where('asset', '=', t.asset)
           .where('voucher_id', '=', a.voucherId)
           .where('digest', '=', a.digest)
-          .where('latest', '=', true)
+          // while it is its id's head: no higher nonce stored
+          .where(({ not, exists, selectFrom }) =>
+            not(
+              exists(
+                selectFrom('deferred_vouchers as h')
+                  .select('h.id')
+                  .whereRef('h.escrow', '=', 'deferred_vouchers.escrow')
+                  .whereRef('h.buyer', '=', 'deferred_vouchers.buyer')
+                  .whereRef('h.seller', '=', 'deferred_vouchers.seller')
+                  .whereRef('h.asset', '=', 'deferred_vouchers.asset')
+                  .whereRef('h.voucher_id', '=', 'deferred_vouchers.voucher_id')
+                  .whereRef('h.nonce', '>', 'deferred_vouchers.nonce'),
+              ),
+            ),
+          )
           .where(({ not, exists, selectFrom }) =>
             not(
               exists(
@@ -194,7 +189,7 @@ export function createVoucherStore(db: Kysely<Database>) {
         if (a.previousNonce !== undefined) {
           await trx
             .updateTable('deferred_vouchers')
-            .set({ latest: true, collected: gone.collected })
+            .set({ collected: gone.collected })
             .where('escrow', '=', t.escrow)
             .where('buyer', '=', t.buyer)
             .where('seller', '=', t.seller)
@@ -210,3 +205,19 @@ export function createVoucherStore(db: Kysely<Database>) {
 }
 
 export type VoucherStore = ReturnType<typeof createVoucherStore>
+
+/**
+ * The heads of a tuple: per voucher id, its highest nonce (`distinct on` over the unique
+ * (escrow, buyer, seller, asset, voucher_id, nonce) index). Add the columns with `.select`.
+ */
+export function headsOf(db: Kysely<Database>, t: { escrow: string; buyer: string; seller: string; asset: string }) {
+  return db
+    .selectFrom('deferred_vouchers')
+    .distinctOn('voucher_id')
+    .where('escrow', '=', t.escrow)
+    .where('buyer', '=', t.buyer)
+    .where('seller', '=', t.seller)
+    .where('asset', '=', t.asset)
+    .orderBy('voucher_id')
+    .orderBy('nonce', 'desc')
+}

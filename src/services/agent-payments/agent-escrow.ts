@@ -12,6 +12,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { sql, type Kysely } from 'kysely'
+import { headsOf } from '../../schemes/deferred/voucher-store.js'
 import { encodeFunctionData, getAddress, parseSignature, type Address, type Hex, type PublicClient } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import type { Database } from '../../db/database.js'
@@ -130,16 +131,11 @@ export function createAgentEscrow(deps: AgentEscrowDeps) {
         args: [buyer as Address, seller as Address, asset as Address],
       }),
       deps.chain.getBlock({ blockTag: 'latest' }),
-      deps.db
-        .selectFrom('deferred_vouchers')
-        .select(['voucher_id', 'nonce', 'value_aggregate', 'collected'])
-        .where('escrow', '=', escrow)
-        .where('buyer', '=', buyer)
-        .where('seller', '=', seller)
-        .where('asset', '=', asset)
-        .where('latest', '=', true)
-        .orderBy('created_at')
-        .execute(),
+      // oldest first, as the store keeps them
+      headsOf(deps.db, { escrow, buyer, seller, asset })
+        .select(['voucher_id', 'nonce', 'value_aggregate', 'collected', 'id'])
+        .execute()
+        .then((rows) => rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1))),
     ])
     const vouchers = heads
       .map((h) => ({

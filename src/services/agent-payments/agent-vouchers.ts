@@ -12,7 +12,7 @@ import { deferredTerms, type DeferredTerms } from '../../client/sign-deferred.js
 import type { Database } from '../../db/database.js'
 import { EscrowReader } from '../../schemes/deferred/escrow-reader.js'
 import { voucherTypedData } from '../../schemes/deferred/typed-data.js'
-import { createVoucherStore } from '../../schemes/deferred/voucher-store.js'
+import { createVoucherStore, headsOf } from '../../schemes/deferred/voucher-store.js'
 
 export interface VoucherPlan {
   terms: DeferredTerms
@@ -63,15 +63,7 @@ export function createAgentVouchers(deps: {
         collected = await reader.collected(agent, terms.seller, terms.asset, terms.latest.id)
       }
       // the other voucher ids this platform's proxy holds for the same account draw on it too (as its balance check counts them)
-      const others = await deps.db
-        .selectFrom('deferred_vouchers')
-        .select(['voucher_id', 'value_aggregate', 'collected'])
-        .where('escrow', '=', tuple.escrow)
-        .where('buyer', '=', tuple.buyer)
-        .where('seller', '=', tuple.seller)
-        .where('asset', '=', tuple.asset)
-        .where('latest', '=', true)
-        .execute()
+      const others = await headsOf(deps.db, tuple).select(['voucher_id', 'value_aggregate', 'collected']).execute()
       let owed = (terms.latest ? terms.latest.valueAggregate - collected : 0n) + terms.amount
       for (const h of others)
         if (h.voucher_id !== terms.latest?.id) owed += BigInt(h.value_aggregate) - BigInt(h.collected)

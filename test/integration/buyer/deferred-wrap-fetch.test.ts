@@ -102,7 +102,8 @@ t.test(
       .selectFrom('deferred_vouchers')
       .select(['value_aggregate', 'nonce'])
       .where('buyer', '=', me.address.toLowerCase())
-      .where('latest', '=', true)
+      .orderBy('nonce', 'desc')
+      .limit(1)
       .executeTakeFirstOrThrow()
     t.same(
       { aggregate: head.value_aggregate, nonce: head.nonce },

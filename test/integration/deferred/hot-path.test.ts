@@ -67,15 +67,17 @@ const hashKey = (buyer: Address) => {
   const t = tupleOf(buyer)
   return deps.key('dv', redisTag(t.buyer), t.escrow, t.seller, t.asset)
 }
-const stored = async (buyer: Address) =>
-  (
-    await deps.db
-      .selectFrom('deferred_vouchers')
-      .select(['nonce', 'latest'])
-      .where('buyer', '=', buyer.toLowerCase())
-      .orderBy('nonce')
-      .execute()
-  ).map((r) => `${r.nonce}${r.latest ? '*' : ''}`)
+/** the stored nonces, the head (highest nonce of its voucher id) starred */
+const stored = async (buyer: Address) => {
+  const rows = await deps.db
+    .selectFrom('deferred_vouchers')
+    .select(['nonce', 'voucher_id'])
+    .where('buyer', '=', buyer.toLowerCase())
+    .orderBy('nonce')
+    .execute()
+  const head = new Map(rows.map((r) => [r.voucher_id, r.nonce]))
+  return rows.map((r) => `${r.nonce}${head.get(r.voucher_id) === r.nonce ? '*' : ''}`)
+}
 const paymentsOf = async (buyer: Address) =>
   Number(
     (

@@ -189,9 +189,10 @@ t.test('end to end: a deposit, 50 aggregated calls, one collection pays the sell
   t.equal(account.balance, 200_000n - 50n * PRICE, 'taken from the buyer escrow')
   const stored = await deps.db
     .selectFrom('deferred_vouchers')
-    .select(['collected', 'latest'])
+    .select(['collected'])
     .where('buyer', '=', buyer.address.toLowerCase())
-    .where('latest', '=', true)
+    .orderBy('nonce', 'desc')
+    .limit(1)
     .executeTakeFirstOrThrow()
   t.equal(stored.collected, String(50n * PRICE), 'the store knows what was collected')
 })

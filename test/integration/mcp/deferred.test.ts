@@ -87,7 +87,7 @@ t.test('a paid MCP tools/call with a deferred voucher', async (t) => {
     .where('buyer', '=', buyer.address.toLowerCase())
     .execute()
   t.equal(stored.length, 1, 'one voucher stored')
-  t.match(stored[0], { voucher_id: voucher.id.toLowerCase(), value_aggregate: '1000', latest: true })
+  t.match(stored[0], { voucher_id: voucher.id.toLowerCase(), value_aggregate: '1000', nonce: '0' })
   const payments = await deps.db
     .selectFrom('payments')
     .select(['scheme', 'value', 'status', 'nonce'])
@@ -107,7 +107,8 @@ t.test('a paid MCP tools/call with a deferred voucher', async (t) => {
     .selectFrom('deferred_vouchers')
     .select(['voucher_id', 'value_aggregate', 'nonce'])
     .where('buyer', '=', buyer.address.toLowerCase())
-    .where('latest', '=', true)
+    .orderBy('nonce', 'desc')
+    .limit(1)
     .execute()
   t.match(latest, [{ voucher_id: voucher.id.toLowerCase(), value_aggregate: '2000', nonce: '1' }], 'aggregated')
 })

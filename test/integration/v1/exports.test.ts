@@ -266,7 +266,6 @@ t.test(
         timestamp: 1_795_000_000n,
         signature: '0xsig',
         digest,
-        latest: true,
         collected: 5000n,
       })
       .execute()
