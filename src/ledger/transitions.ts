@@ -61,7 +61,8 @@ export async function transition(
 /**
  * Claims up to `limit` served `exact` payments of one (network, asset) for settlement: served ->
  * settling, with the `upto` ones whose witness names `relayer` as facilitator (only it can settle
- * them). Other schemes settle their own way (deferred: src/services/deferred-collect/).
+ * them). The claim's event names `relayer`, so its next lock holder can find a dead claimer's claims
+ * (orphanedClaims). Other schemes settle their own way (deferred: src/services/deferred-collect/).
  */
 export async function claimServed(
   db: Kysely<Database>,
@@ -77,9 +78,32 @@ export async function claimServed(
       update payments p set status = 'settling', updated_at = now() from c where p.id = c.id and p.status = 'served'
       returning p.*
     ), ev as (
-      insert into payment_events (payment_id, type, from_status, to_status) select id, 'settling', 'served', 'settling' from upd
+      insert into payment_events (payment_id, type, from_status, to_status, data)
+      select id, 'settling', 'served', 'settling', case when ${relayer} = '' then null else jsonb_build_object('relayer', ${relayer}::text) end from upd
     )
     select * from upd`.execute(db)
+  return r.rows
+}
+
+/**
+ * Claims `relayer` made (claimServed) that were never put in a batch: still `settling`, untouched
+ * since that claim for `olderThanMs`, and in no pending batch. Called by the holder of the relayer's
+ * lock once its pending batches are resolved, so only a previous holder (killed, or its lock lost)
+ * can have made them; the sweep's `stuckAfterMs` remains the fallback for claims naming no relayer.
+ */
+export async function orphanedClaims(
+  db: Kysely<Database>,
+  p: { relayer: string; olderThanMs: number; limit?: number },
+): Promise<Payment[]> {
+  // the claim's event is written by the claiming statement, so its created_at equals the payment's updated_at
+  const r = await sql<Payment>`
+    select p.* from payments p
+    where p.status = 'settling' and p.updated_at < now() - ${`${Math.ceil(p.olderThanMs)} milliseconds`}::interval
+      and exists (select 1 from payment_events e where e.payment_id = p.id and e.created_at = p.updated_at
+                  and e.to_status = 'settling' and e.data->>'relayer' = ${p.relayer.toLowerCase()})
+      and not exists (select 1 from settlement_batch_items i join settlement_batches b on b.id = i.batch_id
+                      where i.payment_id = p.id and b.status = 'pending')
+    order by p.updated_at limit ${p.limit ?? 1000}`.execute(db)
   return r.rows
 }
 

@@ -28,8 +28,19 @@ export function createSender(ctx: SettlerContext, r: Reconciler, b: BatchLifecyc
   const { fail, settleWith, requeue, resolveUsed, diagnose, applyDiagnosis } = r
   const { finalizeBatch } = b
 
-  /** Settles claimed payments of one asset in one transaction from `relayer` (lock held). */
-  async function sendBatch(relayer: Relayer, network: string, asset: string, claimed: Payment[], stats: SettleStats) {
+  /**
+   * Settles claimed payments of one asset in one transaction from `relayer` (lock held). Once
+   * `held()` says the lock was lost, no batch is recorded: the claims stay for the relayer's next
+   * holder (settler.ts, recoverOrphans), which may already be using its nonces.
+   */
+  async function sendBatch(
+    relayer: Relayer,
+    network: string,
+    asset: string,
+    claimed: Payment[],
+    stats: SettleStats,
+    held: () => boolean = () => true,
+  ) {
     await hooks.afterClaim?.(claimed)
     // an upto payment can only be settled by the relayer its witness names (the facilitator)
     const foreign = claimed.filter((p) => p.scheme === 'upto' && p.facilitator !== relayer.address.toLowerCase())
@@ -71,6 +82,13 @@ export function createSender(ctx: SettlerContext, r: Reconciler, b: BatchLifecyc
       chainId: await getChainId(),
       maxFeePerGasCap: feeCap,
     })
+    if (!held()) {
+      log.warn(
+        { relayer: relayer.address, count: live.length },
+        'settlement: relayer lock lost before its batch was recorded; its next holder rechecks these claims',
+      )
+      return
+    }
     const batch = { id: randomUUID(), txHash: signed.hash }
     // Recorded before it leaves this process: whatever happens next, a restart can find it.
     await db.transaction().execute(async (trx) => {

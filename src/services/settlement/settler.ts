@@ -2,12 +2,12 @@ import { sql } from 'kysely'
 import { getAddress } from 'viem'
 import type { Deps } from '../../deps.js'
 import type { Payment } from '../../db/database.js'
-import { claimServed, readyGroups, voidStaleVerified } from '../../ledger/transitions.js'
+import { claimServed, orphanedClaims, readyGroups, voidStaleVerified } from '../../ledger/transitions.js'
 import { errorSummary } from '../../logger.js'
 import { createBatchLifecycle } from './batches.js'
 import { balancesOf } from './chain-ops.js'
 import { createReconciler } from './reconcile.js'
-import type { Relayer, WatchOnlyRelayer } from './relayer.js'
+import { RELAYER_LOCK_TTL_MS, type Relayer, type WatchOnlyRelayer } from './relayer.js'
 import { createSender } from './send.js'
 import { emptyStats, groupBy, settlerContext, type SettleStats, type SettlerOptions } from './settler-context.js'
 
@@ -52,6 +52,22 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
     return null
   }
 
+  /**
+   * Claims a previous holder of this relayer made and never batched (it was killed between claim
+   * and batch, or lost the lock) are rechecked now rather than after the sweep's `stuckAfterMs`:
+   * used on chain they settle, otherwise back to `served` (or failed if expired). Only claims older
+   * than the lock's TTL: a holder that lost the lock stops claiming within it.
+   */
+  async function recoverOrphans(relayer: Relayer, stats: SettleStats) {
+    const orphans = await orphanedClaims(db, { relayer: relayer.address, olderThanMs: RELAYER_LOCK_TTL_MS })
+    if (orphans.length === 0) return
+    log.warn(
+      { relayer: relayer.address, count: orphans.length },
+      'settlement: claims a previous holder of this relayer never batched are rechecked',
+    )
+    await recheck(orphans, stats)
+  }
+
   return {
     relayers,
     credit,
@@ -84,6 +100,7 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
       await withRelayer(
         async (relayer, held) => {
           if (!(await resolvePending(relayer, stats))) return
+          await recoverOrphans(relayer, stats)
           let more = true
           // no new batch once the relayer lock is lost: another worker may be using the relayer
           while (more && Date.now() < deadline && held()) {
@@ -91,7 +108,7 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
             for (const g of await readyGroups(db, config.chain.caip2)) {
               const claimed = await claimServed(db, { ...g, limit: batchSize, relayer: relayer.address })
               if (claimed.length === 0) continue
-              await sendBatch(relayer, g.network, g.asset, claimed, stats)
+              await sendBatch(relayer, g.network, g.asset, claimed, stats, held)
               if (claimed.length === batchSize) more = true
             }
           }
