@@ -66,6 +66,9 @@ export async function startWorkers(given: Deps, opts: StartWorkersOptions = {}):
   await ensure()
   const ensureTimer = setInterval(() => void ensure().catch(() => {}), opts.ensureEveryMs ?? 10_000)
   ensureTimer.unref()
+  // a Redis that comes back empty (restarted, failed over) has no schedulers: re-assert them as soon
+  // as the connection is up again rather than on the next timer, so ticks stop for the outage only
+  queueConn.on('ready', () => void ensure().catch(() => {}))
 
   const worker = new Worker(
     SETTLEMENT_QUEUE,
