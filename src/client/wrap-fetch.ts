@@ -43,6 +43,12 @@ export interface PlatformPayOptions {
   agentKey: string
   /** x402 `sign-in-with-x` from the agent wallet (the platform signs it): as for a local key */
   signIn?: SignInMode
+  /**
+   * Prefer a seller's `upto` requirement (usage-based price): the platform reserves its maximum
+   * against the caps and counts the actual charge once the seller recorded it. Without it, upto is
+   * paid only where nothing else can be.
+   */
+  upto?: boolean
 }
 
 export interface LocalPayOptions {
@@ -112,6 +118,8 @@ export interface PaymentInfo {
   voucher?: { id: string; nonce: string; valueAggregate: string }
   /** what the payment deposited into the escrow (deferred, atomic units), when it did */
   deposit?: string
+  /** upto: the maximum signed; `amount` is the actual charge the seller's receipt states (the maximum when it states none) */
+  maxAmount?: string
 }
 
 /** A call served on a sign-in (x402 `sign-in-with-x`): nothing was paid. */
@@ -236,7 +244,11 @@ export function wrapFetch(
       paymentId: decoded?.paymentId,
       agentPaymentId: signed.agentPaymentId,
       nonce: signed.nonce,
-      amount: signed.amount,
+      amount:
+        signed.scheme === 'upto' && typeof decoded?.amount === 'string' && /^[0-9]{1,40}$/.test(decoded.amount)
+          ? decoded.amount
+          : signed.amount,
+      ...(signed.scheme === 'upto' ? { maxAmount: signed.amount } : {}),
       payTo: signed.payTo,
       header: signed.header,
       ...idOf(signed),
@@ -381,8 +393,9 @@ export function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Paye
   return {
     async sign(ch, request, paymentId) {
       // the v1 body first (paid with X-PAYMENT); the v2 header when the platform can pay nothing in
-      // it — or first when it offers vouchers (deferred, v2 only), which the platform prefers
-      const offered = [...ch.offered].sort((a, b) => rank(a) - rank(b))
+      // it — or first when it offers vouchers (deferred, v2 only), which the platform prefers, or
+      // upto (v2 only) when asked for
+      const offered = [...ch.offered].sort((a, b) => rank(a, o.upto) - rank(b, o.upto))
       const raws = offered.length > 0 ? offered.map((o) => o.raw) : [ch.raw]
       for (let i = 0; ; i++) {
         // the caller's signal: an abort while the platform signs leaves nothing to retry with
@@ -394,6 +407,7 @@ export function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Paye
             method: request.method,
             challenge: raws[i],
             payment_identifier: paymentId,
+            ...(o.upto ? { upto: true } : {}),
           }),
           signal: request.signal,
         })
@@ -455,8 +469,9 @@ export function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Paye
   }
 }
 
-/** 0 for a challenge that offers a voucher (deferred), else 1 */
-const rank = (o: OfferedChallenge) => (o.parsed.accepts.some((r) => r.scheme === 'deferred') ? 0 : 1)
+/** 0 for a challenge that offers a voucher (deferred) or, when asked for, upto; else 1 */
+const rank = (o: OfferedChallenge, upto?: boolean) =>
+  o.parsed.accepts.some((r) => r.scheme === 'deferred' || (upto && r.scheme === 'upto')) ? 0 : 1
 
 /** The platform's `voucher` and `deposit` answer fields, for PaymentInfo. */
 function voucherOf(body: Record<string, unknown>): Pick<Signed, 'voucher' | 'deposit'> {

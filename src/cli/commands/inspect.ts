@@ -89,6 +89,8 @@ export async function inspect(o: {
         requirements: ch.accepts.map((r) => ({
           price: r.amount.toString(),
           price_usdc: formatUsdc(r.amount.toString()),
+          /** upto: the price is a maximum, the charge depends on usage */
+          usage_based: r.scheme === 'upto',
           scheme: r.scheme,
           network: r.network,
           chain_id: r.chainId ?? null,
@@ -114,7 +116,9 @@ export async function inspect(o: {
     const schema = schemaOf(r)
     lines.push(
       `requirement ${i + 1}:`,
-      `  price    ${formatUsdc(r.amount.toString())} USDC (${r.amount} atomic units)`,
+      r.scheme === 'upto'
+        ? `  price    up to ${formatUsdc(r.amount.toString())} USDC (${r.amount} atomic units; charged by usage)`
+        : `  price    ${formatUsdc(r.amount.toString())} USDC (${r.amount} atomic units)`,
       `  network  ${r.network}${r.chainId ? ` (chain ${r.chainId})` : ''}`,
       `  payTo    ${r.payTo}`,
       `  timeout  ${r.maxTimeoutSeconds} s`,
@@ -198,7 +202,7 @@ export async function dryRun(
     preview: b,
     lines: [
       b.would_pay
-        ? `would pay ${formatUsdc(b.would_pay.amount)} USDC to ${b.would_pay.pay_to} on ${b.would_pay.network}`
+        ? `would pay ${b.would_pay.usage_based ? 'up to ' : ''}${formatUsdc(b.would_pay.amount)} USDC to ${b.would_pay.pay_to} on ${b.would_pay.network}`
         : `would not pay: ${b.refusal?.code}: ${b.refusal?.message}`,
       `cap headroom${b.would_pay ? ' after this payment' : ''}:`,
       ...headroomLines(b as Budget),
