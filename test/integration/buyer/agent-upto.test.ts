@@ -10,6 +10,7 @@ import t from 'tap'
 import { erc20Abi, type Address } from 'viem'
 import { PERMIT2_ADDRESS } from '../../../src/chain/permit2.js'
 import { PaymentRefusedError, wrapFetch } from '../../../src/client.js'
+import { createAgentPayments, type SignedPayment } from '../../../src/services/agent-payments/agent-payments.js'
 import { createUsers } from '../../../src/services/accounts/users.js'
 import { createPublishing } from '../../../src/services/publishing/publishing.js'
 import { createSettler } from '../../../src/services/settlement/settler.js'
@@ -246,3 +247,42 @@ t.test('caps and preview: the per-transaction cap applies to the maximum; the pr
   t.match(await preview({ upto: 'yes' }), { code: 'invalid_parameter', param: 'upto' })
   t.same(await rowsOf(agent.id), [], 'a preview signs nothing')
 })
+
+t.test(
+  'an agent that never reports: the sweep keeps the charge the proxy recorded; its expiry is read from Permit2',
+  async (t) => {
+    const svc = createAgentPayments(deps)
+    t.teardown(() => svc.close())
+    const agent = await p.agent({ fund: 1_000_000n })
+    const url = metered('charge=700')
+    const challenge = (await fetch(url)).headers.get('payment-required')!
+    const signed = (await svc.pay(agent.id, { url, challenge, upto: true })) as SignedPayment
+    t.match(signed, { scheme: 'upto', amount: '5000', max_amount: '5000', usage_based: true })
+    const res = await fetch(url, { headers: { [signed.header]: signed.value } })
+    t.equal(res.status, 200)
+    t.equal((await statusOf(agent.key)).spent.daily, '5000', 'unreported: the maximum stays counted')
+    await svc.sweep()
+    t.equal((await statusOf(agent.key)).spent.daily, '700', 'the sweep lowered it to the charge')
+    t.match(await svc.get(agent.id, signed.payment_id), { amount: '700', max_amount: '5000', scheme: 'upto' })
+
+    // settled: its Permit2 nonce is used; another signed and never sent: unused. Past both deadlines
+    // the sweep reads which from Permit2: the first stays counted at its charge, the second is released
+    const settler = createSettler(deps, { batchSize: 50 })
+    await until('the payment settled', async () => {
+      await settler.runOnce()
+      const r = await db
+        .selectFrom('payments')
+        .select('status')
+        .where('payer', '=', agent.address.toLowerCase())
+        .executeTakeFirst()
+      return r?.status === 'settled'
+    })
+    const later = createAgentPayments({ ...deps, now: () => new Date(Date.now() + 3_600_000) })
+    t.teardown(() => later.close())
+    const unsent = (await svc.pay(agent.id, { url, challenge, upto: true })) as SignedPayment
+    t.equal((await statusOf(agent.key)).spent.daily, '5700')
+    await later.sweep()
+    t.match(await svc.get(agent.id, unsent.payment_id), { status: 'expired' })
+    t.equal((await statusOf(agent.key)).spent.daily, '700', 'released at expiry')
+  },
+)
