@@ -11,6 +11,9 @@
  * without a second charge (or says it is still running: then it waits its `Retry-After`). A server
  * that offers v2 alone (the official `@x402/express`) is paid with `PAYMENT-SIGNATURE` too.
  *
+ * A local key with `upto` set pays a seller's usage-based `upto` requirement (Permit2, v2 only)
+ * where offered; the receipt's `amount` is the charge (sign-upto.ts).
+ *
  * A local key with `deferred` set pays with vouchers (x402 `deferred`, v2 only) wherever a seller
  * offers them, and `exact` elsewhere: it names itself with `PAYER-IDENTIFIER` on every request,
  * aggregates onto the latest voucher the seller shows, and deposits into the escrow in the payment
@@ -35,6 +38,7 @@ import { PaidCallFailedError, PaymentRefusedError } from './errors.js'
 import { deferredTerms, isPayableDeferred, signDeferred } from './sign-deferred.js'
 import { newPaymentId, paymentHeader, signExact } from './sign-exact.js'
 import { signInHeader, signInOffer, type SignInOffer } from './sign-in.js'
+import { isPayableUpto, signUpto } from './sign-upto.js'
 
 export interface PlatformPayOptions {
   /** the Tollgate API, e.g. http://localhost:4020 */
@@ -63,6 +67,13 @@ export interface LocalPayOptions {
    * `true` or `{}` turns it on with the default deposit.
    */
   deferred?: boolean | DeferredPayOptions
+  /**
+   * Pay a seller's `upto` requirement (usage-based price, x402 v2) where offered: a Permit2
+   * authorization for the maximum, of which the seller settles the actual charge (`res.payment.amount`;
+   * `maxAmount` the maximum). The key's wallet must have approved Permit2 for the asset once
+   * (`approve(0x000000000022D473030F116dDEE9F6B43aC78BA3, max)`); off by default. `maxAmount` applies to the maximum.
+   */
+  upto?: boolean
   /**
    * x402 `sign-in-with-x`: `'remembered'` (default) signs in where this wrapped fetch already paid
    * for the resource and the seller offers it; `'always'` wherever it is offered; `'never'` pays every time.
@@ -510,6 +521,26 @@ function localPayer(o: LocalPayOptions): Payer {
           if (!req) continue
           if (o.maxAmount !== undefined && req.amount > o.maxAmount) throw overMax(req)
           return deferred.sign(parsed, req)
+        }
+      }
+      if (o.upto) {
+        // usage-based first where offered (v2 only): that is what turning `upto` on asks for
+        for (const { parsed } of ch.offered) {
+          const req = parsed.accepts.find((r) => isPayableUpto(r) && allowedChain(r))
+          if (!req) continue
+          if (o.maxAmount !== undefined && req.amount > o.maxAmount) throw overMax(req)
+          const s = await signUpto(account, req, Math.floor(Date.now() / 1000))
+          const { paymentId: carried, ...h } = paymentHeader(parsed, req, s.payload, paymentId)
+          return {
+            ...h,
+            ...(carried ? { paymentIdentifier: carried } : {}),
+            amount: req.amount.toString(),
+            payTo: req.payTo,
+            payer: account.address,
+            network: req.network,
+            nonce: s.nonce,
+            scheme: 'upto',
+          }
         }
       }
       const payable = (

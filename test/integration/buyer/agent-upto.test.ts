@@ -7,7 +7,7 @@
  */
 import Fastify from 'fastify'
 import t from 'tap'
-import { erc20Abi, type Address } from 'viem'
+import { erc20Abi, maxUint256, type Address } from 'viem'
 import { PERMIT2_ADDRESS } from '../../../src/chain/permit2.js'
 import { PaymentRefusedError, wrapFetch } from '../../../src/client.js'
 import { createAgentPayments, type SignedPayment } from '../../../src/services/agent-payments/agent-payments.js'
@@ -18,6 +18,7 @@ import { announceRegistryChange } from '../../../src/services/registry-events.js
 import { startBuyerPlatform } from '../../helpers/buyer.js'
 import { chatCompletion, llmSettings, providerStandIn } from '../../helpers/llm-stand-in.js'
 import { decodeRequired } from '../../helpers/pay.js'
+import { newPayer, walletFor } from '../../helpers/settlement.js'
 import { until } from '../../helpers/until.js'
 
 const MAX = 5000n
@@ -286,3 +287,22 @@ t.test(
     t.equal((await statusOf(agent.key)).spent.daily, '700', 'released at expiry')
   },
 )
+
+t.test('a local key with upto: signs the maximum, the receipt states the charge', async (t) => {
+  const buyer = await newPayer(p, 100_000n)
+  await walletFor(p, buyer.key).writeContract({
+    address: devnet.usdcAddress,
+    abi: erc20Abi,
+    functionName: 'approve',
+    args: [PERMIT2_ADDRESS, maxUint256],
+  })
+  const res = await wrapFetch(fetch, { privateKey: buyer.key, upto: true })(metered('charge=321'))
+  t.equal(res.status, 200)
+  t.match(res.payment, { scheme: 'upto', amount: '321', maxAmount: '5000', header: 'PAYMENT-SIGNATURE' })
+  const capped = await wrapFetch(fetch, { privateKey: buyer.key, upto: true, maxAmount: 4999n })(
+    metered('charge=1'),
+  ).catch((e) => e)
+  t.match(capped, { code: 'spend_cap_exceeded' }, 'maxAmount applies to the maximum')
+  const plain = await wrapFetch(fetch, { privateKey: buyer.key })(metered('charge=1'))
+  t.match(plain.payment, { scheme: 'exact', amount: '5000' }, 'exact unless asked')
+})
