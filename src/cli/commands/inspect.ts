@@ -65,6 +65,14 @@ export async function inspect(o: {
       .slice(1)
       .flatMap((c) => c.accepts)
       .find((x) => x.inputSchema !== undefined)?.inputSchema
+  // schemes only the later (v2) challenge offers, e.g. upto's usage-based price: shown after the first's
+  const listed = [
+    ...ch.accepts,
+    ...parsed
+      .slice(1)
+      .flatMap((c) => c.accepts)
+      .filter((r) => r.scheme === 'upto' && !ch.accepts.some((a) => a.scheme === r.scheme)),
+  ]
   const s = cmd.settings()
   let dry: DryRun
   if (!s.agentKey) dry = { unavailable: 'unknown (no agent key; run tollgate setup or set TOLLGATE_AGENT_KEY)' }
@@ -86,7 +94,7 @@ export async function inspect(o: {
         payment_required: true,
         x402_version: ch.version,
         also_offered: parsed.slice(1).map((c) => c.version),
-        requirements: ch.accepts.map((r) => ({
+        requirements: listed.map((r) => ({
           price: r.amount.toString(),
           price_usdc: formatUsdc(r.amount.toString()),
           /** upto: the price is a maximum, the charge depends on usage */
@@ -112,7 +120,7 @@ export async function inspect(o: {
     `402 Payment Required: ${init.method} ${url}`,
     `x402 version ${ch.version}${parsed.length > 1 ? ` (also offered as v${parsed[1]!.version})` : ''}`,
   ]
-  ch.accepts.forEach((r, i) => {
+  listed.forEach((r, i) => {
     const schema = schemaOf(r)
     lines.push(
       `requirement ${i + 1}:`,

@@ -5,10 +5,14 @@
  * language-model endpoint charged by tokens, a seller upstream by X-Tollgate-Charge), a failed call
  * releases everything, the preview says "up to", and the chain settles exactly the charges.
  */
+import { mkdtempSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import Fastify from 'fastify'
 import t from 'tap'
 import { erc20Abi, maxUint256, type Address } from 'viem'
 import { PERMIT2_ADDRESS } from '../../../src/chain/permit2.js'
+import { runCli, type Io } from '../../../src/cli/main.js'
 import { PaymentRefusedError, wrapFetch } from '../../../src/client.js'
 import { createAgentPayments, type SignedPayment } from '../../../src/services/agent-payments/agent-payments.js'
 import { createUsers } from '../../../src/services/accounts/users.js'
@@ -247,6 +251,20 @@ t.test('caps and preview: the per-transaction cap applies to the maximum; the pr
   t.notOk(((await preview({})) as { would_pay: Record<string, unknown> }).would_pay.usage_based)
   t.match(await preview({ upto: 'yes' }), { code: 'invalid_parameter', param: 'upto' })
   t.same(await rowsOf(agent.id), [], 'a preview signs nothing')
+
+  // tollgate fetch --inspect lists the usage-based requirement as "up to"
+  const out: Buffer[] = []
+  const io: Io = {
+    stdout: (c) => out.push(Buffer.from(c)),
+    stderr: () => {},
+    env: { TOLLGATE_API_URL: p.webUrl, TOLLGATE_AGENT_KEY: agent.key },
+    home: mkdtempSync(path.join(os.tmpdir(), 'tg-upto-inspect-')),
+  }
+  t.equal(await runCli(['fetch', metered('charge=1'), '--inspect'], io), 0)
+  const text = Buffer.concat(out).toString()
+  t.match(text, /price\s+0\.005 USDC \(5000 atomic units\)/, 'exact')
+  t.match(text, /price\s+up to 0\.005 USDC \(5000 atomic units; charged by usage\)/, 'upto: up to')
+  t.same(await rowsOf(agent.id), [], 'nothing paid')
 })
 
 t.test(
