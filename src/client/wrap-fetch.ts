@@ -11,6 +11,9 @@
  * without a second charge (or says it is still running: then it waits its `Retry-After`). A server
  * that offers v2 alone (the official `@x402/express`) is paid with `PAYMENT-SIGNATURE` too.
  *
+ * A local key with `upto` set pays a seller's usage-based `upto` requirement (Permit2, v2 only)
+ * where offered; the receipt's `amount` is the charge (sign-upto.ts).
+ *
  * A local key with `deferred` set pays with vouchers (x402 `deferred`, v2 only) wherever a seller
  * offers them, and `exact` elsewhere: it names itself with `PAYER-IDENTIFIER` on every request,
  * aggregates onto the latest voucher the seller shows, and deposits into the escrow in the payment
@@ -35,6 +38,7 @@ import { PaidCallFailedError, PaymentRefusedError } from './errors.js'
 import { deferredTerms, isPayableDeferred, signDeferred } from './sign-deferred.js'
 import { newPaymentId, paymentHeader, signExact } from './sign-exact.js'
 import { signInHeader, signInOffer, type SignInOffer } from './sign-in.js'
+import { isPayableUpto, signUpto } from './sign-upto.js'
 
 export interface PlatformPayOptions {
   /** the Tollgate API, e.g. http://localhost:4020 */
@@ -43,6 +47,12 @@ export interface PlatformPayOptions {
   agentKey: string
   /** x402 `sign-in-with-x` from the agent wallet (the platform signs it): as for a local key */
   signIn?: SignInMode
+  /**
+   * Prefer a seller's `upto` requirement (usage-based price): the platform reserves its maximum
+   * against the caps and counts the actual charge once the seller recorded it. Without it, upto is
+   * paid only where nothing else can be.
+   */
+  upto?: boolean
 }
 
 export interface LocalPayOptions {
@@ -57,6 +67,13 @@ export interface LocalPayOptions {
    * `true` or `{}` turns it on with the default deposit.
    */
   deferred?: boolean | DeferredPayOptions
+  /**
+   * Pay a seller's `upto` requirement (usage-based price, x402 v2) where offered: a Permit2
+   * authorization for the maximum, of which the seller settles the actual charge (`res.payment.amount`;
+   * `maxAmount` the maximum). The key's wallet must have approved Permit2 for the asset once
+   * (`approve(0x000000000022D473030F116dDEE9F6B43aC78BA3, max)`); off by default. `maxAmount` applies to the maximum.
+   */
+  upto?: boolean
   /**
    * x402 `sign-in-with-x`: `'remembered'` (default) signs in where this wrapped fetch already paid
    * for the resource and the seller offers it; `'always'` wherever it is offered; `'never'` pays every time.
@@ -112,6 +129,8 @@ export interface PaymentInfo {
   voucher?: { id: string; nonce: string; valueAggregate: string }
   /** what the payment deposited into the escrow (deferred, atomic units), when it did */
   deposit?: string
+  /** upto: the maximum signed; `amount` is the actual charge the seller's receipt states (the maximum when it states none) */
+  maxAmount?: string
 }
 
 /** A call served on a sign-in (x402 `sign-in-with-x`): nothing was paid. */
@@ -236,7 +255,11 @@ export function wrapFetch(
       paymentId: decoded?.paymentId,
       agentPaymentId: signed.agentPaymentId,
       nonce: signed.nonce,
-      amount: signed.amount,
+      amount:
+        signed.scheme === 'upto' && typeof decoded?.amount === 'string' && /^[0-9]{1,40}$/.test(decoded.amount)
+          ? decoded.amount
+          : signed.amount,
+      ...(signed.scheme === 'upto' ? { maxAmount: signed.amount } : {}),
       payTo: signed.payTo,
       header: signed.header,
       ...idOf(signed),
@@ -381,8 +404,9 @@ export function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Paye
   return {
     async sign(ch, request, paymentId) {
       // the v1 body first (paid with X-PAYMENT); the v2 header when the platform can pay nothing in
-      // it — or first when it offers vouchers (deferred, v2 only), which the platform prefers
-      const offered = [...ch.offered].sort((a, b) => rank(a) - rank(b))
+      // it — or first when it offers vouchers (deferred, v2 only), which the platform prefers, or
+      // upto (v2 only) when asked for
+      const offered = [...ch.offered].sort((a, b) => rank(a, o.upto) - rank(b, o.upto))
       const raws = offered.length > 0 ? offered.map((o) => o.raw) : [ch.raw]
       for (let i = 0; ; i++) {
         // the caller's signal: an abort while the platform signs leaves nothing to retry with
@@ -394,6 +418,7 @@ export function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Paye
             method: request.method,
             challenge: raws[i],
             payment_identifier: paymentId,
+            ...(o.upto ? { upto: true } : {}),
           }),
           signal: request.signal,
         })
@@ -455,8 +480,9 @@ export function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Paye
   }
 }
 
-/** 0 for a challenge that offers a voucher (deferred), else 1 */
-const rank = (o: OfferedChallenge) => (o.parsed.accepts.some((r) => r.scheme === 'deferred') ? 0 : 1)
+/** 0 for a challenge that offers a voucher (deferred) or, when asked for, upto; else 1 */
+const rank = (o: OfferedChallenge, upto?: boolean) =>
+  o.parsed.accepts.some((r) => r.scheme === 'deferred' || (upto && r.scheme === 'upto')) ? 0 : 1
 
 /** The platform's `voucher` and `deposit` answer fields, for PaymentInfo. */
 function voucherOf(body: Record<string, unknown>): Pick<Signed, 'voucher' | 'deposit'> {
@@ -495,6 +521,26 @@ function localPayer(o: LocalPayOptions): Payer {
           if (!req) continue
           if (o.maxAmount !== undefined && req.amount > o.maxAmount) throw overMax(req)
           return deferred.sign(parsed, req)
+        }
+      }
+      if (o.upto) {
+        // usage-based first where offered (v2 only): that is what turning `upto` on asks for
+        for (const { parsed } of ch.offered) {
+          const req = parsed.accepts.find((r) => isPayableUpto(r) && allowedChain(r))
+          if (!req) continue
+          if (o.maxAmount !== undefined && req.amount > o.maxAmount) throw overMax(req)
+          const s = await signUpto(account, req, Math.floor(Date.now() / 1000))
+          const { paymentId: carried, ...h } = paymentHeader(parsed, req, s.payload, paymentId)
+          return {
+            ...h,
+            ...(carried ? { paymentIdentifier: carried } : {}),
+            amount: req.amount.toString(),
+            payTo: req.payTo,
+            payer: account.address,
+            network: req.network,
+            nonce: s.nonce,
+            scheme: 'upto',
+          }
         }
       }
       const payable = (

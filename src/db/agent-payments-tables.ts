@@ -18,8 +18,13 @@ export interface AgentPaymentsTable {
   payer: string
   pay_to: string
   amount: Numeric
-  /** `exact` (an EIP-3009 authorization) or `deferred` (a voucher: `nonce` is its EIP-712 digest) */
-  scheme: ColumnType<'exact' | 'deferred', 'exact' | 'deferred' | undefined, never>
+  /**
+   * `exact` (an EIP-3009 authorization), `deferred` (a voucher: `nonce` is its EIP-712 digest) or
+   * `upto` (a Permit2 authorization for `max_amount`: `nonce` is the Permit2 nonce as 32-byte hex)
+   */
+  scheme: ColumnType<'exact' | 'deferred' | 'upto', 'exact' | 'deferred' | 'upto' | undefined, never>
+  /** upto: the maximum signed (and reserved at first); `amount` becomes the actual charge once known */
+  max_amount: ColumnType<string | null, string | bigint | null | undefined, string | bigint | null>
   nonce: string
   valid_after: ColumnType<string, string | number | bigint, never>
   valid_before: ColumnType<string, string | number | bigint, never>

@@ -8,6 +8,7 @@ import { createAgentKeys } from '../../src/services/accounts/agent-keys.js'
 import { createAgents } from '../../src/services/accounts/agents.js'
 import { createAllowlist } from '../../src/services/accounts/allowlist.js'
 import { createUsers } from '../../src/services/accounts/users.js'
+import type { ProxyAppOptions } from '../../src/http/proxy-app.js'
 import { freePort, startTestPlatform, type TestPlatform } from './platform.js'
 
 interface T {
@@ -29,11 +30,17 @@ export interface BuyerPlatform extends TestPlatform {
   }): Promise<{ id: string; address: `0x${string}`; key: string; auth: { authorization: string } }>
 }
 
-/** The test platform (devnet, proxy) plus a listening web app with the agent payment API. */
-export async function startBuyerPlatform(t: T): Promise<BuyerPlatform> {
+/**
+ * The test platform (devnet, proxy) plus a listening web app with the agent payment API; `env` adds
+ * to the platform's, `proxy` to the proxy's options (default: the fixture handlers).
+ */
+export async function startBuyerPlatform(
+  t: T,
+  o: { env?: Record<string, string>; proxy?: ProxyAppOptions } = {},
+): Promise<BuyerPlatform> {
   const p = await startTestPlatform(t, {
-    proxy: { handlersDir: fixtures },
-    env: { TOLLGATE_MASTER_KEY: MASTER_KEY, HANDLER_MAX_THREADS: '2', HANDLER_MEMORY_MB: '128' },
+    proxy: { handlersDir: fixtures, ...o.proxy },
+    env: { TOLLGATE_MASTER_KEY: MASTER_KEY, HANDLER_MAX_THREADS: '2', HANDLER_MEMORY_MB: '128', ...o.env },
   })
   const web = await buildWebApp(p.deps, { logger: false })
   const port = await freePort()

@@ -65,6 +65,14 @@ export async function inspect(o: {
       .slice(1)
       .flatMap((c) => c.accepts)
       .find((x) => x.inputSchema !== undefined)?.inputSchema
+  // schemes only the later (v2) challenge offers, e.g. upto's usage-based price: shown after the first's
+  const listed = [
+    ...ch.accepts,
+    ...parsed
+      .slice(1)
+      .flatMap((c) => c.accepts)
+      .filter((r) => r.scheme === 'upto' && !ch.accepts.some((a) => a.scheme === r.scheme)),
+  ]
   const s = cmd.settings()
   let dry: DryRun
   if (!s.agentKey) dry = { unavailable: 'unknown (no agent key; run tollgate setup or set TOLLGATE_AGENT_KEY)' }
@@ -86,9 +94,11 @@ export async function inspect(o: {
         payment_required: true,
         x402_version: ch.version,
         also_offered: parsed.slice(1).map((c) => c.version),
-        requirements: ch.accepts.map((r) => ({
+        requirements: listed.map((r) => ({
           price: r.amount.toString(),
           price_usdc: formatUsdc(r.amount.toString()),
+          /** upto: the price is a maximum, the charge depends on usage */
+          usage_based: r.scheme === 'upto',
           scheme: r.scheme,
           network: r.network,
           chain_id: r.chainId ?? null,
@@ -110,11 +120,13 @@ export async function inspect(o: {
     `402 Payment Required: ${init.method} ${url}`,
     `x402 version ${ch.version}${parsed.length > 1 ? ` (also offered as v${parsed[1]!.version})` : ''}`,
   ]
-  ch.accepts.forEach((r, i) => {
+  listed.forEach((r, i) => {
     const schema = schemaOf(r)
     lines.push(
       `requirement ${i + 1}:`,
-      `  price    ${formatUsdc(r.amount.toString())} USDC (${r.amount} atomic units)`,
+      r.scheme === 'upto'
+        ? `  price    up to ${formatUsdc(r.amount.toString())} USDC (${r.amount} atomic units; charged by usage)`
+        : `  price    ${formatUsdc(r.amount.toString())} USDC (${r.amount} atomic units)`,
       `  network  ${r.network}${r.chainId ? ` (chain ${r.chainId})` : ''}`,
       `  payTo    ${r.payTo}`,
       `  timeout  ${r.maxTimeoutSeconds} s`,
@@ -198,7 +210,7 @@ export async function dryRun(
     preview: b,
     lines: [
       b.would_pay
-        ? `would pay ${formatUsdc(b.would_pay.amount)} USDC to ${b.would_pay.pay_to} on ${b.would_pay.network}`
+        ? `would pay ${b.would_pay.usage_based ? 'up to ' : ''}${formatUsdc(b.would_pay.amount)} USDC to ${b.would_pay.pay_to} on ${b.would_pay.network}`
         : `would not pay: ${b.refusal?.code}: ${b.refusal?.message}`,
       `cap headroom${b.would_pay ? ' after this payment' : ''}:`,
       ...headroomLines(b as Budget),

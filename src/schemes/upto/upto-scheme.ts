@@ -14,7 +14,7 @@
  *
  * Contract wallets (ERC-1271 signatures) are not accepted yet.
  */
-import { getAddress, hashTypedData, hexToBytes, toHex, type Address, type Hex } from 'viem'
+import { getAddress, hashTypedData, hexToBytes, type Address, type Hex } from 'viem'
 import { PERMIT2_ADDRESS, UPTO_PROXY_ADDRESS } from '../../chain/permit2.js'
 import type { SignerRecovery } from '../../chain/signer-recovery.js'
 import type { Deps } from '../../deps.js'
@@ -29,6 +29,9 @@ import { minValidForSeconds } from '../../x402/verify-requirements.js'
 import type { NetworkV2, PaymentRequirementsV2 } from '../../x402/types.js'
 import { createBalanceReader } from '../exact/balance-reader.js'
 import type { PaymentScheme, Reservation, VerifiedPayment, VerifyContext } from '../scheme.js'
+import { UPTO_WITNESS_TYPES, uptoNonceHex } from './typed-data.js'
+
+export { UPTO_WITNESS_TYPES, uptoNonceHex } from './typed-data.js'
 
 /** The Permit2 authorization of an upto payload, addresses lower-case, integers as bigint. */
 export interface UptoAuthorization {
@@ -42,26 +45,6 @@ export interface UptoAuthorization {
   facilitator: Address
   validAfter: bigint
 }
-
-/** The EIP-712 types the upto client signs (`uptoPermit2WitnessTypes` of `@x402/evm`). */
-export const UPTO_WITNESS_TYPES = {
-  PermitWitnessTransferFrom: [
-    { name: 'permitted', type: 'TokenPermissions' },
-    { name: 'spender', type: 'address' },
-    { name: 'nonce', type: 'uint256' },
-    { name: 'deadline', type: 'uint256' },
-    { name: 'witness', type: 'Witness' },
-  ],
-  TokenPermissions: [
-    { name: 'token', type: 'address' },
-    { name: 'amount', type: 'uint256' },
-  ],
-  Witness: [
-    { name: 'to', type: 'address' },
-    { name: 'facilitator', type: 'address' },
-    { name: 'validAfter', type: 'uint256' },
-  ],
-} as const
 
 /** The digest Permit2 checks the signature against. */
 export function uptoDigest(a: UptoAuthorization, chainId: number): Hex {
@@ -78,9 +61,6 @@ export function uptoDigest(a: UptoAuthorization, chainId: number): Hex {
     },
   })
 }
-
-/** The ledger's nonce of an upto payment: the Permit2 nonce as 32-byte hex (unique per payer). */
-export const uptoNonceHex = (nonce: bigint): Hex => toHex(nonce, { size: 32 })
 
 type Obj = Record<string, unknown>
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)

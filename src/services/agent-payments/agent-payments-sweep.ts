@@ -1,9 +1,10 @@
 import { sql, type Kysely } from 'kysely'
 import type { PublicClient } from 'viem'
+import { PERMIT2_ADDRESS, permit2Abi, permit2NonceUsed } from '../../chain/permit2.js'
 import { usdcAbi } from '../../chain/usdc-abi.js'
 import type { Config } from '../../config.js'
 import type { Database } from '../../db/database.js'
-import { releaseProven, settledReleaseAt } from './spend-release.js'
+import { heldOf, lowerToCharge, releaseProven, settledReleaseAt } from './spend-release.js'
 import type { SpendWindows } from './spend-windows.js'
 import type { AgentPaymentStatus } from '../../db/agent-payments-tables.js'
 
@@ -33,7 +34,8 @@ export interface SweepCounts {
  * - at once, from the proxy's records: a reserved payment the proxy voided is released (an agent
  *   that never reports still gets it back within a sweep); one released early that the proxy
  *   recorded after all (its replay guard lost, e.g. a Redis flush) is counted again (`reserved`);
- *   one the proxy settled carries its transaction.
+ *   one the proxy settled carries its transaction; an upto payment the proxy charged less than its
+ *   maximum counts the charge (the difference released).
  */
 export function createAgentPaymentsSweep(d: AgentPaymentsSweepDeps) {
   const { db, windows } = d
@@ -52,12 +54,23 @@ export function createAgentPaymentsSweep(d: AgentPaymentsSweepDeps) {
     for (const row of rows) {
       let used = false
       try {
-        used = await d.chain.readContract({
-          address: d.config.chain.usdc.address,
-          abi: usdcAbi,
-          functionName: 'authorizationState',
-          args: [row.payer as `0x${string}`, row.nonce as `0x${string}`],
-        })
+        if (row.scheme === 'upto') {
+          // a Permit2 signature transfer: its nonce's bit in the owner's bitmap
+          const n = BigInt(row.nonce)
+          const word = await d.chain.readContract({
+            address: PERMIT2_ADDRESS,
+            abi: permit2Abi,
+            functionName: 'nonceBitmap',
+            args: [row.payer as `0x${string}`, n >> 8n],
+          })
+          used = permit2NonceUsed(word, n)
+        } else
+          used = await d.chain.readContract({
+            address: d.config.chain.usdc.address,
+            abi: usdcAbi,
+            functionName: 'authorizationState',
+            args: [row.payer as `0x${string}`, row.nonce as `0x${string}`],
+          })
       } catch {
         continue // chain down: try again next sweep
       }
@@ -68,7 +81,7 @@ export function createAgentPaymentsSweep(d: AgentPaymentsSweepDeps) {
         .set({ status: next, updated_at: sql`now()` })
         .where('id', '=', row.id)
         .where('status', '=', row.status)
-        .returning('id')
+        .returning(['id', 'amount'])
         .executeTakeFirst()
       if (!u) continue
       await db
@@ -80,19 +93,16 @@ export function createAgentPaymentsSweep(d: AgentPaymentsSweepDeps) {
         // released early: its amount and unsettled entry are gone already; used after all, it counts again
         if (used) {
           counts.recounted++
-          await windows.adjust(row.agent_id, row.payer, w, BigInt(row.amount))
+          await windows.adjust(row.agent_id, row.payer, w, BigInt(u.amount))
         }
         continue
       }
       if (used) counts.spent++
       else {
         counts.expired++
-        await windows.adjust(row.agent_id, row.payer, w, -BigInt(row.amount))
+        await windows.adjust(row.agent_id, row.payer, w, -BigInt(u.amount))
       }
-      await windows.releaseUnsettled(
-        { payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) },
-        used ? releaseAt() : undefined,
-      )
+      await windows.releaseUnsettled(heldOf(row), used ? releaseAt() : undefined)
     }
   }
 
@@ -171,7 +181,7 @@ export function createAgentPaymentsSweep(d: AgentPaymentsSweepDeps) {
     const settled = await db
       .selectFrom('agent_payments as ap')
       .innerJoin('payments as p', (j) => j.onRef('p.payer', '=', 'ap.payer').onRef('p.nonce', '=', 'ap.nonce'))
-      .select(['ap.id', 'ap.payer', 'ap.nonce', 'ap.amount', 'p.tx_hash'])
+      .select(['ap.id', 'ap.payer', 'ap.nonce', 'ap.amount', 'ap.max_amount', 'p.tx_hash'])
       .where('ap.status', 'in', ['reserved', 'accepted'])
       .where('ap.tx_hash', 'is', null)
       .where('ap.valid_before', '>=', String(nowS))
@@ -185,8 +195,25 @@ export function createAgentPaymentsSweep(d: AgentPaymentsSweepDeps) {
         .where('id', '=', row.id)
         .where('tx_hash', 'is', null)
         .execute()
-      await windows.releaseUnsettled({ payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) }, releaseAt())
+      await windows.releaseUnsettled(heldOf(row), releaseAt())
     }
+  }
+
+  /** upto payments the proxy charged less than their maximum (the agent did not report it): the difference released. */
+  async function lowerCharged(limit: number): Promise<void> {
+    const charged = await db
+      .selectFrom('agent_payments as ap')
+      .innerJoin('payments as p', (j) => j.onRef('p.payer', '=', 'ap.payer').onRef('p.nonce', '=', 'ap.nonce'))
+      .selectAll('ap')
+      .select('p.value as charged')
+      .where('ap.scheme', '=', 'upto')
+      .where('ap.status', 'in', ['reserved', 'accepted'])
+      .where(sql<boolean>`ap.amount = ap.max_amount`)
+      .where('p.status', 'in', ['served', 'settling', 'settled'])
+      .where(sql<boolean>`p.value < ap.max_amount`)
+      .limit(limit)
+      .execute()
+    for (const { charged: value, ...row } of charged) await lowerToCharge(db, windows, row, BigInt(value))
   }
 
   return async function sweep(limit = 200): Promise<SweepCounts> {
@@ -196,6 +223,7 @@ export function createAgentPaymentsSweep(d: AgentPaymentsSweepDeps) {
     await releaseVoided(limit, counts)
     await recountRecorded(nowS, limit, counts)
     await noteSettled(nowS, limit)
+    await lowerCharged(limit)
     return counts
   }
 }

@@ -5,6 +5,7 @@ import { privateKeyToAccount } from 'viem/accounts'
 import { randomNonce, signTransferAuth } from '../../chain/sign-transfer-auth.js'
 import type { ParsedChallenge, Requirement } from '../../client/challenge.js'
 import { signDeferred } from '../../client/sign-deferred.js'
+import { signUpto } from '../../client/sign-upto.js'
 import { paymentHeader } from '../../client/sign-exact.js'
 import { signInHeader, signInOffer } from '../../client/sign-in.js'
 import type { Config } from '../../config.js'
@@ -24,7 +25,8 @@ import { createCollectionProofs, proofReason, type CollectionProof } from './col
 import { CustodialKeys } from './custodial-keys.js'
 import { createReservationWriter } from './insert-batcher.js'
 import { balanceError, capError, headroom, quote, type Headroom, type PaymentQuote } from './spend-answers.js'
-import { releaseProven, settledReleaseAt } from './spend-release.js'
+import { createAgentPermit2 } from './agent-permit2.js'
+import { heldOf, lowerToCharge, releaseProven, settledReleaseAt } from './spend-release.js'
 import { createSpendWindows, windowsAt, type Unsettled, type Windows } from './spend-windows.js'
 import { openWithdrawalAuthorizations } from '../withdrawals/wallet-reservation.js'
 import type { AgentPaymentStatus } from '../../db/agent-payments-tables.js'
@@ -134,6 +136,14 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
     : undefined
   const noEscrow = () =>
     appError('service_unavailable', { detail: 'this deployment has no deferred escrow (DEFERRED_ESCROW_ADDRESS)' })
+  const permit2 = createAgentPermit2({
+    redis: deps.redis,
+    key: deps.key,
+    chain: deps.chain,
+    chainId: config.chain.chainId,
+    relayerKeys: config.relayerKeys,
+    maxFeePerGasWei: config.settlement.maxFeePerGasWei,
+  })
   const writer = createReservationWriter(db)
   const proofs = createCollectionProofs({ ...deps, proxyOrigin, now })
   const sweep = createAgentPaymentsSweep({ db, chain: deps.chain, config, windows, now, balanceTtlMs: balances.ttlMs })
@@ -181,16 +191,16 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
   async function openAuthorizations(payer: string, nowSeconds: number): Promise<Unsettled[]> {
     const rows = await db
       .selectFrom('agent_payments')
-      .select(['nonce', 'amount', 'valid_before'])
+      .select(['nonce', 'amount', 'max_amount', 'valid_before'])
       .where('payer', '=', payer)
-      .where('scheme', '=', 'exact') // a voucher moves nothing from the wallet
+      .where('scheme', 'in', ['exact', 'upto']) // a voucher moves nothing from the wallet
       .where('status', 'in', ['reserved', 'accepted'])
       .where('tx_hash', 'is', null)
       .where('valid_before', '>', String(nowSeconds))
       .execute()
     // a pending withdrawal from the wallet is an unsettled authorization too
     return [
-      ...rows.map((r) => ({ payer, nonce: r.nonce, amount: BigInt(r.amount), validBefore: BigInt(r.valid_before) })),
+      ...rows.map((r) => ({ ...heldOf({ ...r, payer }), validBefore: BigInt(r.valid_before) })),
       ...(await openWithdrawalAuthorizations(db, payer, nowSeconds)),
     ]
   }
@@ -256,6 +266,7 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
       const { ch, url, method, payable } = chooseRequirement(agent, body, terms)
       const req = withinPerTransactionCap(agent, payable)
       if (req.scheme === 'deferred') return payDeferred(agent, body, { ch, url, method, req }, w, at)
+      if (req.scheme === 'upto') return payUpto(agent, body, { ch, url, method, req }, w, at)
       const balance = await balances.balanceOf(agent.address)
       if (balance < req.amount) throw balanceError(balance, 0n, req.amount)
       const nowSeconds = Math.floor(at.getTime() / 1000)
@@ -377,7 +388,7 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
       if (row.status === 'reserved') {
         // the agent's word never releases: only what the platform itself knows (accepted takes no nonce)
         // a voucher's replay guard is the proxy's voucher store, not a nonce key
-        proof = await proofs.check(row, { takeNonce: reported !== 'accepted' && row.scheme === 'exact' })
+        proof = await proofs.check(row, { takeNonce: reported !== 'accepted' && row.scheme !== 'deferred' })
         if (proof.proven) await releaseProven(db, windows, row, proof)
         else if (reported === 'accepted') {
           const updated = await db
@@ -387,12 +398,19 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
             .where('status', '=', 'reserved')
             .returning(['id'])
             .executeTakeFirst()
-          if (updated && tx)
-            await windows.releaseUnsettled(
-              { payer: row.payer, nonce: row.nonce, amount: BigInt(row.amount) },
-              releaseAt(),
-            )
+          if (updated && tx) await windows.releaseUnsettled(heldOf(row), releaseAt())
         }
+      }
+      // upto: the charge the platform's own proxy recorded (never the agent's word) replaces the maximum
+      if (row.scheme === 'upto' && !proof?.proven) {
+        const seller = await db
+          .selectFrom('payments')
+          .select(['value', 'status'])
+          .where('payer', '=', row.payer)
+          .where('nonce', '=', row.nonce)
+          .executeTakeFirst()
+        if (seller && ['served', 'settling', 'settled'].includes(seller.status))
+          await lowerToCharge(db, windows, row, BigInt(seller.value))
       }
       const payment = await this.get(agentId, id)
       return { ...payment, reason: outcomeReason(payment.status, proof) }
@@ -503,6 +521,8 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
         url: row.url,
         method: row.method,
         amount: row.amount,
+        /** upto: the maximum signed; `amount` is the actual charge once the proxy recorded it */
+        max_amount: row.max_amount,
         pay_to: row.pay_to,
         payer: row.payer,
         network: row.network,
@@ -604,6 +624,78 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
       }
     } catch (err) {
       await Promise.all([windows.adjust(agent.id, agent.address, w, -req.amount), undo()]).catch(() => {})
+      throw err
+    }
+  }
+
+  /**
+   * upto (usage-based price): a Permit2 authorization for the requirement's maximum from the
+   * custodial key, the wallet's Permit2 approval sent first when missing (agent-permit2.ts). The
+   * caps and the wallet's unsettled total reserve the maximum; the outcome (or the sweep) lowers
+   * the caps' count to the charge the proxy recorded, and a failed call releases it all.
+   */
+  async function payUpto(
+    agent: AgentRow,
+    body: PayBody,
+    c: { ch: ParsedChallenge; url: URL; method: string; req: Requirement },
+    w: Windows,
+    at: Date,
+  ): Promise<SignedPayment> {
+    const { req } = c
+    const balance = await balances.balanceOf(agent.address)
+    if (balance < req.amount) throw balanceError(balance, 0n, req.amount)
+    const key = keys.privateKeyOf(agent)
+    const token = req.extra ?? { name: config.chain.usdc.name, version: config.chain.usdc.version }
+    await permit2.ensure(agent.address, key, { address: req.asset, ...token })
+    const nowSeconds = Math.floor(at.getTime() / 1000)
+    const signed = await signUpto(privateKeyToAccount(`0x${key.toString('hex')}`), req, nowSeconds)
+    const payer = agent.address.toLowerCase()
+    const pay: Unsettled = { payer, nonce: signed.nonce, amount: req.amount, validBefore: signed.deadline }
+    const r = await reserve(agent, w, req.amount, { balance, pay, nowSeconds })
+    if (r.kind === 'balance') throw balanceError(balance, r.unsettled, req.amount)
+    if (r.kind === 'over') throw capError(agent, r.cap, req.amount, r.day, r.month)
+    if (r.kind !== 'ok') throw new Error(`unexpected spend reservation result ${r.kind}`)
+    try {
+      const id = await writer.write({
+        agent_id: agent.id,
+        x402_version: 2,
+        url: c.url.href,
+        method: c.method,
+        network: req.network,
+        asset: req.asset.toLowerCase(),
+        payer,
+        pay_to: req.payTo.toLowerCase(),
+        amount: req.amount.toString(),
+        max_amount: req.amount.toString(),
+        nonce: signed.nonce,
+        valid_after: signed.validAfter.toString(),
+        valid_before: signed.deadline.toString(),
+        day_window: w.day,
+        month_window: w.month,
+        scheme: 'upto',
+      })
+      const { header, value, paymentId } = paymentHeader(
+        c.ch,
+        req,
+        signed.payload,
+        body.payment_identifier as string | undefined,
+      )
+      return {
+        object: 'agent_payment',
+        payment_id: id,
+        header,
+        value,
+        ...quote(req),
+        payer: agent.address,
+        nonce: signed.nonce,
+        valid_before: signed.deadline.toString(),
+        ...(paymentId ? { payment_identifier: paymentId } : {}),
+        headroom: headroom(agent, r.day, r.month),
+      }
+    } catch (err) {
+      await Promise.all([windows.adjust(agent.id, agent.address, w, -req.amount), windows.releaseUnsettled(pay)]).catch(
+        () => {},
+      )
       throw err
     }
   }

@@ -6,6 +6,7 @@ import {
   type Requirement,
 } from '../../client/challenge.js'
 import { isPayableDeferred } from '../../client/sign-deferred.js'
+import { isPayableUpto } from '../../client/sign-upto.js'
 import { appError } from '../../errors.js'
 import type { AgentRow } from '../accounts/agent-auth.js'
 import { MAX_COUNTED } from './spend-windows.js'
@@ -19,6 +20,11 @@ export interface PayBody {
   payment_identifier?: unknown
   /** deferred: what to deposit into the escrow when the agent's balance there is short (decimal atomic units) */
   deposit_amount?: unknown
+  /**
+   * upto (usage-based prices): `true` prefers a seller's `upto` requirement (the caps reserve its
+   * maximum, the actual charge is kept); otherwise upto is paid only where nothing else is payable
+   */
+  upto?: unknown
 }
 
 /** What this deployment can pay: exact USDC on its own chain. */
@@ -97,7 +103,7 @@ export function chooseRequirement(agent: Pick<AgentRow, 'allowlist'>, body: PayB
     )
   const ours = forUrl.filter(
     (r) =>
-      (r.scheme === 'exact' || isOurDeferred(r, terms)) &&
+      (r.scheme === 'exact' || isOurDeferred(r, terms) || isPayableUpto(r)) &&
       r.chainId === terms.chainId &&
       (r.network === terms.network || r.network === terms.caip2) &&
       r.asset.toLowerCase() === terms.usdc &&
@@ -107,8 +113,8 @@ export function chooseRequirement(agent: Pick<AgentRow, 'allowlist'>, body: PayB
   if (ours.length === 0) {
     const offered = [...new Set(forUrl.map((r) => `${r.scheme} on ${r.network} in ${r.asset}`))].join(', ')
     const what = terms.escrow
-      ? `exact USDC (${terms.usdc}), or deferred into the escrow ${terms.escrow},`
-      : `exact USDC (${terms.usdc})`
+      ? `exact USDC (${terms.usdc}), upto through Permit2, or deferred into the escrow ${terms.escrow},`
+      : `exact USDC (${terms.usdc}) or upto through Permit2`
     throw appError(
       'unsupported_requirements',
       { detail: `this deployment pays ${what} on ${terms.network} / ${terms.caip2}; offered: ${offered}` },
@@ -126,13 +132,23 @@ export function chooseRequirement(agent: Pick<AgentRow, 'allowlist'>, body: PayB
       },
     )
   }
-  // cheapest first; at the same price a voucher before a transfer (no transaction per call)
+  if (body.upto !== undefined && typeof body.upto !== 'boolean')
+    throw appError(
+      'invalid_parameter',
+      { param: 'upto', detail: 'expected true or false' },
+      { details: { param: 'upto' } },
+    )
+  // cheapest first; at the same price a voucher before a transfer (no transaction per call). upto
+  // (its amount a maximum) first when asked for, else only where nothing else can be paid
   const rank = (r: Requirement) => (r.scheme === 'deferred' ? 0 : 1)
+  const uptoRank = (r: Requirement) => (r.scheme !== 'upto' ? 0 : body.upto === true ? -1 : 1)
   return {
     ch,
     url,
     method,
-    payable: allowed.sort((a, b) => (a.amount < b.amount ? -1 : a.amount > b.amount ? 1 : rank(a) - rank(b))),
+    payable: allowed.sort(
+      (a, b) => uptoRank(a) - uptoRank(b) || (a.amount < b.amount ? -1 : a.amount > b.amount ? 1 : rank(a) - rank(b)),
+    ),
   }
 }
 

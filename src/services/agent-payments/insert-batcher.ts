@@ -20,10 +20,14 @@ const COLUMNS = [
   'day_window',
   'month_window',
   'scheme',
+  'max_amount',
 ] as const
 
 /** A new reservation: the agent_payments columns the batcher writes (status is always `reserved`), amount and validity times as decimal strings. */
-export type ReservationRow = Pick<Selectable<AgentPaymentsTable>, (typeof COLUMNS)[number]>
+export type ReservationRow = Omit<Pick<Selectable<AgentPaymentsTable>, (typeof COLUMNS)[number]>, 'max_amount'> & {
+  /** upto only */
+  max_amount?: string | null
+}
 
 // one fixed statement over column arrays, prepared once per connection
 const RESERVATIONS_SQL = `
@@ -31,7 +35,7 @@ const RESERVATIONS_SQL = `
     insert into agent_payments (agent_id, status, ${COLUMNS.slice(1).join(', ')})
     select agent_id, 'reserved', ${COLUMNS.slice(1).join(', ')}
     from unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::numeric[], $10::text[],
-                $11::bigint[], $12::bigint[], $13::text[], $14::text[], $15::text[])
+                $11::bigint[], $12::bigint[], $13::text[], $14::text[], $15::text[], $16::numeric[])
       as t(${COLUMNS.join(', ')})
     returning id, nonce
   ), e as (insert into agent_payment_events (agent_payment_id, type) select id, 'sending' from p)
@@ -49,10 +53,11 @@ export function createReservationWriter(db: Kysely<Database>, maxBatch = 256) {
     // one flush at a time measured best here (two in flight was slower)
     maxInFlight: 1,
     async flush(rows) {
-      const col = <K extends keyof ReservationRow>(k: K) => rows.map((r) => String(r[k]))
+      const col = <K extends keyof ReservationRow>(k: K) =>
+        rows.map((r) => (r[k] === null || r[k] === undefined ? null : String(r[k])))
       const res = await preparedQuery<{ id: string; nonce: string }>(
         db,
-        'tollgate_agent_reservations_v2',
+        'tollgate_agent_reservations_v3',
         RESERVATIONS_SQL,
         COLUMNS.map(col),
       )

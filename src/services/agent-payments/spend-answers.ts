@@ -44,6 +44,7 @@ export function quote(r: Requirement): PaymentQuote {
     asset: r.asset,
     x402_version: r.version,
     max_timeout_seconds: r.maxTimeoutSeconds,
+    ...(r.scheme === 'upto' ? { usage_based: true as const, max_amount: r.amount.toString() } : {}),
   }
 }
 

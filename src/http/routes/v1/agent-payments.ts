@@ -79,6 +79,7 @@ export function agentPaymentRoutes(deps: Deps, opts: { sweepMs?: number } = {}):
         dry_run?: unknown
         payment_identifier?: unknown
         deposit_amount?: unknown
+        upto?: unknown
       }
     }>(
       '/payments',
@@ -109,6 +110,11 @@ export function agentPaymentRoutes(deps: Deps, opts: { sweepMs?: number } = {}):
                   'deferred: what to deposit from the agent wallet into the escrow when its balance for the seller is short (atomic USDC, at least the price; default 100 x the price)',
                 type: 'string',
                 maxLength: 20,
+              },
+              upto: {
+                type: 'boolean',
+                description:
+                  "usage-based prices: prefer the seller's `upto` requirement (its maximum is reserved against the caps, the actual charge counted once the proxy recorded it); without it upto is paid only where nothing else can be",
               },
             },
           },
