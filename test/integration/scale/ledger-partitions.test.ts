@@ -24,7 +24,7 @@ import { clearRedisPrefix, TEST_DATABASE_URL, testSchema } from '../../helpers/t
 import { sampleChallenge } from '../../unit/x402/fixtures.js'
 import { b64, NOW, v2Payload } from '../../unit/x402/payloads.js'
 
-const PREVIOUS = '2026-11-26T0900-payment-identifiers'
+const PREVIOUS = '2026-11-26T1020-upto-payments'
 const AGENT = '0x1111111111111111111111111111111111111111'
 const OTHER = '0x3333333333333333333333333333333333333333'
 const STATUSES = ['verified', 'served', 'settling', 'settled', 'voided', 'failed'] as const
