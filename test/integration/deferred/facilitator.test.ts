@@ -572,7 +572,14 @@ t.test('POST /deferred/vouchers/:id/:nonce/settle: a stored voucher without call
 
   const missing = await web.inject({ method: 'POST', url: `/deferred/vouchers/0x${'ab'.repeat(32)}/0/settle` })
   t.equal(missing.statusCode, 400)
-  t.same(missing.json(), { success: false, error: 'Voucher not found' })
+  // the spec's fields, and the platform's error shape beside them
+  t.same(missing.json(), {
+    success: false,
+    error: 'Voucher not found',
+    statusCode: 400,
+    code: 'invalid_parameter',
+    message: 'Voucher not found',
+  })
   const bad = await web.inject({ method: 'POST', url: `/deferred/vouchers/0x12/0/settle` })
   t.equal(bad.statusCode, 400)
   t.match(bad.json(), { success: false, error: /id must be 32 bytes/ })

@@ -25,6 +25,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify'
 import { sql } from 'kysely'
 import { encodeFunctionData, getAddress, isAddress, type Address, type Hex } from 'viem'
 import type { Deps } from '../../../deps.js'
+import { statusText } from '../../../errors.js'
 import { deferredEscrowAbi } from '../../../schemes/deferred/escrow-abi.js'
 import { EscrowReader } from '../../../schemes/deferred/escrow-reader.js'
 import { voucherJson } from '../../../schemes/deferred/deferred-scheme.js'
@@ -51,8 +52,38 @@ type Query = Record<string, string | undefined>
 const badParams = (reply: FastifyReply, detail: string) =>
   reply.code(400).send({ error: `Invalid parameters: ${detail}` })
 
+/** the platform's code for a refusal that carries no reason of the spec's own */
+const CODE_BY_STATUS: Record<number, string> = {
+  400: 'invalid_parameter',
+  404: 'not_found',
+  429: 'rate_limited',
+  503: 'service_unavailable',
+}
+
+/**
+ * A refusal keeps the spec's own fields (`error`; `errorReason` / `errorMessage`; `isValid` /
+ * `invalidReason` / `invalidMessage`) and also carries the platform's error shape (`statusCode`,
+ * `code`, `error`, `message`), so a spec client and a client of the rest of this API each read it
+ * their own way. Where the spec's `error` is present it is kept as it is (the refusal's text).
+ */
+function withPlatformShape(status: number, body: Record<string, unknown>): Record<string, unknown> {
+  const text = (...vs: unknown[]) => vs.find((v): v is string => typeof v === 'string')
+  return {
+    ...body,
+    statusCode: status,
+    code: text(body.code, body.invalidReason, body.errorReason) ?? CODE_BY_STATUS[status] ?? 'invalid_parameter',
+    error: text(body.error) ?? statusText(status),
+    message: text(body.message, body.invalidMessage, body.errorMessage, body.error) ?? statusText(status),
+  }
+}
+
 export function deferredFacilitatorRoutes(deps: Deps) {
   return async function routes(app: FastifyInstance): Promise<void> {
+    app.addHook('preSerialization', async (_request, reply, payload) =>
+      reply.statusCode >= 400 && payload && typeof payload === 'object' && !Array.isArray(payload)
+        ? withPlatformShape(reply.statusCode, payload as Record<string, unknown>)
+        : payload,
+    )
     const escrowAddress = deps.config.deferredEscrowAddress
     if (!escrowAddress) return
     const escrow = escrowAddress.toLowerCase() as Address
