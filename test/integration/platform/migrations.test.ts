@@ -67,7 +67,11 @@ t.test('two concurrent runs do not corrupt', async (t) => {
     await a.destroy()
     await b.destroy()
   })
-  const [ra, rb] = await Promise.all([migrateToLatest(a, schema), migrateToLatest(b, schema)])
+  // a run that met another test's dropped schema in the introspection applied nothing and is tried again
+  const [ra, rb] = await Promise.all([
+    despiteOthers(schema, () => migrateToLatest(a, schema)),
+    despiteOthers(schema, () => migrateToLatest(b, schema)),
+  ])
   const applied = ra.results!.length + rb.results!.length
   const all = await createMigrator(a, schema).getMigrations()
   t.equal(applied, all.length, 'each migration applied exactly once across both runs')
