@@ -5,7 +5,9 @@ import artifacts from '../../src/chain/contracts/artifacts.json' with { type: 'j
 import { mintUsdc, type Devnet } from '../../src/chain/devnet.js'
 import { deferredEscrowAbi } from '../../src/schemes/deferred/escrow-abi.js'
 import { voucherTypedData, type DeferredVoucher } from '../../src/schemes/deferred/typed-data.js'
+import type { FastifyInstance } from 'fastify'
 import type { Challenge } from '../../src/x402/challenge.js'
+import { decodeRequired } from './pay.js'
 
 type Requirement = Challenge['v2']['accepts'][number]
 
@@ -105,4 +107,33 @@ export function deferredHeader(
   return Buffer.from(JSON.stringify({ x402Version: 2, resource: required.resource, accepted, payload })).toString(
     'base64',
   )
+}
+
+/**
+ * `n` paid deferred calls of `buyer` to `url` through `proxy`: one new voucher id, aggregated call
+ * by call, PAYER-IDENTIFIER sent throughout. Throws on any answer but 200; returns the last voucher.
+ */
+export async function payDeferredCalls(
+  proxy: Pick<FastifyInstance, 'inject'>,
+  buyer: DeferredBuyer,
+  url: string,
+  n: number,
+): Promise<DeferredVoucher> {
+  const headers = { 'payer-identifier': buyer.address }
+  const required = decodeRequired((await proxy.inject({ url, headers })).headers['payment-required'] as string)
+  const deferred = required.accepts.find((a) => a.scheme === 'deferred')!
+  let v: DeferredVoucher | undefined
+  for (let i = 0; i < n; i++) {
+    v = buyer.voucher(deferred, v)
+    const signature = await buyer.sign(v)
+    const r = await proxy.inject({
+      url,
+      headers: {
+        ...headers,
+        'payment-signature': deferredHeader(required, deferred, { voucher: voucherWire(v), signature }),
+      },
+    })
+    if (r.statusCode !== 200) throw new Error(`call ${i}: ${r.statusCode} ${r.body}`)
+  }
+  return v!
 }

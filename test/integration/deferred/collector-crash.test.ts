@@ -13,11 +13,10 @@ import t from 'tap'
 import { createPublicClient, getAddress, http, type Address } from 'viem'
 import { usdcAbi } from '../../../src/chain/usdc-abi.js'
 import { deferredEscrowAbi } from '../../../src/schemes/deferred/escrow-abi.js'
-import type { DeferredVoucher } from '../../../src/schemes/deferred/typed-data.js'
 import { deferredCrashHooksFromEnv } from '../../../src/services/deferred-collect/test-hooks.js'
 import { announceRegistryChange } from '../../../src/services/registry-events.js'
 import { spawnNode } from '../../helpers/child-process.js'
-import { deferredBuyer, deferredHeader, voucherWire } from '../../helpers/deferred-buyer.js'
+import { deferredBuyer, payDeferredCalls } from '../../helpers/deferred-buyer.js'
 import { decodeRequired } from '../../helpers/pay.js'
 import { startTestPlatform } from '../../helpers/platform.js'
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../../helpers/test-env.js'
@@ -75,23 +74,8 @@ t.test('kill -9 mid-collection; a restarted worker collects every voucher exactl
   async function calls(n: number) {
     const buyer = await deferredBuyer(devnet, 10n ** 6n)
     await buyer.deposit(seller, 100_000n)
-    const headers = { 'payer-identifier': buyer.address }
-    const required = decodeRequired((await proxy.inject({ url: ECHO, headers })).headers['payment-required'] as string)
-    const deferred = required.accepts.find((a) => a.scheme === 'deferred')!
-    let v: DeferredVoucher | undefined
-    for (let i = 0; i < n; i++) {
-      v = buyer.voucher(deferred, v)
-      const signature = await buyer.sign(v)
-      const r = await proxy.inject({
-        url: ECHO,
-        headers: {
-          ...headers,
-          'payment-signature': deferredHeader(required, deferred, { voucher: voucherWire(v), signature }),
-        },
-      })
-      if (r.statusCode !== 200) throw new Error(`call ${i}: ${r.statusCode} ${r.body}`)
-    }
-    return { buyer: buyer.address, last: v! }
+    const last = await payDeferredCalls(proxy, buyer, ECHO, n)
+    return { buyer: buyer.address, last }
   }
   const statuses = async (buyers: Address[]) =>
     (

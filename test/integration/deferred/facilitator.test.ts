@@ -19,7 +19,7 @@ import {
   type DeferredVoucher,
 } from '../../../src/schemes/deferred/typed-data.js'
 import { announceRegistryChange } from '../../../src/services/registry-events.js'
-import { deferredBuyer, deferredHeader, voucherWire } from '../../helpers/deferred-buyer.js'
+import { deferredBuyer, deferredHeader, payDeferredCalls, voucherWire } from '../../helpers/deferred-buyer.js'
 import { decodeRequired } from '../../helpers/pay.js'
 import { startTestPlatform } from '../../helpers/platform.js'
 import { until } from '../../helpers/until.js'
@@ -67,23 +67,8 @@ const SPEC_FLUSH = {
 async function paidBuyer(calls: number) {
   const buyer = await deferredBuyer(devnet, 10n ** 6n)
   await buyer.deposit(seller, 50_000n)
-  const headers = { 'payer-identifier': buyer.address }
-  const required = decodeRequired((await proxy.inject({ url: ECHO, headers })).headers['payment-required'] as string)
-  const deferred = required.accepts.find((a) => a.scheme === 'deferred')!
-  let v: DeferredVoucher | undefined
-  for (let i = 0; i < calls; i++) {
-    v = buyer.voucher(deferred, v)
-    const signature = await buyer.sign(v)
-    const r = await proxy.inject({
-      url: ECHO,
-      headers: {
-        ...headers,
-        'payment-signature': deferredHeader(required, deferred, { voucher: voucherWire(v), signature }),
-      },
-    })
-    if (r.statusCode !== 200) throw new Error(r.body)
-  }
-  return { buyer, last: v }
+  const last = await payDeferredCalls(proxy, buyer, ECHO, calls)
+  return { buyer, last }
 }
 const ours = (buyer: string) =>
   `/deferred/buyers/${buyer}?seller=${seller}&asset=${asset}&escrow=${escrow}&chainId=${chainId}`

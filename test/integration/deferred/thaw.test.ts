@@ -10,11 +10,10 @@ import { createPublicClient, createTestClient, getAddress, http, type Address } 
 import { DEVNET_ESCROW_THAWING_PERIOD } from '../../../src/chain/devnet.js'
 import { usdcAbi } from '../../../src/chain/usdc-abi.js'
 import { deferredEscrowAbi } from '../../../src/schemes/deferred/escrow-abi.js'
-import type { DeferredVoucher } from '../../../src/schemes/deferred/typed-data.js'
 import { DeferredCollector } from '../../../src/services/deferred-collect/collector.js'
 import { announceRegistryChange } from '../../../src/services/registry-events.js'
 import { startWorkers } from '../../../workers/index.js'
-import { deferredBuyer, deferredHeader, voucherWire } from '../../helpers/deferred-buyer.js'
+import { deferredBuyer, payDeferredCalls } from '../../helpers/deferred-buyer.js'
 import { decodeRequired } from '../../helpers/pay.js'
 import { startTestPlatform } from '../../helpers/platform.js'
 import { until } from '../../helpers/until.js'
@@ -64,30 +63,6 @@ const statusesOf = async (buyer: Address) =>
       .execute()
   ).map((r) => r.status)
 
-async function calls(buyer: Awaited<ReturnType<typeof deferredBuyer>>, n: number) {
-  const required = decodeRequired(
-    (await proxy.inject({ url: ECHO, headers: { 'payer-identifier': buyer.address } })).headers[
-      'payment-required'
-    ] as string,
-  )
-  const deferred = required.accepts.find((a) => a.scheme === 'deferred')!
-  let previous: DeferredVoucher | undefined
-  for (let i = 0; i < n; i++) {
-    const v = buyer.voucher(deferred, previous)
-    const r = await proxy.inject({
-      url: ECHO,
-      headers: {
-        'payment-signature': deferredHeader(required, deferred, {
-          voucher: voucherWire(v),
-          signature: await buyer.sign(v),
-        }),
-      },
-    })
-    if (r.statusCode !== 200) throw new Error(`call ${i}: ${r.body}`)
-    previous = v
-  }
-}
-
 t.test(
   'a buyer that thaws gets its seller collected at once; after the withdrawal the seller was already paid',
   async (t) => {
@@ -95,8 +70,8 @@ t.test(
     const calm = await deferredBuyer(devnet, 10n ** 6n)
     await buyer.deposit(seller, 10_000n)
     await calm.deposit(seller, 10_000n)
-    await calls(buyer, 3)
-    await calls(calm, 2)
+    await payDeferredCalls(proxy, buyer, ECHO, 3)
+    await payDeferredCalls(proxy, calm, ECHO, 2)
 
     // nobody thaws: a run collects nothing (below the threshold, younger than the age)
     const idle = await new DeferredCollector(deps, { escrow: devnet.deferredEscrowAddress, log: quiet }).runOnce()
