@@ -74,8 +74,13 @@ export function transferAuthDigest(domainSeparator: Uint8Array, message: Transfe
   writeUint256(structBuf, 128, message.validAfter)
   writeUint256(structBuf, 160, message.validBefore)
   writeBytes32(structBuf, 192, message.nonce)
+  return eip712Digest(domainSeparator, keccak256(structBuf))
+}
+
+/** keccak256(0x1901 ‖ domainSeparator ‖ structHash): the EIP-712 digest of any typed message. */
+export function eip712Digest(domainSeparator: Uint8Array, structHash: Uint8Array): Uint8Array {
   digestBuf.set(domainSeparator, 2)
-  digestBuf.set(keccak256(structBuf), 34)
+  digestBuf.set(structHash, 34)
   return keccak256(digestBuf)
 }
 

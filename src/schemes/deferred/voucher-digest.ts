@@ -10,7 +10,13 @@
  *   const digest = voucherDigest(ds, voucher)
  */
 import { keccak256 } from '../../chain/keccak.js'
-import { makeDomainSeparator, writeAddress, writeBytes32, writeUint256 } from '../../chain/transfer-auth-digest.js'
+import {
+  eip712Digest,
+  makeDomainSeparator,
+  writeAddress,
+  writeBytes32,
+  writeUint256,
+} from '../../chain/transfer-auth-digest.js'
 import {
   DEFERRED_ESCROW_DOMAIN_NAME,
   DEFERRED_ESCROW_DOMAIN_VERSION,
@@ -35,9 +41,6 @@ export function voucherDomainSeparator(chainId: bigint | number, escrow: string)
 // One scratch buffer per module: JavaScript is single-threaded and nothing here awaits.
 const structBuf = Buffer.alloc(10 * 32)
 structBuf.set(VOUCHER_TYPEHASH, 0)
-const digestBuf = Buffer.alloc(2 + 32 + 32)
-digestBuf[0] = 0x19
-digestBuf[1] = 0x01
 
 /**
  * keccak256(0x1901 ‖ domainSeparator ‖ hashStruct(voucher)) as 32 bytes. The domain separator
@@ -54,7 +57,5 @@ export function voucherDigest(domainSeparator: Uint8Array, v: DeferredVoucher): 
   writeUint256(structBuf, 224, v.nonce)
   writeAddress(structBuf, 256, v.escrow)
   writeUint256(structBuf, 288, v.chainId)
-  digestBuf.set(domainSeparator, 2)
-  digestBuf.set(keccak256(structBuf), 34)
-  return keccak256(digestBuf)
+  return eip712Digest(domainSeparator, keccak256(structBuf))
 }
