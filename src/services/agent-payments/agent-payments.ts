@@ -305,15 +305,7 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
         )
         const payload = { signature, authorization: a }
         const id = await writer.write({
-          agent_id: agent.id,
-          x402_version: req.version,
-          url: url.href,
-          method,
-          network: req.network,
-          asset: req.asset.toLowerCase(),
-          payer: agent.address.toLowerCase(),
-          pay_to: req.payTo.toLowerCase(),
-          amount: req.amount.toString(),
+          ...requirementColumns(agent, req.version, url, method, req),
           nonce: a.nonce,
           valid_after: a.validAfter,
           valid_before: a.validBefore,
@@ -591,15 +583,7 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
       const signed = await signDeferred(account, plan.terms, { deposit, nowSeconds })
       const digest = hashTypedData(voucherTypedData(signed.voucher)).toLowerCase()
       const id = await writer.write({
-        agent_id: agent.id,
-        x402_version: 2,
-        url: c.url.href,
-        method: c.method,
-        network: req.network,
-        asset: req.asset.toLowerCase(),
-        payer,
-        pay_to: req.payTo.toLowerCase(),
-        amount: req.amount.toString(),
+        ...requirementColumns(agent, 2, c.url, c.method, req),
         nonce: digest,
         valid_after: String(signed.voucher.timestamp),
         valid_before: String(DEFERRED_NO_EXPIRY),
@@ -657,15 +641,7 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
     if (r.kind !== 'ok') throw new Error(`unexpected spend reservation result ${r.kind}`)
     try {
       const id = await writer.write({
-        agent_id: agent.id,
-        x402_version: 2,
-        url: c.url.href,
-        method: c.method,
-        network: req.network,
-        asset: req.asset.toLowerCase(),
-        payer,
-        pay_to: req.payTo.toLowerCase(),
-        amount: req.amount.toString(),
+        ...requirementColumns(agent, 2, c.url, c.method, req),
         max_amount: req.amount.toString(),
         nonce: signed.nonce,
         valid_after: signed.validAfter.toString(),
@@ -780,6 +756,21 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
 }
 
 /** `deposit_amount` (a decimal string of atomic units, at least the price), default 100 x the price. */
+/** The columns of an agent payment row that come from the requirement it pays, whatever the scheme. */
+function requirementColumns(agent: AgentRow, x402Version: number, url: URL, method: string, req: Requirement) {
+  return {
+    agent_id: agent.id,
+    x402_version: x402Version,
+    url: url.href,
+    method,
+    network: req.network,
+    asset: req.asset.toLowerCase(),
+    payer: agent.address.toLowerCase(),
+    pay_to: req.payTo.toLowerCase(),
+    amount: req.amount.toString(),
+  }
+}
+
 function depositAmountOf(body: PayBody, price: bigint): bigint {
   if (body.deposit_amount === undefined) return 100n * price
   const v = body.deposit_amount
