@@ -8,7 +8,6 @@
 import { mkdtempSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import Fastify from 'fastify'
 import t from 'tap'
 import { erc20Abi, maxUint256, type Address } from 'viem'
 import { PERMIT2_ADDRESS } from '../../../src/chain/permit2.js'
@@ -20,7 +19,8 @@ import { createPublishing } from '../../../src/services/publishing/publishing.js
 import { createSettler } from '../../../src/services/settlement/settler.js'
 import { announceRegistryChange } from '../../../src/services/registry-events.js'
 import { startBuyerPlatform } from '../../helpers/buyer.js'
-import { chatCompletion, llmSettings, providerStandIn } from '../../helpers/llm-stand-in.js'
+import { llmSettings } from '../../helpers/llm-stand-in.js'
+import { meteredUpstream, usageReportingLlm } from '../../helpers/metered.js'
 import { decodeRequired } from '../../helpers/pay.js'
 import { newPayer, walletFor } from '../../helpers/settlement.js'
 import { until } from '../../helpers/until.js'
@@ -33,24 +33,9 @@ let openGate = () => {}
 const closeGate = () => {
   gate = new Promise((r) => (openGate = r))
 }
-const upstream = Fastify()
-upstream.get('/api/*', async (req, reply) => {
-  const q = new URL(req.url, 'http://x').searchParams
-  if (q.get('gate') === '1') await gate
-  if (q.get('charge') === 'fail') return reply.code(500).send({ upstream: 'broken' })
-  if (q.get('charge') !== null) reply.header('x-tollgate-charge', q.get('charge')!)
-  return { upstream: 'ok' }
-})
-await upstream.listen({ host: '127.0.0.1', port: 0 })
-t.teardown(() => upstream.close())
-const origin = `http://127.0.0.1:${(upstream.server.address() as { port: number }).port}/api/metered`
+const origin = await meteredUpstream(t, () => gate)
 
-const llm = await providerStandIn(t, () => ({
-  json: chatCompletion(
-    { summary: 'A short summary.', keyPoints: ['one point'] },
-    { usage: { prompt_tokens: 300, completion_tokens: 100, total_tokens: 400 } },
-  ),
-}))
+const llm = await usageReportingLlm(t)
 // the proxy with the real hosted handlers and a language-model provider (the stand-in)
 const p = await startBuyerPlatform(t, {
   env: { TOLLGATE_ALLOW_PRIVATE_UPSTREAMS: 'true' },

@@ -4,7 +4,6 @@
  * token usage, a seller upstream charged what it reports in X-Tollgate-Charge (stripped; capped at
  * the maximum), settled in the Multicall3 batch, on-chain amounts equal to the charges.
  */
-import Fastify from 'fastify'
 import { sql } from 'kysely'
 import t from 'tap'
 import { decodePaymentResponseHeader, wrapFetchWithPaymentFromConfig } from '@x402/fetch'
@@ -15,29 +14,16 @@ import { PERMIT2_ADDRESS } from '../../../src/chain/permit2.js'
 import { createSettler } from '../../../src/services/settlement/settler.js'
 import { createUsers } from '../../../src/services/accounts/users.js'
 import { createPublishing } from '../../../src/services/publishing/publishing.js'
-import { chatCompletion, llmSettings, providerStandIn } from '../../helpers/llm-stand-in.js'
+import { llmSettings } from '../../helpers/llm-stand-in.js'
+import { meteredUpstream, usageReportingLlm } from '../../helpers/metered.js'
 import { decodeRequired } from '../../helpers/pay.js'
 import { startTestPlatform } from '../../helpers/platform.js'
 import { newPayer, walletFor } from '../../helpers/settlement.js'
 
 t.test('upto: the official client pays usage-priced endpoints, settled for the actual charge', async (t) => {
-  const upstream = Fastify()
-  upstream.get('/api/*', async (req, reply) => {
-    const charge = new URL(req.url, 'http://x').searchParams.get('charge')
-    if (charge === 'fail') return reply.code(500).send({ upstream: 'broken' })
-    if (charge !== null) reply.header('x-tollgate-charge', charge)
-    return { upstream: 'ok' }
-  })
-  await upstream.listen({ host: '127.0.0.1', port: 0 })
-  t.teardown(() => upstream.close())
-  const origin = `http://127.0.0.1:${(upstream.server.address() as { port: number }).port}/api/metered`
+  const origin = await meteredUpstream(t)
 
-  const llm = await providerStandIn(t, () => ({
-    json: chatCompletion(
-      { summary: 'A short summary.', keyPoints: ['one point'] },
-      { usage: { prompt_tokens: 300, completion_tokens: 100, total_tokens: 400 } },
-    ),
-  }))
+  const llm = await usageReportingLlm(t)
   const platform = await startTestPlatform(t, {
     env: { TOLLGATE_ALLOW_PRIVATE_UPSTREAMS: 'true', TOLLGATE_MASTER_KEY: '27'.repeat(32) },
   })
