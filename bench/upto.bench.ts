@@ -20,6 +20,7 @@ import { startDevnet } from '../src/chain/devnet.js'
 import { MULTICALL3_ADDRESS } from '../src/chain/multicall3-abi.js'
 import { PERMIT2_ADDRESS, UPTO_PROXY_ADDRESS } from '../src/chain/permit2.js'
 import { assertNativeSecp256k1 } from '../src/chain/recover-signer.js'
+import { eip3009Types } from '../src/chain/usdc-abi.js'
 import { loadConfig } from '../src/config.js'
 import { createDb } from '../src/db/create-db.js'
 import type { Payment } from '../src/db/database.js'
@@ -195,16 +196,7 @@ try {
     }
     const signature = await payerAccount.signTypedData({
       domain: { name: 'USDC', version: '2', chainId: devnet.chainId, verifyingContract: devnet.usdcAddress },
-      types: {
-        TransferWithAuthorization: [
-          { name: 'from', type: 'address' },
-          { name: 'to', type: 'address' },
-          { name: 'value', type: 'uint256' },
-          { name: 'validAfter', type: 'uint256' },
-          { name: 'validBefore', type: 'uint256' },
-          { name: 'nonce', type: 'bytes32' },
-        ],
-      },
+      types: { TransferWithAuthorization: eip3009Types.TransferWithAuthorization },
       primaryType: 'TransferWithAuthorization',
       message: msg,
     })
