@@ -1,5 +1,7 @@
 import {
+  BaseError,
   decodeErrorResult,
+  decodeFunctionData,
   encodeFunctionData,
   getAddress,
   parseEventLogs,
@@ -9,6 +11,7 @@ import {
   type Hex,
   type Log,
   type PublicClient,
+  type TransactionReceipt,
   toHex,
 } from 'viem'
 import { canDeploy, innerSignature, parseErc6492, type Erc6492Parts } from '../../chain/contract-signature.js'
@@ -249,6 +252,72 @@ export function usedAuthorizations(asset: string, logs: Log[]): Set<string> {
   return out
 }
 
+/**
+ * Whether a mined transaction settled upto payment `p` by calling the upto proxy itself, one
+ * payment per transaction (as the reference proxy on public chains requires, settlement.ts
+ * `uptoSettlementPath`): it succeeded, it was sent to the proxy, and the token logged p's transfer
+ * (payer to pay_to, the actual charge). No proxy event is needed: the reference logs none that
+ * names the payment.
+ */
+export function settledDirectly(p: Payment, receipt: TransactionReceipt): boolean {
+  if (p.scheme !== 'upto' || receipt.status !== 'success') return false
+  if (receipt.to?.toLowerCase() !== UPTO_PROXY_ADDRESS.toLowerCase()) return false
+  return parseEventLogs({ abi: usdcAbi, eventName: 'Transfer', logs: receipt.logs, strict: false }).some(
+    (e) =>
+      e.address.toLowerCase() === p.asset.toLowerCase() &&
+      e.args.from?.toLowerCase() === p.payer.toLowerCase() &&
+      e.args.to?.toLowerCase() === p.pay_to.toLowerCase() &&
+      e.args.value === BigInt(p.value),
+  )
+}
+
+/** Whether calldata sent to the upto proxy is a `settle` of p's Permit2 authorization (owner, nonce). */
+function settlesUpto(p: Payment, data: Hex): boolean {
+  try {
+    const { functionName, args } = decodeFunctionData({ abi: uptoProxyAbi, data })
+    return (
+      functionName === 'settle' && args[2].toLowerCase() === p.payer.toLowerCase() && args[0].nonce === BigInt(p.nonce)
+    )
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Whether a transaction called the upto proxy's `settle` for p: directly, or as one call of a
+ * Multicall3 aggregate3.
+ */
+export function transactionSettlesUpto(p: Payment, tx: { to: Address | null; input: Hex }): boolean {
+  const to = tx.to?.toLowerCase()
+  if (to === UPTO_PROXY_ADDRESS.toLowerCase()) return settlesUpto(p, tx.input)
+  if (to !== MULTICALL3_ADDRESS.toLowerCase()) return false
+  try {
+    const { functionName, args } = decodeFunctionData({ abi: multicall3Abi, data: tx.input })
+    if (functionName !== 'aggregate3') return false
+    return args[0].some(
+      (c) => c.target.toLowerCase() === UPTO_PROXY_ADDRESS.toLowerCase() && settlesUpto(p, c.callData),
+    )
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Simulates the upto proxy's `settle` of one payment sent by `from` (its facilitator); undefined
+ * when it would succeed, else the revert message (as simulateBatch names it).
+ */
+export async function simulateDirect(client: PublicClient, from: Address, p: Payment): Promise<string | undefined> {
+  const { target, callData } = settleCall(p)
+  try {
+    await client.call({ account: from, to: target, data: callData })
+    return undefined
+  } catch (err) {
+    const raw = err instanceof BaseError ? err.walk((e) => typeof (e as { data?: unknown }).data === 'string') : null
+    const data = (raw as { data?: Hex } | null)?.data
+    return data ? revertMessage(data) : 'reverted'
+  }
+}
+
 /** Blocks per eth_getLogs request when the caller names none (SETTLEMENT_LOG_CHUNK_BLOCKS's default). */
 export const DEFAULT_LOG_CHUNK_BLOCKS = 2_000
 
@@ -292,6 +361,24 @@ export async function findAuthorizationOutcome(
         toBlock,
       })
       if (settled[0]?.transactionHash) return { kind: 'used', txHash: settled[0].transactionHash }
+    }
+    // the reference proxy (public chains) logs no UptoSettled: the token's transfers from the payer
+    // to the payee for the charge, each transaction read to see whether it settled this payment
+    for (let fromBlock = start; fromBlock <= latest; fromBlock += chunk) {
+      const toBlock = fromBlock + chunk - 1n < latest ? fromBlock + chunk - 1n : latest
+      const transfers = await client.getContractEvents({
+        address,
+        abi: usdcAbi,
+        eventName: 'Transfer',
+        args: { from: getAddress(p.payer), to: getAddress(p.pay_to) },
+        fromBlock,
+        toBlock,
+      })
+      for (const e of transfers) {
+        if (e.args.value !== BigInt(p.value) || !e.transactionHash) continue
+        const tx = await client.getTransaction({ hash: e.transactionHash })
+        if (transactionSettlesUpto(p, tx)) return { kind: 'used', txHash: e.transactionHash }
+      }
     }
     return { kind: 'unknown' }
   }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import type { Address, Hex } from 'viem'
 import { MULTICALL3_ADDRESS } from '../../chain/multicall3-abi.js'
 import type { Payment } from '../../db/database.js'
 import {
@@ -6,7 +7,9 @@ import {
   authorizationStates,
   paymentAuthKey,
   reasonFromRevert,
+  settleCall,
   simulateBatch,
+  simulateDirect,
   usedAuthorizations,
   walletDeployments,
   type FailureReason,
@@ -19,12 +22,13 @@ import type { SettleStats, SettlerContext } from './settler-context.js'
 
 /**
  * Claim and send: claimed payments that can still settle go into one Multicall3 transaction,
- * simulated first, recorded in Postgres before it is broadcast; or, in facilitator mode, one
+ * simulated first, recorded in Postgres before it is broadcast (upto payments on a chain whose
+ * upto proxy refuses Multicall3: one such transaction each); or, in facilitator mode, one
  * `/settle` per payment.
  */
 export function createSender(ctx: SettlerContext, r: Reconciler, b: BatchLifecycle) {
   const { db, chain, config } = ctx.deps
-  const { marginS, feeCap, receiptTimeoutMs, receiptPollMs, hooks, log, getChainId } = ctx
+  const { marginS, feeCap, receiptTimeoutMs, receiptPollMs, hooks, log, getChainId, uptoPath } = ctx
   const { fail, settleWith, requeue, resolveUsed, diagnose, applyDiagnosis } = r
   const { finalizeBatch } = b
 
@@ -60,6 +64,40 @@ export function createSender(ctx: SettlerContext, r: Reconciler, b: BatchLifecyc
     for (const [i, p] of live.entries()) if (states[i]) await resolveUsed(p, stats)
     live = live.filter((_, i) => !states[i])
     if (live.length === 0) return
+    // upto payments go in the batch only where the chain's upto proxy takes them through Multicall3
+    const path = live.some((p) => p.scheme === 'upto') ? await uptoPath() : 'batch'
+    const upto = live.filter((p) => p.scheme === 'upto')
+    if (path === 'absent') await requeue(upto, 'upto_proxy_missing', stats)
+    const direct = path === 'direct' ? upto : []
+    if (path !== 'batch') live = live.filter((p) => p.scheme !== 'upto')
+
+    const sent: Array<{ id: string; txHash: Hex }> = []
+    const batch = await sendAggregate(relayer, network, asset, live, stats, held)
+    if (batch) sent.push(batch)
+    for (const p of direct) {
+      const one = await sendDirect(relayer, network, p, stats, held)
+      if (one) sent.push(one)
+    }
+    await Promise.all(
+      sent.map(async (b) => {
+        const receipt = await chain
+          .waitForTransactionReceipt({ hash: b.txHash, timeout: receiptTimeoutMs, pollingInterval: receiptPollMs })
+          .catch(() => null)
+        if (receipt) await finalizeBatch({ id: b.id, asset }, receipt, stats)
+      }),
+    )
+  }
+
+  /** Simulates, records and broadcasts one Multicall3 batch of `live`; the batch, or null when nothing was sent. */
+  async function sendAggregate(
+    relayer: Relayer,
+    network: string,
+    asset: string,
+    live: Payment[],
+    stats: SettleStats,
+    held: () => boolean,
+  ) {
+    if (live.length === 0) return null
     // ERC-6492 wallets not deployed yet: the batch deploys each before its transfers
     const deployments = await walletDeployments(chain, live)
     const sim = await simulateBatch(chain, relayer.address, asset, live, deployments)
@@ -70,27 +108,57 @@ export function createSender(ctx: SettlerContext, r: Reconciler, b: BatchLifecyc
       await applyDiagnosis(p, d === 'retry' ? reasonFromRevert(sim[i]!) : d, stats)
     }
     live = live.filter((p) => !doomed.includes(p))
-    if (live.length === 0) return
-
+    if (live.length === 0) return null
     const data = aggregate3Data(asset, live, deployments)
-    const estimate = await chain.estimateGas({ account: relayer.address, to: MULTICALL3_ADDRESS, data })
+    return recordAndBroadcast(relayer, network, asset, live, { to: MULTICALL3_ADDRESS, data }, stats, held)
+  }
+
+  /**
+   * One upto payment in its own transaction to the upto proxy, from its facilitator (the reference
+   * proxy public chains run accepts no other caller): simulated, recorded, broadcast. A recorded
+   * one-payment batch, so a restart resolves it as any other (batches.ts); null when not sent.
+   */
+  async function sendDirect(relayer: Relayer, network: string, p: Payment, stats: SettleStats, held: () => boolean) {
+    const revert = await simulateDirect(chain, relayer.address, p)
+    if (revert !== undefined) {
+      const d = await diagnose(p, revert)
+      await applyDiagnosis(p, d === 'retry' ? reasonFromRevert(revert) : d, stats)
+      return null
+    }
+    const { target, callData } = settleCall(p)
+    return recordAndBroadcast(relayer, network, p.asset, [p], { to: target, data: callData }, stats, held)
+  }
+
+  /**
+   * Signs a transaction settling `payments`, records it (batch and items) in Postgres, then
+   * broadcasts it: whatever happens after the record, a restart can find it. Once `held()` says
+   * the relayer lock was lost, nothing is recorded or sent (null).
+   */
+  async function recordAndBroadcast(
+    relayer: Relayer,
+    network: string,
+    asset: string,
+    payments: Payment[],
+    call: { to: Address; data: Hex },
+    stats: SettleStats,
+    held: () => boolean,
+  ): Promise<{ id: string; txHash: Hex } | null> {
+    const estimate = await chain.estimateGas({ account: relayer.address, ...call })
     const fromBlock = await chain.getBlockNumber({ cacheTime: 0 })
     const signed = await signRelayerTx(chain, relayer, {
-      to: MULTICALL3_ADDRESS,
-      data,
+      ...call,
       gas: (estimate * 13n) / 10n,
       chainId: await getChainId(),
       maxFeePerGasCap: feeCap,
     })
     if (!held()) {
       log.warn(
-        { relayer: relayer.address, count: live.length },
+        { relayer: relayer.address, count: payments.length },
         'settlement: relayer lock lost before its batch was recorded; its next holder rechecks these claims',
       )
-      return
+      return null
     }
     const batch = { id: randomUUID(), txHash: signed.hash }
-    // Recorded before it leaves this process: whatever happens next, a restart can find it.
     await db.transaction().execute(async (trx) => {
       await trx
         .insertInto('settlement_batches')
@@ -103,23 +171,20 @@ export function createSender(ctx: SettlerContext, r: Reconciler, b: BatchLifecyc
           tx_hash: signed.hash,
           raw_tx: signed.raw,
           from_block: fromBlock,
-          size: live.length,
+          size: payments.length,
           status: 'pending',
         })
         .execute()
       await trx
         .insertInto('settlement_batch_items')
-        .values(live.map((p) => ({ batch_id: batch.id, payment_id: p.id })))
+        .values(payments.map((p) => ({ batch_id: batch.id, payment_id: p.id })))
         .execute()
     })
     stats.batches++
     await hooks.beforeSend?.(batch)
     await broadcast(chain, signed.raw)
     await hooks.afterSend?.(batch)
-    const receipt = await chain
-      .waitForTransactionReceipt({ hash: signed.hash, timeout: receiptTimeoutMs, pollingInterval: receiptPollMs })
-      .catch(() => null)
-    if (receipt) await finalizeBatch({ id: batch.id, asset }, receipt, stats)
+    return batch
   }
 
   /**

@@ -2,6 +2,7 @@ import type { Logger } from 'pino'
 import type { Hex } from 'viem'
 import type { Deps } from '../../deps.js'
 import type { Payment } from '../../db/database.js'
+import { UPTO_PROXY_ADDRESS, uptoSettlementPath, type UptoSettlementPath } from '../../chain/permit2.js'
 import { createPayerCredit, type PayerCredit } from '../../ledger/payer-credit.js'
 import { processLogger } from '../../logger.js'
 import { MAX_HANDLER_TIMEOUT_MS } from '../../pool/handler-contract.js'
@@ -97,11 +98,15 @@ export interface SettlerContext {
   log: SettlerLog
   facilitator: FacilitatorClient | undefined
   getChainId(): Promise<number>
+  /** how this chain settles upto payments (read once per settler, logged): permit2.ts uptoSettlementPath */
+  uptoPath(): Promise<UptoSettlementPath>
 }
 
 export function settlerContext(deps: Deps, opts: SettlerOptions = {}): SettlerContext {
   const { config, chain } = deps
   let chainId: number | undefined
+  let uptoPath: Promise<UptoSettlementPath> | undefined
+  const log = opts.log ?? processLogger(config.logLevel)
   return {
     deps,
     batchSize: opts.batchSize ?? config.settlement.batchSize,
@@ -118,7 +123,7 @@ export function settlerContext(deps: Deps, opts: SettlerOptions = {}): SettlerCo
     lock: createRelayerLock(deps.redis, deps.key),
     credit: createPayerCredit(deps),
     // no payment signatures, raw transactions or keys go in here: ids, hashes, counts, reasons
-    log: opts.log ?? processLogger(config.logLevel),
+    log,
     facilitator:
       config.settlement.mode === 'facilitator'
         ? (opts.facilitator ?? createFacilitatorClient(config.settlement.facilitatorUrl!))
@@ -126,6 +131,30 @@ export function settlerContext(deps: Deps, opts: SettlerOptions = {}): SettlerCo
     async getChainId() {
       chainId ??= await chain.getChainId()
       return chainId
+    },
+    uptoPath() {
+      uptoPath ??= uptoSettlementPath(chain).then(
+        (path) => {
+          if (path === 'absent')
+            log.error(
+              { proxy: UPTO_PROXY_ADDRESS },
+              'settlement: no upto proxy at its canonical address on this chain; upto payments wait unsettled (turn UPTO_SCHEME off, or use a chain that has it)',
+            )
+          else
+            log.info(
+              { path },
+              path === 'batch'
+                ? 'settlement: upto payments settle in the Multicall3 batches'
+                : 'settlement: upto payments settle one transaction per payment',
+            )
+          return path
+        },
+        (err) => {
+          uptoPath = undefined
+          throw err
+        },
+      )
+      return uptoPath
     },
   }
 }
