@@ -28,7 +28,7 @@ import type { SettleStats, SettlerContext } from './settler-context.js'
  */
 export function createSender(ctx: SettlerContext, r: Reconciler, b: BatchLifecycle) {
   const { db, chain, config } = ctx.deps
-  const { marginS, feeCap, receiptTimeoutMs, receiptPollMs, hooks, log, getChainId, uptoPath } = ctx
+  const { marginS, feeCap, receiptTimeoutMs, receiptPollMs, hooks, log, getChainId, uptoPath, maxTxGas } = ctx
   const { fail, settleWith, requeue, resolveUsed, diagnose, applyDiagnosis } = r
   const { finalizeBatch } = b
 
@@ -72,8 +72,7 @@ export function createSender(ctx: SettlerContext, r: Reconciler, b: BatchLifecyc
     if (path !== 'batch') live = live.filter((p) => p.scheme !== 'upto')
 
     const sent: Array<{ id: string; txHash: Hex }> = []
-    const batch = await sendAggregate(relayer, network, asset, live, stats, held)
-    if (batch) sent.push(batch)
+    sent.push(...(await sendAggregate(relayer, network, asset, live, stats, held)))
     for (const p of direct) {
       const one = await sendDirect(relayer, network, p, stats, held)
       if (one) sent.push(one)
@@ -88,7 +87,11 @@ export function createSender(ctx: SettlerContext, r: Reconciler, b: BatchLifecyc
     )
   }
 
-  /** Simulates, records and broadcasts one Multicall3 batch of `live`; the batch, or null when nothing was sent. */
+  /**
+   * Simulates, records and broadcasts a Multicall3 batch of `live`: one, or several when its gas
+   * (with the margin) would pass `maxTxGas`, the chain's per-transaction cap (then halved until each
+   * fits). The batches sent; none when nothing was.
+   */
   async function sendAggregate(
     relayer: Relayer,
     network: string,
@@ -96,8 +99,8 @@ export function createSender(ctx: SettlerContext, r: Reconciler, b: BatchLifecyc
     live: Payment[],
     stats: SettleStats,
     held: () => boolean,
-  ) {
-    if (live.length === 0) return null
+  ): Promise<Array<{ id: string; txHash: Hex }>> {
+    if (live.length === 0) return []
     // ERC-6492 wallets not deployed yet: the batch deploys each before its transfers
     const deployments = await walletDeployments(chain, live)
     const sim = await simulateBatch(chain, relayer.address, asset, live, deployments)
@@ -108,9 +111,42 @@ export function createSender(ctx: SettlerContext, r: Reconciler, b: BatchLifecyc
       await applyDiagnosis(p, d === 'retry' ? reasonFromRevert(sim[i]!) : d, stats)
     }
     live = live.filter((p) => !doomed.includes(p))
-    if (live.length === 0) return null
+    if (live.length === 0) return []
     const data = aggregate3Data(asset, live, deployments)
-    return recordAndBroadcast(relayer, network, asset, live, { to: MULTICALL3_ADDRESS, data }, stats, held)
+    // a node refuses to estimate past its cap: with the simulation passed, that is the size
+    const estimate = await chain
+      .estimateGas({ account: relayer.address, to: MULTICALL3_ADDRESS, data })
+      .catch((err: unknown) => {
+        if (live.length > 1) return null
+        throw err
+      })
+    if (estimate === null || withMargin(estimate) > maxTxGas) {
+      if (live.length === 1) throw new Error(`one settlement call needs more gas than the cap (${maxTxGas})`)
+      const half = Math.ceil(live.length / 2)
+      log.info(
+        {
+          count: live.length,
+          gas: estimate === null ? 'over the node cap' : String(estimate),
+          maxTxGas: String(maxTxGas),
+        },
+        'settlement batch over the per-transaction gas cap: split in two',
+      )
+      return [
+        ...(await sendAggregate(relayer, network, asset, live.slice(0, half), stats, held)),
+        ...(await sendAggregate(relayer, network, asset, live.slice(half), stats, held)),
+      ]
+    }
+    const sent = await recordAndBroadcast(
+      relayer,
+      network,
+      asset,
+      live,
+      { to: MULTICALL3_ADDRESS, data },
+      estimate,
+      stats,
+      held,
+    )
+    return sent ? [sent] : []
   }
 
   /**
@@ -126,7 +162,9 @@ export function createSender(ctx: SettlerContext, r: Reconciler, b: BatchLifecyc
       return null
     }
     const { target, callData } = settleCall(p)
-    return recordAndBroadcast(relayer, network, p.asset, [p], { to: target, data: callData }, stats, held)
+    const call = { to: target, data: callData }
+    const estimate = await chain.estimateGas({ account: relayer.address, ...call })
+    return recordAndBroadcast(relayer, network, p.asset, [p], call, estimate, stats, held)
   }
 
   /**
@@ -140,14 +178,14 @@ export function createSender(ctx: SettlerContext, r: Reconciler, b: BatchLifecyc
     asset: string,
     payments: Payment[],
     call: { to: Address; data: Hex },
+    estimate: bigint,
     stats: SettleStats,
     held: () => boolean,
   ): Promise<{ id: string; txHash: Hex } | null> {
-    const estimate = await chain.estimateGas({ account: relayer.address, ...call })
     const fromBlock = await chain.getBlockNumber({ cacheTime: 0 })
     const signed = await signRelayerTx(chain, relayer, {
       ...call,
-      gas: (estimate * 13n) / 10n,
+      gas: withMargin(estimate),
       chainId: await getChainId(),
       maxFeePerGasCap: feeCap,
     })
@@ -234,6 +272,9 @@ export function createSender(ctx: SettlerContext, r: Reconciler, b: BatchLifecyc
 
   return { sendBatch, settleViaFacilitator }
 }
+
+/** The gas a settlement transaction is sent with: the node's estimate and 30%. */
+const withMargin = (estimate: bigint) => (estimate * 13n) / 10n
 
 /** A facilitator's refusal the chain could not explain, as one of our failure reasons (or retry). */
 function facilitatorReason(reason: string): FailureReason | undefined {

@@ -39,6 +39,11 @@ export interface SettlerOptions {
    * (default: the longest a paid call may run, VOID_MARGIN_MS added)
    */
   voidVerifiedAfterMs?: number
+  /**
+   * the most gas one settlement transaction may take (default EIP-7825's per-transaction cap,
+   * 2^24, which Base enforces): a batch that would need more is split
+   */
+  maxTxGas?: bigint
   /** blocks per eth_getLogs request (default: config.settlement.logChunkBlocks, SETTLEMENT_LOG_CHUNK_BLOCKS) */
   logChunkBlocks?: number
   /** where warnings go (default: a logger at config.logLevel); the worker passes its own */
@@ -59,6 +64,9 @@ export interface SettleStats {
 export const emptyStats = (): SettleStats => ({ settled: 0, failed: 0, requeued: 0, batches: 0 })
 
 export type SettlerLog = Pick<Logger, 'info' | 'warn' | 'error'>
+
+/** EIP-7825's per-transaction gas cap (2^24), which Base enforces: the default of `maxTxGas`. */
+export const MAX_TX_GAS = 16_777_216n
 
 /** What the sweep waits past the longest call before voiding a payment with no outcome. */
 export const VOID_MARGIN_MS = 60_000
@@ -91,6 +99,7 @@ export interface SettlerContext {
   stuckAfterMs: number
   voidAfterMs: number
   logChunkBlocks: bigint
+  maxTxGas: bigint
   hooks: SettlementHooks
   relayers: Relayer[]
   lock: ReturnType<typeof createRelayerLock>
@@ -118,6 +127,7 @@ export function settlerContext(deps: Deps, opts: SettlerOptions = {}): SettlerCo
     stuckAfterMs: opts.stuckAfterMs ?? 120_000,
     voidAfterMs: opts.voidVerifiedAfterMs ?? longestCallMs(config.handlers.timeoutMs) + VOID_MARGIN_MS,
     logChunkBlocks: BigInt(opts.logChunkBlocks ?? config.settlement.logChunkBlocks),
+    maxTxGas: opts.maxTxGas ?? MAX_TX_GAS,
     hooks: opts.hooks ?? {},
     relayers: relayersFromKeys(opts.relayerKeys ?? config.relayerKeys),
     lock: createRelayerLock(deps.redis, deps.key),
