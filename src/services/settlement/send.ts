@@ -28,7 +28,18 @@ import type { SettleStats, SettlerContext } from './settler-context.js'
  */
 export function createSender(ctx: SettlerContext, r: Reconciler, b: BatchLifecycle) {
   const { db, chain, config } = ctx.deps
-  const { marginS, feeCap, receiptTimeoutMs, receiptPollMs, hooks, log, getChainId, uptoPath, maxTxGas } = ctx
+  const {
+    marginS,
+    feeCap,
+    receiptTimeoutMs,
+    receiptPollMs,
+    hooks,
+    log,
+    getChainId,
+    uptoPath,
+    maxTxGas,
+    directInFlight,
+  } = ctx
   const { fail, settleWith, requeue, resolveUsed, diagnose, applyDiagnosis } = r
   const { finalizeBatch } = b
 
@@ -71,20 +82,26 @@ export function createSender(ctx: SettlerContext, r: Reconciler, b: BatchLifecyc
     const direct = path === 'direct' ? upto : []
     if (path !== 'batch') live = live.filter((p) => p.scheme !== 'upto')
 
-    const sent: Array<{ id: string; txHash: Hex }> = []
-    sent.push(...(await sendAggregate(relayer, network, asset, live, stats, held)))
-    for (const p of direct) {
-      const one = await sendDirect(relayer, network, p, stats, held)
-      if (one) sent.push(one)
+    const settled = (sent: Array<{ id: string; txHash: Hex }>) =>
+      Promise.all(
+        sent.map(async (b) => {
+          const receipt = await chain
+            .waitForTransactionReceipt({ hash: b.txHash, timeout: receiptTimeoutMs, pollingInterval: receiptPollMs })
+            .catch(() => null)
+          if (receipt) await finalizeBatch({ id: b.id, asset }, receipt, stats)
+        }),
+      )
+    const batches = settled(await sendAggregate(relayer, network, asset, live, stats, held))
+    // direct transactions `directInFlight` at a time: nodes hold only so many pending per sender
+    for (let i = 0; i < direct.length && held(); i += directInFlight) {
+      const sent: Array<{ id: string; txHash: Hex }> = []
+      for (const p of direct.slice(i, i + directInFlight)) {
+        const one = await sendDirect(relayer, network, p, stats, held)
+        if (one) sent.push(one)
+      }
+      await settled(sent)
     }
-    await Promise.all(
-      sent.map(async (b) => {
-        const receipt = await chain
-          .waitForTransactionReceipt({ hash: b.txHash, timeout: receiptTimeoutMs, pollingInterval: receiptPollMs })
-          .catch(() => null)
-        if (receipt) await finalizeBatch({ id: b.id, asset }, receipt, stats)
-      }),
-    )
+    await batches
   }
 
   /**

@@ -44,6 +44,11 @@ export interface SettlerOptions {
    * 2^24, which Base enforces): a batch that would need more is split
    */
   maxTxGas?: bigint
+  /**
+   * upto payments settled one transaction each (the reference proxy): how many are in flight at
+   * once (default 16, geth's pending slots per sender); the next ones follow their receipts
+   */
+  directInFlight?: number
   /** blocks per eth_getLogs request (default: config.settlement.logChunkBlocks, SETTLEMENT_LOG_CHUNK_BLOCKS) */
   logChunkBlocks?: number
   /** where warnings go (default: a logger at config.logLevel); the worker passes its own */
@@ -100,6 +105,7 @@ export interface SettlerContext {
   voidAfterMs: number
   logChunkBlocks: bigint
   maxTxGas: bigint
+  directInFlight: number
   hooks: SettlementHooks
   relayers: Relayer[]
   lock: ReturnType<typeof createRelayerLock>
@@ -128,6 +134,7 @@ export function settlerContext(deps: Deps, opts: SettlerOptions = {}): SettlerCo
     voidAfterMs: opts.voidVerifiedAfterMs ?? longestCallMs(config.handlers.timeoutMs) + VOID_MARGIN_MS,
     logChunkBlocks: BigInt(opts.logChunkBlocks ?? config.settlement.logChunkBlocks),
     maxTxGas: opts.maxTxGas ?? MAX_TX_GAS,
+    directInFlight: Math.max(1, opts.directInFlight ?? 16),
     hooks: opts.hooks ?? {},
     relayers: relayersFromKeys(opts.relayerKeys ?? config.relayerKeys),
     lock: createRelayerLock(deps.redis, deps.key),

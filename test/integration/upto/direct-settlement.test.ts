@@ -109,7 +109,8 @@ t.test('upto payments settle one transaction each where the proxy refuses Multic
   const sim = await simulateBatch(deps.chain, relayerAddress, deps.config.chain.usdc.address, uptoRows)
   t.same(sim, ['UnauthorizedFacilitator', 'UnauthorizedFacilitator', 'UnauthorizedFacilitator'])
 
-  const stats = await createSettler(deps).runOnce()
+  // two in flight at a time: the third follows their receipts
+  const stats = await createSettler(deps, { directInFlight: 2 }).runOnce()
   t.equal(stats.settled, 5, 'every payment settled')
   t.equal(stats.batches, 4, 'one Multicall3 batch for the exact payments, one transaction per upto payment')
   const settled = await payments()
