@@ -11,16 +11,16 @@ import t, { type Test } from 'tap'
 import { wrapFetchWithPaymentFromConfig } from '@x402/fetch'
 import { ExactEvmScheme } from '@x402/evm/exact/client'
 import { UptoEvmScheme } from '@x402/evm/upto/client'
-import { createTestClient, erc20Abi, http, maxUint256, type Hex } from 'viem'
+import { createTestClient, erc20Abi, http, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { PERMIT2_ADDRESS, UPTO_PROXY_ADDRESS, uptoSettlementPath } from '../../../src/chain/permit2.js'
+import { UPTO_PROXY_ADDRESS, uptoSettlementPath } from '../../../src/chain/permit2.js'
 import { MULTICALL3_ADDRESS } from '../../../src/chain/multicall3-abi.js'
 import type { Payment } from '../../../src/db/database.js'
 import { settleCall, simulateBatch } from '../../../src/services/settlement/chain-ops.js'
 import { createSettler } from '../../../src/services/settlement/settler.js'
 import { compileSolidity } from '../../helpers/evm-chain.js'
 import { startTestPlatform, type TestPlatform } from '../../helpers/platform.js'
-import { newPayer, walletFor } from '../../helpers/settlement.js'
+import { enableUpto, uptoBuyer, walletFor } from '../../helpers/settlement.js'
 
 const path = '/tollgate/toolbox/hash-generator?text=abc&algorithms=sha256'
 const PRICE = 1000n
@@ -41,11 +41,7 @@ async function installReferenceRulesProxy(platform: TestPlatform) {
 async function startPlatform(t: Test) {
   const platform = await startTestPlatform(t)
   const { deps } = platform
-  await deps.db
-    .updateTable('endpoints')
-    .set({ schemes: ['exact', 'upto'] })
-    .where('slug', '=', 'hash-generator')
-    .execute()
+  await enableUpto(platform)
   t.equal(await uptoSettlementPath(deps.chain), 'batch', 'the devnet runs our proxy, which batches')
   await installReferenceRulesProxy(platform)
   t.equal(await uptoSettlementPath(deps.chain), 'direct', 'any other proxy: one transaction per payment')
@@ -56,13 +52,7 @@ async function startPlatform(t: Test) {
 /** A new buyer (Permit2 approved) and what each case needs around it. */
 async function newBuyer(t: Test, { platform, url }: Awaited<ReturnType<typeof startPlatform>>) {
   const { deps } = platform
-  const buyer = await newPayer(platform, 100_000n)
-  await walletFor(platform, buyer.key).writeContract({
-    address: deps.config.chain.usdc.address,
-    abi: erc20Abi,
-    functionName: 'approve',
-    args: [PERMIT2_ADDRESS, maxUint256],
-  })
+  const buyer = await uptoBuyer(platform, 100_000n)
   const account = privateKeyToAccount(buyer.key)
   const payUpto = wrapFetchWithPaymentFromConfig(fetch, {
     schemes: [{ network: 'eip155:84532', client: new UptoEvmScheme(account) }],
