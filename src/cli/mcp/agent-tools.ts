@@ -268,7 +268,11 @@ async function callEndpoint(a: Record<string, any>, s: McpSession, signal: Abort
     if (!headers.has('content-type')) headers.set('content-type', 'application/json')
   }
   const m = (a.method ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase()
-  const res = await wrapFetch(s.fetch, { baseUrl: s.settings.apiUrl, agentKey: s.agentKey() })(target, {
+  const res = await wrapFetch(s.fetch, {
+    baseUrl: s.settings.apiUrl,
+    agentKey: s.agentKey(),
+    ...(s.upto ? { upto: true } : {}),
+  })(target, {
     method: m,
     headers,
     body,
@@ -283,18 +287,19 @@ async function callEndpoint(a: Record<string, any>, s: McpSession, signal: Abort
     ...(structured && !failed ? { structuredContent: structured } : {}),
     _meta: { 'tollgate/status': res.status },
   }
-  return withCost(result, res.payment)
+  return withCost(result, res.payment, res.signedIn)
 }
 
 async function callMcpTool(a: Record<string, any>, s: McpSession, signal: AbortSignal): Promise<CallToolResult> {
-  const client = await s.mcp(httpUrl(a.server_url, 'server_url'))
-  const { result, payment } = await callPaidTool(
+  const serverUrl = httpUrl(a.server_url, 'server_url')
+  const client = await s.mcp(serverUrl)
+  const { result, payment, signedIn } = await callPaidTool(
     client,
     s.payer(),
     { name: a.tool, arguments: a.arguments ?? {} },
-    { signal },
+    { signal, serverUrl, paidAccess: s.paidAccess },
   )
-  return withCost(result, payment)
+  return withCost(result, payment, signedIn)
 }
 
 async function budget(_a: Record<string, any>, s: McpSession): Promise<CallToolResult> {
