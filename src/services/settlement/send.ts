@@ -73,7 +73,15 @@ export function createSender(ctx: SettlerContext, r: Reconciler, b: BatchLifecyc
     if (live.length === 0) return
 
     const data = aggregate3Data(asset, live, deployments)
-    const estimate = await chain.estimateGas({ account: relayer.address, to: MULTICALL3_ADDRESS, data })
+    // estimated with every transfer required to succeed (chain-ops.ts, aggregate3Data); should one
+    // now fail after all (the chain moved since the simulation), the lenient estimate, as before
+    const estimate = await chain
+      .estimateGas({
+        account: relayer.address,
+        to: MULTICALL3_ADDRESS,
+        data: aggregate3Data(asset, live, deployments, { strict: true }),
+      })
+      .catch(() => chain.estimateGas({ account: relayer.address, to: MULTICALL3_ADDRESS, data }))
     const fromBlock = await chain.getBlockNumber({ cacheTime: 0 })
     const signed = await signRelayerTx(chain, relayer, {
       to: MULTICALL3_ADDRESS,
