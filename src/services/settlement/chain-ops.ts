@@ -76,6 +76,8 @@ export function transferCallData(p: Payment): Hex {
  * The call that settles one payment in a batch: `exact`, the token's transferWithAuthorization;
  * `upto`, the upto proxy's `settle` for the actual charge (`value`) under the signed maximum
  * (`max_value`), sent by the witness's facilitator (the batch's relayer, through Multicall3).
+ * Smart-wallet signatures go as they are (Permit2 asks an owner with code, ERC-1271), ERC-6492
+ * wrappers unwrapped as for exact: the batch deploys the wallet first.
  */
 export function settleCall(p: Payment, asset: string = p.asset): { target: Address; callData: Hex } {
   if (p.scheme !== 'upto') return { target: getAddress(asset), callData: transferCallData(p) }
@@ -93,7 +95,7 @@ export function settleCall(p: Payment, asset: string = p.asset): { target: Addre
         BigInt(p.value),
         getAddress(p.payer),
         { to: getAddress(p.pay_to), facilitator: getAddress(p.facilitator!), validAfter: BigInt(p.valid_after) },
-        p.signature as Hex,
+        innerSignature(p.signature as Hex),
       ],
     }),
   }
@@ -126,22 +128,35 @@ export async function walletDeployments(client: PublicClient, payments: Payment[
  * The aggregate3 calls of a batch: first one factory call per wallet still to deploy (failure
  * allowed: a wallet deployed meanwhile only makes its transfer go straight to ERC-1271), then one
  * transfer per payment. `transferAt[i]` is the index of payment i's transfer among the calls.
+ * `strict`: the transfers may not fail (for the gas estimate only, see `aggregate3Data`).
  */
-function batchCalls(asset: string, payments: Payment[], deployments: WalletDeployments = new Map()) {
+function batchCalls(asset: string, payments: Payment[], deployments: WalletDeployments = new Map(), strict = false) {
   const calls: Array<{ target: Address; allowFailure: boolean; callData: Hex }> = []
   for (const payer of new Set(payments.map((p) => p.payer))) {
     const d = deployments.get(payer)
     if (d) calls.push({ target: getAddress(d.factory), allowFailure: true, callData: d.factoryData })
   }
-  const transferAt = payments.map((p) => calls.push({ ...settleCall(p, asset), allowFailure: true }) - 1)
+  const transferAt = payments.map((p) => calls.push({ ...settleCall(p, asset), allowFailure: !strict }) - 1)
   return { calls, transferAt }
 }
 
-export function aggregate3Data(asset: string, payments: Payment[], deployments?: WalletDeployments): Hex {
+/**
+ * The batch's calldata. With `strict`, for the gas estimate: while a transfer may fail, the node
+ * finds the least gas at which the batch *succeeds*, which can starve a deeply nested transfer
+ * (an upto payment of a smart wallet: Multicall3, the proxy, Permit2, the wallet's ERC-1271 check,
+ * then the token) into failing inside a batch that still succeeds; a strict batch reverts instead,
+ * so its estimate covers every transfer.
+ */
+export function aggregate3Data(
+  asset: string,
+  payments: Payment[],
+  deployments?: WalletDeployments,
+  opts: { strict?: boolean } = {},
+): Hex {
   return encodeFunctionData({
     abi: multicall3Abi,
     functionName: 'aggregate3',
-    args: [batchCalls(asset, payments, deployments).calls],
+    args: [batchCalls(asset, payments, deployments, opts.strict).calls],
   })
 }
 

@@ -130,9 +130,16 @@ export function createSender(ctx: SettlerContext, r: Reconciler, b: BatchLifecyc
     live = live.filter((p) => !doomed.includes(p))
     if (live.length === 0) return []
     const data = aggregate3Data(asset, live, deployments)
-    // a node refuses to estimate past its cap: with the simulation passed, that is the size
+    // estimated with every transfer required to succeed (chain-ops.ts, aggregate3Data); should one
+    // now fail after all (the chain moved since the simulation), the lenient estimate, as before.
+    // A node refuses to estimate past its cap: with the simulation passed, that is the size.
     const estimate = await chain
-      .estimateGas({ account: relayer.address, to: MULTICALL3_ADDRESS, data })
+      .estimateGas({
+        account: relayer.address,
+        to: MULTICALL3_ADDRESS,
+        data: aggregate3Data(asset, live, deployments, { strict: true }),
+      })
+      .catch(() => chain.estimateGas({ account: relayer.address, to: MULTICALL3_ADDRESS, data }))
       .catch((err: unknown) => {
         if (live.length > 1) return null
         throw err
