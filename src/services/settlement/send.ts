@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { Address, Hex } from 'viem'
+import { getAddress, type Address, type Hex } from 'viem'
 import { MULTICALL3_ADDRESS } from '../../chain/multicall3-abi.js'
 import type { Payment } from '../../db/database.js'
 import {
@@ -79,8 +79,10 @@ export function createSender(ctx: SettlerContext, r: Reconciler, b: BatchLifecyc
     const path = live.some((p) => p.scheme === 'upto') ? await uptoPath() : 'batch'
     const upto = live.filter((p) => p.scheme === 'upto')
     if (path === 'absent') await requeue(upto, 'upto_proxy_missing', stats)
-    const direct = path === 'direct' ? upto : []
+    let direct = path === 'direct' ? upto : []
     if (path !== 'batch') live = live.filter((p) => p.scheme !== 'upto')
+    const deploying = await deployWalletsFirst(relayer, network, direct, stats, held)
+    direct = direct.filter((p) => !deploying.includes(p))
 
     const settled = (sent: Array<{ id: string; txHash: Hex }>) =>
       Promise.all(
@@ -91,7 +93,7 @@ export function createSender(ctx: SettlerContext, r: Reconciler, b: BatchLifecyc
           if (receipt) await finalizeBatch({ id: b.id, asset }, receipt, stats)
         }),
       )
-    const batches = settled(await sendAggregate(relayer, network, asset, live, stats, held))
+    const batches = settled([...(await sendAggregate(relayer, network, asset, live, stats, held)), ...deploying.sent])
     // direct transactions `directInFlight` at a time: nodes hold only so many pending per sender
     for (let i = 0; i < direct.length && held(); i += directInFlight) {
       const sent: Array<{ id: string; txHash: Hex }> = []
@@ -189,6 +191,41 @@ export function createSender(ctx: SettlerContext, r: Reconciler, b: BatchLifecyc
     const call = { to: target, data: callData }
     const estimate = await chain.estimateGas({ account: relayer.address, ...call })
     return recordAndBroadcast(relayer, network, p.asset, [p], call, estimate, stats, held)
+  }
+
+  /**
+   * Direct upto payments of ERC-6492 wallets not deployed yet cannot settle (Permit2 asks the
+   * wallet, which has no code): per such wallet, one recorded transaction runs its factory call,
+   * carrying that wallet's first payment as its item, so the usual lifecycle follows it (replaced
+   * when stuck, resolved after a crash); its receipt shows no transfer, so the payment goes back to
+   * `served`, as do the wallet's other payments now, and all settle directly next round.
+   * Returns the payments held back, and the transactions sent.
+   */
+  async function deployWalletsFirst(
+    relayer: Relayer,
+    network: string,
+    direct: Payment[],
+    stats: SettleStats,
+    held: () => boolean,
+  ): Promise<Payment[] & { sent: Array<{ id: string; txHash: Hex }> }> {
+    const out = Object.assign([] as Payment[], { sent: [] as Array<{ id: string; txHash: Hex }> })
+    if (direct.length === 0) return out
+    const deployments = await walletDeployments(chain, direct)
+    for (const [payer, d] of deployments) {
+      const mine = direct.filter((p) => p.payer === payer)
+      out.push(...mine)
+      const call = { to: getAddress(d.factory), data: d.factoryData }
+      const estimate = await chain.estimateGas({ account: relayer.address, ...call }).catch(() => null)
+      if (estimate === null) {
+        log.warn({ payer }, 'settlement: the factory call of an ERC-6492 wallet would fail; its payments wait')
+        await requeue(mine, 'wallet_not_deployable', stats)
+        continue
+      }
+      const sent = await recordAndBroadcast(relayer, network, mine[0]!.asset, [mine[0]!], call, estimate, stats, held)
+      if (sent) out.sent.push(sent)
+      await requeue(mine.slice(1), 'wallet_deploying', stats)
+    }
+    return out
   }
 
   /**

@@ -6,37 +6,23 @@
  * it is broadcast, and decides each from the token's transfer in its receipt. A settler killed after
  * broadcasting, and a payment settled on chain outside any recorded transaction, are both resolved.
  */
-import { readFileSync } from 'node:fs'
 import t, { type Test } from 'tap'
 import { wrapFetchWithPaymentFromConfig } from '@x402/fetch'
 import { ExactEvmScheme } from '@x402/evm/exact/client'
 import { UptoEvmScheme } from '@x402/evm/upto/client'
-import { createTestClient, erc20Abi, http, type Hex } from 'viem'
+import { erc20Abi, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { UPTO_PROXY_ADDRESS, uptoSettlementPath } from '../../../src/chain/permit2.js'
 import { MULTICALL3_ADDRESS } from '../../../src/chain/multicall3-abi.js'
 import type { Payment } from '../../../src/db/database.js'
 import { settleCall, simulateBatch } from '../../../src/services/settlement/chain-ops.js'
 import { createSettler } from '../../../src/services/settlement/settler.js'
-import { compileSolidity } from '../../helpers/evm-chain.js'
-import { startTestPlatform, type TestPlatform } from '../../helpers/platform.js'
+import { startTestPlatform } from '../../helpers/platform.js'
+import { installReferenceRulesProxy } from '../../helpers/upto-reference-proxy.js'
 import { enableUpto, uptoBuyer, walletFor } from '../../helpers/settlement.js'
 
 const path = '/tollgate/toolbox/hash-generator?text=abc&algorithms=sha256'
 const PRICE = 1000n
-
-/** Puts the reference-rules proxy (test/fixtures/contracts) at the upto proxy's canonical address. */
-async function installReferenceRulesProxy(platform: TestPlatform) {
-  const src = (file: string) => readFileSync(new URL(file, import.meta.url), 'utf8')
-  const compiled = compileSolidity({
-    'X402UptoPermit2Proxy.sol': src('../../../src/chain/contracts/X402UptoPermit2Proxy.sol'),
-    'ReferenceRulesUptoProxy.sol': src('../../fixtures/contracts/ReferenceRulesUptoProxy.sol'),
-  })
-  await createTestClient({ mode: 'anvil', transport: http(platform.devnet.rpcUrl) }).setCode({
-    address: UPTO_PROXY_ADDRESS,
-    bytecode: compiled.ReferenceRulesUptoProxy!.deployedBytecode,
-  })
-}
 
 async function startPlatform(t: Test) {
   const platform = await startTestPlatform(t)

@@ -35,6 +35,7 @@ import { meteredUpstream } from '../../helpers/metered.js'
 import { decodeRequired } from '../../helpers/pay.js'
 import { startTestPlatform } from '../../helpers/platform.js'
 import { newPayer } from '../../helpers/settlement.js'
+import { installReferenceRulesProxy } from '../../helpers/upto-reference-proxy.js'
 import { deploySmartWallet, smartWalletContracts, walletSig } from '../../helpers/smart-wallet.js'
 
 interface Auth {
@@ -208,51 +209,61 @@ t.test('upto: an ERC-1271 smart wallet pays a usage-priced call, settled for the
   t.equal((await m.balanceOf(m.receiver)) - before.receiver, 1234n, 'the seller got it')
 })
 
-t.test('upto: a smart wallet not deployed yet pays with ERC-6492; the batch deploys it, then settles', async (t) => {
-  const m = await meteredUpto(t)
-  const { deps, devnet } = m.platform
-  const { factory: compiled } = smartWalletContracts()
-  const deployer = createWalletClient({
-    account: privateKeyToAccount(devnet.accounts.faucet.privateKey),
-    chain: devnet.chain,
-    transport: http(devnet.rpcUrl),
-  })
-  const factory = (await deps.chain.waitForTransactionReceipt({ hash: await deployer.deployContract(compiled) }))
-    .contractAddress!
-  const ownerKey = generatePrivateKey()
-  const owner = privateKeyToAccount(ownerKey).address
-  const wallet = (await deps.chain.readContract({
-    address: factory,
-    abi: compiled.abi,
-    functionName: 'getAddress',
-    args: [owner, 7n],
-  })) as Address
-  // a wallet whose address approved Permit2 before it had code (as a factory that approves on deployment would)
-  await m.fund(wallet, 100_000n)
-  t.equal(await deps.chain.getCode({ address: wallet }), undefined, 'no code yet')
-  const wrapped = (ecdsa: Hex) =>
-    serializeErc6492Signature({
-      address: factory,
-      data: encodeFunctionData({ abi: compiled.abi, functionName: 'createAccount', args: [owner, 7n] }),
-      signature: walletSig(ecdsa),
-    })
+for (const path of ['batch', 'direct'] as const)
+  t.test(
+    `upto: a smart wallet not deployed yet pays with ERC-6492; settlement deploys it, then settles (${path} path)`,
+    async (t) => {
+      const m = await meteredUpto(t)
+      const { deps, devnet } = m.platform
+      // direct: the chain runs the reference proxy, one transaction per payment (a deploy transaction first)
+      if (path === 'direct') await installReferenceRulesProxy(m.platform)
+      const { factory: compiled } = smartWalletContracts()
+      const deployer = createWalletClient({
+        account: privateKeyToAccount(devnet.accounts.faucet.privateKey),
+        chain: devnet.chain,
+        transport: http(devnet.rpcUrl),
+      })
+      const factory = (await deps.chain.waitForTransactionReceipt({ hash: await deployer.deployContract(compiled) }))
+        .contractAddress!
+      const ownerKey = generatePrivateKey()
+      const owner = privateKeyToAccount(ownerKey).address
+      const wallet = (await deps.chain.readContract({
+        address: factory,
+        abi: compiled.abi,
+        functionName: 'getAddress',
+        args: [owner, 7n],
+      })) as Address
+      // a wallet whose address approved Permit2 before it had code (as a factory that approves on deployment would)
+      await m.fund(wallet, 100_000n)
+      t.equal(await deps.chain.getCode({ address: wallet }), undefined, 'no code yet')
+      const wrapped = (ecdsa: Hex) =>
+        serializeErc6492Signature({
+          address: factory,
+          data: encodeFunctionData({ abi: compiled.abi, functionName: 'createAccount', args: [owner, 7n] }),
+          signature: walletSig(ecdsa),
+        })
 
-  const stranger = await m.send(await m.payload(wallet, generatePrivateKey(), wrapped))
-  t.equal(stranger.statusCode, 402, 'a stranger: 402')
-  t.match(m.reasonOf(stranger), /^invalid_permit2_signature/, 'the would-be wallet says no to a stranger')
-  t.same(await m.rowsOf(wallet), [], 'nothing recorded')
+      const stranger = await m.send(await m.payload(wallet, generatePrivateKey(), wrapped))
+      t.equal(stranger.statusCode, 402, 'a stranger: 402')
+      t.match(m.reasonOf(stranger), /^invalid_permit2_signature/, 'the would-be wallet says no to a stranger')
+      t.same(await m.rowsOf(wallet), [], 'nothing recorded')
 
-  const paid = await m.send(await m.payload(wallet, ownerKey, wrapped), 777)
-  t.equal(paid.statusCode, 200, paid.body)
-  t.equal(await deps.chain.getCode({ address: wallet }), undefined, 'paying does not deploy the wallet')
-  await m.settle(wallet)
-  const [settled] = await m.rowsOf(wallet)
-  t.equal(settled?.status, 'settled', 'settled in the batch that deployed the wallet')
-  t.ok((await deps.chain.getCode({ address: wallet }))?.length, 'the batch deployed the wallet')
-  t.same(
-    await m.transfersFrom(wallet, settled!.tx_hash as Hex),
-    [[m.receiver.toLowerCase(), 777n]],
-    'one transfer from the wallet, of the actual charge',
+      const paid = await m.send(await m.payload(wallet, ownerKey, wrapped), 777)
+      t.equal(paid.statusCode, 200, paid.body)
+      t.equal(await deps.chain.getCode({ address: wallet }), undefined, 'paying does not deploy the wallet')
+      await m.settle(wallet)
+      const [settled] = await m.rowsOf(wallet)
+      t.equal(
+        settled?.status,
+        'settled',
+        path === 'batch' ? 'settled in the batch that deployed the wallet' : 'settled after its deployment',
+      )
+      t.ok((await deps.chain.getCode({ address: wallet }))?.length, 'settlement deployed the wallet')
+      t.same(
+        await m.transfersFrom(wallet, settled!.tx_hash as Hex),
+        [[m.receiver.toLowerCase(), 777n]],
+        'one transfer from the wallet, of the actual charge',
+      )
+      t.equal(await m.balanceOf(wallet), 100_000n - 777n, 'the wallet paid the charge only')
+    },
   )
-  t.equal(await m.balanceOf(wallet), 100_000n - 777n, 'the wallet paid the charge only')
-})
