@@ -1,22 +1,11 @@
-import type { Kysely } from 'kysely'
+import type { Kysely, Selectable } from 'kysely'
+import type { AccessUsesTable } from '../db/access-grants-table.js'
 import { preparedQuery } from '../db/create-db.js'
 import type { Database } from '../db/database.js'
 import { groupCommit } from '../db/group-commit.js'
 
-/** A call served on an x402 sign-in-with-x access grant, as the proxy records it. */
-export interface AccessUse {
-  id: string
-  /** lower-case address of the wallet that signed in */
-  payer: string
-  endpoint_id: string
-  /** the grant's scope (the endpoint, or its service) */
-  scope_id: string
-  /** the payment whose grant served the call */
-  payment_id: string
-  resource: string
-  method: string
-  pay_to: string
-}
+/** A call served on an x402 sign-in-with-x access grant, as the proxy records it (created_at: its transaction's now()). */
+export type AccessUse = Omit<Selectable<AccessUsesTable>, 'created_at'>
 
 // one fixed statement over column arrays, prepared once per connection (as the ledger's)
 const USES_SQL = `

@@ -4,8 +4,11 @@ import { ExactEvmScheme } from '@x402/evm'
 import { createTestClient, createWalletClient, http, parseEther, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { mintUsdc } from '../../src/chain/devnet.js'
+import type { Deps } from '../../src/deps.js'
 import { processLogger } from '../../src/logger.js'
+import { createSettler } from '../../src/services/settlement/settler.js'
 import type { TestPlatform } from './platform.js'
+import { until } from './until.js'
 
 /** A hosted endpoint priced at 1000 atomic units (0.001 USDC). */
 export const paidPath = '/tollgate/toolbox/hash-generator?text=abc&algorithms=sha256'
@@ -46,6 +49,21 @@ export async function payMany(
     }),
   )
   return statuses
+}
+
+/** Runs the batch settler until every payment of `payer` (the voided ones aside) is settled. */
+export async function settleAllOf(deps: Deps, payer: string): Promise<void> {
+  const settler = createSettler(deps, { batchSize: 50 })
+  await until(`the payments of ${payer} settled`, async () => {
+    await settler.runOnce()
+    const open = await deps.db
+      .selectFrom('payments')
+      .select('id')
+      .where('payer', '=', payer.toLowerCase())
+      .where('status', 'not in', ['settled', 'voided'])
+      .execute()
+    return open.length === 0
+  })
 }
 
 export function walletFor(platform: TestPlatform, key: Hex) {

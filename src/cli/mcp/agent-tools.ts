@@ -27,6 +27,11 @@ const method = {
   pattern: '^[A-Za-z]{1,10}$',
   description: 'HTTP method (default GET, or POST when a body is given)',
 }
+const upto = {
+  type: 'boolean',
+  description:
+    'pay a usage-based price (x402 upto) where the endpoint offers one: the maximum is reserved against the caps and the seller charges what was used; elsewhere exact as usual',
+}
 
 export const AGENT_TOOLS: AgentTool[] = [
   {
@@ -61,6 +66,7 @@ export const AGENT_TOOLS: AgentTool[] = [
         url,
         method,
         tool: { type: 'string', minLength: 1, maxLength: 200, description: 'a tool of the MCP server at url' },
+        upto,
       },
       additionalProperties: false,
     },
@@ -78,6 +84,7 @@ export const AGENT_TOOLS: AgentTool[] = [
         method,
         body: { description: 'request body: a JSON value (sent as application/json) or a string (sent as given)' },
         headers: { type: 'object', additionalProperties: { type: 'string' }, description: 'request headers' },
+        upto,
       },
       additionalProperties: false,
     },
@@ -187,7 +194,7 @@ async function describeEndpoint(a: Record<string, any>, s: McpSession, signal: A
       .flatMap((c) => c.parsed.accepts)
       .find((x) => x.inputSchema !== undefined)?.inputSchema
   const dry = s.settings.agentKey
-    ? await dryRun(target, m, offered, s.fetch, s.settings.apiUrl, s.settings.agentKey)
+    ? await dryRun(target, m, offered, s.fetch, s.settings.apiUrl, s.settings.agentKey, a.upto === true)
     : { unavailable: 'unknown (no agent key)' }
   const requirements = reqs.map((r) => ({
     price_usdc: formatUsdc(r.amount.toString()),
@@ -268,12 +275,15 @@ async function callEndpoint(a: Record<string, any>, s: McpSession, signal: Abort
     if (!headers.has('content-type')) headers.set('content-type', 'application/json')
   }
   const m = (a.method ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase()
-  const res = await wrapFetch(s.fetch, { baseUrl: s.settings.apiUrl, agentKey: s.agentKey() })(target, {
-    method: m,
-    headers,
-    body,
-    signal,
-  })
+  const res = await wrapFetch(s.fetch, { baseUrl: s.settings.apiUrl, agentKey: s.agentKey(), upto: a.upto === true })(
+    target,
+    {
+      method: m,
+      headers,
+      body,
+      signal,
+    },
+  )
   const bytes = Buffer.from(await res.arrayBuffer())
   const { content, structured } = contentOf(bytes, res.headers.get('content-type') ?? undefined, target)
   const failed = res.status >= 400

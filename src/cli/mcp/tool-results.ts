@@ -15,7 +15,7 @@ export function costLine(p: PaymentInfo | undefined): string {
   if (!p) return 'cost: nothing (the endpoint asked for no payment)'
   const id = p.agentPaymentId ?? '-'
   if (p.success)
-    return `cost: ${formatUsdc(p.amount)} USDC, paid to ${p.payTo} from the agent wallet ${p.payer} (payment ${id}; transaction ${p.transaction ?? 'pending, it settles asynchronously'})`
+    return `cost: ${formatUsdc(p.amount)} USDC${p.maxAmount !== undefined ? ` (upto: charged by usage, of at most ${formatUsdc(p.maxAmount)} USDC authorized)` : ''}, paid to ${p.payTo} from the agent wallet ${p.payer} (payment ${id}; transaction ${p.transaction ?? 'pending, it settles asynchronously'})`
   return `cost: nothing charged: the call failed, so the signed payment of ${formatUsdc(p.amount)} USDC to ${p.payTo} is not settled (payment ${id})`
 }
 
@@ -32,6 +32,9 @@ export function costMeta(p: PaymentInfo | undefined): Record<string, unknown> {
     network: p.network,
     payment_id: p.agentPaymentId ?? null,
     transaction: p.transaction ?? null,
+    scheme: p.scheme,
+    // upto: `amount` is the seller's charge, `max_amount` what was authorized
+    ...(p.maxAmount !== undefined ? { max_amount: p.maxAmount } : {}),
   }
 }
 

@@ -1,8 +1,12 @@
 /**
  * `tollgate fetch --upto` (issue #27): the agent wallet pays a seller's usage-based price where the
  * challenge offers one, and exact elsewhere; the receipt says which, and an upto one the charge and
- * the maximum. On the devnet the chain settles exactly the charge. `--inspect --upto` previews it.
+ * the maximum. On the devnet the chain settles exactly the charge. `--inspect --upto` previews it,
+ * and `tollgate mcp`'s call_endpoint takes the same choice (`upto: true`).
  */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { mkdtempSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -12,9 +16,10 @@ import { runCli, type Io } from '../../../src/cli/main.js'
 import { createUsers } from '../../../src/services/accounts/users.js'
 import { createPublishing } from '../../../src/services/publishing/publishing.js'
 import { announceRegistryChange } from '../../../src/services/registry-events.js'
-import { createSettler } from '../../../src/services/settlement/settler.js'
 import { startBuyerPlatform } from '../../helpers/buyer.js'
+import { repoRoot } from '../../helpers/child-process.js'
 import { meteredUpstream } from '../../helpers/metered.js'
+import { settleAllOf } from '../../helpers/settlement.js'
 import { decodeRequired } from '../../helpers/pay.js'
 import { until } from '../../helpers/until.js'
 
@@ -106,6 +111,27 @@ t.test('tollgate fetch --upto pays the usage, settled on chain for it; exact whe
   t.match(r, { scheme: 'exact', amount: '5000' })
   t.notOk('max_amount' in r, 'no maximum on an exact receipt')
 
+  // tollgate mcp, as an agent host runs it (a child on stdio): call_endpoint with upto
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['--import', 'tsx', 'src/cli/main.ts', 'mcp'],
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH ?? '', HOME: mkdtempSync(path.join(os.tmpdir(), 'tg-mcp-upto-')), ...env },
+  })
+  const client = new Client({ name: 'tollgate-test-host', version: '1.0.0' })
+  await client.connect(transport)
+  t.teardown(() => client.close())
+  const viaMcp = (await client.callTool({
+    name: 'call_endpoint',
+    arguments: { url: `${metered}?charge=321`, upto: true },
+  })) as CallToolResult
+  t.notOk(viaMcp.isError, JSON.stringify(viaMcp.content))
+  t.match(viaMcp._meta?.['tollgate/cost'], { charged: true, amount: '321', scheme: 'upto', max_amount: '5000' })
+  t.match(
+    viaMcp.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n'),
+    /cost: 0\.000321 USDC \(upto: charged by usage, of at most 0\.005 USDC authorized\)/,
+  )
+
   const rows = await deps.db
     .selectFrom('payments')
     .select(['scheme', 'value', 'max_value'])
@@ -119,21 +145,12 @@ t.test('tollgate fetch --upto pays the usage, settled on chain for it; exact whe
       ['upto', '700', '5000'],
       ['exact', '5000', null],
       ['exact', '5000', null],
+      ['upto', '321', '5000'],
     ],
   )
 
-  const settler = createSettler(deps, { batchSize: 50 })
-  await until('the payments settled', async () => {
-    await settler.runOnce()
-    const open = await deps.db
-      .selectFrom('payments')
-      .select('id')
-      .where('payer', '=', agent.address.toLowerCase())
-      .where('status', '!=', 'settled')
-      .execute()
-    return open.length === 0
-  })
-  const spent = 1234n + 700n + 5000n + 5000n
+  await settleAllOf(deps, agent.address)
+  const spent = 1234n + 700n + 5000n + 5000n + 321n
   t.equal(before.agent - (await balance(agent.address)), spent, 'the agent wallet paid the usage, not the maxima')
   t.equal((await balance(devnet.accounts.receiver.address)) - before.receiver, spent, 'the seller got it')
 })
