@@ -4,16 +4,19 @@
  * exports as a `sign_in` entry of amount 0 naming the payment whose grant served it and the grant's
  * scope; nothing is charged. The use is committed before the answer leaves (no buffer to lose).
  */
+import path from 'node:path'
 import pg from 'pg'
 import t from 'tap'
 import { wrapFetch } from '../../../src/client.js'
 import { createPublishing } from '../../../src/services/publishing/publishing.js'
 import { announceRegistryChange } from '../../../src/services/registry-events.js'
 import { userWithKey } from '../../helpers/accounts.js'
-import { startBuyerPlatform } from '../../helpers/buyer.js'
+import { MASTER_KEY, startBuyerPlatform } from '../../helpers/buyer.js'
+import { repoRoot, spawnNode } from '../../helpers/child-process.js'
 import { meteredUpstream } from '../../helpers/metered.js'
 import { decodeRequired } from '../../helpers/pay.js'
-import { TEST_DATABASE_URL } from '../../helpers/test-env.js'
+import { freePort } from '../../helpers/platform.js'
+import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../../helpers/test-env.js'
 import { until } from '../../helpers/until.js'
 
 const N = 3
@@ -188,3 +191,63 @@ t.test(
     )
   },
 )
+
+t.test('a proxy killed as it begins a sign-in answer has recorded the use already', async (t) => {
+  const p = await startBuyerPlatform(t)
+  await p.deps.db.updateTable('endpoints').set({ access_minutes: 10 }).where('slug', '=', 'echo').execute()
+  await announceRegistryChange(p.deps, {})
+  const agent = await p.agent({ fund: 1_000_000n })
+  await until('the proxy offers sign-in on echo', async () => {
+    const h = (await fetch(`${p.proxyUrl}/tollgate/toolbox/echo?msg=x`)).headers.get('payment-required')
+    return h !== null && decodeRequired(h).extensions?.['sign-in-with-x'] !== undefined
+  })
+  // the access, bought from the platform's own proxy
+  const paid = await wrapFetch(fetch, { baseUrl: p.webUrl, agentKey: agent.key })(
+    `${p.proxyUrl}/tollgate/toolbox/echo?msg=paid`,
+  )
+  t.equal(paid.status, 200)
+  const payment = await p.deps.db
+    .selectFrom('payments')
+    .select('id')
+    .where('payer', '=', agent.address.toLowerCase())
+    .executeTakeFirstOrThrow()
+
+  // another proxy process, which dies (SIGKILL) as it starts writing a sign-in's answer
+  const port = await freePort()
+  const origin = `http://127.0.0.1:${port}`
+  const proxy = spawnNode(
+    t,
+    'test/helpers/proxy-crash-child.ts',
+    {
+      ...p.env,
+      DATABASE_URL: TEST_DATABASE_URL,
+      REDIS_URL: TEST_REDIS_URL,
+      TOLLGATE_MASTER_KEY: MASTER_KEY,
+      PROXY_URL: origin,
+      PROXY_PORT: String(port),
+      HANDLERS_DIR: path.resolve(repoRoot, 'test/fixtures/handlers'),
+      CRASH_BEFORE_SIGN_IN_ANSWER: '1',
+      LOG_LEVEL: 'warn',
+    },
+    { stdout: 'pipe' },
+  )
+  const exited = proxy.exited
+  await new Promise<void>((resolve, reject) => {
+    proxy.child.stdout!.on('data', (d: Buffer) => d.toString().includes('listening') && resolve())
+    void exited.then((e) =>
+      reject(new Error(`the proxy process ended before listening (${JSON.stringify(e)}): ${proxy.stderr()}`)),
+    )
+  })
+  const err = await wrapFetch(fetch, { baseUrl: p.webUrl, agentKey: agent.key, signIn: 'always' })(
+    `${origin}/tollgate/toolbox/echo?msg=lost`,
+  ).catch((e: unknown) => e)
+  t.type(err, Error, 'the sign-in got no answer')
+  t.same(await exited, { code: null, signal: 'SIGKILL' }, 'the proxy died of SIGKILL as it began the answer')
+  const rows = await p.deps.db.selectFrom('access_uses').select(['payer', 'payment_id', 'resource']).execute()
+  t.same(
+    rows,
+    [{ payer: agent.address.toLowerCase(), payment_id: payment.id, resource: `${origin}/tollgate/toolbox/echo` }],
+    'the use was committed before the answer began: a killed process loses none',
+  )
+  t.equal((await p.deps.db.selectFrom('payments').select('id').execute()).length, 1, 'and nothing was charged for it')
+})
