@@ -4,19 +4,17 @@
  * exports as a `sign_in` entry of amount 0 naming the payment whose grant served it and the grant's
  * scope; nothing is charged. The use is committed before the answer leaves (no buffer to lose).
  */
-import path from 'node:path'
 import pg from 'pg'
 import t from 'tap'
 import { wrapFetch } from '../../../src/client.js'
 import { createPublishing } from '../../../src/services/publishing/publishing.js'
 import { announceRegistryChange } from '../../../src/services/registry-events.js'
 import { userWithKey } from '../../helpers/accounts.js'
-import { MASTER_KEY, startBuyerPlatform } from '../../helpers/buyer.js'
-import { repoRoot, spawnNode } from '../../helpers/child-process.js'
+import { startBuyerPlatform } from '../../helpers/buyer.js'
+import { startCrashProxy } from '../../helpers/crash-proxy.js'
 import { meteredUpstream } from '../../helpers/metered.js'
 import { decodeRequired } from '../../helpers/pay.js'
-import { freePort } from '../../helpers/platform.js'
-import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../../helpers/test-env.js'
+import { TEST_DATABASE_URL } from '../../helpers/test-env.js'
 import { until } from '../../helpers/until.js'
 
 const N = 3
@@ -213,31 +211,7 @@ t.test('a proxy killed as it begins a sign-in answer has recorded the use alread
     .executeTakeFirstOrThrow()
 
   // another proxy process, which dies (SIGKILL) as it starts writing a sign-in's answer
-  const port = await freePort()
-  const origin = `http://127.0.0.1:${port}`
-  const proxy = spawnNode(
-    t,
-    'test/helpers/proxy-crash-child.ts',
-    {
-      ...p.env,
-      DATABASE_URL: TEST_DATABASE_URL,
-      REDIS_URL: TEST_REDIS_URL,
-      TOLLGATE_MASTER_KEY: MASTER_KEY,
-      PROXY_URL: origin,
-      PROXY_PORT: String(port),
-      HANDLERS_DIR: path.resolve(repoRoot, 'test/fixtures/handlers'),
-      CRASH_BEFORE_SIGN_IN_ANSWER: '1',
-      LOG_LEVEL: 'warn',
-    },
-    { stdout: 'pipe' },
-  )
-  const exited = proxy.exited
-  await new Promise<void>((resolve, reject) => {
-    proxy.child.stdout!.on('data', (d: Buffer) => d.toString().includes('listening') && resolve())
-    void exited.then((e) =>
-      reject(new Error(`the proxy process ended before listening (${JSON.stringify(e)}): ${proxy.stderr()}`)),
-    )
-  })
+  const { origin, exited } = await startCrashProxy(t, p.env, { CRASH_BEFORE_SIGN_IN_ANSWER: '1' })
   const err = await wrapFetch(fetch, { baseUrl: p.webUrl, agentKey: agent.key, signIn: 'always' })(
     `${origin}/tollgate/toolbox/echo?msg=lost`,
   ).catch((e: unknown) => e)
