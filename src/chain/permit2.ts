@@ -2,6 +2,9 @@
  * Permit2 and the x402 upto proxy: their canonical addresses (the same on every chain, and those
  * `@x402/evm` signs for), installed on the embedded dev chain by src/chain/devnet.ts.
  */
+import type { PublicClient } from 'viem'
+import artifacts from './contracts/artifacts.json' with { type: 'json' }
+
 export const PERMIT2_ADDRESS = '0x000000000022D473030F116dDEE9F6B43aC78BA3' as const
 export const UPTO_PROXY_ADDRESS = '0x4020A4f3b7b90ccA423B9fabCc0CE57C6C240002' as const
 
@@ -95,3 +98,20 @@ export const uptoSettleErrors = [
   error('InvalidContractSignature'),
   { type: 'error', name: 'SignatureExpired', inputs: [{ name: 'signatureDeadline', type: 'uint256' }] },
 ] as const
+
+/**
+ * How upto payments settle on a chain, from the code at the proxy's canonical address:
+ * - `batch`: our proxy (the embedded dev chain's), which lets the facilitator settle through
+ *   Multicall3, so upto payments share the settlement batches of exact ones;
+ * - `direct`: any other proxy, such as the reference x402 upto proxy public chains run, which
+ *   accepts only the facilitator itself as the caller: one transaction per payment;
+ * - `absent`: no code there, nothing can settle (a call to an empty address "succeeds" and moves
+ *   nothing, so nothing is sent).
+ */
+export type UptoSettlementPath = 'batch' | 'direct' | 'absent'
+
+export async function uptoSettlementPath(client: Pick<PublicClient, 'getCode'>): Promise<UptoSettlementPath> {
+  const code = (await client.getCode({ address: UPTO_PROXY_ADDRESS }))?.toLowerCase()
+  if (!code || code === '0x') return 'absent'
+  return code === artifacts.contracts.X402UptoPermit2Proxy.deployedBytecode.toLowerCase() ? 'batch' : 'direct'
+}

@@ -494,7 +494,8 @@ function voucherOf(body: Record<string, unknown>): Pick<Signed, 'voucher' | 'dep
   return out
 }
 
-function localPayer(o: LocalPayOptions): Payer {
+/** The buyer's own key as payer (wrapFetch's `{ privateKey }`); `callPaidTool` pays MCP tool challenges with it too. */
+export function localPayer(o: LocalPayOptions): Payer {
   const account = privateKeyToAccount(o.privateKey)
   const key = Buffer.from(o.privateKey.slice(2), 'hex')
   const deferred = o.deferred ? deferredPayer(account, o, o.deferred === true ? {} : o.deferred) : undefined

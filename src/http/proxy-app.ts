@@ -25,6 +25,7 @@ import { loadHandlerRegistry } from '../pool/handler-registry.js'
 import { createRemotePool } from '../pool/remote-pool.js'
 import { createDeferredScheme } from '../schemes/deferred/deferred-scheme.js'
 import { createExactScheme } from '../schemes/exact/exact-scheme.js'
+import { createSmartWalletCheck } from '../schemes/smart-wallet-check.js'
 import { createUptoScheme } from '../schemes/upto/upto-scheme.js'
 import type { PaymentScheme } from '../schemes/scheme.js'
 import { createHttpTransport } from '../transports/http.js'
@@ -109,14 +110,16 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
     offload: deps.config.x402.recoveryOffload,
   })
   const credit = createPayerCredit(deps)
-  const schemes: PaymentScheme[] = [createExactScheme(deps, { credit, recovery })]
+  // one bounded RPC checker for smart-wallet payers, whichever scheme they pay with
+  const smartWallets = createSmartWalletCheck(deps)
+  const schemes: PaymentScheme[] = [createExactScheme(deps, { credit, recovery, smartWallets })]
   // deferred is offered where an escrow is configured (DEFERRED_ESCROW_ADDRESS); elsewhere endpoints that enable it offer exact only
   if (deps.config.deferredEscrowAddress)
     schemes.push(createDeferredScheme(deps, { recovery, escrow: deps.config.deferredEscrowAddress }))
   // upto is offered where enabled and our relayers settle: the first relayer is the witness's facilitator
   const uptoFacilitator = deps.config.relayerKeys[0] && privateKeyToAccount(deps.config.relayerKeys[0]).address
   if (deps.config.upto.enabled && uptoFacilitator)
-    schemes.push(createUptoScheme(deps, { credit, recovery, facilitator: uptoFacilitator }))
+    schemes.push(createUptoScheme(deps, { credit, recovery, smartWallets, facilitator: uptoFacilitator }))
   const table = await createEndpointTable(deps, {
     onError: (err) => app.log.error({ err }, 'endpoint table reload failed'),
     requirementOf: (offer) => schemes.find((s) => s.name === offer.scheme)?.requirement?.(offer),

@@ -32,6 +32,7 @@ export function createHttpTransport(chain: {
       const { namespace, service, slug } = request.params as Record<string, string>
       const xPayment = request.headers['x-payment']
       const paymentSignature = request.headers['payment-signature']
+      const signIn = request.headers['sign-in-with-x']
       return {
         path: `/${namespace}/${service}/${slug}`,
         method: request.method,
@@ -42,6 +43,7 @@ export function createHttpTransport(chain: {
                 xPayment: typeof xPayment === 'string' ? xPayment : undefined,
                 paymentSignature: typeof paymentSignature === 'string' ? paymentSignature : undefined,
               },
+        signIn: typeof signIn === 'string' ? signIn : undefined,
         query: request.query as Record<string, unknown>,
         body: Buffer.isBuffer(request.body) ? request.body : undefined,
         headers: request.headers,

@@ -8,6 +8,7 @@ import type { CallRequest, PaymentReceipt } from '../proxy/paid-call/call.js'
 import type { CallRefusal } from '../proxy/paid-call/refusal.js'
 import type { Challenge } from '../x402/challenge.js'
 import { reasons } from '../x402/reasons.js'
+import { SIGN_IN_WITH_X, signInDeclaration } from '../x402/sign-in-with-x.js'
 import type { PaymentRequiredV2, SettlementResponse } from '../x402/types.js'
 import type { PaymentTransport } from './transport.js'
 
@@ -15,6 +16,12 @@ import type { PaymentTransport } from './transport.js'
 export const MCP_PAYMENT_META_KEY = 'x402/payment'
 /** result `_meta` key of the settlement response */
 export const MCP_PAYMENT_RESPONSE_META_KEY = 'x402/payment-response'
+/**
+ * `params._meta` key of an x402 `sign-in-with-x` proof: Tollgate's binding (the extension's spec
+ * names only the HTTP header). The proof is the JSON object the SIGN-IN-WITH-X header carries
+ * base64-encoded; that base64 string is taken too.
+ */
+export const MCP_SIGN_IN_META_KEY = SIGN_IN_WITH_X
 
 /**
  * The content type of an upstream MCP tool's result as it moves through the paid-call stages (the
@@ -71,6 +78,10 @@ const MCP_HEADERS = new Set([
  * v2 PaymentRequired in `structuredContent` and its JSON in `content[0].text`; the receipt in the
  * result's `_meta["x402/payment-response"]`. Any other refusal (bad arguments, unknown tool, the
  * endpoint failed) is a tool result with `isError` and the catalogue error in the same two places.
+ *
+ * Paid access (x402 `sign-in-with-x`): the challenge declares the extension as the HTTP 402 does,
+ * and a call without a payment may carry the proof in `params._meta["sign-in-with-x"]`; its
+ * refusals are challenges with the extension's reasons, and a call served on it has no receipt.
  */
 export function createMcpTransport(chain: { caip2: string }): McpTransport {
   const receiptOf = (r: PaymentReceipt): SettlementResponse => ({
@@ -100,6 +111,7 @@ export function createMcpTransport(chain: { caip2: string }): McpTransport {
         // present as soon as the key is (null or a string included): the decoder names what is wrong with it
         payment:
           meta && Object.hasOwn(meta, MCP_PAYMENT_META_KEY) ? { mcpPayment: meta[MCP_PAYMENT_META_KEY] } : undefined,
+        signIn: meta && Object.hasOwn(meta, MCP_SIGN_IN_META_KEY) ? signInProof(meta[MCP_SIGN_IN_META_KEY]) : undefined,
         input: { ...args },
         query: {},
         // what an upstream endpoint receives; a hosted handler takes `input`
@@ -131,25 +143,26 @@ export function createMcpTransport(chain: { caip2: string }): McpTransport {
       if (contentType === MCP_TOOL_RESULT_TYPE)
         return upstreamToolResult(bytes, result.receipt && receiptOf(result.receipt), result.status)
       const content = contentOf(bytes, contentType, call.resourceUrl)
-      if (!result.receipt) {
-        // the endpoint's own failure (>= 400): its payment was voided
+      if (result.status >= 400) {
+        // the endpoint's own failure: its payment was voided (or the signed-in call failed)
         return { isError: true, content: content.content, _meta: { 'tollgate/status': result.status } }
       }
+      // no receipt: served on a sign-in, nothing paid
       return {
         content: content.content,
         ...(content.structured ? { structuredContent: content.structured } : {}),
-        _meta: { [MCP_PAYMENT_RESPONSE_META_KEY]: receiptOf(result.receipt) },
+        ...(result.receipt ? { _meta: { [MCP_PAYMENT_RESPONSE_META_KEY]: receiptOf(result.receipt) } } : {}),
       }
     },
   }
 }
 
-/** A seller's MCP tool's own result, with the receipt when its payment was kept (else it failed: isError). */
+/** A seller's MCP tool's own result, with the receipt when its payment was kept (none on a sign-in); a failure is isError. */
 function upstreamToolResult(bytes: Buffer, receipt: SettlementResponse | undefined, status: number): CallToolResult {
   const r = JSON.parse(bytes.toString('utf8')) as CallToolResult
   const own = { content: r.content ?? [], ...(r.structuredContent ? { structuredContent: r.structuredContent } : {}) }
-  if (!receipt) return { ...own, isError: true, _meta: { ...r._meta, 'tollgate/status': status } }
-  return { ...own, _meta: { ...r._meta, [MCP_PAYMENT_RESPONSE_META_KEY]: receipt } }
+  if (status >= 400) return { ...own, isError: true, _meta: { ...r._meta, 'tollgate/status': status } }
+  return { ...own, _meta: { ...r._meta, ...(receipt ? { [MCP_PAYMENT_RESPONSE_META_KEY]: receipt } : {}) } }
 }
 
 /** The challenge as the spec has it: PaymentRequired in `structuredContent` and as JSON in `content[0].text`. */
@@ -160,10 +173,16 @@ function paymentRequiredResult(challenge: Challenge, refusal: CallRefusal): Call
     error: reason,
     resource: challenge.v2.resource,
     accepts: challenge.v2.accepts,
+    // paid access: a fresh sign-in challenge (nonce) each time, as in the HTTP 402's header
+    ...(challenge.signIn ? { extensions: { [SIGN_IN_WITH_X]: signInDeclaration(challenge.signIn) } } : {}),
   }
   const message = refusal.reason
     ? (refusal.message ?? reasons[refusal.reason].message)
-    : `payment required: send a PaymentPayload for one of "accepts" in params._meta["${MCP_PAYMENT_META_KEY}"]`
+    : `payment required: send a PaymentPayload for one of "accepts" in params._meta["${MCP_PAYMENT_META_KEY}"]${
+        challenge.signIn
+          ? `, or, having paid here with the same wallet, a sign-in-with-x proof in params._meta["${MCP_SIGN_IN_META_KEY}"]`
+          : ''
+      }`
   return {
     isError: true,
     structuredContent: required as unknown as Record<string, unknown>,
@@ -173,6 +192,12 @@ function paymentRequiredResult(challenge: Challenge, refusal: CallRefusal): Call
       { type: 'text', text: message },
     ],
   }
+}
+
+/** A sign-in proof as the header carries it: a base64 string as it is, anything else as base64 of its JSON (the decoder names what is wrong). */
+function signInProof(v: unknown): string {
+  if (typeof v === 'string') return v
+  return Buffer.from(JSON.stringify(v) ?? 'null').toString('base64')
 }
 
 function errorResult(body: Record<string, unknown>): CallToolResult {

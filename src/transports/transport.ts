@@ -8,6 +8,7 @@
  * | challenge | 402 + v1 JSON body + v2 `PAYMENT-REQUIRED` header | tool result, `isError`, PaymentRequired in `structuredContent` |
  * | payment | `PAYMENT-SIGNATURE` (v2) / `X-PAYMENT` (v1) header | `params._meta["x402/payment"]` |
  * | receipt | `PAYMENT-RESPONSE` / `X-PAYMENT-RESPONSE` header | `_meta["x402/payment-response"]` |
+ * | sign-in proof | `SIGN-IN-WITH-X` header | `params._meta["sign-in-with-x"]` (Tollgate's binding) |
  *
  * docs/architecture.md ("Schemes and transports") states the contract.
  */

@@ -1,14 +1,39 @@
 import { Writable } from 'node:stream'
 import { wrapFetchWithPaymentFromConfig } from '@x402/fetch'
 import { ExactEvmScheme } from '@x402/evm'
-import { createTestClient, createWalletClient, http, parseEther, type Hex } from 'viem'
+import { createTestClient, createWalletClient, erc20Abi, http, maxUint256, parseEther, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { mintUsdc } from '../../src/chain/devnet.js'
+import { PERMIT2_ADDRESS } from '../../src/chain/permit2.js'
 import type { Deps } from '../../src/deps.js'
 import { processLogger } from '../../src/logger.js'
 import { createSettler } from '../../src/services/settlement/settler.js'
 import type { TestPlatform } from './platform.js'
 import { until } from './until.js'
+
+/** Prices the hosted endpoint `slug` by usage too (`upto` beside `exact`); before the proxy starts. */
+export async function enableUpto(platform: TestPlatform, slug = 'hash-generator') {
+  await platform.deps.db
+    .updateTable('endpoints')
+    .set({ schemes: ['exact', 'upto'] })
+    .where('slug', '=', slug)
+    .execute()
+}
+
+/**
+ * An upto buyer on the devnet: a new payer holding `usdc` whose token allowance to Permit2 is
+ * unlimited (the one approval an upto payer makes).
+ */
+export async function uptoBuyer(platform: TestPlatform, usdc: bigint) {
+  const buyer = await newPayer(platform, usdc)
+  await walletFor(platform, buyer.key).writeContract({
+    address: platform.deps.config.chain.usdc.address,
+    abi: erc20Abi,
+    functionName: 'approve',
+    args: [PERMIT2_ADDRESS, maxUint256],
+  })
+  return buyer
+}
 
 /** A hosted endpoint priced at 1000 atomic units (0.001 USDC). */
 export const paidPath = '/tollgate/toolbox/hash-generator?text=abc&algorithms=sha256'

@@ -49,7 +49,7 @@ interface IERC20PermitMin {
 /// signed transaction, so this lets nobody else choose the amount.
 contract X402UptoPermit2Proxy {
     ISignatureTransferMin public constant PERMIT2 = ISignatureTransferMin(0x000000000022D473030F116dDEE9F6B43aC78BA3);
-    address private constant MULTICALL3 = 0xcA11bde05977b3631167028862bE2a173976CA11;
+    address internal constant MULTICALL3 = 0xcA11bde05977b3631167028862bE2a173976CA11;
 
     string public constant WITNESS_TYPE_STRING =
         "Witness witness)TokenPermissions(address token,uint256 amount)Witness(address to,address facilitator,uint256 validAfter)";
@@ -131,9 +131,7 @@ contract X402UptoPermit2Proxy {
         bytes calldata signature
     ) private {
         if (amount > permit.permitted.amount) revert AmountExceedsPermitted();
-        if (
-            msg.sender != witness.facilitator && !(msg.sender == MULTICALL3 && tx.origin == witness.facilitator)
-        ) revert UnauthorizedFacilitator();
+        if (!_maySettle(witness.facilitator)) revert UnauthorizedFacilitator();
         if (owner == address(0)) revert InvalidOwner();
         if (witness.to == address(0)) revert InvalidDestination();
         if (block.timestamp < witness.validAfter) revert PaymentTooEarly();
@@ -146,6 +144,17 @@ contract X402UptoPermit2Proxy {
             WITNESS_TYPE_STRING,
             signature
         );
-        emit UptoSettled(owner, permit.nonce, witness.to, amount);
+        _afterSettle(owner, permit.nonce, witness.to, amount);
+    }
+
+    /// @dev Who may settle a payment whose witness names `facilitator`: the facilitator itself, as
+    /// in the reference, or (ours) Multicall3 running a transaction the facilitator sent.
+    function _maySettle(address facilitator) internal view virtual returns (bool) {
+        return msg.sender == facilitator || (msg.sender == MULTICALL3 && tx.origin == facilitator);
+    }
+
+    /// @dev Runs after each settlement: ours logs which payment settled and for how much.
+    function _afterSettle(address owner, uint256 nonce, address to, uint256 amount) internal virtual {
+        emit UptoSettled(owner, nonce, to, amount);
     }
 }

@@ -17,7 +17,7 @@ import { AGENT_TOOLS } from '../mcp/agent-tools.js'
 import { createRemoteServer } from '../mcp/remote-server.js'
 import { CLIENT_INFO, McpSession } from '../mcp/session.js'
 
-export const MCP_HELP = `usage: tollgate mcp [--remote <url>]
+export const MCP_HELP = `usage: tollgate mcp [--remote <url>] [--upto]
 
 An MCP server on stdio for agent hosts (Claude Desktop, Cursor, any MCP client), paying from the
 agent's platform wallet within its spend caps and allowlist. It uses the agent key and API address
@@ -30,18 +30,22 @@ tools:
   call_mcp_tool          call a tool of a paid MCP server, paying its price
   budget                 the agent's balance, cap headroom and spending
 Every paid result ends with what it cost. A refusal (cap, allowlist, balance) is a tool error
-saying what to do; nothing is paid.
+saying what to do; nothing is paid. Where a paid MCP server gives paid access (x402
+sign-in-with-x), a tool paid for once in this session signs in from the agent wallet on the next
+call instead of paying, until the access runs out.
 
 options:
   --remote URL           serve the tools of the paid MCP server at URL (Streamable HTTP) instead,
                          paying each call's price: the host sees that server's tools
+  --upto                 pay a seller's usage-based price (x402 upto) where offered: the maximum is
+                         reserved against the caps, the actual charge is paid; exact elsewhere
   -h, --help             this help
 
 stdout carries only the protocol; messages go to stderr. Host configuration: README, "Agent hosts".
 `
 
 export async function mcpCommand(args: string[], cmd: Command): Promise<number> {
-  const { values: v } = parseOptions(args, { remote: { type: 'string' } }, MCP_HELP)
+  const { values: v } = parseOptions(args, { remote: { type: 'string' }, upto: { type: 'boolean' } }, MCP_HELP)
   if (v.help) {
     cmd.io.stdout(MCP_HELP)
     return EXIT.ok
@@ -49,7 +53,7 @@ export async function mcpCommand(args: string[], cmd: Command): Promise<number> 
   const remoteUrl = v.remote === undefined ? undefined : URL.parse(v.remote)
   if (remoteUrl === null || (remoteUrl && remoteUrl.protocol !== 'http:' && remoteUrl.protocol !== 'https:'))
     throw new UsageError(`--remote is the http(s) URL of an MCP server, got "${v.remote}"`)
-  const session = new McpSession(cmd)
+  const session = new McpSession(cmd, { upto: v.upto === true })
   const log = (line: string) => cmd.io.stderr(redactSecrets(`tollgate mcp: ${line}\n`))
   if (!session.settings.agentKey)
     log('no agent key: the tools that pay refuse until there is one (TOLLGATE_AGENT_KEY, or tollgate setup)')

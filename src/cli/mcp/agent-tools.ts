@@ -27,11 +27,6 @@ const method = {
   pattern: '^[A-Za-z]{1,10}$',
   description: 'HTTP method (default GET, or POST when a body is given)',
 }
-const upto = {
-  type: 'boolean',
-  description:
-    'pay a usage-based price (x402 upto) where the endpoint offers one: the maximum is reserved against the caps and the seller charges what was used; elsewhere exact as usual',
-}
 
 export const AGENT_TOOLS: AgentTool[] = [
   {
@@ -66,7 +61,6 @@ export const AGENT_TOOLS: AgentTool[] = [
         url,
         method,
         tool: { type: 'string', minLength: 1, maxLength: 200, description: 'a tool of the MCP server at url' },
-        upto,
       },
       additionalProperties: false,
     },
@@ -84,7 +78,6 @@ export const AGENT_TOOLS: AgentTool[] = [
         method,
         body: { description: 'request body: a JSON value (sent as application/json) or a string (sent as given)' },
         headers: { type: 'object', additionalProperties: { type: 'string' }, description: 'request headers' },
-        upto,
       },
       additionalProperties: false,
     },
@@ -194,7 +187,7 @@ async function describeEndpoint(a: Record<string, any>, s: McpSession, signal: A
       .flatMap((c) => c.parsed.accepts)
       .find((x) => x.inputSchema !== undefined)?.inputSchema
   const dry = s.settings.agentKey
-    ? await dryRun(target, m, offered, s.fetch, s.settings.apiUrl, s.settings.agentKey, a.upto === true)
+    ? await dryRun(target, m, offered, s.fetch, s.settings.apiUrl, s.settings.agentKey, s.upto)
     : { unavailable: 'unknown (no agent key)' }
   const requirements = reqs.map((r) => ({
     price_usdc: formatUsdc(r.amount.toString()),
@@ -275,15 +268,16 @@ async function callEndpoint(a: Record<string, any>, s: McpSession, signal: Abort
     if (!headers.has('content-type')) headers.set('content-type', 'application/json')
   }
   const m = (a.method ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase()
-  const res = await wrapFetch(s.fetch, { baseUrl: s.settings.apiUrl, agentKey: s.agentKey(), upto: a.upto === true })(
-    target,
-    {
-      method: m,
-      headers,
-      body,
-      signal,
-    },
-  )
+  const res = await wrapFetch(s.fetch, {
+    baseUrl: s.settings.apiUrl,
+    agentKey: s.agentKey(),
+    ...(s.upto ? { upto: true } : {}),
+  })(target, {
+    method: m,
+    headers,
+    body,
+    signal,
+  })
   const bytes = Buffer.from(await res.arrayBuffer())
   const { content, structured } = contentOf(bytes, res.headers.get('content-type') ?? undefined, target)
   const failed = res.status >= 400
@@ -293,18 +287,19 @@ async function callEndpoint(a: Record<string, any>, s: McpSession, signal: Abort
     ...(structured && !failed ? { structuredContent: structured } : {}),
     _meta: { 'tollgate/status': res.status },
   }
-  return withCost(result, res.payment)
+  return withCost(result, res.payment, res.signedIn)
 }
 
 async function callMcpTool(a: Record<string, any>, s: McpSession, signal: AbortSignal): Promise<CallToolResult> {
-  const client = await s.mcp(httpUrl(a.server_url, 'server_url'))
-  const { result, payment } = await callPaidTool(
+  const serverUrl = httpUrl(a.server_url, 'server_url')
+  const client = await s.mcp(serverUrl)
+  const { result, payment, signedIn } = await callPaidTool(
     client,
     s.payer(),
     { name: a.tool, arguments: a.arguments ?? {} },
-    { signal },
+    { signal, serverUrl, paidAccess: s.paidAccess },
   )
-  return withCost(result, payment)
+  return withCost(result, payment, signedIn)
 }
 
 async function budget(_a: Record<string, any>, s: McpSession): Promise<CallToolResult> {

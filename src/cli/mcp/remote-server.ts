@@ -25,13 +25,13 @@ export function createRemoteServer(session: McpSession, remote: Client, url: str
   )
   server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
     try {
-      const { result, payment } = await callPaidTool(
+      const { result, payment, signedIn } = await callPaidTool(
         remote,
         session.payer(),
         { name: req.params.name, arguments: req.params.arguments ?? {} },
-        { signal: extra.signal },
+        { signal: extra.signal, serverUrl: url, paidAccess: session.paidAccess },
       )
-      return withCost(result, payment)
+      return withCost(result, payment, signedIn)
     } catch (err) {
       return errorResult(err, session.settings)
     }

@@ -1,7 +1,8 @@
 /**
  * What the tools of one `tollgate mcp` process share: the context's settings and API, the fetch
- * that names an unreachable host, the agent key (asked for only by the tools that pay), and one
- * MCP client per remote server, connected on first use and closed with the session.
+ * that names an unreachable host, the agent key (asked for only by the tools that pay), one MCP
+ * client per remote server, connected on first use and closed with the session, and the paid MCP
+ * resources that offered sign-in (x402 `sign-in-with-x`: the next call there signs in instead).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -17,10 +18,15 @@ export class McpSession {
   readonly settings: Settings
   readonly api: Api
   readonly fetch: FetchLike
+  /** pay a seller's usage-based `upto` requirement where offered (`--upto`) */
+  readonly upto: boolean
+  /** MCP resources paid for where sign-in was offered (callPaidTool's `paidAccess`) */
+  readonly paidAccess = new Set<string>()
   readonly #clients = new Map<string, Promise<Client>>()
   #payer: Payer | undefined
 
-  constructor(cmd: Command) {
+  constructor(cmd: Command, opts: { upto?: boolean } = {}) {
+    this.upto = opts.upto ?? false
     this.settings = cmd.settings()
     this.api = cmd.api()
     this.fetch = namingFetch(cmd.io.fetch ?? fetch, this.settings.apiUrl, this.settings.apiUrlSource)
@@ -34,7 +40,11 @@ export class McpSession {
 
   /** The platform signing from the agent's wallet. */
   payer(): Payer {
-    return (this.#payer ??= platformPayer(this.fetch, { baseUrl: this.settings.apiUrl, agentKey: this.agentKey() }))
+    return (this.#payer ??= platformPayer(this.fetch, {
+      baseUrl: this.settings.apiUrl,
+      agentKey: this.agentKey(),
+      ...(this.upto ? { upto: true } : {}),
+    }))
   }
 
   /** An MCP client connected to the Streamable HTTP server at `url` (one per URL; a failed connection is tried again next time). */

@@ -5,45 +5,48 @@
  */
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { PaidCallFailedError, PaymentRefusedError } from '../../client/errors.js'
-import type { PaymentInfo } from '../../client/wrap-fetch.js'
+import type { PaymentInfo, SignInInfo } from '../../client/wrap-fetch.js'
 import { formatUsdc } from '../../x402/usdc-amount.js'
 import { ApiError, redactSecrets, UnreachableError, UsageError } from '../errors.js'
 import { nextStep } from '../next-step.js'
 
-/** What a call cost, in words: paid (how much, to whom, which payment), not charged, or free. */
-export function costLine(p: PaymentInfo | undefined): string {
+/** What a call cost, in words: paid (how much, to whom, which payment), not charged, signed in, or free. */
+export function costLine(p: PaymentInfo | undefined, signedIn?: SignInInfo): string {
+  if (signedIn)
+    return `cost: nothing (signed in as ${signedIn.payer} with the paid access to ${signedIn.uri}: x402 sign-in-with-x)`
   if (!p) return 'cost: nothing (the endpoint asked for no payment)'
   const id = p.agentPaymentId ?? '-'
+  const upTo = p.maxAmount === undefined ? '' : ` (usage-based: up to ${formatUsdc(p.maxAmount)} USDC)`
   if (p.success)
-    return `cost: ${formatUsdc(p.amount)} USDC${p.maxAmount !== undefined ? ` (upto: charged by usage, of at most ${formatUsdc(p.maxAmount)} USDC authorized)` : ''}, paid to ${p.payTo} from the agent wallet ${p.payer} (payment ${id}; transaction ${p.transaction ?? 'pending, it settles asynchronously'})`
+    return `cost: ${formatUsdc(p.amount)} USDC${upTo}, paid to ${p.payTo} from the agent wallet ${p.payer} (payment ${id}; transaction ${p.transaction ?? 'pending, it settles asynchronously'})`
   return `cost: nothing charged: the call failed, so the signed payment of ${formatUsdc(p.amount)} USDC to ${p.payTo} is not settled (payment ${id})`
 }
 
 /** The same for a program: `_meta["tollgate/cost"]`. */
-export function costMeta(p: PaymentInfo | undefined): Record<string, unknown> {
+export function costMeta(p: PaymentInfo | undefined, signedIn?: SignInInfo): Record<string, unknown> {
+  if (signedIn)
+    return { charged: false, amount: '0', amount_usdc: '0', signed_in: { payer: signedIn.payer, uri: signedIn.uri } }
   if (!p) return { charged: false, amount: '0', amount_usdc: '0' }
   return {
     charged: p.success,
     amount: p.success ? p.amount : '0',
     amount_usdc: p.success ? formatUsdc(p.amount) : '0',
-    signed_amount: p.amount,
+    signed_amount: p.maxAmount ?? p.amount,
+    scheme: p.scheme,
     pay_to: p.payTo,
     payer: p.payer,
     network: p.network,
     payment_id: p.agentPaymentId ?? null,
     transaction: p.transaction ?? null,
-    scheme: p.scheme,
-    // upto: `amount` is the seller's charge, `max_amount` what was authorized
-    ...(p.maxAmount !== undefined ? { max_amount: p.maxAmount } : {}),
   }
 }
 
 /** `result` with what it cost appended to its content and in its `_meta`. */
-export function withCost(result: CallToolResult, p: PaymentInfo | undefined): CallToolResult {
+export function withCost(result: CallToolResult, p: PaymentInfo | undefined, signedIn?: SignInInfo): CallToolResult {
   return {
     ...result,
-    content: [...(result.content ?? []), { type: 'text', text: costLine(p) }],
-    _meta: { ...result._meta, 'tollgate/cost': costMeta(p) },
+    content: [...(result.content ?? []), { type: 'text', text: costLine(p, signedIn) }],
+    _meta: { ...result._meta, 'tollgate/cost': costMeta(p, signedIn) },
   }
 }
 

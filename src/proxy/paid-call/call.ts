@@ -22,6 +22,8 @@ export interface CallRequest {
   method: string
   /** the payment as the transport carries it; undefined when none was sent */
   payment: PaymentHeaders | undefined
+  /** an x402 `sign-in-with-x` proof as the SIGN-IN-WITH-X header carries it (base64 JSON); undefined when none was sent */
+  signIn?: string
   /** hosted input already parsed by the transport (MCP tool arguments); else query or body below */
   input?: Record<string, unknown>
   query: Record<string, unknown>

@@ -8,9 +8,10 @@
  * of a served call is answered from it, charged nothing) and releases it when it ends (payment-id.ts).
  *
  * On an endpoint with paid access (x402 `sign-in-with-x`), a call without a payment may carry a
- * SIGN-IN-WITH-X proof instead: resolveEndpoint → parseInput → signIn → rate limit → dispatch, no
- * payment anywhere (sign-in.ts); a served one is recorded in `access_uses` (the history's `sign_in`
- * entries, amount 0) before its answer leaves. A served payment there grants its payer the access (`grantAccess`).
+ * SIGN-IN-WITH-X proof instead (`req.signIn`, however the transport carried it): resolveEndpoint →
+ * parseInput → signIn → rate limit → dispatch, no payment anywhere (sign-in.ts); a served one is
+ * recorded in `access_uses` (the history's `sign_in` entries, amount 0) before its answer leaves.
+ * A served payment there grants its payer the access (`grantAccess`).
  *
  * Every stage returns its result or a CallRefusal; the transport renders refusals and answers in
  * one place. Whatever is held (the payment's reservation) has one `release()`, which `finish`
@@ -90,8 +91,8 @@ export function createPaidCall(d: PaidCallDeps): PaidCall {
     if (call instanceof CallRefusal) return { kind: 'refused', refusal: call }
     const refused = refusedWith(call, req)
     if (req.payment === undefined) {
-      const proof = signIn && call.entry.access ? req.headers['sign-in-with-x'] : undefined
-      return typeof proof === 'string' ? signedIn(call, req, proof) : refused(CallRefusal.challenge())
+      const proof = signIn && call.entry.access ? req.signIn : undefined
+      return proof !== undefined ? signedIn(call, req, proof) : refused(CallRefusal.challenge())
     }
 
     const target = parseInput(call, req)

@@ -5,8 +5,6 @@
  * unsettled exposure in one Redis round trip, and settled later in Multicall3 batches
  * (src/services/settlement/).
  */
-import pLimit from 'p-limit'
-import { checkContractSignature, type ContractSignatureCheck } from '../../chain/contract-signature.js'
 import { SMART_WALLET_SIGNATURE } from '../../chain/recover-signer.js'
 import type { SignerRecovery } from '../../chain/signer-recovery.js'
 import { makeDomainSeparator, transferAuthDigest } from '../../chain/transfer-auth-digest.js'
@@ -18,6 +16,7 @@ import type { Challenge } from '../../x402/challenge.js'
 import { decodeExactPayment, type PaymentEnvelope } from '../../x402/decode-payment.js'
 import { minValidForSeconds, verifyRequirements } from '../../x402/verify-requirements.js'
 import type { PaymentScheme, Reservation, VerifiedPayment, VerifyContext } from '../scheme.js'
+import type { SmartWalletCheck } from '../smart-wallet-check.js'
 import { createBalanceReader } from './balance-reader.js'
 
 /** An exact payment after `verify`: the signature and, for a smart wallet, what its RPC check needs. */
@@ -25,16 +24,12 @@ interface ExactPayment extends VerifiedPayment {
   readonly smartWallet: { digest: Uint8Array; signature: `0x${string}` } | undefined
 }
 
-// Smart-wallet checks cost an RPC round trip each: bounded concurrency and a bounded queue.
-const SMART_WALLET_CONCURRENCY = 16
-const SMART_WALLET_QUEUE = 256
-
-const retryShortly = (detail: string) =>
-  CallRefusal.error(appError('service_unavailable', { detail }, { headers: { 'retry-after': '1' } }))
-
-export function createExactScheme(deps: Deps, opts: { credit: PayerCredit; recovery: SignerRecovery }): PaymentScheme {
+export function createExactScheme(
+  deps: Deps,
+  opts: { credit: PayerCredit; recovery: SignerRecovery; smartWallets: SmartWalletCheck },
+): PaymentScheme {
   const { config } = deps
-  const { credit, recovery } = opts
+  const { credit, recovery, smartWallets } = opts
   const domainSeparator = makeDomainSeparator({
     name: config.chain.usdc.name,
     version: config.chain.usdc.version,
@@ -42,24 +37,12 @@ export function createExactScheme(deps: Deps, opts: { credit: PayerCredit; recov
     verifyingContract: config.chain.usdc.address,
   })
   const balances = createBalanceReader(deps, credit)
-  const smartWalletLimit = pLimit(SMART_WALLET_CONCURRENCY)
 
   /** ERC-1271 (or ERC-6492) through RPC; undefined when valid, else the refusal */
   async function checkSmartWallet(p: ExactPayment, ctx: VerifyContext): Promise<CallRefusal | undefined> {
-    if (smartWalletLimit.pendingCount >= SMART_WALLET_QUEUE)
-      return retryShortly('too many smart wallet payments are being checked; retry shortly')
-    let check: ContractSignatureCheck
-    try {
-      const { digest, signature } = p.smartWallet!
-      check = await smartWalletLimit(() =>
-        checkContractSignature(deps.chain, p.payer, digest, signature, {
-          counterfactual: config.x402.counterfactualWallets,
-        }),
-      )
-    } catch (err) {
-      ctx.log.warn({ err: (err as Error).message }, 'smart wallet signature check failed')
-      return retryShortly('the smart wallet signature could not be checked on-chain now; retry shortly')
-    }
+    const { digest, signature } = p.smartWallet!
+    const check = await smartWallets(p.payer, digest, signature, ctx.log)
+    if (check instanceof CallRefusal) return check
     if (check === 'valid') return undefined
     if (check === 'undeployed') return CallRefusal.payment('invalid_exact_evm_payload_undeployed_smart_wallet')
     if (check === 'counterfactual') {

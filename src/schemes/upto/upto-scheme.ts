@@ -7,15 +7,17 @@
  * and only that is settled, through the proxy, in the exact scheme's Multicall3 batches.
  *
  * - verify: the payload's shape, the requirement match (scheme, network, amount = maximum, payTo,
- *   asset), spender, witness, token, deadline and the signature (EIP-712 digest + native recovery);
+ *   asset), spender, witness, token, deadline and the signature (EIP-712 digest + native recovery;
+ *   a signature longer than 65 bytes is a smart wallet's, checked in reserve);
  * - reserve: the maximum against the payer's cached balance (the exact scheme's credit, one Redis
  *   round trip, with the Permit2 nonce as replay guard) and the payer's Permit2 allowance (cached
- *   per process); `charged(value)` gives the difference back.
- *
- * Contract wallets (ERC-1271 signatures) are not accepted yet.
+ *   per process), then, for a smart wallet, its ERC-1271 (or ERC-6492) answer through RPC, as exact
+ *   asks it (the check Permit2 makes on-chain when the owner has code); `charged(value)` gives the
+ *   difference back.
  */
 import { getAddress, hashTypedData, hexToBytes, type Address, type Hex } from 'viem'
 import { PERMIT2_ADDRESS, UPTO_PROXY_ADDRESS } from '../../chain/permit2.js'
+import { SMART_WALLET_SIGNATURE } from '../../chain/recover-signer.js'
 import type { SignerRecovery } from '../../chain/signer-recovery.js'
 import type { Deps } from '../../deps.js'
 import { appError } from '../../errors.js'
@@ -29,6 +31,7 @@ import { minValidForSeconds } from '../../x402/verify-requirements.js'
 import type { NetworkV2, PaymentRequirementsV2 } from '../../x402/types.js'
 import { createBalanceReader } from '../exact/balance-reader.js'
 import type { PaymentScheme, Reservation, VerifiedPayment, VerifyContext } from '../scheme.js'
+import type { SmartWalletCheck } from '../smart-wallet-check.js'
 import { UPTO_WITNESS_TYPES, uptoNonceHex } from './typed-data.js'
 
 export { UPTO_WITNESS_TYPES, uptoNonceHex } from './typed-data.js'
@@ -66,7 +69,8 @@ type Obj = Record<string, unknown>
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/
 const UINT = /^(0|[1-9][0-9]{0,77})$/
-const SIGNATURE = /^0x([0-9a-fA-F]{2}){64,65}$/
+// 64 or 65 bytes for a key; longer for a smart wallet (the header size cap bounds it)
+const SIGNATURE = /^0x([0-9a-fA-F]{2}){64,}$/
 const U256_MAX = (1n << 256n) - 1n
 
 class FieldError extends Error {}
@@ -96,7 +100,7 @@ export function decodeUptoPayload(
     if (!isObj(payload)) throw new FieldError('payload must be an object')
     const sig = payload.signature
     if (typeof sig !== 'string' || !SIGNATURE.test(sig))
-      throw new FieldError('payload.signature must be a 64- or 65-byte 0x-prefixed hex signature')
+      throw new FieldError('payload.signature must be a 0x-prefixed hex signature of at least 64 bytes')
     const a = obj(payload, 'permit2Authorization', 'payload')
     const p = 'payload.permit2Authorization'
     const permitted = obj(a, 'permitted', p)
@@ -143,6 +147,8 @@ const retryShortly = (detail: string) =>
 
 interface UptoPayment extends VerifiedPayment {
   readonly authorization: UptoAuthorization
+  /** for a smart wallet, what its RPC check needs */
+  readonly smartWallet: { digest: Uint8Array; signature: Hex } | undefined
 }
 
 export interface UptoScheme extends PaymentScheme {
@@ -151,10 +157,10 @@ export interface UptoScheme extends PaymentScheme {
 
 export function createUptoScheme(
   deps: Deps,
-  opts: { credit: PayerCredit; recovery: SignerRecovery; facilitator: Address },
+  opts: { credit: PayerCredit; recovery: SignerRecovery; smartWallets: SmartWalletCheck; facilitator: Address },
 ): UptoScheme {
   const { config } = deps
-  const { credit, recovery } = opts
+  const { credit, recovery, smartWallets } = opts
   const facilitator = opts.facilitator.toLowerCase() as Address
   const balances = createBalanceReader(deps, credit)
   /** payer → Permit2 allowance of the configured USDC, and when it was read */
@@ -200,6 +206,29 @@ export function createUptoScheme(
   }
 
   const fail = (reason: Parameters<typeof refuse>[0], detail?: string) => CallRefusal.fromX402(refuse(reason, detail))
+
+  /** ERC-1271 (or ERC-6492) through RPC; undefined when valid, else the refusal */
+  async function checkSmartWallet(p: UptoPayment, ctx: VerifyContext): Promise<CallRefusal | undefined> {
+    const { digest, signature } = p.smartWallet!
+    const check = await smartWallets(p.payer, digest, signature, ctx.log)
+    if (check instanceof CallRefusal) return check
+    switch (check) {
+      case 'valid':
+        return undefined
+      case 'invalid':
+        return fail('invalid_permit2_signature', 'the wallet contract at permit2Authorization.from does not accept it')
+      case 'undeployed':
+        return fail(
+          'invalid_permit2_signature',
+          'a smart wallet signature, but there is no contract at permit2Authorization.from; deploy the wallet first',
+        )
+      case 'counterfactual':
+        return fail(
+          'invalid_permit2_signature',
+          'this platform does not accept ERC-6492 signatures of wallets not deployed yet; deploy the wallet first',
+        )
+    }
+  }
 
   return {
     name: 'upto',
@@ -262,13 +291,12 @@ export function createUptoScheme(
           'authorization_window_too_long',
           `the deadline is more than ${config.x402.maxValidForSeconds} s ahead`,
         )
-      const digest = uptoDigest(a, t.chainId)
-      const signer = await recovery.recover(hexToBytes(digest), decoded.signature)
-      if (typeof signer !== 'string' || signer.toLowerCase() !== a.from)
-        return fail(
-          'invalid_permit2_signature',
-          signer !== null && typeof signer !== 'string' ? 'contract wallet signatures are not accepted yet' : undefined,
-        )
+      const digest = hexToBytes(uptoDigest(a, t.chainId))
+      const signer = await recovery.recover(digest, decoded.signature)
+      // a smart wallet's signature needs RPC: checked after the reservation, so that a payment
+      // without allowance or funds (or replayed) costs no wallet call
+      const smartWallet = signer === SMART_WALLET_SIGNATURE
+      if (!smartWallet && signer?.toLowerCase() !== a.from) return fail('invalid_permit2_signature')
       const nonce = uptoNonceHex(a.nonce)
       const p: UptoPayment = {
         scheme: 'upto',
@@ -280,6 +308,7 @@ export function createUptoScheme(
         validBefore: Number(a.deadline),
         usageBased: true,
         authorization: a,
+        smartWallet: smartWallet ? { digest, signature: decoded.signature } : undefined,
         ledgerFields: {
           scheme: 'upto',
           x402_version: 2,
@@ -339,8 +368,16 @@ export function createUptoScheme(
         case 'unknown_balance':
           return fail('permit2_insufficient_balance')
       }
+      const held = reservation(p, g.result === 'blocked')
       if (g.stale) balances.refreshInBackground(p.asset, p.payer, ctx.log)
-      return reservation(p, g.result === 'blocked')
+      if (p.smartWallet) {
+        const refused = await checkSmartWallet(p, ctx)
+        if (refused) {
+          await held.release()
+          return refused
+        }
+      }
+      return held
     },
   }
 }

@@ -1,7 +1,7 @@
 import type { Hex, TransactionReceipt } from 'viem'
 import type { Payment } from '../../db/database.js'
 import { errorSummary } from '../../logger.js'
-import { paymentAuthKey, usedAuthorizations } from './chain-ops.js'
+import { paymentAuthKey, settledDirectly, usedAuthorizations } from './chain-ops.js'
 import type { Reconciler } from './reconcile.js'
 import { broadcast, signReplacement, type Relayer, type WatchOnlyRelayer } from './relayer.js'
 import type { SettleStats, SettlerContext } from './settler-context.js'
@@ -30,14 +30,10 @@ export function createBatchLifecycle(ctx: SettlerContext, r: Reconciler) {
   async function finalizeBatch(batch: { id: string; asset: string }, receipt: TransactionReceipt, stats: SettleStats) {
     const payments = await batchPayments(batch.id)
     if (receipt.status === 'success') {
-      const used = usedAuthorizations(batch.asset, receipt.logs)
-      await settleWith(
-        payments.filter((p) => used.has(paymentAuthKey(p))),
-        receipt.transactionHash,
-        stats,
-      )
-      for (const p of payments.filter((p) => !used.has(paymentAuthKey(p))))
-        await applyDiagnosis(p, await diagnose(p), stats)
+      const logged = usedAuthorizations(batch.asset, receipt.logs)
+      const used = (p: Payment) => logged.has(paymentAuthKey(p)) || settledDirectly(p, receipt)
+      await settleWith(payments.filter(used), receipt.transactionHash, stats)
+      for (const p of payments.filter((p) => !used(p))) await applyDiagnosis(p, await diagnose(p), stats)
     } else {
       // the whole transaction reverted: nothing moved on chain, so everything is retried
       await recheck(payments, stats)

@@ -1,5 +1,7 @@
 import {
+  BaseError,
   decodeErrorResult,
+  decodeFunctionData,
   encodeFunctionData,
   getAddress,
   parseEventLogs,
@@ -9,6 +11,7 @@ import {
   type Hex,
   type Log,
   type PublicClient,
+  type TransactionReceipt,
   toHex,
 } from 'viem'
 import { canDeploy, innerSignature, parseErc6492, type Erc6492Parts } from '../../chain/contract-signature.js'
@@ -73,6 +76,8 @@ export function transferCallData(p: Payment): Hex {
  * The call that settles one payment in a batch: `exact`, the token's transferWithAuthorization;
  * `upto`, the upto proxy's `settle` for the actual charge (`value`) under the signed maximum
  * (`max_value`), sent by the witness's facilitator (the batch's relayer, through Multicall3).
+ * Smart-wallet signatures go as they are (Permit2 asks an owner with code, ERC-1271), ERC-6492
+ * wrappers unwrapped as for exact: the batch deploys the wallet first.
  */
 export function settleCall(p: Payment, asset: string = p.asset): { target: Address; callData: Hex } {
   if (p.scheme !== 'upto') return { target: getAddress(asset), callData: transferCallData(p) }
@@ -90,7 +95,7 @@ export function settleCall(p: Payment, asset: string = p.asset): { target: Addre
         BigInt(p.value),
         getAddress(p.payer),
         { to: getAddress(p.pay_to), facilitator: getAddress(p.facilitator!), validAfter: BigInt(p.valid_after) },
-        p.signature as Hex,
+        innerSignature(p.signature as Hex),
       ],
     }),
   }
@@ -123,22 +128,35 @@ export async function walletDeployments(client: PublicClient, payments: Payment[
  * The aggregate3 calls of a batch: first one factory call per wallet still to deploy (failure
  * allowed: a wallet deployed meanwhile only makes its transfer go straight to ERC-1271), then one
  * transfer per payment. `transferAt[i]` is the index of payment i's transfer among the calls.
+ * `strict`: the transfers may not fail (for the gas estimate only, see `aggregate3Data`).
  */
-function batchCalls(asset: string, payments: Payment[], deployments: WalletDeployments = new Map()) {
+function batchCalls(asset: string, payments: Payment[], deployments: WalletDeployments = new Map(), strict = false) {
   const calls: Array<{ target: Address; allowFailure: boolean; callData: Hex }> = []
   for (const payer of new Set(payments.map((p) => p.payer))) {
     const d = deployments.get(payer)
     if (d) calls.push({ target: getAddress(d.factory), allowFailure: true, callData: d.factoryData })
   }
-  const transferAt = payments.map((p) => calls.push({ ...settleCall(p, asset), allowFailure: true }) - 1)
+  const transferAt = payments.map((p) => calls.push({ ...settleCall(p, asset), allowFailure: !strict }) - 1)
   return { calls, transferAt }
 }
 
-export function aggregate3Data(asset: string, payments: Payment[], deployments?: WalletDeployments): Hex {
+/**
+ * The batch's calldata. With `strict`, for the gas estimate: while a transfer may fail, the node
+ * finds the least gas at which the batch *succeeds*, which can starve a deeply nested transfer
+ * (an upto payment of a smart wallet: Multicall3, the proxy, Permit2, the wallet's ERC-1271 check,
+ * then the token) into failing inside a batch that still succeeds; a strict batch reverts instead,
+ * so its estimate covers every transfer.
+ */
+export function aggregate3Data(
+  asset: string,
+  payments: Payment[],
+  deployments?: WalletDeployments,
+  opts: { strict?: boolean } = {},
+): Hex {
   return encodeFunctionData({
     abi: multicall3Abi,
     functionName: 'aggregate3',
-    args: [batchCalls(asset, payments, deployments).calls],
+    args: [batchCalls(asset, payments, deployments, opts.strict).calls],
   })
 }
 
@@ -249,6 +267,72 @@ export function usedAuthorizations(asset: string, logs: Log[]): Set<string> {
   return out
 }
 
+/**
+ * Whether a mined transaction settled upto payment `p` by calling the upto proxy itself, one
+ * payment per transaction (as the reference proxy on public chains requires, settlement.ts
+ * `uptoSettlementPath`): it succeeded, it was sent to the proxy, and the token logged p's transfer
+ * (payer to pay_to, the actual charge). No proxy event is needed: the reference logs none that
+ * names the payment.
+ */
+export function settledDirectly(p: Payment, receipt: TransactionReceipt): boolean {
+  if (p.scheme !== 'upto' || receipt.status !== 'success') return false
+  if (receipt.to?.toLowerCase() !== UPTO_PROXY_ADDRESS.toLowerCase()) return false
+  return parseEventLogs({ abi: usdcAbi, eventName: 'Transfer', logs: receipt.logs, strict: false }).some(
+    (e) =>
+      e.address.toLowerCase() === p.asset.toLowerCase() &&
+      e.args.from?.toLowerCase() === p.payer.toLowerCase() &&
+      e.args.to?.toLowerCase() === p.pay_to.toLowerCase() &&
+      e.args.value === BigInt(p.value),
+  )
+}
+
+/** Whether calldata sent to the upto proxy is a `settle` of p's Permit2 authorization (owner, nonce). */
+function settlesUpto(p: Payment, data: Hex): boolean {
+  try {
+    const { functionName, args } = decodeFunctionData({ abi: uptoProxyAbi, data })
+    return (
+      functionName === 'settle' && args[2].toLowerCase() === p.payer.toLowerCase() && args[0].nonce === BigInt(p.nonce)
+    )
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Whether a transaction called the upto proxy's `settle` for p: directly, or as one call of a
+ * Multicall3 aggregate3.
+ */
+export function transactionSettlesUpto(p: Payment, tx: { to: Address | null; input: Hex }): boolean {
+  const to = tx.to?.toLowerCase()
+  if (to === UPTO_PROXY_ADDRESS.toLowerCase()) return settlesUpto(p, tx.input)
+  if (to !== MULTICALL3_ADDRESS.toLowerCase()) return false
+  try {
+    const { functionName, args } = decodeFunctionData({ abi: multicall3Abi, data: tx.input })
+    if (functionName !== 'aggregate3') return false
+    return args[0].some(
+      (c) => c.target.toLowerCase() === UPTO_PROXY_ADDRESS.toLowerCase() && settlesUpto(p, c.callData),
+    )
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Simulates the upto proxy's `settle` of one payment sent by `from` (its facilitator); undefined
+ * when it would succeed, else the revert message (as simulateBatch names it).
+ */
+export async function simulateDirect(client: PublicClient, from: Address, p: Payment): Promise<string | undefined> {
+  const { target, callData } = settleCall(p)
+  try {
+    await client.call({ account: from, to: target, data: callData })
+    return undefined
+  } catch (err) {
+    const raw = err instanceof BaseError ? err.walk((e) => typeof (e as { data?: unknown }).data === 'string') : null
+    const data = (raw as { data?: Hex } | null)?.data
+    return data ? revertMessage(data) : 'reverted'
+  }
+}
+
 /** Blocks per eth_getLogs request when the caller names none (SETTLEMENT_LOG_CHUNK_BLOCKS's default). */
 export const DEFAULT_LOG_CHUNK_BLOCKS = 2_000
 
@@ -292,6 +376,24 @@ export async function findAuthorizationOutcome(
         toBlock,
       })
       if (settled[0]?.transactionHash) return { kind: 'used', txHash: settled[0].transactionHash }
+    }
+    // the reference proxy (public chains) logs no UptoSettled: the token's transfers from the payer
+    // to the payee for the charge, each transaction read to see whether it settled this payment
+    for (let fromBlock = start; fromBlock <= latest; fromBlock += chunk) {
+      const toBlock = fromBlock + chunk - 1n < latest ? fromBlock + chunk - 1n : latest
+      const transfers = await client.getContractEvents({
+        address,
+        abi: usdcAbi,
+        eventName: 'Transfer',
+        args: { from: getAddress(p.payer), to: getAddress(p.pay_to) },
+        fromBlock,
+        toBlock,
+      })
+      for (const e of transfers) {
+        if (e.args.value !== BigInt(p.value) || !e.transactionHash) continue
+        const tx = await client.getTransaction({ hash: e.transactionHash })
+        if (transactionSettlesUpto(p, tx)) return { kind: 'used', txHash: e.transactionHash }
+      }
     }
     return { kind: 'unknown' }
   }

@@ -2,6 +2,7 @@ import type { Logger } from 'pino'
 import type { Hex } from 'viem'
 import type { Deps } from '../../deps.js'
 import type { Payment } from '../../db/database.js'
+import { UPTO_PROXY_ADDRESS, uptoSettlementPath, type UptoSettlementPath } from '../../chain/permit2.js'
 import { createPayerCredit, type PayerCredit } from '../../ledger/payer-credit.js'
 import { processLogger } from '../../logger.js'
 import { MAX_HANDLER_TIMEOUT_MS } from '../../pool/handler-contract.js'
@@ -38,6 +39,16 @@ export interface SettlerOptions {
    * (default: the longest a paid call may run, VOID_MARGIN_MS added)
    */
   voidVerifiedAfterMs?: number
+  /**
+   * the most gas one settlement transaction may take (default EIP-7825's per-transaction cap,
+   * 2^24, which Base enforces): a batch that would need more is split
+   */
+  maxTxGas?: bigint
+  /**
+   * upto payments settled one transaction each (the reference proxy): how many are in flight at
+   * once (default 16, geth's pending slots per sender); the next ones follow their receipts
+   */
+  directInFlight?: number
   /** blocks per eth_getLogs request (default: config.settlement.logChunkBlocks, SETTLEMENT_LOG_CHUNK_BLOCKS) */
   logChunkBlocks?: number
   /** where warnings go (default: a logger at config.logLevel); the worker passes its own */
@@ -58,6 +69,9 @@ export interface SettleStats {
 export const emptyStats = (): SettleStats => ({ settled: 0, failed: 0, requeued: 0, batches: 0 })
 
 export type SettlerLog = Pick<Logger, 'info' | 'warn' | 'error'>
+
+/** EIP-7825's per-transaction gas cap (2^24), which Base enforces: the default of `maxTxGas`. */
+export const MAX_TX_GAS = 16_777_216n
 
 /** What the sweep waits past the longest call before voiding a payment with no outcome. */
 export const VOID_MARGIN_MS = 60_000
@@ -90,6 +104,8 @@ export interface SettlerContext {
   stuckAfterMs: number
   voidAfterMs: number
   logChunkBlocks: bigint
+  maxTxGas: bigint
+  directInFlight: number
   hooks: SettlementHooks
   relayers: Relayer[]
   lock: ReturnType<typeof createRelayerLock>
@@ -97,11 +113,15 @@ export interface SettlerContext {
   log: SettlerLog
   facilitator: FacilitatorClient | undefined
   getChainId(): Promise<number>
+  /** how this chain settles upto payments (read once per settler, logged): permit2.ts uptoSettlementPath */
+  uptoPath(): Promise<UptoSettlementPath>
 }
 
 export function settlerContext(deps: Deps, opts: SettlerOptions = {}): SettlerContext {
   const { config, chain } = deps
   let chainId: number | undefined
+  let uptoPath: Promise<UptoSettlementPath> | undefined
+  const log = opts.log ?? processLogger(config.logLevel)
   return {
     deps,
     batchSize: opts.batchSize ?? config.settlement.batchSize,
@@ -113,12 +133,14 @@ export function settlerContext(deps: Deps, opts: SettlerOptions = {}): SettlerCo
     stuckAfterMs: opts.stuckAfterMs ?? 120_000,
     voidAfterMs: opts.voidVerifiedAfterMs ?? longestCallMs(config.handlers.timeoutMs) + VOID_MARGIN_MS,
     logChunkBlocks: BigInt(opts.logChunkBlocks ?? config.settlement.logChunkBlocks),
+    maxTxGas: opts.maxTxGas ?? MAX_TX_GAS,
+    directInFlight: Math.max(1, opts.directInFlight ?? 16),
     hooks: opts.hooks ?? {},
     relayers: relayersFromKeys(opts.relayerKeys ?? config.relayerKeys),
     lock: createRelayerLock(deps.redis, deps.key),
     credit: createPayerCredit(deps),
     // no payment signatures, raw transactions or keys go in here: ids, hashes, counts, reasons
-    log: opts.log ?? processLogger(config.logLevel),
+    log,
     facilitator:
       config.settlement.mode === 'facilitator'
         ? (opts.facilitator ?? createFacilitatorClient(config.settlement.facilitatorUrl!))
@@ -126,6 +148,30 @@ export function settlerContext(deps: Deps, opts: SettlerOptions = {}): SettlerCo
     async getChainId() {
       chainId ??= await chain.getChainId()
       return chainId
+    },
+    uptoPath() {
+      uptoPath ??= uptoSettlementPath(chain).then(
+        (path) => {
+          if (path === 'absent')
+            log.error(
+              { proxy: UPTO_PROXY_ADDRESS },
+              'settlement: no upto proxy at its canonical address on this chain; upto payments wait unsettled (turn UPTO_SCHEME off, or use a chain that has it)',
+            )
+          else
+            log.info(
+              { path },
+              path === 'batch'
+                ? 'settlement: upto payments settle in the Multicall3 batches'
+                : 'settlement: upto payments settle one transaction per payment',
+            )
+          return path
+        },
+        (err) => {
+          uptoPath = undefined
+          throw err
+        },
+      )
+      return uptoPath
     },
   }
 }

@@ -2,7 +2,7 @@
  * `tollgate fetch --upto` (issue #27): the agent wallet pays a seller's usage-based price where the
  * challenge offers one, and exact elsewhere; the receipt says which, and an upto one the charge and
  * the maximum. On the devnet the chain settles exactly the charge. `--inspect --upto` previews it,
- * and `tollgate mcp`'s call_endpoint takes the same choice (`upto: true`).
+ * and `tollgate mcp --upto`'s call_endpoint makes the same choice.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
@@ -111,10 +111,10 @@ t.test('tollgate fetch --upto pays the usage, settled on chain for it; exact whe
   t.match(r, { scheme: 'exact', amount: '5000' })
   t.notOk('max_amount' in r, 'no maximum on an exact receipt')
 
-  // tollgate mcp, as an agent host runs it (a child on stdio): call_endpoint with upto
+  // tollgate mcp --upto, as an agent host runs it (a child on stdio): call_endpoint pays with upto
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: ['--import', 'tsx', 'src/cli/main.ts', 'mcp'],
+    args: ['--import', 'tsx', 'src/cli/main.ts', 'mcp', '--upto'],
     cwd: repoRoot,
     env: { PATH: process.env.PATH ?? '', HOME: mkdtempSync(path.join(os.tmpdir(), 'tg-mcp-upto-')), ...env },
   })
@@ -123,13 +123,13 @@ t.test('tollgate fetch --upto pays the usage, settled on chain for it; exact whe
   t.teardown(() => client.close())
   const viaMcp = (await client.callTool({
     name: 'call_endpoint',
-    arguments: { url: `${metered}?charge=321`, upto: true },
+    arguments: { url: `${metered}?charge=321` },
   })) as CallToolResult
   t.notOk(viaMcp.isError, JSON.stringify(viaMcp.content))
-  t.match(viaMcp._meta?.['tollgate/cost'], { charged: true, amount: '321', scheme: 'upto', max_amount: '5000' })
+  t.match(viaMcp._meta?.['tollgate/cost'], { charged: true, amount: '321', scheme: 'upto', signed_amount: '5000' })
   t.match(
     viaMcp.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n'),
-    /cost: 0\.000321 USDC \(upto: charged by usage, of at most 0\.005 USDC authorized\)/,
+    /cost: 0\.000321 USDC \(usage-based: up to 0\.005 USDC\)/,
   )
 
   const rows = await deps.db

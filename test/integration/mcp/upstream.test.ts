@@ -10,6 +10,8 @@ import { x402Client } from '@x402/core/client'
 import type { PaymentRequired } from '@x402/core/types'
 import { ExactEvmScheme } from '@x402/evm'
 import { privateKeyToAccount } from 'viem/accounts'
+import { parseChallenge } from '../../../src/client/challenge.js'
+import { signInHeader, signInOffer } from '../../../src/client/sign-in.js'
 import { buildWebApp } from '../../../src/http/web-app.js'
 import { createUsers } from '../../../src/services/accounts/users.js'
 import { createPublishing } from '../../../src/services/publishing/publishing.js'
@@ -279,6 +281,51 @@ t.test('a seller publishes an upstream MCP server: its tools are paid tools of t
     t.equal(rows.length, 1)
     t.equal(rows[0]!.status, 'voided')
   })
+
+  t.test(
+    "paid access on the seller's tools: a signed-in call is forwarded with the granting payment's id, no receipt",
+    async (t) => {
+      await pub.updateService(who, 'mcpseller', 'quotes', { access_minutes: 5 })
+      t.teardown(() => pub.updateService(who, 'mcpseller', 'quotes', { access_minutes: null }))
+      const mcpUrl = `${platform.proxyUrl}/mcpseller/quotes/mcp`
+      const client = await connect(t, mcpUrl)
+      const challenge = async (symbol: string) =>
+        (await call(client, 'get_quote', { symbol })).structuredContent as unknown as PaymentRequired
+      let required!: PaymentRequired
+      await until('the proxy offers sign-in on the tools', async () => {
+        required = await challenge('ACME')
+        return required.extensions?.['sign-in-with-x'] !== undefined
+      })
+      const paid = await call(client, 'get_quote', { symbol: 'ACME' }, await x402.createPaymentPayload(required))
+      const receipt = paid._meta?.['x402/payment-response'] as { paymentId: string }
+      t.ok(receipt?.paymentId, 'paid')
+      const payments = () =>
+        deps.db
+          .selectFrom('payments as p')
+          .innerJoin('endpoints as e', 'e.id', 'p.endpoint_id')
+          .select('p.id')
+          .where('e.slug', '=', 'get-quote')
+          .execute()
+      const paidRows = (await payments()).length
+
+      const offer = signInOffer([{ parsed: parseChallenge(await challenge('SIGN')) }], mcpUrl)!
+      const account = privateKeyToAccount(devnet.accounts.demoPayer.privateKey)
+      const proof = await signInHeader(offer, account.address, (message) => account.signMessage({ message }))
+      const before = upstream.seen.length
+      const r = (await client.callTool({
+        name: 'get_quote',
+        arguments: { symbol: 'SIGN' },
+        _meta: { 'sign-in-with-x': JSON.parse(Buffer.from(proof, 'base64').toString('utf8')) },
+      })) as CallToolResult
+      t.notOk(r.isError, JSON.stringify(r.content))
+      t.same(r.structuredContent, { symbol: 'SIGN', price: 42.5 }, "the upstream's result")
+      t.equal(r._meta?.['x402/payment-response'], undefined, 'no receipt: nothing paid')
+      const forwarded = upstream.seen.slice(before).find((s) => s.method === 'tools/call')!
+      t.equal(forwarded.headers['x-tollgate-payment-id'], receipt.paymentId, "the granting payment's id")
+      t.equal(forwarded.headers['sign-in-with-x'], undefined, 'no proof forwarded')
+      t.equal((await payments()).length, paidRows, 'no payment recorded')
+    },
+  )
 
   t.test('a tool the server stops listing is unpublished on the next read', async (t) => {
     const r = await pub.putMcpUpstream(who, 'mcpseller', 'quotes', {

@@ -1,15 +1,11 @@
-import { readFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
-import solc from 'solc'
 import t from 'tap'
 import {
   createWalletClient,
-  encodeAbiParameters,
   encodeFunctionData,
   http,
   serializeErc6492Signature,
   zeroAddress,
-  type Abi,
   type Address,
   type Hex,
 } from 'viem'
@@ -22,47 +18,17 @@ import { createPayerCredit } from '../../../src/ledger/payer-credit.js'
 import { createSettler } from '../../../src/services/settlement/settler.js'
 import { decodeRequired, signFor, v2Header } from '../../helpers/pay.js'
 import { startTestPlatform } from '../../helpers/platform.js'
+import { deploySmartWallet, smartWalletContracts, walletSig } from '../../helpers/smart-wallet.js'
 
-type Compiled = { abi: Abi; bytecode: Hex }
-
-/** TestSmartWallet and its factory compiled now with the solc package (no artifact to keep in sync). */
-function compileWallets(): { wallet: Compiled; factory: Compiled } {
-  const source = readFileSync(new URL('../../fixtures/smart-wallet/TestSmartWallet.sol', import.meta.url), 'utf8')
-  const input = {
-    language: 'Solidity',
-    sources: { 'TestSmartWallet.sol': { content: source } },
-    settings: { evmVersion: 'cancun', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
-  }
-  const out = JSON.parse(solc.compile(JSON.stringify(input)))
-  const errors = (out.errors ?? []).filter((e: { severity: string }) => e.severity === 'error')
-  if (errors.length) throw new Error(errors.map((e: { formattedMessage: string }) => e.formattedMessage).join('\n'))
-  const pick = (name: string): Compiled => ({
-    abi: out.contracts['TestSmartWallet.sol'][name].abi,
-    bytecode: `0x${out.contracts['TestSmartWallet.sol'][name].evm.bytecode.object}`,
-  })
-  return { wallet: pick('TestSmartWallet'), factory: pick('TestSmartWalletFactory') }
-}
-const compiled = compileWallets()
-
-/** the wallet's own signature format: abi.encode(ownerIndex 0, ecdsa) */
-const walletSig = (ecdsa: Hex) => encodeAbiParameters([{ type: 'uint256' }, { type: 'bytes' }], [0n, ecdsa])
+const compiled = smartWalletContracts()
 
 const path = '/tollgate/toolbox/hash-generator?text=abc&algorithms=sha256'
 
 t.test('a deployed ERC-1271 smart wallet pays through the RPC slow path and its payment settles', async (t) => {
   const platform = await startTestPlatform(t)
   const { deps, devnet, proxy } = platform
-  const deployer = createWalletClient({
-    account: privateKeyToAccount(devnet.accounts.faucet.privateKey),
-    chain: devnet.chain,
-    transport: http(devnet.rpcUrl),
-  })
   const ownerKey = generatePrivateKey()
-  const owner = privateKeyToAccount(ownerKey)
-  const { abi, bytecode } = compiled.wallet
-  const hash = await deployer.deployContract({ abi, bytecode, args: [owner.address] })
-  const receipt = await deps.chain.waitForTransactionReceipt({ hash })
-  const wallet = receipt.contractAddress!
+  const wallet = await deploySmartWallet(platform, privateKeyToAccount(ownerKey).address)
   await mintUsdc(devnet.rpcUrl, wallet, 1_000_000n)
 
   const first = await proxy.inject(path)

@@ -7,31 +7,20 @@
 import t from 'tap'
 import { wrapFetchWithPaymentFromConfig } from '@x402/fetch'
 import { UptoEvmScheme } from '@x402/evm/upto/client'
-import { erc20Abi, maxUint256, type Hex } from 'viem'
+import { erc20Abi, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { PERMIT2_ADDRESS } from '../../../src/chain/permit2.js'
 import { createSettler } from '../../../src/services/settlement/settler.js'
 import { startTestPlatform } from '../../helpers/platform.js'
-import { newPayer, walletFor } from '../../helpers/settlement.js'
+import { enableUpto, uptoBuyer } from '../../helpers/settlement.js'
 
 const path = '/tollgate/toolbox/hash-generator?text=abc&algorithms=sha256'
 
 t.test('upto settlement after a settler died mid-batch', async (t) => {
   const platform = await startTestPlatform(t)
   const { deps } = platform
-  await deps.db
-    .updateTable('endpoints')
-    .set({ schemes: ['exact', 'upto'] })
-    .where('slug', '=', 'hash-generator')
-    .execute()
+  await enableUpto(platform)
+  const buyer = await uptoBuyer(platform, 100_000n)
   const { url } = await platform.startProxy()
-  const buyer = await newPayer(platform, 100_000n)
-  await walletFor(platform, buyer.key as Hex).writeContract({
-    address: deps.config.chain.usdc.address,
-    abi: erc20Abi,
-    functionName: 'approve',
-    args: [PERMIT2_ADDRESS, maxUint256],
-  })
   const pay = wrapFetchWithPaymentFromConfig(fetch, {
     schemes: [{ network: 'eip155:84532', client: new UptoEvmScheme(privateKeyToAccount(buyer.key as Hex)) }],
   })

@@ -1,5 +1,6 @@
 import t from 'tap'
-import { contentOf, toolMethod } from '../../../src/transports/mcp.js'
+import type { FastifyBaseLogger } from 'fastify'
+import { contentOf, createMcpTransport, toolMethod, type McpToolCall } from '../../../src/transports/mcp.js'
 
 const URL_ = 'http://127.0.0.1:4021/acme/docs/render'
 
@@ -49,4 +50,38 @@ t.test('an answer becomes MCP content by its content type', async (t) => {
     [{ type: 'resource', resource: { uri: URL_, mimeType: 'application/octet-stream', blob: 'AA==' } }],
     'no type: octet-stream',
   )
+})
+
+t.test('a sign-in proof in _meta reaches the stages as the SIGN-IN-WITH-X header carries it', async (t) => {
+  const mcp = createMcpTransport({ caip2: 'eip155:84532' })
+  const call = (meta: Record<string, unknown> | undefined): McpToolCall => ({
+    path: '/acme/docs/render',
+    methods: new Set(['POST']),
+    resourceUrl: URL_,
+    arguments: {},
+    meta,
+    headers: { 'sign-in-with-x': 'from-the-http-header' },
+    log: {} as FastifyBaseLogger,
+  })
+  const proof = { domain: '127.0.0.1:4021', address: '0xabc', signature: '0x01' }
+  const b64 = Buffer.from(JSON.stringify(proof)).toString('base64')
+  t.equal(mcp.request(call({ 'sign-in-with-x': proof })).signIn, b64, 'the JSON object, base64-encoded')
+  t.equal(mcp.request(call({ 'sign-in-with-x': b64 })).signIn, b64, 'the base64 string as it is')
+  t.equal(
+    mcp.request(call({ 'sign-in-with-x': null })).signIn,
+    Buffer.from('null').toString('base64'),
+    'anything else is passed on for the decoder to refuse',
+  )
+  t.equal(mcp.request(call({})).signIn, undefined, 'none without the key')
+  t.equal(mcp.request(call(undefined)).signIn, undefined, 'the HTTP header of the MCP request is not a proof')
+  t.equal(mcp.request(call({ 'sign-in-with-x': proof })).payment, undefined, 'and no payment')
+})
+
+t.test('an answer served on a sign-in is a tool result without a receipt; a failure is isError', async (t) => {
+  const mcp = createMcpTransport({ caip2: 'eip155:84532' })
+  const call = { resourceUrl: URL_, log: {} } as McpToolCall
+  const ok = await mcp.send(call, { kind: 'answer', status: 200, contentType: 'application/json', body: '{"a":1}' })
+  t.same(ok, { content: [{ type: 'text', text: '{"a":1}' }], structuredContent: { a: 1 } })
+  const failed = await mcp.send(call, { kind: 'answer', status: 500, contentType: 'text/plain', body: 'broken' })
+  t.same(failed, { isError: true, content: [{ type: 'text', text: 'broken' }], _meta: { 'tollgate/status': 500 } })
 })
