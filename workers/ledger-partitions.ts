@@ -8,7 +8,7 @@ import type { JobModule } from './job.js'
 
 /**
  * Ledger upkeep (docs/architecture.md, "Partitioned Postgres"): creates the day partitions of
- * payments and payment_events LEDGER_PARTITIONS_AHEAD_DAYS ahead (moving any rows the default
+ * payments, payment_events and access_uses LEDGER_PARTITIONS_AHEAD_DAYS ahead (moving any rows the default
  * partitions took into their day), forgets claimed nonces whose authorizations expired, and, when
  * LEDGER_RETENTION_DAYS is set, drops the days older than that unless they still hold payments
  * that are not final (then it names them in the log and drops nothing).

@@ -1,6 +1,6 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely'
 import type { AgentPaymentEventsTable, AgentPaymentsTable } from './agent-payments-tables.js'
-import type { AccessGrantsTable } from './access-grants-table.js'
+import type { AccessGrantsTable, AccessUsesTable } from './access-grants-table.js'
 import type { PaymentIdentifiersTable } from './payment-identifiers-table.js'
 import type { TopupsTable } from './topups-tables.js'
 import type { WithdrawalEventsTable, WithdrawalsTable } from './withdrawals-tables.js'
@@ -308,6 +308,7 @@ export interface Database {
   payment_events: PaymentEventsTable
   payment_identifiers: PaymentIdentifiersTable
   access_grants: AccessGrantsTable
+  access_uses: AccessUsesTable
   sellers: SellersTable
   services: ServicesTable
   endpoints: EndpointsTable

@@ -10,12 +10,13 @@ import type { Database } from './database.js'
 
 /**
  * The day partitions of the ledger (payments, payment_events; see
- * migrations/2026-11-26T1030-partitioned-ledger.ts): created ahead by the worker, old days dropped
+ * migrations/2026-11-26T1030-partitioned-ledger.ts) and of the calls served on a sign-in
+ * (access_uses, 2026-11-26T1410; always final, archived and dropped with the ledger's days): created ahead by the worker, old days dropped
  * after a retention or archived to files (`tollgate archive`). A day whose payments are not all
  * final (settled, voided, failed) is never detached: it is refused, by name.
  */
 
-export const LEDGER_TABLES = ['payments', 'payment_events'] as const
+export const LEDGER_TABLES = ['payments', 'payment_events', 'access_uses'] as const
 export type LedgerTable = (typeof LEDGER_TABLES)[number]
 
 /** statuses whose payment may still move (and is still owed, or may still be charged) */
@@ -60,19 +61,17 @@ export async function listLedgerPartitions(db: Kysely<Database>): Promise<Ledger
     join pg_namespace n on n.oid = c.relnamespace and n.nspname = current_schema()
     left join pg_inherits i on i.inhrelid = c.oid
     left join pg_class p on p.oid = i.inhparent
-    where c.relkind = 'r' and (c.relname ~ '^payments_p[0-9]{8}$' or c.relname ~ '^payment_events_p[0-9]{8}$')`.execute(
-    db,
-  )
+    where c.relkind = 'r' and c.relname ~ '^(payments|payment_events|access_uses)_p[0-9]{8}$'`.execute(db)
   return (
     rows
       .map((r) => ({
-        table: (r.name.startsWith('payment_events_') ? 'payment_events' : 'payments') as LedgerTable,
+        table: LEDGER_TABLES.find((t) => r.name === `${t}_p${r.name.slice(-8)}`)!,
         name: r.name,
         day: dayOf(r.name)!,
         attached: r.parent !== null,
       }))
-      // a day's payments go first: its events are archived only once the payments were
-      .sort((a, b) => a.day.localeCompare(b.day) || Number(a.table !== 'payments') - Number(b.table !== 'payments'))
+      // a day's payments go first: its events (and sign-in uses) are archived only once the payments were
+      .sort((a, b) => a.day.localeCompare(b.day) || LEDGER_TABLES.indexOf(a.table) - LEDGER_TABLES.indexOf(b.table))
   )
 }
 
@@ -89,7 +88,8 @@ export async function ensureLedgerPartitions(
     select ledger_ensure_partitions(
       least(${utcDay(now)}::date,
             (select (min(created_at) at time zone 'UTC')::date from payments_default),
-            (select (min(created_at) at time zone 'UTC')::date from payment_events_default)),
+            (select (min(created_at) at time zone 'UTC')::date from payment_events_default),
+            (select (min(created_at) at time zone 'UTC')::date from access_uses_default)),
       ${utcDay(now, aheadDays)}::date) as made`.execute(db)
   return Number(rows[0]?.made ?? 0)
 }

@@ -6,6 +6,7 @@ import { createSignerRecovery, type SignerRecovery } from '../chain/signer-recov
 import { type Deps, withOwnServices } from '../deps.js'
 import { loggerOptions } from '../logger.js'
 import { createEndpointTable, type EndpointEntry } from '../proxy/endpoint-table.js'
+import { createAccessUseWriter } from '../ledger/access-use-writer.js'
 import { createLedgerWriter } from '../ledger/ledger-writer.js'
 import { createPayerCredit } from '../ledger/payer-credit.js'
 import type { SettleNow } from '../ledger/settle-now.js'
@@ -124,6 +125,7 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
     requirementOf: (offer) => schemes.find((s) => s.name === offer.scheme)?.requirement?.(offer),
   })
   const ledger = createLedgerWriter(deps.db)
+  const accessUses = createAccessUseWriter(deps.db)
   // handler code never runs in this process: in the `handlers` role, or in processes it supervises
   const pool =
     opts.handlerPool ??
@@ -134,7 +136,7 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
   const upstreamMcp = createUpstreamMcpClient({ allowPrivate: deps.config.allowPrivateUpstreams })
   app.decorate('createSignerRecovery', recovery)
   app.addHook('onClose', async () => {
-    await ledger.drain()
+    await Promise.all([ledger.drain(), accessUses.drain()])
     await Promise.allSettled([table.close(), pool.close(), upstream.close(), upstreamMcp.close(), recovery.close()])
   })
   await app.register(
@@ -169,6 +171,7 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
     },
     signIn: {
       grants: createAccessGrantStore(deps.db),
+      uses: accessUses,
       redis: deps.redis,
       key: deps.key,
       chain: deps.chain,

@@ -4,7 +4,9 @@
  * CRASH_BEFORE_PAID_ANSWER=1 it kills itself with SIGKILL (no cleanup, as `kill -9`) the moment it
  * starts writing a paid answer, one that carries a payment response header: the paid route has
  * committed `served` by then (it awaits that record before replying) and no byte of the answer has
- * left. Prints `listening` once it listens. Test-only; refused in a production deployment.
+ * left. With CRASH_BEFORE_SIGN_IN_ANSWER=1 it does the same as it starts writing the answer to a
+ * call served on a sign-in (a 2xx to a request with SIGN-IN-WITH-X): its use is committed by then.
+ * Prints `listening` once it listens. Test-only; refused in a production deployment.
  */
 import http from 'node:http'
 import { loadConfig } from '../../src/config.js'
@@ -23,6 +25,18 @@ if (process.env.CRASH_BEFORE_PAID_ANSWER === '1') {
     if (this.hasHeader('payment-response') || this.hasHeader('x-payment-response') || args.some(paid)) {
       process.kill(process.pid, 'SIGKILL')
       // nothing else runs (no byte is written) until the signal lands
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0)
+    }
+    return (writeHead as (...a: unknown[]) => http.ServerResponse).apply(this, args)
+  } as typeof writeHead
+}
+
+if (process.env.CRASH_BEFORE_SIGN_IN_ANSWER === '1') {
+  const writeHead = http.ServerResponse.prototype.writeHead
+  http.ServerResponse.prototype.writeHead = function (this: http.ServerResponse, ...args: unknown[]) {
+    const status = typeof args[0] === 'number' ? args[0] : this.statusCode
+    if (status < 300 && this.req?.headers['sign-in-with-x'] !== undefined) {
+      process.kill(process.pid, 'SIGKILL')
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0)
     }
     return (writeHead as (...a: unknown[]) => http.ServerResponse).apply(this, args)

@@ -5,8 +5,11 @@ import { createTestClient, createWalletClient, erc20Abi, http, maxUint256, parse
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { mintUsdc } from '../../src/chain/devnet.js'
 import { PERMIT2_ADDRESS } from '../../src/chain/permit2.js'
+import type { Deps } from '../../src/deps.js'
 import { processLogger } from '../../src/logger.js'
+import { createSettler } from '../../src/services/settlement/settler.js'
 import type { TestPlatform } from './platform.js'
+import { until } from './until.js'
 
 /** Prices the hosted endpoint `slug` by usage too (`upto` beside `exact`); before the proxy starts. */
 export async function enableUpto(platform: TestPlatform, slug = 'hash-generator') {
@@ -71,6 +74,21 @@ export async function payMany(
     }),
   )
   return statuses
+}
+
+/** Runs the batch settler until every payment of `payer` (the voided ones aside) is settled. */
+export async function settleAllOf(deps: Deps, payer: string): Promise<void> {
+  const settler = createSettler(deps, { batchSize: 50 })
+  await until(`the payments of ${payer} settled`, async () => {
+    await settler.runOnce()
+    const open = await deps.db
+      .selectFrom('payments')
+      .select('id')
+      .where('payer', '=', payer.toLowerCase())
+      .where('status', 'not in', ['settled', 'voided'])
+      .execute()
+    return open.length === 0
+  })
 }
 
 export function walletFor(platform: TestPlatform, key: Hex) {

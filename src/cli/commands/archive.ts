@@ -1,5 +1,5 @@
 /**
- * `tollgate archive`: writes the ledger's old day partitions (payments, payment_events) to files
+ * `tollgate archive`: writes the ledger's old day partitions (payments, payment_events, and access_uses: the calls served on a sign-in) to files
  * and drops them from Postgres (src/db/ledger-partitions.ts). An operator command: it reads the
  * server environment (DATABASE_URL, DATABASE_SCHEMA) like every role.
  */
@@ -14,8 +14,8 @@ import type { CliIo } from './users.js'
 
 export const ARCHIVE_USAGE = `usage: tollgate archive --dir <directory> (--older-than <days> | --before <YYYY-MM-DD>)
 
-Archives the day partitions of payments and payment_events older than the given day (UTC), oldest
-first: each is detached, written to <directory>/<partition>.csv.gz (CSV with a header line), read
+Archives the day partitions of payments, payment_events and access_uses (calls served on a
+sign-in) older than the given day (UTC), oldest first: each is detached, written to <directory>/<partition>.csv.gz (CSV with a header line), read
 back and its rows counted, and dropped only when the file holds every row. Refuses, archiving
 nothing, while payments created before that day are not all settled, voided or failed, and names
 the partitions that hold them. A partition left detached by an interrupted run is archived by the

@@ -26,13 +26,17 @@ options:
   -d, --data DATA        request body as given, sent as text/plain unless -H sets content-type
       --json OBJ         JSON request body (validated; sets content-type: application/json), as
                          curl's --json: for a JSON receipt put --json before the command
+      --upto             pay a usage-based price (x402 upto) where the seller offers one: the
+                         maximum is reserved against the caps, the seller charges what was used;
+                         an endpoint without upto is paid exact as usual
       --inspect          print a summary of the 402 challenge (price in USDC, network, payTo,
                          timeout, input fields) and the agent's cap headroom; pays nothing
+                         (with --upto: what paying with upto would reserve)
   -v, --verbose          with --inspect: the asset, the description and the whole input schema
   -h, --help             this help
 
 output: the response body on stdout; the payment receipt (amount, payTo, payer, payment id,
-transaction once settled) on stderr; with "tollgate --json fetch", the receipt as one JSON line.
+transaction once settled; with upto the charge and the maximum) on stderr; with "tollgate --json fetch", the receipt as one JSON line.
 exit codes: 0 success, 1 usage or other error, 2 payment refused, 3 HTTP error (status >= 400)
 `
 
@@ -62,6 +66,10 @@ export function receiptJson(status: number, p: PaymentInfo | undefined): Record<
       ? { voucher: { id: p.voucher.id, nonce: p.voucher.nonce, value_aggregate: p.voucher.valueAggregate } }
       : {}),
     ...(p.deposit !== undefined ? { deposit: p.deposit } : {}),
+    // upto: `amount` is what the seller charged (its receipt), `max_amount` what was authorized and reserved
+    ...(p.maxAmount !== undefined
+      ? { usage_based: true, max_amount: p.maxAmount, max_amount_usdc: formatUsdc(p.maxAmount) }
+      : {}),
   }
 }
 
@@ -76,6 +84,7 @@ export async function fetchCommand(args: string[], cmd: Command): Promise<number
       // the request body, as curl's --json; overrides the common --json flag
       json: { type: 'string' },
       inspect: { type: 'boolean' },
+      upto: { type: 'boolean' },
       verbose: { type: 'boolean', short: 'v' },
     },
     FETCH_HELP,
@@ -116,12 +125,13 @@ export async function fetchCommand(args: string[], cmd: Command): Promise<number
   const init: RequestInit = { method, headers, body }
   const s = cmd.settings()
   const f = namingFetch(io.fetch ?? fetch, s.apiUrl, s.apiUrlSource)
-  if (v.inspect) return inspect({ url, init, f, cmd, verbose: Boolean(v.verbose) })
+  const upto = v.upto === true
+  if (v.inspect) return inspect({ url, init, f, cmd, verbose: Boolean(v.verbose), upto })
   if (!s.agentKey) throw new UsageError(NO_AGENT_KEY)
   let res
   try {
     // one call per process: nothing to remember, so a sign-in is tried wherever a seller offers one (x402 sign-in-with-x)
-    res = await wrapFetch(f, { baseUrl: s.apiUrl, agentKey: s.agentKey, signIn: 'always' })(url, init)
+    res = await wrapFetch(f, { baseUrl: s.apiUrl, agentKey: s.agentKey, signIn: 'always', upto })(url, init)
   } catch (err) {
     throw await paymentError(err, cmd)
   }
@@ -150,14 +160,14 @@ export async function fetchCommand(args: string[], cmd: Command): Promise<number
     )
   } else if (p?.success) {
     io.stderr(
-      `paid ${formatUsdc(p.amount)} USDC to ${p.payTo} from ${p.payer}\n` +
+      `paid ${formatUsdc(p.amount)} USDC to ${p.payTo} from ${p.payer}${schemeNote(p, upto)}\n` +
         `  payment ${p.agentPaymentId ?? '-'}\n` +
         `  transaction ${p.transaction ?? `pending (settles asynchronously; tollgate payments status ${p.agentPaymentId ?? '<id>'})`} on ${p.network}\n`,
     )
   } else if (p) {
     // x402 sellers settle only calls that succeed; this one failed and sent no receipt
     io.stderr(
-      `not charged: the call failed, so the signed payment of ${formatUsdc(p.amount)} USDC to ${p.payTo} is not settled\n` +
+      `not charged: the call failed, so the signed payment of ${p.maxAmount !== undefined ? 'at most ' : ''}${formatUsdc(p.amount)} USDC to ${p.payTo} is not settled\n` +
         `  payment ${p.agentPaymentId ?? '-'} (reported to the platform as failed; see tollgate payments status)\n`,
     )
   }
@@ -166,6 +176,13 @@ export async function fetchCommand(args: string[], cmd: Command): Promise<number
     return EXIT.http
   }
   return EXIT.ok
+}
+
+/** After "paid X USDC …": an upto payment's maximum, or why --upto paid exact. */
+function schemeNote(p: PaymentInfo, upto: boolean): string {
+  if (p.maxAmount !== undefined)
+    return ` (upto: charged by usage, of at most ${formatUsdc(p.maxAmount)} USDC authorized)`
+  return upto ? ` (${p.scheme}: the seller offers no upto here)` : ''
 }
 
 /** What paying threw, as the error main.ts renders (the seller's 402 body goes to stdout first). */

@@ -16,6 +16,8 @@ export async function inspect(o: {
   f: FetchLike
   cmd: Command
   verbose: boolean
+  /** `fetch --upto`: the dry run asks what paying with upto would do */
+  upto?: boolean
 }): Promise<number> {
   const { url, init, f, cmd } = o
   const { io, out } = cmd
@@ -78,7 +80,7 @@ export async function inspect(o: {
   if (!s.agentKey) dry = { unavailable: 'unknown (no agent key; run tollgate setup or set TOLLGATE_AGENT_KEY)' }
   else {
     try {
-      dry = await dryRun(url, init.method!, offered, f, s.apiUrl, s.agentKey)
+      dry = await dryRun(url, init.method!, offered, f, s.apiUrl, s.agentKey, o.upto === true)
     } catch (err) {
       // the challenge is still worth showing without the platform's side
       if (!(err instanceof UnreachableError)) throw err
@@ -181,6 +183,8 @@ export function inputFields(schema: unknown): string | undefined {
   return parts.length ? parts.join('; ') : undefined
 }
 
+const offersUpto = (c: OfferedChallenge) => (c.parsed.accepts.some((r) => r.scheme === 'upto') ? 1 : 0)
+
 export type DryRun = { unavailable: string } | { preview: Record<string, any>; lines: string[] }
 
 /** What paying would do (the platform's dry run), as `--inspect` prints it. */
@@ -191,15 +195,18 @@ export async function dryRun(
   f: FetchLike,
   apiUrl: string,
   agentKey: string,
+  upto = false,
 ): Promise<DryRun> {
-  // the challenge the paying call would use: the next one only when the platform can pay nothing in this one
+  // the challenge the paying call would use: the next one only when the platform can pay nothing in
+  // this one; with upto, one that offers it first (v2 only), as wrapFetch orders them
+  if (upto) offered = [...offered].sort((a, b) => offersUpto(b) - offersUpto(a))
   let r: Response
   let b: Record<string, any>
   for (let i = 0; ; i++) {
     r = await f(`${apiUrl}/v1/agent/payments`, {
       method: 'POST',
       headers: { authorization: `Bearer ${agentKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ url, method, challenge: offered[i]!.raw, dry_run: true }),
+      body: JSON.stringify({ url, method, challenge: offered[i]!.raw, dry_run: true, ...(upto ? { upto } : {}) }),
     })
     b = (await r.json().catch(() => ({}))) as Record<string, any>
     const code = r.ok ? b.refusal?.code : b.code
@@ -210,7 +217,7 @@ export async function dryRun(
     preview: b,
     lines: [
       b.would_pay
-        ? `would pay ${b.would_pay.usage_based ? 'up to ' : ''}${formatUsdc(b.would_pay.amount)} USDC to ${b.would_pay.pay_to} on ${b.would_pay.network}`
+        ? `would pay ${b.would_pay.usage_based ? 'up to ' : ''}${formatUsdc(b.would_pay.amount)} USDC to ${b.would_pay.pay_to} on ${b.would_pay.network} (${b.would_pay.usage_based ? 'upto: the maximum is reserved, the seller charges by usage' : (b.would_pay.scheme ?? 'exact')}${upto && !b.would_pay.usage_based ? '; the seller offers no upto here' : ''})`
         : `would not pay: ${b.refusal?.code}: ${b.refusal?.message}`,
       `cap headroom${b.would_pay ? ' after this payment' : ''}:`,
       ...headroomLines(b as Budget),

@@ -35,6 +35,10 @@ interface Transaction {
   method: string
   tx_hash: string | null
   failure_reason: string | null
+  /** payment, sign_in (a call served on a sign-in: nothing paid) or withdrawal */
+  kind?: string
+  /** sign_in: the payment whose access served it */
+  grant_payment_id?: string | null
 }
 
 export async function paymentsCommand(args: string[], cmd: Command): Promise<number> {
@@ -179,7 +183,7 @@ async function list(args: string[], cmd: Command): Promise<number> {
       ? 'no payments'
       : shown.map(
           (r) =>
-            `${r.created_at}  ${r.id}  ${r.status.padEnd(8)}  ${formatUsdc(r.value).padStart(9)} USDC  ${r.payer} → ${r.pay_to}  ${r.method} ${r.resource}${r.tx_hash ? `  ${r.tx_hash}` : ''}`,
+            `${r.created_at}  ${r.id}  ${r.status.padEnd(8)}  ${formatUsdc(r.value).padStart(9)} USDC  ${r.payer} → ${r.pay_to}  ${r.method} ${r.resource}${r.tx_hash ? `  ${r.tx_hash}` : ''}${r.kind === 'sign_in' ? `  signed in on the access of ${r.grant_payment_id}` : ''}`,
         ),
   )
   if (rows.length > limit || hasMore)

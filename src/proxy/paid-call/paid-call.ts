@@ -8,8 +8,10 @@
  * of a served call is answered from it, charged nothing) and releases it when it ends (payment-id.ts).
  *
  * On an endpoint with paid access (x402 `sign-in-with-x`), a call without a payment may carry a
- * SIGN-IN-WITH-X proof instead (`req.signIn`, however the transport carried it): resolveEndpoint → parseInput → signIn → rate limit → dispatch, no
- * payment anywhere (sign-in.ts). A served payment there grants its payer the access (`grantAccess`).
+ * SIGN-IN-WITH-X proof instead (`req.signIn`, however the transport carried it): resolveEndpoint →
+ * parseInput → signIn → rate limit → dispatch, no payment anywhere (sign-in.ts); a served one is
+ * recorded in `access_uses` (the history's `sign_in` entries, amount 0) before its answer leaves.
+ * A served payment there grants its payer the access (`grantAccess`).
  *
  * Every stage returns its result or a CallRefusal; the transport renders refusals and answers in
  * one place. Whatever is held (the payment's reservation) has one `release()`, which `finish`
@@ -120,7 +122,7 @@ export function createPaidCall(d: PaidCallDeps): PaidCall {
     })
   }
 
-  /** A call served on a sign-in: the proof instead of a payment; nothing reserved, recorded or charged. */
+  /** A call served on a sign-in: the proof instead of a payment; nothing reserved or charged, the use recorded. */
   async function signedIn(call: ResolvedCall, req: CallRequest, proof: string): Promise<CallResult> {
     const refused = refusedWith(call, req)
     const target = parseInput(call, req)
@@ -138,7 +140,36 @@ export function createPaidCall(d: PaidCallDeps): PaidCall {
         : { kind: 'refused', refusal: dispatched.refusal! }
     // counted for /metrics (tollgate_sign_in_calls_total); a lost count is not worth a failed call
     d.signIn!.redis.incr(d.signIn!.key(...SIGN_IN_SERVED_KEY)).catch(() => {})
+    await recordUse(call, who, req.log)
     return { kind: 'answer', ...dispatched.answer }
+  }
+
+  /**
+   * The served sign-in in access_uses, committed before the answer leaves (group-committed with
+   * the other proxies' requests). A failed write is logged, not refused: the call was served and
+   * costs nothing, and refusing now would not undo what the handler or the seller's origin did.
+   */
+  async function recordUse(
+    call: ResolvedCall,
+    who: { payer: string; grantPaymentId: string },
+    log: CallRequest['log'],
+  ) {
+    const uses = d.signIn!.uses
+    if (!uses) return
+    try {
+      await uses.record({
+        id: randomUUID(),
+        payer: who.payer,
+        endpoint_id: call.entry.id,
+        scope_id: call.entry.access!.scopeId,
+        payment_id: who.grantPaymentId,
+        resource: call.entry.resourceUrl,
+        method: call.method,
+        pay_to: call.entry.payTo.toLowerCase(),
+      })
+    } catch (err) {
+      log.error({ err: (err as Error).message, grantPaymentId: who.grantPaymentId }, 'sign-in use not recorded')
+    }
   }
 
   /** A served payment on an endpoint with paid access grants its payer the access (a failed write is logged: the call was paid and served). */

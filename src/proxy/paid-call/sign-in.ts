@@ -6,6 +6,7 @@ import { checkContractSignature } from '../../chain/contract-signature.js'
 import { keccak256 } from '../../chain/keccak.js'
 import { recoverAuthorizer, SMART_WALLET_SIGNATURE } from '../../chain/recover-signer.js'
 import type { AccessGrantStore } from '../../db/access-grant-store.js'
+import type { AccessUseWriter } from '../../ledger/access-use-writer.js'
 import { appError } from '../../errors.js'
 import { refuse, type ReasonCode } from '../../x402/reasons.js'
 import {
@@ -21,6 +22,8 @@ import { CallRefusal } from './refusal.js'
 
 export interface SignInDeps {
   grants: AccessGrantStore
+  /** records each call served on a sign-in (the buyer's and the seller's history); absent: only counted */
+  uses?: AccessUseWriter
   redis: RedisClient
   key(...parts: string[]): string
   /** asks smart wallets (ERC-1271, ERC-6492) about signatures longer than 65 bytes */

@@ -9,7 +9,8 @@ import { address as parseAddress, invalid } from './validate.js'
 /**
  * Transaction history (payments) and payment events of a user, as pages or as streamed exports.
  * A user's transactions are payments made by one of the user's agents (role buyer) or received by
- * an endpoint of one of the user's sellers (role seller). Order is chronological (created_at, id) by
+ * an endpoint of one of the user's sellers (role seller), the calls served on a sign-in with such a
+ * payment's access grant (kind `sign_in`, amount 0, from access_uses), and withdrawals. Order is chronological (created_at, id) by
  * default, so a cursor is also a resumable sync position; `desc` lists the newest first.
  */
 
@@ -23,14 +24,20 @@ export interface HistoryFilters {
   role?: 'buyer' | 'seller'
   order?: HistoryOrder
   cursor?: string
-  /** payment | withdrawal; both by default */
+  /** payment | sign_in | withdrawal; all by default */
   kind?: string
   /** comma-separated statuses (payments': verified … failed; withdrawals': pending, confirmed, failed) */
   status?: string
 }
 
-/** What a transaction row may be: a payment (x402, buyer or seller side) or a withdrawal (money out of one of the user's wallets). */
-export const TRANSACTION_KINDS = ['payment', 'withdrawal'] as const
+/**
+ * What a transaction row may be: a payment (x402, buyer or seller side), a call served on a sign-in
+ * (x402 sign-in-with-x: nothing paid, on the access a payment bought) or a withdrawal (money out of
+ * one of the user's wallets).
+ */
+export const TRANSACTION_KINDS = ['payment', 'sign_in', 'withdrawal'] as const
+/** a sign_in row's scheme and status: the x402 extension that served it, and served (nothing to settle) */
+export const SIGN_IN_SCHEME = 'sign-in-with-x'
 export const PAYMENT_STATUSES = ['verified', 'served', 'settling', 'settled', 'voided', 'failed'] as const
 export const WITHDRAWAL_STATUSES = ['pending', 'confirmed', 'failed'] as const
 
@@ -64,6 +71,9 @@ export const TRANSACTION_COLUMNS = [
   'voucher_id',
   'voucher_nonce',
   'voucher_value_aggregate',
+  // a sign_in row's access grant: the payment that bought it and its scope (the endpoint, or its service)
+  'grant_payment_id',
+  'grant_scope_id',
 ] as const
 export const EVENT_COLUMNS = [
   'id',
@@ -148,13 +158,17 @@ export interface HistoryScope {
   sold: string[]
   /** the user, when they have made a withdrawal (its rows join the history); null otherwise */
   withdrew: string | null
+  /** whether a call was served on a sign-in for one of the agents or on one of the endpoints (their rows join the history) */
+  signed_in: boolean
 }
 
 export function scopeQuery(userId: string): RawBuilder<HistoryScope> {
   return sql<HistoryScope>`select
       array(select lower(a.address) from agents a where a.user_id = ${userId}) as mine,
       array(select e.id::text from endpoints e join services s on s.id = e.service_id join sellers sl on sl.id = s.seller_id where sl.owner_user_id = ${userId}) as sold,
-      (select ${userId}::text where exists (select 1 from withdrawals w where w.user_id = ${userId})) as withdrew`
+      (select ${userId}::text where exists (select 1 from withdrawals w where w.user_id = ${userId})) as withdrew,
+      exists (select 1 from access_uses u where u.payer = any(array(select lower(a.address) from agents a where a.user_id = ${userId})))
+        or exists (select 1 from access_uses u where u.endpoint_id = any(array(select e.id from endpoints e join services s on s.id = e.service_id join sellers sl on sl.id = s.seller_id where sl.owner_user_id = ${userId}))) as signed_in`
 }
 
 interface Parsed {
@@ -167,14 +181,19 @@ interface Parsed {
   /** which kinds of row, and the statuses kept of each (undefined: all) */
   payments: { statuses?: string[] } | null
   withdrawals: { statuses?: string[] } | null
+  /** calls served on a sign-in (always `served`; transactions only) */
+  signIns: boolean
 }
 
-function parseKinds(kind: HistoryKind, f: HistoryFilters): Pick<Parsed, 'payments' | 'withdrawals'> {
+function parseKinds(kind: HistoryKind, f: HistoryFilters): Pick<Parsed, 'payments' | 'withdrawals' | 'signIns'> {
   if (f.kind !== undefined && !(TRANSACTION_KINDS as readonly string[]).includes(f.kind))
     throw invalid('kind', `expected one of ${TRANSACTION_KINDS.join(', ')}`)
-  let payments: Parsed['payments'] = f.kind === 'withdrawal' ? null : {}
+  let payments: Parsed['payments'] = f.kind === 'withdrawal' || f.kind === 'sign_in' ? null : {}
   // withdrawals belong to neither role: `role` lists payments alone
-  let withdrawals: Parsed['withdrawals'] = f.kind === 'payment' || f.role !== undefined ? null : {}
+  let withdrawals: Parsed['withdrawals'] =
+    f.kind === 'payment' || f.kind === 'sign_in' || f.role !== undefined ? null : {}
+  // sign-ins are not payments: the payment events list has none
+  let signIns = kind === 'transactions' && (f.kind === undefined || f.kind === 'sign_in')
   if (f.status !== undefined) {
     if (kind !== 'transactions')
       throw invalid('status', 'payment events are filtered by type, not status; filter /v1/transactions by status')
@@ -191,8 +210,9 @@ function parseKinds(kind: HistoryKind, f: HistoryFilters): Pick<Parsed, 'payment
       withdrawals = { statuses: list.filter((x) => (WITHDRAWAL_STATUSES as readonly string[]).includes(x)) }
     if (payments?.statuses?.length === 0) payments = null
     if (withdrawals?.statuses?.length === 0) withdrawals = null
+    signIns &&= list.includes('served')
   }
-  return { payments, withdrawals }
+  return { payments, withdrawals, signIns }
 }
 
 function parse(kind: HistoryKind, f: HistoryFilters): Parsed {
@@ -222,18 +242,24 @@ const TRANSACTION_FIELDS = sql`select p.id::text as id, ${ts('p.created_at')} as
     ${voucherField('voucher_value_aggregate', 'v.value_aggregate::text')}`
 const EVENT_FIELDS = sql`select ev.id::text as id, ev.payment_id::text as payment_id, ${ts('ev.created_at')} as created_at, ev.type, ev.from_status, ev.to_status,
     ev.reason, ev.data::text as data`
-// from payments alone (PLAIN), or from payments and withdrawals in one derived table
-const TRANSACTION_SELECT = sql`${TRANSACTION_FIELDS}, p.kind`
-const TRANSACTION_SELECT_PLAIN = sql`${TRANSACTION_FIELDS}, 'payment'::text as kind`
+// from payments alone (PLAIN), or from payments, sign-ins and withdrawals in one derived table
+const TRANSACTION_SELECT = sql`${TRANSACTION_FIELDS}, p.kind, p.grant_payment_id::text as grant_payment_id, p.grant_scope_id::text as grant_scope_id`
+const TRANSACTION_SELECT_PLAIN = sql`${TRANSACTION_FIELDS}, 'payment'::text as kind, null::text as grant_payment_id, null::text as grant_scope_id`
 const EVENT_SELECT = sql`${EVENT_FIELDS}, ev.withdrawal_id::text as withdrawal_id`
 const EVENT_SELECT_PLAIN = sql`${EVENT_FIELDS}, null::text as withdrawal_id`
 // a payment as a transaction row, and a withdrawal in the same columns (kind tells them apart)
 const PAYMENT_ROW = sql`p.id, p.created_at, p.updated_at, p.status, p.payer, p.pay_to, p.value, p.asset, p.network, p.scheme, p.x402_version, p.resource, p.method,
-    p.endpoint_id, p.settlement_mode, p.nonce, p.valid_after, p.valid_before, p.tx_hash, p.failure_reason, p.settled_at, 'payment'::text as kind`
+    p.endpoint_id, p.settlement_mode, p.nonce, p.valid_after, p.valid_before, p.tx_hash, p.failure_reason, p.settled_at, 'payment'::text as kind,
+    null::uuid as grant_payment_id, null::uuid as grant_scope_id`
 const WITHDRAWAL_ROW = sql`w.id, w.created_at, w.updated_at, w.status, w.from_address as payer, w.to_address as pay_to, w.amount as value, w.asset, null::text as network,
     null::text as scheme, null::smallint as x402_version, null::text as resource, null::text as method, null::uuid as endpoint_id, null::text as settlement_mode,
     w.auth_nonce as nonce, w.valid_after, w.valid_before, w.tx_hash, case when w.status = 'failed' then w.error end as failure_reason, w.confirmed_at as settled_at,
-    'withdrawal'::text as kind`
+    'withdrawal'::text as kind, null::uuid as grant_payment_id, null::uuid as grant_scope_id`
+// a call served on a sign-in: nothing paid (value 0), served, never settled; the grant's payment and scope
+const SIGN_IN_ROW = sql`u.id, u.created_at, u.created_at as updated_at, 'served'::text as status, u.payer, u.pay_to, 0::numeric as value,
+    null::text as asset, null::text as network, ${sql.lit(SIGN_IN_SCHEME)}::text as scheme, 2::smallint as x402_version, u.resource, u.method,
+    u.endpoint_id, null::text as settlement_mode, null::text as nonce, null::int8 as valid_after, null::int8 as valid_before, null::text as tx_hash,
+    null::text as failure_reason, null::timestamptz as settled_at, 'sign_in'::text as kind, u.payment_id as grant_payment_id, u.scope_id as grant_scope_id`
 const PAYMENT_EVENT_ROW = sql`ev.id, ev.payment_id, null::uuid as withdrawal_id, ev.created_at, ev.type, ev.from_status, ev.to_status, ev.reason, ev.data`
 const WITHDRAWAL_EVENT_ROW = sql`ev.id, null::uuid as payment_id, ev.withdrawal_id, ev.created_at, ev.type, ev.from_status, ev.to_status, ev.reason, ev.data`
 
@@ -278,6 +304,10 @@ function query(
   // the user's withdrawals join in only when they have some and the filters keep them: everyone
   // else's history runs exactly the payments query
   const withdrawals = scope.withdrew !== null && f.withdrawals !== null
+  // calls served on a sign-in join in only when the user has some and the filters keep them (as withdrawals)
+  const signIns = scope.signed_in && f.signIns
+  const useBuyer = sql`u.payer = any(${scope.mine}::text[])`
+  const useSeller = sql`u.endpoint_id = any(${scope.sold}::uuid[])`
   const withdrawalConds = (): RawBuilder<unknown>[] => [
     sql`w.user_id = ${scope.withdrew}::uuid`,
     ...(f.agent ? [sql`lower(w.from_address) = ${f.agent}`] : []),
@@ -311,6 +341,27 @@ function query(
           sql`select p.* from unnest(${scope.sold}::uuid[]) k(id) cross join lateral (${page(sellerKey(sql`k.id`))}) p`,
         )
     }
+    if (signIns) {
+      // access_uses is partitioned by day as payments are: the same branch per key
+      const usePage = (key: RawBuilder<unknown>) =>
+        sql`select ${SIGN_IN_ROW} from access_uses u where ${and([key, ...range('u')])} order by u.created_at${dir}, u.id${dir} ${lim}`
+      const useSellerKey = (id: RawBuilder<unknown>) =>
+        f.role === 'seller' ? sql`u.endpoint_id = ${id}` : sql`u.endpoint_id = ${id} and not ${useBuyer}`
+      if (f.role !== 'seller') {
+        if (perKey) for (const a of scope.mine) sides.push(sql`(${usePage(sql`u.payer = ${a}`)})`)
+        else
+          sides.push(
+            sql`select u.* from unnest(${scope.mine}::text[]) k(payer) cross join lateral (${usePage(sql`u.payer = k.payer`)}) u`,
+          )
+      }
+      if (f.role !== 'buyer') {
+        if (perKey) for (const e of scope.sold) sides.push(sql`(${usePage(useSellerKey(sql`${e}::uuid`))})`)
+        else
+          sides.push(
+            sql`select u.* from unnest(${scope.sold}::uuid[]) k(id) cross join lateral (${usePage(useSellerKey(sql`k.id`))}) u`,
+          )
+      }
+    }
     if (withdrawals)
       sides.push(
         sql`(select ${WITHDRAWAL_ROW} from withdrawals w where ${and([...withdrawalConds(), ...range('w')])} order by w.created_at${dir}, w.id${dir} ${lim})`,
@@ -327,6 +378,14 @@ function query(
     const parts: RawBuilder<unknown>[] = []
     if (f.payments)
       parts.push(sql`select ${PAYMENT_ROW} from payments p where ${and([...conds, ...paymentStatus, ...range('p')])}`)
+    if (signIns) {
+      const useConds = [
+        f.role === 'buyer' ? useBuyer : f.role === 'seller' ? useSeller : sql`(${useBuyer} or ${useSeller})`,
+        ...(f.agent ? [sql`u.payer = ${f.agent}`] : []),
+        ...range('u'),
+      ]
+      parts.push(sql`select ${SIGN_IN_ROW} from access_uses u where ${and(useConds)}`)
+    }
     if (withdrawals)
       parts.push(sql`select ${WITHDRAWAL_ROW} from withdrawals w where ${and([...withdrawalConds(), ...range('w')])}`)
     if (parts.length === 0) parts.push(sql`select ${PAYMENT_ROW} from payments p where false`)

@@ -22,7 +22,7 @@ import { startBuyerPlatform } from '../../helpers/buyer.js'
 import { llmSettings } from '../../helpers/llm-stand-in.js'
 import { meteredUpstream, usageReportingLlm } from '../../helpers/metered.js'
 import { decodeRequired } from '../../helpers/pay.js'
-import { newPayer, walletFor } from '../../helpers/settlement.js'
+import { newPayer, settleAllOf, walletFor } from '../../helpers/settlement.js'
 import { until } from '../../helpers/until.js'
 
 const MAX = 5000n
@@ -129,17 +129,7 @@ t.test(
     t.equal((await statusOf(agent.key)).spent.daily, String(5000 + 800 + 1234), 'the caps count the charges')
 
     // the proxy's batch settles: on chain the wallet paid the charges, not the maxima
-    const settler = createSettler(deps, { batchSize: 50 })
-    await until('the payments settled', async () => {
-      await settler.runOnce()
-      const open = await db
-        .selectFrom('payments')
-        .select('id')
-        .where('payer', '=', agent.address.toLowerCase())
-        .where('status', '!=', 'settled')
-        .execute()
-      return open.length === 0
-    })
+    await settleAllOf(deps, agent.address)
     const spent = 5000n + 800n + 1234n
     t.equal(before - (await balance(agent.address)), spent, 'the agent wallet paid exactly the charges')
     t.equal((await balance(devnet.accounts.receiver.address)) - receiverBefore, spent, 'the sellers got them')

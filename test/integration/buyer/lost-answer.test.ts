@@ -3,10 +3,9 @@ import t from 'tap'
 import { runCli, type Io } from '../../../src/cli/main.js'
 import { lookupPayment, PaidCallFailedError, wrapFetch } from '../../../src/client.js'
 import { buildProxyApp } from '../../../src/http/proxy-app.js'
-import { repoRoot, spawnNode } from '../../helpers/child-process.js'
-import { freePort } from '../../helpers/platform.js'
-import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../../helpers/test-env.js'
-import { MASTER_KEY, startBuyerPlatform } from '../../helpers/buyer.js'
+import { repoRoot } from '../../helpers/child-process.js'
+import { startBuyerPlatform } from '../../helpers/buyer.js'
+import { startCrashProxy } from '../../helpers/crash-proxy.js'
 
 const fixtures = path.resolve(repoRoot, 'test/fixtures/handlers')
 
@@ -17,31 +16,7 @@ t.test(
     const agent = await p.agent({ fund: 1_000_000n })
 
     // the proxy role in its own process, which dies (SIGKILL) as it starts writing a paid answer
-    const port = await freePort()
-    const origin = `http://127.0.0.1:${port}`
-    const proxy = spawnNode(
-      t,
-      'test/helpers/proxy-crash-child.ts',
-      {
-        ...p.env,
-        DATABASE_URL: TEST_DATABASE_URL,
-        REDIS_URL: TEST_REDIS_URL,
-        TOLLGATE_MASTER_KEY: MASTER_KEY,
-        PROXY_URL: origin,
-        PROXY_PORT: String(port),
-        HANDLERS_DIR: fixtures,
-        CRASH_BEFORE_PAID_ANSWER: '1',
-        LOG_LEVEL: 'warn',
-      },
-      { stdout: 'pipe' },
-    )
-    const exited = proxy.exited
-    await new Promise<void>((resolve, reject) => {
-      proxy.child.stdout!.on('data', (d: Buffer) => d.toString().includes('listening') && resolve())
-      void exited.then((e) =>
-        reject(new Error(`the proxy process ended before listening (${JSON.stringify(e)}): ${proxy.stderr()}`)),
-      )
-    })
+    const { origin, port, exited } = await startCrashProxy(t, p.env, { CRASH_BEFORE_PAID_ANSWER: '1' })
 
     const url = `${origin}/tollgate/toolbox/echo?msg=lost`
     const err = await wrapFetch(fetch, { baseUrl: p.webUrl, agentKey: agent.key })(url).catch((e: unknown) => e)

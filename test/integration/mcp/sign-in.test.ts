@@ -133,6 +133,18 @@ t.test('a wallet that paid over MCP signs in: served, nothing charged', async (t
     'invalid_siwx_nonce',
     'a proof is used once',
   )
+  // each served sign-in is recorded for the history, as over HTTP (the refused one is not)
+  const [paid] = await payments(b.account.address)
+  const uses = await db
+    .selectFrom('access_uses')
+    .select(['payment_id', 'method'])
+    .where('payer', '=', b.account.address.toLowerCase())
+    .execute()
+  t.same(
+    uses.map((u) => u.payment_id),
+    [paid!.id, paid!.id, paid!.id, paid!.id],
+    'four sign-in uses, each naming the payment that bought the access',
+  )
 })
 
 t.test('refusals: expired access, foreign wallets, malformed proofs', async (t) => {

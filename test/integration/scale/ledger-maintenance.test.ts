@@ -32,6 +32,15 @@ reason', ${createdAt})`.execute(db)
   return id
 }
 
+/** a call served on a sign-in (access_uses, partitioned by day with the ledger) */
+async function insertAccessUse(db: Kysely<Database>, createdAt: string): Promise<string> {
+  const id = randomUUID()
+  await sql`insert into access_uses (id, created_at, payer, endpoint_id, scope_id, payment_id, resource, method, pay_to)
+    values (${id}, ${createdAt}, '0x1111111111111111111111111111111111111111', ${randomUUID()}, ${randomUUID()},
+      ${randomUUID()}, 'http://proxy/a/b/c', 'GET', '0x2222222222222222222222222222222222222222')`.execute(db)
+  return id
+}
+
 const partOf = async (db: Kysely<Database>, table: 'payments' | 'payment_events', col: string, id: string) =>
   (
     await sql<{
@@ -60,7 +69,7 @@ t.test('the worker creates days ahead and moves what the default partition took'
   t.equal(await partOf(deps.db, 'payment_events', 'payment_id', id), 'payment_events_default')
   const { log } = logCapture()
   const r = (await ledgerPartitions.process({ deps, log } as JobContext, {} as Job)) as { created: number }
-  t.ok(r.created >= 2 * 18, `created ${r.created} partitions`)
+  t.ok(r.created >= 3 * 18, `created ${r.created} partitions`)
   const day = compact(utcDay(new Date(at)))
   t.equal(await partOf(deps.db, 'payments', 'id', id), `payments_p${day}`, 'the payment moved into its day')
   t.equal(await partOf(deps.db, 'payment_events', 'payment_id', id), `payment_events_p${day}`, 'its event too')
@@ -78,6 +87,7 @@ t.test('retention drops old days, never one with payments not settled yet', asyn
   await insertPayment(deps.db, 'settled', at)
   const open = await insertPayment(deps.db, 'served', at)
   const recent = await insertPayment(deps.db, 'settled', new Date().toISOString())
+  await insertAccessUse(deps.db, at)
   const { log, warnings } = logCapture()
   const r1 = (await ledgerPartitions.process({ deps, log } as JobContext, {} as Job)) as { dropped: string[] }
   t.same(r1.dropped, [], 'nothing dropped while a payment is open')
@@ -88,9 +98,9 @@ t.test('retention drops old days, never one with payments not settled yet', asyn
   t.same(
     r2.dropped.sort(),
     [0, 1]
-      .flatMap((d) => [`payment_events_p${compact(utcDay(old, d))}`, `payments_p${compact(utcDay(old, d))}`])
+      .flatMap((d) => ['payment_events', 'payments', 'access_uses'].map((x) => `${x}_p${compact(utcDay(old, d))}`))
       .sort(),
-    'both old days of both tables dropped',
+    'both old days of the three tables dropped',
   )
   const { rows } = await sql<{ id: string }>`select id from payments`.execute(deps.db)
   t.same(
@@ -111,6 +121,7 @@ t.test('tollgate archive writes old days to files, verified, and refuses while p
       ids.push(await insertPayment(db, 'settled', new Date(old.getTime() + d * DAY + i * 60_000).toISOString()))
   const open = await insertPayment(db, 'settling', new Date(old.getTime() + DAY).toISOString())
   const recent = await insertPayment(db, 'served', new Date().toISOString())
+  const use = await insertAccessUse(db, new Date(old.getTime() + 3600_000).toISOString())
   const dir = mkdtempSync(path.join(tmpdir(), 'tollgate-archive-'))
   const run = async (...args: string[]) => {
     const out: string[] = []
@@ -141,7 +152,7 @@ t.test('tollgate archive writes old days to files, verified, and refuses while p
   t.equal(refused.code, 1)
   t.match(refused.err, `payments_p${compact(utcDay(old, 1))} (1 payment not settled yet)`, 'names the partition')
   t.same(readdirSync(dir), [], 'nothing written')
-  t.equal((await listLedgerPartitions(db)).filter((p) => p.day < utcDay(new Date(), -3)).length, 6, 'nothing detached')
+  t.equal((await listLedgerPartitions(db)).filter((p) => p.day < utcDay(new Date(), -3)).length, 9, 'nothing detached')
 
   await sql`update payments set status = 'settled' where id = ${open}`.execute(db)
   // an earlier run that stopped after detaching one partition
@@ -165,10 +176,11 @@ t.test('tollgate archive writes old days to files, verified, and refuses while p
 
   const done = await run('--dir', dir, '--older-than', '3')
   t.equal(done.code, 0, done.err)
-  t.match(done.out, /\[1\/6\] payments_p\d{8}: detached, 5 rows; writing/, 'progress per partition')
-  t.match(done.out, /archived 6 partitions, 32 rows/)
+  t.match(done.out, /\[1\/9\] payments_p\d{8}: detached, 5 rows; writing/, 'progress per partition')
+  t.match(done.out, /archived 9 partitions, 33 rows/)
   const files = readdirSync(dir).sort()
-  t.equal(files.length, 6, files.join(' '))
+  t.equal(files.length, 9, files.join(' '))
+  let archivedUses: string[] = []
   let archivedPayments = 0
   for (const f of files) {
     const records = parse(gunzipSync(readFileSync(path.join(dir, f))), { columns: true }) as Record<string, string>[]
@@ -178,13 +190,15 @@ t.test('tollgate archive writes old days to files, verified, and refuses while p
         records.every((r) => r.status === 'settled' && ids.concat(open).includes(r.id!)),
         `${f}: settled payments`,
       )
-    } else
+    } else if (f.startsWith('access_uses_')) archivedUses = archivedUses.concat(records.map((r) => r.id!))
+    else
       t.ok(
         records.every((r) => r.reason === 'a, "quoted"\nreason'),
         `${f}: events round-trip through CSV`,
       )
   }
   t.equal(archivedPayments, 16, 'every archived payment is in a file')
+  t.same(archivedUses, [use], 'and the sign-in use of those days')
   t.same(await listLedgerPartitions(db).then((ps) => ps.filter((p) => p.day < utcDay(new Date(), -3))), [])
   const { rows } = await sql<{ id: string }>`select id from payments`.execute(db)
   t.same(

@@ -15,18 +15,18 @@ const querystring = {
       type: 'string',
       enum: ['buyer', 'seller'],
       description:
-        'buyer: paid by your agents; seller: received by your endpoints; default both (and withdrawals, which have no role)',
+        'buyer: paid by your agents (or served to them on a sign-in); seller: received (or served) by your endpoints; default both (and withdrawals, which have no role)',
     },
     kind: {
       type: 'string',
-      enum: ['payment', 'withdrawal'],
+      enum: ['payment', 'sign_in', 'withdrawal'],
       description:
-        'payments or withdrawals (money out of your wallets), or on /v1/payment-events their events; default both',
+        'payments, sign_in (calls served on an x402 sign-in-with-x access a payment bought: amount 0, grant_payment_id names that payment; transactions only) or withdrawals (money out of your wallets), or on /v1/payment-events their events; default all',
     },
     status: {
       type: 'string',
       description:
-        'transactions only: comma-separated statuses to keep, e.g. settled,failed (payments: verified, served, settling, settled, voided, failed; withdrawals: pending, confirmed, failed)',
+        'transactions only: comma-separated statuses to keep, e.g. settled,failed (payments: verified, served, settling, settled, voided, failed; sign_in entries are always served; withdrawals: pending, confirmed, failed)',
     },
     order: {
       type: 'string',
@@ -53,7 +53,11 @@ const querystring = {
 export async function historyRoutes(app: FastifyInstance, ctx: V1Context) {
   const { history } = ctx.deps.services
   for (const [path, kind, summary] of [
-    ['/transactions', 'transactions', 'Payments made by your agents or received by your endpoints'],
+    [
+      '/transactions',
+      'transactions',
+      'Payments made by your agents or received by your endpoints, calls served on a sign-in, withdrawals',
+    ],
     ['/payment-events', 'payment_events', 'The event log of those payments'],
   ] as const) {
     app.get<{ Querystring: Q }>(
