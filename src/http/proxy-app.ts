@@ -174,8 +174,7 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
       uses: accessUses,
       redis: deps.redis,
       key: deps.key,
-      chain: deps.chain,
-      counterfactual: deps.config.x402.counterfactualWallets,
+      smartWallets,
     },
   })
   await app.register(paidRoute(paidCall, createHttpTransport(deps.config.chain)))

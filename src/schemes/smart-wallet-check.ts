@@ -1,5 +1,5 @@
 /**
- * The smart-wallet signature check the payment schemes share (`exact`, `upto`): a signature
+ * The smart-wallet signature check the payment schemes (`exact`, `upto`) and sign-in share: a signature
  * longer than 65 bytes cannot be recovered locally, so the payer's contract is asked through RPC
  * (ERC-1271, or ERC-6492 where counterfactual wallets are accepted; src/chain/contract-signature.ts).
  * Each check costs a round trip: they run at most 16 at a time per proxy with 256 more queued,
@@ -41,7 +41,7 @@ export function createSmartWalletCheck(deps: Pick<Deps, 'chain' | 'config'>): Sm
   const counterfactual = deps.config.x402.counterfactualWallets
   return async (wallet, digest, signature, log) => {
     if (limit.pendingCount >= SMART_WALLET_QUEUE)
-      return retryShortly('too many smart wallet payments are being checked; retry shortly')
+      return retryShortly('too many smart wallet signatures are being checked; retry shortly')
     try {
       return await limit(() => checkContractSignature(deps.chain, wallet, digest, signature, { counterfactual }))
     } catch (err) {

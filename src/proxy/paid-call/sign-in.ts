@@ -1,8 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { RedisClient } from '../../redis-client.js'
-import pLimit from 'p-limit'
-import type { PublicClient } from 'viem'
-import { checkContractSignature } from '../../chain/contract-signature.js'
 import { keccak256 } from '../../chain/keccak.js'
 import { recoverAuthorizer, SMART_WALLET_SIGNATURE } from '../../chain/recover-signer.js'
 import type { AccessGrantStore } from '../../db/access-grant-store.js'
@@ -18,6 +15,7 @@ import {
   type SignInPayload,
 } from '../../x402/sign-in-with-x.js'
 import type { ResolvedCall } from './call.js'
+import type { SmartWalletCheck } from '../../schemes/smart-wallet-check.js'
 import { CallRefusal } from './refusal.js'
 
 export interface SignInDeps {
@@ -26,10 +24,11 @@ export interface SignInDeps {
   uses?: AccessUseWriter
   redis: RedisClient
   key(...parts: string[]): string
-  /** asks smart wallets (ERC-1271, ERC-6492) about signatures longer than 65 bytes */
-  chain: PublicClient
-  /** ERC-6492 signatures of wallets not deployed yet are checked through their factory call */
-  counterfactual: boolean
+  /**
+   * asks smart wallets (ERC-1271, ERC-6492 where the deployment accepts it) about signatures longer
+   * than 65 bytes: the proxy's one bounded checker, shared with the payment schemes
+   */
+  smartWallets: SmartWalletCheck
 }
 
 /** Who signed in, and the payment whose grant covers the call. */
@@ -39,9 +38,6 @@ export interface SignedIn {
 }
 
 const HEX_SIG_RE = /^0x(?:[0-9a-fA-F]{2})+$/
-/** Smart-wallet checks (an RPC call each) at once, and waiting, before more are refused 503: anyone can send a long signature. */
-const SMART_WALLET_CONCURRENCY = 8
-const SMART_WALLET_QUEUE = 64
 const retryShortly = (detail: string) =>
   CallRefusal.error(appError('service_unavailable', { detail }, { headers: { 'retry-after': '1' } }))
 const refused = (reason: ReasonCode, detail?: string) => CallRefusal.fromX402(refuse(reason, detail))
@@ -57,8 +53,6 @@ const refused = (reason: ReasonCode, detail?: string) => CallRefusal.fromX402(re
  * fresh), then the grant (one Postgres read), so forged or stale proofs cost no round trip.
  */
 export function createSignInStage(d: SignInDeps) {
-  const smartWalletLimit = pLimit(SMART_WALLET_CONCURRENCY)
-
   async function signatureHolds(p: SignInPayload, log: FastifyBaseLogger): Promise<CallRefusal | undefined> {
     if (!HEX_SIG_RE.test(p.signature)) return refused('invalid_siwx_malformed_signature')
     if (!addressChecksumHolds(p.address)) return refused('invalid_siwx_signature', 'the address checksum is wrong')
@@ -67,19 +61,8 @@ export function createSignInStage(d: SignInDeps) {
     const digest = keccak256(Buffer.concat([Buffer.from(`\x19Ethereum Signed Message:\n${message.length}`), message]))
     const recovered = recoverAuthorizer(digest, p.signature)
     if (recovered === SMART_WALLET_SIGNATURE) {
-      if (smartWalletLimit.pendingCount >= SMART_WALLET_QUEUE)
-        return retryShortly('too many smart wallet sign-ins are being checked; retry shortly')
-      let check
-      try {
-        check = await smartWalletLimit(() =>
-          checkContractSignature(d.chain, p.address as `0x${string}`, digest, p.signature as `0x${string}`, {
-            counterfactual: d.counterfactual,
-          }),
-        )
-      } catch (err) {
-        log.warn({ err: (err as Error).message }, 'smart wallet sign-in check failed')
-        return retryShortly('the smart wallet signature could not be checked on-chain now; retry shortly')
-      }
+      const check = await d.smartWallets(p.address as `0x${string}`, digest, p.signature as `0x${string}`, log)
+      if (check instanceof CallRefusal) return check
       return check === 'valid' ? undefined : refused('invalid_siwx_signature', 'the wallet contract does not accept it')
     }
     if (recovered === null) return refused('invalid_siwx_malformed_signature')
