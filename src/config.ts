@@ -63,9 +63,10 @@ export interface Config {
    * The `upto` scheme (usage-based prices, Permit2 through the x402 upto proxy): offered where
    * `enabled` (UPTO_SCHEME=on|off; default on in sandbox, whose chain has Permit2 and our upto
    * proxy; on a public chain the reference proxy is settled one transaction per payment) and
-   * settlement runs through our relayers (the first relayer is the witness's facilitator). `llmRatePer1kTokens`: what a hosted language-model endpoint charges per 1,000
-   * tokens the provider reported, in atomic USDC units (UPTO_LLM_RATE_PER_1K_TOKENS, default 2000
-   * = 0.002 USDC), capped at the endpoint's price.
+   * settlement runs through our relayers (each endpoint names one as the witness's facilitator).
+   * `llmRatePer1kTokens`: what a hosted language-model endpoint charges per 1,000 tokens the
+   * provider reported, in atomic USDC units (UPTO_LLM_RATE_PER_1K_TOKENS, default 2000 = 0.002
+   * USDC), capped at the endpoint's price.
    */
   upto: { enabled: boolean; llmRatePer1kTokens: bigint }
   /**

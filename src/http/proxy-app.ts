@@ -116,10 +116,10 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
   // deferred is offered where an escrow is configured (DEFERRED_ESCROW_ADDRESS); elsewhere endpoints that enable it offer exact only
   if (deps.config.deferredEscrowAddress)
     schemes.push(createDeferredScheme(deps, { recovery, escrow: deps.config.deferredEscrowAddress }))
-  // upto is offered where enabled and our relayers settle: the first relayer is the witness's facilitator
-  const uptoFacilitator = deps.config.relayerKeys[0] && privateKeyToAccount(deps.config.relayerKeys[0]).address
-  if (deps.config.upto.enabled && uptoFacilitator)
-    schemes.push(createUptoScheme(deps, { credit, recovery, smartWallets, facilitator: uptoFacilitator }))
+  // upto is offered where enabled and our relayers settle: each endpoint names one of them as the witness's facilitator
+  const uptoFacilitators = deps.config.relayerKeys.map((k) => privateKeyToAccount(k).address)
+  if (deps.config.upto.enabled && uptoFacilitators.length > 0)
+    schemes.push(createUptoScheme(deps, { credit, recovery, smartWallets, facilitators: uptoFacilitators }))
   const table = await createEndpointTable(deps, {
     onError: (err) => app.log.error({ err }, 'endpoint table reload failed'),
     requirementOf: (offer) => schemes.find((s) => s.name === offer.scheme)?.requirement?.(offer),

@@ -2,7 +2,8 @@
  * The `upto` scheme on EVM (coinbase/x402 `specs/schemes/upto/scheme_upto_evm.md`, as `@x402/evm`
  * implements it): the buyer signs a Permit2 `PermitWitnessTransferFrom` for the endpoint's maximum
  * price, spender the x402 upto proxy, with a witness naming the recipient (`to` = payTo), the
- * facilitator allowed to settle (our first relayer, `extra.facilitatorAddress`) and `validAfter`.
+ * facilitator allowed to settle (one of our relayers, fixed per endpoint: `extra.facilitatorAddress`)
+ * and `validAfter`.
  * The call's actual charge (≤ the maximum) is known once it answered (src/proxy/paid-call/charge.ts)
  * and only that is settled, through the proxy, in the exact scheme's Multicall3 batches.
  *
@@ -15,6 +16,7 @@
  *   asks it (the check Permit2 makes on-chain when the owner has code); `charged(value)` gives the
  *   difference back.
  */
+import { createHash } from 'node:crypto'
 import { getAddress, hashTypedData, hexToBytes, type Address, type Hex } from 'viem'
 import { PERMIT2_ADDRESS, UPTO_PROXY_ADDRESS } from '../../chain/permit2.js'
 import { SMART_WALLET_SIGNATURE } from '../../chain/recover-signer.js'
@@ -152,16 +154,35 @@ interface UptoPayment extends VerifiedPayment {
 }
 
 export interface UptoScheme extends PaymentScheme {
-  readonly facilitator: Address
+  /** the relayers that may be named as facilitator, lower case */
+  readonly facilitators: readonly Address[]
+}
+
+/**
+ * The facilitator an endpoint's upto requirement names: one of `facilitators` picked by a hash of
+ * its resource URL, so the same for every challenge of the endpoint (challenges are built once)
+ * and spread over the relayers across endpoints. Only that relayer can settle its payments.
+ */
+export function facilitatorFor(resourceUrl: string, facilitators: readonly Address[]): Address {
+  const h = createHash('sha256').update(resourceUrl).digest().readUInt32BE(0)
+  return facilitators[h % facilitators.length]!
 }
 
 export function createUptoScheme(
   deps: Deps,
-  opts: { credit: PayerCredit; recovery: SignerRecovery; smartWallets: SmartWalletCheck; facilitator: Address },
+  opts: {
+    credit: PayerCredit
+    recovery: SignerRecovery
+    smartWallets: SmartWalletCheck
+    /** our relayers (RELAYER_PRIVATE_KEYS): each endpoint names one as its payments' facilitator */
+    facilitators: readonly Address[]
+  },
 ): UptoScheme {
   const { config } = deps
   const { credit, recovery, smartWallets } = opts
-  const facilitator = opts.facilitator.toLowerCase() as Address
+  if (opts.facilitators.length === 0) throw new Error('upto: at least one relayer is needed as facilitator')
+  const facilitators = opts.facilitators.map((f) => f.toLowerCase() as Address)
+  const ours = new Set<string>(facilitators)
   const balances = createBalanceReader(deps, credit)
   /** payer → Permit2 allowance of the configured USDC, and when it was read */
   const allowances = new Map<string, { value: bigint; at: number }>()
@@ -232,9 +253,9 @@ export function createUptoScheme(
 
   return {
     name: 'upto',
-    facilitator,
+    facilitators,
 
-    /** The endpoint's v2 requirement: its price is the maximum; the facilitator is our first relayer. */
+    /** The endpoint's v2 requirement: its price is the maximum; its facilitator one of our relayers (`facilitatorFor`). */
     requirement(offer: SchemeOffer): PaymentRequirementsV2 {
       return {
         scheme: 'upto',
@@ -247,7 +268,7 @@ export function createUptoScheme(
           name: config.chain.usdc.name,
           version: config.chain.usdc.version,
           assetTransferMethod: 'permit2',
-          facilitatorAddress: getAddress(facilitator),
+          facilitatorAddress: getAddress(facilitatorFor(offer.resourceUrl, facilitators)),
         },
       }
     },
@@ -274,10 +295,11 @@ export function createUptoScheme(
       if (a.spender !== UPTO_PROXY_ADDRESS.toLowerCase())
         return fail('invalid_permit2_spender', `got ${getAddress(a.spender)}`)
       if (a.to !== t.payTo) return fail('invalid_permit2_recipient_mismatch', `expected ${getAddress(t.payTo)}`)
-      if (a.facilitator !== facilitator)
+      // any of our relayers settles what names it (the challenge's choice may have moved with RELAYER_PRIVATE_KEYS)
+      if (!ours.has(a.facilitator))
         return fail(
           'upto_facilitator_mismatch',
-          `expected ${getAddress(facilitator)}, got ${getAddress(a.facilitator)}`,
+          `expected the challenge's facilitatorAddress, got ${getAddress(a.facilitator)}`,
         )
       if (a.token !== t.asset) return fail('permit2_token_mismatch', `expected ${getAddress(t.asset)}`)
       if (a.amount !== t.amount) return fail('permit2_amount_mismatch', `expected ${t.amount}, got ${a.amount}`)

@@ -38,6 +38,13 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
   const { resolvePending } = batches
   const { sendBatch, settleViaFacilitator } = createSender(ctx, reconcile, batches)
 
+  /** The index of the relayer at `address` (an upto payment's facilitator); undefined when none is. */
+  function relayerIndex(address: string | null | undefined): number | undefined {
+    if (!address) return undefined
+    const i = relayers.findIndex((r) => r.address.toLowerCase() === address.toLowerCase())
+    return i < 0 ? undefined : i
+  }
+
   /** Runs fn holding the first free relayer's lock; null when every relayer is busy. */
   async function withRelayer<T>(
     fn: (r: Relayer, held: () => boolean) => Promise<T>,
@@ -89,32 +96,30 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
         }
         return stats
       }
-      // upto payments can be settled only by their facilitator, the first relayer: tried first while any wait
+      // upto payments can be settled only by their facilitator (the relayer the endpoint's challenge
+      // names): while any wait, one of their facilitators is tried first
       const uptoWaiting = await db
         .selectFrom('payments')
-        .select('id')
+        .select('facilitator')
         .where('scheme', '=', 'upto')
         .where('status', '=', 'served')
         .limit(1)
         .executeTakeFirst()
-      await withRelayer(
-        async (relayer, held) => {
-          if (!(await resolvePending(relayer, stats))) return
-          await recoverOrphans(relayer, stats)
-          let more = true
-          // no new batch once the relayer lock is lost: another worker may be using the relayer
-          while (more && Date.now() < deadline && held()) {
-            more = false
-            for (const g of await readyGroups(db, config.chain.caip2)) {
-              const claimed = await claimServed(db, { ...g, limit: batchSize, relayer: relayer.address })
-              if (claimed.length === 0) continue
-              await sendBatch(relayer, g.network, g.asset, claimed, stats, held)
-              if (claimed.length === batchSize) more = true
-            }
+      await withRelayer(async (relayer, held) => {
+        if (!(await resolvePending(relayer, stats))) return
+        await recoverOrphans(relayer, stats)
+        let more = true
+        // no new batch once the relayer lock is lost: another worker may be using the relayer
+        while (more && Date.now() < deadline && held()) {
+          more = false
+          for (const g of await readyGroups(db, config.chain.caip2)) {
+            const claimed = await claimServed(db, { ...g, limit: batchSize, relayer: relayer.address })
+            if (claimed.length === 0) continue
+            await sendBatch(relayer, g.network, g.asset, claimed, stats, held)
+            if (claimed.length === batchSize) more = true
           }
-        },
-        uptoWaiting ? 0 : undefined,
-      )
+        }
+      }, relayerIndex(uptoWaiting?.facilitator))
       return stats
     },
 
@@ -134,7 +139,7 @@ export function createSettler(deps: Deps, opts: SettlerOptions = {}) {
               await sendBatch(relayer, list[0]!.network, asset, list, stats)
             return true
           },
-          payments.some((p) => p.scheme === 'upto') ? 0 : undefined,
+          relayerIndex(payments.find((p) => p.scheme === 'upto')?.facilitator),
         )
         if (r?.value) return stats
         if (Date.now() > deadline) return null

@@ -79,10 +79,10 @@ t.test('upto payments settle one transaction each where the proxy refuses Multic
   t.same(served.map((p) => p.scheme).sort(), ['exact', 'exact', 'upto', 'upto', 'upto'])
 
   // the fixture really holds the reference's rule: through Multicall3 the upto settle reverts
-  const relayer = deps.config.relayerKeys[0]!
-  const relayerAddress = privateKeyToAccount(relayer).address
   const uptoRows = served.filter((p) => p.scheme === 'upto')
-  const sim = await simulateBatch(deps.chain, relayerAddress, deps.config.chain.usdc.address, uptoRows)
+  // the relayer the endpoint names as facilitator
+  const relayerAddress = uptoRows[0]!.facilitator!
+  const sim = await simulateBatch(deps.chain, relayerAddress as Hex, deps.config.chain.usdc.address, uptoRows)
   t.same(sim, ['UnauthorizedFacilitator', 'UnauthorizedFacilitator', 'UnauthorizedFacilitator'])
 
   // two in flight at a time: the third follows their receipts
@@ -160,7 +160,10 @@ t.test('an upto payment settled on chain outside any recorded transaction is fou
   const [p] = await payments()
   // the facilitator settles it itself, as if another worker had and its record were lost
   const { target, callData } = settleCall(p!)
-  const wallet = walletFor(platform, deps.config.relayerKeys[0]!)
+  const facilitatorKey = deps.config.relayerKeys.find(
+    (k) => privateKeyToAccount(k).address.toLowerCase() === p!.facilitator,
+  )!
+  const wallet = walletFor(platform, facilitatorKey)
   const hash = await wallet.sendTransaction({ to: target, data: callData })
   t.equal((await deps.chain.waitForTransactionReceipt({ hash })).status, 'success')
 

@@ -11,6 +11,7 @@ import { UptoEvmScheme } from '@x402/evm/upto/client'
 import { erc20Abi, maxUint256, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { PERMIT2_ADDRESS } from '../../../src/chain/permit2.js'
+import { facilitatorFor } from '../../../src/schemes/upto/upto-scheme.js'
 import { createSettler } from '../../../src/services/settlement/settler.js'
 import { createUsers } from '../../../src/services/accounts/users.js'
 import { createPublishing } from '../../../src/services/publishing/publishing.js'
@@ -72,7 +73,13 @@ t.test('upto: the official client pays usage-priced endpoints, settled for the a
     'the v1 body offers exact only',
   )
   const upto = required.accepts[1]
-  t.equal(upto.extra.facilitatorAddress, devnet.accounts.relayer.address, 'the facilitator is the first relayer')
+  const relayers = devnet.accounts.relayers.map((r) => r.address)
+  t.equal(
+    upto.extra.facilitatorAddress,
+    facilitatorFor(required.resource.url, relayers),
+    'the facilitator is the relayer the endpoint hashes to',
+  )
+  t.ok(relayers.includes(upto.extra.facilitatorAddress as `0x${string}`), 'one of our relayers')
   t.equal(upto.extra.assetTransferMethod, 'permit2')
   const fixed = decodeRequired((await fetch(`${url}/meter/svc/fixed`)).headers.get('payment-required')!)
   t.same(
