@@ -7,7 +7,6 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 import { offeredChallenges, type Requirement } from '../../client/challenge.js'
 import { callPaidTool } from '../../client/pay-mcp-tool.js'
-import { wrapFetch } from '../../client/wrap-fetch.js'
 import { createMarketplaceClient } from '../../marketplace-client.js'
 import { contentOf } from '../../transports/mcp.js'
 import { formatUsdc } from '../../x402/usdc-amount.js'
@@ -268,11 +267,7 @@ async function callEndpoint(a: Record<string, any>, s: McpSession, signal: Abort
     if (!headers.has('content-type')) headers.set('content-type', 'application/json')
   }
   const m = (a.method ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase()
-  const res = await wrapFetch(s.fetch, {
-    baseUrl: s.settings.apiUrl,
-    agentKey: s.agentKey(),
-    ...(s.upto ? { upto: true } : {}),
-  })(target, {
+  const res = await s.paidFetch()(target, {
     method: m,
     headers,
     body,

@@ -6,7 +6,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { platformPayer, type FetchLike, type Payer } from '../../client/wrap-fetch.js'
+import { platformPayer, wrapFetch, type FetchLike, type Payer } from '../../client/wrap-fetch.js'
 import { namingFetch, NO_AGENT_KEY, type Api } from '../api-client.js'
 import type { Command } from '../command.js'
 import { UsageError } from '../errors.js'
@@ -24,6 +24,7 @@ export class McpSession {
   readonly paidAccess = new Set<string>()
   readonly #clients = new Map<string, Promise<Client>>()
   #payer: Payer | undefined
+  #paidFetch: ReturnType<typeof wrapFetch> | undefined
 
   constructor(cmd: Command, opts: { upto?: boolean } = {}) {
     this.upto = opts.upto ?? false
@@ -41,6 +42,18 @@ export class McpSession {
   /** The platform signing from the agent's wallet. */
   payer(): Payer {
     return (this.#payer ??= platformPayer(this.fetch, {
+      baseUrl: this.settings.apiUrl,
+      agentKey: this.agentKey(),
+      ...(this.upto ? { upto: true } : {}),
+    }))
+  }
+
+  /**
+   * The paying fetch of `call_endpoint`: one for the session, so an endpoint it paid where sign-in
+   * was offered is signed in to on the next call, as with `tollgate fetch` in one process.
+   */
+  paidFetch(): ReturnType<typeof wrapFetch> {
+    return (this.#paidFetch ??= wrapFetch(this.fetch, {
       baseUrl: this.settings.apiUrl,
       agentKey: this.agentKey(),
       ...(this.upto ? { upto: true } : {}),

@@ -281,3 +281,34 @@ t.test('platform mode: the agent wallet pays once over MCP, then signs in (tollg
   t.equal(agentPayments.length, 1, 'one agent payment: the sign-in spent nothing')
   t.equal((await payments(fresh.address)).length, 1, 'one payment in the ledger')
 })
+
+t.test("tollgate mcp's call_endpoint pays an endpoint with paid access once, then signs in", async (t) => {
+  const agent = await p.agent({ fund: 1_000_000n })
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['--import', 'tsx', 'src/cli/main.ts', 'mcp'],
+    cwd: repoRoot,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: mkdtempSync(path.join(os.tmpdir(), 'tg-mcp-')),
+      TOLLGATE_API_URL: p.webUrl,
+      TOLLGATE_AGENT_KEY: agent.key,
+    },
+    stderr: 'pipe',
+  })
+  const host = new Client({ name: 'tollgate-test-host', version: '1.0.0' })
+  await host.connect(transport)
+  t.teardown(() => host.close())
+  const cost = (r: CallToolResult) => r._meta?.['tollgate/cost'] as Record<string, unknown>
+  const call = async (msg: string) =>
+    (await host.callTool({ name: 'call_endpoint', arguments: { url: `${echo}?msg=${msg}` } })) as CallToolResult
+  const a = await call('a')
+  t.notOk(a.isError)
+  t.match(cost(a), { charged: true, amount: '1000' })
+  const b = await call('b')
+  t.notOk(b.isError)
+  t.match(b.structuredContent, { echo: { msg: 'b' } })
+  t.match(cost(b), { charged: false, amount: '0', signed_in: { payer: agent.address } })
+  const agentPayments = await db.selectFrom('agent_payments').select('id').where('agent_id', '=', agent.id).execute()
+  t.equal(agentPayments.length, 1, 'one agent payment: the second call signed in')
+})
