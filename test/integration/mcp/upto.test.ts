@@ -18,11 +18,10 @@ import { localPayer, platformPayer } from '../../../src/client/wrap-fetch.js'
 import { createUsers } from '../../../src/services/accounts/users.js'
 import { createPublishing } from '../../../src/services/publishing/publishing.js'
 import { announceRegistryChange } from '../../../src/services/registry-events.js'
-import { createSettler } from '../../../src/services/settlement/settler.js'
 import { startBuyerPlatform } from '../../helpers/buyer.js'
 import { repoRoot } from '../../helpers/child-process.js'
 import { meteredUpstream } from '../../helpers/metered.js'
-import { newPayer, walletFor } from '../../helpers/settlement.js'
+import { newPayer, settleAllOf, walletFor } from '../../helpers/settlement.js'
 import { until } from '../../helpers/until.js'
 
 const MAX = 5000n
@@ -74,20 +73,6 @@ const ledger = (payer: string) =>
     .where('payer', '=', payer.toLowerCase())
     .orderBy('created_at')
     .execute()
-async function settleAll(payer: string) {
-  const settler = createSettler(deps, { batchSize: 50 })
-  await until('the payments settled', async () => {
-    await settler.runOnce()
-    const open = await db
-      .selectFrom('payments')
-      .select('id')
-      .where('payer', '=', payer.toLowerCase())
-      .where('status', 'in', ['served', 'settling'])
-      .execute()
-    return open.length === 0
-  })
-}
-
 t.test('an agent wallet pays upto over MCP: the actual charge, exact where upto is not offered', async (t) => {
   const client = await connect(t)
   const agent = await p.agent({ fund: 1_000_000n })
@@ -116,7 +101,7 @@ t.test('an agent wallet pays upto over MCP: the actual charge, exact where upto 
       ['exact', 'served', '5000', null],
     ],
   )
-  await settleAll(agent.address)
+  await settleAllOf(deps, agent.address)
   t.equal(before - (await balance(agent.address)), 5000n + 1234n + 5000n, 'the chain moved the charges, not the maxima')
 })
 
