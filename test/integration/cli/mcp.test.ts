@@ -1,34 +1,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { mkdtempSync } from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
-import t, { type Test } from 'tap'
-import { repoRoot } from '../../helpers/child-process.js'
+import t from 'tap'
 import { startBuyerPlatform, type BuyerPlatform } from '../../helpers/buyer.js'
-
-/** `tollgate mcp` (with `args`) as an agent host runs it: a child process on stdio, the official MCP client. */
-async function host(
-  t: Test,
-  env: Record<string, string>,
-  args: string[] = [],
-): Promise<{ client: Client; stderr: () => string }> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: ['--import', 'tsx', 'src/cli/main.ts', 'mcp', ...args],
-    cwd: repoRoot,
-    // an empty home: the key and the API address come from the environment alone
-    env: { PATH: process.env.PATH ?? '', HOME: mkdtempSync(path.join(os.tmpdir(), 'tg-mcp-')), ...env },
-    stderr: 'pipe',
-  })
-  let stderr = ''
-  transport.stderr?.on('data', (d: Buffer) => void (stderr += d.toString()))
-  const client = new Client({ name: 'tollgate-test-host', version: '1.0.0' })
-  await client.connect(transport)
-  t.teardown(() => client.close())
-  return { client, stderr: () => stderr }
-}
+import { mcpHost } from '../../helpers/mcp-host.js'
 
 const call = (c: Client, name: string, args: Record<string, unknown>) =>
   c.callTool({ name, arguments: args }) as Promise<CallToolResult>
@@ -56,7 +30,7 @@ t.test('tollgate mcp: an agent host searches, describes and pays over stdio, wit
   const envOf = (a: { key: string }) => ({ TOLLGATE_API_URL: p.webUrl, TOLLGATE_AGENT_KEY: a.key })
   const echo = `${p.proxyUrl}/tollgate/toolbox/echo`
   const mcpServer = `${p.proxyUrl}/tollgate/toolbox/mcp`
-  const { client, stderr } = await host(t, envOf(rich))
+  const { client, stderr } = await mcpHost(t, envOf(rich))
 
   t.test('the tools, and stdout carrying only the protocol', async (t) => {
     const { tools } = await client.listTools()
@@ -178,7 +152,7 @@ t.test('tollgate mcp: an agent host searches, describes and pays over stdio, wit
   })
 
   t.test('caps: a per-transaction cap and a daily cap refuse with what to do, nothing charged', async (t) => {
-    const [a, b] = await Promise.all([host(t, envOf(perTx)), host(t, envOf(daily))])
+    const [a, b] = await Promise.all([mcpHost(t, envOf(perTx)), mcpHost(t, envOf(daily))])
     for (const r of [
       await call(a.client, 'call_endpoint', { url: echo, body: { msg: 'x' } }),
       await call(a.client, 'call_mcp_tool', { server_url: mcpServer, tool: 'echo', arguments: { msg: 'x' } }),
@@ -208,7 +182,7 @@ t.test('tollgate mcp: an agent host searches, describes and pays over stdio, wit
   })
 
   t.test('allowlist: a seller not on it is refused, nothing charged', async (t) => {
-    const { client: c } = await host(t, envOf(listed))
+    const { client: c } = await mcpHost(t, envOf(listed))
     for (const r of [
       await call(c, 'call_endpoint', { url: echo, body: { msg: 'x' } }),
       await call(c, 'call_mcp_tool', { server_url: mcpServer, tool: 'echo', arguments: { msg: 'x' } }),
@@ -220,7 +194,7 @@ t.test('tollgate mcp: an agent host searches, describes and pays over stdio, wit
   })
 
   t.test('--remote: a paid MCP server’s tools as local ones, each call paid', async (t) => {
-    const { client: c, stderr: err } = await host(t, envOf(rich), ['--remote', mcpServer])
+    const { client: c, stderr: err } = await mcpHost(t, envOf(rich), ['--remote', mcpServer])
     const { tools } = await c.listTools()
     const tool = tools.find((x) => x.name === 'echo')
     t.ok(tool, 'the remote’s tools are listed')
@@ -238,7 +212,7 @@ t.test('tollgate mcp: an agent host searches, describes and pays over stdio, wit
   })
 
   t.test('--remote with a capped agent: the refusal is a tool error', async (t) => {
-    const { client: c } = await host(t, envOf(perTx), ['--remote', mcpServer])
+    const { client: c } = await mcpHost(t, envOf(perTx), ['--remote', mcpServer])
     const r = await call(c, 'echo', { msg: 'x' })
     t.equal(r.isError, true)
     t.match(texts(r), /spend_cap_exceeded/)

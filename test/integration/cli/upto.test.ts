@@ -4,8 +4,6 @@
  * the maximum. On the devnet the chain settles exactly the charge. `--inspect --upto` previews it,
  * and `tollgate mcp --upto`'s call_endpoint makes the same choice.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { mkdtempSync } from 'node:fs'
 import os from 'node:os'
@@ -17,11 +15,11 @@ import { createUsers } from '../../../src/services/accounts/users.js'
 import { createPublishing } from '../../../src/services/publishing/publishing.js'
 import { announceRegistryChange } from '../../../src/services/registry-events.js'
 import { startBuyerPlatform } from '../../helpers/buyer.js'
-import { repoRoot } from '../../helpers/child-process.js'
 import { meteredUpstream } from '../../helpers/metered.js'
 import { settleAllOf } from '../../helpers/settlement.js'
 import { decodeRequired } from '../../helpers/pay.js'
 import { until } from '../../helpers/until.js'
+import { mcpHost } from '../../helpers/mcp-host.js'
 
 function capture(env: Record<string, string | undefined>) {
   const out: Buffer[] = []
@@ -112,15 +110,7 @@ t.test('tollgate fetch --upto pays the usage, settled on chain for it; exact whe
   t.notOk('max_amount' in r, 'no maximum on an exact receipt')
 
   // tollgate mcp --upto, as an agent host runs it (a child on stdio): call_endpoint pays with upto
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: ['--import', 'tsx', 'src/cli/main.ts', 'mcp', '--upto'],
-    cwd: repoRoot,
-    env: { PATH: process.env.PATH ?? '', HOME: mkdtempSync(path.join(os.tmpdir(), 'tg-mcp-upto-')), ...env },
-  })
-  const client = new Client({ name: 'tollgate-test-host', version: '1.0.0' })
-  await client.connect(transport)
-  t.teardown(() => client.close())
+  const { client } = await mcpHost(t, env, ['--upto'])
   const viaMcp = (await client.callTool({
     name: 'call_endpoint',
     arguments: { url: `${metered}?charge=321` },

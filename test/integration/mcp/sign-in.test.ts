@@ -5,11 +5,7 @@
  * served with nothing charged; stale, foreign and malformed proofs are tool errors with the
  * extension's reasons; our client (callPaidTool, `tollgate mcp`) signs in where it paid before.
  */
-import { mkdtempSync } from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { sql } from 'kysely'
@@ -22,9 +18,9 @@ import { signInHeader, signInOffer } from '../../../src/client/sign-in.js'
 import { localPayer, platformPayer } from '../../../src/client/wrap-fetch.js'
 import { announceRegistryChange } from '../../../src/services/registry-events.js'
 import { startBuyerPlatform } from '../../helpers/buyer.js'
-import { repoRoot } from '../../helpers/child-process.js'
 import { decodeRequired } from '../../helpers/pay.js'
 import { until } from '../../helpers/until.js'
+import { mcpHost } from '../../helpers/mcp-host.js'
 
 const p = await startBuyerPlatform(t)
 const db = p.deps.db
@@ -254,21 +250,10 @@ t.test('platform mode: the agent wallet pays once over MCP, then signs in (tollg
 
   // tollgate mcp --remote, as an agent host runs it: a new agent pays the first call, signs in on the second
   const fresh = await p.agent({ fund: 1_000_000n })
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: ['--import', 'tsx', 'src/cli/main.ts', 'mcp', '--remote', mcpUrl],
-    cwd: repoRoot,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: mkdtempSync(path.join(os.tmpdir(), 'tg-mcp-')),
-      TOLLGATE_API_URL: p.webUrl,
-      TOLLGATE_AGENT_KEY: fresh.key,
-    },
-    stderr: 'pipe',
-  })
-  const host = new Client({ name: 'tollgate-test-host', version: '1.0.0' })
-  await host.connect(transport)
-  t.teardown(() => host.close())
+  const { client: host } = await mcpHost(t, { TOLLGATE_API_URL: p.webUrl, TOLLGATE_AGENT_KEY: fresh.key }, [
+    '--remote',
+    mcpUrl,
+  ])
   const cost = (r: CallToolResult) => r._meta?.['tollgate/cost'] as Record<string, unknown>
   const a = (await host.callTool({ name: 'echo', arguments: { msg: 'a' } })) as CallToolResult
   t.match(cost(a), { charged: true, amount: '1000' })
@@ -284,21 +269,7 @@ t.test('platform mode: the agent wallet pays once over MCP, then signs in (tollg
 
 t.test("tollgate mcp's call_endpoint pays an endpoint with paid access once, then signs in", async (t) => {
   const agent = await p.agent({ fund: 1_000_000n })
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: ['--import', 'tsx', 'src/cli/main.ts', 'mcp'],
-    cwd: repoRoot,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: mkdtempSync(path.join(os.tmpdir(), 'tg-mcp-')),
-      TOLLGATE_API_URL: p.webUrl,
-      TOLLGATE_AGENT_KEY: agent.key,
-    },
-    stderr: 'pipe',
-  })
-  const host = new Client({ name: 'tollgate-test-host', version: '1.0.0' })
-  await host.connect(transport)
-  t.teardown(() => host.close())
+  const { client: host } = await mcpHost(t, { TOLLGATE_API_URL: p.webUrl, TOLLGATE_AGENT_KEY: agent.key })
   const cost = (r: CallToolResult) => r._meta?.['tollgate/cost'] as Record<string, unknown>
   const call = async (msg: string) =>
     (await host.callTool({ name: 'call_endpoint', arguments: { url: `${echo}?msg=${msg}` } })) as CallToolResult

@@ -3,11 +3,7 @@
  * usage (X-Tollgate-Charge) is paid from an agent wallet and from a local key for the actual charge,
  * which the receipt states and the chain settles; where upto is not offered the call is paid exact.
  */
-import { mkdtempSync } from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import t, { type Test } from 'tap'
@@ -19,10 +15,10 @@ import { createUsers } from '../../../src/services/accounts/users.js'
 import { createPublishing } from '../../../src/services/publishing/publishing.js'
 import { announceRegistryChange } from '../../../src/services/registry-events.js'
 import { startBuyerPlatform } from '../../helpers/buyer.js'
-import { repoRoot } from '../../helpers/child-process.js'
 import { meteredUpstream } from '../../helpers/metered.js'
 import { newPayer, settleAllOf, walletFor } from '../../helpers/settlement.js'
 import { until } from '../../helpers/until.js'
+import { mcpHost } from '../../helpers/mcp-host.js'
 
 const MAX = 5000n
 const origin = await meteredUpstream(t)
@@ -135,21 +131,11 @@ t.test('a local key pays upto over MCP', async (t) => {
 
 t.test('tollgate mcp --remote --upto pays the usage-based price, and says so', async (t) => {
   const agent = await p.agent({ fund: 1_000_000n })
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: ['--import', 'tsx', 'src/cli/main.ts', 'mcp', '--remote', mcpUrl, '--upto'],
-    cwd: repoRoot,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: mkdtempSync(path.join(os.tmpdir(), 'tg-mcp-')),
-      TOLLGATE_API_URL: p.webUrl,
-      TOLLGATE_AGENT_KEY: agent.key,
-    },
-    stderr: 'pipe',
-  })
-  const host = new Client({ name: 'tollgate-test-host', version: '1.0.0' })
-  await host.connect(transport)
-  t.teardown(() => host.close())
+  const { client: host } = await mcpHost(t, { TOLLGATE_API_URL: p.webUrl, TOLLGATE_AGENT_KEY: agent.key }, [
+    '--remote',
+    mcpUrl,
+    '--upto',
+  ])
   const r = (await host.callTool({ name: 'metered', arguments: { charge: '700' } })) as CallToolResult
   t.notOk(r.isError, JSON.stringify(r.content))
   t.match(r._meta?.['tollgate/cost'], { charged: true, amount: '700', signed_amount: '5000', scheme: 'upto' })
