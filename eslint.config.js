@@ -4,6 +4,8 @@ import tseslint from 'typescript-eslint'
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.tap/**', 'src/chain/contracts/artifacts.json'] },
   js.configs.recommended,
+  // plain Node scripts of CI (.ci/*.mjs)
+  { files: ['**/*.mjs'], languageOptions: { globals: { process: 'readonly', console: 'readonly' } } },
   ...tseslint.configs.recommended,
   {
     rules: {
