@@ -1,4 +1,9 @@
+import { createHash } from 'node:crypto'
+import { createRequire } from 'node:module'
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import {
   createPublicClient,
   createTestClient,
@@ -10,7 +15,6 @@ import {
   type Hex,
 } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import solc from 'solc'
 import type { Devnet } from '../../src/chain/devnet.js'
 
 /** Clients on a devnet for the evm-* handler tests: public, anvil test actions, and a funded fresh account. */
@@ -26,7 +30,17 @@ export async function evmClients(devnet: Devnet) {
 
 export type Compiled = Record<string, { abi: Abi; bytecode: Hex; deployedBytecode: Hex }>
 
-/** Compiles Solidity sources (name → text) with the solc package; every contract of every source. */
+/** Where compiled contracts are kept between test files and runs, keyed by the compiler input and solc's version. */
+const SOLC_CACHE = fileURLToPath(new URL('../../node_modules/.cache/tollgate-solc/', import.meta.url))
+// solc (a 9 MB emscripten build) is loaded only on a cache miss; its package version names the compiler
+const require = createRequire(import.meta.url)
+const SOLC_VERSION = (require('solc/package.json') as { version: string }).version
+
+/**
+ * Compiles Solidity sources (name → text) with the solc package; every contract of every source.
+ * The output is cached on disk (2 s of solc a file, in about 20 files): the same input to the same
+ * compiler gives the same bytecode, so nothing a test deploys changes.
+ */
 export function compileSolidity(sources: Record<string, string>): Compiled {
   const input = {
     language: 'Solidity',
@@ -37,7 +51,21 @@ export function compileSolidity(sources: Record<string, string>): Compiled {
       outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object', 'evm.deployedBytecode.object'] } },
     },
   }
-  const out = JSON.parse(solc.compile(JSON.stringify(input)))
+  const json = JSON.stringify(input)
+  const file = join(SOLC_CACHE, `${createHash('sha256').update(`${SOLC_VERSION}\n${json}`).digest('hex')}.json`)
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as Compiled
+  const compiled = compileUncached(json)
+  mkdirSync(SOLC_CACHE, { recursive: true })
+  // written whole under another name, then renamed: a parallel test file never reads half of it
+  const partial = `${file}.${process.pid}.tmp`
+  writeFileSync(partial, JSON.stringify(compiled))
+  renameSync(partial, file)
+  return compiled
+}
+
+function compileUncached(json: string): Compiled {
+  const solc = require('solc') as { compile(input: string): string }
+  const out = JSON.parse(solc.compile(json))
   const errors = (out.errors ?? []).filter((e: { severity: string }) => e.severity === 'error')
   if (errors.length) throw new Error(errors.map((e: { formattedMessage: string }) => e.formattedMessage).join('\n'))
   const all: Compiled = {}
