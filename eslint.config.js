@@ -5,7 +5,8 @@ export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.tap/**', 'src/chain/contracts/artifacts.json'] },
   js.configs.recommended,
   // plain Node scripts of CI (.ci/*.mjs)
-  { files: ['**/*.mjs'], languageOptions: { globals: { process: 'readonly', console: 'readonly' } } },
+  { files: ['.ci/*.mjs'], languageOptions: { globals: { process: 'readonly', console: 'readonly' } } },
+  { files: ['*.cjs'], languageOptions: { globals: { module: 'writable' } } },
   ...tseslint.configs.recommended,
   {
     rules: {
@@ -15,6 +16,16 @@ export default tseslint.config(
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
       ],
+    },
+  },
+  {
+    // house style 19 and issue #40: no function in src/ over 100 lines, nested functions included.
+    // Today's longer ones are counted per file in .ci/baseline/eslint-suppressions.json: a file may
+    // not gain one, and when one is split `npm run lint:baseline` shrinks the count (lint fails
+    // until it does, so the list only shrinks).
+    files: ['src/**/*.ts'],
+    rules: {
+      'max-lines-per-function': ['error', { max: 100, skipBlankLines: false, skipComments: false, IIFEs: true }],
     },
   },
 )
