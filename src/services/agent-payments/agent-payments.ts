@@ -29,7 +29,7 @@ import { CustodialKeys } from './custodial-keys.js'
 import { createReservationWriter } from './insert-batcher.js'
 import { balanceError, capError, headroom, quote, type Headroom, type PaymentQuote } from './spend-answers.js'
 import { createAgentPermit2 } from './agent-permit2.js'
-import { heldOf, lowerToCharge, releaseCancelled, releaseSuperseded, settledReleaseAt } from './spend-release.js'
+import { heldOf, lowerToCharge, releaseEarly, releaseSuperseded, settledReleaseAt } from './spend-release.js'
 import { createVoucherLock } from './voucher-lock.js'
 import { createSpendWindows, windowsAt, type Unsettled, type Windows } from './spend-windows.js'
 import { openWithdrawalAuthorizations } from '../withdrawals/wallet-reservation.js'
@@ -437,7 +437,16 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
       await db.insertInto('agent_payment_events').values({ agent_payment_id: row.id, type: reported, data }).execute()
       let proof: CollectionProof | undefined
       let cancel: CancelResult | undefined
-      if (row.status === 'reserved' && reported === 'accepted') {
+      if (row.status === 'reserved' && row.scheme === 'upto' && safeOrigin(row.url) === proxyOrigin) {
+        // only our relayer (the witness's facilitator, checked against the registry when signed) can
+        // settle it, and it never settles what the proxy voided: the ledger is the proof, whatever was reported
+        proof = await proofs.check(row, { takeNonce: false })
+        if (proof.proven && proof.reason === 'voided')
+          await releaseEarly(db, windows, row, { kind: 'voided', seller_payment_id: proof.seller!.id })
+      }
+      if (row.status === 'reserved' && proof?.proven) {
+        // released above
+      } else if (row.status === 'reserved' && reported === 'accepted') {
         const updated = await db
           .updateTable('agent_payments')
           .set({ status: 'accepted', payment_response: data, tx_hash: tx, updated_at: sql`now()` })
@@ -453,11 +462,15 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
         if (proof.proven || proof.reason === 'other_seller') {
           cancel = await cancels.cancel(keys.privateKeyOf(await auth.load(agentId)), row.payer, row.nonce)
           if (cancel.kind === 'cancelled')
-            await releaseCancelled(db, windows, row, { hash: cancel.hash, seller_payment_id: proof.seller?.id ?? null })
+            await releaseEarly(db, windows, row, {
+              kind: 'cancelled',
+              hash: cancel.hash,
+              seller_payment_id: proof.seller?.id ?? null,
+            })
         }
       }
       // upto: the charge the platform's own proxy recorded (never the agent's word) replaces the maximum
-      if (row.scheme === 'upto') {
+      if (row.scheme === 'upto' && !proof?.proven) {
         const seller = await db
           .selectFrom('payments')
           .select(['value', 'status'])
@@ -632,14 +645,15 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
     if (status === 'reserved') {
       if (cancel?.kind === 'not_cancelled')
         return `still counted: the platform could not cancel the authorization on chain (${cancel.reason}); settlement or expiry decides`
-      if (proof) return proofReason(proof)
+      if (proof && (proof.reason !== 'other_seller' || scheme === 'exact')) return proofReason(proof)
       if (scheme === 'deferred')
         return "still counted: a voucher has no expiry; it stops counting once the platform's next voucher to this seller supersedes it"
       if (scheme === 'upto')
         return 'still counted until settlement, or until its Permit2 deadline passes unused (the sweep reads the chain)'
       return 'still counted until settlement or expiry decides'
     }
-    if (status === 'rejected') return 'released earlier'
+    if (status === 'rejected')
+      return proof?.proven ? proofReason(proof) : 'released earlier: the platform proved it will never be collected'
     if (status === 'expired') return 'released: its authorization can no longer be used on chain'
     return 'counted: the payment was accepted'
   }
@@ -697,7 +711,17 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
     }
     try {
       const account = privateKeyToAccount(`0x${keys.privateKeyOf(agent).toString('hex')}`)
-      const signed = await signDeferred(account, plan.terms, { deposit, nowSeconds })
+      // a later timestamp than this wallet's last voucher to the seller: two vouchers on one head in the
+      // same second would otherwise be the same voucher (same digest), recorded once
+      const last = await db
+        .selectFrom('agent_payments')
+        .select(sql<string | null>`max(valid_after)`.as('t'))
+        .where('payer', '=', payer)
+        .where('pay_to', '=', req.payTo.toLowerCase())
+        .where('scheme', '=', 'deferred')
+        .executeTakeFirst()
+      const at = Math.max(nowSeconds, last?.t ? Number(last.t) + 1 : 0)
+      const signed = await signDeferred(account, plan.terms, { deposit, nowSeconds: at })
       const digest = hashTypedData(voucherTypedData(signed.voucher)).toLowerCase()
       const id = await writer.write({
         ...requirementColumns(agent, 2, c.url, c.method, req),

@@ -81,7 +81,8 @@ export function createPlatformTerms(deps: {
   function mismatch(e: RegistryEndpoint, method: string, req: Requirement): string | undefined {
     const m = method === 'HEAD' ? 'GET' : method
     if (!e.methods.has(m)) return `${e.path} is not paid with ${method}`
-    if (req.payTo.toLowerCase() !== e.payTo) return `payTo ${req.payTo} is not the service's payee ${getAddress(e.payTo)}`
+    if (req.payTo.toLowerCase() !== e.payTo)
+      return `payTo ${req.payTo} is not the service's payee ${getAddress(e.payTo)}`
     if (req.amount !== e.price) return `the amount ${req.amount} is not the endpoint's price ${e.price}`
     if (!e.schemes.has(req.scheme) && req.scheme !== 'exact') return `the endpoint does not offer ${req.scheme}`
     if (req.scheme === 'upto') {

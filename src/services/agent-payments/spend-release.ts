@@ -16,30 +16,38 @@ export const heldOf = (row: Pick<Row, 'payer' | 'nonce' | 'amount' | 'max_amount
 })
 
 /**
- * Releases a reserved payment the platform cancelled on chain (chain-cancel.ts: the receipt of
- * `cancelAuthorization` is the proof it can never move funds): `expired` (final, never re-read),
- * a `cancelled` event with the transaction, and its amount out of the caps and of the wallet's
- * unsettled total at once. False when it was no longer reserved (another report or the sweep
- * decided first).
+ * Releases a reserved payment early, on proof the platform checked itself:
+ * - `cancelled` (exact): the receipt of its on-chain `cancelAuthorization` (chain-cancel.ts): it can
+ *   never move funds. The row becomes `expired`, final.
+ * - `voided` (upto to this platform's proxy): the proxy voided the call, and the Permit2 witness
+ *   names one of this platform's relayers as the only settler, which never settles a voided payment.
+ *   The row becomes `rejected`: past its deadline the sweep still reads the Permit2 nonce and counts
+ *   it again if it was used after all.
+ * An event of the same name carries the proof; the amount leaves the caps and the wallet's
+ * unsettled total at once. False when it was no longer reserved (another report or the sweep first).
  */
-export async function releaseCancelled(
+export async function releaseEarly(
   db: Kysely<Database>,
   windows: SpendWindows,
   row: Row,
-  cancel: { hash: string; seller_payment_id: string | null },
+  proof:
+    | { kind: 'cancelled'; hash: string; seller_payment_id: string | null }
+    | { kind: 'voided'; seller_payment_id: string },
 ): Promise<boolean> {
   const u = await db
     .updateTable('agent_payments')
-    .set({ status: 'expired', updated_at: sql`now()` })
+    .set({ status: proof.kind === 'cancelled' ? 'expired' : 'rejected', updated_at: sql`now()` })
     .where('id', '=', row.id)
     .where('status', '=', 'reserved')
     .returning(['id', 'amount'])
     .executeTakeFirst()
   if (!u) return false
+  const { kind, ...data } = proof
   await db
     .insertInto('agent_payment_events')
-    .values({ agent_payment_id: row.id, type: 'cancelled', data: JSON.stringify(cancel) })
+    .values({ agent_payment_id: row.id, type: kind, data: JSON.stringify(data) })
     .execute()
+  // the amount as the update left it (an upto payment's may have been lowered to its charge since `row` was read)
   await windows.adjust(row.agent_id, row.payer, { day: row.day_window, month: row.month_window }, -BigInt(u.amount))
   await windows.releaseUnsettled(heldOf(row))
   return true
