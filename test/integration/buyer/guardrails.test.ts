@@ -7,7 +7,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { createPublicClient, createWalletClient, getAddress, http, type Hex } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { usdcAbi } from '../../../src/chain/usdc-abi.js'
 import { createAgentPayments } from '../../../src/services/agent-payments/agent-payments.js'
 import { announceRegistryChange } from '../../../src/services/registry-events.js'
@@ -104,13 +104,14 @@ await until(
   async () => decodeRequired((await fetch(echo)).headers.get('payment-required')!).accepts.length === 3,
 )
 
-t.test('§1 a challenge the agent wrote for our own URL, payTo its own address: refused, nothing moves', async (t) => {
+t.test('§1 a challenge the agent wrote for our own URL, payTo an address it holds: refused, nothing moves', async (t) => {
   const agent = await p.agent({
     fund: 1_000_000n,
     caps: { daily: CAP.toString() },
     allow: [{ kind: 'namespace', value: 'tollgate' }],
   })
-  const forged = exactChallenge({ url: echo, payTo: agent.address, amount: 5000n }).v1Body
+  const attacker = privateKeyToAccount(generatePrivateKey()).address
+  const forged = exactChallenge({ url: echo, payTo: attacker, amount: 5000n }).v1Body
   const before = await balanceOf(agent.address)
   const codes = new Set<string>()
   for (let i = 0; i < ROUNDS; i++) {
