@@ -104,28 +104,31 @@ await until(
   async () => decodeRequired((await fetch(echo)).headers.get('payment-required')!).accepts.length === 3,
 )
 
-t.test('§1 a challenge the agent wrote for our own URL, payTo an address it holds: refused, nothing moves', async (t) => {
-  const agent = await p.agent({
-    fund: 1_000_000n,
-    caps: { daily: CAP.toString() },
-    allow: [{ kind: 'namespace', value: 'tollgate' }],
-  })
-  const attacker = privateKeyToAccount(generatePrivateKey()).address
-  const forged = exactChallenge({ url: echo, payTo: attacker, amount: 5000n }).v1Body
-  const before = await balanceOf(agent.address)
-  const codes = new Set<string>()
-  for (let i = 0; i < ROUNDS; i++) {
-    const r = await pay(agent, echo, forged)
-    codes.add(`${r.statusCode} ${r.json().code}`)
-    if (r.statusCode !== 201) continue
-    await report(agent, r.json().payment_id, 'rejected')
-    await submitItself(r.json().value)
-  }
-  const moved = before - (await balanceOf(agent.address))
-  t.same([...codes], ['409 requirement_mismatch'], 'every forged challenge refused')
-  t.ok(moved <= CAP, `moved ${moved} ≤ cap ${CAP}`)
-  t.equal(moved, 0n)
-})
+t.test(
+  '§1 a challenge the agent wrote for our own URL, payTo an address it holds: refused, nothing moves',
+  async (t) => {
+    const agent = await p.agent({
+      fund: 1_000_000n,
+      caps: { daily: CAP.toString() },
+      allow: [{ kind: 'namespace', value: 'tollgate' }],
+    })
+    const attacker = privateKeyToAccount(generatePrivateKey()).address
+    const forged = exactChallenge({ url: echo, payTo: attacker, amount: 5000n }).v1Body
+    const before = await balanceOf(agent.address)
+    const codes = new Set<string>()
+    for (let i = 0; i < ROUNDS; i++) {
+      const r = await pay(agent, echo, forged)
+      codes.add(`${r.statusCode} ${r.json().code}`)
+      if (r.statusCode !== 201) continue
+      await report(agent, r.json().payment_id, 'rejected')
+      await submitItself(r.json().value)
+    }
+    const moved = before - (await balanceOf(agent.address))
+    t.same([...codes], ['409 requirement_mismatch'], 'every forged challenge refused')
+    t.ok(moved <= CAP, `moved ${moved} ≤ cap ${CAP}`)
+    t.equal(moved, 0n)
+  },
+)
 
 t.test('§1 the real challenge, reported rejected and then submitted by the agent itself: moved ≤ cap', async (t) => {
   const agent = await p.agent({
