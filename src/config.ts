@@ -70,6 +70,13 @@ export interface Config {
    */
   upto: { enabled: boolean; llmRatePer1kTokens: bigint }
   /**
+   * The longest validity the platform signs for an agent wallet (AGENT_PAYMENT_MAX_VALID_SECONDS,
+   * default 600): an authorization's validBefore (upto: the Permit2 deadline) is at most this far
+   * ahead, whatever the challenge's maxTimeoutSeconds says. What was signed stays counted against
+   * the caps at least until then, unless the platform cancels it on chain first.
+   */
+  agentPayments: { maxValidForSeconds: number }
+  /**
    * When the worker collects a seller's deferred vouchers (one collectMany per seller and asset):
    * once the uncollected calls reach `collectThreshold` atomic units (DEFERRED_COLLECT_THRESHOLD) or
    * the oldest is `collectMaxAgeSeconds` old (DEFERRED_COLLECT_MAX_AGE_SECONDS), checked every
@@ -380,6 +387,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
         r.oneOf('UPTO_SCHEME', ['on', 'off'] as const, deployment === 'sandbox' ? 'on' : 'off') === 'on' &&
         settlementMode === 'relayer',
       llmRatePer1kTokens: BigInt(r.int('UPTO_LLM_RATE_PER_1K_TOKENS', 2000, 0, 1_000_000_000)),
+    },
+    agentPayments: {
+      maxValidForSeconds: r.int('AGENT_PAYMENT_MAX_VALID_SECONDS', 600, LEAST_VALIDITY_SECONDS, 3600),
     },
     masterKey,
     operatorToken: r.optional('TOLLGATE_OPERATOR_TOKEN'),

@@ -113,6 +113,11 @@ const catalogue = {
       'the agent wallet can spend {balance} USDC atomic units now (its balance minus payments signed but not yet settled); {needed} are needed',
   },
   unsupported_requirements: { status: 422, message: 'no payment requirement can be paid: {detail}' },
+  requirement_mismatch: {
+    status: 409,
+    message:
+      "the challenge does not match what this platform asks for {resource}: {detail}; fetch the endpoint's 402 challenge again and pass it unchanged",
+  },
 } as const satisfies Record<string, { status: number; message: string }>
 
 export type ErrorCode = keyof typeof catalogue

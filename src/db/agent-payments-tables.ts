@@ -25,6 +25,9 @@ export interface AgentPaymentsTable {
   scheme: ColumnType<'exact' | 'deferred' | 'upto', 'exact' | 'deferred' | 'upto' | undefined, never>
   /** upto: the maximum signed (and reserved at first); `amount` becomes the actual charge once known */
   max_amount: ColumnType<string | null, string | bigint | null | undefined, string | bigint | null>
+  /** deferred: the voucher's id (0x hex) and aggregate, which decide what a later voucher supersedes */
+  voucher_id: ColumnType<string | null, string | null | undefined, string | null>
+  value_aggregate: ColumnType<string | null, string | bigint | null | undefined, string | bigint | null>
   nonce: string
   valid_after: ColumnType<string, string | number | bigint, never>
   valid_before: ColumnType<string, string | number | bigint, never>

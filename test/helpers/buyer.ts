@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { FastifyInstance } from 'fastify'
+import { createPublicClient, createTestClient, http } from 'viem'
 import { mintUsdc } from '../../src/chain/devnet.js'
 import { buildWebApp } from '../../src/http/web-app.js'
 import { createAgentKeys } from '../../src/services/accounts/agent-keys.js'
@@ -28,6 +29,11 @@ export interface BuyerPlatform extends TestPlatform {
     fund?: bigint
     allow?: Array<{ kind: string; value: string }>
   }): Promise<{ id: string; address: `0x${string}`; key: string; auth: { authorization: string } }>
+  /**
+   * Moves the chain's clock (anvil evm_increaseTime + a mined block) to at least `unixSeconds`: the
+   * sweep reads validBefore against the chain's latest block, never the wall clock alone.
+   */
+  chainTimeAtLeast(unixSeconds: number): Promise<void>
 }
 
 /**
@@ -53,10 +59,19 @@ export async function startBuyerPlatform(
   const agents = createAgents({ db: p.deps.db, masterKey: () => Buffer.from(MASTER_KEY, 'hex') })
   const keys = createAgentKeys({ db: p.deps.db, deployment: p.deps.config.deployment })
   const allowlist = createAllowlist({ db: p.deps.db })
+  const transport = http(p.devnet.rpcUrl)
+  const anvil = createTestClient({ chain: p.devnet.chain, mode: 'anvil', transport })
+  const pub = createPublicClient({ chain: p.devnet.chain, transport })
   return {
     ...p,
     web,
     webUrl: `http://127.0.0.1:${port}`,
+    async chainTimeAtLeast(unixSeconds) {
+      const { timestamp } = await pub.getBlock({ blockTag: 'latest' })
+      if (Number(timestamp) >= unixSeconds) return
+      await anvil.increaseTime({ seconds: unixSeconds - Number(timestamp) })
+      await anvil.mine({ blocks: 1 })
+    },
     async agent(o = {}) {
       const a = await agents.create(o.user ?? user.id, {
         name: `agent ${randomBytes(3).toString('hex')}`,

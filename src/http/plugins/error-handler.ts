@@ -17,11 +17,16 @@ export function installErrorHandler(app: FastifyInstance): void {
       const param =
         (v?.instancePath || '').replace(/^\//, '').replace(/\//g, '.') ||
         (v?.params as { missingProperty?: string })?.missingProperty ||
+        (v?.params as { additionalProperty?: string })?.additionalProperty ||
         err.validationContext ||
         'request'
       // Ajv's enum message ("must be equal to one of the allowed values") does not say which: name them
       const allowed = v?.keyword === 'enum' ? (v.params as { allowedValues?: unknown[] }).allowedValues : undefined
-      const detail = allowed ? `expected one of ${allowed.join(', ')}` : (v?.message ?? 'invalid')
+      const detail = allowed
+        ? `expected one of ${allowed.join(', ')}`
+        : v?.keyword === 'additionalProperties'
+          ? 'not a field of this request; remove it'
+          : (v?.message ?? 'invalid')
       e = appError('invalid_parameter', { param, detail }, { details: { param } })
     } else if (err instanceof MasterKeyUnavailableError) {
       // a configuration fault, not the caller's: say what is wrong without naming any key material

@@ -30,11 +30,21 @@ export function usdcHint(v: unknown): string {
   return `; "${v}" looks like USDC: in atomic units (6 decimals) that is "${atomic}"`
 }
 
-/** EIP-55 checksummed address, or 400. */
+/**
+ * A 0x-prefixed 20-byte hex address, returned checksummed, or 400. Mixed case must be a valid
+ * EIP-55 checksum (a typo in a checksummed address is caught, not sent funds); all lower or all
+ * upper case carries no checksum and is accepted.
+ */
 export function address(param: string, v: unknown): `0x${string}` {
-  if (typeof v !== 'string' || !isAddress(v, { strict: false }))
+  if (typeof v !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(v))
     throw invalid(param, 'expected a 0x-prefixed 20-byte hex address')
-  return getAddress(v)
+  const hex = v.slice(2)
+  if (hex !== hex.toLowerCase() && hex !== hex.toUpperCase() && !isAddress(v, { strict: true }))
+    throw invalid(
+      param,
+      `the mixed-case address fails its EIP-55 checksum (a mistyped character?); the checksummed form of what was sent is ${getAddress(v.toLowerCase())}: check it, or send it all lower case`,
+    )
+  return getAddress(v.toLowerCase())
 }
 
 export function name(param: string, v: unknown, max = 100): string {

@@ -4,7 +4,7 @@ import { PERMIT2_ADDRESS, permit2Abi, permit2NonceUsed } from '../../chain/permi
 import { usdcAbi } from '../../chain/usdc-abi.js'
 import type { Config } from '../../config.js'
 import type { Database } from '../../db/database.js'
-import { heldOf, lowerToCharge, releaseProven, settledReleaseAt } from './spend-release.js'
+import { heldOf, lowerToCharge, settledReleaseAt } from './spend-release.js'
 import type { SpendWindows } from './spend-windows.js'
 import type { AgentPaymentStatus } from '../../db/agent-payments-tables.js'
 
@@ -27,15 +27,17 @@ export interface SweepCounts {
 
 /**
  * Decides what the agent's word could not, every 30 s in the web role:
- * - past validBefore, from the chain (authorizationState): a `reserved` payment that was used
- *   counts as accepted, one that was not is released (`expired`); a payment released early
- *   (`rejected`) that was used after all counts again (`accepted`, event `spent_late`), else it
- *   is final (`expired`);
- * - at once, from the proxy's records: a reserved payment the proxy voided is released (an agent
- *   that never reports still gets it back within a sweep); one released early that the proxy
- *   recorded after all (its replay guard lost, e.g. a Redis flush) is counted again (`reserved`);
- *   one the proxy settled carries its transaction; an upto payment the proxy charged less than its
- *   maximum counts the charge (the difference released).
+ * - once the chain's latest block is past validBefore (upto: the Permit2 deadline), from the chain
+ *   (authorizationState, the Permit2 nonce bitmap): a `reserved` payment that was used counts as
+ *   accepted, one that was not is released (`expired`); a payment released early by an older
+ *   version (`rejected`) that was used after all counts again (`accepted`, event `spent_late`);
+ * - from the proxy's records: one released early that the proxy recorded after all is counted
+ *   again (`reserved`); one the proxy settled carries its transaction; an upto payment the proxy
+ *   charged less than its maximum counts the charge (the difference released).
+ *
+ * Nothing else releases: not the proxy's `voided` (a signed authorization stays valid on chain
+ * until its validBefore, and a voucher has no expiry), not the agent's report. Early release is
+ * only by an on-chain cancellation (chain-cancel.ts), in `outcome`.
  */
 export function createAgentPaymentsSweep(d: AgentPaymentsSweepDeps) {
   const { db, windows } = d
@@ -103,30 +105,6 @@ export function createAgentPaymentsSweep(d: AgentPaymentsSweepDeps) {
         await windows.adjust(row.agent_id, row.payer, w, -BigInt(u.amount))
       }
       await windows.releaseUnsettled(heldOf(row), used ? releaseAt() : undefined)
-    }
-  }
-
-  /** Voided by the proxy: released. Only those voided within the longest validity the proxy accepts can still be open. */
-  async function releaseVoided(limit: number, counts: SweepCounts): Promise<void> {
-    const voided = await db
-      .selectFrom('payments as p')
-      .innerJoin('agent_payments as ap', (j) => j.onRef('ap.payer', '=', 'p.payer').onRef('ap.nonce', '=', 'p.nonce'))
-      .selectAll('ap')
-      .select(['p.id as seller_id', 'p.failure_reason as seller_reason'])
-      .where('p.status', '=', 'voided')
-      .where('p.updated_at', '>', sql<Date>`now() - make_interval(secs => ${d.config.x402.maxValidForSeconds})`)
-      .where('ap.status', '=', 'reserved')
-      .limit(limit)
-      .execute()
-    for (const { seller_id, seller_reason, ...row } of voided) {
-      if (
-        await releaseProven(db, windows, row, {
-          proven: true,
-          reason: 'voided',
-          seller: { id: seller_id, status: 'voided', tx_hash: null, failure_reason: seller_reason },
-        })
-      )
-        counts.released++
     }
   }
 
@@ -219,8 +197,12 @@ export function createAgentPaymentsSweep(d: AgentPaymentsSweepDeps) {
   return async function sweep(limit = 200): Promise<SweepCounts> {
     const nowS = Math.floor(d.now().getTime() / 1000)
     const counts: SweepCounts = { expired: 0, spent: 0, released: 0, recounted: 0 }
-    await decideExpired(nowS, limit, counts)
-    await releaseVoided(limit, counts)
+    // past validBefore by the chain's clock, not ours: until a block is past it, the authorization can still be used
+    const chainS = await d.chain
+      .getBlock({ blockTag: 'latest' })
+      .then((b) => Number(b.timestamp))
+      .catch(() => undefined)
+    if (chainS !== undefined) await decideExpired(Math.min(nowS, chainS), limit, counts)
     await recountRecorded(nowS, limit, counts)
     await noteSettled(nowS, limit)
     await lowerCharged(limit)

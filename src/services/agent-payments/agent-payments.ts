@@ -7,7 +7,7 @@ import type { ParsedChallenge, Requirement } from '../../client/challenge.js'
 import { signDeferred } from '../../client/sign-deferred.js'
 import { signUpto } from '../../client/sign-upto.js'
 import { paymentHeader } from '../../client/sign-exact.js'
-import { signInHeader, signInOffer } from '../../client/sign-in.js'
+import { signInHeader, signInOffer, type SignInOffer } from '../../client/sign-in.js'
 import type { Config } from '../../config.js'
 import type { Database } from '../../db/database.js'
 import { appError, AppError } from '../../errors.js'
@@ -20,13 +20,17 @@ import { AgentAuth, type AgentRow } from '../accounts/agent-auth.js'
 import { createAgentPaymentsSweep } from './agent-payments-sweep.js'
 import { createAgentEscrow } from './agent-escrow.js'
 import { createAgentVouchers } from './agent-vouchers.js'
-import { chooseRequirement, withinPerTransactionCap, type PayBody } from './choose-requirement.js'
+import { chooseRequirement, withinPerTransactionCap, type Choice, type PayBody } from './choose-requirement.js'
+import { createChainCancel, type CancelResult } from './chain-cancel.js'
 import { createCollectionProofs, proofReason, type CollectionProof } from './collection-proof.js'
+import { createPlatformTerms } from './platform-terms.js'
+import { createSeenChallenges } from './seen-challenges.js'
 import { CustodialKeys } from './custodial-keys.js'
 import { createReservationWriter } from './insert-batcher.js'
 import { balanceError, capError, headroom, quote, type Headroom, type PaymentQuote } from './spend-answers.js'
 import { createAgentPermit2 } from './agent-permit2.js'
-import { heldOf, lowerToCharge, releaseProven, settledReleaseAt } from './spend-release.js'
+import { heldOf, lowerToCharge, releaseEarly, releaseSuperseded, settledReleaseAt } from './spend-release.js'
+import { createVoucherLock } from './voucher-lock.js'
 import { createSpendWindows, windowsAt, type Unsettled, type Windows } from './spend-windows.js'
 import { openWithdrawalAuthorizations } from '../withdrawals/wallet-reservation.js'
 import type { AgentPaymentStatus } from '../../db/agent-payments-tables.js'
@@ -51,6 +55,9 @@ export interface AgentPaymentsDeps {
     | 'deferredEscrowAddress'
     | 'relayerKeys'
     | 'settlement'
+    | 'upto'
+    | 'allowPrivateUpstreams'
+    | 'agentPayments'
   >
   chain: PublicClient
   /** injectable for tests of the UTC day/month boundaries */
@@ -145,7 +152,49 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
     maxFeePerGasWei: config.settlement.maxFeePerGasWei,
   })
   const writer = createReservationWriter(db)
+  const voucherLock = createVoucherLock(deps.redis, deps.key)
   const proofs = createCollectionProofs({ ...deps, proxyOrigin, now })
+  const platform = createPlatformTerms({ db, config })
+  const seenChallenges = createSeenChallenges({ allowPrivate: config.allowPrivateUpstreams })
+  const cancels = createChainCancel({
+    redis: deps.redis,
+    key: deps.key,
+    chain: deps.chain,
+    chainId: config.chain.chainId,
+    relayerKeys: config.relayerKeys,
+    maxFeePerGasWei: config.settlement.maxFeePerGasWei,
+    usdc: config.chain.usdc,
+  })
+  /** The validity the platform signs: the challenge's timeout, at most AGENT_PAYMENT_MAX_VALID_SECONDS. */
+  const validFor = (req: Requirement) => Math.min(req.maxTimeoutSeconds, config.agentPayments.maxValidForSeconds)
+
+  /**
+   * The chosen requirements the platform checked itself: for its own proxy, those equal to the
+   * registry's (platform-terms.ts); for a seller elsewhere allowed by a `host` entry only, those
+   * whose payee the host itself asks for (seen-challenges.ts). Throws when none is left.
+   */
+  async function checked(c: Choice): Promise<Requirement[]> {
+    if (c.url.origin === proxyOrigin) return platform.matching(c.url, c.method, c.payable)
+    if (c.hostOnly.size === 0) return c.payable
+    let payees: ReadonlySet<string> | undefined
+    try {
+      payees = (await seenChallenges.seen(c.url, c.method)).payTo
+    } catch {
+      payees = undefined
+    }
+    const ok = c.payable.filter((r) => !c.hostOnly.has(r) || payees?.has(r.payTo.toLowerCase()))
+    if (ok.length > 0) return ok
+    const r = c.payable[0]!
+    throw appError(
+      'seller_not_allowed',
+      {
+        detail: payees
+          ? `payTo ${r.payTo} is not a payee ${c.url.host} asks for itself (the platform fetched its 402 challenge); only its host entry allows it`
+          : `the platform could not fetch ${c.url.host}'s own 402 challenge to confirm the payee ${r.payTo}; add a pay_to entry for it, or retry`,
+      },
+      { details: { pay_to: r.payTo, host: c.url.hostname, namespace: null } },
+    )
+  }
   const sweep = createAgentPaymentsSweep({ db, chain: deps.chain, config, windows, now, balanceTtlMs: balances.ttlMs })
   const releaseAt = () => settledReleaseAt(now().getTime(), balances.ttlMs)
 
@@ -211,16 +260,22 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
     /** Stops LISTENing and forgets cached look-ups and decrypted keys. */
     async close(): Promise<void> {
       await auth.close()
+      await seenChallenges.close()
       keys.clear()
     },
     /**
      * An x402 `sign-in-with-x` proof for the challenge from the agent wallet, instead of a payment,
      * where the seller offers one bound to the URL's origin and the agent may pay that seller (the
-     * same checks as `pay`: its allowlist, this deployment's network). Nothing is reserved or spent.
+     * same checks as `pay`: its allowlist, this deployment's network, the payee checked by the
+     * platform), and the seller itself offers that sign-in: this platform's registry says the
+     * endpoint sells access, or the host's own 402 (fetched by the platform) declares the same
+     * domain, uri and statement. Nothing is reserved or spent.
      */
     async signIn(who: string | AgentRow, body: PayBody) {
       const agent = typeof who === 'string' ? await auth.load(who) : who
-      const { ch, url } = chooseRequirement(agent, body, terms)
+      const choice = chooseRequirement(agent, body, terms)
+      const { ch, url } = choice
+      await checked(choice)
       const offer = signInOffer([{ parsed: ch }], url.toString())
       if (!offer)
         throw appError(
@@ -231,6 +286,7 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
           },
           { details: { param: 'challenge' } },
         )
+      await confirmSignIn(url, choice.method, offer)
       const account = privateKeyToAccount(`0x${keys.privateKeyOf(agent).toString('hex')}`)
       const value = await signInHeader(offer, account.address, (message) => account.signMessage({ message }))
       return {
@@ -263,20 +319,21 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
           { details: { param: 'payment_identifier' } },
         )
       }
-      const { ch, url, method, payable } = chooseRequirement(agent, body, terms)
-      const req = withinPerTransactionCap(agent, payable)
+      const choice = chooseRequirement(agent, body, terms)
+      const { ch, url, method } = choice
+      const req = withinPerTransactionCap(agent, await checked(choice))
       if (req.scheme === 'deferred') return payDeferred(agent, body, { ch, url, method, req }, w, at)
       if (req.scheme === 'upto') return payUpto(agent, body, { ch, url, method, req }, w, at)
       const balance = await balances.balanceOf(agent.address)
       if (balance < req.amount) throw balanceError(balance, 0n, req.amount)
       const nowSeconds = Math.floor(at.getTime() / 1000)
-      // as the official clients: valid from 10 minutes ago until the requirement's timeout
+      // as the official clients: valid from 10 minutes ago until the requirement's timeout (bounded)
       const a = {
         from: agent.address as HexString,
         to: req.payTo as HexString,
         value: req.amount.toString(),
         validAfter: String(nowSeconds - 600),
-        validBefore: String(nowSeconds + req.maxTimeoutSeconds),
+        validBefore: String(nowSeconds + validFor(req)),
         nonce: randomNonce() as HexString,
       }
       const pay: Unsettled = {
@@ -341,11 +398,13 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
     },
 
     /**
-     * The agent reports what the seller answered. The report is kept (an event), but it lowers the
-     * agent's spend only when the platform can prove that the payment will never be collected
-     * (collection-proof.ts: the proxy voided it, or never recorded it and now refuses it), whatever
-     * the agent says. Otherwise a `rejected` or `error` report leaves the payment `reserved`:
-     * counted until settlement or expiry decides (the sweep). An `accepted` one counts it for good.
+     * The agent reports what the seller answered. The report is kept (an event), but it never lowers
+     * the agent's spend by itself: a signature stays counted until it is provably unusable on chain.
+     * For an `exact` payment reported `rejected` or `error` that the platform's proxy did not record
+     * (or voided), or that went to a seller elsewhere, the platform cancels the authorization on chain
+     * (chain-cancel.ts) and releases it on the receipt. Otherwise it stays `reserved` until
+     * settlement or the chain decides after validBefore (the sweep); a voucher until the platform's
+     * next voucher to the seller supersedes it. An `accepted` report counts it for good.
      */
     async outcome(agentId: string, id: string, body: { status?: unknown; payment_response?: unknown }) {
       if (!['accepted', 'rejected', 'error'].includes(body.status as string))
@@ -377,20 +436,37 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
       const data = response === null ? null : JSON.stringify(response)
       await db.insertInto('agent_payment_events').values({ agent_payment_id: row.id, type: reported, data }).execute()
       let proof: CollectionProof | undefined
-      if (row.status === 'reserved') {
-        // the agent's word never releases: only what the platform itself knows (accepted takes no nonce)
-        // a voucher's replay guard is the proxy's voucher store, not a nonce key
-        proof = await proofs.check(row, { takeNonce: reported !== 'accepted' && row.scheme !== 'deferred' })
-        if (proof.proven) await releaseProven(db, windows, row, proof)
-        else if (reported === 'accepted') {
-          const updated = await db
-            .updateTable('agent_payments')
-            .set({ status: 'accepted', payment_response: data, tx_hash: tx, updated_at: sql`now()` })
-            .where('id', '=', row.id)
-            .where('status', '=', 'reserved')
-            .returning(['id'])
-            .executeTakeFirst()
-          if (updated && tx) await windows.releaseUnsettled(heldOf(row), releaseAt())
+      let cancel: CancelResult | undefined
+      if (row.status === 'reserved' && row.scheme === 'upto' && safeOrigin(row.url) === proxyOrigin) {
+        // only our relayer (the witness's facilitator, checked against the registry when signed) can
+        // settle it, and it never settles what the proxy voided: the ledger is the proof, whatever was reported
+        proof = await proofs.check(row, { takeNonce: false })
+        if (proof.proven && proof.reason === 'voided')
+          await releaseEarly(db, windows, row, { kind: 'voided', seller_payment_id: proof.seller!.id })
+      }
+      if (row.status === 'reserved' && proof?.proven) {
+        // released above
+      } else if (row.status === 'reserved' && reported === 'accepted') {
+        const updated = await db
+          .updateTable('agent_payments')
+          .set({ status: 'accepted', payment_response: data, tx_hash: tx, updated_at: sql`now()` })
+          .where('id', '=', row.id)
+          .where('status', '=', 'reserved')
+          .returning(['id'])
+          .executeTakeFirst()
+        if (updated && tx) await windows.releaseUnsettled(heldOf(row), releaseAt())
+      } else if (row.status === 'reserved' && row.scheme === 'exact') {
+        // the proxy's own record decides whether a cancellation could leave one of our sellers unpaid:
+        // only what it never recorded (its nonce now taken, so it never will) or voided is cancelled
+        proof = await proofs.check(row, { takeNonce: true })
+        if (proof.proven || proof.reason === 'other_seller') {
+          cancel = await cancels.cancel(keys.privateKeyOf(await auth.load(agentId)), row.payer, row.nonce)
+          if (cancel.kind === 'cancelled')
+            await releaseEarly(db, windows, row, {
+              kind: 'cancelled',
+              hash: cancel.hash,
+              seller_payment_id: proof.seller?.id ?? null,
+            })
         }
       }
       // upto: the charge the platform's own proxy recorded (never the agent's word) replaces the maximum
@@ -405,7 +481,7 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
           await lowerToCharge(db, windows, row, BigInt(seller.value))
       }
       const payment = await this.get(agentId, id)
-      return { ...payment, reason: outcomeReason(payment.status, proof) }
+      return { ...payment, reason: outcomeReason(payment.status, row.scheme, proof, cancel) }
     },
 
     /**
@@ -529,12 +605,56 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
     },
   }
 
+  /** Refuses a sign-in the seller at `url` does not offer itself (`seller_not_allowed`). */
+  async function confirmSignIn(url: URL, method: string, offer: SignInOffer): Promise<void> {
+    const refuse = (why: string) =>
+      appError(
+        'seller_not_allowed',
+        { detail: `the agent signs in only where the seller itself offers it: ${why}` },
+        { details: { pay_to: null, host: url.hostname, namespace: null } },
+      )
+    if (url.origin === proxyOrigin) {
+      const e = await platform.endpointAt(url)
+      if (!e?.access) throw refuse(`${url.pathname} on this platform sells no paid access`)
+      const statement = `Sign in with the wallet that paid for access to ${e.path}`
+      if (offer.info.statement !== statement || offer.uri !== e.resourceUrl)
+        throw refuse(`the sign-in is not the one ${e.path} offers (its uri or statement differ)`)
+      return
+    }
+    const seen = await seenChallenges.seen(url, method).catch(() => undefined)
+    if (!seen) throw refuse(`the platform could not fetch ${url.host}'s own 402 challenge`)
+    const theirs = signInOffer(seen.offered, url.toString())
+    if (
+      !theirs ||
+      theirs.info.domain !== offer.info.domain ||
+      theirs.uri !== offer.uri ||
+      theirs.info.statement !== offer.info.statement
+    )
+      throw refuse(`${url.host}'s own 402 challenge offers no such sign-in (domain, uri and statement must match)`)
+  }
+
   /** The outcome answer's `reason`: what the report changed, in one sentence. */
-  function outcomeReason(status: AgentPaymentStatus, proof: CollectionProof | undefined): string {
-    if (status === 'reserved') return proof ? proofReason(proof) : 'still counted until settlement or expiry decides'
+  function outcomeReason(
+    status: AgentPaymentStatus,
+    scheme: string,
+    proof: CollectionProof | undefined,
+    cancel: CancelResult | undefined,
+  ): string {
+    if (cancel?.kind === 'cancelled' && status === 'expired')
+      return `released: the platform cancelled the authorization on chain (${cancel.hash}), so it can never be collected`
+    if (status === 'reserved') {
+      if (cancel?.kind === 'not_cancelled')
+        return `still counted: the platform could not cancel the authorization on chain (${cancel.reason}); settlement or expiry decides`
+      if (proof && (proof.reason !== 'other_seller' || scheme === 'exact')) return proofReason(proof)
+      if (scheme === 'deferred')
+        return "still counted: a voucher has no expiry; it stops counting once the platform's next voucher to this seller supersedes it"
+      if (scheme === 'upto')
+        return 'still counted until settlement, or until its Permit2 deadline passes unused (the sweep reads the chain)'
+      return 'still counted until settlement or expiry decides'
+    }
     if (status === 'rejected')
       return proof?.proven ? proofReason(proof) : 'released earlier: the platform proved it will never be collected'
-    if (status === 'expired') return 'released: its authorization expired unused'
+    if (status === 'expired') return 'released: its authorization can no longer be used on chain'
     return 'counted: the payment was accepted'
   }
 
@@ -544,6 +664,17 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
    * the escrow balance for the seller is short (`deposit_amount`, default 100 x the price).
    */
   async function payDeferred(
+    agent: AgentRow,
+    body: PayBody,
+    c: { ch: ParsedChallenge; url: URL; method: string; req: Requirement },
+    w: Windows,
+    at: Date,
+  ): Promise<SignedPayment> {
+    // one at a time per (wallet, seller): each voucher is planned on what the previous one left
+    return voucherLock.hold(agent.address, c.req.payTo, () => signVoucher(agent, body, c, w, at))
+  }
+
+  async function signVoucher(
     agent: AgentRow,
     body: PayBody,
     c: { ch: ParsedChallenge; url: URL; method: string; req: Requirement },
@@ -580,7 +711,17 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
     }
     try {
       const account = privateKeyToAccount(`0x${keys.privateKeyOf(agent).toString('hex')}`)
-      const signed = await signDeferred(account, plan.terms, { deposit, nowSeconds })
+      // a later timestamp than this wallet's last voucher to the seller: two vouchers on one head in the
+      // same second would otherwise be the same voucher (same digest), recorded once
+      const last = await db
+        .selectFrom('agent_payments')
+        .select(sql<string | null>`max(valid_after)`.as('t'))
+        .where('payer', '=', payer)
+        .where('pay_to', '=', req.payTo.toLowerCase())
+        .where('scheme', '=', 'deferred')
+        .executeTakeFirst()
+      const at = Math.max(nowSeconds, last?.t ? Number(last.t) + 1 : 0)
+      const signed = await signDeferred(account, plan.terms, { deposit, nowSeconds: at })
       const digest = hashTypedData(voucherTypedData(signed.voucher)).toLowerCase()
       const id = await writer.write({
         ...requirementColumns(agent, 2, c.url, c.method, req),
@@ -591,8 +732,22 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
         month_window: w.month,
         scheme: 'deferred',
       })
-      const { header, value } = paymentHeader(c.ch, req, signed.payload)
       const v = signed.voucher
+      await db
+        .updateTable('agent_payments')
+        .set({ voucher_id: v.id.toLowerCase(), value_aggregate: v.valueAggregate.toString() })
+        .where('id', '=', id)
+        .execute()
+      // what this voucher makes uncollectable beyond itself stops counting (never what it builds on)
+      await releaseSuperseded(db, windows, {
+        rowId: id,
+        payer,
+        payTo: req.payTo.toLowerCase(),
+        voucherId: v.id.toLowerCase(),
+        base: v.valueAggregate - req.amount,
+        aggregate: v.valueAggregate,
+      })
+      const { header, value } = paymentHeader(c.ch, req, signed.payload)
       return {
         object: 'agent_payment',
         payment_id: id,
@@ -632,7 +787,11 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
     const token = req.extra ?? { name: config.chain.usdc.name, version: config.chain.usdc.version }
     await permit2.ensure(agent.address, key, { address: req.asset, ...token })
     const nowSeconds = Math.floor(at.getTime() / 1000)
-    const signed = await signUpto(privateKeyToAccount(`0x${key.toString('hex')}`), req, nowSeconds)
+    const signed = await signUpto(
+      privateKeyToAccount(`0x${key.toString('hex')}`),
+      { ...req, maxTimeoutSeconds: validFor(req) },
+      nowSeconds,
+    )
     const payer = agent.address.toLowerCase()
     const pay: Unsettled = { payer, nonce: signed.nonce, amount: req.amount, validBefore: signed.deadline }
     const r = await reserve(agent, w, req.amount, { balance, pay, nowSeconds })
@@ -682,17 +841,20 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
     let refusal: DryRun['refusal'] = null
     let balance: bigint | null = null
     try {
-      const { payable } = chooseRequirement(agent, body, terms)
-      const req = withinPerTransactionCap(agent, payable)
+      const req = withinPerTransactionCap(agent, await checked(chooseRequirement(agent, body, terms)))
       amount = req.amount
       wouldPay = quote(req)
       balance = await balances.balanceOf(agent.address)
     } catch (err) {
       if (
         !(err instanceof AppError) ||
-        !['seller_not_allowed', 'spend_cap_exceeded', 'insufficient_balance', 'unsupported_requirements'].includes(
-          err.code,
-        )
+        ![
+          'seller_not_allowed',
+          'spend_cap_exceeded',
+          'insufficient_balance',
+          'unsupported_requirements',
+          'requirement_mismatch',
+        ].includes(err.code)
       )
         throw err
       refusal = { code: err.code, message: err.message, ...err.details }
@@ -707,8 +869,8 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
     const unsettled = 'unsettled' in r ? r.unsettled : 0n
     // a voucher draws on the escrow, not the wallet: the wallet pays only a deposit (shown, not checked here)
     if (!refusal && wouldPay?.scheme === 'deferred') {
-      const plan = await vouchers!
-        .plan(agent.address as HexString, withinPerTransactionCap(agent, chooseRequirement(agent, body, terms).payable))
+      const plan = await checked(chooseRequirement(agent, body, terms))
+        .then((payable) => vouchers!.plan(agent.address as HexString, withinPerTransactionCap(agent, payable)))
         .catch(() => undefined)
       if (plan && plan.balance < plan.owed) {
         const want = depositAmountOf(body, amount)

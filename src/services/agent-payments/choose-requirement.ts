@@ -46,6 +46,11 @@ export interface Choice {
   method: string
   /** what the agent may pay, cheapest first */
   payable: Requirement[]
+  /**
+   * requirements of `payable` allowed only by a `host` entry, for a seller elsewhere: payable only
+   * when the host itself asks for their payee (seen-challenges.ts)
+   */
+  hostOnly: ReadonlySet<Requirement>
 }
 
 const METHOD_RE = /^[A-Z]{1,10}$/
@@ -121,8 +126,8 @@ export function chooseRequirement(agent: Pick<AgentRow, 'allowlist'>, body: PayB
       { details: { network: terms.caip2 } },
     )
   }
-  const allowed =
-    agent.allowlist.length === 0 ? ours : ours.filter((r) => isAllowed(agent.allowlist, r, url, terms.proxyOrigin))
+  const verdicts = new Map(ours.map((r) => [r, allowance(agent.allowlist, r, url, terms.proxyOrigin)] as const))
+  const allowed = ours.filter((r) => verdicts.get(r) !== 'no')
   if (allowed.length === 0) {
     throw appError(
       'seller_not_allowed',
@@ -146,6 +151,7 @@ export function chooseRequirement(agent: Pick<AgentRow, 'allowlist'>, body: PayB
     ch,
     url,
     method,
+    hostOnly: new Set(allowed.filter((r) => verdicts.get(r) === 'if_seen')),
     payable: allowed.sort(
       (a, b) => uptoRank(a) - uptoRank(b) || (a.amount < b.amount ? -1 : a.amount > b.amount ? 1 : rank(a) - rank(b)),
     ),
@@ -195,13 +201,23 @@ function namespaceOf(url: URL, proxyOrigin: string | undefined): string | undefi
   return url.pathname.split('/')[1]?.toLowerCase() || undefined
 }
 
-function isAllowed(list: AgentRow['allowlist'], r: Requirement, url: URL, proxyOrigin: string | undefined): boolean {
+/**
+ * Whether the allowlist lets the agent pay `r` at `url`: `yes` (an empty list, a `pay_to` entry
+ * for its payee, or any entry for this platform's own URLs, whose requirements are checked against
+ * the registry: platform-terms.ts), `if_seen` (a `host` entry for a seller elsewhere: its payee must
+ * be the one that host asks for), or `no`.
+ */
+function allowance(
+  list: AgentRow['allowlist'],
+  r: Requirement,
+  url: URL,
+  proxyOrigin: string | undefined,
+): 'yes' | 'if_seen' | 'no' {
+  if (list.length === 0) return 'yes'
   const ns = namespaceOf(url, proxyOrigin)
   const host = url.hostname.toLowerCase()
-  return list.some(
-    (e) =>
-      (e.kind === 'pay_to' && e.value === r.payTo.toLowerCase()) ||
-      (e.kind === 'host' && e.value === host) ||
-      (e.kind === 'namespace' && ns !== undefined && e.value === ns),
-  )
+  if (list.some((e) => e.kind === 'pay_to' && e.value === r.payTo.toLowerCase())) return 'yes'
+  if (list.some((e) => e.kind === 'namespace' && ns !== undefined && e.value === ns)) return 'yes'
+  if (list.some((e) => e.kind === 'host' && e.value === host)) return url.origin === proxyOrigin ? 'yes' : 'if_seen'
+  return 'no'
 }

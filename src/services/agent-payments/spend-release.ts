@@ -1,6 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely'
 import type { Database } from '../../db/database.js'
-import type { CollectionProof } from './collection-proof.js'
 import type { SpendWindows } from './spend-windows.js'
 import type { AgentPaymentsTable } from '../../db/agent-payments-tables.js'
 
@@ -17,36 +16,76 @@ export const heldOf = (row: Pick<Row, 'payer' | 'nonce' | 'amount' | 'max_amount
 })
 
 /**
- * Releases a reserved payment proven never to be collected: `rejected`, a `released` event with
- * the proof, and its amount out of the caps and of the wallet's unsettled total at once. False
- * when it was no longer reserved (another report or the sweep decided first).
+ * Releases a reserved payment early, on proof the platform checked itself:
+ * - `cancelled` (exact): the receipt of its on-chain `cancelAuthorization` (chain-cancel.ts): it can
+ *   never move funds. The row becomes `expired`, final.
+ * - `voided` (upto to this platform's proxy): the proxy voided the call, and the Permit2 witness
+ *   names one of this platform's relayers as the only settler, which never settles a voided payment.
+ *   The row becomes `rejected`: past its deadline the sweep still reads the Permit2 nonce and counts
+ *   it again if it was used after all.
+ * An event of the same name carries the proof; the amount leaves the caps and the wallet's
+ * unsettled total at once. False when it was no longer reserved (another report or the sweep first).
  */
-export async function releaseProven(
+export async function releaseEarly(
   db: Kysely<Database>,
   windows: SpendWindows,
   row: Row,
-  proof: Extract<CollectionProof, { proven: true }>,
+  proof:
+    | { kind: 'cancelled'; hash: string; seller_payment_id: string | null }
+    | { kind: 'voided'; seller_payment_id: string },
 ): Promise<boolean> {
   const u = await db
     .updateTable('agent_payments')
-    .set({ status: 'rejected', updated_at: sql`now()` })
+    .set({ status: proof.kind === 'cancelled' ? 'expired' : 'rejected', updated_at: sql`now()` })
     .where('id', '=', row.id)
     .where('status', '=', 'reserved')
     .returning(['id', 'amount'])
     .executeTakeFirst()
   if (!u) return false
+  const { kind, ...data } = proof
   await db
     .insertInto('agent_payment_events')
-    .values({
-      agent_payment_id: row.id,
-      type: 'released',
-      data: JSON.stringify({ proof: proof.reason, seller_payment_id: proof.seller?.id ?? null }),
-    })
+    .values({ agent_payment_id: row.id, type: kind, data: JSON.stringify(data) })
     .execute()
   // the amount as the update left it (an upto payment's may have been lowered to its charge since `row` was read)
   await windows.adjust(row.agent_id, row.payer, { day: row.day_window, month: row.month_window }, -BigInt(u.amount))
   await windows.releaseUnsettled(heldOf(row))
   return true
+}
+
+/**
+ * Releases the reserved vouchers that the platform's newly signed voucher `v` supersedes: those of
+ * the same wallet, seller and voucher id whose aggregate is above `v`'s base (so `v` was not built
+ * on them) and at most `v`'s aggregate (so whatever of them the seller could collect, `v` covers:
+ * the escrow pays a voucher id's highest aggregate once). Each becomes `expired` with a
+ * `superseded` event; its amount leaves the caps. Run under the pair's voucher lock.
+ */
+export async function releaseSuperseded(
+  db: Kysely<Database>,
+  windows: SpendWindows,
+  v: { rowId: string; payer: string; payTo: string; voucherId: string; base: bigint; aggregate: bigint },
+): Promise<number> {
+  const rows = await db
+    .updateTable('agent_payments')
+    .set({ status: 'expired', updated_at: sql`now()` })
+    .where('payer', '=', v.payer)
+    .where('pay_to', '=', v.payTo)
+    .where('scheme', '=', 'deferred')
+    .where('status', '=', 'reserved')
+    .where('voucher_id', '=', v.voucherId)
+    .where('id', '!=', v.rowId)
+    .where('value_aggregate', '>', v.base.toString())
+    .where('value_aggregate', '<=', v.aggregate.toString())
+    .returning(['id', 'agent_id', 'amount', 'day_window', 'month_window'])
+    .execute()
+  for (const r of rows) {
+    await db
+      .insertInto('agent_payment_events')
+      .values({ agent_payment_id: r.id, type: 'superseded', data: JSON.stringify({ by: v.rowId }) })
+      .execute()
+    await windows.adjust(r.agent_id, v.payer, { day: r.day_window, month: r.month_window }, -BigInt(r.amount))
+  }
+  return rows.length
 }
 
 /**

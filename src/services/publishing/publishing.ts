@@ -1,3 +1,4 @@
+import { privateKeyToAccount } from 'viem/accounts'
 import { isSchemeName, SCHEME_NAMES } from '../../schemes/names.js'
 import { randomUUID } from 'node:crypto'
 import { sql, type Kysely, type Selectable } from 'kysely'
@@ -160,6 +161,26 @@ export function createPublishing(deps: Deps) {
   const { db, config } = deps
   const announce = (what: Record<string, unknown>) => announceRegistryChange(deps, what).catch(() => {})
   const mcpUpstreams = createMcpUpstreams({ db, config, announce })
+  // addresses that can never be paid out to a seller: no key holds the zero address, the token contract
+  // cannot hand USDC back, and our relayers are the platform's own gas wallets
+  const unpayable = new Map<string, string>([
+    ['0x0000000000000000000000000000000000000000', 'the zero address, which no key holds (settlement would fail)'],
+    [config.chain.usdc.address.toLowerCase(), 'the USDC token contract, which cannot hand the funds back'],
+    ...config.relayerKeys.map(
+      (k) =>
+        [privateKeyToAccount(k).address.toLowerCase(), "one of this platform's relayers, not a seller's wallet"] as [
+          string,
+          string,
+        ],
+    ),
+  ])
+  /** A service's payee: a checksummed address some seller can spend from, or 400. */
+  const payee = (v: unknown) => {
+    const a = address('pay_to', v)
+    const why = unpayable.get(a.toLowerCase())
+    if (why) throw invalid('pay_to', `${a} is ${why}; name the wallet that receives the service's payments`)
+    return a
+  }
 
   /** the sellers `who` may see: the user's own, and for an agent key only those linked to the agent */
   const sellersOf = (who: SellerScope) =>
@@ -308,7 +329,7 @@ export function createPublishing(deps: Deps) {
     ) {
       const s = await seller(who, namespace)
       const name = parseSlug('name', body.name)
-      const payTo = address('pay_to', body.pay_to)
+      const payTo = payee(body.pay_to)
       const display = body.display_name === undefined ? name : parseName('display_name', body.display_name)
       if (
         body.description !== undefined &&
@@ -364,7 +385,7 @@ export function createPublishing(deps: Deps) {
           throw invalid('description', 'expected a string of at most 2000 characters')
         set.description = body.description
       }
-      if (body.pay_to !== undefined) set.pay_to = address('pay_to', body.pay_to)
+      if (body.pay_to !== undefined) set.pay_to = payee(body.pay_to)
       if (body.access_minutes !== undefined) set.access_minutes = parseAccessMinutes(body.access_minutes)
       if (body.enabled !== undefined) {
         if (typeof body.enabled !== 'boolean') throw invalid('enabled', 'expected true or false')

@@ -272,6 +272,7 @@ t.test(
       return r?.status === 'settled'
     })
     const later = createAgentPayments({ ...deps, now: () => new Date(Date.now() + 3_600_000) })
+    await p.chainTimeAtLeast(Math.floor(Date.now() / 1000) + 3_600) // past the deadlines by the chain's clock
     t.teardown(() => later.close())
     const unsent = (await svc.pay(agent.id, { url, challenge, upto: true })) as SignedPayment
     t.equal((await statusOf(agent.key)).spent.daily, '5700')

@@ -130,6 +130,7 @@ t.test(
 
       // unused reservations expire after validBefore and are released (nothing on chain used them)
       clock = new Date(clock.getTime() + 3600_000)
+      await p.chainTimeAtLeast(Math.floor(clock.getTime() / 1000)) // the chain's clock decides, not ours
       const swept = await svc.sweep(5000)
       t.ok(swept.expired >= 1)
       const row = await p.deps.db

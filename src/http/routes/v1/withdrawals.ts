@@ -1,3 +1,4 @@
+import { Ajv } from 'ajv'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { type WithdrawalBody, type WithdrawalTarget } from '../../../services/withdrawals/withdrawals.js'
 import type { V1Context } from './index.js'
@@ -13,6 +14,17 @@ const headers = {
     },
   },
 } as const
+// money out is validated as docs/api.md states it, without the app's coercion and removal: a JSON
+// number amount or an unknown field is refused (400), never turned into a string or dropped
+const strict = new Ajv({
+  coerceTypes: false,
+  removeAdditional: false,
+  useDefaults: true,
+  allErrors: false,
+  strict: false,
+})
+const validatorCompiler = ({ schema }: { schema: object }) => strict.compile(schema)
+
 const body = (assets: readonly string[]) =>
   ({
     type: 'object',
@@ -91,6 +103,7 @@ export async function withdrawalRoutes(app: FastifyInstance, ctx: V1Context) {
         body: body(['USDC']),
         response: responses,
       },
+      validatorCompiler,
     },
     (request, reply) => handle(request, reply, { source: 'agent', address: request.params.address }),
   )
@@ -104,6 +117,7 @@ export async function withdrawalRoutes(app: FastifyInstance, ctx: V1Context) {
         body: body(['USDC', 'ETH']),
         response: responses,
       },
+      validatorCompiler,
     },
     (request, reply) => handle(request, reply, { source: 'funding_wallet' }),
   )
