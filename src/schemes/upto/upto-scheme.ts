@@ -16,7 +16,6 @@
  *   asks it (the check Permit2 makes on-chain when the owner has code); `charged(value)` gives the
  *   difference back.
  */
-import { createHash } from 'node:crypto'
 import { getAddress, hashTypedData, hexToBytes, type Address, type Hex } from 'viem'
 import { PERMIT2_ADDRESS, UPTO_PROXY_ADDRESS } from '../../chain/permit2.js'
 import { SMART_WALLET_SIGNATURE } from '../../chain/recover-signer.js'
@@ -34,6 +33,7 @@ import type { NetworkV2, PaymentRequirementsV2 } from '../../x402/types.js'
 import { createBalanceReader } from '../exact/balance-reader.js'
 import type { PaymentScheme, Reservation, VerifiedPayment, VerifyContext } from '../scheme.js'
 import type { SmartWalletCheck } from '../smart-wallet-check.js'
+import { facilitatorFor } from './facilitator.js'
 import { UPTO_WITNESS_TYPES, uptoNonceHex } from './typed-data.js'
 
 export { UPTO_WITNESS_TYPES, uptoNonceHex } from './typed-data.js'
@@ -156,16 +156,6 @@ interface UptoPayment extends VerifiedPayment {
 export interface UptoScheme extends PaymentScheme {
   /** the relayers that may be named as facilitator, lower case */
   readonly facilitators: readonly Address[]
-}
-
-/**
- * The facilitator an endpoint's upto requirement names: one of `facilitators` picked by a hash of
- * its resource URL, so the same for every challenge of the endpoint (challenges are built once)
- * and spread over the relayers across endpoints. Only that relayer can settle its payments.
- */
-export function facilitatorFor(resourceUrl: string, facilitators: readonly Address[]): Address {
-  const h = createHash('sha256').update(resourceUrl).digest().readUInt32BE(0)
-  return facilitators[h % facilitators.length]!
 }
 
 export function createUptoScheme(

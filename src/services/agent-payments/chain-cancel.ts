@@ -73,5 +73,3 @@ export function createChainCancel(deps: {
     },
   }
 }
-
-export type ChainCancel = ReturnType<typeof createChainCancel>

@@ -13,7 +13,7 @@ import type { Requirement } from '../../client/challenge.js'
 import type { Config } from '../../config.js'
 import type { Database } from '../../db/database.js'
 import { appError } from '../../errors.js'
-import { facilitatorFor } from '../../schemes/upto/upto-scheme.js'
+import { facilitatorFor } from '../../schemes/upto/facilitator.js'
 
 /** One endpoint of this platform as the registry states it. */
 export interface RegistryEndpoint {
@@ -115,5 +115,3 @@ export function createPlatformTerms(deps: {
     },
   }
 }
-
-export type PlatformTerms = ReturnType<typeof createPlatformTerms>

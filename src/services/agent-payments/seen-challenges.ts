@@ -68,5 +68,3 @@ export function createSeenChallenges(o: { allowPrivate: boolean; ttlMs?: number 
     },
   }
 }
-
-export type SeenChallenges = ReturnType<typeof createSeenChallenges>

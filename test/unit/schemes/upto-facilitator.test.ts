@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { Address } from 'viem'
-import { facilitatorFor } from '../../../src/schemes/upto/upto-scheme.js'
+import { facilitatorFor } from '../../../src/schemes/upto/facilitator.js'
 
 const relayers: Address[] = [
   '0x70997970c51812dc3a010c7d01b50e0d17dc79c8',
