@@ -197,6 +197,7 @@ export function createDeferredScheme(
 
     async close() {
       unwatch?.()
+      await heads.close()
     },
 
     /** The endpoint's v2 requirement: the spec's static `extra`. */

@@ -20,9 +20,11 @@
  *     is still the head (compare-and-set on the voucher's digest).
  *
  * Hash `dv:{<buyer>}:<escrow>:<seller>:<asset>` (the buyer as hash tag): field `_` = loaded, field `i:<voucher id>` =
- * `nonce:valueAggregate:timestamp:collected:reservedAtMs:digest` (reservedAt 0 for a head loaded
- * from Postgres). Key `dvepoch:…` moves with each collection and each invalidation.
+ * `nonce:valueAggregate:timestamp:collected:reservedAtMs:owner:digest` (reservedAt 0 and owner `-`
+ * for a head loaded from Postgres; owner: the reserving process, alive while its key `dvlive:<owner>`
+ * is, refreshed every second). Key `dvepoch:…` moves with each collection and each invalidation.
  */
+import { randomUUID } from 'node:crypto'
 import { sql, type Kysely } from 'kysely'
 import type { Address, Hex } from 'viem'
 import type { Database } from '../../db/database.js'
@@ -36,7 +38,7 @@ import { checkAggregation, headsOf, type VoucherTuple } from './voucher-store.js
 // Lua numbers (exact below 2^53; the balance passed in is capped there, so a larger sum refuses).
 // A batch of reservations in arrival order (two of one tuple in a batch see each other, exactly as
 // two separate runs would). Per reservation, KEYS (2): hash, the payer's block flag
-// (ledger/payer-credit.ts); ARGV (12): id field, nonce, valueAggregate, timestamp, price, available
+// (ledger/payer-credit.ts); ARGV (13): id field, nonce, valueAggregate, timestamp, price, available
 // (the escrow balance less its thawing amount), now ms, ttl ms, expected previous nonce ('' for
 // nonce 0), expected previous aggregate, digest, when `available` was read (ms). The hash's `_acct`
 // (`available:readAtMs`, stored by the collector after each collection and by whoever reads the
@@ -74,14 +76,14 @@ local function reserve(key, blocked, A)
     end
   end
   if owed > available then return 3, string.format('%.0f', owed) end
-  redis.call('HSET', key, A[1], A[2] .. ':' .. A[3] .. ':' .. A[4] .. ':' .. collected .. ':' .. A[7] .. ':' .. A[11])
+  redis.call('HSET', key, A[1], A[2] .. ':' .. A[3] .. ':' .. A[4] .. ':' .. collected .. ':' .. A[7] .. ':' .. A[13] .. ':' .. A[11])
   redis.call('PEXPIRE', key, A[8])
   return 0, head or ''
 end
 local out = {}
 for i = 1, #KEYS / 2 do
   local A = {}
-  for j = 1, 12 do A[j] = ARGV[(i - 1) * 12 + j] end
+  for j = 1, 13 do A[j] = ARGV[(i - 1) * 13 + j] end
   local code, entry = reserve(KEYS[i * 2 - 1], KEYS[i * 2], A)
   out[i * 2 - 1] = code
   out[i * 2] = entry
@@ -166,6 +168,14 @@ const TTL_MS = 24 * 3600_000
  * Redis holds, so this bounds how long a buyer waits after a crash, not safety.
  */
 export const STALE_RESERVATION_MS = 60_000
+/**
+ * A reserving process keeps its key `dvlive:<owner>` this long, refreshed every LIVENESS_EVERY_MS:
+ * after a crash, a voucher refused against one of its unwritten reservations reloads the tuple from
+ * Postgres once the key ran out, not after STALE_RESERVATION_MS. A live process whose key lapsed
+ * (stalled that long) loses nothing: Postgres' unique index decides between the two vouchers.
+ */
+export const LIVENESS_TTL_MS = 5_000
+const LIVENESS_EVERY_MS = 1_000
 
 /** What `reserve` took: enough to give it back. */
 export interface HeldVoucher {
@@ -188,16 +198,18 @@ interface Head {
   timestamp: bigint
   collected: bigint
   reservedAt: number
+  owner: string
 }
 
 function parseHead(entry: string): Head {
-  const [n, agg, ts, col, at] = entry.split(':')
+  const [n, agg, ts, col, at, owner] = entry.split(':')
   return {
     nonce: BigInt(n!),
     valueAggregate: BigInt(agg!),
     timestamp: BigInt(ts!),
     collected: BigInt(col!),
     reservedAt: Number(at),
+    owner: owner ?? '-',
   }
 }
 
@@ -214,6 +226,23 @@ export function createVoucherHeads(deps: { redis: RedisClient; db: Kysely<Databa
   }
   // the payer's block (an uncollectable voucher, a failed settlement): the same key the exact guard reads
   const blockedKey = (buyer: string) => deps.key('blocked', redisTag(buyer))
+  // this process, as the owner of its reservations: alive while its key is (refreshed from the first reservation)
+  const owner = randomUUID().replaceAll('-', '')
+  const liveKey = (o: string) => deps.key('dvlive', o)
+  let heartbeat: NodeJS.Timeout | undefined
+  const beat = () => redis.set(liveKey(owner), '1', 'PX', LIVENESS_TTL_MS)
+  async function startBeating(): Promise<void> {
+    if (heartbeat) return
+    heartbeat = setInterval(() => void beat().catch(() => {}), LIVENESS_EVERY_MS)
+    heartbeat.unref()
+    await beat()
+  }
+  /** whether the process that made a reservation still runs (its key is there) */
+  async function alive(o: string): Promise<boolean> {
+    if (o === owner) return true
+    if (o === '-' || o === '') return false
+    return (await redis.exists(liveKey(o))) === 1
+  }
   // the buyer is the hash tag: on a Redis Cluster a tuple's hash and epoch share one slot, so each
   // script touches one slot (docs/architecture.md "Redis Cluster")
   const hashKey = (t: VoucherTuple) => deps.key('dv', redisTag(t.buyer), t.escrow, t.seller, t.asset)
@@ -233,7 +262,7 @@ export function createVoucherHeads(deps: { redis: RedisClient; db: Kysely<Databa
     if (block) await redis.set(blockedKey(t.buyer), block.reason)
     const pairs = rows.flatMap((r) => [
       field(r.voucher_id),
-      `${r.nonce}:${r.value_aggregate}:${r.timestamp}:${r.collected}:0:${r.digest}`,
+      `${r.nonce}:${r.value_aggregate}:${r.timestamp}:${r.collected}:0:-:${r.digest}`,
     ])
     const stored = await redis.tollgateDeferredLoad!(hashKey(t), epochKey(t), seen, TTL_MS, ...pairs)
     return stored !== 0
@@ -304,6 +333,7 @@ export function createVoucherHeads(deps: { redis: RedisClient; db: Kysely<Databa
         v.valueAggregate >= amount ? (v.valueAggregate - amount).toString() : '',
         digest,
         balanceAt,
+        owner,
       ],
     })
     if (r instanceof Error) throw r
@@ -326,6 +356,7 @@ export function createVoucherHeads(deps: { redis: RedisClient; db: Kysely<Databa
       nowMs: number
     }): Promise<ReserveResult> {
       const { voucher: v, digest, amount, available: balance, availableAtMs, nowMs } = input
+      await startBeating()
       const t: VoucherTuple = { escrow: v.escrow, buyer: v.buyer, seller: v.seller, asset: v.asset }
       let reloaded = false
       for (let attempt = 0; attempt < 4; attempt++) {
@@ -369,11 +400,8 @@ export function createVoucherHeads(deps: { redis: RedisClient; db: Kysely<Databa
           // Redis behind Postgres, or a reservation a dead process never wrote: Postgres decides
           const stored = await storedHead(t, v.id)
           const behind = stored !== undefined && (head === undefined || stored > head.nonce)
-          const orphan =
-            head !== undefined &&
-            head.reservedAt > 0 &&
-            nowMs - head.reservedAt > STALE_RESERVATION_MS &&
-            (stored === undefined || stored < head.nonce)
+          const unwritten = head !== undefined && head.reservedAt > 0 && (stored === undefined || stored < head.nonce)
+          const orphan = unwritten && (nowMs - head.reservedAt > STALE_RESERVATION_MS || !(await alive(head.owner)))
           if (behind || orphan) {
             reloaded = true
             await invalidate(t)
@@ -403,6 +431,13 @@ export function createVoucherHeads(deps: { redis: RedisClient; db: Kysely<Databa
     async account(t: VoucherTuple, available: bigint, atMs: number): Promise<void> {
       const capped = available > MAX_TRACKED ? MAX_TRACKED : available
       await redis.tollgateDeferredAccount!(hashKey(t), capped.toString(), Math.floor(atMs), TTL_MS)
+    },
+
+    /** Stops this process's liveness key: its reservations count as a dead process's from now on. */
+    async close(): Promise<void> {
+      if (heartbeat) clearInterval(heartbeat)
+      heartbeat = undefined
+      await redis.del(liveKey(owner)).catch(() => {})
     },
 
     /** Drops the tuple's cached heads; the next call loads them from Postgres. */
