@@ -19,6 +19,7 @@ t.test('cancelAuthorization after served: failed, and the payer blocked within o
   const platform = await startTestPlatform(t)
   const { deps, devnet } = platform
   const p = await newPayer(platform, 100_000n)
+  const started = Date.now()
   t.same(await payMany(platform, p.key, SERVED, 1), Array(SERVED).fill(200), 'served, not settled yet')
   const rows = await deps.db
     .selectFrom('payments')
@@ -71,5 +72,7 @@ t.test('cancelAuthorization after served: failed, and the payer blocked within o
   t.equal(block?.reason, 'authorization_canceled', 'blocked after one settlement round')
   const [next] = await payMany(platform, p.key, 1, 1)
   t.equal(next, 402, 'the next call refused (payer_blocked: this proxy cannot settle first)')
-  t.comment(`figures: ${CANCELLED}/${SERVED} unpaid, all served before the first settlement round; blocked after it`)
+  t.comment(
+    `figures: ${CANCELLED}/${SERVED} unpaid, all served before the first settlement round; blocked after it; ${rate.toFixed(1)} calls/s`,
+  )
 })

@@ -61,6 +61,7 @@ t.test(
       if (r.status === 200) served++
       else reasons.add(r.reason ?? String(r.status))
     }
+    const rate = (AFTER_REVOKE * 1000) / (Date.now() - started)
     t.ok(served <= Number(EXPOSURE / PRICE), `${served} of ${AFTER_REVOKE} calls served after the revoke (bound 5)`)
     t.same([...reasons], ['permit2_allowance_required'], 'the rest refused for the allowance')
 
@@ -86,6 +87,8 @@ t.test(
     // approving again does not help a blocked buyer: this proxy cannot settle before answering
     await approve(maxUint256)
     if (served > 0) t.same(await call(), { status: 402, reason: 'payer_blocked' }, 'the blocked buyer is refused')
-    t.comment(`figures: ${served} served unpaid after the revoke of ${AFTER_REVOKE} tried (exposure ${EXPOSURE})`)
+    t.comment(
+      `figures: ${served} served unpaid after the revoke of ${AFTER_REVOKE} tried (exposure ${EXPOSURE}), ${rate.toFixed(1)} calls/s`,
+    )
   },
 )
