@@ -21,6 +21,7 @@ t.test('cancelAuthorization after served: failed, and the payer blocked within o
   const p = await newPayer(platform, 100_000n)
   const started = Date.now()
   t.same(await payMany(platform, p.key, SERVED, 1), Array(SERVED).fill(200), 'served, not settled yet')
+  const rate = (SERVED * 1000) / (Date.now() - started)
   const rows = await deps.db
     .selectFrom('payments')
     .select(['id', 'nonce'])

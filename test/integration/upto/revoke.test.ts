@@ -56,6 +56,7 @@ t.test(
     await approve(0n)
     let served = 0
     const reasons = new Set<string>()
+    const started = Date.now()
     for (let i = 0; i < AFTER_REVOKE; i++) {
       const r = await call()
       if (r.status === 200) served++
