@@ -359,7 +359,8 @@ try {
           voucher: v,
           digest: `0x${randomBytes(32).toString('hex')}`,
           amount: price,
-          balance: 10n ** 12n,
+          available: 10n ** 12n,
+          availableAtMs: Date.now(),
           nowMs: Date.now(),
         })
         acceptLat.push(performance.now() - t1)

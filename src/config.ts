@@ -66,9 +66,13 @@ export interface Config {
    * settlement runs through our relayers (each endpoint names one as the witness's facilitator).
    * `llmRatePer1kTokens`: what a hosted language-model endpoint charges per 1,000 tokens the
    * provider reported, in atomic USDC units (UPTO_LLM_RATE_PER_1K_TOKENS, default 2000 = 0.002
-   * USDC), capped at the endpoint's price.
+   * USDC), capped at the endpoint's price. A proxy trusts a payer's Permit2 allowance it read for
+   * at most `allowanceCacheMs` (UPTO_ALLOWANCE_CACHE_MS, default 2000) and at most
+   * `allowanceExposure` atomic units of maxima reserved on that read (UPTO_ALLOWANCE_EXPOSURE,
+   * default 100000 = 0.1 USDC), whichever comes first: a buyer that revokes its allowance is served
+   * at most that much on the old value per proxy process (docs/buyer.md "Seller side").
    */
-  upto: { enabled: boolean; llmRatePer1kTokens: bigint }
+  upto: { enabled: boolean; llmRatePer1kTokens: bigint; allowanceCacheMs: number; allowanceExposure: bigint }
   /**
    * The longest validity the platform signs for an agent wallet (AGENT_PAYMENT_MAX_VALID_SECONDS,
    * default 600): an authorization's validBefore (upto: the Permit2 deadline) is at most this far
@@ -81,9 +85,17 @@ export interface Config {
    * once the uncollected calls reach `collectThreshold` atomic units (DEFERRED_COLLECT_THRESHOLD) or
    * the oldest is `collectMaxAgeSeconds` old (DEFERRED_COLLECT_MAX_AGE_SECONDS), checked every
    * `collectEveryMs` (DEFERRED_COLLECT_EVERY_MS); a collection left unfinished (a dead worker) is
-   * decided from the chain after `stuckSeconds` (DEFERRED_COLLECT_STUCK_SECONDS)
+   * decided from the chain after `stuckSeconds` (DEFERRED_COLLECT_STUCK_SECONDS). The escrow's
+   * events (a thaw, a withdrawal) are polled for every `watchEveryMs` (DEFERRED_WATCH_EVERY_MS,
+   * default 1000) by each proxy and worker: a thaw is collected at once, not on the next run.
    */
-  deferred: { collectThreshold: bigint; collectMaxAgeSeconds: number; collectEveryMs: number; stuckSeconds: number }
+  deferred: {
+    collectThreshold: bigint
+    collectMaxAgeSeconds: number
+    collectEveryMs: number
+    stuckSeconds: number
+    watchEveryMs: number
+  }
   /** 32-byte key that encrypts custodial wallet keys at rest */
   masterKey: Buffer | undefined
   operatorToken: string | undefined
@@ -387,6 +399,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
         r.oneOf('UPTO_SCHEME', ['on', 'off'] as const, deployment === 'sandbox' ? 'on' : 'off') === 'on' &&
         settlementMode === 'relayer',
       llmRatePer1kTokens: BigInt(r.int('UPTO_LLM_RATE_PER_1K_TOKENS', 2000, 0, 1_000_000_000)),
+      allowanceCacheMs: r.int('UPTO_ALLOWANCE_CACHE_MS', 2000, 0, 60_000),
+      allowanceExposure: BigInt(r.int('UPTO_ALLOWANCE_EXPOSURE', 100_000, 0, 1_000_000_000_000)),
     },
     agentPayments: {
       maxValidForSeconds: r.int('AGENT_PAYMENT_MAX_VALID_SECONDS', 600, LEAST_VALIDITY_SECONDS, 3600),
@@ -429,6 +443,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       collectMaxAgeSeconds: r.int('DEFERRED_COLLECT_MAX_AGE_SECONDS', 3600, 0, 30 * 86400),
       collectEveryMs: r.int('DEFERRED_COLLECT_EVERY_MS', 30_000, 100, 3_600_000),
       stuckSeconds: r.int('DEFERRED_COLLECT_STUCK_SECONDS', 120, 1, 86400),
+      watchEveryMs: r.int('DEFERRED_WATCH_EVERY_MS', 1000, 50, 60_000),
     },
     settlement: {
       batchSize: r.int('SETTLEMENT_BATCH_SIZE', 200, 1, 500),

@@ -14,7 +14,7 @@ export type Payload = { force?: boolean }
 
 const collectors = new WeakMap<Deps, DeferredCollector>()
 
-function collectorOf(ctx: JobContext): DeferredCollector | undefined {
+function collectorOf(ctx: Pick<JobContext, 'deps' | 'log'>): DeferredCollector | undefined {
   const escrow = ctx.deps.config.deferredEscrowAddress
   if (!escrow) return undefined
   let c = collectors.get(ctx.deps)
@@ -25,6 +25,16 @@ function collectorOf(ctx: JobContext): DeferredCollector | undefined {
     collectors.set(ctx.deps, c)
   }
   return c
+}
+
+/**
+ * Starts the collector's watch of the escrow's events (a thaw collected at once, not on the next
+ * run) in this worker process; the returned close stops it. Nothing where no escrow is configured.
+ */
+export function startThawWatch(ctx: Pick<JobContext, 'deps' | 'log'>): { close(): Promise<void> } {
+  const c = collectorOf(ctx)
+  c?.watchThaws()
+  return { close: async () => c?.close() }
 }
 
 export const deferredCollect: JobModule<Payload> = {

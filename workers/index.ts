@@ -5,7 +5,7 @@ import { bullConnection, queuePrefix, settlementQueue, SETTLEMENT_QUEUE } from '
 import { createSettler, type SettlerOptions } from '../src/services/settlement/settler.js'
 import { crashHooksFromEnv } from '../src/services/settlement/test-hooks.js'
 import { balanceRefresh } from './balance-refresh.js'
-import { deferredCollect } from './deferred-collect.js'
+import { deferredCollect, startThawWatch } from './deferred-collect.js'
 import { ledgerPartitions } from './ledger-partitions.js'
 import { relayerFundsCheck } from './relayer-funds-check.js'
 import type { JobContext, JobModule } from './job.js'
@@ -80,6 +80,8 @@ export async function startWorkers(given: Deps, opts: StartWorkersOptions = {}):
     { connection: workerConn, prefix: queuePrefix(deps.config), concurrency: 1 },
   )
   worker.on('error', () => {})
+  // the escrow's thaws are collected as they are mined, between the collect job's runs
+  const thawWatch = startThawWatch({ deps, log })
 
   let closed = false
   return {
@@ -88,6 +90,7 @@ export async function startWorkers(given: Deps, opts: StartWorkersOptions = {}):
       closed = true
       clearInterval(ensureTimer)
       // lets the running job finish, then stops taking new ones
+      await thawWatch.close()
       await worker.close()
       await queue.close()
       queueConn.disconnect()

@@ -137,7 +137,14 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
   app.decorate('createSignerRecovery', recovery)
   app.addHook('onClose', async () => {
     await Promise.all([ledger.drain(), accessUses.drain()])
-    await Promise.allSettled([table.close(), pool.close(), upstream.close(), upstreamMcp.close(), recovery.close()])
+    await Promise.allSettled([
+      table.close(),
+      pool.close(),
+      upstream.close(),
+      upstreamMcp.close(),
+      recovery.close(),
+      ...schemes.map((s) => s.close?.()),
+    ])
   })
   await app.register(
     healthRoutes(deps, (await import('../services/metrics/relayer-funds.js')).relayerReadinessChecks(deps)),

@@ -47,7 +47,8 @@ export const TRANSITIONS: Readonly<Record<PaymentStatus, Readonly<Partial<Record
   settling: {
     settled:
       "settlement: a receipt shows the transfer; deferred: the escrow paid its voucher's aggregate (getVoucherCollected)",
-    failed: 'settlement: the chain refused it (expired, insufficient funds, cancelled, used elsewhere)',
+    failed:
+      "settlement: the chain refused it (expired, insufficient funds, cancelled, used elsewhere); deferred: `uncollectable`, the buyer's escrow account is empty (withdrawn) with the voucher unpaid",
     served:
       'settlement: not included; requeued for the next batch; deferred: not (fully) collected yet, tried again later',
   },

@@ -6,12 +6,14 @@
  * committed `served` by then (it awaits that record before replying) and no byte of the answer has
  * left. With CRASH_BEFORE_SIGN_IN_ANSWER=1 it does the same as it starts writing the answer to a
  * call served on a sign-in (a 2xx to a request with SIGN-IN-WITH-X): its use is committed by then.
+ * TOLLGATE_TEST_PROXY_CRASH_AT=<stage> kills it between a paid call's stages (proxy/paid-call/test-hooks.ts).
  * Prints `listening` once it listens. Test-only; refused in a production deployment.
  */
 import http from 'node:http'
 import { loadConfig } from '../../src/config.js'
 import { createDeps } from '../../src/deps.js'
 import { buildProxyApp } from '../../src/http/proxy-app.js'
+import { proxyCrashHooksFromEnv } from '../../src/proxy/paid-call/test-hooks.js'
 
 const config = loadConfig(process.env)
 if (config.deployment === 'production')
@@ -44,6 +46,10 @@ if (process.env.CRASH_BEFORE_SIGN_IN_ANSWER === '1') {
 }
 
 const deps = createDeps(config)
-const app = await buildProxyApp(deps, { logger: false, handlersDir: process.env.HANDLERS_DIR })
+const app = await buildProxyApp(deps, {
+  logger: false,
+  handlersDir: process.env.HANDLERS_DIR,
+  hooks: proxyCrashHooksFromEnv(process.env, config),
+})
 await app.listen({ host: '127.0.0.1', port: config.proxyPort })
 process.stdout.write('listening\n')

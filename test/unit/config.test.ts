@@ -78,14 +78,22 @@ t.test('DEFERRED_COLLECT_*: when the worker collects deferred vouchers', async (
     collectMaxAgeSeconds: 3600,
     collectEveryMs: 30_000,
     stuckSeconds: 120,
+    watchEveryMs: 1000,
   })
   const c = loadConfig({
     DEFERRED_COLLECT_THRESHOLD: '50000',
     DEFERRED_COLLECT_MAX_AGE_SECONDS: '60',
     DEFERRED_COLLECT_EVERY_MS: '1000',
     DEFERRED_COLLECT_STUCK_SECONDS: '30',
+    DEFERRED_WATCH_EVERY_MS: '200',
   })
-  t.same(c.deferred, { collectThreshold: 50_000n, collectMaxAgeSeconds: 60, collectEveryMs: 1000, stuckSeconds: 30 })
+  t.same(c.deferred, {
+    collectThreshold: 50_000n,
+    collectMaxAgeSeconds: 60,
+    collectEveryMs: 1000,
+    stuckSeconds: 30,
+    watchEveryMs: 200,
+  })
   const err = t.throws(() =>
     loadConfig({ DEFERRED_COLLECT_THRESHOLD: '-1', DEFERRED_COLLECT_EVERY_MS: '5' }),
   ) as unknown as ConfigError

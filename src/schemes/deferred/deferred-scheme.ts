@@ -32,7 +32,8 @@ import type { NetworkV2, PaymentRequirementsV2 } from '../../x402/types.js'
 import type { PaymentScheme, Reservation, VerifiedPayment, VerifyContext } from '../scheme.js'
 import { decodeDeferredPayload, type DeferredDeposit } from './decode-payload.js'
 import { DepositExecutor } from './deposit.js'
-import { EscrowReader } from './escrow-reader.js'
+import { EscrowReader, type AccountRead } from './escrow-reader.js'
+import { watchEscrowAccounts } from './escrow-watch.js'
 import type { DeferredVoucher } from './typed-data.js'
 import { voucherDigest, voucherDomainSeparator } from './voucher-digest.js'
 import { createVoucherHeads, type HeldVoucher, type VoucherHeads } from './voucher-heads.js'
@@ -82,7 +83,15 @@ export interface DeferredScheme extends PaymentScheme {
 
 export function createDeferredScheme(
   deps: Deps,
-  opts: { recovery: SignerRecovery; escrow: Address; balanceTtlMs?: number },
+  opts: {
+    recovery: SignerRecovery
+    escrow: Address
+    balanceTtlMs?: number
+    /** how long an account older than the ttl is still served while one read refreshes it (default 30 s) */
+    maxStaleMs?: number
+    /** watch the escrow's events and drop the accounts they change (default true) */
+    watch?: boolean
+  },
 ): DeferredScheme {
   const { config } = deps
   const escrow = opts.escrow.toLowerCase() as Address
@@ -91,8 +100,22 @@ export function createDeferredScheme(
   const heads = createVoucherHeads(deps)
   const domainSeparator = voucherDomainSeparator(chainId, escrow)
   // a balance older than 2 s is served while one read refreshes it (escrow-reader.ts says why that is safe)
-  const reader = new EscrowReader(deps.chain, escrow, { ttlMs: opts.balanceTtlMs, maxStaleMs: 30_000 })
+  const reader = new EscrowReader(deps.chain, escrow, {
+    ttlMs: opts.balanceTtlMs,
+    maxStaleMs: opts.maxStaleMs ?? 30_000,
+  })
   const deposits = new DepositExecutor(deps, escrow)
+  // a thaw, withdrawal, flush or collection drops the cached account: the next voucher reads it fresh
+  const unwatch =
+    opts.watch === false
+      ? undefined
+      : watchEscrowAccounts(deps.chain, escrow, {
+          pollMs: config.deferred.watchEveryMs,
+          onEvents: (events) => {
+            for (const e of events) reader.forget(e.buyer, e.seller, e.asset)
+          },
+          onError: () => {},
+        })
 
   /** the voucher's fit with the endpoint's requirement; undefined when it fits */
   function mismatch(v: DeferredVoucher, challenge: Challenge): string | undefined {
@@ -171,6 +194,11 @@ export function createDeferredScheme(
     escrow,
     store,
     heads,
+
+    async close() {
+      unwatch?.()
+      await heads.close()
+    },
 
     /** The endpoint's v2 requirement: the spec's static `extra`. */
     requirement(offer: SchemeOffer): PaymentRequirementsV2 {
@@ -308,8 +336,15 @@ export function createDeferredScheme(
     async reserve(payment: VerifiedPayment, ctx: VerifyContext) {
       const p = payment as DeferredPayment
       const v = p.voucher
-      const reserve = (balance: bigint) =>
-        heads.reserve({ voucher: v, digest: p.digest, amount: p.value, balance, nowMs: ctx.nowMs })
+      const reserve = (a: AccountRead) =>
+        heads.reserve({
+          voucher: v,
+          digest: p.digest,
+          amount: p.value,
+          available: a.available,
+          availableAtMs: a.atMs,
+          nowMs: ctx.nowMs,
+        })
       let r
       try {
         if (p.deposit) {
@@ -317,10 +352,9 @@ export function createDeferredScheme(
           const failed = await deposits.execute(p.deposit)
           if (failed) return CallRefusal.fromX402(failed)
         }
-        r = await reserve(await reader.balance(v.buyer, v.seller, v.asset, { fresh: p.deposit !== undefined }))
+        r = await reserve(await reader.read(v.buyer, v.seller, v.asset, { fresh: p.deposit !== undefined }))
         // deposited since the balance was cached? one fresh read before refusing
-        if (!r.ok && r.insufficient)
-          r = await reserve(await reader.balance(v.buyer, v.seller, v.asset, { fresh: true }))
+        if (!r.ok && r.insufficient) r = await reserve(await reader.read(v.buyer, v.seller, v.asset, { fresh: true }))
       } catch (err) {
         ctx.log.error({ err: (err as Error).message }, 'deferred voucher could not be checked')
         return retryShortly('the escrow or the voucher store could not be read now; retry shortly')

@@ -20,9 +20,11 @@
  *     is still the head (compare-and-set on the voucher's digest).
  *
  * Hash `dv:{<buyer>}:<escrow>:<seller>:<asset>` (the buyer as hash tag): field `_` = loaded, field `i:<voucher id>` =
- * `nonce:valueAggregate:timestamp:collected:reservedAtMs:digest` (reservedAt 0 for a head loaded
- * from Postgres). Key `dvepoch:…` moves with each collection and each invalidation.
+ * `nonce:valueAggregate:timestamp:collected:reservedAtMs:owner:digest` (reservedAt 0 and owner `-`
+ * for a head loaded from Postgres; owner: the reserving process, alive while its key `dvlive:<owner>`
+ * is, refreshed every second). Key `dvepoch:…` moves with each collection and each invalidation.
  */
+import { randomUUID } from 'node:crypto'
 import { sql, type Kysely } from 'kysely'
 import type { Address, Hex } from 'viem'
 import type { Database } from '../../db/database.js'
@@ -35,15 +37,21 @@ import { checkAggregation, headsOf, type VoucherTuple } from './voucher-store.js
 // Decimal strings compared as numbers (no leading zeros): exact at any size. Sums of aggregates use
 // Lua numbers (exact below 2^53; the balance passed in is capped there, so a larger sum refuses).
 // A batch of reservations in arrival order (two of one tuple in a batch see each other, exactly as
-// two separate runs would). Per reservation, KEYS: hash; ARGV (11): id field, nonce,
-// valueAggregate, timestamp, price, balance, now ms, ttl ms, expected previous nonce ('' for nonce
-// 0), expected previous aggregate, digest. Returns per reservation a pair: 0 and the previous entry
-// ('' for a new id) when reserved; 1 not loaded; 2 and the head entry ('' for none) when the voucher
-// does not continue its head; 3 and what would be owed when over the balance.
+// two separate runs would). Per reservation, KEYS (2): hash, the payer's block flag
+// (ledger/payer-credit.ts); ARGV (13): id field, nonce, valueAggregate, timestamp, price, available
+// (the escrow balance less its thawing amount), now ms, ttl ms, expected previous nonce ('' for
+// nonce 0), expected previous aggregate, digest, when `available` was read (ms). The hash's `_acct`
+// (`available:readAtMs`, stored by the collector after each collection and by whoever reads the
+// escrow after a thaw) replaces the given one when it was read later: the newest read wins, so a
+// proxy's cached balance cannot outlive a collection or a thaw another process saw. Returns per
+// reservation a pair: 0 and the previous entry ('' for a new id) when reserved; 1 not loaded; 2 and
+// the head entry ('' for none) when the voucher does not continue its head; 3 and what would be
+// owed when over what is available; 4 when the payer is blocked.
 const RESERVE_LUA = `
 local function gt(a, b) if #a ~= #b then return #a > #b end return a > b end
-local function reserve(key, A)
+local function reserve(key, blocked, A)
   if redis.call('HEXISTS', key, '_') == 0 then return 1, '' end
+  if redis.call('EXISTS', blocked) == 1 then return 4, '' end
   local head = redis.call('HGET', key, A[1])
   local collected = '0'
   if head then
@@ -53,28 +61,46 @@ local function reserve(key, A)
   elseif A[3] ~= A[5] then
     return 2, ''
   end
+  local available = tonumber(A[6])
+  local acct = redis.call('HGET', key, '_acct')
+  if acct then
+    local av, at = string.match(acct, '^(%d+):(%d+)$')
+    if av and tonumber(at) > tonumber(A[12]) then available = tonumber(av) end
+  end
   local owed = tonumber(A[3]) - tonumber(collected)
   local all = redis.call('HGETALL', key)
   for i = 1, #all, 2 do
-    if all[i] ~= '_' and all[i] ~= A[1] then
+    if string.sub(all[i], 1, 2) == 'i:' and all[i] ~= A[1] then
       local agg, col = string.match(all[i + 1], '^%d+:(%d+):%d+:(%d+):')
       owed = owed + tonumber(agg) - tonumber(col)
     end
   end
-  if owed > tonumber(A[6]) then return 3, string.format('%.0f', owed) end
-  redis.call('HSET', key, A[1], A[2] .. ':' .. A[3] .. ':' .. A[4] .. ':' .. collected .. ':' .. A[7] .. ':' .. A[11])
+  if owed > available then return 3, string.format('%.0f', owed) end
+  redis.call('HSET', key, A[1], A[2] .. ':' .. A[3] .. ':' .. A[4] .. ':' .. collected .. ':' .. A[7] .. ':' .. A[13] .. ':' .. A[11])
   redis.call('PEXPIRE', key, A[8])
   return 0, head or ''
 end
 local out = {}
-for i = 1, #KEYS do
+for i = 1, #KEYS / 2 do
   local A = {}
-  for j = 1, 11 do A[j] = ARGV[(i - 1) * 11 + j] end
-  local code, entry = reserve(KEYS[i], A)
+  for j = 1, 13 do A[j] = ARGV[(i - 1) * 13 + j] end
+  local code, entry = reserve(KEYS[i * 2 - 1], KEYS[i * 2], A)
   out[i * 2 - 1] = code
   out[i * 2] = entry
 end
 return out
+`
+// What is available in the escrow account (balance less thawing) as read at a time, kept unless a
+// later read is there already. KEYS: hash; ARGV: available, read at (ms), ttl ms. 1 when stored.
+const ACCOUNT_LUA = `
+local acct = redis.call('HGET', KEYS[1], '_acct')
+if acct then
+  local at = string.match(acct, ':(%d+)$')
+  if at and tonumber(at) >= tonumber(ARGV[2]) then return 0 end
+end
+redis.call('HSET', KEYS[1], '_acct', ARGV[1] .. ':' .. ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
 `
 // Gives a reservation back while it is still the head. KEYS: hash; ARGV: id field, digest, previous
 // entry ('' for a new id). 1 when given back.
@@ -109,11 +135,17 @@ if #ARGV[2] > #col or (#ARGV[2] == #col and ARGV[2] > col) then
 end
 return 1
 `
-// Drops the tuple (next call loads it from Postgres) and moves the epoch. KEYS: hash, epoch.
+// Drops the tuple's heads (next call loads them from Postgres) and moves the epoch; the account
+// read (`_acct`) is kept: it comes from the chain, not from Postgres. KEYS: hash, epoch.
 const INVALIDATE_LUA = `
 redis.call('INCR', KEYS[2])
 redis.call('PEXPIRE', KEYS[2], 86400000)
+local acct = redis.call('HGET', KEYS[1], '_acct')
 redis.call('DEL', KEYS[1])
+if acct then
+  redis.call('HSET', KEYS[1], '_acct', acct)
+  redis.call('PEXPIRE', KEYS[1], 86400000)
+end
 return 1
 `
 
@@ -123,6 +155,7 @@ type RedisWithHeads = RedisClient & {
   tollgateDeferredLoad?: (...args: (string | number)[]) => Promise<number>
   tollgateDeferredCollected?: (...args: (string | number)[]) => Promise<number>
   tollgateDeferredInvalidate?: (...args: (string | number)[]) => Promise<number>
+  tollgateDeferredAccount?: (...args: (string | number)[]) => Promise<number>
 }
 
 /** Sums above this are not tracked exactly in Redis; a balance above it counts as this much. */
@@ -135,6 +168,14 @@ const TTL_MS = 24 * 3600_000
  * Redis holds, so this bounds how long a buyer waits after a crash, not safety.
  */
 export const STALE_RESERVATION_MS = 60_000
+/**
+ * A reserving process keeps its key `dvlive:<owner>` this long, refreshed every LIVENESS_EVERY_MS:
+ * after a crash, a voucher refused against one of its unwritten reservations reloads the tuple from
+ * Postgres once the key ran out, not after STALE_RESERVATION_MS. A live process whose key lapsed
+ * (stalled that long) loses nothing: Postgres' unique index decides between the two vouchers.
+ */
+export const LIVENESS_TTL_MS = 5_000
+const LIVENESS_EVERY_MS = 1_000
 
 /** What `reserve` took: enough to give it back. */
 export interface HeldVoucher {
@@ -157,16 +198,18 @@ interface Head {
   timestamp: bigint
   collected: bigint
   reservedAt: number
+  owner: string
 }
 
 function parseHead(entry: string): Head {
-  const [n, agg, ts, col, at] = entry.split(':')
+  const [n, agg, ts, col, at, owner] = entry.split(':')
   return {
     nonce: BigInt(n!),
     valueAggregate: BigInt(agg!),
     timestamp: BigInt(ts!),
     collected: BigInt(col!),
     reservedAt: Number(at),
+    owner: owner ?? '-',
   }
 }
 
@@ -179,6 +222,26 @@ export function createVoucherHeads(deps: { redis: RedisClient; db: Kysely<Databa
     redis.defineCommand('tollgateDeferredLoad', { numberOfKeys: 2, lua: LOAD_LUA })
     redis.defineCommand('tollgateDeferredCollected', { numberOfKeys: 2, lua: COLLECTED_LUA })
     redis.defineCommand('tollgateDeferredInvalidate', { numberOfKeys: 2, lua: INVALIDATE_LUA })
+    redis.defineCommand('tollgateDeferredAccount', { numberOfKeys: 1, lua: ACCOUNT_LUA })
+  }
+  // the payer's block (an uncollectable voucher, a failed settlement): the same key the exact guard reads
+  const blockedKey = (buyer: string) => deps.key('blocked', redisTag(buyer))
+  // this process, as the owner of its reservations: alive while its key is (refreshed from the first reservation)
+  const owner = randomUUID().replaceAll('-', '')
+  const liveKey = (o: string) => deps.key('dvlive', o)
+  let heartbeat: NodeJS.Timeout | undefined
+  const beat = () => redis.set(liveKey(owner), '1', 'PX', LIVENESS_TTL_MS)
+  async function startBeating(): Promise<void> {
+    if (heartbeat) return
+    heartbeat = setInterval(() => void beat().catch(() => {}), LIVENESS_EVERY_MS)
+    heartbeat.unref()
+    await beat()
+  }
+  /** whether the process that made a reservation still runs (its key is there) */
+  async function alive(o: string): Promise<boolean> {
+    if (o === owner) return true
+    if (o === '-' || o === '') return false
+    return (await redis.exists(liveKey(o))) === 1
   }
   // the buyer is the hash tag: on a Redis Cluster a tuple's hash and epoch share one slot, so each
   // script touches one slot (docs/architecture.md "Redis Cluster")
@@ -189,12 +252,17 @@ export function createVoucherHeads(deps: { redis: RedisClient; db: Kysely<Databa
   /** The heads of a tuple as Postgres has them, into Redis; false when a collection raced the read. */
   async function load(t: VoucherTuple): Promise<boolean> {
     const seen = (await redis.get(epochKey(t))) ?? ''
-    const rows = await headsOf(deps.db, t)
-      .select(['voucher_id', 'nonce', 'value_aggregate', 'timestamp', 'collected', 'digest'])
-      .execute()
+    const [rows, block] = await Promise.all([
+      headsOf(deps.db, t)
+        .select(['voucher_id', 'nonce', 'value_aggregate', 'timestamp', 'collected', 'digest'])
+        .execute(),
+      // a block is durable in Postgres; Redis may have lost its copy (flushed) with the heads
+      deps.db.selectFrom('payer_blocks').select('reason').where('payer', '=', t.buyer).executeTakeFirst(),
+    ])
+    if (block) await redis.set(blockedKey(t.buyer), block.reason)
     const pairs = rows.flatMap((r) => [
       field(r.voucher_id),
-      `${r.nonce}:${r.value_aggregate}:${r.timestamp}:${r.collected}:0:${r.digest}`,
+      `${r.nonce}:${r.value_aggregate}:${r.timestamp}:${r.collected}:0:-:${r.digest}`,
     ])
     const stored = await redis.tollgateDeferredLoad!(hashKey(t), epochKey(t), seen, TTL_MS, ...pairs)
     return stored !== 0
@@ -216,15 +284,15 @@ export function createVoucherHeads(deps: { redis: RedisClient; db: Kysely<Databa
   // next batch forms while one is in flight), as the exact scheme's guard does.
   // On a cluster: one script call per slot, sent together (a buyer's reservations stay in one call,
   // in arrival order); a slot whose call fails fails only its own reservations.
-  const batch = groupCommit<{ key: string; args: Args }, [number, string] | Error>({
+  const batch = groupCommit<{ key: string; blocked: string; args: Args }, [number, string] | Error>({
     maxItems: 128,
     maxInFlight: 2,
     async flush(items) {
-      const out = new Map<{ key: string; args: Args }, [number, string] | Error>()
+      const out = new Map<{ key: string; blocked: string; args: Args }, [number, string] | Error>()
       const groups = groupBySlot(redis, items, (i) => i.key)
       const calls = await Promise.allSettled(
         groups.map(async (group) => {
-          const keys = group.map((i) => i.key)
+          const keys = group.flatMap((i) => [i.key, i.blocked])
           const flat = await redis.tollgateDeferredReserve!(keys.length, ...keys, ...group.flatMap((i) => i.args))
           group.forEach((item, i) => out.set(item, [Number(flat[i * 2]), String(flat[i * 2 + 1] ?? '')]))
         }),
@@ -239,11 +307,19 @@ export function createVoucherHeads(deps: { redis: RedisClient; db: Kysely<Databa
     },
   })
 
-  async function once(v: DeferredVoucher, digest: Hex, amount: bigint, balance: bigint, nowMs: number) {
+  async function once(
+    v: DeferredVoucher,
+    digest: Hex,
+    amount: bigint,
+    balance: bigint,
+    balanceAt: number,
+    nowMs: number,
+  ) {
     const t: VoucherTuple = { escrow: v.escrow, buyer: v.buyer, seller: v.seller, asset: v.asset }
     const capped = balance > MAX_TRACKED ? MAX_TRACKED : balance
     const r = await batch.add({
       key: hashKey(t),
+      blocked: blockedKey(t.buyer),
       args: [
         field(v.id),
         v.nonce.toString(),
@@ -256,6 +332,8 @@ export function createVoucherHeads(deps: { redis: RedisClient; db: Kysely<Databa
         v.nonce > 0n ? (v.nonce - 1n).toString() : '',
         v.valueAggregate >= amount ? (v.valueAggregate - amount).toString() : '',
         digest,
+        balanceAt,
+        owner,
       ],
     })
     if (r instanceof Error) throw r
@@ -264,21 +342,25 @@ export function createVoucherHeads(deps: { redis: RedisClient; db: Kysely<Databa
 
   return {
     /**
-     * Checks the voucher against its head and the balance, and makes it the head: one round trip
-     * when the tuple is in Redis. Rejects when Redis or Postgres cannot be reached.
+     * Checks the voucher against its head and what the escrow holds that the buyer cannot take
+     * back (`available`, read at `availableAtMs`; a later read stored by another process wins),
+     * and makes it the head: one round trip when the tuple is in Redis. Refuses a blocked payer.
+     * Rejects when Redis or Postgres cannot be reached.
      */
     async reserve(input: {
       voucher: DeferredVoucher
       digest: Hex
       amount: bigint
-      balance: bigint
+      available: bigint
+      availableAtMs: number
       nowMs: number
     }): Promise<ReserveResult> {
-      const { voucher: v, digest, amount, balance, nowMs } = input
+      const { voucher: v, digest, amount, available: balance, availableAtMs, nowMs } = input
+      await startBeating()
       const t: VoucherTuple = { escrow: v.escrow, buyer: v.buyer, seller: v.seller, asset: v.asset }
       let reloaded = false
       for (let attempt = 0; attempt < 4; attempt++) {
-        const [code, entry] = await once(v, digest, amount, balance, nowMs)
+        const [code, entry] = await once(v, digest, amount, balance, availableAtMs, nowMs)
         if (code === 0) {
           const previous = entry ?? ''
           return {
@@ -302,7 +384,15 @@ export function createVoucherHeads(deps: { redis: RedisClient; db: Kysely<Databa
             ok: false,
             insufficient: true,
             reason: 'invalid_deferred_evm_insufficient_escrow_balance',
-            message: `the escrow holds ${balance} for this buyer, seller and asset; vouchers not yet collected would come to ${entry}`,
+            message: `the escrow holds ${balance} for this buyer, seller and asset that is not thawing; vouchers not yet collected would come to ${entry}`,
+          }
+        }
+        if (code === 4) {
+          return {
+            ok: false,
+            reason: 'payer_blocked',
+            message:
+              'a served call of this buyer could not be collected from the escrow (or another payment failed): vouchers are refused; pay with exact, settled before the answer, which lifts the block',
           }
         }
         const head = entry ? parseHead(entry) : undefined
@@ -310,11 +400,8 @@ export function createVoucherHeads(deps: { redis: RedisClient; db: Kysely<Databa
           // Redis behind Postgres, or a reservation a dead process never wrote: Postgres decides
           const stored = await storedHead(t, v.id)
           const behind = stored !== undefined && (head === undefined || stored > head.nonce)
-          const orphan =
-            head !== undefined &&
-            head.reservedAt > 0 &&
-            nowMs - head.reservedAt > STALE_RESERVATION_MS &&
-            (stored === undefined || stored < head.nonce)
+          const unwritten = head !== undefined && head.reservedAt > 0 && (stored === undefined || stored < head.nonce)
+          const orphan = unwritten && (nowMs - head.reservedAt > STALE_RESERVATION_MS || !(await alive(head.owner)))
           if (behind || orphan) {
             reloaded = true
             await invalidate(t)
@@ -338,6 +425,19 @@ export function createVoucherHeads(deps: { redis: RedisClient; db: Kysely<Databa
     /** A collection read what the escrow paid for a voucher id (after writing it to Postgres). */
     async collected(t: VoucherTuple, id: Hex, collected: bigint): Promise<void> {
       await redis.tollgateDeferredCollected!(hashKey(t), epochKey(t), field(id), collected.toString())
+    },
+
+    /** What the escrow account holds that the buyer cannot take back, as read at `atMs`; kept unless a later read is. */
+    async account(t: VoucherTuple, available: bigint, atMs: number): Promise<void> {
+      const capped = available > MAX_TRACKED ? MAX_TRACKED : available
+      await redis.tollgateDeferredAccount!(hashKey(t), capped.toString(), Math.floor(atMs), TTL_MS)
+    },
+
+    /** Stops this process's liveness key: its reservations count as a dead process's from now on. */
+    async close(): Promise<void> {
+      if (heartbeat) clearInterval(heartbeat)
+      heartbeat = undefined
+      await redis.del(liveKey(owner)).catch(() => {})
     },
 
     /** Drops the tuple's cached heads; the next call loads them from Postgres. */

@@ -12,7 +12,7 @@
  *   a signature longer than 65 bytes is a smart wallet's, checked in reserve);
  * - reserve: the maximum against the payer's cached balance (the exact scheme's credit, one Redis
  *   round trip, with the Permit2 nonce as replay guard) and the payer's Permit2 allowance (cached
- *   per process), then, for a smart wallet, its ERC-1271 (or ERC-6492) answer through RPC, as exact
+ *   per process for UPTO_ALLOWANCE_CACHE_MS), then, for a smart wallet, its ERC-1271 (or ERC-6492) answer through RPC, as exact
  *   asks it (the check Permit2 makes on-chain when the owner has code); `charged(value)` gives the
  *   difference back.
  */
@@ -141,9 +141,6 @@ const ALLOWANCE_ABI = [
   },
 ] as const
 
-/** How long a payer's Permit2 allowance is trusted from the cache. */
-const ALLOWANCE_TTL_MS = 60_000
-
 const retryShortly = (detail: string) =>
   CallRefusal.error(appError('service_unavailable', { detail }, { headers: { 'retry-after': '1' } }))
 
@@ -174,12 +171,25 @@ export function createUptoScheme(
   const facilitators = opts.facilitators.map((f) => f.toLowerCase() as Address)
   const ours = new Set<string>(facilitators)
   const balances = createBalanceReader(deps, credit)
-  /** payer → Permit2 allowance of the configured USDC, and when it was read */
-  const allowances = new Map<string, { value: bigint; at: number }>()
+  /** payer → Permit2 allowance of the configured USDC, when it was read, and the maxima reserved on it since */
+  const allowances = new Map<string, { value: bigint; at: number; used: bigint }>()
 
-  async function allowance(payer: Address, fresh: boolean): Promise<bigint> {
+  /**
+   * The payer's Permit2 allowance, for a payment of `amount`. A read is trusted for
+   * UPTO_ALLOWANCE_CACHE_MS and for UPTO_ALLOWANCE_EXPOSURE of maxima reserved on it: a buyer that
+   * revokes its allowance is served at most that much (and that long) on the old value here.
+   */
+  async function allowance(payer: Address, amount: bigint, fresh: boolean): Promise<bigint> {
     const hit = allowances.get(payer)
-    if (!fresh && hit && Date.now() - hit.at < ALLOWANCE_TTL_MS) return hit.value
+    if (
+      !fresh &&
+      hit &&
+      Date.now() - hit.at < config.upto.allowanceCacheMs &&
+      hit.used + amount <= config.upto.allowanceExposure
+    ) {
+      hit.used += amount
+      return hit.value
+    }
     const value = await deps.chain.readContract({
       address: config.chain.usdc.address,
       abi: ALLOWANCE_ABI,
@@ -187,7 +197,7 @@ export function createUptoScheme(
       args: [payer, PERMIT2_ADDRESS],
     })
     if (allowances.size > 100_000) allowances.clear()
-    allowances.set(payer, { value, at: Date.now() })
+    allowances.set(payer, { value, at: Date.now(), used: amount })
     return value
   }
 
@@ -343,8 +353,8 @@ export function createUptoScheme(
     async reserve(payment: VerifiedPayment, ctx: VerifyContext) {
       const p = payment as UptoPayment
       try {
-        let allowed = await allowance(p.payer, false)
-        if (allowed < p.value) allowed = await allowance(p.payer, true)
+        let allowed = await allowance(p.payer, p.value, false)
+        if (allowed < p.value) allowed = await allowance(p.payer, p.value, true)
         if (allowed < p.value)
           return fail('permit2_allowance_required', `Permit2 may move ${allowed}, the maximum is ${p.value}`)
       } catch (err) {

@@ -10,6 +10,13 @@
  * transaction failed). Nothing is kept only in this process: a worker killed mid-collection leaves
  * `settling` payments, which the next run decides from the chain the same way once they are
  * `stuckSeconds` old — whether the transaction was mined or not.
+ *
+ * A buyer that thaws can withdraw at the thaw's end what no voucher was collected from: its seller
+ * is collected as soon as the thaw is seen (the escrow's events, `watchThaws`; and each run reads
+ * the thaw state of buyers with served calls), and again within a poll of any call served during the
+ * thaw. A served call whose voucher the escrow can no longer pay (its account is empty: withdrawn,
+ * or taken by a collection elsewhere) is `failed` with reason `uncollectable`, which the seller sees
+ * in its transactions and payment events, and the buyer is blocked as after a failed settlement.
  */
 import { encodeFunctionData, type Address, type Hex, type PublicClient } from 'viem'
 import type { Logger } from 'pino'
@@ -22,6 +29,8 @@ import { MULTICALL3_ADDRESS } from '../../chain/multicall3-abi.js'
 import { deferredEscrowAbi } from '../../schemes/deferred/escrow-abi.js'
 import type { DeferredVoucher } from '../../schemes/deferred/typed-data.js'
 import { createVoucherHeads, tupleOfRow, type VoucherHeads } from '../../schemes/deferred/voucher-heads.js'
+import { watchEscrowAccounts, type EscrowAccountEvent } from '../../schemes/deferred/escrow-watch.js'
+import { createPayerCredit, type PayerCredit } from '../../ledger/payer-credit.js'
 import { createRelayerLock, relayersFromKeys, type Relayer } from '../settlement/relayer.js'
 import { relayerCall } from '../settlement/relayer-call.js'
 import type { DeferredCollectHooks } from './test-hooks.js'
@@ -30,6 +39,11 @@ import type { DeferredCollectHooks } from './test-hooks.js'
 const MAX_VOUCHERS = 100
 const MAX_PAYMENTS = 5_000
 const RECEIPT_TIMEOUT_MS = 30_000
+/** A thaw is followed this long past its end (a withdrawal's block may come a little later). */
+const THAW_FOLLOW_MARGIN_S = 60n
+
+/** The failure reason of a served call whose voucher the escrow can no longer pay. */
+export const UNCOLLECTABLE = 'uncollectable'
 
 export interface CollectStats {
   /** collectMany transactions mined */
@@ -37,6 +51,8 @@ export interface CollectStats {
   settled: number
   /** payments back to `served` (escrow short, failed or nothing collectable yet) */
   requeued: number
+  /** payments `failed: uncollectable` (the buyer's escrow account is empty) */
+  uncollectable: number
 }
 
 export interface VoucherRow {
@@ -56,6 +72,8 @@ type Log = Pick<Logger, 'info' | 'warn' | 'error'>
 
 const voucherKey = (v: Pick<VoucherRow, 'escrow' | 'buyer' | 'seller' | 'asset' | 'voucher_id'>) =>
   `${v.escrow}:${v.buyer}:${v.seller}:${v.asset}:${v.voucher_id}`
+const accountKey = (buyer: string, seller: string, asset: string) => `${buyer}:${seller}:${asset}`
+const emptyStats = (): CollectStats => ({ transactions: 0, settled: 0, requeued: 0, uncollectable: 0 })
 
 export class DeferredCollector {
   readonly #db: Kysely<Database>
@@ -68,6 +86,14 @@ export class DeferredCollector {
   readonly #lock: ReturnType<typeof createRelayerLock>
   readonly #log: Log
   readonly #hooks: DeferredCollectHooks
+  readonly #credit: PayerCredit
+  /** accounts seen thawing (buyer:seller:asset) → when their thaw ends (unix s) */
+  readonly #thawingAccounts = new Map<string, { buyer: string; seller: string; asset: string; endsAt: bigint }>()
+  #thawTimer: NodeJS.Timeout | undefined
+  #unwatch: (() => void) | undefined
+  /** the thaw collection running now, and whether another was asked for meanwhile */
+  #thawRun: Promise<void> | undefined
+  #thawAgain = false
 
   constructor(deps: Deps, opts: { escrow: Address; log: Log; hooks?: DeferredCollectHooks }) {
     this.#db = deps.db
@@ -79,11 +105,103 @@ export class DeferredCollector {
     this.#lock = createRelayerLock(deps.redis, deps.key)
     this.#log = opts.log
     this.#hooks = opts.hooks ?? {}
+    this.#credit = createPayerCredit(deps)
+  }
+
+  /**
+   * Watches the escrow's events: a thaw makes its buyer's seller collected at once and then every
+   * poll while its calls keep coming (until the thaw ends); a withdrawal or flush collects (and
+   * decides) what is left. Stopped by `close()`.
+   */
+  watchThaws(): void {
+    if (this.#unwatch) return
+    const pollMs = this.#config.deferred.watchEveryMs
+    this.#unwatch = watchEscrowAccounts(this.#chain, this.#escrow, {
+      pollMs,
+      onEvents: (events) => this.#onEscrowEvents(events),
+      onError: (err) => this.#log.warn({ err: err.message }, 'deferred: escrow event watch failed; retried'),
+    })
+    this.#thawTimer = setInterval(() => {
+      if (this.#thawingAccounts.size > 0) this.#kickThawing()
+    }, pollMs)
+    this.#thawTimer.unref()
+  }
+
+  /** Stops watching; waits for a thaw collection under way. */
+  async close(): Promise<void> {
+    this.#unwatch?.()
+    this.#unwatch = undefined
+    if (this.#thawTimer) clearInterval(this.#thawTimer)
+    this.#thawTimer = undefined
+    this.#thawingAccounts.clear()
+    await this.#thawRun
+  }
+
+  #onEscrowEvents(events: EscrowAccountEvent[]): void {
+    let kick = false
+    for (const e of events) {
+      if (!e.seller || !e.asset) continue
+      const key = accountKey(e.buyer, e.seller, e.asset)
+      if (e.kind === 'ThawInitiated' && e.thawEndTime !== undefined) {
+        this.#log.info({ buyer: e.buyer, seller: e.seller, thawEndTime: Number(e.thawEndTime) }, 'deferred: thaw seen')
+        this.#thawingAccounts.set(key, { buyer: e.buyer, seller: e.seller, asset: e.asset, endsAt: e.thawEndTime })
+        kick = true
+      } else if (e.kind === 'ThawCancelled') this.#thawingAccounts.delete(key)
+      else if (e.kind === 'Withdrawn' || e.kind === 'FlushAuthorized') {
+        // collected if the account still pays something; decided uncollectable if it does not
+        this.#thawingAccounts.set(key, { buyer: e.buyer, seller: e.seller, asset: e.asset, endsAt: 0n })
+        kick = true
+      }
+    }
+    if (kick) this.#kickThawing()
+  }
+
+  /** One thaw collection at a time; asked again while one runs, one more follows it. */
+  #kickThawing(): void {
+    if (this.#thawRun) {
+      this.#thawAgain = true
+      return
+    }
+    this.#thawRun = (async () => {
+      do {
+        this.#thawAgain = false
+        await this.#collectThawing().catch((err) =>
+          this.#log.error({ err: (err as Error).message }, 'deferred: thaw collection failed'),
+        )
+      } while (this.#thawAgain && this.#unwatch)
+    })().finally(() => {
+      this.#thawRun = undefined
+    })
+  }
+
+  /** Collects the sellers of thawing accounts that have served calls; forgets thaws that are over. */
+  async #collectThawing(): Promise<void> {
+    const accounts = [...this.#thawingAccounts.entries()]
+    if (accounts.length === 0) return
+    const buyers = [...new Set(accounts.map(([, a]) => a.buyer))]
+    const rows = await this.#db
+      .selectFrom('payments')
+      .select(['payer', 'pay_to', 'asset'])
+      .distinct()
+      .where('scheme', '=', 'deferred')
+      .where('status', '=', 'served')
+      .where('payer', 'in', buyers)
+      .execute()
+    const due = new Map<string, { pay_to: string; asset: string }>()
+    for (const r of rows)
+      if (this.#thawingAccounts.has(accountKey(r.payer, r.pay_to, r.asset)))
+        due.set(`${r.pay_to}:${r.asset}`, { pay_to: r.pay_to, asset: r.asset })
+    const stats = emptyStats()
+    for (const d of due.values()) await this.#collectSeller(d.pay_to, d.asset, stats)
+    if (stats.transactions + stats.uncollectable > 0) this.#log.info(stats, 'deferred: thawing buyers collected')
+    const now = BigInt(Math.floor(Date.now() / 1000))
+    for (const [key, a] of accounts)
+      if (a.endsAt + THAW_FOLLOW_MARGIN_S < now && !due.has(`${a.seller}:${a.asset}`)) this.#thawingAccounts.delete(key)
   }
 
   /** Decides what a dead collection left, then collects every due seller. */
   async runOnce(opts: { force?: boolean } = {}): Promise<CollectStats> {
-    const stats: CollectStats = { transactions: 0, settled: 0, requeued: 0 }
+    const stats = emptyStats()
     await this.#recoverStuck(stats)
     for (const due of await this.#dueSellers(opts.force ?? false))
       await this.#collectSeller(due.pay_to, due.asset, stats)
@@ -143,7 +261,7 @@ export class DeferredCollector {
       this.#log.error({ voucher: row.voucher_id, err: (err as Error).message }, 'deferred collection failed')
       threw = true
     }
-    const stats: CollectStats = { transactions: 0, settled: 0, requeued: 0 }
+    const stats = emptyStats()
     await this.#decide(claimed, txHash, stats)
     const after = await collectedNow()
     // the store and the proxy's cached head follow the chain, with or without payments claimed
@@ -228,6 +346,14 @@ export class DeferredCollector {
         'deferred: buyer thawing, collecting its seller now',
       )
       out.push({ pay_to: t.pay_to, asset: t.asset })
+      // a thaw the event watch missed (this process was down): followed from now on as well
+      if (this.#unwatch)
+        this.#thawingAccounts.set(accountKey(t.payer, t.pay_to, t.asset), {
+          buyer: t.payer,
+          seller: t.pay_to,
+          asset: t.asset,
+          endsAt: a.result.thawEndTime,
+        })
     })
     return out
   }
@@ -356,7 +482,7 @@ export class DeferredCollector {
         .catch((err) => this.#log.warn({ err: (err as Error).message }, 'deferred: cached voucher head not updated'))
     }
     const settled: string[] = []
-    const notYet: string[] = []
+    const notYet: Payment[] = []
     for (const p of payments) {
       const v = byPayment.get(p.id)
       // no stored voucher (it cannot be collected): left for an operator, never settled blind
@@ -364,14 +490,77 @@ export class DeferredCollector {
         this.#log.error({ id: p.id }, 'deferred payment without a stored voucher')
         continue
       }
-      ;(BigInt(v.value_aggregate) <= (collected.get(voucherKey(v)) ?? 0n) ? settled : notYet).push(p.id)
+      if (BigInt(v.value_aggregate) <= (collected.get(voucherKey(v)) ?? 0n)) settled.push(p.id)
+      else notYet.push(p)
     }
+    const accounts = await this.#accountsAfter(rows)
+    // an empty account pays nothing more: the call was served and will not be paid
+    const lost = notYet.filter((p) => accounts.get(accountKey(p.payer, p.pay_to, p.asset))?.balance === 0n)
     const s = await transition(this.#db, settled, ['settling'], 'settled', { txHash, type: 'collected' })
-    const q = await transition(this.#db, notYet, ['settling'], 'served', {
-      reason: 'not_collected_yet',
-      type: 'requeued',
-    })
+    const u = await transition(
+      this.#db,
+      lost.map((p) => p.id),
+      ['settling'],
+      'failed',
+      {
+        reason: UNCOLLECTABLE,
+        data: { detail: "the buyer's escrow account is empty (withdrawn, or collected elsewhere)" },
+      },
+    )
+    const q = await transition(
+      this.#db,
+      notYet.filter((p) => !lost.includes(p)).map((p) => p.id),
+      ['settling'],
+      'served',
+      { reason: 'not_collected_yet', type: 'requeued' },
+    )
+    for (const m of u) {
+      this.#log.warn({ payment: m.id, buyer: m.payer }, 'deferred: served call uncollectable; buyer blocked')
+      await this.#credit
+        .block(m.payer, UNCOLLECTABLE, m.id)
+        .catch((err) => this.#log.error({ err: (err as Error).message }, 'deferred: payer block failed'))
+    }
     stats.settled += s.length
     stats.requeued += q.length
+    stats.uncollectable += u.length
+  }
+
+  /**
+   * The escrow accounts of these vouchers as they are now (one multicall), each also stored for the
+   * proxies (what the buyer cannot take back, with the time of the read: the newest read wins over a
+   * proxy's cached one). A failed read leaves them out: nothing is decided uncollectable on it.
+   */
+  async #accountsAfter(rows: VoucherRow[]): Promise<Map<string, { balance: bigint; thawingAmount: bigint }>> {
+    const out = new Map<string, { balance: bigint; thawingAmount: bigint }>()
+    const tuples = [...new Map(rows.map((r) => [accountKey(r.buyer, r.seller, r.asset), r])).values()].filter(
+      (r) => r.escrow === this.#escrow,
+    )
+    if (tuples.length === 0) return out
+    const at = Date.now()
+    let read
+    try {
+      read = await this.#chain.multicall({
+        multicallAddress: MULTICALL3_ADDRESS,
+        contracts: tuples.map((r) => ({
+          address: this.#escrow,
+          abi: deferredEscrowAbi,
+          functionName: 'getAccount' as const,
+          args: [r.buyer as Address, r.seller as Address, r.asset as Address] as const,
+        })),
+      })
+    } catch (err) {
+      this.#log.warn({ err: (err as Error).message }, 'deferred: escrow accounts could not be read after collection')
+      return out
+    }
+    for (const [i, r] of tuples.entries()) {
+      const a = read[i]!
+      if (a.status !== 'success') continue
+      const { balance, thawingAmount } = a.result
+      out.set(accountKey(r.buyer, r.seller, r.asset), { balance, thawingAmount })
+      await this.#heads
+        .account(tupleOfRow(r), balance > thawingAmount ? balance - thawingAmount : 0n, at)
+        .catch((err) => this.#log.warn({ err: (err as Error).message }, 'deferred: cached account not updated'))
+    }
+    return out
   }
 }

@@ -159,7 +159,13 @@ t.test('a reservation its process never wrote (it died) is reloaded once it is o
     asset: lower(v1.asset),
     escrow: lower(v1.escrow),
   }
-  const lost = { voucher: wire, digest: `0x${'11'.repeat(32)}` as Hex, amount: PRICE, balance: 100_000n }
+  const lost = {
+    voucher: wire,
+    digest: `0x${'11'.repeat(32)}` as Hex,
+    amount: PRICE,
+    available: 100_000n,
+    availableAtMs: Date.now(),
+  }
   t.ok((await heads.reserve({ ...lost, nowMs: Date.now() })).ok)
   t.equal(reasonOf(await pay(buyer.address, v1, s1)), 'invalid_deferred_evm_payload_voucher_stale', 'still running?')
   // the same reservation, made long ago

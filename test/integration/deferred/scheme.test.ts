@@ -515,40 +515,41 @@ t.test('concurrent calls with the same voucher: exactly one is accepted', async 
   )
 })
 
-t.test('partial collection: an escrow short at collection time pays what it holds, the rest later', async (t) => {
-  const buyer = await deferredBuyer(devnet, 10n ** 6n)
-  await buyer.deposit(seller, 5n * PRICE)
-  await callsFor(buyer, 5)
-  // the buyer withdraws 3 prices' worth after the thawing period, before the seller collects
-  const testClient = createTestClient({ chain: devnet.chain, mode: 'anvil', transport: http(devnet.rpcUrl) })
-  await buyer.send('thaw', [seller, devnet.usdcAddress, 3n * PRICE])
-  await testClient.increaseTime({ seconds: Number(DEVNET_ESCROW_THAWING_PERIOD) + 1 })
-  await testClient.mine({ blocks: 1 })
-  await buyer.send('withdraw', [seller, devnet.usdcAddress])
-  await collector().runOnce({ force: true })
-  t.same(
-    await statusesOf(buyer.address),
-    ['settled', 'settled', 'served', 'served', 'served'],
-    'the two calls the escrow covered are settled; three wait',
-  )
-  // (that run also collected what the earlier tests left served; from here only this buyer's count)
-  const sellerBefore = (await usdcBalance(seller)) - 2n * PRICE
-  await collector().runOnce({ force: true })
-  t.same(
-    await statusesOf(buyer.address),
-    ['settled', 'settled', 'served', 'served', 'served'],
-    'nothing collectable: no transaction, still waiting',
-  )
-  t.equal((await usdcBalance(seller)) - sellerBefore, 2n * PRICE)
-  await buyer.deposit(seller, 3n * PRICE)
-  await collector().runOnce({ force: true })
-  t.same(
-    await statusesOf(buyer.address),
-    ['settled', 'settled', 'settled', 'settled', 'settled'],
-    'collected once the buyer deposited again',
-  )
-  t.equal((await usdcBalance(seller)) - sellerBefore, 5n * PRICE, 'nothing lost, nothing twice')
-})
+t.test(
+  'partial collection: an escrow short at collection time pays what it holds; what it cannot is failed uncollectable',
+  async (t) => {
+    const buyer = await deferredBuyer(devnet, 10n ** 6n)
+    await buyer.deposit(seller, 5n * PRICE)
+    const last = await callsFor(buyer, 5)
+    // the buyer withdraws 3 prices' worth after the thawing period, before the seller collects
+    const testClient = createTestClient({ chain: devnet.chain, mode: 'anvil', transport: http(devnet.rpcUrl) })
+    await buyer.send('thaw', [seller, devnet.usdcAddress, 3n * PRICE])
+    await testClient.increaseTime({ seconds: Number(DEVNET_ESCROW_THAWING_PERIOD) + 1 })
+    await testClient.mine({ blocks: 1 })
+    await buyer.send('withdraw', [seller, devnet.usdcAddress])
+    await collector().runOnce({ force: true })
+    t.same(
+      await statusesOf(buyer.address),
+      ['settled', 'settled', 'failed', 'failed', 'failed'],
+      'the two calls the escrow covered are settled; the three it cannot pay (its account is empty) failed',
+    )
+    // (that run also collected what the earlier tests left served; from here only this buyer's count)
+    const sellerBefore = (await usdcBalance(seller)) - 2n * PRICE
+    const blocked = await deps.db
+      .selectFrom('payer_blocks')
+      .select('reason')
+      .where('payer', '=', buyer.address.toLowerCase())
+      .executeTakeFirst()
+    t.equal(blocked?.reason, 'uncollectable', 'the buyer is blocked')
+    // a deposit afterwards: the failed calls stay failed, but the stored voucher can still be collected
+    await buyer.deposit(seller, 3n * PRICE)
+    await collector().runOnce({ force: true })
+    t.same(await statusesOf(buyer.address), ['settled', 'settled', 'failed', 'failed', 'failed'], 'final')
+    const r = await collector().collectVoucher(last.id, last.nonce, async () => true)
+    t.equal(r.outcome, 'collected', 'the facilitator settle collects the stored voucher')
+    t.equal((await usdcBalance(seller)) - sellerBefore, 5n * PRICE, 'nothing lost, nothing twice')
+  },
+)
 
 t.test('a collection whose worker died (kill -9) is decided from the chain', async (t) => {
   const buyer = await deferredBuyer(devnet, 10n ** 6n)

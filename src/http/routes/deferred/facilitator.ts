@@ -94,7 +94,8 @@ export function deferredFacilitatorRoutes(deps: Deps) {
     const lock = createRelayerLock(deps.redis, deps.key)
     // the proxy's own verify and reserve, in this process
     const recovery = createSignerRecovery({ threads: 0 })
-    const scheme = createDeferredScheme(deps, { recovery, escrow })
+    // every read fresh (a route, not the hot path): no cache, so nothing to watch
+    const scheme = createDeferredScheme(deps, { recovery, escrow, balanceTtlMs: 0, maxStaleMs: 0, watch: false })
     const collector = new DeferredCollector(deps, { escrow, log: app.log })
 
     /** escrow and chainId must be this platform's; the problem, or undefined */
