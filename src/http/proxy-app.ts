@@ -16,6 +16,7 @@ import { createPaymentIdentifierStore } from '../db/payment-identifier-store.js'
 import { createAccessGrantStore } from '../db/access-grant-store.js'
 import type { PaidCallHooks } from '../proxy/paid-call/test-hooks.js'
 import { mcpRoute } from '../proxy/mcp-route.js'
+import { originRoutes } from '../proxy/origin-routes.js'
 import { paidRoute } from '../proxy/paid-route.js'
 import { paymentLookupRoutes } from '../proxy/payment-lookup.js'
 import { createUpstreamClient, type UpstreamOptions } from '../proxy/upstream.js'
@@ -180,5 +181,6 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
   await app.register(paidRoute(paidCall, createHttpTransport(deps.config.chain)))
   await app.register(mcpRoute(paidCall, createMcpTransport(deps.config.chain), table))
   await app.register(paymentLookupRoutes(deps))
+  await app.register(originRoutes(table, deps.config))
   return app
 }

@@ -222,6 +222,8 @@ export async function createEndpointTable(
   timer.unref()
   return {
     get: (path: string) => table.get(path),
+    /** the whole current table; a new Map after every reload, so it can key a cache */
+    current: (): ReadonlyMap<string, EndpointEntry> => table,
     /** the endpoints of `/<namespace>/<service>`, by slug (empty when there is no such service) */
     service(namespace: string, service: string): readonly EndpointEntry[] {
       if (servicesOf !== table || !services) {
