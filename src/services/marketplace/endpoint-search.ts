@@ -130,7 +130,11 @@ export class EndpointSearchIndex<E extends SearchableEndpoint = SearchableEndpoi
     this.#order = new Int32Array(n)
     this.#byOrder = Int32Array.from(sorted)
     sorted.forEach((doc, place) => (this.#order[doc] = place))
-    for (let i = 0; i < n; i++) this.#indexDoc(i, this.#docs[i])
+    const building = new Map<string, { docs: number[]; weights: number[] }>()
+    const best = new Map<string, number>()
+    for (let i = 0; i < n; i++) this.#indexDoc(i, this.#docs[i], building, best)
+    for (const [w, p] of building)
+      this.#postings.set(w, { docs: Int32Array.from(p.docs), weights: Uint8Array.from(p.weights) })
     this.#vocab = [...this.#postings.keys()]
     this.#vocabStarts = new Int32Array(this.#vocab.length)
     let at = 0
@@ -147,8 +151,13 @@ export class EndpointSearchIndex<E extends SearchableEndpoint = SearchableEndpoi
     return this.#docs.length
   }
 
-  #indexDoc(i: number, d: E): void {
-    const best = new Map<string, number>()
+  #indexDoc(
+    i: number,
+    d: E,
+    postings: Map<string, { docs: number[]; weights: number[] }>,
+    best: Map<string, number>,
+  ): void {
+    best.clear()
     const add = (text: string, weight: number) => {
       for (const w of wordsOf(text)) if ((best.get(w) ?? 0) < weight) best.set(w, weight)
     }
@@ -160,8 +169,8 @@ export class EndpointSearchIndex<E extends SearchableEndpoint = SearchableEndpoi
     add(d.namespace ?? '', NAME)
     add(d.slug, NAME)
     for (const [w, weight] of best) {
-      let p = this.#postings.get(w)
-      if (!p) this.#postings.set(w, (p = { docs: [], weights: [] }))
+      let p = postings.get(w)
+      if (!p) postings.set(w, (p = { docs: [], weights: [] }))
       p.docs.push(i)
       p.weights.push(weight)
     }
@@ -288,12 +297,9 @@ class TopKeys {
     const keys = this.#keys
     if (keys.length === this.limit) {
       // ascending: keys[0] is the worst kept
-      if (key <= keys[0]) {
-        this.below++
-        return
-      }
-      keys.shift()
       this.below++
+      if (key <= keys[0]) return
+      keys.shift()
     }
     let lo = 0
     let hi = keys.length
