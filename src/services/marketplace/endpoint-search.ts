@@ -85,18 +85,18 @@ const MAX_WORDS = 16
 const ORDER_BITS = 2 ** 22
 export const MAX_INDEXED = ORDER_BITS - 1
 
-/** Lower-case words of a text: letters and digits, everything else separates. */
+/** Lower-case words of a text: ASCII spaces and punctuation separate; letters of any script and digits do not. */
 export function wordsOf(text: string): string[] {
   return text
     .toLowerCase()
-    .split(/[^\p{L}\p{N}]+/u)
+    .split(/[^a-z0-9\u0080-\uffff]+/)
     .filter(Boolean)
 }
 
 interface Posting {
-  docs: number[]
+  docs: Int32Array
   /** the best field weight of the word in each doc */
-  weights: number[]
+  weights: Uint8Array
 }
 
 /** A search index over one set of endpoints; immutable once built. */
