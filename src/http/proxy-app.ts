@@ -121,9 +121,12 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
   const uptoFacilitators = deps.config.relayerKeys.map((k) => privateKeyToAccount(k).address)
   if (deps.config.upto.enabled && uptoFacilitators.length > 0)
     schemes.push(createUptoScheme(deps, { credit, recovery, smartWallets, facilitators: uptoFacilitators }))
+  const handlers = await loadHandlerRegistry(opts.handlersDir)
   const table = await createEndpointTable(deps, {
     onError: (err) => app.log.error({ err }, 'endpoint table reload failed'),
     requirementOf: (offer) => schemes.find((s) => s.name === offer.scheme)?.requirement?.(offer),
+    // each hosted endpoint's 402 declares its module's example input (bazaar `info.input`)
+    exampleOf: (handler) => handlers.get(handler)?.module.example as Record<string, unknown> | undefined,
   })
   const ledger = createLedgerWriter(deps.db)
   const accessUses = createAccessUseWriter(deps.db)
@@ -159,7 +162,7 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
     upstreamMcp,
     sync: opts.sync,
     maxPaymentHeaderBytes: deps.config.x402.maxHeaderBytes,
-    handlers: await loadHandlerRegistry(opts.handlersDir),
+    handlers,
     providers: opts.providers ?? deps.config.handlerProviders,
     allowPrivateNetwork: opts.allowPrivateNetwork ?? false,
     defaultTimeoutMs: deps.config.handlers.timeoutMs,
