@@ -27,6 +27,8 @@ export const DEFAULT_PAGE = 100
 export const MAX_PAGE = 1000
 /** Rendered pages kept per snapshot (LRU by total body size), so a repeated query costs a lookup. */
 export const PAGE_CACHE_BYTES = 32 * 1024 * 1024
+/** Endpoint search pages kept per snapshot (a page is at most 100 endpoints) */
+export const SEARCH_CACHE_PAGES = 2000
 
 export interface ListQuery extends MarketplaceFilters {
   limit?: number
@@ -72,6 +74,7 @@ export function createMarketplace(deps: Pick<Deps, 'db' | 'redis' | 'config' | '
   let subscriber: ReturnType<Deps['redis']['duplicate']> | undefined
   // a new snapshot starts with an empty cache, so nothing stale can be served from it
   const pages = new WeakMap<Snapshot, { byKey: Map<string, ListPage>; bytes: number }>()
+  const searches = new WeakMap<Snapshot, Map<string, { total: number; nextCursor: string | undefined; body: string }>>()
 
   function invalidate(): void {
     generation++
@@ -211,13 +214,22 @@ export function createMarketplace(deps: Pick<Deps, 'db' | 'redis' | 'config' | '
    * best first, each with its score.
    */
   function searchEndpoints(snap: Snapshot, q: EndpointSearchQuery, network: FilterNetwork) {
+    const key = JSON.stringify([network, { ...q, maxPrice: q.maxPrice?.toString() }])
+    let cache = searches.get(snap)
+    if (!cache) searches.set(snap, (cache = new Map()))
+    const hit = cache.get(key)
+    if (hit) return hit
     const page = snap.views[network].endpoints.search(q)
     const items = page.hits.map((h) => `{"score":${h.score},${h.endpoint.json.slice(1)}`)
-    return {
+    const rendered = {
       total: page.total,
       nextCursor: page.nextCursor,
       body: `{"items":[${items.join(',')}],"total":${page.total},"nextCursor":${JSON.stringify(page.nextCursor ?? null)}}`,
     }
+    // a repeated query costs a lookup; the oldest of SEARCH_CACHE_PAGES goes first
+    if (cache.size >= SEARCH_CACHE_PAGES) cache.delete(cache.keys().next().value!)
+    cache.set(key, rendered)
+    return rendered
   }
 
   /**
