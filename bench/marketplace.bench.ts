@@ -1,7 +1,7 @@
 /**
  * Marketplace read path at 10,000 entries / 50,000 endpoints: p50/p99 and requests/s for list
  * (no filter, each filter, search), get and discovery, against a bare Fastify route in the same
- * run. Over real HTTP on loopback (undici, one keep-alive connection, one request at a time), so
+ * run; then the endpoint search index alone at 100,000 endpoints (bench/endpoint-search-case.ts). Over real HTTP on loopback (undici, one keep-alive connection, one request at a time), so
  * the times are what a client next to the server sees; the ratio to the bare route is the figure
  * to compare across machines. (app.inject was used before: its own payload copying dominated the
  * p99 of large pages, not the server.)
@@ -13,6 +13,7 @@ import { Agent, request } from 'undici'
 import { sql } from 'kysely'
 import { buildWebApp } from '../src/http/web-app.js'
 import { testDeps } from '../test/helpers/test-env.js'
+import { printEndpointSearchCase, runEndpointSearchCase } from './endpoint-search-case.js'
 
 const ENTRIES = 10_000
 const PLATFORM_SERVICES = 2_000
@@ -168,6 +169,19 @@ results.push(
   }),
 )
 
+// endpoint search over the same 50,000 endpoints: a repeated query (its page cached per snapshot),
+// and a query not seen before each time ("agent <n>": one entry's endpoints, among 40,000 "agent" matches)
+results.push(
+  await measure(app, 'endpoint search, repeated query', '/api/v1/endpoints?search=operation&limit=20', N / 4),
+)
+results.push(
+  await measure(
+    app,
+    'uncached: endpoint search, distinct words',
+    (i) => `/api/v1/endpoints?search=agent+${1 + (i % 8000)}&limit=20`,
+    N / 4,
+  ),
+)
 const base = results[0]
 console.log(
   `marketplace bench: ${ENTRIES} entries, ${ENTRIES * ENDPOINTS_PER_ENTRY} endpoints (seed ${Math.round(seedMs)} ms, first snapshot ${Math.round(coldMs)} ms)`,
@@ -197,6 +211,9 @@ for (const r of results) {
   )
 }
 
+// the endpoint search index at 100,000 endpoints (in process; its HTTP route adds what the rows above show)
+console.log('')
+printEndpointSearchCase(runEndpointSearchCase(100_000))
 await app.close()
 await bare.close()
 await agent.close()

@@ -8,6 +8,7 @@
  *   const agents = await market.listAgents({ category: 'Crypto', search: 'risk' })
  *   const one = await market.getAgent(agents[0].id)
  */
+import type { EndpointListingDTO } from './services/marketplace/endpoint-listing.js'
 import type { CuratedAgentDTO, CuratedAgentSource, FilterNetwork } from './services/marketplace/types.js'
 
 export type {
@@ -19,6 +20,7 @@ export type {
   FilterNetwork,
   PricingConfig,
 } from './services/marketplace/types.js'
+export type { EndpointListingDTO } from './services/marketplace/endpoint-listing.js'
 
 /** The production API address (Base mainnet); pass `baseUrl` for sandbox, staging or a local server. */
 export const DEFAULT_MARKETPLACE_BASE_URL = 'https://api.tollgate.example'
@@ -42,6 +44,34 @@ export interface ListAgentsFilters {
   search?: string
   /** overrides the deployment's default network */
   network?: FilterNetwork
+}
+
+export interface SearchEndpointsFilters {
+  /** words; the best matches come first (slug and name above tags and inputs, above the description) */
+  search?: string
+  /** the seller's namespace (`tollgate` for the hosted endpoints) */
+  namespace?: string
+  /** in USDC, inclusive: "0.01" */
+  maxPrice?: string
+  /** an x402 scheme the endpoint offers: exact, deferred */
+  scheme?: string
+  /** an HTTP method it takes */
+  method?: string
+  /** overrides the deployment's default network */
+  network?: FilterNetwork
+  /** list the made-up "(example)" catalog listings too (their URLs do not resolve) */
+  includeExamples?: boolean
+  /** per page, 1 to 100 (default 20) */
+  limit?: number
+  /** `nextCursor` of the previous page */
+  cursor?: string
+}
+
+/** One page of endpoints, best first, each with its score. */
+export interface EndpointSearchPage {
+  items: Array<EndpointListingDTO & { score: number }>
+  total: number
+  nextCursor: string | null
 }
 
 export interface ListAgentsOptions {
@@ -86,6 +116,8 @@ export interface MarketplaceClient {
    * MarketplaceNotFoundError on 404 (no listed entry has the id).
    */
   getAgent(id: string, opts?: { network?: FilterNetwork; signal?: AbortSignal }): Promise<CuratedAgentDTO>
+  /** One page of the endpoints (of every entry) matching the words and filters, best first. */
+  searchEndpoints(filters?: SearchEndpointsFilters, opts?: { signal?: AbortSignal }): Promise<EndpointSearchPage>
 }
 
 export function createMarketplaceClient(opts: MarketplaceClientOptions = {}): MarketplaceClient {
@@ -133,6 +165,13 @@ export function createMarketplaceClient(opts: MarketplaceClientOptions = {}): Ma
       if (res.status === 404) throw new MarketplaceNotFoundError(id, body)
       if (!res.ok) fail(res, body)
       return body as CuratedAgentDTO
+    },
+    async searchEndpoints(filters = {}, o = {}) {
+      const params = new URLSearchParams()
+      for (const [k, v] of Object.entries(filters)) if (v !== undefined) params.set(k, String(v))
+      const { res, body } = await request(`/api/v1/endpoints${params.size ? `?${params}` : ''}`, o.signal)
+      if (!res.ok) fail(res, body)
+      return body as EndpointSearchPage
     },
   }
 }

@@ -33,6 +33,7 @@ paying:
   payments status <id>   a payment the agent signed, with its settlement
   payments list [--agent a] [--since t] [--status s]
                          payments by your agents or to your endpoints
+  search <words>         paid endpoints by what they do: price, methods, the command that pays
   marketplace list|show  the marketplace catalogue
   mcp [--remote <url>]   an MCP server on stdio for agent hosts (Claude Desktop, Cursor): search,
                          describe and call paid endpoints and MCP tools from the agent wallet
@@ -79,6 +80,7 @@ type Run = (args: string[], cmd: Command) => Promise<number>
 export const COMMANDS: Record<string, () => Promise<Run>> = {
   fetch: async () => (await import('./commands/fetch.js')).fetchCommand,
   marketplace: async () => (await import('./commands/marketplace.js')).marketplaceCommand,
+  search: async () => (await import('./commands/search.js')).searchCommand,
   payments: async () => (await import('./commands/payments.js')).paymentsCommand,
   budget: async () => (await import('./commands/budget.js')).budgetCommand,
   escrow: async () => (await import('./commands/escrow.js')).escrowCommand,

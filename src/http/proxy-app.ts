@@ -16,6 +16,7 @@ import { createPaymentIdentifierStore } from '../db/payment-identifier-store.js'
 import { createAccessGrantStore } from '../db/access-grant-store.js'
 import type { PaidCallHooks } from '../proxy/paid-call/test-hooks.js'
 import { mcpRoute } from '../proxy/mcp-route.js'
+import { originRoutes } from '../proxy/origin-routes.js'
 import { paidRoute } from '../proxy/paid-route.js'
 import { paymentLookupRoutes } from '../proxy/payment-lookup.js'
 import { createUpstreamClient, type UpstreamOptions } from '../proxy/upstream.js'
@@ -120,9 +121,12 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
   const uptoFacilitators = deps.config.relayerKeys.map((k) => privateKeyToAccount(k).address)
   if (deps.config.upto.enabled && uptoFacilitators.length > 0)
     schemes.push(createUptoScheme(deps, { credit, recovery, smartWallets, facilitators: uptoFacilitators }))
+  const handlers = await loadHandlerRegistry(opts.handlersDir)
   const table = await createEndpointTable(deps, {
     onError: (err) => app.log.error({ err }, 'endpoint table reload failed'),
     requirementOf: (offer) => schemes.find((s) => s.name === offer.scheme)?.requirement?.(offer),
+    // each hosted endpoint's 402 declares its module's example input (bazaar `info.input`)
+    exampleOf: (handler) => handlers.get(handler)?.module.example as Record<string, unknown> | undefined,
   })
   const ledger = createLedgerWriter(deps.db)
   const accessUses = createAccessUseWriter(deps.db)
@@ -165,7 +169,7 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
     upstreamMcp,
     sync: opts.sync,
     maxPaymentHeaderBytes: deps.config.x402.maxHeaderBytes,
-    handlers: await loadHandlerRegistry(opts.handlersDir),
+    handlers,
     providers: opts.providers ?? deps.config.handlerProviders,
     allowPrivateNetwork: opts.allowPrivateNetwork ?? false,
     defaultTimeoutMs: deps.config.handlers.timeoutMs,
@@ -187,5 +191,6 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
   await app.register(paidRoute(paidCall, createHttpTransport(deps.config.chain)))
   await app.register(mcpRoute(paidCall, createMcpTransport(deps.config.chain), table))
   await app.register(paymentLookupRoutes(deps))
+  await app.register(originRoutes(table, deps.config))
   return app
 }

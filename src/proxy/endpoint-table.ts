@@ -57,11 +57,15 @@ export interface SchemeOffer {
 /** The v2 requirement of an offered scheme other than exact (undefined: not offered in this process). */
 export type RequirementOf = (offer: SchemeOffer) => PaymentRequirementsV2 | undefined
 
+/** A hosted handler's example input (its module's `example`), for the Bazaar declaration of its 402. */
+export type ExampleOf = (handler: string) => Record<string, unknown> | undefined
+
 /** Reads every enabled endpoint of every enabled service, with its precomputed challenges. */
 export async function loadEndpoints(
   db: Kysely<Database>,
   config: Readonly<Config>,
   requirementOf?: RequirementOf,
+  exampleOf?: ExampleOf,
 ): Promise<Map<string, EndpointEntry>> {
   const rows = await db
     .selectFrom('endpoints as e')
@@ -123,6 +127,7 @@ export async function loadEndpoints(
         maxTimeoutSeconds: config.x402.maxTimeoutSeconds,
         chain: config.chain,
         inputSchema: inputSchema as InputSchema | undefined,
+        inputExample: r.handler ? exampleOf?.(r.handler) : undefined,
         method,
         extraAccepts,
         paymentIdentifier: true,
@@ -179,9 +184,14 @@ export async function loadEndpoints(
  */
 export async function createEndpointTable(
   deps: { db: Kysely<Database>; redis: RedisClient; config: Readonly<Config>; key(...p: string[]): string },
-  opts: { reloadMs?: number; onError?: (err: unknown) => void; requirementOf?: RequirementOf } = {},
+  opts: {
+    reloadMs?: number
+    onError?: (err: unknown) => void
+    requirementOf?: RequirementOf
+    exampleOf?: ExampleOf
+  } = {},
 ) {
-  let table = await loadEndpoints(deps.db, deps.config, opts.requirementOf)
+  let table = await loadEndpoints(deps.db, deps.config, opts.requirementOf, opts.exampleOf)
   // the endpoints of each service, for its MCP server's tool list; built from the table it belongs to
   let services: Map<string, EndpointEntry[]> | undefined
   let servicesOf: Map<string, EndpointEntry> | undefined
@@ -192,7 +202,7 @@ export async function createEndpointTable(
       again = true
       return reloading
     }
-    reloading = loadEndpoints(deps.db, deps.config, opts.requirementOf)
+    reloading = loadEndpoints(deps.db, deps.config, opts.requirementOf, opts.exampleOf)
       .then((t) => {
         table = t
       })
@@ -222,6 +232,8 @@ export async function createEndpointTable(
   timer.unref()
   return {
     get: (path: string) => table.get(path),
+    /** the whole current table; a new Map after every reload, so it can key a cache */
+    current: (): ReadonlyMap<string, EndpointEntry> => table,
     /** the endpoints of `/<namespace>/<service>`, by slug (empty when there is no such service) */
     service(namespace: string, service: string): readonly EndpointEntry[] {
       if (servicesOf !== table || !services) {

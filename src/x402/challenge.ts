@@ -52,6 +52,8 @@ export interface ChallengeInput {
   chain: ChallengeChain
   method: string
   inputSchema?: InputSchema
+  /** a valid input (query parameters or JSON body): the Bazaar declaration's example request */
+  inputExample?: Record<string, unknown>
   /** JSON Schema or description of the output; `example` in it is used for Bazaar v2 */
   outputDescription?: Record<string, unknown>
   /** advertise to discovery services (v1 `discoverable`, v2 `extensions.bazaar`); default true */
@@ -177,7 +179,9 @@ export function buildChallenge(input: ChallengeInput): Challenge {
   const resource: ResourceInfo = { url: resourceUrl }
   if (input.description !== '') resource.description = input.description
   if (input.mimeType !== '') resource.mimeType = input.mimeType
-  const bazaar = discoverable ? bazaarExtension(method, input.inputSchema, input.outputDescription) : undefined
+  const bazaar = discoverable
+    ? bazaarExtension(method, input.inputSchema, input.outputDescription, input.inputExample)
+    : undefined
 
   // v2 members in a fixed order with `error` last, so withError only encodes a short tail
   const v2NoError: Omit<PaymentRequiredV2, 'error'> = {
@@ -334,6 +338,7 @@ function bazaarExtension(
   method: string,
   inputSchema: InputSchema | undefined,
   outputDescription: Record<string, unknown> | undefined,
+  inputExample: Record<string, unknown> = {},
 ): Record<string, unknown> | undefined {
   const isQuery = QUERY_METHODS.has(method)
   if (!isQuery && !BODY_METHODS.has(method)) return undefined
@@ -364,7 +369,9 @@ function bazaarExtension(
       }
   return {
     info: {
-      input: isQuery ? { type: 'http', method, queryParams: {} } : { type: 'http', method, bodyType: 'json', body: {} },
+      input: isQuery
+        ? { type: 'http', method, queryParams: inputExample }
+        : { type: 'http', method, bodyType: 'json', body: inputExample },
       ...infoOutput,
     },
     schema: {

@@ -24,7 +24,7 @@ agent's platform wallet within its spend caps and allowlist. It uses the agent k
 of the context (--context, TOLLGATE_CONTEXT) or of TOLLGATE_AGENT_KEY and TOLLGATE_API_URL.
 
 tools:
-  search_marketplace     paid APIs in the marketplace, with their prices
+  search_marketplace     paid endpoints by what they do, with prices and call_endpoint arguments
   describe_endpoint      an endpoint's (or a paid MCP tool's) price and input schema; pays nothing
   call_endpoint          call an x402 HTTP endpoint, paying its price
   call_mcp_tool          call a tool of a paid MCP server, paying its price

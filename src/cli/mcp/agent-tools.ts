@@ -31,13 +31,18 @@ export const AGENT_TOOLS: AgentTool[] = [
   {
     name: 'search_marketplace',
     description:
-      'Search the Tollgate marketplace for paid APIs: entries with their endpoints (URL, methods, price in USDC, description). Platform services can also be called as MCP tools (call_mcp_tool). Free.',
+      'Search the Tollgate marketplace for paid API endpoints by what they do, best match first: each with its URL, methods, price in USDC, description and input fields, and the arguments to pass to call_endpoint to call it (platform endpoints also name their MCP server and tool for call_mcp_tool). Example listings (made-up hosts) are left out. Free.',
     inputSchema: {
       type: 'object',
       properties: {
-        query: { type: 'string', maxLength: 200, description: 'words to search names, descriptions and tags for' },
-        category: { type: 'string', maxLength: 100 },
-        source: { type: 'string', enum: ['catalog', 'bazaar', 'platform'] },
+        query: { type: 'string', maxLength: 200, description: 'words saying what the endpoint should do, e.g. "hash"' },
+        namespace: { type: 'string', maxLength: 64, description: "one seller's endpoints (tollgate: the hosted ones)" },
+        max_price_usdc: {
+          type: 'string',
+          pattern: '^[0-9]{1,12}(\\.[0-9]{1,6})?$',
+          description: 'at most this per call',
+        },
+        method: { type: 'string', enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] },
         network: {
           type: 'string',
           enum: ['base', 'base-sepolia'],
@@ -110,45 +115,38 @@ export const AGENT_TOOLS: AgentTool[] = [
 async function searchMarketplace(a: Record<string, any>, s: McpSession, signal: AbortSignal): Promise<CallToolResult> {
   const market = createMarketplaceClient({ baseUrl: s.settings.apiUrl, fetch: s.fetch as typeof fetch })
   const filters = Object.fromEntries(
-    Object.entries({ search: a.query, category: a.category, source: a.source, network: a.network }).filter(
-      ([, v]) => v !== undefined,
-    ),
+    Object.entries({
+      search: a.query?.trim() || undefined,
+      namespace: a.namespace,
+      maxPrice: a.max_price_usdc,
+      method: a.method,
+      network: a.network,
+      limit: a.limit ?? 10,
+    }).filter(([, v]) => v !== undefined),
   )
-  const all = (await market.listAgents(filters as never, { signal })) as Array<Record<string, any>>
-  const entries = all.slice(0, a.limit ?? 10).map((e) => ({
-    id: e.id,
-    name: e.name,
-    description: e.description,
-    category: e.category,
-    source: e.source,
-    endpoints: (Array.isArray(e.endpoints) ? e.endpoints : []).map((p: Record<string, any>) => ({
-      url: p.url,
-      methods: p.methods,
-      price_usdc: p.pricing_config?.amountAtomicUnit ? formatUsdc(p.pricing_config.amountAtomicUnit) : null,
-      description: p.description,
-      ...(e.source === 'platform' ? mcpToolOf(p.url) : {}),
-    })),
-  }))
-  const lines = entries.flatMap((e) => [
-    `${e.name} (${e.id}) [${e.category}]${e.description ? `: ${e.description}` : ''}`,
-    ...e.endpoints.map(
-      (p: Record<string, any>) =>
-        `  ${(p.methods ?? []).join('|')} ${p.url}  ${p.price_usdc ?? '?'} USDC${p.description ? `  ${p.description}` : ''}${p.mcp_server ? `  (MCP: tool ${p.mcp_tool} at ${p.mcp_server})` : ''}`,
-    ),
-  ])
-  const head = `${all.length} entr${all.length === 1 ? 'y' : 'ies'}${all.length > entries.length ? `, the first ${entries.length} shown` : ''}`
+  const page = await market.searchEndpoints(filters, { signal })
+  const endpoints = page.items.map((e) => {
+    const method = e.methods.includes('GET') ? 'GET' : (e.methods[0] ?? 'POST')
+    return {
+      url: e.url,
+      name: e.namespace ? `${e.namespace}/${e.service}/${e.slug}` : `${e.entry.name}: ${e.slug}`,
+      methods: e.methods,
+      price_usdc: e.price.usdc,
+      description: e.description,
+      input_fields: e.inputFields,
+      call_endpoint: { url: e.url, method },
+      ...(e.mcp ? { mcp_server: e.mcp.server, mcp_tool: e.mcp.tool } : {}),
+    }
+  })
+  const lines = endpoints.map(
+    (p) =>
+      `${p.methods.join('|')} ${p.url}  ${p.price_usdc ?? '?'} USDC${p.description ? `  ${p.description}` : ''}${p.input_fields.length ? `  (input: ${p.input_fields.join(', ')})` : ''}${p.mcp_server ? `  (MCP: tool ${p.mcp_tool} at ${p.mcp_server})` : ''}`,
+  )
+  const head = `${page.total} endpoint${page.total === 1 ? '' : 's'}${page.total > endpoints.length ? `, the best ${endpoints.length} shown` : ''}; call one with call_endpoint {url, method}`
   return {
     content: [{ type: 'text', text: [head, ...lines].join('\n') }],
-    structuredContent: { total: all.length, entries },
+    structuredContent: { total: page.total, endpoints },
   }
-}
-
-/** A platform endpoint `<proxy>/<ns>/<svc>/<slug>` is also the tool `<slug>` of `<proxy>/<ns>/<svc>/mcp`. */
-function mcpToolOf(u: unknown): { mcp_server?: string; mcp_tool?: string } {
-  const parsed = typeof u === 'string' ? URL.parse(u) : null
-  const parts = parsed?.pathname.split('/').filter(Boolean) ?? []
-  if (!parsed || parts.length !== 3) return {}
-  return { mcp_server: `${parsed.origin}/${parts[0]}/${parts[1]}/mcp`, mcp_tool: parts[2] }
 }
 
 async function describeEndpoint(a: Record<string, any>, s: McpSession, signal: AbortSignal): Promise<CallToolResult> {

@@ -1,4 +1,4 @@
-/* global URLSearchParams */
+/* global URL, URLSearchParams */
 // Marketplace: browse and filter the x402 agents buyers can pay here (GET /api/v1/agents/marketplace),
 // each entry's endpoints with their price and a `tollgate fetch` command to copy.
 import { api } from './api.js'
@@ -12,6 +12,34 @@ export function fetchCommand(url, method) {
   return method === 'GET'
     ? `npx tollgate fetch -X GET ${quoted}`
     : `npx tollgate fetch -X ${method} ${quoted} --json '{}'`
+}
+
+/**
+ * A made-up listing (the starter catalog's "(example)" entries, hosts under `.example`), as
+ * src/services/marketplace/example-entry.ts decides: hidden unless asked for, never runnable.
+ */
+export function isExample(e) {
+  if (e.source === 'platform') return false
+  if (/\(example\)\s*$/i.test(e.name)) return true
+  const exampleHost = (u) => {
+    try {
+      const host = new URL(u).hostname.toLowerCase()
+      return host === 'example' || host.endsWith('.example')
+    } catch {
+      return false
+    }
+  }
+  return e.endpoints.length > 0 && e.endpoints.every((ep) => exampleHost(ep.url))
+}
+
+/** "0.001 USDC" or "0.001–0.01 USDC" over an entry's endpoints. */
+export function priceRange(e) {
+  const usdc = e.endpoints.filter((ep) => ep.pricing_config.currency.toUpperCase() === 'USDC')
+  if (!usdc.length) return ''
+  const amounts = usdc.map((ep) => BigInt(ep.pricing_config.amountAtomicUnit))
+  const lo = amounts.reduce((a, b) => (b < a ? b : a))
+  const hi = amounts.reduce((a, b) => (b > a ? b : a))
+  return lo === hi ? `${units(String(lo), 6)} USDC` : `${units(String(lo), 6)}–${units(String(hi), 6)} USDC`
 }
 
 export async function marketplaceView(show) {
@@ -35,10 +63,17 @@ export async function marketplaceView(show) {
     h('option', { value: '' }, 'all'),
     ['platform', 'catalog', 'bazaar'].map((s) => h('option', { value: s }, s)),
   )
+  const examples = h('input', { id: 'market-examples', type: 'checkbox' })
   const results = h('div', { id: 'market-results' })
   const count = h('p', { id: 'market-count', role: 'status' })
-  const render = (entries) => {
+  const hiddenNote = h('p', { id: 'market-hidden', class: 'hint' })
+  let last = all
+  const render = (listed) => {
+    last = listed
+    const entries = examples.checked ? listed : listed.filter((e) => !isExample(e))
+    const hidden = listed.length - entries.length
     count.textContent = `${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}`
+    hiddenNote.textContent = hidden ? `${hidden} example ${hidden === 1 ? 'listing' : 'listings'} hidden` : ''
     results.replaceChildren(
       ...(entries.length ? entries.map(entryCard) : [h('p', { class: 'empty' }, 'No entry matches these filters.')]),
     )
@@ -67,8 +102,10 @@ export async function marketplaceView(show) {
     category,
     h('label', { for: 'market-source' }, 'Source'),
     source,
+    h('label', { for: 'market-examples' }, examples, ' Include examples'),
     apply,
   )
+  examples.addEventListener('change', () => render(last))
   render(all)
   show(
     h('h1', {}, 'Marketplace'),
@@ -79,6 +116,7 @@ export async function marketplaceView(show) {
     ),
     form,
     count,
+    hiddenNote,
     results,
   )
 }
@@ -99,8 +137,14 @@ function entryCard(e) {
   return h(
     'section',
     { class: 'market-entry', 'data-entry': e.id, 'aria-labelledby': `market-name-${e.id}` },
-    h('h2', { id: `market-name-${e.id}` }, e.name),
-    h('p', { class: 'hint' }, `${e.category} · ${e.source}${e.tags.length ? ` · ${e.tags.join(', ')}` : ''}`),
+    h('h2', { id: `market-name-${e.id}` }, e.name, isExample(e) && !/\(example\)/i.test(e.name) ? ' (example)' : ''),
+    h(
+      'p',
+      { class: 'hint' },
+      `${e.category} · ${e.source}${priceRange(e) ? ` · ${priceRange(e)}` : ''}${e.tags.length ? ` · ${e.tags.join(', ')}` : ''}`,
+    ),
+    isExample(e) &&
+      h('p', { class: 'hint' }, 'An example listing: its hosts do not resolve, nothing here is callable.'),
     e.description && h('p', {}, e.description),
     (e.url || e.docs_url) &&
       h(
@@ -116,6 +160,7 @@ function entryCard(e) {
 }
 
 function endpointTable(e) {
+  const example = isExample(e)
   const rows = e.endpoints.map((ep) => {
     const method = ep.methods.includes('GET') ? 'GET' : ep.methods[0]
     const command = h('code', { class: 'command' }, fetchCommand(ep.url, method))
@@ -126,7 +171,9 @@ function endpointTable(e) {
       h('td', {}, h('code', {}, ep.url), ep.description && h('div', { class: 'hint' }, ep.description)),
       h('td', {}, ep.methods.join(', ')),
       h('td', {}, `${units(price.amountAtomicUnit, 6)} ${price.currency}`),
-      h('td', { class: 'command-cell' }, command, copyButton(command.textContent, command)),
+      example
+        ? h('td', { class: 'command-cell' }, 'not callable (example)')
+        : h('td', { class: 'command-cell' }, command, copyButton(command.textContent, command)),
     )
   })
   return table(['URL', 'Methods', 'Price per call', 'Call it with the CLI'], rows, 'No endpoints on this network.')

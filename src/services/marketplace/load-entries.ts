@@ -13,6 +13,16 @@ export interface LoadedEntries {
   entries: CuratedAgentDTO[]
   /** response mime type of platform endpoints, for the discovery shape */
   mimeTypes: Map<string, string>
+  /** where each platform endpoint lives and what it takes, for the endpoint search */
+  platform?: Map<string, PlatformEndpointInfo>
+}
+
+export interface PlatformEndpointInfo {
+  namespace: string
+  service: string
+  slug: string
+  /** the top-level fields of its input schema */
+  inputFields: string[]
 }
 
 // the foundation tables declare timestamps as Generated<ColumnType<Date>>, which Kysely selects as the ColumnType itself
@@ -26,7 +36,7 @@ const methodsOf = (m: string[]): EndpointMethod[] =>
  */
 export async function loadEntries(deps: Pick<Deps, 'db' | 'config'>): Promise<LoadedEntries> {
   const [platform, curated] = await Promise.all([loadPlatform(deps), loadCurated(deps)])
-  return { entries: [...platform.entries, ...curated], mimeTypes: platform.mimeTypes }
+  return { entries: [...platform.entries, ...curated], mimeTypes: platform.mimeTypes, platform: platform.platform }
 }
 
 async function loadPlatform({ db, config }: Pick<Deps, 'db' | 'config'>): Promise<LoadedEntries> {
@@ -65,6 +75,7 @@ async function loadPlatform({ db, config }: Pick<Deps, 'db' | 'config'>): Promis
         'e.description',
         'e.mime_type',
         'e.schemes',
+        'e.input_schema',
         'e.created_at',
         'e.updated_at',
       ])
@@ -79,11 +90,19 @@ async function loadPlatform({ db, config }: Pick<Deps, 'db' | 'config'>): Promis
     else byService.set(e.service_id, [e])
   }
   const mimeTypes = new Map<string, string>()
+  const platform = new Map<string, PlatformEndpointInfo>()
   const entries = services.map((s): CuratedAgentDTO => {
     let updated = Math.max(ms(s.updated_at), ms(s.seller_updated_at))
     const eps = (byService.get(s.id) ?? []).map((e): CuratedAgentEndpointDTO => {
       updated = Math.max(updated, ms(e.updated_at))
       mimeTypes.set(e.id, e.mime_type)
+      const properties = (e.input_schema as { properties?: unknown } | null)?.properties
+      platform.set(e.id, {
+        namespace: s.namespace,
+        service: s.name,
+        slug: e.slug,
+        inputFields: properties && typeof properties === 'object' ? Object.keys(properties) : [],
+      })
       return {
         id: e.id,
         curated_agent_id: s.id,
@@ -128,7 +147,7 @@ async function loadPlatform({ db, config }: Pick<Deps, 'db' | 'config'>): Promis
       updated_at: updated,
     }
   })
-  return { entries, mimeTypes }
+  return { entries, mimeTypes, platform }
 }
 
 async function loadCurated({ db }: Pick<Deps, 'db'>): Promise<CuratedAgentDTO[]> {

@@ -2,9 +2,11 @@ import { createHash } from 'node:crypto'
 import { sql } from 'kysely'
 import type { Deps } from '../../deps.js'
 import { registryChannel } from '../registry-events.js'
+import type { EndpointSearchQuery } from './endpoint-search.js'
+import type { IndexedEndpoint } from './endpoint-listing.js'
 import { loadEntries } from './load-entries.js'
 import { buildSnapshot, type IndexedEntry, type NetworkView, type Snapshot } from './snapshot.js'
-import type { FilterNetwork, MarketplaceFilters } from './types.js'
+import { networkOfCaip2, type FilterNetwork, type MarketplaceFilters } from './types.js'
 import { duplicateClient } from '../../redis-client.js'
 
 /** Pub/sub channel for changes to catalog and bazaar entries (the registry has its own). */
@@ -25,6 +27,8 @@ export const DEFAULT_PAGE = 100
 export const MAX_PAGE = 1000
 /** Rendered pages kept per snapshot (LRU by total body size), so a repeated query costs a lookup. */
 export const PAGE_CACHE_BYTES = 32 * 1024 * 1024
+/** Endpoint search pages kept per snapshot (a page is at most 100 endpoints) */
+export const SEARCH_CACHE_PAGES = 2000
 
 export interface ListQuery extends MarketplaceFilters {
   limit?: number
@@ -70,6 +74,7 @@ export function createMarketplace(deps: Pick<Deps, 'db' | 'redis' | 'config' | '
   let subscriber: ReturnType<Deps['redis']['duplicate']> | undefined
   // a new snapshot starts with an empty cache, so nothing stale can be served from it
   const pages = new WeakMap<Snapshot, { byKey: Map<string, ListPage>; bytes: number }>()
+  const searches = new WeakMap<Snapshot, Map<string, { total: number; nextCursor: string | undefined; body: string }>>()
 
   function invalidate(): void {
     generation++
@@ -188,6 +193,10 @@ export function createMarketplace(deps: Pick<Deps, 'db' | 'redis' | 'config' | '
     /** the same page without the cache (tests compare the two) */
     renderPage,
 
+    searchEndpoints,
+
+    bazaarSearch,
+
     get(snap: Snapshot, id: string, network: FilterNetwork): string | undefined {
       return snap.views[network].byId.get(id)?.json
     },
@@ -198,6 +207,51 @@ export function createMarketplace(deps: Pick<Deps, 'db' | 'redis' | 'config' | '
       const items = all.slice(q.offset, q.offset + q.limit)
       return `{"x402Version":2,"items":[${items.join(',')}],"pagination":${JSON.stringify({ limit: q.limit, offset: q.offset, total: all.length })}}`
     },
+  }
+
+  /**
+   * `GET /api/v1/endpoints`: one page of the endpoints on `network` matching the words and filters,
+   * best first, each with its score.
+   */
+  function searchEndpoints(snap: Snapshot, q: EndpointSearchQuery, network: FilterNetwork) {
+    const key = JSON.stringify([network, { ...q, maxPrice: q.maxPrice?.toString() }])
+    let cache = searches.get(snap)
+    if (!cache) searches.set(snap, (cache = new Map()))
+    const hit = cache.get(key)
+    if (hit) return hit
+    const page = snap.views[network].endpoints.search(q)
+    const items = page.hits.map((h) => `{"score":${h.score},${h.endpoint.json.slice(1)}`)
+    const rendered = {
+      total: page.total,
+      nextCursor: page.nextCursor,
+      body: `{"items":[${items.join(',')}],"total":${page.total},"nextCursor":${JSON.stringify(page.nextCursor ?? null)}}`,
+    }
+    // a repeated query costs a lookup; the oldest of SEARCH_CACHE_PAGES goes first
+    if (cache.size >= SEARCH_CACHE_PAGES) cache.delete(cache.keys().next().value!)
+    cache.set(key, rendered)
+    return rendered
+  }
+
+  /**
+   * `GET /discovery/search` in the x402 Bazaar shape (`SearchDiscoveryResourcesResponse`): the
+   * x402-payable endpoints matching the words, best first. `network` (CAIP-2) picks the view, the
+   * deployment's by default; a network, type or extension this platform has none of finds nothing.
+   */
+  function bazaarSearch(
+    snap: Snapshot,
+    q: EndpointSearchQuery & { type?: string; payTo?: string; extensions?: string },
+  ): string {
+    const network = q.network === undefined ? deps.config.chain.network : networkOfCaip2(q.network)
+    const none = network === undefined || (q.type !== undefined && q.type !== 'http') || q.extensions !== undefined
+    const page = none
+      ? { hits: [], nextCursor: undefined }
+      : snap.views[network].endpoints.search({
+          ...q,
+          where: (e: IndexedEndpoint) => e.bazaar !== undefined && (q.payTo === undefined || e.payTo === q.payTo),
+        })
+    const items = page.hits.map((h) => h.endpoint.bazaar!)
+    const pagination = { limit: items.length, cursor: page.nextCursor ?? null }
+    return `{"x402Version":2,"resources":[${items.join(',')}],"partialResults":false,"pagination":${JSON.stringify(pagination)}}`
   }
 
   /** Filters, searches and pages one view; `list` caches what this returns. */

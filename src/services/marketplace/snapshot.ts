@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto'
 import { getAddress } from 'viem'
 import { CHAINS, type Config } from '../../config.js'
+import { EndpointSearchIndex } from './endpoint-search.js'
+import { indexedEndpoint, type IndexedEndpoint } from './endpoint-listing.js'
+import { isExampleEntry } from './example-entry.js'
 import type { LoadedEntries } from './load-entries.js'
 import {
   FILTER_NETWORKS,
@@ -33,6 +36,8 @@ export interface NetworkView {
   offsets: Int32Array
   /** x402 Bazaar discovery items (one per x402-enabled endpoint with a payTo), pre-serialized */
   discovery: string[]
+  /** every endpoint listed on this network, searchable by what it does */
+  endpoints: EndpointSearchIndex<IndexedEndpoint>
 }
 
 /** The whole marketplace as served, rebuilt only when something changes. */
@@ -64,7 +69,9 @@ export function buildSnapshot(loaded: LoadedEntries, config: Readonly<Config>): 
       discovery: [],
       searchText: '',
       offsets: new Int32Array(0),
+      endpoints: new EndpointSearchIndex([]),
     }
+    const searchable: IndexedEndpoint[] = []
     for (const { e, key } of sorted) {
       const endpoints = e.endpoints.filter((ep) => ep.network === network)
       const dto: CuratedAgentDTO = { ...e, endpoints }
@@ -79,11 +86,17 @@ export function buildSnapshot(loaded: LoadedEntries, config: Readonly<Config>): 
       view.byId.set(e.id, indexed)
       if (endpoints.length > 0) view.entries.push(indexed)
       hash.update(indexed.json)
+      const example = isExampleEntry(e)
       for (const ep of endpoints) {
-        if (!ep.x402_enabled || ep.pricing_config.payTo === null) continue
-        const item = JSON.stringify(discoveryItem(e, ep, config, loaded.mimeTypes.get(ep.id)))
-        view.discovery.push(item)
-        hash.update(item)
+        let item: string | undefined
+        if (ep.x402_enabled && ep.pricing_config.payTo !== null) {
+          item = JSON.stringify(discoveryItem(e, ep, config, loaded.mimeTypes.get(ep.id)))
+          view.discovery.push(item)
+          hash.update(item)
+        }
+        const indexed = indexedEndpoint(e, ep, loaded.platform?.get(ep.id), example, item)
+        searchable.push(indexed)
+        hash.update(indexed.json)
       }
     }
     view.offsets = new Int32Array(view.entries.length)
@@ -93,6 +106,7 @@ export function buildSnapshot(loaded: LoadedEntries, config: Readonly<Config>): 
       at += e.haystack.length + 1
     })
     view.searchText = view.entries.map((e) => e.haystack).join('\u0001')
+    view.endpoints = new EndpointSearchIndex(searchable)
     hash.update(`\u0001${network}`)
     views[network] = view
   }
@@ -147,12 +161,19 @@ export function discoveryItem(
     ep.x402_protocol_version === 2 && escrow && ep.schemes.includes('deferred') && accepts.scheme === 'exact'
       ? [{ ...accepts, scheme: 'deferred', extra: { escrow: getAddress(escrow), ...extra, voucherStorage: 'server' } }]
       : []
+  const serviceName = printableAscii(entry.name, 32) ? entry.name : undefined
+  const tags = [...new Map(entry.tags.filter((t) => printableAscii(t, 32)).map((t) => [t.toLowerCase(), t])).values()]
   return {
     resource: ep.url,
     type: 'http',
     x402Version: ep.x402_protocol_version,
     accepts: [accepts, ...deferred],
     lastUpdated: new Date(ep.updated_at).toISOString(),
+    // the bazaar spec's service metadata, within its limits (printable ASCII, 32 characters, 5 tags)
+    description,
+    mimeType,
+    ...(serviceName ? { serviceName } : {}),
+    ...(tags.length ? { tags: tags.slice(0, 5) } : {}),
     metadata: {
       name: entry.name,
       description,
@@ -164,4 +185,8 @@ export function discoveryItem(
       endpointId: ep.id,
     },
   }
+}
+
+function printableAscii(s: string, max: number): boolean {
+  return s.length > 0 && s.length <= max && /^[\x20-\x7e]+$/.test(s)
 }

@@ -45,22 +45,34 @@ t.test('tollgate mcp: an agent host searches, describes and pays over stdio, wit
     t.match(stderr(), /tollgate mcp: serving 5 tools/, 'the log went to stderr')
   })
 
-  t.test('search_marketplace finds the platform services, priced, with their MCP server', async (t) => {
-    const r = await call(client, 'search_marketplace', { limit: 50 })
+  // what search_marketplace returns is what call_endpoint is called with below
+  let found: { url: string; method: string } | undefined
+  t.test('search_marketplace finds endpoints by what they do, priced, callable next', async (t) => {
+    const r = await call(client, 'search_marketplace', { query: 'echo' })
     t.notOk(r.isError, texts(r))
-    const entries = (
-      r.structuredContent as {
-        entries: Array<{
-          endpoints: Array<{ url: string; price_usdc: string; mcp_server?: string; mcp_tool?: string }>
-        }>
-      }
-    ).entries
-    const ep = entries.flatMap((e) => e.endpoints).find((e) => e.url === echo)
-    t.ok(ep, 'the echo endpoint is listed')
-    t.equal(ep?.price_usdc, '0.001')
-    t.equal(ep?.mcp_server, mcpServer)
-    t.equal(ep?.mcp_tool, 'echo')
+    const { endpoints, total } = r.structuredContent as {
+      total: number
+      endpoints: Array<{
+        url: string
+        price_usdc: string
+        input_fields: string[]
+        call_endpoint: { url: string; method: string }
+        mcp_server?: string
+        mcp_tool?: string
+      }>
+    }
+    t.ok(total >= 1)
+    const ep = endpoints[0]!
+    t.equal(ep.url, echo, 'the echo endpoint first')
+    t.equal(ep.price_usdc, '0.001')
+    t.ok(ep.input_fields.includes('msg'), 'its input fields')
+    t.same(ep.call_endpoint, { url: echo, method: 'GET' })
+    t.equal(ep.mcp_server, mcpServer)
+    t.equal(ep.mcp_tool, 'echo')
     t.match(texts(r), /0\.001 USDC/)
+    found = ep.call_endpoint
+    const none = await call(client, 'search_marketplace', { query: 'echo', max_price_usdc: '0.0001' })
+    t.equal((none.structuredContent as { total: number }).total, 0, 'max_price_usdc filters')
   })
 
   t.test('describe_endpoint: price and input of an HTTP endpoint and of an MCP tool, nothing paid', async (t) => {
@@ -83,7 +95,8 @@ t.test('tollgate mcp: an agent host searches, describes and pays over stdio, wit
   })
 
   t.test('call_endpoint pays from the agent wallet and says what it cost', async (t) => {
-    const r = await call(client, 'call_endpoint', { url: echo, body: { msg: 'paid over mcp' } })
+    t.ok(found, 'search_marketplace gave the arguments')
+    const r = await call(client, 'call_endpoint', { url: found!.url, method: 'POST', body: { msg: 'paid over mcp' } })
     t.notOk(r.isError, texts(r))
     t.match(r.structuredContent, { echo: { msg: 'paid over mcp' } })
     t.match(texts(r), /cost: 0\.001 USDC, paid to 0x[0-9a-fA-F]{40} from the agent wallet/)

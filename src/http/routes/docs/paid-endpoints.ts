@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Deps } from '../../../deps.js'
 import { appError } from '../../../errors.js'
+import { queryParameters } from '../../../proxy/origin-documents.js'
 import { formatUsdc } from '../../../x402/usdc-amount.js'
 
 const NAMESPACE_RE = /^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/
@@ -105,29 +106,4 @@ export function paidEndpointDocsRoutes(deps: Deps) {
       }
     })
   }
-}
-
-/**
- * A query parameter per top-level input field, required ones first (the schema is stored as jsonb,
- * which keeps no key order); arrays of objects and objects travel as JSON.
- */
-function queryParameters(schema: JsonSchema | null): unknown[] {
-  const required = new Set(schema?.required ?? [])
-  const fields = Object.entries(schema?.properties ?? {}).sort(
-    ([a], [b]) => Number(required.has(b)) - Number(required.has(a)),
-  )
-  return fields.map(([name, sub]) => {
-    const { description, ...rest } = sub
-    const types = Array.isArray(sub.type) ? sub.type : [sub.type]
-    const json = types.includes('object') || (types.includes('array') && sub.items?.type === 'object')
-    return {
-      name,
-      in: 'query',
-      required: required.has(name),
-      ...(description ? { description } : {}),
-      ...(json
-        ? { content: { 'application/json': { schema: rest } } }
-        : { schema: rest, ...(types.includes('array') ? { style: 'form', explode: true } : {}) }),
-    }
-  })
 }

@@ -5,7 +5,13 @@ import { appError } from '../../../errors.js'
 import { createMarketplace, type Marketplace } from '../../../services/marketplace/marketplace.js'
 import { syncCatalog } from '../../../services/marketplace/sync-catalog.js'
 import { operatorAuth } from './operator-auth.js'
-import { parseDiscoveryQuery, parseListQuery, parseNetwork } from './query.js'
+import {
+  parseBazaarSearchQuery,
+  parseDiscoveryQuery,
+  parseEndpointQuery,
+  parseListQuery,
+  parseNetwork,
+} from './query.js'
 
 export interface MarketplaceRoutesOptions {
   /** bazaar submissions allowed per client IP per window */
@@ -46,7 +52,7 @@ async function snapshotOr503(market: Marketplace) {
 
 /**
  * The marketplace: public list/get under /api/v1, bazaar submissions, operator routes, and the
- * x402 Bazaar discovery listing at /discovery/resources. Owns its snapshot cache and subscriber.
+ * x402 Bazaar discovery listing and search at /discovery/resources and /discovery/search. Owns its snapshot cache and subscriber.
  */
 export function marketplaceRoutes(deps: Deps, opts: MarketplaceRoutesOptions = {}) {
   const limits = opts.submissions ?? { max: 5, windowSeconds: 600 }
@@ -89,6 +95,22 @@ export function marketplaceRoutes(deps: Deps, opts: MarketplaceRoutesOptions = {
                 .header('x-next-cursor', p.nextCursor)
                 .header('link', `</api/v1/agents/marketplace?${next}>; rel="next"`)
             }
+          }
+          return sendCached(request, reply, etag, () => render().body)
+        })
+
+        // every listed endpoint by what it does: words, filters, cursor pages (the search index)
+        api.get('/endpoints', async (request, reply) => {
+          const q = request.query as Query
+          const network = parseNetwork(q, ownNetwork)
+          const query = parseEndpointQuery(q)
+          const snap = await snapshotOr503(market)
+          const etag = market.etag(snap, 'endpoints', [network, { ...query, maxPrice: query.maxPrice?.toString() }])
+          let page: ReturnType<Marketplace['searchEndpoints']> | undefined
+          const render = () => (page ??= market.searchEndpoints(snap, query, network))
+          if (!notModified(request, etag)) {
+            reply.header('x-total-count', String(render().total))
+            if (render().nextCursor) reply.header('x-next-cursor', render().nextCursor!)
           }
           return sendCached(request, reply, etag, () => render().body)
         })
@@ -164,6 +186,13 @@ export function marketplaceRoutes(deps: Deps, opts: MarketplaceRoutesOptions = {
       return sendCached(request, reply, market.etag(snap, 'discovery', [q.type, q.limit, q.offset]), () =>
         market.discovery(snap, q),
       )
+    })
+
+    // the x402 Bazaar search (`withBazaar(client).extensions.bazaar.search`)
+    app.get('/discovery/search', async (request, reply) => {
+      const q = parseBazaarSearchQuery(request.query as Query)
+      const snap = await snapshotOr503(market)
+      return sendCached(request, reply, market.etag(snap, 'discovery-search', [q]), () => market.bazaarSearch(snap, q))
     })
   }
 }

@@ -1,0 +1,78 @@
+import t from 'tap'
+import {
+  decodeSearchCursor,
+  EndpointSearchIndex,
+  type SearchableEndpoint,
+} from '../../../src/services/marketplace/endpoint-search.js'
+
+const ep = (slug: string, description: string, more: Partial<SearchableEndpoint> = {}): SearchableEndpoint => ({
+  id: slug,
+  url: `https://p.test/ns/svc/${slug}`,
+  namespace: 'ns',
+  service: 'svc',
+  slug,
+  name: 'Service',
+  description,
+  tags: [],
+  inputFields: [],
+  price: 1000n,
+  schemes: ['exact'],
+  network: 'eip155:84532',
+  methods: ['GET', 'POST'],
+  example: false,
+  ...more,
+})
+
+const index = new EndpointSearchIndex([
+  ep('text-stats', 'counts words; a hash of nothing'),
+  ep('hash-generator', 'digests of text'),
+  ep('hashing-tools', 'more digests'),
+  ep('rehash', 'again'),
+  ep('tagged', 'plain', { tags: ['hash'] }),
+  ep('dear', 'hash but costly', {
+    price: 50_000n,
+    methods: ['GET'],
+    namespace: 'other',
+    schemes: ['exact', 'deferred'],
+  }),
+  ep('fake', 'hash example', { example: true }),
+])
+const slugs = (q: Parameters<typeof index.search>[0]) => index.search(q).hits.map((h) => h.endpoint.slug)
+
+t.test('ranking: slug above tags above description; whole word above start above inside', async (t) => {
+  // slug whole word 32, slug word start 16, tag whole word 12, slug inside 8, description 4
+  t.same(slugs({ text: 'hash', limit: 10 }), [
+    'hash-generator',
+    'hashing-tools',
+    'tagged',
+    'rehash',
+    'dear',
+    'text-stats',
+  ])
+  t.same(slugs({ text: 'hash generator', limit: 10 }), ['hash-generator'], 'every word must match')
+  t.equal(slugs({ text: 'rehash', limit: 1 })[0], 'rehash', 'its own slug first')
+  t.same(slugs({ text: 'ha', limit: 10 }).includes('rehash'), false, 'short words match starts only')
+})
+
+t.test('filters', async (t) => {
+  t.notOk(slugs({ text: 'hash', maxPrice: 1000n, limit: 10 }).includes('dear'), 'maxPrice')
+  t.same(slugs({ text: 'hash', namespace: 'other', limit: 10 }), ['dear'], 'namespace')
+  t.same(slugs({ text: 'hash', scheme: 'deferred', limit: 10 }), ['dear'], 'scheme')
+  t.notOk(slugs({ text: 'hash', method: 'POST', limit: 10 }).includes('dear'), 'method')
+  t.same(slugs({ text: 'hash', network: 'eip155:1', limit: 10 }), [], 'network')
+  t.ok(slugs({ text: 'hash', includeExamples: true, limit: 10 }).includes('fake'), 'examples only when asked')
+})
+
+t.test('cursor pages are the whole ranking in order', async (t) => {
+  const whole = slugs({ text: 'hash', limit: 10 })
+  const seen: string[] = []
+  let cursor: string | undefined
+  do {
+    const page = index.search({ text: 'hash', limit: 2, cursor })
+    t.equal(page.total, whole.length)
+    seen.push(...page.hits.map((h) => h.endpoint.slug))
+    cursor = page.nextCursor
+  } while (cursor)
+  t.same(seen, whole)
+  t.ok(Number.isNaN(decodeSearchCursor('not-ours')), 'a foreign cursor is refused')
+})
