@@ -26,7 +26,7 @@ import { loadHandlerRegistry } from '../pool/handler-registry.js'
 import { createRemotePool } from '../pool/remote-pool.js'
 import { createDeferredScheme } from '../schemes/deferred/deferred-scheme.js'
 import { createExactScheme } from '../schemes/exact/exact-scheme.js'
-import { createSmartWalletCheck } from '../schemes/smart-wallet-check.js'
+import { createSmartWalletCheck, type SmartWalletCheck } from '../schemes/smart-wallet-check.js'
 import { createUptoScheme } from '../schemes/upto/upto-scheme.js'
 import type { PaymentScheme } from '../schemes/scheme.js'
 import { createHttpTransport } from '../transports/http.js'
@@ -81,6 +81,20 @@ function upstreamSettings(masterKey: Buffer | undefined) {
   }
 }
 
+/** The schemes this proxy offers: exact always; deferred and upto where configured. */
+function proxySchemes(deps: Deps, recovery: SignerRecovery, smartWallets: SmartWalletCheck): PaymentScheme[] {
+  const credit = createPayerCredit(deps)
+  const schemes: PaymentScheme[] = [createExactScheme(deps, { credit, recovery, smartWallets })]
+  // deferred is offered where an escrow is configured (DEFERRED_ESCROW_ADDRESS); elsewhere endpoints that enable it offer exact only
+  if (deps.config.deferredEscrowAddress)
+    schemes.push(createDeferredScheme(deps, { recovery, escrow: deps.config.deferredEscrowAddress }))
+  // upto is offered where enabled and our relayers settle: each endpoint names one of them as the witness's facilitator
+  const uptoFacilitators = deps.config.relayerKeys.map((k) => privateKeyToAccount(k).address)
+  if (deps.config.upto.enabled && uptoFacilitators.length > 0)
+    schemes.push(createUptoScheme(deps, { credit, recovery, smartWallets, facilitators: uptoFacilitators }))
+  return schemes
+}
+
 /**
  * The `proxy` role ({proxy_url}): the paid hot path at /<namespace>/<service>/<slug>, and each
  * service as an MCP server at /<namespace>/<service>/mcp.
@@ -110,17 +124,9 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
     threads: deps.config.x402.recoveryThreads,
     offload: deps.config.x402.recoveryOffload,
   })
-  const credit = createPayerCredit(deps)
   // one bounded RPC checker for smart-wallet payers, whichever scheme they pay with
   const smartWallets = createSmartWalletCheck(deps)
-  const schemes: PaymentScheme[] = [createExactScheme(deps, { credit, recovery, smartWallets })]
-  // deferred is offered where an escrow is configured (DEFERRED_ESCROW_ADDRESS); elsewhere endpoints that enable it offer exact only
-  if (deps.config.deferredEscrowAddress)
-    schemes.push(createDeferredScheme(deps, { recovery, escrow: deps.config.deferredEscrowAddress }))
-  // upto is offered where enabled and our relayers settle: each endpoint names one of them as the witness's facilitator
-  const uptoFacilitators = deps.config.relayerKeys.map((k) => privateKeyToAccount(k).address)
-  if (deps.config.upto.enabled && uptoFacilitators.length > 0)
-    schemes.push(createUptoScheme(deps, { credit, recovery, smartWallets, facilitators: uptoFacilitators }))
+  const schemes = proxySchemes(deps, recovery, smartWallets)
   const handlers = await loadHandlerRegistry(opts.handlersDir)
   const table = await createEndpointTable(deps, {
     onError: (err) => app.log.error({ err }, 'endpoint table reload failed'),
