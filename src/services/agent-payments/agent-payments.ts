@@ -31,7 +31,7 @@ import { balanceError, capError, headroom, quote, type Headroom, type PaymentQuo
 import { createAgentPermit2 } from './agent-permit2.js'
 import { heldOf, lowerToCharge, releaseEarly, releaseSuperseded, settledReleaseAt } from './spend-release.js'
 import { createVoucherLock } from './voucher-lock.js'
-import { createSpendWindows, windowsAt, type Unsettled, type Windows } from './spend-windows.js'
+import { createSpendWindows, spendWindowTotals, windowsAt, type Unsettled, type Windows } from './spend-windows.js'
 import { openWithdrawalAuthorizations } from '../withdrawals/wallet-reservation.js'
 import type { AgentPaymentStatus } from '../../db/agent-payments-tables.js'
 import { WalletBalances } from './wallet-balances.js'
@@ -198,19 +198,7 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
   const sweep = createAgentPaymentsSweep({ db, chain: deps.chain, config, windows, now, balanceTtlMs: balances.ttlMs })
   const releaseAt = () => settledReleaseAt(now().getTime(), balances.ttlMs)
 
-  async function windowTotals(agentId: string, w: Windows): Promise<{ day: bigint; month: bigint }> {
-    const r = await db
-      .selectFrom('agent_payments')
-      .select([
-        sql<string>`coalesce(sum(amount) filter (where day_window = ${w.day}), 0)`.as('day'),
-        sql<string>`coalesce(sum(amount), 0)`.as('month'),
-      ])
-      .where('agent_id', '=', agentId)
-      .where('month_window', '=', w.month)
-      .where('status', 'in', ['reserved', 'accepted'])
-      .executeTakeFirstOrThrow()
-    return { day: BigInt(r.day), month: BigInt(r.month) }
-  }
+  const windowTotals = (agentId: string, w: Windows) => spendWindowTotals(db, agentId, w)
 
   /** Caps and balance check plus reservation in one Redis call (rebuilding counters from Postgres when missing). */
   async function reserve(

@@ -9,6 +9,8 @@
  * signed and the chain may still move. Entries leave when refused or past valid_before (lazily,
  * in the script) and a little after settlement (releaseUnsettled).
  */
+import { sql, type Kysely } from 'kysely'
+import type { Database } from '../../db/database.js'
 import { redisTag, type RedisClient } from '../../redis-client.js'
 
 /** Caps and amounts above this are treated as unlimited / refused: Lua numbers are doubles. */
@@ -129,6 +131,28 @@ export type ReserveResult =
   | { kind: 'over'; cap: 'daily' | 'monthly'; day: bigint; month: bigint; unsettled: bigint }
   | { kind: 'balance'; day: bigint; month: bigint; unsettled: bigint }
   | { kind: 'peek'; day: bigint; month: bigint; unsettled: bigint }
+
+/**
+ * What Postgres counts against an agent's caps in the windows `w`: its reserved and accepted
+ * payments (the totals a missing Redis counter is rebuilt from).
+ */
+export async function spendWindowTotals(
+  db: Kysely<Database>,
+  agentId: string,
+  w: Windows,
+): Promise<{ day: bigint; month: bigint }> {
+  const r = await db
+    .selectFrom('agent_payments')
+    .select([
+      sql<string>`coalesce(sum(amount) filter (where day_window = ${w.day}), 0)`.as('day'),
+      sql<string>`coalesce(sum(amount), 0)`.as('month'),
+    ])
+    .where('agent_id', '=', agentId)
+    .where('month_window', '=', w.month)
+    .where('status', 'in', ['reserved', 'accepted'])
+    .executeTakeFirstOrThrow()
+  return { day: BigInt(r.day), month: BigInt(r.month) }
+}
 
 /** A signed authorization counted against the wallet until it is settled, refused or expires. */
 export interface Unsettled {

@@ -7,6 +7,7 @@ import type { Database, Payment } from '../../db/database.js'
 import type { Deps } from '../../deps.js'
 import { errorSummary } from '../../logger.js'
 import { invalid } from '../accounts/validate.js'
+import { createSpendWindows, spendWindowTotals, windowsAt, type SpendWindows } from '../agent-payments/spend-windows.js'
 import {
   findAuthorizationOutcome,
   reasonFromRevert,
@@ -150,11 +151,48 @@ interface Candidate {
   address: string
   threshold: string
   amount: string
+  cap_daily: string | null
+  cap_monthly: string | null
   agent_updated_at: Date
   last_seq: number | null
   last_status: Topup['status'] | null
   last_confirmed_block: string | null
   last_updated_at: Date | null
+}
+
+/**
+ * What the agent's caps still let it spend now: the smaller of its daily and monthly cap less
+ * what is counted against that window (the counters agent payments reserve in, so signed but
+ * unsettled payments count); null when it has neither cap.
+ */
+async function capHeadroom(db: Kysely<Database>, windows: SpendWindows, c: Candidate): Promise<bigint | null> {
+  if (c.cap_daily === null && c.cap_monthly === null) return null
+  const caps = {
+    daily: c.cap_daily === null ? null : BigInt(c.cap_daily),
+    monthly: c.cap_monthly === null ? null : BigInt(c.cap_monthly),
+  }
+  const at = new Date()
+  const w = windowsAt(at)
+  const pay = { payer: c.address.toLowerCase(), nonce: `0x${'0'.repeat(64)}`, amount: 0n, validBefore: 0n }
+  let init: { day: bigint; month: bigint } | undefined
+  for (let i = 0; ; i++) {
+    const r = await windows.reserve(c.id, w, 0n, caps, {
+      peek: true,
+      pay,
+      init,
+      nowSeconds: Math.floor(at.getTime() / 1000),
+    })
+    if (r.kind !== 'init') {
+      if (!('day' in r)) throw new Error(`unexpected spend-window answer ${r.kind}`)
+      const left = [
+        caps.daily === null ? null : caps.daily - r.day,
+        caps.monthly === null ? null : caps.monthly - r.month,
+      ].filter((x): x is bigint => x !== null)
+      return left.reduce((a, b) => (b < a ? b : a))
+    }
+    if (i >= 3) throw new Error('the spend-cap counters could not be rebuilt')
+    init = await spendWindowTotals(db, c.id, w)
+  }
 }
 
 const silent: TopupLogger = { info: () => {}, error: () => {} }
@@ -182,6 +220,7 @@ export function createTopups(deps: Deps, opts: TopupOptions = {}) {
   const lock = createRelayerLock(deps.redis, deps.key)
   const log = opts.logger ?? silent
   const usdc = getAddress(config.chain.usdc.address)
+  const windows = createSpendWindows(deps.redis, deps.key)
 
   /** Runs fn holding a free relayer's lock (the settlement lock, so nonces never collide); null when all are busy. */
   async function withRelayer<T>(fn: (r: Relayer) => Promise<T>): Promise<{ value: T } | null> {
@@ -238,7 +277,7 @@ export function createTopups(deps: Deps, opts: TopupOptions = {}) {
     let after = '00000000-0000-0000-0000-000000000000'
     for (;;) {
       const { rows } = await sql<Candidate>`
-        select a.id, a.address, a.top_up_threshold as threshold, a.top_up_amount as amount, a.updated_at as agent_updated_at,
+        select a.id, a.address, a.top_up_threshold as threshold, a.top_up_amount as amount, a.cap_daily, a.cap_monthly, a.updated_at as agent_updated_at,
                t.need_seq as last_seq, t.status as last_status, t.confirmed_block as last_confirmed_block, t.updated_at as last_updated_at
         from agents a
         left join lateral (select need_seq, status, confirmed_block, updated_at from topups where agent_id = a.id order by need_seq desc limit 1) t on true
@@ -254,7 +293,26 @@ export function createTopups(deps: Deps, opts: TopupOptions = {}) {
           )
         : []
       for (const [i, c] of eligible.entries()) {
-        if (!isNewNeed(c, balances[i]!, block)) continue
+        const balance = balances[i]!
+        if (!isNewNeed(c, balance, block)) continue
+        // never put in more than the caps still let the agent spend (issue 33): the wallet then holds
+        // at most that headroom, so top-ups cannot fund spending past the caps
+        const headroom = await capHeadroom(db, windows, c)
+        const amount =
+          headroom === null || headroom - balance >= BigInt(c.amount) ? BigInt(c.amount) : headroom - balance
+        if (amount <= 0n) {
+          log.info(
+            {
+              agent: c.address,
+              balance: balance.toString(),
+              threshold: c.threshold,
+              headroom: headroom!.toString(),
+              reason: 'spend_caps',
+            },
+            'top-up not opened: the balance already covers what the spend caps still allow',
+          )
+          continue
+        }
         // the unique (agent_id, need_seq) and one-open-per-agent indexes decide any race
         const r = await db
           .insertInto('topups')
@@ -262,9 +320,9 @@ export function createTopups(deps: Deps, opts: TopupOptions = {}) {
             agent_id: c.id,
             need_seq: (c.last_seq ?? 0) + 1,
             agent_address: c.address,
-            amount: c.amount,
+            amount: amount.toString(),
             threshold: c.threshold,
-            balance_seen: balances[i]!.toString(),
+            balance_seen: balance.toString(),
             block_seen: block,
           })
           .onConflict((oc) => oc.doNothing())
@@ -273,7 +331,14 @@ export function createTopups(deps: Deps, opts: TopupOptions = {}) {
         if (r) {
           created++
           log.info(
-            { topup: r.id, agent: c.address, balance: balances[i]!.toString(), threshold: c.threshold },
+            {
+              topup: r.id,
+              agent: c.address,
+              balance: balance.toString(),
+              threshold: c.threshold,
+              amount: amount.toString(),
+              ...(amount < BigInt(c.amount) ? { configured: c.amount, limitedBy: 'spend_caps' } : {}),
+            },
             'top-up need opened',
           )
         }
