@@ -22,7 +22,8 @@ const HELP = `tollgate — pay-per-call x402 APIs from the command line
 usage: tollgate <command> [options]      (and the global options below: --context NAME, --json)
 
 getting started:
-  login                  store an API key: email and password, or --api-key
+  signup                 create an account (where sign-up is open: a sandbox) and store an API key
+  login                  store an API key: email and password (--password-stdin), or --api-key
   setup                  an agent, its key and, on the dev chain, test USDC: ready to pay
   config use|list|show   contexts: API addresses with their keys (sandbox and production side by side)
 
@@ -33,6 +34,8 @@ paying:
   payments status <id>   a payment the agent signed, with its settlement
   payments list [--agent a] [--since t] [--status s]
                          payments by your agents or to your endpoints
+  escrow [thaw|withdraw|deposit]
+                         the agent's escrow accounts for vouchers (deferred payments), per seller
   marketplace list|show  the marketplace catalogue
   mcp [--remote <url>]   an MCP server on stdio for agent hosts (Claude Desktop, Cursor): search,
                          describe and call paid endpoints and MCP tools from the agent wallet
@@ -42,6 +45,8 @@ your account (API key):
   keys create|list|revoke          an agent's keys
   caps set|show                    spend caps, in USDC
   allowlist list|add|remove        the sellers an agent may pay
+  fund <agent> <USDC>              USDC from your funding wallet to an agent
+  funding [top-up]                 the funding wallet (address, balance) and agents' top-up settings
   withdraw                         USDC out of an agent or the funding wallet
   publish                          a namespace, service and endpoints, from flags or a file
   endpoints test <ns/svc/slug>     call a published upstream once
@@ -58,6 +63,7 @@ operator and development:
                          write old ledger partitions to files and drop them (reads the server environment)
 
 global options:
+  --version              the CLI's version (tollgate --version)
   --context NAME         the context to use (else TOLLGATE_CONTEXT, else the current one)
   --json                 machine output: one JSON document on stdout (errors too, as {"error": …});
                          for fetch, whose --json is the request body, put it before the command
@@ -83,6 +89,7 @@ export const COMMANDS: Record<string, () => Promise<Run>> = {
   budget: async () => (await import('./commands/budget.js')).budgetCommand,
   escrow: async () => (await import('./commands/escrow.js')).escrowCommand,
   login: async () => (await import('./commands/login.js')).loginCommand,
+  signup: async () => (await import('./commands/login.js')).signupCommand,
   logout: async () => (await import('./commands/login.js')).logoutCommand,
   setup: async () => (await import('./commands/setup.js')).setupCommand,
   config: async () => (await import('./commands/config.js')).configCommand,
@@ -91,6 +98,8 @@ export const COMMANDS: Record<string, () => Promise<Run>> = {
   caps: async () => (await import('./commands/caps.js')).capsCommand,
   allowlist: async () => (await import('./commands/allowlist.js')).allowlistCommand,
   withdraw: async () => (await import('./commands/withdraw.js')).withdrawCommand,
+  fund: async () => (await import('./commands/fund.js')).fundCommand,
+  funding: async () => (await import('./commands/fund.js')).fundingCommand,
   publish: async () => (await import('./commands/publish.js')).publishCommand,
   endpoints: async () => (await import('./commands/endpoints.js')).endpointsCommand,
   users: async () => (await import('./commands/users.js')).usersCommand,
@@ -119,6 +128,11 @@ export async function runCli(argv: string[], io: Io = processIo()): Promise<numb
     }
     if (name === '-h' || name === '--help' || name === 'help') {
       io.stdout(HELP)
+      return EXIT.ok
+    }
+    if (name === '--version' || name === '-V' || name === 'version') {
+      const version = (await import('./version.js')).cliVersion()
+      cmd.out.result({ version }, `tollgate ${version}`)
       return EXIT.ok
     }
     const load = COMMANDS[name]

@@ -54,6 +54,7 @@ t.test('tollgate: an address that does not answer is named, with the reason, and
   const r = await promisify(execFile)(process.execPath, [bin, 'budget'], {
     env: {
       ...process.env,
+      TOLLGATE_CLI_FROM_SOURCE: '1', // the code under test, built or not
       HOME: mkdtempSync(path.join(os.tmpdir(), 'tg-cli-audit-')),
       TOLLGATE_API_URL: closed,
       TOLLGATE_AGENT_KEY: KEY,
@@ -100,7 +101,12 @@ t.test(
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     t.teardown(() => new Promise((resolve) => server.close(resolve)))
     const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/image.png`
-    const env = { ...process.env, HOME: mkdtempSync(path.join(os.tmpdir(), 'tg-cli-audit-')), TOLLGATE_AGENT_KEY: KEY }
+    const env = {
+      ...process.env,
+      TOLLGATE_CLI_FROM_SOURCE: '1',
+      HOME: mkdtempSync(path.join(os.tmpdir(), 'tg-cli-audit-')),
+      TOLLGATE_AGENT_KEY: KEY,
+    }
     const run = (args: string[]) =>
       promisify(execFile)(process.execPath, [bin, ...args], { env, encoding: 'buffer', maxBuffer: 1 << 24 })
     const r = await run(['fetch', url])
@@ -130,7 +136,12 @@ t.test(
     t.teardown(() => new Promise((resolve) => server.close(resolve)))
     const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/big`
     const child = spawn(process.execPath, [bin, 'fetch', url], {
-      env: { ...process.env, HOME: mkdtempSync(path.join(os.tmpdir(), 'tg-cli-audit-')), TOLLGATE_AGENT_KEY: KEY },
+      env: {
+        ...process.env,
+        TOLLGATE_CLI_FROM_SOURCE: '1',
+        HOME: mkdtempSync(path.join(os.tmpdir(), 'tg-cli-audit-')),
+        TOLLGATE_AGENT_KEY: KEY,
+      },
     })
     let stderr = ''
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))

@@ -98,7 +98,7 @@ t.test(
     const r = await promisify(execFile)(
       process.execPath,
       [bin, 'fetch', '-X', 'POST', url, '--json', '{"msg":"paid"}'],
-      { env: { ...process.env, ...env } },
+      { env: { ...process.env, ...env, TOLLGATE_CLI_FROM_SOURCE: '1' } },
     )
     t.same(JSON.parse(r.stdout), { echo: { msg: 'paid' } }, 'body on stdout')
     t.match(r.stderr, /paid 0\.001 USDC to 0x[0-9a-fA-F]{40} from 0x/i)
