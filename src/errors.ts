@@ -118,7 +118,7 @@ const catalogue = {
   insufficient_balance: {
     status: 402,
     message:
-      'the agent wallet can spend {balance} USDC atomic units now (its balance minus payments signed but not yet settled); {needed} are needed',
+      'the agent wallet can spend {balance} USDC now (its balance minus payments signed but not yet settled); {needed} USDC are needed',
   },
   unsupported_requirements: { status: 422, message: 'no payment requirement can be paid: {detail}' },
 } as const satisfies Record<string, { status: number; message: string }>

@@ -31,9 +31,12 @@ paying:
   fetch -X <METHOD> <url> [-H 'k: v']... [-d data | --json obj] [--inspect [--verbose]]
                          call an x402 endpoint, paying from the agent wallet
   budget                 the agent's balance, cap headroom and spending so far
-  payments status <id>   a payment the agent signed, with its settlement
+  payments status <id> [--agent a]
+                         a payment an agent signed, with its settlement (either id)
   payments list [--agent a] [--since t] [--status s]
                          payments by your agents or to your endpoints
+  payments export --format csv|ndjson
+                         the whole history, for a spreadsheet or a script
   escrow [thaw|withdraw|deposit]
                          the agent's escrow accounts for vouchers (deferred payments), per seller
   marketplace list|show  the marketplace catalogue
@@ -50,6 +53,7 @@ your account (API key):
   withdraw                         USDC out of an agent or the funding wallet
   publish                          a namespace, service and endpoints, from flags or a file
   endpoints test <ns/svc/slug>     call a published upstream once
+  revenue [--since t]              per endpoint of yours: calls, revenue, settled, uncollected vouchers
   logout                           revoke and forget the API key login made
 
 operator and development:
@@ -101,6 +105,7 @@ export const COMMANDS: Record<string, () => Promise<Run>> = {
   fund: async () => (await import('./commands/fund.js')).fundCommand,
   funding: async () => (await import('./commands/fund.js')).fundingCommand,
   publish: async () => (await import('./commands/publish.js')).publishCommand,
+  revenue: async () => (await import('./commands/revenue.js')).revenueCommand,
   endpoints: async () => (await import('./commands/endpoints.js')).endpointsCommand,
   users: async () => (await import('./commands/users.js')).usersCommand,
   devnet: async () => (await import('./commands/devnet.js')).devnetCommand,

@@ -6,7 +6,7 @@
 import { readFileSync, mkdtempSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { usdcAbi } from '../../../src/chain/usdc-abi.js'
 import { createUsers } from '../../../src/services/accounts/users.js'
 import { startWorkers } from '../../../workers/index.js'
@@ -29,7 +29,7 @@ const balanceOf = (a: string) =>
   })
 
 /** A user logged in (their API key stored) with an agent "cli" holding 0.5 USDC and its key. */
-async function readyUser(t: Tap.Test) {
+async function readyUser(t: Test) {
   const email = `f${Date.now()}${Math.random().toString(36).slice(2, 6)}@example.com`
   await users.create(email, PASSWORD)
   const u = terminal()
@@ -210,4 +210,16 @@ t.test('agent names are unique per user: a second "cli" is 409 with the first on
   })
   t.equal(res.statusCode, 409, 'a rename onto a taken name too')
   t.equal(res.json().address, agent)
+})
+
+t.test('revenue with no endpoints says how to make one; its numbers are in publish.test.ts', async (t) => {
+  const { u } = await readyUser(t)
+  const empty = await u.run(['revenue'])
+  t.equal(empty.code, 0, empty.err)
+  t.match(empty.out, /no endpoints yet: tollgate publish/)
+  const j = await u.run(['revenue', '--json'])
+  t.match(j.json(), { object: 'revenue', endpoints: [], total: { calls: 0, revenue: '0', uncollected: '0' } })
+  const bad = await u.run(['revenue', '--since', 'last week'])
+  t.equal(bad.code, 1)
+  t.match(bad.err, /--since: expected a date or time/)
 })
