@@ -9,13 +9,15 @@
  *   npx tollgate --help          npx in this checkout (npm finds the bin in package.json and loads
  *                                the whole dependency tree to place it), and in a project that has
  *                                tollgate installed (node_modules/.bin/tollgate)
- * Each case runs N times (default 9) after one warm-up; the median and the spread are printed.
- * Nothing is asserted. The CLI is built first (node bin/build-cli.js).
+ * Each case runs N times (default 9) after one warm-up; the median and the spread of the wall time
+ * are printed, and the median CPU time (user + system, from /usr/bin/time when there is one), which
+ * other work on the machine changes far less than the wall time. Nothing is asserted. The CLI is
+ * built first (node bin/build-cli.js).
  *
  *   npm run bench:cli -- [runs]
  */
 import { execFileSync, spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -42,17 +44,28 @@ const env = {
   TOLLGATE_AGENT_KEY: agent.key,
 }
 
-/** Wall milliseconds of one run of `cmd args` in `cwd`; a non-zero exit is an error. */
-function timed(cmd: string, args: string[], o: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<number> {
+const TIME = '/usr/bin/time'
+const cpuFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'tg-cli-bench-cpu-')), 'cpu')
+
+/** Wall and CPU milliseconds of one run of `cmd args` in `cwd`; a non-zero exit is an error. */
+function timed(
+  cmd: string,
+  args: string[],
+  o: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<{ wall: number; cpu: number | undefined }> {
+  const withTime = existsSync(TIME)
+  const [file, argv] = withTime ? [TIME, ['-f', '%U %S', '-o', cpuFile, cmd, ...args]] : [cmd, args]
   const start = performance.now()
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: o.cwd ?? root, env: o.env ?? env, stdio: ['ignore', 'ignore', 'pipe'] })
+    const child = spawn(file, argv, { cwd: o.cwd ?? root, env: o.env ?? env, stdio: ['ignore', 'ignore', 'pipe'] })
     let err = ''
     child.stderr.on('data', (c: Buffer) => (err += c.toString()))
     child.on('error', reject)
     child.on('close', (code) => {
-      if (code === 0) resolve(performance.now() - start)
-      else reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${err}`))
+      const wall = performance.now() - start
+      if (code !== 0) return reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${err}`))
+      const [user, sys] = withTime ? readFileSync(cpuFile, 'utf8').trim().split(/\s+/).map(Number) : []
+      resolve({ wall, cpu: user === undefined ? undefined : (user + (sys ?? 0)) * 1000 })
     })
   })
 }
@@ -87,12 +100,26 @@ console.log(
     .map((l) => l.toFixed(2))
     .join(' ')}; ${runs} runs per case\n`,
 )
-console.log('| case | median ms | min ms | max ms |')
-console.log('|---|---:|---:|---:|')
+console.log('| case | wall median ms | wall min ms | wall max ms | CPU median ms |')
+console.log('|---|---:|---:|---:|---:|')
 for (const [name, cmd, args, o] of cases) {
   await timed(cmd, args, o) // warm-up: the file cache, npx's first look
   const ms: number[] = []
-  for (let i = 0; i < runs; i++) ms.push(await timed(cmd, args, o))
-  console.log(`| ${name} | ${median(ms).toFixed(0)} | ${Math.min(...ms).toFixed(0)} | ${Math.max(...ms).toFixed(0)} |`)
+  const cpu: number[] = []
+  for (let i = 0; i < runs; i++) {
+    const r = await timed(cmd, args, o)
+    ms.push(r.wall)
+    if (r.cpu !== undefined) cpu.push(r.cpu)
+  }
+  const f = (x: number) => x.toFixed(0)
+  console.log(
+    `| ${name} | ${f(median(ms))} | ${f(Math.min(...ms))} | ${f(Math.max(...ms))} | ${cpu.length ? f(median(cpu)) : '-'} |`,
+  )
 }
+console.log(
+  `\nload average at the end: ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+)
 for (const fn of teardowns) await fn()
