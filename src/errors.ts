@@ -28,6 +28,10 @@ const catalogue = {
     message: 'send a key as Authorization: Bearer <key>: an API key, or an agent key on /v1/agent',
   },
   invalid_api_key: { status: 401, message: 'the key is malformed, unknown or revoked' },
+  revoked_agent_key: {
+    status: 401,
+    message: 'this agent key was revoked: create a new one (tollgate keys create --agent <name>) and use that',
+  },
   wrong_key_type: {
     status: 401,
     message: 'this is {keyType} ({keyPrefix}…): it authenticates {belongsTo}; {expected}',
@@ -61,6 +65,10 @@ const catalogue = {
     status: 409,
     message:
       'this Idempotency-Key was already used and its stored answer can no longer be read (the encryption key was rotated); the request was carried out: list the resources to find its result, and use a new key for a new request',
+  },
+  agent_name_taken: {
+    status: 409,
+    message: 'you already have an agent named "{name}" ({address}): use that one, or give this one another name',
   },
   upstream_not_allowed: { status: 400, message: 'the upstream URL is not allowed: {detail}' },
   faucet_unavailable: {
@@ -110,7 +118,7 @@ const catalogue = {
   insufficient_balance: {
     status: 402,
     message:
-      'the agent wallet can spend {balance} USDC atomic units now (its balance minus payments signed but not yet settled); {needed} are needed',
+      'the agent wallet can spend {balance} USDC now (its balance minus payments signed but not yet settled); {needed} USDC are needed',
   },
   unsupported_requirements: { status: 422, message: 'no payment requirement can be paid: {detail}' },
   requirement_mismatch: {

@@ -26,6 +26,8 @@ export interface Api {
   agent<T = any>(method: string, path: string, opts?: RequestOptions): Promise<T>
   /** a route that needs no credential (the marketplace), or one given in opts.headers */
   anonymous<T = any>(method: string, path: string, opts?: RequestOptions): Promise<T>
+  /** a /v1 route with the user's API key, its answer unread (an export streams); >= 400 is thrown as usual */
+  userRaw(method: string, path: string, opts?: RequestOptions): Promise<Response>
 }
 
 export function createApi(
@@ -33,19 +35,24 @@ export function createApi(
   s: Pick<Settings, 'apiUrl' | 'apiUrlSource' | 'apiKey' | 'apiKeySource' | 'agentKey' | 'agentKeySource'>,
 ): Api {
   const f = namingFetch(io.fetch ?? fetch, s.apiUrl, s.apiUrlSource)
+  const send = (bearer: string | undefined, method: string, path: string, o: RequestOptions) => {
+    const url = new URL(`${s.apiUrl}${path}`)
+    for (const [k, v] of Object.entries(o.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v))
+    const headers: Record<string, string> = { accept: 'application/json', ...o.headers }
+    if (bearer) headers.authorization = `Bearer ${bearer}`
+    if (o.body !== undefined) headers['content-type'] = 'application/json'
+    return f(url, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) })
+  }
   const call = async (
     credential: Credential,
     bearer: string | undefined,
     method: string,
     path: string,
     o: RequestOptions = {},
+    raw = false,
   ) => {
-    const url = new URL(`${s.apiUrl}${path}`)
-    for (const [k, v] of Object.entries(o.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v))
-    const headers: Record<string, string> = { accept: 'application/json', ...o.headers }
-    if (bearer) headers.authorization = `Bearer ${bearer}`
-    if (o.body !== undefined) headers['content-type'] = 'application/json'
-    const res = await f(url, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) })
+    const res = await send(bearer, method, path, o)
+    if (raw && res.ok) return res
     const text = await res.text()
     let body: any
     try {
@@ -92,6 +99,10 @@ export function createApi(
       return call('agent_key', s.agentKey, method, path, o)
     },
     anonymous: (method, path, o) => call('none', undefined, method, path, o),
+    userRaw: (method, path, o) => {
+      if (!s.apiKey) throw new UsageError(NO_API_KEY)
+      return call('api_key', s.apiKey, method, path, o, true)
+    },
   }
 }
 

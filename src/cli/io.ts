@@ -25,6 +25,8 @@ export interface Io {
   prompt?: (question: string, opts: { secret: boolean }) => Promise<string>
   /** this machine's name, for the names of the keys login and setup create (default os.hostname()) */
   hostname?: string
+  /** all of standard input (login --password-stdin) */
+  readStdin?: () => Promise<string>
 }
 
 export function processIo(): Io {
@@ -35,6 +37,11 @@ export function processIo(): Io {
     sharedTerminal: Boolean(process.stdout.isTTY && process.stderr.isTTY),
     stderrIsTTY: Boolean(process.stderr.isTTY),
     prompt: stdin.isTTY && process.stderr.isTTY ? terminalPrompt : undefined,
+    readStdin: async () => {
+      const chunks: Buffer[] = []
+      for await (const c of stdin) chunks.push(c as Buffer)
+      return Buffer.concat(chunks).toString('utf8')
+    },
   }
 }
 

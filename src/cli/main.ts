@@ -22,7 +22,8 @@ const HELP = `tollgate — pay-per-call x402 APIs from the command line
 usage: tollgate <command> [options]      (and the global options below: --context NAME, --json)
 
 getting started:
-  login                  store an API key: email and password, or --api-key
+  signup                 create an account (where sign-up is open: a sandbox) and store an API key
+  login                  store an API key: email and password (--password-stdin), or --api-key
   setup                  an agent, its key and, on the dev chain, test USDC: ready to pay
   config use|list|show   contexts: API addresses with their keys (sandbox and production side by side)
 
@@ -30,9 +31,14 @@ paying:
   fetch -X <METHOD> <url> [-H 'k: v']... [-d data | --json obj] [--inspect [--verbose]]
                          call an x402 endpoint, paying from the agent wallet
   budget                 the agent's balance, cap headroom and spending so far
-  payments status <id>   a payment the agent signed, with its settlement
+  payments status <id> [--agent a]
+                         a payment an agent signed, with its settlement (either id)
   payments list [--agent a] [--since t] [--status s]
                          payments by your agents or to your endpoints
+  payments export --format csv|ndjson
+                         the whole history, for a spreadsheet or a script
+  escrow [thaw|withdraw|deposit]
+                         the agent's escrow accounts for vouchers (deferred payments), per seller
   search <words>         paid endpoints by what they do: price, methods, the command that pays
   marketplace list|show  the marketplace catalogue
   mcp [--remote <url>]   an MCP server on stdio for agent hosts (Claude Desktop, Cursor): search,
@@ -43,9 +49,12 @@ your account (API key):
   keys create|list|revoke          an agent's keys
   caps set|show                    spend caps, in USDC
   allowlist list|add|remove        the sellers an agent may pay
+  fund <agent> <USDC>              USDC from your funding wallet to an agent
+  funding [top-up]                 the funding wallet (address, balance) and agents' top-up settings
   withdraw                         USDC out of an agent or the funding wallet
   publish                          a namespace, service and endpoints, from flags or a file
   endpoints test <ns/svc/slug>     call a published upstream once
+  revenue [--since t]              per endpoint of yours: calls, revenue, settled, uncollected vouchers
   logout                           revoke and forget the API key login made
 
 operator and development:
@@ -59,6 +68,7 @@ operator and development:
                          write old ledger partitions to files and drop them (reads the server environment)
 
 global options:
+  --version              the CLI's version (tollgate --version)
   --context NAME         the context to use (else TOLLGATE_CONTEXT, else the current one)
   --json                 machine output: one JSON document on stdout (errors too, as {"error": …});
                          for fetch, whose --json is the request body, put it before the command
@@ -85,6 +95,7 @@ export const COMMANDS: Record<string, () => Promise<Run>> = {
   budget: async () => (await import('./commands/budget.js')).budgetCommand,
   escrow: async () => (await import('./commands/escrow.js')).escrowCommand,
   login: async () => (await import('./commands/login.js')).loginCommand,
+  signup: async () => (await import('./commands/login.js')).signupCommand,
   logout: async () => (await import('./commands/login.js')).logoutCommand,
   setup: async () => (await import('./commands/setup.js')).setupCommand,
   config: async () => (await import('./commands/config.js')).configCommand,
@@ -93,7 +104,10 @@ export const COMMANDS: Record<string, () => Promise<Run>> = {
   caps: async () => (await import('./commands/caps.js')).capsCommand,
   allowlist: async () => (await import('./commands/allowlist.js')).allowlistCommand,
   withdraw: async () => (await import('./commands/withdraw.js')).withdrawCommand,
+  fund: async () => (await import('./commands/fund.js')).fundCommand,
+  funding: async () => (await import('./commands/fund.js')).fundingCommand,
   publish: async () => (await import('./commands/publish.js')).publishCommand,
+  revenue: async () => (await import('./commands/revenue.js')).revenueCommand,
   endpoints: async () => (await import('./commands/endpoints.js')).endpointsCommand,
   users: async () => (await import('./commands/users.js')).usersCommand,
   devnet: async () => (await import('./commands/devnet.js')).devnetCommand,
@@ -121,6 +135,11 @@ export async function runCli(argv: string[], io: Io = processIo()): Promise<numb
     }
     if (name === '-h' || name === '--help' || name === 'help') {
       io.stdout(HELP)
+      return EXIT.ok
+    }
+    if (name === '--version' || name === '-V' || name === 'version') {
+      const version = (await import('./version.js')).cliVersion()
+      cmd.out.result({ version }, `tollgate ${version}`)
       return EXIT.ok
     }
     const load = COMMANDS[name]

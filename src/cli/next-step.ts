@@ -16,6 +16,8 @@ export function nextStep(
       return credential === 'agent_key'
         ? `check the agent key in ${source} (a revoked key stays refused; tollgate setup or tollgate keys create makes a new one)`
         : `check the API key in ${source} (a revoked key stays refused; tollgate login makes a new one)`
+    case 'revoked_agent_key':
+      return `the agent key in ${source} was revoked: tollgate keys create --agent <name> --save makes a new one and stores it`
     case 'missing_api_key':
       return credential === 'agent_key'
         ? 'run tollgate setup, or set TOLLGATE_AGENT_KEY'

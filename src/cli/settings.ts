@@ -3,7 +3,7 @@
  * `current`), its API address and keys, each overridable from the environment (TOLLGATE_API_URL,
  * TOLLGATE_API_KEY, TOLLGATE_AGENT_KEY), and where each value came from, for messages.
  */
-import { isSendableKey } from '../client/wrap-fetch.js'
+import { isSendableKey } from '../client/sendable-key.js'
 import { configPath, readConfigFile, type Context, type Deployment } from './config-file.js'
 import { UsageError } from './errors.js'
 import type { Io } from './io.js'

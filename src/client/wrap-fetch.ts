@@ -38,7 +38,10 @@ import { PaidCallFailedError, PaymentRefusedError } from './errors.js'
 import { deferredTerms, isPayableDeferred, signDeferred } from './sign-deferred.js'
 import { newPaymentId, paymentHeader, signExact } from './sign-exact.js'
 import { signInHeader, signInOffer, type SignInOffer } from './sign-in.js'
+import { isSendableKey } from './sendable-key.js'
 import { isPayableUpto, signUpto } from './sign-upto.js'
+
+export { isSendableKey } from './sendable-key.js'
 
 export interface PlatformPayOptions {
   /** the Tollgate API, e.g. http://localhost:4020 */
@@ -379,14 +382,6 @@ export interface Payer {
     status: 'accepted' | 'rejected' | 'error',
     response: Record<string, unknown> | undefined,
   ): Promise<void>
-}
-
-/**
- * Whether `key` can go in an Authorization header as it is: printable ASCII, no space or line
- * break. Checked before use, since fetch's error for a bad header value quotes "Bearer <key>" whole.
- */
-export function isSendableKey(key: unknown): key is string {
-  return typeof key === 'string' && /^[\x21-\x7e]+$/.test(key)
 }
 
 /**

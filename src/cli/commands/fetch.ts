@@ -10,6 +10,7 @@ import { namingFetch, NO_AGENT_KEY } from '../api-client.js'
 import { parseOptions, type Command } from '../command.js'
 import { CliError, UsageError } from '../errors.js'
 import { EXIT } from '../exit-codes.js'
+import { refusalText, WORDED } from '../refusal-text.js'
 import { nextStep } from '../next-step.js'
 import { inspect } from './inspect.js'
 
@@ -221,12 +222,12 @@ async function paymentError(err: unknown, cmd: Command): Promise<unknown> {
       ? `check that ${s.apiUrl} is the Tollgate API (${s.apiUrlSource}): it has no agent payment route`
       : nextStep(err.code, 'agent_key', s.agentKeySource, err.details)
     if (err.response) cmd.io.stdout(new Uint8Array(await err.response.arrayBuffer()))
-    return new CliError(err.message, {
+    return new CliError(refusalText(err.code, err.message, err.details), {
       exit: EXIT.refused,
       code: err.code,
       details,
       toFix,
-      human: `payment refused (${err.code}): ${err.message}${Object.keys(details).length ? `\n  ${JSON.stringify(details)}` : ''}`,
+      human: `payment refused (${err.code}): ${refusalText(err.code, err.message, err.details)}${Object.keys(details).length && !WORDED.has(err.code) ? `\n  ${JSON.stringify(details)}` : ''}`,
     })
   }
   return err

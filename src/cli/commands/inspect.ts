@@ -127,17 +127,15 @@ export async function inspect(o: {
     lines.push(
       `requirement ${i + 1}:`,
       r.scheme === 'upto'
-        ? `  price    up to ${formatUsdc(r.amount.toString())} USDC (${r.amount} atomic units; charged by usage)`
-        : `  price    ${formatUsdc(r.amount.toString())} USDC (${r.amount} atomic units)`,
+        ? `  price    up to ${formatUsdc(r.amount.toString())} USDC (charged by usage)`
+        : `  price    ${formatUsdc(r.amount.toString())} USDC`,
+      `  scheme   ${r.scheme}${SCHEMES[r.scheme] ? ` (${SCHEMES[r.scheme]})` : ''}`,
       `  network  ${r.network}${r.chainId ? ` (chain ${r.chainId})` : ''}`,
       `  payTo    ${r.payTo}`,
       `  timeout  ${r.maxTimeoutSeconds} s`,
     )
     if (o.verbose) {
-      lines.push(
-        `  scheme   ${r.scheme}`,
-        `  asset    ${r.asset}${r.extra ? ` (${r.extra.name} v${r.extra.version})` : ''}`,
-      )
+      lines.push(`  asset    ${r.asset}${r.extra ? ` (${r.extra.name} v${r.extra.version})` : ''}`)
       if (r.description) lines.push(`  about    ${r.description}`)
       if (schema !== undefined)
         lines.push(`  input    ${JSON.stringify(schema, null, 2).replace(/\n/g, '\n           ')}`)
@@ -181,6 +179,13 @@ export function inputFields(schema: unknown): string | undefined {
   if (!parts.length && o.properties) parts.push(names(o.properties, o.required).join(', '))
   if (!parts.length && o.input) return inputFields(o.input)
   return parts.length ? parts.join('; ') : undefined
+}
+
+/** What each x402 scheme means for the payer, in a few words. */
+const SCHEMES: Record<string, string> = {
+  exact: 'the price, transferred per call',
+  deferred: 'a voucher per call, against a deposit held in escrow for this seller',
+  upto: 'a maximum reserved per call, the seller charges what was used',
 }
 
 const offersUpto = (c: OfferedChallenge) => (c.parsed.accepts.some((r) => r.scheme === 'upto') ? 1 : 0)

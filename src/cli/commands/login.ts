@@ -15,7 +15,7 @@ import { EXIT } from '../exit-codes.js'
 import { checkKeyDeployment } from '../key-deployment.js'
 import { chooseContext, DEFAULT_API_URL } from '../settings.js'
 
-export const LOGIN_HELP = `usage: tollgate login [--context NAME] [--api-url URL] [--email E] [--password P] [--json]
+export const LOGIN_HELP = `usage: tollgate login [--context NAME] [--api-url URL] [--email E] [--password P | --password-stdin] [--json]
        tollgate login [--context NAME] [--api-url URL] --api-key sk_…
        tollgate logout [--context NAME] [--json]
 
@@ -30,24 +30,45 @@ logout  revokes the API key login created and removes it from the context
 options:
   --api-url URL    the Tollgate API (default: the context's, TOLLGATE_API_URL, or ${DEFAULT_API_URL})
   --email E        the account's email
-  --password P     its password (lands in the shell history: prefer the prompt or TOLLGATE_PASSWORD)
+  --password P     its password (lands in the shell history: prefer the prompt, --password-stdin or
+                   TOLLGATE_PASSWORD)
+  --password-stdin read the password from standard input (its first line): echo "$PW" | tollgate login …
   --api-key KEY    an existing API key (sk_test_… / sk_live_…) instead of email and password
 `
 
-export async function loginCommand(args: string[], cmd: Command): Promise<number> {
+export const SIGNUP_HELP = `usage: tollgate signup [--context NAME] [--api-url URL] [--email E] [--password P | --password-stdin] [--json]
+
+Creates an account where sign-up is open (a sandbox deployment, by default), then does what
+tollgate login does: creates an API key named cli@<hostname> and stores it in a context, never
+the password. The password is asked on the terminal when not given (or TOLLGATE_PASSWORD).
+Next: tollgate setup (an agent, its key and, on the dev chain, test USDC).
+`
+
+export function loginCommand(args: string[], cmd: Command): Promise<number> {
+  return enter(args, cmd, 'login')
+}
+
+export function signupCommand(args: string[], cmd: Command): Promise<number> {
+  return enter(args, cmd, 'signup')
+}
+
+/** login and signup: the same steps, but signup makes the account first (POST /v1/signup). */
+async function enter(args: string[], cmd: Command, mode: 'login' | 'signup'): Promise<number> {
   const { io, out } = cmd
+  const HELP = mode === 'signup' ? SIGNUP_HELP : LOGIN_HELP
   const { values: v } = parseOptions(
     args,
     {
       'api-url': { type: 'string' },
       email: { type: 'string' },
       password: { type: 'string' },
+      'password-stdin': { type: 'boolean' },
       'api-key': { type: 'string' },
     },
-    LOGIN_HELP,
+    HELP,
   )
   if (v.help) {
-    io.stdout(LOGIN_HELP)
+    io.stdout(HELP)
     return EXIT.ok
   }
   const chosen = chooseContext(io, cmd.contextFlag)
@@ -59,8 +80,11 @@ export async function loginCommand(args: string[], cmd: Command): Promise<number
   ).replace(/\/+$/, '')
   if (!/^https?:$/.test(URL.parse(apiUrl)?.protocol ?? ''))
     throw new UsageError(`--api-url is not an http(s) URL: ${apiUrl}`)
-  if (v['api-key'] !== undefined && (v.email !== undefined || v.password !== undefined))
+  if (v['api-key'] !== undefined && (v.email !== undefined || v.password !== undefined || v['password-stdin']))
     throw new UsageError('use either --api-key or --email/--password, not both')
+  if (v.password !== undefined && v['password-stdin'])
+    throw new UsageError('use either --password or --password-stdin, not both')
+  const stdinPassword = v['password-stdin'] ? await passwordFromStdin(cmd) : undefined
   const source = v['api-url'] ? '--api-url' : io.env.TOLLGATE_API_URL ? 'TOLLGATE_API_URL' : 'the context'
   const f = namingFetch(io.fetch ?? fetch, apiUrl, source)
   const deployment = await probeDeployment(f, apiUrl)
@@ -86,6 +110,8 @@ export async function loginCommand(args: string[], cmd: Command): Promise<number
       agentKey: undefined,
       agentKeySource: '',
     })
+  if (mode === 'signup' && v['api-key'] !== undefined)
+    throw new UsageError('signup makes a new account from an email and a password: --api-key is for tollgate login')
   if (v['api-key'] !== undefined) {
     apiKey = v['api-key'].trim()
     if (!/^sk_(test|live)_[A-Za-z0-9]+$/.test(apiKey))
@@ -100,14 +126,15 @@ export async function loginCommand(args: string[], cmd: Command): Promise<number
   } else {
     email = v.email ?? (io.prompt ? (await io.prompt('email: ', { secret: false })).trim() : '')
     const password =
+      stdinPassword ??
       v.password ??
       io.env.TOLLGATE_PASSWORD ??
       (io.prompt ? await io.prompt('password: ', { secret: true }) : undefined)
     if (!email || !password)
       throw new UsageError(
-        `give --email and a password (TOLLGATE_PASSWORD, or the prompt on a terminal), or --api-key\n\n${LOGIN_HELP}`,
+        `give --email and a password (TOLLGATE_PASSWORD, or the prompt on a terminal), or --api-key\n\n${HELP}`,
       )
-    const created = await viaSession(f, apiUrl, email, password, `cli@${io.hostname ?? os.hostname()}`)
+    const created = await viaSession(f, apiUrl, email, password, `cli@${io.hostname ?? os.hostname()}`, mode)
     apiKey = created.secret
     keyInfo = { id: created.id, name: created.name, prefix: created.prefix }
   }
@@ -129,7 +156,7 @@ export async function loginCommand(args: string[], cmd: Command): Promise<number
       .catch(() => {})
   out.result(
     {
-      object: 'login',
+      object: mode,
       context: name,
       current,
       api_url: apiUrl,
@@ -139,7 +166,7 @@ export async function loginCommand(args: string[], cmd: Command): Promise<number
       config_file: path,
     },
     [
-      `logged in to ${apiUrl} (${deployment}) as ${email}`,
+      `${mode === 'signup' ? 'signed up' : 'logged in'} to ${apiUrl} (${deployment}) as ${email}`,
       `${keyInfo.name ? `API key ${keyInfo.name} (${keyInfo.prefix}…) created and` : `API key ${keyInfo.prefix}…`} stored in context "${name}" of ${path} (mode 0600)`,
       current
         ? 'next: tollgate setup (an agent, its key and, on the dev chain, test USDC)'
@@ -149,9 +176,26 @@ export async function loginCommand(args: string[], cmd: Command): Promise<number
   return EXIT.ok
 }
 
+/** The first line of standard input, without its line ending: a password piped in. */
+export async function passwordFromStdin(cmd: Command): Promise<string> {
+  if (!cmd.io.readStdin) throw new UsageError('--password-stdin: there is no standard input to read')
+  const password = (await cmd.io.readStdin()).split(/\r?\n/)[0] ?? ''
+  if (password === '')
+    throw new UsageError('--password-stdin: standard input was empty; pipe the password in: echo "$PW" | tollgate …')
+  return password
+}
+
 /** Email and password → a session → a new API key → the session ended. Only the key is kept. */
-async function viaSession(f: FetchLike, apiUrl: string, email: string, password: string, keyName: string) {
-  const res = await f(`${apiUrl}/v1/session`, {
+async function viaSession(
+  f: FetchLike,
+  apiUrl: string,
+  email: string,
+  password: string,
+  keyName: string,
+  mode: 'login' | 'signup' = 'login',
+) {
+  const route = mode === 'signup' ? '/v1/signup' : '/v1/session'
+  const res = await f(`${apiUrl}${route}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json' },
     body: JSON.stringify({ email, password }),
@@ -165,7 +209,7 @@ async function viaSession(f: FetchLike, apiUrl: string, email: string, password:
       message ?? `HTTP ${res.status}`,
       details,
       'none',
-      'POST /v1/session',
+      `POST ${route}`,
     )
   }
   const cookie = res.headers

@@ -31,6 +31,8 @@ The file (docs/cli.md has the whole shape):
       price: "0.001"            # USDC; or price_atomic: "1000"
       methods: [GET]
       upstream_url: https://api.acme.example/forecast
+      schemes: [exact, deferred]  # optional: x402 schemes besides exact (deferred, upto)
+publish.yaml in the repository is an example to start from.
 `
 
 const SERVICE_FIELDS = [
@@ -49,6 +51,7 @@ const ENDPOINT_FIELDS = [
   'mime_type',
   'input_schema',
   'settlement_mode',
+  'schemes',
   'handler',
   'upstream_url',
   'upstream',

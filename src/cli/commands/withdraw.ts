@@ -128,7 +128,7 @@ async function statusCommand(args: string[], cmd: Command): Promise<number> {
   return report(cmd, w, undefined, (x) => (w.asset === 'ETH' ? `${formatEth(x)} ETH` : `${formatUsdc(x)} USDC`))
 }
 
-async function waitFor(cmd: Command, api: Api, w: Withdrawal, timeoutS: number): Promise<Withdrawal> {
+export async function waitFor(cmd: Command, api: Api, w: Withdrawal, timeoutS: number): Promise<Withdrawal> {
   const progress = cmd.out.progress(`waiting for withdrawal ${w.id} to confirm`)
   const deadline = Date.now() + timeoutS * 1000
   try {
@@ -149,7 +149,7 @@ async function waitFor(cmd: Command, api: Api, w: Withdrawal, timeoutS: number):
   return w
 }
 
-function report(cmd: Command, w: Withdrawal, key: string | undefined, shown: (x: string) => string): number {
+export function report(cmd: Command, w: Withdrawal, key: string | undefined, shown: (x: string) => string): number {
   if (w.status === 'failed') {
     throw new CliError(`withdrawal ${w.id} failed${w.error ? `: ${w.error}` : ''}`, {
       code: 'withdrawal_failed',

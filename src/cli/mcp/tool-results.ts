@@ -9,6 +9,7 @@ import type { PaymentInfo, SignInInfo } from '../../client/wrap-fetch.js'
 import { formatUsdc } from '../../x402/usdc-amount.js'
 import { ApiError, redactSecrets, UnreachableError, UsageError } from '../errors.js'
 import { nextStep } from '../next-step.js'
+import { refusalText } from '../refusal-text.js'
 
 /** What a call cost, in words: paid (how much, to whom, which payment), not charged, signed in, or free. */
 export function costLine(p: PaymentInfo | undefined, signedIn?: SignInInfo): string {
@@ -86,7 +87,11 @@ export function errorResult(err: unknown, s: KeySource): CallToolResult {
     const toFix = wrongApi
       ? `check that ${s.apiUrl} is the Tollgate API (${s.apiUrlSource}): it has no agent payment route`
       : nextStep(err.code, 'agent_key', s.agentKeySource, err.details)
-    return toolError(err.code, `payment refused (${err.code}): ${err.message}. Nothing was paid.`, { toFix, details })
+    return toolError(
+      err.code,
+      `payment refused (${err.code}): ${refusalText(err.code, err.message, err.details)}. Nothing was paid.`,
+      { toFix, details },
+    )
   }
   if (err instanceof PaidCallFailedError) {
     const p = err.payment

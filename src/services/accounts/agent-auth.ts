@@ -84,7 +84,8 @@ export class AgentAuth {
 
   /**
    * Agent bearer → the agent. A key of the other deployment is 401 `wrong_deployment_key`, as for
-   * API keys, an API key 401 `wrong_key_type`; anything else not ours is 401 `invalid_api_key`.
+   * API keys, an API key 401 `wrong_key_type`, a revoked key 401 `revoked_agent_key`; anything
+   * else not ours is 401 `invalid_api_key`.
    */
   async authenticate(bearer: string): Promise<AgentRow> {
     refuseForeignKey('agent_key', this.#deployment, bearer)
@@ -104,7 +105,9 @@ export class AgentAuth {
       return p
     }
     const row = this.#cache ? await this.#cache.get(hash, load) : await load()
-    if (!row || !digestsEqual(row.secret_hash, hash) || row.revoked_at !== null) throw appError('invalid_api_key')
+    if (!row || !digestsEqual(row.secret_hash, hash)) throw appError('invalid_api_key')
+    // only the key's holder gets this far (the whole secret matched): say what happened to it
+    if (row.revoked_at !== null) throw appError('revoked_agent_key')
     const last = this.#touched.get(row.key_id) ?? 0
     if (Date.now() - last > 60_000) {
       this.#touched.set(row.key_id, Date.now())

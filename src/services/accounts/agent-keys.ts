@@ -50,13 +50,20 @@ export function createAgentKeys({ db, deployment }: { db: Kysely<Database>; depl
     /** Agent bearer → the agent it acts for (per-request look-up; a revoke is immediate). */
     async authenticate(bearer: string): Promise<{ agentId: string; address: string; userId: string }> {
       refuseForeignKey('agent_key', deployment, bearer)
-      const row = await findKey(db, 'agent_keys', bearer, prefix, (hash) =>
-        db
-          .selectFrom('agent_keys as k')
-          .innerJoin('agents as a', 'a.id', 'k.agent_id')
-          .select(['k.id', 'k.secret_hash', 'k.revoked_at', 'a.id as agent_id', 'a.address', 'a.user_id'])
-          .where('k.secret_hash', '=', hash)
-          .executeTakeFirst(),
+      const row = await findKey(
+        db,
+        'agent_keys',
+        bearer,
+        prefix,
+        (hash) =>
+          db
+            .selectFrom('agent_keys as k')
+            .innerJoin('agents as a', 'a.id', 'k.agent_id')
+            .select(['k.id', 'k.secret_hash', 'k.revoked_at', 'a.id as agent_id', 'a.address', 'a.user_id'])
+            .where('k.secret_hash', '=', hash)
+            .executeTakeFirst(),
+        undefined,
+        'revoked_agent_key',
       )
       return { agentId: row.agent_id, address: row.address, userId: row.user_id }
     },

@@ -75,7 +75,7 @@ export async function revokeKey(
 
 /**
  * The stored row of a bearer secret, or the `invalid_api_key` 401 for anything malformed, unknown
- * or revoked. `find` reads the row by its secret_hash (index look-up); `isUsable` adds the caller's
+ * or revoked (`revokedCode` for a revoked one: agent keys say `revoked_agent_key`). `find` reads the row by its secret_hash (index look-up); `isUsable` adds the caller's
  * own conditions. last_used_at is touched at minute granularity, off the request path.
  */
 export async function findKey<R extends { id: string; secret_hash: string; revoked_at: Date | null }>(
@@ -85,14 +85,16 @@ export async function findKey<R extends { id: string; secret_hash: string; revok
   prefix: string,
   find: (hash: string) => Promise<R | undefined>,
   isUsable: (row: R) => boolean = () => true,
+  /** the code for a key that was revoked (only its holder can tell: the whole secret matched) */
+  revokedCode: 'invalid_api_key' | 'revoked_agent_key' = 'invalid_api_key',
 ): Promise<R> {
   if (!isWellFormed(bearer, prefix)) throw appError('invalid_api_key')
   const hash = hashSecret(bearer)
   const row = await find(hash)
   // The index look-up matched on the hash already; comparing again in constant time keeps
   // the decision itself free of early-exit timing.
-  if (!row || !digestsEqual(row.secret_hash, hash) || row.revoked_at !== null || !isUsable(row))
-    throw appError('invalid_api_key')
+  if (!row || !digestsEqual(row.secret_hash, hash) || !isUsable(row)) throw appError('invalid_api_key')
+  if (row.revoked_at !== null) throw appError(revokedCode)
   // one write per key per minute at most
   void sql`update ${sql.table(table)} set last_used_at = now() where id = ${row.id} and (last_used_at is null or last_used_at < now() - interval '1 minute')`
     .execute(db)

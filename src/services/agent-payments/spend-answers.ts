@@ -1,5 +1,6 @@
 import type { Requirement } from '../../client/challenge.js'
 import { appError, type AppError } from '../../errors.js'
+import { formatUsdc } from '../../x402/usdc-amount.js'
 import type { AgentRow } from '../accounts/agent-auth.js'
 
 export interface Headroom {
@@ -53,7 +54,7 @@ export function balanceError(balance: bigint, unsettled: bigint, needed: bigint)
   const available = balance > unsettled ? balance - unsettled : 0n
   return appError(
     'insufficient_balance',
-    { balance: available.toString(), needed: needed.toString() },
+    { balance: formatUsdc(available), needed: formatUsdc(needed) },
     {
       details: {
         balance: balance.toString(),
@@ -74,7 +75,7 @@ export function capError(agent: Caps, cap: 'daily' | 'monthly', amount: bigint, 
     'spend_cap_exceeded',
     {
       cap,
-      detail: `${used} of ${limit} spent in this UTC ${cap === 'daily' ? 'day' : 'month'}, ${remaining} left, ${amount} asked`,
+      detail: `${formatUsdc(used)} of ${formatUsdc(limit)} USDC spent in this UTC ${cap === 'daily' ? 'day' : 'month'}, ${formatUsdc(remaining)} USDC left, ${formatUsdc(amount)} USDC asked`,
     },
     {
       details: {

@@ -43,8 +43,8 @@ t.test('cached agent-key look-ups: a revoke or allowlist change reaches every pr
   for (const s of services)
     t.match(
       await s.authenticate(agent.key).catch((e) => e),
-      { code: 'invalid_api_key' },
-      'revoked key refused on both processes',
+      { code: 'revoked_agent_key' },
+      'revoked key refused on both processes, as revoked',
     )
   const res = await p.web.inject({
     method: 'POST',
@@ -53,4 +53,5 @@ t.test('cached agent-key look-ups: a revoke or allowlist change reaches every pr
     payload: { url, challenge },
   })
   t.equal(res.statusCode, 401, 'and through the HTTP API')
+  t.equal(res.json().code, 'revoked_agent_key', 'saying so')
 })

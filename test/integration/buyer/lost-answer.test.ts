@@ -83,7 +83,7 @@ t.test(
       env: { TOLLGATE_API_URL: p.webUrl, TOLLGATE_AGENT_KEY: agent.key },
       home: '/nonexistent',
     }
-    t.equal(await runCli(['payments', 'status', agentPaymentId!], io), 0)
+    t.equal(await runCli(['payments', 'status', agentPaymentId!, '--json'], io), 0)
     t.match(JSON.parse(Buffer.concat(out).toString()), {
       settlement: { charged: true, message: /answer, it was lost/ },
     })

@@ -113,11 +113,11 @@ t.test('a new user: login, setup, then a paid fetch, with no curl', async (t) =>
   t.ok(id, 'one payment id in the receipt')
   t.notMatch(paid.err, /seller payment/)
   // friction 3: the id the receipt prints is the one payments status answers for
-  const st = await u.run(['payments', 'status', id ?? '-'])
+  const st = await u.run(['payments', 'status', id ?? '-', '--json'])
   t.equal(st.code, 0, st.err)
   t.match(JSON.parse(st.out), { id, amount: '1000' })
   // waiting for the settlement, with progress (the worker settles every 200 ms here)
-  const settled = await u.run(['payments', 'status', id ?? '-', '--wait'])
+  const settled = await u.run(['payments', 'status', id ?? '-', '--wait', '--json'])
   t.equal(settled.code, 0, settled.err)
   t.match(JSON.parse(settled.out), { id, settlement: { status: 'settled' }, transaction: /^0x[0-9a-f]{64}$/ })
 
@@ -263,7 +263,10 @@ t.test('account commands: agents, caps in USDC, agent keys, allowlist, payments 
   t.equal(revoked.code, 0, revoked.err)
   const refused = await u.run(['budget'])
   t.equal(refused.code, 3, 'the revoked key is refused')
-  t.match(refused.err, /to fix: check the agent key in "agent_key" of context "sandbox"/)
+  t.match(
+    refused.err,
+    /HTTP 401 revoked_agent_key[^]*to fix: the agent key in "agent_key" of context "sandbox" .* was revoked: tollgate keys create --agent <name> --save/,
+  )
 
   // allowlist
   const add = await u.run(['allowlist', 'add', '--namespace', 'tollgate', '--json'])
@@ -292,7 +295,7 @@ t.test('account commands: agents, caps in USDC, agent keys, allowlist, payments 
   t.ok(page.data.every((r: { payer: string }) => r.payer === payer.address.toLowerCase()))
   t.ok(page.data[0].created_at >= page.data[1].created_at, 'newest first')
   const one = await u.run(['payments', 'list', '--agent', payer.address, '--limit', '1'])
-  t.equal(one.out.trim().split('\n').length, 1)
+  t.equal(one.out.trim().split('\n').length, 2, 'the header and one payment')
   t.match(one.err, /more payments match/)
   const none = await u.run(['payments', 'list', '--agent', payer.address, '--status', 'failed,voided', '--json'])
   t.same(JSON.parse(none.out).data, [], 'the status filter')
@@ -320,6 +323,8 @@ t.test('account commands: agents, caps in USDC, agent keys, allowlist, payments 
     ['config', 'show'],
     ['marketplace', 'list'],
     ['payments', 'list'],
+    ['funding'],
+    ['revenue'],
   ]) {
     const r = await u.run([...cmd, '--json'])
     t.equal(r.code, 0, `${cmd.join(' ')}: ${r.out}`)

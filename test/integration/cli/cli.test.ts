@@ -60,7 +60,8 @@ t.test(
     const before = { balance: await balance(), counts: await counts() }
     const ins = capture(env)
     t.equal(await runCli(['fetch', '-X', 'POST', url, '--json', '{"msg":"hi"}', '--inspect'], ins.io), 0, ins.err())
-    t.match(ins.out(), /price\s+0\.001 USDC \(1000 atomic units\)/)
+    t.match(ins.out(), /price\s+0\.001 USDC\n/, 'USDC, not atomic units')
+    t.match(ins.out(), /scheme\s+exact \(the price, transferred per call\)\n/, 'the scheme named without --verbose')
     t.match(
       ins.out(),
       /x402 version 2 \(also offered as v1\)/,
@@ -98,7 +99,7 @@ t.test(
     const r = await promisify(execFile)(
       process.execPath,
       [bin, 'fetch', '-X', 'POST', url, '--json', '{"msg":"paid"}'],
-      { env: { ...process.env, ...env } },
+      { env: { ...process.env, ...env, TOLLGATE_CLI_FROM_SOURCE: '1' } },
     )
     t.same(JSON.parse(r.stdout), { echo: { msg: 'paid' } }, 'body on stdout')
     t.match(r.stderr, /paid 0\.001 USDC to 0x[0-9a-fA-F]{40} from 0x/i)
@@ -111,7 +112,7 @@ t.test(
     const paymentId = /payment ([0-9a-f-]{36})/.exec(r.stderr)![1]!
 
     const st = capture(env)
-    t.equal(await runCli(['payments', 'status', paymentId], st.io), 0)
+    t.equal(await runCli(['payments', 'status', paymentId, '--json'], st.io), 0)
     t.match(JSON.parse(st.out()), {
       id: paymentId,
       status: 'accepted',
@@ -170,7 +171,11 @@ t.test(
     const n = await counts()
     const ref = capture({ ...env, TOLLGATE_AGENT_KEY: stingy.key })
     t.equal(await runCli(['fetch', `${url}?msg=x`], ref.io), 2)
-    t.match(ref.err(), /payment refused \(spend_cap_exceeded\)/)
+    t.match(
+      ref.err(),
+      /^payment refused \(spend_cap_exceeded\): the price 0\.001 USDC is above the per-transaction cap of 0\.00001 USDC\n {2}to fix: /,
+      'in USDC, with no line of atomic units',
+    )
     t.same(await counts(), n)
 
     // HTTP error: exit 3

@@ -173,7 +173,7 @@ t.test('tollgate mcp: an agent host searches, describes and pays over stdio, wit
       t.equal(r.isError, true)
       t.match(
         texts(r),
-        /payment refused \(spend_cap_exceeded\): .*per-transaction cap.*Nothing was paid\.\nto fix: raise the agent's per_transaction spend cap/,
+        /payment refused \(spend_cap_exceeded\): the price [\d.]+ USDC is above the per-transaction cap of [\d.]+ USDC\. Nothing was paid\.\nto fix: raise the agent's per_transaction spend cap/,
       )
       t.match(r.structuredContent, { error: { code: 'spend_cap_exceeded', details: { cap: 'per_transaction' } } })
     }
@@ -189,7 +189,7 @@ t.test('tollgate mcp: an agent host searches, describes and pays over stdio, wit
     t.equal(second.isError, true)
     t.match(
       texts(second),
-      /spend_cap_exceeded[^]*to fix: raise the agent's daily spend cap .* or wait for the UTC day to turn/,
+      /spend_cap_exceeded\): the daily spend cap of [\d.]+ USDC would be exceeded: [\d.]+ USDC spent in this UTC day, [\d.]+ USDC left, [\d.]+ USDC asked\. Nothing was paid\.[^]*to fix: raise the agent's daily spend cap .* or wait for the UTC day to turn/,
     )
     t.equal((await paymentsOf(p, daily.id)).length, 1, 'only the first was paid')
   })

@@ -2,10 +2,11 @@
  * `tollgate publish` (flags, YAML, JSON) and `tollgate endpoints test` against a real web app,
  * proxy and upstream; then a paid call to what was published.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { runCli, type Io } from '../../../src/cli/main.js'
 import { buildProxyApp } from '../../../src/http/proxy-app.js'
@@ -205,6 +206,24 @@ t.test('publish from flags, then from YAML and JSON files; --test and endpoints 
   t.equal(paid.code, 0, paid.err)
   t.same(JSON.parse(paid.out), { forecast: 'sun' }, "the upstream's answer")
   t.match(paid.err, /^paid 0\.004 USDC to 0x/i)
+
+  // the seller's view: calls, revenue, settled and uncollected vouchers per endpoint, in USDC
+  const rev = await run(['revenue'])
+  t.equal(rev.code, 0, rev.err)
+  t.match(rev.out, /^since \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC\n/)
+  t.match(rev.out, /ENDPOINT\s+CALLS\s+REVENUE USDC\s+SETTLED USDC\s+UNCOLLECTED VOUCHERS\s+UNCOLLECTED USDC\n/)
+  t.match(rev.out, new RegExp(`${ns}/weather/forecast\\s+1\\s+0\\.004\\s+0(\\.004)?\\s+0\\s+0\\n`))
+  t.match(rev.out, /total\s+1\s+0\.004\s/)
+  const revJson = JSON.parse((await run(['revenue', '--json'])).out)
+  t.match(revJson, {
+    object: 'revenue',
+    endpoints: [
+      { path: `${ns}/weather/forecast`, calls: 1, revenue: '4000', uncollected_vouchers: 0, uncollected: '0' },
+    ],
+    total: { calls: 1, revenue: '4000' },
+  })
+  const later = JSON.parse((await run(['revenue', '--since', '2999-01-01', '--json'])).out)
+  t.match(later.total, { calls: 0, revenue: '0' }, 'nothing since a future date')
 })
 
 t.test('publish refuses files it cannot read as meant', async (t) => {
@@ -239,4 +258,27 @@ t.test('publish refuses files it cannot read as meant', async (t) => {
   t.match(both.err, /use either --file or the flags/)
   const neither = await run(['publish', '--namespace', ns, '--service', 's', '--slug', 'x', '--price', '1'])
   t.match(neither.err, /give --upstream-url .* or --handler/)
+})
+
+t.test("the README's publish.yaml publishes with --test, its schemes included", async (t) => {
+  // the repository's example as it is, but for this test's namespace and web address (it names npm start's)
+  const example = readFileSync(
+    path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../publish.yaml'),
+    'utf8',
+  )
+  t.match(example, /upstream_url: http:\/\/localhost:4020\/healthz/)
+  const demo = `demo${Date.now().toString(36)}`
+  const f = path.join(home, 'example.yaml')
+  writeFileSync(
+    f,
+    example.replace('namespace: acme-demo', `namespace: ${demo}`).replaceAll('http://localhost:4020', webUrl),
+  )
+  const r = await run(['publish', '--file', f, '--test', '--json'])
+  t.equal(r.code, 0, r.out + r.err)
+  const pub = JSON.parse(r.out)
+  t.match(pub, { namespace: { namespace: demo, created: true }, service: { name: 'demo', created: true } })
+  t.match(pub.endpoints, [
+    { slug: 'status', price: '1000', schemes: ['exact', 'deferred'], test: { ok: true, status: 200 } },
+    { slug: 'hash', price: '2000', handler: 'hash-generator' },
+  ])
 })

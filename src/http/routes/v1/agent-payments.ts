@@ -3,6 +3,7 @@ import type { Deps } from '../../../deps.js'
 import { appError } from '../../../errors.js'
 import { type AgentRow } from '../../../services/agent-payments/agent-payments.js'
 import { requireMasterKey } from '../../../secrets/wallet-crypto.js'
+import { agentPaymentIdOf } from '../../../services/accounts/agent-payment-ref.js'
 import { idempotency } from '../../plugins/idempotency.js'
 import { rateLimit } from '../../plugins/rate-limit.js'
 import { RATE_LIMIT_PER_MINUTE } from './index.js'
@@ -241,8 +242,16 @@ export function agentPaymentRoutes(deps: Deps, opts: { sweepMs?: number } = {}):
     )
     app.get<{ Params: { id: string } }>(
       '/payments/:id',
-      { schema: { tags, summary: 'A payment signed for this agent, with its settlement when known', params: idParam } },
-      async (request) => payments.get(request.agent!.id, request.params.id),
+      {
+        schema: {
+          tags,
+          summary:
+            "A payment signed for this agent, with its settlement when known: the ledger's payment id (tollgate payments list) or the agent payment's (the pay answer)",
+          params: idParam,
+        },
+      },
+      async (request) =>
+        payments.get(request.agent!.id, await agentPaymentIdOf(deps.db, request.agent!, request.params.id)),
     )
   }
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import { agentPaymentIdOf } from '../../../services/accounts/agent-payment-ref.js'
 import { name } from '../../../services/accounts/validate.js'
 import { readBalances } from '../../../services/wallets/balances.js'
 import type { V1Context } from './index.js'
@@ -182,6 +183,26 @@ export async function agentRoutes(app: FastifyInstance, ctx: V1Context) {
       object: 'list',
       data: await agentKeys.list(await agents.find(request.principal!.userId, request.params.address)),
     }),
+  )
+  app.get<{ Params: { address: string; id: string } }>(
+    '/agents/:address/payments/:id',
+    {
+      schema: {
+        tags,
+        summary:
+          "One of the agent's payments, with its settlement when known (GET /v1/agent/payments/{id} with the API key): the ledger's payment id or the agent payment's",
+        params: {
+          type: 'object',
+          properties: { address: { type: 'string' }, id: { type: 'string', maxLength: 64 } },
+        },
+        response: { 200: ok('the agent payment'), ...authErrors },
+      },
+    },
+    async (request) => {
+      const a = await agents.find(request.principal!.userId, request.params.address)
+      const id = await agentPaymentIdOf(ctx.deps.db, a, request.params.id)
+      return ctx.deps.services.agentPayments.get(a.id, id)
+    },
   )
   app.delete<{ Params: { address: string; id: string } }>(
     '/agents/:address/keys/:id',

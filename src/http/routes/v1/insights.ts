@@ -2,8 +2,9 @@ import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import { appError } from '../../../errors.js'
 import { type AgentRow } from '../../../services/agent-payments/agent-payments.js'
-import { address as parseAddress } from '../../../services/accounts/validate.js'
+import { invalid, address as parseAddress } from '../../../services/accounts/validate.js'
 import { INSIGHTS_DEFAULT_DAYS, INSIGHTS_MAX_DAYS, insights } from '../../../services/insights/insights.js'
+import { revenueByEndpoint } from '../../../services/insights/revenue.js'
 import { unsettledFromLedger } from '../../../services/withdrawals/wallet-reservation.js'
 import type { V1Context } from './index.js'
 import { addressParam, authErrors, errorResponse, ok } from './schemas.js'
@@ -48,6 +49,35 @@ export async function insightRoutes(app: FastifyInstance, ctx: V1Context) {
     async (request) => insights(db, request.principal!.userId, request.query),
   )
 
+  app.get<{ Querystring: { since?: string } }>(
+    '/revenue',
+    {
+      schema: {
+        tags: ['insights'],
+        summary:
+          'Per endpoint of yours since a time (default 30 days ago): paid calls, revenue, what settled, and vouchers (deferred) not collected yet',
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { since: { type: 'string', description: 'ISO 8601 date or time (default: 30 days ago)' } },
+        },
+        response: {
+          200: ok(
+            '{object: "revenue", since, endpoints: [{path, calls, revenue, settled, uncollected_vouchers, uncollected}], total}',
+          ),
+          400: errorResponse,
+          ...authErrors,
+        },
+      },
+    },
+    async (request) => {
+      const since =
+        request.query.since === undefined ? new Date(Date.now() - 30 * 86_400_000) : new Date(request.query.since)
+      if (Number.isNaN(since.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(request.query.since ?? '2000-01-01'))
+        throw invalid('since', 'expected an ISO 8601 date or time such as 2026-11-01 or 2026-11-01T12:00Z')
+      return revenueByEndpoint(db, request.principal!.userId, since)
+    },
+  )
   app.get<{ Params: { address: string } }>(
     '/agents/:address/budget',
     {
