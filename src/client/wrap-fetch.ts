@@ -41,8 +41,6 @@ import { signInHeader, signInOffer, type SignInOffer } from './sign-in.js'
 import { isSendableKey } from './sendable-key.js'
 import { isPayableUpto, signUpto } from './sign-upto.js'
 
-export { isSendableKey } from './sendable-key.js'
-
 export interface PlatformPayOptions {
   /** the Tollgate API, e.g. http://localhost:4020 */
   baseUrl: string

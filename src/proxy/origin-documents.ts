@@ -93,7 +93,7 @@ function operation(e: EndpointEntry, method: string, config: Readonly<Config>) {
 const OPENAPI_METHODS = new Set(['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH'])
 
 /** OpenAPI 3.1 of these endpoints (sorted by path), each operation priced in `x-payment`. */
-export function openApiDocument(
+function openApiDocument(
   entries: readonly EndpointEntry[],
   config: Readonly<Config>,
   title: string,
@@ -125,7 +125,7 @@ export function openApiDocument(
  * `/.well-known/x402` expect), `endpoints` each with its methods and price, and where the
  * OpenAPI document is.
  */
-export function wellKnownDocument(entries: readonly EndpointEntry[], config: Readonly<Config>) {
+function wellKnownDocument(entries: readonly EndpointEntry[], config: Readonly<Config>) {
   const sorted = [...entries].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
   return {
     version: 1,

@@ -174,7 +174,7 @@ export const STALE_RESERVATION_MS = 60_000
  * Postgres once the key ran out, not after STALE_RESERVATION_MS. A live process whose key lapsed
  * (stalled that long) loses nothing: Postgres' unique index decides between the two vouchers.
  */
-export const LIVENESS_TTL_MS = 5_000
+const LIVENESS_TTL_MS = 5_000
 const LIVENESS_EVERY_MS = 1_000
 
 /** What `reserve` took: enough to give it back. */

@@ -98,6 +98,25 @@ export function parseTopUp(
   return out
 }
 
+/** 409 `agent_name_taken` when another of the user's agents (not `except`) has `name`, in any case. */
+async function refuseTakenName(db: Kysely<Database>, userId: string, name: string, except?: string): Promise<void> {
+  let q = db
+    .selectFrom('agents')
+    .select('address')
+    .where('user_id', '=', userId)
+    .where(sql`lower(name)`, '=', name.toLowerCase())
+  if (except) q = q.where('id', '!=', except)
+  const taken = await q.executeTakeFirst()
+  if (taken)
+    throw appError('agent_name_taken', { name, address: taken.address }, { details: { address: taken.address } })
+}
+
+/** Two requests naming agents alike at once: the unique index refuses the second, answered as the check would. */
+async function nameRace(db: Kysely<Database>, err: unknown, userId: string, name: string): Promise<never> {
+  if ((err as { constraint?: string }).constraint === 'agents_user_name_unique') await refuseTakenName(db, userId, name)
+  throw err
+}
+
 /** Agents of a user, each with a custodial wallet. Another user's agent is "not found", never "forbidden". */
 export function createAgents({ db, masterKey }: { db: Kysely<Database>; masterKey: () => Buffer }) {
   async function find(userId: string, address: string): Promise<AgentRow> {
@@ -117,25 +136,6 @@ export function createAgents({ db, masterKey }: { db: Kysely<Database>; masterKe
     return row
   }
 
-  /** 409 `agent_name_taken` when another of the user's agents (not `except`) has `name`, in any case. */
-  async function refuseTakenName(userId: string, name: string, except?: string): Promise<void> {
-    let q = db
-      .selectFrom('agents')
-      .select('address')
-      .where('user_id', '=', userId)
-      .where(sql`lower(name)`, '=', name.toLowerCase())
-    if (except) q = q.where('id', '!=', except)
-    const taken = await q.executeTakeFirst()
-    if (taken)
-      throw appError('agent_name_taken', { name, address: taken.address }, { details: { address: taken.address } })
-  }
-
-  /** Two requests naming agents alike at once: the unique index refuses the second, answered as the check would. */
-  async function nameRace(err: unknown, userId: string, name: string): Promise<never> {
-    if ((err as { constraint?: string }).constraint === 'agents_user_name_unique') await refuseTakenName(userId, name)
-    throw err
-  }
-
   return {
     find,
     async create(userId: string, body: { name?: unknown; spend_caps?: unknown; top_up?: unknown }): Promise<AgentView> {
@@ -143,7 +143,7 @@ export function createAgents({ db, masterKey }: { db: Kysely<Database>; masterKe
       const caps = body.spend_caps === undefined ? {} : parseCaps(body.spend_caps)
       const topUp = body.top_up === undefined ? {} : parseTopUp(body.top_up)
       checkTopUp(topUp)
-      await refuseTakenName(userId, agentName)
+      await refuseTakenName(db, userId, agentName)
       const wallet = createCustodialWallet(masterKey(), 'agent')
       const row = await db
         .insertInto('agents')
@@ -157,7 +157,7 @@ export function createAgents({ db, masterKey }: { db: Kysely<Database>; masterKe
         })
         .returning(COLUMNS)
         .executeTakeFirstOrThrow()
-        .catch((err) => nameRace(err, userId, agentName))
+        .catch((err) => nameRace(db, err, userId, agentName))
       return agentView(row)
     },
 
@@ -194,14 +194,14 @@ export function createAgents({ db, masterKey }: { db: Kysely<Database>; masterKe
         top_up_enabled: 'top_up_enabled' in set ? set.top_up_enabled : agent.top_up_enabled,
         top_up_amount: 'top_up_amount' in set ? set.top_up_amount : agent.top_up_amount,
       })
-      if (set.name !== undefined) await refuseTakenName(userId, set.name, agent.id)
+      if (set.name !== undefined) await refuseTakenName(db, userId, set.name, agent.id)
       const row = await db
         .updateTable('agents')
         .set({ ...set, updated_at: sql`now()` })
         .where('id', '=', agent.id)
         .returning(COLUMNS)
         .executeTakeFirstOrThrow()
-        .catch((err) => nameRace(err, userId, set.name ?? agent.name))
+        .catch((err) => nameRace(db, err, userId, set.name ?? agent.name))
       return agentView(row)
     },
   }

@@ -43,7 +43,7 @@ const RECEIPT_TIMEOUT_MS = 30_000
 const THAW_FOLLOW_MARGIN_S = 60n
 
 /** The failure reason of a served call whose voucher the escrow can no longer pay. */
-export const UNCOLLECTABLE = 'uncollectable'
+const UNCOLLECTABLE = 'uncollectable'
 
 export interface CollectStats {
   /** collectMany transactions mined */

@@ -7,7 +7,7 @@
 import { sql, type Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
 
-export interface EndpointRevenue {
+interface EndpointRevenue {
   endpoint_id: string
   /** namespace/service/slug */
   path: string

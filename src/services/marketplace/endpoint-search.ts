@@ -56,7 +56,7 @@ export interface EndpointSearchQuery {
   cursor?: string
 }
 
-export interface EndpointSearchHit<E> {
+interface EndpointSearchHit<E> {
   endpoint: E
   score: number
 }
@@ -83,7 +83,7 @@ const MIN_INSIDE = 3
 const MAX_WORDS = 16
 // composite sort key: score above, the endpoint's place in the tie order below
 const ORDER_BITS = 2 ** 22
-export const MAX_INDEXED = ORDER_BITS - 1
+const MAX_INDEXED = ORDER_BITS - 1
 
 /** Lower-case words of a text: ASCII spaces and punctuation separate; letters of any script and digits do not. */
 export function wordsOf(text: string): string[] {
@@ -322,7 +322,7 @@ function splitCamel(name: string): string {
   return `${name} ${name.replace(/([a-z0-9])([A-Z])/g, '$1 $2')}`
 }
 
-export function encodeSearchCursor(key: number): string {
+function encodeSearchCursor(key: number): string {
   return Buffer.from(`s${key}`, 'utf8').toString('base64url')
 }
 

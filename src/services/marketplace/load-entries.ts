@@ -1,4 +1,6 @@
-import type { Deps } from '../../deps.js'
+import type { Kysely } from 'kysely'
+import type { Config } from '../../config.js'
+import type { Database } from '../../db/database.js'
 import {
   HTTP_METHODS,
   networkOfCaip2,
@@ -30,16 +32,18 @@ const ms = (d: unknown): number => (d instanceof Date ? d : new Date(d as string
 const methodsOf = (m: string[]): EndpointMethod[] =>
   m.filter((x): x is EndpointMethod => (HTTP_METHODS as readonly string[]).includes(x))
 
+/** What loading reads: the database and the config (not the whole Deps, which imports this folder). */
+type LoadDeps = { db: Kysely<Database>; config: Readonly<Config> }
 /**
  * Read every listed entry: platform entries derived from sellers/services/endpoints (one per
  * enabled service), and approved, enabled catalog and bazaar entries. Only enabled endpoints.
  */
-export async function loadEntries(deps: Pick<Deps, 'db' | 'config'>): Promise<LoadedEntries> {
+export async function loadEntries(deps: LoadDeps): Promise<LoadedEntries> {
   const [platform, curated] = await Promise.all([loadPlatform(deps), loadCurated(deps)])
   return { entries: [...platform.entries, ...curated], mimeTypes: platform.mimeTypes, platform: platform.platform }
 }
 
-async function loadPlatform({ db, config }: Pick<Deps, 'db' | 'config'>): Promise<LoadedEntries> {
+async function loadPlatform({ db, config }: LoadDeps): Promise<LoadedEntries> {
   const [services, endpoints] = await Promise.all([
     db
       .selectFrom('services as s')
@@ -150,7 +154,7 @@ async function loadPlatform({ db, config }: Pick<Deps, 'db' | 'config'>): Promis
   return { entries, mimeTypes, platform }
 }
 
-async function loadCurated({ db }: Pick<Deps, 'db'>): Promise<CuratedAgentDTO[]> {
+async function loadCurated({ db }: Pick<LoadDeps, 'db'>): Promise<CuratedAgentDTO[]> {
   const visible = db
     .selectFrom('curated_agents')
     .select('id')

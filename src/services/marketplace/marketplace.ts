@@ -28,7 +28,7 @@ export const MAX_PAGE = 1000
 /** Rendered pages kept per snapshot (LRU by total body size), so a repeated query costs a lookup. */
 export const PAGE_CACHE_BYTES = 32 * 1024 * 1024
 /** Endpoint search pages kept per snapshot (a page is at most 100 endpoints) */
-export const SEARCH_CACHE_PAGES = 2000
+const SEARCH_CACHE_PAGES = 2000
 
 export interface ListQuery extends MarketplaceFilters {
   limit?: number

@@ -91,8 +91,8 @@ function method(q: Query): string | undefined {
   return upper
 }
 
-export const SEARCH_DEFAULT_LIMIT = 20
-export const SEARCH_MAX_LIMIT = 100
+const SEARCH_DEFAULT_LIMIT = 20
+const SEARCH_MAX_LIMIT = 100
 
 /** `GET /api/v1/endpoints`: words, filters and a page; `maxPrice` in USDC. */
 export function parseEndpointQuery(q: Query): EndpointSearchQuery {
