@@ -335,12 +335,13 @@ t.test(
     await allow.getByLabel('Value').fill('other-shop')
     await allow.getByRole('button', { name: 'Add to allowlist' }).click()
     await allow.locator('tr', { hasText: 'other-shop' }).waitFor()
-    // a dry run says what the agent would pay, or why it may not
+    // a dry run says what the agent would pay, or why it may not (the challenge as the proxy asks it now)
+    const currentChallenge = await (await proxyAnswers(proxyUrl, '/dash-shop/tools/echo', 402)).json()
     const preview = async () => {
       const res = await fetch(`${server.base}/v1/agent/payments`, {
         method: 'POST',
         headers: { authorization: `Bearer ${agentKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ url: echo.url, challenge: challengeBody, dry_run: true }),
+        body: JSON.stringify({ url: echo.url, challenge: currentChallenge, dry_run: true }),
       })
       t.equal(res.status, 200, 'the agent key created in the dashboard authenticates')
       return res.json()
@@ -358,11 +359,22 @@ t.test(
       await new Promise((r) => setTimeout(r, 100)) // the agent-key cache drops the agent on the allowlist's notification
       allowed = await preview()
     }
-    // past the allowlist, the next check is the (empty) wallet: the challenge was taken at 0.0025 USDC
+    // past the allowlist, the next check is the (empty) wallet, at the price the registry asks now (0.004 USDC)
     t.match(
       allowed.refusal,
-      { code: 'insufficient_balance', needed: '2500' },
+      { code: 'insufficient_balance', needed: '4000' },
       'with dash-shop allowed, only the empty wallet stops it',
+    )
+    // a challenge taken before the reprice (0.0025 USDC) is not what the registry asks: the dry run says it would be refused
+    const stale = await fetch(`${server.base}/v1/agent/payments`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${agentKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: echo.url, challenge: challengeBody, dry_run: true }),
+    })
+    t.match(
+      { status: stale.status, body: await stale.json() },
+      { status: 200, body: { refusal: { code: 'requirement_mismatch' } } },
+      'a stale challenge for a platform URL is refused',
     )
 
     // delete the service: a dismissed confirmation keeps it; then it and its endpoint are gone

@@ -358,7 +358,12 @@ t.test("in a browser: an agent's keys, allowlist and top-ups; the funding wallet
     .waitFor()
   t.equal(await allow.getByLabel('Value').getAttribute('aria-invalid'), 'true', 'the value field is marked')
   t.same((await api('GET', `/v1/agents/${address}/allowlist`)).body.data, [], 'nothing was added')
-  const payTo = '0xAbCdEf0123456789aBcDeF0123456789AbCdEf01'
+  // mixed case must carry its EIP-55 checksum: a wrong one is refused, the right one is taken
+  await allow.getByLabel('Value').fill('0xAbCdEf0123456789aBcDeF0123456789AbCdEf01')
+  await allow.getByRole('button', { name: 'Add to allowlist' }).click()
+  await allow.locator('.form-error').filter({ hasText: 'checksum' }).waitFor()
+  t.same((await api('GET', `/v1/agents/${address}/allowlist`)).body.data, [], 'a wrong checksum adds nothing')
+  const payTo = '0xabCDeF0123456789AbcdEf0123456789aBCDEF01'
   await allow.getByLabel('Value').fill(payTo)
   await allow.getByRole('button', { name: 'Add to allowlist' }).click()
   await allow.locator('tr', { hasText: payTo.toLowerCase() }).waitFor()

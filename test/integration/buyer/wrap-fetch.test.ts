@@ -13,7 +13,8 @@ import { startOfficialExpressServer } from './express-server.js'
 t.test(
   'wrapFetch pays our proxy with PAYMENT-SIGNATURE and a payment-identifier (platform and local key), the v2-only official express server with PAYMENT-SIGNATURE, and refuses by allowlist',
   async (t) => {
-    const p = await startBuyerPlatform(t)
+    // the host allowlist entry below is checked by the platform fetching the local express server's own 402
+    const p = await startBuyerPlatform(t, { env: { TOLLGATE_ALLOW_PRIVATE_UPSTREAMS: 'true' } })
     const agent = await p.agent({ fund: 1_000_000n })
     const pay = wrapFetch(fetch, { baseUrl: p.webUrl, agentKey: agent.key })
     const url = `${p.proxyUrl}/tollgate/toolbox/echo?msg=wrapped`
