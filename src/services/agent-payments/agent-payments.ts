@@ -174,7 +174,7 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
    * whose payee the host itself asks for (seen-challenges.ts). Throws when none is left.
    */
   async function checked(c: Choice): Promise<Requirement[]> {
-    if (c.url.origin === proxyOrigin) return platform.matching(c.url, c.method, c.payable)
+    if (c.url.origin === proxyOrigin) return platform.matching(c.url, c.payable)
     if (c.hostOnly.size === 0) return c.payable
     let payees: ReadonlySet<string> | undefined
     try {

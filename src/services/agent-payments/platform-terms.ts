@@ -78,9 +78,9 @@ export function createPlatformTerms(deps: {
   }
 
   /** Why `req` is not what the registry asks for `e` (undefined: it is). */
-  function mismatch(e: RegistryEndpoint, method: string, req: Requirement): string | undefined {
-    const m = method === 'HEAD' ? 'GET' : method
-    if (!e.methods.has(m)) return `${e.path} is not paid with ${method}`
+  function mismatch(e: RegistryEndpoint, req: Requirement): string | undefined {
+    // the method is not a money term: an MCP tool call pays a GET endpoint over POST, and a method
+    // the endpoint does not serve is refused by the proxy and voided, never charged
     if (req.payTo.toLowerCase() !== e.payTo)
       return `payTo ${req.payTo} is not the service's payee ${getAddress(e.payTo)}`
     if (req.amount !== e.price) return `the amount ${req.amount} is not the endpoint's price ${e.price}`
@@ -102,14 +102,14 @@ export function createPlatformTerms(deps: {
      * The requirements of `payable` that equal what the registry asks for the endpoint at `url`
      * (same order), or 409 `requirement_mismatch` when none does, or 404 when there is no endpoint.
      */
-    async matching(url: URL, method: string, payable: Requirement[]): Promise<Requirement[]> {
+    async matching(url: URL, payable: Requirement[]): Promise<Requirement[]> {
       const e = await endpointAt(url)
       if (!e) throw appError('not_found', { what: `endpoint ${url.pathname} on this platform` })
-      const ok = payable.filter((r) => mismatch(e, method, r) === undefined)
+      const ok = payable.filter((r) => mismatch(e, r) === undefined)
       if (ok.length > 0) return ok
       throw appError(
         'requirement_mismatch',
-        { resource: e.path, detail: mismatch(e, method, payable[0]!)! },
+        { resource: e.path, detail: mismatch(e, payable[0]!)! },
         { details: { resource: e.resourceUrl } },
       )
     },

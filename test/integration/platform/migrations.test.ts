@@ -154,10 +154,11 @@ t.test('agent_payments carries only what its per-payment insert needs', async (t
     [
       'agent_payments_agent_month_idx',
       'agent_payments_open_idx',
+      'agent_payments_open_vouchers',
       'agent_payments_payer_nonce_key',
       'agent_payments_pkey',
     ],
-    'primary key, payer + nonce, the month window and the open-reservation sweep',
+    'primary key, payer + nonce, the month window, the open-reservation sweep and the open vouchers a newer voucher supersedes',
   )
   const fks = await sql<{ conname: string }>`
     select c.conname from pg_constraint c join pg_class r on r.oid = c.conrelid join pg_namespace n on n.oid = r.relnamespace
