@@ -30,11 +30,11 @@ t.test('GET /v1/agents/{address}/top-ups pages past 100, newest first', async (t
   const { deps, app } = await accountsApp(t)
   const { auth } = await userWithKey(deps)
   const other = await userWithKey(deps)
-  const create = async () =>
-    (await app.inject({ method: 'POST', url: '/v1/agents', headers: auth, payload: { name: 'buyer' } })).json()
-      .address as string
-  const busy = await create()
-  const quiet = await create()
+  // agent names are unique per user
+  const create = async (name: string) =>
+    (await app.inject({ method: 'POST', url: '/v1/agents', headers: auth, payload: { name } })).json().address as string
+  const busy = await create('busy-buyer')
+  const quiet = await create('quiet-buyer')
   await insertTopups(deps, busy, 250)
   await insertTopups(deps, quiet, 3)
   const get = async (address: string, qs = '', headers = auth) => {

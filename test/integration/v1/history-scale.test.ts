@@ -26,7 +26,7 @@ const OTHERS = 200_000
 async function seed(deps: Deps) {
   const { userId } = await userWithKey(deps)
   const other = await userWithKey(deps)
-  const a1 = '0xAaAa000000000000000000000000000000000001' // stored checksummed-style, paid in both cases
+  const a1 = '0xAAaA000000000000000000000000000000000001' // stored checksummed (EIP-55), paid in both cases
   const a2 = '0xaaaa000000000000000000000000000000000002'
   await sql`insert into agents (user_id, name, address, encrypted_key) values (${userId}, 'a1', ${a1}, 'unused'), (${userId}, 'a2', ${a2}, 'unused')`.execute(
     deps.db,
