@@ -93,9 +93,14 @@ t.test('a settled agent payment triggers the top-up without waiting for the sche
     },
   })
   t.teardown(() => workers.close())
-  // let the scheduler's first run (if BullMQ runs one at once) finish before anyone pays
-  await new Promise((r) => setTimeout(r, 1_500))
-  const scheduledBefore = (await scheduledChecks()).length
+  // BullMQ runs an `every` scheduler's first job at once: let that run finish before anyone pays,
+  // then no scheduled job may start again for an hour
+  await until('the scheduler to register its first run', async () => (await scheduledChecks()).length > 0)
+  await until('the scheduled first run to finish', async () => {
+    const pending = await queue.getJobs(['active', 'waiting', 'prioritized'])
+    return !pending.some((j: Job) => j.name === TOPUP_CHECK)
+  })
+  const quietSince = Date.now()
   t.same(
     await deps.db.selectFrom('topups').select('id').execute(),
     [],
@@ -126,7 +131,8 @@ t.test('a settled agent payment triggers the top-up without waiting for the sche
 
   const requested = await requestedChecks()
   t.ok(requested.length >= 1, `the settlement tick requested ${requested.length} check(s)`)
-  t.equal((await scheduledChecks()).length, scheduledBefore, 'the hourly schedule did not run meanwhile')
+  const ranSince = (await scheduledChecks()).filter((j: Job) => (j.processedOn ?? 0) >= quietSince)
+  t.same(ranSince.map((j: Job) => j.id), [], 'the hourly schedule did not run meanwhile')
   t.equal((await deps.db.selectFrom('topups').select('id').execute()).length, 1, 'one top-up in all')
 
   // the job reports through the worker's logger, and no wallet key shows up there
