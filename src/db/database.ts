@@ -1,6 +1,7 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely'
 import type { AgentPaymentEventsTable, AgentPaymentsTable } from './agent-payments-tables.js'
 import type { AccessGrantsTable, AccessUsesTable } from './access-grants-table.js'
+import type { BatchChannelsTable, BatchTransactionsTable, PlatformKeysTable } from './batch-channels-tables.js'
 import type { PaymentIdentifiersTable } from './payment-identifiers-table.js'
 import type { TopupsTable } from './topups-tables.js'
 import type { WithdrawalEventsTable, WithdrawalsTable } from './withdrawals-tables.js'
@@ -327,6 +328,9 @@ export interface Database {
   topups: TopupsTable
   withdrawals: WithdrawalsTable
   withdrawal_events: WithdrawalEventsTable
+  batch_channels: BatchChannelsTable
+  batch_transactions: BatchTransactionsTable
+  platform_keys: PlatformKeysTable
 }
 
 export type Payment = Selectable<PaymentsTable>
