@@ -4,6 +4,7 @@
  * the channel's on-chain state.
  */
 import { getAddress, hashTypedData, type Address, type Hex, type PublicClient } from 'viem'
+import { MULTICALL3_ADDRESS } from '../multicall3-abi.js'
 import { batchSettlementAbi } from './abi.js'
 import { BATCH_SETTLEMENT_ADDRESS, BATCH_SETTLEMENT_DOMAIN_NAME, BATCH_SETTLEMENT_DOMAIN_VERSION } from './addresses.js'
 
@@ -75,25 +76,42 @@ export interface OnchainChannel {
   refundNonce: bigint
 }
 
-/** Reads a channel's state from the contract (three view calls, batched by viem's multicall). */
+/** Reads a channel's state from the contract (three view calls in one Multicall3 call). */
 export async function readChannel(
   client: Pick<PublicClient, 'multicall'>,
   channelId: Hex,
   contract: Address = BATCH_SETTLEMENT_ADDRESS,
 ): Promise<OnchainChannel> {
-  const [ch, pending, nonce] = await client.multicall({
+  return (await readChannels(client, [channelId], contract))[0]!
+}
+
+/** Reads many channels' state in one Multicall3 call (keep it to a few hundred ids). */
+export async function readChannels(
+  client: Pick<PublicClient, 'multicall'>,
+  channelIds: readonly Hex[],
+  contract: Address = BATCH_SETTLEMENT_ADDRESS,
+): Promise<OnchainChannel[]> {
+  if (channelIds.length === 0) return []
+  const calls = channelIds.flatMap((id) => [
+    { address: contract, abi: batchSettlementAbi, functionName: 'channels' as const, args: [id] as const },
+    { address: contract, abi: batchSettlementAbi, functionName: 'pendingWithdrawals' as const, args: [id] as const },
+    { address: contract, abi: batchSettlementAbi, functionName: 'refundNonce' as const, args: [id] as const },
+  ])
+  // deps.chain has no chain definition: name the canonical Multicall3 (on the dev chain too)
+  const out = (await client.multicall({
     allowFailure: false,
-    contracts: [
-      { address: contract, abi: batchSettlementAbi, functionName: 'channels', args: [channelId] },
-      { address: contract, abi: batchSettlementAbi, functionName: 'pendingWithdrawals', args: [channelId] },
-      { address: contract, abi: batchSettlementAbi, functionName: 'refundNonce', args: [channelId] },
-    ],
+    multicallAddress: MULTICALL3_ADDRESS,
+    contracts: calls,
+  })) as unknown[]
+  return channelIds.map((_, i) => {
+    const [balance, totalClaimed] = out[i * 3] as readonly [bigint, bigint]
+    const [withdrawAmount, initiatedAt] = out[i * 3 + 1] as readonly [bigint, number]
+    return {
+      balance,
+      totalClaimed,
+      withdrawRequestedAt: Number(initiatedAt),
+      withdrawAmount,
+      refundNonce: out[i * 3 + 2] as bigint,
+    }
   })
-  return {
-    balance: ch[0],
-    totalClaimed: ch[1],
-    withdrawRequestedAt: pending[1],
-    withdrawAmount: pending[0],
-    refundNonce: nonce,
-  }
 }
