@@ -33,6 +33,8 @@ export interface TestChannel {
   channelId: Hex
   network: string
   deposited: bigint
+  /** the deposit's transaction */
+  depositTx: Hex
   /** the official client's voucher signature for a cumulative ceiling */
   voucher(maxClaimable: bigint): Promise<Hex>
 }
@@ -118,6 +120,7 @@ export async function openChannel(
     channelId,
     network,
     deposited: opts.deposit,
+    depositTx: hash,
     voucher: async (max) => (await signVoucher(signer, channelId, max.toString(), network)).signature,
   }
 }
