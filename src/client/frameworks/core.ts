@@ -18,7 +18,7 @@ export type TollgateToolsOptions = WrapFetchOptions & {
   maxBodyChars?: number
 }
 
-export interface PaidFetchInput {
+interface PaidFetchInput {
   url: string
   /** GET by default, POST when a body is given */
   method?: string | null
@@ -44,12 +44,12 @@ export interface PaidFetchResult {
   refused?: { code: string; message: string }
 }
 
-export interface SearchEndpointsInput {
+interface SearchEndpointsInput {
   query: string
   limit?: number | null
 }
 
-export interface FoundEndpoint {
+interface FoundEndpoint {
   url: string
   description: string | null
   methods: string[]

@@ -6,19 +6,19 @@
  *   import { tollgateAgentTools } from 'tollgate/client/openai-agents'
  *   const agent = new Agent({ name: 'buyer', tools: tollgateAgentTools({ baseUrl: 'http://localhost:4020', agentKey: process.env.TOLLGATE_AGENT_KEY!, budget: 50_000n }) })
  */
-import { tool, type FunctionTool } from '@openai/agents'
+import { tool, type Tool } from '@openai/agents'
 import { PAID_FETCH_DESCRIPTION, SEARCH_DESCRIPTION, tollgateToolCore, type TollgateToolsOptions } from './core.js'
 import { strictPaidFetchSchema, strictSearchSchema } from './schemas.js'
 
-export function tollgateAgentTools(opts: TollgateToolsOptions): FunctionTool[] {
+export function tollgateAgentTools(opts: TollgateToolsOptions): Tool[] {
   const core = tollgateToolCore(opts)
-  const tools: FunctionTool[] = [
+  const tools: Tool[] = [
     tool({
       name: 'paid_fetch',
       description: PAID_FETCH_DESCRIPTION,
       parameters: strictPaidFetchSchema,
       execute: (input, _context, details) => core.paidFetch(input, details?.signal),
-    }) as FunctionTool,
+    }),
   ]
   const search = core.searchEndpoints
   if (search)
@@ -28,7 +28,7 @@ export function tollgateAgentTools(opts: TollgateToolsOptions): FunctionTool[] {
         description: SEARCH_DESCRIPTION,
         parameters: strictSearchSchema,
         execute: (input, _context, details) => search(input, details?.signal),
-      }) as FunctionTool,
+      }),
     )
   return tools
 }

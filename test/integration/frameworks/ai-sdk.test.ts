@@ -1,10 +1,11 @@
 import t from 'tap'
 import { generateText, stepCountIs } from 'ai'
 import { MockLanguageModelV3 } from 'ai/test'
-import type { LanguageModelV3GenerateResult } from '@ai-sdk/provider'
 import { tollgateTools } from '../../../src/client/frameworks/ai-sdk.js'
 import type { PaidFetchResult } from '../../../src/client/frameworks/core.js'
 import { frameworkPlatform } from './platform.js'
+
+type LanguageModelV3GenerateResult = Awaited<ReturnType<MockLanguageModelV3['doGenerate']>>
 
 const usage = {
   inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
