@@ -13,10 +13,12 @@ export {
   type LocalPayOptions,
   type PaymentInfo,
   type PaidResponse,
+  type PaidFetch,
   type SignInMode,
   type SignInInfo,
   type FetchLike,
 } from './client/wrap-fetch.js'
 export { PaymentRefusedError, PaidCallFailedError } from './client/errors.js'
+export type { SpendLimits } from './client/spend-limits.js'
 export { lookupPayment, type PaymentLookup } from './client/lookup-payment.js'
 export { parseChallenge, ChallengeError, type ParsedChallenge, type Requirement } from './client/challenge.js'

@@ -84,7 +84,7 @@ const catalogue = {
   withdrawal_exceeds_available: {
     status: 409,
     message:
-      'the wallet can withdraw {available} {unit} now (its balance {balance} minus {unsettled} not settled yet{fee}); {amount} were asked',
+      'the wallet can withdraw {available} now (its balance {balance} minus {unsettled} not settled yet{fee}); {amount} were asked',
   },
   // payments
   payment_not_recorded: { status: 503, message: 'the payment could not be recorded; nothing was charged, retry later' },

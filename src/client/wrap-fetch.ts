@@ -39,9 +39,10 @@ import { deferredTerms, isPayableDeferred, signDeferred } from './sign-deferred.
 import { newPaymentId, paymentHeader, signExact } from './sign-exact.js'
 import { signInHeader, signInOffer, type SignInOffer } from './sign-in.js'
 import { isSendableKey } from './sendable-key.js'
+import { spendGuard, type SpendLimits } from './spend-limits.js'
 import { isPayableUpto, signUpto } from './sign-upto.js'
 
-export interface PlatformPayOptions {
+export interface PlatformPayOptions extends SpendLimits {
   /** the Tollgate API, e.g. http://localhost:4020 */
   baseUrl: string
   /** `ak_test_…` / `ak_live_…` */
@@ -56,7 +57,7 @@ export interface PlatformPayOptions {
   upto?: boolean
 }
 
-export interface LocalPayOptions {
+export interface LocalPayOptions extends SpendLimits {
   privateKey: `0x${string}`
   /** refuse requirements above this many atomic units (default: no limit) */
   maxAmount?: bigint
@@ -143,6 +144,10 @@ export interface SignInInfo {
 }
 
 export type PaidResponse = Response & { payment?: PaymentInfo; signedIn?: SignInInfo }
+/** The wrapped fetch; `spent`: atomic units it paid so far (what `budget` counts). */
+export type PaidFetch = ((input: string | URL | Request, init?: RequestInit) => Promise<PaidResponse>) & {
+  readonly spent: bigint
+}
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>
 
 /**
@@ -151,15 +156,14 @@ export type FetchLike = (input: string | URL | Request, init?: RequestInit) => P
  *   const res = await pay('http://localhost:4021/tollgate/toolbox/uuid-generator')
  *   console.log(await res.json(), res.payment?.transaction)
  */
-export function wrapFetch(
-  fetchImpl: FetchLike,
-  opts: WrapFetchOptions,
-): (input: string | URL | Request, init?: RequestInit) => Promise<PaidResponse> {
+export function wrapFetch(fetchImpl: FetchLike, opts: WrapFetchOptions): PaidFetch {
   const payer = 'privateKey' in opts ? localPayer(opts) : platformPayer(fetchImpl, opts)
+  // the caller's own maxPerCall and budget, checked before anything is signed
+  const guard = spendGuard(opts, (m, d) => new PaymentRefusedError('spend_cap_exceeded', m, d))
   const signInMode: SignInMode = opts.signIn ?? 'remembered'
   // resources paid for where the seller offered sign-in: the next call signs in instead
   const paidAccess = new Set<string>()
-  return async (input, init) => {
+  const paidFetch = async (input: string | URL | Request, init?: RequestInit): Promise<PaidResponse> => {
     const request = new Request(input, init)
     if (request.headers.has('x-payment') || request.headers.has('payment-signature')) return fetchImpl(request)
     // deferred: the seller shows this buyer's escrow account and latest voucher in the 402
@@ -187,7 +191,18 @@ export function wrapFetch(
       paidAccess.delete(offer.uri)
       await res.body?.cancel()
     }
+    const cheapest = cheapestOf(ch)
+    if (cheapest !== undefined) guard.check(cheapest)
     let signed = await payer.sign(ch, request, newPaymentId())
+    let release: (charged: bigint) => void
+    try {
+      release = guard.hold(BigInt(signed.amount))
+    } catch (err) {
+      // signed but never sent: the platform releases (or cancels) it on a rejected report
+      signed.done?.(false)
+      await payer.report?.(signed, 'rejected', undefined)
+      throw err
+    }
     let sent: { res: PaidResponse; retried: boolean }
     try {
       // a voucher refused for a short escrow balance is sent once more with a deposit
@@ -210,6 +225,8 @@ export function wrapFetch(
       }
     } catch (err) {
       signed.done?.(false)
+      // sent, with no answer: the seller may settle it, so the budget counts it
+      release(BigInt(signed.amount))
       if ((err as Error).name === 'AbortError') throw err
       // the seller may have received the payment: say which one, so its settlement can be looked up
       await payer.report?.(signed, 'error', undefined)
@@ -238,11 +255,13 @@ export function wrapFetch(
     const accepted = res.status !== 402 && (decoded?.success ?? res.ok)
     await payer.report?.(signed, res.status === 402 ? 'rejected' : accepted ? 'accepted' : 'error', decoded)
     if (res.status === 402) {
+      release(0n)
       const reason = await refusalReason(res.clone(), v1)
       throw new PaymentRefusedError(
         'payment_rejected',
         `the seller refused the payment: ${reason}`,
-        { reason },
+        // the platform's id of the payment it signed (reported as rejected: nothing charged)
+        { reason, ...(signed.agentPaymentId ? { payment_id: signed.agentPaymentId } : {}) },
         402,
         res,
       )
@@ -277,9 +296,18 @@ export function wrapFetch(
         : {}),
       ...(signed.deposit !== undefined ? { deposit: signed.deposit.toString() } : {}),
     }
+    release(accepted ? BigInt(info.amount) : 0n)
     Object.defineProperty(res, 'payment', { value: info, enumerable: true })
     return res
   }
+  return Object.defineProperty(paidFetch, 'spent', { get: () => guard.spent, enumerable: true }) as PaidFetch
+}
+
+/** The lowest amount any requirement of the challenge asks (undefined when none could be read). */
+function cheapestOf(ch: Challenges): bigint | undefined {
+  let min: bigint | undefined
+  for (const o of ch.offered) for (const r of o.parsed.accepts) if (min === undefined || r.amount < min) min = r.amount
+  return min
 }
 
 /** A payment signed for one challenge: the header to retry with, and what it pays. */

@@ -125,7 +125,7 @@ t.test(
     const to = privateKeyToAccount(generatePrivateKey()).address
     await form.getByLabel('To address').fill(to)
     await form.getByRole('button', { name: 'Withdraw' }).click()
-    await form.locator('.form-error').filter({ hasText: 'can withdraw 1998000 USDC atomic units now' }).waitFor()
+    await form.locator('.form-error').filter({ hasText: 'can withdraw 1.998 USDC now' }).waitFor()
     await form.getByLabel('Amount (USDC)').fill('0.5')
     await form.getByRole('button', { name: 'Withdraw' }).click()
     await page

@@ -222,12 +222,17 @@ async function paymentError(err: unknown, cmd: Command): Promise<unknown> {
       ? `check that ${s.apiUrl} is the Tollgate API (${s.apiUrlSource}): it has no agent payment route`
       : nextStep(err.code, 'agent_key', s.agentKeySource, err.details)
     if (err.response) cmd.io.stdout(new Uint8Array(await err.response.arrayBuffer()))
+    // the seller refused a payment the platform signed: name it, as a paid call does
+    const paymentLine =
+      typeof details.payment_id === 'string'
+        ? `\n  payment ${details.payment_id}: signed by the platform, refused by the seller (tollgate payments status ${details.payment_id})`
+        : ''
     return new CliError(refusalText(err.code, err.message, err.details), {
       exit: EXIT.refused,
       code: err.code,
       details,
       toFix,
-      human: `payment refused (${err.code}): ${refusalText(err.code, err.message, err.details)}${Object.keys(details).length && !WORDED.has(err.code) ? `\n  ${JSON.stringify(details)}` : ''}`,
+      human: `payment refused (${err.code}): ${refusalText(err.code, err.message, err.details)}${paymentLine}${Object.keys(details).length && !WORDED.has(err.code) ? `\n  ${JSON.stringify(details)}` : ''}`,
     })
   }
   return err

@@ -8,6 +8,7 @@ import {
 import { isPayableDeferred } from '../../client/sign-deferred.js'
 import { isPayableUpto } from '../../client/sign-upto.js'
 import { appError } from '../../errors.js'
+import { formatUsdc } from '../../x402/usdc-amount.js'
 import type { AgentRow } from '../accounts/agent-auth.js'
 import { MAX_COUNTED } from './spend-windows.js'
 
@@ -181,7 +182,10 @@ export function withinPerTransactionCap(
   if (!req) {
     throw appError(
       'spend_cap_exceeded',
-      { cap: 'per_transaction', detail: `the price ${payable[0]!.amount} is above the per-transaction cap ${cap}` },
+      {
+        cap: 'per_transaction',
+        detail: `the price ${formatUsdc(payable[0]!.amount)} USDC is above the per-transaction cap of ${formatUsdc(cap!)} USDC`,
+      },
       {
         details: {
           cap: 'per_transaction',

@@ -7,6 +7,7 @@ import type { Database } from '../../db/database.js'
 import { appError } from '../../errors.js'
 import { createSpendWindows, type Unsettled } from '../agent-payments/spend-windows.js'
 import { createPayerCredit } from '../../ledger/payer-credit.js'
+import { amountText } from './amount-text.js'
 
 /** A withdrawal's authorization stays counted this long after it settled: every process re-reads the balance within it. */
 const SETTLED_GRACE_S = 5
@@ -84,12 +85,11 @@ export function createWalletReservations(deps: WalletReservationDeps) {
     return appError(
       'withdrawal_exceeds_available',
       {
-        available: available.toString(),
-        unit: 'USDC atomic units',
-        balance: balance.toString(),
-        unsettled: unsettled.toString(),
+        available: amountText('USDC', available),
+        balance: amountText('USDC', balance),
+        unsettled: amountText('USDC', unsettled),
         fee: '',
-        amount: amount.toString(),
+        amount: amountText('USDC', amount),
       },
       {
         details: {

@@ -20,6 +20,7 @@ import { custodialAccount } from '../wallets/custodial-wallet.js'
 import { ensureFundingWallet } from '../wallets/funding-wallet.js'
 import { requireMasterKey } from '../../secrets/wallet-crypto.js'
 import type { Withdrawal, WithdrawalAsset, WithdrawalSource, WithdrawalStatus } from '../../db/withdrawals-tables.js'
+import { amountText } from './amount-text.js'
 import { withdrawalView, type WithdrawalView } from './view.js'
 import { createWalletReservations, type HeldWithdrawal } from './wallet-reservation.js'
 
@@ -148,12 +149,11 @@ export function createWithdrawals(deps: Deps, opts: WithdrawalOptions = {}) {
     return appError(
       'withdrawal_exceeds_available',
       {
-        available: available.toString(),
-        unit: asset === 'USDC' ? 'USDC atomic units' : 'wei',
-        balance: balance.toString(),
-        unsettled: unsettled.toString(),
-        fee: fee ? ` and ${fee} wei of gas for the transfer` : '',
-        amount: amount.toString(),
+        available: amountText(asset, available),
+        balance: amountText(asset, balance),
+        unsettled: amountText(asset, unsettled),
+        fee: fee ? ` and ${amountText('ETH', fee)} of gas for the transfer` : '',
+        amount: amountText(asset, amount),
       },
       {
         details: {

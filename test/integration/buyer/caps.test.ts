@@ -67,6 +67,13 @@ t.test(
       statusCode: 403,
       details: { cap: 'daily', limit: '2500', spent: '2000', remaining: '500', amount: '1000' },
     })
+    // the per-transaction refusal speaks USDC; the details keep atomic units
+    const small = await p.agent({ fund: 1_000_000n, caps: { per_transaction: '999' } })
+    t.match(await services[0]!.pay(small.id, { url, challenge }).catch((e) => e), {
+      code: 'spend_cap_exceeded',
+      message: /the price 0\.001 USDC is above the per-transaction cap of 0\.000999 USDC$/,
+      details: { cap: 'per_transaction', limit: '999', amount: '1000' },
+    })
 
     t.test('insufficient_balance counts unsettled payments signed by every process', async (t) => {
       const agent = await p.agent({ fund: 2500n })

@@ -198,7 +198,8 @@ t.test('refused while payments are unsettled beyond the remaining balance; the r
     unsettled: '1000',
     available: '9000',
     amount: '10000',
-    message: /can withdraw 9000 USDC atomic units now \(its balance 10000 minus 1000 not settled yet\)/,
+    message:
+      /can withdraw 0.009 USDC now \(its balance 0.01 USDC minus 0.001 USDC not settled yet\); 0.01 USDC were asked/,
   })
   const ok = await post(`/v1/agents/${agent.address}/withdrawals`, { to: fresh(), amount: '9000' })
   t.equal(ok.statusCode, 201, 'what is not promised to a payment may leave')
@@ -334,7 +335,8 @@ t.test(
       asset: 'ETH',
       balance: parseEther('0.01').toString(),
       fee: /^\d+$/,
-      message: /wei of gas for the transfer/,
+      message:
+        /its balance 0\.01 ETH minus 0 ETH not settled yet and 0\.\d+ ETH of gas for the transfer\); 0\.01 ETH were asked/,
     })
     const most = BigInt(all.json().available)
     const eth = await post(
