@@ -261,7 +261,7 @@ async function paymentsSection(agent) {
     node: h(
       'section',
       { 'aria-labelledby': 'agent-payments-title' },
-      h('h3', { id: 'agent-payments-title' }, 'Payments'),
+      h('h3', { id: 'agent-payments-title' }, 'Payments and withdrawals'),
       h(
         'p',
         { class: 'check' },

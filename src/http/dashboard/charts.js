@@ -53,6 +53,8 @@ export async function lineChart({ id, title, description, days, series, format =
     width: 600,
     height: 260,
     tzDate: (ts) => UPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
+    // the legend's markers dashed like their lines, so twins are told apart there too
+    legend: { markers: { dash: (u, i) => (u.series[i].dash?.length ? 'dashed' : 'solid') } },
     scales: { x: { time: true }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] } },
     axes: [
       { splits: () => daySplits(x), values: (u, ticks) => ticks.map(dayLabel) },
@@ -71,6 +73,8 @@ export async function lineChart({ id, title, description, days, series, format =
     ],
   }
   const plot = new UPlot(opts, [x, ...series.map((s) => s.values)], canvas)
+  // the day labels the x axis draws on the canvas, for whoever cannot read the canvas
+  figure.dataset.xLabels = daySplits(x).map(dayLabel).join(' ')
   // follow the page's width (the figure is laid out after this returns)
   new ResizeObserver(
     () => canvas.isConnected && plot.setSize({ width: Math.max(280, canvas.clientWidth), height: 260 }),

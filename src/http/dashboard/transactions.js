@@ -106,7 +106,7 @@ export async function transactionsView(show) {
     placeholder: 'name or namespace',
     'data-param': 'seller',
   })
-  const list = h('div')
+  const list = h('div', { id: 'tx-list' })
   const exports = h('p', { class: 'exports' })
   // the filters of the list on screen: Apply takes the controls' values; Older and the export links
   // keep them (a role picked but not applied must not change what Older continues)
