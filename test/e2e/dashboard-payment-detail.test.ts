@@ -173,6 +173,17 @@ t.test('payment detail from every list, by either id; transactions searched; top
     .click()
   await page.getByRole('heading', { name: 'Payment of 0.003 USDC' }).waitFor()
 
+  // the Seller page's URL column: whole path segments on a line, not a few characters
+  await page.getByRole('link', { name: 'Seller', exact: true }).click()
+  const urlCell = page.locator('tr[data-endpoint="quote"] td.url')
+  await urlCell.waitFor()
+  const box = (await urlCell.boundingBox())!
+  t.ok(box.width >= 200, `the URL column is wide enough to read (${box.width}px)`)
+  const lineHeight = await urlCell.locator('code').evaluate((c) => parseFloat(getComputedStyle(c).lineHeight))
+  const lines = Math.round((await urlCell.locator('code').boundingBox())!.height / lineHeight)
+  t.ok(lines <= 2, `the URL takes at most 2 lines (${lines})`)
+  await page.locator('#main').screenshot({ path: `${SHOTS}/seller.png` })
+
   t.same(pageErrors, [], 'no script errors')
   t.same(cspViolations, [], 'no CSP violations')
 })

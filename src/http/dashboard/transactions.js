@@ -37,7 +37,7 @@ function payee(t, names) {
 }
 
 /** The link to a payment's page (payments only: a withdrawal or a sign-in has none). */
-export const paymentLink = (t) =>
+const paymentLink = (t) =>
   t.kind === 'payment' &&
   h('a', { href: `#/payments/${t.id}`, 'aria-label': `Details of the payment of ${time(t.created_at)}` }, 'Details')
 
