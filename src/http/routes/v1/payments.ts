@@ -5,7 +5,6 @@ import { appError } from '../../../errors.js'
 import { isUuid } from '../../../services/accounts/key-rows.js'
 import { invalid } from '../../../services/accounts/validate.js'
 import { topupView } from '../../../services/topups/topups.js'
-import type { V1Context } from './index.js'
 import { authErrors, errorResponse, ok } from './schemas.js'
 
 /**
@@ -14,7 +13,8 @@ import { authErrors, errorResponse, ok } from './schemas.js'
  * (GET /v1/top-ups). A payment is the user's when one of their agents paid it or one of their
  * endpoints received it; anyone else's is 404, as a payment that does not exist.
  */
-export async function paymentRoutes(app: FastifyInstance, ctx: V1Context) {
+// the context is typed here, not imported from index.ts, which registers this file (no import circle)
+export async function paymentRoutes(app: FastifyInstance, ctx: { deps: { db: Kysely<Database> } }) {
   const { db } = ctx.deps
   app.get<{ Params: { id: string } }>(
     '/payments/:id',
