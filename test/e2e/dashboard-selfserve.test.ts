@@ -152,8 +152,8 @@ t.test(
     t.equal(await page.locator('main tr[data-status="voided"]').count(), 0)
     t.equal(await page.locator('main tr[data-kind="withdrawal"]').count(), 1)
     t.ok(
-      (await page.locator('main tbody .party').allTextContents()).every((n) => n === 'research bot'),
-      'the agent is named in every row it is in',
+      (await page.locator('main tbody td:nth-child(4) .party').allTextContents()).every((n) => n === 'research bot'),
+      'the agent is named in every row it is in (payees on the platform are named by their seller)',
     )
     await page.getByLabel('Show failed and expired attempts').check()
     await page.getByRole('button', { name: 'Apply' }).click()

@@ -200,7 +200,8 @@ function command(text) {
 async function gettingStarted() {
   const origin = location.origin
   const email = who.textContent || (await api('GET', '/v1/session')).user.email
-  const market = await api('GET', '/api/v1/agents/marketplace').catch((err) => {
+  // this platform's entries (a URL of its own: the Marketplace page's unfiltered list is not cached from here)
+  const market = await api('GET', '/api/v1/agents/marketplace?source=platform').catch((err) => {
     if (err.status === 401) fail(err)
     return []
   })
