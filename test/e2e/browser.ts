@@ -66,7 +66,7 @@ export async function logIn(page: Page, server: { base: string; email: string; p
   await page.getByLabel('Email').fill(server.email)
   await page.getByLabel('Password').fill(server.password)
   await page.getByRole('button', { name: 'Log in' }).click()
-  await page.getByRole('heading', { name: 'API Keys' }).waitFor()
+  await page.getByRole('heading', { name: 'Overview', exact: true }).waitFor()
 }
 
 /** Accepts (or dismisses) the next confirm() the page shows. */

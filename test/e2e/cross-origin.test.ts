@@ -120,7 +120,7 @@ t.test('a page of another origin cannot act with the dashboard session; the dash
 
   // back on the dashboard, the same session still works
   await page.goto(`${server.base}/dashboard`)
-  await page.getByRole('heading', { name: 'API Keys' }).waitFor()
+  await page.getByRole('heading', { name: 'Overview', exact: true }).waitFor()
   t.equal(
     (await api('POST', `/v1/agents/${address}/keys`, { name: 'mine too' })).status,
     201,

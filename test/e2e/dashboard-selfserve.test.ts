@@ -61,7 +61,7 @@ t.test(
     await page.getByLabel('Email').fill('newcomer@example.com')
     await page.getByLabel('Password').fill('short')
     await page.getByRole('button', { name: 'Create account' }).click()
-    await page.locator('#signup-error').filter({ hasText: 'invalid value for password' }).waitFor()
+    await page.locator('#signup-error').filter({ hasText: 'Use at least 10 characters' }).waitFor()
     t.equal(await page.getByLabel('Password').getAttribute('aria-invalid'), 'true')
     t.equal(
       await page.evaluate(() => document.activeElement?.id),
@@ -71,7 +71,7 @@ t.test(
     await page.getByLabel('Password').fill('a long enough password')
     await shot(page, '01-signup')
     await page.getByRole('button', { name: 'Create account' }).click()
-    await page.getByRole('heading', { name: 'API Keys' }).waitFor()
+    await page.getByRole('heading', { name: 'Overview', exact: true }).waitFor()
     await page.locator('#who').filter({ hasText: 'newcomer@example.com' }).waitFor()
     const userId = (await api('GET', '/v1/session')).body.user.id as string
 
@@ -152,8 +152,8 @@ t.test(
     t.equal(await page.locator('main tr[data-status="voided"]').count(), 0)
     t.equal(await page.locator('main tr[data-kind="withdrawal"]').count(), 1)
     t.ok(
-      (await page.locator('main tbody .party').allTextContents()).every((n) => n === 'research bot'),
-      'the agent is named in every row it is in',
+      (await page.locator('main tbody td:nth-child(4) .party').allTextContents()).every((n) => n === 'research bot'),
+      'the agent is named in every row it is in (payees on the platform are named by their seller)',
     )
     await page.getByLabel('Show failed and expired attempts').check()
     await page.getByRole('button', { name: 'Apply' }).click()

@@ -74,11 +74,11 @@ t.test('in a browser: log in, API keys, agents, transactions, seller, log out', 
 
   await page.getByLabel('Password').fill(password)
   await page.getByRole('button', { name: 'Log in' }).click()
-  await page.getByRole('heading', { name: 'API Keys' }).waitFor()
+  await page.getByRole('heading', { name: 'Overview', exact: true }).waitFor()
   t.equal(await page.locator('#who').textContent(), email)
   // a reload keeps the session (cookie) and shows who is logged in again
   await page.reload()
-  await page.getByRole('heading', { name: 'API Keys' }).waitFor()
+  await page.getByRole('heading', { name: 'Overview', exact: true }).waitFor()
   await page.locator('#who').filter({ hasText: email }).waitFor()
 
   // API Keys: create, the secret once, it authenticates

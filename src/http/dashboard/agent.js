@@ -1,8 +1,9 @@
-/* global confirm, setTimeout, URLSearchParams */
+/* global confirm, document, setTimeout, URLSearchParams */
 // One agent: balance, spend caps, agent keys, allowlist and top-up settings.
 import { api, seg } from './api.js'
 import { topUpText } from './agents.js'
-import { errorSlot, field, h, revealSecret, secretPanel, table } from './dom.js'
+import { lineChart } from './charts.js'
+import { emptyState, errorSlot, field, h, revealSecret, secretPanel, table } from './dom.js'
 import { atomicFromUsdc, short, time, units, usdc, usdcInput } from './format.js'
 import { KEY_COLUMNS, keyRow } from './keys.js'
 import { TRANSACTION_HEADERS, transactionRow, walletNames } from './transactions.js'
@@ -15,46 +16,100 @@ export async function agentView(show, address) {
   const budget = budgetSection(base)
   const escrow = escrowSection(base)
   const payments = await paymentsSection(agent)
-  const sections = await Promise.all([
+  const [caps, keys, allowlist, topUps, chart] = await Promise.all([
     capsSection(base, agent),
     agentKeysSection(base, agent),
     allowlistSection(base),
     topUpSection(base, agent),
+    spendChart(agent),
   ])
   const title = h('h1', {}, agent.name)
   let balanceLine = balance(base)
+  const withdraw = withdrawForm({
+    id: 'agent-withdraw',
+    path: `${base}/withdrawals`,
+    available:
+      'Send USDC from this agent wallet to an address. Payments the agent signed and that have not settled yet stay in the wallet until they do; what may leave now is “Withdrawable now” above.',
+    done: async (w) => {
+      await budget.load()
+      if (w.status !== 'pending') balanceLine.replaceWith((balanceLine = balance(base)))
+      // a settled withdrawal stays counted a few seconds, until every process has read the new balance
+      if (w.status === 'confirmed') setTimeout(() => void budget.load(), 6_000)
+      await payments.load()
+    },
+  })
+  const facts = h(
+    'dl',
+    {},
+    h('dt', {}, 'Wallet address'),
+    h('dd', {}, h('code', {}, agent.address)),
+    h('dt', {}, 'Created'),
+    h('dd', {}, time(agent.created_at)),
+  )
+  const groups = [
+    [
+      'agent-overview',
+      'Overview',
+      [
+        h(
+          'div',
+          { class: 'agent-summary' },
+          h('div', {}, facts, h('h3', {}, 'Balance'), balanceLine, budget.node),
+          chart,
+        ),
+        renameSection(base, agent, title),
+      ],
+    ],
+    ['agent-limits', 'Caps & allowlist', [caps, allowlist, topUps]],
+    ['agent-keys-group', 'Keys', [keys]],
+    ['agent-money', 'Payments', [payments.node, withdraw, escrow]],
+  ]
   show(
     h('p', {}, h('a', { href: '#/agents' }, '← Agents')),
     title,
-    h(
-      'dl',
-      {},
-      h('dt', {}, 'Wallet address'),
-      h('dd', {}, h('code', {}, agent.address)),
-      h('dt', {}, 'Created'),
-      h('dd', {}, time(agent.created_at)),
+    sectionNav(groups),
+    groups.map(([id, label, nodes]) =>
+      h(
+        'section',
+        { class: 'agent-group', id, 'aria-labelledby': `${id}-title` },
+        h('h2', { id: `${id}-title` }, label),
+        nodes,
+      ),
     ),
-    h('h2', {}, 'Balance'),
-    balanceLine,
-    budget.node,
-    withdrawForm({
-      id: 'agent-withdraw',
-      path: `${base}/withdrawals`,
-      available:
-        'Send USDC from this agent wallet to an address. Payments the agent signed and that have not settled yet stay in the wallet until they do; what may leave now is “Withdrawable now” above.',
-      done: async (w) => {
-        await budget.load()
-        if (w.status !== 'pending') balanceLine.replaceWith((balanceLine = balance(base)))
-        // a settled withdrawal stays counted a few seconds, until every process has read the new balance
-        if (w.status === 'confirmed') setTimeout(() => void budget.load(), 6_000)
-        await payments.load()
-      },
-    }),
-    escrow,
-    payments.node,
-    renameSection(base, agent, title),
-    sections,
   )
+}
+
+/** The page's sections as a row of buttons that bring each into view (the hash is the router's). */
+function sectionNav(groups) {
+  return h(
+    'nav',
+    { class: 'section-nav', 'aria-label': 'Sections of this page' },
+    groups.map(([id, label]) =>
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'plain',
+          'aria-controls': id,
+          onclick: () => document.getElementById(id)?.scrollIntoView({ block: 'start' }),
+        },
+        label,
+      ),
+    ),
+  )
+}
+
+/** The agent's spend per day over the last 30 days (its series of GET /v1/insights). */
+async function spendChart(agent) {
+  const i = await api('GET', '/v1/insights')
+  const mine = i.spend.find((s) => s.agent.toLowerCase() === agent.address.toLowerCase())
+  return lineChart({
+    id: 'agent-spend-chart',
+    title: 'Spend per day, last 30 days',
+    days: i.days,
+    series: [{ label: 'Spent', values: i.days.map((_, d) => (mine ? Number(mine.daily[d]) / 1e6 : 0)) }],
+    format: (v) => `${Number(v.toFixed(6))} USDC`,
+  })
 }
 
 /** What `tollgate budget` shows for the agent, and what may be withdrawn (GET …/budget). */
@@ -92,7 +147,7 @@ function budgetSection(base) {
     node: h(
       'section',
       { 'aria-labelledby': 'agent-budget-title' },
-      h('h2', { id: 'agent-budget-title' }, 'Budget'),
+      h('h3', { id: 'agent-budget-title' }, 'Budget'),
       list,
     ),
     load,
@@ -156,7 +211,7 @@ function escrowSection(base) {
   return h(
     'section',
     { 'aria-labelledby': 'agent-escrow-title' },
-    h('h2', { id: 'agent-escrow-title' }, 'Escrow (vouchers)'),
+    h('h3', { id: 'agent-escrow-title' }, 'Escrow (vouchers)'),
     h(
       'p',
       { class: 'hint' },
@@ -186,7 +241,16 @@ async function paymentsSection(agent) {
       table(
         TRANSACTION_HEADERS,
         page.data.map((t) => transactionRow(t, names)),
-        cursor ? 'No older payments.' : 'No payments yet.',
+        cursor
+          ? 'No older payments.'
+          : emptyState(
+              'No payments yet.',
+              'Give this agent a key (Keys), then pay a call with ',
+              h('code', {}, "npx tollgate fetch '<url>'"),
+              '; the ',
+              h('a', { href: '#/marketplace' }, 'marketplace'),
+              ' lists what it can pay for.',
+            ),
       ),
       pager(cursor, page, load),
     )
@@ -197,7 +261,7 @@ async function paymentsSection(agent) {
     node: h(
       'section',
       { 'aria-labelledby': 'agent-payments-title' },
-      h('h2', { id: 'agent-payments-title' }, 'Payments'),
+      h('h3', { id: 'agent-payments-title' }, 'Payments and withdrawals'),
       h(
         'p',
         { class: 'check' },
@@ -288,7 +352,7 @@ function capsSection(base, agent) {
         notify('Spend caps saved.', 'ok')
       }),
     },
-    h('h2', {}, 'Spend caps'),
+    h('h3', {}, 'Spend caps'),
     h(
       'p',
       { class: 'hint' },
@@ -310,7 +374,18 @@ async function agentKeysSection(base, agent) {
       path: `${base}/keys/${seg(k.id)}`,
     })
   const load = async () =>
-    list.replaceChildren(table(KEY_COLUMNS, (await api('GET', `${base}/keys`)).data.map(row), 'No agent keys yet.'))
+    list.replaceChildren(
+      table(
+        KEY_COLUMNS,
+        (await api('GET', `${base}/keys`)).data.map(row),
+        emptyState(
+          'No agent keys yet.',
+          'The agent needs one to pay: create it above, or run ',
+          h('code', {}, `npx tollgate keys create --agent ${agent.name} --save`),
+          '.',
+        ),
+      ),
+    )
   const name = h('input', { id: 'agent-key-name', maxlength: 100, placeholder: 'default', 'data-param': 'name' })
   const create = h('button', { type: 'submit' }, 'Create agent key')
   const error = errorSlot()
@@ -335,7 +410,7 @@ async function agentKeysSection(base, agent) {
   return h(
     'section',
     { id: 'agent-keys' },
-    h('h2', {}, 'Agent keys'),
+    h('h3', {}, 'Agent keys'),
     h(
       'p',
       { class: 'hint' },
@@ -418,7 +493,7 @@ async function allowlistSection(base) {
   return h(
     'section',
     { id: 'allowlist' },
-    h('h2', {}, 'Allowlist'),
+    h('h3', {}, 'Allowlist'),
     h(
       'p',
       { class: 'hint' },
@@ -476,7 +551,7 @@ async function topUpSection(base, agent) {
         }),
       ),
     },
-    h('h2', {}, 'Top-ups'),
+    h('h3', {}, 'Top-ups'),
     status,
     h(
       'p',
@@ -508,11 +583,16 @@ async function topUpSection(base, agent) {
   async function loadTopUps(cursor) {
     const page = await api('GET', `${base}/top-ups?${new URLSearchParams({ limit: '10', ...(cursor && { cursor }) })}`)
     history.replaceChildren(
-      h('h3', {}, 'Top-ups, newest first'),
+      h('h4', {}, 'Top-ups, newest first'),
       table(
         ['Created', 'Status', 'Amount', 'Attempts', 'Transaction', 'Error'],
         page.data.map(row),
-        cursor ? 'No older top-ups.' : 'No top-ups yet.',
+        cursor
+          ? 'No older top-ups.'
+          : emptyState(
+              'No top-ups yet.',
+              'Turn them on above and your funding wallet refills this agent when it runs low.',
+            ),
       ),
       pager(cursor, page, loadTopUps),
     )

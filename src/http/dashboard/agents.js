@@ -1,6 +1,6 @@
 // Agents: the list and creating one (each gets a custodial wallet).
 import { api } from './api.js'
-import { errorSlot, h, table } from './dom.js'
+import { emptyState, errorSlot, h, table } from './dom.js'
 import { time, usdc } from './format.js'
 import { notify, onSubmit } from './ui.js'
 
@@ -25,7 +25,12 @@ export async function agentsView(show) {
       table(
         ['Name', 'Address', 'Spend caps', 'Top-ups', 'Created'],
         (await api('GET', '/v1/agents')).data.map(row),
-        'No agents yet.',
+        emptyState(
+          'No agents yet.',
+          'Create one above with a name such as research-bot: it gets a wallet of its own. Then put USDC in it from your ',
+          h('a', { href: '#/funding' }, 'funding wallet'),
+          ' and give it a key on its page to make its first paid call.',
+        ),
       ),
     )
   const name = h('input', {

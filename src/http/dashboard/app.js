@@ -10,6 +10,8 @@ import { fundingView } from './funding.js'
 import { insightsView } from './insights.js'
 import { keysView } from './keys.js'
 import { marketplaceView } from './marketplace.js'
+import { overviewView } from './overview.js'
+import { paymentView } from './payment.js'
 import { sellersView } from './sellers.js'
 import { signupOpen, signupView } from './signup.js'
 import { transactionsView } from './transactions.js'
@@ -21,11 +23,13 @@ const nav = document.getElementById('nav')
 const routes = [
   [/^#\/login$/, loginView],
   [/^#\/signup$/, signupView],
+  [/^#\/overview$/, overviewView],
   [/^#\/keys$/, keysView],
   [/^#\/agents$/, agentsView],
   [/^#\/agents\/(0x[0-9a-fA-F]{40})$/, agentView],
   [/^#\/funding$/, fundingView],
   [/^#\/transactions$/, transactionsView],
+  [/^#\/payments\/([0-9a-fA-F-]{36})$/, paymentView],
   [/^#\/insights$/, insightsView],
   [/^#\/marketplace$/, marketplaceView],
   [/^#\/sellers$/, sellersView],
@@ -34,9 +38,9 @@ const routes = [
 let current = 0
 
 async function route() {
-  const hash = location.hash || '#/keys'
+  const hash = location.hash || '#/overview'
   const found = routes.map(([re, view]) => [re.exec(hash), view]).find(([m]) => m)
-  if (!found) return go('#/keys', { replace: true })
+  if (!found) return go('#/overview', { replace: true })
   const [match, view] = found
   const seq = ++current
   // a slow answer for a screen the user has already left must not replace the current one
@@ -126,12 +130,17 @@ document.getElementById('logout').addEventListener('click', (e) =>
       if (err.status !== 400 && err.status !== 401) throw err
     })
     who.textContent = ''
-    session.returnTo = '#/keys'
+    session.returnTo = '#/overview'
     go('#/login')
   }),
 )
 window.addEventListener('hashchange', route)
 route()
+// a sandbox deployment says so on every page, the login screen included (GET /v1/signup is public)
+api('GET', '/v1/signup').then(
+  (s) => (document.getElementById('sandbox-banner').hidden = s.deployment !== 'sandbox'),
+  () => {},
+)
 // after a reload the page has the cookie but not the email: ask who is calling (401: the login screen shows)
 api('GET', '/v1/session').then(
   (s) => {

@@ -14,8 +14,9 @@ export function h(tag, attrs = {}, ...children) {
   return el
 }
 
+/** A table, or when it has no rows `empty`: a line of text, or a node (an emptyState with a next step). */
 export function table(headers, rows, empty) {
-  if (rows.length === 0) return h('p', { class: 'empty' }, empty)
+  if (rows.length === 0) return empty instanceof Node ? empty : h('p', { class: 'empty' }, empty)
   return h(
     'table',
     {},
@@ -30,6 +31,14 @@ export function table(headers, rows, empty) {
     ),
     h('tbody', {}, rows),
   )
+}
+
+/**
+ * What an empty list says: what is missing (`title`, its own line) and the next step to take, as
+ * text, links and code (`next`).
+ */
+export function emptyState(title, ...next) {
+  return h('div', { class: 'empty-state' }, h('p', { class: 'empty' }, title), next.length > 0 && h('p', {}, ...next))
 }
 
 /** A label and its control, with the API field name the control stands for (`data-param`). */

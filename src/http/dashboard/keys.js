@@ -1,7 +1,7 @@
 /* global confirm */
 // API Keys: list, create (the secret once), revoke.
 import { api, seg } from './api.js'
-import { errorSlot, h, revealSecret, secretPanel, table } from './dom.js'
+import { emptyState, errorSlot, h, revealSecret, secretPanel, table } from './dom.js'
 import { time } from './format.js'
 import { act, onSubmit } from './ui.js'
 
@@ -15,7 +15,18 @@ export async function keysView(show) {
       path: `/v1/api-keys/${seg(k.id)}`,
     })
   const load = async () =>
-    list.replaceChildren(table(KEY_COLUMNS, (await api('GET', '/v1/api-keys')).data.map(row), 'No API keys yet.'))
+    list.replaceChildren(
+      table(
+        KEY_COLUMNS,
+        (await api('GET', '/v1/api-keys')).data.map(row),
+        emptyState(
+          'No API keys yet.',
+          'Create one to call the API from a program; the CLI makes its own with ',
+          h('code', {}, 'npx tollgate login'),
+          '.',
+        ),
+      ),
+    )
   const name = h('input', {
     id: 'key-name',
     required: true,

@@ -3,7 +3,7 @@
 // disable, test an upstream, unpublish.
 import { api, seg } from './api.js'
 import { endpointForm } from './endpoint-form.js'
-import { copyButton, errorSlot, field, h, revealSecret, secretPanel, table } from './dom.js'
+import { copyButton, emptyState, errorSlot, field, h, revealSecret, secretPanel, table } from './dom.js'
 import { units } from './format.js'
 import { mcpSummary, mcpTools, mcpToolsTable, mcpUpstreamForm } from './mcp-upstream.js'
 import { act, notify, onSubmit } from './ui.js'
@@ -34,7 +34,12 @@ export async function sellersView(show) {
       content.replaceChildren(
         ...(sellers.length
           ? await Promise.all(sellers.map((s) => sellerSection(s, page)))
-          : [h('p', { class: 'empty' }, 'You have not claimed a seller namespace yet.')]),
+          : [
+              emptyState(
+                'You have not claimed a seller namespace yet.',
+                'Claim one above (e.g. acme-data): your endpoints are published under it, and buyers pay you there.',
+              ),
+            ]),
       )
     },
   }
@@ -113,7 +118,12 @@ async function sellerSection(s, page) {
     { class: 'seller', id: `seller-${s.namespace}` },
     h('h2', {}, `${s.display_name} (namespace ${s.namespace})`),
     agentLink(s, agents, page),
-    blocks.length ? blocks : h('p', { class: 'empty' }, 'No services yet.'),
+    blocks.length
+      ? blocks
+      : emptyState(
+          'No services yet.',
+          'Add a service below: it groups your endpoints and names the address you are paid at.',
+        ),
     h('div', { class: 'toolbar' }, open),
     slot,
   )
@@ -324,7 +334,7 @@ async function serviceSection(s, svc, page) {
     h(
       'tr',
       { 'data-endpoint': e.slug },
-      h('td', {}, h('code', {}, e.url)),
+      h('td', { class: 'url' }, h('code', {}, e.url)),
       h('td', {}, e.methods.join(', ')),
       h('td', {}, `${units(e.price, 6)} USDC`),
       h('td', {}, e.settlement_mode),
@@ -432,7 +442,10 @@ async function serviceSection(s, svc, page) {
     table(
       ['URL', 'Methods', 'Price', 'Settlement', 'Target', 'Status', 'Calls (30 days)', 'Revenue (30 days)', ''],
       endpoints.map(row),
-      'No endpoints published.',
+      emptyState(
+        'No endpoints published.',
+        'Publish one below: a price per call and the URL of your API or a hosted handler.',
+      ),
     ),
     mcpToolsTable(mcpTools(endpoints)),
     h(

@@ -12,6 +12,22 @@ export async function signupOpen() {
   )
 }
 
+/**
+ * The API's refusal of a sign-up in a person's words (the API says "invalid value for password:
+ * expected 10 to 1024 characters"); what the form cannot word better keeps the API's message.
+ */
+function humanSignupError(err, minLength) {
+  if (err.param === 'password') {
+    if (/1024|at most|too long/i.test(err.message) && !/\d+ to 1024/.test(err.message))
+      return 'Use a password of at most 1024 characters.'
+    return `Use at least ${minLength} characters for your password — a few words in a row are easy to remember.`
+  }
+  if (err.param === 'email') return 'Enter your email address, such as you@example.com.'
+  if (err.status === 409) return 'An account with this email exists already. Log in instead, or use another email.'
+  if (err.status === 429) return 'Too many accounts were made from here in the last hour. Try again later.'
+  return err.message
+}
+
 export async function signupView(show) {
   const status = await api('GET', '/v1/signup')
   if (!status.open) {
@@ -55,10 +71,10 @@ export async function signupView(show) {
           api('POST', '/v1/signup', { email: email.value, password: password.value }).then(
             (s) => {
               who.textContent = s.user.email
-              go('#/keys', { replace: true })
+              go('#/overview', { replace: true })
             },
             (err) => {
-              error.textContent = err.message
+              error.textContent = humanSignupError(err, status.min_password_length)
               error.hidden = false
               const field = err.param === 'email' ? email : password
               field.setAttribute('aria-invalid', 'true')

@@ -9,7 +9,7 @@ export const who = document.getElementById('who')
  * Where the login screen goes back to (the screen a 401 interrupted), and whether a session the
  * user had ended under them (expired, or logged out elsewhere): the login screen then says so.
  */
-export const session = { returnTo: '#/keys', ended: false }
+export const session = { returnTo: '#/overview', ended: false }
 
 export function notify(message, kind = 'error') {
   notice.textContent = message
@@ -34,7 +34,7 @@ export function go(hash, { replace = false } = {}) {
  */
 export function fail(err, box) {
   if (err instanceof ApiError && err.status === 401) {
-    if (location.hash !== '#/login') session.returnTo = location.hash || '#/keys'
+    if (location.hash !== '#/login') session.returnTo = location.hash || '#/overview'
     // `who` names the user only while logged in: a first visit without a session gets no message
     if (who.textContent) session.ended = true
     who.textContent = ''

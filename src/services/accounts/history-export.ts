@@ -28,6 +28,10 @@ export interface HistoryFilters {
   kind?: string
   /** comma-separated statuses (payments': verified … failed; withdrawals': pending, confirmed, failed) */
   status?: string
+  /** payments to endpoints whose path (/namespace/service/slug) contains this text, any case (withdrawals left out) */
+  endpoint?: string
+  /** payments to sellers whose namespace or display name contains this text, any case (withdrawals left out) */
+  seller?: string
 }
 
 /**
@@ -183,6 +187,10 @@ interface Parsed {
   withdrawals: { statuses?: string[] } | null
   /** calls served on a sign-in (always `served`; transactions only) */
   signIns: boolean
+  /** the `endpoint` and `seller` filters' text; resolved to endpoint ids by `endpointsMatching` */
+  search?: { endpoint?: string; seller?: string }
+  /** the ids of the endpoints the search matched (undefined: no search) */
+  endpoints?: string[]
 }
 
 function parseKinds(kind: HistoryKind, f: HistoryFilters): Pick<Parsed, 'payments' | 'withdrawals' | 'signIns'> {
@@ -224,7 +232,64 @@ function parse(kind: HistoryKind, f: HistoryFilters): Parsed {
   if (f.order !== undefined && f.order !== 'asc' && f.order !== 'desc') throw invalid('order', 'expected asc or desc')
   const order = f.order ?? 'asc'
   const cursor = f.cursor === undefined ? undefined : decodeCursor(kind, f.cursor, order)
-  return { from, to, agent, role: f.role, order, cursor, ...parseKinds(kind, f) }
+  const parsed: Parsed = { from, to, agent, role: f.role, order, cursor, ...parseKinds(kind, f) }
+  const search = { endpoint: searchText('endpoint', f.endpoint), seller: searchText('seller', f.seller) }
+  if (search.endpoint !== undefined || search.seller !== undefined) {
+    // only payments and sign-ins have an endpoint
+    parsed.search = search
+    parsed.withdrawals = null
+  }
+  return parsed
+}
+
+function searchText(param: string, v: string | undefined): string | undefined {
+  if (v === undefined || v.trim() === '') return undefined
+  if (v.length > 200) throw invalid(param, 'expected at most 200 characters of text to search for')
+  return v.trim()
+}
+
+/** The ids of the endpoints the `endpoint` and `seller` texts match (contained, any case). */
+async function endpointsMatching(db: Kysely<Database>, search: NonNullable<Parsed['search']>): Promise<string[]> {
+  const like = (t: string) => `%${t.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+  let q = db
+    .selectFrom('endpoints as e')
+    .innerJoin('services as s', 's.id', 'e.service_id')
+    .innerJoin('sellers as sl', 'sl.id', 's.seller_id')
+    .select('e.id')
+  if (search.endpoint !== undefined)
+    q = q.where(sql`'/' || sl.namespace || '/' || s.name || '/' || e.slug`, 'ilike', like(search.endpoint))
+  if (search.seller !== undefined) {
+    const text = like(search.seller)
+    q = q.where((w) => w.or([w('sl.namespace', 'ilike', text), w('sl.display_name', 'ilike', text)]))
+  }
+  return (await q.execute()).map((e) => e.id)
+}
+
+/** With a search: its endpoint ids (resolved once, before the history query). */
+async function resolveSearch(db: Kysely<Database>, parsed: Parsed): Promise<Parsed> {
+  return parsed.search ? { ...parsed, endpoints: await endpointsMatching(db, parsed.search) } : parsed
+}
+
+/**
+ * Names for a page's payees: per endpoint id, its path and its seller's namespace and display name
+ * (JSON pages only; the exports keep their columns).
+ */
+async function payeeNames(db: Kysely<Database>, rows: Record<string, unknown>[]) {
+  const ids = [...new Set(rows.map((r) => r.endpoint_id).filter((x): x is string => typeof x === 'string'))]
+  if (ids.length === 0) return new Map<string, { endpoint_path: string; seller: string; seller_name: string }>()
+  const found = await db
+    .selectFrom('endpoints as e')
+    .innerJoin('services as s', 's.id', 'e.service_id')
+    .innerJoin('sellers as sl', 'sl.id', 's.seller_id')
+    .select(['e.id', 'e.slug', 's.name', 'sl.namespace', 'sl.display_name'])
+    .where('e.id', 'in', ids)
+    .execute()
+  return new Map(
+    found.map((e) => [
+      e.id,
+      { endpoint_path: `/${e.namespace}/${e.name}/${e.slug}`, seller: e.namespace, seller_name: e.display_name },
+    ]),
+  )
 }
 
 /**
@@ -300,7 +365,12 @@ function query(
   }
   const lim = limit === undefined ? sql`` : sql`limit ${limit}`
   const and = (conds: RawBuilder<unknown>[]) => (conds.length ? sql.join(conds, sql` and `) : sql`true`)
-  const paymentStatus = f.payments?.statuses ? [sql`p.status = any(${f.payments.statuses}::text[])`] : []
+  // a search keeps the payments (and sign-ins) to the endpoints it matched
+  const onEndpoints = (t: string) => (f.endpoints ? [sql`${sql.raw(t)}.endpoint_id = any(${f.endpoints}::uuid[])`] : [])
+  const paymentStatus = [
+    ...(f.payments?.statuses ? [sql`p.status = any(${f.payments.statuses}::text[])`] : []),
+    ...onEndpoints('p'),
+  ]
   // the user's withdrawals join in only when they have some and the filters keep them: everyone
   // else's history runs exactly the payments query
   const withdrawals = scope.withdrew !== null && f.withdrawals !== null
@@ -344,7 +414,7 @@ function query(
     if (signIns) {
       // access_uses is partitioned by day as payments are: the same branch per key
       const usePage = (key: RawBuilder<unknown>) =>
-        sql`select ${SIGN_IN_ROW} from access_uses u where ${and([key, ...range('u')])} order by u.created_at${dir}, u.id${dir} ${lim}`
+        sql`select ${SIGN_IN_ROW} from access_uses u where ${and([key, ...onEndpoints('u'), ...range('u')])} order by u.created_at${dir}, u.id${dir} ${lim}`
       const useSellerKey = (id: RawBuilder<unknown>) =>
         f.role === 'seller' ? sql`u.endpoint_id = ${id}` : sql`u.endpoint_id = ${id} and not ${useBuyer}`
       if (f.role !== 'seller') {
@@ -374,6 +444,8 @@ function query(
     f.role === 'buyer' ? buyer : f.role === 'seller' ? seller : sql`(${buyer} or ${seller})`,
   ]
   if (f.agent) conds.push(sql`lower(p.payer) = ${f.agent}`)
+  // payment events of the payments to the matched endpoints (transactions get it with paymentStatus)
+  if (kind === 'payment_events') conds.push(...onEndpoints('p'))
   if (kind === 'transactions') {
     const parts: RawBuilder<unknown>[] = []
     if (f.payments)
@@ -382,6 +454,7 @@ function query(
       const useConds = [
         f.role === 'buyer' ? useBuyer : f.role === 'seller' ? useSeller : sql`(${useBuyer} or ${useSeller})`,
         ...(f.agent ? [sql`u.payer = ${f.agent}`] : []),
+        ...onEndpoints('u'),
         ...range('u'),
       ]
       parts.push(sql`select ${SIGN_IN_ROW} from access_uses u where ${and(useConds)}`)
@@ -444,15 +517,16 @@ export function createHistory(deps: HistoryDeps) {
     async page(kind: HistoryKind, userId: string, f: HistoryFilters, limit: number) {
       if (!Number.isInteger(limit) || limit < 1 || limit > 100)
         throw invalid('limit', 'expected an integer from 1 to 100')
-      const parsed = parse(kind, f)
+      const parsed = await resolveSearch(deps.db, parse(kind, f))
       const scope = (await scopeQuery(userId).execute(deps.db)).rows[0]!
       const { rows } = await query(kind, scope, parsed, limit + 1).execute(deps.db)
       const hasMore = rows.length > limit
       const data = rows.slice(0, limit)
       const last = data.at(-1)
+      const names = kind === 'transactions' ? await payeeNames(deps.db, data) : new Map()
       return {
         object: 'list' as const,
-        data: data.map((r) => shape(kind, r)),
+        data: data.map((r) => ({ ...shape(kind, r), ...names.get(r.endpoint_id as string) })),
         has_more: hasMore,
         next_cursor:
           hasMore && last ? encodeCursor(last.created_at as string, last.id as string, f.order ?? 'asc') : null,
@@ -465,7 +539,7 @@ export function createHistory(deps: HistoryDeps) {
      * the batch size whatever the row count.
      */
     export(kind: HistoryKind, userId: string, f: HistoryFilters, format: 'csv' | 'ndjson'): Readable {
-      const parsed = parse(kind, f)
+      const unresolved = parse(kind, f)
       const scoped = scopeQuery(userId).compile(deps.db)
       async function* lines(): AsyncGenerator<string> {
         const client = new pg.Client({
@@ -476,6 +550,7 @@ export function createHistory(deps: HistoryDeps) {
         await client.connect()
         try {
           const scope = (await client.query<HistoryScope>(scoped.sql, scoped.parameters as unknown[])).rows[0]!
+          const parsed = await resolveSearch(deps.db, unresolved)
           const compiled = query(kind, scope, parsed, undefined).compile(deps.db)
           if (format === 'csv') yield columnsOf(kind).join(',') + '\r\n'
           const stream = client.query(

@@ -114,6 +114,7 @@ t.test(
       object: 'signup',
       open: true,
       min_password_length: 10,
+      deployment: 'sandbox',
     })
     const res = await app.inject({
       method: 'POST',

@@ -45,6 +45,8 @@ export const DASHBOARD_MODULES = [
   'keys.js',
   'agents.js',
   'agent.js',
+  'overview.js',
+  'payment.js',
   'funding.js',
   'transactions.js',
   'sellers.js',

@@ -28,6 +28,16 @@ const querystring = {
       description:
         'transactions only: comma-separated statuses to keep, e.g. settled,failed (payments: verified, served, settling, settled, voided, failed; sign_in entries are always served; withdrawals: pending, confirmed, failed)',
     },
+    endpoint: {
+      type: 'string',
+      description:
+        'payments (and sign-ins) to endpoints whose path /namespace/service/slug contains this text, any case; withdrawals are left out',
+    },
+    seller: {
+      type: 'string',
+      description:
+        'payments (and sign-ins) to sellers whose namespace or display name contains this text, any case; withdrawals are left out',
+    },
     order: {
       type: 'string',
       enum: ['asc', 'desc'],
@@ -66,6 +76,10 @@ export async function historyRoutes(app: FastifyInstance, ctx: V1Context) {
         schema: {
           tags: ['history'],
           summary,
+          description:
+            path === '/payment-events'
+              ? undefined
+              : "A JSON page names each payment's payee on this platform: endpoint_path (/namespace/service/slug), seller (its namespace) and seller_name (its display name); the exports keep their columns.",
           querystring,
           response: {
             200: ok('a page {object: "list", data, has_more, next_cursor}, or a CSV / NDJSON stream'),

@@ -10,6 +10,7 @@ import { apiKeyRoutes } from './api-keys.js'
 import { fundingWalletRoutes } from './funding-wallet.js'
 import { historyRoutes } from './history.js'
 import { insightRoutes } from './insights.js'
+import { paymentRoutes } from './payments.js'
 import { sellerRoutes } from './sellers.js'
 import { sessionRoutes } from './session.js'
 import { signupRoutes } from './signup.js'
@@ -68,5 +69,6 @@ export function v1Routes(deps: Deps, opts: V1Options = {}): FastifyPluginAsync {
     await app.register(async (a) => signupRoutes(a, { ...ctx, users }))
     await app.register(async (a) => withdrawalRoutes(a, ctx))
     await app.register(async (a) => insightRoutes(a, ctx))
+    await app.register(async (a) => paymentRoutes(a, ctx))
   }
 }

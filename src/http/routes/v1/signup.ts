@@ -27,10 +27,16 @@ export async function signupRoutes(app: FastifyInstance, ctx: V1Context & { user
         tags,
         summary: 'Whether anyone may create an account here (the dashboard shows its sign-up form then)',
         security: [],
-        response: { 200: ok('{object: "signup", open}') },
+        response: { 200: ok('{object: "signup", open, min_password_length, deployment: "sandbox" | "production"}') },
       },
     },
-    async () => ({ object: 'signup', open: config.signup, min_password_length: MIN_PASSWORD_LENGTH }),
+    // the deployment too: the dashboard shows a sandbox banner on every page, the login screen included
+    async () => ({
+      object: 'signup',
+      open: config.signup,
+      min_password_length: MIN_PASSWORD_LENGTH,
+      deployment: config.deployment,
+    }),
   )
   app.post<{ Body: { email: string; password: string } }>(
     '/signup',
