@@ -413,6 +413,9 @@ export function createPublishing(deps: Deps) {
       // the proxy serves the service's MCP server there (src/proxy/mcp-route.ts)
       if (slug === 'mcp')
         throw invalid('slug', '"mcp" is reserved: /<namespace>/<service>/mcp is the service\'s MCP server')
+      // and its A2A agent there (src/proxy/a2a-route.ts)
+      if (slug === 'a2a')
+        throw invalid('slug', '"a2a" is reserved: /<namespace>/<service>/a2a is the service\'s A2A agent')
       const id = randomUUID()
       const fields = {
         id,
