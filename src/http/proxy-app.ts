@@ -21,6 +21,7 @@ import { originRoutes } from '../proxy/origin-routes.js'
 import { paidRoute } from '../proxy/paid-route.js'
 import { paymentLookupRoutes } from '../proxy/payment-lookup.js'
 import { createUpstreamClient, type UpstreamOptions } from '../proxy/upstream.js'
+import { createUpstreamA2aClient } from '../proxy/upstream-a2a.js'
 import { createUpstreamMcpClient } from '../proxy/upstream-mcp.js'
 import { createHandlerPool, type HandlerPool } from '../pool/handler-pool.js'
 import { loadHandlerRegistry } from '../pool/handler-registry.js'
@@ -144,16 +145,14 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
     (deps.config.handlers.url.length > 0
       ? createRemotePool(deps.config.handlers.url)
       : createHandlerPool({ ...deps.config.handlers, log: (message) => app.log.warn(message) }))
-  const upstream = createUpstreamClient({ allowPrivate: deps.config.allowPrivateUpstreams })
-  const upstreamMcp = createUpstreamMcpClient({ allowPrivate: deps.config.allowPrivateUpstreams })
+  const upstreams = createUpstreams(deps.config.allowPrivateUpstreams)
   app.decorate('createSignerRecovery', recovery)
   app.addHook('onClose', async () => {
     await Promise.all([ledger.drain(), accessUses.drain()])
     await Promise.allSettled([
       table.close(),
       pool.close(),
-      upstream.close(),
-      upstreamMcp.close(),
+      upstreams.close(),
       recovery.close(),
       ...schemes.map((s) => s.close?.()),
     ])
@@ -173,8 +172,7 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
     ledger,
     limiter: createFixedWindowLimiter(deps.redis, deps.key),
     pool,
-    upstream,
-    upstreamMcp,
+    ...upstreams.clients,
     sync: opts.sync,
     maxPaymentHeaderBytes: deps.config.x402.maxHeaderBytes,
     handlers,
@@ -212,4 +210,17 @@ async function registerAgentTransports(
 ): Promise<void> {
   await app.register(mcpRoute(paidCall, createMcpTransport(config.chain), table))
   await app.register(a2aRoute(paidCall, createA2aTransport(config.chain), table, config.proxyUrl))
+}
+
+/** The clients of sellers' origins: HTTP, MCP servers and A2A agents, all through the SSRF guard. */
+function createUpstreams(allowPrivate: boolean) {
+  const clients = {
+    upstream: createUpstreamClient({ allowPrivate }),
+    upstreamMcp: createUpstreamMcpClient({ allowPrivate }),
+    upstreamA2a: createUpstreamA2aClient({ allowPrivate }),
+  }
+  return {
+    clients,
+    close: () => Promise.allSettled(Object.values(clients).map((c) => c.close())),
+  }
 }

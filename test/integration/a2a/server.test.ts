@@ -5,61 +5,21 @@
  * message's `x402.payment.payload`, and gets the result with its receipt in `x402.payment.receipts`.
  */
 import t, { type Test } from 'tap'
-import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk'
-import { ClientFactory, type Client } from '@a2a-js/sdk/client'
+import { TaskState, type Task } from '@a2a-js/sdk'
+import { ClientFactory } from '@a2a-js/sdk/client'
 import { x402Client } from '@x402/core/client'
 import type { PaymentRequired } from '@x402/core/types'
 import { ExactEvmScheme } from '@x402/evm'
 import { privateKeyToAccount } from 'viem/accounts'
 import { withDevnet } from '../../helpers/devnet.js'
 import { startTestPlatform, type TestPlatform } from '../../helpers/platform.js'
+import { send, userMessage } from '../../helpers/a2a.js'
 
 const X402_EXT = 'https://github.com/google-a2a/a2a-x402/v0.1'
 const devnet = await withDevnet(t)
 const payer = privateKeyToAccount(devnet.accounts.demoPayer.privateKey)
 const x402 = new x402Client().register('eip155:84532', new ExactEvmScheme(payer))
 
-/** A user message in the SDK's shape: the skill in metadata, its input as a data part. */
-export function userMessage(opts: {
-  skill?: string
-  input?: Record<string, unknown>
-  taskId?: string
-  metadata?: Record<string, unknown>
-}): Message {
-  return {
-    messageId: crypto.randomUUID(),
-    contextId: '',
-    taskId: opts.taskId ?? '',
-    role: Role.ROLE_USER,
-    parts: opts.input
-      ? [
-          {
-            content: { $case: 'data', value: opts.input },
-            metadata: undefined,
-            filename: '',
-            mediaType: 'application/json',
-          },
-        ]
-      : [
-          {
-            content: { $case: 'text', value: 'Here is the payment.' },
-            metadata: undefined,
-            filename: '',
-            mediaType: '',
-          },
-        ],
-    metadata: { ...(opts.skill ? { skill: opts.skill } : {}), ...opts.metadata },
-    extensions: [],
-    referenceTaskIds: [],
-  }
-}
-
-const withX402 = { serviceParameters: { 'A2A-Extensions': X402_EXT } }
-export const send = async (client: Client, message: Message): Promise<Task> => {
-  const r = await client.sendMessage({ tenant: '', message, configuration: undefined, metadata: undefined }, withX402)
-  if (!('status' in r)) throw new Error(`expected a task, got a message: ${JSON.stringify(r)}`)
-  return r
-}
 const metaOf = (task: Task) => (task.status?.message?.metadata ?? {}) as Record<string, unknown>
 const dataOf = (task: Task) => {
   const c = task.artifacts[0]?.parts[0]?.content
