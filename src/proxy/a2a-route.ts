@@ -105,7 +105,11 @@ async function execute(
     saved.skill ??
     (endpoints.length === 1 ? skillIdOf(endpoints[0]!) : undefined)
   const input = inputOf(msg) ?? saved.input ?? {}
-  const entry = skill === undefined ? undefined : endpoints.find((e) => skillIdOf(e) === skill)
+  // a seller's agent's skill keeps its id; its endpoint's slug (as the marketplace names it) is taken too
+  const entry =
+    skill === undefined
+      ? undefined
+      : (endpoints.find((e) => skillIdOf(e) === skill) ?? endpoints.find((e) => e.slug === skill))
   let outcome: A2aOutcome
   if (!entry) {
     const names = endpoints.map(skillIdOf)
