@@ -15,10 +15,10 @@ import { newPaymentId } from './sign-exact.js'
 import type { FetchLike, Payer, PaymentInfo, Signed } from './wrap-fetch.js'
 
 /** The x402 A2A extension a paying client activates. */
-export const X402_A2A_EXTENSION = 'https://github.com/google-a2a/a2a-x402/v0.1'
+const X402_A2A_EXTENSION = 'https://github.com/google-a2a/a2a-x402/v0.1'
 
 /** A part of the agent's answer, as plain JSON. */
-export type SkillPart =
+type SkillPart =
   | { kind: 'text'; text: string }
   | { kind: 'data'; data: unknown }
   | { kind: 'file'; mediaType: string; bytes?: string; url?: string }

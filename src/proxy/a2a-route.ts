@@ -20,7 +20,7 @@ import type { EndpointEntry, EndpointTable } from './endpoint-table.js'
 import type { PaidCall } from './paid-call/paid-call.js'
 
 /** Bytes of one A2A JSON-RPC message. */
-export const A2A_MAX_MESSAGE_BYTES = 1024 * 1024
+const A2A_MAX_MESSAGE_BYTES = 1024 * 1024
 const REQUEST_KEY = 'tollgate.request'
 
 interface ServiceAgent {

@@ -16,7 +16,7 @@ import { FORWARD_TIMEOUT_MS, signUpstreamRequest, type UpstreamOptions } from '.
 const CARD_TTL_MS = 60_000
 
 /** A part of the seller's answer as it travels as JSON (files as base64). */
-export type WirePart =
+type WirePart =
   { kind: 'text'; text: string } | { kind: 'data'; data: unknown } | { kind: 'file'; bytes: string; mediaType: string }
 
 /** The seller's agent's answer: its parts when the task completed (or it answered with a message); else why not. */

@@ -12,7 +12,7 @@ import type { PaymentTransport } from './transport.js'
 /** The x402 A2A extension (specs/transports-v2/a2a.md): declared in the Agent Card, activated per request. */
 export const X402_A2A_EXTENSION = 'https://github.com/google-a2a/a2a-x402/v0.1'
 /** message metadata keys of the x402 A2A transport */
-export const A2A_META = {
+const A2A_META = {
   status: 'x402.payment.status',
   required: 'x402.payment.required',
   payload: 'x402.payment.payload',
@@ -44,7 +44,7 @@ export interface A2aOutcome {
 }
 
 /** One `message/send` naming a skill: the skill resolved to its endpoint, and what came with it. */
-export interface A2aSkillCall {
+interface A2aSkillCall {
   /** `/<namespace>/<service>/<slug>` */
   path: string
   methods: ReadonlySet<string> | undefined
@@ -223,7 +223,7 @@ function agentParts(bytes: Buffer): A2aPart[] {
 }
 
 /** An endpoint's answer as parts: a JSON value as data, other text as text, anything else as a file. */
-export function partsOf(bytes: Buffer, contentType: string | undefined): A2aPart[] {
+function partsOf(bytes: Buffer, contentType: string | undefined): A2aPart[] {
   const mimeType = (contentType ?? 'application/octet-stream').split(';')[0]!.trim().toLowerCase()
   const text = () => bytes.toString('utf8')
   if (mimeType.includes('json')) {
