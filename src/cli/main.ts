@@ -30,6 +30,8 @@ getting started:
 paying:
   fetch -X <METHOD> <url> [-H 'k: v']... [-d data | --json obj] [--inspect [--verbose]]
                          call an x402 endpoint, paying from the agent wallet
+  a2a call <agent-card-url> <skill> [--input JSON]
+                         call a skill of a paid A2A agent (x402 over A2A), paying from the agent wallet
   budget                 the agent's balance, cap headroom and spending so far
   payments status <id> [--agent a]
                          a payment an agent signed, with its settlement (either id)
@@ -112,6 +114,7 @@ export const COMMANDS: Record<string, () => Promise<Run>> = {
   users: async () => (await import('./commands/users.js')).usersCommand,
   devnet: async () => (await import('./commands/devnet.js')).devnetCommand,
   mcp: async () => (await import('./commands/mcp.js')).mcpCommand,
+  a2a: async () => (await import('./commands/a2a.js')).a2aCommand,
   archive: async () => (await import('./commands/archive.js')).archiveCommand,
 }
 
@@ -120,7 +123,7 @@ export async function runCli(argv: string[], io: Io = processIo()): Promise<numb
   const { json, contextFlag, rest, problem } = globalOptions(argv)
   const [name, ...args] = rest
   // fetch's stdout is the response body, mcp's the protocol: their --json errors (and fetch's receipt) go to stderr
-  const stdoutTaken = name === 'fetch' || name === 'mcp'
+  const stdoutTaken = name === 'fetch' || name === 'mcp' || name === 'a2a'
   const cmd = createCommand(io, {
     json: json || (name !== 'fetch' && args.includes('--json')),
     contextFlag,

@@ -119,7 +119,7 @@ export async function callPaidTool(
 }
 
 /** The challenge as the payers read it (the platform's is sent `raw` when it cannot be read here). */
-function offeredOf(required: Record<string, unknown>): OfferedChallenge[] {
+export function offeredOf(required: Record<string, unknown>): OfferedChallenge[] {
   try {
     return [{ parsed: parseChallenge(required), raw: required }]
   } catch (err) {
@@ -157,7 +157,7 @@ function payloadOf(s: Signed): unknown {
   return JSON.parse(Buffer.from(s.value, 'base64').toString('utf8'))
 }
 
-function paymentInfo(s: Signed, success: boolean, receipt: Record<string, unknown> | undefined): PaymentInfo {
+export function paymentInfo(s: Signed, success: boolean, receipt: Record<string, unknown> | undefined): PaymentInfo {
   const str = (k: string) =>
     typeof receipt?.[k] === 'string' && receipt[k] !== '' ? (receipt[k] as string) : undefined
   return {

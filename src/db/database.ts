@@ -98,6 +98,8 @@ export interface EndpointsTable {
   upstream_config: ColumnType<unknown, string | null | undefined, string | null> | null
   /** the tool's name on the upstream MCP server at `upstream_url` (an upstream MCP tool); null for an HTTP upstream or a handler */
   mcp_tool: ColumnType<string | null, string | null | undefined, string | null>
+  /** the skill's id on the seller's upstream A2A agent at `upstream_url` (an upstream A2A skill); null otherwise */
+  a2a_skill: ColumnType<string | null, string | null | undefined, string | null>
   /** payment schemes offered in the challenge; `exact` always among them */
   schemes: Generated<string[]>
   /** x402 sign-in-with-x: a paid call gives its payer this many minutes of access to this endpoint; null: the service's setting */

@@ -5,21 +5,23 @@ import { assertNativeSecp256k1 } from '../chain/recover-signer.js'
 import { createSignerRecovery, type SignerRecovery } from '../chain/signer-recovery.js'
 import { type Deps, withOwnServices } from '../deps.js'
 import { loggerOptions } from '../logger.js'
-import { createEndpointTable, type EndpointEntry } from '../proxy/endpoint-table.js'
+import { createEndpointTable, type EndpointEntry, type EndpointTable } from '../proxy/endpoint-table.js'
 import { createAccessUseWriter } from '../ledger/access-use-writer.js'
 import { createLedgerWriter } from '../ledger/ledger-writer.js'
 import { createPayerCredit } from '../ledger/payer-credit.js'
 import type { SettleNow } from '../ledger/settle-now.js'
 import { createFixedWindowLimiter } from '../limits/fixed-window.js'
-import { createPaidCall } from '../proxy/paid-call/paid-call.js'
+import { createPaidCall, type PaidCall } from '../proxy/paid-call/paid-call.js'
 import { createPaymentIdentifierStore } from '../db/payment-identifier-store.js'
 import { createAccessGrantStore } from '../db/access-grant-store.js'
 import type { PaidCallHooks } from '../proxy/paid-call/test-hooks.js'
 import { mcpRoute } from '../proxy/mcp-route.js'
+import { a2aRoute } from '../proxy/a2a-route.js'
 import { originRoutes } from '../proxy/origin-routes.js'
 import { paidRoute } from '../proxy/paid-route.js'
 import { paymentLookupRoutes } from '../proxy/payment-lookup.js'
 import { createUpstreamClient, type UpstreamOptions } from '../proxy/upstream.js'
+import { createUpstreamA2aClient } from '../proxy/upstream-a2a.js'
 import { createUpstreamMcpClient } from '../proxy/upstream-mcp.js'
 import { createHandlerPool, type HandlerPool } from '../pool/handler-pool.js'
 import { loadHandlerRegistry } from '../pool/handler-registry.js'
@@ -31,6 +33,7 @@ import { createUptoScheme } from '../schemes/upto/upto-scheme.js'
 import type { PaymentScheme } from '../schemes/scheme.js'
 import { createHttpTransport } from '../transports/http.js'
 import { createMcpTransport } from '../transports/mcp.js'
+import { createA2aTransport } from '../transports/a2a.js'
 import { decodeUpstreamConfig } from '../services/publishing/upstream-config.js'
 import { installErrorHandler } from './plugins/error-handler.js'
 import { healthRoutes } from './routes/health/index.js'
@@ -142,16 +145,14 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
     (deps.config.handlers.url.length > 0
       ? createRemotePool(deps.config.handlers.url)
       : createHandlerPool({ ...deps.config.handlers, log: (message) => app.log.warn(message) }))
-  const upstream = createUpstreamClient({ allowPrivate: deps.config.allowPrivateUpstreams })
-  const upstreamMcp = createUpstreamMcpClient({ allowPrivate: deps.config.allowPrivateUpstreams })
+  const upstreams = createUpstreams(deps.config.allowPrivateUpstreams)
   app.decorate('createSignerRecovery', recovery)
   app.addHook('onClose', async () => {
     await Promise.all([ledger.drain(), accessUses.drain()])
     await Promise.allSettled([
       table.close(),
       pool.close(),
-      upstream.close(),
-      upstreamMcp.close(),
+      upstreams.close(),
       recovery.close(),
       ...schemes.map((s) => s.close?.()),
     ])
@@ -171,8 +172,7 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
     ledger,
     limiter: createFixedWindowLimiter(deps.redis, deps.key),
     pool,
-    upstream,
-    upstreamMcp,
+    ...upstreams.clients,
     sync: opts.sync,
     maxPaymentHeaderBytes: deps.config.x402.maxHeaderBytes,
     handlers,
@@ -195,8 +195,32 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
     },
   })
   await app.register(paidRoute(paidCall, createHttpTransport(deps.config.chain)))
-  await app.register(mcpRoute(paidCall, createMcpTransport(deps.config.chain), table))
+  await registerAgentTransports(app, paidCall, deps.config, table)
   await app.register(paymentLookupRoutes(deps))
   await app.register(originRoutes(table, deps.config))
   return app
+}
+
+/** The paid call over the agents' protocols: each service's MCP server and its A2A agent. */
+async function registerAgentTransports(
+  app: FastifyInstance,
+  paidCall: PaidCall,
+  config: Deps['config'],
+  table: EndpointTable,
+): Promise<void> {
+  await app.register(mcpRoute(paidCall, createMcpTransport(config.chain), table))
+  await app.register(a2aRoute(paidCall, createA2aTransport(config.chain), table, config.proxyUrl))
+}
+
+/** The clients of sellers' origins: HTTP, MCP servers and A2A agents, all through the SSRF guard. */
+function createUpstreams(allowPrivate: boolean) {
+  const clients = {
+    upstream: createUpstreamClient({ allowPrivate }),
+    upstreamMcp: createUpstreamMcpClient({ allowPrivate }),
+    upstreamA2a: createUpstreamA2aClient({ allowPrivate }),
+  }
+  return {
+    clients,
+    close: () => Promise.allSettled(Object.values(clients).map((c) => c.close())),
+  }
 }

@@ -29,6 +29,8 @@ export interface EndpointEntry {
   upstream: UpstreamTarget | undefined
   /** the tool's name on the seller's MCP server at `upstream.url`: the call is a `tools/call` there */
   mcpTool: string | undefined
+  /** the skill's id on the seller's A2A agent at `upstream.url`: the call is a `message/send` there */
+  a2aSkill: string | undefined
   /** the payment schemes offered (`exact` always) */
   schemes: readonly string[]
   /**
@@ -84,6 +86,7 @@ export async function loadEndpoints(
       'e.upstream_url',
       'e.upstream_config',
       'e.mcp_tool',
+      'e.a2a_skill',
       'e.schemes',
       'e.access_minutes',
       's.id as service_id',
@@ -168,6 +171,7 @@ export async function loadEndpoints(
         ? { url: r.upstream_url, config: (r.upstream_config ?? {}) as Record<string, unknown> }
         : undefined,
       mcpTool: r.mcp_tool ?? undefined,
+      a2aSkill: r.a2a_skill ?? undefined,
       schemes: r.schemes,
       access,
       resourceUrl,

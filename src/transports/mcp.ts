@@ -205,7 +205,7 @@ function errorResult(body: Record<string, unknown>): CallToolResult {
 }
 
 /** A tool's arguments as the query of a GET upstream: scalars as they are, objects and arrays as JSON. */
-function queryString(args: Record<string, unknown>): string {
+export function queryString(args: Record<string, unknown>): string {
   const q = new URLSearchParams()
   for (const [k, v] of Object.entries(args)) {
     if (v === undefined || v === null) continue
@@ -219,7 +219,7 @@ function headerValue(v: string | string[] | undefined): string | undefined {
 }
 
 /** The answer's bytes; undefined when a streamed (upstream) answer passes MCP_MAX_ANSWER_BYTES, which is then dropped. */
-async function bodyBytes(body: Buffer | string | Readable): Promise<Buffer | undefined> {
+export async function bodyBytes(body: Buffer | string | Readable): Promise<Buffer | undefined> {
   if (typeof body === 'string') return Buffer.from(body)
   if (Buffer.isBuffer(body)) return body
   const chunks: Buffer[] = []

@@ -187,7 +187,7 @@ function schemeNote(p: PaymentInfo, upto: boolean): string {
 }
 
 /** What paying threw, as the error main.ts renders (the seller's 402 body goes to stdout first). */
-async function paymentError(err: unknown, cmd: Command): Promise<unknown> {
+export async function paymentError(err: unknown, cmd: Command): Promise<unknown> {
   const s = cmd.settings()
   if (
     err instanceof PaymentRefusedError &&

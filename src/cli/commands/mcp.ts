@@ -28,6 +28,7 @@ tools:
   describe_endpoint      an endpoint's (or a paid MCP tool's) price and input schema; pays nothing
   call_endpoint          call an x402 HTTP endpoint, paying its price
   call_mcp_tool          call a tool of a paid MCP server, paying its price
+  call_agent             call a skill of a paid A2A agent (its Agent Card URL), paying its price
   budget                 the agent's balance, cap headroom and spending
 Every paid result ends with what it cost. A refusal (cap, allowlist, balance) is a tool error
 saying what to do; nothing is paid. Where a paid MCP server gives paid access (x402

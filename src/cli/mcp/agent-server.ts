@@ -20,7 +20,7 @@ export function createAgentServer(session: McpSession, tools: AgentTool[]): Serv
   const server = new Server(SERVER_INFO, {
     capabilities: { tools: { listChanged: false } },
     instructions:
-      "Pay-per-call APIs (x402) paid from this agent's Tollgate wallet. Find one with search_marketplace, check its price and input with describe_endpoint, then call_endpoint (HTTP) or call_mcp_tool (a paid MCP server). Every paid result ends with what it cost; budget shows what is left.",
+      "Pay-per-call APIs (x402) paid from this agent's Tollgate wallet. Find one with search_marketplace, check its price and input with describe_endpoint, then call_endpoint (HTTP), call_mcp_tool (a paid MCP server) or call_agent (a paid A2A agent's skill). Every paid result ends with what it cost; budget shows what is left.",
   })
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map(({ run: _run, ...t }) => t) }))
   server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {

@@ -7,6 +7,7 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 import { offeredChallenges, type Requirement } from '../../client/challenge.js'
 import { callPaidTool } from '../../client/pay-mcp-tool.js'
+import { a2aClient, callPaidSkill } from '../../client/pay-a2a-skill.js'
 import { createMarketplaceClient } from '../../marketplace-client.js'
 import { contentOf } from '../../transports/mcp.js'
 import { formatUsdc } from '../../x402/usdc-amount.js'
@@ -104,6 +105,22 @@ export const AGENT_TOOLS: AgentTool[] = [
     run: callMcpTool,
   },
   {
+    name: 'call_agent',
+    description:
+      "Call a skill of a paid A2A agent (x402 over A2A, e.g. a Tollgate service's agent, whose Agent Card is at <proxy>/<namespace>/<service>/a2a/.well-known/agent-card.json); the agent's platform wallet pays its price (within caps and allowlist). The result says what it cost.",
+    inputSchema: {
+      type: 'object',
+      required: ['agent_card_url', 'skill'],
+      properties: {
+        agent_card_url: { ...url, description: "the agent's Agent Card URL" },
+        skill: { type: 'string', minLength: 1, maxLength: 200, description: "the skill's id (the card lists them)" },
+        input: { type: 'object', description: "the skill's input, a JSON object" },
+      },
+      additionalProperties: false,
+    },
+    run: callAgent,
+  },
+  {
     name: 'budget',
     description:
       "The agent's wallet balance, cap headroom (per transaction, daily, monthly), what it spent today and this month, and the sellers it may pay. Free.",
@@ -136,11 +153,12 @@ async function searchMarketplace(a: Record<string, any>, s: McpSession, signal: 
       input_fields: e.inputFields,
       call_endpoint: { url: e.url, method },
       ...(e.mcp ? { mcp_server: e.mcp.server, mcp_tool: e.mcp.tool } : {}),
+      ...(e.a2a ? { call_agent: { agent_card_url: e.a2a.agent_card, skill: e.a2a.skill } } : {}),
     }
   })
   const lines = endpoints.map(
     (p) =>
-      `${p.methods.join('|')} ${p.url}  ${p.price_usdc ?? '?'} USDC${p.description ? `  ${p.description}` : ''}${p.input_fields.length ? `  (input: ${p.input_fields.join(', ')})` : ''}${p.mcp_server ? `  (MCP: tool ${p.mcp_tool} at ${p.mcp_server})` : ''}`,
+      `${p.methods.join('|')} ${p.url}  ${p.price_usdc ?? '?'} USDC${p.description ? `  ${p.description}` : ''}${p.input_fields.length ? `  (input: ${p.input_fields.join(', ')})` : ''}${p.mcp_server ? `  (MCP: tool ${p.mcp_tool} at ${p.mcp_server})` : ''}${p.call_agent ? `  (A2A: skill ${p.call_agent.skill} of ${p.call_agent.agent_card_url})` : ''}`,
   )
   const head = `${page.total} endpoint${page.total === 1 ? '' : 's'}${page.total > endpoints.length ? `, the best ${endpoints.length} shown` : ''}; call one with call_endpoint {url, method}`
   return {
@@ -293,6 +311,29 @@ async function callMcpTool(a: Record<string, any>, s: McpSession, signal: AbortS
     { signal, serverUrl, paidAccess: s.paidAccess },
   )
   return withCost(result, payment, signedIn)
+}
+
+async function callAgent(a: Record<string, any>, s: McpSession, signal: AbortSignal): Promise<CallToolResult> {
+  const cardUrl = httpUrl(a.agent_card_url, 'agent_card_url')
+  const payer = s.payer()
+  const r = await callPaidSkill(await a2aClient(cardUrl, s.fetch), payer, String(a.skill), a.input ?? {}, { signal })
+  const failed = r.state !== 'completed'
+  const content = r.parts.map((p) => ({
+    type: 'text' as const,
+    text: p.kind === 'text' ? p.text : JSON.stringify(p.kind === 'data' ? p.data : p),
+  }))
+  const data = r.parts.find((p) => p.kind === 'data')
+  const structured =
+    data?.kind === 'data' && typeof data.data === 'object' && data.data !== null ? data.data : undefined
+  const result: CallToolResult = {
+    ...(failed ? { isError: true } : {}),
+    content: [...(failed ? [{ type: 'text' as const, text: `task ${r.state}: ${r.text}` }] : []), ...content],
+    ...(structured && !failed && !Array.isArray(structured)
+      ? { structuredContent: structured as Record<string, unknown> }
+      : {}),
+    _meta: { 'tollgate/a2a-state': r.state },
+  }
+  return withCost(result, r.payment)
 }
 
 async function budget(_a: Record<string, any>, s: McpSession): Promise<CallToolResult> {

@@ -62,6 +62,8 @@ export interface UpstreamTarget {
   origin: string
   /** a tool of the seller's MCP server at `origin`, called with `arguments` (an upstream MCP tool) */
   mcp?: { tool: string; arguments: Record<string, unknown> }
+  /** a skill of the seller's A2A agent whose Agent Card is at `origin`, sent `input` (an upstream A2A skill) */
+  a2a?: { skill: string; input: Record<string, unknown> }
   options: UpstreamOptions
   timeoutMs: number
   rateLimit: { requests: number; perSeconds: number } | undefined

@@ -4,6 +4,8 @@ import type { HandlerPool, PoolOutcome } from '../../pool/handler-pool.js'
 import type { UpstreamClient } from '../upstream.js'
 import { MCP_TOOL_RESULT_TYPE } from '../../transports/mcp.js'
 import type { UpstreamMcpClient } from '../upstream-mcp.js'
+import type { UpstreamA2aClient } from '../upstream-a2a.js'
+import { A2A_AGENT_RESULT_TYPE } from '../../transports/a2a.js'
 import type { CallRequest, CallTarget, HostedTarget, UpstreamTarget } from './call.js'
 import { CallRefusal } from './refusal.js'
 
@@ -29,6 +31,7 @@ export function createDispatcher(opts: {
   pool: HandlerPool
   upstream: UpstreamClient
   upstreamMcp?: UpstreamMcpClient
+  upstreamA2a?: UpstreamA2aClient
 }) {
   async function hosted(t: HostedTarget, req: CallRequest): Promise<Dispatched> {
     const out = await opts.pool.run(
@@ -57,6 +60,7 @@ export function createDispatcher(opts: {
 
   async function upstream(t: UpstreamTarget, req: CallRequest, paymentId: string): Promise<Dispatched> {
     if (t.mcp) return upstreamTool(t, t.mcp, req, paymentId)
+    if (t.a2a) return upstreamSkill(opts.upstreamA2a, t, t.a2a, req, paymentId)
     const q = req.url.indexOf('?')
     let res
     try {
@@ -129,6 +133,64 @@ export function createDispatcher(opts: {
 
   return function dispatch(target: CallTarget, req: CallRequest, paymentId: string): Promise<Dispatched> {
     return target.kind === 'hosted' ? hosted(target, req) : upstream(target, req, paymentId)
+  }
+}
+
+/**
+ * A skill of the seller's A2A agent: its parts are the answer (A2A_AGENT_RESULT_TYPE); a task that
+ * did not complete (failed, rejected, asked for input) voids the payment, as does an agent that
+ * could not be reached or answered a JSON-RPC error.
+ */
+async function upstreamSkill(
+  client: UpstreamA2aClient | undefined,
+  t: UpstreamTarget,
+  a2a: NonNullable<UpstreamTarget['a2a']>,
+  req: CallRequest,
+  paymentId: string,
+): Promise<Dispatched> {
+  if (!client)
+    return {
+      ok: false,
+      reason: 'upstream_failed',
+      refusal: CallRefusal.error(
+        appError('service_unavailable', {
+          detail: 'this proxy does not call upstream A2A agents; nothing was charged',
+        }),
+      ),
+    }
+  let answer
+  try {
+    answer = await client.sendMessage({
+      cardUrl: t.origin,
+      skill: a2a.skill,
+      input: a2a.input,
+      options: t.options,
+      paymentId,
+    })
+  } catch (err) {
+    const timedOut = /timeout|timed out|abort/i.test((err as Error).name + (err as Error).message)
+    if ((err as { code?: string }).code !== 'ESSRF')
+      req.log.warn({ err: (err as Error).message, endpoint: req.path }, 'upstream A2A agent failed')
+    const error = timedOut
+      ? appError('handler_timeout', { timeoutMs: t.timeoutMs })
+      : appError('upstream_failed', {
+          detail: `the seller's A2A agent failed: ${(err as Error).message.slice(0, 200)}`,
+        })
+    return { ok: false, reason: 'upstream_failed', refusal: CallRefusal.error(error) }
+  }
+  if (!answer.ok) {
+    const body = JSON.stringify({
+      parts: [{ kind: 'text', text: `the seller's agent ended the task ${answer.state}: ${answer.text}` }],
+    })
+    return {
+      ok: false,
+      reason: 'upstream_task_failed',
+      answer: { status: 502, contentType: A2A_AGENT_RESULT_TYPE, body },
+    }
+  }
+  return {
+    ok: true,
+    answer: { status: 200, contentType: A2A_AGENT_RESULT_TYPE, body: JSON.stringify({ parts: answer.parts }) },
   }
 }
 

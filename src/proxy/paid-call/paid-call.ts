@@ -35,6 +35,7 @@ import type { UpstreamClient } from '../upstream.js'
 import type { PaymentIdentifierStore } from '../../db/payment-identifier-store.js'
 import { SIGN_IN_SERVED_KEY, type AccessGrantStore } from '../../db/access-grant-store.js'
 import type { UpstreamMcpClient } from '../upstream-mcp.js'
+import type { UpstreamA2aClient } from '../upstream-a2a.js'
 import type { CallRequest, CallResult, CallTarget, ResolvedCall } from './call.js'
 import { createPaymentChecker, type CheckedPayment } from './check-payment.js'
 import { createDispatcher } from './dispatch.js'
@@ -58,6 +59,8 @@ export interface PaidCallDeps extends InputSettings {
   upstream: UpstreamClient
   /** calls the tools of sellers' MCP servers (upstream MCP tools); absent: they are refused, nothing charged */
   upstreamMcp?: UpstreamMcpClient
+  /** calls the skills of sellers' A2A agents; absent: they are refused, nothing charged */
+  upstreamA2a?: UpstreamA2aClient
   /** settles a payment before answering (sync endpoints, blocked payers); absent: they are refused */
   sync?: SettleNow
   /** bytes a payment header may have (at least each challenge's own budget) */

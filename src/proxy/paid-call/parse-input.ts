@@ -62,11 +62,12 @@ export function createInputParser(s: InputSettings) {
         timeoutMs: options.timeoutMs ?? FORWARD_TIMEOUT_MS,
         rateLimit: options.rateLimit,
       } as const
-      if (!entry.mcpTool) return base
-      // an upstream MCP tool takes its arguments as a JSON object (MCP's, or an HTTP call's body)
+      if (!entry.mcpTool && !entry.a2aSkill) return base
+      // an upstream MCP tool or A2A skill takes its input as a JSON object (MCP's or A2A's, or an HTTP call's body)
       const args = req.input ?? readInput(req, 'POST')
       if (args instanceof CallRefusal) return args
-      return { ...base, mcp: { tool: entry.mcpTool, arguments: args } }
+      if (entry.a2aSkill) return { ...base, a2a: { skill: entry.a2aSkill, input: args } }
+      return { ...base, mcp: { tool: entry.mcpTool!, arguments: args } }
     }
 
     const handler = s.handlers.get(entry.handler)

@@ -34,6 +34,8 @@ export interface EndpointListingDTO {
   example: boolean
   /** platform endpoints are also a tool of their service's MCP server */
   mcp: { server: string; tool: string } | null
+  /** …and a skill of their service's A2A agent (x402 over A2A): its Agent Card and the skill */
+  a2a: { agent_card: string; skill: string } | null
 }
 
 /** The last path segment of a URL, for endpoints that have no slug of their own. */
@@ -76,6 +78,9 @@ export function indexedEndpoint(
     inputFields: info?.inputFields ?? [],
     example,
     mcp: info ? { server: `${new URL(ep.url).origin}/${namespace}/${service}/mcp`, tool: slug } : null,
+    a2a: info
+      ? { agent_card: `${new URL(ep.url).origin}/${namespace}/${service}/a2a/.well-known/agent-card.json`, skill: slug }
+      : null,
   }
   return {
     id: ep.id,

@@ -52,7 +52,7 @@ export function toolSlug(name: string, taken: ReadonlySet<string>): string {
     .slice(0, 34)
     .replace(/-+$/, '')
   if (base.length < 3) base = `tool-${base || 'x'}`.replace(/-+$/, '')
-  if (base === 'mcp') base = 'mcp-tool'
+  if (base === 'mcp' || base === 'a2a') base = `${base}-tool`
   for (let i = 1; ; i++) {
     const s = i === 1 ? base : `${base}-${i}`
     if (!taken.has(s) && SLUG.test(s)) return s

@@ -15,6 +15,7 @@ import { announceRegistryChange } from '../registry-events.js'
 import { requireMasterKey } from '../../secrets/wallet-crypto.js'
 import { checkUpstreamUrl, guardedLookup } from '../../net/ssrf-guard.js'
 import { createMcpUpstreams, type McpUpstreamBody } from './mcp-upstream.js'
+import { createA2aUpstreams, type A2aUpstreamBody } from './a2a-upstream.js'
 import {
   buildUpstreamConfig,
   decodeUpstreamConfig,
@@ -161,6 +162,7 @@ export function createPublishing(deps: Deps) {
   const { db, config } = deps
   const announce = (what: Record<string, unknown>) => announceRegistryChange(deps, what).catch(() => {})
   const mcpUpstreams = createMcpUpstreams({ db, config, announce })
+  const a2aUpstreams = createA2aUpstreams({ db, config, announce })
   // addresses that can never be paid out to a seller: no key holds the zero address, the token contract
   // cannot hand USDC back, and our relayers are the platform's own gas wallets
   const unpayable = new Map<string, string>([
@@ -413,6 +415,9 @@ export function createPublishing(deps: Deps) {
       // the proxy serves the service's MCP server there (src/proxy/mcp-route.ts)
       if (slug === 'mcp')
         throw invalid('slug', '"mcp" is reserved: /<namespace>/<service>/mcp is the service\'s MCP server')
+      // and its A2A agent there (src/proxy/a2a-route.ts)
+      if (slug === 'a2a')
+        throw invalid('slug', '"a2a" is reserved: /<namespace>/<service>/a2a is the service\'s A2A agent')
       const id = randomUUID()
       const fields = {
         id,
@@ -501,6 +506,15 @@ export function createPublishing(deps: Deps) {
       const { service: svc } = await service(who, namespace, svcName)
       return mcpUpstreams.put({ namespace, service: svc }, body ?? {})
     },
+    /**
+     * Publishes the service's upstream A2A agent (its Agent Card URL): each skill the card lists and
+     * the body prices (`skill_prices`, else `default_price`) becomes a paid endpoint, a skill of the
+     * service's A2A agent; again, it re-reads the card. `signing_secret` is in the first answer once.
+     */
+    async putA2aUpstream(who: SellerScope, namespace: string, svcName: string, body: A2aUpstreamBody) {
+      const { service: svc } = await service(who, namespace, svcName)
+      return a2aUpstreams.put({ namespace, service: svc }, body ?? {})
+    },
     /** Unpublishes: the proxy answers 404 for the path once its table reloads (immediately, via the channel). */
     async deleteEndpoint(who: SellerScope, namespace: string, svcName: string, slug: string) {
       const { endpoint: e } = await endpoint(who, namespace, svcName, slug)
@@ -523,6 +537,7 @@ export function createPublishing(deps: Deps) {
       if (!e.upstream_url)
         throw invalid('upstream_url', 'this endpoint runs a hosted handler; only upstream endpoints can be tested')
       if (e.mcp_tool) return mcpUpstreams.test(e)
+      if (e.a2a_skill) return a2aUpstreams.test(e)
       const method = body.method === undefined ? (e.methods[0] ?? 'GET') : String(body.method).toUpperCase()
       if (!e.methods.includes(method)) throw invalid('method', `expected one of ${e.methods.join(', ')}`)
       const settings = decodeUpstreamConfig(e.upstream_config, e.id, [requireMasterKey(config)])

@@ -36,13 +36,14 @@ t.test('tollgate mcp: an agent host searches, describes and pays over stdio, wit
     const { tools } = await client.listTools()
     t.same(tools.map((x) => x.name).sort(), [
       'budget',
+      'call_agent',
       'call_endpoint',
       'call_mcp_tool',
       'describe_endpoint',
       'search_marketplace',
     ])
     for (const x of tools) t.equal(x.inputSchema.type, 'object', `${x.name} has an object schema`)
-    t.match(stderr(), /tollgate mcp: serving 5 tools/, 'the log went to stderr')
+    t.match(stderr(), /tollgate mcp: serving 6 tools/, 'the log went to stderr')
   })
 
   // what search_marketplace returns is what call_endpoint is called with below

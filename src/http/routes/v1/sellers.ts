@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Deps } from '../../../deps.js'
 import type { McpUpstreamBody } from '../../../services/publishing/mcp-upstream.js'
+import type { A2aUpstreamBody } from '../../../services/publishing/a2a-upstream.js'
 import { type EndpointBody, type SellerScope } from '../../../services/publishing/publishing.js'
 import { atomic, authErrors, errorResponse, idempotencyHeader, list, noContent, ok } from './schemas.js'
 
@@ -330,6 +331,7 @@ export async function sellerRoutes(
     async (request) =>
       pub.putMcpUpstream(scope(request), request.params.namespace, request.params.service, request.body),
   )
+  a2aUpstreamRoute(app, pub, scope, tags)
   app.post<EP & { Body: { method?: string } }>(
     '/sellers/:namespace/services/:service/endpoints/:slug/test',
     {
@@ -353,5 +355,56 @@ export async function sellerRoutes(
         request.params.slug,
         request.body ?? {},
       ),
+  )
+}
+
+/** PUT …/a2a-upstream: a seller's own A2A agent, its skills priced (services/publishing/a2a-upstream.ts). */
+function a2aUpstreamRoute(
+  app: FastifyInstance,
+  pub: Deps['services']['publishing'],
+  scope: (r: FastifyRequest) => SellerScope,
+  tags: string[],
+) {
+  app.put<SVC & { Body: A2aUpstreamBody }>(
+    '/sellers/:namespace/services/:service/a2a-upstream',
+    {
+      schema: {
+        tags,
+        summary:
+          "Publish the service's upstream A2A agent: each skill its Agent Card lists, priced per skill or by default, becomes a paid skill (and endpoint); the first answer carries `signing_secret` once",
+        params: svc,
+        body: {
+          type: 'object',
+          required: ['card_url'],
+          additionalProperties: false,
+          properties: {
+            card_url: {
+              type: 'string',
+              description:
+                "your agent's Agent Card URL (A2A v1.0 or v0.3, JSON-RPC); Tollgate sends paid messages with an HMAC signature (X-Tollgate-Signature) on every request",
+            },
+            skill_prices: {
+              type: 'object',
+              additionalProperties: atomic,
+              description: 'skill id → price in atomic units',
+            },
+            default_price: {
+              anyOf: [{ type: 'null' }, atomic],
+              description: 'the price of a skill not in skill_prices; without it such skills are not published',
+            },
+            upstream,
+          },
+        },
+        response: {
+          200: ok(
+            '{object: "a2a_upstream", card_url, a2a_url, agent_card_url, skills: [{id, slug, price, endpoint_url}], unpriced, upstream, signing_secret?}',
+          ),
+          400: errorResponse,
+          ...authErrors,
+        },
+      },
+    },
+    async (request) =>
+      pub.putA2aUpstream(scope(request), request.params.namespace, request.params.service, request.body),
   )
 }
