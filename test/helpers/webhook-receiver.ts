@@ -19,6 +19,7 @@ export interface Received {
 export async function startReceiver(t: Teardown) {
   const received: Received[] = []
   let answer: () => number = () => 200
+  let delayMs = 0
   const server = createServer((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
@@ -31,7 +32,8 @@ export async function startReceiver(t: Teardown) {
         body = { id: '', type: '', created: 0, data: {} }
       }
       received.push({ headers: req.headers, raw, body, at: Date.now() })
-      res.writeHead(answer()).end('ok')
+      const status = answer()
+      setTimeout(() => res.writeHead(status).end('ok'), delayMs)
     })
   })
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
@@ -42,6 +44,10 @@ export async function startReceiver(t: Teardown) {
     received,
     answerWith(fn: () => number) {
       answer = fn
+    },
+    /** answer this long after the body arrived (a slow receiver: POSTs stay in flight) */
+    delay(ms: number) {
+      delayMs = ms
     },
   }
 }
