@@ -67,6 +67,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     position_at timestamptz not null,
     position_id bigint not null default 0
   )`.execute(db)
+  // payment events are derived from what is written after this migration
+  await sql`insert into webhook_cursors (name, position_at) values ('payment_events', now())`.execute(db)
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -8,6 +8,8 @@ export interface EmitInput {
   data: Record<string, unknown>
   /** makes the event idempotent per user: a second emit with the same key writes nothing */
   sourceKey?: string
+  /** an alert email and dashboard entry (default: for the alert types) */
+  notify?: boolean
 }
 
 /**
@@ -26,7 +28,7 @@ export async function emitEvent(
   trx: Transaction<Database> | Kysely<Database>,
   e: EmitInput,
 ): Promise<string | undefined> {
-  const notify = ALERT_TYPES.has(e.type) ? 'pending' : null
+  const notify = (e.notify ?? ALERT_TYPES.has(e.type)) ? 'pending' : null
   const r = await sql<{ id: string }>`
     with ev as (
       insert into webhook_events (user_id, type, data, source_key, notify)
@@ -37,7 +39,7 @@ export async function emitEvent(
       insert into webhook_deliveries (endpoint_id, event_id)
       select w.id, ev.id from ev join webhook_endpoints w
         on w.user_id = ev.user_id and w.disabled_at is null and ev.type = any(w.events)
-       and (ev.type <> 'agent.cap_near' or coalesce((ev.data->>'percent')::numeric, 0) >= w.cap_near_percent)
+       and (ev.type <> 'agent.cap_near' or (ev.data->>'percent')::numeric = w.cap_near_percent)
     )
     select id from ev`.execute(trx)
   return r.rows[0]?.id

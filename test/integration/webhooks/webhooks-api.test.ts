@@ -117,15 +117,15 @@ t.test('webhook endpoints: validation, SSRF, signed delivery, retries, give-up',
     t.equal(n.length, 0)
   })
 
-  t.test('cap_near goes only to endpoints whose threshold it reached', async (t) => {
+  t.test('cap_near goes only to endpoints whose threshold it is', async (t) => {
     const before = receiver.received.length
     await emitEvent(deps.db, { userId: u.userId, type: 'agent.cap_near', data: { percent: 50 } })
-    await emitEvent(deps.db, { userId: u.userId, type: 'agent.cap_near', data: { percent: 85 } })
+    await emitEvent(deps.db, { userId: u.userId, type: 'agent.cap_near', data: { percent: 80 } })
     await deliverAll()
-    await until('the 85% one', async () => receiver.received.length > before)
+    await until('the 80% one', async () => receiver.received.length > before)
     t.same(
       receiver.received.slice(before).map((r) => r.body.data.percent),
-      [85],
+      [80],
     )
   })
 
