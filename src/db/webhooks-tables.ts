@@ -16,7 +16,7 @@ export interface WebhookEndpointsTable {
   updated_at: Timestamp
 }
 
-export type NotifyState = 'pending' | 'sent' | 'skipped' | 'failed'
+type NotifyState = 'pending' | 'sent' | 'skipped' | 'failed'
 
 /** The outbox: one event per user it concerns. */
 export interface WebhookEventsTable {
@@ -29,7 +29,7 @@ export interface WebhookEventsTable {
   created_at: Timestamp
 }
 
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed'
+type DeliveryStatus = 'pending' | 'delivered' | 'failed'
 
 export interface WebhookDeliveriesTable {
   id: Generated<string>

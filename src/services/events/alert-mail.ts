@@ -12,7 +12,7 @@ interface Pending {
 }
 
 /** One line a person reads, per alert type. */
-export function alertText(type: string, data: Record<string, unknown>): string {
+function alertText(type: string, data: Record<string, unknown>): string {
   const agent = data.agent_name ? `agent "${String(data.agent_name)}"` : 'an agent'
   switch (type) {
     case 'agent.cap_reached':

@@ -4,7 +4,7 @@ import type { ReserveResult, Windows } from '../agent-payments/spend-windows.js'
 import { emitEvent } from './outbox.js'
 
 /** The share of a cap at which an alert (email, dashboard) goes out, whatever the endpoints ask. */
-export const ALERT_CAP_PERCENT = 80
+const ALERT_CAP_PERCENT = 80
 
 interface CapAgent {
   id: string

@@ -31,7 +31,7 @@ export interface Attempt {
 }
 
 /** The JSON body of an event's POST: the same bytes on every retry, so `id` deduplicates. */
-export function eventBody(e: { id: string; type: string; created: Date; data: unknown }): string {
+function eventBody(e: { id: string; type: string; created: Date; data: unknown }): string {
   return JSON.stringify({
     id: e.id,
     object: 'event',
@@ -84,7 +84,7 @@ function describe(err: unknown): string {
 }
 
 /** next attempt: base·2^(n-1), at most max */
-export function backoffMs(attempts: number, base: number, max: number): number {
+function backoffMs(attempts: number, base: number, max: number): number {
   return Math.min(max, base * 2 ** Math.min(30, Math.max(0, attempts - 1)))
 }
 

@@ -7,7 +7,7 @@ import { secretAad } from './deliver.js'
 import { ALERT_TYPES, EVENT_TYPES, TEST_EVENT_TYPE, type EventDeps } from './types.js'
 
 /** the most endpoints one user may register */
-export const MAX_ENDPOINTS = 20
+const MAX_ENDPOINTS = 20
 export const DELIVERIES_PAGE_MAX = 100
 
 export interface EndpointInput {
