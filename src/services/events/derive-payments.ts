@@ -15,6 +15,8 @@ const BATCH = 500
 interface Row {
   id: string
   created_text: string
+  /** payment_events.type: `collected` when a deferred voucher's collection settled it */
+  ev_type: string
   payment_id: string
   from_status: string | null
   to_status: string | null
@@ -39,6 +41,8 @@ function typesFor(r: Row): Array<{ type: EventType; seller: boolean; payer: bool
       return [
         { type: 'payment.settled', seller: true, payer: true },
         { type: 'revenue.settled', seller: true, payer: false },
+        // a deferred payment settles when the escrow paid its voucher (the collector's `collected` event)
+        ...(r.ev_type === 'collected' ? [{ type: 'voucher.collected' as const, seller: true, payer: false }] : []),
       ]
     case 'failed':
       return [{ type: 'payment.failed', seller: true, payer: true }]
@@ -70,13 +74,13 @@ async function readBatch(trx: Transaction<Database>, lagMs: number): Promise<Row
   const r = await sql<Row>`
     with cur as (select position_at, position_id from webhook_cursors where name = ${CURSOR} for update),
     ev as (
-      select e.id, e.created_at, e.payment_id, e.from_status, e.to_status, e.reason
+      select e.id, e.created_at, e.type, e.payment_id, e.from_status, e.to_status, e.reason
       from payment_events e, cur
       where (e.created_at, e.id) > (cur.position_at, cur.position_id)
         and e.created_at < now() - ${lagMs} * interval '1 millisecond'
       order by e.created_at, e.id limit ${BATCH}
     )
-    select ev.id::text, ev.created_at::text as created_text, ev.payment_id, ev.from_status, ev.to_status, ev.reason,
+    select ev.id::text, ev.created_at::text as created_text, ev.type as ev_type, ev.payment_id, ev.from_status, ev.to_status, ev.reason,
       p.value::text, p.asset, p.network, p.payer, p.pay_to, p.resource, p.scheme, p.tx_hash,
       s.owner_user_id as seller_user, a.user_id as payer_user
     from ev join payments p on p.id = ev.payment_id

@@ -68,7 +68,7 @@ t.test('payment events derived from the ledger, cap alerts, alert emails', async
       headers: u.auth,
       payload: { url: 'http://127.0.0.1:9/h', events },
     })
-  t.equal((await hook(seller, ['payment.served', 'revenue.settled'])).statusCode, 201)
+  t.equal((await hook(seller, ['payment.served', 'revenue.settled', 'voucher.collected'])).statusCode, 201)
   t.equal((await hook(buyer, ['payment.settled'])).statusCode, 201)
 
   t.test('payment.* and revenue.settled from payment_events, once each', async (t) => {
@@ -78,7 +78,7 @@ t.test('payment events derived from the ledger, cap alerts, alert emails', async
     await writer.record(settled, 'served')
     await writer.record(failed, 'served')
     await transition(db, [settled.id, failed.id], ['served'], 'settling')
-    await transition(db, [settled.id], ['settling'], 'settled', { txHash: '0x' + 'a'.repeat(64) })
+    await transition(db, [settled.id], ['settling'], 'settled', { txHash: '0x' + 'a'.repeat(64), type: 'collected' })
     await transition(db, [failed.id], ['settling'], 'failed', { reason: 'expired' })
     await until('derived', async () => (await derivePaymentEvents(deps)) === 0 && (await count()) > 0)
     t.equal(await derivePaymentEvents(deps), 0, 'a second pass derives nothing again')
@@ -97,11 +97,12 @@ t.test('payment events derived from the ledger, cap alerts, alert emails', async
       'seller payment.served',
       'seller payment.served',
       'seller revenue.settled',
+      'seller voucher.collected', // the settlement was a voucher collection
     ])
     const rev = events.find((e) => e.type === 'revenue.settled')!.data as Record<string, unknown>
     t.match(rev, { payment_id: settled.id, amount: '1000', role: 'seller', tx_hash: '0x' + 'a'.repeat(64) })
     const deliveries = await db.selectFrom('webhook_deliveries').select('event_id').execute()
-    t.equal(deliveries.length, 4, 'deliveries only for subscribed types (not the failed ones)')
+    t.equal(deliveries.length, 5, 'deliveries only for subscribed types (not the failed ones)')
   })
   const count = async () => (await db.selectFrom('webhook_events').select('id').execute()).length
 
