@@ -22,3 +22,9 @@ export { PaymentRefusedError, PaidCallFailedError } from './client/errors.js'
 export type { SpendLimits } from './client/spend-limits.js'
 export { lookupPayment, type PaymentLookup } from './client/lookup-payment.js'
 export { parseChallenge, ChallengeError, type ParsedChallenge, type Requirement } from './client/challenge.js'
+export {
+  verifyWebhook,
+  WebhookSignatureError,
+  type VerifyWebhookOptions,
+  type WebhookEvent,
+} from './client/verify-webhook.js'

@@ -116,6 +116,22 @@ export interface Config {
   operatorToken: string | undefined
   /** lets sellers' upstream URLs and the publishing test action reach private/loopback hosts (tests, dev) */
   allowPrivateUpstreams: boolean
+  /** signed webhooks and alert emails (docs/api.md, "Webhooks") */
+  webhooks: {
+    /** how often the worker derives and delivers events */
+    tickMs: number
+    /** first retry delay; doubles each attempt up to retryMaxMs */
+    retryBaseMs: number
+    retryMaxMs: number
+    /** a delivery still failing this long after its event is given up and its endpoint disabled (3 days) */
+    giveUpMs: number
+    /** payment events are derived from payment_events rows at least this old (commit-order slack) */
+    deriveLagMs: number
+    requestTimeoutMs: number
+  }
+  /** SMTP relay for alert emails (smtp:// or smtps:// URL); none: alerts show in the dashboard only */
+  smtpUrl: string | undefined
+  emailFrom: string
   /** anyone may create an account (POST /v1/signup, the dashboard's sign-up form); default on sandbox only */
   signup: boolean
   baseUrl: string
@@ -423,6 +439,16 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     masterKey,
     operatorToken: r.optional('TOLLGATE_OPERATOR_TOKEN'),
     allowPrivateUpstreams: r.oneOf('TOLLGATE_ALLOW_PRIVATE_UPSTREAMS', ['true', 'false'] as const, 'false') === 'true',
+    webhooks: {
+      tickMs: r.int('WEBHOOK_TICK_MS', 1000, 50, 60_000),
+      retryBaseMs: r.int('WEBHOOK_RETRY_BASE_MS', 30_000, 10, 3_600_000),
+      retryMaxMs: r.int('WEBHOOK_RETRY_MAX_MS', 6 * 3_600_000, 10, 86_400_000),
+      giveUpMs: r.int('WEBHOOK_GIVE_UP_MS', 3 * 86_400_000, 100, 30 * 86_400_000),
+      deriveLagMs: r.int('WEBHOOK_DERIVE_LAG_MS', 5000, 0, 600_000),
+      requestTimeoutMs: r.int('WEBHOOK_REQUEST_TIMEOUT_MS', 10_000, 100, 60_000),
+    },
+    smtpUrl: r.optional('TOLLGATE_SMTP_URL'),
+    emailFrom: r.str('TOLLGATE_EMAIL_FROM', 'Tollgate <alerts@tollgate.invalid>'),
     signup:
       r.oneOf('TOLLGATE_SIGNUP', ['open', 'closed'] as const, deployment === 'sandbox' ? 'open' : 'closed') === 'open',
     baseUrl,

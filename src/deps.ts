@@ -17,6 +17,7 @@ import { createAgentPayments } from './services/agent-payments/agent-payments.js
 import { createCuratedAdmin } from './services/marketplace/curated-admin.js'
 import { createPublishing } from './services/publishing/publishing.js'
 import { createTopups } from './services/topups/topups.js'
+import { createWebhooks } from './services/events/webhooks.js'
 import { createWithdrawals } from './services/withdrawals/withdrawals.js'
 
 /** Everything a process role needs, built once from the config. The one wiring place. */
@@ -58,6 +59,7 @@ export interface Services {
   readonly topups: ReturnType<typeof createTopups>
   readonly withdrawals: ReturnType<typeof createWithdrawals>
   readonly curatedAdmin: ReturnType<typeof createCuratedAdmin>
+  readonly webhooks: ReturnType<typeof createWebhooks>
 }
 
 /** What createServices needs from the deps: everything but the services themselves. */
@@ -96,6 +98,7 @@ function createServices(deps: Deps): Services & { close(): Promise<void> } {
     topups: lazy('topups', () => createTopups(deps, { logger: log })),
     withdrawals: lazy('withdrawals', () => createWithdrawals(deps, { logger: log })),
     curatedAdmin: lazy('curatedAdmin', () => createCuratedAdmin(deps)),
+    webhooks: lazy('webhooks', () => createWebhooks(deps)),
   })
   return Object.assign(services, {
     async close() {

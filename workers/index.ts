@@ -1,4 +1,4 @@
-import { Worker } from 'bullmq'
+import { Queue, Worker } from 'bullmq'
 import { type Deps, withOwnServices } from '../src/deps.js'
 import { processLogger } from '../src/logger.js'
 import { bullConnection, queuePrefix, settlementQueue, SETTLEMENT_QUEUE } from '../src/queue/settlement-queue.js'
@@ -13,6 +13,7 @@ import type { JobContext, JobModule } from './job.js'
 import { recoverySweep } from './recovery-sweep.js'
 import { settlementTick } from './settlement-tick.js'
 import { topupCheck } from './topup-check.js'
+import { closeWebhookDispatch, webhookDispatch } from './webhook-dispatch.js'
 import { withdrawalSweep } from './withdrawal-sweep.js'
 
 /** Every job this role runs, by name. */
@@ -27,6 +28,9 @@ export const jobs: ReadonlyArray<JobModule<any>> = [
   batchClaim,
   ledgerPartitions,
 ]
+
+/** The queue of the webhook deliveries: its own worker, so a slow receiver never holds up settlement. */
+export const WEBHOOKS_QUEUE = 'webhooks'
 
 export interface RunningWorkers {
   close(): Promise<void>
@@ -59,11 +63,24 @@ export async function startWorkers(given: Deps, opts: StartWorkersOptions = {}):
   const byName = new Map(jobs.map((j) => [j.name, j]))
 
   // Schedulers live in Redis; re-upserting them is idempotent and heals a flush.
-  const ensure = async () => {
+  const ensureJobs = async () => {
     for (const j of jobs) {
       const every = opts.everyMs?.[j.name] ?? j.everyMs?.(deps)
       if (every) await queue.upsertJobScheduler(j.name, { every }, { name: j.name, data: {}, opts: j.defaultOptions })
     }
+  }
+  const hooksQueue = new Queue(WEBHOOKS_QUEUE, { connection: queueConn, prefix: queuePrefix(deps.config) })
+  const ensureHooks = async () => {
+    const every = opts.everyMs?.[webhookDispatch.name] ?? webhookDispatch.everyMs!(deps)
+    await hooksQueue.upsertJobScheduler(
+      webhookDispatch.name,
+      { every },
+      { name: webhookDispatch.name, data: {}, opts: webhookDispatch.defaultOptions },
+    )
+  }
+  const ensure = async () => {
+    await ensureJobs()
+    await ensureHooks()
   }
   await ensure()
   const ensureTimer = setInterval(() => void ensure().catch(() => {}), opts.ensureEveryMs ?? 10_000)
@@ -82,6 +99,13 @@ export async function startWorkers(given: Deps, opts: StartWorkersOptions = {}):
     { connection: workerConn, prefix: queuePrefix(deps.config), concurrency: 1 },
   )
   worker.on('error', () => {})
+  const hooksConn = bullConnection(deps.config)
+  const hooksWorker = new Worker(
+    WEBHOOKS_QUEUE,
+    (job) => webhookDispatch.process({ deps, settler, log, queue: hooksQueue }, job),
+    { connection: hooksConn, prefix: queuePrefix(deps.config), concurrency: 1 },
+  )
+  hooksWorker.on('error', () => {})
   // the escrow's thaws are collected as they are mined, between the collect job's runs
   const thawWatch = startThawWatch({ deps, log })
 
@@ -94,9 +118,13 @@ export async function startWorkers(given: Deps, opts: StartWorkersOptions = {}):
       // lets the running job finish, then stops taking new ones
       await thawWatch.close()
       await worker.close()
+      await hooksWorker.close()
+      await closeWebhookDispatch(deps)
       await queue.close()
+      await hooksQueue.close()
       queueConn.disconnect()
       workerConn.disconnect()
+      hooksConn.disconnect()
       await closeServices()
     },
   }

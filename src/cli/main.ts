@@ -57,6 +57,8 @@ your account (API key):
   publish                          a namespace, service and endpoints, from flags or a file
   endpoints test <ns/svc/slug>     call a published upstream once
   revenue [--since t]              per endpoint of yours: calls, revenue, settled, uncollected vouchers
+  webhooks list|create|delete|test|deliveries|verify
+                                   signed webhook endpoints, their delivery log; verify a received one
   logout                           revoke and forget the API key login made
 
 operator and development:
@@ -116,6 +118,7 @@ export const COMMANDS: Record<string, () => Promise<Run>> = {
   mcp: async () => (await import('./commands/mcp.js')).mcpCommand,
   a2a: async () => (await import('./commands/a2a.js')).a2aCommand,
   archive: async () => (await import('./commands/archive.js')).archiveCommand,
+  webhooks: async () => (await import('./commands/webhooks.js')).webhooksCommand,
 }
 
 /** Runs one command line; resolves to the exit code. */

@@ -5,6 +5,12 @@ import type { BatchChannelsTable, BatchTransactionsTable, PlatformKeysTable } fr
 import type { PaymentIdentifiersTable } from './payment-identifiers-table.js'
 import type { TopupsTable } from './topups-tables.js'
 import type { WithdrawalEventsTable, WithdrawalsTable } from './withdrawals-tables.js'
+import type {
+  WebhookCursorsTable,
+  WebhookDeliveriesTable,
+  WebhookEndpointsTable,
+  WebhookEventsTable,
+} from './webhooks-tables.js'
 
 /** numeric(78,0) comes back from pg as a decimal string; write bigint or string. */
 type Numeric = ColumnType<string, string | bigint, string | bigint>
@@ -333,6 +339,10 @@ export interface Database {
   batch_channels: BatchChannelsTable
   batch_transactions: BatchTransactionsTable
   platform_keys: PlatformKeysTable
+  webhook_endpoints: WebhookEndpointsTable
+  webhook_events: WebhookEventsTable
+  webhook_deliveries: WebhookDeliveriesTable
+  webhook_cursors: WebhookCursorsTable
 }
 
 export type Payment = Selectable<PaymentsTable>

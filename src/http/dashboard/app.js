@@ -16,6 +16,7 @@ import { sellersView } from './sellers.js'
 import { signupOpen, signupView } from './signup.js'
 import { transactionsView } from './transactions.js'
 import { act, fail, go, notify, session, who } from './ui.js'
+import { webhooksView } from './webhooks.js'
 
 const main = document.getElementById('main')
 const nav = document.getElementById('nav')
@@ -33,6 +34,7 @@ const routes = [
   [/^#\/insights$/, insightsView],
   [/^#\/marketplace$/, marketplaceView],
   [/^#\/sellers$/, sellersView],
+  [/^#\/webhooks$/, webhooksView],
 ]
 
 let current = 0

@@ -6,6 +6,7 @@ import { lineChart } from './charts.js'
 import { errorSlot, h } from './dom.js'
 import { units } from './format.js'
 import { onSubmit } from './ui.js'
+import { alertsList } from './webhooks.js'
 
 const DAY = 86_400_000
 const isoDay = (ms) => new Date(ms).toISOString().slice(0, 10)
@@ -100,6 +101,7 @@ export async function insightsView(show) {
       { class: 'hint' },
       'Your agents’ spending and your endpoints’ earnings per day; each chart’s numbers are under “Data”.',
     ),
+    await alertsList(),
     form,
     summary,
     charts,

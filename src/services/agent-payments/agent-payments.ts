@@ -17,6 +17,7 @@ import { DEFERRED_NO_EXPIRY } from '../../schemes/deferred/deferred-scheme.js'
 import { voucherTypedData } from '../../schemes/deferred/typed-data.js'
 import type { HexString } from '../../x402/types.js'
 import { AgentAuth, type AgentRow } from '../accounts/agent-auth.js'
+import { createCapEvents } from '../events/cap-events.js'
 import { createAgentPaymentsSweep } from './agent-payments-sweep.js'
 import { createAgentEscrow } from './agent-escrow.js'
 import { createAgentVouchers } from './agent-vouchers.js'
@@ -199,6 +200,8 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
   const releaseAt = () => settledReleaseAt(now().getTime(), balances.ttlMs)
 
   const windowTotals = (agentId: string, w: Windows) => spendWindowTotals(db, agentId, w)
+  // agent.cap_near / agent.cap_reached webhooks and alerts, written beside the payment (not awaited)
+  const capEvents = createCapEvents(db, (err) => deps.onError?.(err))
 
   /** Caps and balance check plus reservation in one Redis call (rebuilding counters from Postgres when missing). */
   async function reserve(
@@ -218,7 +221,10 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
     let init: { day: bigint; month: bigint } | undefined
     for (let attempt = 0; ; attempt++) {
       const r = await windows.reserve(agent.id, w, amount, caps, { ...opts, init })
-      if (attempt >= 3 || (r.kind !== 'init' && r.kind !== 'init-unsettled')) return r
+      if (attempt >= 3 || (r.kind !== 'init' && r.kind !== 'init-unsettled')) {
+        capEvents.observe(agent, w, amount, r)
+        return r
+      }
       if (r.kind === 'init') init = await windowTotals(agent.id, w)
       else await windows.rebuildUnsettled(opts.pay.payer, await openAuthorizations(opts.pay.payer, o.nowSeconds))
     }

@@ -7,6 +7,7 @@ import type { Database, Payment } from '../../db/database.js'
 import type { Deps } from '../../deps.js'
 import { errorSummary } from '../../logger.js'
 import { invalid } from '../accounts/validate.js'
+import { emitEvent } from '../events/outbox.js'
 import { createSpendWindows, spendWindowTotals, windowsAt, type SpendWindows } from '../agent-payments/spend-windows.js'
 import {
   findAuthorizationOutcome,
@@ -148,6 +149,8 @@ class AttemptFailed extends Error {}
 
 interface Candidate {
   id: string
+  user_id: string
+  name: string
   address: string
   threshold: string
   amount: string
@@ -277,7 +280,7 @@ export function createTopups(deps: Deps, opts: TopupOptions = {}) {
     let after = '00000000-0000-0000-0000-000000000000'
     for (;;) {
       const { rows } = await sql<Candidate>`
-        select a.id, a.address, a.top_up_threshold as threshold, a.top_up_amount as amount, a.cap_daily, a.cap_monthly, a.updated_at as agent_updated_at,
+        select a.id, a.user_id, a.name, a.address, a.top_up_threshold as threshold, a.top_up_amount as amount, a.cap_daily, a.cap_monthly, a.updated_at as agent_updated_at,
                t.need_seq as last_seq, t.status as last_status, t.confirmed_block as last_confirmed_block, t.updated_at as last_updated_at
         from agents a
         left join lateral (select need_seq, status, confirmed_block, updated_at from topups where agent_id = a.id order by need_seq desc limit 1) t on true
@@ -314,20 +317,36 @@ export function createTopups(deps: Deps, opts: TopupOptions = {}) {
           continue
         }
         // the unique (agent_id, need_seq) and one-open-per-agent indexes decide any race
-        const r = await db
-          .insertInto('topups')
-          .values({
-            agent_id: c.id,
-            need_seq: (c.last_seq ?? 0) + 1,
-            agent_address: c.address,
-            amount: amount.toString(),
-            threshold: c.threshold,
-            balance_seen: balance.toString(),
-            block_seen: block,
-          })
-          .onConflict((oc) => oc.doNothing())
-          .returning('id')
-          .executeTakeFirst()
+        const r = await db.transaction().execute(async (trx) => {
+          const opened = await trx
+            .insertInto('topups')
+            .values({
+              agent_id: c.id,
+              need_seq: (c.last_seq ?? 0) + 1,
+              agent_address: c.address,
+              amount: amount.toString(),
+              threshold: c.threshold,
+              balance_seen: balance.toString(),
+              block_seen: block,
+            })
+            .onConflict((oc) => oc.doNothing())
+            .returning('id')
+            .executeTakeFirst()
+          // the alert is written with the need it opened (docs/api.md, "Webhooks")
+          if (opened)
+            await emitEvent(trx, {
+              userId: c.user_id,
+              type: 'agent.balance_low',
+              data: {
+                agent: c.address,
+                agent_name: c.name,
+                balance: balance.toString(),
+                threshold: c.threshold,
+                topup_id: opened.id,
+              },
+            })
+          return opened
+        })
         if (r) {
           created++
           log.info(
@@ -369,14 +388,41 @@ export function createTopups(deps: Deps, opts: TopupOptions = {}) {
       .execute()
   }
 
-  async function confirm(t: Topup, txHash: string, blockNumber: bigint): Promise<void> {
-    await update(t.id, {
-      status: 'confirmed',
-      tx_hash: txHash,
-      confirmed_block: blockNumber,
-      locked_until: null,
-      error: null,
+  /** Moves a top-up to its end state and writes its webhook event, in one transaction. */
+  async function finish(t: Topup, set: Record<string, unknown>, type: 'topup.completed' | 'topup.failed') {
+    await db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('topups')
+        .set({ ...set, updated_at: sql`now()` })
+        .where('id', '=', t.id)
+        .execute()
+      const agent = await trx
+        .selectFrom('agents')
+        .select(['user_id', 'name'])
+        .where('id', '=', t.agent_id)
+        .executeTakeFirst()
+      if (agent)
+        await emitEvent(trx, {
+          userId: agent.user_id,
+          type,
+          data: {
+            topup_id: t.id,
+            agent: t.agent_address,
+            agent_name: agent.name,
+            amount: t.amount,
+            tx_hash: (set.tx_hash as string | undefined) ?? null,
+            error: (set.error as string | null | undefined) ?? null,
+          },
+        })
     })
+  }
+
+  async function confirm(t: Topup, txHash: string, blockNumber: bigint): Promise<void> {
+    await finish(
+      t,
+      { status: 'confirmed', tx_hash: txHash, confirmed_block: blockNumber, locked_until: null, error: null },
+      'topup.completed',
+    )
     log.info({ topup: t.id, agent: t.agent_address, amount: t.amount, txHash }, 'top-up confirmed')
   }
 
@@ -542,7 +588,7 @@ export function createTopups(deps: Deps, opts: TopupOptions = {}) {
     // the operator's RPC URL, which often holds the provider's API key
     const error = errorSummary(err)
     if (attempts >= maxAttempts) {
-      await update(t.id, { status: 'failed', attempts, error, locked_until: null })
+      await finish(t, { status: 'failed', attempts, error, locked_until: null }, 'topup.failed')
       log.error({ topup: t.id, agent: t.agent_address, amount: t.amount, attempts, error }, 'top-up failed')
       return 'failed'
     }

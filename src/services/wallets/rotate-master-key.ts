@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
+import { secretAad } from '../events/deliver.js'
 import { rotateUpstreamSecrets } from '../publishing/upstream-config.js'
 import { walletAad } from './custodial-wallet.js'
 import { platformKeyAad } from './platform-key.js'
@@ -12,6 +13,8 @@ export interface RotationReport {
   endpoints: number
   /** keys the platform holds for a purpose (the batch-settlement receiverAuthorizer) */
   platform_keys: number
+  /** webhook endpoints' signing secrets */
+  webhook_endpoints: number
 }
 
 /** The given keys do not open every stored secret; nothing was changed. */
@@ -82,7 +85,13 @@ export async function rotateMasterKey(
   // 1. check: every secret must open, or nothing is written
   let bad = 0
   const badIds = new Set<string>()
-  const pending: RotationReport = { agents: 0, funding_wallets: 0, endpoints: 0, platform_keys: 0 }
+  const pending: RotationReport = {
+    agents: 0,
+    funding_wallets: 0,
+    endpoints: 0,
+    platform_keys: 0,
+    webhook_endpoints: 0,
+  }
   const attempt = (box: string, fn: () => unknown) => {
     try {
       fn()
@@ -112,11 +121,15 @@ export async function rotateMasterKey(
         if (envelopeKeyId(box) !== newId) badIds.add(envelopeKeyId(box) ?? 'unknown')
     }
   }
+  for await (const w of webhookRows(db, newId, pageSize)) {
+    pending.webhook_endpoints++
+    attempt(w.encrypted_secret, () => reencryptSecret(oldKeys, newKey, w.encrypted_secret, secretAad(w.id)))
+  }
   if (bad > 0) throw new MasterKeyRotationError(bad, [...badIds].sort())
   if (opts.dryRun) return pending
 
   // 2. rewrite, each row guarded by the value read (a concurrent change is read again)
-  const report: RotationReport = { agents: 0, funding_wallets: 0, endpoints: 0, platform_keys: 0 }
+  const report: RotationReport = { agents: 0, funding_wallets: 0, endpoints: 0, platform_keys: 0, webhook_endpoints: 0 }
   report.platform_keys = await rewritePlatformKeys(db, oldKeys, newKey, newId)
   for (const [table, kind] of WALLET_TABLES) {
     for await (const r of walletRows(db, table, newId, pageSize)) {
@@ -130,6 +143,7 @@ export async function rotateMasterKey(
       report[table] += Number(u.numUpdatedRows)
     }
   }
+  report.webhook_endpoints = await rotateWebhookSecrets(db, oldKeys, newKey, pageSize)
   for await (const first of endpointRows(db, pageSize)) {
     let e: { id: string; upstream_config: unknown } | undefined = first
     for (let tries = 0; e && tries < 5; tries++) {
@@ -219,4 +233,40 @@ function upstreamBoxes(stored: unknown): string[] {
   const out = (c?.forward_headers ?? []).map((h) => h.value)
   out.push(c?.signing_secret)
   return out.filter((x): x is string => typeof x === 'string')
+}
+
+async function* webhookRows(db: Kysely<Database>, newId: string, pageSize: number) {
+  let after = '00000000-0000-0000-0000-000000000000'
+  for (;;) {
+    const rows = await db
+      .selectFrom('webhook_endpoints')
+      .select(['id', 'encrypted_secret'])
+      .where('encrypted_secret', 'not like', `v1.${newId}.%`)
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(pageSize)
+      .execute()
+    yield* rows
+    if (rows.length < pageSize) return
+    after = rows[rows.length - 1]!.id
+  }
+}
+
+async function rotateWebhookSecrets(
+  db: Kysely<Database>,
+  oldKeys: readonly Buffer[],
+  newKey: Buffer,
+  pageSize: number,
+): Promise<number> {
+  let n = 0
+  for await (const w of webhookRows(db, masterKeyId(newKey), pageSize)) {
+    const u = await db
+      .updateTable('webhook_endpoints')
+      .set({ encrypted_secret: reencryptSecret(oldKeys, newKey, w.encrypted_secret, secretAad(w.id)) })
+      .where('id', '=', w.id)
+      .where('encrypted_secret', '=', w.encrypted_secret)
+      .executeTakeFirst()
+    n += Number(u.numUpdatedRows)
+  }
+  return n
 }

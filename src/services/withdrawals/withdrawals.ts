@@ -9,6 +9,7 @@ import { errorSummary } from '../../logger.js'
 import { isUuid } from '../accounts/key-rows.js'
 import { address as parseAddress, atomicAmount, invalid } from '../accounts/validate.js'
 import { MAX_COUNTED } from '../agent-payments/spend-windows.js'
+import { emitEvent } from '../events/outbox.js'
 import {
   findAuthorizationOutcome,
   reasonFromRevert,
@@ -420,22 +421,43 @@ export function createWithdrawals(deps: Deps, opts: WithdrawalOptions = {}) {
       .execute()
   }
 
+  /** The webhook event of a withdrawal's end, written in the transaction that ends it. */
+  function withdrawalEvent(trx: Transaction<Database>, w: Withdrawal, ok: boolean, extra: Record<string, unknown>) {
+    return emitEvent(trx, {
+      userId: w.user_id,
+      type: ok ? 'withdrawal.confirmed' : 'withdrawal.failed',
+      data: {
+        withdrawal_id: w.id,
+        source: w.source,
+        from: w.from_address,
+        to: w.to_address,
+        asset: w.asset,
+        amount: w.amount,
+        ...extra,
+      },
+    })
+  }
+
   async function confirm(w: Withdrawal, txHash: string, block: bigint): Promise<'confirmed'> {
-    const done = await db
-      .updateTable('withdrawals')
-      .set({
-        status: 'confirmed',
-        tx_hash: txHash,
-        confirmed_block: block,
-        confirmed_at: sql`now()`,
-        locked_until: null,
-        error: null,
-        updated_at: sql`now()`,
-      })
-      .where('id', '=', w.id)
-      .where('status', '=', 'pending')
-      .returning('id')
-      .executeTakeFirst()
+    const done = await db.transaction().execute(async (trx) => {
+      const row = await trx
+        .updateTable('withdrawals')
+        .set({
+          status: 'confirmed',
+          tx_hash: txHash,
+          confirmed_block: block,
+          confirmed_at: sql`now()`,
+          locked_until: null,
+          error: null,
+          updated_at: sql`now()`,
+        })
+        .where('id', '=', w.id)
+        .where('status', '=', 'pending')
+        .returning('id')
+        .executeTakeFirst()
+      if (row) await withdrawalEvent(trx, w, true, { tx_hash: txHash })
+      return row
+    })
     if (done) {
       await event(w.id, 'confirmed', 'pending', 'confirmed', null, { tx_hash: txHash, block: block.toString() })
       if (w.source === 'agent' && w.asset === 'USDC') await reservations.settled(held(w))
@@ -448,13 +470,17 @@ export function createWithdrawals(deps: Deps, opts: WithdrawalOptions = {}) {
   }
 
   async function fail(w: Withdrawal, reason: string): Promise<'failed'> {
-    const done = await db
-      .updateTable('withdrawals')
-      .set({ status: 'failed', error: reason, locked_until: null, updated_at: sql`now()` })
-      .where('id', '=', w.id)
-      .where('status', '=', 'pending')
-      .returning('id')
-      .executeTakeFirst()
+    const done = await db.transaction().execute(async (trx) => {
+      const row = await trx
+        .updateTable('withdrawals')
+        .set({ status: 'failed', error: reason, locked_until: null, updated_at: sql`now()` })
+        .where('id', '=', w.id)
+        .where('status', '=', 'pending')
+        .returning('id')
+        .executeTakeFirst()
+      if (row) await withdrawalEvent(trx, w, false, { reason })
+      return row
+    })
     if (done) {
       await event(w.id, 'failed', 'pending', 'failed', reason)
       if (w.source === 'agent' && w.asset === 'USDC') await reservations.release(held(w))

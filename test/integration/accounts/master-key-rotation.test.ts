@@ -148,6 +148,7 @@ t.test('rotateMasterKey against Postgres: re-encrypted, same plaintext, idempote
     funding_wallets: 1,
     endpoints: 1,
     platform_keys: 0,
+    webhook_endpoints: 0,
   })
   t.same(await envelopes(deps), before)
 
@@ -157,6 +158,7 @@ t.test('rotateMasterKey against Postgres: re-encrypted, same plaintext, idempote
     funding_wallets: 1,
     endpoints: 1,
     platform_keys: 0,
+    webhook_endpoints: 0,
   })
   const after = await envelopes(deps)
   t.ok(
@@ -183,7 +185,13 @@ t.test('rotateMasterKey against Postgres: re-encrypted, same plaintext, idempote
   }
 
   // a rerun is a no-op
-  t.same(await rotateMasterKey(deps.db, [OLD], NEW), { agents: 0, funding_wallets: 0, endpoints: 0, platform_keys: 0 })
+  t.same(await rotateMasterKey(deps.db, [OLD], NEW), {
+    agents: 0,
+    funding_wallets: 0,
+    endpoints: 0,
+    platform_keys: 0,
+    webhook_endpoints: 0,
+  })
   t.same(await envelopes(deps), after, 'the rerun rewrote nothing')
   // ... even with a wrong old key: nothing is left under an old key
   t.same(await rotateMasterKey(deps.db, [wrong], NEW), {
@@ -191,6 +199,7 @@ t.test('rotateMasterKey against Postgres: re-encrypted, same plaintext, idempote
     funding_wallets: 0,
     endpoints: 0,
     platform_keys: 0,
+    webhook_endpoints: 0,
   })
 
   // a process still on the old key writes a new agent meanwhile: the rerun picks up just that row
@@ -200,7 +209,13 @@ t.test('rotateMasterKey against Postgres: re-encrypted, same plaintext, idempote
       .statusCode,
     201,
   )
-  t.same(await rotateMasterKey(deps.db, [OLD], NEW), { agents: 1, funding_wallets: 0, endpoints: 0, platform_keys: 0 })
+  t.same(await rotateMasterKey(deps.db, [OLD], NEW), {
+    agents: 1,
+    funding_wallets: 0,
+    endpoints: 0,
+    platform_keys: 0,
+    webhook_endpoints: 0,
+  })
   t.ok((await envelopes(deps)).every((b) => envelopeKeyId(b) === masterKeyId(NEW)))
 
   // the platform on the new key uses the rotated secrets: the upstream test call forwards the same header value
@@ -275,7 +290,7 @@ t.test('tollgate keys rotate-master: env keys, --dry-run, --help, refuses a wron
   t.match(
     out.join(''),
     new RegExp(
-      `re-encrypted 2 agent wallet key\\(s\\), 1 funding wallet key\\(s\\), 1 endpoint\\(s\\) with upstream secrets, 0 platform key\\(s\\) under master key id ${masterKeyId(NEW)}`,
+      `re-encrypted 2 agent wallet key\\(s\\), 1 funding wallet key\\(s\\), 1 endpoint\\(s\\) with upstream secrets, 0 platform key\\(s\\), 0 webhook signing secret\\(s\\) under master key id ${masterKeyId(NEW)}`,
     ),
   )
   t.ok((await envelopes(deps)).every((b) => envelopeKeyId(b) === masterKeyId(NEW)))

@@ -45,7 +45,17 @@ t.test('up to latest and back down on a fresh schema', async (t) => {
   const up = await despiteOthers(schema, () => migrateToLatest(db, schema))
   t.ok(up.results!.length >= 2, 'applied the migrations')
   const after = await tables(schema)
-  for (const name of ['payments', 'payment_events', 'sellers', 'services', 'endpoints'])
+  for (const name of [
+    'payments',
+    'payment_events',
+    'sellers',
+    'services',
+    'endpoints',
+    'webhook_endpoints',
+    'webhook_events',
+    'webhook_deliveries',
+    'webhook_cursors',
+  ])
     t.ok(after.includes(name), `${name} exists`)
 
   const again = await despiteOthers(schema, () => migrateToLatest(db, schema))

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { sql } from 'kysely'
 import t from 'tap'
 import { createTestClient, createWalletClient, http, parseEther, type Address } from 'viem'
 import { mintUsdc } from '../../../src/chain/devnet.js'
@@ -111,6 +112,18 @@ t.test('an agent below threshold is refilled exactly once per need', async (t) =
   const view = await topups.listForAgent(list[0]!.agent_id)
   t.equal(view[0]!.status, 'confirmed')
   t.equal(view[0]!.tx_hash, list[0]!.tx_hash)
+  // issue 38: the need and its end are webhook events, written with them
+  const events = await deps.db
+    .selectFrom('webhook_events')
+    .select(['type', 'data'])
+    .where(sql<boolean>`lower(data->>'agent') = lower(${s.agent})`)
+    .orderBy('created_at')
+    .execute()
+  t.same(
+    events.map((e) => e.type),
+    ['agent.balance_low', 'topup.completed'],
+  )
+  t.match(events[1]!.data, { topup_id: list[0]!.id, tx_hash: list[0]!.tx_hash })
 })
 
 t.test('after the refill, spending below the threshold again opens a second need', async (t) => {
@@ -188,6 +201,13 @@ t.test('an empty funding wallet: retried with backoff, then failed and reported;
   t.equal(list[0]!.attempts, 3)
   t.match(list[0]!.error, /insufficient_funds/)
   t.equal(list[0]!.tx_hash, null, 'nothing was submitted')
+  const failed = await deps.db
+    .selectFrom('webhook_events')
+    .select(['type', 'notify'])
+    .where('type', '=', 'topup.failed')
+    .where(sql<boolean>`lower(data->>'agent') = lower(${s.agent})`)
+    .execute()
+  t.same(failed, [{ type: 'topup.failed', notify: 'pending' }], 'a topup.failed event and alert')
   t.equal(await balanceOf(s.agent), 0n)
   t.equal(errors.length, 1, 'reported once')
   t.equal(errors[0]!.agent, s.agent)

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import t from 'tap'
+import { sql } from 'kysely'
 import { createTestClient, http, parseEther, type Address } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { mintUsdc } from '../../../src/chain/devnet.js'
@@ -119,6 +120,17 @@ t.test(
     )
     const done = await settledWithdrawal(w.id)
     t.match(done, { status: 'confirmed', tx_hash: /^0x[0-9a-f]{64}$/, error: null })
+    const ev = await deps.db
+      .selectFrom('webhook_events')
+      .select('data')
+      .where('type', '=', 'withdrawal.confirmed')
+      .where(sql<boolean>`data->>'withdrawal_id' = ${w.id}`)
+      .execute()
+    t.match(
+      ev,
+      [{ data: { withdrawal_id: w.id, tx_hash: done.tx_hash, amount: '1250000' } }],
+      'a withdrawal.confirmed event',
+    )
     t.equal(await usdcOf(to), 1_250_000n, 'the address received it')
     t.equal(await usdcOf(agent.address), 3_750_000n, 'it left the agent wallet')
 

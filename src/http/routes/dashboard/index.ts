@@ -57,6 +57,7 @@ export const DASHBOARD_MODULES = [
   'charts.js',
   'marketplace.js',
   'signup.js',
+  'webhooks.js',
 ] as const
 
 /**

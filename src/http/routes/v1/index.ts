@@ -15,6 +15,7 @@ import { sellerRoutes } from './sellers.js'
 import { sessionRoutes } from './session.js'
 import { signupRoutes } from './signup.js'
 import { topUpRoutes } from './top-ups.js'
+import { webhookRoutes } from './webhooks.js'
 import { withdrawalRoutes } from './withdrawals.js'
 
 /** The default limit of every credential on /v1 (and of each agent key on /v1/agent's publishing routes). */
@@ -70,5 +71,6 @@ export function v1Routes(deps: Deps, opts: V1Options = {}): FastifyPluginAsync {
     await app.register(async (a) => withdrawalRoutes(a, ctx))
     await app.register(async (a) => insightRoutes(a, ctx))
     await app.register(async (a) => paymentRoutes(a, ctx))
+    await app.register(async (a) => webhookRoutes(a, deps.services.webhooks))
   }
 }
