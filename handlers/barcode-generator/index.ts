@@ -86,6 +86,17 @@ export default defineHandler<Input>({
     contentType: 'image/png',
     description:
       'the barcode image (image/png or image/svg+xml); with Accept: application/json only, { contentType, base64, bytes }',
+    schema: {
+      type: 'object',
+      properties: { contentType: { type: 'string' }, base64: { type: 'string' }, bytes: { type: 'integer' } },
+      required: ['contentType', 'base64', 'bytes'],
+    },
+    example: {
+      contentType: 'image/png',
+      base64:
+        'iVBORw0KGgoAAAANSUhEUgAAAR4AAACYCAYAAAAyV4anAAAAHnRFWHRTb2Z0d2FyZQBid2lwLWpzLm1ldGFmbG9vci5jb21Tnbi0AAAXy0lEQVR4nO2ce8w1Z1XFt61UBPohqZGChQaogBcQoqQhiEobRMSiIASBBFMNUcMtRrFUgxBQ8JZ4RyqBiHjlIlRrBaToH41g…',
+      bytes: 6190,
+    },
   },
   example: {
     type: 'ean13',
