@@ -88,7 +88,13 @@ export default defineHandler<Input>({
       'the barcode image (image/png or image/svg+xml); with Accept: application/json only, { contentType, base64, bytes }',
     schema: {
       type: 'object',
-      properties: { contentType: { type: 'string' }, base64: { type: 'string' }, bytes: { type: 'integer' } },
+      description:
+        'the JSON variant, answered when Accept asks for application/json only; otherwise the body is the raw bytes in contentType',
+      properties: {
+        contentType: { type: 'string' },
+        base64: { type: 'string', description: 'the bytes, base64 (shortened in the example)' },
+        bytes: { type: 'integer' },
+      },
       required: ['contentType', 'base64', 'bytes'],
     },
     example: {

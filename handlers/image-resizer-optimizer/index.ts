@@ -83,9 +83,11 @@ export default defineHandler<Input>({
       'the re-encoded image (image/jpeg, image/png, image/webp or image/avif); with Accept: application/json only, { contentType, base64, bytes, width, height, format }',
     schema: {
       type: 'object',
+      description:
+        'the JSON variant, answered when Accept asks for application/json only; otherwise the body is the raw bytes in contentType',
       properties: {
         contentType: { type: 'string' },
-        base64: { type: 'string' },
+        base64: { type: 'string', description: 'the bytes, base64 (shortened in the example)' },
         bytes: { type: 'number' },
         width: { type: 'number' },
         height: { type: 'number' },

@@ -225,9 +225,11 @@ export default defineHandler<Input>({
       'a PDF file (standard Helvetica/Courier fonts: Latin-1 text; other characters become "?"); with Accept: application/json only, { contentType, base64, bytes, pages }',
     schema: {
       type: 'object',
+      description:
+        'the JSON variant, answered when Accept asks for application/json only; otherwise the body is the raw bytes in contentType',
       properties: {
         contentType: { type: 'string' },
-        base64: { type: 'string' },
+        base64: { type: 'string', description: 'the bytes, base64 (shortened in the example)' },
         bytes: { type: 'number' },
         pages: { type: 'number' },
       },

@@ -9,6 +9,7 @@ import { Ajv } from 'ajv'
 import * as ajvFormats from 'ajv-formats'
 import { loadHandlerRegistry } from '../../../src/pool/handler-registry.js'
 import { okResult, runInline } from '../../helpers/handler-harness.js'
+import { terminateOcrWorker } from '../../../handlers/ocr-text-extraction/index.js'
 
 const addFormats = ajvFormats.default as unknown as (ajv: Ajv) => Ajv
 const ajv = addFormats(new Ajv({ strict: false, allErrors: true }))
@@ -16,6 +17,8 @@ const ajv = addFormats(new Ajv({ strict: false, allErrors: true }))
 const MAX_EXAMPLE = 4096
 
 const handlers = await loadHandlerRegistry()
+// the OCR handler keeps a worker thread between calls
+t.teardown(terminateOcrWorker)
 t.ok(handlers.size >= 100, `${handlers.size} hosted handlers`)
 
 for (const [slug, { module, validate }] of handlers) {
