@@ -143,6 +143,62 @@ export default defineHandler<Input>({
         usage: llmReportSchema.properties.usage,
       },
     },
+    example: {
+      topic: 'How does the x402 payment protocol work?',
+      title: 'How x402 works',
+      markdown:
+        '# How x402 works\n\nx402 uses HTTP 402 to ask for payment [1]. A facilitator settles the transfer [3].\n\n## The flow\n\nThe server answers 402 with requirements [1, 2]; see https://docs.cdp.coinbase.com/x402/core-concepts/facili…',
+      summary: 'x402 uses HTTP 402 to ask for payment [1]. A facilitator settles the transfer [3].',
+      sections: [
+        {
+          heading: 'The flow',
+          markdown:
+            'The server answers 402 with requirements [1, 2]; see https://docs.cdp.coinbase.com/x402/core-concepts/facilitator for the facilitator.',
+        },
+        { heading: 'Settlement', markdown: '- The facilitator verifies and settles [2, 3].' },
+      ],
+      citations: [1, 2, 3],
+      sources: [
+        {
+          n: 1,
+          title: 'x402 overview',
+          url: 'https://www.x402.org/',
+          description: 'x402 revives HTTP 402.',
+          age: null,
+          query: 'How does the x402 payment protocol work?',
+          fetched: true,
+          fetchNote: null,
+          pageChars: 5320,
+        },
+        {
+          n: 2,
+          title: 'Facilitator',
+          url: 'https://docs.cdp.coinbase.com/x402/core-concepts/facilitator',
+          description: 'The facilitator verifies and settles payments.',
+          age: null,
+          query: 'x402 facilitator settlement',
+          fetched: true,
+          fetchNote: null,
+          pageChars: 4210,
+        },
+        {
+          n: 3,
+          title: 'Welcome to x402',
+          url: 'https://docs.cdp.coinbase.com/x402/welcome',
+          description: 'x402 is an open payment standard built on HTTP 402.',
+          age: null,
+          query: 'How does the x402 payment protocol work?',
+          fetched: true,
+          fetchNote: null,
+          pageChars: 2870,
+        },
+      ],
+      queries: ['How does the x402 payment protocol work?', 'x402 facilitator settlement'],
+      basis:
+        'written by a language model from the listed search results and fetched page texts only; citations are checked against them, the statements themselves are not verified',
+      model: 'gpt-4o-mini-2024-07-18',
+      usage: { promptTokens: 361, completionTokens: 64, totalTokens: 425 },
+    },
   },
   example: { topic: 'How does the x402 payment protocol work?', searches: 2, resultsPerSearch: 5, fetchPages: 2 },
   async run(input, ctx) {

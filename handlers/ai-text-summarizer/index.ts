@@ -91,6 +91,18 @@ export default defineHandler<Input>({
         usage: llmReportSchema.properties.usage,
       },
     },
+    example: {
+      summary: 'The council approved a budget raising transport spending by 10%.',
+      bullets: null,
+      keyPoints: ['Budget approved on Monday', 'Transport spending up 10%'],
+      style: 'paragraph',
+      targetWords: 60,
+      wordCount: 10,
+      inputWordCount: 110,
+      compressionRatio: 0.091,
+      model: 'gpt-4o-mini-2024-07-18',
+      usage: { promptTokens: 321, completionTokens: 54, totalTokens: 375 },
+    },
   },
   example: {
     text: 'The x402 protocol revives the HTTP 402 Payment Required status code so that a server can ask for payment before answering. A client that receives a 402 reads the payment requirements from the response, signs a stablecoin transfer authorization and repeats the request with the signed payload in a header. A facilitator verifies the signature and settles the transfer on chain, and the server then returns the resource. Because no account or API key is needed, software agents can pay for single API calls on their own.',

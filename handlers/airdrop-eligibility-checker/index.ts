@@ -101,6 +101,31 @@ export default defineHandler<Input>({
         notes: { type: 'array' },
       },
     },
+    example: {
+      chainId: 84532,
+      blockNumber: '18723456',
+      distributor: '0x10A63C80FBa1b6FFA185238E05Cf98f215Dcc9a0',
+      account: '0x46FcA6E8AE000854b043127046B7235EC18Ad4BD',
+      token: { address: '0x6e4061C30Ca37701f990e12985f8B5445BA5d89d', name: 'Drop', symbol: 'DRP', decimals: 18 },
+      merkleRoot: '0xaec60cebbf639030ed42fac77cd003763d5f2529c75764bf2df3ec007ad7415d',
+      claim: {
+        index: '3',
+        amount: '400000000000000000000',
+        amountFormatted: '400',
+        proof: [
+          '0xa716854c1e1bfe2e779754c9168c3c3675cd7fa7a91c6f7600237dea3deb3de8',
+          '0x71c8ffb4d4273639bc4bed8e58759094f8108e24e0f87904941d65e0dc00308d',
+          '0xfab7be1eb9a3fc9a062b85e52ed953471b9a380a19610b4ca3047ad1d4cf0ea2',
+        ],
+        source: 'input',
+      },
+      proofValid: true,
+      eligible: true,
+      claimed: false,
+      claimable: true,
+      list: null,
+      notes: [],
+    },
   },
   // the shape of a call; this distributor is Uniswap's UNI airdrop on Ethereum mainnet (on Base, name one deployed there)
   example: {

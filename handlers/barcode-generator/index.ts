@@ -86,6 +86,23 @@ export default defineHandler<Input>({
     contentType: 'image/png',
     description:
       'the barcode image (image/png or image/svg+xml); with Accept: application/json only, { contentType, base64, bytes }',
+    schema: {
+      type: 'object',
+      description:
+        'the JSON variant, answered when Accept asks for application/json only; otherwise the body is the raw bytes in contentType',
+      properties: {
+        contentType: { type: 'string' },
+        base64: { type: 'string', description: 'the bytes, base64 (shortened in the example)' },
+        bytes: { type: 'integer' },
+      },
+      required: ['contentType', 'base64', 'bytes'],
+    },
+    example: {
+      contentType: 'image/png',
+      base64:
+        'iVBORw0KGgoAAAANSUhEUgAAAR4AAACYCAYAAAAyV4anAAAAHnRFWHRTb2Z0d2FyZQBid2lwLWpzLm1ldGFmbG9vci5jb21Tnbi0AAAXy0lEQVR4nO2ce8w1Z1XFt61UBPohqZGChQaogBcQoqQhiEobRMSiIASBBFMNUcMtRrFUgxBQ8JZ4RyqBiHjlIlRrBaToH41g…',
+      bytes: 6190,
+    },
   },
   example: {
     type: 'ean13',

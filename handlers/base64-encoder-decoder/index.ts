@@ -61,6 +61,19 @@ export default defineHandler<Input>({
   output: {
     contentType: 'application/json',
     description: 'encode: { base64, bytes }; decode: { text | hex, bytes }, or raw bytes for output=binary',
+    schema: {
+      type: 'object',
+      properties: {
+        base64: { type: 'string' },
+        bytes: { type: 'integer' },
+        urlSafe: { type: 'boolean' },
+        padding: { type: 'boolean' },
+        text: { type: 'string' },
+        hex: { type: 'string' },
+      },
+      required: ['bytes'],
+    },
+    example: { base64: 'aGVsbG8gd29ybGQ=', bytes: 11, urlSafe: false, padding: true },
   },
   example: {
     mode: 'encode',

@@ -85,6 +85,15 @@ export default defineHandler<Input>({
         durationMs: { type: 'number' },
       },
     },
+    example: {
+      ok: true,
+      result: { sum: 14 },
+      error: null,
+      limit: null,
+      logs: [{ level: 'log', message: 'squares [1,4,9]' }],
+      logsTruncated: false,
+      durationMs: 728,
+    },
   },
   example: {
     code: 'const xs = [1, 2, 3].map((x) => x * x);\nconsole.log("squares", xs);\n({ sum: xs.reduce((a, b) => a + b, 0) })',

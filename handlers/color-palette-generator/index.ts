@@ -181,6 +181,25 @@ export default defineHandler<Input>({
         palette: { type: 'array' },
       },
     },
+    example: {
+      base: { hex: '#3498db', rgb: [52, 152, 219], hsl: [204, 70, 53] },
+      palettes: {
+        complementary: [
+          { hex: '#3498db', rgb: [52, 152, 219], hsl: [204, 70, 53] },
+          { hex: '#db7734', rgb: [219, 119, 52], hsl: [24, 70, 53] },
+        ],
+        triadic: [
+          { hex: '#3498db', rgb: [52, 152, 219], hsl: [204, 70, 53] },
+          { hex: '#db3498', rgb: [219, 52, 152], hsl: [324, 70, 53] },
+          { hex: '#98db34', rgb: [152, 219, 52], hsl: [84, 70, 53] },
+        ],
+        monochrome: [
+          { hex: '#0c2c41', rgb: [12, 44, 65], hsl: [204, 69, 15] },
+          { hex: '#195e8d', rgb: [25, 94, 141], hsl: [204, 70, 33] },
+          { hex: '#2691d9', rgb: [38, 145, 217], hsl: [204, 70, 50] },
+        ],
+      },
+    },
   },
   example: { color: '#3498db', schemes: ['complementary', 'triadic', 'monochrome'], count: 5 },
   async run(input) {

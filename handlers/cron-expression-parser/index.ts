@@ -62,6 +62,33 @@ export default defineHandler<Input>({
     contentType: 'application/json',
     description:
       '{ expression, description, timezone, nextRuns: [{ local, utc }] } — local is ISO 8601 with the zone offset; nextRuns is empty for schedules that never fire (e.g. 30 February)',
+    schema: {
+      type: 'object',
+      properties: {
+        expression: { type: 'string' },
+        description: { type: 'string' },
+        timezone: { type: 'string' },
+        nextRuns: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: { local: { type: 'string' }, utc: { type: 'string' } },
+            required: ['local', 'utc'],
+          },
+        },
+      },
+      required: ['expression', 'description', 'timezone', 'nextRuns'],
+    },
+    example: {
+      expression: '0 9 * * 1-5',
+      description: 'At 09:00, Monday through Friday',
+      timezone: 'America/New_York',
+      nextRuns: [
+        { local: '2024-03-08T09:00:00-05:00', utc: '2024-03-08T14:00:00.000Z' },
+        { local: '2024-03-11T09:00:00-04:00', utc: '2024-03-11T13:00:00.000Z' },
+        { local: '2024-03-12T09:00:00-04:00', utc: '2024-03-12T13:00:00.000Z' },
+      ],
+    },
   },
   example: {
     expression: '0 9 * * 1-5',

@@ -82,6 +82,22 @@ export default defineHandler<Input>({
   output: {
     contentType: 'application/json',
     description: '{ expression, description, crontabLine?, warnings: string[] }',
+    schema: {
+      type: 'object',
+      properties: {
+        expression: { type: 'string' },
+        description: { type: 'string' },
+        warnings: { type: 'array', items: { type: 'string' } },
+        crontabLine: { type: 'string' },
+      },
+      required: ['expression', 'description', 'warnings'],
+    },
+    example: {
+      expression: '30 9 * * 1-5',
+      description: 'At 09:30, Monday through Friday',
+      warnings: [],
+      crontabLine: '30 9 * * 1-5 /usr/local/bin/backup.sh',
+    },
   },
   example: {
     schedule: 'weekdays',

@@ -63,6 +63,33 @@ export default defineHandler<Input>({
   output: {
     contentType: 'application/json',
     description: '{ columns: string[] | null, rows: object[] | array[], rowCount, delimiter }',
+    schema: {
+      type: 'object',
+      properties: {
+        columns: { type: ['array', 'null'], items: { type: 'string' } },
+        rows: {
+          type: 'array',
+          description: 'objects keyed by column name (headers: true) or arrays of cells',
+          items: {
+            type: ['object', 'array'],
+            additionalProperties: { type: ['string', 'number', 'boolean', 'null'] },
+            items: { type: ['string', 'number', 'boolean', 'null'] },
+          },
+        },
+        rowCount: { type: 'integer' },
+        delimiter: { type: 'string' },
+      },
+      required: ['columns', 'rows', 'rowCount', 'delimiter'],
+    },
+    example: {
+      columns: ['name', 'age', 'active'],
+      rows: [
+        { name: 'Ada', age: 36, active: true },
+        { name: 'Linus', age: null, active: false },
+      ],
+      rowCount: 2,
+      delimiter: ',',
+    },
   },
   example: {
     csv: 'name,age,active\nAda,36,true\nLinus,,false\n',

@@ -89,6 +89,15 @@ export default defineHandler<Input>({
         source: { type: 'string' },
       },
     },
+    example: {
+      amount: 100,
+      from: 'USD',
+      fromName: 'United States Dollar',
+      date: '2024-11-22',
+      requestedDate: null,
+      conversions: [{ to: 'EUR', name: 'Euro', rate: 0.96, converted: 96 }],
+      source: 'European Central Bank euro foreign exchange reference rates, via Frankfurter',
+    },
   },
   example: { amount: 100, from: 'USD', to: 'EUR' },
   async run(input, ctx) {

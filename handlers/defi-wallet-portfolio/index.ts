@@ -70,6 +70,39 @@ export default defineHandler<Input>({
         pricesNote: { type: 'string' },
       },
     },
+    example: {
+      address: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+      chainId: 84532,
+      blockNumber: '4',
+      native: { symbol: 'ETH', balance: '10000', balanceWei: '10000000000000000000000' },
+      tokens: [
+        {
+          address: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+          name: 'USDC',
+          symbol: 'USDC',
+          decimals: 6,
+          balance: '1000',
+          balanceBaseUnits: '1000000000',
+          source: 'built-in',
+        },
+      ],
+      unreadable: [
+        {
+          address: '0x4200000000000000000000000000000000000006',
+          source: 'built-in',
+          reason: 'balanceOf(address) gave no answer: no ERC-20 at this address on this chain',
+        },
+      ],
+      builtInList: {
+        chain: 'Base Sepolia',
+        count: 2,
+        source:
+          "handlers/_shared/evm-token-list.ts: addresses from the issuers' documentation (Circle, Base, Coinbase, Lido, Aerodrome, ...)",
+      },
+      multicall: '0xcA11bde05977b3631167028862bE2a173976CA11',
+      prices: null,
+      pricesNote: 'Prices are not included: this deployment has no price source configured.',
+    },
   },
   example: { address: '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045' },
   async run(input, ctx) {

@@ -55,6 +55,31 @@ export default defineHandler<Input>({
         queries: { type: 'integer' },
       },
     },
+    example: {
+      name: 'example.com',
+      reverse: false,
+      exists: true,
+      records: {
+        A: {
+          found: true,
+          records: [
+            { address: '192.0.2.10', ttl: 120 },
+            { address: '192.0.2.11', ttl: 120 },
+          ],
+        },
+        AAAA: { found: true, records: [{ address: '2001:db8::10', ttl: 300 }] },
+        MX: {
+          found: true,
+          records: [
+            { exchange: 'mx1.example.com', priority: 10 },
+            { exchange: 'mx2.example.com', priority: 20 },
+          ],
+        },
+        TXT: { found: true, records: ['v=spf1 -all'] },
+        NS: { found: true, records: ['ns1.example.com'] },
+      },
+      queries: 5,
+    },
   },
   example: { name: 'example.com', types: ['A', 'AAAA', 'MX', 'TXT', 'NS'] },
   async run(input, ctx) {

@@ -126,6 +126,14 @@ export default defineHandler<Input>({
         htmlSanitized: { type: 'boolean' },
       },
     },
+    example: {
+      messageId: '<7b8f46c7-6a85-8af9-239b-aeaebc1d29f4@tollgate.com>',
+      from: 'Tollgate <noreply@tollgate.com>',
+      accepted: ['jane@example.com'],
+      rejected: [],
+      response: '250 OK: message queued',
+      htmlSanitized: false,
+    },
   },
   example: {
     to: 'jane@example.com',

@@ -98,6 +98,91 @@ export default defineHandler<Input>({
         totalCost: { type: ['object', 'null'] },
       },
     },
+    example: {
+      chainId: 84532,
+      blockNumber: '4',
+      kind: 'eth-transfer',
+      transaction: {
+        from: '0x9B8AC4699047Cd5FBC5217d40bda6BEA79f17bbC',
+        to: '0xfD5732Dc9B91C2D8383c7D8302A1BD9b517168BF',
+        data: '0x',
+        value: '1500000000000000000',
+      },
+      willRevert: false,
+      revert: null,
+      gasUnits: '21000',
+      fees: {
+        baseFeePerGas: { wei: '671741540', gwei: '0.67174154' },
+        nextBaseFeePerGas: { wei: '591110478', gwei: '0.591110478' },
+        gasPrice: { wei: '1591110478', gwei: '1.591110478' },
+        tiers: {
+          slow: {
+            maxPriorityFeePerGas: { wei: '1000000000', gwei: '1' },
+            maxFeePerGas: { wei: '2182220956', gwei: '2.182220956' },
+            expectedFeePerGas: { wei: '1591110478', gwei: '1.591110478' },
+          },
+          standard: {
+            maxPriorityFeePerGas: { wei: '1000000000', gwei: '1' },
+            maxFeePerGas: { wei: '2182220956', gwei: '2.182220956' },
+            expectedFeePerGas: { wei: '1591110478', gwei: '1.591110478' },
+          },
+          fast: {
+            maxPriorityFeePerGas: { wei: '1000000000', gwei: '1' },
+            maxFeePerGas: { wei: '2182220956', gwei: '2.182220956' },
+            expectedFeePerGas: { wei: '1591110478', gwei: '1.591110478' },
+          },
+        },
+      },
+      cost: {
+        slow: {
+          expectedWei: '33413320038000',
+          expectedEth: '0.000033413320038',
+          maxWei: '45826640076000',
+          maxEth: '0.000045826640076',
+        },
+        standard: {
+          expectedWei: '33413320038000',
+          expectedEth: '0.000033413320038',
+          maxWei: '45826640076000',
+          maxEth: '0.000045826640076',
+        },
+        fast: {
+          expectedWei: '33413320038000',
+          expectedEth: '0.000033413320038',
+          maxWei: '45826640076000',
+          maxEth: '0.000045826640076',
+        },
+      },
+      l1DataFee: null,
+      totalCost: {
+        slow: {
+          expectedWei: '33413320038000',
+          expectedEth: '0.000033413320038',
+          maxWei: '45826640076000',
+          maxEth: '0.000045826640076',
+        },
+        standard: {
+          expectedWei: '33413320038000',
+          expectedEth: '0.000033413320038',
+          maxWei: '45826640076000',
+          maxEth: '0.000045826640076',
+        },
+        fast: {
+          expectedWei: '33413320038000',
+          expectedEth: '0.000033413320038',
+          maxWei: '45826640076000',
+          maxEth: '0.000045826640076',
+        },
+      },
+      sender: {
+        balanceWei: '999998718136257500947',
+        balanceEth: '999.998718136257500947',
+        affordable: { slow: true, standard: true, fast: true },
+      },
+      notes: ['not an OP Stack chain (no GasPriceOracle predeploy): no L1 data fee'],
+      method:
+        "eth_feeHistory over the last N blocks with reward percentiles 10/50/90; each tier's maxPriorityFeePerGas is the median, across the blocks that had transactions, of that percentile (slow 10th, standard…",
+    },
   },
   // USDC on Base: balanceOf(0xd8dA…6045)
   example: {

@@ -100,6 +100,48 @@ export default defineHandler<Input>({
         usage: { ...llmReportSchema.properties.usage, type: ['object', 'null'] },
       },
     },
+    example: {
+      claim: 'The Eiffel Tower is taller than 300 metres.',
+      verdict: 'supported',
+      confidence: 0.93,
+      explanation: 'Source 1 and 2 give a height of 330 m.',
+      citations: [
+        {
+          position: 1,
+          url: 'https://en.wikipedia.org/wiki/Eiffel_Tower',
+          title: 'Eiffel Tower - Wikipedia',
+          stance: 'supports',
+        },
+        {
+          position: 2,
+          url: 'https://www.toureiffel.paris/en/the-monument/key-figures',
+          title: 'The Eiffel Tower in figures',
+          stance: 'supports',
+        },
+      ],
+      sources: [
+        {
+          position: 1,
+          title: 'Eiffel Tower - Wikipedia',
+          url: 'https://en.wikipedia.org/wiki/Eiffel_Tower',
+          description: 'The tower is 330 metres (1,083 ft) tall, about the same height as an 81-storey building.',
+          age: 'November 2, 2025',
+        },
+        {
+          position: 2,
+          title: 'The Eiffel Tower in figures',
+          url: 'https://www.toureiffel.paris/en/the-monument/key-figures',
+          description: 'Height: 330 m since 2022 with the new antenna.',
+          age: null,
+        },
+        { position: 3, title: 'Paris travel guide', url: 'https://example.org/paris/', description: null, age: null },
+      ],
+      searchQuery: 'The Eiffel Tower is taller than 300 metres.',
+      basis:
+        "search result titles and snippets only (the pages themselves are not read); the verdict and confidence are a language model's judgement of them",
+      model: 'gpt-4o-mini-2024-07-18',
+      usage: { promptTokens: 321, completionTokens: 54, totalTokens: 375 },
+    },
   },
   example: { claim: 'The Eiffel Tower is taller than 300 metres.', count: 8 },
   async run(input, ctx) {

@@ -51,6 +51,44 @@ export default defineHandler<Input>({
         method: { type: 'string' },
       },
     },
+    example: {
+      chainId: 84532,
+      blockNumber: '26',
+      blockTime: '2026-11-28T12:27:20.000Z',
+      eip1559: true,
+      baseFeePerGas: { wei: '35567964', gwei: '0.035567964' },
+      nextBaseFeePerGas: { wei: '31121969', gwei: '0.031121969' },
+      gasPrice: { wei: '1031121969', gwei: '1.031121969' },
+      tiers: {
+        slow: {
+          percentile: 10,
+          maxPriorityFeePerGas: { wei: '3000000000', gwei: '3' },
+          maxFeePerGas: { wei: '3062243938', gwei: '3.062243938' },
+          expectedFeePerGas: { wei: '3031121969', gwei: '3.031121969' },
+        },
+        standard: {
+          percentile: 50,
+          maxPriorityFeePerGas: { wei: '3500000000', gwei: '3.5' },
+          maxFeePerGas: { wei: '3562243938', gwei: '3.562243938' },
+          expectedFeePerGas: { wei: '3531121969', gwei: '3.531121969' },
+        },
+        fast: {
+          percentile: 90,
+          maxPriorityFeePerGas: { wei: '4000000000', gwei: '4' },
+          maxFeePerGas: { wei: '4062243938', gwei: '4.062243938' },
+          expectedFeePerGas: { wei: '4031121969', gwei: '4.031121969' },
+        },
+      },
+      window: {
+        blocks: 10,
+        oldestBlock: '17',
+        newestBlock: '26',
+        blocksWithTransactions: 2,
+        averageGasUsedRatio: 0.0003,
+      },
+      method:
+        "eth_feeHistory over the last N blocks with reward percentiles 10/50/90; each tier's maxPriorityFeePerGas is the median, across the blocks that had transactions, of that percentile (slow 10th, standard…",
+    },
   },
   example: { blocks: 20 },
   async run(input, ctx) {

@@ -73,6 +73,29 @@ export default defineHandler<Input>({
   output: {
     contentType: 'application/json',
     description: '{ digests: { <algorithm>: string }, hmac: boolean, encoding, inputBytes }',
+    schema: {
+      type: 'object',
+      properties: {
+        digests: {
+          type: 'object',
+          description: 'one digest per requested algorithm, keyed by its name',
+          additionalProperties: { type: 'string' },
+        },
+        hmac: { type: 'boolean' },
+        encoding: { type: 'string' },
+        inputBytes: { type: 'number' },
+      },
+      required: ['digests', 'hmac', 'encoding', 'inputBytes'],
+    },
+    example: {
+      digests: {
+        sha256: 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
+        keccak256: '4e03657aea45a94fc7d47ba826c8d667c0d1e6e33a64a036ec44f58fa12d6c45',
+      },
+      hmac: false,
+      encoding: 'hex',
+      inputBytes: 3,
+    },
   },
   example: { text: 'abc', inputEncoding: 'utf8', algorithms: ['sha256', 'keccak256'], outputEncoding: 'hex' },
   async run(input) {

@@ -48,6 +48,7 @@ export default defineHandler<Input>({
     contentType: 'application/json',
     description: 'the Markdown text and its length',
     schema: { type: 'object', properties: { markdown: { type: 'string' }, length: { type: 'integer' } } },
+    example: { markdown: '# Hello\n\nSome **bold** text and a [link](https://example.com).', length: 62 },
   },
   example: {
     html: '<h1>Hello</h1><p>Some <strong>bold</strong> text and a <a href="https://example.com">link</a>.</p>',

@@ -81,6 +81,44 @@ export default defineHandler<Input>({
     contentType: 'image/webp',
     description:
       'the re-encoded image (image/jpeg, image/png, image/webp or image/avif); with Accept: application/json only, { contentType, base64, bytes, width, height, format }',
+    schema: {
+      type: 'object',
+      description:
+        'the JSON variant, answered when Accept asks for application/json only; otherwise the body is the raw bytes in contentType',
+      properties: {
+        contentType: { type: 'string' },
+        base64: { type: 'string', description: 'the bytes, base64 (shortened in the example)' },
+        bytes: { type: 'number' },
+        width: { type: 'number' },
+        height: { type: 'number' },
+        format: { type: 'string' },
+        inputBytes: { type: 'number' },
+        inputWidth: { type: 'number' },
+        inputHeight: { type: 'number' },
+      },
+      required: [
+        'contentType',
+        'base64',
+        'bytes',
+        'width',
+        'height',
+        'format',
+        'inputBytes',
+        'inputWidth',
+        'inputHeight',
+      ],
+    },
+    example: {
+      contentType: 'image/webp',
+      base64: 'UklGRjwAAABXRUJQVlA4IDAAAADQAQCdASoBAAEAAUAmJaACdLoB+AADsAD+8ut//NgVzXPv9//S4P0uD9Lg/9KQAAA=',
+      bytes: 68,
+      width: 1,
+      height: 1,
+      format: 'webp',
+      inputBytes: 79,
+      inputWidth: 2,
+      inputHeight: 2,
+    },
   },
   example: {
     image:

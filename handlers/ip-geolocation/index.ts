@@ -67,6 +67,22 @@ export default defineHandler<Input>({
         attribution: { type: 'string' },
       },
     },
+    example: {
+      ip: '8.8.8.8',
+      version: 4,
+      source: 'MaxMind GeoLite2 City, 2023-11-15 snapshot bundled in geoip-lite 1.4.10 (offline)',
+      attribution:
+        'This product includes GeoLite2 data created by MaxMind, available from https://www.maxmind.com (CC BY-SA 4.0).',
+      found: true,
+      country: 'US',
+      region: null,
+      city: null,
+      latitude: 37.751,
+      longitude: -97.822,
+      accuracyRadiusKm: 1000,
+      timezone: 'America/Chicago',
+      eu: false,
+    },
   },
   example: { ip: '8.8.8.8' },
   async run(input) {

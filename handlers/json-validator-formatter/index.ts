@@ -59,6 +59,48 @@ export default defineHandler<Input>({
     contentType: 'application/json',
     description:
       '{ valid, error?: { message, position, line, column }, formatted?, type?, depth?, schemaValid?, schemaErrors?: [{ path, keyword, message, params }] }',
+    schema: {
+      type: 'object',
+      properties: {
+        valid: { type: 'boolean' },
+        formatted: { type: 'string' },
+        type: { type: 'string' },
+        depth: { type: 'number' },
+        schemaValid: { type: 'boolean' },
+        schemaErrors: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              path: { type: 'string' },
+              keyword: { type: 'string' },
+              message: { type: 'string' },
+              params: { type: 'object', description: "the failed keyword's parameters, as Ajv reports them" },
+            },
+            required: ['path', 'keyword', 'message', 'params'],
+          },
+        },
+        error: {
+          type: 'object',
+          properties: {
+            message: { type: 'string' },
+            position: { type: 'number' },
+            line: { type: 'number' },
+            column: { type: 'number' },
+          },
+          required: ['message', 'position', 'line', 'column'],
+        },
+      },
+      required: ['valid'],
+    },
+    example: {
+      valid: true,
+      formatted: '{\n  "a": "x",\n  "b": [\n    1,\n    2,\n    {\n      "c": null\n    }\n  ]\n}',
+      type: 'object',
+      depth: 3,
+      schemaValid: true,
+      schemaErrors: [],
+    },
   },
   example: {
     json: '{"b":[1,2,{"c":null}],"a":"x"}',

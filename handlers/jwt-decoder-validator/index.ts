@@ -119,6 +119,26 @@ export default defineHandler<Input>({
         verification: { type: 'object' },
       },
     },
+    example: {
+      header: { alg: 'HS256', typ: 'JWT' },
+      payload: { sub: '1234567890', name: 'John Doe', iat: 1516239022 },
+      signature: 'SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c',
+      claims: {
+        evaluatedAt: 1795870362,
+        exp: { status: 'absent' },
+        nbf: { status: 'absent' },
+        iat: { value: 1516239022, iso: '2018-01-18T01:30:22.000Z', status: 'valid' },
+      },
+      verification: {
+        attempted: true,
+        method: 'secret',
+        algorithm: 'HS256',
+        signatureValid: true,
+        valid: true,
+        error: null,
+        claimProblems: [],
+      },
+    },
   },
   example: {
     token:

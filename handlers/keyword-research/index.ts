@@ -121,6 +121,33 @@ export default defineHandler<Input>({
         usage: { ...llmReportSchema.properties.usage, type: ['object', 'null'] },
       },
     },
+    example: {
+      seed: 'running shoes',
+      queries: ['running shoes', 'best running shoes', 'how running shoes'],
+      volume: null,
+      volumeNote:
+        'No search volumes: Brave Suggest returns query suggestions without volume or traffic data, and none are estimated here.',
+      keywords: [
+        { keyword: 'running shoes for women', from: 'running shoes', cluster: 'Choosing', intent: 'commercial' },
+        { keyword: 'running shoes sale', from: 'running shoes', cluster: 'Buying', intent: 'transactional' },
+        { keyword: 'Running Shoes Nike', from: 'running shoes', cluster: 'Brands', intent: 'navigational' },
+        { keyword: 'best running shoes', from: 'best running shoes', cluster: 'Choosing', intent: 'commercial' },
+      ],
+      clusters: [
+        { name: 'Buying', intent: 'transactional', keywords: ['running shoes sale'] },
+        {
+          name: 'Choosing',
+          intent: 'commercial',
+          keywords: ['running shoes for women', 'best running shoes', 'best running shoes for flat feet'],
+        },
+        { name: 'Fit', intent: 'informational', keywords: ['how running shoes should fit'] },
+        { name: 'Brands', intent: 'navigational', keywords: ['Running Shoes Nike'] },
+      ],
+      unclustered: [],
+      intentCounts: { informational: 1, commercial: 3, transactional: 1, navigational: 1 },
+      model: 'gpt-4o-mini-2024-07-18',
+      usage: { promptTokens: 321, completionTokens: 54, totalTokens: 375 },
+    },
   },
   example: { keyword: 'running shoes', expansions: 3, count: 10, country: 'US', language: 'en' },
   async run(input, ctx) {

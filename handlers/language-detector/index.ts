@@ -50,6 +50,11 @@ export default defineHandler<Input>({
         reliable: { type: 'boolean' },
       },
     },
+    example: {
+      language: { iso639_1: 'fr', iso639_3: 'fra', name: 'French', confidence: 1 },
+      candidates: [{ iso639_1: 'fr', iso639_3: 'fra', name: 'French', confidence: 1 }],
+      reliable: true,
+    },
   },
   example: { text: 'Le renard brun rapide saute par-dessus le chien paresseux.', top: 3 },
   async run(input) {

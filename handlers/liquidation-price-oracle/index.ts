@@ -68,6 +68,35 @@ export default defineHandler<Input>({
     contentType: 'application/json',
     description:
       '{ side, liquidationPrice, distance, distancePercent, initialMarginRate, formula, position?: { notional, initialMargin, maintenanceMarginAtLiquidation } } — liquidationPrice 0 means a long that cannot be liquidated before the price reaches zero',
+    schema: {
+      type: 'object',
+      properties: {
+        side: { type: 'string' },
+        liquidationPrice: { type: 'number' },
+        distance: { type: 'number' },
+        distancePercent: { type: 'number' },
+        initialMarginRate: { type: 'number' },
+        formula: { type: 'string' },
+        position: {
+          type: 'object',
+          required: ['notional', 'initialMargin', 'maintenanceMarginAtLiquidation'],
+          properties: {
+            notional: { type: 'number' },
+            initialMargin: { type: 'number' },
+            maintenanceMarginAtLiquidation: { type: 'number' },
+          },
+        },
+      },
+      required: ['side', 'liquidationPrice', 'distance', 'distancePercent', 'initialMarginRate', 'formula'],
+    },
+    example: {
+      side: 'long',
+      liquidationPrice: 54271.3567839,
+      distance: 5728.64321608,
+      distancePercent: 9.5477,
+      initialMarginRate: 0.1,
+      formula: 'P_liq = E × (1 − 1/L) / (1 − m − f)',
+    },
   },
   example: { side: 'long', entryPrice: 60_000, leverage: 10, maintenanceMarginRate: 0.005, feeRate: 0 },
   run(input) {

@@ -57,6 +57,21 @@ export default defineHandler<Input>({
   output: {
     contentType: 'application/json',
     description: '{ text, paragraphs?: string[], words, seed } — paragraphs are joined with a blank line in text',
+    schema: {
+      type: 'object',
+      properties: {
+        text: { type: 'string' },
+        words: { type: 'number' },
+        seed: { type: 'number' },
+        paragraphs: { type: 'array', items: { type: 'string' } },
+      },
+      required: ['text', 'words', 'seed'],
+    },
+    example: {
+      text: 'Lorem ipsum dolor sit amet qui dolores ab nostrud perspiciatis aute. Deserunt commodo nesciunt explicabo reprehenderit ullamco est inventore totam consectetur deserunt magni eiusmod.',
+      words: 24,
+      seed: 42,
+    },
   },
   example: { unit: 'sentences', count: 2, seed: 42, startWithLorem: true },
   run(input) {

@@ -97,6 +97,15 @@ export default defineHandler<Input>({
   output: {
     contentType: 'text/html; charset=utf-8',
     description: 'a standalone HTML page; with Accept: application/json, { title, html } instead',
+    schema: {
+      type: 'object',
+      properties: { title: { type: 'string' }, html: { type: 'string' } },
+      required: ['title', 'html'],
+    },
+    example: {
+      title: 'Release notes',
+      html: '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<meta name="viewport" content="width=device-width, initial-scale=1">\n<meta http-equiv="Content-Security-Policy" content="default-src \'non…',
+    },
   },
   example: { markdown: '# Release notes\n\n- Faster\n- Safer\n\n> Enjoy.', theme: 'auto', gfm: true, breaks: false },
   async run(input, ctx) {

@@ -36,6 +36,10 @@ export default defineHandler<Input>({
     contentType: 'application/json',
     description: 'the sanitized HTML fragment',
     schema: { type: 'object', properties: { html: { type: 'string' }, length: { type: 'integer' } } },
+    example: {
+      html: '<h1>Hello</h1>\n<p>Some <strong>bold</strong> text, a <a href="https://example.com">link</a> and <code>code</code>.</p>\n',
+      length: 119,
+    },
   },
   example: {
     markdown: '# Hello\n\nSome **bold** text, a [link](https://example.com) and `code`.',

@@ -94,6 +94,7 @@ export default defineHandler<Input>({
         words: { type: 'array' },
       },
     },
+    example: { text: '', confidence: 0, lines: 0 },
   },
   example: {
     image:

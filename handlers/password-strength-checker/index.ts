@@ -70,6 +70,25 @@ export default defineHandler<Input>({
         length: { type: 'integer' },
       },
     },
+    example: {
+      score: 4,
+      label: 'very unguessable',
+      guesses: 52732933120000000000,
+      guessesLog10: 19.72,
+      crackTimes: {
+        onlineThrottlingXPerHour: { seconds: 1.89838559232e21, display: 'centuries' },
+        onlineNoThrottlingXPerSecond: { seconds: 5273293312000000000, display: 'centuries' },
+        offlineSlowHashingXPerSecond: { seconds: 5273293312000000, display: 'centuries' },
+        offlineFastHashingXPerSecond: { seconds: 5273293312, display: 'centuries' },
+      },
+      feedback: { warning: null, suggestions: [] },
+      patterns: [
+        { pattern: 'dictionary', dictionary: 'diceware-common' },
+        { pattern: 'bruteforce' },
+        { pattern: 'dictionary', dictionary: 'diceware-common' },
+      ],
+      length: 28,
+    },
   },
   example: { password: 'correct horse battery staple', userInputs: ['alice'] },
   async run(input) {

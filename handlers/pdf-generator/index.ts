@@ -223,6 +223,25 @@ export default defineHandler<Input>({
     contentType: 'application/pdf',
     description:
       'a PDF file (standard Helvetica/Courier fonts: Latin-1 text; other characters become "?"); with Accept: application/json only, { contentType, base64, bytes, pages }',
+    schema: {
+      type: 'object',
+      description:
+        'the JSON variant, answered when Accept asks for application/json only; otherwise the body is the raw bytes in contentType',
+      properties: {
+        contentType: { type: 'string' },
+        base64: { type: 'string', description: 'the bytes, base64 (shortened in the example)' },
+        bytes: { type: 'number' },
+        pages: { type: 'number' },
+      },
+      required: ['contentType', 'base64', 'bytes', 'pages'],
+    },
+    example: {
+      contentType: 'application/pdf',
+      base64:
+        'JVBERi0xLjMKJf////8KOCAwIG9iago8PAovVHlwZSAvUGFnZQovUGFyZW50IDEgMCBSCi9NZWRpYUJveCBbMCAwIDU5NS4yOCA4NDEuODldCi9Db250ZW50cyA2IDAgUgovUmVzb3VyY2VzIDcgMCBSCi9Vc2VyVW5pdCAxCj4+CmVuZG9iago3IDAgb2JqCjw8Ci9Q…',
+      bytes: 1798,
+      pages: 1,
+    },
   },
   example: {
     markdown: '# Quarterly report\n\nRevenue grew **12%**.\n\n- Faster payments\n- Lower fees',

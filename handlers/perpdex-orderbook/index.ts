@@ -54,6 +54,91 @@ export default defineHandler<Input>({
     description:
       '{ venue, coin, time (ISO, the snapshot time Hyperliquid gives), nSigFigs, bestBid, bestAsk, mid ((bestBid + bestAsk) / 2), spread (bestAsk − bestBid), spreadBps (spread / mid × 10 000), ' +
       'bids[] and asks[] best first: { px, sz, n (orders at the level), cumulativeSz }, totals: { bidSz, askSz, bidNotionalUsd, askNotionalUsd } over the returned levels }. Mid and spread are null when a side is empty.',
+    schema: {
+      type: 'object',
+      properties: {
+        venue: { type: 'string' },
+        coin: { type: 'string' },
+        time: { type: 'string' },
+        nSigFigs: { type: ['number', 'null'] },
+        bestBid: { type: 'number' },
+        bestAsk: { type: ['null', 'number'] },
+        mid: { type: ['null', 'number'] },
+        spread: { type: ['null', 'number'] },
+        spreadBps: { type: ['null', 'number'] },
+        bids: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              px: { type: 'number' },
+              sz: { type: 'number' },
+              n: { type: 'number' },
+              cumulativeSz: { type: 'number' },
+            },
+            required: ['px', 'sz', 'n', 'cumulativeSz'],
+          },
+        },
+        asks: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              px: { type: 'number' },
+              sz: { type: 'number' },
+              n: { type: 'number' },
+              cumulativeSz: { type: 'number' },
+            },
+            required: ['px', 'sz', 'n', 'cumulativeSz'],
+          },
+        },
+        totals: {
+          type: 'object',
+          properties: {
+            bidSz: { type: 'number' },
+            askSz: { type: 'number' },
+            bidNotionalUsd: { type: 'number' },
+            askNotionalUsd: { type: 'number' },
+          },
+          required: ['bidSz', 'askSz', 'bidNotionalUsd', 'askNotionalUsd'],
+        },
+      },
+      required: [
+        'venue',
+        'coin',
+        'time',
+        'nSigFigs',
+        'bestBid',
+        'bestAsk',
+        'mid',
+        'spread',
+        'spreadBps',
+        'bids',
+        'asks',
+        'totals',
+      ],
+    },
+    example: {
+      venue: 'hyperliquid',
+      coin: 'ETH',
+      time: '2025-08-06T03:29:34.231Z',
+      nSigFigs: 5,
+      bestBid: 100,
+      bestAsk: 100.5,
+      mid: 100.25,
+      spread: 0.5,
+      spreadBps: 49.8753117207,
+      bids: [
+        { px: 100, sz: 2, n: 3, cumulativeSz: 2 },
+        { px: 99.5, sz: 1, n: 1, cumulativeSz: 3 },
+        { px: 99, sz: 4, n: 2, cumulativeSz: 7 },
+      ],
+      asks: [
+        { px: 100.5, sz: 1.5, n: 2, cumulativeSz: 1.5 },
+        { px: 101, sz: 3, n: 1, cumulativeSz: 4.5 },
+      ],
+      totals: { bidSz: 7, askSz: 4.5, bidNotionalUsd: 695.5, askNotionalUsd: 453.75 },
+    },
   },
   example: { coin: 'BTC', depth: 10 },
   async run(input, ctx) {

@@ -284,6 +284,21 @@ export default defineHandler<Input>({
       type: 'object',
       properties: { spans: { type: 'array' }, counts: { type: 'object' }, text: { type: 'string' } },
     },
+    example: {
+      text: 'Contact **** *** at j***.***@example.com or +* *** *** 0123. Card **** **** **** 1111.',
+      spans: [
+        { type: 'person_name', start: 8, end: 16, text: 'Jane Doe' },
+        { type: 'email', start: 20, end: 40, text: 'jane.doe@example.com' },
+        {
+          type: 'phone',
+          start: 44,
+          end: 59,
+          text: '+1 212 555 0123',
+          details: { e164: '+12125550123', country: 'US' },
+        },
+      ],
+      counts: { person_name: 1, email: 1, phone: 1, credit_card: 1 },
+    },
   },
   example: {
     text: 'Contact Jane Doe at jane.doe@example.com or +1 212 555 0123. Card 4111 1111 1111 1111.',

@@ -122,6 +122,18 @@ export default defineHandler<Input>({
         concurrency: { type: 'integer' },
       },
     },
+    example: {
+      host: 'example.com',
+      address: '93.184.215.14',
+      ports: [
+        { port: 80, state: 'open', reason: 'TCP handshake completed', service: 'http' },
+        { port: 443, state: 'open', reason: 'TCP handshake completed', service: 'https' },
+        { port: 22, state: 'filtered', reason: 'no answer within 2000 ms', service: 'ssh' },
+      ],
+      summary: { open: 2, closed: 0, filtered: 1 },
+      connectTimeoutMs: 2000,
+      concurrency: 10,
+    },
   },
   example: { host: 'example.com', ports: [80, 443, 22] },
   async run(input, ctx) {

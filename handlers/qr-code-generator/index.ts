@@ -65,6 +65,23 @@ export default defineHandler<Input>({
     contentType: 'image/png',
     description:
       'the QR code image (image/png or image/svg+xml); with Accept: application/json only, { contentType, base64, bytes }',
+    schema: {
+      type: 'object',
+      description:
+        'the JSON variant, answered when Accept asks for application/json only; otherwise the body is the raw bytes in contentType',
+      properties: {
+        contentType: { type: 'string' },
+        base64: { type: 'string', description: 'the bytes, base64 (shortened in the example)' },
+        bytes: { type: 'number' },
+      },
+      required: ['contentType', 'base64', 'bytes'],
+    },
+    example: {
+      contentType: 'image/png',
+      base64:
+        'iVBORw0KGgoAAAANSUhEUgAAAQAAAAEACAYAAABccqhmAAAAAklEQVR4AewaftIAAAXQSURBVO3BUW4D2REEwawG73/lsn4Ngw9YjrkzUmdE+gNJKw2S1hokrTVIWmuQtNYgaa1B0lqDpLUGSWsNktYaJK01SFprkLTWIGmtQdJag6S1BklrDZLWGiStNUhaa5C01iBp…',
+      bytes: 1559,
+    },
   },
   example: {
     text: 'https://example.com',

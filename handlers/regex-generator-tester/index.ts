@@ -154,6 +154,77 @@ export default defineHandler<Input>({
     contentType: 'application/json',
     description:
       'test: { engine, pattern, flags, matched, matchCount, truncated, matches: [{ match, index, end, groups, namedGroups? }] }; generate: { preset, pattern, flags, literal, description, sample, test? }',
+    schema: {
+      type: 'object',
+      properties: {
+        engine: { type: 'string' },
+        pattern: { type: 'string' },
+        flags: { type: 'string' },
+        matched: { type: 'boolean' },
+        matchCount: { type: 'number' },
+        truncated: { type: 'boolean' },
+        matches: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              match: { type: 'string' },
+              index: { type: 'number' },
+              end: { type: 'number' },
+              groups: { type: 'array', items: { type: ['null', 'string'] } },
+              namedGroups: {
+                type: 'object',
+                description: 'named capture groups by name',
+                additionalProperties: { type: ['string', 'null'] },
+              },
+            },
+            required: ['match', 'index', 'end', 'groups'],
+          },
+        },
+        preset: { type: 'string' },
+        literal: { type: 'string' },
+        description: { type: 'string' },
+        sample: { type: 'string' },
+        test: {
+          type: 'object',
+          properties: {
+            engine: { type: 'string' },
+            pattern: { type: 'string' },
+            flags: { type: 'string' },
+            matched: { type: 'boolean' },
+            matchCount: { type: 'number' },
+            truncated: { type: 'boolean' },
+            matches: {
+              type: 'array',
+              items: {
+                type: 'object',
+                properties: {
+                  match: { type: 'string' },
+                  index: { type: 'number' },
+                  end: { type: 'number' },
+                  groups: { type: 'array' },
+                },
+                required: ['match', 'index', 'end', 'groups'],
+              },
+            },
+          },
+          required: ['engine', 'pattern', 'flags', 'matched', 'matchCount', 'truncated', 'matches'],
+        },
+      },
+      required: ['pattern', 'flags'],
+    },
+    example: {
+      engine: 're2',
+      pattern: '(?<year>\\d{4})-(\\d{2})',
+      flags: 'g',
+      matched: true,
+      matchCount: 2,
+      truncated: false,
+      matches: [
+        { match: '2024-05', index: 5, end: 12, groups: ['2024', '05'], namedGroups: { year: '2024' } },
+        { match: '2025-11', index: 16, end: 23, groups: ['2025', '11'], namedGroups: { year: '2025' } },
+      ],
+    },
   },
   example: {
     action: 'test',

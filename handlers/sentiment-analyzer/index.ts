@@ -49,6 +49,19 @@ export default defineHandler<Input>({
         tokens: { type: 'integer' },
       },
     },
+    example: {
+      score: 3,
+      comparative: 0.2143,
+      label: 'positive',
+      positive: ['great', 'love'],
+      negative: ['damaged'],
+      contributions: [
+        { word: 'damaged', score: -3 },
+        { word: 'great', score: 3 },
+        { word: 'love', score: 3 },
+      ],
+      tokens: 14,
+    },
   },
   example: { text: 'I love this product, it works great. The box was a bit damaged though.' },
   async run(input) {

@@ -83,6 +83,18 @@ export default defineHandler<Input>({
         source: { type: 'string' },
       },
     },
+    example: {
+      input: '+44 7400 123456',
+      parsed: true,
+      valid: true,
+      e164: '+447400123456',
+      country: 'GB',
+      callingCode: '44',
+      lineType: 'MOBILE',
+      sms: { capability: 'likely', canReceive: true, reason: 'a mobile number range: mobile lines receive SMS' },
+      reason: null,
+      source: 'libphonenumber-js (max metadata), offline',
+    },
   },
   example: { number: '+44 7400 123456' },
   async run(input) {

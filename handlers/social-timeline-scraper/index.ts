@@ -92,6 +92,38 @@ export default defineHandler<Input>({
         reason: { type: 'string' },
       },
     },
+    example: {
+      found: true,
+      user: { id: '2244994945', username: 'XDevelopers', name: 'Developers' },
+      posts: [
+        {
+          id: '1860000000000000000',
+          text: 'Post number 1',
+          createdAt: '2024-11-22T15:00:00.000Z',
+          lang: 'en',
+          url: 'https://x.com/XDevelopers/status/1860000000000000000',
+          metrics: { reposts: 10, replies: 0, likes: 100, quotes: 1, bookmarks: 2, impressions: 5000 },
+        },
+        {
+          id: '1859999999999999999',
+          text: 'Post number 2',
+          createdAt: '2024-11-21T15:00:00.000Z',
+          lang: 'en',
+          url: 'https://x.com/XDevelopers/status/1859999999999999999',
+          metrics: { reposts: 11, replies: 1, likes: 200, quotes: 1, bookmarks: 2, impressions: 5001 },
+        },
+        {
+          id: '1859999999999999997',
+          text: 'Post number 4',
+          createdAt: '2024-11-19T15:00:00.000Z',
+          lang: 'en',
+          url: 'https://x.com/XDevelopers/status/1859999999999999997',
+          metrics: { reposts: 13, replies: 3, likes: 400, quotes: 1, bookmarks: 2, impressions: 5003 },
+        },
+      ],
+      count: 5,
+      nextToken: 'next-page-token',
+    },
   },
   example: { username: 'XDevelopers', limit: 5, excludeReplies: true },
   async run(input, ctx) {

@@ -95,6 +95,20 @@ export default defineHandler<Input>({
         usage: llmReportSchema.properties.usage,
       },
     },
+    example: {
+      label: 'economy',
+      labels: ['economy', 'technology'],
+      scores: [
+        { label: 'economy', score: 0.93 },
+        { label: 'technology', score: 0.55 },
+        { label: 'sports', score: 0.01 },
+      ],
+      multiLabel: true,
+      threshold: 0.5,
+      labelSet: 'given',
+      model: 'gpt-4o-mini-2024-07-18',
+      usage: { promptTokens: 321, completionTokens: 54, totalTokens: 375 },
+    },
   },
   example: {
     text: 'The central bank raised interest rates by half a point, sending tech stocks lower.',

@@ -76,6 +76,38 @@ export default defineHandler<Input>({
     contentType: 'application/json',
     description:
       '{ identical, stats: { added, removed, unchanged } (in tokens of the mode), changes: [{ type, value, count }], patch? }',
+    schema: {
+      type: 'object',
+      properties: {
+        identical: { type: 'boolean' },
+        stats: {
+          type: 'object',
+          properties: { added: { type: 'number' }, removed: { type: 'number' }, unchanged: { type: 'number' } },
+          required: ['added', 'removed', 'unchanged'],
+        },
+        changes: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: { type: { type: 'string' }, value: { type: 'string' }, count: { type: 'number' } },
+            required: ['type', 'value', 'count'],
+          },
+        },
+        patch: { type: 'string' },
+      },
+      required: ['identical', 'stats', 'changes'],
+    },
+    example: {
+      identical: false,
+      stats: { added: 1, removed: 1, unchanged: 8 },
+      changes: [
+        { type: 'equal', value: 'the quick ', count: 2 },
+        { type: 'removed', value: 'brown', count: 1 },
+        { type: 'added', value: 'red', count: 1 },
+      ],
+      patch:
+        '===================================================================\n--- original\n+++ modified\n@@ -1,3 +1,3 @@\n-the quick brown fox\n+the quick red fox\n jumps over\n the lazy dog\n',
+    },
   },
   example: {
     original: 'the quick brown fox\njumps over\nthe lazy dog\n',

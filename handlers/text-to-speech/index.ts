@@ -68,6 +68,27 @@ export default defineHandler<Input>({
     contentType: 'audio/wav',
     description:
       'a RIFF/WAVE file, PCM 16-bit mono 16 000 Hz; with Accept: application/json only, { contentType, base64, bytes, sampleRate, durationSec }',
+    schema: {
+      type: 'object',
+      description:
+        'the JSON variant, answered when Accept asks for application/json only; otherwise the body is the raw bytes in contentType',
+      properties: {
+        contentType: { type: 'string' },
+        base64: { type: 'string', description: 'the bytes, base64 (shortened in the example)' },
+        bytes: { type: 'number' },
+        sampleRate: { type: 'number' },
+        durationSec: { type: 'number' },
+      },
+      required: ['contentType', 'base64', 'bytes', 'sampleRate', 'durationSec'],
+    },
+    example: {
+      contentType: 'audio/wav',
+      base64:
+        'UklGRuTaAABXQVZFZm10IBAAAAABAAEAgD4AAAB9AAACABAAZGF0YcDaAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAP//AAAAAAAAAAAAAPv/+/8BAAMABAD8////AQD//wEA/f8FAAMA//8CAAIABAD//////v/8///////8/wAAAAD8//r/…',
+      bytes: 56044,
+      sampleRate: 16000,
+      durationSec: 1.75,
+    },
   },
   example: { text: 'Hello from Tollgate.', voice: 'slt', speed: 175, amplitude: 100 },
   async run(input, ctx) {

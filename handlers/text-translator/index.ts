@@ -79,6 +79,18 @@ export default defineHandler<Input>({
         usage: llmReportSchema.properties.usage,
       },
     },
+    example: {
+      translation: 'Hallo! Könnten Sie mir bitte die Rechnung für den letzten Monat schicken?\n\nVielen Dank, Anna',
+      sourceLanguage: 'en',
+      sourceLanguageName: 'English',
+      sourceDetected: true,
+      targetLanguage: 'de',
+      targetLanguageName: 'German',
+      formality: 'formal',
+      characters: { input: 66, output: 92 },
+      model: 'gpt-4o-mini-2024-07-18',
+      usage: { promptTokens: 214, completionTokens: 38, totalTokens: 252 },
+    },
   },
   example: {
     text: 'Hello! Could you send me the invoice for last month?\n\nThanks, Anna',

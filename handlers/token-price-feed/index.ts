@@ -97,6 +97,34 @@ export default defineHandler<Input>({
         },
       },
     },
+    example: {
+      source: 'coingecko',
+      by: 'id',
+      vsCurrencies: ['usd'],
+      prices: [
+        {
+          id: 'bitcoin',
+          found: true,
+          quotes: {
+            usd: {
+              price: 67187.3358,
+              marketCap: 1317802988326.25,
+              volume24h: 31260929299.52,
+              change24hPercent: 3.6379,
+            },
+          },
+          lastUpdatedAt: '2024-03-25T08:45:00.000Z',
+        },
+        {
+          id: 'ethereum',
+          found: true,
+          quotes: {
+            usd: { price: 3500.5, marketCap: 420000000000, volume24h: 15000000000, change24hPercent: -1.25 },
+          },
+          lastUpdatedAt: '2024-03-25T08:44:50.000Z',
+        },
+      ],
+    },
   },
   example: { ids: ['bitcoin', 'ethereum'], vsCurrencies: ['usd'] },
   async run(input, ctx) {

@@ -49,6 +49,23 @@ export default defineHandler<Input>({
     contentType: 'application/json',
     description:
       '{ category, value, from, to, result } or, without "to", { category, value, from, results: { <unit>: number } }',
+    schema: {
+      type: 'object',
+      properties: {
+        category: { type: 'string' },
+        value: { type: 'number' },
+        from: { type: 'string' },
+        to: { type: 'string' },
+        result: { type: 'number' },
+        results: {
+          type: 'object',
+          description: 'the value in every unit of the category, keyed by unit',
+          additionalProperties: { type: 'number' },
+        },
+      },
+      required: ['category', 'value', 'from'],
+    },
+    example: { category: 'speed', value: 100, from: 'km/h', to: 'mph', result: 62.1371192237334 },
   },
   example: { value: 100, from: 'km/h', to: 'mph', precision: 15 },
   run(input) {

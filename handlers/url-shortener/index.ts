@@ -71,6 +71,12 @@ export default defineHandler<Input>({
         createdAt: { type: ['string', 'null'] },
       },
     },
+    example: {
+      link: 'https://bit.ly/3Zk8Qab',
+      id: 'bit.ly/3Zk8Qab',
+      longUrl: 'https://en.wikipedia.org/wiki/URL_shortening',
+      createdAt: '2024-11-23T10:15:30+0000',
+    },
   },
   example: { url: 'https://en.wikipedia.org/wiki/URL_shortening' },
   // it acts outside (mail sent, a link created, a request sent): recorded before it runs

@@ -64,7 +64,16 @@ export default defineHandler<Input>({
       },
     },
   },
-  output: { contentType: 'application/json', description: '{ slug, length, truncated }' },
+  output: {
+    contentType: 'application/json',
+    description: '{ slug, length, truncated }',
+    schema: {
+      type: 'object',
+      properties: { slug: { type: 'string' }, length: { type: 'number' }, truncated: { type: 'boolean' } },
+      required: ['slug', 'length', 'truncated'],
+    },
+    example: { slug: 'deja-vu-10-tips-fuer-strassen-and-cafes', length: 39, truncated: false },
+  },
   example: {
     text: 'Déjà vu: 10 Tips für Straßen & Cafés!',
     separator: '-',

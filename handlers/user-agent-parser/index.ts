@@ -26,6 +26,54 @@ export default defineHandler<Input>({
     contentType: 'application/json',
     description:
       '{ browser: { name, version, major }, engine: { name, version }, os: { name, version }, device: { type, vendor, model }, cpu: { architecture }, category, isBot, botPattern } — unknown parts are null; category is bot, mobile, tablet, desktop or other',
+    schema: {
+      type: 'object',
+      properties: {
+        browser: {
+          type: 'object',
+          properties: {
+            name: { type: ['null', 'string'] },
+            version: { type: ['null', 'string'] },
+            major: { type: ['null', 'string'] },
+          },
+          required: ['name', 'version', 'major'],
+        },
+        engine: {
+          type: 'object',
+          properties: { name: { type: ['null', 'string'] }, version: { type: ['null', 'string'] } },
+          required: ['name', 'version'],
+        },
+        os: {
+          type: 'object',
+          properties: { name: { type: ['null', 'string'] }, version: { type: ['null', 'string'] } },
+          required: ['name', 'version'],
+        },
+        device: {
+          type: 'object',
+          properties: {
+            type: { type: ['null', 'string'] },
+            vendor: { type: ['null', 'string'] },
+            model: { type: ['null', 'string'] },
+          },
+          required: ['type', 'vendor', 'model'],
+        },
+        cpu: { type: 'object', properties: { architecture: { type: ['null', 'string'] } }, required: ['architecture'] },
+        category: { type: 'string' },
+        isBot: { type: 'boolean' },
+        botPattern: { type: ['null', 'string'] },
+      },
+      required: ['browser', 'engine', 'os', 'device', 'cpu', 'category', 'isBot', 'botPattern'],
+    },
+    example: {
+      browser: { name: 'Chrome', version: '124.0.0.0', major: '124' },
+      engine: { name: 'Blink', version: '124.0.0.0' },
+      os: { name: 'Windows', version: '10' },
+      device: { type: null, vendor: null, model: null },
+      cpu: { architecture: 'amd64' },
+      category: 'desktop',
+      isBot: false,
+      botPattern: null,
+    },
   },
   example: {
     userAgent:

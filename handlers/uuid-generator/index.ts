@@ -59,7 +59,28 @@ export default defineHandler<Input>({
       },
     },
   },
-  output: { contentType: 'application/json', description: '{ version, count, uuids: string[] }' },
+  output: {
+    contentType: 'application/json',
+    description: '{ version, count, uuids: string[] }',
+    schema: {
+      type: 'object',
+      properties: {
+        version: { type: 'string' },
+        count: { type: 'number' },
+        uuids: { type: 'array', items: { type: 'string' } },
+      },
+      required: ['version', 'count', 'uuids'],
+    },
+    example: {
+      version: 'v7',
+      count: 3,
+      uuids: [
+        '01a22237-d8f6-77e5-bbfd-de4ead8f7726',
+        '01a22237-d8f6-77e5-bbfd-e32ef787d0d8',
+        '01a22237-d8f6-77e5-bbfd-e5a78bbfe7d5',
+      ],
+    },
+  },
   example: { version: 'v7', count: 3, namespace: 'dns', uppercase: false, format: 'standard' },
   async run(input) {
     const uuid = await import('uuid')

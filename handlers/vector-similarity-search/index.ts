@@ -77,6 +77,35 @@ export default defineHandler<Input>({
   output: {
     contentType: 'application/json',
     description: '{ metric, dimension, results: [{ rank, id, score, metadata? }] } best first; ties keep input order',
+    schema: {
+      type: 'object',
+      properties: {
+        metric: { type: 'string' },
+        dimension: { type: 'number' },
+        results: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              rank: { type: 'number' },
+              id: { type: ['number', 'string'] },
+              score: { type: 'number' },
+              metadata: { type: 'object', description: "the item's own metadata, as given" },
+            },
+            required: ['rank', 'id', 'score'],
+          },
+        },
+      },
+      required: ['metric', 'dimension', 'results'],
+    },
+    example: {
+      metric: 'cosine',
+      dimension: 3,
+      results: [
+        { rank: 1, id: 'a', score: 1 },
+        { rank: 2, id: 'b', score: 0.7071067811865476 },
+      ],
+    },
   },
   example: {
     query: [1, 0, 0],

@@ -89,6 +89,33 @@ export default defineHandler<Input>({
     contentType: 'image/png',
     description:
       'the screenshot as image/png; with Accept: application/json only, { contentType, base64, bytes, width, height, finalUrl, status, blockedRequests }',
+    schema: {
+      type: 'object',
+      description:
+        'the JSON variant, answered when Accept asks for application/json only; otherwise the body is the raw bytes in contentType',
+      properties: {
+        contentType: { type: 'string' },
+        base64: { type: 'string', description: 'the bytes, base64 (shortened in the example)' },
+        bytes: { type: 'number' },
+        width: { type: 'number' },
+        height: { type: 'number' },
+        finalUrl: { type: 'string' },
+        status: { type: 'number' },
+        blockedRequests: { type: 'array' },
+      },
+      required: ['contentType', 'base64', 'bytes', 'width', 'height', 'finalUrl', 'status', 'blockedRequests'],
+    },
+    example: {
+      contentType: 'image/png',
+      base64:
+        'iVBORw0KGgoAAAANSUhEUgAAAZAAAAfQCAIAAABjVZ7NAAAQAElEQVR4nOzcrcpmVQCG4WfGTxSLP4iiyWPQZLJ4Agpmi3gAgicggkeggohBrSYNIsIEoz9pQMRgVBH8a2rx/TZM+cq0mfeG60p77b3yzVrsxbr4ZgAN1wcQcftg/b69vz23fXYMv9xe214cwJ12+2A9…',
+      bytes: 6864,
+      width: 1280,
+      height: 800,
+      finalUrl: 'https://example.com/',
+      status: 200,
+      blockedRequests: [],
+    },
   },
   example: { url: 'https://example.com/', width: 1280, height: 800, fullPage: false, waitUntil: 'load', delayMs: 0 },
   async run(input, ctx) {

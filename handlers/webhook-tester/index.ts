@@ -119,6 +119,27 @@ export default defineHandler<Input>({
         timing: { type: 'object' },
       },
     },
+    example: {
+      success: true,
+      request: {
+        method: 'POST',
+        url: 'https://example.com/webhook',
+        headers: { 'content-type': 'application/json' },
+        bodyBytes: 28,
+        signature: null,
+      },
+      response: {
+        status: 200,
+        headers: { 'content-type': 'application/json', date: 'Sat, 28 Nov 2026 12:50:23 GMT', 'content-length': '15' },
+        contentType: 'application/json',
+        bodyExcerpt: '{"received":true}',
+        bodyBytes: 17,
+        truncated: false,
+      },
+      redirect: null,
+      error: null,
+      timing: { totalMs: 184 },
+    },
   },
   example: { url: 'https://example.com/webhook', method: 'POST', json: { event: 'test.ping', id: 1 } },
   // it acts outside (mail sent, a link created, a request sent): recorded before it runs

@@ -24,7 +24,7 @@ import { createUpstreamClient, type UpstreamOptions } from '../proxy/upstream.js
 import { createUpstreamA2aClient } from '../proxy/upstream-a2a.js'
 import { createUpstreamMcpClient } from '../proxy/upstream-mcp.js'
 import { createHandlerPool, type HandlerPool } from '../pool/handler-pool.js'
-import { loadHandlerRegistry } from '../pool/handler-registry.js'
+import { loadHandlerRegistry, type RegisteredHandler } from '../pool/handler-registry.js'
 import { createRemotePool } from '../pool/remote-pool.js'
 import { createDeferredScheme } from '../schemes/deferred/deferred-scheme.js'
 import { createExactScheme } from '../schemes/exact/exact-scheme.js'
@@ -103,6 +103,20 @@ function proxySchemes(deps: Deps, recovery: SignerRecovery, smartWallets: SmartW
  * service as an MCP server at /<namespace>/<service>/mcp.
  * Returns an instance that never listens; start/proxy.ts listens.
  */
+/**
+ * A hosted endpoint's example input (its module's `example`) and its output schema with an example
+ * answer (`{ ...output.schema, example: output.example }`), for the Bazaar declaration of its 402.
+ */
+function hostedExamples(handlers: Map<string, RegisteredHandler>) {
+  return {
+    exampleOf: (handler: string) => handlers.get(handler)?.module.example as Record<string, unknown> | undefined,
+    outputOf: (handler: string) => {
+      const output = handlers.get(handler)?.module.output
+      return output?.example ? { ...output.schema, example: output.example } : undefined
+    },
+  }
+}
+
 export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Promise<FastifyInstance> {
   const { deps, close: closeServices } = withOwnServices(given)
   // the JS fallback is ~30x slower: refuse to start rather than degrade silently
@@ -134,8 +148,8 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
   const table = await createEndpointTable(deps, {
     onError: (err) => app.log.error({ err }, 'endpoint table reload failed'),
     requirementOf: (offer) => schemes.find((s) => s.name === offer.scheme)?.requirement?.(offer),
-    // each hosted endpoint's 402 declares its module's example input (bazaar `info.input`)
-    exampleOf: (handler) => handlers.get(handler)?.module.example as Record<string, unknown> | undefined,
+    // each hosted endpoint's 402 declares its module's example input and answer (bazaar `info`)
+    ...hostedExamples(handlers),
   })
   const ledger = createLedgerWriter(deps.db)
   const accessUses = createAccessUseWriter(deps.db)

@@ -93,7 +93,12 @@ export interface HandlerModule<I = any> {
   description: string
   /** JSON Schema (draft-07 subset, as Ajv understands it) of the input; type 'object' */
   inputSchema: JsonSchema
-  output: { contentType: string; description: string; schema?: JsonSchema }
+  /**
+   * `schema`: JSON Schema of the JSON answer (for a binary answer, its JSON variant, asked for with
+   * Accept: application/json); `example`: an answer that passes it (a pure handler's real answer to
+   * `example`). Both go into the 402's Bazaar declaration, so an agent knows what it pays for.
+   */
+  output: { contentType: string; description: string; schema?: JsonSchema; example?: Record<string, unknown> }
   /** a valid input used by the contract test and the docs */
   example: I
   /**

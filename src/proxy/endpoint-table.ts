@@ -59,7 +59,10 @@ export interface SchemeOffer {
 /** The v2 requirement of an offered scheme other than exact (undefined: not offered in this process). */
 export type RequirementOf = (offer: SchemeOffer) => PaymentRequirementsV2 | undefined
 
-/** A hosted handler's example input (its module's `example`), for the Bazaar declaration of its 402. */
+/**
+ * A hosted handler's example input (its module's `example`), or its output schema with an example
+ * answer (`{ ...output.schema, example }`), for the Bazaar declaration of its 402.
+ */
 export type ExampleOf = (handler: string) => Record<string, unknown> | undefined
 
 /** Reads every enabled endpoint of every enabled service, with its precomputed challenges. */
@@ -68,6 +71,7 @@ export async function loadEndpoints(
   config: Readonly<Config>,
   requirementOf?: RequirementOf,
   exampleOf?: ExampleOf,
+  outputOf?: ExampleOf,
 ): Promise<Map<string, EndpointEntry>> {
   const rows = await db
     .selectFrom('endpoints as e')
@@ -131,6 +135,7 @@ export async function loadEndpoints(
         chain: config.chain,
         inputSchema: inputSchema as InputSchema | undefined,
         inputExample: r.handler ? exampleOf?.(r.handler) : undefined,
+        outputDescription: r.handler ? outputOf?.(r.handler) : undefined,
         method,
         extraAccepts,
         paymentIdentifier: true,
@@ -193,9 +198,10 @@ export async function createEndpointTable(
     onError?: (err: unknown) => void
     requirementOf?: RequirementOf
     exampleOf?: ExampleOf
+    outputOf?: ExampleOf
   } = {},
 ) {
-  let table = await loadEndpoints(deps.db, deps.config, opts.requirementOf, opts.exampleOf)
+  let table = await loadEndpoints(deps.db, deps.config, opts.requirementOf, opts.exampleOf, opts.outputOf)
   // the endpoints of each service, for its MCP server's tool list; built from the table it belongs to
   let services: Map<string, EndpointEntry[]> | undefined
   let servicesOf: Map<string, EndpointEntry> | undefined
@@ -206,7 +212,7 @@ export async function createEndpointTable(
       again = true
       return reloading
     }
-    reloading = loadEndpoints(deps.db, deps.config, opts.requirementOf, opts.exampleOf)
+    reloading = loadEndpoints(deps.db, deps.config, opts.requirementOf, opts.exampleOf, opts.outputOf)
       .then((t) => {
         table = t
       })

@@ -1,7 +1,8 @@
 /**
  * Every hosted endpoint's 402 declares a Bazaar example request that its own declaration's schema
- * accepts: the module's `example` as `info.input.queryParams` (GET) or `info.input.body` (POST), so
- * an agent that discovers it can call it right the first time. Table-driven over every handler.
+ * accepts: the module's `example` as `info.input.queryParams` (GET) or `info.input.body` (POST), and
+ * its `output.example` as `info.output.example`, so an agent that discovers it can call it right the
+ * first time and knows what it gets. Table-driven over every handler.
  */
 import t from 'tap'
 import { Ajv2020 } from 'ajv/dist/2020.js'
@@ -36,6 +37,7 @@ for (const [slug, { module }] of handlers) {
         Object.keys(example).length > 0 || Object.keys(module.inputSchema.properties ?? {}).length === 0,
         'not empty',
       )
+      t.same(bazaar.info.output, { type: 'json', example: module.output.example }, `${method}: the example answer`)
       const valid = ajv.validate(bazaar.schema, bazaar.info)
       t.ok(valid, `${method}: info passes the declaration's own schema ${JSON.stringify(ajv.errors)}`)
     }
