@@ -36,7 +36,7 @@ const example = {
  * endpoint's delivery log; the alerts (cap, balance and failure events) the dashboard lists.
  */
 export async function webhookRoutes(app: FastifyInstance, webhooks: Webhooks) {
-  const user = (r: { principal?: { userId: string } }) => r.principal!.userId
+  const user = (r: { principal: { userId: string } | null }) => r.principal!.userId
   const tags = ['webhooks']
   app.post<{ Body: EndpointInput }>(
     '/webhooks',
@@ -102,7 +102,7 @@ export async function webhookRoutes(app: FastifyInstance, webhooks: Webhooks) {
 
 /** The test event, the delivery log and the alerts. */
 async function webhookLogRoutes(app: FastifyInstance, webhooks: Webhooks) {
-  const user = (r: { principal?: { userId: string } }) => r.principal!.userId
+  const user = (r: { principal: { userId: string } | null }) => r.principal!.userId
   const tags = ['webhooks']
   app.post<{ Params: { id: string } }>(
     '/webhooks/:id/test',
