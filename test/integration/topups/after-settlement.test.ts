@@ -132,7 +132,11 @@ t.test('a settled agent payment triggers the top-up without waiting for the sche
   const requested = await requestedChecks()
   t.ok(requested.length >= 1, `the settlement tick requested ${requested.length} check(s)`)
   const ranSince = (await scheduledChecks()).filter((j: Job) => (j.processedOn ?? 0) >= quietSince)
-  t.same(ranSince.map((j: Job) => j.id), [], 'the hourly schedule did not run meanwhile')
+  t.same(
+    ranSince.map((j: Job) => j.id),
+    [],
+    'the hourly schedule did not run meanwhile',
+  )
   t.equal((await deps.db.selectFrom('topups').select('id').execute()).length, 1, 'one top-up in all')
 
   // the job reports through the worker's logger, and no wallet key shows up there
