@@ -105,6 +105,21 @@ export interface Config {
     stuckSeconds: number
     watchEveryMs: number
   }
+  /**
+   * When the worker claims `batch-settlement` channels (one claimWithSignature for many channels,
+   * then settle per receiver and token): a channel whose unclaimed charge reaches `claimThreshold`
+   * atomic units (BATCH_CLAIM_THRESHOLD) or whose oldest unclaimed call is `claimMaxAgeSeconds` old
+   * (BATCH_CLAIM_MAX_AGE_SECONDS; sandbox 20, so a call is claimed and settled within 60 s), and at
+   * once when its timed withdrawal has started; checked every `claimEveryMs` (BATCH_CLAIM_EVERY_MS).
+   * A recorded transaction without a receipt is decided dropped after `stuckSeconds`
+   * (BATCH_TX_STUCK_SECONDS) when its nonce was never used.
+   */
+  batchClaim: {
+    claimThreshold: bigint
+    claimMaxAgeSeconds: number
+    claimEveryMs: number
+    stuckSeconds: number
+  }
   /** 32-byte key that encrypts custodial wallet keys at rest */
   masterKey: Buffer | undefined
   operatorToken: string | undefined
@@ -460,6 +475,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       stuckSeconds: r.int('DEFERRED_COLLECT_STUCK_SECONDS', 120, 1, 86400),
       watchEveryMs: r.int('DEFERRED_WATCH_EVERY_MS', 1000, 50, 60_000),
     },
+    batchClaim: batchClaimConfig(r, deployment),
     settlement: {
       batchSize: r.int('SETTLEMENT_BATCH_SIZE', 200, 1, 500),
       batchWindowMs: r.int('SETTLEMENT_BATCH_WINDOW_MS', 500, 10, 60000),
@@ -503,6 +519,19 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
 }
 
 /** A comma-separated list of `unix:/path` and `tcp://host:port` addresses (empty when unset). */
+/** The batch-settlement claim worker's settings (Config.batchClaim). */
+function batchClaimConfig(r: ReturnType<typeof reader>, deployment: Deployment): Config['batchClaim'] {
+  const threshold = r.str('BATCH_CLAIM_THRESHOLD', '10000000')
+  return {
+    claimThreshold: /^\d{1,30}$/.test(threshold)
+      ? BigInt(threshold)
+      : (r.problems.push('BATCH_CLAIM_THRESHOLD: expected an integer amount of atomic units'), 10_000_000n),
+    claimMaxAgeSeconds: r.int('BATCH_CLAIM_MAX_AGE_SECONDS', deployment === 'sandbox' ? 20 : 3600, 0, 30 * 86400),
+    claimEveryMs: r.int('BATCH_CLAIM_EVERY_MS', deployment === 'sandbox' ? 5_000 : 30_000, 100, 3_600_000),
+    stuckSeconds: r.int('BATCH_TX_STUCK_SECONDS', 60, 1, 86400),
+  }
+}
+
 function handlerAddresses(r: ReturnType<typeof reader>, name: string): HandlerAddress[] {
   const out: HandlerAddress[] = []
   for (const item of (r.optional(name) ?? '').split(',').filter((x) => x.trim())) {

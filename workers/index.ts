@@ -5,6 +5,7 @@ import { bullConnection, queuePrefix, settlementQueue, SETTLEMENT_QUEUE } from '
 import { createSettler, type SettlerOptions } from '../src/services/settlement/settler.js'
 import { crashHooksFromEnv } from '../src/services/settlement/test-hooks.js'
 import { balanceRefresh } from './balance-refresh.js'
+import { batchClaim } from './batch-claim.js'
 import { deferredCollect, startThawWatch } from './deferred-collect.js'
 import { ledgerPartitions } from './ledger-partitions.js'
 import { relayerFundsCheck } from './relayer-funds-check.js'
@@ -23,6 +24,7 @@ export const jobs: ReadonlyArray<JobModule<any>> = [
   relayerFundsCheck,
   withdrawalSweep,
   deferredCollect,
+  batchClaim,
   ledgerPartitions,
 ]
 

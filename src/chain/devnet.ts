@@ -3,7 +3,9 @@
  * the canonical Base Sepolia USDC address and Multicall3 at its canonical address, so x402
  * clients and our relayers work against it with their default settings (DESIGN.md §6), the
  * `deferred` scheme's DeferredPaymentEscrow at a fixed address of ours, and for the `upto` scheme
- * Permit2 (compiled from its published source) and our x402 upto proxy at their canonical addresses.
+ * Permit2 (compiled from its published source) and our x402 upto proxy at their canonical addresses,
+ * and for the `batch-settlement` scheme our own builds of x402BatchSettlement and its two deposit
+ * collectors at their canonical addresses (production networks use the audited deployment there).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createRequire } from 'node:module'
@@ -24,6 +26,11 @@ import { privateKeyToAccount } from 'viem/accounts'
 import artifacts from './contracts/artifacts.json' with { type: 'json' }
 import { DEVNET_DEFERRED_ESCROW_ADDRESS } from './deferred-escrow-address.js'
 import { PERMIT2_ADDRESS, UPTO_PROXY_ADDRESS } from './permit2.js'
+import {
+  BATCH_SETTLEMENT_ADDRESS,
+  ERC3009_DEPOSIT_COLLECTOR_ADDRESS,
+  PERMIT2_DEPOSIT_COLLECTOR_ADDRESS,
+} from './batch-settlement/addresses.js'
 import { MULTICALL3_ADDRESS } from './multicall3-abi.js'
 import { testUsdcAbi } from './usdc-abi.js'
 
@@ -151,6 +158,7 @@ export async function setupDevnetContracts(rpcUrl: string): Promise<{ chainId: n
     [DEVNET_DEFERRED_ESCROW_ADDRESS, await runtimeCode(rpcUrl, escrowCreation(DEVNET_ESCROW_THAWING_PERIOD))],
     [PERMIT2_ADDRESS, await permit2RuntimeCode(rpcUrl, chainId)],
     [UPTO_PROXY_ADDRESS, artifacts.contracts.X402UptoPermit2Proxy.deployedBytecode as Hex],
+    ...(await batchSettlementCode(rpcUrl)),
   ]
   for (const [address, bytecode] of code) {
     const current = await pub.getCode({ address })
@@ -175,6 +183,32 @@ export async function setupDevnetContracts(rpcUrl: string): Promise<{ chainId: n
     if (have < target) await mintUsdc(rpcUrl, who, target - have)
   }
   return { chainId, accounts }
+}
+
+/**
+ * The batch-settlement contracts at their canonical addresses: x402BatchSettlement (no constructor
+ * state: its EIP-712 domain uses `address(this)` at run time) and the two deposit collectors, whose
+ * constructors bind them to the settlement contract (and Permit2) as immutables — run by `runtimeCode`
+ * with the canonical addresses, so the installed code is what a deployment there would hold. These
+ * are Tollgate's own dev-chain builds; Base and Base Sepolia use the audited canonical deployment.
+ */
+async function batchSettlementCode(rpcUrl: string): Promise<[Address, Hex][]> {
+  const { ERC3009DepositCollector: erc3009, Permit2DepositCollector: permit2 } = artifacts.contracts
+  const erc3009Creation = encodeDeployData({
+    abi: erc3009.abi,
+    bytecode: erc3009.bytecode as Hex,
+    args: [BATCH_SETTLEMENT_ADDRESS],
+  })
+  const permit2Creation = encodeDeployData({
+    abi: permit2.abi,
+    bytecode: permit2.bytecode as Hex,
+    args: [BATCH_SETTLEMENT_ADDRESS, PERMIT2_ADDRESS],
+  })
+  return [
+    [BATCH_SETTLEMENT_ADDRESS, artifacts.contracts.X402BatchSettlement.deployedBytecode as Hex],
+    [ERC3009_DEPOSIT_COLLECTOR_ADDRESS, await runtimeCode(rpcUrl, erc3009Creation)],
+    [PERMIT2_DEPOSIT_COLLECTOR_ADDRESS, await runtimeCode(rpcUrl, permit2Creation)],
+  ]
 }
 
 /** DeferredPaymentEscrow's creation code with its constructor argument, the thawing period in seconds. */

@@ -23,6 +23,9 @@ const CONTRACTS = {
   Multicall3: 'Multicall3.sol',
   DeferredPaymentEscrow: 'DeferredPaymentEscrow.sol',
   X402UptoPermit2Proxy: 'X402UptoPermit2Proxy.sol',
+  X402BatchSettlement: 'X402BatchSettlement.sol',
+  ERC3009DepositCollector: 'ERC3009DepositCollector.sol',
+  Permit2DepositCollector: 'Permit2DepositCollector.sol',
   Permit2: 'permit2/src/Permit2.sol',
 } as const
 

@@ -1,0 +1,123 @@
+/**
+ * The worker's reads and writes of `batch_channels`: which channels to watch and claim, and the
+ * chain's state mirrored into them. The scheme's hot path writes `charged`, `signed_max_claimable`,
+ * `signature` and `oldest_unclaimed_at`; this side writes only the mirrored chain fields, and clears
+ * `oldest_unclaimed_at` in the same statement that reads `charged`, so a call charged meanwhile is
+ * never forgotten.
+ */
+import { sql, type Kysely } from 'kysely'
+import type { Address, Hex } from 'viem'
+import type { Database } from '../../db/database.js'
+import type { OnchainChannel } from '../../chain/batch-settlement/channel.js'
+
+export interface ChannelRow {
+  channel_id: string
+  payer: string
+  payer_authorizer: string
+  receiver: string
+  receiver_authorizer: string
+  token: string
+  withdraw_delay: number
+  salt: string
+  charged: string
+  signed_max_claimable: string
+  signature: string | null
+  balance: string
+  total_claimed: string
+  withdraw_requested_at: Date | null
+  oldest_unclaimed_at: Date | null
+}
+
+const COLUMNS = [
+  'channel_id',
+  'payer',
+  'payer_authorizer',
+  'receiver',
+  'receiver_authorizer',
+  'token',
+  'withdraw_delay',
+  'salt',
+  'charged',
+  'signed_max_claimable',
+  'signature',
+  'balance',
+  'total_claimed',
+  'withdraw_requested_at',
+  'oldest_unclaimed_at',
+] as const
+
+/** Channels whose chain state matters: something charged and unclaimed, or funds left in escrow. */
+export async function watchedChannels(
+  db: Kysely<Database>,
+  where: { network: string; contract: Address },
+  limit: number,
+): Promise<ChannelRow[]> {
+  return db
+    .selectFrom('batch_channels')
+    .select(COLUMNS)
+    .where('network', '=', where.network)
+    .where('contract', '=', where.contract.toLowerCase())
+    .where((eb) => eb.or([eb('charged', '>', eb.ref('total_claimed')), eb('balance', '>', eb.ref('total_claimed'))]))
+    .orderBy('oldest_unclaimed_at', (ob) => ob.asc().nullsLast())
+    .limit(limit)
+    .execute()
+}
+
+/**
+ * Channels due a claim: charged above what is claimed, a voucher to claim with, receiverAuthorizer
+ * ours, and a withdrawal started, or the oldest unclaimed call `maxAgeSeconds` old, or the unclaimed
+ * charge at `threshold` (or `force`). Withdrawing channels first, then the oldest.
+ */
+export async function dueChannels(
+  db: Kysely<Database>,
+  where: { network: string; contract: Address; authorizer: Address },
+  rule: { threshold: bigint; maxAgeSeconds: number; force: boolean },
+  limit: number,
+): Promise<ChannelRow[]> {
+  const r = await sql<ChannelRow>`
+    select ${sql.join(COLUMNS.map((c) => sql.ref(c)))}
+    from batch_channels
+    where network = ${where.network} and contract = ${where.contract.toLowerCase()}
+      and receiver_authorizer = ${where.authorizer.toLowerCase()}
+      and charged > total_claimed and signature is not null
+      and (${rule.force} or withdraw_requested_at is not null
+        or oldest_unclaimed_at <= now() - ${`${rule.maxAgeSeconds} seconds`}::interval
+        or charged - total_claimed >= ${rule.threshold.toString()}::numeric)
+    order by (withdraw_requested_at is null), oldest_unclaimed_at nulls last
+    limit ${limit}`.execute(db)
+  return r.rows
+}
+
+/**
+ * Mirrors a channel's chain state. total_claimed only grows; oldest_unclaimed_at is cleared when
+ * everything charged is claimed (evaluated against the row's current `charged`).
+ */
+export async function mirrorChain(db: Kysely<Database>, channelId: Hex, state: OnchainChannel): Promise<void> {
+  const claimed = state.totalClaimed.toString()
+  await sql`
+    update batch_channels set
+      balance = ${state.balance.toString()}::numeric,
+      total_claimed = greatest(total_claimed, ${claimed}::numeric),
+      refund_nonce = ${state.refundNonce.toString()}::numeric,
+      withdraw_requested_at = ${state.withdrawRequestedAt > 0 ? new Date(state.withdrawRequestedAt * 1000) : null},
+      oldest_unclaimed_at = case when charged <= greatest(total_claimed, ${claimed}::numeric) then null
+                                 else oldest_unclaimed_at end,
+      onchain_synced_at = now(),
+      updated_at = now()
+    where channel_id = ${channelId.toLowerCase()}`.execute(db)
+}
+
+/** The (receiver, token) pairs of this contract's channels with something claimed. */
+export async function claimedPairs(
+  db: Kysely<Database>,
+  where: { network: string; contract: Address },
+): Promise<Array<{ receiver: string; token: string }>> {
+  return db
+    .selectFrom('batch_channels')
+    .select(['receiver', 'token'])
+    .distinct()
+    .where('network', '=', where.network)
+    .where('contract', '=', where.contract.toLowerCase())
+    .where('total_claimed', '>', '0')
+    .execute()
+}
