@@ -1,48 +1,13 @@
 /**
- * What the `batch-settlement` server reads and sends on chain, against the canonical
- * `x402BatchSettlement` contract: a channel's balance and totalClaimed (`channels(channelId)`),
- * and the deposit call (`deposit(config, amount, collector, collectorData)`) with the ERC-3009
- * collector's data. The ABI fragments follow `@x402/evm`'s (its ABI is not exported).
+ * What the `batch-settlement` server sends and reads on chain beyond the shared helpers of
+ * src/chain/batch-settlement/: the deposit call through the canonical ERC-3009 collector (its
+ * `collectorData`), and the payer's token balance (rule 8).
  */
-import { encodeAbiParameters, encodeFunctionData, getAddress, type Hex, type PublicClient } from 'viem'
-import { BATCH_SETTLEMENT_ADDRESS, ERC3009_DEPOSIT_COLLECTOR } from './constants.js'
+import { encodeAbiParameters, getAddress, type Hex, type PublicClient } from 'viem'
+import { ERC3009_DEPOSIT_COLLECTOR_ADDRESS } from '../../chain/batch-settlement/addresses.js'
+import { encodeDeposit } from '../../chain/batch-settlement/calldata.js'
 import type { Erc3009Deposit } from './payload.js'
 import type { ChannelConfig } from './typed-data.js'
-
-const CONFIG_COMPONENTS = [
-  { name: 'payer', type: 'address' },
-  { name: 'payerAuthorizer', type: 'address' },
-  { name: 'receiver', type: 'address' },
-  { name: 'receiverAuthorizer', type: 'address' },
-  { name: 'token', type: 'address' },
-  { name: 'withdrawDelay', type: 'uint40' },
-  { name: 'salt', type: 'bytes32' },
-] as const
-
-const BATCH_ABI = [
-  {
-    type: 'function',
-    name: 'channels',
-    stateMutability: 'view',
-    inputs: [{ name: 'channelId', type: 'bytes32' }],
-    outputs: [
-      { name: 'balance', type: 'uint128' },
-      { name: 'totalClaimed', type: 'uint128' },
-    ],
-  },
-  {
-    type: 'function',
-    name: 'deposit',
-    stateMutability: 'nonpayable',
-    inputs: [
-      { name: 'config', type: 'tuple', components: CONFIG_COMPONENTS },
-      { name: 'amount', type: 'uint128' },
-      { name: 'collector', type: 'address' },
-      { name: 'collectorData', type: 'bytes' },
-    ],
-    outputs: [],
-  },
-] as const
 
 const BALANCE_OF = [
   {
@@ -54,22 +19,6 @@ const BALANCE_OF = [
   },
 ] as const
 
-export interface OnChainChannel {
-  balance: bigint
-  totalClaimed: bigint
-}
-
-/** `channels(channelId)`: zeros for a channel never funded. */
-export async function readChannelOnChain(chain: PublicClient, channelId: Hex): Promise<OnChainChannel> {
-  const [balance, totalClaimed] = await chain.readContract({
-    address: getAddress(BATCH_SETTLEMENT_ADDRESS),
-    abi: BATCH_ABI,
-    functionName: 'channels',
-    args: [channelId],
-  })
-  return { balance, totalClaimed }
-}
-
 export function tokenBalance(chain: PublicClient, token: Hex, owner: Hex): Promise<bigint> {
   return chain.readContract({ address: token, abi: BALANCE_OF, functionName: 'balanceOf', args: [owner] })
 }
@@ -80,9 +29,5 @@ export function depositCalldata(c: ChannelConfig, d: Erc3009Deposit): Hex {
     [{ type: 'uint256' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'bytes' }],
     [d.validAfter, d.validBefore, d.salt, d.signature],
   )
-  return encodeFunctionData({
-    abi: BATCH_ABI,
-    functionName: 'deposit',
-    args: [{ ...c, withdrawDelay: c.withdrawDelay }, d.amount, getAddress(ERC3009_DEPOSIT_COLLECTOR), collectorData],
-  })
+  return encodeDeposit(c, d.amount, getAddress(ERC3009_DEPOSIT_COLLECTOR_ADDRESS), collectorData)
 }

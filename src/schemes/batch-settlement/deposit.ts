@@ -12,7 +12,8 @@ import type { Deps } from '../../deps.js'
 import { createRelayerLock, relayersFromKeys, type Relayer } from '../../services/settlement/relayer.js'
 import { relayerCall } from '../../services/settlement/relayer-call.js'
 import type { ReasonCode } from '../../x402/reasons.js'
-import { depositCalldata, readChannelOnChain, tokenBalance, type OnChainChannel } from './chain.js'
+import { readChannel, type OnchainChannel } from '../../chain/batch-settlement/channel.js'
+import { depositCalldata, tokenBalance } from './chain.js'
 import type { ChannelStore } from './channel-store.js'
 import { BATCH_SETTLEMENT_ADDRESS, ERC3009_DEPOSIT_COLLECTOR } from './constants.js'
 import type { Erc3009Deposit } from './payload.js'
@@ -101,7 +102,7 @@ export function createDepositExecutor(deps: Pick<Deps, 'chain' | 'config' | 'red
     c: ChannelConfig,
     channelId: Hex,
     d: Erc3009Deposit,
-  ): Promise<{ txHash: Hex; channel: OnChainChannel } | DepositRefusal> {
+  ): Promise<{ txHash: Hex; channel: OnchainChannel } | DepositRefusal> {
     const failed = (detail: string): DepositRefusal => ({
       reason: 'invalid_batch_settlement_evm_deposit_transaction_failed',
       detail,
@@ -132,7 +133,7 @@ export function createDepositExecutor(deps: Pick<Deps, 'chain' | 'config' | 'red
       return failed(`the deposit reverted on chain (${r.hash})`)
     }
     await store.depositMoved(id, { status: 'confirmed', txHash: r.hash })
-    return { txHash: r.hash, channel: await readChannelOnChain(chain, channelId) }
+    return { txHash: r.hash, channel: await readChannel(chain, channelId) }
   }
 
   return { check, execute }

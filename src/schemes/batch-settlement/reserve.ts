@@ -12,7 +12,7 @@ import { appError } from '../../errors.js'
 import { CallRefusal } from '../../proxy/paid-call/refusal.js'
 import { refuse, type ReasonCode } from '../../x402/reasons.js'
 import type { Reservation, VerifyContext } from '../scheme.js'
-import { readChannelOnChain } from './chain.js'
+import { readChannel } from '../../chain/batch-settlement/channel.js'
 import type { ChannelSnapshot, ReserveOutcome } from './channel-state.js'
 import { BATCH_SETTLEMENT_ADDRESS } from './constants.js'
 import type { BatchContext, BatchPayment } from './context.js'
@@ -54,14 +54,14 @@ async function load(x: BatchContext, b: BatchPayload, log: FastifyBaseLogger): P
   if (!s) {
     let onChain
     try {
-      onChain = await readChannelOnChain(x.chain, b.channelId)
+      onChain = await readChannel(x.chain, b.channelId)
     } catch (err) {
       log.warn({ err: (err as Error).message }, 'batch channel read failed')
       return fail('invalid_batch_settlement_evm_channel_state_read_failed')
     }
     // the spec's baseline when the server has no record of a channel: charged = totalClaimed
     const base = { charged: onChain.totalClaimed, signedMax: onChain.totalClaimed, signature: '' }
-    s = { ...base, ...onChain, withdrawRequestedAt: 0, refundNonce: 0n }
+    s = { ...base, ...onChain }
     if (onChain.balance > 0n) await x.store.open(openArgs(x, b), onChain)
     else if (b.type !== 'deposit') return false
   }
@@ -171,7 +171,8 @@ async function deposited(
     await x.state.release(b.channelId, token).catch(() => {})
     return fail(r.reason, r.detail)
   }
-  const after = { ...s, balance: r.channel.balance, totalClaimed: r.channel.totalClaimed }
+  const c = r.channel
+  const after = { ...s, balance: c.balance, totalClaimed: c.totalClaimed, withdrawRequestedAt: c.withdrawRequestedAt }
   return reservation(x, p, token, after, log, { txHash: r.txHash, amount: b.deposit.amount })
 }
 
