@@ -31,7 +31,7 @@ export type NewProxyPayment = Omit<
 }
 
 /** The channel move of a served `batch-settlement` call (decimal strings, lower-case hex). */
-export interface ChannelCharge {
+interface ChannelCharge {
   channel_id: string
   /** `charged` as the call reserved it */
   expected: string

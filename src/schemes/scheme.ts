@@ -107,7 +107,7 @@ export interface Reservation {
 }
 
 /** What a scheme adds to a served call's receipt (`PAYMENT-RESPONSE`). */
-export interface ReceiptPart {
+interface ReceiptPart {
   transaction?: string
   amount?: string
   extra?: Record<string, unknown>

@@ -17,7 +17,7 @@
 import type { RedisClient } from '../../redis-client.js'
 import type { PayloadType } from './payload.js'
 
-export const LOAD_TTL_MS = 300_000
+const LOAD_TTL_MS = 300_000
 
 // KEYS: hash. ARGV: now ms, lock ttl ms, token, type, maxClaimable, expected charged, maxClaimable
 // less the deposit ('0' when the deposit covers it), deposit amount.

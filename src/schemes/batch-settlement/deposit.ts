@@ -36,7 +36,7 @@ export interface DepositRefusal {
 }
 
 /** The ERC-3009 nonce of a channel deposit: keccak256(abi.encode(channelId, salt)). */
-export function depositNonce(channelId: Hex, salt: bigint): Hex {
+function depositNonce(channelId: Hex, salt: bigint): Hex {
   return keccak256(encodeAbiParameters([{ type: 'bytes32' }, { type: 'uint256' }], [channelId, salt]))
 }
 

@@ -30,7 +30,7 @@ const retryShortly = (detail: string) =>
   CallRefusal.error(appError('service_unavailable', { detail }, { headers: { 'retry-after': '1' } }))
 
 /** The spec's channel snapshot (`extra.channelState`), amounts as decimal strings. */
-export function channelStateJson(channelId: string, s: ChannelSnapshot): Record<string, unknown> {
+function channelStateJson(channelId: string, s: ChannelSnapshot): Record<string, unknown> {
   return {
     channelId,
     balance: s.balance.toString(),
