@@ -180,6 +180,7 @@ export const batchSettlementAbi = [
       { name: 'finalizeAfter', type: 'uint40', indexed: false },
     ],
   },
+  { type: 'error', name: 'InvalidChannel', inputs: [] },
   { type: 'error', name: 'InvalidSignature', inputs: [] },
   { type: 'error', name: 'NotReceiverAuthorizer', inputs: [] },
   { type: 'error', name: 'NotAuthorizedToClaim', inputs: [] },

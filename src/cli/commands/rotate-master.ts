@@ -85,7 +85,7 @@ export async function keysCli(argv: string[], io: CliIo): Promise<number> {
   const db = createDb({ databaseUrl: config.databaseUrl, schema: config.databaseSchema, max: 1 })
   try {
     const r = await rotateMasterKey(db, oldKeys as Buffer[], newKey!, { dryRun })
-    const what = `${r.agents} agent wallet key(s), ${r.funding_wallets} funding wallet key(s), ${r.endpoints} endpoint(s) with upstream secrets`
+    const what = `${r.agents} agent wallet key(s), ${r.funding_wallets} funding wallet key(s), ${r.endpoints} endpoint(s) with upstream secrets, ${r.platform_keys} platform key(s)`
     const id = masterKeyId(newKey!)
     io.out(
       dryRun

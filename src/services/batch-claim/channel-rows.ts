@@ -25,6 +25,7 @@ export interface ChannelRow {
   balance: string
   total_claimed: string
   withdraw_requested_at: Date | null
+  refund_nonce: string
   oldest_unclaimed_at: Date | null
 }
 
@@ -43,6 +44,7 @@ const COLUMNS = [
   'balance',
   'total_claimed',
   'withdraw_requested_at',
+  'refund_nonce',
   'oldest_unclaimed_at',
 ] as const
 
@@ -86,6 +88,18 @@ export async function dueChannels(
     order by (withdraw_requested_at is null), oldest_unclaimed_at nulls last
     limit ${limit}`.execute(db)
   return r.rows
+}
+
+/** Whether the chain says something the row does not (so a write is needed). */
+export function chainDiffers(row: ChannelRow, state: OnchainChannel): boolean {
+  const requested = row.withdraw_requested_at ? Math.floor(row.withdraw_requested_at.getTime() / 1000) : 0
+  return (
+    BigInt(row.balance) !== state.balance ||
+    BigInt(row.total_claimed) < state.totalClaimed ||
+    BigInt(row.refund_nonce) !== state.refundNonce ||
+    requested !== state.withdrawRequestedAt ||
+    (row.oldest_unclaimed_at !== null && BigInt(row.charged) <= BigInt(row.total_claimed))
+  )
 }
 
 /**

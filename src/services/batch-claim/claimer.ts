@@ -31,7 +31,14 @@ import { MULTICALL3_ADDRESS } from '../../chain/multicall3-abi.js'
 import { requireMasterKey } from '../../secrets/wallet-crypto.js'
 import { ensurePlatformKey } from '../wallets/platform-key.js'
 import { createRelayerLock, relayersFromKeys } from '../settlement/relayer.js'
-import { claimedPairs, dueChannels, mirrorChain, watchedChannels, type ChannelRow } from './channel-rows.js'
+import {
+  chainDiffers,
+  claimedPairs,
+  dueChannels,
+  mirrorChain,
+  watchedChannels,
+  type ChannelRow,
+} from './channel-rows.js'
 import type { BatchTxHooks } from './test-hooks.js'
 import { resolveOpen, sendRecorded, type DecidedTx, type TxContext } from './transactions.js'
 
@@ -107,7 +114,8 @@ export class BatchClaimer {
           if (!chunk[j]!.withdraw_requested_at)
             this.#log.warn({ channel: ids[j] }, 'batch-settlement: channel withdrawal started; claiming it now')
         }
-        await mirrorChain(this.#ctx.db, ids[j]!, state)
+        // written only when the chain moved: an idle channel costs a read per run, no write
+        if (chainDiffers(chunk[j]!, state)) await mirrorChain(this.#ctx.db, ids[j]!, state)
       }
     }
     return withdrawing

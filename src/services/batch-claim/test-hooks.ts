@@ -1,7 +1,7 @@
 import type { Config } from '../../config.js'
 
 /** Where TOLLGATE_TEST_BATCH_CRASH_AT kills the worker: the stages of one recorded transaction. */
-export const BATCH_CRASH_STAGES = ['after-record', 'after-send'] as const
+const BATCH_CRASH_STAGES = ['after-record', 'after-send'] as const
 
 /** Called between the stages of a claim or settle transaction (tests only). */
 export interface BatchTxHooks {

@@ -42,7 +42,7 @@ export interface DecidedTx {
 }
 
 /** What a receipt says moved: the Claimed or Settled amounts in its logs from the contract. */
-export function movedAmount(kind: TxKind, receipt: TransactionReceipt, contract: Address): bigint {
+function movedAmount(kind: TxKind, receipt: TransactionReceipt, contract: Address): bigint {
   const logs = receipt.logs.filter((l) => l.address.toLowerCase() === contract.toLowerCase())
   if (kind === 'claim')
     return parseEventLogs({ abi: batchSettlementAbi, eventName: 'Claimed', logs }).reduce(

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { rotateUpstreamSecrets } from '../publishing/upstream-config.js'
 import { walletAad } from './custodial-wallet.js'
+import { platformKeyAad } from './platform-key.js'
 import { envelopeKeyId, masterKeyId, reencryptSecret } from '../../secrets/wallet-crypto.js'
 
 /** Rows rewritten under the new key, per kind of secret. */
@@ -9,6 +10,8 @@ export interface RotationReport {
   agents: number
   funding_wallets: number
   endpoints: number
+  /** keys the platform holds for a purpose (the batch-settlement receiverAuthorizer) */
+  platform_keys: number
 }
 
 /** The given keys do not open every stored secret; nothing was changed. */
@@ -79,7 +82,7 @@ export async function rotateMasterKey(
   // 1. check: every secret must open, or nothing is written
   let bad = 0
   const badIds = new Set<string>()
-  const pending: RotationReport = { agents: 0, funding_wallets: 0, endpoints: 0 }
+  const pending: RotationReport = { agents: 0, funding_wallets: 0, endpoints: 0, platform_keys: 0 }
   const attempt = (box: string, fn: () => unknown) => {
     try {
       fn()
@@ -94,6 +97,12 @@ export async function rotateMasterKey(
       attempt(r.encrypted_key, () => reencryptSecret(oldKeys, newKey, r.encrypted_key, walletAad(kind, r.address)))
     }
   }
+  for (const r of await platformKeyRows(db, newId)) {
+    pending.platform_keys++
+    attempt(r.encrypted_key, () =>
+      reencryptSecret(oldKeys, newKey, r.encrypted_key, platformKeyAad(r.purpose, r.address)),
+    )
+  }
   for await (const e of endpointRows(db, pageSize)) {
     try {
       if (rotateUpstreamSecrets(e.upstream_config, e.id, oldKeys, newKey)) pending.endpoints++
@@ -107,7 +116,8 @@ export async function rotateMasterKey(
   if (opts.dryRun) return pending
 
   // 2. rewrite, each row guarded by the value read (a concurrent change is read again)
-  const report: RotationReport = { agents: 0, funding_wallets: 0, endpoints: 0 }
+  const report: RotationReport = { agents: 0, funding_wallets: 0, endpoints: 0, platform_keys: 0 }
+  report.platform_keys = await rewritePlatformKeys(db, oldKeys, newKey, newId)
   for (const [table, kind] of WALLET_TABLES) {
     for await (const r of walletRows(db, table, newId, pageSize)) {
       const next = reencryptSecret(oldKeys, newKey, r.encrypted_key, walletAad(kind, r.address))
@@ -156,6 +166,35 @@ async function* walletRows(db: Kysely<Database>, table: 'agents' | 'funding_wall
     if (rows.length < pageSize) return
     after = rows[rows.length - 1]!.address
   }
+}
+
+async function platformKeyRows(db: Kysely<Database>, newId: string) {
+  return db
+    .selectFrom('platform_keys')
+    .select(['purpose', 'address', 'encrypted_key'])
+    .where('encrypted_key', 'not like', `v1.${newId}.%`)
+    .execute()
+}
+
+/** Platform keys re-encrypted under `newKey` (a handful of rows), each guarded by the value read. */
+async function rewritePlatformKeys(
+  db: Kysely<Database>,
+  oldKeys: readonly Buffer[],
+  newKey: Buffer,
+  newId: string,
+): Promise<number> {
+  let n = 0
+  for (const r of await platformKeyRows(db, newId)) {
+    const next = reencryptSecret(oldKeys, newKey, r.encrypted_key, platformKeyAad(r.purpose, r.address))
+    const u = await db
+      .updateTable('platform_keys')
+      .set({ encrypted_key: next })
+      .where('purpose', '=', r.purpose)
+      .where('encrypted_key', '=', r.encrypted_key)
+      .executeTakeFirst()
+    n += Number(u.numUpdatedRows)
+  }
+  return n
 }
 
 async function* endpointRows(db: Kysely<Database>, pageSize: number) {

@@ -143,11 +143,21 @@ t.test('rotateMasterKey against Postgres: re-encrypted, same plaintext, idempote
   t.same(await envelopes(deps), before, 'a refused rotation changed nothing')
 
   // a dry run counts and writes nothing
-  t.same(await rotateMasterKey(deps.db, [OLD], NEW, { dryRun: true }), { agents: 2, funding_wallets: 1, endpoints: 1 })
+  t.same(await rotateMasterKey(deps.db, [OLD], NEW, { dryRun: true }), {
+    agents: 2,
+    funding_wallets: 1,
+    endpoints: 1,
+    platform_keys: 0,
+  })
   t.same(await envelopes(deps), before)
 
   // the rotation (small pages, to go through the paging)
-  t.same(await rotateMasterKey(deps.db, [OLD], NEW, { pageSize: 1 }), { agents: 2, funding_wallets: 1, endpoints: 1 })
+  t.same(await rotateMasterKey(deps.db, [OLD], NEW, { pageSize: 1 }), {
+    agents: 2,
+    funding_wallets: 1,
+    endpoints: 1,
+    platform_keys: 0,
+  })
   const after = await envelopes(deps)
   t.ok(
     after.every((b) => envelopeKeyId(b) === masterKeyId(NEW)),
@@ -173,10 +183,15 @@ t.test('rotateMasterKey against Postgres: re-encrypted, same plaintext, idempote
   }
 
   // a rerun is a no-op
-  t.same(await rotateMasterKey(deps.db, [OLD], NEW), { agents: 0, funding_wallets: 0, endpoints: 0 })
+  t.same(await rotateMasterKey(deps.db, [OLD], NEW), { agents: 0, funding_wallets: 0, endpoints: 0, platform_keys: 0 })
   t.same(await envelopes(deps), after, 'the rerun rewrote nothing')
   // ... even with a wrong old key: nothing is left under an old key
-  t.same(await rotateMasterKey(deps.db, [wrong], NEW), { agents: 0, funding_wallets: 0, endpoints: 0 })
+  t.same(await rotateMasterKey(deps.db, [wrong], NEW), {
+    agents: 0,
+    funding_wallets: 0,
+    endpoints: 0,
+    platform_keys: 0,
+  })
 
   // a process still on the old key writes a new agent meanwhile: the rerun picks up just that row
   const lagging = await accountsApp(t, { ...env, DATABASE_SCHEMA: deps.config.databaseSchema })
@@ -185,7 +200,7 @@ t.test('rotateMasterKey against Postgres: re-encrypted, same plaintext, idempote
       .statusCode,
     201,
   )
-  t.same(await rotateMasterKey(deps.db, [OLD], NEW), { agents: 1, funding_wallets: 0, endpoints: 0 })
+  t.same(await rotateMasterKey(deps.db, [OLD], NEW), { agents: 1, funding_wallets: 0, endpoints: 0, platform_keys: 0 })
   t.ok((await envelopes(deps)).every((b) => envelopeKeyId(b) === masterKeyId(NEW)))
 
   // the platform on the new key uses the rotated secrets: the upstream test call forwards the same header value
@@ -260,7 +275,7 @@ t.test('tollgate keys rotate-master: env keys, --dry-run, --help, refuses a wron
   t.match(
     out.join(''),
     new RegExp(
-      `re-encrypted 2 agent wallet key\\(s\\), 1 funding wallet key\\(s\\), 1 endpoint\\(s\\) with upstream secrets under master key id ${masterKeyId(NEW)}`,
+      `re-encrypted 2 agent wallet key\\(s\\), 1 funding wallet key\\(s\\), 1 endpoint\\(s\\) with upstream secrets, 0 platform key\\(s\\) under master key id ${masterKeyId(NEW)}`,
     ),
   )
   t.ok((await envelopes(deps)).every((b) => envelopeKeyId(b) === masterKeyId(NEW)))

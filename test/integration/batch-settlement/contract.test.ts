@@ -7,11 +7,25 @@
 import {
   BATCH_SETTLEMENT_ADDRESS as OFFICIAL_SETTLEMENT,
   ERC3009_DEPOSIT_COLLECTOR_ADDRESS as OFFICIAL_ERC3009,
+  toClientEvmSigner,
 } from '@x402/evm'
+import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client'
 import t from 'tap'
-import { BaseError, decodeErrorResult, erc20Abi, type Hex, type PrivateKeyAccount } from 'viem'
+import {
+  BaseError,
+  createTestClient,
+  decodeErrorResult,
+  encodeAbiParameters,
+  encodeFunctionData,
+  erc20Abi,
+  http,
+  maxUint256,
+  parseEther,
+  type Hex,
+  type PrivateKeyAccount,
+} from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { DEVNET_USDC_ADDRESS, type Devnet } from '../../../src/chain/devnet.js'
+import { DEVNET_USDC_ADDRESS, mintUsdc, type Devnet } from '../../../src/chain/devnet.js'
 import { batchSettlementAbi } from '../../../src/chain/batch-settlement/abi.js'
 import {
   BATCH_SETTLEMENT_ADDRESS,
@@ -22,11 +36,17 @@ import { signClaimBatch, signRefund } from '../../../src/chain/batch-settlement/
 import {
   claimEntries,
   encodeClaimWithSignature,
+  encodeDeposit,
   encodeRefundWithSignature,
   encodeSettle,
   type VoucherClaimInput,
 } from '../../../src/chain/batch-settlement/calldata.js'
-import { channelIdOf, readChannel } from '../../../src/chain/batch-settlement/channel.js'
+import {
+  channelIdOf,
+  normalizeConfig,
+  readChannel,
+  type ChannelConfig,
+} from '../../../src/chain/batch-settlement/channel.js'
 import { PERMIT2_ADDRESS } from '../../../src/chain/permit2.js'
 import { withDevnet } from '../../helpers/devnet.js'
 import { chainClients, openChannel, type TestChannel } from '../../helpers/batch-channel.js'
@@ -49,6 +69,9 @@ async function revertName(devnet: Devnet, from: PrivateKeyAccount, data: Hex): P
     }
   }
 }
+
+const testClient = (devnet: Devnet) =>
+  createTestClient({ chain: devnet.chain, mode: 'anvil', transport: http(devnet.rpcUrl) })
 
 async function send(devnet: Devnet, from: PrivateKeyAccount, data: Hex) {
   const { pub, wallet } = chainClients(devnet)
@@ -211,5 +234,109 @@ t.test('batch-settlement contracts on the devnet, with the official client', asy
     t.equal(receipt.status, 'success')
     t.equal((await usdcOf(devnet, b.payer.address)) - before, 2_500_000n, 'the unclaimed 2.5 USDC went back')
     t.match(await readChannel(pub, b.channelId), { balance: 500_000n, totalClaimed: 500_000n, refundNonce: 1n })
+  })
+
+  await t.test('a Permit2 deposit signed by the official client goes through the Permit2 collector', async (t) => {
+    const payer = privateKeyToAccount(generatePrivateKey())
+    await mintUsdc(devnet.rpcUrl, payer.address, 10_000_000n)
+    await testClient(devnet).setBalance({ address: payer.address, value: parseEther('1') })
+    const { wallet } = chainClients(devnet)
+    await pub.waitForTransactionReceipt({
+      hash: await wallet(payer).writeContract({
+        address: DEVNET_USDC_ADDRESS,
+        abi: erc20Abi,
+        functionName: 'approve',
+        args: [PERMIT2_ADDRESS, maxUint256],
+      }),
+    })
+    const client = new BatchSettlementEvmScheme(toClientEvmSigner(payer))
+    const { payload } = (await client.createPaymentPayload(2, {
+      scheme: 'batch-settlement',
+      network: `eip155:${devnet.chainId}`,
+      amount: '1000',
+      asset: DEVNET_USDC_ADDRESS,
+      payTo: receiver,
+      maxTimeoutSeconds: 300,
+      extra: {
+        receiverAuthorizer: authorizer.address,
+        withdrawDelay: 900,
+        name: 'USDC',
+        version: '2',
+        assetTransferMethod: 'permit2',
+      },
+    } as never)) as unknown as {
+      payload: {
+        type: string
+        channelConfig: ChannelConfig
+        deposit: {
+          amount: string
+          authorization: { permit2Authorization: { nonce: string; deadline: string; signature: Hex } }
+        }
+      }
+    }
+    t.equal(payload.type, 'deposit')
+    const auth = payload.deposit.authorization.permit2Authorization
+    const collectorData = encodeAbiParameters(
+      [{ type: 'uint256' }, { type: 'uint256' }, { type: 'bytes' }, { type: 'bytes' }],
+      [BigInt(auth.nonce), BigInt(auth.deadline), auth.signature, '0x'],
+    )
+    const amount = BigInt(payload.deposit.amount)
+    const receipt = await send(
+      devnet,
+      relayer,
+      encodeDeposit(payload.channelConfig, amount, PERMIT2_DEPOSIT_COLLECTOR_ADDRESS, collectorData),
+    )
+    t.equal(receipt.status, 'success')
+    const id = channelIdOf(payload.channelConfig, devnet.chainId)
+    t.equal((await readChannel(pub, id)).balance, amount, `the channel holds the deposit (${amount})`)
+    t.equal(await usdcOf(devnet, payer.address), 10_000_000n - amount)
+    // the same signed permit again: Permit2's nonce is spent
+    t.not(
+      await revertName(
+        devnet,
+        relayer,
+        encodeDeposit(payload.channelConfig, amount, PERMIT2_DEPOSIT_COLLECTOR_ADDRESS, collectorData),
+      ),
+      'ok',
+      'a replayed Permit2 deposit is refused',
+    )
+  })
+
+  await t.test('timed withdrawal: only after the delay, and only what is unclaimed', async (t) => {
+    const ch = await open(2_000_000n)
+    await testClient(devnet).setBalance({ address: ch.payer.address, value: parseEther('1') })
+    const config = normalizeConfig(ch.config)
+    const asPayer = (data: Hex) => send(devnet, ch.payer, data)
+    const withdrawData = encodeFunctionData({
+      abi: batchSettlementAbi,
+      functionName: 'initiateWithdraw',
+      args: [config, 2_000_000n],
+    })
+    const finalizeData = encodeFunctionData({
+      abi: batchSettlementAbi,
+      functionName: 'finalizeWithdraw',
+      args: [config],
+    })
+    t.equal(await revertName(devnet, relayer, withdrawData), 'InvalidChannel', 'only the payer starts it')
+    t.equal((await asPayer(withdrawData)).status, 'success')
+    t.ok((await readChannel(pub, ch.channelId)).withdrawRequestedAt > 0)
+    t.equal(await revertName(devnet, ch.payer, finalizeData), 'WithdrawDelayNotElapsed')
+    // the receiver side claims within the window
+    const claim = await claimOf(ch, 700_000n)
+    await send(devnet, relayer, await claimData(devnet, authorizer, [claim]))
+    await testClient(devnet).increaseTime({ seconds: 800 })
+    await testClient(devnet).mine({ blocks: 1 })
+    t.equal(await revertName(devnet, ch.payer, finalizeData), 'WithdrawDelayNotElapsed', 'not before the delay')
+    await testClient(devnet).increaseTime({ seconds: 101 })
+    await testClient(devnet).mine({ blocks: 1 })
+    const before = await usdcOf(devnet, ch.payer.address)
+    t.equal((await asPayer(finalizeData)).status, 'success')
+    t.equal((await usdcOf(devnet, ch.payer.address)) - before, 1_300_000n, 'the payer takes only the unclaimed rest')
+    t.match(await readChannel(pub, ch.channelId), { balance: 700_000n, totalClaimed: 700_000n, withdrawRequestedAt: 0 })
+    // a claim above what is left now reverts
+    t.equal(
+      await revertName(devnet, relayer, await claimData(devnet, authorizer, [await claimOf(ch, 800_000n)])),
+      'ClaimExceedsBalance',
+    )
   })
 })

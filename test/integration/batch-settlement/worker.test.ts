@@ -123,12 +123,20 @@ t.test('claims on thresholds and at once on a withdrawal; settle moves exactly t
   const old = await channelWithCharges(s, receiver, { charged: 20_000n, ageSeconds: 30 })
   const fresh = await channelWithCharges(s, receiver, { charged: 5_000n, ageSeconds: 0 })
   const big = await channelWithCharges(s, receiver, { charged: 60_000n, ageSeconds: 0 })
+  // a due channel whose stored voucher was signed by another key: left out, the others still claimed
+  const forged = await channelWithCharges(s, receiver, { charged: 30_000n, ageSeconds: 30 })
+  await s.deps.db
+    .updateTable('batch_channels')
+    .set({ signature: await privateKeyToAccount(generatePrivateKey()).signMessage({ message: 'not a voucher' }) })
+    .where('channel_id', '=', forged.channelId.toLowerCase())
+    .execute()
 
   const stats = await claimer.runOnce()
   t.match(stats, { claims: 1, channelsClaimed: 2, claimed: 80_000n, settles: 1, settled: 80_000n })
   t.equal(await claimedOnChain(s.devnet, old), 20_000n, 'the old channel is claimed (age)')
   t.equal(await claimedOnChain(s.devnet, big), 60_000n, 'the big one too (amount)')
   t.equal(await claimedOnChain(s.devnet, fresh), 0n, 'the fresh small one waits')
+  t.equal(await claimedOnChain(s.devnet, forged), 0n, 'the forged voucher is left out')
   t.equal(await usdcOf(s.devnet, receiver), 80_000n, 'settle moved exactly the claimed sum')
   const rows = await s.deps.db.selectFrom('batch_channels').selectAll().orderBy('charged').execute()
   t.match(
@@ -136,6 +144,7 @@ t.test('claims on thresholds and at once on a withdrawal; settle moves exactly t
     [
       ['0', false],
       ['20000', true],
+      ['0', false],
       ['60000', true],
     ],
     'the books follow the chain',
