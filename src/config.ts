@@ -74,6 +74,15 @@ export interface Config {
    */
   upto: { enabled: boolean; llmRatePer1kTokens: bigint; allowanceCacheMs: number; allowanceExposure: bigint }
   /**
+   * The x402 `batch-settlement` scheme (channels in the canonical x402BatchSettlement contract):
+   * offered where `enabled` (BATCH_SETTLEMENT=on|off; default on in sandbox, whose chain has the
+   * contract at its canonical address) and settlement runs through our relayers (they submit
+   * deposits), beside exact on every hosted endpoint of the platform and where a seller enables
+   * it. `withdrawDelay`: the channels' timed-withdrawal delay the challenges ask for, in seconds
+   * (BATCH_WITHDRAW_DELAY_SECONDS, 900 to 2,592,000, default 900).
+   */
+  batchSettlement: { enabled: boolean; withdrawDelay: number }
+  /**
    * The longest validity the platform signs for an agent wallet (AGENT_PAYMENT_MAX_VALID_SECONDS,
    * default 600): an authorization's validBefore (upto: the Permit2 deadline) is at most this far
    * ahead, whatever the challenge's maxTimeoutSeconds says. What was signed stays counted against
@@ -432,6 +441,12 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       llmRatePer1kTokens: BigInt(r.int('UPTO_LLM_RATE_PER_1K_TOKENS', 2000, 0, 1_000_000_000)),
       allowanceCacheMs: r.int('UPTO_ALLOWANCE_CACHE_MS', 2000, 0, 60_000),
       allowanceExposure: BigInt(r.int('UPTO_ALLOWANCE_EXPOSURE', 100_000, 0, 1_000_000_000_000)),
+    },
+    batchSettlement: {
+      enabled:
+        r.oneOf('BATCH_SETTLEMENT', ['on', 'off'] as const, deployment === 'sandbox' ? 'on' : 'off') === 'on' &&
+        settlementMode === 'relayer',
+      withdrawDelay: r.int('BATCH_WITHDRAW_DELAY_SECONDS', 900, 900, 2_592_000),
     },
     agentPayments: {
       maxValidForSeconds: r.int('AGENT_PAYMENT_MAX_VALID_SECONDS', 600, LEAST_VALIDITY_SECONDS, 3600),

@@ -27,6 +27,8 @@ import { createHandlerPool, type HandlerPool } from '../pool/handler-pool.js'
 import { loadHandlerRegistry, type RegisteredHandler } from '../pool/handler-registry.js'
 import { createRemotePool } from '../pool/remote-pool.js'
 import { createDeferredScheme } from '../schemes/deferred/deferred-scheme.js'
+import { createBatchSettlementScheme } from '../schemes/batch-settlement/batch-scheme.js'
+import { ensurePlatformKey } from '../services/wallets/platform-key.js'
 import { createExactScheme } from '../schemes/exact/exact-scheme.js'
 import { createSmartWalletCheck, type SmartWalletCheck } from '../schemes/smart-wallet-check.js'
 import { createUptoScheme } from '../schemes/upto/upto-scheme.js'
@@ -84,8 +86,13 @@ function upstreamSettings(masterKey: Buffer | undefined) {
   }
 }
 
-/** The schemes this proxy offers: exact always; deferred and upto where configured. */
-function proxySchemes(deps: Deps, recovery: SignerRecovery, smartWallets: SmartWalletCheck): PaymentScheme[] {
+/** The schemes this proxy offers: exact always; deferred, upto and batch-settlement where configured. */
+function proxySchemes(
+  deps: Deps,
+  recovery: SignerRecovery,
+  smartWallets: SmartWalletCheck,
+  receiverAuthorizer: `0x${string}` | undefined,
+): PaymentScheme[] {
   const credit = createPayerCredit(deps)
   const schemes: PaymentScheme[] = [createExactScheme(deps, { credit, recovery, smartWallets })]
   // deferred is offered where an escrow is configured (DEFERRED_ESCROW_ADDRESS); elsewhere endpoints that enable it offer exact only
@@ -95,7 +102,22 @@ function proxySchemes(deps: Deps, recovery: SignerRecovery, smartWallets: SmartW
   const uptoFacilitators = deps.config.relayerKeys.map((k) => privateKeyToAccount(k).address)
   if (deps.config.upto.enabled && uptoFacilitators.length > 0)
     schemes.push(createUptoScheme(deps, { credit, recovery, smartWallets, facilitators: uptoFacilitators }))
+  // batch-settlement where enabled and the platform holds its receiverAuthorizer key (batchReceiverAuthorizer)
+  if (receiverAuthorizer) {
+    const withdrawDelay = deps.config.batchSettlement.withdrawDelay
+    schemes.push(createBatchSettlementScheme(deps, { recovery, smartWallets, receiverAuthorizer, withdrawDelay }))
+  }
   return schemes
+}
+
+/**
+ * The address of the platform key that authorizes batch-settlement claims (created on first use,
+ * encrypted under the master key); undefined where the scheme is off or no master key is set.
+ */
+async function batchReceiverAuthorizer(deps: Deps): Promise<`0x${string}` | undefined> {
+  const masterKey = deps.config.masterKey
+  if (!deps.config.batchSettlement.enabled || !masterKey) return undefined
+  return (await ensurePlatformKey(deps.db, masterKey, 'batch-receiver-authorizer')).address
 }
 
 /**
@@ -143,7 +165,7 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
   })
   // one bounded RPC checker for smart-wallet payers, whichever scheme they pay with
   const smartWallets = createSmartWalletCheck(deps)
-  const schemes = proxySchemes(deps, recovery, smartWallets)
+  const schemes = proxySchemes(deps, recovery, smartWallets, await batchReceiverAuthorizer(deps))
   const handlers = await loadHandlerRegistry(opts.handlersDir)
   const table = await createEndpointTable(deps, {
     onError: (err) => app.log.error({ err }, 'endpoint table reload failed'),

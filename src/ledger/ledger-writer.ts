@@ -20,6 +20,23 @@ export type NewProxyPayment = Omit<
    * from the row.
    */
   voucher?: VoucherRecord
+  /**
+   * A `batch-settlement` call's charge, moved in `batch_channels` in the same statement when the
+   * row is inserted `served`: compare-and-set from `expected` to `expected + value`, and the payment
+   * row only if it moved ('duplicate' otherwise: refused, nothing charged). Such rows take no
+   * `payment_nonces` row and no insert event: the channel's cumulative amount is their replay
+   * guard, and a served call costs two row writes.
+   */
+  channel?: ChannelCharge
+}
+
+/** The channel move of a served `batch-settlement` call (decimal strings, lower-case hex). */
+interface ChannelCharge {
+  channel_id: string
+  /** `charged` as the call reserved it */
+  expected: string
+  signed_max: string
+  signature: string
 }
 
 /** The voucher fields a deferred payment row does not carry itself (all lower-case hex / decimal). */
@@ -76,28 +93,38 @@ const LEDGER_SQL = `
     from vin n
     on conflict do nothing
     returning buyer, digest
+  ), chup as (
+    update batch_channels b set charged = b.charged + c.value, signed_max_claimable = c.signed_max,
+      signature = c.signature, last_request_at = now(), updated_at = now(),
+      oldest_unclaimed_at = case when b.charged + c.value > b.total_claimed
+        then coalesce(b.oldest_unclaimed_at, now()) else b.oldest_unclaimed_at end
+    from unnest($35::text[], $36::uuid[], $37::numeric[], $38::numeric[], $39::numeric[], $40::text[])
+      as c(channel_id, payment_id, expected, value, signed_max, signature)
+    where b.channel_id = c.channel_id and b.charged = c.expected
+    returning c.payment_id
   ), rows as (
     select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int2[], $6::text[], $7::text[], $8::text[],
                          $9::text[], $10::numeric[], $11::int8[], $12::int8[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $21::text[],
                          $22::numeric[], $23::text[])
       as r(id, endpoint_id, resource, method, x402_version, network, asset, payer, pay_to, value, valid_after,
            valid_before, nonce, signature, settlement_mode, status, failure_reason, scheme, max_value, facilitator)
-    where r.scheme <> 'deferred' or r.status = 'voided'
-      or exists (select 1 from vins v where v.buyer = r.payer and v.digest = r.nonce)
+    where (r.scheme <> 'deferred' or r.status = 'voided'
+      or exists (select 1 from vins v where v.buyer = r.payer and v.digest = r.nonce))
+      and (r.scheme <> 'batch-settlement' or r.status <> 'served' or exists (select 1 from chup u where u.payment_id = r.id))
   ), claimed as (
     insert into payment_nonces (payer, nonce, valid_before, payment_id)
-    select payer, nonce, valid_before, id from rows
+    select payer, nonce, valid_before, id from rows where scheme <> 'batch-settlement'
     on conflict (payer, nonce) do nothing
     returning payment_id
   ), ins as (
     insert into payments (id, endpoint_id, resource, method, x402_version, network, asset, payer, pay_to,
                           value, valid_after, valid_before, nonce, signature, settlement_mode, status, failure_reason, scheme,
                           max_value, facilitator)
-    select r.* from rows r join claimed c on c.payment_id = r.id
-    returning id, status, failure_reason
+    select r.* from rows r where r.scheme = 'batch-settlement' or r.id in (select payment_id from claimed)
+    returning id, status, failure_reason, scheme
   ), ins_ev as (
     insert into payment_events (payment_id, type, from_status, to_status, reason)
-    select id, status, null, status, failure_reason from ins
+    select id, status, null, status, failure_reason from ins where scheme <> 'batch-settlement'
   ), input as (
     select * from unnest($18::uuid[], $19::text[], $20::text[], $24::numeric[]) as t(id, to_status, reason, value)
   ), upd as (
@@ -134,17 +161,19 @@ export function createLedgerWriter(db: Kysely<Database>, opts: { maxItems?: numb
       const reasons: (string | null)[] = []
       const outcomes: Outcome[] = []
       const vouchers: { row: NewProxyPayment; v: VoucherRecord }[] = []
+      const channels: { row: NewProxyPayment; c: ChannelCharge }[] = []
       for (const w of writes) {
         if (w.kind === 'record') {
           rows.push(w.row)
           if (w.row.voucher && w.status !== 'voided') vouchers.push({ row: w.row, v: w.row.voucher })
+          if (w.row.channel && w.status === 'served') channels.push({ row: w.row, c: w.row.channel })
           statuses.push(w.status)
           reasons.push(w.reason ?? null)
         } else outcomes.push(w)
       }
       const col = <K extends keyof NewProxyPayment>(k: K) =>
         rows.map((r) => (r[k] === undefined || r[k] === null ? null : String(r[k])))
-      const result = await preparedQuery<{ k: 'r' | 'f'; id: string }>(db, 'tollgate_payment_ledger_v7', LEDGER_SQL, [
+      const result = await preparedQuery<{ k: 'r' | 'f'; id: string }>(db, 'tollgate_payment_ledger_v8', LEDGER_SQL, [
         col('id'),
         col('endpoint_id'),
         col('resource'),
@@ -179,6 +208,12 @@ export function createLedgerWriter(db: Kysely<Database>, opts: { maxItems?: numb
         vouchers.map((x) => x.v.timestamp),
         vouchers.map((x) => x.row.signature ?? null),
         vouchers.map((x) => x.row.nonce),
+        channels.map((x) => x.c.channel_id),
+        channels.map((x) => x.row.id),
+        channels.map((x) => x.c.expected),
+        channels.map((x) => String(x.row.value)),
+        channels.map((x) => x.c.signed_max),
+        channels.map((x) => x.c.signature),
       ])
       const inserted = new Set<string>()
       const moved = new Set<string>()

@@ -5,6 +5,7 @@ import type { Database } from '../db/database.js'
 import type { JsonSchema } from '../pool/handler-contract.js'
 import { buildChallenge, type Challenge, type InputSchema } from '../x402/challenge.js'
 import type { PaymentRequirementsV2 } from '../x402/types.js'
+import { offeredSchemes } from '../schemes/batch-settlement/offered.js'
 
 export interface UpstreamTarget {
   url: string
@@ -142,7 +143,7 @@ export async function loadEndpoints(
         signIn,
       })
     for (const method of methods) {
-      const extraAccepts = r.schemes
+      const extraAccepts = offeredSchemes(r.namespace, r.schemes)
         .filter((scheme) => scheme !== 'exact')
         .map((scheme) =>
           requirementOf?.({
@@ -177,7 +178,7 @@ export async function loadEndpoints(
         : undefined,
       mcpTool: r.mcp_tool ?? undefined,
       a2aSkill: r.a2a_skill ?? undefined,
-      schemes: r.schemes,
+      schemes: offeredSchemes(r.namespace, r.schemes),
       access,
       resourceUrl,
       challenges,

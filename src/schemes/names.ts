@@ -5,9 +5,11 @@
  * (src/http/proxy-app.ts).
  *
  * `deferred` (src/schemes/deferred/) is offered only where DEFERRED_ESCROW_ADDRESS names an escrow;
- * `upto` (src/schemes/upto/) only where UPTO_SCHEME is on and our relayers settle.
+ * `upto` (src/schemes/upto/) only where UPTO_SCHEME is on and our relayers settle;
+ * `batch-settlement` (src/schemes/batch-settlement/) where BATCH_SETTLEMENT is on, and by default on
+ * the platform's own hosted endpoints (namespace `tollgate`).
  */
-export const SCHEME_NAMES = ['exact', 'deferred', 'upto'] as const
+export const SCHEME_NAMES = ['exact', 'deferred', 'upto', 'batch-settlement'] as const
 
 export type SchemeName = (typeof SCHEME_NAMES)[number]
 

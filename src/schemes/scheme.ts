@@ -67,6 +67,7 @@ export interface VerifiedPayment {
     | 'max_value'
     | 'facilitator'
     | 'voucher'
+    | 'channel'
   >
 }
 
@@ -92,6 +93,24 @@ export interface Reservation {
    * credit now. Idempotent; never rejects.
    */
   charged?(value: bigint): Promise<void>
+  /**
+   * `batch-settlement`: fields its payment row carries once reserved (the channel's charge, written
+   * with the row by the ledger's group commit).
+   */
+  readonly rowFields?: Pick<NewProxyPayment, 'channel'>
+  /**
+   * `batch-settlement`: the call was served and its row committed (`moved`: the channel's charge
+   * went with it; else, a record-first call, it moves now): the scheme's state follows, and what
+   * the receipt says of it comes back. Never rejects.
+   */
+  served?(charged: bigint, moved: boolean): Promise<ReceiptPart>
+}
+
+/** What a scheme adds to a served call's receipt (`PAYMENT-RESPONSE`). */
+interface ReceiptPart {
+  transaction?: string
+  amount?: string
+  extra?: Record<string, unknown>
 }
 
 export interface VerifyContext {

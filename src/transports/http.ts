@@ -23,6 +23,7 @@ export function createHttpTransport(chain: {
       payer: r.payer,
       paymentId: r.paymentId,
       ...(r.amount === undefined ? {} : { amount: r.amount }),
+      ...(r.extra === undefined ? {} : { extra: r.extra }),
     })
 
   return {

@@ -91,6 +91,7 @@ export function createMcpTransport(chain: { caip2: string }): McpTransport {
     payer: r.payer,
     paymentId: r.paymentId,
     ...(r.amount === undefined ? {} : { amount: r.amount }),
+    ...(r.extra === undefined ? {} : { extra: r.extra }),
   })
 
   return {

@@ -25,5 +25,6 @@ export function encodePaymentResponse(response: SettlementResponse): string {
   if (response.errorReason !== undefined) out.errorReason = response.errorReason
   if (response.paymentId !== undefined) out.paymentId = response.paymentId
   if (response.amount !== undefined) out.amount = response.amount
+  if (response.extra !== undefined) out.extra = response.extra
   return Buffer.from(JSON.stringify(out)).toString('base64')
 }

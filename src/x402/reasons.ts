@@ -13,8 +13,11 @@
  * Status: every refusal is answered 402 with the challenge again, a malformed header included, as
  * the official middleware does: the client can always sign a new payment from the same response.
  */
+import { BATCH_SETTLEMENT_REASONS } from '../schemes/batch-settlement/reasons.js'
 
 const catalogue = {
+  // --- the batch-settlement scheme (the spec's codes, src/schemes/batch-settlement/reasons.ts) ---
+  ...BATCH_SETTLEMENT_REASONS,
   // --- official x402 ---------------------------------------------------------------------
   insufficient_funds: { status: 402, message: 'the payer does not have enough funds for this payment' },
   invalid_exact_evm_payload_authorization_valid_after: {

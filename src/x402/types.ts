@@ -160,6 +160,8 @@ export interface SettlementResponse {
   paymentId?: string
   /** `upto`: the amount actually charged (atomic units), as the official upto facilitator reports it */
   amount?: string
+  /** scheme-specific (`batch-settlement`: chargedAmount, channelState) */
+  extra?: Record<string, unknown>
 }
 
 /** Authorization after verification: bigints and lower-case hex. */

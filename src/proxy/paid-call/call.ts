@@ -81,6 +81,8 @@ export interface PaymentReceipt {
   transaction: string
   /** `upto`: the actual charge in atomic units (≤ the maximum signed for) */
   amount?: string
+  /** `batch-settlement`: the receipt's `extra` (chargedAmount, channelState) */
+  extra?: Record<string, unknown>
 }
 
 export type CallResult =

@@ -129,6 +129,9 @@ export function createFinisher(opts: { ledger: LedgerWriter; sync?: SettleNow; u
       discard(d.answer)
       return refused(transaction)
     }
+    // batch-settlement: the channel follows the committed row; its receipt says what moved
+    const part =
+      f.held.served && charged !== 0n ? await f.held.served(charged ?? f.payment.value, !f.target.recordFirst) : {}
     return {
       kind: 'answer',
       ...d.answer,
@@ -138,6 +141,7 @@ export function createFinisher(opts: { ledger: LedgerWriter; sync?: SettleNow; u
         version: f.payment.version,
         transaction,
         ...(charged === undefined ? {} : { amount: charged.toString() }),
+        ...part,
       },
     }
   }

@@ -49,6 +49,7 @@ import { createReserver, rateLimit } from './reserve.js'
 import { createSignInStage, type SignInDeps } from './sign-in.js'
 import { resolveEndpoint } from './resolve-endpoint.js'
 import type { PaidCallHooks } from './test-hooks.js'
+import type { Challenge } from '../../x402/challenge.js'
 
 export interface PaidCallDeps extends InputSettings {
   table: EndpointTable
@@ -121,8 +122,20 @@ export function createPaidCall(d: PaidCallDeps): PaidCall {
     return async (refusal: CallRefusal): Promise<CallResult> => ({
       kind: 'refused',
       refusal,
-      challenge: refusal.error ? call.challenge : await payerChallenge(call, req),
+      challenge: refusal.error ? call.challenge : correctiveChallenge(call, await payerChallenge(call, req), refusal),
     })
+  }
+
+  /** The challenge of a corrective refusal: its scheme's requirement carries the refusal's `extra`. */
+  function correctiveChallenge(call: ResolvedCall, challenge: Challenge, refusal: CallRefusal): Challenge {
+    const c = refusal.corrective
+    if (!c) return challenge
+    const others = challenge.v2.accepts.slice(1)
+    if (!others.some((a) => a.scheme === c.scheme)) return challenge
+    return call.entry.challengeWith(
+      call.method,
+      others.map((a) => (a.scheme === c.scheme ? { ...a, extra: { ...a.extra, ...c.extra } } : a)),
+    )
   }
 
   /** A call served on a sign-in: the proof instead of a payment; nothing reserved or charged, the use recorded. */
@@ -202,7 +215,7 @@ export function createPaidCall(d: PaidCallDeps): PaidCall {
 
     // a scheme that settles later (deferred vouchers, collected by their own job) is never settled now
     const settleFirst = !checked.payment.settledLater && (held.settleFirst || call.entry.settlementMode === 'sync')
-    const row = paymentRow(rowId, call, checked.payment, held.settleFirst)
+    const row = paymentRow(rowId, call, checked.payment, held.settleFirst, held.rowFields)
     try {
       if (target.recordFirst) {
         const recorded = await recordPayment(d.ledger, row, 'verified', held, req.log)

@@ -3,7 +3,16 @@ import { appError } from '../../errors.js'
 import type { LedgerWriter, NewProxyPayment, RecordStatus } from '../../ledger/ledger-writer.js'
 import type { Reservation, VerifiedPayment } from '../../schemes/scheme.js'
 import type { ResolvedCall } from './call.js'
+import type { ReasonCode } from '../../x402/reasons.js'
 import { CallRefusal } from './refusal.js'
+
+/** Why a payment the ledger already holds is refused, per scheme. */
+const DUPLICATE_REASON: Record<string, ReasonCode> = {
+  deferred: 'invalid_deferred_evm_payload_voucher_stale',
+  upto: 'permit2_invalid_nonce',
+  // the channel's charge had moved since the call reserved it
+  'batch-settlement': 'invalid_batch_settlement_evm_cumulative_amount_mismatch',
+}
 
 /** The ledger row of a paid call. */
 export function paymentRow(
@@ -11,6 +20,7 @@ export function paymentRow(
   call: ResolvedCall,
   payment: VerifiedPayment,
   settleFirst: boolean,
+  rowFields?: Pick<NewProxyPayment, 'channel'>,
 ): NewProxyPayment {
   return {
     id,
@@ -19,6 +29,7 @@ export function paymentRow(
     method: call.method,
     settlement_mode: payment.settledLater ? 'async' : settleFirst ? 'sync' : call.entry.settlementMode,
     ...payment.ledgerFields,
+    ...rowFields,
   }
 }
 
@@ -51,13 +62,7 @@ export async function recordPayment(
   held.recorded()
   if (outcome === 'duplicate') {
     await held.release()
-    return CallRefusal.payment(
-      row.scheme === 'deferred'
-        ? 'invalid_deferred_evm_payload_voucher_stale'
-        : row.scheme === 'upto'
-          ? 'permit2_invalid_nonce'
-          : 'invalid_exact_evm_nonce_already_used',
-    )
+    return CallRefusal.payment(DUPLICATE_REASON[row.scheme ?? 'exact'] ?? 'invalid_exact_evm_nonce_already_used')
   }
   return true
 }

@@ -15,6 +15,11 @@ export class CallRefusal {
     readonly reason: ReasonCode | undefined,
     readonly message: string | undefined,
     readonly error: AppError | undefined,
+    /**
+     * a corrective 402 (`batch-settlement`'s stale cumulative amount): the challenge's requirement
+     * of `scheme` carries these `extra` members too (channelState, voucherState)
+     */
+    readonly corrective?: { scheme: string; extra: Record<string, unknown> },
   ) {}
 
   /** no payment was sent: the plain challenge */
@@ -29,6 +34,11 @@ export class CallRefusal {
   /** an x402 module's refusal (decode, requirements) as a payment refusal */
   static fromX402(r: Refusal): CallRefusal {
     return new CallRefusal(r.reason, r.message, undefined)
+  }
+
+  /** a payment refusal whose challenge tells the buyer the state to resync from */
+  static corrective(r: Refusal, scheme: string, extra: Record<string, unknown>): CallRefusal {
+    return new CallRefusal(r.reason, r.message, undefined, { scheme, extra })
   }
 
   static error(error: AppError): CallRefusal {

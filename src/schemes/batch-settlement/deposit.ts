@@ -1,0 +1,142 @@
+/**
+ * A `batch-settlement` deposit (the spec's `deposit` payload, ERC-3009 path): checked before the
+ * call is reserved (the authorization's window, its `receiveWithAuthorization` signature by the
+ * payer to the canonical collector with the nonce bound to the channel, and the payer's token
+ * balance: rule 8), then submitted by one of the platform's relayers while the channel is locked,
+ * before the call is served. The transaction is recorded in `batch_transactions` (kind `deposit`)
+ * before it is broadcast and moved as it goes. A deposit that fails leaves the call refused with
+ * nothing served or charged.
+ */
+import { encodeAbiParameters, getAddress, keccak256, recoverTypedDataAddress, type Hex, type PublicClient } from 'viem'
+import type { Deps } from '../../deps.js'
+import { createRelayerLock, relayersFromKeys, type Relayer } from '../../services/settlement/relayer.js'
+import { relayerCall } from '../../services/settlement/relayer-call.js'
+import type { ReasonCode } from '../../x402/reasons.js'
+import { readChannel, type OnchainChannel } from '../../chain/batch-settlement/channel.js'
+import { depositCalldata, tokenBalance } from './chain.js'
+import type { ChannelStore } from './channel-store.js'
+import { BATCH_SETTLEMENT_ADDRESS, ERC3009_DEPOSIT_COLLECTOR } from './constants.js'
+import type { Erc3009Deposit } from './payload.js'
+import type { ChannelConfig } from './typed-data.js'
+
+const RECEIVE_TYPES = {
+  ReceiveWithAuthorization: [
+    { name: 'from', type: 'address' },
+    { name: 'to', type: 'address' },
+    { name: 'value', type: 'uint256' },
+    { name: 'validAfter', type: 'uint256' },
+    { name: 'validBefore', type: 'uint256' },
+    { name: 'nonce', type: 'bytes32' },
+  ],
+} as const
+
+export interface DepositRefusal {
+  reason: ReasonCode
+  detail: string
+}
+
+/** The ERC-3009 nonce of a channel deposit: keccak256(abi.encode(channelId, salt)). */
+function depositNonce(channelId: Hex, salt: bigint): Hex {
+  return keccak256(encodeAbiParameters([{ type: 'bytes32' }, { type: 'uint256' }], [channelId, salt]))
+}
+
+export function createDepositExecutor(deps: Pick<Deps, 'chain' | 'config' | 'redis' | 'key'>, store: ChannelStore) {
+  const { config } = deps
+  const chain = deps.chain as PublicClient
+  const relayers: Relayer[] = relayersFromKeys(config.relayerKeys)
+  const lock = createRelayerLock(deps.redis, deps.key)
+
+  /** The deposit's own checks; undefined when it may be submitted. Rejects when the chain cannot be read. */
+  async function check(
+    c: ChannelConfig,
+    channelId: Hex,
+    d: Erc3009Deposit,
+    nowSeconds: number,
+    minValidSeconds: number,
+  ): Promise<DepositRefusal | undefined> {
+    if (relayers.length === 0)
+      return { reason: 'invalid_batch_settlement_evm_deposit_transaction_failed', detail: 'no relayer is configured' }
+    if (d.validAfter > BigInt(nowSeconds))
+      return { reason: 'invalid_batch_settlement_evm_payload_authorization_valid_after', detail: `${d.validAfter}` }
+    if (d.validBefore < BigInt(nowSeconds + minValidSeconds))
+      return {
+        reason: 'invalid_batch_settlement_evm_payload_authorization_valid_before',
+        detail: `validBefore must be at least ${minValidSeconds} s ahead`,
+      }
+    const signer = await recoverTypedDataAddress({
+      domain: {
+        name: config.chain.usdc.name,
+        version: config.chain.usdc.version,
+        chainId: config.chain.chainId,
+        verifyingContract: getAddress(c.token),
+      },
+      types: RECEIVE_TYPES,
+      primaryType: 'ReceiveWithAuthorization',
+      message: {
+        from: getAddress(c.payer),
+        to: getAddress(ERC3009_DEPOSIT_COLLECTOR),
+        value: d.amount,
+        validAfter: d.validAfter,
+        validBefore: d.validBefore,
+        nonce: depositNonce(channelId, d.salt),
+      },
+      signature: d.signature,
+    }).catch(() => null)
+    if (signer?.toLowerCase() !== c.payer)
+      return {
+        reason: 'invalid_batch_settlement_evm_receive_authorization_signature',
+        detail:
+          'it must be signed by channelConfig.payer, to the ERC-3009 deposit collector, nonce bound to the channel',
+      }
+    const held = await tokenBalance(chain, c.token, c.payer)
+    if (held < d.amount)
+      return {
+        reason: 'invalid_batch_settlement_evm_insufficient_balance',
+        detail: `holds ${held}, deposits ${d.amount}`,
+      }
+    return undefined
+  }
+
+  /** Submits the deposit and waits for it; the channel as it is on chain after it, or the refusal. */
+  async function execute(
+    c: ChannelConfig,
+    channelId: Hex,
+    d: Erc3009Deposit,
+  ): Promise<{ txHash: Hex; channel: OnchainChannel } | DepositRefusal> {
+    const failed = (detail: string): DepositRefusal => ({
+      reason: 'invalid_batch_settlement_evm_deposit_transaction_failed',
+      detail,
+    })
+    const id = await store.depositPending({
+      network: config.chain.caip2,
+      contract: BATCH_SETTLEMENT_ADDRESS,
+      channelId,
+      amount: d.amount,
+    })
+    let r
+    try {
+      r = await relayerCall(
+        { chain, chainId: config.chain.chainId, maxFeePerGasWei: config.settlement.maxFeePerGasWei, lock, relayers },
+        { to: getAddress(BATCH_SETTLEMENT_ADDRESS), data: depositCalldata(c, d) },
+      )
+    } catch (err) {
+      const msg = (err as Error).message.split('\n')[0] ?? 'unknown'
+      await store.depositMoved(id, { status: 'dropped', error: msg }).catch(() => {})
+      return failed(`the deposit would revert: ${msg}`)
+    }
+    if (!r) {
+      await store.depositMoved(id, { status: 'dropped', error: 'no relayer free' }).catch(() => {})
+      return failed('no relayer is free now; retry shortly')
+    }
+    if (r.status !== 'success') {
+      await store.depositMoved(id, { status: 'reverted', txHash: r.hash })
+      return failed(`the deposit reverted on chain (${r.hash})`)
+    }
+    await store.depositMoved(id, { status: 'confirmed', txHash: r.hash })
+    return { txHash: r.hash, channel: await readChannel(chain, channelId) }
+  }
+
+  return { check, execute }
+}
+
+export type DepositExecutor = ReturnType<typeof createDepositExecutor>
