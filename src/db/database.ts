@@ -5,6 +5,7 @@ import type { BatchChannelsTable, BatchTransactionsTable, PlatformKeysTable } fr
 import type { PaymentIdentifiersTable } from './payment-identifiers-table.js'
 import type { TopupsTable } from './topups-tables.js'
 import type { WithdrawalEventsTable, WithdrawalsTable } from './withdrawals-tables.js'
+import type { ApprovalsTable } from './approvals-table.js'
 
 /** numeric(78,0) comes back from pg as a decimal string; write bigint or string. */
 type Numeric = ColumnType<string, string | bigint, string | bigint>
@@ -220,6 +221,10 @@ export interface AgentsTable {
   cap_per_transaction: Numeric | null
   cap_daily: Numeric | null
   cap_monthly: Numeric | null
+  /** approval policy (issue 38): a payment above this (atomic USDC) waits for the owner; null = never */
+  approval_above: ColumnType<string | null, string | bigint | null | undefined, string | bigint | null>
+  /** approval policy: more than this many calls a minute to a seller first paid under a day ago wait; null = never */
+  approval_new_seller_per_minute: ColumnType<number | null, number | null | undefined, number | null>
   top_up_enabled: Generated<boolean>
   top_up_threshold: ColumnType<string, string | bigint | undefined, string | bigint>
   top_up_amount: ColumnType<string, string | bigint | undefined, string | bigint>
@@ -331,6 +336,7 @@ export interface Database {
   batch_channels: BatchChannelsTable
   batch_transactions: BatchTransactionsTable
   platform_keys: PlatformKeysTable
+  approvals: ApprovalsTable
 }
 
 export type Payment = Selectable<PaymentsTable>
