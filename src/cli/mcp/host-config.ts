@@ -41,12 +41,12 @@ export function hostConfigPath(
 const keyOf = (client: HostClient) => (client === 'vscode' ? 'servers' : 'mcpServers')
 
 /** The entry as this host's format writes it. */
-export function hostEntry(client: HostClient, e: ServerEntry): Record<string, unknown> {
+function hostEntry(client: HostClient, e: ServerEntry): Record<string, unknown> {
   return client === 'vscode' ? { type: 'stdio', ...e } : { ...e }
 }
 
 /** The file's JSON object; `undefined` when there is no file. Malformed: a UsageError that says nothing changed. */
-export function readHostConfig(file: string): Record<string, unknown> | undefined {
+function readHostConfig(file: string): Record<string, unknown> | undefined {
   let text: string
   try {
     text = fs.readFileSync(file, 'utf8')
