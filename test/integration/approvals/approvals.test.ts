@@ -178,12 +178,17 @@ t.test('human approval: 202, decisions, a retry signed once, refusals, caps, aud
     const a = (await pay(agent)).json()
     const link = new URL(p.deps.services.agentPayments.approvals.link(a.approval_id, new Date(a.expires_at)))
     const path = `${link.pathname}${link.search}`
-    const page = await p.web.inject({ method: 'GET', url: path })
+    const html = { accept: 'text/html,application/xhtml+xml' }
+    const page = await p.web.inject({ method: 'GET', url: path, headers: html })
     t.equal(page.statusCode, 200)
     t.match(page.body, /Approve this payment\?/)
     t.match(page.body, /0\.001000 USDC/)
     const tampered = path.replace(/.$/, (c) => (c === '0' ? '1' : '0'))
-    t.equal((await p.web.inject({ method: 'GET', url: tampered })).statusCode, 403)
+    const invalid = await p.web.inject({ method: 'GET', url: tampered, headers: html })
+    t.equal(invalid.statusCode, 403)
+    t.match(invalid.body, /Link not valid/)
+    const program = await p.web.inject({ method: 'GET', url: tampered })
+    t.match(program.json(), { code: 'approval_link_invalid' }, 'a program gets the error body')
     const forged = await p.web.inject({
       method: 'POST',
       url: tampered,
@@ -194,7 +199,7 @@ t.test('human approval: 202, decisions, a retry signed once, refusals, caps, aud
     const r = await p.web.inject({
       method: 'POST',
       url: path,
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'phone' },
+      headers: { ...html, 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'phone' },
       payload: 'decision=approve',
     })
     t.equal(r.statusCode, 200, r.body)
@@ -203,7 +208,7 @@ t.test('human approval: 202, decisions, a retry signed once, refusals, caps, aud
       status: 'approved',
       decision: { by: owner.userId, via: 'link', user_agent: 'phone' },
     })
-    const again = await p.web.inject({ method: 'GET', url: path })
+    const again = await p.web.inject({ method: 'GET', url: path, headers: html })
     t.match(again.body, /This payment is approved/, 'the page no longer offers a decision')
   })
 })

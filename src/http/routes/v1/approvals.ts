@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { AppError } from '../../../errors.js'
+import { appError, AppError } from '../../../errors.js'
 import type { ApprovalsService } from '../../../services/approvals/approvals.js'
 import type { Deps } from '../../../deps.js'
 import { authErrors, errorResponse, list, ok } from './schemas.js'
@@ -10,6 +10,10 @@ const idParam = {
   properties: { id: { type: 'string', maxLength: 64 } },
 } as const
 type P = { Params: { id: string } }
+
+function wantsHtml(request: FastifyRequest): boolean {
+  return (request.headers.accept ?? '').includes('text/html')
+}
 
 function from(request: FastifyRequest) {
   const ua = request.headers['user-agent']
@@ -98,7 +102,10 @@ async function decideLinkRoutes(app: FastifyInstance, approvals: () => Approvals
     },
     async (request, reply) => {
       const a = await approvals().byLink(request.params.id, request.query.token)
-      return page(reply, a ? confirmPage(a, request.query.token!) : invalidPage(), a ? 200 : 403)
+      if (a) return page(reply, confirmPage(a, request.query.token!), 200)
+      // a browser gets a page that says so; a program the usual error body
+      if (!wantsHtml(request)) throw appError('approval_link_invalid')
+      return page(reply, invalidPage(), 403)
     },
   )
   app.post<P & { Querystring: { token?: string }; Body: { decision?: unknown } }>(
@@ -117,7 +124,7 @@ async function decideLinkRoutes(app: FastifyInstance, approvals: () => Approvals
     },
     async (request, reply) => {
       const decision = request.body.decision as 'approve' | 'deny'
-      const html = !(request.headers['content-type'] ?? '').includes('json')
+      const html = wantsHtml(request)
       try {
         const a = await approvals().decideByLink(request.params.id, request.query.token, decision, from(request))
         if (!html) return a
