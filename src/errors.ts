@@ -126,6 +126,28 @@ const catalogue = {
     message:
       "the challenge does not match what this platform asks for {resource}: {detail}; fetch the endpoint's 402 challenge again and pass it unchanged",
   },
+  // human approval (issue 38)
+  approval_pending: {
+    status: 409,
+    message:
+      "approval {id} still waits for the owner's decision: poll GET /v1/agent/approvals/{id} and retry once it is approved",
+  },
+  approval_denied: { status: 403, message: 'the owner denied approval {id}: this payment is not signed' },
+  approval_expired: {
+    status: 409,
+    message: 'approval {id} expired ({detail}): pay again without approval_id to ask the owner anew',
+  },
+  approval_mismatch: {
+    status: 409,
+    message:
+      'approval {id} was given for other terms: {detail}; retry with exactly the approved url, payee and amount, or pay without approval_id to ask anew',
+  },
+  approval_decided: { status: 409, message: 'approval {id} was already {status}; a decision is final' },
+  approval_link_invalid: {
+    status: 403,
+    message:
+      'this approval link is not valid (altered, for another approval, or past its expiry): decide in the dashboard or with tollgate approvals',
+  },
 } as const satisfies Record<string, { status: number; message: string }>
 
 export type ErrorCode = keyof typeof catalogue

@@ -51,6 +51,7 @@ your account (API key):
   keys create|list|revoke          an agent's keys
   caps set|show                    spend caps, in USDC
   allowlist list|add|remove        the sellers an agent may pay
+  approvals [list|approve|deny]    payments your agents' approval policies hold for you
   fund <agent> <USDC>              USDC from your funding wallet to an agent
   funding [top-up]                 the funding wallet (address, balance) and agents' top-up settings
   withdraw                         USDC out of an agent or the funding wallet
@@ -105,6 +106,7 @@ export const COMMANDS: Record<string, () => Promise<Run>> = {
   config: async () => (await import('./commands/config.js')).configCommand,
   agents: async () => (await import('./commands/agents.js')).agentsCommand,
   keys: async () => (await import('./commands/keys.js')).keysCommand,
+  approvals: async () => (await import('./commands/approvals.js')).approvalsCommand,
   caps: async () => (await import('./commands/caps.js')).capsCommand,
   allowlist: async () => (await import('./commands/allowlist.js')).allowlistCommand,
   withdraw: async () => (await import('./commands/withdraw.js')).withdrawCommand,

@@ -55,6 +55,12 @@ export interface PlatformPayOptions extends SpendLimits {
    * paid only where nothing else can be.
    */
   upto?: boolean
+  /**
+   * A payment the agent's policy holds for its owner's approval (the platform answers 202 with an
+   * approval id): wait up to `timeoutMs` for the decision, polling every `pollMs` (default 2000),
+   * then retry with the approval id. Without it such a payment is refused at once (`approval_pending`).
+   */
+  approval?: { timeoutMs: number; pollMs?: number; onProgress?(status: string, approvalId: string): void }
 }
 
 export interface LocalPayOptions extends SpendLimits {
@@ -415,6 +421,61 @@ export interface Payer {
  * allowlist enforced there; a refusal is a PaymentRefusedError), and the outcome is reported.
  * `tollgate mcp` pays MCP tool challenges with it too.
  */
+/**
+ * A payment held for the owner's approval (202): waits for the decision (`o.approval`), polling
+ * GET /v1/agent/approvals/{id}, then retries the same payment with `approval_id` and answers the
+ * signed payment's body. Denied, expired, no decision in time, or no waiting asked: refused.
+ */
+async function approved(
+  fetchImpl: FetchLike,
+  base: string,
+  headers: Record<string, string>,
+  o: PlatformPayOptions,
+  held: Record<string, unknown>,
+  signal: AbortSignal,
+  pay: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const id = String(held.approval_id)
+  const refuse = (code: string, message: string, status: number) =>
+    new PaymentRefusedError(code, message, { approval_id: id, expires_at: held.expires_at }, status)
+  if (!o.approval)
+    throw refuse('approval_pending', `this payment waits for the owner's approval ${id}: ${String(held.message)}`, 202)
+  const until = Date.now() + o.approval.timeoutMs
+  let status = String(held.status)
+  while (status === 'pending') {
+    o.approval.onProgress?.(`waiting for the owner to approve ${id}`, id)
+    if (Date.now() >= until)
+      throw refuse(
+        'approval_timeout',
+        `no decision on approval ${id} in ${Math.round(o.approval.timeoutMs / 1000)} s; approve it (tollgate approvals approve ${id}, the dashboard or the link) and run again`,
+        408,
+      )
+    await new Promise((r) => setTimeout(r, Math.min(o.approval!.pollMs ?? 2000, Math.max(0, until - Date.now()))))
+    signal.throwIfAborted()
+    const r = await fetchImpl(`${base}/v1/agent/approvals/${encodeURIComponent(id)}`, { headers, signal })
+    const b = (await r.json().catch(() => ({}))) as Record<string, unknown>
+    if (!r.ok) throw refuse(String(b.code ?? 'platform_error'), String(b.message ?? `answered ${r.status}`), r.status)
+    status = String(b.status)
+  }
+  if (status === 'denied') throw refuse('approval_denied', `the owner denied approval ${id}: nothing was paid`, 403)
+  if (status === 'expired')
+    throw refuse('approval_expired', `approval ${id} expired before it was decided or used: nothing was paid`, 409)
+  const res = await fetchImpl(`${base}/v1/agent/payments`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ ...pay, approval_id: id }),
+    signal,
+  })
+  const body = (await res.json().catch(() => ({}))) as Record<string, unknown>
+  if (!res.ok)
+    throw refuse(
+      typeof body.code === 'string' ? body.code : 'platform_error',
+      typeof body.message === 'string' ? body.message : `the platform answered ${res.status}`,
+      res.status,
+    )
+  return body
+}
+
 export function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Payer {
   if (!isSendableKey(o.agentKey))
     throw new TypeError(
@@ -443,7 +504,15 @@ export function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Paye
           }),
           signal: request.signal,
         })
-        const body = (await res.json().catch(() => ({}))) as Record<string, unknown>
+        let body = (await res.json().catch(() => ({}))) as Record<string, unknown>
+        if (res.status === 202 && body.object === 'approval')
+          body = await approved(fetchImpl, base, headers, o, body, request.signal, {
+            url: request.url,
+            method: request.method,
+            challenge: raws[i],
+            payment_identifier: paymentId,
+            ...(o.upto ? { upto: true } : {}),
+          })
         if (res.ok) {
           // e.g. a dashboard or proxy address that answers every path: never retry with a junk header
           if ((body.header !== 'X-PAYMENT' && body.header !== 'PAYMENT-SIGNATURE') || typeof body.value !== 'string') {

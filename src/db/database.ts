@@ -11,6 +11,7 @@ import type {
   WebhookEndpointsTable,
   WebhookEventsTable,
 } from './webhooks-tables.js'
+import type { ApprovalsTable } from './approvals-table.js'
 
 /** numeric(78,0) comes back from pg as a decimal string; write bigint or string. */
 type Numeric = ColumnType<string, string | bigint, string | bigint>
@@ -228,6 +229,10 @@ export interface AgentsTable {
   cap_per_transaction: Numeric | null
   cap_daily: Numeric | null
   cap_monthly: Numeric | null
+  /** approval policy (issue 38): a payment above this (atomic USDC) waits for the owner; null = never */
+  approval_above: ColumnType<string | null, string | bigint | null | undefined, string | bigint | null>
+  /** approval policy: more than this many calls a minute to a seller first paid under a day ago wait; null = never */
+  approval_new_seller_per_minute: ColumnType<number | null, number | null | undefined, number | null>
   top_up_enabled: Generated<boolean>
   top_up_threshold: ColumnType<string, string | bigint | undefined, string | bigint>
   top_up_amount: ColumnType<string, string | bigint | undefined, string | bigint>
@@ -343,6 +348,7 @@ export interface Database {
   webhook_events: WebhookEventsTable
   webhook_deliveries: WebhookDeliveriesTable
   webhook_cursors: WebhookCursorsTable
+  approvals: ApprovalsTable
 }
 
 export type Payment = Selectable<PaymentsTable>

@@ -13,6 +13,7 @@ import { EXIT } from '../exit-codes.js'
 import { refusalText, WORDED } from '../refusal-text.js'
 import { nextStep } from '../next-step.js'
 import { inspect } from './inspect.js'
+import { startProgress, type Progress } from '../progress.js'
 
 export const FETCH_HELP = `usage: tollgate [--json] fetch [-X METHOD] <url> [options]
 
@@ -34,6 +35,9 @@ options:
                          timeout, input fields) and the agent's cap headroom; pays nothing
                          (with --upto: what paying with upto would reserve)
   -v, --verbose          with --inspect: the asset, the description and the whole input schema
+      --approval-timeout S when the agent's policy holds the payment for its owner's approval, wait
+                         up to S seconds for the decision (default 600; 0: do not wait), with a
+                         progress line on stderr, then pay
   -h, --help             this help
 
 output: the response body on stdout; the payment receipt (amount, payTo, payer, payment id,
@@ -74,6 +78,13 @@ export function receiptJson(status: number, p: PaymentInfo | undefined): Record<
   }
 }
 
+/** `--approval-timeout` in seconds (default 600) as milliseconds; 0 does not wait. */
+export function approvalTimeoutMs(v: string | undefined): number {
+  if (v === undefined) return 600_000
+  if (!/^\d{1,6}$/.test(v)) throw new UsageError(`--approval-timeout is a number of seconds, got "${v}"`)
+  return Number(v) * 1000
+}
+
 export async function fetchCommand(args: string[], cmd: Command): Promise<number> {
   const { io, out } = cmd
   const { values: v, positionals } = parseOptions(
@@ -87,6 +98,7 @@ export async function fetchCommand(args: string[], cmd: Command): Promise<number
       inspect: { type: 'boolean' },
       upto: { type: 'boolean' },
       verbose: { type: 'boolean', short: 'v' },
+      'approval-timeout': { type: 'string' },
     },
     FETCH_HELP,
     { positionals: true },
@@ -129,12 +141,30 @@ export async function fetchCommand(args: string[], cmd: Command): Promise<number
   const upto = v.upto === true
   if (v.inspect) return inspect({ url, init, f, cmd, verbose: Boolean(v.verbose), upto })
   if (!s.agentKey) throw new UsageError(NO_AGENT_KEY)
+  const approvalMs = approvalTimeoutMs(v['approval-timeout'])
+  // shown only while a held payment waits for its owner
+  let progress: Progress | undefined
   let res
   try {
     // one call per process: nothing to remember, so a sign-in is tried wherever a seller offers one (x402 sign-in-with-x)
-    res = await wrapFetch(f, { baseUrl: s.apiUrl, agentKey: s.agentKey, signIn: 'always', upto })(url, init)
+    res = await wrapFetch(f, {
+      baseUrl: s.apiUrl,
+      agentKey: s.agentKey,
+      signIn: 'always',
+      upto,
+      ...(approvalMs > 0
+        ? {
+            approval: {
+              timeoutMs: approvalMs,
+              onProgress: (st) => (progress ??= startProgress(io, 'payment held', { json: out.json })).update(st),
+            },
+          }
+        : {}),
+    })(url, init)
   } catch (err) {
     throw await paymentError(err, cmd)
+  } finally {
+    progress?.done()
   }
   const bytes = new Uint8Array(await res.arrayBuffer())
   io.stdout(bytes)

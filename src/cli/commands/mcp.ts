@@ -16,6 +16,8 @@ import { createAgentServer } from '../mcp/agent-server.js'
 import { AGENT_TOOLS } from '../mcp/agent-tools.js'
 import { createRemoteServer } from '../mcp/remote-server.js'
 import { CLIENT_INFO, McpSession } from '../mcp/session.js'
+import { approvalTimeoutMs } from './fetch.js'
+import { mcpInstallCommand } from './mcp-install.js'
 
 export const MCP_HELP = `usage: tollgate mcp [--remote <url>] [--upto]
 
@@ -40,13 +42,28 @@ options:
                          paying each call's price: the host sees that server's tools
   --upto                 pay a seller's usage-based price (x402 upto) where offered: the maximum is
                          reserved against the caps, the actual charge is paid; exact elsewhere
+  --approval-timeout S   a payment the agent's policy holds for its owner's approval waits up to S
+                         seconds for the decision (default 600; 0: the tool answers at once that
+                         it waits), with a line on stderr, then is paid
   -h, --help             this help
+
+subcommands:
+  install --client claude|cursor|vscode [--agent NAME] [--config PATH]
+                         add this server to the host's MCP configuration (merged, backup kept),
+                         with a new agent key made for it
+  uninstall --client claude|cursor|vscode [--config PATH]
+                         remove exactly what install added
 
 stdout carries only the protocol; messages go to stderr. Host configuration: README, "Agent hosts".
 `
 
 export async function mcpCommand(args: string[], cmd: Command): Promise<number> {
-  const { values: v } = parseOptions(args, { remote: { type: 'string' }, upto: { type: 'boolean' } }, MCP_HELP)
+  if (args[0] === 'install' || args[0] === 'uninstall') return mcpInstallCommand(args[0], args.slice(1), cmd)
+  const { values: v } = parseOptions(
+    args,
+    { remote: { type: 'string' }, upto: { type: 'boolean' }, 'approval-timeout': { type: 'string' } },
+    MCP_HELP,
+  )
   if (v.help) {
     cmd.io.stdout(MCP_HELP)
     return EXIT.ok
@@ -54,8 +71,12 @@ export async function mcpCommand(args: string[], cmd: Command): Promise<number> 
   const remoteUrl = v.remote === undefined ? undefined : URL.parse(v.remote)
   if (remoteUrl === null || (remoteUrl && remoteUrl.protocol !== 'http:' && remoteUrl.protocol !== 'https:'))
     throw new UsageError(`--remote is the http(s) URL of an MCP server, got "${v.remote}"`)
-  const session = new McpSession(cmd, { upto: v.upto === true })
   const log = (line: string) => cmd.io.stderr(redactSecrets(`tollgate mcp: ${line}\n`))
+  const session = new McpSession(cmd, {
+    upto: v.upto === true,
+    approvalTimeoutMs: approvalTimeoutMs(v['approval-timeout']),
+    log,
+  })
   if (!session.settings.agentKey)
     log('no agent key: the tools that pay refuse until there is one (TOLLGATE_AGENT_KEY, or tollgate setup)')
 

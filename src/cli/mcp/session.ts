@@ -6,7 +6,13 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { platformPayer, wrapFetch, type FetchLike, type Payer } from '../../client/wrap-fetch.js'
+import {
+  platformPayer,
+  wrapFetch,
+  type FetchLike,
+  type Payer,
+  type PlatformPayOptions,
+} from '../../client/wrap-fetch.js'
 import { namingFetch, NO_AGENT_KEY, type Api } from '../api-client.js'
 import type { Command } from '../command.js'
 import { UsageError } from '../errors.js'
@@ -26,8 +32,24 @@ export class McpSession {
   #payer: Payer | undefined
   #paidFetch: ReturnType<typeof wrapFetch> | undefined
 
-  constructor(cmd: Command, opts: { upto?: boolean } = {}) {
+  /** waiting for the owner's decision on a held payment (`--approval-timeout`); none: refused at once */
+  readonly #approval: PlatformPayOptions['approval']
+
+  constructor(cmd: Command, opts: { upto?: boolean; approvalTimeoutMs?: number; log?(line: string): void } = {}) {
     this.upto = opts.upto ?? false
+    const shown = new Map<string, number>()
+    this.#approval =
+      opts.approvalTimeoutMs && opts.approvalTimeoutMs > 0
+        ? {
+            timeoutMs: opts.approvalTimeoutMs,
+            // a progress line on stderr (the host's log): when the wait starts, then every 10 s
+            onProgress: (status, id) => {
+              if (Date.now() - (shown.get(id) ?? 0) < 10_000) return
+              shown.set(id, Date.now())
+              opts.log?.(status)
+            },
+          }
+        : undefined
     this.settings = cmd.settings()
     this.api = cmd.api()
     this.fetch = namingFetch(cmd.io.fetch ?? fetch, this.settings.apiUrl, this.settings.apiUrlSource)
@@ -45,6 +67,7 @@ export class McpSession {
       baseUrl: this.settings.apiUrl,
       agentKey: this.agentKey(),
       ...(this.upto ? { upto: true } : {}),
+      ...(this.#approval ? { approval: this.#approval } : {}),
     }))
   }
 
@@ -57,6 +80,7 @@ export class McpSession {
       baseUrl: this.settings.apiUrl,
       agentKey: this.agentKey(),
       ...(this.upto ? { upto: true } : {}),
+      ...(this.#approval ? { approval: this.#approval } : {}),
     }))
   }
 

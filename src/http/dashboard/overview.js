@@ -10,6 +10,7 @@ import { units } from './format.js'
 import { fetchCommand, isExample } from './marketplace.js'
 import { SUCCESSFUL_STATUSES, TRANSACTION_HEADERS, transactionRow, walletNames } from './transactions.js'
 import { fail, who } from './ui.js'
+import { alertsList } from './webhooks.js'
 
 const DAY = 86_400_000
 const isoDay = (ms) => new Date(ms).toISOString().slice(0, 10)
@@ -35,8 +36,8 @@ export async function overviewView(show) {
   const fresh = agents.data.length === 0 && recent.data.length === 0
   show(
     h('h1', {}, 'Overview'),
-    // ALERTS: another screen's list fills this container; it stays empty (and takes no room) otherwise
-    h('section', { id: 'overview-alerts', 'aria-label': 'Alerts' }),
+    // the latest alerts (caps, low balances, failures, approvals waiting), as on Insights
+    h('div', { id: 'overview-alerts' }, await alertsList()),
     fresh && (await gettingStarted()),
     totals(insights, month),
     await trendChart(insights),

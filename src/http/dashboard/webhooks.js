@@ -47,6 +47,7 @@ function describe(a) {
   if (a.type.startsWith('agent.cap'))
     return `${d.agent ?? ''} ${d.window ?? ''} cap${d.percent ? ` ${d.percent}%` : ' reached'}`
   if (a.type === 'webhook.disabled') return `endpoint ${d.url ?? ''} disabled`
+  if (a.type === 'approval.requested') return `a payment to ${d.url ?? d.pay_to ?? ''} waits for your decision`
   return d.reason ?? d.error ?? d.payment_id ?? d.withdrawal_id ?? d.topup_id ?? ''
 }
 

@@ -16,6 +16,10 @@ export interface AgentRow {
   cap_per_transaction: string | null
   cap_daily: string | null
   cap_monthly: string | null
+  /** approval policy (issue 38; services/approvals): above this amount a payment waits for the owner */
+  approval_above?: string | null
+  /** approval policy: more calls a minute than this to a seller first paid under a day ago wait */
+  approval_new_seller_per_minute?: number | null
   allowlist: Array<{ kind: 'pay_to' | 'namespace' | 'host'; value: string }>
 }
 
@@ -65,6 +69,8 @@ export class AgentAuth {
         'a.cap_per_transaction',
         'a.cap_daily',
         'a.cap_monthly',
+        'a.approval_above',
+        'a.approval_new_seller_per_minute',
       ])
       .select(
         sql<

@@ -19,11 +19,20 @@ export interface TopUpSettings {
   funding_source: 'funding_wallet'
 }
 
+/** When a payment waits for the owner's approval (services/approvals); null = never. */
+interface ApprovalPolicy {
+  /** atomic USDC: a payment above this waits */
+  above: string | null
+  /** more calls a minute than this to a seller first paid less than a day ago wait */
+  new_seller_calls_per_minute: number | null
+}
+
 export interface AgentView {
   object: 'agent'
   address: string
   name: string
   spend_caps: SpendCaps
+  approval_policy: ApprovalPolicy
   top_up: TopUpSettings
   created_at: string
   updated_at: string
@@ -38,6 +47,8 @@ const COLUMNS = [
   'cap_per_transaction',
   'cap_daily',
   'cap_monthly',
+  'approval_above',
+  'approval_new_seller_per_minute',
   'top_up_enabled',
   'top_up_threshold',
   'top_up_amount',
@@ -52,6 +63,7 @@ export function agentView(r: AgentRow): AgentView {
     address: r.address,
     name: r.name,
     spend_caps: { per_transaction: r.cap_per_transaction, daily: r.cap_daily, monthly: r.cap_monthly },
+    approval_policy: { above: r.approval_above, new_seller_calls_per_minute: r.approval_new_seller_per_minute },
     top_up: {
       enabled: r.top_up_enabled,
       threshold: r.top_up_threshold,
@@ -76,6 +88,25 @@ export function parseCaps(
     out.cap_per_transaction = atomicAmount('spend_caps.per_transaction', o.per_transaction, { allowNull: true })
   if ('daily' in o) out.cap_daily = atomicAmount('spend_caps.daily', o.daily, { allowNull: true })
   if ('monthly' in o) out.cap_monthly = atomicAmount('spend_caps.monthly', o.monthly, { allowNull: true })
+  return out
+}
+
+/** Validates a partial approval policy into column updates. */
+function parseApprovalPolicy(
+  v: unknown,
+): Partial<{ approval_above: string | null; approval_new_seller_per_minute: number | null }> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw invalid('approval_policy', 'expected an object')
+  const o = v as Record<string, unknown>
+  const out: Partial<{ approval_above: string | null; approval_new_seller_per_minute: number | null }> = {}
+  for (const k of Object.keys(o))
+    if (!['above', 'new_seller_calls_per_minute'].includes(k)) throw invalid(`approval_policy.${k}`, 'unknown field')
+  if ('above' in o) out.approval_above = atomicAmount('approval_policy.above', o.above, { allowNull: true })
+  if ('new_seller_calls_per_minute' in o) {
+    const n = o.new_seller_calls_per_minute
+    if (n !== null && (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 100_000))
+      throw invalid('approval_policy.new_seller_calls_per_minute', 'expected an integer from 0 to 100000, or null')
+    out.approval_new_seller_per_minute = n
+  }
   return out
 }
 
@@ -138,9 +169,15 @@ export function createAgents({ db, masterKey }: { db: Kysely<Database>; masterKe
 
   return {
     find,
-    async create(userId: string, body: { name?: unknown; spend_caps?: unknown; top_up?: unknown }): Promise<AgentView> {
+    async create(
+      userId: string,
+      body: { name?: unknown; spend_caps?: unknown; top_up?: unknown; approval_policy?: unknown },
+    ): Promise<AgentView> {
       const agentName = parseName('name', body.name)
-      const caps = body.spend_caps === undefined ? {} : parseCaps(body.spend_caps)
+      const caps = {
+        ...(body.spend_caps === undefined ? {} : parseCaps(body.spend_caps)),
+        ...(body.approval_policy === undefined ? {} : parseApprovalPolicy(body.approval_policy)),
+      }
       const topUp = body.top_up === undefined ? {} : parseTopUp(body.top_up)
       checkTopUp(topUp)
       await refuseTakenName(db, userId, agentName)
@@ -180,15 +217,16 @@ export function createAgents({ db, masterKey }: { db: Kysely<Database>; masterKe
     async update(
       userId: string,
       address: string,
-      body: { name?: unknown; spend_caps?: unknown; top_up?: unknown },
+      body: { name?: unknown; spend_caps?: unknown; top_up?: unknown; approval_policy?: unknown },
     ): Promise<AgentView> {
       const agent = await find(userId, address)
       for (const k of Object.keys(body))
-        if (!['name', 'spend_caps', 'top_up'].includes(k)) throw invalid(k, 'unknown field')
+        if (!['name', 'spend_caps', 'top_up', 'approval_policy'].includes(k)) throw invalid(k, 'unknown field')
       const set = {
         ...(body.name !== undefined ? { name: parseName('name', body.name) } : {}),
         ...(body.spend_caps !== undefined ? parseCaps(body.spend_caps) : {}),
         ...(body.top_up !== undefined ? parseTopUp(body.top_up) : {}),
+        ...(body.approval_policy !== undefined ? parseApprovalPolicy(body.approval_policy) : {}),
       }
       checkTopUp({
         top_up_enabled: 'top_up_enabled' in set ? set.top_up_enabled : agent.top_up_enabled,

@@ -36,6 +36,7 @@ import { createSpendWindows, spendWindowTotals, windowsAt, type Unsettled, type 
 import { openWithdrawalAuthorizations } from '../withdrawals/wallet-reservation.js'
 import type { AgentPaymentStatus } from '../../db/agent-payments-tables.js'
 import { WalletBalances } from './wallet-balances.js'
+import { createApprovals, type ApprovalPending } from '../approvals/approvals.js'
 
 export type { AgentRow } from '../accounts/agent-auth.js'
 export type { PayBody } from './choose-requirement.js'
@@ -59,6 +60,7 @@ export interface AgentPaymentsDeps {
     | 'upto'
     | 'allowPrivateUpstreams'
     | 'agentPayments'
+    | 'baseUrl'
   >
   chain: PublicClient
   /** injectable for tests of the UTC day/month boundaries */
@@ -156,6 +158,7 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
   const voucherLock = createVoucherLock(deps.redis, deps.key)
   const proofs = createCollectionProofs({ ...deps, proxyOrigin, now })
   const platform = createPlatformTerms({ db, config })
+  const approvals = createApprovals({ db, config: { masterKey: config.masterKey, baseUrl: config.baseUrl }, now })
   const seenChallenges = createSeenChallenges({ allowPrivate: config.allowPrivateUpstreams })
   const cancels = createChainCancel({
     redis: deps.redis,
@@ -250,6 +253,8 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
 
   return {
     authenticate: (bearer: string) => auth.authenticate(bearer),
+    /** human approval of held payments: the owner's decisions and the agent's polling (services/approvals) */
+    approvals,
     sweep,
     /** Stops LISTENing and forgets cached look-ups and decrypted keys. */
     async close(): Promise<void> {
@@ -292,7 +297,7 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
       }
     },
     /** Signs a payment for the challenge, or (dry_run) says what would be paid and the headroom. */
-    async pay(who: string | AgentRow, body: PayBody): Promise<SignedPayment | DryRun> {
+    async pay(who: string | AgentRow, body: PayBody): Promise<SignedPayment | DryRun | ApprovalPending> {
       if (body.dry_run !== undefined && typeof body.dry_run !== 'boolean')
         throw appError(
           'invalid_parameter',
@@ -316,79 +321,19 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
       const choice = chooseRequirement(agent, body, terms)
       const { ch, url, method } = choice
       const req = withinPerTransactionCap(agent, await checked(choice))
-      if (req.scheme === 'deferred') return payDeferred(agent, body, { ch, url, method, req }, w, at)
-      if (req.scheme === 'upto') return payUpto(agent, body, { ch, url, method, req }, w, at)
-      const balance = await balances.balanceOf(agent.address)
-      if (balance < req.amount) throw balanceError(balance, 0n, req.amount)
-      const nowSeconds = Math.floor(at.getTime() / 1000)
-      // as the official clients: valid from 10 minutes ago until the requirement's timeout (bounded)
-      const a = {
-        from: agent.address as HexString,
-        to: req.payTo as HexString,
-        value: req.amount.toString(),
-        validAfter: String(nowSeconds - 600),
-        validBefore: String(nowSeconds + validFor(req)),
-        nonce: randomNonce() as HexString,
-      }
-      const pay: Unsettled = {
-        payer: agent.address.toLowerCase(),
-        nonce: a.nonce,
+      const c = { ch, url, method, req }
+      const sign = () => signChosen(agent, body, c, w, at)
+      const held = {
+        url: url.href,
+        method,
+        payTo: req.payTo,
         amount: req.amount,
-        validBefore: BigInt(a.validBefore),
+        scheme: req.scheme,
+        network: req.network,
       }
-      const r = await reserve(agent, w, req.amount, { balance, pay, nowSeconds })
-      if (r.kind === 'balance') throw balanceError(balance, r.unsettled, req.amount)
-      if (r.kind === 'over') throw capError(agent, r.cap, req.amount, r.day, r.month)
-      if (r.kind !== 'ok') throw new Error(`unexpected spend reservation result ${r.kind}`)
-      try {
-        const token = req.extra ?? { name: config.chain.usdc.name, version: config.chain.usdc.version }
-        const signature = signTransferAuth(
-          keys.privateKeyOf(agent),
-          { name: token.name, version: token.version, chainId: config.chain.chainId, verifyingContract: req.asset },
-          {
-            from: a.from,
-            to: a.to,
-            value: req.amount,
-            validAfter: BigInt(a.validAfter),
-            validBefore: BigInt(a.validBefore),
-            nonce: a.nonce,
-          },
-        )
-        const payload = { signature, authorization: a }
-        const id = await writer.write({
-          ...requirementColumns(agent, req.version, url, method, req),
-          nonce: a.nonce,
-          valid_after: a.validAfter,
-          valid_before: a.validBefore,
-          day_window: w.day,
-          month_window: w.month,
-          scheme: 'exact',
-        })
-        const { header, value, paymentId } = paymentHeader(
-          ch,
-          req,
-          payload,
-          body.payment_identifier as string | undefined,
-        )
-        return {
-          object: 'agent_payment',
-          payment_id: id,
-          header,
-          value,
-          ...quote(req),
-          payer: agent.address,
-          nonce: a.nonce,
-          valid_before: a.validBefore,
-          ...(paymentId ? { payment_identifier: paymentId } : {}),
-          headroom: headroom(agent, r.day, r.month),
-        }
-      } catch (err) {
-        await Promise.all([
-          windows.adjust(agent.id, agent.address, w, -req.amount),
-          windows.releaseUnsettled(pay),
-        ]).catch(() => {})
-        throw err
-      }
+      // human approval (services/approvals): a retry with the approval id signs once; else the policy may hold it
+      if (body.approval_id !== undefined) return approvals.useApproved(agent, body.approval_id, held, sign)
+      return (await approvals.hold(agent, held)) ?? sign()
     },
 
     /**
@@ -597,6 +542,100 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
         updated_at: row.updated_at.toISOString(),
       }
     },
+  }
+
+  /** Signs the chosen requirement in its scheme (caps, balance and reservation first). */
+  async function signChosen(
+    agent: AgentRow,
+    body: PayBody,
+    c: { ch: ParsedChallenge; url: URL; method: string; req: Requirement },
+    w: Windows,
+    at: Date,
+  ): Promise<SignedPayment> {
+    if (c.req.scheme === 'deferred') return payDeferred(agent, body, c, w, at)
+    if (c.req.scheme === 'upto') return payUpto(agent, body, c, w, at)
+    return payExact(agent, body, c, w, at)
+  }
+
+  /** exact: an EIP-3009 transferWithAuthorization from the custodial key. */
+  async function payExact(
+    agent: AgentRow,
+    body: PayBody,
+    c: { ch: ParsedChallenge; url: URL; method: string; req: Requirement },
+    w: Windows,
+    at: Date,
+  ): Promise<SignedPayment> {
+    const { ch, url, method, req } = c
+    const balance = await balances.balanceOf(agent.address)
+    if (balance < req.amount) throw balanceError(balance, 0n, req.amount)
+    const nowSeconds = Math.floor(at.getTime() / 1000)
+    // as the official clients: valid from 10 minutes ago until the requirement's timeout (bounded)
+    const a = {
+      from: agent.address as HexString,
+      to: req.payTo as HexString,
+      value: req.amount.toString(),
+      validAfter: String(nowSeconds - 600),
+      validBefore: String(nowSeconds + validFor(req)),
+      nonce: randomNonce() as HexString,
+    }
+    const pay: Unsettled = {
+      payer: agent.address.toLowerCase(),
+      nonce: a.nonce,
+      amount: req.amount,
+      validBefore: BigInt(a.validBefore),
+    }
+    const r = await reserve(agent, w, req.amount, { balance, pay, nowSeconds })
+    if (r.kind === 'balance') throw balanceError(balance, r.unsettled, req.amount)
+    if (r.kind === 'over') throw capError(agent, r.cap, req.amount, r.day, r.month)
+    if (r.kind !== 'ok') throw new Error(`unexpected spend reservation result ${r.kind}`)
+    try {
+      const token = req.extra ?? { name: config.chain.usdc.name, version: config.chain.usdc.version }
+      const signature = signTransferAuth(
+        keys.privateKeyOf(agent),
+        { name: token.name, version: token.version, chainId: config.chain.chainId, verifyingContract: req.asset },
+        {
+          from: a.from,
+          to: a.to,
+          value: req.amount,
+          validAfter: BigInt(a.validAfter),
+          validBefore: BigInt(a.validBefore),
+          nonce: a.nonce,
+        },
+      )
+      const payload = { signature, authorization: a }
+      const id = await writer.write({
+        ...requirementColumns(agent, req.version, url, method, req),
+        nonce: a.nonce,
+        valid_after: a.validAfter,
+        valid_before: a.validBefore,
+        day_window: w.day,
+        month_window: w.month,
+        scheme: 'exact',
+      })
+      const { header, value, paymentId } = paymentHeader(
+        ch,
+        req,
+        payload,
+        body.payment_identifier as string | undefined,
+      )
+      return {
+        object: 'agent_payment',
+        payment_id: id,
+        header,
+        value,
+        ...quote(req),
+        payer: agent.address,
+        nonce: a.nonce,
+        valid_before: a.validBefore,
+        ...(paymentId ? { payment_identifier: paymentId } : {}),
+        headroom: headroom(agent, r.day, r.month),
+      }
+    } catch (err) {
+      await Promise.all([windows.adjust(agent.id, agent.address, w, -req.amount), windows.releaseUnsettled(pay)]).catch(
+        () => {},
+      )
+      throw err
+    }
   }
 
   /** Refuses a sign-in the seller at `url` does not offer itself (`seller_not_allowed`). */

@@ -26,6 +26,8 @@ export interface PayBody {
    * maximum, the actual charge is kept); otherwise upto is paid only where nothing else is payable
    */
   upto?: unknown
+  /** the approval (services/approvals) this retry pays under: signed once, on exactly the approved terms */
+  approval_id?: unknown
 }
 
 /** What this deployment can pay: exact USDC on its own chain. */

@@ -36,6 +36,7 @@ export const TEST_EVENT_TYPE = 'webhook.test'
 
 /** Alerts (issue 38 item 3): also emailed to the user and listed on the dashboard's overview. */
 export const ALERT_TYPES: ReadonlySet<string> = new Set([
+  'approval.requested',
   'agent.cap_reached',
   'agent.cap_near',
   'agent.balance_low',

@@ -81,6 +81,7 @@ export function agentPaymentRoutes(deps: Deps, opts: { sweepMs?: number } = {}):
         payment_identifier?: unknown
         deposit_amount?: unknown
         upto?: unknown
+        approval_id?: unknown
       }
     }>(
       '/payments',
@@ -117,13 +118,20 @@ export function agentPaymentRoutes(deps: Deps, opts: { sweepMs?: number } = {}):
                 description:
                   "usage-based prices: prefer the seller's `upto` requirement (its maximum is reserved against the caps, the actual charge counted once the proxy recorded it); without it upto is paid only where nothing else can be",
               },
+              approval_id: {
+                type: 'string',
+                maxLength: 64,
+                description:
+                  'the approval id of a 202 answer, once the owner approved it: the payment is signed once on exactly the approved url, payee and amount (a second retry answers the same signature)',
+              },
             },
           },
         },
       },
       async (request, reply) => {
         const r = await payments.pay(request.agent!, request.body)
-        return reply.code(r.object === 'agent_payment' ? 201 : 200).send(r)
+        // 202: the agent's approval policy holds it for the owner (approval_id to poll, then retry with)
+        return reply.code(r.object === 'agent_payment' ? 201 : r.object === 'approval' ? 202 : 200).send(r)
       },
     )
     app.post<{ Body: { url?: unknown; method?: unknown; challenge?: unknown } }>(
@@ -239,6 +247,18 @@ export function agentPaymentRoutes(deps: Deps, opts: { sweepMs?: number } = {}):
         },
       },
       async (request) => payments.status(request.agent!),
+    )
+    app.get<{ Params: { id: string } }>(
+      '/approvals/:id',
+      {
+        schema: {
+          tags,
+          summary:
+            "A held payment's approval: pending until the owner decides; approved: retry the payment with approval_id",
+          params: idParam,
+        },
+      },
+      async (request) => payments.approvals.forAgent(request.agent!.id, request.params.id),
     )
     app.get<{ Params: { id: string } }>(
       '/payments/:id',

@@ -32,7 +32,21 @@ const topUpSchema = {
     funding_source: { type: 'string', enum: ['funding_wallet'] },
   },
 } as const
-type AgentBody = { name?: unknown; spend_caps?: unknown; top_up?: unknown }
+const approvalPolicySchema = {
+  type: 'object',
+  additionalProperties: false,
+  description:
+    "when a payment waits for the owner's approval (202 with an approval id instead of a signature); null removes a rule",
+  properties: {
+    above: { ...nullableAtomic, description: 'atomic USDC: a payment above this waits' },
+    new_seller_calls_per_minute: {
+      type: ['integer', 'null'],
+      minimum: 0,
+      description: 'more calls a minute than this to a seller first paid less than a day ago wait',
+    },
+  },
+} as const
+type AgentBody = { name?: unknown; spend_caps?: unknown; top_up?: unknown; approval_policy?: unknown }
 type P = { Params: { address: string } }
 
 /** Agents (custodial wallets), their keys, allowlists, caps, top-up settings and balances. */
@@ -51,7 +65,12 @@ export async function agentRoutes(app: FastifyInstance, ctx: V1Context) {
         body: {
           type: 'object',
           required: ['name'],
-          properties: { name: { type: 'string', maxLength: 100 }, spend_caps: capsSchema, top_up: topUpSchema },
+          properties: {
+            name: { type: 'string', maxLength: 100 },
+            spend_caps: capsSchema,
+            top_up: topUpSchema,
+            approval_policy: approvalPolicySchema,
+          },
         },
         response: { 201: ok('the agent'), 400: errorResponse, ...authErrors },
       },
@@ -83,11 +102,16 @@ export async function agentRoutes(app: FastifyInstance, ctx: V1Context) {
     {
       schema: {
         tags,
-        summary: 'Update name, spend caps and top-up settings (each field optional)',
+        summary: 'Update name, spend caps, approval policy and top-up settings (each field optional)',
         params: addressParam,
         body: {
           type: 'object',
-          properties: { name: { type: 'string', maxLength: 100 }, spend_caps: capsSchema, top_up: topUpSchema },
+          properties: {
+            name: { type: 'string', maxLength: 100 },
+            spend_caps: capsSchema,
+            top_up: topUpSchema,
+            approval_policy: approvalPolicySchema,
+          },
         },
         response: { 200: ok('the agent'), 400: errorResponse, ...authErrors },
       },
@@ -97,6 +121,7 @@ export async function agentRoutes(app: FastifyInstance, ctx: V1Context) {
   for (const [path, field, schema, summary] of [
     ['spend-caps', 'spend_caps', capsSchema, 'spend caps'],
     ['top-up', 'top_up', topUpSchema, 'top-up settings'],
+    ['approval-policy', 'approval_policy', approvalPolicySchema, 'approval policy'],
   ] as const) {
     app.get<P>(
       `/agents/:address/${path}`,

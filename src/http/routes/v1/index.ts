@@ -6,6 +6,7 @@ import { apiKeyAuth } from '../../plugins/api-key-auth.js'
 import { idempotency } from '../../plugins/idempotency.js'
 import { rateLimit } from '../../plugins/rate-limit.js'
 import { agentRoutes } from './agents.js'
+import { approvalRoutes } from './approvals.js'
 import { apiKeyRoutes } from './api-keys.js'
 import { fundingWalletRoutes } from './funding-wallet.js'
 import { historyRoutes } from './history.js'
@@ -72,5 +73,6 @@ export function v1Routes(deps: Deps, opts: V1Options = {}): FastifyPluginAsync {
     await app.register(async (a) => insightRoutes(a, ctx))
     await app.register(async (a) => paymentRoutes(a, ctx))
     await app.register(async (a) => webhookRoutes(a, deps.services.webhooks))
+    await app.register(async (a) => approvalRoutes(a, ctx))
   }
 }
