@@ -17,6 +17,7 @@ import { signupOpen, signupView } from './signup.js'
 import { transactionsView } from './transactions.js'
 import { act, fail, go, notify, session, who } from './ui.js'
 import { webhooksView } from './webhooks.js'
+import { approvalsView } from './approvals.js'
 
 const main = document.getElementById('main')
 const nav = document.getElementById('nav')
@@ -35,6 +36,7 @@ const routes = [
   [/^#\/marketplace$/, marketplaceView],
   [/^#\/sellers$/, sellersView],
   [/^#\/webhooks$/, webhooksView],
+  [/^#\/approvals$/, approvalsView],
 ]
 
 let current = 0

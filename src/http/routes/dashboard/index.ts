@@ -58,6 +58,7 @@ export const DASHBOARD_MODULES = [
   'marketplace.js',
   'signup.js',
   'webhooks.js',
+  'approvals.js',
 ] as const
 
 /**
