@@ -124,26 +124,35 @@ export async function inspect(o: {
   ]
   listed.forEach((r, i) => {
     const schema = schemaOf(r)
+    const first = listed[0]!
+    // after the first requirement, only what differs from it (a platform endpoint offers several
+    // schemes for the same payee, network and input)
+    const same = (k: 'network' | 'payTo' | 'maxTimeoutSeconds' | 'description') => i > 0 && r[k] === first[k]
+    const sameInput = i > 0 && inputFields(schema) === inputFields(schemaOf(first))
+    const alike =
+      i > 0 && same('network') && same('payTo')
+        ? ` (network, payTo${sameInput ? ' and input' : ''} as requirement 1)`
+        : ''
     lines.push(
-      `requirement ${i + 1}:`,
+      `requirement ${i + 1}${alike}:`,
       r.scheme === 'upto'
         ? `  price    up to ${formatUsdc(r.amount.toString())} USDC (charged by usage)`
         : `  price    ${formatUsdc(r.amount.toString())} USDC`,
       `  scheme   ${r.scheme}${SCHEMES[r.scheme] ? ` (${SCHEMES[r.scheme]})` : ''}`,
-      `  network  ${r.network}${r.chainId ? ` (chain ${r.chainId})` : ''}`,
-      `  payTo    ${r.payTo}`,
-      `  timeout  ${r.maxTimeoutSeconds} s`,
     )
+    if (!same('network')) lines.push(`  network  ${r.network}${r.chainId ? ` (chain ${r.chainId})` : ''}`)
+    if (!same('payTo')) lines.push(`  payTo    ${r.payTo}`)
+    if (!same('maxTimeoutSeconds')) lines.push(`  timeout  ${r.maxTimeoutSeconds} s`)
     if (o.verbose) {
       lines.push(`  asset    ${r.asset}${r.extra ? ` (${r.extra.name} v${r.extra.version})` : ''}`)
       if (r.description) lines.push(`  about    ${r.description}`)
       if (schema !== undefined)
         lines.push(`  input    ${JSON.stringify(schema, null, 2).replace(/\n/g, '\n           ')}`)
     } else {
-      if (r.description)
+      if (r.description && !same('description'))
         lines.push(`  about    ${r.description.length > 100 ? `${r.description.slice(0, 99)}…` : r.description}`)
       const fields = inputFields(schema)
-      if (fields) lines.push(`  input    ${fields}`)
+      if (fields && !sameInput) lines.push(`  input    ${fields}`)
     }
   })
   if ('unavailable' in dry) lines.push(`cap headroom: ${dry.unavailable}`)
@@ -186,6 +195,7 @@ const SCHEMES: Record<string, string> = {
   exact: 'the price, transferred per call',
   deferred: 'a voucher per call, against a deposit held in escrow for this seller',
   upto: 'a maximum reserved per call, the seller charges what was used',
+  'batch-settlement': 'one deposit into a channel, then a signed cumulative voucher per call, claimed in batches',
 }
 
 const offersUpto = (c: OfferedChallenge) => (c.parsed.accepts.some((r) => r.scheme === 'upto') ? 1 : 0)
