@@ -36,7 +36,12 @@ import { createSpendWindows, spendWindowTotals, windowsAt, type Unsettled, type 
 import { openWithdrawalAuthorizations } from '../withdrawals/wallet-reservation.js'
 import type { AgentPaymentStatus } from '../../db/agent-payments-tables.js'
 import { WalletBalances } from './wallet-balances.js'
-import { createApprovals, type ApprovalPending } from '../approvals/approvals.js'
+import {
+  createApprovals,
+  type ApprovalPending,
+  type ApprovalTerms,
+  type ApprovalsService,
+} from '../approvals/approvals.js'
 
 export type { AgentRow } from '../accounts/agent-auth.js'
 export type { PayBody } from './choose-requirement.js'
@@ -158,7 +163,11 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
   const voucherLock = createVoucherLock(deps.redis, deps.key)
   const proofs = createCollectionProofs({ ...deps, proxyOrigin, now })
   const platform = createPlatformTerms({ db, config })
-  const approvals = createApprovals({ db, config: { masterKey: config.masterKey, baseUrl: config.baseUrl }, now })
+  const approvals: ApprovalsService = createApprovals({
+    db,
+    config: { masterKey: config.masterKey, baseUrl: config.baseUrl },
+    now,
+  })
   const seenChallenges = createSeenChallenges({ allowPrivate: config.allowPrivateUpstreams })
   const cancels = createChainCancel({
     redis: deps.redis,
@@ -323,7 +332,7 @@ export function createAgentPayments(deps: AgentPaymentsDeps) {
       const req = withinPerTransactionCap(agent, await checked(choice))
       const c = { ch, url, method, req }
       const sign = () => signChosen(agent, body, c, w, at)
-      const held = {
+      const held: ApprovalTerms = {
         url: url.href,
         method,
         payTo: req.payTo,

@@ -12,7 +12,7 @@ import { approvalLink, linkKey, verifyLinkToken } from './approval-links.js'
 type Row = Selectable<ApprovalsTable>
 
 /** What a held payment would pay: the terms an approval is given for (a retry must match them). */
-interface ApprovalTerms {
+export interface ApprovalTerms {
   /** the URL as the payment path normalised it (`URL.href`) */
   url: string
   method: string
@@ -23,7 +23,7 @@ interface ApprovalTerms {
 }
 
 /** Who decides, and from where (the audit). */
-interface DecidedFrom {
+export interface DecidedFrom {
   userId: string
   via: ApprovalVia
   ip: string | null

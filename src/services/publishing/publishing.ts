@@ -456,6 +456,8 @@ export function createPublishing(deps: Deps) {
         .selectAll()
         .where('service_id', '=', svc.id)
         .orderBy('created_at')
+        // endpoints made in one transaction (an MCP upstream's tools) share created_at
+        .orderBy('slug')
         .execute()
       return rows.map((r) => endpointView(config.proxyUrl, namespace, svcName, r))
     },

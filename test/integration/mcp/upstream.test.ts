@@ -393,10 +393,11 @@ t.test('a seller publishes an upstream MCP server: its tools are paid tools of t
       url: '/v1/sellers/mcp-route/services/tools/endpoints',
       headers: auth,
     })
+    // the three tools were made in one transaction: listed by slug
     t.match(listed.json().data, [
+      { mcp_tool: 'fail' },
       { slug: 'get-quote', mcp_tool: 'get_quote', upstream_url: upstream.url, methods: ['POST'] },
       { mcp_tool: 'shout' },
-      { mcp_tool: 'fail' },
     ])
   })
 })

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { appError, AppError } from '../../../errors.js'
-import type { ApprovalsService } from '../../../services/approvals/approvals.js'
+import type { ApprovalsService, DecidedFrom } from '../../../services/approvals/approvals.js'
 import type { Deps } from '../../../deps.js'
 import { authErrors, errorResponse, list, ok } from './schemas.js'
 
@@ -69,11 +69,8 @@ export async function approvalRoutes(app: FastifyInstance, ctx: { deps: Deps }) 
       },
       async (request) => {
         const p = request.principal!
-        return approvals().decide(request.params.id, p.userId, decision, {
-          userId: p.userId,
-          via: p.via,
-          ...from(request),
-        })
+        const by: DecidedFrom = { userId: p.userId, via: p.via, ...from(request) }
+        return approvals().decide(request.params.id, p.userId, decision, by)
       },
     )
   await app.register(async (a) => decideLinkRoutes(a, approvals))
