@@ -28,4 +28,19 @@ export default tseslint.config(
       'max-lines-per-function': ['error', { max: 100, skipBlankLines: false, skipComments: false, IIFEs: true }],
     },
   },
+  {
+    // issue #40: on the paid path (the proxy, the schemes, x402, the ledger, the transports) none over 60.
+    // Later in the list, so it overrides the 100 above for these files; the same baseline counts the
+    // functions over 60 there (taken once when the rule came in, and it only shrinks).
+    files: [
+      'src/proxy/**/*.ts',
+      'src/schemes/**/*.ts',
+      'src/x402/**/*.ts',
+      'src/ledger/**/*.ts',
+      'src/transports/**/*.ts',
+    ],
+    rules: {
+      'max-lines-per-function': ['error', { max: 60, skipBlankLines: false, skipComments: false, IIFEs: true }],
+    },
+  },
 )

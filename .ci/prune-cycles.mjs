@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Takes the import circles that are gone off .ci/baseline/import-cycles.json (dependency-cruiser's
-// known violations); a new circle is never added here, it fails `npm run lint`.
+// Takes the import circles and upward imports that are gone off .ci/baseline/import-cycles.json
+// (dependency-cruiser's known violations); a new one is never added here, it fails `npm run lint`.
 import { execFileSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 
@@ -16,4 +16,6 @@ const present = new Set(now.map(key))
 const known = JSON.parse(readFileSync(BASELINE, 'utf8'))
 const kept = known.filter((v) => present.has(key(v)))
 writeFileSync(BASELINE, `${JSON.stringify(kept, null, 2)}\n`)
-console.log(`import cycles: ${known.length - kept.length} gone from ${BASELINE}, ${kept.length} left`)
+console.log(
+  `import cycles and upward imports: ${known.length - kept.length} gone from ${BASELINE}, ${kept.length} left`,
+)

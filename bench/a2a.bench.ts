@@ -6,9 +6,10 @@
  *          input as a data part and the payment in the message's x402.payment.payload
  * Each request carries its own pre-signed payment, so a paid message is one request (a buyer that
  * knows the price pays in the first message; the input-required round trip is not measured). The
- * official SDK's request handler answers every message. Prints calls/s, p50/p99, CPU per call
- * (this process and the handler processes) and A2A's ratio against HTTP, per round (BENCH_ROUNDS,
- * default 1, the two cases alternating which goes first). Nothing is asserted.
+ * route's direct path answers such a message; a second proxy (`a2aDirect: false`) answers it with
+ * the official SDK's request handler, as a third case. Prints calls/s, p50/p99, CPU per call (this
+ * process and the handler processes) and each A2A case's ratio against HTTP, per round
+ * (BENCH_ROUNDS, default 1, the cases taking turns to go first). Nothing is asserted.
  *
  *   node --import tsx bench/a2a.bench.ts [seconds-per-case] [connections]
  */
@@ -58,6 +59,9 @@ const fixtures = path.resolve(here, '../test/fixtures/handlers')
 await seedHostedServices(deps, await loadHandlerRegistry(fixtures))
 const proxy = await buildProxyApp(deps, { logger: false, handlersDir: fixtures })
 await proxy.listen({ port: 45937, host: '127.0.0.1' })
+// the same, every A2A message through the SDK's DefaultRequestHandler
+const sdkProxy = await buildProxyApp(deps, { logger: false, handlersDir: fixtures, a2aDirect: false })
+await sdkProxy.listen({ port: 45938, host: '127.0.0.1' })
 
 const httpUrl = `${config.proxyUrl}/tollgate/toolbox/echo`
 const a2aUrl = `${config.proxyUrl}/tollgate/toolbox/a2a`
@@ -106,7 +110,8 @@ type Case = {
   url: string
   request: (p: object, i: number) => { headers: Record<string, string>; body: string }
 }
-const cases: Record<'http' | 'a2a', Case> = {
+type Kind = 'http' | 'a2a' | 'a2aSdk'
+const cases: Record<Kind, Case> = {
   http: {
     name: 'paid HTTP call (echo)',
     url: httpUrl,
@@ -121,6 +126,11 @@ const cases: Record<'http' | 'a2a', Case> = {
   a2a: {
     name: 'paid A2A message/send (echo)',
     url: a2aUrl,
+    request: (p, i) => ({ headers: a2aHeaders, body: message(i + 1, p) }),
+  },
+  a2aSdk: {
+    name: 'paid A2A message/send (echo), SDK handler',
+    url: 'http://127.0.0.1:45938/tollgate/toolbox/a2a',
     request: (p, i) => ({ headers: a2aHeaders, body: message(i + 1, p) }),
   },
 }
@@ -181,14 +191,16 @@ for (const c of Object.values(cases)) {
 }
 await run({ ...cases.http, name: 'warm-up (http)' })
 await run({ ...cases.a2a, name: 'warm-up (a2a)' })
+await run({ ...cases.a2aSdk, name: 'warm-up (a2a, SDK handler)' })
 
-const pairs: Array<{ http: Row; a2a: Row }> = []
+const pairs: Array<Record<Kind, Row>> = []
+const kinds: Kind[] = ['http', 'a2a', 'a2aSdk']
 for (let r = 0; r < rounds; r++) {
-  // the two take turns going first, so neither always runs on a warmer machine
-  const order = r % 2 ? (['a2a', 'http'] as const) : (['http', 'a2a'] as const)
-  const got: Partial<Record<'http' | 'a2a', Row>> = {}
+  // the cases take turns going first, so none always runs on a warmer machine
+  const order = [...kinds.slice(r % 3), ...kinds.slice(0, r % 3)]
+  const got: Partial<Record<Kind, Row>> = {}
   for (const k of order) got[k] = await run(cases[k])
-  pairs.push(got as { http: Row; a2a: Row })
+  pairs.push(got as Record<Kind, Row>)
 }
 
 console.log(
@@ -201,19 +213,21 @@ console.log(
   '| round | case | calls/s | p50 ms | p99 ms | CPU µs/call (bench process + handler processes) | A2A vs HTTP |',
 )
 console.log('|---:|---|---:|---:|---:|---:|---:|')
-for (const [n, { http, a2a }] of pairs.entries()) {
-  for (const row of [http, a2a]) {
+for (const [n, { http, a2a, a2aSdk }] of pairs.entries()) {
+  for (const row of [http, a2a, a2aSdk]) {
     console.log(
-      `| ${n + 1} | ${row.name} | ${Math.round(row.rps)} | ${row.p50} | ${row.p99} | ${Math.round(row.cpuUs)} | ${row === a2a ? `${((a2a.rps / http.rps) * 100).toFixed(1)}%` : ''} |${row.failed ? ` ${row.failed} failed` : ''}`,
+      `| ${n + 1} | ${row.name} | ${Math.round(row.rps)} | ${row.p50} | ${row.p99} | ${Math.round(row.cpuUs)} | ${row === http ? '' : `${((row.rps / http.rps) * 100).toFixed(1)}%`} |${row.failed ? ` ${row.failed} failed` : ''}`,
     )
   }
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!
-console.log(
-  `\nmedian A2A/HTTP calls/s ratio ${(median(pairs.map((p) => p.a2a.rps / p.http.rps)) * 100).toFixed(1)}%, median extra CPU per A2A call ${Math.round(median(pairs.map((p) => p.a2a.cpuUs - p.http.cpuUs)))} µs`,
-)
+for (const k of ['a2a', 'a2aSdk'] as const)
+  console.log(
+    `\n${cases[k].name}: median A2A/HTTP calls/s ratio ${(median(pairs.map((p) => p[k].rps / p.http.rps)) * 100).toFixed(1)}%, median extra CPU per A2A call ${Math.round(median(pairs.map((p) => p[k].cpuUs - p.http.cpuUs)))} µs`,
+  )
 
 await proxy.close()
+await sdkProxy.close()
 await sql`drop schema ${sql.id(schema)} cascade`.execute(deps.db)
 await dropRedisPrefix(deps.redis, config.redisPrefix)
 await deps.close()

@@ -3,10 +3,12 @@
  * this machine (`npm run bench:mcp`):
  *   http   POST /tollgate/toolbox/echo, the payment in PAYMENT-SIGNATURE
  *   mcp    POST /tollgate/toolbox/mcp, a JSON-RPC tools/call of `echo`, the payment in _meta["x402/payment"]
- * Each request carries its own pre-signed payment. The MCP server is stateless: every message is
- * a fresh SDK server and transport, and a client sends tools/call without a session. Prints calls/s,
- * p50/p99, CPU per call (this process and the handler processes) and MCP's ratio against HTTP, per
- * round (BENCH_ROUNDS, default 2, the two cases alternating which goes first). Nothing is asserted.
+ *   mcp-sdk the same tools/call to a second proxy in this process answering every MCP message
+ *          through a server and transport of the SDK's (mcpDirect: false), as before the direct path
+ * Each request carries its own pre-signed payment. The MCP server is stateless: a client sends
+ * tools/call without a session. Prints calls/s, p50/p99, CPU per call (this process and the handler
+ * processes) and each MCP case's ratio against HTTP, per round (BENCH_ROUNDS, default 2, the order
+ * of the cases turning each round). Nothing is asserted.
  *
  *   node --import tsx bench/mcp.bench.ts [seconds-per-case] [connections]
  */
@@ -56,9 +58,13 @@ const fixtures = path.resolve(here, '../test/fixtures/handlers')
 await seedHostedServices(deps, await loadHandlerRegistry(fixtures))
 const proxy = await buildProxyApp(deps, { logger: false, handlersDir: fixtures })
 await proxy.listen({ port: 45931, host: '127.0.0.1' })
+// the same platform, every MCP message through the SDK's Server (the path before the direct one)
+const sdkProxy = await buildProxyApp(deps, { logger: false, handlersDir: fixtures, mcpDirect: false })
+await sdkProxy.listen({ port: 45932, host: '127.0.0.1' })
 
 const httpUrl = `${config.proxyUrl}/tollgate/toolbox/echo`
 const mcpUrl = `${config.proxyUrl}/tollgate/toolbox/mcp`
+const mcpSdkUrl = 'http://127.0.0.1:45932/tollgate/toolbox/mcp'
 const args = { msg: 'hello', n: 3 }
 const mcpHeaders = {
   'content-type': 'application/json',
@@ -97,7 +103,8 @@ type Case = {
   url: string
   request: (p: object, i: number) => { headers: Record<string, string>; body: string }
 }
-const cases: Record<'http' | 'mcp', Case> = {
+type Key = 'http' | 'mcp' | 'mcpSdk'
+const cases: Record<Key, Case> = {
   http: {
     name: 'paid HTTP call (echo)',
     url: httpUrl,
@@ -112,6 +119,11 @@ const cases: Record<'http' | 'mcp', Case> = {
   mcp: {
     name: 'paid MCP tools/call (echo)',
     url: mcpUrl,
+    request: (p, i) => ({ headers: mcpHeaders, body: toolCall(i + 1, p) }),
+  },
+  mcpSdk: {
+    name: 'paid MCP tools/call, SDK server per message (echo)',
+    url: mcpSdkUrl,
     request: (p, i) => ({ headers: mcpHeaders, body: toolCall(i + 1, p) }),
   },
 }
@@ -162,7 +174,7 @@ async function run(c: Case): Promise<Row> {
   return row
 }
 
-// warm-up: JIT, the handler processes, the payer's balance cache; and a check that both paths pay
+// warm-up: JIT, the handler processes, the payer's balance cache; and a check that every path pays
 for (const c of Object.values(cases)) {
   const [p] = payments(1)
   const res = await fetch(c.url, { method: 'POST', ...c.request(p!, 0) })
@@ -172,14 +184,16 @@ for (const c of Object.values(cases)) {
 }
 await run({ ...cases.http, name: 'warm-up (http)' })
 await run({ ...cases.mcp, name: 'warm-up (mcp)' })
+await run({ ...cases.mcpSdk, name: 'warm-up (mcp-sdk)' })
 
-const pairs: Array<{ http: Row; mcp: Row }> = []
+const keys: Key[] = ['http', 'mcp', 'mcpSdk']
+const pairs: Array<Record<Key, Row>> = []
 for (let r = 0; r < rounds; r++) {
-  // the two take turns going first, so neither always runs on a warmer machine
-  const order = r % 2 ? (['mcp', 'http'] as const) : (['http', 'mcp'] as const)
-  const got: Partial<Record<'http' | 'mcp', Row>> = {}
+  // the cases take turns going first, so none always runs on a warmer machine
+  const order = [...keys.slice(r % keys.length), ...keys.slice(0, r % keys.length)]
+  const got: Partial<Record<Key, Row>> = {}
   for (const k of order) got[k] = await run(cases[k])
-  pairs.push(got as { http: Row; mcp: Row })
+  pairs.push(got as Record<Key, Row>)
 }
 
 console.log(
@@ -192,10 +206,10 @@ console.log(
   '| round | case | calls/s | p50 ms | p99 ms | CPU µs/call (bench process + handler processes) | MCP vs HTTP |',
 )
 console.log('|---:|---|---:|---:|---:|---:|---:|')
-for (const [n, { http, mcp }] of pairs.entries()) {
-  for (const row of [http, mcp]) {
+for (const [n, { http, mcp, mcpSdk }] of pairs.entries()) {
+  for (const row of [http, mcp, mcpSdk]) {
     console.log(
-      `| ${n + 1} | ${row.name} | ${Math.round(row.rps)} | ${row.p50} | ${row.p99} | ${Math.round(row.cpuUs)} | ${row === mcp ? `${((mcp.rps / http.rps) * 100).toFixed(1)}%` : ''} |${row.failed ? ` ${row.failed} failed` : ''}`,
+      `| ${n + 1} | ${row.name} | ${Math.round(row.rps)} | ${row.p50} | ${row.p99} | ${Math.round(row.cpuUs)} | ${row === http ? '' : `${((row.rps / http.rps) * 100).toFixed(1)}%`} |${row.failed ? ` ${row.failed} failed` : ''}`,
     )
   }
 }
@@ -203,7 +217,11 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.le
 console.log(
   `\nmedian MCP/HTTP calls/s ratio ${(median(pairs.map((p) => p.mcp.rps / p.http.rps)) * 100).toFixed(1)}%, median extra CPU per MCP call ${Math.round(median(pairs.map((p) => p.mcp.cpuUs - p.http.cpuUs)))} µs`,
 )
+console.log(
+  `SDK server per message: median MCP/HTTP calls/s ratio ${(median(pairs.map((p) => p.mcpSdk.rps / p.http.rps)) * 100).toFixed(1)}%, median extra CPU per MCP call ${Math.round(median(pairs.map((p) => p.mcpSdk.cpuUs - p.http.cpuUs)))} µs`,
+)
 
+await sdkProxy.close()
 await proxy.close()
 await sql`drop schema ${sql.id(schema)} cascade`.execute(deps.db)
 await dropRedisPrefix(deps.redis, config.redisPrefix)

@@ -5,8 +5,12 @@
  *   a paid call to a trivial hosted handler (in handler processes, as the proxy runs them)
  *   the same on the proxy's own worker threads (the pool before issue #22; case `threads`)
  *   a paid call forwarded to a local upstream (undici)
+ *   a paid hosted call carrying an x402 `payment-identifier` (case `payid`, as tollgate/client sends)
+ *   a paid hosted call on an endpoint with paid access, which grants it (case `access`)
+ *   a call served on an x402 `sign-in-with-x` proof instead of a payment (case `signin`)
  * Prints requests/s, p50/p99, CPU per request (this process, its threads and its handler
- * processes) and ratios against bare Fastify. Nothing is asserted.
+ * processes), ratios against bare Fastify, and each case's CPU per call as a multiple of bare
+ * Fastify's CPU per request in the same run (this process's, and the whole machine's). Nothing is asserted.
  *
  *   node --import tsx bench/proxy.bench.ts [seconds-per-case] [connections]
  *   BENCH_ROUNDS=3 ...   the main cases three times in turn, with each round's ratios and their medians
@@ -19,7 +23,8 @@ import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 import Fastify from 'fastify'
 import { sql } from 'kysely'
-import { startDevnet } from '../src/chain/devnet.js'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { mintUsdc, startDevnet } from '../src/chain/devnet.js'
 import { assertNativeSecp256k1 } from '../src/chain/recover-signer.js'
 import { loadConfig } from '../src/config.js'
 import { createDb } from '../src/db/create-db.js'
@@ -31,12 +36,18 @@ import { loadHandlerRegistry } from '../src/pool/handler-registry.js'
 import { createUpstreamClient } from '../src/proxy/upstream.js'
 import { seedHostedServices } from '../src/services/hosted-seed.js'
 import { announceRegistryChange } from '../src/services/registry-events.js'
-import { childrenCpuUs, exactPayments } from './bench-payments.js'
+import { createRequire } from 'node:module'
+import { keccak256 } from '../src/chain/keccak.js'
+import { signInMessage } from '../src/x402/sign-in-with-x.js'
+import { childrenCpuUs, exactPayments, type ExactPayer } from './bench-payments.js'
 import { dropRedisPrefix } from './cleanup.js'
 import { profiled } from './profile.js'
 import { startReferenceStack } from './reference-stack.js'
 
 assertNativeSecp256k1()
+const secp = createRequire(import.meta.url)('secp256k1') as {
+  ecdsaSign(msg: Uint8Array, key: Uint8Array): { signature: Uint8Array; recid: number }
+}
 const seconds = Number(process.argv[2] ?? 5)
 const connections = Number(process.argv[3] ?? 32)
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -84,6 +95,20 @@ await deps.db
     upstream_config: null,
   })
   .execute()
+// the echo handler again with paid access (x402 sign-in-with-x): cases `access` and `signin`
+await deps.db
+  .insertInto('endpoints')
+  .values({
+    service_id: svc.id,
+    slug: 'echo-access',
+    methods: ['GET'],
+    price: 1000n,
+    handler: 'echo',
+    upstream_url: null,
+    upstream_config: null,
+    access_minutes: 60,
+  })
+  .execute()
 await announceRegistryChange(deps)
 
 const proxy = await buildProxyApp(deps, { logger: false, handlersDir: fixtures })
@@ -111,6 +136,63 @@ async function headersFor(urlPath: string, count: number): Promise<string[]> {
   return exactPayments(devnet.accounts.demoPayer, config.chain, required, count).map((p) =>
     Buffer.from(JSON.stringify(p)).toString('base64'),
   )
+}
+
+/**
+ * `count` payment headers for the reference stack from `payers` in turn (one payer per connection,
+ * so concurrent settlements never come from one payer: what fails is the facilitator's, not ours).
+ */
+async function referenceHeaders(url: string, count: number, payers: ExactPayer[]): Promise<string[]> {
+  const r = await fetch(url)
+  const required = JSON.parse(Buffer.from(r.headers.get('payment-required')!, 'base64').toString())
+  const each = payers.map((p) => exactPayments(p, config.chain, required, Math.ceil(count / payers.length)))
+  return Array.from({ length: count }, (_, i) =>
+    Buffer.from(JSON.stringify(each[i % payers.length]![Math.floor(i / payers.length)])).toString('base64'),
+  )
+}
+
+/** The same payment headers, each carrying its own x402 `payment-identifier` (as tollgate/client sends). */
+async function withPaymentIds(urlPath: string, count: number): Promise<string[]> {
+  const r = await fetch(`${config.proxyUrl}${urlPath}`)
+  const required = JSON.parse(Buffer.from(r.headers.get('payment-required')!, 'base64').toString())
+  return exactPayments(devnet.accounts.demoPayer, config.chain, required, count).map((p) =>
+    Buffer.from(
+      JSON.stringify({
+        ...p,
+        extensions: {
+          'payment-identifier': { info: { required: false, id: `pay_${randomBytes(16).toString('hex')}` } },
+        },
+      }),
+    ).toString('base64'),
+  )
+}
+
+/** `count` SIGN-IN-WITH-X proofs by the demo payer for the endpoint at `urlPath`, each with its own nonce. */
+async function signInsFor(urlPath: string, count: number): Promise<string[]> {
+  const r = await fetch(`${config.proxyUrl}${urlPath}`)
+  const required = JSON.parse(Buffer.from(r.headers.get('payment-required')!, 'base64').toString())
+  const ext = required.extensions['sign-in-with-x']
+  const key = Buffer.from(devnet.accounts.demoPayer.privateKey.slice(2), 'hex')
+  const out: string[] = []
+  for (let i = 0; i < count; i++) {
+    const unsigned = {
+      domain: ext.info.domain,
+      address: devnet.accounts.demoPayer.address,
+      uri: ext.info.uri,
+      version: ext.info.version,
+      chainId: config.chain.caip2,
+      type: 'eip191',
+      nonce: randomBytes(16).toString('hex'),
+      issuedAt: new Date().toISOString(),
+      ...(ext.info.statement !== undefined ? { statement: ext.info.statement } : {}),
+    }
+    const message = Buffer.from(signInMessage({ ...unsigned, signature: '' }))
+    const digest = keccak256(Buffer.concat([Buffer.from(`\x19Ethereum Signed Message:\n${message.length}`), message]))
+    const { signature, recid } = secp.ecdsaSign(digest, key)
+    const sig = `0x${Buffer.from(signature).toString('hex')}${(27 + recid).toString(16)}`
+    out.push(Buffer.from(JSON.stringify({ ...unsigned, signature: sig })).toString('base64'))
+  }
+  return out
 }
 
 interface Row {
@@ -156,7 +238,13 @@ function processCpuUs(comm: string): number {
   return ticks * 10_000
 }
 
-async function run(name: string, url: string, headers?: string[], conns = connections): Promise<Row> {
+async function run(
+  name: string,
+  url: string,
+  headers?: string[],
+  conns = connections,
+  headerName = 'payment-signature',
+): Promise<Row> {
   let i = 0
   const cpu0 = process.cpuUsage()
   const children0 = childrenCpuUs()
@@ -173,7 +261,7 @@ async function run(name: string, url: string, headers?: string[], conns = connec
             {
               setupRequest: (req: autocannon.Request) => ({
                 ...req,
-                headers: { 'payment-signature': headers[i++ % headers.length]! },
+                headers: { [headerName]: headers[i++ % headers.length]! },
               }),
             },
           ]
@@ -221,7 +309,7 @@ for (const [n, h] of warm.entries())
 
 const perCase = Math.ceil(seconds * 6000)
 const rows: Row[] = []
-// BENCH_CASES=bare,challenge,hosted,threads,upstream,forward,reference picks cases (e.g. to profile one); default all
+// BENCH_CASES=bare,challenge,hosted,threads,upstream,payid,access,signin,forward,reference picks cases (e.g. to profile one); default all
 const only = process.env.BENCH_CASES?.split(',')
 const want = (c: string) => !only || only.includes(c)
 // BENCH_ROUNDS=N runs the four main cases N times in turn: a machine whose speed drifts from minute
@@ -263,6 +351,36 @@ for (let r = 0; r < rounds; r++) {
         await headersFor('/tollgate/toolbox/upstream-echo', perCase),
       ),
     )
+  if (want('payid'))
+    these.push(
+      await run(
+        'paid: hosted handler, with payment-identifier',
+        `${config.proxyUrl}/tollgate/toolbox/echo?msg=hi`,
+        await withPaymentIds('/tollgate/toolbox/echo?msg=hi', perCase),
+      ),
+    )
+  if (want('access'))
+    these.push(
+      await run(
+        'paid: hosted handler with paid access (grants)',
+        `${config.proxyUrl}/tollgate/toolbox/echo-access?msg=hi`,
+        await headersFor('/tollgate/toolbox/echo-access?msg=hi', perCase),
+      ),
+    )
+  if (want('signin')) {
+    // one paid call grants the demo payer the access the sign-ins use
+    const [grant] = await headersFor('/tollgate/toolbox/echo-access?msg=hi', 1)
+    await fetch(`${config.proxyUrl}/tollgate/toolbox/echo-access?msg=hi`, { headers: { 'payment-signature': grant! } })
+    these.push(
+      await run(
+        'sign-in-with-x: hosted handler (paid access)',
+        `${config.proxyUrl}/tollgate/toolbox/echo-access?msg=hi`,
+        await signInsFor('/tollgate/toolbox/echo-access?msg=hi', perCase),
+        connections,
+        'sign-in-with-x',
+      ),
+    )
+  }
   roundRows.push(these)
 }
 rows.push(...roundRows[0]!)
@@ -304,32 +422,62 @@ if (want('reference')) {
     devnet.accounts.receiver.address,
     devnet.accounts.relayers[2]!.privateKey,
   )
-  // at full concurrency its facilitator's own transactions collide (failed rows are counted, not in req/s);
-  // one connection at a time is its best case, and the ratio below uses the better of the two
+  // a funded payer per connection
+  const payers: ExactPayer[] = []
+  for (let i = 0; i < connections; i++) {
+    const privateKey = generatePrivateKey()
+    const address = privateKeyToAccount(privateKey).address
+    await mintUsdc(devnet.rpcUrl, address, 10_000_000n)
+    payers.push({ address, privateKey })
+  }
+  // each run settles every payment through one facilitator account; failed rows are counted, not in req/s.
+  // The ratio below uses the better of the two runs
   rows.push(
-    await run('reference: @x402/express + facilitator', ref.url, await headersFor(ref.url, Math.ceil(seconds * 400))),
+    await run(
+      'reference: @x402/express + facilitator',
+      ref.url,
+      await referenceHeaders(ref.url, Math.ceil(seconds * 400), payers),
+    ),
   )
-  rows.push(await run('reference, 1 connection', ref.url, await headersFor(ref.url, Math.ceil(seconds * 400)), 1))
+  rows.push(
+    await run('reference, 1 connection', ref.url, await referenceHeaders(ref.url, Math.ceil(seconds * 400), payers), 1),
+  )
   await ref.close()
+  // ours on one connection too, for the ratio at 1
+  if (want('hosted'))
+    rows.push(
+      await run(
+        'paid: hosted handler, 1 connection',
+        `${config.proxyUrl}/tollgate/toolbox/echo?msg=hi`,
+        await headersFor('/tollgate/toolbox/echo?msg=hi', Math.ceil(seconds * 2000)),
+        1,
+      ),
+    )
 }
 
 const base = rows[0]!.rps
 const paid = rows.find((r) => r.name.startsWith('paid: hosted'))
-const reference = rows.filter((r) => r.name.startsWith('reference')).sort((a, b) => b.rps - a.rps)[0]
+const paid1 = rows.find((r) => r.name === 'paid: hosted handler, 1 connection')
+const reference = rows.find((r) => r.name.startsWith('reference: @x402/express'))
+const reference1 = rows.find((r) => r.name === 'reference, 1 connection')
 console.log(
   `\n${seconds} s per case, ${connections} connections, node ${process.version}, ${(await import('node:os')).cpus().length} cores\n`,
 )
 console.log(
-  `| case | req/s | p50 ms | p99 ms | CPU µs/req (bench process + handler processes) | machine CPU µs/req (of it Postgres, Redis) | vs ${rows[0]!.name} |`,
+  `| case | req/s | p50 ms | p99 ms | CPU µs/req (bench process + handler processes) | machine CPU µs/req (of it Postgres, Redis) | vs ${rows[0]!.name} | CPU × ${rows[0]!.name}'s: here · machine |`,
 )
-console.log('|---|---:|---:|---:|---:|---:|---:|')
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|')
+const baseCpu = rows[0]!.machineUs
 for (const r of rows) {
   console.log(
-    `| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${Math.round(r.cpuUs)} | ${Math.round(r.machineUs)} (${Math.round(r.pgUs)}, ${Math.round(r.redisUs)}) | ${((r.rps / base) * 100).toFixed(1)}% |${r.non2xx ? ` ${r.non2xx} failed` : ''}`,
+    `| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${Math.round(r.cpuUs)} | ${Math.round(r.machineUs)} (${Math.round(r.pgUs)}, ${Math.round(r.redisUs)}) | ${((r.rps / base) * 100).toFixed(1)}% | ${(r.cpuUs / rows[0]!.cpuUs).toFixed(1)}× · ${(r.machineUs / baseCpu).toFixed(1)}× |${r.non2xx ? ` ${r.non2xx} failed` : ''}`,
   )
 }
+const times = (a: Row, b: Row) => (b.rps > 0 ? `${(a.rps / b.rps).toFixed(1)}x` : 'n/a (the reference paid no call)')
 if (paid && reference)
-  console.log(`\npaid hosted call vs the reference stack (its better run): ${(paid.rps / reference.rps).toFixed(1)}x`)
+  console.log(`\npaid hosted call vs the reference stack, ${connections} connections: ${times(paid, reference)}`)
+if (paid1 && reference1)
+  console.log(`paid hosted call vs the reference stack, 1 connection: ${times(paid1, reference1)}`)
 if (rounds > 1) {
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!
   console.log(`\n${rounds} rounds; each ratio against the first case of its own round (median: the lower middle one)\n`)

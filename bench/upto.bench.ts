@@ -5,7 +5,10 @@
  *      proxy verifies);
  *   2. settlement gas per payment: one Multicall3 batch of 50 exact transferWithAuthorization calls
  *      against one of 50 upto `settle` calls through the upto proxy (Permit2), and a single
- *      transaction of each.
+ *      transaction of each;
+ *   3. (unless BENCH_REFERENCE=0) the official upto stack (@x402/express, @x402/evm's upto server
+ *      scheme and facilitator, settling each call on-chain before answering) at the same
+ *      connections and at 1, against ours.
  * Nothing is asserted.
  *
  *   node --import tsx bench/upto.bench.ts [seconds-per-case] [connections] [rounds]
@@ -15,8 +18,8 @@ import { createRequire } from 'node:module'
 import autocannon from 'autocannon'
 import { sql } from 'kysely'
 import { createPublicClient, createWalletClient, erc20Abi, getAddress, http, maxUint256, type Hex } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
-import { startDevnet } from '../src/chain/devnet.js'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { mintUsdc, startDevnet } from '../src/chain/devnet.js'
 import { MULTICALL3_ADDRESS } from '../src/chain/multicall3-abi.js'
 import { PERMIT2_ADDRESS, UPTO_PROXY_ADDRESS } from '../src/chain/permit2.js'
 import { assertNativeSecp256k1 } from '../src/chain/recover-signer.js'
@@ -34,6 +37,7 @@ import { announceRegistryChange } from '../src/services/registry-events.js'
 import { aggregate3Data, settleCall, transferCallData } from '../src/services/settlement/chain-ops.js'
 import { exactPayments } from './bench-payments.js'
 import { dropRedisPrefix } from './cleanup.js'
+import { startReferenceStack } from './reference-stack.js'
 
 assertNativeSecp256k1()
 const secp = createRequire(import.meta.url)('secp256k1') as {
@@ -42,6 +46,8 @@ const secp = createRequire(import.meta.url)('secp256k1') as {
 const seconds = Number(process.argv[2] ?? 4)
 const connections = Number(process.argv[3] ?? 16)
 const rounds = Number(process.argv[4] ?? 2)
+// BENCH_PORT: another checkout's bench may hold the default
+const port = Number(process.env.BENCH_PORT ?? 45931)
 
 const devnet = await startDevnet({ port: 0 })
 const schema = `bench_${Date.now().toString(36)}`
@@ -50,7 +56,7 @@ const env = {
   DATABASE_SCHEMA: schema,
   REDIS_PREFIX: `tgbench:${schema}`,
   RPC_URL: devnet.rpcUrl,
-  PROXY_URL: 'http://127.0.0.1:45931',
+  PROXY_URL: `http://127.0.0.1:${port}`,
   TOLLGATE_RECEIVER_ADDRESS: devnet.accounts.receiver.address,
   RELAYER_PRIVATE_KEYS: devnet.accounts.relayer.privateKey,
   LOG_LEVEL: 'silent',
@@ -92,31 +98,38 @@ try {
   await pub.waitForTransactionReceipt({ hash: approve })
 
   const proxy = await buildProxyApp(deps, { logger: false, handlersDir: fixtures })
-  await proxy.listen({ port: 45931, host: '127.0.0.1' })
+  await proxy.listen({ port, host: '127.0.0.1' })
   const r = await fetch(`${config.proxyUrl}${path}`)
   const required = JSON.parse(Buffer.from(r.headers.get('payment-required')!, 'base64').toString()) as {
     resource: unknown
     accepts: Array<{ scheme: string; payTo: string; amount: string; extra: { facilitatorAddress: string } }>
   }
   const upto = required.accepts.find((a) => a.scheme === 'upto')!
-  const key = Buffer.from(payer.privateKey.slice(2), 'hex')
 
-  /** `count` upto payment headers from the demo payer, each with its own Permit2 nonce */
-  function uptoHeaders(count: number): string[] {
+  const key = Buffer.from(payer.privateKey.slice(2), 'hex')
+  type UptoRequirement = (typeof required.accepts)[number]
+  /** `count` upto payment headers from `from`, each with its own Permit2 nonce */
+  function uptoHeadersFrom(
+    from: { address: Hex; privateKey: Hex },
+    req: UptoRequirement,
+    resource: unknown,
+    count: number,
+  ): string[] {
+    const k = Buffer.from(from.privateKey.slice(2), 'hex')
     const now = BigInt(Math.floor(Date.now() / 1000))
     return Array.from({ length: count }, () => {
       const a: UptoAuthorization = {
-        from: payer.address.toLowerCase() as Hex,
+        from: from.address.toLowerCase() as Hex,
         token: devnet.usdcAddress.toLowerCase() as Hex,
-        amount: BigInt(upto.amount),
+        amount: BigInt(req.amount),
         spender: UPTO_PROXY_ADDRESS.toLowerCase() as Hex,
         nonce: BigInt(`0x${randomBytes(32).toString('hex')}`),
         deadline: now + 250n,
-        to: upto.payTo.toLowerCase() as Hex,
-        facilitator: upto.extra.facilitatorAddress.toLowerCase() as Hex,
+        to: req.payTo.toLowerCase() as Hex,
+        facilitator: req.extra.facilitatorAddress.toLowerCase() as Hex,
         validAfter: 0n,
       }
-      const { signature, recid } = secp.ecdsaSign(Buffer.from(uptoDigest(a, devnet.chainId).slice(2), 'hex'), key)
+      const { signature, recid } = secp.ecdsaSign(Buffer.from(uptoDigest(a, devnet.chainId).slice(2), 'hex'), k)
       const payload = {
         signature: `0x${Buffer.from(signature).toString('hex')}${(27 + recid).toString(16)}`,
         permit2Authorization: {
@@ -128,18 +141,19 @@ try {
           witness: { to: getAddress(a.to), facilitator: getAddress(a.facilitator), validAfter: '0' },
         },
       }
-      const body = { x402Version: 2, resource: required.resource, accepted: upto, payload }
+      const body = { x402Version: 2, resource, accepted: req, payload }
       return Buffer.from(JSON.stringify(body)).toString('base64')
     })
   }
+  const uptoHeaders = (count: number) => uptoHeadersFrom(payer, upto, required.resource, count)
   const exactHeaders = (count: number) =>
     exactPayments(payer, config.chain, required, count).map((p) => Buffer.from(JSON.stringify(p)).toString('base64'))
 
-  async function run(name: string, headers: string[]) {
+  async function run(name: string, headers: string[], url = `${config.proxyUrl}${path}`, conns = connections) {
     let i = 0
     const res = await autocannon({
-      url: `${config.proxyUrl}${path}`,
-      connections,
+      url,
+      connections: conns,
       duration: seconds,
       requests: [
         {
@@ -179,6 +193,63 @@ try {
     return v[Math.floor(v.length / 2)]!
   }
   console.log(`upto/exact (medians): ${((median('upto') / median('exact')) * 100).toFixed(1)}%`)
+
+  if (process.env.BENCH_REFERENCE !== '0') {
+    // the official upto stack: @x402/express with @x402/evm's upto server scheme and an in-process
+    // facilitator (its account's nonces queued by viem's nonce manager), on the same devnet; one
+    // funded, Permit2-approved payer per connection, so what fails is the facilitator's
+    const payers: Array<{ address: Hex; privateKey: Hex }> = []
+    for (let c = 0; c < connections; c++) {
+      const privateKey = generatePrivateKey()
+      const account = privateKeyToAccount(privateKey)
+      await mintUsdc(devnet.rpcUrl, account.address, 10_000_000n)
+      await pub.request({
+        method: 'anvil_setBalance' as never,
+        params: [account.address, '0x16345785D8A0000'] as never,
+      })
+      const hash = await createWalletClient({
+        account,
+        transport: http(devnet.rpcUrl),
+        chain: devnet.chain,
+      }).writeContract({
+        address: devnet.usdcAddress,
+        abi: erc20Abi,
+        functionName: 'approve',
+        args: [PERMIT2_ADDRESS, maxUint256],
+      })
+      await pub.waitForTransactionReceipt({ hash })
+      payers.push({ address: account.address, privateKey })
+    }
+    const ref = await startReferenceStack(
+      devnet,
+      devnet.accounts.receiver.address,
+      devnet.accounts.relayers[2]!.privateKey,
+      'upto',
+    )
+    const refRequired = JSON.parse(
+      Buffer.from((await fetch(ref.url)).headers.get('payment-required')!, 'base64').toString(),
+    ) as typeof required
+    const refUpto = refRequired.accepts.find((a) => a.scheme === 'upto')!
+    const refHeaders = (count: number) => {
+      const each = payers.map((p) =>
+        uptoHeadersFrom(p, refUpto, refRequired.resource, Math.ceil(count / payers.length)),
+      )
+      return Array.from({ length: count }, (_, n) => each[n % payers.length]![Math.floor(n / payers.length)]!)
+    }
+    const refRows = [
+      await run('reference upto: @x402/express + facilitator', refHeaders(seconds * 300), ref.url),
+      await run('reference upto, 1 connection', refHeaders(seconds * 300), ref.url, 1),
+      await run('upto, 1 connection', uptoHeaders(seconds * 1500), `${config.proxyUrl}${path}`, 1),
+    ]
+    await ref.close()
+    console.log('\n| case | paid calls/s | p50 ms | p99 ms | non-2xx |\n|---|---|---|---|---|')
+    for (const x of refRows) console.log(`| ${x.name} | ${x.rps.toFixed(0)} | ${x.p50} | ${x.p99} | ${x.non2xx} |`)
+    const times = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(1)}x` : 'n/a (the reference paid no call)')
+    console.log(
+      `upto vs the official upto stack, ${connections} connections: ${times(median('upto'), refRows[0]!.rps)}`,
+    )
+    console.log(`upto vs the official upto stack, 1 connection: ${times(refRows[2]!.rps, refRows[1]!.rps)}`)
+  }
   await proxy.close()
 
   // --- settlement gas ---------------------------------------------------------------------

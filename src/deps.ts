@@ -1,10 +1,9 @@
-import type { Kysely } from 'kysely'
 import { createPublicClient, http, type PublicClient } from 'viem'
 import type { Config } from './config.js'
+import type { CoreDeps } from './core-deps.js'
 import { createDb } from './db/create-db.js'
-import type { Database } from './db/database.js'
 import { processLogger } from './logger.js'
-import { createRedisClient, type RedisClient } from './redis-client.js'
+import { createRedisClient } from './redis-client.js'
 import { requireMasterKey } from './secrets/wallet-crypto.js'
 import { createAgentKeys } from './services/accounts/agent-keys.js'
 import { createAgents } from './services/accounts/agents.js'
@@ -14,26 +13,19 @@ import { createHistory } from './services/accounts/history-export.js'
 import { createLoginDevices } from './services/accounts/login-devices.js'
 import { createUsers } from './services/accounts/users.js'
 import { createAgentPayments } from './services/agent-payments/agent-payments.js'
+import { createAgentChannelRefunds } from './services/agent-payments/agent-channel-refunds.js'
 import { createCuratedAdmin } from './services/marketplace/curated-admin.js'
+import { createDeferredFacilitator } from './services/deferred-facilitator/facilitator.js'
 import { createPublishing } from './services/publishing/publishing.js'
-import { createTopups } from './services/topups/topups.js'
+import { createTopups, type Topups } from './services/topups/topups.js'
 import { createWebhooks } from './services/events/webhooks.js'
-import { createWithdrawals } from './services/withdrawals/withdrawals.js'
+import { createWithdrawals, type Withdrawals } from './services/withdrawals/withdrawals.js'
 
-/** Everything a process role needs, built once from the config. The one wiring place. */
-export interface Deps {
-  config: Readonly<Config>
-  db: Kysely<Database>
-  /**
-   * read-only queries that may lag (history, exports, the marketplace): a pool on DATABASE_READ_URL
-   * (a read replica) when it is set, else `db` itself; absent in hand-built deps, which means `db`
-   */
-  readDb?: Kysely<Database>
-  /** one Redis or a Redis Cluster (REDIS_URL decides, src/redis-client.ts) */
-  redis: RedisClient
-  chain: PublicClient
-  /** prefixes a Redis key with this deployment's prefix */
-  key(...parts: string[]): string
+/**
+ * Everything a process role needs, built once from the config. The one wiring place: the config and
+ * clients (`CoreDeps`, src/core-deps.ts, what services take) and the services built on them.
+ */
+export interface Deps extends CoreDeps {
   /** the domain services, each built on first use and closed with the deps */
   services: Services
   close(): Promise<void>
@@ -43,8 +35,8 @@ export interface Deps {
  * The domain services a role's routes use, built here once per process (on first use, so a role
  * pays only for what it touches) and handed down: routes never construct them, and they are closed
  * with the deps. Services whose life is tied to one app (the marketplace snapshot, the metrics
- * registry) stay with their routes; the worker's jobs build theirs with the worker's own logger
- * (workers/), so a job's failures are reported where the worker reports.
+ * registry) stay with their routes. The worker's jobs use these too, through `withLogger(log)` where
+ * a service logs (topups, withdrawals), so a job's failures are reported where the worker reports.
  */
 export interface Services {
   readonly users: ReturnType<typeof createUsers>
@@ -56,10 +48,13 @@ export interface Services {
   readonly history: ReturnType<typeof createHistory>
   readonly publishing: ReturnType<typeof createPublishing>
   readonly agentPayments: ReturnType<typeof createAgentPayments>
-  readonly topups: ReturnType<typeof createTopups>
-  readonly withdrawals: ReturnType<typeof createWithdrawals>
+  readonly agentChannelRefunds: ReturnType<typeof createAgentChannelRefunds>
+  readonly topups: Topups
+  readonly withdrawals: Withdrawals
   readonly curatedAdmin: ReturnType<typeof createCuratedAdmin>
   readonly webhooks: ReturnType<typeof createWebhooks>
+  /** the deferred scheme's facilitator; only where config.deferredEscrowAddress is set (it throws otherwise) */
+  readonly deferredFacilitator: ReturnType<typeof createDeferredFacilitator>
 }
 
 /** What createServices needs from the deps: everything but the services themselves. */
@@ -95,10 +90,12 @@ function createServices(deps: Deps): Services & { close(): Promise<void> } {
           log.warn({ err }, 'agent key cache: LISTEN connection lost; look-ups go to Postgres until it is back'),
       }),
     ),
+    agentChannelRefunds: lazy('agentChannelRefunds', () => createAgentChannelRefunds(deps)),
     topups: lazy('topups', () => createTopups(deps, { logger: log })),
     withdrawals: lazy('withdrawals', () => createWithdrawals(deps, { logger: log })),
     curatedAdmin: lazy('curatedAdmin', () => createCuratedAdmin(deps)),
     webhooks: lazy('webhooks', () => createWebhooks(deps)),
+    deferredFacilitator: lazy('deferredFacilitator', () => createDeferredFacilitator(deps, { logger: log })),
   })
   return Object.assign(services, {
     async close() {

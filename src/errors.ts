@@ -28,6 +28,11 @@ const catalogue = {
     message: 'send a key as Authorization: Bearer <key>: an API key, or an agent key on /v1/agent',
   },
   invalid_api_key: { status: 401, message: 'the key is malformed, unknown or revoked' },
+  facilitator_key_required: {
+    status: 401,
+    message:
+      "the facilitator API takes a seller's API key: send Authorization: Bearer sk_… (create one on the dashboard or with POST /v1/api-keys)",
+  },
   revoked_agent_key: {
     status: 401,
     message: 'this agent key was revoked: create a new one (tollgate keys create --agent <name>) and use that',
@@ -114,6 +119,7 @@ const catalogue = {
       "the endpoint's answer is larger than {limit} bytes, the most an MCP tool result carries here; the call was served and paid (see the receipt); call it over HTTP at {url}",
   },
   seller_not_allowed: { status: 403, message: 'the agent may not pay this seller: {detail}' },
+  channel_refund_refused: { status: 409, message: 'the channel was not refunded: {detail}' },
   spend_cap_exceeded: { status: 403, message: 'the {cap} spend cap would be exceeded: {detail}' },
   insufficient_balance: {
     status: 402,

@@ -1,25 +1,17 @@
 import type { Queue } from 'bullmq'
-import type { Deps } from '../src/deps.js'
-import { createTopups, type Topups } from '../src/services/topups/topups.js'
 import type { JobModule } from './job.js'
 
 /** Opens top-up needs for agents below their threshold and pays the due ones (docs/topups.md). */
 export const name = 'topup-check'
 export type Payload = Record<string, never>
 
-// one service per process's deps: it holds the relayer accounts
-const services = new WeakMap<Deps, Topups>()
-
 export const topupCheck: JobModule<Payload> = {
   name,
   defaultOptions: { attempts: 1, removeOnComplete: 20, removeOnFail: 20 },
   everyMs: () => 30_000,
-  process: ({ deps, log }) => {
-    let s = services.get(deps)
-    // the worker's logger: a failed top-up is reported at error level (docs/topups.md)
-    if (!s) services.set(deps, (s = createTopups(deps, { logger: log })))
-    return s.runOnce()
-  },
+  // the process's service (its relayer accounts and locks); the worker's logger, so a failed
+  // top-up is reported at error level in the worker log (docs/topups.md)
+  process: ({ deps, log }) => deps.services.topups.withLogger(log).runOnce(),
 }
 
 /**

@@ -7,7 +7,6 @@
  * and for the `batch-settlement` scheme our own builds of x402BatchSettlement and its two deposit
  * collectors at their canonical addresses (production networks use the audited deployment there).
  */
-import { spawn, type ChildProcess } from 'node:child_process'
 import { createRequire } from 'node:module'
 import {
   createPublicClient,
@@ -23,6 +22,7 @@ import {
   type Hex,
 } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
+import { AnvilProcess } from './anvil-process.js'
 import artifacts from './contracts/artifacts.json' with { type: 'json' }
 import { DEVNET_DEFERRED_ESCROW_ADDRESS } from './deferred-escrow-address.js'
 import { PERMIT2_ADDRESS, UPTO_PROXY_ADDRESS } from './permit2.js'
@@ -315,70 +315,6 @@ export function resolveAnvilBinary(): string {
   }
 }
 
-// A small sh wrapper that ties anvil's life to ours even if Node dies without running 'exit'
-// handlers (SIGKILL, an unhandled SIGTERM from a test runner): Node holds the wrapper's stdin
-// pipe, and when that closes the watchdog stops anvil. SIGTERM to the wrapper is forwarded and
-// the wrapper waits, so anvil can write --state before stop() resolves. The first stdout line
-// reports anvil's pid.
-const WRAPPER = `
-exec 3<&0
-"$@" </dev/null &
-anvil=$!
-printf 'tollgate-devnet anvil-pid %s\\n' "$anvil"
-(read -r _ <&3; kill -TERM "$anvil" 2>/dev/null) &
-watchdog=$!
-trap 'kill -TERM "$anvil" 2>/dev/null' TERM INT
-wait "$anvil"; status=$?
-while kill -0 "$anvil" 2>/dev/null; do wait "$anvil"; status=$?; done
-kill "$watchdog" 2>/dev/null
-exit "$status"
-`
-
-/** Children still running, killed on process exit as a second line of defence. */
-const live = new Set<ChildProcess>()
-let exitHookInstalled = false
-function installExitHook(): void {
-  if (exitHookInstalled) return
-  exitHookInstalled = true
-  process.on('exit', () => {
-    for (const child of live) {
-      try {
-        child.kill('SIGTERM')
-      } catch {
-        // already gone
-      }
-    }
-  })
-}
-
-/** Keeps the last lines of a stream for error messages without holding all of anvil's chatter. */
-function tail(limit: number): { push(line: string): void; text(): string } {
-  const lines: string[] = []
-  return {
-    push(line) {
-      lines.push(line)
-      if (lines.length > limit) lines.shift()
-    },
-    text: () => lines.join('\n'),
-  }
-}
-
-function onLines(stream: NodeJS.ReadableStream, fn: (line: string) => void): void {
-  let buf = ''
-  stream.setEncoding('utf8')
-  stream.on('data', (chunk: string) => {
-    buf += chunk
-    let i: number
-    while ((i = buf.indexOf('\n')) >= 0) {
-      fn(buf.slice(0, i).replace(/\r$/, ''))
-      buf = buf.slice(i + 1)
-    }
-  })
-  stream.on('end', () => {
-    if (buf) fn(buf)
-  })
-}
-
 /**
  * Starts anvil and installs the dev contracts and balances.
  *
@@ -391,94 +327,17 @@ export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet
   const binary = opts.anvilPath ?? resolveAnvilBinary()
   const args = ['--host', '127.0.0.1', '--port', String(opts.port ?? 0), '--chain-id', String(chainId)]
   if (opts.stateFile) args.push('--state', opts.stateFile)
-
-  const posix = process.platform !== 'win32'
-  const child = posix
-    ? spawn('/bin/sh', ['-c', WRAPPER, 'tollgate-devnet', binary, ...args], {
-        stdio: ['pipe', 'pipe', 'pipe'],
-        detached: true, // its own process group, so a last-resort kill reaches anvil too
-      })
-    : spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] })
-  live.add(child)
-  installExitHook()
-
-  const out = tail(40)
-  const err = tail(40)
-  let pid = posix ? undefined : child.pid
-  let exited = false
-  const exitedPromise = new Promise<void>((resolve) => {
-    child.once('exit', () => {
-      exited = true
-      live.delete(child)
-      resolve()
-    })
-  })
-  onLines(child.stderr!, (line) => err.push(line))
-
-  const listening = new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`anvil did not start within ${opts.startTimeoutMs ?? 30_000} ms`)),
-      opts.startTimeoutMs ?? 30_000,
-    )
-    onLines(child.stdout!, (line) => {
-      const pidMatch = /^tollgate-devnet anvil-pid (\d+)$/.exec(line)
-      if (pidMatch) {
-        pid = Number(pidMatch[1])
-        return
-      }
-      out.push(line)
-      opts.logger?.debug?.(`anvil: ${line}`)
-      const m = /Listening on (\S+):(\d+)/.exec(line)
-      if (m) {
-        clearTimeout(timer)
-        resolve(`http://127.0.0.1:${m[2]}`)
-      }
-    })
-    child.once('error', (e) => {
-      clearTimeout(timer)
-      reject(new Error(`could not run anvil (${binary}): ${e.message}`))
-    })
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer)
-      reject(new Error(`anvil exited before it was ready (code ${code}, signal ${signal})`))
-    })
-  })
-
-  let stopping: Promise<void> | undefined
-  const stop = (): Promise<void> => {
-    stopping ??= (async () => {
-      if (!exited) {
-        child.kill('SIGTERM')
-        const timeout = new Promise<'timeout'>((r) => setTimeout(r, 10_000, 'timeout').unref())
-        if ((await Promise.race([exitedPromise, timeout])) === 'timeout') {
-          // anvil ignored SIGTERM: kill its whole process group.
-          try {
-            if (posix && child.pid) process.kill(-child.pid, 'SIGKILL')
-            else child.kill('SIGKILL')
-          } catch {
-            // exited in the meantime
-          }
-          await exitedPromise
-        }
-      }
-      child.stdin?.destroy()
-    })()
-    return stopping
-  }
+  const startTimeoutMs = opts.startTimeoutMs ?? 30_000
+  const anvil = new AnvilProcess(binary, args, { startTimeoutMs, logger: opts.logger })
 
   let rpcUrl: string
   try {
-    rpcUrl = await listening
-    await waitForRpc(rpcUrl, opts.startTimeoutMs ?? 30_000)
+    rpcUrl = await anvil.listening
+    await waitForRpc(rpcUrl, startTimeoutMs)
     await setupDevnetContracts(rpcUrl)
   } catch (e) {
-    await stop()
-    const detail = [
-      err.text() && `anvil stderr:\n${err.text()}`,
-      out.text() && `anvil stdout (last lines):\n${out.text()}`,
-    ]
-      .filter(Boolean)
-      .join('\n')
+    await anvil.stop()
+    const detail = anvil.diagnostics()
     throw new Error(`startDevnet failed: ${(e as Error).message}${detail ? `\n${detail}` : ''}`, { cause: e })
   }
 
@@ -494,9 +353,9 @@ export async function startDevnet(opts: StartDevnetOptions = {}): Promise<Devnet
     deferredEscrowAddress: DEVNET_DEFERRED_ESCROW_ADDRESS,
     accounts: devnetAccounts(),
     get pid() {
-      return pid
+      return anvil.pid
     },
-    stop,
+    stop: () => anvil.stop(),
   }
 }
 

@@ -28,7 +28,7 @@ getting started:
   config use|list|show   contexts: API addresses with their keys (sandbox and production side by side)
 
 paying:
-  fetch -X <METHOD> <url> [-H 'k: v']... [-d data | --json obj] [--inspect [--verbose]]
+  fetch -X <METHOD> <url> [-H 'k: v']... [-d data | --json obj] [--upto] [--batch | --no-batch] [--inspect [--verbose]]
                          call an x402 endpoint, paying from the agent wallet
   a2a call <agent-card-url> <skill> [--input JSON]
                          call a skill of a paid A2A agent (x402 over A2A), paying from the agent wallet
@@ -41,6 +41,7 @@ paying:
                          the whole history, for a spreadsheet or a script
   escrow [thaw|withdraw|deposit]
                          the agent's escrow accounts for vouchers (deferred payments), per seller
+  channels [--agent a]   the agent's batch-settlement channels: deposited, charged, claimed, balance
   search <words>         paid endpoints by what they do: price, methods, the command that pays
   marketplace list|show  the marketplace catalogue
   mcp [--remote <url>]   an MCP server on stdio for agent hosts (Claude Desktop, Cursor): search,
@@ -99,6 +100,7 @@ export const COMMANDS: Record<string, () => Promise<Run>> = {
   payments: async () => (await import('./commands/payments.js')).paymentsCommand,
   budget: async () => (await import('./commands/budget.js')).budgetCommand,
   escrow: async () => (await import('./commands/escrow.js')).escrowCommand,
+  channels: async () => (await import('./commands/channels.js')).channelsCommand,
   login: async () => (await import('./commands/login.js')).loginCommand,
   signup: async () => (await import('./commands/login.js')).signupCommand,
   logout: async () => (await import('./commands/login.js')).logoutCommand,

@@ -1,4 +1,4 @@
-import type { PaymentInfo } from './wrap-fetch.js'
+import type { PaymentInfo } from './payment-info.js'
 
 /** A payment the wrapper did not make or the seller did not take; `code` is machine-readable. */
 export class PaymentRefusedError extends Error {

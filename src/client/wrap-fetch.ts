@@ -35,6 +35,7 @@ import {
   type Requirement,
 } from './challenge.js'
 import { PaidCallFailedError, PaymentRefusedError } from './errors.js'
+import type { PaymentInfo } from './payment-info.js'
 import { deferredTerms, isPayableDeferred, signDeferred } from './sign-deferred.js'
 import { newPaymentId, paymentHeader, signExact } from './sign-exact.js'
 import { signInHeader, signInOffer, type SignInOffer } from './sign-in.js'
@@ -55,6 +56,15 @@ export interface PlatformPayOptions extends SpendLimits {
    * paid only where nothing else can be.
    */
   upto?: boolean
+  /**
+   * `batch-settlement` where this platform's own endpoint offers it (never a seller elsewhere), by
+   * default: the platform opens a channel from the agent wallet (one deposit, at most the owner's
+   * `spend_caps.channel_deposit`, default 100 x the price) and signs one cumulative voucher per
+   * call; the caps count each call's price. Left out, it gives way to exact where the deposit
+   * cannot be made (above the bound, or more than the wallet holds); `true` insists (such a call is
+   * refused); `false` opts out (exact where offered beside it).
+   */
+  batchSettlement?: boolean
   /**
    * A payment the agent's policy holds for its owner's approval (the platform answers 202 with an
    * approval id): wait up to `timeoutMs` for the decision, polling every `pollMs` (default 2000),
@@ -106,40 +116,7 @@ export interface DeferredPayOptions {
 
 export type WrapFetchOptions = PlatformPayOptions | LocalPayOptions
 
-/** The decoded `PAYMENT-RESPONSE` / `X-PAYMENT-RESPONSE` plus what was paid. */
-export interface PaymentInfo {
-  success: boolean
-  /**
-   * the settlement transaction hash; absent while the seller settles asynchronously (Tollgate's
-   * proxy settles in batches after answering): `GET /v1/agent/payments/{agentPaymentId}` shows it
-   * once settled
-   */
-  transaction?: string
-  network: string
-  payer: string
-  /** the seller platform's payment id, when it sends one */
-  paymentId?: string
-  /** Tollgate's id of the payment it signed (platform mode) */
-  agentPaymentId?: string
-  /** the authorization's nonce: with `payer`, what `lookupPayment` asks a Tollgate seller about when no answer came */
-  nonce?: string
-  amount: string
-  payTo: string
-  /** the payment header sent: `X-PAYMENT` unless the server offered x402 v2 alone or declared `payment-identifier` */
-  header: 'X-PAYMENT' | 'PAYMENT-SIGNATURE'
-  /** the x402 `payment-identifier` the payment carried, when the server declared the extension */
-  paymentIdentifier?: string
-  /** the answer was lost once and asked for again with the same payment and id */
-  retried?: boolean
-  /** `exact` (a transfer authorization) or `deferred` (a voucher) */
-  scheme: string
-  /** the voucher signed (deferred): its id, nonce and everything it owes the seller so far */
-  voucher?: { id: string; nonce: string; valueAggregate: string }
-  /** what the payment deposited into the escrow (deferred, atomic units), when it did */
-  deposit?: string
-  /** upto: the maximum signed; `amount` is the actual charge the seller's receipt states (the maximum when it states none) */
-  maxAmount?: string
-}
+export type { PaymentInfo } from './payment-info.js'
 
 /** A call served on a sign-in (x402 `sign-in-with-x`): nothing was paid. */
 export interface SignInInfo {
@@ -163,150 +140,205 @@ export type FetchLike = (input: string | URL | Request, init?: RequestInit) => P
  *   console.log(await res.json(), res.payment?.transaction)
  */
 export function wrapFetch(fetchImpl: FetchLike, opts: WrapFetchOptions): PaidFetch {
-  const payer = 'privateKey' in opts ? localPayer(opts) : platformPayer(fetchImpl, opts)
-  // the caller's own maxPerCall and budget, checked before anything is signed
-  const guard = spendGuard(opts, (m, d) => new PaymentRefusedError('spend_cap_exceeded', m, d))
-  const signInMode: SignInMode = opts.signIn ?? 'remembered'
-  // resources paid for where the seller offered sign-in: the next call signs in instead
-  const paidAccess = new Set<string>()
-  const paidFetch = async (input: string | URL | Request, init?: RequestInit): Promise<PaidResponse> => {
-    const request = new Request(input, init)
-    if (request.headers.has('x-payment') || request.headers.has('payment-signature')) return fetchImpl(request)
-    // deferred: the seller shows this buyer's escrow account and latest voucher in the 402
-    if (payer.identify && !request.headers.has('payer-identifier'))
-      request.headers.set('payer-identifier', payer.identify)
-    const retry = request.clone()
-    const first = await fetchImpl(request)
-    if (first.status !== 402) return first
-    const ch = await readChallenge(first)
-    request.signal.throwIfAborted() // aborted while the 402 was read: sign nothing
-    const offer = signInMode === 'never' ? undefined : signInOffer(ch.offered, first.url || request.url)
-    const proof =
-      offer && (signInMode === 'always' || paidAccess.has(offer.uri))
-        ? await payer.signIn(offer, ch, request)
-        : undefined
-    if (offer && proof) {
-      const attempt = retry.clone()
-      attempt.headers.set('sign-in-with-x', proof.value)
-      const res = (await fetchImpl(attempt)) as PaidResponse
-      if (res.status !== 402) {
-        Object.defineProperty(res, 'signedIn', { value: { payer: proof.payer, uri: offer.uri }, enumerable: true })
-        return res
-      }
-      // refused (the access ran out, or the wallet never paid here): pay as usual
-      paidAccess.delete(offer.uri)
-      await res.body?.cancel()
-    }
-    const cheapest = cheapestOf(ch)
-    if (cheapest !== undefined) guard.check(cheapest)
-    let signed = await payer.sign(ch, request, newPaymentId())
-    let release: (charged: bigint) => void
-    try {
-      release = guard.hold(BigInt(signed.amount))
-    } catch (err) {
-      // signed but never sent: the platform releases (or cancels) it on a rejected report
-      signed.done?.(false)
-      await payer.report?.(signed, 'rejected', undefined)
-      throw err
-    }
-    let sent: { res: PaidResponse; retried: boolean }
-    try {
-      // a voucher refused for a short escrow balance is sent once more with a deposit
-      const spare = signed.withDeposit ? retry.clone() : undefined
-      retry.headers.set(signed.header, signed.value)
-      sent = await sendPaid(fetchImpl, retry, signed)
-      if (
-        sent.res.status === 402 &&
-        spare &&
-        signed.withDeposit &&
-        (await refusalReason(sent.res.clone(), false)) === 'invalid_deferred_evm_insufficient_escrow_balance'
-      ) {
-        const again = await signed.withDeposit(await readRefusal(sent.res.clone()))
-        if (again) {
-          // the same voucher, signed again: its signer's turn to this seller goes on with the new one
-          signed = again
-          spare.headers.set(signed.header, signed.value)
-          sent = await sendPaid(fetchImpl, spare, signed)
-        }
-      }
-    } catch (err) {
-      signed.done?.(false)
-      // sent, with no answer: the seller may settle it, so the budget counts it
-      release(BigInt(signed.amount))
-      if ((err as Error).name === 'AbortError') throw err
-      // the seller may have received the payment: say which one, so its settlement can be looked up
-      await payer.report?.(signed, 'error', undefined)
-      throw new PaidCallFailedError(
-        {
-          success: false,
-          network: signed.network,
-          payer: signed.payer,
-          agentPaymentId: signed.agentPaymentId,
-          nonce: signed.nonce,
-          amount: signed.amount,
-          payTo: signed.payTo,
-          header: signed.header,
-          scheme: signed.scheme,
-          ...idOf(signed),
-        },
-        err,
-      )
-    }
-    const res = sent.res
-    signed.done?.(res.ok)
-    if (offer && res.ok) paidAccess.add(offer.uri)
-    const v1 = signed.header === 'X-PAYMENT'
-    const [own, other] = v1 ? ['x-payment-response', 'payment-response'] : ['payment-response', 'x-payment-response']
-    const decoded = decodePaymentResponse(res.headers.get(own) ?? res.headers.get(other))
-    const accepted = res.status !== 402 && (decoded?.success ?? res.ok)
-    await payer.report?.(signed, res.status === 402 ? 'rejected' : accepted ? 'accepted' : 'error', decoded)
-    if (res.status === 402) {
-      release(0n)
-      const reason = await refusalReason(res.clone(), v1)
-      throw new PaymentRefusedError(
-        'payment_rejected',
-        `the seller refused the payment: ${reason}`,
-        // the platform's id of the payment it signed (reported as rejected: nothing charged)
-        { reason, ...(signed.agentPaymentId ? { payment_id: signed.agentPaymentId } : {}) },
-        402,
-        res,
-      )
-    }
-    const info: PaymentInfo = {
-      success: decoded?.success ?? res.ok,
-      // an empty string is what sellers send before settling: no transaction yet, so none here
-      ...(decoded?.transaction ? { transaction: decoded.transaction } : {}),
-      network: decoded?.network ?? signed.network,
-      payer: decoded?.payer ?? signed.payer,
-      paymentId: decoded?.paymentId,
-      agentPaymentId: signed.agentPaymentId,
-      nonce: signed.nonce,
-      amount:
-        signed.scheme === 'upto' && typeof decoded?.amount === 'string' && /^[0-9]{1,40}$/.test(decoded.amount)
-          ? decoded.amount
-          : signed.amount,
-      ...(signed.scheme === 'upto' ? { maxAmount: signed.amount } : {}),
-      payTo: signed.payTo,
-      header: signed.header,
-      ...idOf(signed),
-      ...(sent.retried ? { retried: true } : {}),
-      scheme: signed.scheme,
-      ...(signed.voucher
-        ? {
-            voucher: {
-              id: signed.voucher.id,
-              nonce: signed.voucher.nonce.toString(),
-              valueAggregate: signed.voucher.valueAggregate.toString(),
-            },
-          }
-        : {}),
-      ...(signed.deposit !== undefined ? { deposit: signed.deposit.toString() } : {}),
-    }
-    release(accepted ? BigInt(info.amount) : 0n)
-    Object.defineProperty(res, 'payment', { value: info, enumerable: true })
+  const w: Wrapped = {
+    fetchImpl,
+    payer: 'privateKey' in opts ? localPayer(opts) : platformPayer(fetchImpl, opts),
+    // the caller's own maxPerCall and budget, checked before anything is signed
+    guard: spendGuard(opts, (m, d) => new PaymentRefusedError('spend_cap_exceeded', m, d)),
+    signInMode: opts.signIn ?? 'remembered',
+    paidAccess: new Set<string>(),
+  }
+  const paidFetch = (input: string | URL | Request, init?: RequestInit) => paidCall(w, new Request(input, init))
+  return Object.defineProperty(paidFetch, 'spent', { get: () => w.guard.spent, enumerable: true }) as PaidFetch
+}
+
+/** One wrapped fetch's parts. */
+interface Wrapped {
+  fetchImpl: FetchLike
+  payer: Payer
+  guard: ReturnType<typeof spendGuard>
+  signInMode: SignInMode
+  /** resources paid for where the seller offered sign-in: the next call signs in instead */
+  paidAccess: Set<string>
+}
+
+/** A call: sent as is; on a 402, signed in where the seller offers it and this wallet paid, else paid. */
+async function paidCall(w: Wrapped, request: Request): Promise<PaidResponse> {
+  const { fetchImpl, payer } = w
+  if (request.headers.has('x-payment') || request.headers.has('payment-signature')) return fetchImpl(request)
+  // deferred: the seller shows this buyer's escrow account and latest voucher in the 402
+  if (payer.identify && !request.headers.has('payer-identifier'))
+    request.headers.set('payer-identifier', payer.identify)
+  const retry = request.clone()
+  const first = await fetchImpl(request)
+  if (first.status !== 402) return first
+  const ch = await readChallenge(first)
+  request.signal.throwIfAborted() // aborted while the 402 was read: sign nothing
+  const offer = w.signInMode === 'never' ? undefined : signInOffer(ch.offered, first.url || request.url)
+  if (offer) {
+    const signedIn = await trySignIn(w, offer, ch, request, retry)
+    if (signedIn) return signedIn
+  }
+  const cheapest = cheapestOf(ch)
+  if (cheapest !== undefined) w.guard.check(cheapest)
+  const signed = await payer.sign(ch, request, newPaymentId())
+  let release: (charged: bigint) => void
+  try {
+    release = w.guard.hold(BigInt(signed.amount))
+  } catch (err) {
+    // signed but never sent: the platform releases (or cancels) it on a rejected report
+    signed.done?.(false)
+    await payer.report?.(signed, 'rejected', undefined)
+    throw err
+  }
+  const sent = await sendOrReport(w, retry, signed, release)
+  const res = sent.res
+  sent.signed.done?.(res.ok)
+  if (offer && res.ok) w.paidAccess.add(offer.uri)
+  return answered(w, sent, release)
+}
+
+/**
+ * Signs in where this wallet paid for access (or always, when asked); the answer, or undefined to
+ * pay as usual (no sign-in, or refused: the access ran out, or the wallet never paid here).
+ */
+async function trySignIn(
+  w: Wrapped,
+  offer: SignInOffer,
+  ch: Challenges,
+  request: Request,
+  retry: Request,
+): Promise<PaidResponse | undefined> {
+  if (w.signInMode !== 'always' && !w.paidAccess.has(offer.uri)) return undefined
+  const proof = await w.payer.signIn(offer, ch, request)
+  if (!proof) return undefined
+  const attempt = retry.clone()
+  attempt.headers.set('sign-in-with-x', proof.value)
+  const res = (await w.fetchImpl(attempt)) as PaidResponse
+  if (res.status !== 402) {
+    Object.defineProperty(res, 'signedIn', { value: { payer: proof.payer, uri: offer.uri }, enumerable: true })
     return res
   }
-  return Object.defineProperty(paidFetch, 'spent', { get: () => guard.spent, enumerable: true }) as PaidFetch
+  w.paidAccess.delete(offer.uri)
+  await res.body?.cancel()
+  return undefined
+}
+
+/** A payment sent; the signature that went (a deposit retry signs again). */
+interface Sent {
+  res: PaidResponse
+  retried: boolean
+  signed: Signed
+}
+
+/** Sends the payment (once more with a deposit on a short escrow); a send with no answer is reported and thrown. */
+async function sendOrReport(
+  w: Wrapped,
+  retry: Request,
+  signed: Signed,
+  release: (charged: bigint) => void,
+): Promise<Sent> {
+  try {
+    // a voucher refused for a short escrow balance is sent once more with a deposit
+    const spare = signed.withDeposit ? retry.clone() : undefined
+    retry.headers.set(signed.header, signed.value)
+    const sent = await sendPaid(w.fetchImpl, retry, signed)
+    if (
+      sent.res.status !== 402 ||
+      !spare ||
+      !signed.withDeposit ||
+      (await refusalReason(sent.res.clone(), false)) !== 'invalid_deferred_evm_insufficient_escrow_balance'
+    )
+      return { ...sent, signed }
+    const again = await signed.withDeposit(await readRefusal(sent.res.clone()))
+    if (!again) return { ...sent, signed }
+    // the same voucher, signed again: its signer's turn to this seller goes on with the new one
+    signed = again
+    spare.headers.set(signed.header, signed.value)
+    return { ...(await sendPaid(w.fetchImpl, spare, signed)), signed }
+  } catch (err) {
+    signed.done?.(false)
+    // sent, with no answer: the seller may settle it, so the budget counts it
+    release(BigInt(signed.amount))
+    if ((err as Error).name === 'AbortError') throw err
+    // the seller may have received the payment: say which one, so its settlement can be looked up
+    await w.payer.report?.(signed, 'error', undefined)
+    throw new PaidCallFailedError(
+      {
+        success: false,
+        network: signed.network,
+        payer: signed.payer,
+        agentPaymentId: signed.agentPaymentId,
+        nonce: signed.nonce,
+        amount: signed.amount,
+        payTo: signed.payTo,
+        header: signed.header,
+        scheme: signed.scheme,
+        ...idOf(signed),
+      },
+      err,
+    )
+  }
+}
+
+/** The seller's answer to a payment: reported, the budget settled, a refusal thrown, else the answer with `payment`. */
+async function answered(w: Wrapped, sent: Sent, release: (charged: bigint) => void): Promise<PaidResponse> {
+  const { res, signed } = sent
+  const v1 = signed.header === 'X-PAYMENT'
+  const [own, other] = v1 ? ['x-payment-response', 'payment-response'] : ['payment-response', 'x-payment-response']
+  const decoded = decodePaymentResponse(res.headers.get(own) ?? res.headers.get(other))
+  const accepted = res.status !== 402 && (decoded?.success ?? res.ok)
+  await w.payer.report?.(signed, res.status === 402 ? 'rejected' : accepted ? 'accepted' : 'error', decoded)
+  if (res.status === 402) {
+    release(0n)
+    const reason = await refusalReason(res.clone(), v1)
+    throw new PaymentRefusedError(
+      'payment_rejected',
+      `the seller refused the payment: ${reason}`,
+      // the platform's id of the payment it signed (reported as rejected: nothing charged)
+      { reason, ...(signed.agentPaymentId ? { payment_id: signed.agentPaymentId } : {}) },
+      402,
+      res,
+    )
+  }
+  const info = paymentInfoOf(sent, decoded)
+  release(accepted ? BigInt(info.amount) : 0n)
+  Object.defineProperty(res, 'payment', { value: info, enumerable: true })
+  return res
+}
+
+/** What the call paid, from the signature sent and the seller's payment response. */
+function paymentInfoOf({ res, signed, retried }: Sent, decoded: ReturnType<typeof decodePaymentResponse>): PaymentInfo {
+  return {
+    success: decoded?.success ?? res.ok,
+    // an empty string is what sellers send before settling: no transaction yet, so none here
+    ...(decoded?.transaction ? { transaction: decoded.transaction } : {}),
+    network: decoded?.network ?? signed.network,
+    payer: decoded?.payer ?? signed.payer,
+    paymentId: decoded?.paymentId,
+    agentPaymentId: signed.agentPaymentId,
+    nonce: signed.nonce,
+    amount:
+      signed.scheme === 'upto' && typeof decoded?.amount === 'string' && /^[0-9]{1,40}$/.test(decoded.amount)
+        ? decoded.amount
+        : signed.amount,
+    ...(signed.scheme === 'upto' ? { maxAmount: signed.amount } : {}),
+    payTo: signed.payTo,
+    header: signed.header,
+    ...idOf(signed),
+    ...(retried ? { retried: true } : {}),
+    scheme: signed.scheme,
+    ...(signed.voucher
+      ? {
+          voucher: {
+            id: signed.voucher.id,
+            nonce: signed.voucher.nonce.toString(),
+            valueAggregate: signed.voucher.valueAggregate.toString(),
+          },
+        }
+      : {}),
+    ...(signed.deposit !== undefined ? { deposit: signed.deposit.toString() } : {}),
+  }
 }
 
 /** The lowest amount any requirement of the challenge asks (undefined when none could be read). */
@@ -487,8 +519,9 @@ export function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Paye
     async sign(ch, request, paymentId) {
       // the v1 body first (paid with X-PAYMENT); the v2 header when the platform can pay nothing in
       // it — or first when it offers vouchers (deferred, v2 only), which the platform prefers, or
-      // upto (v2 only) when asked for
-      const offered = [...ch.offered].sort((a, b) => rank(a, o.upto) - rank(b, o.upto))
+      // batch-settlement (v2 only) unless opted out, or upto (v2 only) when asked for
+      const batch = o.batchSettlement !== false
+      const offered = [...ch.offered].sort((a, b) => rank(a, o.upto, batch) - rank(b, o.upto, batch))
       const raws = offered.length > 0 ? offered.map((o) => o.raw) : [ch.raw]
       for (let i = 0; ; i++) {
         // the caller's signal: an abort while the platform signs leaves nothing to retry with
@@ -501,6 +534,7 @@ export function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Paye
             challenge: raws[i],
             payment_identifier: paymentId,
             ...(o.upto ? { upto: true } : {}),
+            ...(o.batchSettlement !== undefined ? { batch_settlement: o.batchSettlement } : {}),
           }),
           signal: request.signal,
         })
@@ -512,6 +546,7 @@ export function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Paye
             challenge: raws[i],
             payment_identifier: paymentId,
             ...(o.upto ? { upto: true } : {}),
+            ...(o.batchSettlement !== undefined ? { batch_settlement: o.batchSettlement } : {}),
           })
         if (res.ok) {
           // e.g. a dashboard or proxy address that answers every path: never retry with a junk header
@@ -570,9 +605,13 @@ export function platformPayer(fetchImpl: FetchLike, o: PlatformPayOptions): Paye
   }
 }
 
-/** 0 for a challenge that offers a voucher (deferred) or, when asked for, upto; else 1 */
-const rank = (o: OfferedChallenge, upto?: boolean) =>
-  o.parsed.accepts.some((r) => r.scheme === 'deferred' || (upto && r.scheme === 'upto')) ? 0 : 1
+/** 0 for a challenge that offers a voucher (deferred), upto when asked for, or batch-settlement unless opted out; else 1 */
+const rank = (o: OfferedChallenge, upto?: boolean, batch?: boolean) =>
+  o.parsed.accepts.some(
+    (r) => r.scheme === 'deferred' || (upto && r.scheme === 'upto') || (batch && r.scheme === 'batch-settlement'),
+  )
+    ? 0
+    : 1
 
 /** The platform's `voucher` and `deposit` answer fields, for PaymentInfo. */
 function voucherOf(body: Record<string, unknown>): Pick<Signed, 'voucher' | 'deposit'> {

@@ -1,6 +1,7 @@
 import type { ColumnType, Generated } from 'kysely'
 
 /** Buyer-side payments (migration 0840). */
+type AgentScheme = 'exact' | 'deferred' | 'upto' | 'batch-settlement'
 export type AgentPaymentStatus = 'reserved' | 'accepted' | 'rejected' | 'expired'
 
 type Numeric = ColumnType<string, string | bigint, string | bigint>
@@ -22,10 +23,13 @@ export interface AgentPaymentsTable {
    * `exact` (an EIP-3009 authorization), `deferred` (a voucher: `nonce` is its EIP-712 digest) or
    * `upto` (a Permit2 authorization for `max_amount`: `nonce` is the Permit2 nonce as 32-byte hex)
    */
-  scheme: ColumnType<'exact' | 'deferred' | 'upto', 'exact' | 'deferred' | 'upto' | undefined, never>
+  scheme: ColumnType<AgentScheme, AgentScheme | undefined, never>
   /** upto: the maximum signed (and reserved at first); `amount` becomes the actual charge once known */
   max_amount: ColumnType<string | null, string | bigint | null | undefined, string | bigint | null>
-  /** deferred: the voucher's id (0x hex) and aggregate, which decide what a later voucher supersedes */
+  /**
+   * deferred: the voucher's id (0x hex) and aggregate, which decide what a later voucher supersedes;
+   * batch-settlement: the channel id and the voucher's cumulative maxClaimableAmount
+   */
   voucher_id: ColumnType<string | null, string | null | undefined, string | null>
   value_aggregate: ColumnType<string | null, string | bigint | null | undefined, string | bigint | null>
   nonce: string
@@ -48,4 +52,24 @@ export interface AgentPaymentEventsTable {
   type: string
   data: ColumnType<unknown, string | null | undefined, never> | null
   created_at: Timestamp
+}
+
+/** The batch-settlement channels the platform opened for an agent wallet (migration 2026-11-28T1700). */
+export interface AgentChannelsTable {
+  /** 0x hex, lower-case: the EIP-712 hash of the config below */
+  channel_id: string
+  agent_id: string
+  network: string
+  payer: string
+  receiver: string
+  receiver_authorizer: string
+  token: string
+  withdraw_delay: number
+  salt: string
+  /** what the platform signed deposits for (the server's channel row has what arrived) */
+  deposited: ColumnType<string, string | bigint | undefined, string | bigint>
+  /** the highest cumulative maxClaimableAmount signed on the channel */
+  signed_max_claimable: ColumnType<string, string | bigint | undefined, string | bigint>
+  created_at: Timestamp
+  updated_at: Timestamp
 }

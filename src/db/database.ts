@@ -1,5 +1,5 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely'
-import type { AgentPaymentEventsTable, AgentPaymentsTable } from './agent-payments-tables.js'
+import type { AgentChannelsTable, AgentPaymentEventsTable, AgentPaymentsTable } from './agent-payments-tables.js'
 import type { AccessGrantsTable, AccessUsesTable } from './access-grants-table.js'
 import type { BatchChannelsTable, BatchTransactionsTable, PlatformKeysTable } from './batch-channels-tables.js'
 import type { PaymentIdentifiersTable } from './payment-identifiers-table.js'
@@ -12,6 +12,7 @@ import type {
   WebhookEventsTable,
 } from './webhooks-tables.js'
 import type { ApprovalsTable } from './approvals-table.js'
+import type { FacilitatorBatchChannelsTable, FacilitatorSettlementsTable } from './facilitator-settlements-table.js'
 
 /** numeric(78,0) comes back from pg as a decimal string; write bigint or string. */
 type Numeric = ColumnType<string, string | bigint, string | bigint>
@@ -229,6 +230,8 @@ export interface AgentsTable {
   cap_per_transaction: Numeric | null
   cap_daily: Numeric | null
   cap_monthly: Numeric | null
+  /** batch-settlement: at most this much is deposited into a channel at a time (atomic USDC); null = 100 x the price */
+  cap_channel_deposit: ColumnType<string | null, string | bigint | null | undefined, string | bigint | null>
   /** approval policy (issue 38): a payment above this (atomic USDC) waits for the owner; null = never */
   approval_above: ColumnType<string | null, string | bigint | null | undefined, string | bigint | null>
   /** approval policy: more than this many calls a minute to a seller first paid under a day ago wait; null = never */
@@ -337,6 +340,7 @@ export interface Database {
   agent_keys: AgentKeysTable
   agent_allowlist: AgentAllowlistTable
   agent_payments: AgentPaymentsTable
+  agent_channels: AgentChannelsTable
   agent_payment_events: AgentPaymentEventsTable
   topups: TopupsTable
   withdrawals: WithdrawalsTable
@@ -349,6 +353,8 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable
   webhook_cursors: WebhookCursorsTable
   approvals: ApprovalsTable
+  facilitator_settlements: FacilitatorSettlementsTable
+  facilitator_batch_channels: FacilitatorBatchChannelsTable
 }
 
 export type Payment = Selectable<PaymentsTable>

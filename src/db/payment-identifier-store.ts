@@ -1,5 +1,7 @@
 import { sql, type Kysely } from 'kysely'
+import { preparedQuery } from './create-db.js'
 import type { Database, PaymentStatus } from './database.js'
+import { groupCommit } from './group-commit.js'
 
 /** A `payment-identifier` already in use, with what its payment became. */
 export interface UsedPaymentId {
@@ -21,6 +23,91 @@ export interface StoredAnswer {
   body: Buffer
 }
 
+interface NewClaim {
+  payer: string
+  id: string
+  fingerprint: string
+  paymentId: string
+  leaseMs: number
+}
+
+interface Release {
+  payer: string
+  id: string
+  paymentId: string
+  answer: StoredAnswer | undefined
+}
+
+// New ids, many calls' in one statement (fixed, prepared once per connection): an id already used
+// is skipped (DO NOTHING also skips a second claim of one id in the same batch), and only the
+// claims that went in come back.
+const CLAIM_SQL = `
+  insert into payment_identifiers (payer, payment_identifier, fingerprint, payment_id, claimed_until, expires_at)
+  select t.payer, t.id, t.fingerprint, t.payment_id, now() + make_interval(secs => t.lease_s),
+    now() + make_interval(secs => $6::float8)
+  from unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::float8[]) as t(payer, id, fingerprint, payment_id, lease_s)
+  on conflict (payer, payment_identifier) do nothing
+  returning payment_id`
+
+// Ends many calls' leases in one statement: a call that kept no answer and whose payment was never
+// written leaves no row (deleted); every other one ends its lease, with its answer when kept. The
+// update leaves out the rows the delete took (one statement must not change a row twice).
+const RELEASE_SQL = `
+  with t as (
+    select * from unnest($1::text[], $2::text[], $3::uuid[], $4::int2[], $5::text[], $6::bytea[])
+      as t(payer, id, payment_id, status, content_type, body)
+  ), gone as (
+    delete from payment_identifiers i using t
+    where i.payer = t.payer and i.payment_identifier = t.id and i.payment_id = t.payment_id and t.status is null
+      and not exists (select 1 from payments p where p.id = t.payment_id)
+    returning i.payment_id
+  )
+  update payment_identifiers i set claimed_until = null, answer_status = t.status,
+    answer_content_type = t.content_type, answer_body = t.body
+  from t
+  where i.payer = t.payer and i.payment_identifier = t.id and i.payment_id = t.payment_id
+    and t.payment_id not in (select payment_id from gone)`
+
+/**
+ * A new id's claim and every release, group-committed (many calls per statement and commit), so a
+ * call with an id costs no round trip of its own on the common path.
+ */
+function idWriters(db: Kysely<Database>, retentionSeconds: number) {
+  const claims = groupCommit<NewClaim, boolean>({
+    maxItems: 256,
+    maxInFlight: 2,
+    async flush(items) {
+      const r = await preparedQuery<{ payment_id: string }>(db, 'tollgate_payment_id_claim_v1', CLAIM_SQL, [
+        items.map((c) => c.payer),
+        items.map((c) => c.id),
+        items.map((c) => c.fingerprint),
+        items.map((c) => c.paymentId),
+        items.map((c) => c.leaseMs / 1000),
+        retentionSeconds,
+      ])
+      const won = new Set(r.rows.map((x) => x.payment_id))
+      return items.map((c) => won.has(c.paymentId))
+    },
+  })
+  const releases = groupCommit<Release, true>({
+    maxItems: 256,
+    maxInFlight: 2,
+    async flush(items) {
+      await preparedQuery(db, 'tollgate_payment_id_release_v1', RELEASE_SQL, [
+        items.map((x) => x.payer),
+        items.map((x) => x.id),
+        items.map((x) => x.paymentId),
+        items.map((x) => x.answer?.status ?? null),
+        items.map((x) => x.answer?.contentType ?? null),
+        items.map((x) => x.answer?.body ?? null),
+      ])
+      return items.map(() => true as const)
+    },
+  })
+
+  return { claims, releases }
+}
+
 /**
  * The proxy's `payment_identifiers` table: a buyer's x402 `payment-identifier` keys, one per
  * (payer, id), claimed for one call at a time (a lease), then kept with the call's small hosted
@@ -29,7 +116,7 @@ export interface StoredAnswer {
 export function createPaymentIdentifierStore(db: Kysely<Database>, opts: { retentionSeconds: number }) {
   const expiresAt = sql<Date>`now() + make_interval(secs => ${opts.retentionSeconds})`
   const leaseUntil = (leaseMs: number) => sql<Date>`now() + make_interval(secs => ${leaseMs / 1000})`
-
+  const { claims, releases } = idWriters(db, opts.retentionSeconds)
   return {
     /** Claims a new id for the payment `paymentId`, or answers how it is already used. */
     async claim(
@@ -39,20 +126,7 @@ export function createPaymentIdentifierStore(db: Kysely<Database>, opts: { reten
       paymentId: string,
       leaseMs: number,
     ): Promise<{ claimed: true } | { claimed: false; used: UsedPaymentId }> {
-      const inserted = await db
-        .insertInto('payment_identifiers')
-        .values({
-          payer,
-          payment_identifier: id,
-          fingerprint,
-          payment_id: paymentId,
-          claimed_until: leaseUntil(leaseMs),
-          expires_at: expiresAt,
-        })
-        .onConflict((oc) => oc.columns(['payer', 'payment_identifier']).doNothing())
-        .returning('payer')
-        .executeTakeFirst()
-      if (inserted) return { claimed: true }
+      if (await claims.add({ payer, id, fingerprint, paymentId, leaseMs })) return { claimed: true }
       const r = await db
         .selectFrom('payment_identifiers as i')
         .leftJoin('payments as p', 'p.id', 'i.payment_id')
@@ -126,32 +200,8 @@ export function createPaymentIdentifierStore(db: Kysely<Database>, opts: { reten
      * its payment ever being recorded (refused at the reservation, not recorded) leaves no row: the
      * id is as unused as its payment, and unfunded calls leave nothing behind.
      */
-    async release(payer: string, id: string, paymentId: string, answer?: StoredAnswer): Promise<void> {
-      if (!answer) {
-        const gone = await db
-          .deleteFrom('payment_identifiers')
-          .where('payer', '=', payer)
-          .where('payment_identifier', '=', id)
-          .where('payment_id', '=', paymentId)
-          .where(({ not, exists, selectFrom }) =>
-            not(exists(selectFrom('payments').select('payments.id').where('payments.id', '=', paymentId))),
-          )
-          .executeTakeFirst()
-        if (gone.numDeletedRows === 1n) return
-      }
-      await db
-        .updateTable('payment_identifiers')
-        .set({
-          claimed_until: null,
-          answer_status: answer?.status ?? null,
-          answer_content_type: answer?.contentType ?? null,
-          answer_body: answer?.body ?? null,
-        })
-        .where('payer', '=', payer)
-        .where('payment_identifier', '=', id)
-        .where('payment_id', '=', paymentId)
-        .execute()
-    },
+    release: (payer: string, id: string, paymentId: string, answer?: StoredAnswer): Promise<unknown> =>
+      releases.add({ payer, id, paymentId, answer }),
 
     /** Deletes ids past their retention (their stored answers with them); how many. */
     async purgeExpired(limit = 10_000): Promise<number> {

@@ -17,6 +17,7 @@ import { createAccessGrantStore } from '../db/access-grant-store.js'
 import type { PaidCallHooks } from '../proxy/paid-call/test-hooks.js'
 import { mcpRoute } from '../proxy/mcp-route.js'
 import { a2aRoute } from '../proxy/a2a-route.js'
+import { RedisTaskStore } from '../proxy/a2a-task-store.js'
 import { originRoutes } from '../proxy/origin-routes.js'
 import { paidRoute } from '../proxy/paid-route.js'
 import { paymentLookupRoutes } from '../proxy/payment-lookup.js'
@@ -29,6 +30,7 @@ import { createRemotePool } from '../pool/remote-pool.js'
 import { createDeferredScheme } from '../schemes/deferred/deferred-scheme.js'
 import { createBatchSettlementScheme } from '../schemes/batch-settlement/batch-scheme.js'
 import { ensurePlatformKey } from '../services/wallets/platform-key.js'
+import type { AuthorizerSigner } from '../chain/batch-settlement/authorizer.js'
 import { createExactScheme } from '../schemes/exact/exact-scheme.js'
 import { createSmartWalletCheck, type SmartWalletCheck } from '../schemes/smart-wallet-check.js'
 import { createUptoScheme } from '../schemes/upto/upto-scheme.js'
@@ -65,6 +67,10 @@ export interface ProxyAppOptions {
   hooks?: PaidCallHooks
   /** where hosted handler calls run; default: the `handlers` role at HANDLERS_URL, else handler processes of this proxy's own (bench:proxy passes the thread pool to compare) */
   handlerPool?: HandlerPool
+  /** tests only: false answers every A2A message with the SDK's request handler (the direct path's comparison test) */
+  a2aDirect?: boolean
+  /** tests and bench only: false answers every MCP message through a server of the SDK's (default: the direct path) */
+  mcpDirect?: boolean
 }
 
 /**
@@ -91,7 +97,7 @@ function proxySchemes(
   deps: Deps,
   recovery: SignerRecovery,
   smartWallets: SmartWalletCheck,
-  receiverAuthorizer: `0x${string}` | undefined,
+  receiverAuthorizer: AuthorizerSigner | undefined,
 ): PaymentScheme[] {
   const credit = createPayerCredit(deps)
   const schemes: PaymentScheme[] = [createExactScheme(deps, { credit, recovery, smartWallets })]
@@ -111,13 +117,13 @@ function proxySchemes(
 }
 
 /**
- * The address of the platform key that authorizes batch-settlement claims (created on first use,
+ * The platform key that authorizes batch-settlement claims and refunds (created on first use,
  * encrypted under the master key); undefined where the scheme is off or no master key is set.
  */
-async function batchReceiverAuthorizer(deps: Deps): Promise<`0x${string}` | undefined> {
+async function batchReceiverAuthorizer(deps: Deps): Promise<AuthorizerSigner | undefined> {
   const masterKey = deps.config.masterKey
   if (!deps.config.batchSettlement.enabled || !masterKey) return undefined
-  return (await ensurePlatformKey(deps.db, masterKey, 'batch-receiver-authorizer')).address
+  return (await ensurePlatformKey(deps.db, masterKey, 'batch-receiver-authorizer')).signer
 }
 
 /**
@@ -223,7 +229,7 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
       answerMaxBytes: deps.config.x402.paymentIds.answerMaxBytes,
     },
     signIn: {
-      grants: createAccessGrantStore(deps.db),
+      grants: createAccessGrantStore(deps.db, { redis: deps.redis, key: deps.key }),
       uses: accessUses,
       redis: deps.redis,
       key: deps.key,
@@ -231,7 +237,7 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
     },
   })
   await app.register(paidRoute(paidCall, createHttpTransport(deps.config.chain)))
-  await registerAgentTransports(app, paidCall, deps.config, table)
+  await registerAgentTransports(app, paidCall, deps, table, { a2a: opts.a2aDirect, mcp: opts.mcpDirect })
   await app.register(paymentLookupRoutes(deps))
   await app.register(originRoutes(table, deps.config))
   return app
@@ -241,11 +247,17 @@ export async function buildProxyApp(given: Deps, opts: ProxyAppOptions = {}): Pr
 async function registerAgentTransports(
   app: FastifyInstance,
   paidCall: PaidCall,
-  config: Deps['config'],
+  deps: Deps,
   table: EndpointTable,
+  direct: { a2a?: boolean; mcp?: boolean },
 ): Promise<void> {
-  await app.register(mcpRoute(paidCall, createMcpTransport(config.chain), table))
-  await app.register(a2aRoute(paidCall, createA2aTransport(config.chain), table, config.proxyUrl))
+  const { config } = deps
+  await app.register(mcpRoute(paidCall, createMcpTransport(config.chain), table, { direct: direct.mcp }))
+  // a task made on one proxy is read and paid on any other
+  const tasks = new RedisTaskStore(deps.redis, (taskId) => deps.key('a2a', 'task', taskId))
+  await app.register(
+    a2aRoute(paidCall, createA2aTransport(config.chain), table, config.proxyUrl, { direct: direct.a2a, tasks }),
+  )
 }
 
 /** The clients of sellers' origins: HTTP, MCP servers and A2A agents, all through the SSRF guard. */

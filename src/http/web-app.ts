@@ -21,7 +21,8 @@ export interface WebAppOptions {
 }
 
 /**
- * The `web` role ({base_url}): user API /v1, marketplace /api/v1, dashboard, docs, health.
+ * The `web` role ({base_url}): user API /v1, marketplace /api/v1, the x402 facilitator API /facilitator,
+ * dashboard, docs, health.
  * Returns an instance that never listens; start/web.ts listens.
  */
 export async function buildWebApp(given: Deps, opts: WebAppOptions = {}): Promise<FastifyInstance> {
@@ -58,6 +59,10 @@ export async function buildWebApp(given: Deps, opts: WebAppOptions = {}): Promis
   await app.register(marketplaceRoutes(deps))
   // the deferred scheme's facilitator endpoints (edgeandnode/x402 scheme_deferred_evm_facilitator.md)
   await app.register((await import('./routes/deferred/facilitator.js')).deferredFacilitatorRoutes(deps))
+  // facilitator mode: the standard x402 facilitator API (verify, settle, supported) for sellers' own servers
+  await app.register((await import('./routes/facilitator/index.js')).facilitatorRoutes(deps), {
+    prefix: '/facilitator',
+  })
   await app.register((await import('./routes/metrics/index.js')).metricsRoutes(deps))
   await app.register((await import('./routes/ops/index.js')).opsRoutes(deps))
   await app.register((await import('./routes/dashboard/index.js')).dashboardRoutes())

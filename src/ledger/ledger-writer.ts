@@ -155,73 +155,7 @@ export function createLedgerWriter(db: Kysely<Database>, opts: { maxItems?: numb
   const writer = groupCommit<Write, RecordOutcome | boolean>({
     maxItems: opts.maxItems ?? 256,
     maxInFlight: opts.maxInFlight ?? 2,
-    async flush(writes) {
-      const rows: NewProxyPayment[] = []
-      const statuses: RecordStatus[] = []
-      const reasons: (string | null)[] = []
-      const outcomes: Outcome[] = []
-      const vouchers: { row: NewProxyPayment; v: VoucherRecord }[] = []
-      const channels: { row: NewProxyPayment; c: ChannelCharge }[] = []
-      for (const w of writes) {
-        if (w.kind === 'record') {
-          rows.push(w.row)
-          if (w.row.voucher && w.status !== 'voided') vouchers.push({ row: w.row, v: w.row.voucher })
-          if (w.row.channel && w.status === 'served') channels.push({ row: w.row, c: w.row.channel })
-          statuses.push(w.status)
-          reasons.push(w.reason ?? null)
-        } else outcomes.push(w)
-      }
-      const col = <K extends keyof NewProxyPayment>(k: K) =>
-        rows.map((r) => (r[k] === undefined || r[k] === null ? null : String(r[k])))
-      const result = await preparedQuery<{ k: 'r' | 'f'; id: string }>(db, 'tollgate_payment_ledger_v8', LEDGER_SQL, [
-        col('id'),
-        col('endpoint_id'),
-        col('resource'),
-        col('method'),
-        col('x402_version'),
-        col('network'),
-        col('asset'),
-        col('payer'),
-        col('pay_to'),
-        col('value'),
-        col('valid_after'),
-        col('valid_before'),
-        col('nonce'),
-        col('signature'),
-        rows.map((r) => r.settlement_mode ?? 'async'),
-        statuses,
-        reasons,
-        outcomes.map((o) => o.id),
-        outcomes.map((o) => o.to),
-        outcomes.map((o) => o.reason ?? null),
-        rows.map((r) => r.scheme ?? 'exact'),
-        col('max_value'),
-        col('facilitator'),
-        outcomes.map((o) => (o.value === undefined ? null : o.value.toString())),
-        vouchers.map((x) => x.v.escrow),
-        vouchers.map((x) => x.row.payer),
-        vouchers.map((x) => x.row.pay_to),
-        vouchers.map((x) => x.row.asset),
-        vouchers.map((x) => x.v.voucher_id),
-        vouchers.map((x) => x.v.nonce),
-        vouchers.map((x) => x.v.value_aggregate),
-        vouchers.map((x) => x.v.timestamp),
-        vouchers.map((x) => x.row.signature ?? null),
-        vouchers.map((x) => x.row.nonce),
-        channels.map((x) => x.c.channel_id),
-        channels.map((x) => x.row.id),
-        channels.map((x) => x.c.expected),
-        channels.map((x) => String(x.row.value)),
-        channels.map((x) => x.c.signed_max),
-        channels.map((x) => x.c.signature),
-      ])
-      const inserted = new Set<string>()
-      const moved = new Set<string>()
-      for (const r of result.rows) (r.k === 'r' ? inserted : moved).add(r.id)
-      return writes.map((w) =>
-        w.kind === 'record' ? (inserted.has(w.row.id) ? 'recorded' : 'duplicate') : moved.has(w.id),
-      )
-    },
+    flush: (writes) => flushLedger(db, writes),
   })
 
   return {
@@ -253,3 +187,105 @@ export function createLedgerWriter(db: Kysely<Database>, opts: { maxItems?: numb
 }
 
 export type LedgerWriter = ReturnType<typeof createLedgerWriter>
+
+/** One group commit's writes sorted by what the statement does with them. */
+interface LedgerBatch {
+  rows: NewProxyPayment[]
+  statuses: RecordStatus[]
+  reasons: (string | null)[]
+  outcomes: Outcome[]
+  vouchers: { row: NewProxyPayment; v: VoucherRecord }[]
+  channels: { row: NewProxyPayment; c: ChannelCharge }[]
+}
+
+/** Runs one batch of writes as LEDGER_SQL; each write's answer in its place. */
+async function flushLedger(db: Kysely<Database>, writes: Write[]): Promise<(RecordOutcome | boolean)[]> {
+  const result = await preparedQuery<{ k: 'r' | 'f'; id: string }>(
+    db,
+    'tollgate_payment_ledger_v8',
+    LEDGER_SQL,
+    ledgerParams(batchOf(writes)),
+  )
+  const inserted = new Set<string>()
+  const moved = new Set<string>()
+  for (const r of result.rows) (r.k === 'r' ? inserted : moved).add(r.id)
+  return writes.map((w) =>
+    w.kind === 'record' ? (inserted.has(w.row.id) ? 'recorded' : 'duplicate') : moved.has(w.id),
+  )
+}
+
+function batchOf(writes: Write[]): LedgerBatch {
+  const b: LedgerBatch = { rows: [], statuses: [], reasons: [], outcomes: [], vouchers: [], channels: [] }
+  for (const w of writes) {
+    if (w.kind === 'record') {
+      b.rows.push(w.row)
+      if (w.row.voucher && w.status !== 'voided') b.vouchers.push({ row: w.row, v: w.row.voucher })
+      if (w.row.channel && w.status === 'served') b.channels.push({ row: w.row, c: w.row.channel })
+      b.statuses.push(w.status)
+      b.reasons.push(w.reason ?? null)
+    } else b.outcomes.push(w)
+  }
+  return b
+}
+
+/** LEDGER_SQL's parameters $1…$40: column arrays of the new rows, the outcomes, the vouchers and the channel moves. */
+function ledgerParams({ rows, statuses, reasons, outcomes, vouchers, channels }: LedgerBatch): unknown[] {
+  const col = <K extends keyof NewProxyPayment>(k: K) =>
+    rows.map((r) => (r[k] === undefined || r[k] === null ? null : String(r[k])))
+  return [
+    col('id'),
+    col('endpoint_id'),
+    col('resource'),
+    col('method'),
+    col('x402_version'),
+    col('network'),
+    col('asset'),
+    col('payer'),
+    col('pay_to'),
+    col('value'),
+    col('valid_after'),
+    col('valid_before'),
+    col('nonce'),
+    col('signature'),
+    rows.map((r) => r.settlement_mode ?? 'async'),
+    statuses,
+    reasons,
+    outcomes.map((o) => o.id),
+    outcomes.map((o) => o.to),
+    outcomes.map((o) => o.reason ?? null),
+    rows.map((r) => r.scheme ?? 'exact'),
+    col('max_value'),
+    col('facilitator'),
+    outcomes.map((o) => (o.value === undefined ? null : o.value.toString())),
+    ...voucherParams(vouchers),
+    ...channelParams(channels),
+  ]
+}
+
+/** $25…$34: the deferred vouchers written beside their payments. */
+function voucherParams(vouchers: LedgerBatch['vouchers']): unknown[] {
+  return [
+    vouchers.map((x) => x.v.escrow),
+    vouchers.map((x) => x.row.payer),
+    vouchers.map((x) => x.row.pay_to),
+    vouchers.map((x) => x.row.asset),
+    vouchers.map((x) => x.v.voucher_id),
+    vouchers.map((x) => x.v.nonce),
+    vouchers.map((x) => x.v.value_aggregate),
+    vouchers.map((x) => x.v.timestamp),
+    vouchers.map((x) => x.row.signature ?? null),
+    vouchers.map((x) => x.row.nonce),
+  ]
+}
+
+/** $35…$40: the batch-settlement channel moves of served calls. */
+function channelParams(channels: LedgerBatch['channels']): unknown[] {
+  return [
+    channels.map((x) => x.c.channel_id),
+    channels.map((x) => x.row.id),
+    channels.map((x) => x.c.expected),
+    channels.map((x) => String(x.row.value)),
+    channels.map((x) => x.c.signed_max),
+    channels.map((x) => x.c.signature),
+  ]
+}

@@ -63,6 +63,15 @@ export const FINAL_STATUSES: ReadonlySet<PaymentStatus> = new Set<PaymentStatus>
 /** Statuses whose value still counts against the payer's credit (accepted, not yet decided). */
 export const OPEN_STATUSES: readonly PaymentStatus[] = ['verified', 'served', 'settling']
 
+/**
+ * Statuses of a payment the payer is charged for: its call was served (settled, or on its way to
+ * be). A paid answer under such a payment is never run again (payment-identifier, agent payments).
+ */
+export const CHARGED_STATUSES: readonly PaymentStatus[] = ['served', 'settling', 'settled']
+
+/** Final statuses in which the payer was never charged (src/proxy/payment-verdict.ts: `charged: false`). */
+export const UNCHARGED_STATUSES: readonly PaymentStatus[] = ['voided', 'failed']
+
 export function isAllowedTransition(from: PaymentStatus, to: PaymentStatus): boolean {
   return TRANSITIONS[from]?.[to] !== undefined
 }

@@ -5,7 +5,7 @@
  */
 import type { Socket } from 'node:net'
 import { FRAME, writeFrame, type Frame } from './frame-codec.js'
-import type { PoolOutcome } from './handler-pool.js'
+import type { PoolOutcome } from './pool-types.js'
 import type { PoolResult, PoolTask } from './run-task.js'
 
 /** A call sent to the `handlers` role: the task, its lane and its time limit. */

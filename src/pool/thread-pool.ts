@@ -25,10 +25,10 @@ import type { PoolResult, PoolTask } from './run-task.js'
  * instead of waiting out its timeout (which counts from dispatch, queue time included).
  */
 export function createThreadPool(opts: HandlerPoolOptions): HandlerPool {
-  const compute = lane(opts, { threads: opts.maxThreads, perThread: 1, minThreads: 1 })
+  const compute = new Lane(opts, { threads: opts.maxThreads, perThread: 1, minThreads: 1 })
   let io: Lane | undefined
   const ioLane = () =>
-    (io ??= lane(opts, { threads: opts.ioThreads ?? 1, perThread: opts.ioConcurrency ?? 32, minThreads: 1 }))
+    (io ??= new Lane(opts, { threads: opts.ioThreads ?? 1, perThread: opts.ioConcurrency ?? 32, minThreads: 1 }))
   return {
     run: (handler, input, ctx, timeoutMs) =>
       (handler.io ? ioLane() : compute).run({ file: handler.file, slug: handler.slug, input, ctx }, timeoutMs),
@@ -38,14 +38,36 @@ export function createThreadPool(opts: HandlerPoolOptions): HandlerPool {
   }
 }
 
-interface Lane {
-  run(task: PoolTask, timeoutMs: number): Promise<PoolOutcome>
-  close(): Promise<void>
+/** How a lane's threads are shaped: how many, how many calls at once each, how many kept idle. */
+interface LaneShape {
+  threads: number
+  perThread: number
+  minThreads: number
 }
 
-function lane(opts: HandlerPoolOptions, shape: { threads: number; perThread: number; minThreads: number }): Lane {
-  const make = () =>
-    new Piscina({
+/** One Piscina pool with a bounded queue; replaced by a fresh one when a thread dies badly. */
+class Lane {
+  private pool: Piscina
+  /** calls that can run at once */
+  private readonly slots: number
+  /** calls running or waiting; past it a call is answered `busy` */
+  private readonly capacity: number
+  // counted here rather than with Piscina's maxQueue, which does not hold for tasks given a signal
+  private outstanding = 0
+  private readonly inflight = new Set<Promise<PoolOutcome>>()
+
+  constructor(
+    private readonly opts: HandlerPoolOptions,
+    private readonly shape: LaneShape,
+  ) {
+    this.pool = this.make()
+    this.slots = shape.threads * shape.perThread
+    this.capacity = this.slots + (opts.maxQueue ?? 512)
+  }
+
+  private make(): Piscina {
+    const { opts, shape } = this
+    return new Piscina({
       filename: workerModule(import.meta.url, 'worker'),
       minThreads: shape.minThreads,
       maxThreads: shape.threads,
@@ -62,53 +84,50 @@ function lane(opts: HandlerPoolOptions, shape: { threads: number; perThread: num
       // workers inherit --import tsx when running from source
       execArgv: workerExecArgv(process.execArgv),
     })
-  let pool = make()
-  // counted here rather than with Piscina's maxQueue, which does not hold for tasks given a signal
-  const slots = shape.threads * shape.perThread
-  const capacity = slots + (opts.maxQueue ?? 512)
-  let outstanding = 0
-  const inflight = new Set<Promise<PoolOutcome>>()
+  }
+
   /** new work goes to a fresh pool; the old one is destroyed once its other calls had their time */
-  const recycle = (old: Piscina, graceMs: number) => {
-    if (old !== pool) return // already replaced (several calls of one dead thread report it)
-    pool = make()
+  private recycle(old: Piscina, graceMs: number): void {
+    if (old !== this.pool) return // already replaced (several calls of one dead thread report it)
+    this.pool = this.make()
     setTimeout(() => void old.destroy().catch(() => {}), graceMs).unref()
   }
-  return {
-    async run(task, timeoutMs) {
-      if (outstanding >= capacity) return { kind: 'busy', queued: outstanding - slots }
-      outstanding++
-      if (shape.perThread > 1) {
-        const { first, done } = runShared(task, timeoutMs)
-        // the slot stays taken until the call really ends, even after a timeout answer
-        inflight.add(done)
-        void done.finally(() => {
-          outstanding--
-          inflight.delete(done)
-        })
-        return first
-      }
-      const ac = new AbortController()
-      const timer = setTimeout(() => ac.abort(), timeoutMs)
-      const current = pool
-      try {
-        return (await current.run(task, { signal: ac.signal })) as PoolOutcome
-      } catch (err) {
-        if (ac.signal.aborted) return { kind: 'timeout', timeoutMs }
-        const message = (err as Error)?.message ?? String(err)
-        // After a worker dies of its heap limit Piscina can leave queued tasks waiting forever.
-        if (/memory limit|terminated/i.test(message)) recycle(current, timeoutMs)
-        return { kind: 'crashed', message }
-      } finally {
-        outstanding--
-        clearTimeout(timer)
-      }
-    },
-    async close() {
-      // calls already answered `timeout` may still be finishing: a bounded wait, then the threads go
-      await Promise.race([Promise.allSettled([...inflight]), new Promise((r) => setTimeout(r, 5_000).unref())])
-      await pool.destroy()
-    },
+
+  async run(task: PoolTask, timeoutMs: number): Promise<PoolOutcome> {
+    if (this.outstanding >= this.capacity) return { kind: 'busy', queued: this.outstanding - this.slots }
+    this.outstanding++
+    if (this.shape.perThread > 1) return this.runShared(task, timeoutMs)
+    return this.runExclusive(task, timeoutMs)
+  }
+
+  /** A call on a thread of its own: aborted at its time, which ends the thread (Piscina replaces it). */
+  private async runExclusive(task: PoolTask, timeoutMs: number): Promise<PoolOutcome> {
+    const ac = new AbortController()
+    const timer = setTimeout(() => ac.abort(), timeoutMs)
+    const current = this.pool
+    try {
+      return (await current.run(task, { signal: ac.signal })) as PoolOutcome
+    } catch (err) {
+      if (ac.signal.aborted) return { kind: 'timeout', timeoutMs }
+      const message = (err as Error)?.message ?? String(err)
+      // After a worker dies of its heap limit Piscina can leave queued tasks waiting forever.
+      if (/memory limit|terminated/i.test(message)) this.recycle(current, timeoutMs)
+      return { kind: 'crashed', message }
+    } finally {
+      this.outstanding--
+      clearTimeout(timer)
+    }
+  }
+
+  private runShared(task: PoolTask, timeoutMs: number): Promise<PoolOutcome> {
+    const { first, done } = this.startShared(task, timeoutMs)
+    // the slot stays taken until the call really ends, even after a timeout answer
+    this.inflight.add(done)
+    void done.finally(() => {
+      this.outstanding--
+      this.inflight.delete(done)
+    })
+    return first
   }
 
   /**
@@ -118,8 +137,8 @@ function lane(opts: HandlerPoolOptions, shape: { threads: number; perThread: num
    * built on handlers/_shared/outbound.ts. The call keeps its slot until it really ends; one
    * still running at twice its time recycles the lane.
    */
-  function runShared(task: PoolTask, timeoutMs: number): { first: Promise<PoolOutcome>; done: Promise<PoolOutcome> } {
-    const current = pool
+  private startShared(task: PoolTask, timeoutMs: number): { first: Promise<PoolOutcome>; done: Promise<PoolOutcome> } {
+    const current = this.pool
     // the worker aborts the call's outbound requests at its deadline, which frees the slot
     const running = current.run({ ...task, deadline: Date.now() + timeoutMs }) as Promise<PoolResult>
     let timer: NodeJS.Timeout | undefined
@@ -127,7 +146,7 @@ function lane(opts: HandlerPoolOptions, shape: { threads: number; perThread: num
     const late = new Promise<PoolOutcome>((resolve) => {
       timer = setTimeout(() => {
         resolve({ kind: 'timeout', timeoutMs })
-        stuck = setTimeout(() => recycle(current, timeoutMs), timeoutMs)
+        stuck = setTimeout(() => this.recycle(current, timeoutMs), timeoutMs)
         stuck.unref()
       }, timeoutMs)
     })
@@ -135,7 +154,7 @@ function lane(opts: HandlerPoolOptions, shape: { threads: number; perThread: num
       (r): PoolOutcome => (r.kind === 'expired' ? { kind: 'timeout', timeoutMs } : r),
       (err): PoolOutcome => {
         const message = (err as Error)?.message ?? String(err)
-        if (/memory limit|terminated/i.test(message)) recycle(current, timeoutMs)
+        if (/memory limit|terminated/i.test(message)) this.recycle(current, timeoutMs)
         return { kind: 'crashed', message }
       },
     )
@@ -144,5 +163,11 @@ function lane(opts: HandlerPoolOptions, shape: { threads: number; perThread: num
       clearTimeout(stuck)
     })
     return { first: Promise.race([done, late]), done }
+  }
+
+  async close(): Promise<void> {
+    // calls already answered `timeout` may still be finishing: a bounded wait, then the threads go
+    await Promise.race([Promise.allSettled([...this.inflight]), new Promise((r) => setTimeout(r, 5_000).unref())])
+    await this.pool.destroy()
   }
 }

@@ -6,12 +6,10 @@ import {
   JsonRpcTransportHandler,
   ServerCallContext,
   validateVersion,
-  type AgentExecutor,
-  type ExecutionEventBus,
-  type RequestContext,
+  type TaskStore,
 } from '@a2a-js/sdk/server'
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server'
-import type { AgentCard } from '@a2a-js/sdk'
+import type { AgentCard, SendMessageRequest } from '@a2a-js/sdk'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { X402_A2A_EXTENSION, type A2aOutcome, type A2aPart, type A2aTransport } from '../transports/a2a.js'
 import { agentCardJson, serviceAgentCard, skillIdOf } from './a2a-card.js'
@@ -30,6 +28,13 @@ interface ServiceAgent {
   legacy: LegacyJsonRpcTransportHandler
 }
 
+interface A2aRouteOptions {
+  /** where the agents' tasks are kept; default: this process's memory */
+  tasks?: TaskStore
+  /** false: every message through the SDK's request handler (the direct path's comparison test); default true */
+  direct?: boolean
+}
+
 /**
  * Each published service as an A2A agent at /<namespace>/<service>/a2a (JSON-RPC, A2A v1.0 and
  * v0.3), its Agent Card at /<namespace>/<service>/a2a/.well-known/agent-card.json. The official
@@ -42,19 +47,29 @@ export function a2aRoute(
   a2a: A2aTransport,
   table: Pick<EndpointTable, 'service'>,
   proxyUrl: string,
+  opts: A2aRouteOptions = {},
 ) {
   const agents = new WeakMap<readonly EndpointEntry[], ServiceAgent>()
-  const tasks = new BoundedTaskStore()
+  const tasks = opts.tasks ?? new BoundedTaskStore()
+  const direct = opts.direct ?? true
 
   const agentOf = (namespace: string, service: string, endpoints: readonly EndpointEntry[]): ServiceAgent => {
     let agent = agents.get(endpoints)
     if (agent) return agent
     const card = serviceAgentCard(`${proxyUrl}/${namespace}/${service}/a2a`, endpoints)
-    const executor: AgentExecutor = {
-      execute: (ctx, bus) => execute({ paidCall, a2a }, ctx, bus, endpoints),
-      cancelTask: async () => {},
-    }
-    const handler = new DefaultRequestHandler(card, tasks, executor)
+    const run = { paidCall, a2a, endpoints }
+    const handler = direct
+      ? new DirectRequestHandler(card, tasks, run)
+      : new DefaultRequestHandler(card, tasks, {
+          execute: async (ctx, bus) => {
+            const request = ctx.context.state.get(REQUEST_KEY) as FastifyRequest
+            ctx.context.addActivatedExtension(X402_A2A_EXTENSION)
+            const ids = { taskId: ctx.taskId, contextId: ctx.contextId }
+            bus.publish(AgentEvent.task(await outcomeTask(run, request, ctx.userMessage, ids, ctx.task)))
+            bus.finished()
+          },
+          cancelTask: async () => {},
+        })
     agent = {
       card,
       cardJson: JSON.stringify(agentCardJson(card)),
@@ -88,18 +103,17 @@ export function a2aRoute(
   }
 }
 
-/** One message: the skill it names (or the task's), run as a paid call; the task published in the state it came to. */
-async function execute(
-  run: { paidCall: PaidCall; a2a: A2aTransport },
-  ctx: RequestContext,
-  bus: ExecutionEventBus,
-  endpoints: readonly EndpointEntry[],
-) {
-  const request = ctx.context.state.get(REQUEST_KEY) as FastifyRequest
-  ctx.context.addActivatedExtension(X402_A2A_EXTENSION)
-  const msg = ctx.userMessage
+/** One message: the skill it names (or the task's), run as a paid call; the task in the state it came to. */
+async function outcomeTask(
+  run: AgentRun,
+  request: FastifyRequest,
+  msg: Message,
+  ids: { taskId: string; contextId: string },
+  task: Task | undefined,
+): Promise<Task> {
+  const { endpoints } = run
   const meta = (msg.metadata ?? {}) as Record<string, unknown>
-  const saved = (ctx.task?.metadata ?? {}) as { skill?: string; input?: Record<string, unknown> }
+  const saved = (task?.metadata ?? {}) as { skill?: string; input?: Record<string, unknown> }
   const skill =
     (typeof meta.skill === 'string' ? meta.skill : undefined) ??
     saved.skill ??
@@ -131,8 +145,118 @@ async function execute(
     }
     outcome = await run.a2a.send(call, await run.paidCall(run.a2a.request(call)))
   }
-  bus.publish(AgentEvent.task(taskOf(ctx, outcome, { skill, input })))
-  bus.finished()
+  return taskOf(ids, outcome, { skill, input })
+}
+
+/** What an agent's messages run with. */
+interface AgentRun {
+  paidCall: PaidCall
+  a2a: A2aTransport
+  endpoints: readonly EndpointEntry[]
+}
+
+/**
+ * The SDK's request handler with a direct path for the common `message/send`: a new task (no
+ * `taskId`, no referenced tasks), answered when done (blocking), without push notifications, from a
+ * client that declared the x402 extension. It runs the paid call and stores and returns the task
+ * exactly as the SDK's handler would (the task as the executor publishes it, the user's message as
+ * its history, `historyLength` applied) without the SDK's event bus, result manager and copies of
+ * the message. Every other message and method (paying an existing task, tasks/get, tasks/cancel,
+ * non-blocking sends) is the SDK's. The SDK's JSON-RPC handlers still read the request and write
+ * the answer, so the wire is theirs either way (test/integration/a2a/direct.test.ts compares).
+ */
+class DirectRequestHandler extends DefaultRequestHandler {
+  private readonly exposed: ReadonlySet<string>
+  private readonly required: readonly string[]
+
+  constructor(
+    card: AgentCard,
+    private readonly tasks: TaskStore,
+    private readonly run: AgentRun,
+  ) {
+    super(card, tasks, {
+      execute: async (ctx, bus) => {
+        const request = ctx.context.state.get(REQUEST_KEY) as FastifyRequest
+        ctx.context.addActivatedExtension(X402_A2A_EXTENSION)
+        const ids = { taskId: ctx.taskId, contextId: ctx.contextId }
+        bus.publish(AgentEvent.task(await outcomeTask(run, request, ctx.userMessage, ids, ctx.task)))
+        bus.finished()
+      },
+      cancelTask: async () => {},
+    })
+    const extensions = card.capabilities?.extensions ?? []
+    this.exposed = new Set(extensions.map((e) => e.uri))
+    this.required = extensions.filter((e) => e.required).map((e) => e.uri)
+  }
+
+  override async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
+    const msg = params.message
+    const config = params.configuration
+    const requested = context.requestedExtensions
+    const request = context.state.get(REQUEST_KEY) as FastifyRequest | undefined
+    const direct =
+      request !== undefined &&
+      msg !== undefined &&
+      msg.messageId !== '' &&
+      !msg.taskId &&
+      !msg.referenceTaskIds?.length &&
+      (config === undefined ||
+        (config.returnImmediately !== true && config.taskPushNotificationConfig === undefined)) &&
+      requested !== undefined &&
+      this.required.every((uri) => requested.includes(uri))
+    if (!direct) return super.sendMessage(params, context)
+    context.setRequestedExtensions(requested.filter((uri) => this.exposed.has(uri)))
+    const ids = { taskId: randomUUID(), contextId: msg.contextId || randomUUID() }
+    let task: Task
+    try {
+      context.addActivatedExtension(X402_A2A_EXTENSION)
+      task = await outcomeTask(this.run, request, msg, ids, undefined)
+      task.history = [msg]
+    } catch (err) {
+      request.log.error({ err }, 'an A2A message failed')
+      task = executionErrorTask(msg, ids, err)
+    }
+    await this.tasks.save(task, context)
+    if (config?.historyLength !== undefined)
+      task.history = config.historyLength <= 0 ? [] : task.history.slice(-config.historyLength)
+    return task
+  }
+}
+
+/** The task the SDK's handler makes of an executor that threw: failed, the message and the status message as its history. */
+function executionErrorTask(msg: Message, ids: { taskId: string; contextId: string }, err: unknown): Task {
+  const status = {
+    state: TaskState.TASK_STATE_FAILED,
+    message: {
+      role: Role.ROLE_AGENT,
+      messageId: randomUUID(),
+      taskId: ids.taskId,
+      contextId: ids.contextId,
+      parts: [
+        {
+          content: {
+            $case: 'text' as const,
+            value: `Agent execution error: ${err instanceof Error ? err.message : String(err)}`,
+          },
+          mediaType: 'text/plain',
+          filename: '',
+          metadata: {},
+        },
+      ],
+      metadata: {},
+      extensions: [],
+      referenceTaskIds: [],
+    },
+    timestamp: new Date().toISOString(),
+  }
+  return {
+    id: ids.taskId,
+    contextId: ids.contextId,
+    status,
+    artifacts: [],
+    history: [{ ...msg, ...ids }, status.message],
+    metadata: {},
+  }
 }
 
 async function serve(
@@ -218,11 +342,15 @@ function partOf(p: A2aPart): Part {
   return { ...base, content: { $case: 'raw', value: p.bytes }, filename: p.name ?? '', mediaType: p.mediaType }
 }
 
-function taskOf(ctx: RequestContext, o: A2aOutcome, saved: { skill?: string; input: Record<string, unknown> }): Task {
+function taskOf(
+  ids: { taskId: string; contextId: string },
+  o: A2aOutcome,
+  saved: { skill?: string; input: Record<string, unknown> },
+): Task {
   const message: Message = {
     messageId: randomUUID(),
-    contextId: ctx.contextId,
-    taskId: ctx.taskId,
+    contextId: ids.contextId,
+    taskId: ids.taskId,
     role: Role.ROLE_AGENT,
     parts: [partOf({ kind: 'text', text: o.text })],
     metadata: o.metadata,
@@ -230,8 +358,8 @@ function taskOf(ctx: RequestContext, o: A2aOutcome, saved: { skill?: string; inp
     referenceTaskIds: [],
   }
   return {
-    id: ctx.taskId,
-    contextId: ctx.contextId,
+    id: ids.taskId,
+    contextId: ids.contextId,
     status: { state: STATES[o.state], message, timestamp: new Date().toISOString() },
     artifacts: o.parts.length
       ? [

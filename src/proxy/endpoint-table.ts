@@ -6,6 +6,7 @@ import type { JsonSchema } from '../pool/handler-contract.js'
 import { buildChallenge, type Challenge, type InputSchema } from '../x402/challenge.js'
 import type { PaymentRequirementsV2 } from '../x402/types.js'
 import { offeredSchemes } from '../schemes/batch-settlement/offered.js'
+import type { SchemeOffer } from '../seam/types.js'
 
 export interface UpstreamTarget {
   url: string
@@ -46,17 +47,6 @@ export interface EndpointEntry {
   challengeWith(method: string, extraAccepts: readonly PaymentRequirementsV2[]): Challenge
 }
 
-/** What a scheme other than exact needs to state its requirement for one endpoint and method. */
-export interface SchemeOffer {
-  scheme: string
-  method: string
-  resourceUrl: string
-  payTo: `0x${string}`
-  /** atomic units */
-  amount: bigint
-  maxTimeoutSeconds: number
-}
-
 /** The v2 requirement of an offered scheme other than exact (undefined: not offered in this process). */
 export type RequirementOf = (offer: SchemeOffer) => PaymentRequirementsV2 | undefined
 
@@ -74,7 +64,16 @@ export async function loadEndpoints(
   exampleOf?: ExampleOf,
   outputOf?: ExampleOf,
 ): Promise<Map<string, EndpointEntry>> {
-  const rows = await db
+  const table = new Map<string, EndpointEntry>()
+  for (const r of await endpointRows(db)) {
+    const entry = entryOf(r, config, { requirementOf, exampleOf, outputOf })
+    table.set(entry.path, entry)
+  }
+  return table
+}
+
+function endpointRows(db: Kysely<Database>) {
+  return db
     .selectFrom('endpoints as e')
     .innerJoin('services as s', 's.id', 'e.service_id')
     .innerJoin('sellers as sl', 'sl.id', 's.seller_id')
@@ -103,89 +102,108 @@ export async function loadEndpoints(
     .where('e.enabled', '=', true)
     .where('s.enabled', '=', true)
     .execute()
-  const table = new Map<string, EndpointEntry>()
-  for (const r of rows) {
-    const path = `/${r.namespace}/${r.service}/${r.slug}`
-    const resourceUrl = `${config.proxyUrl}${path}`
-    const methods = new Set(r.methods.map((m) => m.toUpperCase()))
-    const inputSchema = (r.input_schema ?? undefined) as JsonSchema | undefined
-    const challenges = new Map<string, Challenge>()
-    const payTo = r.pay_to.toLowerCase() as `0x${string}`
-    const access =
-      r.access_minutes !== null
-        ? { minutes: r.access_minutes, scopeId: r.id, scope: 'endpoint' as const }
-        : r.service_access_minutes !== null
-          ? { minutes: r.service_access_minutes, scopeId: r.service_id, scope: 'service' as const }
-          : undefined
-    const signIn = access
-      ? {
-          domain: new URL(config.proxyUrl).host,
-          uri: resourceUrl,
-          statement: `Sign in with the wallet that paid for access to ${path}`,
-          chainIds: [config.chain.caip2],
-        }
-      : undefined
-    const challengeWith = (method: string, extraAccepts: readonly PaymentRequirementsV2[]) =>
-      buildChallenge({
-        resourceUrl,
-        description: r.description,
-        mimeType: r.mime_type,
-        payTo: r.pay_to as `0x${string}`,
-        amount: BigInt(r.price),
-        maxTimeoutSeconds: config.x402.maxTimeoutSeconds,
-        chain: config.chain,
-        inputSchema: inputSchema as InputSchema | undefined,
-        inputExample: r.handler ? exampleOf?.(r.handler) : undefined,
-        outputDescription: r.handler ? outputOf?.(r.handler) : undefined,
-        method,
-        extraAccepts,
-        paymentIdentifier: true,
-        signIn,
-      })
-    for (const method of methods) {
-      const extraAccepts = offeredSchemes(r.namespace, r.schemes)
-        .filter((scheme) => scheme !== 'exact')
-        .map((scheme) =>
-          requirementOf?.({
-            scheme,
-            method,
-            resourceUrl,
-            payTo,
-            amount: BigInt(r.price),
-            maxTimeoutSeconds: config.x402.maxTimeoutSeconds,
-          }),
-        )
-        .filter((a): a is PaymentRequirementsV2 => a !== undefined)
-      challenges.set(method, challengeWith(method, extraAccepts))
-    }
-    table.set(path, {
-      id: r.id,
-      path,
-      namespace: r.namespace,
-      service: r.service,
-      slug: r.slug,
-      methods,
-      allow: [...methods].join(', '),
-      price: BigInt(r.price),
-      payTo,
-      settlementMode: r.settlement_mode,
+}
+
+type EndpointRow = Awaited<ReturnType<typeof endpointRows>>[number]
+
+interface EntryHooks {
+  requirementOf?: RequirementOf
+  exampleOf?: ExampleOf
+  outputOf?: ExampleOf
+}
+
+/** One endpoint's table entry, its 402 answers built for each of its methods. */
+function entryOf(r: EndpointRow, config: Readonly<Config>, hooks: EntryHooks): EndpointEntry {
+  const path = `/${r.namespace}/${r.service}/${r.slug}`
+  const resourceUrl = `${config.proxyUrl}${path}`
+  const methods = new Set(r.methods.map((m) => m.toUpperCase()))
+  const inputSchema = (r.input_schema ?? undefined) as JsonSchema | undefined
+  const payTo = r.pay_to.toLowerCase() as `0x${string}`
+  const access = accessOf(r)
+  // paid access: the 402 also declares sign-in-with-x, for the wallet that paid
+  const signIn = access && {
+    domain: new URL(config.proxyUrl).host,
+    uri: resourceUrl,
+    statement: `Sign in with the wallet that paid for access to ${path}`,
+    chainIds: [config.chain.caip2],
+  }
+  const challengeWith = (method: string, extraAccepts: readonly PaymentRequirementsV2[]) =>
+    buildChallenge({
+      resourceUrl,
       description: r.description,
       mimeType: r.mime_type,
-      inputSchema,
-      handler: r.handler ?? undefined,
-      upstream: r.upstream_url
-        ? { url: r.upstream_url, config: (r.upstream_config ?? {}) as Record<string, unknown> }
-        : undefined,
-      mcpTool: r.mcp_tool ?? undefined,
-      a2aSkill: r.a2a_skill ?? undefined,
-      schemes: offeredSchemes(r.namespace, r.schemes),
-      access,
-      resourceUrl,
-      challenges,
-      challengeWith,
+      payTo: r.pay_to as `0x${string}`,
+      amount: BigInt(r.price),
+      maxTimeoutSeconds: config.x402.maxTimeoutSeconds,
+      chain: config.chain,
+      inputSchema: inputSchema as InputSchema | undefined,
+      inputExample: r.handler ? hooks.exampleOf?.(r.handler) : undefined,
+      outputDescription: r.handler ? hooks.outputOf?.(r.handler) : undefined,
+      method,
+      extraAccepts,
+      paymentIdentifier: true,
+      signIn,
     })
+  const challenges = new Map<string, Challenge>(
+    [...methods].map((m) => [m, challengeWith(m, otherOffers(r, config, hooks.requirementOf, m, resourceUrl))]),
+  )
+  return {
+    id: r.id,
+    path,
+    namespace: r.namespace,
+    service: r.service,
+    slug: r.slug,
+    methods,
+    allow: [...methods].join(', '),
+    price: BigInt(r.price),
+    payTo,
+    settlementMode: r.settlement_mode,
+    description: r.description,
+    mimeType: r.mime_type,
+    inputSchema,
+    handler: r.handler ?? undefined,
+    upstream: r.upstream_url ? { url: r.upstream_url, config: upstreamConfigOf(r) } : undefined,
+    mcpTool: r.mcp_tool ?? undefined,
+    a2aSkill: r.a2a_skill ?? undefined,
+    schemes: offeredSchemes(r.namespace, r.schemes),
+    access,
+    resourceUrl,
+    challenges,
+    challengeWith,
   }
-  return table
+}
+
+const upstreamConfigOf = (r: EndpointRow) => (r.upstream_config ?? {}) as Record<string, unknown>
+
+/** Paid access of the endpoint's own, else of its whole service, else none. */
+function accessOf(r: EndpointRow): EndpointEntry['access'] {
+  if (r.access_minutes !== null) return { minutes: r.access_minutes, scopeId: r.id, scope: 'endpoint' }
+  if (r.service_access_minutes !== null)
+    return { minutes: r.service_access_minutes, scopeId: r.service_id, scope: 'service' }
+  return undefined
+}
+
+/** The v2 requirements of the endpoint's offered schemes other than exact, for one method. */
+function otherOffers(
+  r: EndpointRow,
+  config: Readonly<Config>,
+  requirementOf: RequirementOf | undefined,
+  method: string,
+  resourceUrl: string,
+): PaymentRequirementsV2[] {
+  return offeredSchemes(r.namespace, r.schemes)
+    .filter((scheme) => scheme !== 'exact')
+    .map((scheme) =>
+      requirementOf?.({
+        scheme,
+        method,
+        resourceUrl,
+        payTo: r.pay_to.toLowerCase() as `0x${string}`,
+        amount: BigInt(r.price),
+        maxTimeoutSeconds: config.x402.maxTimeoutSeconds,
+      }),
+    )
+    .filter((a): a is PaymentRequirementsV2 => a !== undefined)
 }
 
 /**
@@ -202,44 +220,14 @@ export async function createEndpointTable(
     outputOf?: ExampleOf
   } = {},
 ) {
-  let table = await loadEndpoints(deps.db, deps.config, opts.requirementOf, opts.exampleOf, opts.outputOf)
+  const load = () => loadEndpoints(deps.db, deps.config, opts.requirementOf, opts.exampleOf, opts.outputOf)
+  let table = await load()
   // the endpoints of each service, for its MCP server's tool list; built from the table it belongs to
   let services: Map<string, EndpointEntry[]> | undefined
   let servicesOf: Map<string, EndpointEntry> | undefined
-  let reloading: Promise<void> | undefined
-  let again = false
-  const reload = (): Promise<void> => {
-    if (reloading) {
-      again = true
-      return reloading
-    }
-    reloading = loadEndpoints(deps.db, deps.config, opts.requirementOf, opts.exampleOf, opts.outputOf)
-      .then((t) => {
-        table = t
-      })
-      .catch((err) => opts.onError?.(err))
-      .finally(() => {
-        reloading = undefined
-        if (again) {
-          again = false
-          void reload()
-        }
-      })
-    return reloading
-  }
-  const sub = duplicateClient(deps.redis)
-  sub.on('error', () => {})
-  const channel = deps.key('registry', 'changed')
-  // Redis may be down at start: (re)subscribe whenever the connection comes up, and reload then,
-  // since messages may have been missed; the periodic reload covers the rest
-  const subscribe = () => sub.subscribe(channel).catch(() => {})
-  sub.on('message', () => void reload())
-  sub.on('ready', () => {
-    void subscribe()
-    void reload()
-  })
-  await subscribe()
-  const timer = setInterval(() => void reload(), opts.reloadMs ?? 30_000)
+  const reloader = coalescedReload(load, (t) => (table = t), opts.onError)
+  const sub = await subscribeToChanges(deps, reloader.reload)
+  const timer = setInterval(() => void reloader.reload(), opts.reloadMs ?? 30_000)
   timer.unref()
   return {
     get: (path: string) => table.get(path),
@@ -256,13 +244,56 @@ export async function createEndpointTable(
     get size() {
       return table.size
     },
-    reload,
+    reload: reloader.reload,
     async close() {
       clearInterval(timer)
       sub.disconnect()
-      await reloading
+      await reloader.inFlight()
     },
   }
+}
+
+/** One reload at a time; a reload asked for during one runs once more after it (never lost, never piled up). */
+function coalescedReload<T>(load: () => Promise<T>, set: (t: T) => void, onError?: (err: unknown) => void) {
+  let reloading: Promise<void> | undefined
+  let again = false
+  const reload = (): Promise<void> => {
+    if (reloading) {
+      again = true
+      return reloading
+    }
+    reloading = load()
+      .then(set)
+      .catch((err) => onError?.(err))
+      .finally(() => {
+        reloading = undefined
+        if (again) {
+          again = false
+          void reload()
+        }
+      })
+    return reloading
+  }
+  return { reload, inFlight: () => reloading }
+}
+
+/** Reloads on every registry change message; Redis may be down at start, so it (re)subscribes and reloads whenever the connection comes up. */
+async function subscribeToChanges(
+  deps: { redis: RedisClient; key(...p: string[]): string },
+  reload: () => Promise<void>,
+): Promise<RedisClient> {
+  const sub = duplicateClient(deps.redis)
+  sub.on('error', () => {})
+  const channel = deps.key('registry', 'changed')
+  // messages may have been missed while it was down; the periodic reload covers the rest
+  const subscribe = () => sub.subscribe(channel).catch(() => {})
+  sub.on('message', () => void reload())
+  sub.on('ready', () => {
+    void subscribe()
+    void reload()
+  })
+  await subscribe()
+  return sub
 }
 
 function groupByService(table: ReadonlyMap<string, EndpointEntry>): Map<string, EndpointEntry[]> {

@@ -1,12 +1,20 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
-import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js'
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type CallToolRequest,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { toolMethod, type McpTransport } from '../transports/mcp.js'
 import { formatUsdc } from '../x402/usdc-amount.js'
 import type { EndpointEntry, EndpointTable } from './endpoint-table.js'
+import { answerDirect, type McpToolServer } from './mcp-direct.js'
 import type { PaidCall } from './paid-call/paid-call.js'
+
+const CAPABILITIES = { tools: { listChanged: false } }
 
 /** Bytes of one MCP message, as the HTTP route's body limit; past it the SDK answers 413 with a JSON-RPC error. */
 export const MCP_MAX_MESSAGE_BYTES = 1024 * 1024
@@ -15,9 +23,17 @@ export const MCP_MAX_MESSAGE_BYTES = 1024 * 1024
  * Each published service as an MCP server at /<namespace>/<service>/mcp (Streamable HTTP,
  * stateless: every POST is answered on its own, as JSON): `tools/list` gives its endpoints as
  * tools, `tools/call` runs the paid call's stages between the MCP transport's reading of the call
- * and its rendering of the result, as the HTTP route does for a request.
+ * and its rendering of the result, as the HTTP route does for a request. `initialize`,
+ * `tools/list` and `tools/call` are answered directly (mcp-direct.ts), byte for byte as the SDK's
+ * Server would; every other message is given to a Server and transport of the SDK's built for it
+ * (`direct: false`, for tests and bench: every message).
  */
-export function mcpRoute(paidCall: PaidCall, mcp: McpTransport, table: Pick<EndpointTable, 'get' | 'service'>) {
+export function mcpRoute(
+  paidCall: PaidCall,
+  mcp: McpTransport,
+  table: Pick<EndpointTable, 'get' | 'service'>,
+  opts: { direct?: boolean } = {},
+) {
   const tools = new WeakMap<EndpointEntry, Tool>()
   // the SDK's Server builds an Ajv instance of its own unless given one (for elicitation, which
   // these servers never send): per message that was most of an MCP call's CPU (bench:mcp)
@@ -28,49 +44,69 @@ export function mcpRoute(paidCall: PaidCall, mcp: McpTransport, table: Pick<Endp
     return tool
   }
 
+  /** The service's tools and their call, as both paths answer them. */
+  function toolServer(
+    request: FastifyRequest,
+    namespace: string,
+    service: string,
+    endpoints: readonly EndpointEntry[],
+  ) {
+    return {
+      serverInfo: { name: `${namespace}/${service}`, version: '1.0.0' },
+      capabilities: CAPABILITIES,
+      listTools: () => ({ tools: endpoints.map(toolOf) }),
+      callTool: async (params: CallToolRequest['params']) => {
+        // a tool of the seller's MCP server keeps its own name; an endpoint's tool is its slug
+        const entry =
+          endpoints.find((e) => e.mcpTool === params.name) ?? table.get(`/${namespace}/${service}/${params.name}`)
+        const path = entry?.path ?? `/${namespace}/${service}/${params.name}`
+        const call = {
+          path,
+          methods: entry?.methods,
+          resourceUrl: entry?.resourceUrl ?? path,
+          arguments: params.arguments,
+          meta: params._meta as Record<string, unknown> | undefined,
+          headers: request.headers,
+          log: request.log,
+        }
+        return mcp.send(call, await paidCall(mcp.request(call)))
+      },
+    } satisfies McpToolServer
+  }
+
   async function serve(request: FastifyRequest, reply: FastifyReply) {
     const { namespace, service } = request.params as Record<string, string>
     const endpoints = table.service(namespace, service)
     if (endpoints.length === 0)
       return reply.code(404).send(rpcError(-32000, `no published service /${namespace}/${service}`))
 
-    const server = new Server(
-      { name: `${namespace}/${service}`, version: '1.0.0' },
-      { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator },
-    )
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: endpoints.map(toolOf) }))
-    server.setRequestHandler(CallToolRequestSchema, async (req) => {
-      // a tool of the seller's MCP server keeps its own name; an endpoint's tool is its slug
-      const entry =
-        endpoints.find((e) => e.mcpTool === req.params.name) ?? table.get(`/${namespace}/${service}/${req.params.name}`)
-      const path = entry?.path ?? `/${namespace}/${service}/${req.params.name}`
-      const call = {
-        path,
-        methods: entry?.methods,
-        resourceUrl: entry?.resourceUrl ?? path,
-        arguments: req.params.arguments,
-        meta: req.params._meta as Record<string, unknown> | undefined,
-        headers: request.headers,
-        log: request.log,
+    const toolsServer = toolServer(request, namespace, service, endpoints)
+    reply.hijack()
+    let parsedBody: unknown
+    if (opts.direct !== false) {
+      try {
+        const outcome = await answerDirect(request.raw, reply.raw, toolsServer, MCP_MAX_MESSAGE_BYTES)
+        if (outcome.answered) return
+        parsedBody = outcome.parsedBody
+      } catch (err) {
+        return internalError(request, reply, err)
       }
-      return mcp.send(call, await paidCall(mcp.request(call)))
-    })
+    }
+    const { serverInfo, capabilities } = toolsServer
+    const server = new Server(serverInfo, { capabilities, jsonSchemaValidator })
+    server.setRequestHandler(ListToolsRequestSchema, () => toolsServer.listTools())
+    server.setRequestHandler(CallToolRequestSchema, (req) => toolsServer.callTool(req.params))
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
       maxRequestBodySize: MCP_MAX_MESSAGE_BYTES,
     })
-    reply.hijack()
     reply.raw.on('close', () => void server.close().catch(() => {}))
     try {
       await server.connect(transport)
-      await transport.handleRequest(request.raw, reply.raw)
+      await transport.handleRequest(request.raw, reply.raw, parsedBody)
     } catch (err) {
-      request.log.error({ err: (err as Error).message }, 'mcp request failed')
-      if (!reply.raw.headersSent)
-        reply.raw
-          .writeHead(500, { 'content-type': 'application/json' })
-          .end(JSON.stringify(rpcError(-32603, 'internal error')))
+      internalError(request, reply, err)
     }
   }
 
@@ -90,6 +126,14 @@ export function mcpRoute(paidCall: PaidCall, mcp: McpTransport, table: Pick<Endp
           .send(rpcError(-32000, 'Method not allowed: this MCP server is stateless; send each message as a POST')),
     })
   }
+}
+
+function internalError(request: FastifyRequest, reply: FastifyReply, err: unknown) {
+  request.log.error({ err: (err as Error).message }, 'mcp request failed')
+  if (!reply.raw.headersSent)
+    reply.raw
+      .writeHead(500, { 'content-type': 'application/json' })
+      .end(JSON.stringify(rpcError(-32603, 'internal error')))
 }
 
 function rpcError(code: number, message: string) {

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import type { PaymentTransport } from '../transports/transport.js'
+import type { PaymentTransport } from '../seam/types.js'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { PaidCall } from './paid-call/paid-call.js'
 

@@ -6,12 +6,11 @@
  * request), and on a paid call `X-Tollgate-Payment-Id`. The Agent Card is read once a minute at
  * most per card URL; each call is one `message/send`.
  */
-import { isIP } from 'node:net'
 import { Role, TaskState, type AgentCard, type Message, type Part, type Task } from '@a2a-js/sdk'
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client'
-import { Agent, fetch as undiciFetch } from 'undici'
-import { guardedLookup, isPrivateAddress } from '../net/ssrf-guard.js'
-import { FORWARD_TIMEOUT_MS, signUpstreamRequest, type UpstreamOptions } from './upstream.js'
+import { Agent } from 'undici'
+import { guardedLookup } from '../net/ssrf-guard.js'
+import { FORWARD_TIMEOUT_MS, sellerFetch, type UpstreamOptions } from './upstream.js'
 
 const CARD_TTL_MS = 60_000
 
@@ -29,46 +28,13 @@ export function createUpstreamA2aClient(opts: { allowPrivate?: boolean; connecti
     keepAliveTimeout: 10_000,
     connect: { lookup: guardedLookup(allowPrivate) },
   })
+  const conn: Connection = { agent, allowPrivate }
   const cards = new Map<string, { card: AgentCard; expires: number }>()
-
-  /** fetch for one call: guarded, signed, with the seller's headers */
-  const signedFetch =
-    (options: UpstreamOptions, paymentId: string | undefined): typeof fetch =>
-    async (input, init) => {
-      const url = new URL(input instanceof Request ? input.url : input)
-      const host = url.hostname.replace(/^\[|\]$/g, '')
-      if (!allowPrivate && isIP(host) && isPrivateAddress(host))
-        throw Object.assign(new Error(`refused: ${host} is a private address`), { code: 'ESSRF' })
-      const method = (init?.method ?? 'GET').toUpperCase()
-      const body = typeof init?.body === 'string' ? Buffer.from(init.body) : undefined
-      const headers = new Headers(init?.headers)
-      for (const [k, v] of Object.entries(options.headers ?? {})) headers.set(k, v)
-      if (paymentId) headers.set('x-tollgate-payment-id', paymentId)
-      if (options.signingSecret)
-        headers.set(
-          'x-tollgate-signature',
-          signUpstreamRequest(options.signingSecret, method, url.pathname + url.search, body),
-        )
-      return undiciFetch(url, {
-        ...(init as object),
-        headers: Object.fromEntries(headers.entries()),
-        dispatcher: agent,
-        signal: init?.signal ?? AbortSignal.timeout(options.timeoutMs ?? FORWARD_TIMEOUT_MS),
-      } as never) as unknown as Promise<Response>
-    }
-
-  const factoryFor = (options: UpstreamOptions, paymentId: string | undefined) => {
-    const fetchImpl = signedFetch(options, paymentId)
-    return new ClientFactory({
-      transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } })],
-      cardResolver: new DefaultAgentCardResolver({ fetchImpl, legacyCompat: { enabled: true } }),
-    })
-  }
 
   /** The agent's card (its interfaces and skills), fresh: publishing reads it through here. */
   async function readCard(cardUrl: string, options: UpstreamOptions): Promise<AgentCard> {
     const resolver = new DefaultAgentCardResolver({
-      fetchImpl: signedFetch(options, undefined),
+      fetchImpl: signedFetch(conn, options, undefined),
       legacyCompat: { enabled: true },
     })
     const card = await resolver.resolve(cardUrl, '')
@@ -92,7 +58,7 @@ export function createUpstreamA2aClient(opts: { allowPrivate?: boolean; connecti
     paymentId: string
   }): Promise<AgentAnswer> {
     const card = await cardOf(p.cardUrl, p.options)
-    const client = await factoryFor(p.options, p.paymentId).createFromAgentCard(card)
+    const client = await factoryFor(conn, p.options, p.paymentId).createFromAgentCard(card)
     const result = await client.sendMessage(
       { tenant: '', message: messageFor(p.skill, p.input), configuration: undefined, metadata: undefined },
       { signal: AbortSignal.timeout(p.options.timeoutMs ?? FORWARD_TIMEOUT_MS) },
@@ -104,6 +70,28 @@ export function createUpstreamA2aClient(opts: { allowPrivate?: boolean; connecti
 }
 
 export type UpstreamA2aClient = ReturnType<typeof createUpstreamA2aClient>
+
+interface Connection {
+  agent: Agent
+  allowPrivate: boolean
+}
+
+/** fetch for one call: guarded, signed, with the seller's headers */
+const signedFetch =
+  (conn: Connection, options: UpstreamOptions, paymentId: string | undefined): typeof fetch =>
+  (input, init) =>
+    sellerFetch(conn.agent, conn.allowPrivate, options, paymentId, input, init, {
+      signal: init?.signal ?? AbortSignal.timeout(options.timeoutMs ?? FORWARD_TIMEOUT_MS),
+    })
+
+/** The SDK's client factory for one call (JSON-RPC, v0.3 agents through the compat layer). */
+function factoryFor(conn: Connection, options: UpstreamOptions, paymentId: string | undefined) {
+  const fetchImpl = signedFetch(conn, options, paymentId)
+  return new ClientFactory({
+    transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } })],
+    cardResolver: new DefaultAgentCardResolver({ fetchImpl, legacyCompat: { enabled: true } }),
+  })
+}
 
 const sdkPart = (content: Part['content'], mediaType = ''): Part => ({
   content,

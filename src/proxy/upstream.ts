@@ -1,7 +1,7 @@
 import { createHash, createHmac } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import { isIP } from 'node:net'
-import { Agent, request, type Dispatcher } from 'undici'
+import { Agent, fetch as undiciFetch, request, type Dispatcher } from 'undici'
 import { guardedLookup, isPrivateAddress } from '../net/ssrf-guard.js'
 
 /** Upstream options stored on an endpoint (upstream_config). Secret values arrive already decrypted. */
@@ -78,6 +78,44 @@ export function signUpstreamRequest(
 }
 
 /** Forwards a paid request to the seller's origin with undici and streams the answer back. */
+/**
+ * One request to a seller's JSON-RPC server (an upstream MCP server or A2A agent) as web fetch,
+ * for the official SDKs' clients: refused for a private address literal unless `allowPrivate` (host
+ * names go through the SSRF-guarded lookup of `agent`), with the seller's forwarded headers, the
+ * call's `X-Tollgate-Payment-Id` when it has one, and an `X-Tollgate-Signature` over the method,
+ * path and body as a forwarded HTTP request is signed.
+ */
+export function sellerFetch(
+  agent: Agent,
+  allowPrivate: boolean,
+  options: UpstreamOptions,
+  paymentId: string | undefined,
+  input: string | URL | Request,
+  init: RequestInit | undefined,
+  extra: { signal?: AbortSignal } = {},
+): Promise<Response> {
+  const method = (init?.method ?? 'GET').toUpperCase()
+  const url = new URL(input instanceof Request ? input.url : input)
+  const host = url.hostname.replace(/^\[|\]$/g, '')
+  if (!allowPrivate && isIP(host) && isPrivateAddress(host))
+    return Promise.reject(Object.assign(new Error(`refused: ${host} is a private address`), { code: 'ESSRF' }))
+  const body = typeof init?.body === 'string' ? Buffer.from(init.body) : undefined
+  const headers = new Headers(init?.headers)
+  for (const [k, v] of Object.entries(options.headers ?? {})) headers.set(k, v)
+  if (paymentId) headers.set('x-tollgate-payment-id', paymentId)
+  if (options.signingSecret)
+    headers.set(
+      'x-tollgate-signature',
+      signUpstreamRequest(options.signingSecret, method, url.pathname + url.search, body),
+    )
+  return undiciFetch(url, {
+    ...(init as object),
+    headers: Object.fromEntries(headers.entries()),
+    dispatcher: agent,
+    ...extra,
+  } as never) as unknown as Promise<Response>
+}
+
 export function createUpstreamClient(opts: { connections?: number; allowPrivate?: boolean } = {}) {
   const allowPrivate = opts.allowPrivate ?? false
   // host names are resolved through a lookup that refuses private addresses (also on re-resolution)

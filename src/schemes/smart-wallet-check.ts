@@ -10,9 +10,9 @@ import type { FastifyBaseLogger } from 'fastify'
 import pLimit from 'p-limit'
 import type { Address, Hex } from 'viem'
 import { checkContractSignature, type ContractSignatureCheck } from '../chain/contract-signature.js'
-import type { Deps } from '../deps.js'
+import type { SchemeDeps } from './scheme-deps.js'
 import { appError } from '../errors.js'
-import { CallRefusal } from '../proxy/paid-call/refusal.js'
+import { CallRefusal } from '../seam/types.js'
 
 // Smart-wallet checks cost an RPC round trip each: bounded concurrency and a bounded queue.
 const SMART_WALLET_CONCURRENCY = 16
@@ -36,7 +36,7 @@ export type SmartWalletCheck = (
  *   const check = await smartWallets(p.payer, digest, signature, ctx.log)
  *   if (check instanceof CallRefusal) return check
  */
-export function createSmartWalletCheck(deps: Pick<Deps, 'chain' | 'config'>): SmartWalletCheck {
+export function createSmartWalletCheck(deps: Pick<SchemeDeps, 'chain' | 'config'>): SmartWalletCheck {
   const limit = pLimit(SMART_WALLET_CONCURRENCY)
   const counterfactual = deps.config.x402.counterfactualWallets
   return async (wallet, digest, signature, log) => {

@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import type { Deps } from '../deps.js'
+import type { CoreDeps as Deps } from '../core-deps.js'
 import { missingSettings } from '../pool/handler-contract.js'
 import type { RegisteredHandler } from '../pool/handler-registry.js'
 import { announceRegistryChange } from './registry-events.js'

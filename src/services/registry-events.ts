@@ -1,4 +1,4 @@
-import type { Deps } from '../deps.js'
+import type { CoreDeps as Deps } from '../core-deps.js'
 
 /** Redis pub/sub channel on which any change to sellers/services/endpoints is announced. */
 export function registryChannel(deps: Pick<Deps, 'key'>): string {

@@ -1,13 +1,12 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
 import { appErrorBody } from '../error-render.js'
-import type { CallRequest, CallResult, PaymentReceipt } from '../proxy/paid-call/call.js'
-import type { CallRefusal } from '../proxy/paid-call/refusal.js'
+import type { CallRefusal, CallRequest, CallResult, PaymentReceipt, PaymentTransport } from '../seam/types.js'
 import type { Challenge } from '../x402/challenge.js'
 import { reasons } from '../x402/reasons.js'
 import type { PaymentRequiredV2, SettlementResponse } from '../x402/types.js'
 import { bodyBytes, MCP_MAX_ANSWER_BYTES, queryString, toolMethod } from './mcp.js'
-import type { PaymentTransport } from './transport.js'
+import { settlementResponseOf } from './receipt.js'
 
 /** The x402 A2A extension (specs/transports-v2/a2a.md): declared in the Agent Card, activated per request. */
 export const X402_A2A_EXTENSION = 'https://github.com/google-a2a/a2a-x402/v0.1'
@@ -79,14 +78,7 @@ const A2A_HEADERS = new Set([
  * input) is a `failed` task naming the catalogue error.
  */
 export function createA2aTransport(chain: { caip2: string }): A2aTransport {
-  const receiptOf = (r: PaymentReceipt): SettlementResponse => ({
-    success: true,
-    transaction: r.transaction,
-    network: chain.caip2,
-    payer: r.payer,
-    paymentId: r.paymentId,
-    ...(r.amount === undefined ? {} : { amount: r.amount }),
-  })
+  const receiptOf = (r: PaymentReceipt): SettlementResponse => settlementResponseOf(r, chain.caip2)
   const failedReceipt = (errorReason: string) => ({
     success: false,
     errorReason,

@@ -1,10 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { sendAppError } from '../error-render.js'
-import type { CallRequest, CallResult, PaymentReceipt } from '../proxy/paid-call/call.js'
-import type { CallRefusal } from '../proxy/paid-call/refusal.js'
+import type { CallRefusal, CallRequest, CallResult, PaymentReceipt, PaymentTransport } from '../seam/types.js'
 import { paymentRequiredHeader, withError, type Challenge } from '../x402/challenge.js'
 import { encodePaymentResponse, paymentResponseHeaderName } from '../x402/payment-response.js'
-import type { PaymentTransport } from './transport.js'
+import { settlementResponseOf } from './receipt.js'
 
 /**
  * x402 over HTTP: the payment in `PAYMENT-SIGNATURE` (v2) or `X-PAYMENT` (v1); the challenge as a
@@ -16,15 +15,7 @@ export function createHttpTransport(chain: {
   caip2: string
 }): PaymentTransport<FastifyRequest, FastifyReply> {
   const receiptHeader = (r: PaymentReceipt) =>
-    encodePaymentResponse({
-      success: true,
-      transaction: r.transaction,
-      network: r.version === 1 ? chain.network : chain.caip2,
-      payer: r.payer,
-      paymentId: r.paymentId,
-      ...(r.amount === undefined ? {} : { amount: r.amount }),
-      ...(r.extra === undefined ? {} : { extra: r.extra }),
-    })
+    encodePaymentResponse(settlementResponseOf(r, r.version === 1 ? chain.network : chain.caip2))
 
   return {
     name: 'http',

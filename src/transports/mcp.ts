@@ -4,13 +4,12 @@ import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/typ
 import type { FastifyBaseLogger } from 'fastify'
 import { appErrorBody } from '../error-render.js'
 import { appError } from '../errors.js'
-import type { CallRequest, PaymentReceipt } from '../proxy/paid-call/call.js'
-import type { CallRefusal } from '../proxy/paid-call/refusal.js'
+import type { CallRefusal, CallRequest, PaymentReceipt, PaymentTransport } from '../seam/types.js'
 import type { Challenge } from '../x402/challenge.js'
 import { reasons } from '../x402/reasons.js'
 import { SIGN_IN_WITH_X, signInDeclaration } from '../x402/sign-in-with-x.js'
 import type { PaymentRequiredV2, SettlementResponse } from '../x402/types.js'
-import type { PaymentTransport } from './transport.js'
+import { settlementResponseOf } from './receipt.js'
 
 /** `params._meta` key of the buyer's PaymentPayload (x402 specs/transports-v2/mcp.md) */
 export const MCP_PAYMENT_META_KEY = 'x402/payment'
@@ -84,15 +83,7 @@ const MCP_HEADERS = new Set([
  * refusals are challenges with the extension's reasons, and a call served on it has no receipt.
  */
 export function createMcpTransport(chain: { caip2: string }): McpTransport {
-  const receiptOf = (r: PaymentReceipt): SettlementResponse => ({
-    success: true,
-    transaction: r.transaction,
-    network: chain.caip2,
-    payer: r.payer,
-    paymentId: r.paymentId,
-    ...(r.amount === undefined ? {} : { amount: r.amount }),
-    ...(r.extra === undefined ? {} : { extra: r.extra }),
-  })
+  const receiptOf = (r: PaymentReceipt): SettlementResponse => settlementResponseOf(r, chain.caip2)
 
   return {
     name: 'mcp',

@@ -135,11 +135,62 @@ const HTTP_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'POST', 'PUT', 'PATCH', '
  *   reply.code(402).header('PAYMENT-REQUIRED', ch.v2HeaderValue).type('application/json').send(ch.v1BodyJson)
  */
 export function buildChallenge(input: ChallengeInput): Challenge {
+  const c = checkedInput(input)
+  const { requirementsV1, requirementsV2 } = requirementsOf(input, c)
+  const resource: ResourceInfo = { url: input.resourceUrl }
+  if (input.description !== '') resource.description = input.description
+  if (input.mimeType !== '') resource.mimeType = input.mimeType
+
+  // v2 members in a fixed order with `error` last, so withError only encodes a short tail
+  const v2NoError: Omit<PaymentRequiredV2, 'error'> = {
+    x402Version: 2,
+    resource,
+    accepts: [requirementsV2, ...(input.extraAccepts ?? [])],
+  }
+  const extensions = extensionsOf(input, c)
+  if (extensions) v2NoError.extensions = extensions
+  const parts = precomputedParts(requirementsV1, v2NoError)
+  const v1BodyJson = parts.v1Head + JSON.stringify(V1_NO_PAYMENT_ERROR) + parts.v1Tail
+  const challenge: Challenge = {
+    v1Body: { x402Version: 1, error: V1_NO_PAYMENT_ERROR, accepts: [requirementsV1] },
+    v1BodyJson,
+    v1BodyBytes: Buffer.from(v1BodyJson),
+    v2: { ...v2NoError, error: V2_NO_PAYMENT_ERROR },
+    v2HeaderValue: parts.v2HeadB64 + v2ErrorTailB64(V2_NO_PAYMENT_ERROR),
+    requirementsV1,
+    requirementsV2,
+    terms: {
+      amount: c.amount,
+      payTo: c.payTo.toLowerCase() as `0x${string}`,
+      asset: c.asset.toLowerCase() as `0x${string}`,
+      networkV1: input.chain.network,
+      networkV2: input.chain.caip2 as NetworkV2,
+      chainId: input.chain.chainId,
+      token: { ...c.extra },
+      maxTimeoutSeconds: input.maxTimeoutSeconds,
+    },
+    paymentHeaderBudget: headerBudgetOf(input, v2NoError),
+    parts,
+  }
+  if (input.signIn) return { ...challenge, signIn: input.signIn }
+  return challenge
+}
+
+interface CheckedInput {
+  method: HttpMethod
+  amount: bigint
+  payTo: `0x${string}`
+  asset: `0x${string}`
+  extra: { name: string; version: string }
+  discoverable: boolean
+}
+
+/** The input's parts checked and normalised (checksummed addresses, atomic amount); throws on a setup error. */
+function checkedInput(input: ChallengeInput): CheckedInput {
   const method = input.method.toUpperCase()
   if (!HTTP_METHODS.has(method)) throw new Error(`challenge: unsupported method ${input.method}`)
   // kept verbatim (v2 clients echo it), only checked to be absolute
   if (!URL.canParse(input.resourceUrl)) throw new Error(`challenge: resourceUrl must be absolute: ${input.resourceUrl}`)
-  const resourceUrl = input.resourceUrl
   const amount = toAtomic(input.amount)
   if (!Number.isSafeInteger(input.maxTimeoutSeconds) || input.maxTimeoutSeconds <= 0) {
     throw new Error(`challenge: maxTimeoutSeconds must be a positive integer, got ${input.maxTimeoutSeconds}`)
@@ -148,102 +199,76 @@ export function buildChallenge(input: ChallengeInput): Challenge {
   if (chain.caip2 !== `eip155:${chain.chainId}`) {
     throw new Error(`challenge: caip2 ${chain.caip2} does not match chain id ${chain.chainId}`)
   }
-  const payTo = getAddress(input.payTo)
-  const asset = getAddress(chain.usdc.address)
-  const extra = { name: chain.usdc.name, version: chain.usdc.version }
-  const discoverable = input.discoverable ?? true
+  return {
+    method: method as HttpMethod,
+    amount,
+    payTo: getAddress(input.payTo),
+    asset: getAddress(chain.usdc.address),
+    extra: { name: chain.usdc.name, version: chain.usdc.version },
+    discoverable: input.discoverable ?? true,
+  }
+}
 
+/** The `exact` requirement in v1 and v2 shape. */
+function requirementsOf(input: ChallengeInput, c: CheckedInput) {
   const requirementsV1: PaymentRequirementsV1 = {
     scheme: 'exact',
-    network: chain.network,
-    maxAmountRequired: amount.toString(),
-    resource: resourceUrl,
+    network: input.chain.network,
+    maxAmountRequired: c.amount.toString(),
+    resource: input.resourceUrl,
     description: input.description,
     mimeType: input.mimeType,
-    payTo,
+    payTo: c.payTo,
     maxTimeoutSeconds: input.maxTimeoutSeconds,
-    asset,
-    outputSchema: outputSchemaV1(method as HttpMethod, discoverable, input.inputSchema, input.outputDescription),
-    extra: { ...extra },
+    asset: c.asset,
+    outputSchema: outputSchemaV1(c.method, c.discoverable, input.inputSchema, input.outputDescription),
+    extra: { ...c.extra },
   }
   const requirementsV2: PaymentRequirementsV2 = {
     scheme: 'exact',
-    network: chain.caip2 as NetworkV2,
-    amount: amount.toString(),
-    asset,
-    payTo,
+    network: input.chain.caip2 as NetworkV2,
+    amount: c.amount.toString(),
+    asset: c.asset,
+    payTo: c.payTo,
     maxTimeoutSeconds: input.maxTimeoutSeconds,
-    extra: { ...extra },
+    extra: { ...c.extra },
   }
+  return { requirementsV1, requirementsV2 }
+}
 
-  const resource: ResourceInfo = { url: resourceUrl }
-  if (input.description !== '') resource.description = input.description
-  if (input.mimeType !== '') resource.mimeType = input.mimeType
-  const bazaar = discoverable
-    ? bazaarExtension(method, input.inputSchema, input.outputDescription, input.inputExample)
-    : undefined
-
-  // v2 members in a fixed order with `error` last, so withError only encodes a short tail
-  const v2NoError: Omit<PaymentRequiredV2, 'error'> = {
-    x402Version: 2,
-    resource,
-    accepts: [requirementsV2, ...(input.extraAccepts ?? [])],
-  }
+/** The v2 extensions the 402 declares (bazaar, payment-identifier), or undefined for none. */
+function extensionsOf(input: ChallengeInput, c: CheckedInput): Record<string, unknown> | undefined {
   const extensions: Record<string, unknown> = {}
+  const bazaar = c.discoverable
+    ? bazaarExtension(c.method, input.inputSchema, input.outputDescription, input.inputExample)
+    : undefined
   if (bazaar !== undefined) extensions.bazaar = bazaar
   if (input.paymentIdentifier) extensions[PAYMENT_IDENTIFIER] = paymentIdentifierDeclaration()
-  if (Object.keys(extensions).length > 0) v2NoError.extensions = extensions
-  const v2: PaymentRequiredV2 = { ...v2NoError, error: V2_NO_PAYMENT_ERROR }
+  return Object.keys(extensions).length > 0 ? extensions : undefined
+}
 
-  const acceptsJson = JSON.stringify([requirementsV1])
-  const v1Head = '{"x402Version":1,"error":'
-  const v1Tail = `,"accepts":${acceptsJson}}`
-  const v1Body: PaymentRequiredV1 = { x402Version: 1, error: V1_NO_PAYMENT_ERROR, accepts: [requirementsV1] }
-
+/** The encoded pieces `withError` joins a reason to, so a 402 with an error encodes only its tail. */
+function precomputedParts(
+  requirementsV1: PaymentRequirementsV1,
+  v2NoError: Omit<PaymentRequiredV2, 'error'>,
+): ChallengeParts {
   let v2Head = JSON.stringify(v2NoError).slice(0, -1)
   // JSON allows insignificant whitespace: pad so the head ends on a base64 group boundary
   v2Head += ' '.repeat((3 - (Buffer.byteLength(v2Head) % 3)) % 3)
-  const parts: ChallengeParts = {
-    v1Head,
-    v1Tail,
+  return {
+    v1Head: '{"x402Version":1,"error":',
+    v1Tail: `,"accepts":${JSON.stringify([requirementsV1])}}`,
     v2HeadB64: Buffer.from(v2Head).toString('base64'),
     cache: new Map(),
   }
+}
 
-  const v1BodyJson = v1Head + JSON.stringify(V1_NO_PAYMENT_ERROR) + v1Tail
-  const challenge: Challenge = {
-    v1Body,
-    v1BodyJson,
-    v1BodyBytes: Buffer.from(v1BodyJson),
-    v2,
-    v2HeaderValue: parts.v2HeadB64 + v2ErrorTailB64(V2_NO_PAYMENT_ERROR),
-    requirementsV1,
-    requirementsV2,
-    terms: {
-      amount,
-      payTo: payTo.toLowerCase() as `0x${string}`,
-      asset: asset.toLowerCase() as `0x${string}`,
-      networkV1: chain.network,
-      networkV2: chain.caip2 as NetworkV2,
-      chainId: chain.chainId,
-      token: { ...extra },
-      maxTimeoutSeconds: input.maxTimeoutSeconds,
-    },
-    paymentHeaderBudget: Math.max(
-      ...v2NoError.accepts.map((a) =>
-        paymentHeaderBudget(
-          resource,
-          a,
-          input.signIn
-            ? { ...v2NoError.extensions, [SIGN_IN_WITH_X]: signInDeclaration(input.signIn) }
-            : v2NoError.extensions,
-        ),
-      ),
-    ),
-    parts,
-  }
-  if (input.signIn) return { ...challenge, signIn: input.signIn }
-  return challenge
+/** The largest payment header any of the offers can take (sign-in's declaration counted when declared). */
+function headerBudgetOf(input: ChallengeInput, v2NoError: Omit<PaymentRequiredV2, 'error'>): number {
+  const extensions = input.signIn
+    ? { ...v2NoError.extensions, [SIGN_IN_WITH_X]: signInDeclaration(input.signIn) }
+    : v2NoError.extensions
+  return Math.max(...v2NoError.accepts.map((a) => paymentHeaderBudget(v2NoError.resource, a, extensions)))
 }
 
 /**

@@ -133,8 +133,12 @@ function decodeOne(value: string, headerVersion: 1 | 2, maxBytes: number): Payme
 }
 
 /** MCP's `_meta["x402/payment"]`: the v2 PaymentPayload as a JSON value (the MCP message was parsed already). */
-function decodeMcpPayment(value: unknown, maxBytes: number): PaymentEnvelope | Refusal {
-  const where = '_meta["x402/payment"]'
+function decodeMcpPayment(
+  value: unknown,
+  maxBytes: number,
+  where = '_meta["x402/payment"]',
+  zeroTimeout = false,
+): PaymentEnvelope | Refusal {
   if (!isPlainObject(value) || hasForbiddenKey(value))
     return refuse('invalid_payload', `${where} must be a PaymentPayload object`)
   // the same budget as the header's; JSON is shorter than its base64, so this is the looser bound
@@ -142,11 +146,29 @@ function decodeMcpPayment(value: unknown, maxBytes: number): PaymentEnvelope | R
   if (size > maxBytes)
     return refuse('payment_header_too_large', `${where} is ${size} bytes of JSON, the limit is ${maxBytes}`)
   if (value.x402Version !== 2) return refuse('invalid_x402_version', `${where} must carry x402Version 2`)
-  return readEnvelope(value, 2, where)
+  return readEnvelope(value, 2, where, zeroTimeout)
+}
+
+/**
+ * The `paymentPayload` of a facilitator call (`POST /facilitator/verify`, `/settle`): as MCP's, and
+ * `accepted.maxTimeoutSeconds` may be 0 (the requirement a batch-settlement server's channel
+ * manager builds for its own claim and settle). Never throws.
+ */
+export function decodeFacilitatorPayload(value: unknown, maxBytes: number): PaymentEnvelope | Refusal {
+  try {
+    return decodeMcpPayment(value, maxBytes, 'paymentPayload', true)
+  } catch {
+    return refuse('invalid_payload')
+  }
 }
 
 /** The envelope of a parsed payment object; `header` names where it came from in refusals. */
-function readEnvelope(json: Record<string, unknown>, headerVersion: 1 | 2, header: string): PaymentEnvelope | Refusal {
+function readEnvelope(
+  json: Record<string, unknown>,
+  headerVersion: 1 | 2,
+  header: string,
+  zeroTimeout = false,
+): PaymentEnvelope | Refusal {
   const version = json.x402Version
   if (version !== 1 && version !== 2) return refuse('invalid_x402_version')
   if (version !== headerVersion) {
@@ -160,7 +182,7 @@ function readEnvelope(json: Record<string, unknown>, headerVersion: 1 | 2, heade
     return { ok: true, version: 1, scheme: json.scheme, network: json.network, payload: json.payload }
   }
 
-  const accepted = readAccepted(json.accepted)
+  const accepted = readAccepted(json.accepted, zeroTimeout)
   if (typeof accepted === 'string') return refuse('invalid_payload', accepted)
   const out: Extract<PaymentEnvelope, { version: 2 }> = {
     ok: true,
@@ -239,14 +261,14 @@ const PAYLOAD_KEYS = new Set(['signature', 'authorization'])
 const AUTHORIZATION_KEYS = new Set(['from', 'to', 'value', 'validAfter', 'validBefore', 'nonce'])
 const AUTHORIZATION_KEY_COUNT = AUTHORIZATION_KEYS.size
 
-function readAccepted(v: unknown): AcceptedRequirementsV2 | string {
+function readAccepted(v: unknown, zeroTimeout: boolean): AcceptedRequirementsV2 | string {
   if (!isPlainObject(v)) return 'accepted must be an object'
   for (const k of ['scheme', 'network', 'amount', 'asset', 'payTo'] as const) {
     if (!isShortString(v[k])) return `accepted.${k} must be a string`
   }
   const t = v.maxTimeoutSeconds
-  if (typeof t !== 'number' || !Number.isSafeInteger(t) || t <= 0) {
-    return 'accepted.maxTimeoutSeconds must be a positive integer'
+  if (typeof t !== 'number' || !Number.isSafeInteger(t) || t < (zeroTimeout ? 0 : 1)) {
+    return `accepted.maxTimeoutSeconds must be a ${zeroTimeout ? 'non-negative' : 'positive'} integer`
   }
   if (v.extra !== undefined && v.extra !== null && !isPlainObject(v.extra)) return 'accepted.extra must be an object'
   // keep it as sent: v2 matching compares it verbatim with what we issued

@@ -13,10 +13,10 @@
  * Status: every refusal is answered 402 with the challenge again, a malformed header included, as
  * the official middleware does: the client can always sign a new payment from the same response.
  */
-import { BATCH_SETTLEMENT_REASONS } from '../schemes/batch-settlement/reasons.js'
+import { BATCH_SETTLEMENT_REASONS } from './batch-settlement-reasons.js'
 
 const catalogue = {
-  // --- the batch-settlement scheme (the spec's codes, src/schemes/batch-settlement/reasons.ts) ---
+  // --- the batch-settlement scheme (the spec's codes, src/x402/batch-settlement-reasons.ts) ---
   ...BATCH_SETTLEMENT_REASONS,
   // --- official x402 ---------------------------------------------------------------------
   insufficient_funds: { status: 402, message: 'the payer does not have enough funds for this payment' },
@@ -212,6 +212,11 @@ const catalogue = {
     message: 'the accepted requirements are not one of the requirements this endpoint issued',
   },
   asset_mismatch: { status: 402, message: 'the payment is in a different asset than this endpoint accepts' },
+  facilitator_channel_not_yours: {
+    status: 402,
+    message:
+      "this channel's deposit was not settled through the facilitator with this API key: its claims, settles and refunds are its seller's",
+  },
   authorization_window_too_long: {
     status: 402,
     message: 'the authorization stays valid for longer than this endpoint allows; sign a shorter validBefore',

@@ -79,7 +79,8 @@ t.test(
     const agent = (await api('POST', '/v1/agents', { name: 'research bot' })).body
     const key = (await api('POST', `/v1/agents/${agent.address}/keys`, { name: 'ci' })).body.secret as string
     await mintUsdc(platform.devnet.rpcUrl, agent.address, 2_000_000n)
-    const pay = wrapFetch(fetch, { baseUrl: server.base, agentKey: key })
+    // transfers (opted out of the hosted endpoint's batch-settlement): each call a payment in the transactions
+    const pay = wrapFetch(fetch, { baseUrl: server.base, agentKey: key, batchSettlement: false })
     for (const msg of ['one', 'two']) t.equal((await pay(`${proxyUrl}/tollgate/toolbox/echo?msg=${msg}`)).status, 200)
     // a voided payment (an attempt that was not served) and an older settled one, for the filters and charts
     const columns = sql`id, resource, method, x402_version, network, asset, payer, pay_to, value, valid_after, valid_before, nonce, signature, status, created_at, settled_at, failure_reason`

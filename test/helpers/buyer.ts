@@ -25,7 +25,12 @@ export interface BuyerPlatform extends TestPlatform {
   /** a user's agent with a key; funded with `fund` atomic USDC when given */
   agent(opts?: {
     user?: string
-    caps?: { per_transaction?: string | null; daily?: string | null; monthly?: string | null }
+    caps?: {
+      per_transaction?: string | null
+      daily?: string | null
+      monthly?: string | null
+      channel_deposit?: string | null
+    }
     fund?: bigint
     allow?: Array<{ kind: string; value: string }>
   }): Promise<{ id: string; address: `0x${string}`; key: string; auth: { authorization: string } }>

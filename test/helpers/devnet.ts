@@ -1,4 +1,5 @@
 import { startDevnet, type Devnet, type StartDevnetOptions } from '../../src/chain/devnet.js'
+import { timedSetup } from './setup-timing.js'
 
 /**
  * Starts a private devnet (anvil on a free port) for one tap test and stops it in the test's
@@ -11,7 +12,7 @@ export async function withDevnet(
   t: { teardown(fn: () => unknown): void },
   opts: Omit<StartDevnetOptions, 'port'> = {},
 ): Promise<Devnet> {
-  const devnet = await startDevnet({ ...opts, port: 0 })
+  const devnet = await timedSetup('devnet', () => startDevnet({ ...opts, port: 0 }))
   t.teardown(() => devnet.stop())
   return devnet
 }

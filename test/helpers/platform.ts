@@ -6,6 +6,7 @@ import { buildProxyApp, type ProxyAppOptions } from '../../src/http/proxy-app.js
 import { loadHandlerRegistry } from '../../src/pool/handler-registry.js'
 import { seedHostedServices } from '../../src/services/hosted-seed.js'
 import { withDevnet } from './devnet.js'
+import { timedSetup } from './setup-timing.js'
 import { testConfig } from './test-env.js'
 
 export async function freePort(): Promise<number> {
@@ -64,7 +65,9 @@ export async function startTestPlatform(
   const config = await testConfig(t, env)
   const deps = createDeps(config)
   t.teardown(() => deps.close())
-  await seedHostedServices(deps, await loadHandlerRegistry(opts.proxy?.handlersDir))
+  await timedSetup('seed hosted services', async () =>
+    seedHostedServices(deps, await loadHandlerRegistry(opts.proxy?.handlersDir)),
+  )
   const listen = async (p: number, proxyOpts?: ProxyAppOptions) => {
     const app = await buildProxyApp(deps, { logger: false, ...opts.proxy, ...proxyOpts })
     await app.listen({ host: '127.0.0.1', port: p })

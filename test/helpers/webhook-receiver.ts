@@ -20,6 +20,7 @@ export async function startReceiver(t: Teardown) {
   const received: Received[] = []
   let answer: () => number = () => 200
   let delayMs = 0
+  let held: (() => void)[] | null = null
   const server = createServer((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
@@ -33,7 +34,9 @@ export async function startReceiver(t: Teardown) {
       }
       received.push({ headers: req.headers, raw, body, at: Date.now() })
       const status = answer()
-      setTimeout(() => res.writeHead(status).end('ok'), delayMs)
+      const respond = () => setTimeout(() => res.writeHead(status).end('ok'), delayMs)
+      if (held) held.push(respond)
+      else respond()
     })
   })
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
@@ -48,6 +51,15 @@ export async function startReceiver(t: Teardown) {
     /** answer this long after the body arrived (a slow receiver: POSTs stay in flight) */
     delay(ms: number) {
       delayMs = ms
+    },
+    /** answer nothing until `release()`: every POST that arrives meanwhile stays in flight, whatever the machine's speed */
+    hold() {
+      held ??= []
+    },
+    release() {
+      const waiting = held ?? []
+      held = null
+      for (const respond of waiting) respond()
     },
   }
 }

@@ -22,6 +22,7 @@ import { withDevnet } from '../helpers/devnet.js'
 import { decodeRequired } from '../helpers/pay.js'
 import { startTestPlatform } from '../helpers/platform.js'
 import { until } from '../helpers/until.js'
+import { endAccessGrants } from '../helpers/access-grants.js'
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/handlers')
 const devnet = await withDevnet(t)
@@ -281,11 +282,7 @@ t.test('a replayed proof: its nonce is used once', async (t) => {
 t.test('a grant that ran out: refused, and the official client pays again', async (t) => {
   const buyer = await officialBuyer()
   t.equal((await buyer.fetch(echo)).status, 200)
-  await db
-    .updateTable('access_grants')
-    .set({ expires_at: sql`now() - interval '1 second'` })
-    .where('payer', '=', buyer.account.address.toLowerCase())
-    .execute()
+  await endAccessGrants(platform.deps, buyer.account.address)
   const refused = await signInWith(buyer.account, echo, await challengeOf(echo))
   t.equal(refused.status, 402)
   t.equal(await reasonOf(refused), 'siwx_no_paid_access')

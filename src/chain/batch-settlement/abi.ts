@@ -180,6 +180,16 @@ export const batchSettlementAbi = [
       { name: 'finalizeAfter', type: 'uint40', indexed: false },
     ],
   },
+  {
+    type: 'event',
+    name: 'Refunded',
+    anonymous: false,
+    inputs: [
+      { name: 'channelId', type: 'bytes32', indexed: true },
+      { name: 'sender', type: 'address', indexed: true },
+      { name: 'amount', type: 'uint128', indexed: false },
+    ],
+  },
   { type: 'error', name: 'InvalidChannel', inputs: [] },
   { type: 'error', name: 'InvalidSignature', inputs: [] },
   { type: 'error', name: 'NotReceiverAuthorizer', inputs: [] },

@@ -61,6 +61,11 @@ export function encodeRefundWithSignature(
   })
 }
 
+/** multicall(calls): several calls on the contract in one transaction (a refund's claim, then the refund). */
+export function encodeMulticall(calls: readonly Hex[]): Hex {
+  return encodeFunctionData({ abi: batchSettlementAbi, functionName: 'multicall', args: [calls] })
+}
+
 /** deposit(config, amount, collector, collectorData). */
 export function encodeDeposit(config: ChannelConfig, amount: bigint, collector: Address, collectorData: Hex): Hex {
   return encodeFunctionData({

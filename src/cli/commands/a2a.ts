@@ -13,7 +13,7 @@ import { UsageError } from '../errors.js'
 import { EXIT } from '../exit-codes.js'
 import { paymentError, receiptJson } from './fetch.js'
 
-export const A2A_HELP = `usage: tollgate a2a call <agent-card-url> <skill> [--input JSON] [--upto]
+export const A2A_HELP = `usage: tollgate a2a call <agent-card-url> <skill> [--input JSON] [--upto] [--no-batch]
 
 Sends a message to <skill> of the A2A agent whose Agent Card is at <agent-card-url> (a Tollgate
 service's is <proxy>/<namespace>/<service>/a2a/.well-known/agent-card.json). When the agent asks
@@ -23,6 +23,8 @@ wallet (caps and allowlist enforced) and sends it on the same task.
 options:
   --input JSON           the skill's input, a JSON object (sent as a data part)
   --upto                 pay a usage-based price (x402 upto) where the agent offers one
+  --no-batch             pay exact where this platform's agent also offers batch-settlement (by
+                         default paid through a channel: one deposit, then a voucher per call)
   -h, --help             this help
 
 output: the answer on stdout (a data part as JSON, text as text); the receipt on stderr (one JSON
@@ -34,7 +36,7 @@ export async function a2aCommand(args: string[], cmd: Command): Promise<number> 
   const { io, out } = cmd
   const { values: v, positionals } = parseOptions(
     args,
-    { input: { type: 'string' }, upto: { type: 'boolean' } },
+    { input: { type: 'string' }, upto: { type: 'boolean' }, 'no-batch': { type: 'boolean' } },
     A2A_HELP,
     { positionals: true },
   )
@@ -65,7 +67,12 @@ export async function a2aCommand(args: string[], cmd: Command): Promise<number> 
   let r
   try {
     const client = await a2aClient(cardUrl, f)
-    const payer = platformPayer(f, { baseUrl: s.apiUrl, agentKey: s.agentKey, ...(v.upto ? { upto: true } : {}) })
+    const payer = platformPayer(f, {
+      baseUrl: s.apiUrl,
+      agentKey: s.agentKey,
+      ...(v.upto ? { upto: true } : {}),
+      ...(v['no-batch'] ? { batchSettlement: false } : {}),
+    })
     r = await callPaidSkill(client, payer, skill, input)
   } catch (err) {
     throw await paymentError(err, cmd)

@@ -4,7 +4,7 @@
  * goes to stdout byte for byte, the receipt to stderr (one JSON line with the global --json).
  */
 import { PaidCallFailedError, PaymentRefusedError } from '../../client/errors.js'
-import { wrapFetch, type PaymentInfo } from '../../client/wrap-fetch.js'
+import { wrapFetch, type FetchLike, type PaidResponse, type PaymentInfo } from '../../client/wrap-fetch.js'
 import { formatUsdc } from '../../x402/usdc-amount.js'
 import { namingFetch, NO_AGENT_KEY } from '../api-client.js'
 import { parseOptions, type Command } from '../command.js'
@@ -31,9 +31,19 @@ options:
       --upto             pay a usage-based price (x402 upto) where the seller offers one: the
                          maximum is reserved against the caps, the seller charges what was used;
                          an endpoint without upto is paid exact as usual
+      --no-batch         do not pay through a batch-settlement channel: by default an endpoint of
+                         this platform that offers one beside exact is paid through it (a deposit
+                         from the agent wallet on the first call, at most the owner's channel
+                         deposit bound spend_caps.channel_deposit, default 100 x the price, then one
+                         signed cumulative voucher per call; the caps count each call's price;
+                         tollgate channels lists them), and exact where that deposit cannot be
+                         made; a seller elsewhere is never paid through one
+      --batch            insist on batch-settlement where offered: a deposit that cannot be made
+                         is a refusal instead of an exact payment
       --inspect          print a summary of the 402 challenge (price in USDC, network, payTo,
                          timeout, input fields) and the agent's cap headroom; pays nothing
-                         (with --upto: what paying with upto would reserve)
+                         (with --upto: what paying with upto would reserve; by default the
+                         deposit a batch-settlement payment would make first)
   -v, --verbose          with --inspect: the asset, the description and the whole input schema
       --approval-timeout S when the agent's policy holds the payment for its owner's approval, wait
                          up to S seconds for the decision (default 600; 0: do not wait), with a
@@ -87,26 +97,57 @@ export function approvalTimeoutMs(v: string | undefined): number {
 
 export async function fetchCommand(args: string[], cmd: Command): Promise<number> {
   const { io, out } = cmd
-  const { values: v, positionals } = parseOptions(
-    args,
-    {
-      request: { type: 'string', short: 'X' },
-      header: { type: 'string', short: 'H', multiple: true },
-      data: { type: 'string', short: 'd' },
-      // the request body, as curl's --json; overrides the common --json flag
-      json: { type: 'string' },
-      inspect: { type: 'boolean' },
-      upto: { type: 'boolean' },
-      verbose: { type: 'boolean', short: 'v' },
-      'approval-timeout': { type: 'string' },
-    },
-    FETCH_HELP,
-    { positionals: true },
-  )
+  const { values: v, positionals } = parseOptions(args, FETCH_OPTIONS, FETCH_HELP, { positionals: true })
   if (v.help) {
     io.stdout(FETCH_HELP)
     return EXIT.ok
   }
+  const { url, init } = requestOf(v, positionals)
+  const s = cmd.settings()
+  const f = namingFetch(io.fetch ?? fetch, s.apiUrl, s.apiUrlSource)
+  const upto = v.upto === true
+  if (v.batch && v['no-batch']) throw new UsageError('use either --batch or --no-batch, not both')
+  // batch-settlement by default (undefined); --batch insists, --no-batch opts out
+  const batch = v.batch ? true : v['no-batch'] ? false : undefined
+  if (v.inspect) return inspect({ url, init, f, cmd, verbose: Boolean(v.verbose), upto, batch })
+  if (!s.agentKey) throw new UsageError(NO_AGENT_KEY)
+  const res = await pay(
+    cmd,
+    f,
+    { url, init, agentKey: s.agentKey, upto, batch },
+    approvalTimeoutMs(v['approval-timeout']),
+  )
+  const bytes = new Uint8Array(await res.arrayBuffer())
+  io.stdout(bytes)
+  if (io.sharedTerminal && bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a) io.stdout('\n')
+  const receipt = receiptText(res, out.json, upto, batch)
+  if (receipt) io.stderr(receipt)
+  if (res.status >= 400) {
+    if (!out.json) io.stderr(`HTTP ${res.status} ${res.statusText}\n`)
+    return EXIT.http
+  }
+  return EXIT.ok
+}
+
+const FETCH_OPTIONS = {
+  request: { type: 'string', short: 'X' },
+  header: { type: 'string', short: 'H', multiple: true },
+  data: { type: 'string', short: 'd' },
+  // the request body, as curl's --json; overrides the common --json flag
+  json: { type: 'string' },
+  inspect: { type: 'boolean' },
+  upto: { type: 'boolean' },
+  batch: { type: 'boolean' },
+  'no-batch': { type: 'boolean' },
+  verbose: { type: 'boolean', short: 'v' },
+  'approval-timeout': { type: 'string' },
+} as const
+
+/** The request the options describe (curl's way: -X, -H, -d or --json); a usage error says what is off. */
+function requestOf(
+  v: { request?: string; header?: string[]; data?: string; json?: string },
+  positionals: string[],
+): { url: string; init: RequestInit } {
   if (positionals.length !== 1) throw new UsageError(`expected one URL\n\n${FETCH_HELP}`)
   const url = positionals[0]!
   try {
@@ -135,23 +176,27 @@ export async function fetchCommand(args: string[], cmd: Command): Promise<number
   }
   const method = (v.request ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase()
   if (!/^[A-Z]{1,10}$/.test(method)) throw new UsageError(`not an HTTP method: ${method}`)
-  const init: RequestInit = { method, headers, body }
-  const s = cmd.settings()
-  const f = namingFetch(io.fetch ?? fetch, s.apiUrl, s.apiUrlSource)
-  const upto = v.upto === true
-  if (v.inspect) return inspect({ url, init, f, cmd, verbose: Boolean(v.verbose), upto })
-  if (!s.agentKey) throw new UsageError(NO_AGENT_KEY)
-  const approvalMs = approvalTimeoutMs(v['approval-timeout'])
+  return { url, init: { method, headers, body } }
+}
+
+/** The paid call through the agent wallet; a held payment shows its progress while its owner decides. */
+async function pay(
+  cmd: Command,
+  f: FetchLike,
+  c: { url: string; init: RequestInit; agentKey: string; upto: boolean; batch: boolean | undefined },
+  approvalMs: number,
+): Promise<PaidResponse> {
+  const { io, out } = cmd
   // shown only while a held payment waits for its owner
   let progress: Progress | undefined
-  let res
   try {
     // one call per process: nothing to remember, so a sign-in is tried wherever a seller offers one (x402 sign-in-with-x)
-    res = await wrapFetch(f, {
-      baseUrl: s.apiUrl,
-      agentKey: s.agentKey,
+    return await wrapFetch(f, {
+      baseUrl: cmd.settings().apiUrl,
+      agentKey: c.agentKey,
       signIn: 'always',
-      upto,
+      upto: c.upto,
+      ...(c.batch !== undefined ? { batchSettlement: c.batch } : {}),
       ...(approvalMs > 0
         ? {
             approval: {
@@ -160,60 +205,65 @@ export async function fetchCommand(args: string[], cmd: Command): Promise<number
             },
           }
         : {}),
-    })(url, init)
+    })(c.url, c.init)
   } catch (err) {
     throw await paymentError(err, cmd)
   } finally {
     progress?.done()
   }
-  const bytes = new Uint8Array(await res.arrayBuffer())
-  io.stdout(bytes)
-  if (io.sharedTerminal && bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a) io.stdout('\n')
+}
+
+/** The receipt on stderr: JSON with --json, else what was paid (or signed in, or not charged) and how. */
+function receiptText(res: PaidResponse, json: boolean, upto: boolean, batch: boolean | undefined): string {
   const p = res.payment
   const signedIn = res.signedIn
-  if (out.json)
-    io.stderr(
+  if (json)
+    return (
       JSON.stringify({
         ...receiptJson(res.status, p),
         ...(signedIn ? { signed_in: { payer: signedIn.payer, uri: signedIn.uri } } : {}),
-      }) + '\n',
+      }) + '\n'
     )
-  else if (signedIn)
-    io.stderr(`signed in as ${signedIn.payer} (x402 sign-in-with-x: paid access to ${signedIn.uri}); nothing paid\n`)
-  else if (p?.success && p.voucher) {
-    io.stderr(
+  if (signedIn)
+    return `signed in as ${signedIn.payer} (x402 sign-in-with-x: paid access to ${signedIn.uri}); nothing paid\n`
+  if (p?.success && p.voucher)
+    return (
       `paid ${formatUsdc(p.amount)} USDC to ${p.payTo} from ${p.payer} with a voucher (deferred)\n` +
-        `  payment ${p.agentPaymentId ?? '-'}\n` +
-        `  voucher ${p.voucher.id} #${p.voucher.nonce}: ${formatUsdc(p.voucher.valueAggregate)} USDC owed to this seller so far, collected later from the escrow\n` +
-        (p.deposit !== undefined
-          ? `  deposited ${formatUsdc(p.deposit)} USDC from the agent wallet into the escrow (tollgate escrow)\n`
-          : ''),
+      `  payment ${p.agentPaymentId ?? '-'}\n` +
+      `  voucher ${p.voucher.id} #${p.voucher.nonce}: ${formatUsdc(p.voucher.valueAggregate)} USDC owed to this seller so far, collected later from the escrow\n` +
+      (p.deposit !== undefined
+        ? `  deposited ${formatUsdc(p.deposit)} USDC from the agent wallet into the escrow (tollgate escrow)\n`
+        : '')
     )
-  } else if (p?.success) {
-    io.stderr(
-      `paid ${formatUsdc(p.amount)} USDC to ${p.payTo} from ${p.payer}${schemeNote(p, upto)}\n` +
-        `  payment ${p.agentPaymentId ?? '-'}\n` +
-        `  transaction ${p.transaction ?? `pending (settles asynchronously; tollgate payments status ${p.agentPaymentId ?? '<id>'})`} on ${p.network}\n`,
+  if (p?.success && p.scheme === 'batch-settlement')
+    return (
+      `paid ${formatUsdc(p.amount)} USDC to ${p.payTo} from ${p.payer} through a batch-settlement channel (a cumulative voucher, claimed later in batches)\n` +
+      `  payment ${p.agentPaymentId ?? '-'}\n` +
+      (p.deposit !== undefined
+        ? `  deposited ${formatUsdc(p.deposit)} USDC from the agent wallet into the channel first (tollgate channels)\n`
+        : '')
     )
-  } else if (p) {
-    // x402 sellers settle only calls that succeed; this one failed and sent no receipt
-    io.stderr(
+  if (p?.success)
+    return (
+      `paid ${formatUsdc(p.amount)} USDC to ${p.payTo} from ${p.payer}${schemeNote(p, upto, batch)}\n` +
+      `  payment ${p.agentPaymentId ?? '-'}\n` +
+      `  transaction ${p.transaction ?? `pending (settles asynchronously; tollgate payments status ${p.agentPaymentId ?? '<id>'})`} on ${p.network}\n`
+    )
+  // x402 sellers settle only calls that succeed; this one failed and sent no receipt
+  if (p)
+    return (
       `not charged: the call failed, so the signed payment of ${p.maxAmount !== undefined ? 'at most ' : ''}${formatUsdc(p.amount)} USDC to ${p.payTo} is not settled\n` +
-        `  payment ${p.agentPaymentId ?? '-'} (reported to the platform as failed; see tollgate payments status)\n`,
+      `  payment ${p.agentPaymentId ?? '-'} (reported to the platform as failed; see tollgate payments status)\n`
     )
-  }
-  if (res.status >= 400) {
-    if (!out.json) io.stderr(`HTTP ${res.status} ${res.statusText}\n`)
-    return EXIT.http
-  }
-  return EXIT.ok
+  return ''
 }
 
-/** After "paid X USDC …": an upto payment's maximum, or why --upto paid exact. */
-function schemeNote(p: PaymentInfo, upto: boolean): string {
+/** After "paid X USDC …": an upto payment's maximum, or why --upto / --batch paid another scheme. */
+function schemeNote(p: PaymentInfo, upto: boolean, batch: boolean | undefined): string {
   if (p.maxAmount !== undefined)
     return ` (upto: charged by usage, of at most ${formatUsdc(p.maxAmount)} USDC authorized)`
-  return upto ? ` (${p.scheme}: the seller offers no upto here)` : ''
+  const missing = [upto && 'upto', batch === true && 'batch-settlement'].filter(Boolean).join(' or ')
+  return missing ? ` (${p.scheme}: the seller offers no ${missing} here)` : ''
 }
 
 /** What paying threw, as the error main.ts renders (the seller's 402 body goes to stdout first). */

@@ -8,7 +8,7 @@ import os from 'node:os'
 import type { FetchLike } from '../../client/wrap-fetch.js'
 import { createApi, namingFetch } from '../api-client.js'
 import { parseOptions, type Command } from '../command.js'
-import { CONTEXT_NAME, updateConfigFile, type Context } from '../config-file.js'
+import { CONTEXT_NAME, updateConfigFile, type Context, type Deployment } from '../config-file.js'
 import { probeDeployment } from '../deployment-probe.js'
 import { ApiError, CliError, UsageError } from '../errors.js'
 import { EXIT } from '../exit-codes.js'
@@ -52,9 +52,35 @@ export function signupCommand(args: string[], cmd: Command): Promise<number> {
   return enter(args, cmd, 'signup')
 }
 
+/** The flags of login and signup. */
+interface LoginFlags {
+  'api-url'?: string
+  email?: string
+  password?: string
+  'password-stdin'?: boolean
+  'api-key'?: string
+}
+
+/** Where the key goes: the API (and where its address came from), its deployment, the context. */
+interface LoginTarget {
+  apiUrl: string
+  source: string
+  f: FetchLike
+  deployment: Deployment
+  name: string
+  chosen: ReturnType<typeof chooseContext>
+}
+
+/** The key to store, and the account it belongs to. */
+interface StoredKey {
+  apiKey: string
+  keyInfo: { id: string | null; name: string | null; prefix: string }
+  email: string
+}
+
 /** login and signup: the same steps, but signup makes the account first (POST /v1/signup). */
 async function enter(args: string[], cmd: Command, mode: 'login' | 'signup'): Promise<number> {
-  const { io, out } = cmd
+  const { io } = cmd
   const HELP = mode === 'signup' ? SIGNUP_HELP : LOGIN_HELP
   const { values: v } = parseOptions(
     args,
@@ -72,6 +98,29 @@ async function enter(args: string[], cmd: Command, mode: 'login' | 'signup'): Pr
     return EXIT.ok
   }
   const chosen = chooseContext(io, cmd.contextFlag)
+  const apiUrl = apiUrlOf(v, cmd, chosen)
+  checkCredentialFlags(v)
+  const stdinPassword = v['password-stdin'] ? await passwordFromStdin(cmd) : undefined
+  const target = await targetOf(v, cmd, chosen, apiUrl)
+  if (mode === 'signup' && v['api-key'] !== undefined)
+    throw new UsageError('signup makes a new account from an email and a password: --api-key is for tollgate login')
+  const key =
+    v['api-key'] !== undefined
+      ? await checkedApiKey(cmd, target, v['api-key'])
+      : await keyFromPassword(cmd, target, v, stdinPassword, mode, HELP)
+  // a key that login made before in this context is replaced: revoke it, so keys do not pile up
+  const previousId = chosen.context.api_key_id
+  const stored = storeKey(cmd, target, key)
+  if (previousId && previousId !== key.keyInfo.id)
+    await apiWithKey(cmd, target, key.apiKey)
+      .user('DELETE', `/v1/api-keys/${previousId}`)
+      .catch(() => {})
+  reportLogin(cmd, mode, target, key, stored)
+  return EXIT.ok
+}
+
+/** --api-url, TOLLGATE_API_URL, the context's, or the default; an http(s) URL without a trailing slash. */
+function apiUrlOf(v: LoginFlags, { io }: Command, chosen: LoginTarget['chosen']): string {
   const apiUrl = (
     v['api-url'] ??
     (io.env.TOLLGATE_API_URL || undefined) ??
@@ -80,11 +129,23 @@ async function enter(args: string[], cmd: Command, mode: 'login' | 'signup'): Pr
   ).replace(/\/+$/, '')
   if (!/^https?:$/.test(URL.parse(apiUrl)?.protocol ?? ''))
     throw new UsageError(`--api-url is not an http(s) URL: ${apiUrl}`)
+  return apiUrl
+}
+
+function checkCredentialFlags(v: LoginFlags): void {
   if (v['api-key'] !== undefined && (v.email !== undefined || v.password !== undefined || v['password-stdin']))
     throw new UsageError('use either --api-key or --email/--password, not both')
   if (v.password !== undefined && v['password-stdin'])
     throw new UsageError('use either --password or --password-stdin, not both')
-  const stdinPassword = v['password-stdin'] ? await passwordFromStdin(cmd) : undefined
+}
+
+/** Asks the API its deployment, and names the context (default: after the deployment); refuses a context of the other deployment. */
+async function targetOf(
+  v: LoginFlags,
+  { io }: Command,
+  chosen: LoginTarget['chosen'],
+  apiUrl: string,
+): Promise<LoginTarget> {
   const source = v['api-url'] ? '--api-url' : io.env.TOLLGATE_API_URL ? 'TOLLGATE_API_URL' : 'the context'
   const f = namingFetch(io.fetch ?? fetch, apiUrl, source)
   const deployment = await probeDeployment(f, apiUrl)
@@ -97,50 +158,58 @@ async function enter(args: string[], cmd: Command, mode: 'login' | 'signup'): Pr
       `log in to it under another context: tollgate login --context ${deployment} --api-url ${apiUrl}`,
     )
   }
+  return { apiUrl, source, f, deployment, name, chosen }
+}
 
-  let apiKey: string
-  let keyInfo: { id: string | null; name: string | null; prefix: string }
-  let email: string
-  const api = (key: string) =>
-    createApi(io, {
-      apiUrl,
-      apiUrlSource: source,
-      apiKey: key,
-      apiKeySource: '--api-key',
-      agentKey: undefined,
-      agentKeySource: '',
-    })
-  if (mode === 'signup' && v['api-key'] !== undefined)
-    throw new UsageError('signup makes a new account from an email and a password: --api-key is for tollgate login')
-  if (v['api-key'] !== undefined) {
-    apiKey = v['api-key'].trim()
-    if (!/^sk_(test|live)_[A-Za-z0-9]+$/.test(apiKey))
-      throw new UsageError(
-        `--api-key: expected an API key (sk_test_… or sk_live_…)${apiKey.startsWith('ak_') ? '; that is an agent key: tollgate setup stores agent keys' : ''}`,
-      )
-    // refused here, unsent: the other deployment's API never sees the key
-    checkKeyDeployment(apiKey, deployment, '--api-key', `${apiUrl}`)
-    const who = await api(apiKey).user<{ user: { email: string } }>('GET', '/v1/session')
-    email = who.user.email
-    keyInfo = { id: null, name: null, prefix: apiKey.slice(0, 12) }
-  } else {
-    email = v.email ?? (io.prompt ? (await io.prompt('email: ', { secret: false })).trim() : '')
-    const password =
-      stdinPassword ??
-      v.password ??
-      io.env.TOLLGATE_PASSWORD ??
-      (io.prompt ? await io.prompt('password: ', { secret: true }) : undefined)
-    if (!email || !password)
-      throw new UsageError(
-        `give --email and a password (TOLLGATE_PASSWORD, or the prompt on a terminal), or --api-key\n\n${HELP}`,
-      )
-    const created = await viaSession(f, apiUrl, email, password, `cli@${io.hostname ?? os.hostname()}`, mode)
-    apiKey = created.secret
-    keyInfo = { id: created.id, name: created.name, prefix: created.prefix }
-  }
+function apiWithKey({ io }: Command, { apiUrl, source }: LoginTarget, key: string) {
+  return createApi(io, {
+    apiUrl,
+    apiUrlSource: source,
+    apiKey: key,
+    apiKeySource: '--api-key',
+    agentKey: undefined,
+    agentKeySource: '',
+  })
+}
 
-  // a key that login made before in this context is replaced: revoke it, so keys do not pile up
-  const previousId = chosen.context.api_key_id
+/** --api-key: a key of this deployment (checked before it is sent) that the API knows. */
+async function checkedApiKey(cmd: Command, target: LoginTarget, flag: string): Promise<StoredKey> {
+  const apiKey = flag.trim()
+  if (!/^sk_(test|live)_[A-Za-z0-9]+$/.test(apiKey))
+    throw new UsageError(
+      `--api-key: expected an API key (sk_test_… or sk_live_…)${apiKey.startsWith('ak_') ? '; that is an agent key: tollgate setup stores agent keys' : ''}`,
+    )
+  // refused here, unsent: the other deployment's API never sees the key
+  checkKeyDeployment(apiKey, target.deployment, '--api-key', `${target.apiUrl}`)
+  const who = await apiWithKey(cmd, target, apiKey).user<{ user: { email: string } }>('GET', '/v1/session')
+  return { apiKey, email: who.user.email, keyInfo: { id: null, name: null, prefix: apiKey.slice(0, 12) } }
+}
+
+/** Email and password (flags, TOLLGATE_PASSWORD or the prompt): a new key made through a session. */
+async function keyFromPassword(
+  { io }: Command,
+  { f, apiUrl }: LoginTarget,
+  v: LoginFlags,
+  stdinPassword: string | undefined,
+  mode: 'login' | 'signup',
+  HELP: string,
+): Promise<StoredKey> {
+  const email = v.email ?? (io.prompt ? (await io.prompt('email: ', { secret: false })).trim() : '')
+  const password =
+    stdinPassword ??
+    v.password ??
+    io.env.TOLLGATE_PASSWORD ??
+    (io.prompt ? await io.prompt('password: ', { secret: true }) : undefined)
+  if (!email || !password)
+    throw new UsageError(
+      `give --email and a password (TOLLGATE_PASSWORD, or the prompt on a terminal), or --api-key\n\n${HELP}`,
+    )
+  const created = await viaSession(f, apiUrl, email, password, `cli@${io.hostname ?? os.hostname()}`, mode)
+  return { apiKey: created.secret, email, keyInfo: { id: created.id, name: created.name, prefix: created.prefix } }
+}
+
+/** The key into the context (the first context becomes the current one). */
+function storeKey({ io }: Command, { apiUrl, deployment, name }: LoginTarget, { apiKey, keyInfo }: StoredKey) {
   let current = false
   const path = updateConfigFile(io, (file) => {
     const ctx: Context = { ...file.contexts[name], api_url: apiUrl, deployment, api_key: apiKey }
@@ -150,10 +219,16 @@ async function enter(args: string[], cmd: Command, mode: 'login' | 'signup'): Pr
     file.current ??= name
     current = file.current === name
   })
-  if (previousId && previousId !== keyInfo.id)
-    await api(apiKey)
-      .user('DELETE', `/v1/api-keys/${previousId}`)
-      .catch(() => {})
+  return { path, current }
+}
+
+function reportLogin(
+  { out }: Command,
+  mode: 'login' | 'signup',
+  { apiUrl, deployment, name }: LoginTarget,
+  { email, keyInfo }: StoredKey,
+  { path, current }: { path: string; current: boolean },
+): void {
   out.result(
     {
       object: mode,
@@ -173,7 +248,6 @@ async function enter(args: string[], cmd: Command, mode: 'login' | 'signup'): Pr
         : `context "${name}" is not the current one: tollgate config use ${name}, or --context ${name}`,
     ],
   )
-  return EXIT.ok
 }
 
 /** The first line of standard input, without its line ending: a password piped in. */

@@ -19,7 +19,7 @@ import { CLIENT_INFO, McpSession } from '../mcp/session.js'
 import { approvalTimeoutMs } from './fetch.js'
 import { mcpInstallCommand } from './mcp-install.js'
 
-export const MCP_HELP = `usage: tollgate mcp [--remote <url>] [--upto]
+export const MCP_HELP = `usage: tollgate mcp [--remote <url>] [--upto] [--no-batch]
 
 An MCP server on stdio for agent hosts (Claude Desktop, Cursor, any MCP client), paying from the
 agent's platform wallet within its spend caps and allowlist. It uses the agent key and API address
@@ -42,6 +42,11 @@ options:
                          paying each call's price: the host sees that server's tools
   --upto                 pay a seller's usage-based price (x402 upto) where offered: the maximum is
                          reserved against the caps, the actual charge is paid; exact elsewhere
+  --no-batch             do not pay through batch-settlement channels: by default an endpoint of
+                         this platform that offers one beside exact is paid through it (one deposit
+                         from the agent wallet, at most the owner's spend_caps.channel_deposit,
+                         default 100 x the price, then a signed cumulative voucher per call; exact
+                         where that deposit cannot be made); a seller elsewhere is never paid so
   --approval-timeout S   a payment the agent's policy holds for its owner's approval waits up to S
                          seconds for the decision (default 600; 0: the tool answers at once that
                          it waits), with a line on stderr, then is paid
@@ -61,7 +66,12 @@ export async function mcpCommand(args: string[], cmd: Command): Promise<number> 
   if (args[0] === 'install' || args[0] === 'uninstall') return mcpInstallCommand(args[0], args.slice(1), cmd)
   const { values: v } = parseOptions(
     args,
-    { remote: { type: 'string' }, upto: { type: 'boolean' }, 'approval-timeout': { type: 'string' } },
+    {
+      remote: { type: 'string' },
+      upto: { type: 'boolean' },
+      'no-batch': { type: 'boolean' },
+      'approval-timeout': { type: 'string' },
+    },
     MCP_HELP,
   )
   if (v.help) {
@@ -74,6 +84,7 @@ export async function mcpCommand(args: string[], cmd: Command): Promise<number> 
   const log = (line: string) => cmd.io.stderr(redactSecrets(`tollgate mcp: ${line}\n`))
   const session = new McpSession(cmd, {
     upto: v.upto === true,
+    ...(v['no-batch'] ? { batch: false } : {}),
     approvalTimeoutMs: approvalTimeoutMs(v['approval-timeout']),
     log,
   })

@@ -5,6 +5,7 @@
  * history as CSV or NDJSON, streamed from GET /v1/transactions). One id names a payment: the
  * ledger's (list, export, the dashboard) or the agent payment's (fetch's receipt) both work.
  */
+import { FINAL_STATUSES, OPEN_STATUSES, PAYMENT_STATUSES } from '../../ledger/statuses.js'
 import { formatUsdc } from '../../x402/usdc-amount.js'
 import { resolveAgent } from '../agent-ref.js'
 import { parseOptions, wantsHelp, type Command } from '../command.js'
@@ -24,15 +25,15 @@ status  one payment an agent signed, with its settlement and transaction once se
         platform's endpoints (default timeout 120 s)
 list    payments made by your agents to this platform's endpoints, or received by yours, and
         withdrawals, newest first; uses the API key. --since takes a date or time (2026-01-31,
-        2026-01-31T12:00Z) or an age (30m, 24h, 7d); --status one of ${'verified, served, settling, settled, voided, failed'},
-        or pending (verified, served or settling); --limit at most 1000 (default 20)
+        2026-01-31T12:00Z) or an age (30m, 24h, 7d); --status one of ${PAYMENT_STATUSES.join(', ')},
+        or pending (${OPEN_STATUSES.join(', ')}); --limit at most 1000 (default 20)
 export  the whole history the filters keep, oldest first, as CSV (a header row) or NDJSON (one
         JSON object a line), on stdout or into --output FILE; amounts in atomic units (1 USDC =
         1000000), as the API gives them; uses the API key
 `
 
-const STATUSES = ['verified', 'served', 'settling', 'settled', 'voided', 'failed'] as const
-const PENDING = ['verified', 'served', 'settling']
+const STATUSES: readonly string[] = PAYMENT_STATUSES
+const PENDING: readonly string[] = OPEN_STATUSES
 
 interface Transaction {
   id: string
@@ -85,7 +86,7 @@ interface AgentPayment {
 }
 
 /** Settled, or past settling: nothing more will change for --wait. */
-const DONE = new Set(['settled', 'failed', 'voided'])
+const DONE: ReadonlySet<string> = FINAL_STATUSES
 
 async function status(args: string[], cmd: Command): Promise<number> {
   const { values: v, positionals } = parseOptions(
@@ -222,7 +223,7 @@ async function list(args: string[], cmd: Command): Promise<number> {
   let statuses: string[] | undefined
   if (v.status !== undefined) {
     statuses = v.status.split(',').flatMap((x) => (x.trim() === 'pending' ? PENDING : [x.trim()]))
-    const bad = statuses.filter((x) => !(STATUSES as readonly string[]).includes(x))
+    const bad = statuses.filter((x) => !STATUSES.includes(x))
     if (bad.length)
       throw new UsageError(
         `--status: unknown ${bad.map((x) => `"${x}"`).join(', ')}; expected ${STATUSES.join(', ')} or pending`,

@@ -67,6 +67,26 @@ interface Spec {
   endpoints: Array<Record<string, unknown> & { slug: string }>
 }
 
+/** The flags of publish (the file's, or one endpoint's). */
+interface PublishFlags {
+  file?: string
+  namespace?: string
+  service?: string
+  slug?: string
+  price?: string
+  'upstream-url'?: string
+  handler?: string
+  method?: string[]
+  description?: string
+  settlement?: string
+  'mime-type'?: string
+  'pay-to'?: string
+  test?: boolean
+}
+
+type Published = Record<string, any> & { created: boolean; test?: UpstreamTest }
+type Ensured = { value: any; created: boolean }
+
 export async function publishCommand(args: string[], cmd: Command): Promise<number> {
   const { values: v } = parseOptions(
     args,
@@ -91,6 +111,18 @@ export async function publishCommand(args: string[], cmd: Command): Promise<numb
     cmd.io.stdout(PUBLISH_HELP)
     return EXIT.ok
   }
+  const spec = specOf(v)
+  const endpoints = spec.endpoints.map((e, i) => endpointBody(e, `endpoints[${i}]`))
+  const api = cmd.api()
+  const { namespace, service } = await ensureService(cmd, api, spec)
+  const published = await publishEndpoints(api, spec, endpoints)
+  const exit = v.test ? await testPublished(cmd, api, spec, published) : EXIT.ok
+  reportPublication(cmd, spec, namespace, service, published)
+  return exit
+}
+
+/** The spec from --file, or one endpoint from the flags; --pay-to overrides the file's. */
+function specOf(v: PublishFlags): Spec {
   const flagged = [
     'namespace',
     'service',
@@ -108,31 +140,35 @@ export async function publishCommand(args: string[], cmd: Command): Promise<numb
     if (flagged.length)
       throw new UsageError(`use either --file or the flags (${flagged.map((k) => `--${k}`).join(', ')}), not both`)
     spec = readSpec(v.file)
-  } else {
-    for (const k of ['namespace', 'service', 'slug', 'price'] as const)
-      if (v[k] === undefined) throw new UsageError(`--${k} is needed (or --file)\n\n${PUBLISH_HELP}`)
-    if ((v['upstream-url'] === undefined) === (v.handler === undefined))
-      throw new UsageError('give --upstream-url (your origin) or --handler (a hosted handler), one of them')
-    spec = {
-      namespace: v.namespace!,
-      service: { name: v.service! },
-      endpoints: [
-        {
-          slug: v.slug!,
-          price: v.price!,
-          ...(v['upstream-url'] !== undefined ? { upstream_url: v['upstream-url'] } : { handler: v.handler }),
-          ...(v.method ? { methods: v.method.map((m) => m.toUpperCase()) } : {}),
-          ...(v.description !== undefined ? { description: v.description } : {}),
-          ...(v.settlement !== undefined ? { settlement_mode: v.settlement } : {}),
-          ...(v['mime-type'] !== undefined ? { mime_type: v['mime-type'] } : {}),
-        },
-      ],
-    }
-  }
+  } else spec = specOfFlags(v)
   if (v['pay-to'] !== undefined) spec.service.pay_to = v['pay-to']
-  const endpoints = spec.endpoints.map((e, i) => endpointBody(e, `endpoints[${i}]`))
+  return spec
+}
 
-  const api = cmd.api()
+function specOfFlags(v: PublishFlags): Spec {
+  for (const k of ['namespace', 'service', 'slug', 'price'] as const)
+    if (v[k] === undefined) throw new UsageError(`--${k} is needed (or --file)\n\n${PUBLISH_HELP}`)
+  if ((v['upstream-url'] === undefined) === (v.handler === undefined))
+    throw new UsageError('give --upstream-url (your origin) or --handler (a hosted handler), one of them')
+  return {
+    namespace: v.namespace!,
+    service: { name: v.service! },
+    endpoints: [
+      {
+        slug: v.slug!,
+        price: v.price!,
+        ...(v['upstream-url'] !== undefined ? { upstream_url: v['upstream-url'] } : { handler: v.handler }),
+        ...(v.method ? { methods: v.method.map((m) => m.toUpperCase()) } : {}),
+        ...(v.description !== undefined ? { description: v.description } : {}),
+        ...(v.settlement !== undefined ? { settlement_mode: v.settlement } : {}),
+        ...(v['mime-type'] !== undefined ? { mime_type: v['mime-type'] } : {}),
+      },
+    ],
+  }
+}
+
+/** The namespace claimed and the service created or its listing updated. */
+async function ensureService(cmd: Command, api: Api, spec: Spec): Promise<{ namespace: Ensured; service: Ensured }> {
   const s = cmd.settings()
   const ns = spec.namespace
   const svc = spec.service.name
@@ -159,9 +195,18 @@ export async function publishCommand(args: string[], cmd: Command): Promise<numb
       ? () => api.user('PATCH', `/v1/sellers/${ns}/services/${svc}`, { body: listing })
       : undefined,
   )
-  const published: Array<Record<string, any> & { created: boolean; test?: UpstreamTest }> = []
+  return { namespace, service }
+}
+
+/** Each endpoint created, or updated where it exists. */
+async function publishEndpoints(
+  api: Api,
+  spec: Spec,
+  endpoints: Array<Record<string, unknown> & { slug: string }>,
+): Promise<Published[]> {
+  const published: Published[] = []
+  const path = `/v1/sellers/${spec.namespace}/services/${spec.service.name}/endpoints`
   for (const { slug, ...body } of endpoints) {
-    const path = `/v1/sellers/${ns}/services/${svc}/endpoints`
     const r = await ensure(
       api,
       `${path}/${slug}`,
@@ -170,15 +215,24 @@ export async function publishCommand(args: string[], cmd: Command): Promise<numb
     )
     published.push({ ...r.value, created: r.created })
   }
+  return published
+}
+
+/** --test: the platform calls each upstream endpoint once; the first failure's exit code. */
+async function testPublished(cmd: Command, api: Api, spec: Spec, published: Published[]): Promise<number> {
   let exit: number = EXIT.ok
-  if (v.test) {
-    for (const e of published) {
-      if (!e.upstream_url) continue
-      const t = await testEndpoint(api, cmd.out, [ns, svc, e.slug])
-      e.test = t.test
-      if (t.exit !== EXIT.ok && exit === EXIT.ok) exit = t.exit
-    }
+  for (const e of published) {
+    if (!e.upstream_url) continue
+    const t = await testEndpoint(api, cmd.out, [spec.namespace, spec.service.name, e.slug])
+    e.test = t.test
+    if (t.exit !== EXIT.ok && exit === EXIT.ok) exit = t.exit
   }
+  return exit
+}
+
+function reportPublication(cmd: Command, spec: Spec, namespace: Ensured, service: Ensured, published: Published[]) {
+  const ns = spec.namespace
+  const svc = spec.service.name
   cmd.out.result(
     {
       object: 'publication',
@@ -197,7 +251,6 @@ export async function publishCommand(args: string[], cmd: Command): Promise<numb
       ]),
     ],
   )
-  return exit
 }
 
 /** Whether GET `path` finds something (false on 404). */
@@ -217,7 +270,7 @@ async function ensure(
   path: string,
   create: () => Promise<any>,
   update?: () => Promise<any>,
-): Promise<{ value: any; created: boolean }> {
+): Promise<Ensured> {
   try {
     const found = await api.user('GET', path)
     return { value: update ? await update() : found, created: false }

@@ -202,7 +202,7 @@ async function describeEndpoint(a: Record<string, any>, s: McpSession, signal: A
       .flatMap((c) => c.parsed.accepts)
       .find((x) => x.inputSchema !== undefined)?.inputSchema
   const dry = s.settings.agentKey
-    ? await dryRun(target, m, offered, s.fetch, s.settings.apiUrl, s.settings.agentKey, s.upto)
+    ? await dryRun(target, m, offered, s.fetch, s.settings.apiUrl, s.settings.agentKey, s.upto, s.batch)
     : { unavailable: 'unknown (no agent key)' }
   const requirements = reqs.map((r) => ({
     price_usdc: formatUsdc(r.amount.toString()),

@@ -26,6 +26,8 @@ export class McpSession {
   readonly fetch: FetchLike
   /** pay a seller's usage-based `upto` requirement where offered (`--upto`) */
   readonly upto: boolean
+  /** batch-settlement on this platform's own endpoints: by default (undefined); `false` opts out (`--no-batch`) */
+  readonly batch: boolean | undefined
   /** MCP resources paid for where sign-in was offered (callPaidTool's `paidAccess`) */
   readonly paidAccess = new Set<string>()
   readonly #clients = new Map<string, Promise<Client>>()
@@ -35,8 +37,12 @@ export class McpSession {
   /** waiting for the owner's decision on a held payment (`--approval-timeout`); none: refused at once */
   readonly #approval: PlatformPayOptions['approval']
 
-  constructor(cmd: Command, opts: { upto?: boolean; approvalTimeoutMs?: number; log?(line: string): void } = {}) {
+  constructor(
+    cmd: Command,
+    opts: { upto?: boolean; batch?: boolean; approvalTimeoutMs?: number; log?(line: string): void } = {},
+  ) {
     this.upto = opts.upto ?? false
+    this.batch = opts.batch
     const shown = new Map<string, number>()
     this.#approval =
       opts.approvalTimeoutMs && opts.approvalTimeoutMs > 0
@@ -67,6 +73,7 @@ export class McpSession {
       baseUrl: this.settings.apiUrl,
       agentKey: this.agentKey(),
       ...(this.upto ? { upto: true } : {}),
+      ...(this.batch !== undefined ? { batchSettlement: this.batch } : {}),
       ...(this.#approval ? { approval: this.#approval } : {}),
     }))
   }
@@ -80,6 +87,7 @@ export class McpSession {
       baseUrl: this.settings.apiUrl,
       agentKey: this.agentKey(),
       ...(this.upto ? { upto: true } : {}),
+      ...(this.batch !== undefined ? { batchSettlement: this.batch } : {}),
       ...(this.#approval ? { approval: this.#approval } : {}),
     }))
   }

@@ -18,8 +18,13 @@ export function costLine(p: PaymentInfo | undefined, signedIn?: SignInInfo): str
   if (!p) return 'cost: nothing (the endpoint asked for no payment)'
   const id = p.agentPaymentId ?? '-'
   const upTo = p.maxAmount === undefined ? '' : ` (usage-based: up to ${formatUsdc(p.maxAmount)} USDC)`
+  // batch-settlement: a voucher on the agent's channel, claimed later in batches (no transaction per call)
+  const settles =
+    p.scheme === 'batch-settlement'
+      ? `a voucher on a batch-settlement channel, claimed later in batches${p.deposit !== undefined ? `; ${formatUsdc(p.deposit)} USDC deposited into the channel first` : ''}`
+      : `transaction ${p.transaction ?? 'pending, it settles asynchronously'}`
   if (p.success)
-    return `cost: ${formatUsdc(p.amount)} USDC${upTo}, paid to ${p.payTo} from the agent wallet ${p.payer} (payment ${id}; transaction ${p.transaction ?? 'pending, it settles asynchronously'})`
+    return `cost: ${formatUsdc(p.amount)} USDC${upTo}, paid to ${p.payTo} from the agent wallet ${p.payer} (payment ${id}; ${settles})`
   return `cost: nothing charged: the call failed, so the signed payment of ${formatUsdc(p.amount)} USDC to ${p.payTo} is not settled (payment ${id})`
 }
 

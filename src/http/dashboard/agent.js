@@ -15,6 +15,7 @@ export async function agentView(show, address) {
   const agent = await api('GET', base)
   const budget = budgetSection(base)
   const escrow = escrowSection(base)
+  const channels = channelsSection(base)
   const payments = await paymentsSection(agent)
   const [caps, keys, allowlist, topUps, chart] = await Promise.all([
     capsSection(base, agent),
@@ -62,7 +63,7 @@ export async function agentView(show, address) {
     ],
     ['agent-limits', 'Caps & allowlist', [caps, allowlist, topUps]],
     ['agent-keys-group', 'Keys', [keys]],
-    ['agent-money', 'Payments', [payments.node, withdraw, escrow]],
+    ['agent-money', 'Payments', [payments.node, withdraw, escrow, channels]],
   ]
   show(
     h('p', {}, h('a', { href: '#/agents' }, '← Agents')),
@@ -218,6 +219,60 @@ function escrowSection(base) {
       'Funds this agent deposited for sellers it pays with vouchers (deferred). Sellers collect the outstanding vouchers from it; take the rest back with ',
       h('code', {}, 'tollgate escrow thaw|withdraw'),
       '.',
+    ),
+    body,
+  )
+}
+
+/**
+ * The agent wallet's batch-settlement channels, read-only: per channel the seller, what the channel
+ * holds, what the seller charged and claimed, what is refundable and whether a timed withdrawal
+ * started (GET …/channels). `tollgate channels` shows the same.
+ */
+function channelsSection(base) {
+  const body = h('div', { id: 'agent-channels', role: 'status' }, 'Loading…')
+  const usd = (v) => `${units(v, 6)} USDC`
+  void api('GET', `${base}/channels`).then(
+    (list) => {
+      const rows = list.data.map((c) =>
+        h(
+          'tr',
+          {},
+          h('td', {}, short(c.channel_id)),
+          h('td', {}, short(c.receiver)),
+          h('td', {}, usd(c.balance)),
+          h('td', {}, usd(c.charged)),
+          h('td', {}, usd(c.claimed)),
+          h('td', {}, usd(c.refundable)),
+          h('td', {}, c.withdraw_requested_at ? `since ${time(c.withdraw_requested_at)}` : 'no'),
+        ),
+      )
+      body.replaceChildren(
+        table(
+          ['Channel', 'Seller', 'Balance', 'Charged', 'Claimed', 'Refundable', 'Withdrawing'],
+          rows,
+          emptyState(
+            'No channels: this agent has paid no endpoint through batch-settlement.',
+            'Channels open with the first such payment: ',
+            h('code', {}, 'tollgate fetch <url>'),
+            ' on an endpoint of this platform that offers it (the default; --no-batch opts out).',
+          ),
+        ),
+      )
+    },
+    (err) => {
+      if (err.status === 401) return fail(err)
+      body.replaceChildren(h('p', { class: 'error' }, err.message))
+    },
+  )
+  return h(
+    'section',
+    { 'aria-labelledby': 'agent-channels-title' },
+    h('h3', { id: 'agent-channels-title' }, 'Channels (batch-settlement)'),
+    h(
+      'p',
+      { class: 'hint' },
+      'Funds this agent deposited into channels with sellers it pays through batch-settlement: each call adds a signed voucher, and the seller claims what it charged in batches. What is not charged stays the agent’s.',
     ),
     body,
   )

@@ -27,113 +27,113 @@ export type Dispatched =
   | { ok: false; reason: string; answer?: EndpointAnswer; refusal?: CallRefusal }
 
 /** Stage 6: run the endpoint — a hosted handler in the pool, or the seller's upstream through undici. */
-export function createDispatcher(opts: {
+export function createDispatcher(opts: DispatcherOptions) {
+  return (target: CallTarget, req: CallRequest, paymentId: string): Promise<Dispatched> =>
+    target.kind === 'hosted' ? hosted(opts, target, req) : upstream(opts, target, req, paymentId)
+}
+
+export interface DispatcherOptions {
   pool: HandlerPool
   upstream: UpstreamClient
   upstreamMcp?: UpstreamMcpClient
   upstreamA2a?: UpstreamA2aClient
-}) {
-  async function hosted(t: HostedTarget, req: CallRequest): Promise<Dispatched> {
-    const out = await opts.pool.run(
-      { file: t.handler.file, slug: t.slug, io: t.handler.io },
-      t.input,
-      t.ctx,
-      t.timeoutMs,
-    )
-    if (out.kind === 'ok') {
-      const answer: EndpointAnswer = {
-        status: out.status,
-        contentType: out.contentType,
-        body:
-          typeof out.body === 'string'
-            ? out.body
-            : Buffer.from(out.body.buffer, out.body.byteOffset, out.body.byteLength),
-      }
-      return out.status < 400 ? { ok: true, answer } : { ok: false, reason: 'handler_failed', answer }
-    }
-    const error = handlerError(out)
-    // under `err`, so the log's serializer cuts any URL in the message to its host (a provider URL may hold a key)
-    if (out.kind === 'error' || out.kind === 'crashed')
-      req.log.warn({ slug: t.slug, err: out.message }, 'handler failed')
-    return { ok: false, reason: error.code, refusal: CallRefusal.error(error) }
-  }
-
-  async function upstream(t: UpstreamTarget, req: CallRequest, paymentId: string): Promise<Dispatched> {
-    if (t.mcp) return upstreamTool(t, t.mcp, req, paymentId)
-    if (t.a2a) return upstreamSkill(opts.upstreamA2a, t, t.a2a, req, paymentId)
-    const q = req.url.indexOf('?')
-    let res
-    try {
-      res = await opts.upstream.forward({
-        origin: t.origin,
-        subPath: q >= 0 ? req.url.slice(q) : '',
-        method: req.method,
-        headers: req.headers,
-        body: req.body,
-        options: t.options,
-        paymentId,
-      })
-    } catch (err) {
-      const timedOut = /timeout/i.test((err as Error).name + (err as Error).message)
-      if ((err as { code?: string }).code !== 'ESSRF')
-        req.log.warn({ err: (err as Error).message, endpoint: req.path }, 'upstream failed')
-      const error = timedOut
-        ? appError('handler_timeout', { timeoutMs: t.timeoutMs })
-        : appError('upstream_failed', { detail: 'the seller origin could not be reached' })
-      return { ok: false, reason: 'upstream_failed', refusal: CallRefusal.error(error) }
-    }
-    const answer: EndpointAnswer = { status: res.status, headers: res.headers, body: res.body }
-    return res.status < 400 ? { ok: true, answer } : { ok: false, reason: `upstream_status_${res.status}`, answer }
-  }
-
-  /** A tool of the seller's MCP server: its result is the answer; a tool error (isError) voids the payment. */
-  async function upstreamTool(
-    t: UpstreamTarget,
-    mcp: NonNullable<UpstreamTarget['mcp']>,
-    req: CallRequest,
-    paymentId: string,
-  ): Promise<Dispatched> {
-    if (!opts.upstreamMcp)
-      return {
-        ok: false,
-        reason: 'upstream_failed',
-        refusal: CallRefusal.error(
-          appError('service_unavailable', {
-            detail: 'this proxy does not call upstream MCP servers; nothing was charged',
-          }),
-        ),
-      }
-    let result
-    try {
-      result = await opts.upstreamMcp.callTool({
-        url: t.origin,
-        tool: mcp.tool,
-        arguments: mcp.arguments,
-        options: t.options,
-        paymentId,
-      })
-    } catch (err) {
-      const timedOut = /timeout|timed out/i.test((err as Error).name + (err as Error).message)
-      if ((err as { code?: string }).code !== 'ESSRF')
-        req.log.warn({ err: (err as Error).message, endpoint: req.path }, 'upstream MCP tool failed')
-      const error = timedOut
-        ? appError('handler_timeout', { timeoutMs: t.timeoutMs })
-        : appError('upstream_failed', {
-            detail: `the seller's MCP server failed: ${(err as Error).message.slice(0, 200)}`,
-          })
-      return { ok: false, reason: 'upstream_failed', refusal: CallRefusal.error(error) }
-    }
+}
+async function hosted(opts: DispatcherOptions, t: HostedTarget, req: CallRequest): Promise<Dispatched> {
+  const out = await opts.pool.run({ file: t.handler.file, slug: t.slug, io: t.handler.io }, t.input, t.ctx, t.timeoutMs)
+  if (out.kind === 'ok') {
     const answer: EndpointAnswer = {
-      status: result.isError ? 502 : 200,
-      contentType: MCP_TOOL_RESULT_TYPE,
-      body: JSON.stringify(result),
+      status: out.status,
+      contentType: out.contentType,
+      body:
+        typeof out.body === 'string'
+          ? out.body
+          : Buffer.from(out.body.buffer, out.body.byteOffset, out.body.byteLength),
     }
-    return result.isError ? { ok: false, reason: 'upstream_tool_error', answer } : { ok: true, answer }
+    return out.status < 400 ? { ok: true, answer } : { ok: false, reason: 'handler_failed', answer }
   }
+  const error = handlerError(out)
+  // under `err`, so the log's serializer cuts any URL in the message to its host (a provider URL may hold a key)
+  if (out.kind === 'error' || out.kind === 'crashed') req.log.warn({ slug: t.slug, err: out.message }, 'handler failed')
+  return { ok: false, reason: error.code, refusal: CallRefusal.error(error) }
+}
 
-  return function dispatch(target: CallTarget, req: CallRequest, paymentId: string): Promise<Dispatched> {
-    return target.kind === 'hosted' ? hosted(target, req) : upstream(target, req, paymentId)
+async function upstream(
+  opts: DispatcherOptions,
+  t: UpstreamTarget,
+  req: CallRequest,
+  paymentId: string,
+): Promise<Dispatched> {
+  if (t.mcp) return upstreamTool(opts, t, t.mcp, req, paymentId)
+  if (t.a2a) return upstreamSkill(opts.upstreamA2a, t, t.a2a, req, paymentId)
+  const q = req.url.indexOf('?')
+  let res
+  try {
+    res = await opts.upstream.forward({
+      origin: t.origin,
+      subPath: q >= 0 ? req.url.slice(q) : '',
+      method: req.method,
+      headers: req.headers,
+      body: req.body,
+      options: t.options,
+      paymentId,
+    })
+  } catch (err) {
+    const timedOut = /timeout/i.test((err as Error).name + (err as Error).message)
+    if ((err as { code?: string }).code !== 'ESSRF')
+      req.log.warn({ err: (err as Error).message, endpoint: req.path }, 'upstream failed')
+    const error = timedOut
+      ? appError('handler_timeout', { timeoutMs: t.timeoutMs })
+      : appError('upstream_failed', { detail: 'the seller origin could not be reached' })
+    return { ok: false, reason: 'upstream_failed', refusal: CallRefusal.error(error) }
   }
+  const answer: EndpointAnswer = { status: res.status, headers: res.headers, body: res.body }
+  return res.status < 400 ? { ok: true, answer } : { ok: false, reason: `upstream_status_${res.status}`, answer }
+}
+
+/** A tool of the seller's MCP server: its result is the answer; a tool error (isError) voids the payment. */
+async function upstreamTool(
+  opts: DispatcherOptions,
+  t: UpstreamTarget,
+  mcp: NonNullable<UpstreamTarget['mcp']>,
+  req: CallRequest,
+  paymentId: string,
+): Promise<Dispatched> {
+  if (!opts.upstreamMcp)
+    return {
+      ok: false,
+      reason: 'upstream_failed',
+      refusal: CallRefusal.error(
+        appError('service_unavailable', {
+          detail: 'this proxy does not call upstream MCP servers; nothing was charged',
+        }),
+      ),
+    }
+  let result
+  try {
+    result = await opts.upstreamMcp.callTool({
+      url: t.origin,
+      tool: mcp.tool,
+      arguments: mcp.arguments,
+      options: t.options,
+      paymentId,
+    })
+  } catch (err) {
+    const timedOut = /timeout|timed out/i.test((err as Error).name + (err as Error).message)
+    if ((err as { code?: string }).code !== 'ESSRF')
+      req.log.warn({ err: (err as Error).message, endpoint: req.path }, 'upstream MCP tool failed')
+    const error = timedOut
+      ? appError('handler_timeout', { timeoutMs: t.timeoutMs })
+      : appError('upstream_failed', {
+          detail: `the seller's MCP server failed: ${(err as Error).message.slice(0, 200)}`,
+        })
+    return { ok: false, reason: 'upstream_failed', refusal: CallRefusal.error(error) }
+  }
+  const answer: EndpointAnswer = {
+    status: result.isError ? 502 : 200,
+    contentType: MCP_TOOL_RESULT_TYPE,
+    body: JSON.stringify(result),
+  }
+  return result.isError ? { ok: false, reason: 'upstream_tool_error', answer } : { ok: true, answer }
 }
 
 /**

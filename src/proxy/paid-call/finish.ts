@@ -34,116 +34,127 @@ const refused = (refusal: CallRefusal): CallResult => ({ kind: 'refused', refusa
  *   `served`. A sync endpoint (or a blocked payer) is settled now; a payment that fails on chain
  *   withholds the answer (402), as the reference middleware does, since nothing was charged.
  */
-export function createFinisher(opts: { ledger: LedgerWriter; sync?: SettleNow; uptoLlmRatePer1kTokens?: bigint }) {
-  const { ledger } = opts
+export function createFinisher(opts: FinisherOptions) {
+  return (f: FinishInput): Promise<CallResult> => finish(opts, f)
+}
 
-  /**
-   * A usage-priced (`upto`) call that answered: its actual charge (charge.ts) becomes the row's
-   * value and the rest of the reservation goes back. A charge of 0 voids the payment (nothing to
-   * settle); the answer still leaves, with a receipt for 0.
-   */
-  async function usage(f: FinishInput, answer: EndpointAnswer): Promise<bigint> {
-    const max = f.payment.value
-    const c = chargeOf(f.target, answer, max, opts.uptoLlmRatePer1kTokens ?? 2000n)
-    f.row.value = c.value
-    await f.held.charged?.(c.value)
-    if (c.capped) {
-      f.log.warn(
-        { id: f.row.id, reported: c.capped.reported, max: max.toString() },
-        'upto charge capped at the maximum',
-      )
-      // recorded after the payment row (a hosted call's row is written in finish)
-      queueMicrotask(() => {
-        void ledger
-          .event(f.row.id, 'charge_capped', 'the reported charge was above the maximum or unreadable', {
-            reported: c.capped!.reported,
-            charged: c.value.toString(),
-          })
-          .catch((err) => f.log.error({ err: (err as Error).message, id: f.row.id }, 'charge_capped event failed'))
-      })
-    }
-    return c.value
+export interface FinisherOptions {
+  ledger: LedgerWriter
+  sync?: SettleNow
+  uptoLlmRatePer1kTokens?: bigint
+}
+
+/**
+ * A usage-priced (`upto`) call that answered: its actual charge (charge.ts) becomes the row's
+ * value and the rest of the reservation goes back. A charge of 0 voids the payment (nothing to
+ * settle); the answer still leaves, with a receipt for 0.
+ */
+async function usage(opts: FinisherOptions, f: FinishInput, answer: EndpointAnswer): Promise<bigint> {
+  const max = f.payment.value
+  const c = chargeOf(f.target, answer, max, opts.uptoLlmRatePer1kTokens ?? 2000n)
+  f.row.value = c.value
+  await f.held.charged?.(c.value)
+  if (c.capped) {
+    f.log.warn({ id: f.row.id, reported: c.capped.reported, max: max.toString() }, 'upto charge capped at the maximum')
+    // recorded after the payment row (a hosted call's row is written in finish)
+    queueMicrotask(() => {
+      void opts.ledger
+        .event(f.row.id, 'charge_capped', 'the reported charge was above the maximum or unreadable', {
+          reported: c.capped!.reported,
+          charged: c.value.toString(),
+        })
+        .catch((err) => f.log.error({ err: (err as Error).message, id: f.row.id }, 'charge_capped event failed'))
+    })
   }
+  return c.value
+}
 
-  async function voided(f: FinishInput, d: Extract<Dispatched, { ok: false }>): Promise<CallResult> {
-    if (!f.target.recordFirst) await recordPayment(ledger, f.row, 'voided', f.held, f.log, d.reason)
-    else
-      await ledger
-        .finish(f.row.id, 'voided', d.reason)
-        .catch((err) => f.log.error({ err: (err as Error).message, id: f.row.id }, 'void failed'))
-    await f.held.release()
-    return d.answer ? { kind: 'answer', ...d.answer } : refused(d.refusal!)
+async function voided(
+  { ledger }: FinisherOptions,
+  f: FinishInput,
+  d: Extract<Dispatched, { ok: false }>,
+): Promise<CallResult> {
+  if (!f.target.recordFirst) await recordPayment(ledger, f.row, 'voided', f.held, f.log, d.reason)
+  else
+    await ledger
+      .finish(f.row.id, 'voided', d.reason)
+      .catch((err) => f.log.error({ err: (err as Error).message, id: f.row.id }, 'void failed'))
+  await f.held.release()
+  return d.answer ? { kind: 'answer', ...d.answer } : refused(d.refusal!)
+}
+
+/** Records `served` (an upto call charged 0: `voided`, nothing to settle); a refusal when the payment cannot be kept. */
+async function served(
+  { ledger }: FinisherOptions,
+  f: FinishInput,
+  charged: bigint | undefined,
+): Promise<CallRefusal | undefined> {
+  const to = charged === 0n ? 'voided' : 'served'
+  const reason = charged === 0n ? 'nothing_charged' : undefined
+  if (!f.target.recordFirst) {
+    const r = await recordPayment(ledger, f.row, to, f.held, f.log, reason)
+    if (r === true && to === 'voided') await f.held.release()
+    return r === true ? undefined : r
   }
-
-  /** Records `served` (an upto call charged 0: `voided`, nothing to settle); a refusal when the payment cannot be kept. */
-  async function served(f: FinishInput, charged: bigint | undefined): Promise<CallRefusal | undefined> {
-    const to = charged === 0n ? 'voided' : 'served'
-    const reason = charged === 0n ? 'nothing_charged' : undefined
-    if (!f.target.recordFirst) {
-      const r = await recordPayment(ledger, f.row, to, f.held, f.log, reason)
-      if (r === true && to === 'voided') await f.held.release()
-      return r === true ? undefined : r
+  try {
+    // false: the payment is no longer `verified` (the sweep voided it as a call that never
+    // ended, and gave its credit back): it will never be settled, so the answer must not leave as a paid one
+    if (await ledger.finish(f.row.id, to, reason, charged)) {
+      if (to === 'voided') await f.held.release()
+      return undefined
     }
-    try {
-      // false: the payment is no longer `verified` (the sweep voided it as a call that never
-      // ended, and gave its credit back): it will never be settled, so the answer must not leave as a paid one
-      if (await ledger.finish(f.row.id, to, reason, charged)) {
-        if (to === 'voided') await f.held.release()
-        return undefined
-      }
-      f.log.warn({ id: f.row.id }, 'served record found the payment already voided')
-    } catch (err) {
-      // the payment stays `verified`; the recovery sweep voids it (and gives the credit back)
-      f.log.error({ err: (err as Error).message, id: f.row.id }, 'served record failed')
-    }
-    return CallRefusal.error(appError('payment_not_recorded'))
+    f.log.warn({ id: f.row.id }, 'served record found the payment already voided')
+  } catch (err) {
+    // the payment stays `verified`; the recovery sweep voids it (and gives the credit back)
+    f.log.error({ err: (err as Error).message, id: f.row.id }, 'served record failed')
   }
+  return CallRefusal.error(appError('payment_not_recorded'))
+}
 
-  /** Settles now when asked; the transaction hash, '' when left to the batch, or a refusal. */
-  async function settle(f: FinishInput): Promise<string | CallRefusal> {
-    if (!f.settleFirst || !opts.sync) return ''
-    let r: Awaited<ReturnType<SettleNow['settleNow']>>
-    try {
-      r = await opts.sync.settleNow(f.row.id)
-    } catch (err) {
-      // the chain or its RPC failed mid-way: the payment is served and the batch worker settles it
-      f.log.warn({ id: f.row.id, err: (err as Error).message }, 'sync settlement interrupted; left to the batch')
-      return ''
-    }
-    if (r.ok) return r.txHash
-    f.log.warn({ id: f.row.id, reason: r.reason }, 'sync settlement failed')
-    if (!r.final) return ''
-    return CallRefusal.payment(
-      settlementReasonCode(r.reason),
-      `the payment could not be settled (${r.reason}), so the response was withheld; nothing was charged`,
-    )
+/** Settles now when asked; the transaction hash, '' when left to the batch, or a refusal. */
+async function settle(opts: FinisherOptions, f: FinishInput): Promise<string | CallRefusal> {
+  if (!f.settleFirst || !opts.sync) return ''
+  let r: Awaited<ReturnType<SettleNow['settleNow']>>
+  try {
+    r = await opts.sync.settleNow(f.row.id)
+  } catch (err) {
+    // the chain or its RPC failed mid-way: the payment is served and the batch worker settles it
+    f.log.warn({ id: f.row.id, err: (err as Error).message }, 'sync settlement interrupted; left to the batch')
+    return ''
   }
+  if (r.ok) return r.txHash
+  f.log.warn({ id: f.row.id, reason: r.reason }, 'sync settlement failed')
+  if (!r.final) return ''
+  return CallRefusal.payment(
+    settlementReasonCode(r.reason),
+    `the payment could not be settled (${r.reason}), so the response was withheld; nothing was charged`,
+  )
+}
 
-  return async function finish(f: FinishInput): Promise<CallResult> {
-    const d = f.dispatched
-    if (!d.ok) return voided(f, d)
-    const charged = f.payment.usageBased ? await usage(f, d.answer) : undefined
-    const notKept = await served(f, charged)
-    const transaction = notKept ?? (charged === 0n ? '' : await settle(f))
-    if (transaction instanceof CallRefusal) {
-      discard(d.answer)
-      return refused(transaction)
-    }
-    // batch-settlement: the channel follows the committed row; its receipt says what moved
-    const part =
-      f.held.served && charged !== 0n ? await f.held.served(charged ?? f.payment.value, !f.target.recordFirst) : {}
-    return {
-      kind: 'answer',
-      ...d.answer,
-      receipt: {
-        paymentId: f.row.id,
-        payer: f.payment.payer,
-        version: f.payment.version,
-        transaction,
-        ...(charged === undefined ? {} : { amount: charged.toString() }),
-        ...part,
-      },
-    }
+async function finish(opts: FinisherOptions, f: FinishInput): Promise<CallResult> {
+  const d = f.dispatched
+  if (!d.ok) return voided(opts, f, d)
+  const charged = f.payment.usageBased ? await usage(opts, f, d.answer) : undefined
+  const notKept = await served(opts, f, charged)
+  const transaction = notKept ?? (charged === 0n ? '' : await settle(opts, f))
+  if (transaction instanceof CallRefusal) {
+    discard(d.answer)
+    return refused(transaction)
+  }
+  // batch-settlement: the channel follows the committed row; its receipt says what moved
+  const part =
+    f.held.served && charged !== 0n ? await f.held.served(charged ?? f.payment.value, !f.target.recordFirst) : {}
+  return {
+    kind: 'answer',
+    ...d.answer,
+    receipt: {
+      paymentId: f.row.id,
+      payer: f.payment.payer,
+      version: f.payment.version,
+      transaction,
+      ...(charged === undefined ? {} : { amount: charged.toString() }),
+      ...part,
+    },
   }
 }
 

@@ -50,6 +50,7 @@ import { createSignInStage, type SignInDeps } from './sign-in.js'
 import { resolveEndpoint } from './resolve-endpoint.js'
 import type { PaidCallHooks } from './test-hooks.js'
 import type { Challenge } from '../../x402/challenge.js'
+import { refuse } from '../../x402/reasons.js'
 
 export interface PaidCallDeps extends InputSettings {
   table: EndpointTable
@@ -79,169 +80,221 @@ export interface PaidCallDeps extends InputSettings {
 export type PaidCall = (req: CallRequest) => Promise<CallResult>
 
 export function createPaidCall(d: PaidCallDeps): PaidCall {
-  const parseInput = createInputParser(d)
-  const checkPayment = createPaymentChecker(d.schemes, d.maxPaymentHeaderBytes)
-  const reserve = createReserver({ limiter: d.limiter, settleFirstAvailable: d.sync !== undefined })
-  const dispatch = createDispatcher(d)
-  const finish = createFinisher(d)
-  const payerChallenge = createPayerChallenge(d.schemes)
-  const hooks = d.hooks ?? {}
-  const paymentIds = d.paymentIds ? createPaymentIdStage(d.paymentIds) : undefined
-  const signIn = d.signIn ? createSignInStage(d.signIn) : undefined
-  const grants: AccessGrantStore | undefined = d.signIn?.grants
+  const s: Stages = {
+    d,
+    parseInput: createInputParser(d),
+    checkPayment: createPaymentChecker(d.schemes, d.maxPaymentHeaderBytes),
+    reserve: createReserver({ limiter: d.limiter, settleFirstAvailable: d.sync !== undefined }),
+    dispatch: createDispatcher(d),
+    finish: createFinisher(d),
+    payerChallenge: createPayerChallenge(d.schemes),
+    hooks: d.hooks ?? {},
+    paymentIds: d.paymentIds ? createPaymentIdStage(d.paymentIds) : undefined,
+    signIn: d.signIn ? createSignInStage(d.signIn) : undefined,
+    grants: d.signIn?.grants,
+  }
+  return (req) => paidCall(s, req)
+}
 
-  return async function paidCall(req) {
-    const call = resolveEndpoint(d.table, req)
-    if (call instanceof CallRefusal) return { kind: 'refused', refusal: call }
-    const refused = refusedWith(call, req)
-    if (req.payment === undefined) {
-      const proof = signIn && call.entry.access ? req.signIn : undefined
-      return proof !== undefined ? signedIn(call, req, proof) : refused(CallRefusal.challenge())
-    }
+/** The stages of a paid call, built once from its dependencies. */
+interface Stages {
+  d: PaidCallDeps
+  parseInput: ReturnType<typeof createInputParser>
+  checkPayment: ReturnType<typeof createPaymentChecker>
+  reserve: ReturnType<typeof createReserver>
+  dispatch: ReturnType<typeof createDispatcher>
+  finish: ReturnType<typeof createFinisher>
+  payerChallenge: ReturnType<typeof createPayerChallenge>
+  hooks: PaidCallHooks
+  paymentIds: ReturnType<typeof createPaymentIdStage> | undefined
+  signIn: ReturnType<typeof createSignInStage> | undefined
+  grants: AccessGrantStore | undefined
+}
 
-    const target = parseInput(call, req)
-    if (target instanceof CallRefusal) return refused(target)
-    const nowMs = Date.now()
-    const checked = await checkPayment(call, req.payment, target, req.log, nowMs)
-    if (checked instanceof CallRefusal) return refused(checked)
-    const rowId = randomUUID()
-    const claim = paymentIds ? await paymentIds.claim(call, req, checked, target, rowId) : undefined
-    if (claim instanceof CallRefusal) return refused(claim)
-    if (claim && 'kind' in claim) return claim // the id's call was served: its kept answer, nothing charged
-    let result: CallResult | undefined
-    try {
-      result = await run(call, req, target, checked, rowId, nowMs)
-      return result
-    } finally {
-      if (claim) await paymentIds!.release(claim, result, target, req.log)
-    }
+async function paidCall(s: Stages, req: CallRequest): Promise<CallResult> {
+  const call = resolveEndpoint(s.d.table, req)
+  if (call instanceof CallRefusal) return { kind: 'refused', refusal: call }
+  const refused = refusedWith(s, call, req)
+  if (req.payment === undefined) {
+    const proof = s.signIn && call.entry.access ? req.signIn : undefined
+    return proof !== undefined ? signedIn(s, call, req, proof) : refused(CallRefusal.challenge())
   }
 
-  /** a payment refusal carries the challenge again, for the buyer that named itself (PAYER-IDENTIFIER) */
-  function refusedWith(call: ResolvedCall, req: CallRequest) {
-    return async (refusal: CallRefusal): Promise<CallResult> => ({
-      kind: 'refused',
-      refusal,
-      challenge: refusal.error ? call.challenge : correctiveChallenge(call, await payerChallenge(call, req), refusal),
+  const target = s.parseInput(call, req)
+  if (target instanceof CallRefusal) return refused(target)
+  const nowMs = Date.now()
+  const checked = await s.checkPayment(call, req.payment, target, req.log, nowMs)
+  if (checked instanceof CallRefusal) return refused(checked)
+  const rowId = randomUUID()
+  const claim = s.paymentIds ? await s.paymentIds.claim(call, req, checked, target, rowId) : undefined
+  if (claim instanceof CallRefusal) return refused(claim)
+  if (claim && 'kind' in claim) return claim // the id's call was served: its kept answer, nothing charged
+  let result: CallResult | undefined
+  try {
+    result = await run(s, call, req, target, checked, rowId, nowMs)
+    return result
+  } finally {
+    if (claim) await s.paymentIds!.release(claim, result, target, req.log)
+  }
+}
+
+/** a payment refusal carries the challenge again, for the buyer that named itself (PAYER-IDENTIFIER) */
+function refusedWith(s: Stages, call: ResolvedCall, req: CallRequest) {
+  return async (refusal: CallRefusal): Promise<CallResult> => ({
+    kind: 'refused',
+    refusal,
+    challenge: refusal.error ? call.challenge : correctiveChallenge(call, await s.payerChallenge(call, req), refusal),
+  })
+}
+
+/** The challenge of a corrective refusal: its scheme's requirement carries the refusal's `extra`. */
+function correctiveChallenge(call: ResolvedCall, challenge: Challenge, refusal: CallRefusal): Challenge {
+  const c = refusal.corrective
+  if (!c) return challenge
+  const others = challenge.v2.accepts.slice(1)
+  if (!others.some((a) => a.scheme === c.scheme)) return challenge
+  return call.entry.challengeWith(
+    call.method,
+    others.map((a) => (a.scheme === c.scheme ? { ...a, extra: { ...a.extra, ...c.extra } } : a)),
+  )
+}
+
+/** A call served on a sign-in: the proof instead of a payment; nothing reserved or charged, the use recorded. */
+async function signedIn(s: Stages, call: ResolvedCall, req: CallRequest, proof: string): Promise<CallResult> {
+  const refused = refusedWith(s, call, req)
+  const target = s.parseInput(call, req)
+  if (target instanceof CallRefusal) return refused(target)
+  const who = await s.signIn!(call, proof, req.log, Date.now())
+  if (who instanceof CallRefusal) return refused(who)
+  const limited = await rateLimit(s.d.limiter, call, target, req.log)
+  if (limited) return refused(limited)
+  // a seller's origin gets the payment that bought the access as the call's payment id
+  const dispatched = await s.dispatch(target, req, who.grantPaymentId)
+  req.log.info({ endpoint: call.entry.path, payer: who.payer, ok: dispatched.ok }, 'served on sign-in-with-x')
+  if (!dispatched.ok)
+    return dispatched.answer
+      ? { kind: 'answer', ...dispatched.answer }
+      : { kind: 'refused', refusal: dispatched.refusal! }
+  // counted for /metrics (tollgate_sign_in_calls_total); a lost count is not worth a failed call
+  s.d.signIn!.redis.incr(s.d.signIn!.key(...SIGN_IN_SERVED_KEY)).catch(() => {})
+  await recordUse(s, call, who, req.log)
+  return { kind: 'answer', ...dispatched.answer }
+}
+
+/**
+ * The served sign-in in access_uses, committed before the answer leaves (group-committed with
+ * the other proxies' requests). A failed write is logged, not refused: the call was served and
+ * costs nothing, and refusing now would not undo what the handler or the seller's origin did.
+ */
+async function recordUse(
+  s: Stages,
+  call: ResolvedCall,
+  who: { payer: string; grantPaymentId: string },
+  log: CallRequest['log'],
+) {
+  const uses = s.d.signIn!.uses
+  if (!uses) return
+  try {
+    await uses.record({
+      id: randomUUID(),
+      payer: who.payer,
+      endpoint_id: call.entry.id,
+      scope_id: call.entry.access!.scopeId,
+      payment_id: who.grantPaymentId,
+      resource: call.entry.resourceUrl,
+      method: call.method,
+      pay_to: call.entry.payTo.toLowerCase(),
     })
+  } catch (err) {
+    log.error({ err: (err as Error).message, grantPaymentId: who.grantPaymentId }, 'sign-in use not recorded')
   }
+}
 
-  /** The challenge of a corrective refusal: its scheme's requirement carries the refusal's `extra`. */
-  function correctiveChallenge(call: ResolvedCall, challenge: Challenge, refusal: CallRefusal): Challenge {
-    const c = refusal.corrective
-    if (!c) return challenge
-    const others = challenge.v2.accepts.slice(1)
-    if (!others.some((a) => a.scheme === c.scheme)) return challenge
-    return call.entry.challengeWith(
-      call.method,
-      others.map((a) => (a.scheme === c.scheme ? { ...a, extra: { ...a.extra, ...c.extra } } : a)),
-    )
+/** A served payment on an endpoint with paid access grants its payer the access (a failed write is logged: the call was paid and served). */
+async function grantAccess(s: Stages, call: ResolvedCall, result: CallResult, log: CallRequest['log']): Promise<void> {
+  const access = call.entry.access
+  if (!s.grants || !access || result.kind !== 'answer' || !result.receipt) return
+  try {
+    await s.grants.grant(result.receipt.payer, access.scopeId, result.receipt.paymentId, access.minutes)
+  } catch (err) {
+    log.error({ err: (err as Error).message, paymentId: result.receipt.paymentId }, 'access grant not recorded')
   }
+}
 
-  /** A call served on a sign-in: the proof instead of a payment; nothing reserved or charged, the use recorded. */
-  async function signedIn(call: ResolvedCall, req: CallRequest, proof: string): Promise<CallResult> {
-    const refused = refusedWith(call, req)
-    const target = parseInput(call, req)
-    if (target instanceof CallRefusal) return refused(target)
-    const who = await signIn!(call, proof, req.log, Date.now())
-    if (who instanceof CallRefusal) return refused(who)
-    const limited = await rateLimit(d.limiter, call, target, req.log)
-    if (limited) return refused(limited)
-    // a seller's origin gets the payment that bought the access as the call's payment id
-    const dispatched = await dispatch(target, req, who.grantPaymentId)
-    req.log.info({ endpoint: call.entry.path, payer: who.payer, ok: dispatched.ok }, 'served on sign-in-with-x')
-    if (!dispatched.ok)
-      return dispatched.answer
-        ? { kind: 'answer', ...dispatched.answer }
-        : { kind: 'refused', refusal: dispatched.refusal! }
-    // counted for /metrics (tollgate_sign_in_calls_total); a lost count is not worth a failed call
-    d.signIn!.redis.incr(d.signIn!.key(...SIGN_IN_SERVED_KEY)).catch(() => {})
-    await recordUse(call, who, req.log)
-    return { kind: 'answer', ...dispatched.answer }
+/**
+ * A payment operation (batch-settlement's cooperative refund): the endpoint's rate limit, then
+ * the scheme carries it out in place of the call; the endpoint is not called, nothing is charged
+ * or recorded as a payment (the scheme records its own transaction).
+ */
+async function operated(
+  s: Stages,
+  call: ResolvedCall,
+  req: CallRequest,
+  target: CallTarget,
+  checked: CheckedPayment,
+  nowMs: number,
+): Promise<CallResult> {
+  const refused = refusedWith(s, call, req)
+  const limited = await rateLimit(s.d.limiter, call, target, req.log)
+  if (limited) return refused(limited)
+  const op = checked.scheme.operate
+  const done = op
+    ? await op(checked.payment, { nowMs, callMs: target.timeoutMs, log: req.log })
+    : CallRefusal.fromX402(refuse('unsupported_scheme', 'this scheme carries out no payment operation'))
+  if (done instanceof CallRefusal) return refused(done)
+  return {
+    kind: 'answer',
+    status: done.status,
+    contentType: 'application/json',
+    body: JSON.stringify(done.body),
+    receipt: done.receipt,
   }
+}
 
-  /**
-   * The served sign-in in access_uses, committed before the answer leaves (group-committed with
-   * the other proxies' requests). A failed write is logged, not refused: the call was served and
-   * costs nothing, and refusing now would not undo what the handler or the seller's origin did.
-   */
-  async function recordUse(
-    call: ResolvedCall,
-    who: { payer: string; grantPaymentId: string },
-    log: CallRequest['log'],
-  ) {
-    const uses = d.signIn!.uses
-    if (!uses) return
-    try {
-      await uses.record({
-        id: randomUUID(),
-        payer: who.payer,
-        endpoint_id: call.entry.id,
-        scope_id: call.entry.access!.scopeId,
-        payment_id: who.grantPaymentId,
-        resource: call.entry.resourceUrl,
-        method: call.method,
-        pay_to: call.entry.payTo.toLowerCase(),
-      })
-    } catch (err) {
-      log.error({ err: (err as Error).message, grantPaymentId: who.grantPaymentId }, 'sign-in use not recorded')
+/** reserve → record → dispatch → finish */
+async function run(
+  s: Stages,
+  call: ResolvedCall,
+  req: CallRequest,
+  target: CallTarget,
+  checked: CheckedPayment,
+  rowId: string,
+  nowMs: number,
+): Promise<CallResult> {
+  const refused = refusedWith(s, call, req)
+  if (checked.payment.operation) return operated(s, call, req, target, checked, nowMs)
+  const held = await s.reserve(call, checked, target, req.log, nowMs)
+  if (held instanceof CallRefusal) return refused(held)
+  await s.hooks['after-reserve']?.()
+
+  // a scheme that settles later (deferred vouchers, collected by their own job) is never settled now
+  const settleFirst = !checked.payment.settledLater && (held.settleFirst || call.entry.settlementMode === 'sync')
+  const row = paymentRow(rowId, call, checked.payment, held.settleFirst, held.rowFields)
+  try {
+    if (target.recordFirst) {
+      const recorded = await recordPayment(s.d.ledger, row, 'verified', held, req.log)
+      if (recorded instanceof CallRefusal) return refused(recorded)
+      await s.hooks['after-record']?.()
     }
-  }
-
-  /** A served payment on an endpoint with paid access grants its payer the access (a failed write is logged: the call was paid and served). */
-  async function grantAccess(call: ResolvedCall, result: CallResult, log: CallRequest['log']): Promise<void> {
-    const access = call.entry.access
-    if (!grants || !access || result.kind !== 'answer' || !result.receipt) return
-    try {
-      await grants.grant(result.receipt.payer, access.scopeId, result.receipt.paymentId, access.minutes)
-    } catch (err) {
-      log.error({ err: (err as Error).message, paymentId: result.receipt.paymentId }, 'access grant not recorded')
-    }
-  }
-
-  /** reserve → record → dispatch → finish */
-  async function run(
-    call: ResolvedCall,
-    req: CallRequest,
-    target: CallTarget,
-    checked: CheckedPayment,
-    rowId: string,
-    nowMs: number,
-  ): Promise<CallResult> {
-    const refused = refusedWith(call, req)
-    const held = await reserve(call, checked, target, req.log, nowMs)
-    if (held instanceof CallRefusal) return refused(held)
-    await hooks['after-reserve']?.()
-
-    // a scheme that settles later (deferred vouchers, collected by their own job) is never settled now
-    const settleFirst = !checked.payment.settledLater && (held.settleFirst || call.entry.settlementMode === 'sync')
-    const row = paymentRow(rowId, call, checked.payment, held.settleFirst, held.rowFields)
-    try {
-      if (target.recordFirst) {
-        const recorded = await recordPayment(d.ledger, row, 'verified', held, req.log)
-        if (recorded instanceof CallRefusal) return refused(recorded)
-        await hooks['after-record']?.()
-      }
-      const dispatched = await dispatch(target, req, row.id)
-      await hooks['after-dispatch']?.()
-      const result = await finish({
-        target,
-        row,
-        payment: checked.payment,
-        held,
-        settleFirst,
-        dispatched,
-        log: req.log,
-      })
-      await hooks['after-outcome']?.()
-      if (result.kind === 'refused') return refused(result.refusal)
-      await grantAccess(call, result, req.log)
-      return result
-    } catch (err) {
-      // a stage threw (a bug, not a refusal): a call recorded once has no row yet, so its
-      // reservation goes back; a `verified` row is voided by the recovery sweep, which gives it back then
-      if (!target.recordFirst) await held.release()
-      throw err
-    }
+    const dispatched = await s.dispatch(target, req, row.id)
+    await s.hooks['after-dispatch']?.()
+    const result = await s.finish({
+      target,
+      row,
+      payment: checked.payment,
+      held,
+      settleFirst,
+      dispatched,
+      log: req.log,
+    })
+    await s.hooks['after-outcome']?.()
+    if (result.kind === 'refused') return refused(result.refusal)
+    await grantAccess(s, call, result, req.log)
+    return result
+  } catch (err) {
+    // a stage threw (a bug, not a refusal): a call recorded once has no row yet, so its
+    // reservation goes back; a `verified` row is voided by the recovery sweep, which gives it back then
+    if (!target.recordFirst) await held.release()
+    throw err
   }
 }

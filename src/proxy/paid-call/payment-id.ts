@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import { appError } from '../../errors.js'
+import { CHARGED_STATUSES } from '../../ledger/statuses.js'
 import type { PaymentIdentifierStore, UsedPaymentId } from '../../db/payment-identifier-store.js'
 import type { CallRequest, CallResult, CallTarget, ResolvedCall } from './call.js'
 import type { CheckedPayment } from './check-payment.js'
@@ -17,7 +18,7 @@ export interface PaymentIdClaim {
 /** What a used id decides for a new call under it. */
 type Decision = 'conflict' | 'in-progress' | 'served' | 'free'
 
-const SERVED = new Set(['served', 'settling', 'settled'])
+const SERVED: ReadonlySet<string> = new Set(CHARGED_STATUSES)
 
 /**
  * The x402 `payment-identifier` rules (specs/extensions/payment_identifier.md) for an id already used:

@@ -50,7 +50,8 @@ const refused = (reason: ReasonCode, detail?: string) => CallRefusal.fromX402(re
  *
  * Order: the header and its fields (no I/O), the signature (native recovery; an RPC call only for
  * a smart wallet's long signature), the nonce (one Redis SET NX, kept as long as a message can stay
- * fresh), then the grant (one Postgres read), so forged or stale proofs cost no round trip.
+ * fresh), then the grant (one Redis read; Postgres only when Redis lost it), so forged or stale
+ * proofs cost no round trip.
  */
 export function createSignInStage(d: SignInDeps) {
   async function signatureHolds(p: SignInPayload, log: FastifyBaseLogger): Promise<CallRefusal | undefined> {

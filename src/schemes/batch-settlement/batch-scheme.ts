@@ -13,12 +13,17 @@
  *   state, and its lock, in one round trip; a stale amount gets the corrective 402
  *   (`channelState` + `voucherState`); a deposit is submitted before the call is served;
  * - served: the charge moves in Postgres with the payment row (the ledger's group commit), then in
- *   Redis; the receipt carries `chargedAmount` and `channelState` (and a deposit's transaction).
+ *   Redis; the receipt carries `chargedAmount` and `channelState` (and a deposit's transaction);
+ * - operate (operate.ts, refund.ts): a `refund` payload is a payment operation, not a paid call: the
+ *   charged amount claimed and the rest (or the partial amount asked) refunded to the payer in one
+ *   transaction signed by the receiverAuthorizer key; the receipt carries the refund's transaction,
+ *   the amount refunded and the channel after it.
  */
 import { getAddress, type Address, type PublicClient } from 'viem'
+import type { AuthorizerSigner } from '../../chain/batch-settlement/authorizer.js'
 import type { SignerRecovery } from '../../chain/signer-recovery.js'
-import type { Deps } from '../../deps.js'
-import type { SchemeOffer } from '../../proxy/endpoint-table.js'
+import type { SchemeDeps as Deps } from '../scheme-deps.js'
+import type { SchemeOffer } from '../../seam/types.js'
 import type { NetworkV2, PaymentRequirementsV2 } from '../../x402/types.js'
 import type { PaymentScheme } from '../scheme.js'
 import type { SmartWalletCheck } from '../smart-wallet-check.js'
@@ -26,7 +31,9 @@ import { createChannelState } from './channel-state.js'
 import { createChannelStore } from './channel-store.js'
 import type { BatchContext, BatchPayment } from './context.js'
 import { createDepositExecutor } from './deposit.js'
-import { reserveBatch } from './reserve.js'
+import { operateBatch } from './operate.js'
+import { createRefundExecutor } from './refund.js'
+import { load, reserveBatch } from './reserve.js'
 import { batchDomainSeparator } from './typed-data.js'
 import { verifyBatch } from './verify.js'
 
@@ -36,7 +43,7 @@ export function createBatchSettlementScheme(
     recovery: SignerRecovery
     smartWallets: SmartWalletCheck
     /** the platform key that authorizes claims and refunds */
-    receiverAuthorizer: Address
+    receiverAuthorizer: AuthorizerSigner
     /** seconds (900 to 2,592,000) */
     withdrawDelay: number
   },
@@ -52,9 +59,10 @@ export function createBatchSettlementScheme(
     deposits: createDepositExecutor(deps, store),
     recovery: opts.recovery,
     smartWallets: opts.smartWallets,
-    receiverAuthorizer: opts.receiverAuthorizer.toLowerCase() as Address,
+    receiverAuthorizer: opts.receiverAuthorizer.address.toLowerCase() as Address,
     withdrawDelay: opts.withdrawDelay,
   }
+  const refunds = createBatchRefunds(deps, x, opts.receiverAuthorizer)
   return {
     name: 'batch-settlement',
     requirement(offer: SchemeOffer): PaymentRequirementsV2 {
@@ -75,5 +83,41 @@ export function createBatchSettlementScheme(
     },
     verify: (envelope, challenge, ctx) => verifyBatch(x, envelope, challenge, ctx),
     reserve: (payment, ctx) => reserveBatch(x, payment as BatchPayment, ctx),
+    operate: (payment, ctx) => operateBatch(refunds, payment as BatchPayment, ctx),
+  }
+}
+
+/**
+ * The cooperative refund of this platform's channels (refund.ts), for the proxy's `refund` payloads
+ * and for the agent wallets' own refunds (src/services/agent-payments/agent-channel-refunds.ts).
+ */
+export function createBatchRefunds(
+  deps: Deps,
+  x: Pick<BatchContext, 'config' | 'chain' | 'state' | 'store'>,
+  signer: AuthorizerSigner,
+) {
+  return createRefundExecutor(
+    {
+      ...x,
+      config: deps.config,
+      redis: deps.redis,
+      key: deps.key,
+      load: async (channelId, config, log) => {
+        const r = await load(x, { channelId, type: 'refund', config }, log)
+        if (typeof r === 'boolean') return r
+        return { ok: false, reason: 'invalid_batch_settlement_evm_channel_state_read_failed', detail: 'retry shortly' }
+      },
+    },
+    signer,
+  )
+}
+
+/** The Redis and Postgres sides of this platform's channels (what the refunds of agent wallets need). */
+export function batchChannelSides(deps: Deps) {
+  return {
+    config: deps.config,
+    chain: deps.chain as PublicClient,
+    state: createChannelState(deps),
+    store: createChannelStore(deps.db),
   }
 }

@@ -59,6 +59,15 @@ redis.call('HDEL', KEYS[1], 'lk', 'le')
 return 1
 `
 
+// KEYS: hash. ARGV: token, balance, totalClaimed, refundNonce, withdrawRequestedAt: a refund's
+// mirrored chain fields, and the lock released. 0 the lock was lost (the hash is dropped).
+const REFUNDED_LUA = `
+if redis.call('HGET', KEYS[1], 'lk') ~= ARGV[1] then redis.call('DEL', KEYS[1]) return 0 end
+redis.call('HSET', KEYS[1], 'b', ARGV[2], 't', ARGV[3], 'n', ARGV[4], 'w', ARGV[5])
+redis.call('HDEL', KEYS[1], 'lk', 'le')
+return 1
+`
+
 // KEYS: hash. ARGV: ttl ms, then field/value pairs. Loads only when absent (a concurrent load or a
 // live lock is never overwritten).
 const LOAD_LUA = `
@@ -95,6 +104,7 @@ type RedisWithChannels = RedisClient & {
   tollgateBatchCommit?: Cmd
   tollgateBatchRelease?: Cmd
   tollgateBatchLoad?: Cmd
+  tollgateBatchRefunded?: Cmd
 }
 
 function snapshot(r: string[]): ChannelSnapshot {
@@ -109,14 +119,19 @@ function snapshot(r: string[]): ChannelSnapshot {
   }
 }
 
-export function createChannelState(deps: { redis: RedisClient; key(...p: string[]): string }) {
-  const redis = deps.redis as RedisWithChannels
+function defineCommands(redis: RedisWithChannels): RedisWithChannels {
   if (!redis.tollgateBatchReserve) {
     redis.defineCommand('tollgateBatchReserve', { numberOfKeys: 1, lua: RESERVE_LUA })
     redis.defineCommand('tollgateBatchCommit', { numberOfKeys: 1, lua: COMMIT_LUA })
     redis.defineCommand('tollgateBatchRelease', { numberOfKeys: 1, lua: RELEASE_LUA })
     redis.defineCommand('tollgateBatchLoad', { numberOfKeys: 1, lua: LOAD_LUA })
   }
+  if (!redis.tollgateBatchRefunded) redis.defineCommand('tollgateBatchRefunded', { numberOfKeys: 1, lua: REFUNDED_LUA })
+  return redis
+}
+
+export function createChannelState(deps: { redis: RedisClient; key(...p: string[]): string }) {
+  const redis = defineCommands(deps.redis as RedisWithChannels)
   const keyOf = (channelId: string) => deps.key('bsch', channelId)
 
   return {
@@ -170,6 +185,12 @@ export function createChannelState(deps: { redis: RedisClient; key(...p: string[
     /** Unlocks without moving the charge (a failed call); `balance` after a deposit that landed. */
     async release(channelId: string, token: string, balance?: bigint): Promise<void> {
       await redis.tollgateBatchRelease!(keyOf(channelId), token, balance === undefined ? '' : balance.toString())
+    },
+
+    /** A cooperative refund landed: the chain's fields after it, and the channel unlocked. */
+    async refunded(channelId: string, token: string, s: Omit<ChannelSnapshot, 'charged' | 'signedMax' | 'signature'>) {
+      const { balance: b, totalClaimed: t, refundNonce: n } = s
+      await redis.tollgateBatchRefunded!(keyOf(channelId), token, `${b}`, `${t}`, `${n}`, s.withdrawRequestedAt)
     },
 
     /** Loads a channel's state when it is absent. */

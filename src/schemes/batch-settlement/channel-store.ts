@@ -31,23 +31,88 @@ export function createChannelStore(db: Kysely<Database>) {
     depositPending: (a: { network: string; contract: string; channelId: string; amount: bigint }) =>
       depositPending(db, a),
     depositMoved: (id: string, to: DepositMove) => depositMoved(db, id, to),
+    /** A cooperative refund transaction, signed and recorded (hash, relayer, nonce) before it is broadcast. */
+    refundPending: (a: RefundRecord) => refundPending(db, a),
+    /** A refund decided from its receipt: its row (the amount the `Refunded` event says) and the channel's mirrored fields. */
+    refundDecided: (a: RefundDecision) => refundDecided(db, a),
   }
 }
 
 export type ChannelStore = ReturnType<typeof createChannelStore>
 
-interface OpenChannel {
+export interface OpenChannel {
   channelId: string
   network: string
   contract: string
   config: ChannelConfig
 }
 
-interface DepositMove {
+export interface DepositMove {
   status: 'sent' | 'confirmed' | 'reverted' | 'dropped'
   txHash?: string
   relayer?: string
   error?: string
+}
+
+export interface RefundRecord {
+  id: string
+  network: string
+  contract: string
+  channelId: string
+  /** the amount asked of the contract (capped by it to what is unclaimed) */
+  amount: bigint
+  txHash: string
+  relayer: string
+  txNonce: number
+}
+
+export interface RefundDecision {
+  id: string
+  channelId: string
+  status: 'confirmed' | 'reverted'
+  /** what the receipt's `Refunded` event returned to the payer */
+  refunded: bigint
+  chain: { balance: bigint; totalClaimed: bigint; refundNonce: bigint; withdrawRequestedAt: number }
+}
+
+async function refundPending(db: Kysely<Database>, a: RefundRecord): Promise<void> {
+  await db
+    .insertInto('batch_transactions')
+    .values({
+      id: a.id,
+      kind: 'refund',
+      network: a.network,
+      contract: a.contract,
+      relayer: a.relayer.toLowerCase(),
+      tx_nonce: a.txNonce,
+      tx_hash: a.txHash,
+      status: 'pending',
+      channels: JSON.stringify([{ channelId: a.channelId }]),
+      amount: a.amount,
+    })
+    .execute()
+}
+
+async function refundDecided(db: Kysely<Database>, a: RefundDecision): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('batch_transactions')
+      .set({ status: a.status, amount: a.refunded.toString(), updated_at: new Date() })
+      .where('id', '=', a.id)
+      .where('status', 'in', ['pending', 'sent'])
+      .execute()
+    const c = a.chain
+    const claimed = c.totalClaimed.toString()
+    await sql`update batch_channels set
+        balance = ${c.balance.toString()}::numeric,
+        total_claimed = greatest(total_claimed, ${claimed}::numeric),
+        refund_nonce = ${c.refundNonce.toString()}::numeric,
+        withdraw_requested_at = ${c.withdrawRequestedAt > 0 ? new Date(c.withdrawRequestedAt * 1000) : null},
+        oldest_unclaimed_at = case when charged <= greatest(total_claimed, ${claimed}::numeric) then null
+                                   else oldest_unclaimed_at end,
+        onchain_synced_at = now(), updated_at = now()
+      where channel_id = ${a.channelId}`.execute(trx)
+  })
 }
 
 async function readChannel(db: Kysely<Database>, channelId: string): Promise<ChannelSnapshot | undefined> {

@@ -8,9 +8,9 @@
  * nothing served or charged.
  */
 import { encodeAbiParameters, getAddress, keccak256, recoverTypedDataAddress, type Hex, type PublicClient } from 'viem'
-import type { Deps } from '../../deps.js'
-import { createRelayerLock, relayersFromKeys, type Relayer } from '../../services/settlement/relayer.js'
-import { relayerCall } from '../../services/settlement/relayer-call.js'
+import type { SchemeDeps as Deps } from '../scheme-deps.js'
+import { createRelayerLock, relayersFromKeys, type Relayer } from '../../chain/relayer.js'
+import { relayerCall } from '../../chain/relayer-call.js'
 import type { ReasonCode } from '../../x402/reasons.js'
 import { readChannel, type OnchainChannel } from '../../chain/batch-settlement/channel.js'
 import { depositCalldata, tokenBalance } from './chain.js'
@@ -36,7 +36,7 @@ export interface DepositRefusal {
 }
 
 /** The ERC-3009 nonce of a channel deposit: keccak256(abi.encode(channelId, salt)). */
-function depositNonce(channelId: Hex, salt: bigint): Hex {
+export function depositNonce(channelId: Hex, salt: bigint): Hex {
   return keccak256(encodeAbiParameters([{ type: 'bytes32' }, { type: 'uint256' }], [channelId, salt]))
 }
 

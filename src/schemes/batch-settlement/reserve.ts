@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Hex } from 'viem'
 import { appError } from '../../errors.js'
-import { CallRefusal } from '../../proxy/paid-call/refusal.js'
+import { CallRefusal } from '../../seam/types.js'
 import { refuse, type ReasonCode } from '../../x402/reasons.js'
 import type { Reservation, VerifyContext } from '../scheme.js'
 import { readChannel } from '../../chain/batch-settlement/channel.js'
@@ -30,7 +30,7 @@ const retryShortly = (detail: string) =>
   CallRefusal.error(appError('service_unavailable', { detail }, { headers: { 'retry-after': '1' } }))
 
 /** The spec's channel snapshot (`extra.channelState`), amounts as decimal strings. */
-function channelStateJson(channelId: string, s: ChannelSnapshot): Record<string, unknown> {
+export function channelStateJson(channelId: string, s: ChannelSnapshot): Record<string, unknown> {
   return {
     channelId,
     balance: s.balance.toString(),
@@ -42,14 +42,20 @@ function channelStateJson(channelId: string, s: ChannelSnapshot): Record<string,
 }
 
 /** The corrective 402 of a stale cumulative amount: the channel, and the last voucher kept. */
-function corrective(channelId: string, s: ChannelSnapshot, reason: ReasonCode, detail: string): CallRefusal {
+export function corrective(channelId: string, s: ChannelSnapshot, reason: ReasonCode, detail: string): CallRefusal {
   const extra: Record<string, unknown> = { channelState: channelStateJson(channelId, s) }
   if (s.signature !== '') extra.voucherState = { signedMaxClaimable: s.signedMax.toString(), signature: s.signature }
   return CallRefusal.corrective(refuse(reason, detail), 'batch-settlement', extra)
 }
 
+type LoadContext = Pick<BatchContext, 'store' | 'state' | 'chain' | 'config'>
+
 /** Loads the channel into Redis from Postgres (or the chain); false: no channel anywhere. */
-async function load(x: BatchContext, b: BatchPayload, log: FastifyBaseLogger): Promise<boolean | CallRefusal> {
+export async function load(
+  x: LoadContext,
+  b: Pick<BatchPayload, 'channelId' | 'type' | 'config'>,
+  log: FastifyBaseLogger,
+): Promise<boolean | CallRefusal> {
   let s = await x.store.read(b.channelId)
   if (!s) {
     let onChain
@@ -69,7 +75,7 @@ async function load(x: BatchContext, b: BatchPayload, log: FastifyBaseLogger): P
   return true
 }
 
-const openArgs = (x: BatchContext, b: BatchPayload) => ({
+const openArgs = (x: LoadContext, b: Pick<BatchPayload, 'channelId' | 'config'>) => ({
   channelId: b.channelId,
   network: x.config.chain.caip2,
   contract: BATCH_SETTLEMENT_ADDRESS,
@@ -114,11 +120,8 @@ export async function reserveBatch(
   ctx: VerifyContext,
 ): Promise<Reservation | CallRefusal> {
   const b = p.batch
-  if (b.type === 'refund')
-    return fail(
-      'invalid_batch_settlement_evm_refund_payload',
-      'cooperative refunds are not served on paid endpoints here yet; initiateWithdraw on the contract returns the unclaimed balance',
-    )
+  // a refund is a payment operation, carried out by `operate` (refund.ts), never reserved for a call
+  if (b.type === 'refund') return fail('invalid_batch_settlement_evm_refund_payload', 'a refund pays for no call')
   const token = randomUUID()
   let r
   try {

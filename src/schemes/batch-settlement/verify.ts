@@ -5,7 +5,7 @@
  */
 import { bytesToHex, type Hex } from 'viem'
 import { SMART_WALLET_SIGNATURE } from '../../chain/recover-signer.js'
-import { CallRefusal } from '../../proxy/paid-call/refusal.js'
+import { CallRefusal } from '../../seam/types.js'
 import type { Challenge } from '../../x402/challenge.js'
 import type { PaymentEnvelope } from '../../x402/decode-payment.js'
 import { refuse, type ReasonCode } from '../../x402/reasons.js'
@@ -20,10 +20,23 @@ import { voucherDigestOf } from './typed-data.js'
 /** Vouchers carry no expiry: the ledger's `valid_before` says "never" (9999-12-31). */
 const NO_EXPIRY = 253_402_300_799
 
+/**
+ * What verify uses of the scheme's context: the facilitator (src/services/facilitator/batch.ts)
+ * runs the same checks with the seller's terms and no channel state of its own.
+ */
+export type BatchVerifyContext = Pick<
+  BatchContext,
+  'config' | 'domain' | 'recovery' | 'smartWallets' | 'receiverAuthorizer' | 'withdrawDelay'
+> & { deposits: Pick<BatchContext['deposits'], 'check'> }
+
 export const fail = (reason: ReasonCode, detail?: string) => CallRefusal.fromX402(refuse(reason, detail))
 
 /** Rule 6; undefined when the voucher is the payer's. */
-async function checkSignature(x: BatchContext, p: BatchPayment, ctx: VerifyContext): Promise<CallRefusal | undefined> {
+async function checkSignature(
+  x: BatchVerifyContext,
+  p: BatchPayment,
+  ctx: VerifyContext,
+): Promise<CallRefusal | undefined> {
   const c = p.batch.config
   const digest = voucherDigestOf(x.domain, p.batch.channelId, p.batch.maxClaimable)
   const signer = await x.recovery.recover(digest, p.batch.signature)
@@ -43,7 +56,7 @@ async function checkSignature(x: BatchContext, p: BatchPayment, ctx: VerifyConte
 }
 
 /** The accepted requirement must be this endpoint's batch-settlement one. */
-function acceptedMismatch(envelope: Extract<PaymentEnvelope, { version: 2 }>, challenge: Challenge) {
+function acceptedMismatch(envelope: Extract<PaymentEnvelope, { version: 2 }>, challenge: Pick<Challenge, 'terms'>) {
   const t = challenge.terms
   const a = envelope.accepted
   const extra = (a.extra ?? {}) as Record<string, unknown>
@@ -60,7 +73,12 @@ function acceptedMismatch(envelope: Extract<PaymentEnvelope, { version: 2 }>, ch
   return undefined
 }
 
-function payment(x: BatchContext, b: BatchPayload, challenge: Challenge, digest: Hex): BatchPayment {
+function payment(
+  x: BatchVerifyContext,
+  b: BatchPayload,
+  challenge: Pick<Challenge, 'terms'>,
+  digest: Hex,
+): BatchPayment {
   const amount = challenge.terms.amount
   return {
     scheme: 'batch-settlement',
@@ -72,6 +90,7 @@ function payment(x: BatchContext, b: BatchPayload, challenge: Challenge, digest:
     validBefore: NO_EXPIRY,
     settledLater: true,
     usageBased: true,
+    ...(b.type === 'refund' ? { operation: true } : {}),
     batch: b,
     digest,
     ledgerFields: {
@@ -91,7 +110,11 @@ function payment(x: BatchContext, b: BatchPayload, challenge: Challenge, digest:
   }
 }
 
-async function checkDeposit(x: BatchContext, b: BatchPayload, ctx: VerifyContext): Promise<CallRefusal | undefined> {
+async function checkDeposit(
+  x: BatchVerifyContext,
+  b: BatchPayload,
+  ctx: VerifyContext,
+): Promise<CallRefusal | undefined> {
   const nowS = Math.floor(ctx.nowMs / 1000)
   let refused
   try {
@@ -104,9 +127,9 @@ async function checkDeposit(x: BatchContext, b: BatchPayload, ctx: VerifyContext
 }
 
 export async function verifyBatch(
-  x: BatchContext,
+  x: BatchVerifyContext,
   envelope: PaymentEnvelope,
-  challenge: Challenge,
+  challenge: Pick<Challenge, 'terms'>,
   ctx: VerifyContext,
 ): Promise<BatchPayment | CallRefusal> {
   if (envelope.version !== 2)

@@ -6,9 +6,9 @@
  * is refused (`invalid_deferred_evm_payload_deposit_unsupported`).
  */
 import { encodeFunctionData, parseSignature, recoverTypedDataAddress, type Address, type PublicClient } from 'viem'
-import type { Deps } from '../../deps.js'
-import { createRelayerLock, relayersFromKeys, type Relayer } from '../../services/settlement/relayer.js'
-import { relayerCall } from '../../services/settlement/relayer-call.js'
+import type { SchemeDeps } from '../scheme-deps.js'
+import { createRelayerLock, relayersFromKeys, type Relayer } from '../../chain/relayer.js'
+import { relayerCall } from '../../chain/relayer-call.js'
 import { refuse, type Refusal } from '../../x402/reasons.js'
 import type { DeferredDeposit } from './decode-payload.js'
 import { deferredEscrowAbi } from './escrow-abi.js'
@@ -59,7 +59,7 @@ export class DepositExecutor {
   readonly #relayers: Relayer[]
   readonly #lock: ReturnType<typeof createRelayerLock>
 
-  constructor(deps: Deps, escrow: Address) {
+  constructor(deps: Pick<SchemeDeps, 'chain' | 'config' | 'redis' | 'key'>, escrow: Address) {
     this.#chain = deps.chain
     this.#escrow = escrow
     this.#chainId = deps.config.chain.chainId
@@ -104,11 +104,19 @@ export class DepositExecutor {
         `deposit.authorization.nonce ${a.nonce} was already used; sign a new one (or send the voucher without deposit)`,
       )
     if (!valid) return invalid("deposit.authorization.signature is not the buyer's (EIP-712, the escrow's domain)")
-    const p = d.permit
-    if (!p) return undefined
+    return d.permit ? this.#checkPermit(d.permit, a.amount, v, nowSeconds) : undefined
+  }
+
+  /** The spec's checks of a deposit's EIP-2612 permit. */
+  async #checkPermit(
+    p: NonNullable<DeferredDeposit['permit']>,
+    amount: bigint,
+    v: DeferredVoucher,
+    nowSeconds: number,
+  ): Promise<Refusal | undefined> {
     if (p.owner !== v.buyer) return invalid('deposit.permit.owner must be the buyer')
     if (p.spender !== this.#escrow) return invalid('deposit.permit.spender must be the escrow')
-    if (p.value < a.amount) return invalid('deposit.permit.value must cover deposit.authorization.amount')
+    if (p.value < amount) return invalid('deposit.permit.value must cover deposit.authorization.amount')
     if (p.deadline <= BigInt(nowSeconds)) return invalid(`deposit.permit expired at ${p.deadline}`)
     const nonce = await this.#chain.readContract({
       address: v.asset,

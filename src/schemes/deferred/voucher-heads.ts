@@ -28,7 +28,7 @@ import { randomUUID } from 'node:crypto'
 import { sql, type Kysely } from 'kysely'
 import type { Address, Hex } from 'viem'
 import type { Database } from '../../db/database.js'
-import { groupCommit } from '../../db/group-commit.js'
+import { groupCommit, type GroupCommit } from '../../db/group-commit.js'
 import { groupBySlot, redisTag, type RedisClient } from '../../redis-client.js'
 import type { ReasonCode } from '../../x402/reasons.js'
 import type { DeferredVoucher } from './typed-data.js'
@@ -213,113 +213,202 @@ function parseHead(entry: string): Head {
   }
 }
 
-export function createVoucherHeads(deps: { redis: RedisClient; db: Kysely<Database>; key(...p: string[]): string }) {
-  const redis = deps.redis as RedisWithHeads
-  if (!redis.tollgateDeferredReserve) {
-    // the number of keys varies with the batch, so it is passed per call
-    redis.defineCommand('tollgateDeferredReserve', { lua: RESERVE_LUA })
-    redis.defineCommand('tollgateDeferredRelease', { numberOfKeys: 1, lua: RELEASE_LUA })
-    redis.defineCommand('tollgateDeferredLoad', { numberOfKeys: 2, lua: LOAD_LUA })
-    redis.defineCommand('tollgateDeferredCollected', { numberOfKeys: 2, lua: COLLECTED_LUA })
-    redis.defineCommand('tollgateDeferredInvalidate', { numberOfKeys: 2, lua: INVALIDATE_LUA })
-    redis.defineCommand('tollgateDeferredAccount', { numberOfKeys: 1, lua: ACCOUNT_LUA })
-  }
-  // the payer's block (an uncollectable voucher, a failed settlement): the same key the exact guard reads
-  const blockedKey = (buyer: string) => deps.key('blocked', redisTag(buyer))
+type Args = (string | number)[]
+/** One reservation's script input: its hash, the payer's block flag, and its 13 arguments. */
+interface ReserveItem {
+  key: string
+  blocked: string
+  args: Args
+}
+
+export interface ReserveInput {
+  voucher: DeferredVoucher
+  digest: Hex
+  amount: bigint
+  available: bigint
+  availableAtMs: number
+  nowMs: number
+}
+
+interface VoucherHeadsDeps {
+  redis: RedisClient
+  db: Kysely<Database>
+  key(...p: string[]): string
+}
+
+export function createVoucherHeads(deps: VoucherHeadsDeps): VoucherHeads {
+  return new VoucherHeads(deps)
+}
+
+/** The voucher heads of every tuple this process reserves on; `close()` stops its liveness heartbeat. */
+export class VoucherHeads {
+  readonly #redis: RedisWithHeads
+  readonly #db: Kysely<Database>
+  readonly #key: VoucherHeadsDeps['key']
   // this process, as the owner of its reservations: alive while its key is (refreshed from the first reservation)
-  const owner = randomUUID().replaceAll('-', '')
-  const liveKey = (o: string) => deps.key('dvlive', o)
-  let heartbeat: NodeJS.Timeout | undefined
-  const beat = () => redis.set(liveKey(owner), '1', 'PX', LIVENESS_TTL_MS)
-  async function startBeating(): Promise<void> {
-    if (heartbeat) return
-    heartbeat = setInterval(() => void beat().catch(() => {}), LIVENESS_EVERY_MS)
-    heartbeat.unref()
-    await beat()
+  readonly #owner = randomUUID().replaceAll('-', '')
+  #heartbeat: NodeJS.Timeout | undefined
+  // Requests reserving in the same turn share one script run: one round trip for the batch (the
+  // next batch forms while one is in flight), as the exact scheme's guard does.
+  readonly #batch: GroupCommit<ReserveItem, [number, string] | Error>
+
+  constructor(deps: VoucherHeadsDeps) {
+    this.#redis = deps.redis as RedisWithHeads
+    this.#db = deps.db
+    this.#key = deps.key
+    defineScripts(this.#redis)
+    this.#batch = groupCommit<ReserveItem, [number, string] | Error>({
+      maxItems: 128,
+      maxInFlight: 2,
+      flush: (items) => reserveBatch(this.#redis, items),
+    })
   }
-  /** whether the process that made a reservation still runs (its key is there) */
-  async function alive(o: string): Promise<boolean> {
-    if (o === owner) return true
-    if (o === '-' || o === '') return false
-    return (await redis.exists(liveKey(o))) === 1
+
+  /**
+   * Checks the voucher against its head and what the escrow holds that the buyer cannot take
+   * back (`available`, read at `availableAtMs`; a later read stored by another process wins),
+   * and makes it the head: one round trip when the tuple is in Redis. Refuses a blocked payer.
+   * Rejects when Redis or Postgres cannot be reached.
+   */
+  async reserve(input: ReserveInput): Promise<ReserveResult> {
+    const { voucher: v, digest, amount, available: balance, availableAtMs, nowMs } = input
+    await this.#startBeating()
+    const t: VoucherTuple = { escrow: v.escrow, buyer: v.buyer, seller: v.seller, asset: v.asset }
+    let reloaded = false
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const [code, entry] = await this.#once(v, digest, amount, balance, availableAtMs, nowMs)
+      if (code === 0) return { ok: true, held: heldVoucher(t, v, digest, entry) }
+      if (code === 1) {
+        await this.#load(t)
+        continue
+      }
+      if (code === 3 || code === 4) return refusal(code, entry, balance)
+      const head = entry ? parseHead(entry) : undefined
+      if (!reloaded && (await this.#stale(t, v.id, head, nowMs))) {
+        reloaded = true
+        await this.#invalidate(t)
+        continue
+      }
+      const bad = checkAggregation(head, v, amount) ?? {
+        reason: 'invalid_deferred_evm_payload_voucher_stale' as const,
+        message: `voucher ${v.id} nonce ${v.nonce} was already used`,
+      }
+      return { ok: false, ...bad }
+    }
+    throw new Error('deferred voucher heads: the tuple could not be loaded from Postgres (collections kept racing)')
+  }
+
+  /** Gives a reservation back while it is still the head; false when a newer voucher or a reload replaced it. */
+  async release(h: HeldVoucher): Promise<boolean> {
+    return (
+      (await this.#redis.tollgateDeferredRelease!(this.#hashKey(h.tuple), field(h.voucherId), h.digest, h.previous)) ===
+      1
+    )
+  }
+
+  /** A collection read what the escrow paid for a voucher id (after writing it to Postgres). */
+  async collected(t: VoucherTuple, id: Hex, collected: bigint): Promise<void> {
+    await this.#redis.tollgateDeferredCollected!(this.#hashKey(t), this.#epochKey(t), field(id), collected.toString())
+  }
+
+  /** What the escrow account holds that the buyer cannot take back, as read at `atMs`; kept unless a later read is. */
+  async account(t: VoucherTuple, available: bigint, atMs: number): Promise<void> {
+    const capped = available > MAX_TRACKED ? MAX_TRACKED : available
+    await this.#redis.tollgateDeferredAccount!(this.#hashKey(t), capped.toString(), Math.floor(atMs), TTL_MS)
+  }
+
+  /** Stops this process's liveness key: its reservations count as a dead process's from now on. */
+  async close(): Promise<void> {
+    if (this.#heartbeat) clearInterval(this.#heartbeat)
+    this.#heartbeat = undefined
+    await this.#redis.del(this.#liveKey(this.#owner)).catch(() => {})
+  }
+
+  /** Drops the tuple's cached heads; the next call loads them from Postgres. */
+  async invalidate(t: VoucherTuple): Promise<void> {
+    await this.#invalidate(t)
+  }
+
+  // the payer's block (an uncollectable voucher, a failed settlement): the same key the exact guard reads
+  #blockedKey(buyer: string) {
+    return this.#key('blocked', redisTag(buyer))
+  }
+  #liveKey(o: string) {
+    return this.#key('dvlive', o)
   }
   // the buyer is the hash tag: on a Redis Cluster a tuple's hash and epoch share one slot, so each
   // script touches one slot (docs/architecture.md "Redis Cluster")
-  const hashKey = (t: VoucherTuple) => deps.key('dv', redisTag(t.buyer), t.escrow, t.seller, t.asset)
-  const epochKey = (t: VoucherTuple) => deps.key('dvepoch', redisTag(t.buyer), t.escrow, t.seller, t.asset)
-  const field = (id: string) => `i:${id}`
+  #hashKey(t: VoucherTuple) {
+    return this.#key('dv', redisTag(t.buyer), t.escrow, t.seller, t.asset)
+  }
+  #epochKey(t: VoucherTuple) {
+    return this.#key('dvepoch', redisTag(t.buyer), t.escrow, t.seller, t.asset)
+  }
+
+  #beat() {
+    return this.#redis.set(this.#liveKey(this.#owner), '1', 'PX', LIVENESS_TTL_MS)
+  }
+  async #startBeating(): Promise<void> {
+    if (this.#heartbeat) return
+    this.#heartbeat = setInterval(() => void this.#beat().catch(() => {}), LIVENESS_EVERY_MS)
+    this.#heartbeat.unref()
+    await this.#beat()
+  }
+  /** whether the process that made a reservation still runs (its key is there) */
+  async #alive(o: string): Promise<boolean> {
+    if (o === this.#owner) return true
+    if (o === '-' || o === '') return false
+    return (await this.#redis.exists(this.#liveKey(o))) === 1
+  }
 
   /** The heads of a tuple as Postgres has them, into Redis; false when a collection raced the read. */
-  async function load(t: VoucherTuple): Promise<boolean> {
-    const seen = (await redis.get(epochKey(t))) ?? ''
+  async #load(t: VoucherTuple): Promise<boolean> {
+    const redis = this.#redis
+    const seen = (await redis.get(this.#epochKey(t))) ?? ''
     const [rows, block] = await Promise.all([
-      headsOf(deps.db, t)
+      headsOf(this.#db, t)
         .select(['voucher_id', 'nonce', 'value_aggregate', 'timestamp', 'collected', 'digest'])
         .execute(),
       // a block is durable in Postgres; Redis may have lost its copy (flushed) with the heads
-      deps.db.selectFrom('payer_blocks').select('reason').where('payer', '=', t.buyer).executeTakeFirst(),
+      this.#db.selectFrom('payer_blocks').select('reason').where('payer', '=', t.buyer).executeTakeFirst(),
     ])
-    if (block) await redis.set(blockedKey(t.buyer), block.reason)
+    if (block) await redis.set(this.#blockedKey(t.buyer), block.reason)
     const pairs = rows.flatMap((r) => [
       field(r.voucher_id),
       `${r.nonce}:${r.value_aggregate}:${r.timestamp}:${r.collected}:0:-:${r.digest}`,
     ])
-    const stored = await redis.tollgateDeferredLoad!(hashKey(t), epochKey(t), seen, TTL_MS, ...pairs)
+    const stored = await redis.tollgateDeferredLoad!(this.#hashKey(t), this.#epochKey(t), seen, TTL_MS, ...pairs)
     return stored !== 0
   }
 
   /** The Postgres head of one voucher id, if any. */
-  async function storedHead(t: VoucherTuple, id: Hex): Promise<bigint | undefined> {
+  async #storedHead(t: VoucherTuple, id: Hex): Promise<bigint | undefined> {
     const r = await sql<{ nonce: string }>`
       select nonce::text as nonce from deferred_vouchers
       where escrow = ${t.escrow} and buyer = ${t.buyer} and seller = ${t.seller} and asset = ${t.asset}
-        and voucher_id = ${id} order by nonce desc limit 1`.execute(deps.db)
+        and voucher_id = ${id} order by nonce desc limit 1`.execute(this.#db)
     return r.rows[0] ? BigInt(r.rows[0].nonce) : undefined
   }
 
-  const invalidate = (t: VoucherTuple) => redis.tollgateDeferredInvalidate!(hashKey(t), epochKey(t))
+  /** Redis behind Postgres, or a reservation a dead process never wrote: Postgres decides (reload the tuple). */
+  async #stale(t: VoucherTuple, id: Hex, head: Head | undefined, nowMs: number): Promise<boolean> {
+    const stored = await this.#storedHead(t, id)
+    const behind = stored !== undefined && (head === undefined || stored > head.nonce)
+    const unwritten = head !== undefined && head.reservedAt > 0 && (stored === undefined || stored < head.nonce)
+    const orphan = unwritten && (nowMs - head.reservedAt > STALE_RESERVATION_MS || !(await this.#alive(head.owner)))
+    return behind || orphan
+  }
 
-  type Args = (string | number)[]
-  // Requests reserving in the same turn share one script run: one round trip for the batch (the
-  // next batch forms while one is in flight), as the exact scheme's guard does.
-  // On a cluster: one script call per slot, sent together (a buyer's reservations stay in one call,
-  // in arrival order); a slot whose call fails fails only its own reservations.
-  const batch = groupCommit<{ key: string; blocked: string; args: Args }, [number, string] | Error>({
-    maxItems: 128,
-    maxInFlight: 2,
-    async flush(items) {
-      const out = new Map<{ key: string; blocked: string; args: Args }, [number, string] | Error>()
-      const groups = groupBySlot(redis, items, (i) => i.key)
-      const calls = await Promise.allSettled(
-        groups.map(async (group) => {
-          const keys = group.flatMap((i) => [i.key, i.blocked])
-          const flat = await redis.tollgateDeferredReserve!(keys.length, ...keys, ...group.flatMap((i) => i.args))
-          group.forEach((item, i) => out.set(item, [Number(flat[i * 2]), String(flat[i * 2 + 1] ?? '')]))
-        }),
-      )
-      calls.forEach((c, i) => {
-        if (c.status === 'rejected') {
-          const err = c.reason instanceof Error ? c.reason : new Error(String(c.reason))
-          for (const item of groups[i]!) out.set(item, err)
-        }
-      })
-      return items.map((i) => out.get(i)!)
-    },
-  })
+  #invalidate(t: VoucherTuple) {
+    return this.#redis.tollgateDeferredInvalidate!(this.#hashKey(t), this.#epochKey(t))
+  }
 
-  async function once(
-    v: DeferredVoucher,
-    digest: Hex,
-    amount: bigint,
-    balance: bigint,
-    balanceAt: number,
-    nowMs: number,
-  ) {
+  async #once(v: DeferredVoucher, digest: Hex, amount: bigint, balance: bigint, balanceAt: number, nowMs: number) {
     const t: VoucherTuple = { escrow: v.escrow, buyer: v.buyer, seller: v.seller, asset: v.asset }
     const capped = balance > MAX_TRACKED ? MAX_TRACKED : balance
-    const r = await batch.add({
-      key: hashKey(t),
-      blocked: blockedKey(t.buyer),
+    const r = await this.#batch.add({
+      key: this.#hashKey(t),
+      blocked: this.#blockedKey(t.buyer),
       args: [
         field(v.id),
         v.nonce.toString(),
@@ -333,121 +422,79 @@ export function createVoucherHeads(deps: { redis: RedisClient; db: Kysely<Databa
         v.valueAggregate >= amount ? (v.valueAggregate - amount).toString() : '',
         digest,
         balanceAt,
-        owner,
+        this.#owner,
       ],
     })
     if (r instanceof Error) throw r
     return r
   }
+}
 
+const field = (id: string) => `i:${id}`
+
+function defineScripts(redis: RedisWithHeads): void {
+  if (redis.tollgateDeferredReserve) return
+  // the number of keys varies with the batch, so it is passed per call
+  redis.defineCommand('tollgateDeferredReserve', { lua: RESERVE_LUA })
+  redis.defineCommand('tollgateDeferredRelease', { numberOfKeys: 1, lua: RELEASE_LUA })
+  redis.defineCommand('tollgateDeferredLoad', { numberOfKeys: 2, lua: LOAD_LUA })
+  redis.defineCommand('tollgateDeferredCollected', { numberOfKeys: 2, lua: COLLECTED_LUA })
+  redis.defineCommand('tollgateDeferredInvalidate', { numberOfKeys: 2, lua: INVALIDATE_LUA })
+  redis.defineCommand('tollgateDeferredAccount', { numberOfKeys: 1, lua: ACCOUNT_LUA })
+}
+
+/**
+ * One batch of reservations. On a cluster: one script call per slot, sent together (a buyer's
+ * reservations stay in one call, in arrival order); a slot whose call fails fails only its own reservations.
+ */
+async function reserveBatch(redis: RedisWithHeads, items: ReserveItem[]): Promise<([number, string] | Error)[]> {
+  const out = new Map<ReserveItem, [number, string] | Error>()
+  const groups = groupBySlot(redis, items, (i) => i.key)
+  const calls = await Promise.allSettled(
+    groups.map(async (group) => {
+      const keys = group.flatMap((i) => [i.key, i.blocked])
+      const flat = await redis.tollgateDeferredReserve!(keys.length, ...keys, ...group.flatMap((i) => i.args))
+      group.forEach((item, i) => out.set(item, [Number(flat[i * 2]), String(flat[i * 2 + 1] ?? '')]))
+    }),
+  )
+  calls.forEach((c, i) => {
+    if (c.status === 'rejected') {
+      const err = c.reason instanceof Error ? c.reason : new Error(String(c.reason))
+      for (const item of groups[i]!) out.set(item, err)
+    }
+  })
+  return items.map((i) => out.get(i)!)
+}
+
+/** What a reservation took (script code 0, `entry` the head it replaced): enough to give it back. */
+function heldVoucher(t: VoucherTuple, v: DeferredVoucher, digest: Hex, entry: string): HeldVoucher {
+  const previous = entry ?? ''
   return {
-    /**
-     * Checks the voucher against its head and what the escrow holds that the buyer cannot take
-     * back (`available`, read at `availableAtMs`; a later read stored by another process wins),
-     * and makes it the head: one round trip when the tuple is in Redis. Refuses a blocked payer.
-     * Rejects when Redis or Postgres cannot be reached.
-     */
-    async reserve(input: {
-      voucher: DeferredVoucher
-      digest: Hex
-      amount: bigint
-      available: bigint
-      availableAtMs: number
-      nowMs: number
-    }): Promise<ReserveResult> {
-      const { voucher: v, digest, amount, available: balance, availableAtMs, nowMs } = input
-      await startBeating()
-      const t: VoucherTuple = { escrow: v.escrow, buyer: v.buyer, seller: v.seller, asset: v.asset }
-      let reloaded = false
-      for (let attempt = 0; attempt < 4; attempt++) {
-        const [code, entry] = await once(v, digest, amount, balance, availableAtMs, nowMs)
-        if (code === 0) {
-          const previous = entry ?? ''
-          return {
-            ok: true,
-            held: {
-              tuple: t,
-              voucherId: v.id,
-              nonce: v.nonce,
-              digest,
-              previous,
-              previousNonce: previous ? parseHead(previous).nonce : undefined,
-            },
-          }
-        }
-        if (code === 1) {
-          await load(t)
-          continue
-        }
-        if (code === 3) {
-          return {
-            ok: false,
-            insufficient: true,
-            reason: 'invalid_deferred_evm_insufficient_escrow_balance',
-            message: `the escrow holds ${balance} for this buyer, seller and asset that is not thawing; vouchers not yet collected would come to ${entry}`,
-          }
-        }
-        if (code === 4) {
-          return {
-            ok: false,
-            reason: 'payer_blocked',
-            message:
-              'a served call of this buyer could not be collected from the escrow (or another payment failed): vouchers are refused; pay with exact, settled before the answer, which lifts the block',
-          }
-        }
-        const head = entry ? parseHead(entry) : undefined
-        if (!reloaded) {
-          // Redis behind Postgres, or a reservation a dead process never wrote: Postgres decides
-          const stored = await storedHead(t, v.id)
-          const behind = stored !== undefined && (head === undefined || stored > head.nonce)
-          const unwritten = head !== undefined && head.reservedAt > 0 && (stored === undefined || stored < head.nonce)
-          const orphan = unwritten && (nowMs - head.reservedAt > STALE_RESERVATION_MS || !(await alive(head.owner)))
-          if (behind || orphan) {
-            reloaded = true
-            await invalidate(t)
-            continue
-          }
-        }
-        const bad = checkAggregation(head, v, amount) ?? {
-          reason: 'invalid_deferred_evm_payload_voucher_stale' as const,
-          message: `voucher ${v.id} nonce ${v.nonce} was already used`,
-        }
-        return { ok: false, ...bad }
-      }
-      throw new Error('deferred voucher heads: the tuple could not be loaded from Postgres (collections kept racing)')
-    },
-
-    /** Gives a reservation back while it is still the head; false when a newer voucher or a reload replaced it. */
-    async release(h: HeldVoucher): Promise<boolean> {
-      return (await redis.tollgateDeferredRelease!(hashKey(h.tuple), field(h.voucherId), h.digest, h.previous)) === 1
-    },
-
-    /** A collection read what the escrow paid for a voucher id (after writing it to Postgres). */
-    async collected(t: VoucherTuple, id: Hex, collected: bigint): Promise<void> {
-      await redis.tollgateDeferredCollected!(hashKey(t), epochKey(t), field(id), collected.toString())
-    },
-
-    /** What the escrow account holds that the buyer cannot take back, as read at `atMs`; kept unless a later read is. */
-    async account(t: VoucherTuple, available: bigint, atMs: number): Promise<void> {
-      const capped = available > MAX_TRACKED ? MAX_TRACKED : available
-      await redis.tollgateDeferredAccount!(hashKey(t), capped.toString(), Math.floor(atMs), TTL_MS)
-    },
-
-    /** Stops this process's liveness key: its reservations count as a dead process's from now on. */
-    async close(): Promise<void> {
-      if (heartbeat) clearInterval(heartbeat)
-      heartbeat = undefined
-      await redis.del(liveKey(owner)).catch(() => {})
-    },
-
-    /** Drops the tuple's cached heads; the next call loads them from Postgres. */
-    invalidate: async (t: VoucherTuple) => {
-      await invalidate(t)
-    },
+    tuple: t,
+    voucherId: v.id,
+    nonce: v.nonce,
+    digest,
+    previous,
+    previousNonce: previous ? parseHead(previous).nonce : undefined,
   }
 }
 
-export type VoucherHeads = ReturnType<typeof createVoucherHeads>
+/** The refusal of script code 3 (over what is available; `entry`: what would be owed) or 4 (payer blocked). */
+function refusal(code: 3 | 4, entry: string, balance: bigint): ReserveResult {
+  if (code === 3)
+    return {
+      ok: false,
+      insufficient: true,
+      reason: 'invalid_deferred_evm_insufficient_escrow_balance',
+      message: `the escrow holds ${balance} for this buyer, seller and asset that is not thawing; vouchers not yet collected would come to ${entry}`,
+    }
+  return {
+    ok: false,
+    reason: 'payer_blocked',
+    message:
+      'a served call of this buyer could not be collected from the escrow (or another payment failed): vouchers are refused; pay with exact, settled before the answer, which lifts the block',
+  }
+}
 
 /** The tuple of a stored voucher row. */
 export const tupleOfRow = (r: { escrow: string; buyer: string; seller: string; asset: string }): VoucherTuple => ({

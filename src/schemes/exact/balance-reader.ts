@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { Deps } from '../../deps.js'
+import type { SchemeDeps } from '../scheme-deps.js'
 import type { PayerCredit } from '../../ledger/payer-credit.js'
 
 const BALANCE_OF = [
@@ -17,7 +17,7 @@ const BALANCE_OF = [
  * `readOne` for the hot path's cold cache (first sight of a payer), `refreshInBackground` when a
  * cached balance is stale (at most one read per payer at a time).
  */
-export function createBalanceReader(deps: Pick<Deps, 'chain' | 'config'>, credit: PayerCredit) {
+export function createBalanceReader(deps: Pick<SchemeDeps, 'chain' | 'config'>, credit: PayerCredit) {
   const refreshing = new Set<string>()
   /** balanceOf for the one payer of the list `credit.readBalances` hands over */
   const readOne = async ([payer]: string[]): Promise<bigint[]> => [

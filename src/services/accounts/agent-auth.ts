@@ -16,6 +16,8 @@ export interface AgentRow {
   cap_per_transaction: string | null
   cap_daily: string | null
   cap_monthly: string | null
+  /** batch-settlement: the most deposited into a channel at a time (atomic USDC); null/absent = 100 x the price */
+  cap_channel_deposit?: string | null
   /** approval policy (issue 38; services/approvals): above this amount a payment waits for the owner */
   approval_above?: string | null
   /** approval policy: more calls a minute than this to a seller first paid under a day ago wait */
@@ -69,6 +71,7 @@ export class AgentAuth {
         'a.cap_per_transaction',
         'a.cap_daily',
         'a.cap_monthly',
+        'a.cap_channel_deposit',
         'a.approval_above',
         'a.approval_new_seller_per_minute',
       ])

@@ -10,6 +10,8 @@ export interface SpendCaps {
   per_transaction: string | null
   daily: string | null
   monthly: string | null
+  /** batch-settlement: the most deposited into a channel at a time; null = 100 x the price */
+  channel_deposit: string | null
 }
 
 export interface TopUpSettings {
@@ -47,6 +49,7 @@ const COLUMNS = [
   'cap_per_transaction',
   'cap_daily',
   'cap_monthly',
+  'cap_channel_deposit',
   'approval_above',
   'approval_new_seller_per_minute',
   'top_up_enabled',
@@ -62,7 +65,12 @@ export function agentView(r: AgentRow): AgentView {
     object: 'agent',
     address: r.address,
     name: r.name,
-    spend_caps: { per_transaction: r.cap_per_transaction, daily: r.cap_daily, monthly: r.cap_monthly },
+    spend_caps: {
+      per_transaction: r.cap_per_transaction,
+      daily: r.cap_daily,
+      monthly: r.cap_monthly,
+      channel_deposit: r.cap_channel_deposit,
+    },
     approval_policy: { above: r.approval_above, new_seller_calls_per_minute: r.approval_new_seller_per_minute },
     top_up: {
       enabled: r.top_up_enabled,
@@ -75,19 +83,22 @@ export function agentView(r: AgentRow): AgentView {
   }
 }
 
+type CapColumn = 'cap_per_transaction' | 'cap_daily' | 'cap_monthly' | 'cap_channel_deposit'
+
 /** Validates a partial spend-caps object into column updates. */
-export function parseCaps(
-  v: unknown,
-): Partial<Record<'cap_per_transaction' | 'cap_daily' | 'cap_monthly', string | null>> {
+export function parseCaps(v: unknown): Partial<Record<CapColumn, string | null>> {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw invalid('spend_caps', 'expected an object')
   const o = v as Record<string, unknown>
-  const out: Partial<Record<'cap_per_transaction' | 'cap_daily' | 'cap_monthly', string | null>> = {}
+  const out: Partial<Record<CapColumn, string | null>> = {}
   for (const k of Object.keys(o))
-    if (!['per_transaction', 'daily', 'monthly'].includes(k)) throw invalid(`spend_caps.${k}`, 'unknown field')
+    if (!['per_transaction', 'daily', 'monthly', 'channel_deposit'].includes(k))
+      throw invalid(`spend_caps.${k}`, 'unknown field')
   if ('per_transaction' in o)
     out.cap_per_transaction = atomicAmount('spend_caps.per_transaction', o.per_transaction, { allowNull: true })
   if ('daily' in o) out.cap_daily = atomicAmount('spend_caps.daily', o.daily, { allowNull: true })
   if ('monthly' in o) out.cap_monthly = atomicAmount('spend_caps.monthly', o.monthly, { allowNull: true })
+  if ('channel_deposit' in o)
+    out.cap_channel_deposit = atomicAmount('spend_caps.channel_deposit', o.channel_deposit, { allowNull: true })
   return out
 }
 

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto'
 import { sql } from 'kysely'
 import { getAddress } from 'viem'
-import type { Deps } from '../../deps.js'
+import type { CoreDeps as Deps } from '../../core-deps.js'
 import { walletAad } from '../wallets/custodial-wallet.js'
 import { encryptSecret, requireMasterKey } from '../../secrets/wallet-crypto.js'
 import { ensureFundingWallet } from '../wallets/funding-wallet.js'

@@ -1,10 +1,14 @@
 import { Readable } from 'node:stream'
-import { sql, type Kysely, type RawBuilder } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import pg from 'pg'
 import QueryStream from 'pg-query-stream'
 import type { Database } from '../../db/database.js'
 import { appError } from '../../errors.js'
+import { PAYMENT_STATUSES } from '../../ledger/statuses.js'
+import { historyQuery, scopeQuery, type HistoryKind, type HistoryScope, type ParsedFilters } from './history-query.js'
 import { address as parseAddress, invalid } from './validate.js'
+
+export { scopeQuery, type HistoryKind, type HistoryScope } from './history-query.js'
 
 /**
  * Transaction history (payments) and payment events of a user, as pages or as streamed exports.
@@ -14,7 +18,6 @@ import { address as parseAddress, invalid } from './validate.js'
  * default, so a cursor is also a resumable sync position; `desc` lists the newest first.
  */
 
-export type HistoryKind = 'transactions' | 'payment_events'
 export type HistoryOrder = 'asc' | 'desc'
 
 export interface HistoryFilters {
@@ -40,13 +43,7 @@ export interface HistoryFilters {
  * one of the user's wallets).
  */
 export const TRANSACTION_KINDS = ['payment', 'sign_in', 'withdrawal'] as const
-/** a sign_in row's scheme and status: the x402 extension that served it, and served (nothing to settle) */
-export const SIGN_IN_SCHEME = 'sign-in-with-x'
-export const PAYMENT_STATUSES = ['verified', 'served', 'settling', 'settled', 'voided', 'failed'] as const
 export const WITHDRAWAL_STATUSES = ['pending', 'confirmed', 'failed'] as const
-
-// Timestamps as text with microseconds: JS Dates would drop them and break cursors and exact exports.
-const ts = (col: string) => sql.raw(`to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`)
 
 export const TRANSACTION_COLUMNS = [
   'id',
@@ -122,9 +119,6 @@ function decodeCursor(kind: HistoryKind, c: string, order: HistoryOrder): [strin
   return [cursor.at, cursor.id]
 }
 
-/** agents + endpoints up to which a history page reads each one in a branch of its own */
-const PER_KEY_BRANCHES = 64
-
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const BIGINT_MAX = (1n << 63n) - 1n
 // what Postgres reads as a timestamptz the same way JavaScript does: a date, optionally a time and an offset
@@ -151,54 +145,12 @@ function timestamp(param: string, v: string | undefined): string | undefined {
   return v
 }
 
-/**
- * What a user's history is made of: the lower-case addresses of the user's agents (buyer side) and
- * the ids of the endpoints the user sells (seller side). Read first, in their own statement, so the
- * history query gets them as constants: Postgres then estimates from its statistics how many
- * payments they hold, instead of guessing for a subquery.
- */
-export interface HistoryScope {
-  mine: string[]
-  sold: string[]
-  /** the user, when they have made a withdrawal (its rows join the history); null otherwise */
-  withdrew: string | null
-  /** whether a call was served on a sign-in for one of the agents or on one of the endpoints (their rows join the history) */
-  signed_in: boolean
-}
-
-export function scopeQuery(userId: string): RawBuilder<HistoryScope> {
-  return sql<HistoryScope>`select
-      array(select lower(a.address) from agents a where a.user_id = ${userId}) as mine,
-      array(select e.id::text from endpoints e join services s on s.id = e.service_id join sellers sl on sl.id = s.seller_id where sl.owner_user_id = ${userId}) as sold,
-      (select ${userId}::text where exists (select 1 from withdrawals w where w.user_id = ${userId})) as withdrew,
-      exists (select 1 from access_uses u where u.payer = any(array(select lower(a.address) from agents a where a.user_id = ${userId})))
-        or exists (select 1 from access_uses u where u.endpoint_id = any(array(select e.id from endpoints e join services s on s.id = e.service_id join sellers sl on sl.id = s.seller_id where sl.owner_user_id = ${userId}))) as signed_in`
-}
-
-interface Parsed {
-  from?: string
-  to?: string
-  agent?: string
-  role?: 'buyer' | 'seller'
-  order: HistoryOrder
-  cursor?: [string, string]
-  /** which kinds of row, and the statuses kept of each (undefined: all) */
-  payments: { statuses?: string[] } | null
-  withdrawals: { statuses?: string[] } | null
-  /** calls served on a sign-in (always `served`; transactions only) */
-  signIns: boolean
-  /** the `endpoint` and `seller` filters' text; resolved to endpoint ids by `endpointsMatching` */
-  search?: { endpoint?: string; seller?: string }
-  /** the ids of the endpoints the search matched (undefined: no search) */
-  endpoints?: string[]
-}
-
-function parseKinds(kind: HistoryKind, f: HistoryFilters): Pick<Parsed, 'payments' | 'withdrawals' | 'signIns'> {
+function parseKinds(kind: HistoryKind, f: HistoryFilters): Pick<ParsedFilters, 'payments' | 'withdrawals' | 'signIns'> {
   if (f.kind !== undefined && !(TRANSACTION_KINDS as readonly string[]).includes(f.kind))
     throw invalid('kind', `expected one of ${TRANSACTION_KINDS.join(', ')}`)
-  let payments: Parsed['payments'] = f.kind === 'withdrawal' || f.kind === 'sign_in' ? null : {}
+  let payments: ParsedFilters['payments'] = f.kind === 'withdrawal' || f.kind === 'sign_in' ? null : {}
   // withdrawals belong to neither role: `role` lists payments alone
-  let withdrawals: Parsed['withdrawals'] =
+  let withdrawals: ParsedFilters['withdrawals'] =
     f.kind === 'payment' || f.kind === 'sign_in' || f.role !== undefined ? null : {}
   // sign-ins are not payments: the payment events list has none
   let signIns = kind === 'transactions' && (f.kind === undefined || f.kind === 'sign_in')
@@ -223,7 +175,7 @@ function parseKinds(kind: HistoryKind, f: HistoryFilters): Pick<Parsed, 'payment
   return { payments, withdrawals, signIns }
 }
 
-function parse(kind: HistoryKind, f: HistoryFilters): Parsed {
+function parse(kind: HistoryKind, f: HistoryFilters): ParsedFilters {
   const from = timestamp('from', f.from)
   const to = timestamp('to', f.to)
   const agent = f.agent === undefined ? undefined : parseAddress('agent', f.agent).toLowerCase()
@@ -232,7 +184,7 @@ function parse(kind: HistoryKind, f: HistoryFilters): Parsed {
   if (f.order !== undefined && f.order !== 'asc' && f.order !== 'desc') throw invalid('order', 'expected asc or desc')
   const order = f.order ?? 'asc'
   const cursor = f.cursor === undefined ? undefined : decodeCursor(kind, f.cursor, order)
-  const parsed: Parsed = { from, to, agent, role: f.role, order, cursor, ...parseKinds(kind, f) }
+  const parsed: ParsedFilters = { from, to, agent, role: f.role, order, cursor, ...parseKinds(kind, f) }
   const search = { endpoint: searchText('endpoint', f.endpoint), seller: searchText('seller', f.seller) }
   if (search.endpoint !== undefined || search.seller !== undefined) {
     // only payments and sign-ins have an endpoint
@@ -249,7 +201,10 @@ function searchText(param: string, v: string | undefined): string | undefined {
 }
 
 /** The ids of the endpoints the `endpoint` and `seller` texts match (contained, any case). */
-async function endpointsMatching(db: Kysely<Database>, search: NonNullable<Parsed['search']>): Promise<string[]> {
+async function endpointsMatching(
+  db: Kysely<Database>,
+  search: NonNullable<ParsedFilters['search']>,
+): Promise<string[]> {
   const like = (t: string) => `%${t.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
   let q = db
     .selectFrom('endpoints as e')
@@ -266,7 +221,7 @@ async function endpointsMatching(db: Kysely<Database>, search: NonNullable<Parse
 }
 
 /** With a search: its endpoint ids (resolved once, before the history query). */
-async function resolveSearch(db: Kysely<Database>, parsed: Parsed): Promise<Parsed> {
+async function resolveSearch(db: Kysely<Database>, parsed: ParsedFilters): Promise<ParsedFilters> {
   return parsed.search ? { ...parsed, endpoints: await endpointsMatching(db, parsed.search) } : parsed
 }
 
@@ -290,197 +245,6 @@ async function payeeNames(db: Kysely<Database>, rows: Record<string, unknown>[])
       { endpoint_path: `/${e.namespace}/${e.name}/${e.slug}`, seller: e.namespace, seller_name: e.display_name },
     ]),
   )
-}
-
-/**
- * A deferred payment's voucher field, from the voucher store (payments.nonce is the voucher's EIP-712
- * digest, unique per buyer); null for other schemes and for a voided call whose voucher was given back.
- */
-const voucherField = (as: string, col: string) =>
-  sql.raw(
-    `case when p.scheme = 'deferred' then (select ${col} from deferred_vouchers v where v.buyer = lower(p.payer) and v.digest = p.nonce limit 1) end as ${as}`,
-  )
-const TRANSACTION_FIELDS = sql`select p.id::text as id, ${ts('p.created_at')} as created_at, ${ts('p.updated_at')} as updated_at, p.status, p.payer, p.pay_to,
-    p.value::text as value, p.asset, p.network, p.scheme, p.x402_version, p.resource, p.method, p.endpoint_id::text as endpoint_id,
-    p.settlement_mode, p.nonce, p.valid_after::text as valid_after, p.valid_before::text as valid_before, p.tx_hash, p.failure_reason,
-    ${ts('p.settled_at')} as settled_at, ${voucherField('voucher_id', 'v.voucher_id')}, ${voucherField('voucher_nonce', 'v.nonce::text')},
-    ${voucherField('voucher_value_aggregate', 'v.value_aggregate::text')}`
-const EVENT_FIELDS = sql`select ev.id::text as id, ev.payment_id::text as payment_id, ${ts('ev.created_at')} as created_at, ev.type, ev.from_status, ev.to_status,
-    ev.reason, ev.data::text as data`
-// from payments alone (PLAIN), or from payments, sign-ins and withdrawals in one derived table
-const TRANSACTION_SELECT = sql`${TRANSACTION_FIELDS}, p.kind, p.grant_payment_id::text as grant_payment_id, p.grant_scope_id::text as grant_scope_id`
-const TRANSACTION_SELECT_PLAIN = sql`${TRANSACTION_FIELDS}, 'payment'::text as kind, null::text as grant_payment_id, null::text as grant_scope_id`
-const EVENT_SELECT = sql`${EVENT_FIELDS}, ev.withdrawal_id::text as withdrawal_id`
-const EVENT_SELECT_PLAIN = sql`${EVENT_FIELDS}, null::text as withdrawal_id`
-// a payment as a transaction row, and a withdrawal in the same columns (kind tells them apart)
-const PAYMENT_ROW = sql`p.id, p.created_at, p.updated_at, p.status, p.payer, p.pay_to, p.value, p.asset, p.network, p.scheme, p.x402_version, p.resource, p.method,
-    p.endpoint_id, p.settlement_mode, p.nonce, p.valid_after, p.valid_before, p.tx_hash, p.failure_reason, p.settled_at, 'payment'::text as kind,
-    null::uuid as grant_payment_id, null::uuid as grant_scope_id`
-const WITHDRAWAL_ROW = sql`w.id, w.created_at, w.updated_at, w.status, w.from_address as payer, w.to_address as pay_to, w.amount as value, w.asset, null::text as network,
-    null::text as scheme, null::smallint as x402_version, null::text as resource, null::text as method, null::uuid as endpoint_id, null::text as settlement_mode,
-    w.auth_nonce as nonce, w.valid_after, w.valid_before, w.tx_hash, case when w.status = 'failed' then w.error end as failure_reason, w.confirmed_at as settled_at,
-    'withdrawal'::text as kind, null::uuid as grant_payment_id, null::uuid as grant_scope_id`
-// a call served on a sign-in: nothing paid (value 0), served, never settled; the grant's payment and scope
-const SIGN_IN_ROW = sql`u.id, u.created_at, u.created_at as updated_at, 'served'::text as status, u.payer, u.pay_to, 0::numeric as value,
-    null::text as asset, null::text as network, ${sql.lit(SIGN_IN_SCHEME)}::text as scheme, 2::smallint as x402_version, u.resource, u.method,
-    u.endpoint_id, null::text as settlement_mode, null::text as nonce, null::int8 as valid_after, null::int8 as valid_before, null::text as tx_hash,
-    null::text as failure_reason, null::timestamptz as settled_at, 'sign_in'::text as kind, u.payment_id as grant_payment_id, u.scope_id as grant_scope_id`
-const PAYMENT_EVENT_ROW = sql`ev.id, ev.payment_id, null::uuid as withdrawal_id, ev.created_at, ev.type, ev.from_status, ev.to_status, ev.reason, ev.data`
-const WITHDRAWAL_EVENT_ROW = sql`ev.id, null::uuid as payment_id, ev.withdrawal_id, ev.created_at, ev.type, ev.from_status, ev.to_status, ev.reason, ev.data`
-
-/**
- * A history query, shared by pages and exports. The user filter is "payer is one of the user's
- * agents, or the endpoint is one of the user's" over the scope's constants, which the indexes
- * payments (lower(payer), created_at, id) and (endpoint_id, created_at, id) start with.
- *
- * A transactions page (no agent filter) reads each agent's and each endpoint's payments in order
- * from those indexes, at most a page from each, and sorts those few rows: its cost grows with the
- * page size and the user's agents and endpoints, not with the table, whatever the user's share.
- * Exports, event lists and agent-filtered pages are left to the planner, which knows from the
- * constants whether the user's rows are few (read them by the indexes and sort) or many (for
- * events: walk payment_events_created_idx and keep the user's). See
- * migrations/2026-11-23T0300-history-indexes.ts and test/integration/v1/history-scale.test.ts.
- */
-function query(
-  kind: HistoryKind,
-  scope: HistoryScope,
-  f: Parsed,
-  limit: number | undefined,
-): RawBuilder<Record<string, unknown>> {
-  const buyer = sql`lower(p.payer) = any(${scope.mine}::text[])`
-  const seller = sql`p.endpoint_id = any(${scope.sold}::uuid[])`
-  // rows past the cursor in the chosen order; desc reads the same indexes backwards
-  const past = sql.raw(f.order === 'desc' ? '<' : '>')
-  const dir = sql.raw(f.order === 'desc' ? ' desc' : '')
-  const idType = sql.raw(kind === 'transactions' ? 'uuid' : 'bigint')
-  /** created_at range and cursor on the table aliased `t` */
-  const range = (t: string): RawBuilder<unknown>[] => {
-    const a = sql.raw(t)
-    const out: RawBuilder<unknown>[] = []
-    if (f.from) out.push(sql`${a}.created_at >= ${f.from}::timestamptz`)
-    if (f.to) out.push(sql`${a}.created_at < ${f.to}::timestamptz`)
-    if (f.cursor)
-      out.push(sql`(${a}.created_at, ${a}.id) ${past} (${f.cursor[0]}::timestamptz, ${f.cursor[1]}::${idType})`)
-    return out
-  }
-  const lim = limit === undefined ? sql`` : sql`limit ${limit}`
-  const and = (conds: RawBuilder<unknown>[]) => (conds.length ? sql.join(conds, sql` and `) : sql`true`)
-  // a search keeps the payments (and sign-ins) to the endpoints it matched
-  const onEndpoints = (t: string) => (f.endpoints ? [sql`${sql.raw(t)}.endpoint_id = any(${f.endpoints}::uuid[])`] : [])
-  const paymentStatus = [
-    ...(f.payments?.statuses ? [sql`p.status = any(${f.payments.statuses}::text[])`] : []),
-    ...onEndpoints('p'),
-  ]
-  // the user's withdrawals join in only when they have some and the filters keep them: everyone
-  // else's history runs exactly the payments query
-  const withdrawals = scope.withdrew !== null && f.withdrawals !== null
-  // calls served on a sign-in join in only when the user has some and the filters keep them (as withdrawals)
-  const signIns = scope.signed_in && f.signIns
-  const useBuyer = sql`u.payer = any(${scope.mine}::text[])`
-  const useSeller = sql`u.endpoint_id = any(${scope.sold}::uuid[])`
-  const withdrawalConds = (): RawBuilder<unknown>[] => [
-    sql`w.user_id = ${scope.withdrew}::uuid`,
-    ...(f.agent ? [sql`lower(w.from_address) = ${f.agent}`] : []),
-    ...(f.withdrawals?.statuses ? [sql`w.status = any(${f.withdrawals.statuses}::text[])`] : []),
-  ]
-
-  if (kind === 'transactions' && limit !== undefined && f.agent === undefined) {
-    // one ordered, bounded index read per agent and per endpoint; a payment both bought and sold
-    // by the user comes from the buyer side only
-    const sides: RawBuilder<unknown>[] = []
-    const page = (key: RawBuilder<unknown>) =>
-      sql`select ${PAYMENT_ROW} from payments p where ${and([key, ...paymentStatus, ...range('p')])} order by p.created_at${dir}, p.id${dir} ${lim}`
-    // payments is partitioned by day: only a read whose key is a constant can merge the days'
-    // ordered index reads (Postgres builds no ordered append for a LATERAL-parameterized scan, it
-    // would sort all the key's rows), so each agent and endpoint gets a branch of its own, up to
-    // PER_KEY_BRANCHES of them; a user with more keeps the one-statement LATERAL form
-    const perKey = scope.mine.length + scope.sold.length <= PER_KEY_BRANCHES
-    const sellerKey = (id: RawBuilder<unknown>) =>
-      f.role === 'seller' ? sql`p.endpoint_id = ${id}` : sql`p.endpoint_id = ${id} and not ${buyer}`
-    if (f.payments && f.role !== 'seller') {
-      if (perKey) for (const a of scope.mine) sides.push(sql`(${page(sql`lower(p.payer) = ${a}`)})`)
-      else
-        sides.push(
-          sql`select p.* from unnest(${scope.mine}::text[]) k(payer) cross join lateral (${page(sql`lower(p.payer) = k.payer`)}) p`,
-        )
-    }
-    if (f.payments && f.role !== 'buyer') {
-      if (perKey) for (const e of scope.sold) sides.push(sql`(${page(sellerKey(sql`${e}::uuid`))})`)
-      else
-        sides.push(
-          sql`select p.* from unnest(${scope.sold}::uuid[]) k(id) cross join lateral (${page(sellerKey(sql`k.id`))}) p`,
-        )
-    }
-    if (signIns) {
-      // access_uses is partitioned by day as payments are: the same branch per key
-      const usePage = (key: RawBuilder<unknown>) =>
-        sql`select ${SIGN_IN_ROW} from access_uses u where ${and([key, ...onEndpoints('u'), ...range('u')])} order by u.created_at${dir}, u.id${dir} ${lim}`
-      const useSellerKey = (id: RawBuilder<unknown>) =>
-        f.role === 'seller' ? sql`u.endpoint_id = ${id}` : sql`u.endpoint_id = ${id} and not ${useBuyer}`
-      if (f.role !== 'seller') {
-        if (perKey) for (const a of scope.mine) sides.push(sql`(${usePage(sql`u.payer = ${a}`)})`)
-        else
-          sides.push(
-            sql`select u.* from unnest(${scope.mine}::text[]) k(payer) cross join lateral (${usePage(sql`u.payer = k.payer`)}) u`,
-          )
-      }
-      if (f.role !== 'buyer') {
-        if (perKey) for (const e of scope.sold) sides.push(sql`(${usePage(useSellerKey(sql`${e}::uuid`))})`)
-        else
-          sides.push(
-            sql`select u.* from unnest(${scope.sold}::uuid[]) k(id) cross join lateral (${usePage(useSellerKey(sql`k.id`))}) u`,
-          )
-      }
-    }
-    if (withdrawals)
-      sides.push(
-        sql`(select ${WITHDRAWAL_ROW} from withdrawals w where ${and([...withdrawalConds(), ...range('w')])} order by w.created_at${dir}, w.id${dir} ${lim})`,
-      )
-    if (sides.length === 0) sides.push(sql`select ${PAYMENT_ROW} from payments p where false`)
-    return sql`${TRANSACTION_SELECT} from (${sql.join(sides, sql` union all `)}) p order by p.created_at${dir}, p.id${dir} ${lim}`
-  }
-
-  const conds: RawBuilder<unknown>[] = [
-    f.role === 'buyer' ? buyer : f.role === 'seller' ? seller : sql`(${buyer} or ${seller})`,
-  ]
-  if (f.agent) conds.push(sql`lower(p.payer) = ${f.agent}`)
-  // payment events of the payments to the matched endpoints (transactions get it with paymentStatus)
-  if (kind === 'payment_events') conds.push(...onEndpoints('p'))
-  if (kind === 'transactions') {
-    const parts: RawBuilder<unknown>[] = []
-    if (f.payments)
-      parts.push(sql`select ${PAYMENT_ROW} from payments p where ${and([...conds, ...paymentStatus, ...range('p')])}`)
-    if (signIns) {
-      const useConds = [
-        f.role === 'buyer' ? useBuyer : f.role === 'seller' ? useSeller : sql`(${useBuyer} or ${useSeller})`,
-        ...(f.agent ? [sql`u.payer = ${f.agent}`] : []),
-        ...onEndpoints('u'),
-        ...range('u'),
-      ]
-      parts.push(sql`select ${SIGN_IN_ROW} from access_uses u where ${and(useConds)}`)
-    }
-    if (withdrawals)
-      parts.push(sql`select ${WITHDRAWAL_ROW} from withdrawals w where ${and([...withdrawalConds(), ...range('w')])}`)
-    if (parts.length === 0) parts.push(sql`select ${PAYMENT_ROW} from payments p where false`)
-    // payments alone stay a plain query (no derived table) for the planner, as before withdrawals existed
-    if (parts.length === 1 && f.payments)
-      return sql`${TRANSACTION_SELECT_PLAIN} from payments p where ${and([...conds, ...paymentStatus, ...range('p')])} order by p.created_at${dir}, p.id${dir} ${lim}`
-    return sql`${TRANSACTION_SELECT} from (${sql.join(parts, sql` union all `)}) p order by p.created_at${dir}, p.id${dir} ${lim}`
-  }
-  const eventParts: RawBuilder<unknown>[] = []
-  if (f.payments)
-    eventParts.push(
-      sql`select ${PAYMENT_EVENT_ROW} from payment_events ev join payments p on p.id = ev.payment_id where ${and([...conds, ...range('ev')])}`,
-    )
-  if (withdrawals)
-    eventParts.push(
-      sql`select ${WITHDRAWAL_EVENT_ROW} from withdrawal_events ev join withdrawals w on w.id = ev.withdrawal_id where ${and([...withdrawalConds(), ...range('ev')])}`,
-    )
-  if (eventParts.length === 1 && f.payments) {
-    return sql`${EVENT_SELECT_PLAIN} from payment_events ev join payments p on p.id = ev.payment_id where ${and([...conds, ...range('ev')])} order by ev.created_at${dir}, ev.id${dir} ${lim}`
-  }
-  if (eventParts.length === 0) eventParts.push(sql`select ${PAYMENT_EVENT_ROW} from payment_events ev where false`)
-  return sql`${EVENT_SELECT} from (${sql.join(eventParts, sql` union all `)}) ev order by ev.created_at${dir}, ev.id${dir} ${lim}`
 }
 
 /** NDJSON/JSON shape of a row: jsonb `data` as an object, everything else as the database text. */
@@ -519,7 +283,7 @@ export function createHistory(deps: HistoryDeps) {
         throw invalid('limit', 'expected an integer from 1 to 100')
       const parsed = await resolveSearch(deps.db, parse(kind, f))
       const scope = (await scopeQuery(userId).execute(deps.db)).rows[0]!
-      const { rows } = await query(kind, scope, parsed, limit + 1).execute(deps.db)
+      const { rows } = await historyQuery(kind, scope, parsed, limit + 1).execute(deps.db)
       const hasMore = rows.length > limit
       const data = rows.slice(0, limit)
       const last = data.at(-1)
@@ -551,7 +315,7 @@ export function createHistory(deps: HistoryDeps) {
         try {
           const scope = (await client.query<HistoryScope>(scoped.sql, scoped.parameters as unknown[])).rows[0]!
           const parsed = await resolveSearch(deps.db, unresolved)
-          const compiled = query(kind, scope, parsed, undefined).compile(deps.db)
+          const compiled = historyQuery(kind, scope, parsed, undefined).compile(deps.db)
           if (format === 'csv') yield columnsOf(kind).join(',') + '\r\n'
           const stream = client.query(
             new QueryStream(compiled.sql, compiled.parameters as unknown[], { batchSize: 1000 }),

@@ -7,8 +7,9 @@
  * thawing the rest.
  *
  * @example
- *   const view = await agentEscrow.overview(agent.address)
- *   await agentEscrow.flush(agent.address, key, seller)
+ *   const escrows = new AgentEscrow({ db, redis, key, chain, escrow, chainId, relayerKeys, maxFeePerGasWei })
+ *   const view = await escrows.overview(agent.address)
+ *   await escrows.flush(agent.address, key, seller, usdc)
  */
 import { randomBytes } from 'node:crypto'
 import { sql, type Kysely } from 'kysely'
@@ -19,8 +20,8 @@ import type { Database } from '../../db/database.js'
 import { appError } from '../../errors.js'
 import { deferredEscrowAbi } from '../../schemes/deferred/escrow-abi.js'
 import { flushAuthorizationTypedData } from '../../schemes/deferred/typed-data.js'
-import { createRelayerLock, relayersFromKeys } from '../settlement/relayer.js'
-import { relayerCall } from '../settlement/relayer-call.js'
+import { createRelayerLock, relayersFromKeys } from '../../chain/relayer.js'
+import { relayerCall } from '../../chain/relayer-call.js'
 import type { RedisClient } from '../../redis-client.js'
 import { signDeposit } from '../../client/sign-deferred.js'
 import { EscrowReader } from '../../schemes/deferred/escrow-reader.js'
@@ -79,22 +80,159 @@ export interface AgentEscrowDeps {
   maxFeePerGasWei: bigint
 }
 
-export function createAgentEscrow(deps: AgentEscrowDeps) {
-  const escrow = deps.escrow.toLowerCase() as Address
-  const relayers = relayersFromKeys(deps.relayerKeys)
-  const lock = createRelayerLock(deps.redis, deps.key)
-  const reader = new EscrowReader(deps.chain, escrow, { ttlMs: 0 })
+/** The token fields a deposit's permit is signed over. */
+export interface DepositAsset {
+  address: string
+  name: string
+  version: string
+}
+
+export class AgentEscrow {
+  /** this deployment's escrow contract, lower case */
+  readonly escrow: Address
+  readonly #deps: AgentEscrowDeps
+  readonly #relayers: ReturnType<typeof relayersFromKeys>
+  readonly #lock: ReturnType<typeof createRelayerLock>
+  readonly #reader: EscrowReader
+
+  constructor(deps: AgentEscrowDeps) {
+    this.#deps = deps
+    this.escrow = deps.escrow.toLowerCase() as Address
+    this.#relayers = relayersFromKeys(deps.relayerKeys)
+    this.#lock = createRelayerLock(deps.redis, deps.key)
+    this.#reader = new EscrowReader(deps.chain, this.escrow, { ttlMs: 0 })
+  }
+
+  /** Every escrow account of `buyer` with this deployment's escrow. */
+  async overview(buyer: string) {
+    const b = buyer.toLowerCase()
+    const accounts = await Promise.all((await this.#pairs(b)).map((p) => this.#account(b, p.seller, p.asset)))
+    return { object: 'agent_escrow' as const, escrow: getAddress(this.escrow), address: getAddress(b), accounts }
+  }
+
+  /**
+   * flushWithAuthorization for (buyer, seller, asset): withdraws what finished thawing, starts
+   * thawing the rest. 409 `escrow_nothing_to_flush` when the account holds nothing.
+   */
+  async flush(buyer: string, privateKey: Buffer, seller: string, asset: string) {
+    const { chain, chainId } = this.#deps
+    const b = buyer.toLowerCase()
+    const before = await this.#account(b, seller.toLowerCase(), asset.toLowerCase())
+    if (before.balance === '0')
+      throw appError(
+        'invalid_parameter',
+        {
+          param: 'seller',
+          detail: `the escrow holds nothing for this agent with seller ${getAddress(seller)}; nothing to thaw or withdraw`,
+        },
+        { details: { param: 'seller' } },
+      )
+    const signer = privateKeyToAccount(`0x${privateKey.toString('hex')}`)
+    // expiry by the chain's clock, which the escrow checks
+    const { timestamp } = await chain.getBlock({ blockTag: 'latest' })
+    const auth = {
+      buyer: getAddress(b),
+      seller: getAddress(seller),
+      asset: getAddress(asset),
+      nonce: `0x${randomBytes(32).toString('hex')}` as Hex,
+      expiry: timestamp + 600n,
+    }
+    const signature = await signer.signTypedData(flushAuthorizationTypedData(auth, chainId, this.escrow))
+    const data = encodeFunctionData({
+      abi: deferredEscrowAbi,
+      functionName: 'flushWithAuthorization',
+      args: [auth, signature],
+    })
+    const hash = await this.#send(this.escrow, data, 'escrow call')
+    const after = await this.#account(b, seller.toLowerCase(), asset.toLowerCase())
+    const withdrawn = BigInt(before.balance) - BigInt(after.balance)
+    return {
+      object: 'agent_escrow_flush' as const,
+      transaction: hash,
+      withdrawn: withdrawn.toString(),
+      account: after,
+    }
+  }
+
+  /**
+   * Deposits `amount` from the buyer's wallet for `seller`: a DepositAuthorization (and an EIP-2612
+   * permit while the allowance is short) signed with the custodial key, executed by a relayer.
+   * The caller has checked and reserved the wallet balance.
+   */
+  async deposit(buyer: string, privateKey: Buffer, seller: string, asset: DepositAsset, amount: bigint) {
+    const b = getAddress(buyer)
+    const signer = privateKeyToAccount(`0x${privateKey.toString('hex')}`)
+    const a = await this.#reader.account(b, getAddress(seller), getAddress(asset.address))
+    const { timestamp } = await this.#deps.chain.getBlock({ blockTag: 'latest' })
+    const terms = {
+      seller: getAddress(seller),
+      asset: getAddress(asset.address),
+      escrow: getAddress(this.escrow),
+      chainId: this.#deps.chainId,
+      token: { name: asset.name, version: asset.version },
+      account: a,
+    }
+    const d = (await signDeposit(signer, terms, amount, Number(timestamp))) as {
+      authorization: { nonce: Hex; expiry: number; signature: Hex }
+      permit?: { deadline: number; signature: Hex }
+    }
+    const txs: Hex[] = []
+    if (d.permit) txs.push(await this.#permit(b, terms.asset, amount, d.permit))
+    const auth = {
+      buyer: b,
+      seller: terms.seller,
+      asset: terms.asset,
+      amount,
+      nonce: d.authorization.nonce,
+      expiry: BigInt(d.authorization.expiry),
+    }
+    txs.push(
+      await this.#send(
+        this.escrow,
+        encodeFunctionData({
+          abi: deferredEscrowAbi,
+          functionName: 'depositWithAuthorization',
+          args: [auth, d.authorization.signature],
+        }),
+        'deposit',
+      ),
+    )
+    return {
+      object: 'agent_escrow_deposit' as const,
+      transactions: txs,
+      deposited: amount.toString(),
+      account: await this.#account(b.toLowerCase(), seller.toLowerCase(), asset.address.toLowerCase()),
+    }
+  }
+
+  /** The buyer's EIP-2612 permit of `amount` to the escrow, sent by a relayer. */
+  async #permit(owner: Address, token: Address, amount: bigint, permit: { deadline: number; signature: Hex }) {
+    const sig = parseSignature(permit.signature)
+    const data = encodeFunctionData({
+      abi: permitAbi,
+      functionName: 'permit',
+      args: [
+        owner,
+        getAddress(this.escrow),
+        amount,
+        BigInt(permit.deadline),
+        Number(sig.v ?? BigInt(sig.yParity + 27)),
+        sig.r,
+        sig.s,
+      ],
+    })
+    return this.#send(token, data, 'permit')
+  }
 
   /** One escrow-side call from a relayer; the errors say whether anything was sent. */
-  async function send(to: Address, data: Hex, what: string): Promise<Hex> {
+  async #send(to: Address, data: Hex, what: string): Promise<Hex> {
+    const relayers = this.#relayers
     if (relayers.length === 0)
       throw appError('service_unavailable', { detail: 'no relayer is configured here to send the escrow call' })
+    const { chain, chainId, maxFeePerGasWei } = this.#deps
     let r
     try {
-      r = await relayerCall(
-        { chain: deps.chain, chainId: deps.chainId, maxFeePerGasWei: deps.maxFeePerGasWei, lock, relayers },
-        { to, data },
-      )
+      r = await relayerCall({ chain, chainId, maxFeePerGasWei, lock: this.#lock, relayers }, { to, data })
     } catch (err) {
       // the estimate reverted: nothing was sent
       throw appError('service_unavailable', {
@@ -113,26 +251,28 @@ export function createAgentEscrow(deps: AgentEscrowDeps) {
   }
 
   /** The (seller, asset) pairs this wallet has anything with: vouchers paid or stored. */
-  async function pairs(buyer: string): Promise<Array<{ seller: string; asset: string }>> {
+  async #pairs(buyer: string): Promise<Array<{ seller: string; asset: string }>> {
     const r = await sql<{ seller: string; asset: string }>`
       select pay_to as seller, asset from agent_payments where payer = ${buyer} and scheme = 'deferred'
       union
-      select seller, asset from deferred_vouchers where buyer = ${buyer} and escrow = ${escrow}
-      order by 1, 2`.execute(deps.db)
+      select seller, asset from deferred_vouchers where buyer = ${buyer} and escrow = ${this.escrow}
+      order by 1, 2`.execute(this.#deps.db)
     return r.rows
   }
 
-  async function account(buyer: string, seller: string, asset: string): Promise<EscrowAccountView> {
+  async #account(buyer: string, seller: string, asset: string): Promise<EscrowAccountView> {
+    const { chain, db } = this.#deps
+    const escrow = this.escrow
     const [a, block, heads] = await Promise.all([
-      deps.chain.readContract({
+      chain.readContract({
         address: escrow,
         abi: deferredEscrowAbi,
         functionName: 'getAccount',
         args: [buyer as Address, seller as Address, asset as Address],
       }),
-      deps.chain.getBlock({ blockTag: 'latest' }),
+      chain.getBlock({ blockTag: 'latest' }),
       // oldest first, as the store keeps them
-      headsOf(deps.db, { escrow, buyer, seller, asset })
+      headsOf(db, { escrow, buyer, seller, asset })
         .select(['voucher_id', 'nonce', 'value_aggregate', 'collected', 'id'])
         .execute()
         .then((rows) => rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1))),
@@ -158,132 +298,4 @@ export function createAgentEscrow(deps: AgentEscrowDeps) {
       vouchers,
     }
   }
-
-  return {
-    escrow,
-    /** Every escrow account of `buyer` with this deployment's escrow. */
-    async overview(buyer: string) {
-      const b = buyer.toLowerCase()
-      const accounts = await Promise.all((await pairs(b)).map((p) => account(b, p.seller, p.asset)))
-      return { object: 'agent_escrow' as const, escrow: getAddress(escrow), address: getAddress(b), accounts }
-    },
-
-    /**
-     * flushWithAuthorization for (buyer, seller, asset): withdraws what finished thawing, starts
-     * thawing the rest. 409 `escrow_nothing_to_flush` when the account holds nothing.
-     */
-    async flush(buyer: string, privateKey: Buffer, seller: string, asset: string) {
-      const b = buyer.toLowerCase()
-      const before = await account(b, seller.toLowerCase(), asset.toLowerCase())
-      if (before.balance === '0')
-        throw appError(
-          'invalid_parameter',
-          {
-            param: 'seller',
-            detail: `the escrow holds nothing for this agent with seller ${getAddress(seller)}; nothing to thaw or withdraw`,
-          },
-          { details: { param: 'seller' } },
-        )
-      const signer = privateKeyToAccount(`0x${privateKey.toString('hex')}`)
-      // expiry by the chain's clock, which the escrow checks
-      const { timestamp } = await deps.chain.getBlock({ blockTag: 'latest' })
-      const auth = {
-        buyer: getAddress(b),
-        seller: getAddress(seller),
-        asset: getAddress(asset),
-        nonce: `0x${randomBytes(32).toString('hex')}` as Hex,
-        expiry: timestamp + 600n,
-      }
-      const signature = await signer.signTypedData(flushAuthorizationTypedData(auth, deps.chainId, escrow))
-      const data = encodeFunctionData({
-        abi: deferredEscrowAbi,
-        functionName: 'flushWithAuthorization',
-        args: [auth, signature],
-      })
-      const hash = await send(escrow, data, 'escrow call')
-      const after = await account(b, seller.toLowerCase(), asset.toLowerCase())
-      const withdrawn = BigInt(before.balance) - BigInt(after.balance)
-      return {
-        object: 'agent_escrow_flush' as const,
-        transaction: hash,
-        withdrawn: withdrawn.toString(),
-        account: after,
-      }
-    },
-
-    /**
-     * Deposits `amount` from the buyer's wallet for `seller`: a DepositAuthorization (and an EIP-2612
-     * permit while the allowance is short) signed with the custodial key, executed by a relayer.
-     * The caller has checked and reserved the wallet balance.
-     */
-    async deposit(
-      buyer: string,
-      privateKey: Buffer,
-      seller: string,
-      asset: { address: string; name: string; version: string },
-      amount: bigint,
-    ) {
-      const b = getAddress(buyer)
-      const signer = privateKeyToAccount(`0x${privateKey.toString('hex')}`)
-      const a = await reader.account(b, getAddress(seller), getAddress(asset.address))
-      const { timestamp } = await deps.chain.getBlock({ blockTag: 'latest' })
-      const terms = {
-        seller: getAddress(seller),
-        asset: getAddress(asset.address),
-        escrow: getAddress(escrow),
-        chainId: deps.chainId,
-        token: { name: asset.name, version: asset.version },
-        account: a,
-      }
-      const d = (await signDeposit(signer, terms, amount, Number(timestamp))) as {
-        authorization: { nonce: Hex; expiry: number; signature: Hex }
-        permit?: { deadline: number; signature: Hex }
-      }
-      const txs: Hex[] = []
-      if (d.permit) {
-        const sig = parseSignature(d.permit.signature)
-        const data = encodeFunctionData({
-          abi: permitAbi,
-          functionName: 'permit',
-          args: [
-            b,
-            getAddress(escrow),
-            amount,
-            BigInt(d.permit.deadline),
-            Number(sig.v ?? BigInt(sig.yParity + 27)),
-            sig.r,
-            sig.s,
-          ],
-        })
-        txs.push(await send(terms.asset, data, 'permit'))
-      }
-      const auth = {
-        buyer: b,
-        seller: terms.seller,
-        asset: terms.asset,
-        amount,
-        nonce: d.authorization.nonce,
-        expiry: BigInt(d.authorization.expiry),
-      }
-      txs.push(
-        await send(
-          escrow,
-          encodeFunctionData({
-            abi: deferredEscrowAbi,
-            functionName: 'depositWithAuthorization',
-            args: [auth, d.authorization.signature],
-          }),
-          'deposit',
-        ),
-      )
-      return {
-        object: 'agent_escrow_deposit' as const,
-        transactions: txs,
-        deposited: amount.toString(),
-        account: await account(b.toLowerCase(), seller.toLowerCase(), asset.address.toLowerCase()),
-      }
-    },
-  }
 }
-
-export type AgentEscrow = ReturnType<typeof createAgentEscrow>

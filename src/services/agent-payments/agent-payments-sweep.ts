@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely'
+import { sql, type Kysely, type Selectable } from 'kysely'
 import type { PublicClient } from 'viem'
 import { PERMIT2_ADDRESS, permit2Abi, permit2NonceUsed } from '../../chain/permit2.js'
 import { usdcAbi } from '../../chain/usdc-abi.js'
@@ -6,7 +6,8 @@ import type { Config } from '../../config.js'
 import type { Database } from '../../db/database.js'
 import { heldOf, lowerToCharge, settledReleaseAt } from './spend-release.js'
 import type { SpendWindows } from './spend-windows.js'
-import type { AgentPaymentStatus } from '../../db/agent-payments-tables.js'
+import type { AgentPaymentStatus, AgentPaymentsTable } from '../../db/agent-payments-tables.js'
+import { moveAgentPayment } from './move-payment.js'
 
 export interface AgentPaymentsSweepDeps {
   db: Kysely<Database>
@@ -40,160 +41,6 @@ export interface SweepCounts {
  * only by an on-chain cancellation (chain-cancel.ts), in `outcome`.
  */
 export function createAgentPaymentsSweep(d: AgentPaymentsSweepDeps) {
-  const { db, windows } = d
-  const releaseAt = () => settledReleaseAt(d.now().getTime(), d.balanceTtlMs)
-
-  /** Past validBefore: the chain decides. */
-  async function decideExpired(nowS: number, limit: number, counts: SweepCounts): Promise<void> {
-    const rows = await db
-      .selectFrom('agent_payments')
-      .selectAll()
-      .where('status', 'in', ['reserved', 'rejected'])
-      .where('valid_before', '<', String(nowS))
-      .orderBy('valid_before')
-      .limit(limit)
-      .execute()
-    for (const row of rows) {
-      let used = false
-      try {
-        if (row.scheme === 'upto') {
-          // a Permit2 signature transfer: its nonce's bit in the owner's bitmap
-          const n = BigInt(row.nonce)
-          const word = await d.chain.readContract({
-            address: PERMIT2_ADDRESS,
-            abi: permit2Abi,
-            functionName: 'nonceBitmap',
-            args: [row.payer as `0x${string}`, n >> 8n],
-          })
-          used = permit2NonceUsed(word, n)
-        } else
-          used = await d.chain.readContract({
-            address: d.config.chain.usdc.address,
-            abi: usdcAbi,
-            functionName: 'authorizationState',
-            args: [row.payer as `0x${string}`, row.nonce as `0x${string}`],
-          })
-      } catch {
-        continue // chain down: try again next sweep
-      }
-      const next: AgentPaymentStatus = used ? 'accepted' : 'expired'
-      const late = row.status === 'rejected'
-      const u = await db
-        .updateTable('agent_payments')
-        .set({ status: next, updated_at: sql`now()` })
-        .where('id', '=', row.id)
-        .where('status', '=', row.status)
-        .returning(['id', 'amount'])
-        .executeTakeFirst()
-      if (!u) continue
-      await db
-        .insertInto('agent_payment_events')
-        .values({ agent_payment_id: row.id, type: late && used ? 'spent_late' : next, data: null })
-        .execute()
-      const w = { day: row.day_window, month: row.month_window }
-      if (late) {
-        // released early: its amount and unsettled entry are gone already; used after all, it counts again
-        if (used) {
-          counts.recounted++
-          await windows.adjust(row.agent_id, row.payer, w, BigInt(u.amount))
-        }
-        continue
-      }
-      if (used) counts.spent++
-      else {
-        counts.expired++
-        await windows.adjust(row.agent_id, row.payer, w, -BigInt(u.amount))
-      }
-      await windows.releaseUnsettled(heldOf(row), used ? releaseAt() : undefined)
-    }
-  }
-
-  /** Released early, yet recorded by the proxy after all: counted again until settlement or expiry decides. */
-  async function recountRecorded(nowS: number, limit: number, counts: SweepCounts): Promise<void> {
-    const recorded = await db
-      .selectFrom('agent_payments as ap')
-      .innerJoin('payments as p', (j) => j.onRef('p.payer', '=', 'ap.payer').onRef('p.nonce', '=', 'ap.nonce'))
-      .select([
-        'ap.id',
-        'ap.agent_id',
-        'ap.payer',
-        'ap.amount',
-        'ap.day_window',
-        'ap.month_window',
-        'p.status as seller_status',
-      ])
-      .where('ap.status', '=', 'rejected')
-      .where('ap.valid_before', '>=', String(nowS))
-      .where('p.status', 'in', ['served', 'settling', 'settled'])
-      .limit(limit)
-      .execute()
-    for (const row of recorded) {
-      const u = await db
-        .updateTable('agent_payments')
-        .set({ status: 'reserved', updated_at: sql`now()` })
-        .where('id', '=', row.id)
-        .where('status', '=', 'rejected')
-        .returning('id')
-        .executeTakeFirst()
-      if (!u) continue
-      await db
-        .insertInto('agent_payment_events')
-        .values({
-          agent_payment_id: row.id,
-          type: 'recounted',
-          data: JSON.stringify({ seller_status: row.seller_status }),
-        })
-        .execute()
-      await windows.adjust(
-        row.agent_id,
-        row.payer,
-        { day: row.day_window, month: row.month_window },
-        BigInt(row.amount),
-      )
-      counts.recounted++
-    }
-  }
-
-  /** Payments to this platform's own endpoints: once the seller side settled them, the funds left the wallet. */
-  async function noteSettled(nowS: number, limit: number): Promise<void> {
-    const settled = await db
-      .selectFrom('agent_payments as ap')
-      .innerJoin('payments as p', (j) => j.onRef('p.payer', '=', 'ap.payer').onRef('p.nonce', '=', 'ap.nonce'))
-      .select(['ap.id', 'ap.payer', 'ap.nonce', 'ap.amount', 'ap.max_amount', 'p.tx_hash'])
-      .where('ap.status', 'in', ['reserved', 'accepted'])
-      .where('ap.tx_hash', 'is', null)
-      .where('ap.valid_before', '>=', String(nowS))
-      .where('p.status', '=', 'settled')
-      .limit(limit)
-      .execute()
-    for (const row of settled) {
-      await db
-        .updateTable('agent_payments')
-        .set({ tx_hash: row.tx_hash, updated_at: sql`now()` })
-        .where('id', '=', row.id)
-        .where('tx_hash', 'is', null)
-        .execute()
-      await windows.releaseUnsettled(heldOf(row), releaseAt())
-    }
-  }
-
-  /** upto payments the proxy charged less than their maximum (the agent did not report it): the difference released. */
-  async function lowerCharged(limit: number): Promise<void> {
-    const charged = await db
-      .selectFrom('agent_payments as ap')
-      .innerJoin('payments as p', (j) => j.onRef('p.payer', '=', 'ap.payer').onRef('p.nonce', '=', 'ap.nonce'))
-      .selectAll('ap')
-      .select('p.value as charged')
-      .where('ap.scheme', '=', 'upto')
-      .where('ap.status', 'in', ['reserved', 'accepted'])
-      .where(sql<boolean>`ap.amount = ap.max_amount`)
-      .where('p.status', 'in', ['served', 'settling', 'settled'])
-      .where(sql<boolean>`p.value < ap.max_amount`)
-      .limit(limit)
-      .execute()
-    for (const { charged: value, ...row } of charged) await lowerToCharge(db, windows, row, BigInt(value))
-  }
-
   return async function sweep(limit = 200): Promise<SweepCounts> {
     const nowS = Math.floor(d.now().getTime() / 1000)
     const counts: SweepCounts = { expired: 0, spent: 0, released: 0, recounted: 0 }
@@ -202,10 +49,162 @@ export function createAgentPaymentsSweep(d: AgentPaymentsSweepDeps) {
       .getBlock({ blockTag: 'latest' })
       .then((b) => Number(b.timestamp))
       .catch(() => undefined)
-    if (chainS !== undefined) await decideExpired(Math.min(nowS, chainS), limit, counts)
-    await recountRecorded(nowS, limit, counts)
-    await noteSettled(nowS, limit)
-    await lowerCharged(limit)
+    if (chainS !== undefined) await decideExpired(d, Math.min(nowS, chainS), limit, counts)
+    await recountRecorded(d, nowS, limit, counts)
+    await noteSettled(d, nowS, limit)
+    await lowerCharged(d, limit)
     return counts
   }
+}
+
+/** Unix seconds until which a settled payment stays counted in the wallet's unsettled total. */
+const releaseAt = (d: AgentPaymentsSweepDeps) => settledReleaseAt(d.now().getTime(), d.balanceTtlMs)
+
+type Row = Selectable<AgentPaymentsTable>
+
+/** Past validBefore: the chain decides. */
+async function decideExpired(d: AgentPaymentsSweepDeps, nowS: number, limit: number, counts: SweepCounts) {
+  const { db, windows } = d
+  const rows = await db
+    .selectFrom('agent_payments')
+    .selectAll()
+    .where('status', 'in', ['reserved', 'rejected'])
+    .where('valid_before', '<', String(nowS))
+    .orderBy('valid_before')
+    .limit(limit)
+    .execute()
+  for (const row of rows) {
+    const used = await usedOnChain(d, row)
+    if (used === undefined) continue // chain down: try again next sweep
+    const next: AgentPaymentStatus = used ? 'accepted' : 'expired'
+    const late = row.status === 'rejected'
+    const u = await moveAgentPayment(
+      db,
+      row.id,
+      row.status,
+      { status: next },
+      {
+        type: late && used ? 'spent_late' : next,
+        data: null,
+      },
+    )
+    if (!u) continue
+    const w = { day: row.day_window, month: row.month_window }
+    if (late) {
+      // released early: its amount and unsettled entry are gone already; used after all, it counts again
+      if (used) {
+        counts.recounted++
+        await windows.adjust(row.agent_id, row.payer, w, BigInt(u.amount))
+      }
+      continue
+    }
+    if (used) counts.spent++
+    else {
+      counts.expired++
+      await windows.adjust(row.agent_id, row.payer, w, -BigInt(u.amount))
+    }
+    await windows.releaseUnsettled(heldOf(row), used ? releaseAt(d) : undefined)
+  }
+}
+
+/** Whether the payment's authorization was used on chain (undefined: the chain did not answer). */
+async function usedOnChain(d: AgentPaymentsSweepDeps, row: Row): Promise<boolean | undefined> {
+  try {
+    if (row.scheme === 'upto') {
+      // a Permit2 signature transfer: its nonce's bit in the owner's bitmap
+      const n = BigInt(row.nonce)
+      const word = await d.chain.readContract({
+        address: PERMIT2_ADDRESS,
+        abi: permit2Abi,
+        functionName: 'nonceBitmap',
+        args: [row.payer as `0x${string}`, n >> 8n],
+      })
+      return permit2NonceUsed(word, n)
+    }
+    return await d.chain.readContract({
+      address: d.config.chain.usdc.address,
+      abi: usdcAbi,
+      functionName: 'authorizationState',
+      args: [row.payer as `0x${string}`, row.nonce as `0x${string}`],
+    })
+  } catch {
+    return undefined
+  }
+}
+
+/** Released early, yet recorded by the proxy after all: counted again until settlement or expiry decides. */
+async function recountRecorded(d: AgentPaymentsSweepDeps, nowS: number, limit: number, counts: SweepCounts) {
+  const recorded = await d.db
+    .selectFrom('agent_payments as ap')
+    .innerJoin('payments as p', (j) => j.onRef('p.payer', '=', 'ap.payer').onRef('p.nonce', '=', 'ap.nonce'))
+    .select([
+      'ap.id',
+      'ap.agent_id',
+      'ap.payer',
+      'ap.amount',
+      'ap.day_window',
+      'ap.month_window',
+      'p.status as seller_status',
+    ])
+    .where('ap.status', '=', 'rejected')
+    .where('ap.valid_before', '>=', String(nowS))
+    .where('p.status', 'in', ['served', 'settling', 'settled'])
+    .limit(limit)
+    .execute()
+  for (const row of recorded) {
+    const u = await moveAgentPayment(
+      d.db,
+      row.id,
+      'rejected',
+      { status: 'reserved' },
+      {
+        type: 'recounted',
+        data: { seller_status: row.seller_status },
+      },
+    )
+    if (!u) continue
+    const w = { day: row.day_window, month: row.month_window }
+    await d.windows.adjust(row.agent_id, row.payer, w, BigInt(row.amount))
+    counts.recounted++
+  }
+}
+
+/** Payments to this platform's own endpoints: once the seller side settled them, the funds left the wallet. */
+async function noteSettled(d: AgentPaymentsSweepDeps, nowS: number, limit: number): Promise<void> {
+  const settled = await d.db
+    .selectFrom('agent_payments as ap')
+    .innerJoin('payments as p', (j) => j.onRef('p.payer', '=', 'ap.payer').onRef('p.nonce', '=', 'ap.nonce'))
+    .select(['ap.id', 'ap.payer', 'ap.nonce', 'ap.amount', 'ap.max_amount', 'p.tx_hash'])
+    .where('ap.status', 'in', ['reserved', 'accepted'])
+    .where('ap.tx_hash', 'is', null)
+    .where('ap.valid_before', '>=', String(nowS))
+    .where('p.status', '=', 'settled')
+    .limit(limit)
+    .execute()
+  for (const row of settled) {
+    await d.db
+      .updateTable('agent_payments')
+      .set({ tx_hash: row.tx_hash, updated_at: sql`now()` })
+      .where('id', '=', row.id)
+      .where('tx_hash', 'is', null)
+      .execute()
+    await d.windows.releaseUnsettled(heldOf(row), releaseAt(d))
+  }
+}
+
+/** upto payments the proxy charged less than their maximum (the agent did not report it): the difference released. */
+async function lowerCharged(d: AgentPaymentsSweepDeps, limit: number): Promise<void> {
+  const charged = await d.db
+    .selectFrom('agent_payments as ap')
+    .innerJoin('payments as p', (j) => j.onRef('p.payer', '=', 'ap.payer').onRef('p.nonce', '=', 'ap.nonce'))
+    .selectAll('ap')
+    .select('p.value as charged')
+    .where('ap.scheme', '=', 'upto')
+    .where('ap.status', 'in', ['reserved', 'accepted'])
+    .where(sql<boolean>`ap.amount = ap.max_amount`)
+    .where('p.status', 'in', ['served', 'settling', 'settled'])
+    .where(sql<boolean>`p.value < ap.max_amount`)
+    .limit(limit)
+    .execute()
+  for (const { charged: value, ...row } of charged) await lowerToCharge(d.db, d.windows, row, BigInt(value))
 }

@@ -22,8 +22,8 @@ import { PERMIT2_ADDRESS } from '../../chain/permit2.js'
 import { appError } from '../../errors.js'
 import type { RedisClient } from '../../redis-client.js'
 import { permitTypedData } from '../../schemes/deferred/typed-data.js'
-import { createRelayerLock, relayersFromKeys } from '../settlement/relayer.js'
-import { relayerCall } from '../settlement/relayer-call.js'
+import { createRelayerLock, relayersFromKeys } from '../../chain/relayer.js'
+import { relayerCall } from '../../chain/relayer-call.js'
 
 const abi = [
   {

@@ -14,8 +14,8 @@ import { encodeFunctionData, getAddress, type Hex, type PublicClient } from 'vie
 import { privateKeyToAccount } from 'viem/accounts'
 import { usdcAbi } from '../../chain/usdc-abi.js'
 import type { RedisClient } from '../../redis-client.js'
-import { createRelayerLock, relayersFromKeys } from '../settlement/relayer.js'
-import { relayerCall } from '../settlement/relayer-call.js'
+import { createRelayerLock, relayersFromKeys } from '../../chain/relayer.js'
+import { relayerCall } from '../../chain/relayer-call.js'
 
 const CANCEL_TYPES = {
   CancelAuthorization: [

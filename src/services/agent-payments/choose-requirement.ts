@@ -26,6 +26,13 @@ export interface PayBody {
    * maximum, the actual charge is kept); otherwise upto is paid only where nothing else is payable
    */
   upto?: unknown
+  /**
+   * batch-settlement (this platform's own endpoints only): by default preferred to a transfer at the
+   * same price (a channel, one deposit bounded by the owner's `spend_caps.channel_deposit`, then a
+   * voucher per call), giving way where its deposit cannot be made (payable-requirement.ts); `true`
+   * puts it first and insists; `false` pays it only where nothing else is payable
+   */
+  batch_settlement?: unknown
   /** the approval (services/approvals) this retry pays under: signed once, on exactly the approved terms */
   approval_id?: unknown
 }
@@ -41,6 +48,8 @@ export interface PayableTerms {
   escrow: string | undefined
   /** the origin of this platform's own proxy (its namespaces can be allowlisted), if parseable */
   proxyOrigin: string | undefined
+  /** batch-settlement is paid (on this platform's own proxy only, whose registry and receiverAuthorizer the platform checks) */
+  batch?: boolean
 }
 
 export interface Choice {
@@ -111,7 +120,7 @@ export function chooseRequirement(agent: Pick<AgentRow, 'allowlist'>, body: PayB
     )
   const ours = forUrl.filter(
     (r) =>
-      (r.scheme === 'exact' || isOurDeferred(r, terms) || isPayableUpto(r)) &&
+      (r.scheme === 'exact' || isOurDeferred(r, terms) || isPayableUpto(r) || isOurBatch(r, url, terms)) &&
       r.chainId === terms.chainId &&
       (r.network === terms.network || r.network === terms.caip2) &&
       r.asset.toLowerCase() === terms.usdc &&
@@ -146,10 +155,7 @@ export function chooseRequirement(agent: Pick<AgentRow, 'allowlist'>, body: PayB
       { param: 'upto', detail: 'expected true or false' },
       { details: { param: 'upto' } },
     )
-  // cheapest first; at the same price a voucher before a transfer (no transaction per call). upto
-  // (its amount a maximum) first when asked for, else only where nothing else can be paid
-  const rank = (r: Requirement) => (r.scheme === 'deferred' ? 0 : 1)
-  const uptoRank = (r: Requirement) => (r.scheme !== 'upto' ? 0 : body.upto === true ? -1 : 1)
+  const { rank, uptoRank } = preference(body)
   return {
     ch,
     url,
@@ -171,6 +177,49 @@ function isOurDeferred(r: Requirement, terms: PayableTerms): boolean {
     typeof escrow === 'string' &&
     escrow.toLowerCase() === terms.escrow &&
     isPayableDeferred(r)
+  )
+}
+
+/**
+ * The order among payable requirements: cheapest first; at the same price a voucher before a
+ * transfer (no transaction per call): deferred (offered only where a seller enabled it), then
+ * batch-settlement (this platform's own proxy only: isOurBatch), then the rest. upto (its amount a
+ * maximum) and batch-settlement go first when asked for (`true`) and last, only where nothing else
+ * can be paid, when not: upto unless `upto: true`, batch-settlement when `batch_settlement: false`.
+ */
+function preference(body: PayBody) {
+  if (body.batch_settlement !== undefined && typeof body.batch_settlement !== 'boolean')
+    throw appError(
+      'invalid_parameter',
+      { param: 'batch_settlement', detail: 'expected true or false' },
+      { details: { param: 'batch_settlement' } },
+    )
+  const rank = (r: Requirement) => (r.scheme === 'deferred' ? 0 : r.scheme === 'batch-settlement' ? 1 : 2)
+  const asked = (r: Requirement) =>
+    r.scheme === 'upto'
+      ? body.upto === true
+      : r.scheme === 'batch-settlement' && body.batch_settlement !== undefined
+        ? body.batch_settlement
+        : null
+  const uptoRank = (r: Requirement) => {
+    const a = asked(r)
+    return a === null ? 0 : a ? -1 : 1
+  }
+  return { rank, uptoRank }
+}
+
+/**
+ * A batch-settlement requirement of this platform's own proxy (v2): the only place the platform can
+ * check its receiverAuthorizer and terms against its registry (platform-terms.ts) before it signs
+ * a deposit and vouchers.
+ */
+function isOurBatch(r: Requirement, url: URL, terms: PayableTerms): boolean {
+  return (
+    r.scheme === 'batch-settlement' &&
+    r.version === 2 &&
+    terms.batch === true &&
+    terms.proxyOrigin !== undefined &&
+    url.origin === terms.proxyOrigin
   )
 }
 

@@ -14,7 +14,7 @@
  *
  * Anything else — served, settling, settled, a failed settlement, a call still running, a seller
  * that is not this platform — stays counted until settlement or the chain decides after
- * `validBefore` (the sweep in agent-payments.ts). The signed authorization itself stays valid until
+ * `validBefore` (the sweep in agent-payments-sweep.ts). The signed authorization itself stays valid until
  * then, so the sweep also re-checks on chain every payment released early, and counts it again if
  * it was used after all (docs/buyer.md, Known limits).
  */

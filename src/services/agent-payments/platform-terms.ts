@@ -2,7 +2,9 @@
  * What this platform's own registry asks for an endpoint of its proxy, so that the platform signs
  * for an agent only a requirement it checked itself: a challenge the agent hands over for one of
  * our URLs is compared with the endpoint's service payee, price, offered schemes, USDC and network,
- * and for `upto` with the relayer the proxy names as the endpoint's facilitator. An agent that
+ * for `upto` with the relayer the proxy names as the endpoint's facilitator, and for
+ * `batch-settlement` with the platform's own receiverAuthorizer key and withdrawal delay (the
+ * contract and the token's EIP-712 domain are never taken from the challenge). An agent that
  * writes its own challenge (its own address as payTo, a settler of its own) is refused
  * (`requirement_mismatch`), whatever its allowlist says.
  */
@@ -14,6 +16,7 @@ import type { Config } from '../../config.js'
 import type { Database } from '../../db/database.js'
 import { appError } from '../../errors.js'
 import { facilitatorFor } from '../../schemes/upto/facilitator.js'
+import { offeredSchemes } from '../../schemes/batch-settlement/offered.js'
 
 /** One endpoint of this platform as the registry states it. */
 export interface RegistryEndpoint {
@@ -30,8 +33,9 @@ export interface RegistryEndpoint {
 
 export function createPlatformTerms(deps: {
   db: Kysely<Database>
-  config: Pick<Readonly<Config>, 'proxyUrl' | 'relayerKeys' | 'upto' | 'deferredEscrowAddress'>
+  config: Pick<Readonly<Config>, 'proxyUrl' | 'relayerKeys' | 'upto' | 'deferredEscrowAddress' | 'batchSettlement'>
 }) {
+  const batchAuthorizer = platformBatchAuthorizer(deps)
   const base = new URL(deps.config.proxyUrl)
   const prefix = base.pathname.replace(/\/+$/, '')
   const facilitators: Address[] = deps.config.relayerKeys.map((k) => privateKeyToAccount(k).address)
@@ -72,13 +76,13 @@ export function createPlatformTerms(deps: {
       payTo: r.pay_to.toLowerCase(),
       price: BigInt(r.price),
       methods: new Set(r.methods.map((m) => m.toUpperCase())),
-      schemes: new Set(r.schemes),
+      schemes: new Set(offeredSchemes(namespace, r.schemes)),
       access: r.access_minutes !== null || r.service_access_minutes !== null,
     }
   }
 
   /** Why `req` is not what the registry asks for `e` (undefined: it is). */
-  function mismatch(e: RegistryEndpoint, req: Requirement): string | undefined {
+  function mismatch(e: RegistryEndpoint, req: Requirement, authorizer: string | undefined): string | undefined {
     // the method is not a money term: an MCP tool call pays a GET endpoint over POST, and a method
     // the endpoint does not serve is refused by the proxy and voided, never charged
     if (req.payTo.toLowerCase() !== e.payTo)
@@ -92,11 +96,21 @@ export function createPlatformTerms(deps: {
       if (named.toLowerCase() !== ours.toLowerCase())
         return `extra.facilitatorAddress ${named} is not the endpoint's settler ${ours}`
     }
+    if (req.scheme === 'batch-settlement') {
+      if (!authorizer) return 'batch-settlement is not offered on this deployment'
+      const extra = (req.raw.extra ?? {}) as { receiverAuthorizer?: unknown; withdrawDelay?: unknown }
+      const named = typeof extra.receiverAuthorizer === 'string' ? extra.receiverAuthorizer : ''
+      if (named.toLowerCase() !== authorizer)
+        return `extra.receiverAuthorizer ${named} is not the platform's receiverAuthorizer ${getAddress(authorizer)}`
+      if (extra.withdrawDelay !== deps.config.batchSettlement.withdrawDelay)
+        return `extra.withdrawDelay ${String(extra.withdrawDelay)} is not the platform's ${deps.config.batchSettlement.withdrawDelay}`
+    }
     return undefined
   }
 
   return {
     isOurs,
+    batchAuthorizer,
     endpointAt,
     /**
      * The requirements of `payable` that equal what the registry asks for the endpoint at `url`
@@ -105,13 +119,32 @@ export function createPlatformTerms(deps: {
     async matching(url: URL, payable: Requirement[]): Promise<Requirement[]> {
       const e = await endpointAt(url)
       if (!e) throw appError('not_found', { what: `endpoint ${url.pathname} on this platform` })
-      const ok = payable.filter((r) => mismatch(e, r) === undefined)
+      const authorizer = payable.some((r) => r.scheme === 'batch-settlement') ? await batchAuthorizer() : undefined
+      const ok = payable.filter((r) => mismatch(e, r, authorizer) === undefined)
       if (ok.length > 0) return ok
       throw appError(
         'requirement_mismatch',
-        { resource: e.path, detail: mismatch(e, payable[0]!)! },
+        { resource: e.path, detail: mismatch(e, payable[0]!, authorizer)! },
         { details: { resource: e.resourceUrl } },
       )
     },
+  }
+}
+
+/** The platform's batch-settlement receiverAuthorizer (lower-case), read once it exists; undefined where the scheme is off. */
+function platformBatchAuthorizer(deps: {
+  db: Kysely<Database>
+  config: Pick<Readonly<Config>, 'batchSettlement'>
+}): () => Promise<string | undefined> {
+  let receiverAuthorizer: string | undefined
+  return async () => {
+    if (receiverAuthorizer || !deps.config.batchSettlement.enabled) return receiverAuthorizer
+    const row = await deps.db
+      .selectFrom('platform_keys')
+      .select('address')
+      .where('purpose', '=', 'batch-receiver-authorizer')
+      .executeTakeFirst()
+    receiverAuthorizer = row?.address.toLowerCase()
+    return receiverAuthorizer
   }
 }

@@ -2,6 +2,7 @@ import { sql, type Kysely, type Selectable } from 'kysely'
 import type { Database } from '../../db/database.js'
 import type { SpendWindows } from './spend-windows.js'
 import type { AgentPaymentsTable } from '../../db/agent-payments-tables.js'
+import { moveAgentPayment } from './move-payment.js'
 
 type Row = Pick<
   Selectable<AgentPaymentsTable>,
@@ -34,19 +35,10 @@ export async function releaseEarly(
     | { kind: 'cancelled'; hash: string; seller_payment_id: string | null }
     | { kind: 'voided'; seller_payment_id: string },
 ): Promise<boolean> {
-  const u = await db
-    .updateTable('agent_payments')
-    .set({ status: proof.kind === 'cancelled' ? 'expired' : 'rejected', updated_at: sql`now()` })
-    .where('id', '=', row.id)
-    .where('status', '=', 'reserved')
-    .returning(['id', 'amount'])
-    .executeTakeFirst()
-  if (!u) return false
   const { kind, ...data } = proof
-  await db
-    .insertInto('agent_payment_events')
-    .values({ agent_payment_id: row.id, type: kind, data: JSON.stringify(data) })
-    .execute()
+  const to = { status: kind === 'cancelled' ? ('expired' as const) : ('rejected' as const) }
+  const u = await moveAgentPayment(db, row.id, 'reserved', to, { type: kind, data })
+  if (!u) return false
   // the amount as the update left it (an upto payment's may have been lowered to its charge since `row` was read)
   await windows.adjust(row.agent_id, row.payer, { day: row.day_window, month: row.month_window }, -BigInt(u.amount))
   await windows.releaseUnsettled(heldOf(row))

@@ -170,6 +170,52 @@ const member = (u: Pick<Unsettled, 'nonce' | 'amount'>) => `${u.nonce.toLowerCas
 
 type Cmd = (keys: string[], args: string[]) => Promise<unknown>
 
+type Caps = { daily: bigint | null; monthly: bigint | null }
+
+export interface ReserveOptions {
+  init?: { day: bigint; month: bigint }
+  peek?: boolean
+  balance?: bigint
+  /** the authorization to count as unsettled; its payer (the agent's wallet) tags the agent's keys */
+  pay: Unsettled
+  nowSeconds: number
+}
+
+/** RESERVE's ARGV for `reserve`. */
+function reserveArgs(amount: bigint, caps: Caps, opts: ReserveOptions): string[] {
+  const cap = (c: bigint | null) => (c === null || c > MAX_COUNTED ? '-1' : c.toString())
+  const { init, pay } = opts
+  const balance = opts.balance === undefined ? '' : (opts.balance > MAX_COUNTED ? MAX_COUNTED : opts.balance).toString()
+  return [
+    amount.toString(),
+    cap(caps.daily),
+    cap(caps.monthly),
+    init ? init.day.toString() : '',
+    init ? init.month.toString() : '',
+    String(3 * 86400),
+    String(40 * 86400),
+    opts.peek ? '1' : '0',
+    balance,
+    String(opts.nowSeconds),
+    pay ? member(pay) : '',
+    pay ? pay.validBefore.toString() : '0',
+    UNSETTLED_TTL,
+  ]
+}
+
+/** RESERVE's answer as a `ReserveResult`. */
+function reserveResult(r: number[]): ReserveResult {
+  if (r[0] === -1) return { kind: 'init' }
+  if (r[0] === -2) return { kind: 'init-unsettled' }
+  const day = BigInt(r[2]!)
+  const month = BigInt(r[3]!)
+  const unsettled = BigInt(r[4]!)
+  if (r[0] === 2) return { kind: 'peek', day, month, unsettled }
+  if (r[0] === 3) return { kind: 'balance', day, month, unsettled }
+  if (r[0] === 0) return { kind: 'over', cap: r[1] === 1 ? 'daily' : 'monthly', day, month, unsettled }
+  return { kind: 'ok', day, month, unsettled }
+}
+
 export function createSpendWindows(redis: RedisClient, key: (...parts: string[]) => string) {
   const reserveCmd = script(redis, 'tollgateReserveSpend2', RESERVE, 4)
   const adjustCmd = script(redis, 'tollgateAdjustSpend', ADJUST, 2)
@@ -198,48 +244,15 @@ export function createSpendWindows(redis: RedisClient, key: (...parts: string[])
       agentId: string,
       w: Windows,
       amount: bigint,
-      caps: { daily: bigint | null; monthly: bigint | null },
-      opts: {
-        init?: { day: bigint; month: bigint }
-        peek?: boolean
-        balance?: bigint
-        /** the authorization to count as unsettled; its payer (the agent's wallet) tags the agent's keys */
-        pay: Unsettled
-        nowSeconds: number
-      },
+      caps: Caps,
+      opts: ReserveOptions,
     ): Promise<ReserveResult> {
-      const cap = (c: bigint | null) => (c === null || c > MAX_COUNTED ? '-1' : c.toString())
-      const { init, pay } = opts
-      const payer = pay.payer
-      const balance =
-        opts.balance === undefined ? '' : (opts.balance > MAX_COUNTED ? MAX_COUNTED : opts.balance).toString()
+      const payer = opts.pay.payer
       const r = (await reserveCmd(
         [...keys(agentId, payer, w), ...unsettledKeys(payer)],
-        [
-          amount.toString(),
-          cap(caps.daily),
-          cap(caps.monthly),
-          init ? init.day.toString() : '',
-          init ? init.month.toString() : '',
-          String(3 * 86400),
-          String(40 * 86400),
-          opts.peek ? '1' : '0',
-          balance,
-          String(opts.nowSeconds),
-          pay ? member(pay) : '',
-          pay ? pay.validBefore.toString() : '0',
-          UNSETTLED_TTL,
-        ],
+        reserveArgs(amount, caps, opts),
       )) as number[]
-      if (r[0] === -1) return { kind: 'init' }
-      if (r[0] === -2) return { kind: 'init-unsettled' }
-      const day = BigInt(r[2]!)
-      const month = BigInt(r[3]!)
-      const unsettled = BigInt(r[4]!)
-      if (r[0] === 2) return { kind: 'peek', day, month, unsettled }
-      if (r[0] === 3) return { kind: 'balance', day, month, unsettled }
-      if (r[0] === 0) return { kind: 'over', cap: r[1] === 1 ? 'daily' : 'monthly', day, month, unsettled }
-      return { kind: 'ok', day, month, unsettled }
+      return reserveResult(r)
     },
     /**
      * Counts `u` as unsettled unless the wallet's unsettled authorizations plus `u.amount` exceed

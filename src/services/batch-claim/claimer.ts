@@ -16,7 +16,7 @@
  */
 import type { Logger } from 'pino'
 import type { Address, Hex, LocalAccount } from 'viem'
-import type { Deps } from '../../deps.js'
+import type { CoreDeps as Deps } from '../../core-deps.js'
 import { BATCH_SETTLEMENT_ADDRESS } from '../../chain/batch-settlement/addresses.js'
 import { batchSettlementAbi } from '../../chain/batch-settlement/abi.js'
 import { signClaimBatch } from '../../chain/batch-settlement/authorizer.js'
@@ -30,7 +30,7 @@ import { readChannels, type ChannelConfig } from '../../chain/batch-settlement/c
 import { MULTICALL3_ADDRESS } from '../../chain/multicall3-abi.js'
 import { requireMasterKey } from '../../secrets/wallet-crypto.js'
 import { ensurePlatformKey } from '../wallets/platform-key.js'
-import { createRelayerLock, relayersFromKeys } from '../settlement/relayer.js'
+import { createRelayerLock, relayersFromKeys } from '../../chain/relayer.js'
 import {
   chainDiffers,
   claimedPairs,
@@ -121,10 +121,10 @@ export class BatchClaimer {
     return withdrawing
   }
 
-  /** After decided claims: their channels' chain state read back into the books. */
+  /** After decided claims (and refunds a proxy left undecided): their channels' chain state read back into the books. */
   async #afterDecided(decided: DecidedTx[]): Promise<void> {
     const ids = decided
-      .filter((d) => d.kind === 'claim')
+      .filter((d) => d.kind === 'claim' || d.kind === 'refund')
       .flatMap((d) => (Array.isArray(d.channels) ? (d.channels as Array<{ channelId: Hex }>) : []))
       .map((c) => c.channelId)
     for (let i = 0; i < ids.length; i += READ_CHUNK) {

@@ -10,7 +10,7 @@ import { parseEventLogs, type Address, type Hex, type PublicClient, type Transac
 import type { Logger } from 'pino'
 import type { Database } from '../../db/database.js'
 import { batchSettlementAbi } from '../../chain/batch-settlement/abi.js'
-import { broadcast, signRelayerTx, type createRelayerLock, type Relayer } from '../settlement/relayer.js'
+import { broadcast, signRelayerTx, type createRelayerLock, type Relayer } from '../../chain/relayer.js'
 import type { BatchTxHooks } from './test-hooks.js'
 
 const RECEIPT_TIMEOUT_MS = 30_000
@@ -29,7 +29,8 @@ export interface TxContext {
   hooks: BatchTxHooks
 }
 
-export type TxKind = 'claim' | 'settle'
+/** `refund`: sent by the proxy (src/schemes/batch-settlement/refund.ts), decided here when its receipt came late */
+export type TxKind = 'claim' | 'settle' | 'refund'
 
 export interface DecidedTx {
   id: string
@@ -41,12 +42,17 @@ export interface DecidedTx {
   channels: unknown
 }
 
-/** What a receipt says moved: the Claimed or Settled amounts in its logs from the contract. */
+/** What a receipt says moved: the Claimed, Settled or Refunded amounts in its logs from the contract. */
 function movedAmount(kind: TxKind, receipt: TransactionReceipt, contract: Address): bigint {
   const logs = receipt.logs.filter((l) => l.address.toLowerCase() === contract.toLowerCase())
   if (kind === 'claim')
     return parseEventLogs({ abi: batchSettlementAbi, eventName: 'Claimed', logs }).reduce(
       (s, e) => s + e.args.claimAmount,
+      0n,
+    )
+  if (kind === 'refund')
+    return parseEventLogs({ abi: batchSettlementAbi, eventName: 'Refunded', logs }).reduce(
+      (s, e) => s + e.args.amount,
       0n,
     )
   return parseEventLogs({ abi: batchSettlementAbi, eventName: 'Settled', logs }).reduce((s, e) => s + e.args.amount, 0n)
@@ -147,7 +153,7 @@ export async function resolveOpen(ctx: TxContext): Promise<DecidedTx[]> {
     .where('status', 'in', ['pending', 'sent'])
     .where('network', '=', ctx.network)
     .where('contract', '=', ctx.contract.toLowerCase())
-    .where('kind', 'in', ['claim', 'settle'])
+    .where('kind', 'in', ['claim', 'settle', 'refund'])
     .orderBy('created_at')
     .execute()
   const decided: DecidedTx[] = []

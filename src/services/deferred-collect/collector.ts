@@ -22,17 +22,18 @@ import { encodeFunctionData, type Address, type Hex, type PublicClient } from 'v
 import type { Logger } from 'pino'
 import type { Kysely } from 'kysely'
 import { sql } from 'kysely'
-import type { Deps } from '../../deps.js'
+import type { CoreDeps as Deps } from '../../core-deps.js'
 import type { Database, Payment } from '../../db/database.js'
 import { claimDeferred, claimDeferredVoucher, transition } from '../../ledger/transitions.js'
 import { MULTICALL3_ADDRESS } from '../../chain/multicall3-abi.js'
 import { deferredEscrowAbi } from '../../schemes/deferred/escrow-abi.js'
 import type { DeferredVoucher } from '../../schemes/deferred/typed-data.js'
 import { createVoucherHeads, tupleOfRow, type VoucherHeads } from '../../schemes/deferred/voucher-heads.js'
+import { voucherOfRow } from '../../schemes/deferred/voucher-store.js'
 import { watchEscrowAccounts, type EscrowAccountEvent } from '../../schemes/deferred/escrow-watch.js'
 import { createPayerCredit, type PayerCredit } from '../../ledger/payer-credit.js'
-import { createRelayerLock, relayersFromKeys, type Relayer } from '../settlement/relayer.js'
-import { relayerCall } from '../settlement/relayer-call.js'
+import { createRelayerLock, relayersFromKeys, type Relayer } from '../../chain/relayer.js'
+import { relayerCall } from '../../chain/relayer-call.js'
 import type { DeferredCollectHooks } from './test-hooks.js'
 
 /** Vouchers per collectMany transaction (and payments claimed per seller and run). */
@@ -406,17 +407,7 @@ export class DeferredCollector {
     const out: Array<{ voucher: DeferredVoucher; signature: Hex }> = []
     for (const r of best.values()) {
       if (r.escrow !== this.#escrow) continue
-      const voucher: DeferredVoucher = {
-        id: r.voucher_id as Hex,
-        buyer: r.buyer as Address,
-        seller: r.seller as Address,
-        valueAggregate: BigInt(r.value_aggregate),
-        asset: r.asset as Address,
-        timestamp: BigInt(r.timestamp),
-        nonce: BigInt(r.nonce),
-        escrow: r.escrow as Address,
-        chainId,
-      }
+      const voucher = voucherOfRow(r, chainId)
       const [, collectable] = await this.#chain.readContract({
         address: this.#escrow,
         abi: deferredEscrowAbi,

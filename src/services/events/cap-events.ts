@@ -6,7 +6,7 @@ import { emitEvent } from './outbox.js'
 /** The share of a cap at which an alert (email, dashboard) goes out, whatever the endpoints ask. */
 const ALERT_CAP_PERCENT = 80
 
-interface CapAgent {
+export interface CapAgent {
   id: string
   user_id: string
   address: string

@@ -1,5 +1,6 @@
-import { sql, type Kysely } from 'kysely'
+import type { Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
+import { insightsRows } from './insights-rows.js'
 import { invalid } from '../accounts/validate.js'
 
 /** The longest range one request may cover. */
@@ -63,8 +64,6 @@ export function insightsRange(r: InsightsRange, now = new Date()): { start: Date
   return { start: first, end: new Date(last.getTime() + DAY_MS), days }
 }
 
-type DayRow = { day: string }
-
 /**
  * The numbers behind the dashboard's charts, per UTC day over a range, for one user. Each query
  * reads only the user's rows through the history's indexes: payments by (lower(payer), created_at)
@@ -86,7 +85,6 @@ export async function insights(
   const index = new Map(days.map((d, i) => [d, i]))
   const zeros = () => days.map(() => '0')
   const counts = () => days.map(() => 0)
-  const dayOf = (col: string) => sql.raw(`to_char(${col} at time zone 'UTC', 'YYYY-MM-DD')`)
 
   const agents = await db
     .selectFrom('agents')
@@ -108,46 +106,14 @@ export async function insights(
   const mine = agents.map((a) => a.address.toLowerCase())
   const sold = endpoints.map((e) => e.id)
 
-  const [buyer, platformSigned, seller, delay] = await Promise.all([
-    // the agents' payments at this platform, per agent and day
-    mine.length === 0
-      ? { rows: [] }
-      : sql<DayRow & { agent: string; amount: string; calls: number; failures: number }>`
-          select lower(p.payer) as agent, ${dayOf('p.created_at')} as day,
-                 coalesce(sum(p.value) filter (where p.status not in ('voided','failed')), 0)::text as amount,
-                 count(*)::int as calls, count(*) filter (where p.status in ('voided','failed'))::int as failures
-          from payments p
-          where lower(p.payer) = any(${mine}::text[]) and p.created_at >= ${start} and p.created_at < ${end}
-          group by 1, 2`.execute(db),
-    // what the platform signed for them and a seller elsewhere accepted (a payment at this platform is counted above)
-    agents.length === 0
-      ? { rows: [] }
-      : sql<DayRow & { agent: string; amount: string }>`
-          select lower(ap.payer) as agent, ap.day_window as day, sum(ap.amount)::text as amount
-          from agent_payments ap
-          where ap.agent_id = any(${agents.map((a) => a.id)}::uuid[]) and ap.day_window >= ${days[0]} and ap.day_window <= ${days.at(-1)}
-            and ap.status = 'accepted' and not exists (select 1 from payments p where p.payer = ap.payer and p.nonce = ap.nonce)
-          group by 1, 2`.execute(db),
-    sold.length === 0
-      ? { rows: [] }
-      : sql<DayRow & { endpoint_id: string; amount: string; calls: number; failures: number }>`
-          select p.endpoint_id::text as endpoint_id, ${dayOf('p.created_at')} as day,
-                 coalesce(sum(p.value) filter (where p.status not in ('voided','failed')), 0)::text as amount,
-                 count(*) filter (where p.status not in ('voided','failed'))::int as calls, count(*) filter (where p.status in ('voided','failed'))::int as failures
-          from payments p
-          where p.endpoint_id = any(${sold}::uuid[]) and p.created_at >= ${start} and p.created_at < ${end}
-          group by 1, 2`.execute(db),
-    mine.length + sold.length === 0
-      ? { rows: [] }
-      : sql<DayRow & { settled: number; p50: number | null; p95: number | null }>`
-          select ${dayOf('p.created_at')} as day, count(*)::int as settled,
-                 percentile_cont(0.5) within group (order by extract(epoch from p.settled_at - p.created_at) * 1000) as p50,
-                 percentile_cont(0.95) within group (order by extract(epoch from p.settled_at - p.created_at) * 1000) as p95
-          from payments p
-          where (lower(p.payer) = any(${mine}::text[]) or p.endpoint_id = any(${sold}::uuid[]))
-            and p.created_at >= ${start} and p.created_at < ${end} and p.status = 'settled' and p.settled_at is not null
-          group by 1`.execute(db),
-  ])
+  const { buyer, platformSigned, seller, delay } = await insightsRows(db, {
+    mine,
+    agentIds: agents.map((a) => a.id),
+    sold,
+    start,
+    end,
+    days,
+  })
 
   const spend = new Map(
     agents.map((a) => [a.address.toLowerCase(), { agent: a.address, name: a.name, daily: zeros() }]),
@@ -180,18 +146,7 @@ export async function insights(
     calls.seller[i]! += r.calls
     calls.seller_failures[i]! += r.failures
   }
-  const settlement = {
-    settled: counts(),
-    p50_ms: days.map(() => null as number | null),
-    p95_ms: days.map(() => null as number | null),
-  }
-  for (const r of delay.rows) {
-    const i = index.get(r.day)
-    if (i === undefined) continue
-    settlement.settled[i] = r.settled
-    settlement.p50_ms[i] = r.p50 === null ? null : Math.round(r.p50)
-    settlement.p95_ms[i] = r.p95 === null ? null : Math.round(r.p95)
-  }
+  const settlement = settlementDelay(delay.rows, days, index)
   const sum = (xs: string[]) => xs.reduce((a, b) => a + BigInt(b), 0n).toString()
   return {
     object: 'insights',
@@ -210,4 +165,25 @@ export async function insights(
     calls,
     settlement_delay: settlement,
   }
+}
+
+/** Settled payments per day and their delay percentiles, in ms (null on a day without one). */
+function settlementDelay(
+  rows: Array<{ day: string; settled: number; p50: number | null; p95: number | null }>,
+  days: string[],
+  index: Map<string, number>,
+): Insights['settlement_delay'] {
+  const settlement = {
+    settled: days.map(() => 0),
+    p50_ms: days.map(() => null as number | null),
+    p95_ms: days.map(() => null as number | null),
+  }
+  for (const r of rows) {
+    const i = index.get(r.day)
+    if (i === undefined) continue
+    settlement.settled[i] = r.settled
+    settlement.p50_ms[i] = r.p50 === null ? null : Math.round(r.p50)
+    settlement.p95_ms[i] = r.p95 === null ? null : Math.round(r.p95)
+  }
+  return settlement
 }

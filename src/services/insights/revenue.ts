@@ -6,6 +6,8 @@
  */
 import { sql, type Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
+import { OPEN_STATUSES, UNCHARGED_STATUSES } from '../../ledger/statuses.js'
+import { invalid } from '../accounts/validate.js'
 
 interface EndpointRevenue {
   endpoint_id: string
@@ -26,6 +28,14 @@ export interface Revenue {
   total: { calls: number; revenue: string; settled: string; uncollected_vouchers: number; uncollected: string }
 }
 
+/** `?since=` of GET /v1/revenue: an ISO 8601 date or time; absent, 30 days ago (a 400 naming `since` otherwise) */
+export function revenueSince(raw: string | undefined): Date {
+  const since = raw === undefined ? new Date(Date.now() - 30 * 86_400_000) : new Date(raw)
+  if (Number.isNaN(since.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(raw ?? '2000-01-01'))
+    throw invalid('since', 'expected an ISO 8601 date or time such as 2026-11-01 or 2026-11-01T12:00Z')
+  return since
+}
+
 export async function revenueByEndpoint(db: Kysely<Database>, userId: string, since: Date): Promise<Revenue> {
   const rows = await sql<{
     endpoint_id: string
@@ -37,11 +47,11 @@ export async function revenueByEndpoint(db: Kysely<Database>, userId: string, si
     uncollected: string
   }>`
     select e.id::text as endpoint_id, sl.namespace || '/' || s.name || '/' || e.slug as path,
-      count(p.id) filter (where p.status not in ('voided', 'failed')) as calls,
-      coalesce(sum(p.value) filter (where p.status not in ('voided', 'failed')), 0)::text as revenue,
+      count(p.id) filter (where p.status <> all(${UNCHARGED_STATUSES}::text[])) as calls,
+      coalesce(sum(p.value) filter (where p.status <> all(${UNCHARGED_STATUSES}::text[])), 0)::text as revenue,
       coalesce(sum(p.value) filter (where p.status = 'settled'), 0)::text as settled,
-      count(p.id) filter (where p.scheme = 'deferred' and p.status in ('verified', 'served', 'settling')) as uncollected_vouchers,
-      coalesce(sum(p.value) filter (where p.scheme = 'deferred' and p.status in ('verified', 'served', 'settling')), 0)::text as uncollected
+      count(p.id) filter (where p.scheme = 'deferred' and p.status = any(${OPEN_STATUSES}::text[])) as uncollected_vouchers,
+      coalesce(sum(p.value) filter (where p.scheme = 'deferred' and p.status = any(${OPEN_STATUSES}::text[])), 0)::text as uncollected
     from endpoints e
     join services s on s.id = e.service_id
     join sellers sl on sl.id = s.seller_id

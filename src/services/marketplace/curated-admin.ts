@@ -1,28 +1,12 @@
 import { randomUUID } from 'node:crypto'
-import type { Deps } from '../../deps.js'
+import type { CoreDeps as Deps } from '../../core-deps.js'
 import { appError } from '../../errors.js'
 import { lockCurated, writeEntry } from './curated-store.js'
 import { announceMarketplaceChange } from './marketplace.js'
+import { listCurated, type OperatorEntry } from './curated-list.js'
 import { validateListing, type ListingMode } from './validate-listing.js'
 
 type AdminDeps = Pick<Deps, 'db' | 'redis' | 'key'>
-
-/** A stored entry as operators see it: review state included. */
-export interface OperatorEntry {
-  id: string
-  source: 'catalog' | 'bazaar'
-  status: 'pending' | 'approved' | 'rejected'
-  managed_by: string
-  enabled: boolean
-  name: string
-  category: string
-  contact: string | null
-  review_note: string | null
-  submitter_ip: string | null
-  endpoint_count: number
-  created_at: number
-  updated_at: number
-}
 
 function parse(body: unknown, mode: ListingMode) {
   const r = validateListing(body, mode)
@@ -69,43 +53,7 @@ export function createCuratedAdmin(deps: AdminDeps) {
       return { id, status: 'pending' }
     },
 
-    async list(filter: { source?: string; status?: string } = {}): Promise<OperatorEntry[]> {
-      let q = deps.db
-        .selectFrom('curated_agents as a')
-        .select([
-          'a.id',
-          'a.source',
-          'a.status',
-          'a.managed_by',
-          'a.enabled',
-          'a.name',
-          'a.category',
-          'a.contact',
-          'a.review_note',
-          'a.submitter_ip',
-          'a.created_at',
-          'a.updated_at',
-        ])
-        .select((eb) =>
-          eb
-            .selectFrom('curated_agent_endpoints as e')
-            .whereRef('e.curated_agent_id', '=', 'a.id')
-            .select(eb.fn.countAll<string>().as('n'))
-            .as('endpoint_count'),
-        )
-        .orderBy('a.created_at', 'desc')
-        .limit(1000)
-      if (filter.source === 'catalog' || filter.source === 'bazaar') q = q.where('a.source', '=', filter.source)
-      if (filter.status === 'pending' || filter.status === 'approved' || filter.status === 'rejected')
-        q = q.where('a.status', '=', filter.status)
-      const rows = await q.execute()
-      return rows.map((r) => ({
-        ...r,
-        endpoint_count: Number(r.endpoint_count ?? 0),
-        created_at: r.created_at.getTime(),
-        updated_at: r.updated_at.getTime(),
-      }))
-    },
+    list: (filter: { source?: string; status?: string } = {}): Promise<OperatorEntry[]> => listCurated(deps, filter),
 
     /** Create an operator-managed catalog entry; 409 when the id is taken. */
     async createCatalog(body: unknown): Promise<{ id: string }> {

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { Config } from '../../config.js'
 import type { Database } from '../../db/database.js'
+import { offeredSchemes } from '../../schemes/batch-settlement/offered.js'
 import {
   HTTP_METHODS,
   networkOfCaip2,
@@ -17,6 +18,11 @@ export interface LoadedEntries {
   mimeTypes: Map<string, string>
   /** where each platform endpoint lives and what it takes, for the endpoint search */
   platform?: Map<string, PlatformEndpointInfo>
+  /**
+   * `batch-settlement` as the proxy offers it (where BATCH_SETTLEMENT is on and the platform holds
+   * its receiverAuthorizer key): what discovery's requirement of that scheme carries in `extra`
+   */
+  batch?: { receiverAuthorizer: string; withdrawDelay: number }
 }
 
 export interface PlatformEndpointInfo {
@@ -40,54 +46,95 @@ type LoadDeps = { db: Kysely<Database>; config: Readonly<Config> }
  */
 export async function loadEntries(deps: LoadDeps): Promise<LoadedEntries> {
   const [platform, curated] = await Promise.all([loadPlatform(deps), loadCurated(deps)])
-  return { entries: [...platform.entries, ...curated], mimeTypes: platform.mimeTypes, platform: platform.platform }
+  return {
+    entries: [...platform.entries, ...curated],
+    mimeTypes: platform.mimeTypes,
+    platform: platform.platform,
+    ...(platform.batch ? { batch: platform.batch } : {}),
+  }
 }
 
+/**
+ * The marketplace DTO's one `x402Schema` (the product spec's `exact | deferred | null`) of what an
+ * endpoint offers: `exact` where it is offered; a scheme settled later (`deferred`,
+ * `batch-settlement`) is `deferred` there; null for anything else.
+ */
+export function dtoSchema(schemes: readonly string[]): 'exact' | 'deferred' | null {
+  if (schemes.includes('exact')) return 'exact'
+  if (schemes.includes('deferred') || schemes.includes('batch-settlement')) return 'deferred'
+  return null
+}
+
+/** The receiverAuthorizer of batch-settlement when the proxy offers the scheme (read only: the proxy creates the key). */
+async function batchOffer({ db, config }: LoadDeps): Promise<LoadedEntries['batch']> {
+  if (!config.batchSettlement.enabled || !config.masterKey) return undefined
+  const key = await db
+    .selectFrom('platform_keys')
+    .select('address')
+    .where('purpose', '=', 'batch-receiver-authorizer')
+    .executeTakeFirst()
+  return key && { receiverAuthorizer: key.address, withdrawDelay: config.batchSettlement.withdrawDelay }
+}
+
+/** The enabled services of the platform, with their seller. */
+function platformServices(db: Kysely<Database>) {
+  return db
+    .selectFrom('services as s')
+    .innerJoin('sellers as se', 'se.id', 's.seller_id')
+    .where('s.enabled', '=', true)
+    .select([
+      's.id',
+      's.name',
+      's.display_name',
+      's.description',
+      's.category',
+      's.tags',
+      's.pay_to',
+      's.website_url',
+      's.docs_url',
+      's.logo_url',
+      's.created_at',
+      's.updated_at',
+    ])
+    .select(['se.namespace', 'se.agent_address', 'se.updated_at as seller_updated_at'])
+    .execute()
+}
+
+/** The enabled endpoints of enabled services, by service and slug. */
+function platformEndpoints(db: Kysely<Database>) {
+  return db
+    .selectFrom('endpoints as e')
+    .innerJoin('services as s', 's.id', 'e.service_id')
+    .where('e.enabled', '=', true)
+    .where('s.enabled', '=', true)
+    .select([
+      'e.id',
+      'e.service_id',
+      'e.slug',
+      'e.methods',
+      'e.price',
+      'e.description',
+      'e.mime_type',
+      'e.schemes',
+      'e.input_schema',
+      'e.created_at',
+      'e.updated_at',
+    ])
+    .orderBy('e.service_id')
+    .orderBy('e.slug')
+    .execute()
+}
+
+type ServiceRow = Awaited<ReturnType<typeof platformServices>>[number]
+type EndpointRow = Awaited<ReturnType<typeof platformEndpoints>>[number]
+
 async function loadPlatform({ db, config }: LoadDeps): Promise<LoadedEntries> {
-  const [services, endpoints] = await Promise.all([
-    db
-      .selectFrom('services as s')
-      .innerJoin('sellers as se', 'se.id', 's.seller_id')
-      .where('s.enabled', '=', true)
-      .select([
-        's.id',
-        's.name',
-        's.display_name',
-        's.description',
-        's.category',
-        's.tags',
-        's.pay_to',
-        's.website_url',
-        's.docs_url',
-        's.logo_url',
-        's.created_at',
-        's.updated_at',
-      ])
-      .select(['se.namespace', 'se.agent_address', 'se.updated_at as seller_updated_at'])
-      .execute(),
-    db
-      .selectFrom('endpoints as e')
-      .innerJoin('services as s', 's.id', 'e.service_id')
-      .where('e.enabled', '=', true)
-      .where('s.enabled', '=', true)
-      .select([
-        'e.id',
-        'e.service_id',
-        'e.slug',
-        'e.methods',
-        'e.price',
-        'e.description',
-        'e.mime_type',
-        'e.schemes',
-        'e.input_schema',
-        'e.created_at',
-        'e.updated_at',
-      ])
-      .orderBy('e.service_id')
-      .orderBy('e.slug')
-      .execute(),
+  const [batch, services, endpoints] = await Promise.all([
+    batchOffer({ db, config }),
+    platformServices(db),
+    platformEndpoints(db),
   ])
-  const byService = new Map<string, typeof endpoints>()
+  const byService = new Map<string, EndpointRow[]>()
   for (const e of endpoints) {
     const list = byService.get(e.service_id)
     if (list) list.push(e)
@@ -107,31 +154,7 @@ async function loadPlatform({ db, config }: LoadDeps): Promise<LoadedEntries> {
         slug: e.slug,
         inputFields: properties && typeof properties === 'object' ? Object.keys(properties) : [],
       })
-      return {
-        id: e.id,
-        curated_agent_id: s.id,
-        url: `${config.proxyUrl}/${s.namespace}/${s.name}/${e.slug}`,
-        methods: methodsOf(e.methods),
-        x402_enabled: true,
-        // the proxy answers v1 (X-PAYMENT) and v2 (PAYMENT-SIGNATURE); v2 is the current protocol
-        x402_protocol_version: 2,
-        network: config.chain.network,
-        description: e.description === '' ? null : e.description,
-        enabled: true,
-        pricing_config: {
-          amount: e.price,
-          amountAtomicUnit: e.price,
-          currency: 'USDC',
-          networkCaip2ID: config.chain.caip2,
-          assetAddress: config.chain.usdc.address,
-          payTo: s.pay_to,
-          x402Schema: 'exact',
-        },
-        // as the proxy's challenge offers them: deferred only where an escrow is configured
-        schemes: ['exact', ...(config.deferredEscrowAddress && e.schemes.includes('deferred') ? ['deferred'] : [])],
-        created_at: ms(e.created_at),
-        updated_at: ms(e.updated_at),
-      }
+      return platformEndpoint(s, e, config, batch)
     })
     return {
       id: s.id,
@@ -151,7 +174,48 @@ async function loadPlatform({ db, config }: LoadDeps): Promise<LoadedEntries> {
       updated_at: updated,
     }
   })
-  return { entries, mimeTypes, platform }
+  return { entries, mimeTypes, platform, ...(batch ? { batch } : {}) }
+}
+
+/** One platform endpoint as the marketplace lists it, with the schemes its challenge offers. */
+function platformEndpoint(
+  s: ServiceRow,
+  e: EndpointRow,
+  config: Readonly<Config>,
+  batch: LoadedEntries['batch'],
+): CuratedAgentEndpointDTO {
+  // as the proxy's challenge offers them: deferred only where an escrow is configured,
+  // batch-settlement where the proxy runs it (on every hosted endpoint of the platform)
+  const offered = offeredSchemes(s.namespace, e.schemes)
+  const schemes = [
+    'exact',
+    ...(config.deferredEscrowAddress && offered.includes('deferred') ? ['deferred'] : []),
+    ...(batch && offered.includes('batch-settlement') ? ['batch-settlement'] : []),
+  ]
+  return {
+    id: e.id,
+    curated_agent_id: s.id,
+    url: `${config.proxyUrl}/${s.namespace}/${s.name}/${e.slug}`,
+    methods: methodsOf(e.methods),
+    x402_enabled: true,
+    // the proxy answers v1 (X-PAYMENT) and v2 (PAYMENT-SIGNATURE); v2 is the current protocol
+    x402_protocol_version: 2,
+    network: config.chain.network,
+    description: e.description === '' ? null : e.description,
+    enabled: true,
+    pricing_config: {
+      amount: e.price,
+      amountAtomicUnit: e.price,
+      currency: 'USDC',
+      networkCaip2ID: config.chain.caip2,
+      assetAddress: config.chain.usdc.address,
+      payTo: s.pay_to,
+      x402Schema: dtoSchema(schemes),
+    },
+    schemes,
+    created_at: ms(e.created_at),
+    updated_at: ms(e.updated_at),
+  }
 }
 
 async function loadCurated({ db }: Pick<LoadDeps, 'db'>): Promise<CuratedAgentDTO[]> {

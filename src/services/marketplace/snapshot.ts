@@ -90,7 +90,7 @@ export function buildSnapshot(loaded: LoadedEntries, config: Readonly<Config>): 
       for (const ep of endpoints) {
         let item: string | undefined
         if (ep.x402_enabled && ep.pricing_config.payTo !== null) {
-          item = JSON.stringify(discoveryItem(e, ep, config, loaded.mimeTypes.get(ep.id)))
+          item = JSON.stringify(discoveryItem(e, ep, config, loaded.mimeTypes.get(ep.id), loaded.batch))
           view.discovery.push(item)
           hash.update(item)
         }
@@ -124,6 +124,7 @@ export function discoveryItem(
   ep: CuratedAgentEndpointDTO,
   config: Readonly<Config>,
   mimeType = 'application/json',
+  batch?: LoadedEntries['batch'],
 ) {
   const pc = ep.pricing_config
   const chain = Object.values(CHAINS).find((c) => c.caip2 === pc.networkCaip2ID)
@@ -161,13 +162,31 @@ export function discoveryItem(
     ep.x402_protocol_version === 2 && escrow && ep.schemes.includes('deferred') && accepts.scheme === 'exact'
       ? [{ ...accepts, scheme: 'deferred', extra: { escrow: getAddress(escrow), ...extra, voucherStorage: 'server' } }]
       : []
+  // batch-settlement as the proxy's challenge offers it (v2 only), with the spec's extra
+  const batched =
+    ep.x402_protocol_version === 2 && batch && ep.schemes.includes('batch-settlement') && accepts.scheme === 'exact'
+      ? [
+          {
+            ...accepts,
+            scheme: 'batch-settlement',
+            // checksummed, as the challenge has them (the channel config is signed over them)
+            payTo: getAddress(pc.payTo!),
+            asset: getAddress(pc.assetAddress),
+            extra: {
+              receiverAuthorizer: getAddress(batch.receiverAuthorizer),
+              withdrawDelay: batch.withdrawDelay,
+              ...extra,
+            },
+          },
+        ]
+      : []
   const serviceName = printableAscii(entry.name, 32) ? entry.name : undefined
   const tags = [...new Map(entry.tags.filter((t) => printableAscii(t, 32)).map((t) => [t.toLowerCase(), t])).values()]
   return {
     resource: ep.url,
     type: 'http',
     x402Version: ep.x402_protocol_version,
-    accepts: [accepts, ...deferred],
+    accepts: [accepts, ...deferred, ...batched],
     lastUpdated: new Date(ep.updated_at).toISOString(),
     // the bazaar spec's service metadata, within its limits (printable ASCII, 32 characters, 5 tags)
     description,

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { Deps } from '../../deps.js'
+import type { CoreDeps as Deps } from '../../core-deps.js'
 import { listingHash, lockCurated, writeEntry } from './curated-store.js'
 import { announceMarketplaceChange } from './marketplace.js'
 import { validateListing, type ListingInput } from './validate-listing.js'

@@ -157,126 +157,9 @@ export function validateListing(
   const logoUrl = url(body.logo_url, 'logo_url')
   const docsUrl = url(body.docs_url, 'docs_url')
 
-  const endpoints: EndpointInput[] = []
-  if (!Array.isArray(body.endpoints) || body.endpoints.length === 0) bad('endpoints', 'expected a non-empty array')
-  else if (body.endpoints.length > limits.endpoints) bad('endpoints', `at most ${limits.endpoints} endpoints`)
-  else
-    body.endpoints.forEach((e, i) => {
-      const p = `endpoints[${i}]`
-      if (!isObject(e)) return bad(p, 'expected an object')
-      unknownFields(e, ENDPOINT_FIELDS, `${p}.`, bad)
-      const epId =
-        e.id === undefined
-          ? undefined
-          : typeof e.id === 'string' && ID_RE.test(e.id) && mode === 'catalog'
-            ? e.id
-            : (bad(`${p}.id`, mode === 'bazaar' ? 'ids are assigned by the server' : 'expected 1-64 of a-z 0-9 . _ -'),
-              undefined)
-      const epUrl = url(e.url, `${p}.url`, true)
-      const methods: EndpointMethod[] = []
-      if (!Array.isArray(e.methods) || e.methods.length === 0)
-        bad(`${p}.methods`, `expected a non-empty array of ${HTTP_METHODS.join(', ')}`)
-      else
-        for (const m of e.methods) {
-          if (!(HTTP_METHODS as readonly unknown[]).includes(m)) {
-            bad(`${p}.methods`, `expected only ${HTTP_METHODS.join(', ')}`)
-            break
-          }
-          if (!methods.includes(m as EndpointMethod)) methods.push(m as EndpointMethod)
-        }
-      const version = e.x402_protocol_version ?? 2
-      if (version !== 1 && version !== 2) bad(`${p}.x402_protocol_version`, 'expected 1 or 2')
-      let network: FilterNetwork | undefined
-      let networkOk = true
-      if (e.network !== undefined && e.network !== null) {
-        if (typeof e.network === 'string' && isFilterNetwork(e.network)) network = e.network
-        else {
-          bad(`${p}.network`, 'expected base or base-sepolia (the networks the marketplace lists)')
-          networkOk = false
-        }
-      }
-      for (const f of ['enabled', 'x402_enabled'] as const)
-        if (e[f] !== undefined && typeof e[f] !== 'boolean') bad(`${p}.${f}`, 'expected a boolean')
-      const epDescription = text(e.description, `${p}.description`, 500, { multiline: true })
-
-      const pc = e.pricing_config
-      if (!isObject(pc)) return bad(`${p}.pricing_config`, 'expected an object')
-      unknownFields(pc, PRICING_FIELDS, `${p}.pricing_config.`, bad)
-      const amount = atomic(pc.amount)
-      if (amount === null)
-        bad(`${p}.pricing_config.amount`, 'expected a non-negative integer of atomic units (a decimal string)')
-      if (pc.amountAtomicUnit !== undefined && atomic(pc.amountAtomicUnit) !== amount)
-        bad(`${p}.pricing_config.amountAtomicUnit`, 'must equal amount (both are the price in atomic units)')
-      const currency = pc.currency ?? 'USDC'
-      if (typeof currency !== 'string' || !/^[A-Z0-9]{1,10}$/.test(currency))
-        bad(`${p}.pricing_config.currency`, 'expected an upper-case ticker such as USDC')
-      const served = checkNetwork(network, networkOk, pc.networkCaip2ID, p, bad)
-      const addressOk = (a: unknown) => typeof a === 'string' && EVM_ADDRESS_RE.test(a)
-      if (!addressOk(pc.assetAddress))
-        bad(`${p}.pricing_config.assetAddress`, 'expected a 0x-prefixed 20-byte hex address')
-      if (pc.payTo !== undefined && pc.payTo !== null && !addressOk(pc.payTo))
-        bad(`${p}.pricing_config.payTo`, 'expected a 0x-prefixed 20-byte hex address or null')
-      const schema = pc.x402Schema ?? null
-      if (schema !== null && schema !== 'exact' && schema !== 'deferred')
-        bad(`${p}.pricing_config.x402Schema`, 'expected exact, deferred or null')
-      endpoints.push({
-        id: epId,
-        url: epUrl ?? '',
-        methods,
-        x402_enabled: e.x402_enabled !== false,
-        x402_protocol_version: version === 1 ? 1 : 2,
-        // placeholders where a problem was reported (the listing is then refused)
-        network: served ?? 'base',
-        description: epDescription,
-        enabled: e.enabled !== false,
-        amount: amount ?? '0',
-        currency: typeof currency === 'string' ? currency : 'USDC',
-        network_caip2_id: served ? NETWORK_CAIP2[served] : '',
-        asset_address: String(pc.assetAddress ?? ''),
-        pay_to: typeof pc.payTo === 'string' ? pc.payTo : null,
-        x402_schema: schema as EndpointInput['x402_schema'],
-      })
-    })
-  const epIds = endpoints.map((e) => e.id).filter(Boolean)
-  if (new Set(epIds).size !== epIds.length) bad('endpoints', 'endpoint ids must be unique')
-
-  const skills: SkillInput[] = []
-  if (body.skills !== undefined && body.skills !== null) {
-    if (!Array.isArray(body.skills)) bad('skills', 'expected an array')
-    else if (body.skills.length > limits.skills) bad('skills', `at most ${limits.skills} skills`)
-    else
-      body.skills.forEach((s, i) => {
-        const p = `skills[${i}]`
-        if (!isObject(s)) return bad(p, 'expected an object')
-        unknownFields(s, SKILL_FIELDS, `${p}.`, bad)
-        const skId =
-          s.id === undefined
-            ? undefined
-            : typeof s.id === 'string' && ID_RE.test(s.id) && mode === 'catalog'
-              ? s.id
-              : (bad(`${p}.id`, 'ids are assigned by the server'), undefined)
-        const skName = text(s.name, `${p}.name`, 100, { required: true }) ?? ''
-        let instructions: unknown = s.instructions ?? null
-        if (instructions !== null) {
-          const json = JSON.stringify(instructions)
-          if (json.length > (mode === 'bazaar' ? 4000 : 16000)) bad(`${p}.instructions`, 'is too large')
-          else
-            walkStrings(instructions, (str) => {
-              if (SCRIPT_RE.test(str)) bad(`${p}.instructions`, 'script tags are not allowed')
-              else if (mode === 'bazaar' && MARKUP_RE.test(str))
-                bad(`${p}.instructions`, 'HTML markup and script URLs are not allowed')
-            })
-          instructions = JSON.parse(json)
-        }
-        skills.push({
-          id: skId,
-          name: skName,
-          instructions,
-          docs_url: url(s.docs_url, `${p}.docs_url`),
-          skillmd_url: url(s.skillmd_url, `${p}.skillmd_url`),
-        })
-      })
-  }
+  const checks: Checks = { mode, bad, text, url }
+  const endpoints = checkEndpoints(body.endpoints, limits.endpoints, checks)
+  const skills = checkSkills(body.skills, limits.skills, checks)
 
   if (problems.length > 0) return { ok: false, problems: dedupe(problems) }
   return {
@@ -296,6 +179,172 @@ export function validateListing(
       endpoints,
       skills,
     },
+  }
+}
+
+type Checks = { mode: ListingMode; bad: Bad } & ReturnType<typeof fieldChecks>
+
+/** The endpoints of a listing: a non-empty array of at most `max`, ids unique. */
+function checkEndpoints(v: unknown, max: number, checks: Checks): EndpointInput[] {
+  const { bad } = checks
+  const endpoints: EndpointInput[] = []
+  if (!Array.isArray(v) || v.length === 0) bad('endpoints', 'expected a non-empty array')
+  else if (v.length > max) bad('endpoints', `at most ${max} endpoints`)
+  else
+    v.forEach((e, i) => {
+      const endpoint = checkEndpoint(e, `endpoints[${i}]`, checks)
+      if (endpoint) endpoints.push(endpoint)
+    })
+  const epIds = endpoints.map((e) => e.id).filter(Boolean)
+  if (new Set(epIds).size !== epIds.length) bad('endpoints', 'endpoint ids must be unique')
+  return endpoints
+}
+
+/** One endpoint at path `p`, or undefined when it is not an object or has no pricing_config object. */
+function checkEndpoint(e: unknown, p: string, checks: Checks): EndpointInput | undefined {
+  const { mode, bad, text, url } = checks
+  if (!isObject(e)) return (bad(p, 'expected an object'), undefined)
+  unknownFields(e, ENDPOINT_FIELDS, `${p}.`, bad)
+  const epId =
+    e.id === undefined
+      ? undefined
+      : typeof e.id === 'string' && ID_RE.test(e.id) && mode === 'catalog'
+        ? e.id
+        : (bad(`${p}.id`, mode === 'bazaar' ? 'ids are assigned by the server' : 'expected 1-64 of a-z 0-9 . _ -'),
+          undefined)
+  const epUrl = url(e.url, `${p}.url`, true)
+  const methods: EndpointMethod[] = []
+  if (!Array.isArray(e.methods) || e.methods.length === 0)
+    bad(`${p}.methods`, `expected a non-empty array of ${HTTP_METHODS.join(', ')}`)
+  else
+    for (const m of e.methods) {
+      if (!(HTTP_METHODS as readonly unknown[]).includes(m)) {
+        bad(`${p}.methods`, `expected only ${HTTP_METHODS.join(', ')}`)
+        break
+      }
+      if (!methods.includes(m as EndpointMethod)) methods.push(m as EndpointMethod)
+    }
+  const version = e.x402_protocol_version ?? 2
+  if (version !== 1 && version !== 2) bad(`${p}.x402_protocol_version`, 'expected 1 or 2')
+  let network: FilterNetwork | undefined
+  let networkOk = true
+  if (e.network !== undefined && e.network !== null) {
+    if (typeof e.network === 'string' && isFilterNetwork(e.network)) network = e.network
+    else {
+      bad(`${p}.network`, 'expected base or base-sepolia (the networks the marketplace lists)')
+      networkOk = false
+    }
+  }
+  for (const f of ['enabled', 'x402_enabled'] as const)
+    if (e[f] !== undefined && typeof e[f] !== 'boolean') bad(`${p}.${f}`, 'expected a boolean')
+  const epDescription = text(e.description, `${p}.description`, 500, { multiline: true })
+
+  const head = {
+    id: epId,
+    url: epUrl ?? '',
+    methods,
+    x402_enabled: e.x402_enabled !== false,
+    x402_protocol_version: version === 1 ? (1 as const) : (2 as const),
+    description: epDescription,
+    enabled: e.enabled !== false,
+  }
+  return checkPricing(e.pricing_config, head, network, networkOk, p, bad)
+}
+
+/** The pricing_config of the endpoint at `p`, completing its `head`. */
+function checkPricing(
+  pc: unknown,
+  head: Pick<
+    EndpointInput,
+    'id' | 'url' | 'methods' | 'x402_enabled' | 'x402_protocol_version' | 'description' | 'enabled'
+  >,
+  network: FilterNetwork | undefined,
+  networkOk: boolean,
+  p: string,
+  bad: Bad,
+): EndpointInput | undefined {
+  if (!isObject(pc)) return (bad(`${p}.pricing_config`, 'expected an object'), undefined)
+  unknownFields(pc, PRICING_FIELDS, `${p}.pricing_config.`, bad)
+  const amount = atomic(pc.amount)
+  if (amount === null)
+    bad(`${p}.pricing_config.amount`, 'expected a non-negative integer of atomic units (a decimal string)')
+  if (pc.amountAtomicUnit !== undefined && atomic(pc.amountAtomicUnit) !== amount)
+    bad(`${p}.pricing_config.amountAtomicUnit`, 'must equal amount (both are the price in atomic units)')
+  const currency = pc.currency ?? 'USDC'
+  if (typeof currency !== 'string' || !/^[A-Z0-9]{1,10}$/.test(currency))
+    bad(`${p}.pricing_config.currency`, 'expected an upper-case ticker such as USDC')
+  const served = checkNetwork(network, networkOk, pc.networkCaip2ID, p, bad)
+  const addressOk = (a: unknown) => typeof a === 'string' && EVM_ADDRESS_RE.test(a)
+  if (!addressOk(pc.assetAddress)) bad(`${p}.pricing_config.assetAddress`, 'expected a 0x-prefixed 20-byte hex address')
+  if (pc.payTo !== undefined && pc.payTo !== null && !addressOk(pc.payTo))
+    bad(`${p}.pricing_config.payTo`, 'expected a 0x-prefixed 20-byte hex address or null')
+  const schema = pc.x402Schema ?? null
+  if (schema !== null && schema !== 'exact' && schema !== 'deferred')
+    bad(`${p}.pricing_config.x402Schema`, 'expected exact, deferred or null')
+  return {
+    id: head.id,
+    url: head.url,
+    methods: head.methods,
+    x402_enabled: head.x402_enabled,
+    x402_protocol_version: head.x402_protocol_version,
+    // placeholders where a problem was reported (the listing is then refused)
+    network: served ?? 'base',
+    description: head.description,
+    enabled: head.enabled,
+    amount: amount ?? '0',
+    currency: typeof currency === 'string' ? currency : 'USDC',
+    network_caip2_id: served ? NETWORK_CAIP2[served] : '',
+    asset_address: String(pc.assetAddress ?? ''),
+    pay_to: typeof pc.payTo === 'string' ? pc.payTo : null,
+    x402_schema: schema as EndpointInput['x402_schema'],
+  }
+}
+
+/** The skills of a listing: absent, null or an array of at most `max`. */
+function checkSkills(v: unknown, max: number, checks: Checks): SkillInput[] {
+  const { bad } = checks
+  const skills: SkillInput[] = []
+  if (v === undefined || v === null) return skills
+  if (!Array.isArray(v)) bad('skills', 'expected an array')
+  else if (v.length > max) bad('skills', `at most ${max} skills`)
+  else
+    v.forEach((s, i) => {
+      const skill = checkSkill(s, `skills[${i}]`, checks)
+      if (skill) skills.push(skill)
+    })
+  return skills
+}
+
+/** One skill at path `p`, or undefined when it is not an object. */
+function checkSkill(s: unknown, p: string, checks: Checks): SkillInput | undefined {
+  const { mode, bad, text, url } = checks
+  if (!isObject(s)) return (bad(p, 'expected an object'), undefined)
+  unknownFields(s, SKILL_FIELDS, `${p}.`, bad)
+  const skId =
+    s.id === undefined
+      ? undefined
+      : typeof s.id === 'string' && ID_RE.test(s.id) && mode === 'catalog'
+        ? s.id
+        : (bad(`${p}.id`, 'ids are assigned by the server'), undefined)
+  const skName = text(s.name, `${p}.name`, 100, { required: true }) ?? ''
+  let instructions: unknown = s.instructions ?? null
+  if (instructions !== null) {
+    const json = JSON.stringify(instructions)
+    if (json.length > (mode === 'bazaar' ? 4000 : 16000)) bad(`${p}.instructions`, 'is too large')
+    else
+      walkStrings(instructions, (str) => {
+        if (SCRIPT_RE.test(str)) bad(`${p}.instructions`, 'script tags are not allowed')
+        else if (mode === 'bazaar' && MARKUP_RE.test(str))
+          bad(`${p}.instructions`, 'HTML markup and script URLs are not allowed')
+      })
+    instructions = JSON.parse(json)
+  }
+  return {
+    id: skId,
+    name: skName,
+    instructions,
+    docs_url: url(s.docs_url, `${p}.docs_url`),
+    skillmd_url: url(s.skillmd_url, `${p}.skillmd_url`),
   }
 }
 

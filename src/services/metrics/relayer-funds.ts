@@ -1,6 +1,6 @@
 import { formatEther, getAddress } from 'viem'
-import type { Deps } from '../../deps.js'
-import { relayersFromKeys } from '../settlement/relayer.js'
+import type { CoreDeps as Deps } from '../../core-deps.js'
+import { relayersFromKeys } from '../../chain/relayer.js'
 
 export interface RelayerFunds {
   address: string

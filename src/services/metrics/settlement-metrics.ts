@@ -2,31 +2,11 @@ import type { Queue } from 'bullmq'
 import { sql } from 'kysely'
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import { formatEther } from 'viem'
-import type { Deps } from '../../deps.js'
+import type { CoreDeps as Deps } from '../../core-deps.js'
 import { SIGN_IN_SERVED_KEY } from '../../db/access-grant-store.js'
+import { OPEN_STATUSES } from '../../ledger/statuses.js'
 import { relayerFunds } from './relayer-funds.js'
-
-const OPEN = ['verified', 'served', 'settling'] as const
-/** statuses a payment never leaves */
-const FINAL = ['settled', 'failed', 'voided'] as const
-
-/** Batch sizes (payments per aggregate3 transaction). */
-export const BATCH_SIZE_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500] as const
-/** Seconds from `served` to `settled`. */
-export const LATENCY_BUCKETS = [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600] as const
-
-interface HistogramRow {
-  count: string
-  sum: string | null
-  [bucket: string]: string | null
-}
-
-/** Cumulative histogram state kept in memory: bucket counts, count and sum. */
-interface Histogram {
-  buckets: number[]
-  count: number
-  sum: number
-}
+import { FINAL, SettlementHistograms, type FinalTotals } from './settlement-histograms.js'
 
 /**
  * A row is counted once it is this old (by `updated_at`), so a transaction that commits a little
@@ -59,18 +39,33 @@ export function createSettlementMetrics(
   queue: Pick<Queue, 'getJobCounts'>,
   opts: SettlementMetricsOptions = {},
 ) {
-  const { db } = deps
-  const lagMs = opts.lagMs ?? METRICS_SETTLE_LAG_MS
-  const sizes: Histogram = { buckets: BATCH_SIZE_BUCKETS.map(() => 0), count: 0, sum: 0 }
-  const lat: Histogram = { buckets: LATENCY_BUCKETS.map(() => 0), count: 0, sum: 0 }
-  let cursor = new Date(Date.now() - (opts.lookbackMs ?? 3_600_000))
-  let advancing: Promise<void> = Promise.resolve()
-  /** payments in a final status with updated_at <= cursor (counted in full once, then incrementally) */
-  let finals: { cursor: Date; counts: Map<string, number> } = { cursor: new Date(0), counts: new Map() }
-  let finalsCounted = false
+  const histograms = new SettlementHistograms(
+    deps.db,
+    opts.lagMs ?? METRICS_SETTLE_LAG_MS,
+    opts.lookbackMs ?? 3_600_000,
+  )
   const registry = new Registry()
   collectDefaultMetrics({ register: registry, prefix: 'tollgate_' })
+  registerQueueGauge(registry, queue)
+  registerPaymentsGauge(registry, deps, () => histograms.finals)
+  registerBacklogMetrics(registry, deps)
+  registerRelayerMetrics(registry, deps)
 
+  return {
+    registry,
+    contentType: registry.contentType,
+    /** The exposition text: registry metrics plus the two histograms read from Postgres. */
+    async render(): Promise<string> {
+      await histograms.advance()
+      const base = await registry.metrics()
+      return base + histograms.text()
+    },
+  }
+}
+
+export type SettlementMetrics = ReturnType<typeof createSettlementMetrics>
+
+function registerQueueGauge(registry: Registry, queue: Pick<Queue, 'getJobCounts'>): void {
   new Gauge({
     name: 'tollgate_settlement_queue_jobs',
     help: 'Jobs in the BullMQ settlement queue, by state',
@@ -88,6 +83,11 @@ export function createSettlementMetrics(
       for (const [state, n] of Object.entries(counts)) this.set({ state }, n)
     },
   })
+}
+
+/** Payments by status: open ones counted exactly, final ones from the running totals. */
+function registerPaymentsGauge(registry: Registry, deps: Deps, finals: () => FinalTotals): void {
+  const { db } = deps
   new Gauge({
     name: 'tollgate_payments',
     help: 'Payments by status',
@@ -96,12 +96,12 @@ export function createSettlementMetrics(
     async collect() {
       // open statuses are few and counted exactly; final ones are the running totals up to the
       // cursor plus the rows finalized after it (both index ranges on (status, updated_at))
-      const snap = finals
+      const snap = finals()
       const [open, recent] = await Promise.all([
         db
           .selectFrom('payments')
           .select(['status', sql<string>`count(*)::text`.as('n')])
-          .where('status', 'in', OPEN)
+          .where('status', 'in', OPEN_STATUSES)
           .groupBy('status')
           .execute(),
         db
@@ -113,11 +113,16 @@ export function createSettlementMetrics(
           .execute(),
       ])
       this.reset()
-      for (const s of [...OPEN, ...FINAL]) this.set({ status: s }, snap.counts.get(s) ?? 0)
+      for (const s of [...OPEN_STATUSES, ...FINAL]) this.set({ status: s }, snap.counts.get(s) ?? 0)
       for (const r of open) this.set({ status: r.status }, Number(r.n))
       for (const r of recent) this.set({ status: r.status }, (snap.counts.get(r.status) ?? 0) + Number(r.n))
     },
   })
+}
+
+/** The settlement backlog's age, failures by reason, sign-in calls. */
+function registerBacklogMetrics(registry: Registry, deps: Deps): void {
+  const { db } = deps
   new Gauge({
     name: 'tollgate_settlement_backlog_oldest_seconds',
     help: 'Age of the oldest exact payment waiting for settlement (served or settling); deferred vouchers wait for collection by design',
@@ -157,6 +162,10 @@ export function createSettlementMetrics(
       this.inc(Number(n ?? 0))
     },
   })
+}
+
+/** The relayers' ETH and the minimum /readyz asks of them. */
+function registerRelayerMetrics(registry: Registry, deps: Deps): void {
   new Gauge({
     name: 'tollgate_relayer_balance_eth',
     help: 'ETH balance of each settlement relayer',
@@ -176,99 +185,4 @@ export function createSettlementMetrics(
       this.set(Number(formatEther(deps.config.settlement.relayerMinEthWei)))
     },
   })
-
-  /** batches confirmed in (from, to]: confirmed is final, so updated_at is when it was confirmed */
-  async function batchSizes(from: Date, to: Date): Promise<HistogramRow> {
-    const cols = BATCH_SIZE_BUCKETS.map((b, i) => sql<string>`count(*) filter (where size <= ${b})::text`.as(`b${i}`))
-    return db
-      .selectFrom('settlement_batches')
-      .select([...cols, sql<string>`count(*)::text`.as('count'), sql<string>`sum(size)::text`.as('sum')])
-      .where('status', '=', 'confirmed')
-      .where('updated_at', '>', from)
-      .where('updated_at', '<=', to)
-      .executeTakeFirstOrThrow() as Promise<HistogramRow>
-  }
-
-  /**
-   * payments settled in (from, to]; served -> settled: the payment's first `served` event (recorded
-   * served, or from verified; not a requeue from settling) to settled_at
-   */
-  async function latencies(from: Date, to: Date): Promise<HistogramRow> {
-    const cols = LATENCY_BUCKETS.map((b, i) => sql`count(*) filter (where l <= ${b})::text as ${sql.ref(`b${i}`)}`)
-    const r = await sql<HistogramRow>`
-      select ${sql.join(cols)}, count(*)::text as count, sum(l)::text as sum from (
-        select extract(epoch from p.settled_at - e.created_at)::float8 as l
-        from payments p join payment_events e on e.payment_id = p.id and e.to_status = 'served' and e.from_status is distinct from 'settling'
-        where p.status = 'settled' and p.updated_at > ${from} and p.updated_at <= ${to} and p.settled_at is not null) x`.execute(
-      db,
-    )
-    return r.rows[0]!
-  }
-
-  /** Adds what was finalized since the cursor (one scrape at a time). */
-  function advance(): Promise<void> {
-    advancing = advancing
-      .catch(() => {})
-      .then(async () => {
-        const to = new Date(Date.now() - lagMs)
-        if (to <= cursor) return
-        const since = finalsCounted ? cursor : new Date(0)
-        const [s, l, f] = await Promise.all([
-          batchSizes(cursor, to),
-          latencies(cursor, to),
-          db
-            .selectFrom('payments')
-            .select(['status', sql<string>`count(*)::text`.as('n')])
-            .where('status', 'in', FINAL)
-            .where('updated_at', '>', since)
-            .where('updated_at', '<=', to)
-            .groupBy('status')
-            .execute(),
-        ])
-        add(sizes, s)
-        add(lat, l)
-        const counts = new Map(finals.counts)
-        for (const r of f) counts.set(r.status, (counts.get(r.status) ?? 0) + Number(r.n))
-        finals = { cursor: to, counts }
-        finalsCounted = true
-        cursor = to
-      })
-    return advancing
-  }
-
-  return {
-    registry,
-    contentType: registry.contentType,
-    /** The exposition text: registry metrics plus the two histograms read from Postgres. */
-    async render(): Promise<string> {
-      await advance()
-      const base = await registry.metrics()
-      return (
-        base +
-        histogramText(
-          'tollgate_settlement_batch_size',
-          'Payments per settlement transaction (confirmed batches)',
-          BATCH_SIZE_BUCKETS,
-          sizes,
-        ) +
-        histogramText('tollgate_settlement_latency_seconds', 'Seconds from served to settled', LATENCY_BUCKETS, lat)
-      )
-    },
-  }
-}
-
-export type SettlementMetrics = ReturnType<typeof createSettlementMetrics>
-
-function add(h: Histogram, row: HistogramRow): void {
-  h.buckets.forEach((_, i) => (h.buckets[i]! += Number(row[`b${i}`] ?? 0)))
-  h.count += Number(row.count)
-  h.sum += Number(row.sum ?? 0)
-}
-
-/** Prometheus text for a histogram whose cumulative bucket counts are already known. */
-function histogramText(name: string, help: string, buckets: readonly number[], h: Histogram): string {
-  const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} histogram`]
-  buckets.forEach((b, i) => lines.push(`${name}_bucket{le="${b}"} ${h.buckets[i]}`))
-  lines.push(`${name}_bucket{le="+Inf"} ${h.count}`, `${name}_sum ${h.sum}`, `${name}_count ${h.count}`)
-  return lines.join('\n') + '\n'
 }

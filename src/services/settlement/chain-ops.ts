@@ -1,32 +1,22 @@
 import {
   BaseError,
   decodeErrorResult,
-  decodeFunctionData,
   encodeFunctionData,
   getAddress,
-  parseEventLogs,
-  parseSignature,
-  size,
   type Address,
   type Hex,
   type Log,
   type PublicClient,
-  type TransactionReceipt,
-  toHex,
 } from 'viem'
-import { canDeploy, innerSignature, parseErc6492, type Erc6492Parts } from '../../chain/contract-signature.js'
+import { canDeploy, parseErc6492, type Erc6492Parts } from '../../chain/contract-signature.js'
 import { MULTICALL3_ADDRESS, multicall3Abi } from '../../chain/multicall3-abi.js'
-import {
-  PERMIT2_ADDRESS,
-  permit2Abi,
-  permit2NonceUsed,
-  UPTO_PROXY_ADDRESS,
-  uptoProxyAbi,
-  uptoSettledEvent,
-  uptoSettleErrors,
-} from '../../chain/permit2.js'
+import { uptoSettleErrors } from '../../chain/permit2.js'
 import { usdcAbi } from '../../chain/usdc-abi.js'
 import type { Payment } from '../../db/database.js'
+import { RELAYER_SETTLEMENTS, relayerSettlement } from '../../schemes/settlements.js'
+import { authorizationKey, type AuthorizationOutcome } from '../../seam/types.js'
+
+export { transferCallData } from '../../schemes/exact/settlement.js'
 
 /** Reasons a payment fails to settle; the ones in BLOCKING_REASONS block the payer. */
 export type FailureReason =
@@ -42,63 +32,14 @@ export const BLOCKING_REASONS: ReadonlySet<string> = new Set([
   'authorization_already_used',
 ])
 
-const authKey = (authorizer: string, nonce: string) => `${authorizer.toLowerCase()}:${nonce.toLowerCase()}`
-export const paymentAuthKey = (p: Pick<Payment, 'payer' | 'nonce'>) => authKey(p.payer, p.nonce)
+export const paymentAuthKey = (p: Pick<Payment, 'payer' | 'nonce'>) => authorizationKey(p.payer, p.nonce)
 
 /**
- * calldata for the token's transferWithAuthorization: 65-byte signatures use the (v,r,s)
- * overload, smart-wallet signatures the bytes one (ERC-6492 wrappers unwrapped: the token asks
- * the deployed wallet, ERC-1271).
- */
-export function transferCallData(p: Payment): Hex {
-  const base = [
-    getAddress(p.payer),
-    getAddress(p.pay_to),
-    BigInt(p.value),
-    BigInt(p.valid_after),
-    BigInt(p.valid_before),
-    p.nonce as Hex,
-  ] as const
-  const sig = p.signature as Hex
-  if (size(sig) === 65) {
-    const { r, s, v, yParity } = parseSignature(sig)
-    const vv = Number(v ?? 27n + BigInt(yParity ?? 0))
-    return encodeFunctionData({ abi: usdcAbi, functionName: 'transferWithAuthorization', args: [...base, vv, r, s] })
-  }
-  return encodeFunctionData({
-    abi: usdcAbi,
-    functionName: 'transferWithAuthorization',
-    args: [...base, innerSignature(sig)],
-  })
-}
-
-/**
- * The call that settles one payment in a batch: `exact`, the token's transferWithAuthorization;
- * `upto`, the upto proxy's `settle` for the actual charge (`value`) under the signed maximum
- * (`max_value`), sent by the witness's facilitator (the batch's relayer, through Multicall3).
- * Smart-wallet signatures go as they are (Permit2 asks an owner with code, ERC-1271), ERC-6492
- * wrappers unwrapped as for exact: the batch deploys the wallet first.
+ * The call that settles one payment in a batch, as its scheme builds it (src/schemes/settlements.ts;
+ * `asset`: the batch's token).
  */
 export function settleCall(p: Payment, asset: string = p.asset): { target: Address; callData: Hex } {
-  if (p.scheme !== 'upto') return { target: getAddress(asset), callData: transferCallData(p) }
-  return {
-    target: UPTO_PROXY_ADDRESS,
-    callData: encodeFunctionData({
-      abi: uptoProxyAbi,
-      functionName: 'settle',
-      args: [
-        {
-          permitted: { token: getAddress(p.asset), amount: BigInt(p.max_value ?? p.value) },
-          nonce: BigInt(p.nonce),
-          deadline: BigInt(p.valid_before),
-        },
-        BigInt(p.value),
-        getAddress(p.payer),
-        { to: getAddress(p.pay_to), facilitator: getAddress(p.facilitator!), validAfter: BigInt(p.valid_after) },
-        innerSignature(p.signature as Hex),
-      ],
-    }),
-  }
+  return relayerSettlement(p.scheme).call(p, asset)
 }
 
 /** Factory calls that deploy payers' wallets, by lower-case wallet address. */
@@ -161,8 +102,8 @@ export function aggregate3Data(
 }
 
 /**
- * Whether each payment's authorization is used, in one eth_call through Multicall3: the token's
- * authorizationState for `exact`, Permit2's nonce bitmap for `upto`.
+ * Whether each payment's authorization is used, in one eth_call through Multicall3: each asks what
+ * its scheme reads (exact: the token's authorizationState; upto: Permit2's nonce bitmap).
  */
 export async function authorizationStates(
   client: PublicClient,
@@ -170,27 +111,13 @@ export async function authorizationStates(
   payments: Payment[],
 ): Promise<boolean[]> {
   if (payments.length === 0) return []
-  const address = getAddress(asset)
+  const queries = payments.map((p) => relayerSettlement(p.scheme).usedQuery(p, asset))
   const out = (await client.multicall({
     multicallAddress: MULTICALL3_ADDRESS,
     allowFailure: false,
-    contracts: payments.map((p) =>
-      p.scheme === 'upto'
-        ? {
-            address: PERMIT2_ADDRESS,
-            abi: permit2Abi,
-            functionName: 'nonceBitmap' as const,
-            args: [getAddress(p.payer), BigInt(p.nonce) >> 8n] as const,
-          }
-        : {
-            address,
-            abi: usdcAbi,
-            functionName: 'authorizationState' as const,
-            args: [getAddress(p.payer), p.nonce as Hex] as const,
-          },
-    ),
-  })) as Array<boolean | bigint>
-  return out.map((r, i) => (typeof r === 'bigint' ? permit2NonceUsed(r, BigInt(payments[i]!.nonce)) : r))
+    contracts: queries.map((q) => q.contract) as Parameters<PublicClient['multicall']>[0]['contracts'],
+  })) as unknown[]
+  return out.map((r, i) => queries[i]!.used(r))
 }
 
 export async function balancesOf(client: PublicClient, asset: string, payers: string[]): Promise<bigint[]> {
@@ -251,75 +178,20 @@ export function reasonFromRevert(msg: string): FailureReason {
   return 'transfer_failed'
 }
 
-/** AuthorizationUsed logs of one receipt (and the upto proxy's UptoSettled), keyed by (authorizer, nonce) */
+/**
+ * The authorizations one receipt's logs show used, keyed by (authorizer, nonce), whatever their
+ * scheme (exact: the token's AuthorizationUsed; upto: our proxy's UptoSettled).
+ */
 export function usedAuthorizations(asset: string, logs: Log[]): Set<string> {
-  const events = parseEventLogs({ abi: usdcAbi, eventName: 'AuthorizationUsed', logs, strict: false })
   const out = new Set<string>()
-  for (const e of events) {
-    if (e.address.toLowerCase() !== asset.toLowerCase() || !e.args.authorizer || !e.args.nonce) continue
-    out.add(authKey(e.args.authorizer, e.args.nonce))
-  }
-  for (const e of parseEventLogs({ abi: [uptoSettledEvent], logs, strict: false })) {
-    if (e.address.toLowerCase() !== UPTO_PROXY_ADDRESS.toLowerCase() || !e.args.owner || e.args.nonce === undefined)
-      continue
-    out.add(authKey(e.args.owner, toHex(e.args.nonce, { size: 32 })))
-  }
+  for (const s of RELAYER_SETTLEMENTS) for (const k of s.usedInLogs(asset, logs)) out.add(k)
   return out
 }
 
 /**
- * Whether a mined transaction settled upto payment `p` by calling the upto proxy itself, one
- * payment per transaction (as the reference proxy on public chains requires, settlement.ts
- * `uptoSettlementPath`): it succeeded, it was sent to the proxy, and the token logged p's transfer
- * (payer to pay_to, the actual charge). No proxy event is needed: the reference logs none that
- * names the payment.
- */
-export function settledDirectly(p: Payment, receipt: TransactionReceipt): boolean {
-  if (p.scheme !== 'upto' || receipt.status !== 'success') return false
-  if (receipt.to?.toLowerCase() !== UPTO_PROXY_ADDRESS.toLowerCase()) return false
-  return parseEventLogs({ abi: usdcAbi, eventName: 'Transfer', logs: receipt.logs, strict: false }).some(
-    (e) =>
-      e.address.toLowerCase() === p.asset.toLowerCase() &&
-      e.args.from?.toLowerCase() === p.payer.toLowerCase() &&
-      e.args.to?.toLowerCase() === p.pay_to.toLowerCase() &&
-      e.args.value === BigInt(p.value),
-  )
-}
-
-/** Whether calldata sent to the upto proxy is a `settle` of p's Permit2 authorization (owner, nonce). */
-function settlesUpto(p: Payment, data: Hex): boolean {
-  try {
-    const { functionName, args } = decodeFunctionData({ abi: uptoProxyAbi, data })
-    return (
-      functionName === 'settle' && args[2].toLowerCase() === p.payer.toLowerCase() && args[0].nonce === BigInt(p.nonce)
-    )
-  } catch {
-    return false
-  }
-}
-
-/**
- * Whether a transaction called the upto proxy's `settle` for p: directly, or as one call of a
- * Multicall3 aggregate3.
- */
-export function transactionSettlesUpto(p: Payment, tx: { to: Address | null; input: Hex }): boolean {
-  const to = tx.to?.toLowerCase()
-  if (to === UPTO_PROXY_ADDRESS.toLowerCase()) return settlesUpto(p, tx.input)
-  if (to !== MULTICALL3_ADDRESS.toLowerCase()) return false
-  try {
-    const { functionName, args } = decodeFunctionData({ abi: multicall3Abi, data: tx.input })
-    if (functionName !== 'aggregate3') return false
-    return args[0].some(
-      (c) => c.target.toLowerCase() === UPTO_PROXY_ADDRESS.toLowerCase() && settlesUpto(p, c.callData),
-    )
-  } catch {
-    return false
-  }
-}
-
-/**
- * Simulates the upto proxy's `settle` of one payment sent by `from` (its facilitator); undefined
- * when it would succeed, else the revert message (as simulateBatch names it).
+ * Simulates the settlement call of one payment in a transaction of its own, sent by `from` (upto:
+ * its facilitator); undefined when it would succeed, else the revert message (as simulateBatch
+ * names it).
  */
 export async function simulateDirect(client: PublicClient, from: Address, p: Payment): Promise<string | undefined> {
   const { target, callData } = settleCall(p)
@@ -345,9 +217,10 @@ export interface OutcomeSearch {
 }
 
 /**
- * What happened to an authorization the token reports as used: the mined transaction that used it
- * (proof enough to call it settled), or that it was canceled, or nothing we can find. Logs are read
- * oldest first, `chunkBlocks` at a time; an RPC error is thrown to the caller.
+ * What happened to an authorization the chain reports as used: the mined transaction that used it
+ * (proof enough to call it settled), or that it was canceled, or nothing we can find; its scheme
+ * knows where to look. Logs are read oldest first, `chunkBlocks` at a time; an RPC error is thrown
+ * to the caller.
  *
  * @example
  *   await findAuthorizationOutcome(client, usdc, payment, { fromBlock: batch.from_block, chunkBlocks: 2_000 })
@@ -357,76 +230,11 @@ export async function findAuthorizationOutcome(
   asset: string,
   p: Payment,
   search: OutcomeSearch = {},
-): Promise<{ kind: 'used'; txHash: Hex } | { kind: 'canceled' } | { kind: 'unknown' }> {
+): Promise<AuthorizationOutcome> {
   const lookback = search.lookbackBlocks ?? 50_000n
   const chunk = BigInt(search.chunkBlocks ?? DEFAULT_LOG_CHUNK_BLOCKS)
   if (chunk < 1n) throw new Error('chunkBlocks must be at least 1')
   const latest = await client.getBlockNumber({ cacheTime: 0 })
-  const start = search.fromBlock ?? (latest > lookback ? latest - lookback : 0n)
-  const address = getAddress(asset)
-  if (p.scheme === 'upto') {
-    for (let fromBlock = start; fromBlock <= latest; fromBlock += chunk) {
-      const toBlock = fromBlock + chunk - 1n < latest ? fromBlock + chunk - 1n : latest
-      const settled = await client.getContractEvents({
-        address: UPTO_PROXY_ADDRESS,
-        abi: [uptoSettledEvent],
-        eventName: 'UptoSettled',
-        args: { owner: getAddress(p.payer), nonce: BigInt(p.nonce) },
-        fromBlock,
-        toBlock,
-      })
-      if (settled[0]?.transactionHash) return { kind: 'used', txHash: settled[0].transactionHash }
-    }
-    // the reference proxy (public chains) logs no UptoSettled: the token's transfers from the payer
-    // to the payee for the charge, each transaction read to see whether it settled this payment
-    for (let fromBlock = start; fromBlock <= latest; fromBlock += chunk) {
-      const toBlock = fromBlock + chunk - 1n < latest ? fromBlock + chunk - 1n : latest
-      const transfers = await client.getContractEvents({
-        address,
-        abi: usdcAbi,
-        eventName: 'Transfer',
-        args: { from: getAddress(p.payer), to: getAddress(p.pay_to) },
-        fromBlock,
-        toBlock,
-      })
-      for (const e of transfers) {
-        if (e.args.value !== BigInt(p.value) || !e.transactionHash) continue
-        const tx = await client.getTransaction({ hash: e.transactionHash })
-        if (transactionSettlesUpto(p, tx)) return { kind: 'used', txHash: e.transactionHash }
-      }
-    }
-    return { kind: 'unknown' }
-  }
-  // filtered here rather than by topic: some nodes mishandle an indexed bytes32 topic filter
-  const authorizer = getAddress(p.payer)
-  const mine = (e: { args: { authorizer?: string; nonce?: string } }) =>
-    e.args.authorizer?.toLowerCase() === authorizer.toLowerCase() &&
-    e.args.nonce?.toLowerCase() === p.nonce.toLowerCase()
-  // an authorization is either used or canceled, never both: the first chunk with either decides
-  for (let fromBlock = start; fromBlock <= latest; fromBlock += chunk) {
-    const toBlock = fromBlock + chunk - 1n < latest ? fromBlock + chunk - 1n : latest
-    const used = (
-      await client.getContractEvents({
-        address,
-        abi: usdcAbi,
-        eventName: 'AuthorizationUsed',
-        args: { authorizer },
-        fromBlock,
-        toBlock,
-      })
-    ).filter(mine)
-    if (used[0]?.transactionHash) return { kind: 'used', txHash: used[0].transactionHash }
-    const canceled = (
-      await client.getContractEvents({
-        address,
-        abi: usdcAbi,
-        eventName: 'AuthorizationCanceled',
-        args: { authorizer },
-        fromBlock,
-        toBlock,
-      })
-    ).filter(mine)
-    if (canceled.length > 0) return { kind: 'canceled' }
-  }
-  return { kind: 'unknown' }
+  const fromBlock = search.fromBlock ?? (latest > lookback ? latest - lookback : 0n)
+  return relayerSettlement(p.scheme).findOutcome(client, asset, p, { fromBlock, toBlock: latest, chunk })
 }

@@ -1,15 +1,15 @@
 import type { Logger } from 'pino'
 import type { Hex } from 'viem'
-import type { Deps } from '../../deps.js'
+import type { CoreDeps as Deps } from '../../core-deps.js'
 import type { Payment } from '../../db/database.js'
-import { UPTO_PROXY_ADDRESS, uptoSettlementPath, type UptoSettlementPath } from '../../chain/permit2.js'
+import type { RelayerSettlement, SchemeName, SettlementPath } from '../../seam/types.js'
 import { createPayerCredit, type PayerCredit } from '../../ledger/payer-credit.js'
 import { processLogger } from '../../logger.js'
 import { MAX_HANDLER_TIMEOUT_MS } from '../../pool/handler-contract.js'
 import { SETTLEMENT_EXPIRY_MARGIN_SECONDS } from '../../x402/verify-requirements.js'
 import { MAX_UPSTREAM_TIMEOUT_MS } from '../publishing/upstream-config.js'
 import { createFacilitatorClient, type FacilitatorClient } from './facilitator.js'
-import { createRelayerLock, relayersFromKeys, type Relayer } from './relayer.js'
+import { createRelayerLock, relayersFromKeys, type Relayer } from '../../chain/relayer.js'
 
 /** Crash points for tests: a hook that throws stops the batch exactly there, as a kill would. */
 export interface SettlementHooks {
@@ -113,14 +113,14 @@ export interface SettlerContext {
   log: SettlerLog
   facilitator: FacilitatorClient | undefined
   getChainId(): Promise<number>
-  /** how this chain settles upto payments (read once per settler, logged): permit2.ts uptoSettlementPath */
-  uptoPath(): Promise<UptoSettlementPath>
+  /** how this chain takes a scheme's settlement calls (read once per settler and scheme, logged) */
+  pathOf(settlement: RelayerSettlement): Promise<SettlementPath>
 }
 
 export function settlerContext(deps: Deps, opts: SettlerOptions = {}): SettlerContext {
   const { config, chain } = deps
   let chainId: number | undefined
-  let uptoPath: Promise<UptoSettlementPath> | undefined
+  const paths = new Map<SchemeName, Promise<SettlementPath>>()
   const log = opts.log ?? processLogger(config.logLevel)
   return {
     deps,
@@ -149,29 +149,22 @@ export function settlerContext(deps: Deps, opts: SettlerOptions = {}): SettlerCo
       chainId ??= await chain.getChainId()
       return chainId
     },
-    uptoPath() {
-      uptoPath ??= uptoSettlementPath(chain).then(
+    pathOf(settlement) {
+      const known = paths.get(settlement.scheme)
+      if (known) return known
+      const path = settlement.path(chain).then(
         (path) => {
-          if (path === 'absent')
-            log.error(
-              { proxy: UPTO_PROXY_ADDRESS },
-              'settlement: no upto proxy at its canonical address on this chain; upto payments wait unsettled (turn UPTO_SCHEME off, or use a chain that has it)',
-            )
-          else
-            log.info(
-              { path },
-              path === 'batch'
-                ? 'settlement: upto payments settle in the Multicall3 batches'
-                : 'settlement: upto payments settle one transaction per payment',
-            )
+          const said = settlement.describePath?.(path)
+          if (said) log[said.level](said.extra ?? {}, said.msg)
           return path
         },
         (err) => {
-          uptoPath = undefined
+          paths.delete(settlement.scheme)
           throw err
         },
       )
-      return uptoPath
+      paths.set(settlement.scheme, path)
+      return path
     },
   }
 }

@@ -1,4 +1,4 @@
-import type { Deps } from '../../deps.js'
+import type { CoreDeps as Deps } from '../../core-deps.js'
 import type { SettleNow } from '../../ledger/settle-now.js'
 import { createSettler, type Settler, type SettlerOptions } from './settler.js'
 import { claimOne } from '../../ledger/transitions.js'

@@ -5,7 +5,7 @@ import { privateKeyToAccount } from 'viem/accounts'
 import type { Config } from '../../config.js'
 import { testUsdcAbi } from '../../chain/usdc-abi.js'
 import { appError } from '../../errors.js'
-import { createRelayerLock } from '../settlement/relayer.js'
+import { createRelayerLock } from '../../chain/relayer.js'
 
 /** Most one faucet call hands out: 1,000 test USDC. */
 export const FAUCET_MAX = 1_000_000_000n

@@ -36,12 +36,18 @@ t.test('paying A2A skills from the agent wallet: the CLI and the call_agent tool
     const r = await term.run(['a2a', 'call', card, 'echo', '--input', '{"msg":"hi a2a"}'])
     t.equal(r.code, 0, r.err)
     t.same(JSON.parse(r.out), { echo: { msg: 'hi a2a' } })
-    t.match(r.err, /paid 0\.001 USDC to 0x[0-9a-fA-F]{40} from 0x[0-9a-fA-F]{40} \(exact\)/)
+    // the platform's own agent offers batch-settlement beside exact: paid through a channel by default
+    t.match(r.err, /paid 0\.001 USDC to 0x[0-9a-fA-F]{40} from 0x[0-9a-fA-F]{40} \(batch-settlement\)/)
     t.match(await paymentsOf(p, rich.id), [{ amount: '1000', url: `${p.proxyUrl}/tollgate/toolbox/echo` }])
 
     const json = await term.run(['--json', 'a2a', 'call', card, 'echo', '--input', '{"msg":"x"}'])
     t.equal(json.code, 0)
     t.match(JSON.parse(json.err), { object: 'receipt', paid: true, amount: '1000', state: 'completed' })
+
+    // --no-batch: exact
+    const exact = await term.run(['a2a', 'call', card, 'echo', '--input', '{"msg":"e"}', '--no-batch'])
+    t.equal(exact.code, 0, exact.err)
+    t.match(exact.err, /paid 0\.001 USDC to 0x[0-9a-fA-F]{40} from 0x[0-9a-fA-F]{40} \(exact\)/)
 
     const bad = await term.run(['a2a', 'call', card, 'echo', '--input', '[1]'])
     t.equal(bad.code, 1)

@@ -4,7 +4,6 @@
  * forwarded to the seller's agent signed, with the payment id; a task the seller's agent fails is
  * voided, nothing charged.
  */
-import { createHash, createHmac } from 'node:crypto'
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import t, { type Test } from 'tap'
 import { AgentCard, Role, TaskState, type Part } from '@a2a-js/sdk'
@@ -21,10 +20,8 @@ import type { PaymentRequired } from '@x402/core/types'
 import { ExactEvmScheme } from '@x402/evm'
 import { privateKeyToAccount } from 'viem/accounts'
 import { BoundedTaskStore } from '../../../src/proxy/a2a-task-store.js'
-import { createUsers } from '../../../src/services/accounts/users.js'
-import { createPublishing } from '../../../src/services/publishing/publishing.js'
 import { withDevnet } from '../../helpers/devnet.js'
-import { startTestPlatform } from '../../helpers/platform.js'
+import { startSellerPlatform, upstreamSignatureValid } from '../../helpers/seller.js'
 import { until } from '../../helpers/until.js'
 import { send, userMessage } from '../../helpers/a2a.js'
 
@@ -130,28 +127,10 @@ async function sellerAgent(t: Test) {
   return { cardUrl: `${base}/.well-known/agent-card.json`, seen }
 }
 
-/** X-Tollgate-Signature as upstream.ts makes it */
-function verifies(secret: string, header: string | undefined, method: string, path: string, body: string): boolean {
-  const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header ?? '')
-  if (!m) return false
-  const mac = createHmac('sha256', secret)
-    .update(`${m[1]}.${method}.${path}.${createHash('sha256').update(body).digest('hex')}`)
-    .digest('hex')
-  return mac === m[2]
-}
-
 t.test("a seller's A2A agent, published per skill, paid through Tollgate and forwarded", async (t) => {
-  const platform = await startTestPlatform(t, {
-    devnet,
-    env: { TOLLGATE_ALLOW_PRIVATE_UPSTREAMS: 'true', TOLLGATE_MASTER_KEY: '37'.repeat(32) },
-  })
+  const { platform, pub, who } = await startSellerPlatform(t, { devnet, namespace: 'a2aseller', service: 'shouter' })
   const { deps } = platform
   const agent = await sellerAgent(t)
-  const user = await createUsers(deps).create(`a2a-up-${Date.now()}@example.com`, 'correct horse battery staple')
-  const pub = createPublishing(deps)
-  const who = { userId: user.id }
-  await pub.claimNamespace(who, { namespace: 'a2aseller' })
-  await pub.createService(who, 'a2aseller', { name: 'shouter', pay_to: devnet.accounts.receiver.address })
 
   await t.rejects(
     pub.putA2aUpstream(who, 'a2aseller', 'shouter', { card_url: agent.cardUrl, skill_prices: { nope: '1000' } }),
@@ -200,7 +179,10 @@ t.test("a seller's A2A agent, published per skill, paid through Tollgate and for
     const rpc = agent.seen.filter((s) => s.path === '/rpc')
     t.equal(rpc.length, 1)
     t.equal(rpc[0]!.headers['x-tollgate-payment-id'], receipt.paymentId)
-    t.ok(verifies(secret, rpc[0]!.headers['x-tollgate-signature'] as string, 'POST', '/rpc', rpc[0]!.body), 'signed')
+    t.ok(
+      upstreamSignatureValid(secret, rpc[0]!.headers['x-tollgate-signature'] as string, 'POST', '/rpc', rpc[0]!.body),
+      'signed',
+    )
     const row = await deps.db
       .selectFrom('payments')
       .select('status')

@@ -18,8 +18,10 @@ t.test('human approval: 202, decisions, a retry signed once, refusals, caps, aud
     t.equal(r.statusCode, 200, r.body)
     return agent
   }
+  // transfers (opted out of the hosted endpoint's batch-settlement): each signature its own payment, counted
+  // against caps and rates though never sent (a channel voucher never sent is covered by the next one)
   const pay = (agent: { auth: object }, extra: object = {}) =>
-    inject('POST', '/v1/agent/payments', agent.auth, { url, challenge, ...extra })
+    inject('POST', '/v1/agent/payments', agent.auth, { url, challenge, batch_settlement: false, ...extra })
   const signatures = async (agentId: string) =>
     (await p.deps.db.selectFrom('agent_payments').select('id').where('agent_id', '=', agentId).execute()).length
 
@@ -116,6 +118,7 @@ t.test('human approval: 202, decisions, a retry signed once, refusals, caps, aud
     const r = await inject('POST', '/v1/agent/payments', agent.auth, {
       url: otherUrl,
       challenge: otherChallenge,
+      batch_settlement: false,
       approval_id: a.approval_id,
     })
     t.equal(r.statusCode, 409, r.body)
@@ -165,6 +168,7 @@ t.test('human approval: 202, decisions, a retry signed once, refusals, caps, aud
     const capped = await inject('POST', '/v1/agent/payments', agent.auth, {
       url: `${url}x`,
       challenge: (await fetch(`${url}x`)).headers.get('payment-required')!,
+      batch_settlement: false,
       approval_id: b.approval_id,
     })
     t.equal(capped.statusCode, 403, capped.body)

@@ -1,8 +1,9 @@
 /**
  * 10,000 malformed or tampered `batch-settlement` payloads through the proxy (in-process inject),
  * from a seeded PRNG (FUZZ_SEED): the envelope, the channel config, the voucher and its signature,
- * deposits and refunds, in type, length, hex and range, missing and extra, and correctly signed
- * vouchers for the wrong cumulative amount. None is accepted, none gets a 5xx; the channel's charge
+ * deposits and refunds, in type, length, hex and range, missing and extra, correctly signed
+ * vouchers for the wrong cumulative amount, and a correctly signed refund voucher with its amount
+ * (too large, malformed), signature or config tampered. None is accepted, none gets a 5xx; the channel's charge
  * is unchanged and the next valid voucher is still served afterwards.
  */
 import { signVoucher } from '@x402/evm/batch-settlement/client'
@@ -61,6 +62,8 @@ t.test(`${N} tampered batch-settlement payloads: 0 accepted, 0 5xx, nothing char
       `0x${'f'.repeat(64)}`,
       '9'.repeat(80),
     ])
+  // the zero-charge voucher of a real refund (charged 1000): only ever sent tampered below
+  const refundVoucher = await voucherFor(1000n)
   const signedWrong = await Promise.all(
     [0n, 1000n, 1999n, 2001n, 3000n, 10n ** 30n, (1n << 128n) - 1n].map((m) => voucherFor(m)),
   )
@@ -71,7 +74,7 @@ t.test(`${N} tampered batch-settlement payloads: 0 accepted, 0 5xx, nothing char
     const c = p.channelConfig as Json
     const v = p.voucher as Json
     const a = e.accepted as Json
-    switch (Math.floor(rand() * 12)) {
+    switch (Math.floor(rand() * 13)) {
       case 0:
         c[pick(Object.keys(c))] = rand() < 0.5 ? junk() : hexFlip(String(c[pick(Object.keys(c))] ?? '0x00'))
         break
@@ -127,6 +130,20 @@ t.test(`${N} tampered batch-settlement payloads: 0 accepted, 0 5xx, nothing char
       case 10: {
         const o = rand() < 0.5 ? c : v
         delete o[pick(Object.keys(o))]
+        break
+      }
+      case 11: {
+        // a correctly signed refund voucher, tampered: the amount, the signature or the config
+        p.type = 'refund'
+        p.voucher = { ...refundVoucher }
+        const r = rand()
+        if (r < 0.5)
+          p.amount = pick<unknown>(['0', '-1', 'all', '29001', '1e3', 1000, '0x10', (1n << 128n).toString(), null])
+        else if (r < 0.75) (p.voucher as Json).signature = hexFlip(refundVoucher.signature)
+        else {
+          const k = pick(['payer', 'payerAuthorizer', 'receiver', 'receiverAuthorizer', 'token', 'salt'])
+          c[k] = hexFlip(String(c[k]))
+        }
         break
       }
       default:

@@ -9,6 +9,8 @@ t.test('agent payment API: sign, pay through the proxy, outcome, status', async 
   const url = `${p.proxyUrl}/tollgate/toolbox/echo?msg=hi`
   const challenge = await fetch(url)
   t.equal(challenge.status, 402)
+  // the hosted endpoint offers batch-settlement beside exact: this is the exact flow (a transfer per
+  // call, its settlement and release), so the v2 payments here opt out of batch-settlement
   const header = challenge.headers.get('payment-required')!
 
   // the agent's own budget, before any payment
@@ -34,7 +36,7 @@ t.test('agent payment API: sign, pay through the proxy, outcome, status', async 
     method: 'POST',
     url: '/v1/agent/payments',
     headers: agent.auth,
-    payload: { url, challenge: header, dry_run: true },
+    payload: { url, challenge: header, batch_settlement: false, dry_run: true },
   })
   t.equal(preview.statusCode, 200, preview.body)
   t.match(preview.json(), {
@@ -53,7 +55,7 @@ t.test('agent payment API: sign, pay through the proxy, outcome, status', async 
     method: 'POST',
     url: '/v1/agent/payments',
     headers: agent.auth,
-    payload: { url, challenge: header },
+    payload: { url, challenge: header, batch_settlement: false },
   })
   t.equal(res.statusCode, 201, res.body)
   const pay = res.json()
@@ -99,7 +101,7 @@ t.test('agent payment API: sign, pay through the proxy, outcome, status', async 
     method: 'POST',
     url: '/v1/agent/payments',
     headers: agent.auth,
-    payload: { url, challenge: header },
+    payload: { url, challenge: header, batch_settlement: false },
   })
   t.match(res2.json().headroom, { daily: '2000' })
   await p.web.inject({
@@ -112,7 +114,7 @@ t.test('agent payment API: sign, pay through the proxy, outcome, status', async 
     method: 'POST',
     url: '/v1/agent/payments',
     headers: agent.auth,
-    payload: { url, challenge: header, dry_run: true },
+    payload: { url, challenge: header, batch_settlement: false, dry_run: true },
   })
   t.match(res3.json().headroom, { daily: '2000' }, 'rejected amount released (3000 spent after this one)')
   const after = await status()
@@ -147,16 +149,11 @@ t.test('agent payment API: sign, pay through the proxy, outcome, status', async 
   t.equal((await p.web.inject({ method: 'GET', url: '/v1/agent' })).statusCode, 401, 'no agent key, no budget')
 
   t.equal(
-    (await p.web.inject({ method: 'POST', url: '/v1/agent/payments', payload: { url, challenge: header } })).statusCode,
-    401,
-  )
-  t.equal(
     (
       await p.web.inject({
         method: 'POST',
         url: '/v1/agent/payments',
-        headers: { authorization: 'Bearer ak_test_nope' },
-        payload: { url, challenge: header },
+        payload: { url, challenge: header, batch_settlement: false },
       })
     ).statusCode,
     401,
@@ -167,7 +164,18 @@ t.test('agent payment API: sign, pay through the proxy, outcome, status', async 
         method: 'POST',
         url: '/v1/agent/payments',
         headers: { authorization: 'Bearer ak_test_nope' },
-        payload: { url, challenge: header },
+        payload: { url, challenge: header, batch_settlement: false },
+      })
+    ).statusCode,
+    401,
+  )
+  t.equal(
+    (
+      await p.web.inject({
+        method: 'POST',
+        url: '/v1/agent/payments',
+        headers: { authorization: 'Bearer ak_test_nope' },
+        payload: { url, challenge: header, batch_settlement: false },
       })
     ).json().code,
     'invalid_api_key',
@@ -179,7 +187,7 @@ t.test('agent payment API: sign, pay through the proxy, outcome, status', async 
     method: 'POST',
     url: '/v1/agent/payments',
     headers: { authorization: `Bearer ${agent.key.replace(/^ak_test_/, 'ak_live_')}` },
-    payload: { url, challenge: header },
+    payload: { url, challenge: header, batch_settlement: false },
   })
   t.equal(live.statusCode, 401, live.body)
   t.match(live.json(), {
@@ -202,7 +210,7 @@ t.test('agent payment API: sign, pay through the proxy, outcome, status', async 
     method: 'POST',
     url: '/v1/agent/payments',
     headers: agent.auth,
-    payload: { url, challenge: header },
+    payload: { url, challenge: header, batch_settlement: false },
   })
   t.equal(test.statusCode, 401, test.body)
   t.match(test.json(), {

@@ -20,6 +20,8 @@ t.test(
   async (t) => {
     const p = await startBuyerPlatform(t)
     const url = `${p.proxyUrl}/tollgate/toolbox/echo`
+    // the hosted endpoint offers batch-settlement beside exact: these are caps on transfers (each signed
+    // authorization counted until it settles or expires), so every payment here opts out of it
     const challenge = (await fetch(url)).headers.get('payment-required')!
     // two "processes": separate Postgres pools and Redis connections on the same stores
     const deps2 = createDeps(p.deps.config)
@@ -29,7 +31,7 @@ t.test(
 
     async function storm(agentId: string, n = 200) {
       const results = await Promise.allSettled(
-        Array.from({ length: n }, (_, i) => services[i % 2]!.pay(agentId, { url, challenge })),
+        Array.from({ length: n }, (_, i) => services[i % 2]!.pay(agentId, { url, challenge, batch_settlement: false })),
       )
       const ok = results.filter((r) => r.status === 'fulfilled').length
       const codes = new Set(
@@ -59,9 +61,9 @@ t.test(
 
     // the refusal says which cap and what is left
     const capped = await p.agent({ fund: 1_000_000n, caps: { daily: '2500', monthly: '100000' } })
-    await services[0]!.pay(capped.id, { url, challenge })
-    await services[0]!.pay(capped.id, { url, challenge })
-    const over = await services[0]!.pay(capped.id, { url, challenge }).catch((e) => e)
+    await services[0]!.pay(capped.id, { url, challenge, batch_settlement: false })
+    await services[0]!.pay(capped.id, { url, challenge, batch_settlement: false })
+    const over = await services[0]!.pay(capped.id, { url, challenge, batch_settlement: false }).catch((e) => e)
     t.match(over, {
       code: 'spend_cap_exceeded',
       statusCode: 403,
@@ -69,7 +71,7 @@ t.test(
     })
     // the per-transaction refusal speaks USDC; the details keep atomic units
     const small = await p.agent({ fund: 1_000_000n, caps: { per_transaction: '999' } })
-    t.match(await services[0]!.pay(small.id, { url, challenge }).catch((e) => e), {
+    t.match(await services[0]!.pay(small.id, { url, challenge, batch_settlement: false }).catch((e) => e), {
       code: 'spend_cap_exceeded',
       message: /the price 0\.001 USDC is above the per-transaction cap of 0\.000999 USDC$/,
       details: { cap: 'per_transaction', limit: '999', amount: '1000' },
@@ -77,20 +79,20 @@ t.test(
 
     t.test('insufficient_balance counts unsettled payments signed by every process', async (t) => {
       const agent = await p.agent({ fund: 2500n })
-      await services[0]!.pay(agent.id, { url, challenge })
-      await services[1]!.pay(agent.id, { url, challenge })
+      await services[0]!.pay(agent.id, { url, challenge, batch_settlement: false })
+      await services[1]!.pay(agent.id, { url, challenge, batch_settlement: false })
       // each process alone has seen one payment of 1000 against 2500; together they have signed 2000
-      const refused = await services[0]!.pay(agent.id, { url, challenge }).catch((e) => e)
+      const refused = await services[0]!.pay(agent.id, { url, challenge, batch_settlement: false }).catch((e) => e)
       t.match(refused, {
         code: 'insufficient_balance',
         details: { balance: '2500', unsettled: '2000', available: '500', needed: '1000' },
       })
       t.match(
-        await services[1]!.pay(agent.id, { url, challenge }).catch((e) => e),
+        await services[1]!.pay(agent.id, { url, challenge, batch_settlement: false }).catch((e) => e),
         { code: 'insufficient_balance' },
         'the other process agrees',
       )
-      t.match(await services[1]!.pay(agent.id, { url, challenge, dry_run: true }), {
+      t.match(await services[1]!.pay(agent.id, { url, challenge, batch_settlement: false, dry_run: true }), {
         would_pay: null,
         refusal: { code: 'insufficient_balance', unsettled: '2000' },
       })
@@ -103,7 +105,7 @@ t.test(
         .execute()
       await services[1]!.outcome(agent.id, first!.id, { status: 'rejected' })
       t.match(
-        await services[0]!.pay(agent.id, { url, challenge }),
+        await services[0]!.pay(agent.id, { url, challenge, batch_settlement: false }),
         { object: 'agent_payment' },
         'paid after the release',
       )
@@ -114,7 +116,7 @@ t.test(
       const svc = createAgentPayments({ ...p.deps, now: () => clock })
       t.teardown(() => svc.close())
       const agent = await p.agent({ fund: 1_000_000n, caps: { daily: '2000', monthly: '3000' } })
-      const pay = () => svc.pay(agent.id, { url, challenge })
+      const pay = () => svc.pay(agent.id, { url, challenge, batch_settlement: false })
       await pay()
       await pay()
       t.match(await pay().catch((e) => e), { code: 'spend_cap_exceeded', details: { cap: 'daily' } }, 'day full')
@@ -125,7 +127,7 @@ t.test(
         { code: 'spend_cap_exceeded', details: { cap: 'monthly', remaining: '0' } },
         'new day, but the month is full',
       )
-      const preview = await svc.pay(agent.id, { url, challenge, dry_run: true })
+      const preview = await svc.pay(agent.id, { url, challenge, batch_settlement: false, dry_run: true })
       t.match(preview, {
         would_pay: null,
         refusal: { code: 'spend_cap_exceeded', cap: 'monthly' },
@@ -147,7 +149,7 @@ t.test(
         .executeTakeFirstOrThrow()
       t.equal(row.status, 'expired')
       t.match(
-        await svc.pay(agent.id, { url, challenge, dry_run: true }),
+        await svc.pay(agent.id, { url, challenge, batch_settlement: false, dry_run: true }),
         { spent: { daily: '0', monthly: '0' } },
         'released',
       )
@@ -200,7 +202,7 @@ t.test(
         method: 'POST',
         url: '/v1/agent/payments',
         headers: poor.auth,
-        payload: { url, challenge },
+        payload: { url, challenge, batch_settlement: false },
       })
       t.match(res.json(), { statusCode: 402, code: 'insufficient_balance', balance: '500', needed: '1000' })
       t.equal(await count(p.deps.db, agent.id), 0, 'nothing signed')

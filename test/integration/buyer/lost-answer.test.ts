@@ -19,7 +19,10 @@ t.test(
     const { origin, port, exited } = await startCrashProxy(t, p.env, { CRASH_BEFORE_PAID_ANSWER: '1' })
 
     const url = `${origin}/tollgate/toolbox/echo?msg=lost`
-    const err = await wrapFetch(fetch, { baseUrl: p.webUrl, agentKey: agent.key })(url).catch((e: unknown) => e)
+    // an exact transfer (opted out of batch-settlement): the proxy's payment row found by payer and nonce
+    const err = await wrapFetch(fetch, { baseUrl: p.webUrl, agentKey: agent.key, batchSettlement: false })(url).catch(
+      (e: unknown) => e,
+    )
     if (!t.type(err, PaidCallFailedError, 'the paid call got no answer')) return
     const failed = err as PaidCallFailedError
     t.same(await exited, { code: null, signal: 'SIGKILL' }, 'the proxy died of SIGKILL as it began the answer')

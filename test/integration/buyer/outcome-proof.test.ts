@@ -22,8 +22,14 @@ t.test(
     const throws = `${p.proxyUrl}/tollgate/toolbox/throws`
     const challengeOf = async (url: string) => (await fetch(url)).headers.get('payment-required')!
 
+    // transfers (opted out of the hosted endpoints' batch-settlement): what the chain proves of an exact signature
     const pay = async (agent: Agent, url: string, challenge: unknown) =>
-      p.web.inject({ method: 'POST', url: '/v1/agent/payments', headers: agent.auth, payload: { url, challenge } })
+      p.web.inject({
+        method: 'POST',
+        url: '/v1/agent/payments',
+        headers: agent.auth,
+        payload: { url, challenge, batch_settlement: false },
+      })
     const report = async (agent: Agent, id: string, status: string) =>
       p.web.inject({
         method: 'POST',
@@ -260,7 +266,7 @@ t.test(
       'a call the proxy voided stops counting once cancelled on chain: wrapFetch and the CLI ("not charged")',
       async (t) => {
         const agent = await p.agent({ fund: 1_000_000n, caps: { daily: '1000' } })
-        const res = await wrapFetch(fetch, { baseUrl: p.webUrl, agentKey: agent.key })(throws)
+        const res = await wrapFetch(fetch, { baseUrl: p.webUrl, agentKey: agent.key, batchSettlement: false })(throws)
         t.equal(res.status, 502)
         t.match(res.payment, { success: false })
         const id = res.payment!.agentPaymentId!
@@ -287,7 +293,7 @@ t.test(
           env: { TOLLGATE_API_URL: p.webUrl, TOLLGATE_AGENT_KEY: agent.key },
           home: '/nonexistent',
         }
-        t.equal(await runCli(['fetch', throws], io), 3, err.join(''))
+        t.equal(await runCli(['fetch', throws, '--no-batch'], io), 3, err.join(''))
         t.match(err.join(''), /not charged: the call failed/)
         out.length = 0
         t.equal(await runCli(['budget', '--json'], io), 0)

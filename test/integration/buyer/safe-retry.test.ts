@@ -31,7 +31,8 @@ t.test(
         }
         return res
       }
-      const res = await wrapFetch(f, { baseUrl: p.webUrl, agentKey: agent.key })(
+      // exact (opted out of the hosted endpoint's batch-settlement): one transfer, recorded once by the proxy
+      const res = await wrapFetch(f, { baseUrl: p.webUrl, agentKey: agent.key, batchSettlement: false })(
         `${p.proxyUrl}/tollgate/toolbox/echo?msg=again`,
       )
       t.equal(res.status, 200)
@@ -106,7 +107,12 @@ t.test(
         const v1Body = await challenge.json()
         const pay = (body: Record<string, unknown>) =>
           p.web.inject({ method: 'POST', url: '/v1/agent/payments', headers: agent.auth, payload: { url, ...body } })
-        const v2 = await pay({ challenge: header, payment_identifier: 'pay_0123456789abcdef0123456789abcdef' })
+        // an exact transfer (opted out of the hosted endpoint's batch-settlement)
+        const v2 = await pay({
+          challenge: header,
+          batch_settlement: false,
+          payment_identifier: 'pay_0123456789abcdef0123456789abcdef',
+        })
         t.equal(v2.statusCode, 201)
         t.match(v2.json(), { header: 'PAYMENT-SIGNATURE', payment_identifier: 'pay_0123456789abcdef0123456789abcdef' })
         const sent = JSON.parse(Buffer.from(v2.json().value, 'base64').toString('utf8'))

@@ -41,8 +41,8 @@ t.test(
       })
     const receiverBefore = await balanceOf(p.devnet.accounts.receiver.address)
 
-    // through the wrapper
-    const res = await wrapFetch(fetch, { baseUrl: p.webUrl, agentKey: agent.key })(
+    // through the wrapper; exact (opted out of the hosted endpoint's batch-settlement): one transfer per call, settled
+    const res = await wrapFetch(fetch, { baseUrl: p.webUrl, agentKey: agent.key, batchSettlement: false })(
       `${p.proxyUrl}/tollgate/toolbox/echo?msg=settle`,
     )
     t.equal(res.status, 200)
@@ -57,7 +57,10 @@ t.test(
       home: '/nonexistent',
     }
     t.equal(
-      await runCli(['fetch', '-X', 'POST', `${p.proxyUrl}/tollgate/toolbox/echo`, '--json', '{"msg":"cli"}'], io),
+      await runCli(
+        ['fetch', '-X', 'POST', `${p.proxyUrl}/tollgate/toolbox/echo`, '--json', '{"msg":"cli"}', '--no-batch'],
+        io,
+      ),
       0,
       err.join(''),
     )

@@ -1,5 +1,4 @@
 import t from 'tap'
-import { sql } from 'kysely'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { mintUsdc } from '../../../src/chain/devnet.js'
 import { wrapFetch, type FetchLike } from '../../../src/client.js'
@@ -7,6 +6,7 @@ import { announceRegistryChange } from '../../../src/services/registry-events.js
 import { startBuyerPlatform } from '../../helpers/buyer.js'
 import { decodeRequired } from '../../helpers/pay.js'
 import { until } from '../../helpers/until.js'
+import { endAccessGrants } from '../../helpers/access-grants.js'
 
 const p = await startBuyerPlatform(t)
 const db = p.deps.db
@@ -61,11 +61,7 @@ t.test('an access that ran out: the sign-in is refused and the call is paid', as
   const b = await buyer()
   const pay = wrapFetch(b.f, { privateKey: b.privateKey })
   t.ok((await pay(`${echo}?msg=one`)).payment)
-  await db
-    .updateTable('access_grants')
-    .set({ expires_at: sql`now() - interval '1 second'` })
-    .where('payer', '=', b.account.address.toLowerCase())
-    .execute()
+  await endAccessGrants(p.deps, b.account.address)
   const res = await pay(`${echo}?msg=two`)
   t.equal(res.status, 200)
   t.ok(res.payment, 'paid again')

@@ -16,7 +16,8 @@ t.test(
     // the host allowlist entry below is checked by the platform fetching the local express server's own 402
     const p = await startBuyerPlatform(t, { env: { TOLLGATE_ALLOW_PRIVATE_UPSTREAMS: 'true' } })
     const agent = await p.agent({ fund: 1_000_000n })
-    const pay = wrapFetch(fetch, { baseUrl: p.webUrl, agentKey: agent.key })
+    // exact (opted out of the hosted endpoint's batch-settlement): a v2 transfer with an id, recorded by the proxy
+    const pay = wrapFetch(fetch, { baseUrl: p.webUrl, agentKey: agent.key, batchSettlement: false })
     const url = `${p.proxyUrl}/tollgate/toolbox/echo?msg=wrapped`
 
     const res = await pay(url)

@@ -105,7 +105,8 @@ t.test('a new user: login, setup, then a paid fetch, with no curl', async (t) =>
   })
   t.equal(again.err, '', '--json: nothing on stderr')
 
-  const paid = await u.run(['fetch', `${p.proxyUrl}/tollgate/toolbox/echo?msg=first`])
+  // exact (--no-batch: not the hosted endpoint's batch-settlement channel), whose transfer settles on its own
+  const paid = await u.run(['fetch', `${p.proxyUrl}/tollgate/toolbox/echo?msg=first`, '--no-batch'])
   t.equal(paid.code, 0, paid.err)
   t.same(JSON.parse(paid.out), { echo: { msg: 'first' } })
   t.match(paid.err, /^paid 0\.001 USDC to 0x[0-9a-fA-F]{40} from 0x/i)
@@ -130,6 +131,7 @@ t.test('a new user: login, setup, then a paid fetch, with no curl', async (t) =>
     `${p.proxyUrl}/tollgate/toolbox/echo`,
     '--json',
     '{"msg":"j"}',
+    '--no-batch',
   ])
   t.equal(j.code, 0, j.err)
   t.same(JSON.parse(j.out), { echo: { msg: 'j' } })

@@ -219,7 +219,16 @@ t.test('tollgate mcp: an agent host searches, describes and pays over stdio, wit
     t.match(r.structuredContent, { echo: { msg: 'remote' } })
     t.match(texts(r), /cost: 0\.001 USDC, paid to/)
     t.match(cost(r), { charged: true })
-    t.equal((await paymentsOf(p, rich.id)).length, 4)
+    // the proxy's tools offer batch-settlement, paid by default: the voucher signed for the bad tool
+    // arguments above was never charged, so this call signed that cumulative voucher again, on its
+    // row (counted again), not a new one
+    const rows = await paymentsOf(p, rich.id)
+    t.equal(rows.length, 3)
+    t.equal(cost(r)!.payment_id, rows[2]!.id, 'the voided voucher, signed again')
+    t.same(
+      rows.map((x) => x.status),
+      ['accepted', 'accepted', 'accepted'],
+    )
     const unknown = await call(c, 'no-such-tool', {})
     t.equal(unknown.isError, true)
     t.match(texts(unknown), /cost: nothing/)

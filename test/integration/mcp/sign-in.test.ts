@@ -8,7 +8,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { sql } from 'kysely'
 import t, { type Test } from 'tap'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { mintUsdc } from '../../../src/chain/devnet.js'
@@ -21,6 +20,7 @@ import { startBuyerPlatform } from '../../helpers/buyer.js'
 import { decodeRequired } from '../../helpers/pay.js'
 import { until } from '../../helpers/until.js'
 import { mcpHost } from '../../helpers/mcp-host.js'
+import { endAccessGrants } from '../../helpers/access-grants.js'
 
 const p = await startBuyerPlatform(t)
 const db = p.deps.db
@@ -184,11 +184,7 @@ t.test('refusals: expired access, foreign wallets, malformed proofs', async (t) 
     t.equal(refusal(t, r), 'invalid_siwx_header', what)
   }
 
-  await db
-    .updateTable('access_grants')
-    .set({ expires_at: sql`now() - interval '1 second'` })
-    .where('payer', '=', b.account.address.toLowerCase())
-    .execute()
+  await endAccessGrants(p.deps, b.account.address)
   const stale = await proofFor(client, b.account)
   const expired = await callEcho(client, 'x', { 'sign-in-with-x': stale.json })
   t.equal(refusal(t, expired), 'siwx_no_paid_access', 'the access ran out')

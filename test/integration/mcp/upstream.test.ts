@@ -1,4 +1,3 @@
-import { createHash, createHmac } from 'node:crypto'
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import t, { type Test } from 'tap'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -13,10 +12,9 @@ import { privateKeyToAccount } from 'viem/accounts'
 import { parseChallenge } from '../../../src/client/challenge.js'
 import { signInHeader, signInOffer } from '../../../src/client/sign-in.js'
 import { buildWebApp } from '../../../src/http/web-app.js'
-import { createUsers } from '../../../src/services/accounts/users.js'
 import { createPublishing } from '../../../src/services/publishing/publishing.js'
 import { withDevnet } from '../../helpers/devnet.js'
-import { startTestPlatform } from '../../helpers/platform.js'
+import { startSellerPlatform, upstreamSignatureValid } from '../../helpers/seller.js'
 import { until } from '../../helpers/until.js'
 import { userWithKey } from '../../helpers/accounts.js'
 
@@ -84,28 +82,10 @@ const call = (c: Client, name: string, args: Record<string, unknown>, payment?: 
     ...(payment === undefined ? {} : { _meta: { 'x402/payment': payment } }),
   }) as Promise<CallToolResult>
 
-/** X-Tollgate-Signature as upstream.ts makes it: t=<unix>,v1=hmac(secret, "<t>.<METHOD>.<path>.<sha256(body)>") */
-function verifies(secret: string, header: string | undefined, method: string, path: string, body: string): boolean {
-  const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header ?? '')
-  if (!m) return false
-  const mac = createHmac('sha256', secret)
-    .update(`${m[1]}.${method}.${path}.${createHash('sha256').update(body).digest('hex')}`)
-    .digest('hex')
-  return mac === m[2]
-}
-
 t.test('a seller publishes an upstream MCP server: its tools are paid tools of the service', async (t) => {
-  const platform = await startTestPlatform(t, {
-    devnet,
-    env: { TOLLGATE_ALLOW_PRIVATE_UPSTREAMS: 'true', TOLLGATE_MASTER_KEY: '24'.repeat(32) },
-  })
+  const { platform, pub, who } = await startSellerPlatform(t, { devnet, namespace: 'mcpseller', service: 'quotes' })
   const { deps } = platform
   const upstream = await sellerMcpServer(t)
-  const user = await createUsers(deps).create(`mcp-up-${Date.now()}@example.com`, 'correct horse battery staple')
-  const pub = createPublishing(deps)
-  const who = { userId: user.id }
-  await pub.claimNamespace(who, { namespace: 'mcpseller' })
-  await pub.createService(who, 'mcpseller', { name: 'quotes', pay_to: devnet.accounts.receiver.address })
 
   t.test('validation: SSRF rules as for HTTP upstreams, prices, tools the server has', async (t) => {
     const strict = createPublishing({ ...deps, config: { ...deps.config, allowPrivateUpstreams: false } })
@@ -161,7 +141,13 @@ t.test('a seller publishes an upstream MCP server: its tools are paid tools of t
     t.ok(listing.length > 0, 'publishing listed the tools')
     t.equal(listing[0]!.headers['x-api-key'], 'seller-key', "with the seller's header")
     t.ok(
-      verifies(secret, listing[0]!.headers['x-tollgate-signature'] as string, 'POST', '/mcp', listing[0]!.body),
+      upstreamSignatureValid(
+        secret,
+        listing[0]!.headers['x-tollgate-signature'] as string,
+        'POST',
+        '/mcp',
+        listing[0]!.body,
+      ),
       'signed',
     )
     const again = await pub.putMcpUpstream(who, 'mcpseller', 'quotes', {
@@ -226,7 +212,13 @@ t.test('a seller publishes an upstream MCP server: its tools are paid tools of t
       t.equal(forwarded.headers['x-api-key'], 'seller-key')
       t.equal(forwarded.headers['x-tollgate-payment-id'], receipt.paymentId, 'the payment id reaches the seller')
       t.ok(
-        verifies(secret, forwarded.headers['x-tollgate-signature'] as string, 'POST', '/mcp', forwarded.body),
+        upstreamSignatureValid(
+          secret,
+          forwarded.headers['x-tollgate-signature'] as string,
+          'POST',
+          '/mcp',
+          forwarded.body,
+        ),
         'the tools/call is signed over its body',
       )
       t.match(JSON.parse(forwarded.body), {

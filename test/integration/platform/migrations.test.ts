@@ -3,7 +3,7 @@ import { NO_MIGRATIONS } from 'kysely'
 import { sql } from 'kysely'
 import { createDb } from '../../../src/db/create-db.js'
 import { createMigrator, migrateToLatest } from '../../../src/db/migrate.js'
-import { TEST_DATABASE_URL, testSchema } from '../../helpers/test-env.js'
+import { despiteOtherRuns, TEST_DATABASE_URL, testSchema } from '../../helpers/test-env.js'
 
 async function tables(schema: string): Promise<string[]> {
   const db = createDb({ databaseUrl: TEST_DATABASE_URL, schema, max: 1 })
@@ -17,32 +17,11 @@ async function tables(schema: string): Promise<string[]> {
   }
 }
 
-/**
- * Kysely's migrator introspects every schema of the database first; other test runs drop their
- * schemas (and archive tests their partitions) meanwhile, which fails that read with "... does not
- * exist" naming something of theirs. Such a run changed nothing here, so it is tried again.
- */
-async function despiteOthers<R extends { error?: unknown }>(schema: string, run: () => Promise<R>): Promise<R> {
-  for (let attempt = 1; ; attempt++) {
-    let r: R
-    try {
-      r = await run()
-    } catch (err) {
-      r = { error: err } as R
-    }
-    const message = r.error instanceof Error ? r.error.message : ''
-    if (!r.error || attempt >= 5 || !/does not exist/.test(message) || message.includes(schema)) {
-      if (r.error && !('results' in r)) throw r.error
-      return r
-    }
-  }
-}
-
 t.test('up to latest and back down on a fresh schema', async (t) => {
   const schema = await testSchema(t, { migrate: false })
   const db = createDb({ databaseUrl: TEST_DATABASE_URL, schema, max: 1 })
   t.teardown(() => db.destroy())
-  const up = await despiteOthers(schema, () => migrateToLatest(db, schema))
+  const up = await despiteOtherRuns(schema, () => migrateToLatest(db, schema))
   t.ok(up.results!.length >= 2, 'applied the migrations')
   const after = await tables(schema)
   for (const name of [
@@ -58,14 +37,14 @@ t.test('up to latest and back down on a fresh schema', async (t) => {
   ])
     t.ok(after.includes(name), `${name} exists`)
 
-  const again = await despiteOthers(schema, () => migrateToLatest(db, schema))
+  const again = await despiteOtherRuns(schema, () => migrateToLatest(db, schema))
   t.equal(again.results!.length, 0, 'second run is a no-op')
 
-  const down = await despiteOthers(schema, () => createMigrator(db, schema).migrateTo(NO_MIGRATIONS))
+  const down = await despiteOtherRuns(schema, () => createMigrator(db, schema).migrateTo(NO_MIGRATIONS))
   t.error(down.error)
   const left = (await tables(schema)).filter((n) => !n.startsWith('kysely_'))
   t.same(left, [], 'every table dropped by the down migrations')
-  const reup = await despiteOthers(schema, () => migrateToLatest(db, schema))
+  const reup = await despiteOtherRuns(schema, () => migrateToLatest(db, schema))
   t.equal(reup.results!.length, up.results!.length, 'migrates up again after down')
 })
 
@@ -79,8 +58,8 @@ t.test('two concurrent runs do not corrupt', async (t) => {
   })
   // a run that met another test's dropped schema in the introspection applied nothing and is tried again
   const [ra, rb] = await Promise.all([
-    despiteOthers(schema, () => migrateToLatest(a, schema)),
-    despiteOthers(schema, () => migrateToLatest(b, schema)),
+    despiteOtherRuns(schema, () => migrateToLatest(a, schema)),
+    despiteOtherRuns(schema, () => migrateToLatest(b, schema)),
   ])
   const applied = ra.results!.length + rb.results!.length
   const all = await createMigrator(a, schema).getMigrations()
@@ -163,12 +142,13 @@ t.test('agent_payments carries only what its per-payment insert needs', async (t
     idx.rows.map((r) => r.indexname),
     [
       'agent_payments_agent_month_idx',
+      'agent_payments_open_channel_vouchers',
       'agent_payments_open_idx',
       'agent_payments_open_vouchers',
       'agent_payments_payer_nonce_key',
       'agent_payments_pkey',
     ],
-    'primary key, payer + nonce, the month window, the open-reservation sweep and the open vouchers a newer voucher supersedes',
+    'primary key, payer + nonce, the month window, the open-reservation sweep, and the open vouchers (deferred) and channel vouchers (batch-settlement) a newer one supersedes (both partial: reserved rows only)',
   )
   const fks = await sql<{ conname: string }>`
     select c.conname from pg_constraint c join pg_class r on r.oid = c.conrelid join pg_namespace n on n.oid = r.relnamespace

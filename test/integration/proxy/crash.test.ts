@@ -149,7 +149,7 @@ t.test('kill -9 of the proxy at each stage of a paid call: uncharged, or served 
         c.charged ? 'settled: served and charged' : 'never charged',
       )
       const [used] = await authorizationStates(deps.chain, devnet.usdcAddress, [
-        { payer: payer.address, nonce } as never,
+        { scheme: 'exact', payer: payer.address, nonce } as never,
       ])
       t.equal(used, c.charged, c.charged ? 'the transfer happened once' : 'no transfer on chain')
     })

@@ -10,6 +10,8 @@ import { until } from '../../helpers/until.js'
 import { createUsers } from '../../../src/services/accounts/users.js'
 import { createPublishing } from '../../../src/services/publishing/publishing.js'
 
+/** how long the call may take to reach the provider: a bound for a stuck call, not a timing */
+const HANDLER_START_MS = 150_000
 const handlersDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../fixtures/io-handlers')
 
 t.test(
@@ -30,11 +32,20 @@ t.test(
     const required = decodeRequired((await proxy.inject(url)).headers['payment-required'] as string)
     const paid = async (app: typeof proxy) =>
       app.inject({ url, headers: { 'payment-signature': v2Header(required, await signFor(payer, required)) } })
+    /** the call has reached the provider (its handler runs); a call that ends first fails with its answer */
+    const atProvider = (call: ReturnType<typeof paid>, before: number) =>
+      Promise.race([
+        until('the call at the provider', async () => held.length === before + 1, HANDLER_START_MS),
+        call.then((res) => {
+          throw new Error(`the call ended before reaching the provider: ${res.statusCode} ${res.body}`)
+        }),
+      ])
 
     t.test('a hosted call is recorded once, after its handler answered: no row while it runs', async (t) => {
       const before = held.length
       const call = paid(proxy)
-      await until('the call at the provider', async () => held.length === before + 1)
+      // the first hosted call starts the handler processes: on a loaded machine that alone can take tens of seconds
+      await atProvider(call, before)
       const payments = await deps.db
         .selectFrom('payments')
         .select('id')
@@ -126,7 +137,7 @@ t.test(
       })
       const before = held.length
       const call = paid(failing.app)
-      await until('the call at the provider', async () => held.length === before + 1)
+      await atProvider(call, before)
       held[before]!.end('answer')
       const res = await call
       t.equal(res.statusCode, 200, res.body)

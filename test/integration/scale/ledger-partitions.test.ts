@@ -20,7 +20,7 @@ import { decodePaymentHeader } from '../../../src/x402/decode-payment.js'
 import { verifyRequirements } from '../../../src/x402/verify-requirements.js'
 import { decodeRequired, signFor, v2Header } from '../../helpers/pay.js'
 import { startTestPlatform } from '../../helpers/platform.js'
-import { clearRedisPrefix, TEST_DATABASE_URL, testSchema } from '../../helpers/test-env.js'
+import { clearRedisPrefix, despiteOtherRuns, TEST_DATABASE_URL, testSchema } from '../../helpers/test-env.js'
 import { sampleChallenge } from '../../unit/x402/fixtures.js'
 import { b64, NOW, v2Payload } from '../../unit/x402/payloads.js'
 
@@ -104,7 +104,7 @@ t.test('the conversion to day partitions keeps every row, status and history ans
   const db = schemaDb(t, schema)
   await ensureSchema(db, schema)
   const migrator = createMigrator(db, schema)
-  const to = await migrator.migrateTo(PREVIOUS)
+  const to = await despiteOtherRuns(schema, () => migrator.migrateTo(PREVIOUS))
   t.error(to.error, `migrated up to ${PREVIOUS}`)
 
   const user = (
@@ -148,7 +148,7 @@ line "two"', '{"k": [1, 2]}', updated_at from payments where status <> 'verified
   t.equal(before.payments.length, 150)
   t.ok((before.history[0] as unknown[][]).flat().length > 50, 'the user has a history to compare')
 
-  const up = await migrateToLatest(db, schema)
+  const up = await despiteOtherRuns(schema, () => migrateToLatest(db, schema))
   t.ok(
     up.results!.some((r) => r.migrationName === '2026-11-26T1030-partitioned-ledger' && r.status === 'Success'),
     'the conversion ran',
@@ -185,7 +185,7 @@ line "two"', '{"k": [1, 2]}', updated_at from payments where status <> 'verified
   await t.rejects(sql`update payment_events set reason = 'x'`.execute(db), /append-only/, 'still append-only')
   await t.rejects(sql`delete from payment_events`.execute(db), /append-only/, 'still append-only')
 
-  const down = await migrator.migrateTo(PREVIOUS)
+  const down = await despiteOtherRuns(schema, () => migrator.migrateTo(PREVIOUS))
   t.error(down.error, 'and back down')
   const { rows: back } = await sql<{ n: string }>`select count(*) as n from payments`.execute(db)
   t.equal(Number(back[0]!.n), 150, 'down keeps every row too')

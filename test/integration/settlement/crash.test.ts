@@ -5,7 +5,7 @@ import type { Hex } from 'viem'
 import { loadConfig } from '../../../src/config.js'
 import { usdcAbi } from '../../../src/chain/usdc-abi.js'
 import { authorizationStates } from '../../../src/services/settlement/chain-ops.js'
-import { createRelayerLock } from '../../../src/services/settlement/relayer.js'
+import { createRelayerLock } from '../../../src/chain/relayer.js'
 import { crashHooksFromEnv } from '../../../src/services/settlement/test-hooks.js'
 import { spawnNode } from '../../helpers/child-process.js'
 import { withDevnet } from '../../helpers/devnet.js'
@@ -153,9 +153,17 @@ t.test('kill -9 of a worker process mid-batch; a restarted worker settles every 
         after.every((r) => r.status === 'settled'),
         `every payment settled: ${JSON.stringify(after.map((r) => r.status))}`,
       )
+      // the recorded batch's transaction, or (when the restart came more than the replacement delay after
+      // the batch was signed, as on a loaded machine) its fee-bumped replacement: same row, same nonce
+      const final = await db
+        .selectFrom('settlement_batches')
+        .select(['tx_hash', 'nonce'])
+        .where('id', '=', batch.id)
+        .executeTakeFirstOrThrow()
+      t.equal(String(final.nonce), String(batch.nonce), 'the recorded batch, at its nonce (replaced at most)')
       t.ok(
-        after.every((r) => r.tx_hash === batch.tx_hash),
-        'by the recorded batch transaction',
+        after.every((r) => r.tx_hash === final.tx_hash),
+        `by the recorded batch transaction${final.tx_hash === batch.tx_hash ? '' : ' (fee-bumped replacement)'}`,
       )
       const total = after.reduce((a, r) => a + BigInt(r.value), 0n)
       t.equal((await balance()) - before, total, 'receiver balance increase equals the sum of the payments')

@@ -193,13 +193,14 @@ t.test(
 
 t.test('refused while payments are unsettled beyond the remaining balance; the rest may leave', async (t) => {
   const agent = await p.agent({ user: owner.userId, fund: 10_000n })
-  // the platform signs a 1000-unit payment for the agent; it is not used yet, so it is unsettled
+  // the platform signs a 1000-unit payment for the agent (a transfer: opted out of batch-settlement);
+  // it is not used yet, so it is unsettled
   const challenge = (await fetch(`${ECHO}?msg=hold`)).headers.get('payment-required')
   const signed = await p.web.inject({
     method: 'POST',
     url: '/v1/agent/payments',
     headers: agent.auth,
-    payload: { url: `${ECHO}?msg=hold`, challenge },
+    payload: { url: `${ECHO}?msg=hold`, challenge, batch_settlement: false },
   })
   t.equal(signed.statusCode, 201)
   const refused = await post(`/v1/agents/${agent.address}/withdrawals`, { to: fresh(), amount: '10000' })
@@ -230,9 +231,10 @@ t.test('platform-signed payments and withdrawals at the same time never promise 
       method: 'POST',
       url: '/v1/agent/payments',
       headers: agent.auth,
-      payload: { url: `${ECHO}?msg=race`, challenge },
+      payload: { url: `${ECHO}?msg=race`, challenge, batch_settlement: false },
     })
   const withdraw = () => post(`/v1/agents/${agent.address}/withdrawals`, { to: fresh(), amount: '6000' })
+  // transfers (opted out of batch-settlement), each promised from the wallet until it settles;
   // 12 payments of 1000 and 3 withdrawals of 6000 ask for 30,000 of 20,000 (either kind alone fits, so each gets some in any order)
   const results = await Promise.all([...Array.from({ length: 12 }, pay), withdraw(), withdraw(), withdraw()])
   const payments = results.slice(0, 12)

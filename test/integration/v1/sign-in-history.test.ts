@@ -199,8 +199,8 @@ t.test('a proxy killed as it begins a sign-in answer has recorded the use alread
     const h = (await fetch(`${p.proxyUrl}/tollgate/toolbox/echo?msg=x`)).headers.get('payment-required')
     return h !== null && decodeRequired(h).extensions?.['sign-in-with-x'] !== undefined
   })
-  // the access, bought from the platform's own proxy
-  const paid = await wrapFetch(fetch, { baseUrl: p.webUrl, agentKey: agent.key })(
+  // the access, bought from the platform's own proxy with a transfer (opted out of batch-settlement): its payment row
+  const paid = await wrapFetch(fetch, { baseUrl: p.webUrl, agentKey: agent.key, batchSettlement: false })(
     `${p.proxyUrl}/tollgate/toolbox/echo?msg=paid`,
   )
   t.equal(paid.status, 200)

@@ -4,6 +4,7 @@ import {
   INITIAL_STATUSES,
   OPEN_STATUSES,
   PAYMENT_STATUSES,
+  UNCHARGED_STATUSES,
   TRANSITIONS,
   assertTransitions,
   isAllowedTransition,
@@ -47,6 +48,7 @@ t.test('final statuses have no way out; open and final statuses split every stat
     OPEN_STATUSES.some((s) => FINAL_STATUSES.has(s)),
     'no status is both open and final',
   )
+  for (const s of UNCHARGED_STATUSES) t.ok(FINAL_STATUSES.has(s), `${s} (never charged) is final`)
 })
 
 t.test(

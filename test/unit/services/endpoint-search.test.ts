@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import {
   decodeSearchCursor,
   EndpointSearchIndex,
@@ -75,4 +75,50 @@ t.test('cursor pages are the whole ranking in order', async (t) => {
   } while (cursor)
   t.same(seen, whole)
   t.ok(Number.isNaN(decodeSearchCursor('not-ours')), 'a foreign cursor is refused')
+})
+
+t.test('the ranked and ordered shortcuts answer exactly what scoring every match answers', async (t) => {
+  // a filter that passes everything sends a query down the path that scores every match; without
+  // it, one word reads its ranked matches and no words read the tie order
+  let seed = 7
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
+  const vocab = ['hash', 'ash', 'hashes', 'rehash', 'price', 'prices', 'wallet', 'score', 'ore', 'token', 'image']
+  const word = () => vocab[Math.floor(rand() * vocab.length)]
+  const docs = Array.from({ length: 400 }, (_, i) =>
+    ep(`${word()}-${word()}${i % 17 === 0 ? '' : `-${i}`}`, `${word()} ${word()} ${word()}`, {
+      url: `https://p.test/ns/svc/${i}`,
+      tags: [word()],
+      example: i % 11 === 0,
+    }),
+  )
+  // every word ranked, then none: both single-word paths against scoring every match
+  for (const rankMin of [1, Infinity]) await t.test(`rankMin ${rankMin}`, async (t) => checkPaths(t, rankMin))
+  async function checkPaths(t: Test, rankMin: number) {
+    const big = new EndpointSearchIndex(docs, { rankMin })
+    const pages = (q: Omit<Parameters<typeof big.search>[0], 'cursor'>) => {
+      const all: Array<[string, number]> = []
+      let total = -1
+      let cursor: string | undefined
+      for (let n = 0; n < 1000; n++) {
+        const page = big.search({ ...q, cursor })
+        total = page.total
+        all.push(...page.hits.map((h): [string, number] => [h.endpoint.url, h.score]))
+        cursor = page.nextCursor
+        if (!cursor) break
+      }
+      return { all, total }
+    }
+    const scoreAll = () => true
+    for (const text of [undefined, ...vocab, 'as', 'ha', 'sh', 'zz']) {
+      for (const includeExamples of [false, true]) {
+        for (const limit of [1, 7, 50]) {
+          const fast = pages({ text, includeExamples, limit })
+          const slow = pages({ text, includeExamples, limit, where: scoreAll })
+          t.same(fast, slow, `text ${text ?? '(none)'}, examples ${includeExamples}, limit ${limit}`)
+        }
+      }
+    }
+    // and twice: the second answer comes from the kept ranking
+    t.same(pages({ text: 'hash', limit: 9 }), pages({ text: 'hash', limit: 9, where: scoreAll }))
+  }
 })

@@ -2,58 +2,27 @@ import type { FastifyInstance } from 'fastify'
 import { agentPaymentIdOf } from '../../../services/accounts/agent-payment-ref.js'
 import { name } from '../../../services/accounts/validate.js'
 import { readBalances } from '../../../services/wallets/balances.js'
-import type { V1Context } from './index.js'
-import {
-  addressParam,
-  authErrors,
-  errorResponse,
-  idempotencyHeader,
-  list,
-  noContent,
-  nullableAtomic,
-  atomic,
-  ok,
-} from './schemas.js'
+import type { V1Context } from './context.js'
+import { addressParam, authErrors, errorResponse, idempotencyHeader, list, noContent, ok } from './schemas.js'
+import { approvalPolicySchema, capsSchema, createAgentBody, topUpSchema, updateAgentBody } from './agents-schemas.js'
 
-const capsSchema = {
-  type: 'object',
-  additionalProperties: false,
-  description: 'spend caps in atomic USDC units; null removes a cap',
-  properties: { per_transaction: nullableAtomic, daily: nullableAtomic, monthly: nullableAtomic },
-} as const
-const topUpSchema = {
-  type: 'object',
-  additionalProperties: false,
-  description: 'refill from the user funding wallet when the agent USDC balance falls below threshold',
-  properties: {
-    enabled: { type: 'boolean' },
-    threshold: atomic,
-    amount: atomic,
-    funding_source: { type: 'string', enum: ['funding_wallet'] },
-  },
-} as const
-const approvalPolicySchema = {
-  type: 'object',
-  additionalProperties: false,
-  description:
-    "when a payment waits for the owner's approval (202 with an approval id instead of a signature); null removes a rule",
-  properties: {
-    above: { ...nullableAtomic, description: 'atomic USDC: a payment above this waits' },
-    new_seller_calls_per_minute: {
-      type: ['integer', 'null'],
-      minimum: 0,
-      description: 'more calls a minute than this to a seller first paid less than a day ago wait',
-    },
-  },
-} as const
 type AgentBody = { name?: unknown; spend_caps?: unknown; top_up?: unknown; approval_policy?: unknown }
 type P = { Params: { address: string } }
 
+const tags = ['agents']
+
 /** Agents (custodial wallets), their keys, allowlists, caps, top-up settings and balances. */
 export async function agentRoutes(app: FastifyInstance, ctx: V1Context) {
-  const { agents, agentKeys, allowlist } = ctx.deps.services
-  const tags = ['agents']
+  agentRecordRoutes(app, ctx)
+  agentSettingRoutes(app, ctx)
+  agentWalletRoutes(app, ctx)
+  agentKeyRoutes(app, ctx)
+  allowlistRoutes(app, ctx)
+}
 
+/** /agents and /agents/:address: create, list, get, update */
+function agentRecordRoutes(app: FastifyInstance, ctx: V1Context) {
+  const { agents } = ctx.deps.services
   app.post<{ Body: AgentBody }>(
     '/agents',
     {
@@ -62,16 +31,7 @@ export async function agentRoutes(app: FastifyInstance, ctx: V1Context) {
         tags,
         summary: 'Create an agent; the platform creates its wallet',
         headers: idempotencyHeader,
-        body: {
-          type: 'object',
-          required: ['name'],
-          properties: {
-            name: { type: 'string', maxLength: 100 },
-            spend_caps: capsSchema,
-            top_up: topUpSchema,
-            approval_policy: approvalPolicySchema,
-          },
-        },
+        body: createAgentBody,
         response: { 201: ok('the agent'), 400: errorResponse, ...authErrors },
       },
     },
@@ -104,20 +64,17 @@ export async function agentRoutes(app: FastifyInstance, ctx: V1Context) {
         tags,
         summary: 'Update name, spend caps, approval policy and top-up settings (each field optional)',
         params: addressParam,
-        body: {
-          type: 'object',
-          properties: {
-            name: { type: 'string', maxLength: 100 },
-            spend_caps: capsSchema,
-            top_up: topUpSchema,
-            approval_policy: approvalPolicySchema,
-          },
-        },
+        body: updateAgentBody,
         response: { 200: ok('the agent'), 400: errorResponse, ...authErrors },
       },
     },
     async (request) => agents.update(request.principal!.userId, request.params.address, request.body ?? {}),
   )
+}
+
+/** /agents/:address/{spend-caps,top-up,approval-policy}: read and set one group of settings */
+function agentSettingRoutes(app: FastifyInstance, ctx: V1Context) {
+  const { agents } = ctx.deps.services
   for (const [path, field, schema, summary] of [
     ['spend-caps', 'spend_caps', capsSchema, 'spend caps'],
     ['top-up', 'top_up', topUpSchema, 'top-up settings'],
@@ -157,6 +114,11 @@ export async function agentRoutes(app: FastifyInstance, ctx: V1Context) {
       },
     )
   }
+}
+
+/** the agent wallet: its balances, and one of its payments */
+function agentWalletRoutes(app: FastifyInstance, ctx: V1Context) {
+  const { agents } = ctx.deps.services
   app.get<P>(
     '/agents/:address/balance',
     {
@@ -172,8 +134,31 @@ export async function agentRoutes(app: FastifyInstance, ctx: V1Context) {
       return readBalances(ctx.deps, a.address as `0x${string}`)
     },
   )
+  app.get<{ Params: { address: string; id: string } }>(
+    '/agents/:address/payments/:id',
+    {
+      schema: {
+        tags,
+        summary:
+          "One of the agent's payments, with its settlement when known (GET /v1/agent/payments/{id} with the API key): the ledger's payment id or the agent payment's",
+        params: {
+          type: 'object',
+          properties: { address: { type: 'string' }, id: { type: 'string', maxLength: 64 } },
+        },
+        response: { 200: ok('the agent payment'), ...authErrors },
+      },
+    },
+    async (request) => {
+      const a = await agents.find(request.principal!.userId, request.params.address)
+      const id = await agentPaymentIdOf(ctx.deps.db, a, request.params.id)
+      return ctx.deps.services.agentPayments.get(a.id, id)
+    },
+  )
+}
 
-  // agent keys
+/** /agents/:address/keys: create, list, revoke */
+function agentKeyRoutes(app: FastifyInstance, ctx: V1Context) {
+  const { agents, agentKeys } = ctx.deps.services
   app.post<P & { Body: { name?: string } }>(
     '/agents/:address/keys',
     {
@@ -209,26 +194,6 @@ export async function agentRoutes(app: FastifyInstance, ctx: V1Context) {
       data: await agentKeys.list(await agents.find(request.principal!.userId, request.params.address)),
     }),
   )
-  app.get<{ Params: { address: string; id: string } }>(
-    '/agents/:address/payments/:id',
-    {
-      schema: {
-        tags,
-        summary:
-          "One of the agent's payments, with its settlement when known (GET /v1/agent/payments/{id} with the API key): the ledger's payment id or the agent payment's",
-        params: {
-          type: 'object',
-          properties: { address: { type: 'string' }, id: { type: 'string', maxLength: 64 } },
-        },
-        response: { 200: ok('the agent payment'), ...authErrors },
-      },
-    },
-    async (request) => {
-      const a = await agents.find(request.principal!.userId, request.params.address)
-      const id = await agentPaymentIdOf(ctx.deps.db, a, request.params.id)
-      return ctx.deps.services.agentPayments.get(a.id, id)
-    },
-  )
   app.delete<{ Params: { address: string; id: string } }>(
     '/agents/:address/keys/:id',
     {
@@ -242,8 +207,11 @@ export async function agentRoutes(app: FastifyInstance, ctx: V1Context) {
     async (request) =>
       agentKeys.revoke(await agents.find(request.principal!.userId, request.params.address), request.params.id),
   )
+}
 
-  // allowlist
+/** /agents/:address/allowlist: add, list, remove */
+function allowlistRoutes(app: FastifyInstance, ctx: V1Context) {
+  const { agents, allowlist } = ctx.deps.services
   app.post<P & { Body: { kind?: unknown; value?: unknown } }>(
     '/agents/:address/allowlist',
     {

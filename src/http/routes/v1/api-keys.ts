@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { name } from '../../../services/accounts/validate.js'
-import type { V1Context } from './index.js'
+import type { V1Context } from './context.js'
 import { authErrors, idempotencyHeader, list, ok } from './schemas.js'
 
 /** API keys of the caller's user: create (secret once), list, revoke. */

@@ -5,7 +5,7 @@ import { readBalances } from '../../../services/wallets/balances.js'
 import { FAUCET_MAX, faucetAvailable, mintTestUsdc } from '../../../services/wallets/faucet.js'
 import { ensureFundingWallet } from '../../../services/wallets/funding-wallet.js'
 import { requireMasterKey } from '../../../secrets/wallet-crypto.js'
-import type { V1Context } from './index.js'
+import type { V1Context } from './context.js'
 import { atomic, authErrors, errorResponse, idempotencyHeader, ok } from './schemas.js'
 
 /** The user's funding wallet (source of agent top-ups) and, on the dev chain, its faucet. */

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { type HistoryFilters, type HistoryKind } from '../../../services/accounts/history-export.js'
-import type { V1Context } from './index.js'
+import type { V1Context } from './context.js'
 import { authErrors, errorResponse, ok } from './schemas.js'
 
 type Q = HistoryFilters & { limit?: number; format?: 'json' | 'csv' | 'ndjson' }

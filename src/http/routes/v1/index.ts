@@ -18,21 +18,13 @@ import { signupRoutes } from './signup.js'
 import { topUpRoutes } from './top-ups.js'
 import { webhookRoutes } from './webhooks.js'
 import { withdrawalRoutes } from './withdrawals.js'
-
-/** The default limit of every credential on /v1 (and of each agent key on /v1/agent's publishing routes). */
-export const RATE_LIMIT_PER_MINUTE = 600
+import { RATE_LIMIT_PER_MINUTE, type V1Context } from './context.js'
 
 export interface V1Options {
   /** requests per minute per API key or session (default 600) */
   rateLimitPerMinute?: number
   /** the login limit (default 10): per minute per client address, per 15 min per (email, client), 3× per 15 min per email (session.ts) */
   loginPerMinute?: number
-}
-
-export interface V1Context {
-  deps: Deps
-  limiter: { redis: Deps['redis']; key: Deps['key'] }
-  loginMax: number
 }
 
 /**

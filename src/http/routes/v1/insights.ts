@@ -1,12 +1,8 @@
 import type { FastifyInstance } from 'fastify'
-import { sql } from 'kysely'
-import { appError } from '../../../errors.js'
-import { type AgentRow } from '../../../services/agent-payments/agent-payments.js'
-import { invalid, address as parseAddress } from '../../../services/accounts/validate.js'
+import { agentBudget, ownAgent } from '../../../services/insights/agent-budget.js'
 import { INSIGHTS_DEFAULT_DAYS, INSIGHTS_MAX_DAYS, insights } from '../../../services/insights/insights.js'
-import { revenueByEndpoint } from '../../../services/insights/revenue.js'
-import { unsettledFromLedger } from '../../../services/withdrawals/wallet-reservation.js'
-import type { V1Context } from './index.js'
+import { revenueByEndpoint, revenueSince } from '../../../services/insights/revenue.js'
+import type { V1Context } from './context.js'
 import { addressParam, authErrors, errorResponse, ok } from './schemas.js'
 
 /**
@@ -15,11 +11,17 @@ import { addressParam, authErrors, errorResponse, ok } from './schemas.js'
  * the user's credential (GET /v1/agents/{address}/budget, GET /v1/agents/{address}/escrow).
  */
 export async function insightRoutes(app: FastifyInstance, ctx: V1Context) {
-  const { db } = ctx.deps
   // status() only: no agent-key look-ups, so no LISTEN connection for their cache
   const { agentPayments } = ctx.deps.services
   app.addHook('onClose', () => agentPayments.close())
+  sellerNumberRoutes(app, ctx)
+  agentReadRoutes(app, ctx)
+  agentChannelRoutes(app, ctx)
+}
 
+/** GET /insights and /revenue: the per-day series and the revenue per endpoint */
+function sellerNumberRoutes(app: FastifyInstance, ctx: V1Context) {
+  const { db } = ctx.deps
   app.get<{ Querystring: { from?: string; to?: string } }>(
     '/insights',
     {
@@ -70,14 +72,14 @@ export async function insightRoutes(app: FastifyInstance, ctx: V1Context) {
         },
       },
     },
-    async (request) => {
-      const since =
-        request.query.since === undefined ? new Date(Date.now() - 30 * 86_400_000) : new Date(request.query.since)
-      if (Number.isNaN(since.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(request.query.since ?? '2000-01-01'))
-        throw invalid('since', 'expected an ISO 8601 date or time such as 2026-11-01 or 2026-11-01T12:00Z')
-      return revenueByEndpoint(db, request.principal!.userId, since)
-    },
+    async (request) => revenueByEndpoint(db, request.principal!.userId, revenueSince(request.query.since)),
   )
+}
+
+/** an agent's budget, escrow accounts and channels, read with its owner's credential */
+function agentReadRoutes(app: FastifyInstance, ctx: V1Context) {
+  const { db } = ctx.deps
+  const { agentPayments } = ctx.deps.services
   app.get<{ Params: { address: string } }>(
     '/agents/:address/budget',
     {
@@ -89,19 +91,8 @@ export async function insightRoutes(app: FastifyInstance, ctx: V1Context) {
         response: { 200: ok('the budget, as GET /v1/agent answers an agent key, plus withdrawable'), ...authErrors },
       },
     },
-    async (request) => {
-      const agent = await ownAgent(request.principal!.userId, request.params.address)
-      const status = await agentPayments.status(agent)
-      // what may leave now: the balance less everything signed and not settled, whichever count is larger
-      // (the platform's own counters, or Postgres, which also knows payments signed with the wallet's key elsewhere)
-      const ledger = await unsettledFromLedger(db, agent.address, Math.floor(Date.now() / 1000))
-      const unsettled = ledger > BigInt(status.unsettled) ? ledger : BigInt(status.unsettled)
-      const withdrawable =
-        status.balance === null
-          ? null
-          : (BigInt(status.balance) > unsettled ? BigInt(status.balance) - unsettled : 0n).toString()
-      return { ...status, object: 'agent_budget', unsettled: unsettled.toString(), withdrawable }
-    },
+    async (request) =>
+      agentBudget(db, agentPayments, await ownAgent(db, request.principal!.userId, request.params.address)),
   )
 
   app.get<{ Params: { address: string } }>(
@@ -115,39 +106,54 @@ export async function insightRoutes(app: FastifyInstance, ctx: V1Context) {
         response: { 200: ok('as GET /v1/agent/escrow answers an agent key'), ...authErrors },
       },
     },
-    async (request) => agentPayments.escrow(await ownAgent(request.principal!.userId, request.params.address)),
+    async (request) => agentPayments.escrow(await ownAgent(db, request.principal!.userId, request.params.address)),
   )
 
-  /** The user's agent at `raw` (404 for another user's, or a malformed address). */
-  async function ownAgent(userId: string, raw: string): Promise<AgentRow> {
-    let address: string
-    try {
-      address = parseAddress('address', raw)
-    } catch {
-      throw appError('not_found', { what: 'agent' })
-    }
-    const agent = await db
-      .selectFrom('agents as a')
-      .select([
-        'a.id',
-        'a.user_id',
-        'a.address',
-        'a.encrypted_key',
-        'a.cap_per_transaction',
-        'a.cap_daily',
-        'a.cap_monthly',
-      ])
-      .select(
-        sql<
-          AgentRow['allowlist']
-        >`coalesce((select json_agg(json_build_object('kind', l.kind, 'value', l.value)) from agent_allowlist l where l.agent_id = a.id), '[]'::json)`.as(
-          'allowlist',
-        ),
-      )
-      .where('a.user_id', '=', userId)
-      .where('a.address', '=', address)
-      .executeTakeFirst()
-    if (!agent) throw appError('not_found', { what: 'agent' })
-    return agent as AgentRow
-  }
+  app.get<{ Params: { address: string } }>(
+    '/agents/:address/channels',
+    {
+      schema: {
+        tags: ['agents'],
+        summary:
+          "The agent wallet's batch-settlement channels: deposited, balance, charged, claimed, refundable, withdrawing",
+        params: addressParam,
+        response: { 200: ok('as GET /v1/agent/channels answers an agent key'), ...authErrors },
+      },
+    },
+    async (request) => agentPayments.channels(await ownAgent(db, request.principal!.userId, request.params.address)),
+  )
+}
+
+/** POST /agents/:address/channels/:id/refund: the owner's cooperative refund of an agent's channel */
+function agentChannelRoutes(app: FastifyInstance, ctx: V1Context) {
+  const { db } = ctx.deps
+  app.post<{ Params: { address: string; id: string }; Body: { amount?: unknown } | undefined }>(
+    '/agents/:address/channels/:id/refund',
+    {
+      bodyLimit: 4096,
+      schema: {
+        tags: ['agents'],
+        summary:
+          "Cooperative refund of the agent's batch-settlement channel: what was not charged (or `amount`) back to the agent wallet",
+        params: {
+          type: 'object',
+          required: ['address', 'id'],
+          properties: { ...addressParam.properties, id: { type: 'string', maxLength: 66 } },
+        },
+        body: {
+          type: ['object', 'null'],
+          additionalProperties: false,
+          properties: { amount: { type: 'string', maxLength: 40, description: 'atomic USDC; default all' } },
+        },
+        response: { 200: ok('as POST /v1/agent/channels/{id}/refund answers an agent key'), ...authErrors },
+      },
+    },
+    async (request) =>
+      ctx.deps.services.agentChannelRefunds.refund(
+        await ownAgent(db, request.principal!.userId, request.params.address),
+        request.params.id,
+        request.body ?? {},
+        request.log,
+      ),
+  )
 }

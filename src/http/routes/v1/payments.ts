@@ -4,7 +4,7 @@ import type { Database } from '../../../db/database.js'
 import { appError } from '../../../errors.js'
 import { isUuid } from '../../../services/accounts/key-rows.js'
 import { invalid } from '../../../services/accounts/validate.js'
-import { topupView } from '../../../services/topups/topups.js'
+import { topupView } from '../../../services/topups/list.js'
 import { authErrors, errorResponse, ok } from './schemas.js'
 
 /**

@@ -3,78 +3,30 @@ import type { Deps } from '../../../deps.js'
 import type { McpUpstreamBody } from '../../../services/publishing/mcp-upstream.js'
 import type { A2aUpstreamBody } from '../../../services/publishing/a2a-upstream.js'
 import { type EndpointBody, type SellerScope } from '../../../services/publishing/publishing.js'
-import { atomic, authErrors, errorResponse, idempotencyHeader, list, noContent, ok } from './schemas.js'
-
-const ns = { type: 'object', properties: { namespace: { type: 'string' } } } as const
-const svc = { type: 'object', properties: { namespace: { type: 'string' }, service: { type: 'string' } } } as const
-const ep = {
-  type: 'object',
-  properties: { namespace: { type: 'string' }, service: { type: 'string' }, slug: { type: 'string' } },
-} as const
-const upstream = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    forward_headers: {
-      type: 'object',
-      additionalProperties: { type: 'string' },
-      description: 'added to every forwarded request (e.g. your upstream API key); stored encrypted, never shown again',
-    },
-    required_headers: { type: 'array', items: { type: 'string' }, description: 'headers a caller must send' },
-    timeout_ms: { type: 'integer', minimum: 100, maximum: 60000 },
-    rate_limit: {
-      anyOf: [
-        { type: 'null' },
-        { type: 'object', properties: { requests: { type: 'integer' }, per_seconds: { type: 'integer' } } },
-      ],
-    },
-  },
-} as const
-const accessMinutes = {
-  type: ['integer', 'null'],
-  minimum: 1,
-  maximum: 525600,
-  description:
-    'x402 sign-in-with-x: a paid call gives its payer this many minutes of access, during which it signs in with the same wallet instead of paying again; null (default): off',
-} as const
-const endpointProps = {
-  methods: { type: 'array', items: { type: 'string' } },
-  price: atomic,
-  description: { type: 'string' },
-  mime_type: { type: 'string' },
-  input_schema: { anyOf: [{ type: 'object' }, { type: 'null' }] },
-  settlement_mode: { type: 'string', enum: ['async', 'sync'] },
-  schemes: {
-    type: 'array',
-    items: { type: 'string' },
-    maxItems: 8,
-    description: 'payment schemes offered in the v2 challenge besides exact, which is always offered',
-  },
-  handler: {
-    anyOf: [{ type: 'string' }, { type: 'null' }],
-    description: 'a hosted handler name; or give upstream_url',
-  },
-  upstream_url: {
-    anyOf: [{ type: 'string' }, { type: 'null' }],
-    description: 'your origin; Tollgate forwards paid calls with an HMAC signature (X-Tollgate-Signature)',
-  },
-  upstream,
-  access_minutes: accessMinutes,
-  enabled: { type: 'boolean' },
-} as const
-
-// how a service appears in the marketplace (its platform entry)
-const listingProps = {
-  category: { type: 'string', description: 'marketplace category, e.g. Crypto (default Other)' },
-  tags: { type: ['array', 'null'], items: { type: 'string' }, description: 'marketplace search tags (at most 20)' },
-  website_url: { type: ['string', 'null'] },
-  docs_url: { type: ['string', 'null'] },
-  logo_url: { type: ['string', 'null'] },
-} as const
+import { authErrors, errorResponse, idempotencyHeader, list, noContent, ok } from './schemas.js'
+import {
+  a2aUpstreamBody,
+  createEndpointBody,
+  createServiceBody,
+  ep,
+  mcpUpstreamBody,
+  ns,
+  svc,
+  updateEndpointBody,
+  updateServiceBody,
+} from './sellers-schemas.js'
 
 type NS = { Params: { namespace: string } }
 type SVC = { Params: { namespace: string; service: string } }
 type EP = { Params: { namespace: string; service: string; slug: string } }
+
+/** what each group of seller routes registers with: the app, the service, the caller's scope, the OpenAPI tags */
+interface SellerRoutes {
+  app: FastifyInstance
+  pub: Deps['services']['publishing']
+  scope: (r: FastifyRequest) => SellerScope
+  tags: string[]
+}
 
 /**
  * Seller publishing: namespaces, services, endpoints, and the upstream test action. Registered twice:
@@ -86,11 +38,25 @@ export async function sellerRoutes(
   ctx: { deps: Deps },
   opts: { scope?: (r: FastifyRequest) => SellerScope; tags?: string[] } = {},
 ) {
-  const pub = ctx.deps.services.publishing
-  const tags = opts.tags ?? ['publishing']
-  // the caller's namespaces: the user's (API key or session) unless the plugin says otherwise (agent keys)
-  const scope = opts.scope ?? ((r: FastifyRequest): SellerScope => ({ userId: r.principal!.userId }))
+  const r: SellerRoutes = {
+    app,
+    pub: ctx.deps.services.publishing,
+    tags: opts.tags ?? ['publishing'],
+    // the caller's namespaces: the user's (API key or session) unless the plugin says otherwise (agent keys)
+    scope: opts.scope ?? ((r: FastifyRequest): SellerScope => ({ userId: r.principal!.userId })),
+  }
+  namespaceRoutes(r)
+  serviceRoutes(r)
+  serviceItemRoutes(r)
+  endpointRoutes(r)
+  endpointItemRoutes(r)
+  mcpUpstreamRoute(r)
+  a2aUpstreamRoute(r)
+  endpointTestRoute(r)
+}
 
+/** /sellers and /sellers/:namespace: claim, list, get, rename or link a namespace */
+function namespaceRoutes({ app, pub, scope, tags }: SellerRoutes) {
   app.post<{ Body: { namespace?: unknown; display_name?: unknown } }>(
     '/sellers',
     {
@@ -142,7 +108,10 @@ export async function sellerRoutes(
     },
     async (request) => pub.updateSeller(scope(request), request.params.namespace, request.body ?? {}),
   )
+}
 
+/** …/services: create and list a namespace's services */
+function serviceRoutes({ app, pub, scope, tags }: SellerRoutes) {
   app.post<NS & { Body: Record<string, unknown> }>(
     '/sellers/:namespace/services',
     {
@@ -152,18 +121,7 @@ export async function sellerRoutes(
         summary: 'Create a service with its receiver (pay_to)',
         params: ns,
         headers: idempotencyHeader,
-        body: {
-          type: 'object',
-          required: ['name', 'pay_to'],
-          properties: {
-            name: { type: 'string' },
-            display_name: { type: 'string' },
-            description: { type: 'string' },
-            pay_to: { type: 'string' },
-            access_minutes: accessMinutes,
-            ...listingProps,
-          },
-        },
+        body: createServiceBody,
         response: { 201: ok('the service'), 400: errorResponse, 409: errorResponse, ...authErrors },
       },
     },
@@ -178,6 +136,10 @@ export async function sellerRoutes(
       data: await pub.listServices(scope(request), request.params.namespace),
     }),
   )
+}
+
+/** …/services/:service: get, update or delete one service */
+function serviceItemRoutes({ app, pub, scope, tags }: SellerRoutes) {
   app.get<SVC>(
     '/sellers/:namespace/services/:service',
     { schema: { tags, summary: 'Get a service', params: svc, response: { 200: ok('the service'), ...authErrors } } },
@@ -191,17 +153,7 @@ export async function sellerRoutes(
         summary:
           'Update a service (display_name, description, pay_to, enabled, and its marketplace category, tags and links)',
         params: svc,
-        body: {
-          type: 'object',
-          properties: {
-            display_name: { type: 'string' },
-            description: { type: ['string', 'null'] },
-            pay_to: { type: 'string' },
-            enabled: { type: 'boolean' },
-            access_minutes: accessMinutes,
-            ...listingProps,
-          },
-        },
+        body: updateServiceBody,
         response: { 200: ok('the service'), 400: errorResponse, ...authErrors },
       },
     },
@@ -223,7 +175,10 @@ export async function sellerRoutes(
       return reply.code(204).send()
     },
   )
+}
 
+/** …/endpoints: publish and list a service's endpoints */
+function endpointRoutes({ app, pub, scope, tags }: SellerRoutes) {
   app.post<SVC & { Body: EndpointBody }>(
     '/sellers/:namespace/services/:service/endpoints',
     {
@@ -234,11 +189,7 @@ export async function sellerRoutes(
           'Publish an endpoint (hosted handler or upstream origin); an upstream endpoint answer carries `signing_secret` once',
         params: svc,
         headers: idempotencyHeader,
-        body: {
-          type: 'object',
-          required: ['slug', 'price'],
-          properties: { slug: { type: 'string' }, ...endpointProps },
-        },
+        body: createEndpointBody,
         response: { 201: ok('the endpoint'), 400: errorResponse, 409: errorResponse, ...authErrors },
       },
     },
@@ -255,6 +206,10 @@ export async function sellerRoutes(
       data: await pub.listEndpoints(scope(request), request.params.namespace, request.params.service),
     }),
   )
+}
+
+/** …/endpoints/:slug: get, update or delete one endpoint */
+function endpointItemRoutes({ app, pub, scope, tags }: SellerRoutes) {
   app.get<EP>(
     '/sellers/:namespace/services/:service/endpoints/:slug',
     { schema: { tags, summary: 'Get an endpoint', params: ep, response: { 200: ok('the endpoint'), ...authErrors } } },
@@ -268,7 +223,7 @@ export async function sellerRoutes(
         tags,
         summary: 'Update an endpoint (reprice, disable, change target or upstream options)',
         params: ep,
-        body: { type: 'object', properties: endpointProps },
+        body: updateEndpointBody,
         response: { 200: ok('the endpoint'), 400: errorResponse, ...authErrors },
       },
     },
@@ -289,6 +244,10 @@ export async function sellerRoutes(
       return reply.code(204).send()
     },
   )
+}
+
+/** PUT …/mcp-upstream: a seller's own MCP server, its tools priced (services/publishing/mcp-upstream.ts) */
+function mcpUpstreamRoute({ app, pub, scope, tags }: SellerRoutes) {
   app.put<SVC & { Body: McpUpstreamBody }>(
     '/sellers/:namespace/services/:service/mcp-upstream',
     {
@@ -297,28 +256,7 @@ export async function sellerRoutes(
         summary:
           "Publish the service's upstream MCP server: each tool it lists, priced per tool or by default, becomes a paid tool (and endpoint); the first answer carries `signing_secret` once",
         params: svc,
-        body: {
-          type: 'object',
-          required: ['url'],
-          additionalProperties: false,
-          properties: {
-            url: {
-              type: 'string',
-              description:
-                'your MCP server (Streamable HTTP); Tollgate forwards paid tool calls with an HMAC signature (X-Tollgate-Signature) on every request',
-            },
-            tool_prices: {
-              type: 'object',
-              additionalProperties: atomic,
-              description: 'tool name → price in atomic units',
-            },
-            default_price: {
-              anyOf: [{ type: 'null' }, atomic],
-              description: 'the price of a tool not in tool_prices; without it such tools are not published',
-            },
-            upstream,
-          },
-        },
+        body: mcpUpstreamBody,
         response: {
           200: ok(
             '{object: "mcp_upstream", url, mcp_url, tools: [{name, slug, price, endpoint_url}], unpriced, upstream, signing_secret?}',
@@ -331,7 +269,10 @@ export async function sellerRoutes(
     async (request) =>
       pub.putMcpUpstream(scope(request), request.params.namespace, request.params.service, request.body),
   )
-  a2aUpstreamRoute(app, pub, scope, tags)
+}
+
+/** POST …/endpoints/:slug/test: one unpaid, signed call to the upstream */
+function endpointTestRoute({ app, pub, scope, tags }: SellerRoutes) {
   app.post<EP & { Body: { method?: string } }>(
     '/sellers/:namespace/services/:service/endpoints/:slug/test',
     {
@@ -359,12 +300,7 @@ export async function sellerRoutes(
 }
 
 /** PUT …/a2a-upstream: a seller's own A2A agent, its skills priced (services/publishing/a2a-upstream.ts). */
-function a2aUpstreamRoute(
-  app: FastifyInstance,
-  pub: Deps['services']['publishing'],
-  scope: (r: FastifyRequest) => SellerScope,
-  tags: string[],
-) {
+function a2aUpstreamRoute({ app, pub, scope, tags }: SellerRoutes) {
   app.put<SVC & { Body: A2aUpstreamBody }>(
     '/sellers/:namespace/services/:service/a2a-upstream',
     {
@@ -373,28 +309,7 @@ function a2aUpstreamRoute(
         summary:
           "Publish the service's upstream A2A agent: each skill its Agent Card lists, priced per skill or by default, becomes a paid skill (and endpoint); the first answer carries `signing_secret` once",
         params: svc,
-        body: {
-          type: 'object',
-          required: ['card_url'],
-          additionalProperties: false,
-          properties: {
-            card_url: {
-              type: 'string',
-              description:
-                "your agent's Agent Card URL (A2A v1.0 or v0.3, JSON-RPC); Tollgate sends paid messages with an HMAC signature (X-Tollgate-Signature) on every request",
-            },
-            skill_prices: {
-              type: 'object',
-              additionalProperties: atomic,
-              description: 'skill id → price in atomic units',
-            },
-            default_price: {
-              anyOf: [{ type: 'null' }, atomic],
-              description: 'the price of a skill not in skill_prices; without it such skills are not published',
-            },
-            upstream,
-          },
-        },
+        body: a2aUpstreamBody,
         response: {
           200: ok(
             '{object: "a2a_upstream", card_url, a2a_url, agent_card_url, skills: [{id, slug, price, endpoint_url}], unpriced, upstream, signing_secret?}',

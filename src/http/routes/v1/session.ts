@@ -4,7 +4,7 @@ import { DEVICE_COOKIE, DEVICE_TTL_SECONDS, loginEmailId } from '../../../servic
 import type { UsersService } from '../../../services/accounts/users.js'
 import { SESSION_COOKIE } from '../../plugins/api-key-auth.js'
 import { hitRateLimit } from '../../plugins/rate-limit.js'
-import type { V1Context } from './index.js'
+import type { V1Context } from './context.js'
 import { errorResponse, noContent, ok } from './schemas.js'
 
 /** The slow window of the login throttle: per (email, client) and per email. */

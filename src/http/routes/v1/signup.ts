@@ -3,7 +3,7 @@ import { appError } from '../../../errors.js'
 import { MIN_PASSWORD_LENGTH, type UsersService } from '../../../services/accounts/users.js'
 import { SESSION_COOKIE } from '../../plugins/api-key-auth.js'
 import { hitRateLimit } from '../../plugins/rate-limit.js'
-import type { V1Context } from './index.js'
+import type { V1Context } from './context.js'
 import { errorResponse, ok } from './schemas.js'
 
 /** Accounts one client address may create per hour: enough for a team trying the sandbox, not for a script. */

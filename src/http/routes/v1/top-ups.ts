@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
-import { TOPUPS_PAGE_MAX, topupsPage } from '../../../services/topups/topups.js'
-import type { V1Context } from './index.js'
+import { TOPUPS_PAGE_MAX, topupsPage } from '../../../services/topups/list.js'
+import type { V1Context } from './context.js'
 import { addressParam, authErrors, errorResponse, ok } from './schemas.js'
 
 const querystring = {

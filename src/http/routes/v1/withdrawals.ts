@@ -1,7 +1,7 @@
 import { Ajv } from 'ajv'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { type WithdrawalBody, type WithdrawalTarget } from '../../../services/withdrawals/withdrawals.js'
-import type { V1Context } from './index.js'
+import type { V1Context } from './context.js'
 import { addressParam, atomic, authErrors, errorResponse, ok } from './schemas.js'
 
 const headers = {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { RedisClient } from '../../redis-client.js'
+import type { RedisClient } from '../redis-client.js'
 import { keccak256, parseTransaction, type Address, type Hex, type PrivateKeyAccount, type PublicClient } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 
@@ -86,7 +86,7 @@ export interface SignedTx {
 }
 
 /** Fee bump of a replacement: nodes require >= 10% on both fee fields; we add 12.5%. */
-export const REPLACEMENT_BUMP_PERMILLE = 1125n
+const REPLACEMENT_BUMP_PERMILLE = 1125n
 const bumped = (fee: bigint) => (fee * REPLACEMENT_BUMP_PERMILLE + 999n) / 1000n
 
 /**
