@@ -77,7 +77,6 @@ export function signUpstreamRequest(
   return `t=${now},v1=${mac}`
 }
 
-/** Forwards a paid request to the seller's origin with undici and streams the answer back. */
 /**
  * One request to a seller's JSON-RPC server (an upstream MCP server or A2A agent) as web fetch,
  * for the official SDKs' clients: refused for a private address literal unless `allowPrivate` (host
@@ -116,6 +115,7 @@ export function sellerFetch(
   } as never) as unknown as Promise<Response>
 }
 
+/** Forwards a paid request to the seller's origin with undici and streams the answer back. */
 export function createUpstreamClient(opts: { connections?: number; allowPrivate?: boolean } = {}) {
   const allowPrivate = opts.allowPrivate ?? false
   // host names are resolved through a lookup that refuses private addresses (also on re-resolution)
