@@ -1,30 +1,43 @@
 #!/usr/bin/env node
-// Prints the slowest test files of the last tap run: wall time of each test file's process (start,
-// TypeScript loading and the tests), read from tap's own records in .tap/processinfo/.
+// Prints the slowest test files of the last test run: wall time of each test file's process (start,
+// TypeScript loading and the tests), from .tap/run-times.json (bin/run-tests.mjs) or tap's .tap/processinfo/.
 // Usage: node .ci/slowest.mjs [count=10]
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
-const dir = '.tap/processinfo'
 const count = Number(process.argv[2] ?? 10)
-let names = []
-try {
-  names = readdirSync(dir)
-} catch {
-  console.log('slowest test files: no .tap/processinfo (no tap run here)')
-  process.exit(0)
-}
-const files = []
-for (const name of names) {
-  let info
+/** Each test file's wall time: `npm test` (bin/run-tests.mjs) writes .tap/run-times.json; a tap run, .tap/processinfo/. */
+function fileTimes() {
   try {
-    info = JSON.parse(readFileSync(join(dir, name), 'utf8'))
+    return JSON.parse(readFileSync('.tap/run-times.json', 'utf8')).map((r) => ({ file: r.file, ms: r.ms }))
   } catch {
-    // a record a killed child process left empty or half-written: not a test file's
-    continue
+    // no run of bin/run-tests.mjs here: tap's own records
   }
-  // a test file's root process carries its path as externalID; its children (spawned roles) do not
-  if (info.externalID && typeof info.runtime === 'number') files.push({ file: info.externalID, ms: info.runtime })
+  const dir = '.tap/processinfo'
+  let names = []
+  try {
+    names = readdirSync(dir)
+  } catch {
+    return []
+  }
+  const files = []
+  for (const name of names) {
+    let info
+    try {
+      info = JSON.parse(readFileSync(join(dir, name), 'utf8'))
+    } catch {
+      // a record a killed child process left empty or half-written: not a test file's
+      continue
+    }
+    // a test file's root process carries its path as externalID; its children (spawned roles) do not
+    if (info.externalID && typeof info.runtime === 'number') files.push({ file: info.externalID, ms: info.runtime })
+  }
+  return files
+}
+const files = fileTimes()
+if (files.length === 0) {
+  console.log('slowest test files: no .tap/run-times.json or .tap/processinfo (no test run here)')
+  process.exit(0)
 }
 files.sort((a, b) => b.ms - a.ms)
 const total = files.reduce((s, f) => s + f.ms, 0)
@@ -32,7 +45,7 @@ console.log(
   `slowest ${Math.min(count, files.length)} of ${files.length} test files (wall time of each file's process):`,
 )
 for (const f of files.slice(0, count)) console.log(`${(f.ms / 1000).toFixed(1).padStart(7)} s  ${f.file}`)
-console.log(`${(total / 1000).toFixed(0).padStart(7)} s  all files summed (tap runs ${'`jobs`'} of them at a time)`)
+console.log(`${(total / 1000).toFixed(0).padStart(7)} s  all files summed (${'`jobs`'} of them run at a time)`)
 
 // Where that time went: the shared setup each test file's process recorded
 // (test/helpers/setup-timing.ts, written when TOLLGATE_TEST_TIMING names a directory, as .ci/run does).
