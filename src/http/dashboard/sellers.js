@@ -1,4 +1,3 @@
-/* global confirm */
 // Seller: namespaces, services (one receiver each) and endpoints — publish, change, enable or
 // disable, test an upstream, unpublish.
 import { api, seg } from './api.js'

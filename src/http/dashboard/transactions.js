@@ -1,4 +1,3 @@
-/* global URLSearchParams */
 // Transactions: 20 a page, newest first, filters and search, and export links for the whole
 // filtered history; the recent top-ups under it.
 import { api } from './api.js'
