@@ -1,4 +1,3 @@
-/* global confirm, document, setTimeout, URLSearchParams */
 // One agent: balance, spend caps, agent keys, allowlist and top-up settings.
 import { api, seg } from './api.js'
 import { topUpText } from './agents.js'

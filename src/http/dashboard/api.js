@@ -1,4 +1,3 @@
-/* global fetch */
 // The user API (/v1) as the dashboard calls it: same origin, the session cookie, JSON in and out.
 
 /** An answer that is not 2xx: its status and the API's `{code, message, param}`. */

@@ -1,4 +1,3 @@
-/* global document, window, location */
 // Tollgate dashboard: plain ES modules, no build step. Every screen calls the user API (/v1) with
 // the session cookie and renders with DOM APIs only: API data never goes through innerHTML.
 // This module is the entry: the router, the login screen and the logout button.

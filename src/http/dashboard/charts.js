@@ -1,4 +1,3 @@
-/* global ResizeObserver */
 // Line charts drawn by uPlot, served from our own origin (/dashboard/vendor/uPlot.esm.js, loaded
 // on first use). Each chart is a <figure> with a caption; the canvas is hidden from screen
 // readers, which get the same numbers as a table under "Data".

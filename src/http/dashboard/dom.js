@@ -1,4 +1,3 @@
-/* global document, navigator, getSelection, Node */
 // DOM building blocks. API data only ever reaches the page as text nodes and attribute values.
 
 /** createElement with attributes, `on…` listeners and children; strings become text nodes. */

@@ -1,4 +1,3 @@
-/* global URLSearchParams */
 // Insights: per-day charts over a date range — spend per agent, revenue per endpoint, calls and
 // failures, settlement delay (GET /v1/insights).
 import { api } from './api.js'

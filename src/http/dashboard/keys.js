@@ -1,4 +1,3 @@
-/* global confirm */
 // API Keys: list, create (the secret once), revoke.
 import { api, seg } from './api.js'
 import { emptyState, errorSlot, h, revealSecret, secretPanel, table } from './dom.js'

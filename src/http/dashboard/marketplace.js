@@ -1,4 +1,3 @@
-/* global URL, URLSearchParams */
 // Marketplace: browse and filter the x402 agents buyers can pay here (GET /api/v1/agents/marketplace),
 // each entry's endpoints with their price and a `tollgate fetch` command to copy.
 import { api } from './api.js'

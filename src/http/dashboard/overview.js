@@ -1,4 +1,3 @@
-/* global location, URLSearchParams */
 // Overview: the landing page after login. Spend and revenue today and this month with a chart
 // (GET /v1/insights), agents near their caps (GET /v1/agents, …/budget), the funding balance
 // (GET /v1/funding-wallet), recent payments (GET /v1/transactions) and, on an empty account, the

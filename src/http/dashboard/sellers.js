@@ -1,4 +1,3 @@
-/* global confirm */
 // Seller: namespaces, services (one receiver each) and endpoints — publish, change, enable or
 // disable, test an upstream, unpublish.
 import { api, seg } from './api.js'
@@ -257,176 +256,18 @@ function serviceForm({ id, path, service: svc, done, cancel }) {
   )
 }
 
+/**
+ * One service of namespace `s`: its receiver and marketplace entry, its endpoints (a row each,
+ * with their actions), its MCP tools, and the buttons that publish, change or remove.
+ */
 async function serviceSection(s, svc, page) {
   const svcPath = `/v1/sellers/${seg(s.namespace)}/services`
   const path = `${svcPath}/${seg(svc.name)}/endpoints`
   const endpoints = (await api('GET', path)).data
   const slot = h('div')
   const key = `${s.namespace}-${svc.name}`
-  const changed = async (message, answer) => {
-    await page.reload()
-    if (answer?.signing_secret) {
-      revealSecret(
-        page.reveal,
-        secretPanel(
-          `Signing secret for ${s.namespace}/${svc.name}/${answer.slug}`,
-          answer.signing_secret,
-          'Your upstream checks the X-Tollgate-Signature header of each forwarded call with it (HMAC-SHA256, see the API docs). It is stored encrypted and never shown again.',
-        ),
-      )
-    }
-    notify(message, 'ok')
-  }
-  const openForm = (endpoint) => {
-    page.reveal.replaceChildren()
-    slot.replaceChildren(
-      endpointForm({
-        id: endpoint ? `edit-${key}-${endpoint.slug}` : `publish-${key}`,
-        path,
-        endpoint,
-        done: (e) => changed(endpoint ? `Endpoint ${e.slug} saved.` : `Endpoint ${e.slug} published at ${e.url}.`, e),
-        cancel: () => slot.replaceChildren(),
-      }),
-    )
-    slot.querySelector('input, textarea')?.focus()
-  }
-  const openMcpForm = () => {
-    page.reveal.replaceChildren()
-    slot.replaceChildren(
-      mcpUpstreamForm({
-        id: `mcp-${key}`,
-        path: `${svcPath}/${seg(svc.name)}`,
-        tools: mcpTools(endpoints),
-        done: async (answer) => {
-          await page.reload()
-          if (answer.signing_secret)
-            revealSecret(
-              page.reveal,
-              secretPanel(
-                `Signing secret for the MCP server of ${s.namespace}/${svc.name}`,
-                answer.signing_secret,
-                'Your MCP server checks the X-Tollgate-Signature header of every request Tollgate forwards with it (HMAC-SHA256 over the method, path and body; see the API docs). One secret for the server, kept when you publish it again; it is stored encrypted and never shown again.',
-              ),
-            )
-          notify(mcpSummary(answer), 'ok')
-        },
-        cancel: () => slot.replaceChildren(),
-      }),
-    )
-    slot.querySelector('input')?.focus()
-  }
-  const patch = (e, body, message) => (ev) =>
-    act(ev.currentTarget, async () => changed(message, await api('PATCH', `${path}/${seg(e.slug)}`, body)))
-  const test = (e) => (ev) =>
-    act(ev.currentTarget, async () => {
-      const r = await api('POST', `${path}/${seg(e.slug)}/test`, {})
-      if (r.ok) notify(`Upstream of ${e.slug} answered ${r.status} in ${r.latency_ms} ms.`, 'ok')
-      else notify(`Upstream of ${e.slug} failed the test: ${r.error ?? `status ${r.status}`} (${r.latency_ms} ms).`)
-    })
-  const unpublish = (e) => (ev) => {
-    if (!confirm(`Unpublish ${e.url}? Calls to it get 404 at once; the slug can be published again.`)) return
-    act(ev.currentTarget, async () => {
-      await api('DELETE', `${path}/${seg(e.slug)}`)
-      await changed(`Endpoint ${e.slug} unpublished.`)
-    })
-  }
-  const row = (e) =>
-    h(
-      'tr',
-      { 'data-endpoint': e.slug },
-      h('td', { class: 'url' }, h('code', {}, e.url)),
-      h('td', {}, e.methods.join(', ')),
-      h('td', {}, `${units(e.price, 6)} USDC`),
-      h('td', {}, e.settlement_mode),
-      h(
-        'td',
-        {},
-        e.handler
-          ? `hosted: ${e.handler}`
-          : e.mcp_tool
-            ? `MCP tool ${e.mcp_tool}: ${e.upstream_url}`
-            : `upstream: ${e.upstream_url}`,
-      ),
-      h('td', { class: e.enabled ? 'active' : 'revoked' }, e.enabled ? 'enabled' : 'disabled'),
-      h('td', { class: 'calls' }, String(page.stats(e.id)?.calls_total ?? 0)),
-      h('td', { class: 'revenue' }, `${units(page.stats(e.id)?.total ?? '0', 6)} USDC`),
-      h(
-        'td',
-        { class: 'actions' },
-        h('button', { type: 'button', class: 'plain', onclick: () => openForm(e) }, 'Edit'),
-        e.enabled
-          ? h(
-              'button',
-              {
-                type: 'button',
-                class: 'plain',
-                onclick: patch(e, { enabled: false }, `Endpoint ${e.slug} disabled: the proxy answers 404 for it.`),
-              },
-              'Disable',
-            )
-          : h(
-              'button',
-              { type: 'button', class: 'plain', onclick: patch(e, { enabled: true }, `Endpoint ${e.slug} enabled.`) },
-              'Enable',
-            ),
-        e.upstream_url && h('button', { type: 'button', class: 'plain', onclick: test(e) }, 'Test'),
-        h('button', { type: 'button', class: 'danger', onclick: unpublish(e) }, 'Unpublish'),
-      ),
-    )
-  const toggle = svc.enabled
-    ? h(
-        'button',
-        {
-          type: 'button',
-          class: 'plain',
-          onclick: (ev) =>
-            act(ev.currentTarget, async () =>
-              changed(
-                `Service ${svc.name} disabled: its endpoints answer 404.`,
-                await api('PATCH', `${svcPath}/${seg(svc.name)}`, { enabled: false }),
-              ),
-            ),
-        },
-        'Disable service',
-      )
-    : h(
-        'button',
-        {
-          type: 'button',
-          class: 'plain',
-          onclick: (ev) =>
-            act(ev.currentTarget, async () =>
-              changed(
-                `Service ${svc.name} enabled.`,
-                await api('PATCH', `${svcPath}/${seg(svc.name)}`, { enabled: true }),
-              ),
-            ),
-        },
-        'Enable service',
-      )
-  const edit = h('button', { type: 'button', class: 'plain' }, 'Edit service')
-  edit.addEventListener('click', () =>
-    slot.replaceChildren(
-      serviceForm({
-        id: `edit-service-${key}`,
-        path: svcPath,
-        service: svc,
-        done: (x) => changed(`Service ${x.name} saved.`),
-        cancel: () => slot.replaceChildren(),
-      }),
-    ),
-  )
-  const remove = h('button', { type: 'button', class: 'danger' }, 'Delete service')
-  remove.addEventListener('click', () => {
-    if (
-      !confirm(`Delete the service ${svc.name} and its ${endpoints.length} endpoint(s)? Their URLs answer 404 at once.`)
-    )
-      return
-    act(remove, async () => {
-      await api('DELETE', `${svcPath}/${seg(svc.name)}`)
-      await changed(`Service ${svc.name} deleted.`)
-    })
-  })
+  const service = { s, svc, page, svcPath, path, endpoints, slot, key }
+  service.changed = (message, answer) => afterChange(service, message, answer)
   return h(
     'section',
     { class: 'service', id: `service-${key}` },
@@ -441,7 +282,7 @@ async function serviceSection(s, svc, page) {
     ),
     table(
       ['URL', 'Methods', 'Price', 'Settlement', 'Target', 'Status', 'Calls (30 days)', 'Revenue (30 days)', ''],
-      endpoints.map(row),
+      endpoints.map((e) => endpointRow(service, e)),
       emptyState(
         'No endpoints published.',
         'Publish one below: a price per call and the URL of your API or a hosted handler.',
@@ -451,18 +292,198 @@ async function serviceSection(s, svc, page) {
     h(
       'div',
       { class: 'toolbar' },
-      h('button', { type: 'button', onclick: () => openForm() }, 'Publish an endpoint'),
+      h('button', { type: 'button', onclick: () => openEndpointForm(service) }, 'Publish an endpoint'),
       h(
         'button',
-        { type: 'button', class: 'plain', onclick: openMcpForm },
+        { type: 'button', class: 'plain', onclick: () => openMcpForm(service) },
         mcpTools(endpoints).length ? 'Update MCP server' : 'Publish an MCP server',
       ),
-      edit,
-      toggle,
-      remove,
+      editServiceButton(service),
+      serviceToggle(service),
+      deleteServiceButton(service),
     ),
     slot,
   )
+}
+
+/**
+ * After a change to the service or one of its endpoints: re-reads the page, shows an endpoint's
+ * new signing secret when the answer carries one, then `message`.
+ */
+async function afterChange({ s, svc, page }, message, answer) {
+  await page.reload()
+  if (answer?.signing_secret) {
+    revealSecret(
+      page.reveal,
+      secretPanel(
+        `Signing secret for ${s.namespace}/${svc.name}/${answer.slug}`,
+        answer.signing_secret,
+        'Your upstream checks the X-Tollgate-Signature header of each forwarded call with it (HMAC-SHA256, see the API docs). It is stored encrypted and never shown again.',
+      ),
+    )
+  }
+  notify(message, 'ok')
+}
+
+/** Opens the endpoint form under the service: publishing a new endpoint, or changing `endpoint`. */
+function openEndpointForm({ page, slot, key, path, changed }, endpoint) {
+  page.reveal.replaceChildren()
+  slot.replaceChildren(
+    endpointForm({
+      id: endpoint ? `edit-${key}-${endpoint.slug}` : `publish-${key}`,
+      path,
+      endpoint,
+      done: (e) => changed(endpoint ? `Endpoint ${e.slug} saved.` : `Endpoint ${e.slug} published at ${e.url}.`, e),
+      cancel: () => slot.replaceChildren(),
+    }),
+  )
+  slot.querySelector('input, textarea')?.focus()
+}
+
+/** Opens the form that publishes (or updates) the service's upstream MCP server. */
+function openMcpForm({ s, svc, page, slot, key, svcPath, endpoints }) {
+  page.reveal.replaceChildren()
+  slot.replaceChildren(
+    mcpUpstreamForm({
+      id: `mcp-${key}`,
+      path: `${svcPath}/${seg(svc.name)}`,
+      tools: mcpTools(endpoints),
+      done: async (answer) => {
+        await page.reload()
+        if (answer.signing_secret)
+          revealSecret(
+            page.reveal,
+            secretPanel(
+              `Signing secret for the MCP server of ${s.namespace}/${svc.name}`,
+              answer.signing_secret,
+              'Your MCP server checks the X-Tollgate-Signature header of every request Tollgate forwards with it (HMAC-SHA256 over the method, path and body; see the API docs). One secret for the server, kept when you publish it again; it is stored encrypted and never shown again.',
+            ),
+          )
+        notify(mcpSummary(answer), 'ok')
+      },
+      cancel: () => slot.replaceChildren(),
+    }),
+  )
+  slot.querySelector('input')?.focus()
+}
+
+/** An endpoint's row: where it is, its price and target, its last 30 days, and its actions. */
+function endpointRow(service, e) {
+  const stats = service.page.stats(e.id)
+  return h(
+    'tr',
+    { 'data-endpoint': e.slug },
+    h('td', { class: 'url' }, h('code', {}, e.url)),
+    h('td', {}, e.methods.join(', ')),
+    h('td', {}, `${units(e.price, 6)} USDC`),
+    h('td', {}, e.settlement_mode),
+    h(
+      'td',
+      {},
+      e.handler
+        ? `hosted: ${e.handler}`
+        : e.mcp_tool
+          ? `MCP tool ${e.mcp_tool}: ${e.upstream_url}`
+          : `upstream: ${e.upstream_url}`,
+    ),
+    h('td', { class: e.enabled ? 'active' : 'revoked' }, e.enabled ? 'enabled' : 'disabled'),
+    h('td', { class: 'calls' }, String(stats?.calls_total ?? 0)),
+    h('td', { class: 'revenue' }, `${units(stats?.total ?? '0', 6)} USDC`),
+    h('td', { class: 'actions' }, endpointActions(service, e)),
+  )
+}
+
+/** An endpoint's buttons: Edit, Disable or Enable, Test (an upstream only) and Unpublish. */
+function endpointActions(service, e) {
+  const { path, changed } = service
+  const patch = (body, message) => (ev) =>
+    act(ev.currentTarget, async () => changed(message, await api('PATCH', `${path}/${seg(e.slug)}`, body)))
+  const test = (ev) =>
+    act(ev.currentTarget, async () => {
+      const r = await api('POST', `${path}/${seg(e.slug)}/test`, {})
+      if (r.ok) notify(`Upstream of ${e.slug} answered ${r.status} in ${r.latency_ms} ms.`, 'ok')
+      else notify(`Upstream of ${e.slug} failed the test: ${r.error ?? `status ${r.status}`} (${r.latency_ms} ms).`)
+    })
+  const unpublish = (ev) => {
+    if (!confirm(`Unpublish ${e.url}? Calls to it get 404 at once; the slug can be published again.`)) return
+    act(ev.currentTarget, async () => {
+      await api('DELETE', `${path}/${seg(e.slug)}`)
+      await changed(`Endpoint ${e.slug} unpublished.`)
+    })
+  }
+  return [
+    h('button', { type: 'button', class: 'plain', onclick: () => openEndpointForm(service, e) }, 'Edit'),
+    e.enabled
+      ? h(
+          'button',
+          {
+            type: 'button',
+            class: 'plain',
+            onclick: patch({ enabled: false }, `Endpoint ${e.slug} disabled: the proxy answers 404 for it.`),
+          },
+          'Disable',
+        )
+      : h(
+          'button',
+          { type: 'button', class: 'plain', onclick: patch({ enabled: true }, `Endpoint ${e.slug} enabled.`) },
+          'Enable',
+        ),
+    e.upstream_url && h('button', { type: 'button', class: 'plain', onclick: test }, 'Test'),
+    h('button', { type: 'button', class: 'danger', onclick: unpublish }, 'Unpublish'),
+  ]
+}
+
+/** Disables the service (its endpoints then answer 404) or enables it again. */
+function serviceToggle({ svc, svcPath, changed }) {
+  const enable = !svc.enabled
+  return h(
+    'button',
+    {
+      type: 'button',
+      class: 'plain',
+      onclick: (ev) =>
+        act(ev.currentTarget, async () =>
+          changed(
+            enable ? `Service ${svc.name} enabled.` : `Service ${svc.name} disabled: its endpoints answer 404.`,
+            await api('PATCH', `${svcPath}/${seg(svc.name)}`, { enabled: enable }),
+          ),
+        ),
+    },
+    enable ? 'Enable service' : 'Disable service',
+  )
+}
+
+/** Opens the service form on the service. */
+function editServiceButton({ svc, svcPath, slot, key, changed }) {
+  const edit = h('button', { type: 'button', class: 'plain' }, 'Edit service')
+  edit.addEventListener('click', () =>
+    slot.replaceChildren(
+      serviceForm({
+        id: `edit-service-${key}`,
+        path: svcPath,
+        service: svc,
+        done: (x) => changed(`Service ${x.name} saved.`),
+        cancel: () => slot.replaceChildren(),
+      }),
+    ),
+  )
+  return edit
+}
+
+/** Deletes the service and its endpoints, once confirmed. */
+function deleteServiceButton({ svc, svcPath, endpoints, changed }) {
+  const remove = h('button', { type: 'button', class: 'danger' }, 'Delete service')
+  remove.addEventListener('click', () => {
+    if (
+      !confirm(`Delete the service ${svc.name} and its ${endpoints.length} endpoint(s)? Their URLs answer 404 at once.`)
+    )
+      return
+    act(remove, async () => {
+      await api('DELETE', `${svcPath}/${seg(svc.name)}`)
+      await changed(`Service ${svc.name} deleted.`)
+    })
+  })
+  return remove
 }
 
 /** The service as a paid MCP server: its endpoints (and an upstream MCP server's tools) as tools. */

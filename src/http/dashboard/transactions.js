@@ -1,4 +1,3 @@
-/* global URLSearchParams */
 // Transactions: 20 a page, newest first, filters and search, and export links for the whole
 // filtered history; the recent top-ups under it.
 import { api } from './api.js'
@@ -71,6 +70,54 @@ const STATUSES = ['verified', 'served', 'settling', 'settled', 'voided', 'failed
 
 export async function transactionsView(show) {
   const { names, agents } = await wallets()
+  const controls = filterControls(agents)
+  const list = h('div', { id: 'tx-list' })
+  const exports = h('p', { class: 'exports' })
+  // the filters of the list on screen: Apply takes the controls' values; Older and the export links
+  // keep them (a role picked but not applied must not change what Older continues)
+  let applied = {}
+  // the page leaves failed and expired attempts out unless they were asked for (when Apply was pressed)
+  let listed = {}
+  const apply = () => {
+    applied = filterValues(controls)
+    // a status asked for is shown whatever it is; otherwise attempts only when asked for
+    listed = controls.attempts.checked || controls.status.value ? {} : { status: SUCCESSFUL_STATUSES }
+    return load()
+  }
+  const searching = () => ['agent', 'endpoint', 'seller', 'status', 'role', 'from'].some((k) => applied[k])
+  const query = (extra) => new URLSearchParams({ ...extra, ...applied })
+  const row = (t) => transactionRow(t, names)
+  // newest first; the export links keep the API's default (oldest first, a sync order)
+  async function load(cursor) {
+    const page = await api(
+      'GET',
+      `/v1/transactions?${query({ limit: '20', order: 'desc', ...listed, ...(cursor && { cursor }) })}`,
+    )
+    exports.replaceChildren(...exportLinks(query))
+    list.replaceChildren(
+      table(TRANSACTION_HEADERS, page.data.map(row), noTransactions(cursor, searching)),
+      pager(cursor, page, load),
+    )
+  }
+  const filters = filtersForm(controls, apply)
+  await apply()
+  const topUps = await topUpsSection()
+  show(
+    h('h1', {}, 'Transactions'),
+    h(
+      'p',
+      { class: 'hint' },
+      'Payments by your agents and to your endpoints, and withdrawals from your wallets, newest first, 20 per page. Failed and expired attempts (voided, failed) show when you ask for them.',
+    ),
+    filters,
+    exports,
+    list,
+    topUps,
+  )
+}
+
+/** The search's controls: role, from, attempts, agent (one of `agents`), status, endpoint and seller. */
+function filterControls(agents) {
   const role = h(
     'select',
     { id: 'tx-role' },
@@ -106,65 +153,26 @@ export async function transactionsView(show) {
     placeholder: 'name or namespace',
     'data-param': 'seller',
   })
-  const list = h('div', { id: 'tx-list' })
-  const exports = h('p', { class: 'exports' })
-  // the filters of the list on screen: Apply takes the controls' values; Older and the export links
-  // keep them (a role picked but not applied must not change what Older continues)
-  let applied = {}
-  // the page leaves failed and expired attempts out unless they were asked for (when Apply was pressed)
-  let listed = {}
-  const apply = () => {
-    applied = {
-      ...(role.value && { role: role.value }),
-      ...(from.value && { from: `${from.value}T00:00:00Z` }),
-      ...(agent.value && { agent: agent.value }),
-      ...(endpoint.value.trim() && { endpoint: endpoint.value.trim() }),
-      ...(seller.value.trim() && { seller: seller.value.trim() }),
-      ...(status.value && { status: status.value }),
-    }
-    // a status asked for is shown whatever it is; otherwise attempts only when asked for
-    listed = attempts.checked || status.value ? {} : { status: SUCCESSFUL_STATUSES }
-    return load()
+  return { role, from, attempts, agent, status, endpoint, seller }
+}
+
+/** The filters the controls hold now, as query parameters (the empty ones left out). */
+function filterValues({ role, from, agent, endpoint, seller, status }) {
+  return {
+    ...(role.value && { role: role.value }),
+    ...(from.value && { from: `${from.value}T00:00:00Z` }),
+    ...(agent.value && { agent: agent.value }),
+    ...(endpoint.value.trim() && { endpoint: endpoint.value.trim() }),
+    ...(seller.value.trim() && { seller: seller.value.trim() }),
+    ...(status.value && { status: status.value }),
   }
-  const searching = () => ['agent', 'endpoint', 'seller', 'status', 'role', 'from'].some((k) => applied[k])
-  const query = (extra) => new URLSearchParams({ ...extra, ...applied })
-  // the downloads are the whole filtered history, attempts included (a status column tells them apart)
-  const download = (path, format) =>
-    h('a', { href: `${path}?${query({ format })}`, download: '' }, `${path.slice(4)}.${format}`)
-  const row = (t) => transactionRow(t, names)
-  // newest first; the export links keep the API's default (oldest first, a sync order)
-  async function load(cursor) {
-    const page = await api(
-      'GET',
-      `/v1/transactions?${query({ limit: '20', order: 'desc', ...listed, ...(cursor && { cursor }) })}`,
-    )
-    const links = [
-      ['/v1/transactions', 'csv'],
-      ['/v1/transactions', 'ndjson'],
-      ['/v1/payment-events', 'csv'],
-      ['/v1/payment-events', 'ndjson'],
-    ]
-    exports.replaceChildren(
-      'Download the whole filtered history: ',
-      ...links.flatMap(([p, f], i) => [i ? ' · ' : '', download(p, f)]),
-    )
-    const none = cursor
-      ? 'No older transactions.'
-      : searching()
-        ? emptyState('No transaction matches this search.', 'Clear a field or pick “any”, then Apply.')
-        : emptyState(
-            'No transactions yet.',
-            'Payments appear here once an agent of yours pays for a call (',
-            h('a', { href: '#/overview' }, 'the three steps on Overview'),
-            ') or someone pays an endpoint you ',
-            h('a', { href: '#/sellers' }, 'publish'),
-            '.',
-          )
-    list.replaceChildren(table(TRANSACTION_HEADERS, page.data.map(row), none), pager(cursor, page, load))
-  }
+}
+
+/** The search form: the controls, the attempts checkbox and Apply (which runs `apply`). */
+function filtersForm({ role, from, attempts, agent, status, endpoint, seller }, apply) {
   const applyButton = h('button', { type: 'submit' }, 'Apply')
   const error = errorSlot()
-  const filters = h(
+  return h(
     'form',
     { class: 'search-form', id: 'tx-search', role: 'search', onsubmit: onSubmit(applyButton, error, apply) },
     field('Endpoint', endpoint),
@@ -181,20 +189,38 @@ export async function transactionsView(show) {
     ),
     error,
   )
-  await apply()
-  const topUps = await topUpsSection()
-  show(
-    h('h1', {}, 'Transactions'),
-    h(
-      'p',
-      { class: 'hint' },
-      'Payments by your agents and to your endpoints, and withdrawals from your wallets, newest first, 20 per page. Failed and expired attempts (voided, failed) show when you ask for them.',
-    ),
-    filters,
-    exports,
-    list,
-    topUps,
-  )
+}
+
+/**
+ * The export links, with the filters `query` adds: the downloads are the whole filtered history,
+ * attempts included (a status column tells them apart).
+ */
+function exportLinks(query) {
+  const download = (path, format) =>
+    h('a', { href: `${path}?${query({ format })}`, download: '' }, `${path.slice(4)}.${format}`)
+  const links = [
+    ['/v1/transactions', 'csv'],
+    ['/v1/transactions', 'ndjson'],
+    ['/v1/payment-events', 'csv'],
+    ['/v1/payment-events', 'ndjson'],
+  ]
+  return ['Download the whole filtered history: ', ...links.flatMap(([p, f], i) => [i ? ' · ' : '', download(p, f)])]
+}
+
+/** What an empty page says: past the last page, no match for the search (`searching()`), or none yet. */
+function noTransactions(cursor, searching) {
+  return cursor
+    ? 'No older transactions.'
+    : searching()
+      ? emptyState('No transaction matches this search.', 'Clear a field or pick “any”, then Apply.')
+      : emptyState(
+          'No transactions yet.',
+          'Payments appear here once an agent of yours pays for a call (',
+          h('a', { href: '#/overview' }, 'the three steps on Overview'),
+          ') or someone pays an endpoint you ',
+          h('a', { href: '#/sellers' }, 'publish'),
+          '.',
+        )
 }
 
 /** The latest top-ups of all the user's agents, from the funding wallet (GET /v1/top-ups). */

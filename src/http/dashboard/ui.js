@@ -1,4 +1,3 @@
-/* global document, location, window, HashChangeEvent */
 // What every screen shares: the notice bar, navigation, and how an action's error is shown.
 import { ApiError } from './api.js'
 import { h } from './dom.js'

@@ -1,4 +1,3 @@
-/* global confirm, setTimeout */
 // Webhooks: the user's endpoints (create with the secret shown once, send a test event, disable,
 // delete), each endpoint's delivery log, and the alerts list the overview shows.
 import { api, seg } from './api.js'

@@ -1,4 +1,3 @@
-/* global crypto, setTimeout */
 // Money out: the form that sends USDC (or the funding wallet's ETH) from a wallet to an address,
 // and the line that follows the withdrawal until it is confirmed or failed.
 import { api, seg } from './api.js'
