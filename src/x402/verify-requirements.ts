@@ -61,25 +61,8 @@ export function verifyRequirements(
   const { terms } = challenge
   const auth = decoded.payload.payload.authorization
 
-  if (decoded.version === 1) {
-    const p = decoded.payload
-    if (p.x402Version !== 1) return refuse('invalid_x402_version')
-    if (p.scheme !== 'exact') return refuse('unsupported_scheme', `got ${clip(p.scheme)}`)
-    if (p.network !== terms.networkV1) return refuse('invalid_network', `expected ${terms.networkV1}`)
-  } else {
-    const p = decoded.payload
-    const a = decoded.accepted
-    if (p.x402Version !== 2) return refuse('invalid_x402_version')
-    if (a.scheme !== 'exact') return refuse('unsupported_scheme', `got ${clip(a.scheme)}`)
-    if (a.network !== terms.networkV2) return refuse('invalid_network', `expected ${terms.networkV2}`)
-    if (a.asset.toLowerCase() !== terms.asset) return refuse('asset_mismatch')
-    if (a.payTo.toLowerCase() !== terms.payTo)
-      return refuse('invalid_exact_evm_payload_recipient_mismatch', 'accepted.payTo')
-    if (a.amount !== challenge.requirementsV2.amount)
-      return refuse('invalid_exact_evm_payload_authorization_value', 'accepted.amount')
-    // the official server matches v2 payments by deep equality with an issued requirement
-    if (!jsonEqual(a, challenge.requirementsV2)) return refuse('accepted_requirements_mismatch')
-  }
+  const refused = refuseVersionTerms(decoded, challenge)
+  if (refused) return refused
 
   const to = auth.to.toLowerCase() as HexString
   if (to !== terms.payTo) return refuse('invalid_exact_evm_payload_recipient_mismatch')
@@ -94,19 +77,8 @@ export function verifyRequirements(
 
   const validAfter = BigInt(auth.validAfter)
   const validBefore = BigInt(auth.validBefore)
-  const nowN = BigInt(Math.floor(now))
-  if (validAfter > nowN) return refuse('invalid_exact_evm_payload_authorization_valid_after')
-  const minValidFor = Math.max(VALID_BEFORE_MARGIN_SECONDS, options.minValidForSeconds ?? 0)
-  if (validBefore < nowN + BigInt(minValidFor)) {
-    return refuse(
-      'invalid_exact_evm_payload_authorization_valid_before',
-      `validBefore must be at least ${minValidFor} s ahead for this endpoint`,
-    )
-  }
-  const maxValidFor = options.maxValidForSeconds ?? terms.maxTimeoutSeconds + DEFAULT_VALIDITY_SLACK_SECONDS
-  if (validBefore > nowN + BigInt(maxValidFor)) {
-    return refuse('authorization_window_too_long', `validBefore may be at most ${maxValidFor} s ahead`)
-  }
+  const outside = refuseWindow(validAfter, validBefore, now, terms.maxTimeoutSeconds, options)
+  if (outside) return outside
 
   return {
     ok: true,
@@ -121,6 +93,61 @@ export function verifyRequirements(
     },
     signature: decoded.payload.payload.signature,
   }
+}
+
+/**
+ * The checks of the payload's own x402 version: v1 names its scheme and network in the payload;
+ * v2 carries the requirement it `accepted`, which must be the one issued.
+ */
+function refuseVersionTerms(
+  decoded: DecodedPayment,
+  challenge: Pick<Challenge, 'terms' | 'requirementsV2'>,
+): Refusal | undefined {
+  const { terms } = challenge
+  if (decoded.version === 1) {
+    const p = decoded.payload
+    if (p.x402Version !== 1) return refuse('invalid_x402_version')
+    if (p.scheme !== 'exact') return refuse('unsupported_scheme', `got ${clip(p.scheme)}`)
+    if (p.network !== terms.networkV1) return refuse('invalid_network', `expected ${terms.networkV1}`)
+    return undefined
+  }
+  const p = decoded.payload
+  const a = decoded.accepted
+  if (p.x402Version !== 2) return refuse('invalid_x402_version')
+  if (a.scheme !== 'exact') return refuse('unsupported_scheme', `got ${clip(a.scheme)}`)
+  if (a.network !== terms.networkV2) return refuse('invalid_network', `expected ${terms.networkV2}`)
+  if (a.asset.toLowerCase() !== terms.asset) return refuse('asset_mismatch')
+  if (a.payTo.toLowerCase() !== terms.payTo)
+    return refuse('invalid_exact_evm_payload_recipient_mismatch', 'accepted.payTo')
+  if (a.amount !== challenge.requirementsV2.amount)
+    return refuse('invalid_exact_evm_payload_authorization_value', 'accepted.amount')
+  // the official server matches v2 payments by deep equality with an issued requirement
+  if (!jsonEqual(a, challenge.requirementsV2)) return refuse('accepted_requirements_mismatch')
+  return undefined
+}
+
+/** The authorization's validity window at `now`: already valid, and ending neither too soon nor too late. */
+function refuseWindow(
+  validAfter: bigint,
+  validBefore: bigint,
+  now: number,
+  maxTimeoutSeconds: number,
+  options: VerifyRequirementsOptions,
+): Refusal | undefined {
+  const nowN = BigInt(Math.floor(now))
+  if (validAfter > nowN) return refuse('invalid_exact_evm_payload_authorization_valid_after')
+  const minValidFor = Math.max(VALID_BEFORE_MARGIN_SECONDS, options.minValidForSeconds ?? 0)
+  if (validBefore < nowN + BigInt(minValidFor)) {
+    return refuse(
+      'invalid_exact_evm_payload_authorization_valid_before',
+      `validBefore must be at least ${minValidFor} s ahead for this endpoint`,
+    )
+  }
+  const maxValidFor = options.maxValidForSeconds ?? maxTimeoutSeconds + DEFAULT_VALIDITY_SLACK_SECONDS
+  if (validBefore > nowN + BigInt(maxValidFor)) {
+    return refuse('authorization_window_too_long', `validBefore may be at most ${maxValidFor} s ahead`)
+  }
+  return undefined
 }
 
 /**

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import { appError } from '../../errors.js'
 import { CHARGED_STATUSES } from '../../ledger/statuses.js'
-import type { PaymentIdentifierStore, UsedPaymentId } from '../../db/payment-identifier-store.js'
+import type { PaymentIdentifierStore, StoredAnswer, UsedPaymentId } from '../../db/payment-identifier-store.js'
 import type { CallRequest, CallResult, CallTarget, ResolvedCall } from './call.js'
 import type { CheckedPayment } from './check-payment.js'
 import { CallRefusal } from './refusal.js'
@@ -86,35 +86,12 @@ export function createPaymentIdStage(opts: { store: PaymentIdentifierStore; answ
     // the lease outlives the call's own limit, so only a proxy that died leaves it to run out
     const leaseMs = target.timeoutMs + 60_000
     try {
-      return await claimOrAnswer(payer, id, fingerprint, paymentId, leaseMs, checked, target)
+      return await claimOrAnswer(store, payer, id, fingerprint, paymentId, leaseMs, checked, target)
     } catch (err) {
       // nothing is held yet: fail closed, as a payment that cannot be recorded
       req.log.error({ err: (err as Error).message }, 'payment-identifier claim failed')
       return CallRefusal.error(appError('payment_not_recorded'))
     }
-  }
-
-  async function claimOrAnswer(
-    payer: string,
-    id: string,
-    fingerprint: string,
-    paymentId: string,
-    leaseMs: number,
-    checked: CheckedPayment,
-    target: CallTarget,
-  ): Promise<PaymentIdClaim | CallResult | CallRefusal> {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const r = await store.claim(payer, id, fingerprint, paymentId, leaseMs)
-      if (r.claimed) return { payer, id, paymentId }
-      const decision = decide(r.used, fingerprint)
-      if (decision === 'free') {
-        if (await store.takeOver(payer, id, r.used.paymentId, fingerprint, paymentId, leaseMs))
-          return { payer, id, paymentId }
-        continue // another call took it first: look again
-      }
-      return answerFor(decision, r.used, id, checked, target)
-    }
-    return CallRefusal.error(inProgress(id))
   }
 
   /** Ends the claim: keeps a served hosted answer of at most answerMaxBytes, else only the outcome. */
@@ -124,16 +101,7 @@ export function createPaymentIdStage(opts: { store: PaymentIdentifierStore; answ
     target: CallTarget,
     log: FastifyBaseLogger,
   ): Promise<void> {
-    let answer
-    if (
-      result?.kind === 'answer' &&
-      result.receipt &&
-      target.kind === 'hosted' &&
-      (typeof result.body === 'string' || Buffer.isBuffer(result.body))
-    ) {
-      const body = typeof result.body === 'string' ? Buffer.from(result.body) : result.body
-      if (body.length <= opts.answerMaxBytes) answer = { status: result.status, contentType: result.contentType, body }
-    }
+    const answer = answerToKeep(result, target, opts.answerMaxBytes)
     // on failure the lease runs out by itself: until then a retry hears "in progress"
     await store
       .release(c.payer, c.id, c.paymentId, answer)
@@ -141,6 +109,48 @@ export function createPaymentIdStage(opts: { store: PaymentIdentifierStore; answ
   }
 
   return { claim, release }
+}
+
+/**
+ * Claims the id for this call's payment, or answers from what the id already did: a used id that
+ * is free is taken over, and looked at again (up to 3 times) when another call took it first.
+ */
+async function claimOrAnswer(
+  store: PaymentIdentifierStore,
+  payer: string,
+  id: string,
+  fingerprint: string,
+  paymentId: string,
+  leaseMs: number,
+  checked: CheckedPayment,
+  target: CallTarget,
+): Promise<PaymentIdClaim | CallResult | CallRefusal> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const r = await store.claim(payer, id, fingerprint, paymentId, leaseMs)
+    if (r.claimed) return { payer, id, paymentId }
+    const decision = decide(r.used, fingerprint)
+    if (decision === 'free') {
+      if (await store.takeOver(payer, id, r.used.paymentId, fingerprint, paymentId, leaseMs))
+        return { payer, id, paymentId }
+      continue // another call took it first: look again
+    }
+    return answerFor(decision, r.used, id, checked, target)
+  }
+  return CallRefusal.error(inProgress(id))
+}
+
+/** The answer a released claim keeps: a served hosted answer with a receipt, of at most maxBytes. */
+function answerToKeep(result: CallResult | undefined, target: CallTarget, maxBytes: number): StoredAnswer | undefined {
+  if (
+    result?.kind === 'answer' &&
+    result.receipt &&
+    target.kind === 'hosted' &&
+    (typeof result.body === 'string' || Buffer.isBuffer(result.body))
+  ) {
+    const body = typeof result.body === 'string' ? Buffer.from(result.body) : result.body
+    if (body.length <= maxBytes) return { status: result.status, contentType: result.contentType, body }
+  }
+  return undefined
 }
 
 function answerFor(

@@ -27,10 +27,10 @@ import type { SchemeOffer } from '../../seam/types.js'
 import type { NetworkV2, PaymentRequirementsV2 } from '../../x402/types.js'
 import type { PaymentScheme } from '../scheme.js'
 import type { SmartWalletCheck } from '../smart-wallet-check.js'
-import { createChannelState } from './channel-state.js'
+import { ChannelState } from './channel-state.js'
 import { createChannelStore } from './channel-store.js'
 import type { BatchContext, BatchPayment } from './context.js'
-import { createDepositExecutor } from './deposit.js'
+import { DepositExecutor } from './deposit.js'
 import { operateBatch } from './operate.js'
 import { createRefundExecutor } from './refund.js'
 import { load, reserveBatch } from './reserve.js'
@@ -54,9 +54,9 @@ export function createBatchSettlementScheme(
     config,
     chain: deps.chain as PublicClient,
     domain: batchDomainSeparator(config.chain.chainId),
-    state: createChannelState(deps),
+    state: new ChannelState(deps),
     store,
-    deposits: createDepositExecutor(deps, store),
+    deposits: new DepositExecutor(deps, store),
     recovery: opts.recovery,
     smartWallets: opts.smartWallets,
     receiverAuthorizer: opts.receiverAuthorizer.address.toLowerCase() as Address,
@@ -117,7 +117,7 @@ export function batchChannelSides(deps: Deps) {
   return {
     config: deps.config,
     chain: deps.chain as PublicClient,
-    state: createChannelState(deps),
+    state: new ChannelState(deps),
     store: createChannelStore(deps.db),
   }
 }

@@ -130,96 +130,117 @@ function defineCommands(redis: RedisWithChannels): RedisWithChannels {
   return redis
 }
 
-export function createChannelState(deps: { redis: RedisClient; key(...p: string[]): string }) {
-  const redis = defineCommands(deps.redis as RedisWithChannels)
-  const keyOf = (channelId: string) => deps.key('bsch', channelId)
+/** The channels' hashes in Redis, through the scripts above (defined on the client once). */
+export class ChannelState {
+  readonly #redis: RedisWithChannels
+  readonly #deps: { redis: RedisClient; key(...p: string[]): string }
 
-  return {
-    /** Checks the voucher against the channel and locks it for the call (the Lua above). */
-    async reserve(a: {
-      channelId: string
-      type: PayloadType
-      maxClaimable: bigint
-      amount: bigint
-      deposit: bigint
-      token: string
-      nowMs: number
-      lockMs: number
-    }): Promise<ReserveOutcome> {
-      const expected = a.type === 'refund' ? a.maxClaimable : a.maxClaimable - a.amount
-      const overDeposit = a.maxClaimable > a.deposit ? a.maxClaimable - a.deposit : 0n
-      const r = (await redis.tollgateBatchReserve!(
-        keyOf(a.channelId),
-        a.nowMs,
-        a.lockMs,
-        a.token,
-        a.type,
-        a.maxClaimable.toString(),
-        // a negative expectation never equals a stored amount: a mismatch
-        expected < 0n ? '-' : expected.toString(),
-        overDeposit.toString(),
-        a.deposit.toString(),
-      )) as (string | number)[]
-      const code = CODES[Number(r[0])]!
-      if (code === 'not_loaded' || code === 'busy') return { code }
-      return { code, state: snapshot(r.map(String)) }
-    },
+  constructor(deps: { redis: RedisClient; key(...p: string[]): string }) {
+    this.#redis = defineCommands(deps.redis as RedisWithChannels)
+    this.#deps = deps
+  }
 
-    /** The served call's new state; false when its lock was lost (the hash was dropped). */
-    async commit(
-      channelId: string,
-      token: string,
-      s: { charged: bigint; signedMax: bigint; signature: string; balance?: bigint },
-    ): Promise<boolean> {
-      const r = await redis.tollgateBatchCommit!(
-        keyOf(channelId),
-        token,
-        s.charged.toString(),
-        s.signedMax.toString(),
-        s.signature,
-        s.balance === undefined ? '' : s.balance.toString(),
-      )
-      return Number(r) === 1
-    },
+  #keyOf(channelId: string): string {
+    return this.#deps.key('bsch', channelId)
+  }
 
-    /** Unlocks without moving the charge (a failed call); `balance` after a deposit that landed. */
-    async release(channelId: string, token: string, balance?: bigint): Promise<void> {
-      await redis.tollgateBatchRelease!(keyOf(channelId), token, balance === undefined ? '' : balance.toString())
-    },
+  /** Checks the voucher against the channel and locks it for the call (the Lua above). */
+  async reserve(a: {
+    channelId: string
+    type: PayloadType
+    maxClaimable: bigint
+    amount: bigint
+    deposit: bigint
+    token: string
+    nowMs: number
+    lockMs: number
+  }): Promise<ReserveOutcome> {
+    const expected = a.type === 'refund' ? a.maxClaimable : a.maxClaimable - a.amount
+    const overDeposit = a.maxClaimable > a.deposit ? a.maxClaimable - a.deposit : 0n
+    const r = (await this.#redis.tollgateBatchReserve!(
+      this.#keyOf(a.channelId),
+      a.nowMs,
+      a.lockMs,
+      a.token,
+      a.type,
+      a.maxClaimable.toString(),
+      // a negative expectation never equals a stored amount: a mismatch
+      expected < 0n ? '-' : expected.toString(),
+      overDeposit.toString(),
+      a.deposit.toString(),
+    )) as (string | number)[]
+    const code = CODES[Number(r[0])]!
+    if (code === 'not_loaded' || code === 'busy') return { code }
+    return { code, state: snapshot(r.map(String)) }
+  }
 
-    /** A cooperative refund landed: the chain's fields after it, and the channel unlocked. */
-    async refunded(channelId: string, token: string, s: Omit<ChannelSnapshot, 'charged' | 'signedMax' | 'signature'>) {
-      const { balance: b, totalClaimed: t, refundNonce: n } = s
-      await redis.tollgateBatchRefunded!(keyOf(channelId), token, `${b}`, `${t}`, `${n}`, s.withdrawRequestedAt)
-    },
+  /** The served call's new state; false when its lock was lost (the hash was dropped). */
+  async commit(
+    channelId: string,
+    token: string,
+    s: { charged: bigint; signedMax: bigint; signature: string; balance?: bigint },
+  ): Promise<boolean> {
+    const r = await this.#redis.tollgateBatchCommit!(
+      this.#keyOf(channelId),
+      token,
+      s.charged.toString(),
+      s.signedMax.toString(),
+      s.signature,
+      s.balance === undefined ? '' : s.balance.toString(),
+    )
+    return Number(r) === 1
+  }
 
-    /** Loads a channel's state when it is absent. */
-    async load(channelId: string, s: ChannelSnapshot): Promise<void> {
-      await redis.tollgateBatchLoad!(
-        keyOf(channelId),
-        LOAD_TTL_MS,
-        'c',
-        s.charged.toString(),
-        'm',
-        s.signedMax.toString(),
-        's',
-        s.signature,
-        'b',
-        s.balance.toString(),
-        't',
-        s.totalClaimed.toString(),
-        'w',
-        s.withdrawRequestedAt,
-        'n',
-        s.refundNonce.toString(),
-      )
-    },
+  /** Unlocks without moving the charge (a failed call); `balance` after a deposit that landed. */
+  async release(channelId: string, token: string, balance?: bigint): Promise<void> {
+    await this.#redis.tollgateBatchRelease!(
+      this.#keyOf(channelId),
+      token,
+      balance === undefined ? '' : balance.toString(),
+    )
+  }
 
-    /** Drops a channel's copy (tests, and after an update made elsewhere). */
-    async forget(channelId: string): Promise<void> {
-      await deps.redis.del(keyOf(channelId))
-    },
+  /** A cooperative refund landed: the chain's fields after it, and the channel unlocked. */
+  async refunded(
+    channelId: string,
+    token: string,
+    s: Omit<ChannelSnapshot, 'charged' | 'signedMax' | 'signature'>,
+  ): Promise<void> {
+    const { balance: b, totalClaimed: t, refundNonce: n } = s
+    await this.#redis.tollgateBatchRefunded!(
+      this.#keyOf(channelId),
+      token,
+      `${b}`,
+      `${t}`,
+      `${n}`,
+      s.withdrawRequestedAt,
+    )
+  }
+
+  /** Loads a channel's state when it is absent. */
+  async load(channelId: string, s: ChannelSnapshot): Promise<void> {
+    await this.#redis.tollgateBatchLoad!(
+      this.#keyOf(channelId),
+      LOAD_TTL_MS,
+      'c',
+      s.charged.toString(),
+      'm',
+      s.signedMax.toString(),
+      's',
+      s.signature,
+      'b',
+      s.balance.toString(),
+      't',
+      s.totalClaimed.toString(),
+      'w',
+      s.withdrawRequestedAt,
+      'n',
+      s.refundNonce.toString(),
+    )
+  }
+
+  /** Drops a channel's copy (tests, and after an update made elsewhere). */
+  async forget(channelId: string): Promise<void> {
+    await this.#deps.redis.del(this.#keyOf(channelId))
   }
 }
-
-export type ChannelState = ReturnType<typeof createChannelState>

@@ -40,21 +40,36 @@ export function depositNonce(channelId: Hex, salt: bigint): Hex {
   return keccak256(encodeAbiParameters([{ type: 'bytes32' }, { type: 'uint256' }], [channelId, salt]))
 }
 
-export function createDepositExecutor(deps: Pick<Deps, 'chain' | 'config' | 'redis' | 'key'>, store: ChannelStore) {
-  const { config } = deps
-  const chain = deps.chain as PublicClient
-  const relayers: Relayer[] = relayersFromKeys(config.relayerKeys)
-  const lock = createRelayerLock(deps.redis, deps.key)
+const failed = (detail: string): DepositRefusal => ({
+  reason: 'invalid_batch_settlement_evm_deposit_transaction_failed',
+  detail,
+})
+
+/** Checks channel deposits and submits them through the platform's relayers. */
+export class DepositExecutor {
+  readonly #config: Deps['config']
+  readonly #chain: PublicClient
+  readonly #relayers: Relayer[]
+  readonly #lock: ReturnType<typeof createRelayerLock>
+  readonly #store: ChannelStore
+
+  constructor(deps: Pick<Deps, 'chain' | 'config' | 'redis' | 'key'>, store: ChannelStore) {
+    this.#config = deps.config
+    this.#chain = deps.chain as PublicClient
+    this.#relayers = relayersFromKeys(deps.config.relayerKeys)
+    this.#lock = createRelayerLock(deps.redis, deps.key)
+    this.#store = store
+  }
 
   /** The deposit's own checks; undefined when it may be submitted. Rejects when the chain cannot be read. */
-  async function check(
+  async check(
     c: ChannelConfig,
     channelId: Hex,
     d: Erc3009Deposit,
     nowSeconds: number,
     minValidSeconds: number,
   ): Promise<DepositRefusal | undefined> {
-    if (relayers.length === 0)
+    if (this.#relayers.length === 0)
       return { reason: 'invalid_batch_settlement_evm_deposit_transaction_failed', detail: 'no relayer is configured' }
     if (d.validAfter > BigInt(nowSeconds))
       return { reason: 'invalid_batch_settlement_evm_payload_authorization_valid_after', detail: `${d.validAfter}` }
@@ -63,7 +78,26 @@ export function createDepositExecutor(deps: Pick<Deps, 'chain' | 'config' | 'red
         reason: 'invalid_batch_settlement_evm_payload_authorization_valid_before',
         detail: `validBefore must be at least ${minValidSeconds} s ahead`,
       }
-    const signer = await recoverTypedDataAddress({
+    const signer = await this.#signer(c, channelId, d)
+    if (signer?.toLowerCase() !== c.payer)
+      return {
+        reason: 'invalid_batch_settlement_evm_receive_authorization_signature',
+        detail:
+          'it must be signed by channelConfig.payer, to the ERC-3009 deposit collector, nonce bound to the channel',
+      }
+    const held = await tokenBalance(this.#chain, c.token, c.payer)
+    if (held < d.amount)
+      return {
+        reason: 'invalid_batch_settlement_evm_insufficient_balance',
+        detail: `holds ${held}, deposits ${d.amount}`,
+      }
+    return undefined
+  }
+
+  /** Who signed the deposit's `receiveWithAuthorization` to the collector; null when none can be recovered. */
+  #signer(c: ChannelConfig, channelId: Hex, d: Erc3009Deposit): Promise<Hex | null> {
+    const config = this.#config
+    return recoverTypedDataAddress({
       domain: {
         name: config.chain.usdc.name,
         version: config.chain.usdc.version,
@@ -82,31 +116,17 @@ export function createDepositExecutor(deps: Pick<Deps, 'chain' | 'config' | 'red
       },
       signature: d.signature,
     }).catch(() => null)
-    if (signer?.toLowerCase() !== c.payer)
-      return {
-        reason: 'invalid_batch_settlement_evm_receive_authorization_signature',
-        detail:
-          'it must be signed by channelConfig.payer, to the ERC-3009 deposit collector, nonce bound to the channel',
-      }
-    const held = await tokenBalance(chain, c.token, c.payer)
-    if (held < d.amount)
-      return {
-        reason: 'invalid_batch_settlement_evm_insufficient_balance',
-        detail: `holds ${held}, deposits ${d.amount}`,
-      }
-    return undefined
   }
 
   /** Submits the deposit and waits for it; the channel as it is on chain after it, or the refusal. */
-  async function execute(
+  async execute(
     c: ChannelConfig,
     channelId: Hex,
     d: Erc3009Deposit,
   ): Promise<{ txHash: Hex; channel: OnchainChannel } | DepositRefusal> {
-    const failed = (detail: string): DepositRefusal => ({
-      reason: 'invalid_batch_settlement_evm_deposit_transaction_failed',
-      detail,
-    })
+    const config = this.#config
+    const chain = this.#chain
+    const store = this.#store
     const id = await store.depositPending({
       network: config.chain.caip2,
       contract: BATCH_SETTLEMENT_ADDRESS,
@@ -116,7 +136,13 @@ export function createDepositExecutor(deps: Pick<Deps, 'chain' | 'config' | 'red
     let r
     try {
       r = await relayerCall(
-        { chain, chainId: config.chain.chainId, maxFeePerGasWei: config.settlement.maxFeePerGasWei, lock, relayers },
+        {
+          chain,
+          chainId: config.chain.chainId,
+          maxFeePerGasWei: config.settlement.maxFeePerGasWei,
+          lock: this.#lock,
+          relayers: this.#relayers,
+        },
         { to: getAddress(BATCH_SETTLEMENT_ADDRESS), data: depositCalldata(c, d) },
       )
     } catch (err) {
@@ -135,8 +161,4 @@ export function createDepositExecutor(deps: Pick<Deps, 'chain' | 'config' | 'red
     await store.depositMoved(id, { status: 'confirmed', txHash: r.hash })
     return { txHash: r.hash, channel: await readChannel(chain, channelId) }
   }
-
-  return { check, execute }
 }
-
-export type DepositExecutor = ReturnType<typeof createDepositExecutor>

@@ -11,7 +11,7 @@ import type { CoreDeps } from '../../core-deps.js'
 import { createRelayerLock, relayersFromKeys } from '../../chain/relayer.js'
 import { createSignerRecovery } from '../../chain/signer-recovery.js'
 import { createChannelStore } from '../../schemes/batch-settlement/channel-store.js'
-import { createDepositExecutor } from '../../schemes/batch-settlement/deposit.js'
+import { DepositExecutor } from '../../schemes/batch-settlement/deposit.js'
 import { createSmartWalletCheck } from '../../schemes/smart-wallet-check.js'
 import { ensurePlatformKey } from '../wallets/platform-key.js'
 import { batchFacilitatorContext, verifyBatchCall, type BatchVerifyAnswer } from './batch.js'
@@ -100,7 +100,7 @@ function createBatch(
   const b = batchFacilitatorContext({
     ...shared,
     // its `check` only (the facilitator sends the deposit itself: ./batch-send.ts)
-    deposits: createDepositExecutor(deps, createChannelStore(deps.db)),
+    deposits: new DepositExecutor(deps, createChannelStore(deps.db)),
     authorizer: async () => (await platformKey()).signer,
   })
   return {
