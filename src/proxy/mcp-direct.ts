@@ -70,20 +70,53 @@ export async function answerDirect(
   } catch {
     return send(res, 400, { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: Invalid JSON' }, id: null })
   }
-  const leave: DirectOutcome = { answered: false, parsedBody: body }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return leave
-  const { method, id, params } = body as { method?: unknown; id?: unknown; params?: unknown }
-  if (typeof method !== 'string' || !DIRECT_METHODS.has(method) || id === undefined) return leave
-  // a task-augmented request: the SDK refuses it (no tasks capability)
-  if (params !== null && typeof params === 'object' && 'task' in params) return leave
-  const message = safeParse(JSONRPCMessageSchema, body)
-  if (!message.success) return leave
+  const message = directMessage(body)
+  if (message === undefined) return { answered: false, parsedBody: body }
   // the id of the message the SDK's transport parsed: a method's request schema has none
-  const requestId = (message.data as { id: RequestId }).id
+  const requestId = message.id
+  const method = (body as { method: string }).method
+  if (method !== 'tools/call') return answerListing(res, server, method, message, requestId) ?? leaveToSdk(body)
+  const request = safeParse(CallToolRequestSchema, message)
+  if (!request.success) return leaveToSdk(body)
+  let result: CallToolResult
+  try {
+    result = checkedToolResult(await server.callTool(request.data.params))
+  } catch (err) {
+    return sendHandlerError(res, requestId, err)
+  }
+  return sendResult(res, requestId, result)
+}
 
+/** The message left to the SDK, with the body this path read. */
+function leaveToSdk(body: unknown): DirectOutcome {
+  return { answered: false, parsedBody: body }
+}
+
+/**
+ * The message as the SDK's JSON-RPC schema parses it, when the direct path answers it: one
+ * request of a direct method, not task-augmented; else undefined (the SDK's to answer).
+ */
+function directMessage(body: unknown): { id: RequestId } | undefined {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined
+  const { method, id, params } = body as { method?: unknown; id?: unknown; params?: unknown }
+  if (typeof method !== 'string' || !DIRECT_METHODS.has(method) || id === undefined) return undefined
+  // a task-augmented request: the SDK refuses it (no tasks capability)
+  if (params !== null && typeof params === 'object' && 'task' in params) return undefined
+  const message = safeParse(JSONRPCMessageSchema, body)
+  return message.success ? (message.data as { id: RequestId }) : undefined
+}
+
+/** `initialize` and `tools/list` answered as the SDK's Server answers them; undefined when the method's schema refuses the message. */
+function answerListing(
+  res: ServerResponse,
+  server: McpToolServer,
+  method: string,
+  message: unknown,
+  requestId: RequestId,
+): DirectOutcome | undefined {
   if (method === 'initialize') {
-    const request = safeParse(InitializeRequestSchema, message.data)
-    if (!request.success) return leave
+    const request = safeParse(InitializeRequestSchema, message)
+    if (!request.success) return undefined
     const requested = request.data.params.protocolVersion
     return sendResult(res, requestId, {
       protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION,
@@ -91,38 +124,36 @@ export async function answerDirect(
       serverInfo: server.serverInfo,
     })
   }
-  if (method === 'tools/list') {
-    const request = safeParse(ListToolsRequestSchema, message.data)
-    if (!request.success) return leave
-    return sendResult(res, requestId, server.listTools())
+  const request = safeParse(ListToolsRequestSchema, message)
+  if (!request.success) return undefined
+  return sendResult(res, requestId, server.listTools())
+}
+
+/** The tool's result as the SDK's Server checks it: a result its schema refuses is thrown as an McpError. */
+function checkedToolResult(result: CallToolResult): CallToolResult {
+  const answer = safeParse(CallToolResultSchema, result)
+  if (!answer.success) {
+    const error: unknown = answer.error
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `Invalid tools/call result: ${error instanceof Error ? error.message : String(error)}`,
+    )
   }
-  const request = safeParse(CallToolRequestSchema, message.data)
-  if (!request.success) return leave
-  let result: CallToolResult
-  try {
-    const answer = safeParse(CallToolResultSchema, await server.callTool(request.data.params))
-    if (!answer.success) {
-      const error: unknown = answer.error
-      throw new McpError(
-        ErrorCode.InvalidParams,
-        `Invalid tools/call result: ${error instanceof Error ? error.message : String(error)}`,
-      )
-    }
-    result = answer.data
-  } catch (err) {
-    // as the SDK's Protocol answers a handler that threw
-    const e = err as { code?: unknown; message?: string; data?: unknown }
-    return send(res, 200, {
-      jsonrpc: '2.0',
-      id: requestId,
-      error: {
-        code: Number.isSafeInteger(e.code) ? e.code : ErrorCode.InternalError,
-        message: e.message ?? 'Internal error',
-        ...(e.data !== undefined && { data: e.data }),
-      },
-    })
-  }
-  return sendResult(res, requestId, result)
+  return answer.data
+}
+
+/** As the SDK's Protocol answers a handler that threw. */
+function sendHandlerError(res: ServerResponse, requestId: RequestId, err: unknown): DirectOutcome {
+  const e = err as { code?: unknown; message?: string; data?: unknown }
+  return send(res, 200, {
+    jsonrpc: '2.0',
+    id: requestId,
+    error: {
+      code: Number.isSafeInteger(e.code) ? e.code : ErrorCode.InternalError,
+      message: e.message ?? 'Internal error',
+      ...(e.data !== undefined && { data: e.data }),
+    },
+  })
 }
 
 /** The checks the SDK's transport makes before it reads a body all pass, and the body is one of a known, bounded length. */

@@ -5,6 +5,9 @@ import {
   CallToolRequestSchema,
   ListToolsRequestSchema,
   type CallToolRequest,
+  type CallToolResult,
+  type Implementation,
+  type ListToolsResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -35,86 +38,26 @@ export function mcpRoute(
   opts: { direct?: boolean } = {},
 ) {
   const tools = new WeakMap<EndpointEntry, Tool>()
-  // the SDK's Server builds an Ajv instance of its own unless given one (for elicitation, which
-  // these servers never send): per message that was most of an MCP call's CPU (bench:mcp)
-  const jsonSchemaValidator = new AjvJsonSchemaValidator()
-  const toolOf = (e: EndpointEntry): Tool => {
-    let tool = tools.get(e)
-    if (!tool) tools.set(e, (tool = describeTool(e)))
-    return tool
-  }
-
-  /** The service's tools and their call, as both paths answer them. */
-  function toolServer(
-    request: FastifyRequest,
-    namespace: string,
-    service: string,
-    endpoints: readonly EndpointEntry[],
-  ) {
-    return {
-      serverInfo: { name: `${namespace}/${service}`, version: '1.0.0' },
-      capabilities: CAPABILITIES,
-      listTools: () => ({ tools: endpoints.map(toolOf) }),
-      callTool: async (params: CallToolRequest['params']) => {
-        // a tool of the seller's MCP server keeps its own name; an endpoint's tool is its slug
-        const entry =
-          endpoints.find((e) => e.mcpTool === params.name) ?? table.get(`/${namespace}/${service}/${params.name}`)
-        const path = entry?.path ?? `/${namespace}/${service}/${params.name}`
-        const call = {
-          path,
-          methods: entry?.methods,
-          resourceUrl: entry?.resourceUrl ?? path,
-          arguments: params.arguments,
-          meta: params._meta as Record<string, unknown> | undefined,
-          headers: request.headers,
-          log: request.log,
-        }
-        return mcp.send(call, await paidCall(mcp.request(call)))
-      },
-    } satisfies McpToolServer
-  }
-
-  async function serve(request: FastifyRequest, reply: FastifyReply) {
-    const { namespace, service } = request.params as Record<string, string>
-    const endpoints = table.service(namespace, service)
-    if (endpoints.length === 0)
-      return reply.code(404).send(rpcError(-32000, `no published service /${namespace}/${service}`))
-
-    const toolsServer = toolServer(request, namespace, service, endpoints)
-    reply.hijack()
-    let parsedBody: unknown
-    if (opts.direct !== false) {
-      try {
-        const outcome = await answerDirect(request.raw, reply.raw, toolsServer, MCP_MAX_MESSAGE_BYTES)
-        if (outcome.answered) return
-        parsedBody = outcome.parsedBody
-      } catch (err) {
-        return internalError(request, reply, err)
-      }
-    }
-    const { serverInfo, capabilities } = toolsServer
-    const server = new Server(serverInfo, { capabilities, jsonSchemaValidator })
-    server.setRequestHandler(ListToolsRequestSchema, () => toolsServer.listTools())
-    server.setRequestHandler(CallToolRequestSchema, (req) => toolsServer.callTool(req.params))
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-      maxRequestBodySize: MCP_MAX_MESSAGE_BYTES,
-    })
-    reply.raw.on('close', () => void server.close().catch(() => {}))
-    try {
-      await server.connect(transport)
-      await transport.handleRequest(request.raw, reply.raw, parsedBody)
-    } catch (err) {
-      internalError(request, reply, err)
-    }
+  const route: McpRouteState = {
+    paidCall,
+    mcp,
+    table,
+    toolOf: (e: EndpointEntry): Tool => {
+      let tool = tools.get(e)
+      if (!tool) tools.set(e, (tool = describeTool(e)))
+      return tool
+    },
+    // the SDK's Server builds an Ajv instance of its own unless given one (for elicitation, which
+    // these servers never send): per message that was most of an MCP call's CPU (bench:mcp)
+    jsonSchemaValidator: new AjvJsonSchemaValidator(),
+    direct: opts.direct !== false,
   }
 
   return async function (app: FastifyInstance) {
     // the SDK's transport reads (and bounds) the body itself
     app.removeAllContentTypeParsers()
     app.addContentTypeParser('*', (_req, _payload, done) => done(null))
-    app.post('/:namespace/:service/mcp', serve)
+    app.post('/:namespace/:service/mcp', (request, reply) => serve(route, request, reply))
     // stateless: no standalone SSE stream to open (GET) and no session to end (DELETE)
     app.route({
       method: ['GET', 'DELETE'],
@@ -125,6 +68,94 @@ export function mcpRoute(
           .header('allow', 'POST')
           .send(rpcError(-32000, 'Method not allowed: this MCP server is stateless; send each message as a POST')),
     })
+  }
+}
+
+/** What the MCP servers of every service share: how a call is paid and sent, the endpoints and their tools. */
+interface McpRouteState {
+  paidCall: PaidCall
+  mcp: McpTransport
+  table: Pick<EndpointTable, 'get' | 'service'>
+  /** an endpoint's tool, described once */
+  toolOf: (e: EndpointEntry) => Tool
+  jsonSchemaValidator: AjvJsonSchemaValidator
+  /** answer the common messages directly (mcp-direct.ts) */
+  direct: boolean
+}
+
+/** The service's tools and their call, as both paths answer them. */
+class ServiceTools implements McpToolServer {
+  readonly serverInfo: Implementation
+  readonly capabilities = CAPABILITIES
+
+  constructor(
+    private readonly route: McpRouteState,
+    private readonly request: FastifyRequest,
+    private readonly namespace: string,
+    private readonly service: string,
+    private readonly endpoints: readonly EndpointEntry[],
+  ) {
+    this.serverInfo = { name: `${namespace}/${service}`, version: '1.0.0' }
+  }
+
+  listTools(): ListToolsResult {
+    return { tools: this.endpoints.map(this.route.toolOf) }
+  }
+
+  async callTool(params: CallToolRequest['params']): Promise<CallToolResult> {
+    const { route, request, namespace, service } = this
+    // a tool of the seller's MCP server keeps its own name; an endpoint's tool is its slug
+    const entry =
+      this.endpoints.find((e) => e.mcpTool === params.name) ??
+      route.table.get(`/${namespace}/${service}/${params.name}`)
+    const path = entry?.path ?? `/${namespace}/${service}/${params.name}`
+    const call = {
+      path,
+      methods: entry?.methods,
+      resourceUrl: entry?.resourceUrl ?? path,
+      arguments: params.arguments,
+      meta: params._meta as Record<string, unknown> | undefined,
+      headers: request.headers,
+      log: request.log,
+    }
+    return route.mcp.send(call, await route.paidCall(route.mcp.request(call)))
+  }
+}
+
+/** One POST to a service's MCP server: answered directly when it can be, else by the SDK's Server. */
+async function serve(route: McpRouteState, request: FastifyRequest, reply: FastifyReply) {
+  const { namespace, service } = request.params as Record<string, string>
+  const endpoints = route.table.service(namespace, service)
+  if (endpoints.length === 0)
+    return reply.code(404).send(rpcError(-32000, `no published service /${namespace}/${service}`))
+
+  const toolsServer = new ServiceTools(route, request, namespace, service, endpoints)
+  reply.hijack()
+  let parsedBody: unknown
+  if (route.direct) {
+    try {
+      const outcome = await answerDirect(request.raw, reply.raw, toolsServer, MCP_MAX_MESSAGE_BYTES)
+      if (outcome.answered) return
+      parsedBody = outcome.parsedBody
+    } catch (err) {
+      return internalError(request, reply, err)
+    }
+  }
+  const { serverInfo, capabilities } = toolsServer
+  const server = new Server(serverInfo, { capabilities, jsonSchemaValidator: route.jsonSchemaValidator })
+  server.setRequestHandler(ListToolsRequestSchema, () => toolsServer.listTools())
+  server.setRequestHandler(CallToolRequestSchema, (req) => toolsServer.callTool(req.params))
+  const transport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+    maxRequestBodySize: MCP_MAX_MESSAGE_BYTES,
+  })
+  reply.raw.on('close', () => void server.close().catch(() => {}))
+  try {
+    await server.connect(transport)
+    await transport.handleRequest(request.raw, reply.raw, parsedBody)
+  } catch (err) {
+    internalError(request, reply, err)
   }
 }
 

@@ -82,35 +82,11 @@ export function createUpstreamMcpClient(opts: { allowPrivate?: boolean; connecti
     return { client: ready, transport }
   }
 
-  /** A session of its own for one piece of work (publishing), closed after it. */
-  async function session<T>(
-    url: string,
-    options: UpstreamOptions,
-    run: (c: Client, timeout: number) => Promise<T>,
-  ): Promise<T> {
-    const opened = open(url, options)
-    try {
-      return await run(await opened.client, options.timeoutMs ?? FORWARD_TIMEOUT_MS)
-    } finally {
-      await endSession(opened)
-    }
-  }
-
-  const pool = sessionPool(open)
+  const pool = new SessionPool(open)
 
   return {
     /** The server's tools, every page. */
-    listTools: (url: string, options: UpstreamOptions) =>
-      session(url, options, async (c, timeout) => {
-        const tools: Tool[] = []
-        let cursor: string | undefined
-        do {
-          const page = await c.listTools(cursor ? { cursor } : undefined, { timeout })
-          tools.push(...page.tools)
-          cursor = page.nextCursor
-        } while (cursor && tools.length < 1000)
-        return tools
-      }),
+    listTools: (url: string, options: UpstreamOptions) => inOwnSession(open, url, options, allTools),
     /** One paid `tools/call`; throws when the server cannot be reached or answers with a JSON-RPC error. */
     callTool: (p: {
       url: string
@@ -155,65 +131,73 @@ async function endSession(s: Opened): Promise<void> {
   await (c ?? transport).close().catch(() => {})
 }
 
+/** A session of its own for one piece of work (publishing), ended after it. */
+async function inOwnSession<T>(
+  open: (url: string, options: UpstreamOptions) => Opened,
+  url: string,
+  options: UpstreamOptions,
+  run: (c: Client, timeout: number) => Promise<T>,
+): Promise<T> {
+  const opened = open(url, options)
+  try {
+    return await run(await opened.client, options.timeoutMs ?? FORWARD_TIMEOUT_MS)
+  } finally {
+    await endSession(opened)
+  }
+}
+
+/** The server's tools, every page (at most 1000 or so). */
+async function allTools(c: Client, timeout: number): Promise<Tool[]> {
+  const tools: Tool[] = []
+  let cursor: string | undefined
+  do {
+    const page = await c.listTools(cursor ? { cursor } : undefined, { timeout })
+    tools.push(...page.tools)
+    cursor = page.nextCursor
+  } while (cursor && tools.length < 1000)
+  return tools
+}
+
+/** A paid call's session: by server (URL, forwarded headers, signing secret). */
+function sessionKey(url: string, o: UpstreamOptions): string {
+  return JSON.stringify([url, o.headers ?? {}, o.signingSecret ?? null])
+}
+
+/**
+ * The server does not know the session (expired, restarted: 404) or refuses it (400 naming the
+ * session, as the SDK's server answers a missing or unknown id): the call was not run.
+ */
+function sessionRefused(err: unknown): boolean {
+  return err instanceof StreamableHTTPError && (err.code === 404 || (err.code === 400 && /session/i.test(err.message)))
+}
+
 /**
  * The MCP sessions paid calls share, one per server (URL, forwarded headers, signing secret), the
  * least recently used dropped past MAX_SESSIONS. A dropped session is ended once no call uses it.
  */
-function sessionPool(open: (url: string, options: UpstreamOptions) => Opened) {
+class SessionPool {
   /** By server; a Map's order is its use order (least recent first). */
-  const sessions = new Map<string, Held>()
-  const sessionKey = (url: string, o: UpstreamOptions) =>
-    JSON.stringify([url, o.headers ?? {}, o.signingSecret ?? null])
+  private readonly sessions = new Map<string, Held>()
 
-  /** The server's held session, or a new one (`fresh`). */
-  function take(key: string, url: string, options: UpstreamOptions): { held: Held; fresh: boolean } {
-    const found = sessions.get(key)
-    if (found) {
-      sessions.delete(key)
-      sessions.set(key, found)
-      return { held: found, fresh: false }
-    }
-    const held: Held = { ...open(url, options), calls: 0, dropped: false }
-    sessions.set(key, held)
-    // one that fails to open is dropped as it fails
-    held.client.catch(() => drop(key, held))
-    if (sessions.size > MAX_SESSIONS) {
-      const oldest = sessions.keys().next().value!
-      drop(oldest, sessions.get(oldest)!)
-    }
-    return { held, fresh: true }
-  }
+  constructor(private readonly open: (url: string, options: UpstreamOptions) => Opened) {}
 
-  function drop(key: string, held: Held): void {
-    if (sessions.get(key) === held) sessions.delete(key)
-    if (held.dropped) return
-    held.dropped = true
-    if (held.calls === 0) void endSession(held)
-  }
-
-  /**
-   * The server does not know the session (expired, restarted: 404) or refuses it (400 naming the
-   * session, as the SDK's server answers a missing or unknown id): the call was not run.
-   */
-  const sessionRefused = (err: unknown) =>
-    err instanceof StreamableHTTPError && (err.code === 404 || (err.code === 400 && /session/i.test(err.message)))
-
-  async function call<T>(url: string, options: UpstreamOptions, run: (c: Client, timeout: number) => Promise<T>) {
+  /** One call on the server's session; made once more on a new session when a held one is refused. */
+  async call<T>(url: string, options: UpstreamOptions, run: (c: Client, timeout: number) => Promise<T>): Promise<T> {
     const timeout = options.timeoutMs ?? FORWARD_TIMEOUT_MS
     const key = sessionKey(url, options)
     for (let retried = false; ; retried = true) {
-      const { held, fresh } = take(key, url, options)
+      const { held, fresh } = this.take(key, url, options)
       held.calls++
       try {
         return await run(await held.client, timeout)
       } catch (err) {
         // the session was refused: a new one, once (not when this call just opened it)
         if (!fresh && !retried && sessionRefused(err)) {
-          drop(key, held)
+          this.drop(key, held)
           continue
         }
         // a JSON-RPC error (the tool's, a timeout) leaves the session as it was; anything else ends it
-        if (!(err instanceof McpError)) drop(key, held)
+        if (!(err instanceof McpError)) this.drop(key, held)
         throw err
       } finally {
         if (--held.calls === 0 && held.dropped) void endSession(held)
@@ -222,14 +206,39 @@ function sessionPool(open: (url: string, options: UpstreamOptions) => Opened) {
   }
 
   /** Ends every session, in use or not (the proxy is closing). */
-  async function close(): Promise<void> {
-    const all = [...sessions.values()]
-    sessions.clear()
+  async close(): Promise<void> {
+    const all = [...this.sessions.values()]
+    this.sessions.clear()
     for (const h of all) h.dropped = true
     await Promise.allSettled(all.map((h) => endSession(h)))
   }
 
-  return { call, close }
+  /** The server's held session, or a new one (`fresh`). */
+  private take(key: string, url: string, options: UpstreamOptions): { held: Held; fresh: boolean } {
+    const { sessions } = this
+    const found = sessions.get(key)
+    if (found) {
+      sessions.delete(key)
+      sessions.set(key, found)
+      return { held: found, fresh: false }
+    }
+    const held: Held = { ...this.open(url, options), calls: 0, dropped: false }
+    sessions.set(key, held)
+    // one that fails to open is dropped as it fails
+    held.client.catch(() => this.drop(key, held))
+    if (sessions.size > MAX_SESSIONS) {
+      const oldest = sessions.keys().next().value!
+      this.drop(oldest, sessions.get(oldest)!)
+    }
+    return { held, fresh: true }
+  }
+
+  private drop(key: string, held: Held): void {
+    if (this.sessions.get(key) === held) this.sessions.delete(key)
+    if (held.dropped) return
+    held.dropped = true
+    if (held.calls === 0) void endSession(held)
+  }
 }
 
 export type UpstreamMcpClient = ReturnType<typeof createUpstreamMcpClient>

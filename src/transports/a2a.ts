@@ -79,60 +79,14 @@ const A2A_HEADERS = new Set([
  */
 export function createA2aTransport(chain: { caip2: string }): A2aTransport {
   const receiptOf = (r: PaymentReceipt): SettlementResponse => settlementResponseOf(r, chain.caip2)
-  const failedReceipt = (errorReason: string) => ({
-    success: false,
-    errorReason,
-    network: chain.caip2,
-    transaction: '',
-  })
 
   return {
     name: 'a2a',
 
-    request(call): CallRequest {
-      const method = toolMethod(call.methods)
-      const inQuery = QUERY_METHODS.has(method)
-      const query = inQuery ? queryString(call.input) : ''
-      const headers: IncomingHttpHeaders = { accept: '*/*' }
-      for (const [k, v] of Object.entries(call.headers)) if (!A2A_HEADERS.has(k)) headers[k] = v
-      if (!inQuery) headers['content-type'] = 'application/json'
-      return {
-        path: call.path,
-        method,
-        // a v2 PaymentPayload already parsed from JSON, as MCP's `_meta` carries it
-        payment: call.payment === undefined ? undefined : { mcpPayment: call.payment },
-        input: { ...call.input },
-        query: {},
-        body: inQuery ? undefined : Buffer.from(JSON.stringify(call.input)),
-        headers,
-        url: query ? `${call.path}?${query}` : call.path,
-        log: call.log,
-      }
-    },
+    request: skillCallRequest,
 
     async send(call, result: CallResult): Promise<A2aOutcome> {
-      if (result.kind === 'refused') {
-        const { refusal, challenge } = result
-        if (refusal.error || !challenge) {
-          const body = appErrorBody(refusal.error!)
-          return {
-            state: 'failed',
-            text: String(body.message),
-            metadata: {
-              'tollgate.error': body,
-              ...(call.payment === undefined
-                ? {}
-                : {
-                    [A2A_META.status]: 'payment-failed',
-                    [A2A_META.error]: String(body.code),
-                    [A2A_META.receipts]: [failedReceipt(`nothing was charged: ${String(body.message)}`)],
-                  }),
-            },
-            parts: [{ kind: 'data', data: body }],
-          }
-        }
-        return challengeOutcome(challenge, refusal, failedReceipt)
-      }
+      if (result.kind === 'refused') return refusedOutcome(call, result.refusal, result.challenge, chain.caip2)
       const bytes = await bodyBytes(result.body)
       const receipts = result.receipt ? [receiptOf(result.receipt)] : undefined
       if (bytes === undefined) {
@@ -153,7 +107,9 @@ export function createA2aTransport(chain: { caip2: string }): A2aTransport {
           metadata: {
             [A2A_META.status]: 'payment-failed',
             [A2A_META.error]: 'endpoint_failed',
-            [A2A_META.receipts]: [failedReceipt(`the endpoint answered ${result.status}; the payment was voided`)],
+            [A2A_META.receipts]: [
+              failedReceipt(chain.caip2, `the endpoint answered ${result.status}; the payment was voided`),
+            ],
             'tollgate.status': result.status,
           },
           parts,
@@ -169,12 +125,66 @@ export function createA2aTransport(chain: { caip2: string }): A2aTransport {
   }
 }
 
-/** The challenge: `input-required` with the PaymentRequired; a refused payment: `failed`, the challenge again for a new task. */
-function challengeOutcome(
-  challenge: Challenge,
+/** A skill call as the stages see it: the endpoint's method, the input as its query or JSON body, the payment from the metadata. */
+function skillCallRequest(call: A2aSkillCall): CallRequest {
+  const method = toolMethod(call.methods)
+  const inQuery = QUERY_METHODS.has(method)
+  const query = inQuery ? queryString(call.input) : ''
+  const headers: IncomingHttpHeaders = { accept: '*/*' }
+  for (const [k, v] of Object.entries(call.headers)) if (!A2A_HEADERS.has(k)) headers[k] = v
+  if (!inQuery) headers['content-type'] = 'application/json'
+  return {
+    path: call.path,
+    method,
+    // a v2 PaymentPayload already parsed from JSON, as MCP's `_meta` carries it
+    payment: call.payment === undefined ? undefined : { mcpPayment: call.payment },
+    input: { ...call.input },
+    query: {},
+    body: inQuery ? undefined : Buffer.from(JSON.stringify(call.input)),
+    headers,
+    url: query ? `${call.path}?${query}` : call.path,
+    log: call.log,
+  }
+}
+
+/** The receipt of a payment that was not kept: nothing was charged, and why. */
+function failedReceipt(network: string, errorReason: string) {
+  return { success: false, errorReason, network, transaction: '' }
+}
+
+/**
+ * A refusal: a catalogue error is a `failed` task naming it (and `payment-failed` when the message
+ * carried a payment); a payment refusal, or none sent, is the challenge.
+ */
+function refusedOutcome(
+  call: A2aSkillCall,
   refusal: CallRefusal,
-  failedReceipt: (reason: string) => Record<string, unknown>,
+  challenge: Challenge | undefined,
+  network: string,
 ): A2aOutcome {
+  if (refusal.error || !challenge) {
+    const body = appErrorBody(refusal.error!)
+    return {
+      state: 'failed',
+      text: String(body.message),
+      metadata: {
+        'tollgate.error': body,
+        ...(call.payment === undefined
+          ? {}
+          : {
+              [A2A_META.status]: 'payment-failed',
+              [A2A_META.error]: String(body.code),
+              [A2A_META.receipts]: [failedReceipt(network, `nothing was charged: ${String(body.message)}`)],
+            }),
+      },
+      parts: [{ kind: 'data', data: body }],
+    }
+  }
+  return challengeOutcome(challenge, refusal, network)
+}
+
+/** The challenge: `input-required` with the PaymentRequired; a refused payment: `failed`, the challenge again for a new task. */
+function challengeOutcome(challenge: Challenge, refusal: CallRefusal, network: string): A2aOutcome {
   const required: PaymentRequiredV2 = {
     x402Version: 2,
     error: refusal.reason ?? 'payment_required',
@@ -195,7 +205,7 @@ function challengeOutcome(
     metadata: {
       [A2A_META.status]: 'payment-failed',
       [A2A_META.error]: refusal.reason,
-      [A2A_META.receipts]: [failedReceipt(message)],
+      [A2A_META.receipts]: [failedReceipt(network, message)],
       // what to pay in a new task
       [A2A_META.required]: required,
     },

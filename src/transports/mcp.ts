@@ -88,31 +88,7 @@ export function createMcpTransport(chain: { caip2: string }): McpTransport {
   return {
     name: 'mcp',
 
-    request(call): CallRequest {
-      const args = call.arguments ?? {}
-      const method = toolMethod(call.methods)
-      const inQuery = QUERY_METHODS.has(method)
-      const query = inQuery ? queryString(args) : ''
-      const headers: IncomingHttpHeaders = { accept: '*/*' }
-      for (const [k, v] of Object.entries(call.headers)) if (!MCP_HEADERS.has(k)) headers[k] = v
-      if (!inQuery) headers['content-type'] = 'application/json'
-      const meta = call.meta
-      return {
-        path: call.path,
-        method,
-        // present as soon as the key is (null or a string included): the decoder names what is wrong with it
-        payment:
-          meta && Object.hasOwn(meta, MCP_PAYMENT_META_KEY) ? { mcpPayment: meta[MCP_PAYMENT_META_KEY] } : undefined,
-        signIn: meta && Object.hasOwn(meta, MCP_SIGN_IN_META_KEY) ? signInProof(meta[MCP_SIGN_IN_META_KEY]) : undefined,
-        input: { ...args },
-        query: {},
-        // what an upstream endpoint receives; a hosted handler takes `input`
-        body: inQuery ? undefined : Buffer.from(JSON.stringify(args)),
-        headers,
-        url: query ? `${call.path}?${query}` : call.path,
-        log: call.log,
-      }
-    },
+    request: toolCallRequest,
 
     async send(call, result): Promise<CallToolResult> {
       if (result.kind === 'refused') {
@@ -146,6 +122,32 @@ export function createMcpTransport(chain: { caip2: string }): McpTransport {
         ...(result.receipt ? { _meta: { [MCP_PAYMENT_RESPONSE_META_KEY]: receiptOf(result.receipt) } } : {}),
       }
     },
+  }
+}
+
+/** A tool call as the stages see it: the endpoint's method, the arguments as its query or JSON body, the payment and sign-in proof from `_meta`. */
+function toolCallRequest(call: McpToolCall): CallRequest {
+  const args = call.arguments ?? {}
+  const method = toolMethod(call.methods)
+  const inQuery = QUERY_METHODS.has(method)
+  const query = inQuery ? queryString(args) : ''
+  const headers: IncomingHttpHeaders = { accept: '*/*' }
+  for (const [k, v] of Object.entries(call.headers)) if (!MCP_HEADERS.has(k)) headers[k] = v
+  if (!inQuery) headers['content-type'] = 'application/json'
+  const meta = call.meta
+  return {
+    path: call.path,
+    method,
+    // present as soon as the key is (null or a string included): the decoder names what is wrong with it
+    payment: meta && Object.hasOwn(meta, MCP_PAYMENT_META_KEY) ? { mcpPayment: meta[MCP_PAYMENT_META_KEY] } : undefined,
+    signIn: meta && Object.hasOwn(meta, MCP_SIGN_IN_META_KEY) ? signInProof(meta[MCP_SIGN_IN_META_KEY]) : undefined,
+    input: { ...args },
+    query: {},
+    // what an upstream endpoint receives; a hosted handler takes `input`
+    body: inQuery ? undefined : Buffer.from(JSON.stringify(args)),
+    headers,
+    url: query ? `${call.path}?${query}` : call.path,
+    log: call.log,
   }
 }
 
