@@ -73,3 +73,22 @@ export interface AgentChannelsTable {
   created_at: Timestamp
   updated_at: Timestamp
 }
+
+/**
+ * A deposit authorization the platform signed from an agent wallet (migration 2026-11-29T0100):
+ * counted in the wallet's unsettled total until the chain says it was used or it expired unused.
+ */
+export interface AgentDepositHoldsTable {
+  /** lower-case wallet address */
+  payer: string
+  /** the ERC-3009 authorization's nonce (0x hex, lower-case), as signed */
+  nonce: string
+  /** the nonce of the hold's member in the wallet's unsettled set (taken before signing) */
+  hold_nonce: string
+  channel_id: string
+  amount: Numeric
+  /** the authorization's validBefore (unix s), as signed */
+  valid_before: ColumnType<string, string | number | bigint, never>
+  created_at: Timestamp
+  released_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
+}

@@ -4,6 +4,7 @@ import { PERMIT2_ADDRESS, permit2Abi, permit2NonceUsed } from '../../chain/permi
 import { usdcAbi } from '../../chain/usdc-abi.js'
 import type { Config } from '../../config.js'
 import type { Database } from '../../db/database.js'
+import { heldDeposit, markDepositHoldReleased, unreleasedDepositHolds } from './deposit-holds.js'
 import { heldOf, lowerToCharge, settledReleaseAt } from './spend-release.js'
 import type { SpendWindows } from './spend-windows.js'
 import type { AgentPaymentStatus, AgentPaymentsTable } from '../../db/agent-payments-tables.js'
@@ -24,6 +25,8 @@ export interface SweepCounts {
   spent: number
   released: number
   recounted: number
+  /** deposit holds released (their authorization used, or expired unused) */
+  deposits: number
 }
 
 /**
@@ -34,7 +37,10 @@ export interface SweepCounts {
  *   version (`rejected`) that was used after all counts again (`accepted`, event `spent_late`);
  * - from the proxy's records: one released early that the proxy recorded after all is counted
  *   again (`reserved`); one the proxy settled carries its transaction; an upto payment the proxy
- *   charged less than its maximum counts the charge (the difference released).
+ *   charged less than its maximum counts the charge (the difference released);
+ * - a deposit authorization (deposit-holds.ts) leaves the wallet's unsettled total once the chain
+ *   says it was used (authorizationState; a little later, as a settled payment does) or once the
+ *   chain's latest block is past its validBefore unused (at once).
  *
  * Nothing else releases: not the proxy's `voided` (a signed authorization stays valid on chain
  * until its validBefore, and a voucher has no expiry), not the agent's report. Early release is
@@ -43,13 +49,14 @@ export interface SweepCounts {
 export function createAgentPaymentsSweep(d: AgentPaymentsSweepDeps) {
   return async function sweep(limit = 200): Promise<SweepCounts> {
     const nowS = Math.floor(d.now().getTime() / 1000)
-    const counts: SweepCounts = { expired: 0, spent: 0, released: 0, recounted: 0 }
+    const counts: SweepCounts = { expired: 0, spent: 0, released: 0, recounted: 0, deposits: 0 }
     // past validBefore by the chain's clock, not ours: until a block is past it, the authorization can still be used
     const chainS = await d.chain
       .getBlock({ blockTag: 'latest' })
       .then((b) => Number(b.timestamp))
       .catch(() => undefined)
     if (chainS !== undefined) await decideExpired(d, Math.min(nowS, chainS), limit, counts)
+    await releaseDepositHolds(d, chainS === undefined ? undefined : Math.min(nowS, chainS), limit, counts)
     await recountRecorded(d, nowS, limit, counts)
     await noteSettled(d, nowS, limit)
     await lowerCharged(d, limit)
@@ -107,6 +114,27 @@ async function decideExpired(d: AgentPaymentsSweepDeps, nowS: number, limit: num
   }
 }
 
+/**
+ * The deposit holds whose authorization the chain proves unusable: used (the balance dropped by it:
+ * released once every process re-read the balance) or, with the chain's latest block past its
+ * validBefore (`pastBefore`, undefined when the chain did not answer), never used (released now).
+ */
+async function releaseDepositHolds(
+  d: AgentPaymentsSweepDeps,
+  pastBefore: number | undefined,
+  limit: number,
+  counts: SweepCounts,
+) {
+  for (const row of await unreleasedDepositHolds(d.db, limit)) {
+    const used = await authorizationUsed(d, row.payer, row.nonce)
+    if (used === undefined) continue // chain down: try again next sweep
+    if (!used && (pastBefore === undefined || BigInt(row.valid_before) >= BigInt(pastBefore))) continue
+    // Redis first: a failure before Postgres says released leaves the row for the next sweep to release again
+    await d.windows.releaseUnsettled(heldDeposit(row), used ? releaseAt(d) : undefined)
+    if (await markDepositHoldReleased(d.db, row)) counts.deposits++
+  }
+}
+
 /** Whether the payment's authorization was used on chain (undefined: the chain did not answer). */
 async function usedOnChain(d: AgentPaymentsSweepDeps, row: Row): Promise<boolean | undefined> {
   try {
@@ -121,15 +149,26 @@ async function usedOnChain(d: AgentPaymentsSweepDeps, row: Row): Promise<boolean
       })
       return permit2NonceUsed(word, n)
     }
-    return await d.chain.readContract({
-      address: d.config.chain.usdc.address,
-      abi: usdcAbi,
-      functionName: 'authorizationState',
-      args: [row.payer as `0x${string}`, row.nonce as `0x${string}`],
-    })
+    return await authorizationUsed(d, row.payer, row.nonce)
   } catch {
     return undefined
   }
+}
+
+/** The USDC contract's `authorizationState(payer, nonce)`: whether that ERC-3009 nonce was used (undefined: the chain did not answer). */
+async function authorizationUsed(
+  d: AgentPaymentsSweepDeps,
+  payer: string,
+  nonce: string,
+): Promise<boolean | undefined> {
+  return d.chain
+    .readContract({
+      address: d.config.chain.usdc.address,
+      abi: usdcAbi,
+      functionName: 'authorizationState',
+      args: [payer as `0x${string}`, nonce as `0x${string}`],
+    })
+    .catch(() => undefined)
 }
 
 /** Released early, yet recorded by the proxy after all: counted again until settlement or expiry decides. */

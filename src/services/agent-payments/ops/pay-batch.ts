@@ -3,7 +3,9 @@
  * the next cumulative voucher on the agent's channel to the payee, `charged + price`, with a
  * deposit (bounded by the owner's `spend_caps.channel_deposit`) when the channel cannot cover it.
  * The caps count the price; the deposit is not spending, but its authorization can move wallet
- * funds until it expires, so the wallet's unsettled total counts it. Under the pair's lock.
+ * funds until it is used or expires, so the wallet's unsettled total counts it: held before signing,
+ * then recorded with the authorization's nonce and validBefore as signed (deposit-holds.ts), for the
+ * sweep to release once the chain says it was used or expired. Under the pair's lock.
  */
 import { sql } from 'kysely'
 import type { Hex } from 'viem'
@@ -15,12 +17,14 @@ import {
   signVoucher as signChannelVoucher,
 } from '@x402/evm/batch-settlement/client'
 import type { Requirement } from '../../../client/challenge.js'
+import { depositNonce } from '../../../schemes/batch-settlement/deposit.js'
 import { voucherDigestOf } from '../../../schemes/batch-settlement/typed-data.js'
 import { DEFERRED_NO_EXPIRY } from '../../../schemes/deferred/deferred-scheme.js'
 import type { AgentRow } from '../../accounts/agent-auth.js'
 import { channelDeposit, type ChannelPlan } from '../agent-channels.js'
 import { chooseRequirement, withinPerTransactionCap, type PayBody } from '../choose-requirement.js'
-import type { Windows } from '../spend-windows.js'
+import { recordDepositHold, type DepositHold } from '../deposit-holds.js'
+import type { Unsettled, Windows } from '../spend-windows.js'
 import { checked } from './checked.js'
 import type { AgentPaymentsContext } from './context.js'
 import { depositAmountOf, requirementColumns } from './pay-inputs.js'
@@ -67,7 +71,7 @@ export async function payBatch(ctx: AgentPaymentsContext, p: Paying): Promise<Si
     held,
     deposit: cv.deposit,
     back: counted ? 0n : -req.amount,
-    record: () => recordChannelVoucher(ctx, p, cv, { same, counted, timeout, nowSeconds }),
+    record: () => recordChannelVoucher(ctx, p, cv, { same, counted, timeout, nowSeconds, held }),
     supersede: (v) =>
       ctx.channels.releaseCovered(ctx.windows, {
         rowId: v.id,
@@ -80,17 +84,27 @@ export async function payBatch(ctx: AgentPaymentsContext, p: Paying): Promise<Si
   })
 }
 
-/** Signs the channel voucher (with its deposit), records the channel, and writes its row (or counts the same voucher's again). */
+/**
+ * Signs the channel voucher (with its deposit, recorded beside its hold `held`), records the
+ * channel, and writes its row (or counts the same voucher's again).
+ */
 async function recordChannelVoucher(
   ctx: AgentPaymentsContext,
   p: Paying,
   cv: ChannelVoucher,
-  o: { same: { id: string } | undefined; counted: boolean; timeout: number; nowSeconds: number },
+  o: {
+    same: { id: string } | undefined
+    counted: boolean
+    timeout: number
+    nowSeconds: number
+    held: Unsettled | undefined
+  },
 ): Promise<RecordedVoucher> {
   const { agent, c, w } = p
   const { req } = c
   const { plan, channelId, maxClaimable, deposit } = cv
   const payload = await batchPayload(ctx, agent, req, plan.config, { timeout: o.timeout, deposit, maxClaimable })
+  if (o.held) await recordDepositHold(ctx.db, depositHoldOf(o.held, channelId, payload))
   await ctx.channels.record(agent.id, channelId, ctx.config.chain.caip2, plan.config, {
     deposit: deposit ?? 0n,
     maxClaimable,
@@ -166,6 +180,25 @@ async function batchPayload(
     o.maxClaimable.toString(),
   )
   return r.payload as Record<string, unknown>
+}
+
+/**
+ * The deposit authorization in a deposit payload, as the official client signed it (it picks the
+ * salt and validBefore itself): its ERC-3009 nonce, keccak256(abi.encode(channelId, salt)), and
+ * validBefore, beside the hold `held` that counts it.
+ */
+function depositHoldOf(held: Unsettled, channelId: string, payload: Record<string, unknown>): DepositHold {
+  const auth = (payload as { deposit?: { authorization?: { erc3009Authorization?: Record<string, unknown> } } }).deposit
+    ?.authorization?.erc3009Authorization
+  const { salt, validBefore } = auth ?? {}
+  if (typeof salt !== 'string' || typeof validBefore !== 'string')
+    throw new Error('the batch-settlement deposit payload carries no ERC-3009 authorization')
+  return {
+    held,
+    nonce: depositNonce(channelId as Hex, BigInt(salt)).toLowerCase(),
+    validBefore: BigInt(validBefore),
+    channelId,
+  }
 }
 
 /** The row of a voucher signed again: still counted, or counted again (in this window) when it had been released. */

@@ -6,6 +6,7 @@
 import type { AgentRow } from '../../accounts/agent-auth.js'
 import { randomNonce } from '../../../chain/sign-transfer-auth.js'
 import { openWithdrawalAuthorizations } from '../../withdrawals/wallet-reservation.js'
+import { openDepositHolds } from '../deposit-holds.js'
 import { balanceError } from '../spend-answers.js'
 import { heldOf } from '../spend-release.js'
 import { spendWindowTotals, type Unsettled, type Windows } from '../spend-windows.js'
@@ -50,17 +51,20 @@ async function openAuthorizations(ctx: AgentPaymentsContext, payer: string, nowS
     .where('tx_hash', 'is', null)
     .where('valid_before', '>', String(nowSeconds))
     .execute()
-  // a pending withdrawal from the wallet is an unsettled authorization too
+  // a pending withdrawal from the wallet is an unsettled authorization too, and so is a deposit's
   return [
     ...rows.map((r) => ({ ...heldOf({ ...r, payer }), validBefore: BigInt(r.valid_before) })),
     ...(await openWithdrawalAuthorizations(ctx.db, payer, nowSeconds)),
+    ...(await openDepositHolds(ctx.db, payer, nowSeconds)),
   ]
 }
 
 /**
  * Counts a deposit's authorization in the wallet's unsettled total until `until` (it can move
  * wallet funds), or refuses it (`insufficient_balance`) when the wallet cannot cover it beside
- * what is signed.
+ * what is signed. Taken before signing, under a nonce of its own: once signed, the caller records
+ * the authorization beside it (deposit-holds.ts), which is what lets the sweep release it when the
+ * chain says it was used or expired, and a rebuild count it.
  */
 export async function holdUnsettled(
   ctx: AgentPaymentsContext,
