@@ -17,6 +17,8 @@ export interface ApprovalsTable {
   /** lower-case */
   pay_to: string
   amount: Numeric
+  /** batch-settlement: what the payment would deposit into the agent's channel when held (shown, not matched) */
+  deposit: ColumnType<string | null, string | bigint | null | undefined, string | bigint | null>
   scheme: string
   network: string
   reason: ApprovalReason

@@ -40,6 +40,12 @@ t.test('in a browser: approve and deny held agent payments', async (t) => {
   const row = page.locator(`#approvals-pending tr[data-approval="${first}"]`)
   t.match(await row.textContent(), /0\.001 USDC/, 'the amount in USDC')
   t.match(await row.textContent(), /above the approval amount/)
+  // the platform's endpoint is paid batch-settlement by default: the first voucher carries a deposit of 100 x the price
+  t.match(
+    await row.textContent(),
+    /\+ 0\.1 USDC deposit into the channel \(refundable\)/,
+    'and the deposit it would make',
+  )
   await row.getByRole('button', { name: 'Approve' }).click()
   await page.locator(`#approvals-decided tr[data-approval="${first}"]`).getByText('approved').waitFor()
   t.equal(await page.locator('#approvals-pending').getByText('Nothing waits for your decision.').count(), 1)

@@ -29,6 +29,8 @@ interface Approval {
   url: string
   method: string
   amount: string
+  /** batch-settlement: what it would also deposit into the agent's channel */
+  deposit?: string | null
   pay_to: string
   expires_at: string
   decision: { by: string; via: string; at: string } | null
@@ -36,7 +38,15 @@ interface Approval {
 
 function line(a: Approval): string {
   const why = a.reason === 'amount' ? 'above the approval amount' : 'many calls to a new seller'
-  return `${a.id}  ${a.status}  ${a.agent?.name ?? ''}  ${formatUsdc(a.amount)} USDC  ${a.method} ${a.url}  (${why}; ${a.status === 'pending' ? `decide by ${a.expires_at}` : a.decision ? `${a.status} ${a.decision.at} via ${a.decision.via}` : a.status})`
+  const when =
+    a.status === 'pending'
+      ? `decide by ${a.expires_at}`
+      : a.decision
+        ? `${a.status} ${a.decision.at} via ${a.decision.via}`
+        : a.status
+  // a batch-settlement payment also moves a deposit into the agent's channel (refundable, not spent)
+  const deposit = a.deposit ? `; + ${formatUsdc(a.deposit)} USDC deposit into the channel, refundable` : ''
+  return `${a.id}  ${a.status}  ${a.agent?.name ?? ''}  ${formatUsdc(a.amount)} USDC  ${a.method} ${a.url}  (${why}; ${when}${deposit})`
 }
 
 export async function approvalsCommand(args: string[], cmd: Command): Promise<number> {

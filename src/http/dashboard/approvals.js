@@ -47,7 +47,7 @@ export async function approvalsView(show) {
             'tr',
             { 'data-approval': a.id },
             h('td', {}, agentName(a)),
-            h('td', {}, usdc(a.amount)),
+            h('td', {}, usdc(a.amount), depositNote(a)),
             h('td', { class: 'url' }, a.url),
             h('td', { class: a.status }, a.status),
             h('td', {}, time(a.decision?.at)),
@@ -59,6 +59,10 @@ export async function approvalsView(show) {
     ),
   )
 }
+
+/** A batch-settlement payment also moves a deposit into the agent's channel: refundable, not spent. */
+const depositNote = (a) =>
+  a.deposit ? h('div', { class: 'hint deposit' }, `+ ${usdc(a.deposit)} deposit into the channel (refundable)`) : null
 
 const agentName = (a) => (a.agent?.name ? a.agent.name : short(a.agent?.address))
 
@@ -77,7 +81,7 @@ function pendingRow(a, reload) {
     'tr',
     { 'data-approval': a.id },
     h('td', {}, agentName(a)),
-    h('td', {}, usdc(a.amount), ' ', h('span', { class: 'hint' }, a.scheme)),
+    h('td', {}, usdc(a.amount), ' ', h('span', { class: 'hint' }, a.scheme), depositNote(a)),
     h('td', { class: 'url' }, `${a.method ?? ''} ${a.url}`),
     h('td', {}, short(a.pay_to)),
     h('td', {}, WHY[a.reason] ?? a.reason),

@@ -18,6 +18,8 @@ export interface ApprovalTerms {
   method: string
   payTo: string
   amount: bigint
+  /** batch-settlement: what it would deposit into the agent's channel beside the price (shown to the owner, not matched on the retry) */
+  deposit?: bigint
   scheme: string
   network: string
 }
@@ -40,6 +42,8 @@ export interface ApprovalPending {
   url: string
   pay_to: string
   amount: string
+  /** batch-settlement: what the payment would also deposit into the agent's channel (refundable), when it needs one */
+  deposit?: string
   scheme: string
   /** where the agent polls for the decision (agent key) */
   poll: string
@@ -85,6 +89,7 @@ function pendingAnswer(row: Row): ApprovalPending {
     url: row.url,
     pay_to: row.pay_to,
     amount: row.amount,
+    ...(row.deposit ? { deposit: row.deposit } : {}),
     scheme: row.scheme,
     poll: `/v1/agent/approvals/${row.id}`,
     message:
@@ -106,6 +111,7 @@ function ownerView(row: Row & { agent_address?: string; agent_name?: string }) {
     method: row.method,
     pay_to: row.pay_to,
     amount: row.amount,
+    deposit: row.deposit,
     scheme: row.scheme,
     network: row.network,
     expires_at: new Date(row.expires_at).toISOString(),
@@ -242,6 +248,7 @@ function agentSide(c: Core) {
             method: t.method,
             pay_to: t.payTo.toLowerCase(),
             amount: t.amount.toString(),
+            deposit: t.deposit ?? null,
             scheme: t.scheme,
             network: t.network,
             reason,

@@ -185,6 +185,43 @@ t.test('human approval: 202, decisions, a retry signed once, refusals, caps, aud
     t.match(third.json(), { reason: 'new_seller_rate' })
   })
 
+  t.test('a held batch-settlement payment shows the deposit it would make, and the retry makes it', async (t) => {
+    const agent = await heldAgent({ above: '999' })
+    // the platform's own endpoint: batch-settlement by default, the first voucher with a deposit of 100 x the price
+    const held = await inject('POST', '/v1/agent/payments', agent.auth, { url, challenge })
+    t.equal(held.statusCode, 202, held.body)
+    const a = held.json()
+    t.match(a, { scheme: 'batch-settlement', amount: '1000', deposit: '100000' }, 'the agent sees the deposit too')
+    const view = (await inject('GET', `/v1/approvals/${a.approval_id}`, owner.auth)).json()
+    t.match(view, { scheme: 'batch-settlement', amount: '1000', deposit: '100000' }, 'the owner sees what would move')
+    const link = new URL(p.deps.services.agentPayments.approvals.link(a.approval_id, new Date(a.expires_at)))
+    const page = await p.web.inject({
+      method: 'GET',
+      url: `${link.pathname}${link.search}`,
+      headers: { accept: 'text/html' },
+    })
+    t.match(
+      page.body,
+      /<dt>Deposit<\/dt><dd>0\.100000 USDC into the agent's channel/,
+      'and so does the signed link page',
+    )
+    t.equal((await inject('POST', `/v1/approvals/${a.approval_id}/approve`, owner.auth)).statusCode, 200)
+    const signed = await inject('POST', '/v1/agent/payments', agent.auth, {
+      url,
+      challenge,
+      approval_id: a.approval_id,
+    })
+    t.equal(signed.statusCode, 201, signed.body)
+    const payload = JSON.parse(Buffer.from(signed.json().value, 'base64').toString('utf8')).payload
+    t.equal(payload.type, 'deposit', 'the retry signed the voucher with its deposit')
+    t.equal(String(payload.amount ?? payload.deposit?.amount), '100000', 'of the amount shown')
+
+    // an exact payment's approval carries no deposit
+    const exact = (await pay(agent)).json()
+    t.equal(exact.deposit, undefined, 'no deposit in the 202 of a transfer')
+    t.equal((await inject('GET', `/v1/approvals/${exact.approval_id}`, owner.auth)).json().deposit, null)
+  })
+
   t.test('the signed link: confirm page, decision audited as link, tampering refused', async (t) => {
     const agent = await heldAgent({ above: '999' })
     const a = (await pay(agent)).json()

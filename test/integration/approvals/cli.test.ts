@@ -38,6 +38,8 @@ t.test('CLI: fetch waits for the approval, tollgate approvals decides; mcp insta
   const list = await term.run(['approvals', 'list'])
   t.equal(list.code, 0, list.err)
   t.match(list.out, new RegExp(`${held.id}  pending  .*0\\.001 USDC  GET ${url.replace(/[?.]/g, '\\$&')}`))
+  // `tollgate fetch` pays the platform's endpoint batch-settlement by default: the first voucher's deposit is shown
+  t.match(list.out, /\+ 0\.1 USDC deposit into the channel, refundable\)/)
   const ok = await term.run(['approvals', 'approve', held.id])
   t.equal(ok.code, 0, ok.err)
   t.match(ok.out, /approved: the agent retries/)

@@ -157,10 +157,16 @@ function shell(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${esc(title)} · Tollgate</title><style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:2rem auto;padding:0 1rem}dt{font-weight:600}button{font-size:1rem;padding:.5rem 1.25rem;margin-right:.5rem}</style></head><body><h1>${esc(title)}</h1>${body}</body></html>`
 }
 
+/** Atomic USDC with its six decimals, as the confirm page has always shown amounts. */
+const usdc6 = (atomic: string) =>
+  `${BigInt(atomic) / 1_000_000n}.${(BigInt(atomic) % 1_000_000n).toString().padStart(6, '0')}`
+
 function terms(a: View): string {
-  const usdc =
-    (BigInt(a.amount) / 1_000_000n).toString() + '.' + (BigInt(a.amount) % 1_000_000n).toString().padStart(6, '0')
-  return `<dl><dt>Agent</dt><dd>${esc(a.agent?.name)} (${esc(a.agent?.address)})</dd><dt>Amount</dt><dd>${esc(usdc)} USDC (${esc(a.amount)} atomic, ${esc(a.scheme)})</dd><dt>URL</dt><dd>${esc(a.method)} ${esc(a.url)}</dd><dt>Pays to</dt><dd>${esc(a.pay_to)}</dd><dt>Why held</dt><dd>${a.reason === 'amount' ? 'above the approval amount' : 'many calls a minute to a new seller'}</dd><dt>Status</dt><dd id="status">${esc(a.status)}</dd><dt>Decide before</dt><dd>${esc(a.expires_at)}</dd></dl>`
+  // a batch-settlement payment may also move a deposit into the agent's channel (refundable, not spent)
+  const deposit = a.deposit
+    ? `<dt>Deposit</dt><dd>${esc(usdc6(a.deposit))} USDC into the agent's channel with this payee (not spent: what is not charged can be refunded)</dd>`
+    : ''
+  return `<dl><dt>Agent</dt><dd>${esc(a.agent?.name)} (${esc(a.agent?.address)})</dd><dt>Amount</dt><dd>${esc(usdc6(a.amount))} USDC (${esc(a.amount)} atomic, ${esc(a.scheme)})</dd>${deposit}<dt>URL</dt><dd>${esc(a.method)} ${esc(a.url)}</dd><dt>Pays to</dt><dd>${esc(a.pay_to)}</dd><dt>Why held</dt><dd>${a.reason === 'amount' ? 'above the approval amount' : 'many calls a minute to a new seller'}</dd><dt>Status</dt><dd id="status">${esc(a.status)}</dd><dt>Decide before</dt><dd>${esc(a.expires_at)}</dd></dl>`
 }
 
 function confirmPage(a: View, token: string): string {

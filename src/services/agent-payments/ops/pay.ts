@@ -2,6 +2,7 @@
  * `pay`: signs a payment for the challenge in the chosen requirement's scheme, or (dry_run) says
  * what would be paid; held for a human's approval when the owner's policy says so.
  */
+import type { Requirement } from '../../../client/challenge.js'
 import { appError } from '../../../errors.js'
 import { isValidPaymentId } from '../../../x402/payment-identifier.js'
 import type { AgentRow } from '../../accounts/agent-auth.js'
@@ -10,7 +11,7 @@ import { chooseRequirement, type PayBody } from '../choose-requirement.js'
 import { windowsAt } from '../spend-windows.js'
 import { checked } from './checked.js'
 import type { AgentPaymentsContext } from './context.js'
-import { payBatch } from './pay-batch.js'
+import { batchDepositFor, payBatch } from './pay-batch.js'
 import { payDeferred } from './pay-deferred.js'
 import { payExact } from './pay-exact.js'
 import { payUpto } from './pay-upto.js'
@@ -53,12 +54,29 @@ export async function pay(
     method,
     payTo: req.payTo,
     amount: req.amount,
+    ...(await depositToShow(ctx, agent, body, req)),
     scheme: req.scheme,
     network: req.network,
   }
   // human approval (services/approvals): a retry with the approval id signs once; else the policy may hold it
   if (body.approval_id !== undefined) return ctx.approvals.useApproved(agent, body.approval_id, held, sign)
   return (await ctx.approvals.hold(agent, held)) ?? sign()
+}
+
+/**
+ * A batch-settlement payment's deposit into the agent's channel, for the owner deciding on it: read
+ * only when the agent has an approval policy (else nothing can be held).
+ */
+async function depositToShow(
+  ctx: AgentPaymentsContext,
+  agent: AgentRow,
+  body: PayBody,
+  req: Requirement,
+): Promise<{ deposit?: bigint }> {
+  if (req.scheme !== 'batch-settlement') return {}
+  if (agent.approval_above == null && agent.approval_new_seller_per_minute == null) return {}
+  const deposit = await batchDepositFor(ctx, agent, body, req)
+  return deposit === undefined ? {} : { deposit }
 }
 
 /** Signs the chosen requirement in its scheme (caps, balance and reservation first). */
