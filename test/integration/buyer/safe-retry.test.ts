@@ -57,6 +57,50 @@ t.test(
       )
     })
 
+    t.test('platform mode, batch-settlement (the default): the answer of a voucher is lost', async (t) => {
+      const agent = await p.agent({ fund: 1_000_000n })
+      const sent: string[] = []
+      const f: FetchLike = async (input, init) => {
+        const req = new Request(input, init)
+        const header = req.headers.get('payment-signature')
+        if (header) sent.push(header)
+        const res = await fetch(req)
+        // the first paid answer (a deposit and voucher) and the third (a voucher alone) are lost on the way back
+        if (header && (sent.length === 1 || sent.length === 3)) {
+          await res.arrayBuffer()
+          throw connectionReset()
+        }
+        return res
+      }
+      const pay = wrapFetch(f, { baseUrl: p.webUrl, agentKey: agent.key })
+      for (const msg of ['first', 'second']) {
+        const res = await pay(`${p.proxyUrl}/tollgate/toolbox/echo?msg=${msg}`)
+        t.equal(res.status, 200)
+        t.same(await res.json(), { echo: { msg } })
+        t.equal(res.headers.get('x-tollgate-replayed'), 'true', `${msg}: answered from the kept answer`)
+        t.match(res.payment, { success: true, retried: true, scheme: 'batch-settlement' })
+      }
+      t.equal(sent.length, 4)
+      t.equal(sent[1], sent[0], 'the deposit and voucher sent again byte for byte')
+      t.equal(sent[3], sent[2], 'the second voucher too')
+      const rows = await payments(agent.address)
+      t.equal(rows.length, 2, 'two calls recorded by the proxy, not four')
+      const vouchers = await p.deps.db
+        .selectFrom('agent_payments')
+        .select(['scheme', 'amount', 'value_aggregate'])
+        .where('agent_id', '=', agent.id)
+        .orderBy('created_at')
+        .execute()
+      t.same(
+        vouchers.map((v) => [v.scheme, v.amount, v.value_aggregate]),
+        [
+          ['batch-settlement', '1000', '1000'],
+          ['batch-settlement', '1000', '2000'],
+        ],
+        'two vouchers signed, cumulative 1000 then 2000: the lost answers charged nothing twice',
+      )
+    })
+
     t.test('local key: the connection drops while the handler runs; the retry waits out "in progress"', async (t) => {
       const key = generatePrivateKey()
       const payer = privateKeyToAccount(key).address

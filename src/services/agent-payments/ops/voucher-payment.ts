@@ -56,7 +56,14 @@ export async function voucherPayment(
       .where('id', '=', v.id)
       .execute()
     await o.supersede(v)
-    const { header, value } = paymentHeader(c.ch, c.req, v.payload)
+    // with the caller's payment-identifier (x402 extension): a call whose answer was lost is asked again
+    // with the very same header, and the proxy answers what it kept instead of charging twice
+    const { header, value, paymentId } = paymentHeader(
+      c.ch,
+      c.req,
+      v.payload,
+      p.body.payment_identifier as string | undefined,
+    )
     return {
       object: 'agent_payment',
       payment_id: v.id,
@@ -66,6 +73,7 @@ export async function voucherPayment(
       payer: agent.address,
       nonce: v.digest,
       valid_before: String(DEFERRED_NO_EXPIRY),
+      ...(paymentId ? { payment_identifier: paymentId } : {}),
       headroom: headroom(agent, r.day, r.month),
       ...v.shown,
       ...(deposit !== undefined ? { deposit: deposit.toString() } : {}),
