@@ -9,6 +9,26 @@ import { startBuyerPlatform } from '../../helpers/buyer.js'
 const connectionReset = () =>
   new TypeError('fetch failed', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) })
 
+/**
+ * The network between the client and the proxy: every paid request reaches the proxy, and the
+ * answers to the paid requests whose (1-based) numbers are in `lost` are lost on the way back.
+ */
+function lossyNetwork(lost: number[]): { f: FetchLike; sent: string[] } {
+  const sent: string[] = []
+  const f: FetchLike = async (input, init) => {
+    const req = new Request(input, init)
+    const header = req.headers.get('payment-signature')
+    if (header) sent.push(header)
+    const res = await fetch(req)
+    if (header && lost.includes(sent.length)) {
+      await res.arrayBuffer()
+      throw connectionReset()
+    }
+    return res
+  }
+  return { f, sent }
+}
+
 t.test(
   'wrapFetch asks once more for a lost answer with the same payment and payment-identifier: the kept answer, one charge',
   async (t) => {
@@ -18,19 +38,8 @@ t.test(
 
     t.test('platform mode: the answer is lost after the proxy served it', async (t) => {
       const agent = await p.agent({ fund: 1_000_000n })
-      const sent: string[] = []
-      // the network: the first paid answer arrives at the proxy's side and is lost on the way back
-      const f: FetchLike = async (input, init) => {
-        const req = new Request(input, init)
-        const header = req.headers.get('payment-signature')
-        if (header) sent.push(header)
-        const res = await fetch(req)
-        if (header && sent.length === 1) {
-          await res.arrayBuffer()
-          throw connectionReset()
-        }
-        return res
-      }
+      // the first paid answer arrives at the proxy's side and is lost on the way back
+      const { f, sent } = lossyNetwork([1])
       // exact (opted out of the hosted endpoint's batch-settlement): one transfer, recorded once by the proxy
       const res = await wrapFetch(f, { baseUrl: p.webUrl, agentKey: agent.key, batchSettlement: false })(
         `${p.proxyUrl}/tollgate/toolbox/echo?msg=again`,
@@ -59,19 +68,8 @@ t.test(
 
     t.test('platform mode, batch-settlement (the default): the answer of a voucher is lost', async (t) => {
       const agent = await p.agent({ fund: 1_000_000n })
-      const sent: string[] = []
-      const f: FetchLike = async (input, init) => {
-        const req = new Request(input, init)
-        const header = req.headers.get('payment-signature')
-        if (header) sent.push(header)
-        const res = await fetch(req)
-        // the first paid answer (a deposit and voucher) and the third (a voucher alone) are lost on the way back
-        if (header && (sent.length === 1 || sent.length === 3)) {
-          await res.arrayBuffer()
-          throw connectionReset()
-        }
-        return res
-      }
+      // the first paid answer (a deposit and voucher) and the third (a voucher alone) are lost on the way back
+      const { f, sent } = lossyNetwork([1, 3])
       const pay = wrapFetch(f, { baseUrl: p.webUrl, agentKey: agent.key })
       for (const msg of ['first', 'second']) {
         const res = await pay(`${p.proxyUrl}/tollgate/toolbox/echo?msg=${msg}`)
