@@ -1,5 +1,10 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely'
-import type { AgentChannelsTable, AgentPaymentEventsTable, AgentPaymentsTable } from './agent-payments-tables.js'
+import type {
+  AgentChannelsTable,
+  AgentChannelWithdrawalsTable,
+  AgentPaymentEventsTable,
+  AgentPaymentsTable,
+} from './agent-payments-tables.js'
 import type { AccessGrantsTable, AccessUsesTable } from './access-grants-table.js'
 import type { BatchChannelsTable, BatchTransactionsTable, PlatformKeysTable } from './batch-channels-tables.js'
 import type { PaymentIdentifiersTable } from './payment-identifiers-table.js'
@@ -341,6 +346,7 @@ export interface Database {
   agent_allowlist: AgentAllowlistTable
   agent_payments: AgentPaymentsTable
   agent_channels: AgentChannelsTable
+  agent_channel_withdrawals: AgentChannelWithdrawalsTable
   agent_payment_events: AgentPaymentEventsTable
   topups: TopupsTable
   withdrawals: WithdrawalsTable
