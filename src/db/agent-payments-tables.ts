@@ -75,7 +75,7 @@ export interface AgentChannelsTable {
 }
 
 /** An agent channel's timed withdrawal (migration 2026-11-29T0100): one per channel. */
-export type AgentChannelWithdrawalStatus = 'initiating' | 'waiting' | 'finalizing' | 'withdrawn'
+type AgentChannelWithdrawalStatus = 'initiating' | 'waiting' | 'finalizing' | 'withdrawn'
 
 export interface AgentChannelWithdrawalsTable {
   id: Generated<string>

@@ -270,17 +270,19 @@ function estimate(
 }
 
 /**
- * A recorded transaction in flight (initiating, finalizing): rebroadcast unless `justSent`, and its
- * receipt awaited (30 s); the receipt decides the row. `released`: this call finalized it (the caps
+ * A recorded transaction in flight (initiating, finalizing): its receipt, else rebroadcast (unless
+ * `justSent`) and its receipt awaited (30 s); the receipt decides the row. `released`: this call finalized it (the caps
  * are to let go, once). Reverted: the row goes back (initiate: removed) and the call is refused.
  */
 async function decide(ctx: Ctx, ch: Channel, w: Row, justSent: boolean): Promise<{ w: Row; released: boolean }> {
   const hash = txOf(w)
   if (!hash || (w.status !== 'initiating' && w.status !== 'finalizing')) return { w, released: false }
-  if (!justSent) await broadcast(ctx.chain, (w.status === 'initiating' ? w.initiate_raw_tx : w.finalize_raw_tx) as Hex)
-  const receipt = await ctx.chain
-    .waitForTransactionReceipt({ hash: hash as Hex, timeout: RECEIPT_TIMEOUT_MS })
-    .catch(() => null)
+  const known = justSent ? null : await ctx.chain.getTransactionReceipt({ hash: hash as Hex }).catch(() => null)
+  if (!justSent && !known)
+    await broadcast(ctx.chain, (w.status === 'initiating' ? w.initiate_raw_tx : w.finalize_raw_tx) as Hex)
+  const receipt =
+    known ??
+    (await ctx.chain.waitForTransactionReceipt({ hash: hash as Hex, timeout: RECEIPT_TIMEOUT_MS }).catch(() => null))
   if (!receipt) return { w, released: false }
   if (receipt.status !== 'success') {
     await revertRow(ctx, w)

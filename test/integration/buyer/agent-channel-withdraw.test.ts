@@ -2,10 +2,11 @@
  * The timed withdrawal of an agent's batch-settlement channel (issue #34 item 8) through
  * POST /v1/agent/channels/:id/withdraw (and the owner's route), on a real anvil: without ETH for
  * gas it is refused and names the cooperative refund; the first call sends initiateWithdraw from the
- * agent wallet for what is unclaimed, a repeat sends nothing more and says when it is due, the
- * proxy's worker claims the served calls once it sees the withdrawal, and after the delay (anvil
- * time travel) finalizeWithdraw returns the rest to the wallet; the agent pays through a new channel
- * after it, and the caps let go of the voucher nothing can claim any more.
+ * agent wallet for what is unclaimed (two calls at once: one transaction), a repeat sends nothing
+ * more and says when it is due, the proxy's worker claims the served calls once it sees the
+ * withdrawal, and after the delay (anvil time travel) finalizeWithdraw returns the rest to the
+ * wallet; the agent pays through a new channel after it, and the caps let go of the voucher nothing
+ * can claim any more.
  */
 import t from 'tap'
 import { createTestClient, erc20Abi, http, parseEther, type Address } from 'viem'
@@ -39,14 +40,19 @@ const spentOf = async (key: string) =>
 const quiet = { info() {}, warn() {}, error() {} }
 
 // first: the other test moves the chain's clock past the wall clock (deposits' authorizations expire then)
-t.test('a channel with a withdrawal started is not used for new vouchers', async (t) => {
+t.test('two calls at once send one initiateWithdraw; the channel is not used for new vouchers', async (t) => {
   const agent = await p.agent({ fund: 1_000_000n })
   const pay = wrapFetch(fetch, { baseUrl: p.webUrl, agentKey: agent.key, batchSettlement: true })
   t.equal((await pay(url)).status, 200)
   const [row] = await db.selectFrom('agent_channels').select('channel_id').where('agent_id', '=', agent.id).execute()
   await anvil.setBalance({ address: agent.address, value: parseEther('0.01') })
-  const started = await post(`/v1/agent/channels/${row!.channel_id}/withdraw`, agent.auth)
-  t.match(await started.json(), { action: 'initiated', status: 'waiting', amount: '100000' })
+  // two calls at once: one sends initiateWithdraw, the other finds it recorded and sends nothing
+  const both = await Promise.all(
+    [0, 1].map(async () => (await post(`/v1/agent/channels/${row!.channel_id}/withdraw`, agent.auth)).json()),
+  )
+  t.same(both.map((b) => b.action).sort(), ['initiated', 'none'], JSON.stringify(both))
+  for (const b of both) t.match(b, { status: /^(initiating|waiting)$/, amount: '100000' })
+  t.equal(await deps.chain.getTransactionCount({ address: agent.address }), 1, 'one transaction')
   const next = await (await post('/v1/agent/payments', agent.auth, { url, challenge, batch_settlement: true })).json()
   t.not(next.channel.id, row!.channel_id, 'a new channel')
   t.match(next, { deposit: '100000', channel: { max_claimable: '1000' } })
