@@ -14,6 +14,7 @@ import { createLoginDevices } from './services/accounts/login-devices.js'
 import { createUsers } from './services/accounts/users.js'
 import { createAgentPayments } from './services/agent-payments/agent-payments.js'
 import { createAgentChannelRefunds } from './services/agent-payments/agent-channel-refunds.js'
+import { createAgentChannelWithdrawals } from './services/agent-payments/agent-channel-withdrawals.js'
 import { createCuratedAdmin } from './services/marketplace/curated-admin.js'
 import { createDeferredFacilitator } from './services/deferred-facilitator/facilitator.js'
 import { createPublishing } from './services/publishing/publishing.js'
@@ -49,6 +50,7 @@ export interface Services {
   readonly publishing: ReturnType<typeof createPublishing>
   readonly agentPayments: ReturnType<typeof createAgentPayments>
   readonly agentChannelRefunds: ReturnType<typeof createAgentChannelRefunds>
+  readonly agentChannelWithdrawals: ReturnType<typeof createAgentChannelWithdrawals>
   readonly topups: Topups
   readonly withdrawals: Withdrawals
   readonly curatedAdmin: ReturnType<typeof createCuratedAdmin>
@@ -91,6 +93,7 @@ function createServices(deps: Deps): Services & { close(): Promise<void> } {
       }),
     ),
     agentChannelRefunds: lazy('agentChannelRefunds', () => createAgentChannelRefunds(deps)),
+    agentChannelWithdrawals: lazy('agentChannelWithdrawals', () => createAgentChannelWithdrawals(deps)),
     topups: lazy('topups', () => createTopups(deps, { logger: log })),
     withdrawals: lazy('withdrawals', () => createWithdrawals(deps, { logger: log })),
     curatedAdmin: lazy('curatedAdmin', () => createCuratedAdmin(deps)),

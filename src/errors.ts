@@ -120,6 +120,12 @@ const catalogue = {
   },
   seller_not_allowed: { status: 403, message: 'the agent may not pay this seller: {detail}' },
   channel_refund_refused: { status: 409, message: 'the channel was not refunded: {detail}' },
+  channel_withdraw_needs_gas: {
+    status: 409,
+    message:
+      'the agent wallet holds {balance} ETH and {call} needs up to {needed} ETH of gas, paid from the agent wallet: send it ETH, or take the cooperative refund instead (tollgate channels refund; POST /v1/agent/channels/:id/refund), which returns what was not charged at once and needs no gas',
+  },
+  channel_withdraw_refused: { status: 409, message: 'the channel withdrawal was not sent: {detail}' },
   spend_cap_exceeded: { status: 403, message: 'the {cap} spend cap would be exceeded: {detail}' },
   insufficient_balance: {
     status: 402,

@@ -92,3 +92,29 @@ export interface AgentDepositHoldsTable {
   created_at: Timestamp
   released_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
 }
+
+/** An agent channel's timed withdrawal (migration 2026-11-29T0300): one per channel. */
+type AgentChannelWithdrawalStatus = 'initiating' | 'waiting' | 'finalizing' | 'withdrawn'
+
+export interface AgentChannelWithdrawalsTable {
+  id: Generated<string>
+  channel_id: string
+  agent_id: string
+  /** initiating / finalizing: that transaction is recorded and maybe in flight; waiting: initiated, the delay runs */
+  status: AgentChannelWithdrawalStatus
+  /** what initiateWithdraw asked for (the channel's balance less what was claimed then) */
+  amount: Numeric
+  initiate_tx: string | null
+  initiate_raw_tx: string | null
+  initiate_nonce: ColumnType<string | null, string | number | null | undefined, string | number | null>
+  /** the chain's time of the block that mined initiateWithdraw */
+  initiated_at: Date | null
+  finalize_after: Date | null
+  finalize_tx: string | null
+  finalize_raw_tx: string | null
+  finalize_nonce: ColumnType<string | null, string | number | null | undefined, string | number | null>
+  /** what finalizeWithdraw returned to the wallet */
+  withdrawn: ColumnType<string | null, string | bigint | null | undefined, string | bigint | null>
+  requested_at: Timestamp
+  updated_at: Timestamp
+}

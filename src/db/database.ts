@@ -2,6 +2,7 @@ import type { ColumnType, Generated, Insertable, Selectable, Updateable } from '
 import type {
   AgentChannelsTable,
   AgentDepositHoldsTable,
+  AgentChannelWithdrawalsTable,
   AgentPaymentEventsTable,
   AgentPaymentsTable,
 } from './agent-payments-tables.js'
@@ -347,6 +348,7 @@ export interface Database {
   agent_payments: AgentPaymentsTable
   agent_channels: AgentChannelsTable
   agent_deposit_holds: AgentDepositHoldsTable
+  agent_channel_withdrawals: AgentChannelWithdrawalsTable
   agent_payment_events: AgentPaymentEventsTable
   topups: TopupsTable
   withdrawals: WithdrawalsTable

@@ -182,6 +182,16 @@ export const batchSettlementAbi = [
   },
   {
     type: 'event',
+    name: 'WithdrawFinalized',
+    anonymous: false,
+    inputs: [
+      { name: 'channelId', type: 'bytes32', indexed: true },
+      { name: 'sender', type: 'address', indexed: true },
+      { name: 'amount', type: 'uint128', indexed: false },
+    ],
+  },
+  {
+    type: 'event',
     name: 'Refunded',
     anonymous: false,
     inputs: [
@@ -199,6 +209,10 @@ export const batchSettlementAbi = [
   { type: 'error', name: 'ClaimExceedsBalance', inputs: [] },
   { type: 'error', name: 'WithdrawDelayNotElapsed', inputs: [] },
   { type: 'error', name: 'WithdrawalNotPending', inputs: [] },
+  { type: 'error', name: 'WithdrawalAlreadyPending', inputs: [] },
+  { type: 'error', name: 'NothingToWithdraw', inputs: [] },
+  { type: 'error', name: 'WithdrawAmountExceedsAvailable', inputs: [] },
+  { type: 'error', name: 'NotAuthorizedToFinalizeWithdraw', inputs: [] },
   { type: 'error', name: 'EmptyBatch', inputs: [] },
   { type: 'error', name: 'InvalidRefundNonce', inputs: [] },
   { type: 'error', name: 'ZeroRefund', inputs: [] },

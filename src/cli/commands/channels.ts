@@ -4,7 +4,8 @@
  * a timed withdrawal started (GET /v1/agent/channels with the agent key, or
  * GET /v1/agents/:address/channels with the API key and --agent). `refund` is the cooperative
  * refund of what the seller did not charge, back to the agent wallet (POST …/channels/:id/refund);
- * `withdraw` (the timed withdrawal) is not offered, and says why and what to do instead.
+ * `withdraw` is the timed withdrawal from the agent wallet itself (POST …/channels/:id/withdraw):
+ * the first call starts it, a call once the channel's delay is over finalizes it.
  */
 import { formatUsdc } from '../../x402/usdc-amount.js'
 import { parseUsdc } from '../amounts.js'
@@ -26,8 +27,10 @@ of this platform offers batch-settlement; --no-batch opts out).
 
   refund <channel>     the cooperative refund: what the seller charged is claimed, everything else
                        (or --amount of it) comes back to the agent wallet now, no gas from it
-  withdraw <channel>   the timed withdrawal: not offered (the contract takes it only from the agent
-                       wallet itself, paying gas); refund returns the same money at once
+  withdraw <channel>   the timed withdrawal, sent from the agent wallet (its ETH pays the gas): the
+                       first call starts it for what the seller has not claimed, a call after the
+                       channel's withdrawal delay finalizes it; in between it says when it is due.
+                       Without ETH in the wallet it says how much is needed; refund needs none
 
 <channel> is the channel id (--json shows it whole), a prefix of it, or its short form (0x1234…abcd).
 Uses the agent key; with --agent, the API key (any of your agents).
@@ -43,6 +46,7 @@ interface Channel {
   claimed: string
   refundable: string
   withdraw_requested_at: string | null
+  withdrawal?: { status: string } | null
   created_at: string
 }
 
@@ -82,7 +86,12 @@ export async function channelsCommand(args: string[], cmd: Command): Promise<num
                 { header: 'REFUNDABLE', cell: (c) => formatUsdc(c.refundable), align: 'right' },
                 {
                   header: 'WITHDRAWING',
-                  cell: (c) => (c.withdraw_requested_at ? `since ${c.withdraw_requested_at}` : 'no'),
+                  cell: (c) =>
+                    c.withdrawal?.status === 'withdrawn'
+                      ? 'withdrawn'
+                      : c.withdraw_requested_at
+                        ? `since ${c.withdraw_requested_at}`
+                        : 'no',
                 },
               ],
               channels,
@@ -95,10 +104,7 @@ export async function channelsCommand(args: string[], cmd: Command): Promise<num
   }
   const c = findChannel(channels, ref!)
   if (action === 'refund') return refund(cmd, c, v.agent, amount)
-  throw new CliError(
-    `channel ${c.channel_id}: the timed withdrawal is not offered through the platform. The contract takes initiateWithdraw and finalizeWithdraw only from the payer, the agent wallet itself, which would pay their gas; the platform cannot send them for it. The cooperative refund returns the same money (${formatUsdc(c.refundable)} USDC not charged) at once and without gas: tollgate channels refund ${short(c.channel_id)}`,
-    { code: 'not_supported', details: { channel_id: c.channel_id, refundable: c.refundable, action } },
-  )
+  return withdraw(cmd, c, v.agent)
 }
 
 interface Refunded {
@@ -142,6 +148,75 @@ async function refund(cmd: Command, c: Channel, agentRef: string | undefined, am
     `the seller keeps what it charged (${formatUsdc(r.charged)} USDC, claimed in the same transaction); the channel now holds ${formatUsdc(r.channel?.balance ?? r.charged)} USDC, and the next call to this seller deposits again`,
   ])
   return EXIT.ok
+}
+
+interface Withdrawal {
+  channel_id: string
+  action: 'initiated' | 'finalized' | 'none'
+  status: 'initiating' | 'waiting' | 'finalizing' | 'withdrawn'
+  amount: string
+  withdrawn: string | null
+  finalize_after: string | null
+  due: boolean
+  initiate_transaction: string | null
+  finalize_transaction: string | null
+}
+
+/** The timed withdrawal's next step: the agent key's route, or with --agent the owner's. */
+async function withdraw(cmd: Command, c: Channel, agentRef: string | undefined) {
+  const api = cmd.api()
+  const s = cmd.settings()
+  const progress = cmd.out.progress(
+    `asking for the timed withdrawal of channel ${short(c.channel_id)} (sent from the agent wallet, which pays the gas)`,
+  )
+  let r: Withdrawal
+  try {
+    r =
+      agentRef === undefined && s.agentKey
+        ? await api.agent<Withdrawal>('POST', `/v1/agent/channels/${c.channel_id}/withdraw`, { body: {} })
+        : await api.user<Withdrawal>(
+            'POST',
+            `/v1/agents/${(await resolveAgent(api, s, agentRef)).address}/channels/${c.channel_id}/withdraw`,
+            { body: {} },
+          )
+  } catch (err) {
+    progress.done()
+    throw err
+  }
+  progress.done()
+  cmd.out.result(r, withdrawalLines(r))
+  return EXIT.ok
+}
+
+/** What the withdrawal's answer says, for a person. */
+function withdrawalLines(r: Withdrawal): string[] {
+  const id = r.channel_id
+  const due = r.finalize_after ?? 'the end of the delay'
+  switch (r.status) {
+    case 'initiating':
+      return [
+        `the withdrawal of ${formatUsdc(r.amount)} USDC from channel ${id} is sent (${r.initiate_transaction}) and not mined yet; run tollgate channels withdraw ${short(id)} again to follow it`,
+      ]
+    case 'waiting':
+      return r.action === 'initiated'
+        ? [
+            `started the timed withdrawal of ${formatUsdc(r.amount)} USDC from channel ${id} (${r.initiate_transaction})`,
+            `it can be finalized after ${due}: run tollgate channels withdraw ${short(id)} again then; the seller claims what it charged meanwhile`,
+          ]
+        : [
+            r.due
+              ? `the withdrawal from channel ${id} is due: run tollgate channels withdraw ${short(id)} again to finalize it`
+              : `the withdrawal of ${formatUsdc(r.amount)} USDC from channel ${id} is not due yet: it can be finalized after ${due}`,
+          ]
+    case 'finalizing':
+      return [
+        `the withdrawal from channel ${id} is being finalized (${r.finalize_transaction}, not mined yet); run tollgate channels withdraw ${short(id)} again to follow it`,
+      ]
+    default:
+      return [
+        `${r.action === 'finalized' ? 'withdrew' : 'already withdrew'} ${formatUsdc(r.withdrawn ?? '0')} USDC from channel ${id} to the agent wallet${r.finalize_transaction ? ` (${r.finalize_transaction})` : ''}`,
+      ]
+  }
 }
 
 /** The channels of the agent: its own key, or with --agent (or the context's agent and no agent key) the API key. */

@@ -63,6 +63,13 @@ export interface ChannelView {
   refundable: string
   /** when a timed withdrawal was started (ISO), or null */
   withdraw_requested_at: string | null
+  /** the platform's timed withdrawal of the channel (POST …/channels/:id/withdraw), or null */
+  withdrawal: {
+    status: string
+    amount: string
+    withdrawn: string | null
+    finalize_after: string | null
+  } | null
   created_at: string
 }
 
@@ -89,7 +96,7 @@ export function createAgentChannels(deps: { db: Kysely<Database> }) {
 
 /**
  * The channel `agent` pays `receiver` through under these terms: the latest one the platform
- * opened and no withdrawal started on, else a new config (random salt).
+ * opened and no withdrawal started on (agent-channel-withdrawals.ts), else a new config (random salt).
  */
 async function planChannel(
   db: Kysely<Database>,
@@ -100,7 +107,8 @@ async function planChannel(
   const row = await db
     .selectFrom('agent_channels as a')
     .leftJoin('batch_channels as b', 'b.channel_id', 'a.channel_id')
-    .select(['a.channel_id', 'a.salt', 'b.charged', 'b.balance', 'b.withdraw_requested_at'])
+    .leftJoin('agent_channel_withdrawals as w', 'w.channel_id', 'a.channel_id')
+    .select(['a.channel_id', 'a.salt', 'b.charged', 'b.balance', 'b.withdraw_requested_at', 'w.status as withdrawal'])
     .where('a.agent_id', '=', agent.id)
     .where('a.network', '=', t.network)
     .where('a.receiver', '=', t.receiver.toLowerCase())
@@ -110,7 +118,8 @@ async function planChannel(
     .orderBy('a.created_at', 'desc')
     .limit(1)
     .executeTakeFirst()
-  const usable = row && !row.withdraw_requested_at
+  // a timed withdrawal started on it (the proxy's view of the chain, or the platform's own record): never again
+  const usable = row && !row.withdraw_requested_at && !row.withdrawal
   const config: ChannelConfigArgs = {
     payer: getAddress(agent.address),
     payerAuthorizer: getAddress(agent.address),
@@ -259,6 +268,7 @@ async function listChannels(db: Kysely<Database>, agentId: string): Promise<Chan
   const rows = await db
     .selectFrom('agent_channels as a')
     .leftJoin('batch_channels as b', 'b.channel_id', 'a.channel_id')
+    .leftJoin('agent_channel_withdrawals as w', 'w.channel_id', 'a.channel_id')
     .select([
       'a.channel_id',
       'a.network',
@@ -273,6 +283,10 @@ async function listChannels(db: Kysely<Database>, agentId: string): Promise<Chan
       'b.charged',
       'b.total_claimed',
       'b.withdraw_requested_at',
+      'w.status as withdrawal_status',
+      'w.amount as withdrawal_amount',
+      'w.withdrawn',
+      'w.finalize_after',
     ])
     .where('a.agent_id', '=', agentId)
     .orderBy('a.created_at', 'desc')
@@ -296,6 +310,14 @@ async function listChannels(db: Kysely<Database>, agentId: string): Promise<Chan
       signed_max_claimable: r.signed_max_claimable,
       refundable: (balance > charged ? balance - charged : 0n).toString(),
       withdraw_requested_at: r.withdraw_requested_at ? new Date(r.withdraw_requested_at).toISOString() : null,
+      withdrawal: r.withdrawal_status
+        ? {
+            status: r.withdrawal_status,
+            amount: String(r.withdrawal_amount),
+            withdrawn: r.withdrawn === null ? null : String(r.withdrawn),
+            finalize_after: r.finalize_after ? new Date(r.finalize_after).toISOString() : null,
+          }
+        : null,
       created_at: r.created_at.toISOString(),
     }
   })

@@ -3,10 +3,12 @@
  * `tollgate fetch --inspect` (by default, or with --batch) shows the deposit before it happens and
  * `--no-batch` the exact payment instead, `tollgate fetch --batch` pays through a channel (the receipt says so, and names the deposit), `tollgate channels` lists
  * the agent's channels with the agent key or, with --agent, the API key; `refund` returns what was
- * not charged to the agent wallet (part of it with --amount), and `withdraw` says why it is not
- * offered and names the refund instead, exiting non-zero.
+ * not charged to the agent wallet (part of it with --amount), and `withdraw` starts the timed
+ * withdrawal from the agent wallet, says when it is due, and finalizes it after the delay; without
+ * ETH for its gas it names what is needed and the refund instead, exiting non-zero.
  */
 import t from 'tap'
+import { createTestClient, http, parseEther } from 'viem'
 import { createApiKeys } from '../../../src/services/accounts/api-keys.js'
 import { createUsers } from '../../../src/services/accounts/users.js'
 import { createPublishing } from '../../../src/services/publishing/publishing.js'
@@ -136,22 +138,19 @@ t.test('tollgate channels, fetch --batch and its --inspect', async (t) => {
   t.equal(noKeys.code, 1)
   t.match(noKeys.err, /which agent\?/)
 
-  // withdraw is not offered: the channel is named, with why and the refund instead, exit 1
+  // withdraw from a wallet without ETH: the API's 409 with the gas it needs and the refund instead, exit 3
   for (const ref of [shortId, id.slice(0, 10), id]) {
     const r = await asAgent(['channels', 'withdraw', ref])
-    t.equal(r.code, 1, `withdraw ${ref}`)
-    t.match(r.err, /the timed withdrawal is not offered through the platform/)
-    t.match(
-      r.err,
-      new RegExp(
-        `channel ${id}: .*only from the payer, the agent wallet itself.*0\\.097 USDC not charged.*tollgate channels refund`,
-      ),
-    )
+    t.equal(r.code, 3, `withdraw ${ref}`)
+    t.match(r.err, /the agent wallet holds 0 ETH and initiateWithdraw needs up to [0-9.]+ ETH of gas/)
+    t.match(r.err, /tollgate channels refund.*needs no gas/)
     t.equal(r.out, '')
   }
   const asJson = await asAgent(['channels', 'withdraw', id, '--json'])
-  t.equal(asJson.code, 1)
-  t.match(asJson.json(), { error: { code: 'not_supported', details: { channel_id: id, refundable: '97000' } } })
+  t.equal(asJson.code, 3)
+  t.match(asJson.json(), {
+    error: { code: 'channel_withdraw_needs_gas', details: { channel_id: id, balance_wei: '0' } },
+  })
   const other = await asAgent(['channels', 'refund', `0x${'ab'.repeat(32)}`])
   t.equal(other.code, 1)
   t.match(other.err, /this agent has no channel 0xabab/)
@@ -208,4 +207,47 @@ t.test('--batch where the seller offers no batch-settlement: paid exact, and sai
   t.match(paid.err, /^paid 0\.001 USDC to .* \(exact: the seller offers no batch-settlement here\)\n/)
   const none = await run(['channels'])
   t.match(none.out, /^no channels yet/, 'no channel opened')
+})
+
+// last: it moves the chain's clock past the wall clock (payments' authorizations would expire)
+t.test('tollgate channels withdraw: started, not due yet, finalized after the delay', async (t) => {
+  const agent = await p.agent({ fund: 1_000_000n })
+  const asAgent = terminal({ TOLLGATE_API_URL: p.webUrl, TOLLGATE_AGENT_KEY: agent.key }).run
+  const paid = await asAgent(['fetch', url, '--batch'])
+  t.equal(paid.code, 0, paid.err)
+  const { channel_id: id } = await db
+    .selectFrom('agent_channels')
+    .select('channel_id')
+    .where('agent_id', '=', agent.id)
+    .executeTakeFirstOrThrow()
+  await createTestClient({ chain: p.devnet.chain, mode: 'anvil', transport: http(p.devnet.rpcUrl) }).setBalance({
+    address: agent.address,
+    value: parseEther('0.01'),
+  })
+  const started = await asAgent(['channels', 'withdraw', id])
+  t.equal(started.code, 0, started.err)
+  t.match(started.out, new RegExp(`started the timed withdrawal of 0\\.1 USDC from channel ${id} \\(0x[0-9a-f]{64}\\)`))
+  t.match(started.out, /it can be finalized after \S+Z: run tollgate channels withdraw 0x/)
+  const listed = await asAgent(['channels'])
+  t.match(listed.out.split('\n')[1], /since \S+Z$/, 'the table shows it withdrawing')
+  const early = await asAgent(['channels', 'withdraw', id, '--json'])
+  t.equal(early.code, 0, early.err)
+  const e = early.json()
+  t.match(e, { action: 'none', status: 'waiting', due: false, amount: '100000' })
+  const notYet = await asAgent(['channels', 'withdraw', id])
+  t.match(
+    notYet.out,
+    new RegExp(
+      `the withdrawal of 0\\.1 USDC from channel ${id} is not due yet: it can be finalized after ${e.finalize_after}`,
+    ),
+  )
+
+  await p.chainTimeAtLeast(Date.parse(e.finalize_after) / 1000)
+  const done = await asAgent(['channels', 'withdraw', id])
+  t.equal(done.code, 0, done.err)
+  t.match(done.out, new RegExp(`withdrew 0\\.1 USDC from channel ${id} to the agent wallet \\(0x[0-9a-f]{64}\\)`))
+  const after = await asAgent(['channels'])
+  t.match(after.out.split('\n')[1], /withdrawn$/)
+  const again = await asAgent(['channels', 'withdraw', id])
+  t.match(again.out, /already withdrew 0\.1 USDC/)
 })

@@ -56,6 +56,7 @@ export function agentPaymentRoutes(deps: Deps, opts: { sweepMs?: number } = {}):
     paymentRoutes(app, payments)
     walletRoutes(app, payments)
     channelRefundRoutes(app, deps)
+    channelWithdrawRoutes(app, deps)
     statusRoutes(app, deps, payments)
   }
 }
@@ -272,5 +273,22 @@ function channelRefundRoutes(app: FastifyInstance, deps: Deps) {
     },
     async (request) =>
       deps.services.agentChannelRefunds.refund(request.agent!, request.params.id, request.body ?? {}, request.log),
+  )
+}
+
+/** POST /channels/:id/withdraw: the agent's timed withdrawal of its batch-settlement channel */
+function channelWithdrawRoutes(app: FastifyInstance, deps: Deps) {
+  app.post<{ Params: { id: string } }>(
+    '/channels/:id/withdraw',
+    {
+      bodyLimit: 4096,
+      schema: {
+        tags,
+        summary:
+          "Timed withdrawal of the agent's batch-settlement channel, from the agent wallet (its ETH pays the gas): the first call sends initiateWithdraw for what is unclaimed, a call once the channel's withdrawal delay is over sends finalizeWithdraw; in between it answers when it is due",
+        params: { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 66 } } },
+      },
+    },
+    async (request) => deps.services.agentChannelWithdrawals.withdraw(request.agent!, request.params.id, request.log),
   )
 }

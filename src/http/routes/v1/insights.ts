@@ -17,6 +17,7 @@ export async function insightRoutes(app: FastifyInstance, ctx: V1Context) {
   sellerNumberRoutes(app, ctx)
   agentReadRoutes(app, ctx)
   agentChannelRoutes(app, ctx)
+  agentChannelWithdrawRoute(app, ctx)
 }
 
 /** GET /insights and /revenue: the per-day series and the revenue per endpoint */
@@ -153,6 +154,34 @@ function agentChannelRoutes(app: FastifyInstance, ctx: V1Context) {
         await ownAgent(db, request.principal!.userId, request.params.address),
         request.params.id,
         request.body ?? {},
+        request.log,
+      ),
+  )
+}
+
+/** POST /agents/:address/channels/:id/withdraw: the owner's timed withdrawal of an agent's channel */
+function agentChannelWithdrawRoute(app: FastifyInstance, ctx: V1Context) {
+  const { db } = ctx.deps
+  app.post<{ Params: { address: string; id: string } }>(
+    '/agents/:address/channels/:id/withdraw',
+    {
+      bodyLimit: 4096,
+      schema: {
+        tags: ['agents'],
+        summary:
+          "Timed withdrawal of the agent's batch-settlement channel, from the agent wallet (its ETH pays the gas): initiate, then finalize once the delay is over",
+        params: {
+          type: 'object',
+          required: ['address', 'id'],
+          properties: { ...addressParam.properties, id: { type: 'string', maxLength: 66 } },
+        },
+        response: { 200: ok('as POST /v1/agent/channels/{id}/withdraw answers an agent key'), ...authErrors },
+      },
+    },
+    async (request) =>
+      ctx.deps.services.agentChannelWithdrawals.withdraw(
+        await ownAgent(db, request.principal!.userId, request.params.address),
+        request.params.id,
         request.log,
       ),
   )
