@@ -5,7 +5,7 @@ import { sql, type Kysely } from 'kysely'
 // payment that bought it). They come as often as paid calls, so, like payments and payment_events,
 // the table is partitioned by UTC day with a default partition, and ledger_ensure_partitions
 // (migration 2026-11-26T1030) now creates its days too: the worker's days ahead, `tollgate archive`
-// and LEDGER_RETENTION_DAYS treat its days as they treat the ledger's (src/db/ledger-partitions.ts).
+// and LEDGER_RETENTION_DAYS treat its days as they treat the ledger's (src/ledger/partitions.ts).
 // Every row is final when written (nothing to settle), so a day of it never holds archiving back.
 // No foreign keys: payments is partitioned (a key would need created_at), and a use outlives nothing.
 

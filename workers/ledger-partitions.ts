@@ -3,7 +3,7 @@ import {
   dropExpiredPartitions,
   ensureLedgerPartitions,
   pruneExpiredNonces,
-} from '../src/db/ledger-partitions.js'
+} from '../src/ledger/partitions.js'
 import type { JobModule } from './job.js'
 
 /**

@@ -1,13 +1,13 @@
 /**
  * `tollgate archive`: writes the ledger's old day partitions (payments, payment_events, and access_uses: the calls served on a sign-in) to files
- * and drops them from Postgres (src/db/ledger-partitions.ts). An operator command: it reads the
+ * and drops them from Postgres (src/ledger/partitions.ts). An operator command: it reads the
  * server environment (DATABASE_URL, DATABASE_SCHEMA) like every role.
  */
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig, type Config } from '../../config.js'
 import { createDb } from '../../db/create-db.js'
-import { archiveLedger, describeOpen, utcDay } from '../../db/ledger-partitions.js'
+import { archiveLedger, describeOpen, utcDay } from '../../ledger/partitions.js'
 import { wantsHelp, type Command } from '../command.js'
 import { EXIT } from '../exit-codes.js'
 import type { CliIo } from './users.js'

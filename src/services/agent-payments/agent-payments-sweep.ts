@@ -9,6 +9,7 @@ import { heldOf, lowerToCharge, settledReleaseAt } from './spend-release.js'
 import type { SpendWindows } from './spend-windows.js'
 import type { AgentPaymentStatus, AgentPaymentsTable } from '../../db/agent-payments-tables.js'
 import { moveAgentPayment } from './move-payment.js'
+import { CHARGED_STATUSES } from '../../ledger/statuses.js'
 
 export interface AgentPaymentsSweepDeps {
   db: Kysely<Database>
@@ -187,7 +188,7 @@ async function recountRecorded(d: AgentPaymentsSweepDeps, nowS: number, limit: n
     ])
     .where('ap.status', '=', 'rejected')
     .where('ap.valid_before', '>=', String(nowS))
-    .where('p.status', 'in', ['served', 'settling', 'settled'])
+    .where('p.status', 'in', CHARGED_STATUSES)
     .limit(limit)
     .execute()
   for (const row of recorded) {
@@ -241,7 +242,7 @@ async function lowerCharged(d: AgentPaymentsSweepDeps, limit: number): Promise<v
     .where('ap.scheme', '=', 'upto')
     .where('ap.status', 'in', ['reserved', 'accepted'])
     .where(sql<boolean>`ap.amount = ap.max_amount`)
-    .where('p.status', 'in', ['served', 'settling', 'settled'])
+    .where('p.status', 'in', CHARGED_STATUSES)
     .where(sql<boolean>`p.value < ap.max_amount`)
     .limit(limit)
     .execute()

@@ -12,7 +12,7 @@ import {
   NONCE_MARGIN_SECONDS,
   pruneExpiredNonces,
   utcDay,
-} from '../../../src/db/ledger-partitions.js'
+} from '../../../src/ledger/partitions.js'
 import { createMigrator, ensureSchema, migrateToLatest } from '../../../src/db/migrate.js'
 import { createLedgerWriter, type NewProxyPayment } from '../../../src/ledger/ledger-writer.js'
 import { createHistory, type HistoryKind } from '../../../src/services/accounts/history-export.js'

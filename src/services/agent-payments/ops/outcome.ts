@@ -15,6 +15,7 @@ import { proofReason, type CollectionProof } from '../collection-proof.js'
 import { heldOf, lowerToCharge, releaseEarly } from '../spend-release.js'
 import { safeOrigin, type AgentPaymentsContext } from './context.js'
 import { findPayment, getPayment } from './get.js'
+import { CHARGED_STATUSES } from '../../../ledger/statuses.js'
 
 type Row = Selectable<AgentPaymentsTable>
 
@@ -54,7 +55,7 @@ export async function outcome(
       .where('payer', '=', row.payer)
       .where('nonce', '=', row.nonce)
       .executeTakeFirst()
-    if (seller && ['served', 'settling', 'settled'].includes(seller.status))
+    if (seller && CHARGED_STATUSES.includes(seller.status))
       await lowerToCharge(ctx.db, ctx.windows, row, BigInt(seller.value))
   }
   const payment = await getPayment(ctx, agentId, id)

@@ -6,7 +6,8 @@ import { createGunzip, createGzip } from 'node:zlib'
 import { sql, type Kysely } from 'kysely'
 import pg from 'pg'
 import { to as copyTo } from 'pg-copy-streams'
-import type { Database } from './database.js'
+import type { Database } from '../db/database.js'
+import { OPEN_STATUSES } from './statuses.js'
 
 /**
  * The day partitions of the ledger (payments, payment_events; see
@@ -20,7 +21,7 @@ export const LEDGER_TABLES = ['payments', 'payment_events', 'access_uses'] as co
 export type LedgerTable = (typeof LEDGER_TABLES)[number]
 
 /** statuses whose payment may still move (and is still owed, or may still be charged) */
-const OPEN = ['verified', 'served', 'settling']
+const OPEN = [...OPEN_STATUSES]
 
 /** how long a detach waits for its lock before giving up (it would hold every ledger write back) */
 export const DETACH_LOCK_TIMEOUT_MS = 3000
