@@ -17,14 +17,14 @@ import { OPEN_STATUSES } from './statuses.js'
  * final (settled, voided, failed) is never detached: it is refused, by name.
  */
 
-export const LEDGER_TABLES = ['payments', 'payment_events', 'access_uses'] as const
-export type LedgerTable = (typeof LEDGER_TABLES)[number]
+const LEDGER_TABLES = ['payments', 'payment_events', 'access_uses'] as const
+type LedgerTable = (typeof LEDGER_TABLES)[number]
 
 /** statuses whose payment may still move (and is still owed, or may still be charged) */
 const OPEN = [...OPEN_STATUSES]
 
 /** how long a detach waits for its lock before giving up (it would hold every ledger write back) */
-export const DETACH_LOCK_TIMEOUT_MS = 3000
+const DETACH_LOCK_TIMEOUT_MS = 3000
 
 /** how long past valid_before a nonce stays claimed: room for clocks that disagree */
 export const NONCE_MARGIN_SECONDS = 3600
@@ -115,7 +115,7 @@ export async function pruneExpiredNonces(db: Kysely<Database>, nowMs = Date.now(
 }
 
 /** The partitions (of payments, default included) holding payments created before `day` that are not final. */
-export async function openPaymentsBefore(db: Kysely<Database>, day: string): Promise<OpenPartition[]> {
+async function openPaymentsBefore(db: Kysely<Database>, day: string): Promise<OpenPartition[]> {
   const { rows } = await sql<{ name: string; open: string }>`
     select tableoid::regclass::text as name, count(*) as open from payments
     where created_at < ${day}::date::timestamp at time zone 'UTC' and status = any(${OPEN}::text[])
@@ -209,7 +209,7 @@ class CsvRecordCounter extends Transform {
   }
 }
 
-export interface ArchivedPartition {
+interface ArchivedPartition {
   name: string
   rows: number
   file: string
