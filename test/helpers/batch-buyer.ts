@@ -3,8 +3,8 @@
  * `@x402/fetch`, unmodified: its signer reads the chain (the client recovers a channel from
  * `channels(channelId)`), and the requests it sends are kept so a test can replay one.
  */
-import { toClientEvmSigner } from '@x402/evm'
-import { BatchSettlementEvmScheme } from '@x402/evm/batch-settlement/client'
+import { toClientEvmSigner, type ClientEvmSigner } from '@x402/evm'
+import { BatchSettlementEvmScheme, type BatchSettlementEvmSchemeOptions } from '@x402/evm/batch-settlement/client'
 import { decodePaymentResponseHeader, wrapFetchWithPaymentFromConfig } from '@x402/fetch'
 import { createPublicClient, http, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
@@ -20,7 +20,16 @@ export interface BatchBuyer {
 export function batchBuyer(platform: TestPlatform, key: Hex, depositMultiplier = 30): BatchBuyer {
   const pub = createPublicClient({ transport: http(platform.devnet.rpcUrl) })
   const signer = toClientEvmSigner(privateKeyToAccount(key), pub)
-  const scheme = new BatchSettlementEvmScheme(signer, { depositPolicy: { depositMultiplier } })
+  return batchBuyerFor(platform, signer, { depositPolicy: { depositMultiplier } })
+}
+
+/** The same buyer with any signer and client options (a smart wallet's, `payerAuthorizer: 0x0`). */
+export function batchBuyerFor(
+  platform: TestPlatform,
+  signer: ClientEvmSigner,
+  options: BatchSettlementEvmSchemeOptions,
+): BatchBuyer {
+  const scheme = new BatchSettlementEvmScheme(signer, options)
   const sent: string[] = []
   const recording: typeof fetch = async (input, init) => {
     const req = new Request(input, init)

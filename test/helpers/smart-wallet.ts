@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs'
 import solc from 'solc'
 import { createWalletClient, encodeAbiParameters, http, type Abi, type Address, type Hex } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
+import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
+import type { ClientEvmSigner } from '@x402/evm'
 import type { TestPlatform } from './platform.js'
 
 type Compiled = { abi: Abi; bytecode: Hex }
@@ -33,6 +34,22 @@ export function smartWalletContracts(): { wallet: Compiled; factory: Compiled } 
 
 /** The TestSmartWallet signature format: abi.encode(ownerIndex 0, ecdsa), longer than 65 bytes. */
 export const walletSig = (ecdsa: Hex): Hex => encodeAbiParameters([{ type: 'uint256' }, { type: 'bytes' }], [0n, ecdsa])
+
+/**
+ * The wallet as an official `@x402/evm` client's signer: `owner` signs the typed data, the wallet's
+ * format wraps it (what its ERC-1271 `isValidSignature` accepts for `owner`).
+ */
+export function walletSigner(
+  wallet: Address,
+  owner: PrivateKeyAccount,
+  readContract?: ClientEvmSigner['readContract'],
+): ClientEvmSigner {
+  return {
+    address: wallet,
+    signTypedData: async (m) => walletSig(await owner.signTypedData(m as never)),
+    ...(readContract ? { readContract } : {}),
+  }
+}
 
 /** A TestSmartWallet owned by `owner`, deployed by the devnet faucet; its address. */
 export async function deploySmartWallet(platform: Pick<TestPlatform, 'deps' | 'devnet'>, owner: Address) {

@@ -1,13 +1,25 @@
 /**
  * A `batch-settlement` deposit (the spec's `deposit` payload, ERC-3009 path): checked before the
  * call is reserved (the authorization's window, its `receiveWithAuthorization` signature by the
- * payer to the canonical collector with the nonce bound to the channel, and the payer's token
+ * payer to the canonical collector with the nonce bound to the channel, its key's or, for a smart
+ * wallet, one its contract accepts through ERC-1271 as the token will, and the payer's token
  * balance: rule 8), then submitted by one of the platform's relayers while the channel is locked,
  * before the call is served. The transaction is recorded in `batch_transactions` (kind `deposit`)
  * before it is broadcast and moved as it goes. A deposit that fails leaves the call refused with
  * nothing served or charged.
  */
-import { encodeAbiParameters, getAddress, keccak256, recoverTypedDataAddress, type Hex, type PublicClient } from 'viem'
+import {
+  encodeAbiParameters,
+  getAddress,
+  hashTypedData,
+  hexToBytes,
+  keccak256,
+  recoverAddress,
+  type Hex,
+  type PublicClient,
+} from 'viem'
+import type { ContractSignatureCheck } from '../../chain/contract-signature.js'
+import { CallRefusal } from '../../seam/types.js'
 import type { SchemeDeps as Deps } from '../scheme-deps.js'
 import { createRelayerLock, relayersFromKeys, type Relayer } from '../../chain/relayer.js'
 import { relayerCall } from '../../chain/relayer-call.js'
@@ -40,6 +52,23 @@ export function depositNonce(channelId: Hex, salt: bigint): Hex {
   return keccak256(encodeAbiParameters([{ type: 'bytes32' }, { type: 'uint256' }], [channelId, salt]))
 }
 
+/**
+ * The payer contract's answer (ERC-1271, src/schemes/smart-wallet-check.ts) for a digest and a
+ * signature that is not the payer's key's; a refusal when it could not be asked now.
+ */
+export type PayerWalletCheck = (digest: Uint8Array, signature: Hex) => Promise<ContractSignatureCheck | CallRefusal>
+
+const NOT_THE_PAYERS =
+  'it must be signed by channelConfig.payer, to the ERC-3009 deposit collector, nonce bound to the channel'
+
+const badSignature = (detail: string): DepositRefusal => ({
+  reason: 'invalid_batch_settlement_evm_receive_authorization_signature',
+  detail,
+})
+
+// r, s and v: a signature of this length is tried as a key's first
+const ECDSA_HEX_LENGTH = 2 + 65 * 2
+
 const failed = (detail: string): DepositRefusal => ({
   reason: 'invalid_batch_settlement_evm_deposit_transaction_failed',
   detail,
@@ -61,14 +90,19 @@ export class DepositExecutor {
     this.#store = store
   }
 
-  /** The deposit's own checks; undefined when it may be submitted. Rejects when the chain cannot be read. */
+  /**
+   * The deposit's own checks; undefined when it may be submitted. The authorization must be the
+   * payer's: its key's signature, or, for a smart-wallet payer, one its contract accepts (ERC-1271,
+   * as USDC checks a contract `from`; `askWallet`). Rejects when the chain cannot be read.
+   */
   async check(
     c: ChannelConfig,
     channelId: Hex,
     d: Erc3009Deposit,
-    nowSeconds: number,
-    minValidSeconds: number,
-  ): Promise<DepositRefusal | undefined> {
+    window: { nowSeconds: number; minValidSeconds: number },
+    askWallet: PayerWalletCheck,
+  ): Promise<DepositRefusal | CallRefusal | undefined> {
+    const { nowSeconds, minValidSeconds } = window
     if (this.#relayers.length === 0)
       return { reason: 'invalid_batch_settlement_evm_deposit_transaction_failed', detail: 'no relayer is configured' }
     if (d.validAfter > BigInt(nowSeconds))
@@ -78,13 +112,8 @@ export class DepositExecutor {
         reason: 'invalid_batch_settlement_evm_payload_authorization_valid_before',
         detail: `validBefore must be at least ${minValidSeconds} s ahead`,
       }
-    const signer = await this.#signer(c, channelId, d)
-    if (signer?.toLowerCase() !== c.payer)
-      return {
-        reason: 'invalid_batch_settlement_evm_receive_authorization_signature',
-        detail:
-          'it must be signed by channelConfig.payer, to the ERC-3009 deposit collector, nonce bound to the channel',
-      }
+    const unsigned = await this.#signatureRefusal(c, channelId, d, askWallet)
+    if (unsigned) return unsigned
     const held = await tokenBalance(this.#chain, c.token, c.payer)
     if (held < d.amount)
       return {
@@ -94,10 +123,31 @@ export class DepositExecutor {
     return undefined
   }
 
-  /** Who signed the deposit's `receiveWithAuthorization` to the collector; null when none can be recovered. */
-  #signer(c: ChannelConfig, channelId: Hex, d: Erc3009Deposit): Promise<Hex | null> {
+  /**
+   * undefined when the payer signed the deposit's `receiveWithAuthorization` to the collector: its
+   * key, or its wallet asked (a signature longer than 65 bytes, or one that recovers to another key)
+   */
+  async #signatureRefusal(
+    c: ChannelConfig,
+    channelId: Hex,
+    d: Erc3009Deposit,
+    askWallet: PayerWalletCheck,
+  ): Promise<DepositRefusal | CallRefusal | undefined> {
+    const digest = this.#digest(c, channelId, d)
+    const long = d.signature.length > ECDSA_HEX_LENGTH
+    const signer = long ? undefined : await recoverAddress({ hash: digest, signature: d.signature }).catch(() => null)
+    if (signer?.toLowerCase() === c.payer) return undefined
+    if (signer === null) return badSignature(NOT_THE_PAYERS)
+    const answer = await askWallet(hexToBytes(digest), d.signature)
+    if (answer instanceof CallRefusal) return answer
+    if (answer === 'valid') return undefined
+    return badSignature(answer === 'invalid' ? 'the payer wallet did not accept it (ERC-1271)' : NOT_THE_PAYERS)
+  }
+
+  /** The EIP-712 digest of the deposit's `receiveWithAuthorization` to the collector. */
+  #digest(c: ChannelConfig, channelId: Hex, d: Erc3009Deposit): Hex {
     const config = this.#config
-    return recoverTypedDataAddress({
+    return hashTypedData({
       domain: {
         name: config.chain.usdc.name,
         version: config.chain.usdc.version,
@@ -114,8 +164,7 @@ export class DepositExecutor {
         validBefore: d.validBefore,
         nonce: depositNonce(channelId, d.salt),
       },
-      signature: d.signature,
-    }).catch(() => null)
+    })
   }
 
   /** Submits the deposit and waits for it; the channel as it is on chain after it, or the refusal. */

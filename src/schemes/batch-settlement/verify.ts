@@ -1,7 +1,9 @@
 /**
  * `verify` of the `batch-settlement` scheme: no state touched, no I/O for an EOA voucher. The
  * accepted requirement, the payload's shape, rules 1 to 5 (rules.ts), the voucher's signature
- * (rule 6) and, for a deposit, its authorization and the payer's balance (rule 8).
+ * (rule 6) and, for a deposit, its authorization and the payer's balance (rule 8). A smart-wallet
+ * payer (`payerAuthorizer` zero) has its voucher and its deposit's authorization checked by its
+ * contract through RPC (ERC-1271).
  */
 import { bytesToHex, type Hex } from 'viem'
 import { SMART_WALLET_SIGNATURE } from '../../chain/recover-signer.js'
@@ -115,14 +117,17 @@ async function checkDeposit(
   b: BatchPayload,
   ctx: VerifyContext,
 ): Promise<CallRefusal | undefined> {
-  const nowS = Math.floor(ctx.nowMs / 1000)
+  const window = { nowSeconds: Math.floor(ctx.nowMs / 1000), minValidSeconds: minValidForSeconds(ctx.callMs / 1000) }
+  // a smart-wallet payer's authorization: its contract asked, as the token will (ERC-1271)
+  const askWallet = (digest: Uint8Array, signature: Hex) => x.smartWallets(b.config.payer, digest, signature, ctx.log)
   let refused
   try {
-    refused = await x.deposits.check(b.config, b.channelId, b.deposit!, nowS, minValidForSeconds(ctx.callMs / 1000))
+    refused = await x.deposits.check(b.config, b.channelId, b.deposit!, window, askWallet)
   } catch (err) {
     ctx.log.warn({ err: (err as Error).message }, 'batch deposit check failed')
     return fail('invalid_batch_settlement_evm_channel_state_read_failed', 'the chain could not be read now')
   }
+  if (refused instanceof CallRefusal) return refused
   return refused ? fail(refused.reason, refused.detail) : undefined
 }
 

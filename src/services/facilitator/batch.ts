@@ -4,12 +4,12 @@
  * server`). The server keeps its channels' state (what it charged, its pending request); the
  * facilitator checks what needs no server state, with the platform's own scheme code
  * (src/schemes/batch-settlement/verify.ts: the accepted requirement, the payload, rules 1 to 6, a
- * deposit's ERC-3009 authorization and the payer's balance), then the channel on chain as the
- * official facilitator does (a voucher: the channel exists, `maxClaimableAmount` within its balance
- * and above what is claimed), and answers the channel's on-chain state in `extra`, which the
- * official server mirrors. The seller's terms come from its requirement: `payTo` is the channel's
- * receiver, `extra.receiverAuthorizer` (the platform's key, from `/supported`, or the server's own)
- * and `extra.withdrawDelay` its config's.
+ * deposit's ERC-3009 authorization and the payer's balance; a smart-wallet payer's signatures
+ * through ERC-1271), then the channel on chain as the official facilitator does (a voucher: the
+ * channel exists, `maxClaimableAmount` within its balance and above what is claimed), and answers
+ * the channel's on-chain state in `extra`, which the official server mirrors. The seller's terms
+ * come from its requirement: `payTo` is the channel's receiver, `extra.receiverAuthorizer` (the
+ * platform's key, from `/supported`, or the server's own) and `extra.withdrawDelay` its config's.
  *
  * Settling (./batch-settle.ts): a deposit, the server's `claim`, `settle` and `refund`.
  */
@@ -149,7 +149,11 @@ export async function checkBatch(
   if ('ok' in vx) return vx
   // the deposit is submitted at once on settle: its authorization need only outlive that (callMs 0)
   const v = await verifyBatch(vx, call.envelope, { terms: termsOf(r, x.config) }, { nowMs, callMs: 0, log: x.log })
-  if (!('batch' in v)) return refuse(v.reason ?? 'invalid_batch_settlement_evm_payload_type', v.message)
+  if (!('batch' in v)) {
+    // a smart wallet that could not be asked now (the proxy's 503): the chain was not read
+    if (!v.reason && v.error) return refuse('invalid_batch_settlement_evm_rpc_read_failed', v.error.message)
+    return refuse(v.reason ?? 'invalid_batch_settlement_evm_payload_type', v.message)
+  }
   const payer = getAddress(v.batch.config.payer)
   let onchain: OnchainChannel
   try {
