@@ -205,15 +205,30 @@ async function settleReceiver(x: BatchFacilitatorContext, call: FacilitatorCall,
     return refused(network, 'invalid_batch_settlement_evm_rpc_read_failed')
   }
   const [claimed, settled] = totals
-  if (claimed <= settled) return refused(network, 'invalid_batch_settlement_evm_nothing_to_settle')
-  return sendOnce(x, userId, {
+  const send = receiverSettleSend(x, network, receiver, claimed, settled)
+  // settled already: by an earlier settle of this total (two at once, or a repeat after its
+  // transaction mined), which is answered again; else there is nothing to settle
+  if (claimed <= settled)
+    return (await firstAnswer(x, userId, send)) ?? refused(network, 'invalid_batch_settlement_evm_nothing_to_settle')
+  return sendOnce(x, userId, send)
+}
+
+/** The `settle(receiver, token)` of the claimed total, keyed by that total (one transaction per total). */
+function receiverSettleSend(
+  x: BatchFacilitatorContext,
+  network: string,
+  receiver: Address,
+  claimed: bigint,
+  settled: bigint,
+): BatchSend {
+  return {
     key: {
       action: 'settle',
       network,
       asset: x.usdc,
       payer: receiver,
       payTo: receiver,
-      value: claimed - settled,
+      value: claimed > settled ? claimed - settled : 0n,
       nonce: `settle:${claimed}`,
       signature: '',
     },
@@ -230,7 +245,7 @@ async function settleReceiver(x: BatchFacilitatorContext, call: FacilitatorCall,
         amount: (ours?.args.amount ?? 0n).toString(),
       }
     },
-  })
+  }
 }
 
 /** `POST /facilitator/settle` of a batch-settlement payload, by its `type`. */
