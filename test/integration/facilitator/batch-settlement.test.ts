@@ -173,38 +173,9 @@ t.test('facilitator mode: the official batch-settlement server is paid through T
     })
   })
 
-  await t.test('another seller’s key cannot claim this channel', async (t) => {
-    const intruder = await userWithKey(deps)
-    const manager = scheme.createChannelManager(keyed(intruder.apiKey), network, DEVNET_USDC_ADDRESS)
-    await t.rejects(manager.claim(), /facilitator_channel_not_yours/)
-    const s = await post(
-      '/settle',
-      call({
-        x402Version: 2,
-        accepted: {
-          scheme: 'batch-settlement',
-          network,
-          asset: DEVNET_USDC_ADDRESS,
-          amount: '0',
-          payTo,
-          maxTimeoutSeconds: 0,
-          extra: {},
-        },
-        payload: { type: 'settle', receiver: payTo, token: DEVNET_USDC_ADDRESS },
-      } as never),
-      intruder.apiKey,
-    )
-    t.match(await s.json(), { success: false, errorReason: 'facilitator_channel_not_yours' })
-  })
-
-  await t.test('the seller’s claim and settle through Tollgate move exactly the charged sum', async (t) => {
-    const charged = BigInt(calls) * PRICE
-    const manager = scheme.createChannelManager(facilitator, network, DEVNET_USDC_ADDRESS)
-    const claims = await manager.claim()
-    t.equal(claims.length, 1, 'one claim batch')
-    t.match(claims[0], { vouchers: 1, transaction: /^0x[0-9a-f]{64}$/ })
-    // two settles at once: one transaction, one answer
-    const settle = call({
+  /** The channel manager's `settle` of the seller's receiver, as it builds it (amount 0, no timeout). */
+  const settleOf = () =>
+    call({
       x402Version: 2,
       accepted: {
         scheme: 'batch-settlement',
@@ -217,6 +188,23 @@ t.test('facilitator mode: the official batch-settlement server is paid through T
       },
       payload: { type: 'settle', receiver: payTo, token: DEVNET_USDC_ADDRESS },
     } as never)
+
+  await t.test('another seller’s key cannot claim this channel', async (t) => {
+    const intruder = await userWithKey(deps)
+    const manager = scheme.createChannelManager(keyed(intruder.apiKey), network, DEVNET_USDC_ADDRESS)
+    await t.rejects(manager.claim(), /facilitator_channel_not_yours/)
+    const s = await post('/settle', settleOf(), intruder.apiKey)
+    t.match(await s.json(), { success: false, errorReason: 'facilitator_channel_not_yours' })
+  })
+
+  await t.test('the seller’s claim and settle through Tollgate move exactly the charged sum', async (t) => {
+    const charged = BigInt(calls) * PRICE
+    const manager = scheme.createChannelManager(facilitator, network, DEVNET_USDC_ADDRESS)
+    const claims = await manager.claim()
+    t.equal(claims.length, 1, 'one claim batch')
+    t.match(claims[0], { vouchers: 1, transaction: /^0x[0-9a-f]{64}$/ })
+    // two settles at once: one transaction, one answer
+    const settle = settleOf()
     const [a, b] = await Promise.all([post('/settle', settle), post('/settle', settle)])
     const [ja, jb] = [await a.json(), await b.json()]
     t.match(ja, { success: true, transaction: /^0x[0-9a-f]{64}$/, amount: String(charged) })
