@@ -16,6 +16,7 @@
  * Nothing is asserted.
  *
  *   node --import tsx bench/batch.bench.ts [seconds-per-case] [connections] [rounds]
+ * BENCH_PROFILE=<dir>: a CPU profile of each measured case (bench/profile.ts).
  */
 import { randomBytes } from 'node:crypto'
 import { createRequire } from 'node:module'
@@ -41,6 +42,7 @@ import { batchDomainSeparator, voucherDigestOf } from '../src/schemes/batch-sett
 import { seedHostedServices } from '../src/services/hosted-seed.js'
 import { startBatchReference } from './batch-reference.js'
 import { childrenCpuUs, exactPayments } from './bench-payments.js'
+import { profiled } from './profile.js'
 import { dropRedisPrefix } from './cleanup.js'
 
 assertNativeSecp256k1()
@@ -153,7 +155,7 @@ try {
     const cpu0 = process.cpuUsage()
     const child0 = childrenCpuUs()
     const t0 = performance.now()
-    const r = await go()
+    const r = await profiled(`${name}-${rows.length}`, go)
     const s = (performance.now() - t0) / 1000
     const cpu = process.cpuUsage(cpu0)
     const row = {
