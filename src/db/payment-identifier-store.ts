@@ -41,11 +41,21 @@ interface Release {
 // New ids, many calls' in one statement (fixed, prepared once per connection): an id already used
 // is skipped (DO NOTHING also skips a second claim of one id in the same batch), and only the
 // claims that went in come back.
+//
+// Committed without waiting for the WAL flush (`synchronous_commit` off for this statement's own
+// transaction only): the claim is visible to every other call at once, which is what it is for,
+// and it is durable before anything of its call is: the call's outcome is a synchronous commit
+// later in the same WAL, which flushes the claim with it. Postgres lost before that flush loses the
+// claim and the call's unflushed outcome together, and nothing was answered (the answer waits for
+// the outcome); the outcome's write upserts the id's row anyway (ledger-writer.ts IdRelease). This
+// saves the call a WAL flush: about 70 µs of Postgres CPU and 0.3 ms of wait on this machine.
 const CLAIM_SQL = `
+  with async_commit as (select set_config('synchronous_commit', 'off', true))
   insert into payment_identifiers (payer, payment_identifier, fingerprint, payment_id, claimed_until, expires_at)
   select t.payer, t.id, t.fingerprint, t.payment_id, now() + make_interval(secs => t.lease_s),
     now() + make_interval(secs => $6::float8)
-  from unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::float8[]) as t(payer, id, fingerprint, payment_id, lease_s)
+  from unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::float8[]) as t(payer, id, fingerprint, payment_id, lease_s),
+    async_commit
   on conflict (payer, payment_identifier) do nothing
   returning payment_id`
 
@@ -75,9 +85,9 @@ const RELEASE_SQL = `
 function idWriters(db: Kysely<Database>, retentionSeconds: number) {
   const claims = groupCommit<NewClaim, boolean>({
     maxItems: 256,
-    maxInFlight: 2,
+    maxInFlight: 1,
     async flush(items) {
-      const r = await preparedQuery<{ payment_id: string }>(db, 'tollgate_payment_id_claim_v1', CLAIM_SQL, [
+      const r = await preparedQuery<{ payment_id: string }>(db, 'tollgate_payment_id_claim_v2', CLAIM_SQL, [
         items.map((c) => c.payer),
         items.map((c) => c.id),
         items.map((c) => c.fingerprint),
@@ -108,6 +118,42 @@ function idWriters(db: Kysely<Database>, retentionSeconds: number) {
   return { claims, releases }
 }
 
+/** How a used id stands: its row with its payment's status, or undefined when it is gone. */
+async function readUsed(db: Kysely<Database>, payer: string, id: string): Promise<UsedPaymentId | undefined> {
+  const r = await db
+    .selectFrom('payment_identifiers as i')
+    .leftJoin('payments as p', 'p.id', 'i.payment_id')
+    .select([
+      'i.fingerprint',
+      'i.payment_id',
+      'i.answer_status',
+      'i.answer_content_type',
+      'i.answer_body',
+      'p.status',
+      'p.tx_hash',
+    ])
+    .select([
+      sql<boolean>`coalesce(i.claimed_until > now(), false)`.as('leased'),
+      sql<boolean>`i.expires_at <= now()`.as('expired'),
+    ])
+    .where('i.payer', '=', payer)
+    .where('i.payment_identifier', '=', id)
+    .executeTakeFirst()
+  if (!r) return undefined
+  return {
+    fingerprint: r.fingerprint,
+    paymentId: r.payment_id,
+    leased: r.leased,
+    expired: r.expired,
+    status: r.status,
+    transaction: r.tx_hash,
+    answer:
+      r.answer_status !== null && r.answer_body !== null
+        ? { status: r.answer_status, contentType: r.answer_content_type, body: r.answer_body }
+        : null,
+  }
+}
+
 /**
  * The proxy's `payment_identifiers` table: a buyer's x402 `payment-identifier` keys, one per
  * (payer, id), claimed for one call at a time (a lease), then kept with the call's small hosted
@@ -118,6 +164,8 @@ export function createPaymentIdentifierStore(db: Kysely<Database>, opts: { reten
   const leaseUntil = (leaseMs: number) => sql<Date>`now() + make_interval(secs => ${leaseMs / 1000})`
   const { claims, releases } = idWriters(db, opts.retentionSeconds)
   return {
+    retentionSeconds: opts.retentionSeconds, // how long an id is kept after its claim
+
     /** Claims a new id for the payment `paymentId`, or answers how it is already used. */
     async claim(
       payer: string,
@@ -127,42 +175,10 @@ export function createPaymentIdentifierStore(db: Kysely<Database>, opts: { reten
       leaseMs: number,
     ): Promise<{ claimed: true } | { claimed: false; used: UsedPaymentId }> {
       if (await claims.add({ payer, id, fingerprint, paymentId, leaseMs })) return { claimed: true }
-      const r = await db
-        .selectFrom('payment_identifiers as i')
-        .leftJoin('payments as p', 'p.id', 'i.payment_id')
-        .select([
-          'i.fingerprint',
-          'i.payment_id',
-          'i.answer_status',
-          'i.answer_content_type',
-          'i.answer_body',
-          'p.status',
-          'p.tx_hash',
-        ])
-        .select([
-          sql<boolean>`coalesce(i.claimed_until > now(), false)`.as('leased'),
-          sql<boolean>`i.expires_at <= now()`.as('expired'),
-        ])
-        .where('i.payer', '=', payer)
-        .where('i.payment_identifier', '=', id)
-        .executeTakeFirst()
+      const used = await readUsed(db, payer, id)
       // deleted between the two statements (expired and purged): claim again
-      if (!r) return this.claim(payer, id, fingerprint, paymentId, leaseMs)
-      return {
-        claimed: false,
-        used: {
-          fingerprint: r.fingerprint,
-          paymentId: r.payment_id,
-          leased: r.leased,
-          expired: r.expired,
-          status: r.status,
-          transaction: r.tx_hash,
-          answer:
-            r.answer_status !== null && r.answer_body !== null
-              ? { status: r.answer_status, contentType: r.answer_content_type, body: r.answer_body }
-              : null,
-        },
-      }
+      if (!used) return this.claim(payer, id, fingerprint, paymentId, leaseMs)
+      return { claimed: false, used }
     },
 
     /**

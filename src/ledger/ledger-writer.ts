@@ -1,10 +1,12 @@
 import type { Kysely } from 'kysely'
 import { preparedQuery } from '../db/create-db.js'
 import type { Database, NewPayment } from '../db/database.js'
+import type { StoredAnswer } from '../db/payment-identifier-store.js'
 import { groupCommit } from '../db/group-commit.js'
 import { INITIAL_STATUSES, type PaymentStatus } from './statuses.js'
 
-export type RecordOutcome = 'recorded' | 'duplicate'
+/** `id_used`: the row carried an IdClaim that did not go in (the id is used); nothing was written */
+export type RecordOutcome = 'recorded' | 'duplicate' | 'id_used'
 
 /**
  * A payment as the proxy records it: new, nothing settled yet; its status is the writer's to set.
@@ -49,6 +51,38 @@ export interface VoucherRecord {
 }
 
 /**
+ * A call's x402 `payment-identifier`, released in the statement that writes the call's outcome (a
+ * hosted call's one write, or a record-first call's `finish`) instead of a statement of its own:
+ * the id's lease ends and the answer is kept (`answer`, a served hosted call's), upserted so an id
+ * row lost since the claim is written again. It applies only when the payment's write did
+ * (recorded, or moved from `verified`); the writer sets `released` then, and the caller releases
+ * the id on its own otherwise (payment-id.ts).
+ */
+export interface IdRelease {
+  payer: string
+  id: string
+  fingerprint: string
+  /** seconds the id is kept when its row has to be written again */
+  keepSeconds: number
+  answer: StoredAnswer | undefined
+  released?: boolean
+}
+
+/**
+ * A record-first call's `payment-identifier`, claimed in the statement that records its payment
+ * `verified` instead of a statement of its own: the payment is recorded only if the claim went in
+ * ('id_used' otherwise, and nothing is written). The writer sets `claimed` when it did.
+ */
+export interface IdClaim {
+  payer: string
+  id: string
+  fingerprint: string
+  leaseMs: number
+  keepSeconds: number
+  claimed?: boolean
+}
+
+/**
  * The statuses the proxy inserts with: `verified` before a call (record-first), `served` or
  * `voided` after it (a hosted call's one write).
  */
@@ -62,7 +96,15 @@ type Outcome = {
   value?: bigint
 }
 type Write =
-  { kind: 'record'; row: NewProxyPayment; status: RecordStatus; reason?: string } | ({ kind: 'finish' } & Outcome)
+  | {
+      kind: 'record'
+      row: NewProxyPayment
+      status: RecordStatus
+      reason?: string
+      release?: IdRelease
+      claim?: IdClaim
+    }
+  | ({ kind: 'finish'; release?: IdRelease } & Outcome)
 
 // One fixed statement over column arrays (no per-row SQL to build), prepared once per connection.
 // New rows whose (payer, nonce) already exists are skipped, not fatal to the batch; an outcome moves
@@ -77,8 +119,20 @@ type Write =
 // nonce, no flag to move (migration 2026-11-26T1110) — and the payment row only if its voucher went
 // in: a voucher whose (id, nonce) or digest is stored already leaves no payment ('duplicate':
 // refused, nothing charged). A voided call stores no voucher.
+//
+// A record-first call's payment-identifier claim (IdClaim) goes in first, and its payment only if
+// the claim did; a write's payment-identifier release (IdRelease) is upserted last, only for the
+// payments this statement inserted or moved.
 const LEDGER_SQL = `
-  with vin as (
+  with idclaim as (
+    insert into payment_identifiers (payer, payment_identifier, fingerprint, payment_id, claimed_until, expires_at)
+    select t.payer, t.id, t.fingerprint, t.payment_id, now() + make_interval(secs => t.lease_s),
+      now() + make_interval(secs => t.keep_s)
+    from unnest($49::text[], $50::text[], $51::text[], $52::uuid[], $53::float8[], $54::float8[])
+      as t(payer, id, fingerprint, payment_id, lease_s, keep_s)
+    on conflict (payer, payment_identifier) do nothing
+    returning payment_id
+  ), vin as (
     select * from unnest($25::text[], $26::text[], $27::text[], $28::text[], $29::text[], $30::numeric[],
                          $31::numeric[], $32::int8[], $33::text[], $34::text[])
       as t(escrow, buyer, seller, asset, voucher_id, nonce, value_aggregate, ts, signature, digest)
@@ -111,6 +165,7 @@ const LEDGER_SQL = `
     where (r.scheme <> 'deferred' or r.status = 'voided'
       or exists (select 1 from vins v where v.buyer = r.payer and v.digest = r.nonce))
       and (r.scheme <> 'batch-settlement' or r.status <> 'served' or exists (select 1 from chup u where u.payment_id = r.id))
+      and (r.id <> all($52::uuid[]) or exists (select 1 from idclaim c where c.payment_id = r.id))
   ), claimed as (
     insert into payment_nonces (payer, nonce, valid_before, payment_id)
     select payer, nonce, valid_before, id from rows where scheme <> 'batch-settlement'
@@ -135,8 +190,19 @@ const LEDGER_SQL = `
   ), upd_ev as (
     insert into payment_events (payment_id, type, from_status, to_status, reason)
     select id, to_status, 'verified', to_status, reason from upd
+  ), idrel as (
+    insert into payment_identifiers as i (payer, payment_identifier, fingerprint, payment_id, claimed_until, expires_at,
+                                          answer_status, answer_content_type, answer_body)
+    select t.payer, t.id, t.fingerprint, t.payment_id, null, now() + make_interval(secs => t.keep_s), t.status,
+      t.content_type, t.body
+    from unnest($41::text[], $42::text[], $43::text[], $44::uuid[], $45::int2[], $46::text[], $47::bytea[], $48::float8[])
+      as t(payer, id, fingerprint, payment_id, status, content_type, body, keep_s)
+    where t.payment_id in (select id from ins union all select id from upd)
+    on conflict (payer, payment_identifier) do update set claimed_until = null, answer_status = excluded.answer_status,
+      answer_content_type = excluded.answer_content_type, answer_body = excluded.answer_body
+    where i.payment_id = excluded.payment_id
   )
-  select 'r' as k, id from ins union all select 'f' as k, id from upd`
+  select 'r' as k, id from ins union all select 'f' as k, id from upd union all select 'c' as k, payment_id from idclaim`
 
 /**
  * The proxy's writes to the ledger, group-committed: new payments (with their first event) and
@@ -164,17 +230,22 @@ export function createLedgerWriter(db: Kysely<Database>, opts: { maxItems?: numb
      * as `served` or `voided` (with `reason`) once its call ended; 'duplicate' when its (payer,
      * nonce) is already recorded.
      */
-    record(row: NewProxyPayment, status: RecordStatus = 'verified', reason?: string): Promise<RecordOutcome> {
+    record(
+      row: NewProxyPayment,
+      status: RecordStatus = 'verified',
+      reason?: string,
+      id?: { release?: IdRelease; claim?: IdClaim },
+    ): Promise<RecordOutcome> {
       if (!INITIAL_STATUSES.has(status))
         return Promise.reject(new Error(`payment ledger: a payment cannot be recorded as ${status}`))
-      return writer.add({ kind: 'record', row, status, reason }) as Promise<RecordOutcome>
+      return writer.add({ kind: 'record', row, status, reason, ...id }) as Promise<RecordOutcome>
     },
     /**
      * marks a verified payment served (settlement picks it up) or voided (never charged); false if
      * it was not `verified`. `value`: an `upto` payment's actual charge (≤ its max_value).
      */
-    finish: (id: string, to: Outcome['to'], reason?: string, value?: bigint) =>
-      writer.add({ kind: 'finish', id, to, reason, value }) as Promise<boolean>,
+    finish: (id: string, to: Outcome['to'], reason?: string, value?: bigint, release?: IdRelease) =>
+      writer.add({ kind: 'finish', id, to, reason, value, release }) as Promise<boolean>,
     /** one event on a payment outside its status changes (an `upto` charge capped at the maximum) */
     event: async (id: string, type: string, reason: string, data: Record<string, unknown>): Promise<void> => {
       await db
@@ -196,27 +267,43 @@ interface LedgerBatch {
   outcomes: Outcome[]
   vouchers: { row: NewProxyPayment; v: VoucherRecord }[]
   channels: { row: NewProxyPayment; c: ChannelCharge }[]
+  releases: { paymentId: string; r: IdRelease }[]
+  claims: { paymentId: string; c: IdClaim }[]
 }
 
 /** Runs one batch of writes as LEDGER_SQL; each write's answer in its place. */
 async function flushLedger(db: Kysely<Database>, writes: Write[]): Promise<(RecordOutcome | boolean)[]> {
-  const result = await preparedQuery<{ k: 'r' | 'f'; id: string }>(
+  const batch = batchOf(writes)
+  const result = await preparedQuery<{ k: 'r' | 'f' | 'c'; id: string }>(
     db,
-    'tollgate_payment_ledger_v8',
+    'tollgate_payment_ledger_v9',
     LEDGER_SQL,
-    ledgerParams(batchOf(writes)),
+    ledgerParams(batch),
   )
-  const inserted = new Set<string>()
-  const moved = new Set<string>()
-  for (const r of result.rows) (r.k === 'r' ? inserted : moved).add(r.id)
-  return writes.map((w) =>
-    w.kind === 'record' ? (inserted.has(w.row.id) ? 'recorded' : 'duplicate') : moved.has(w.id),
-  )
+  const got = { r: new Set<string>(), f: new Set<string>(), c: new Set<string>() }
+  for (const r of result.rows) got[r.k].add(r.id)
+  for (const { paymentId, r } of batch.releases) r.released = got.r.has(paymentId) || got.f.has(paymentId)
+  for (const { paymentId, c } of batch.claims) c.claimed = got.c.has(paymentId)
+  return writes.map((w) => {
+    if (w.kind === 'finish') return got.f.has(w.id)
+    if (got.r.has(w.row.id)) return 'recorded'
+    return w.claim && !w.claim.claimed ? 'id_used' : 'duplicate'
+  })
 }
 
 function batchOf(writes: Write[]): LedgerBatch {
-  const b: LedgerBatch = { rows: [], statuses: [], reasons: [], outcomes: [], vouchers: [], channels: [] }
+  const b: LedgerBatch = {
+    ...{ rows: [], statuses: [], reasons: [], outcomes: [], vouchers: [], channels: [] },
+    ...{ releases: [], claims: [] },
+  }
+  // one upsert must not touch a row twice: a second release of the same id in a batch is left to its caller
+  const ids = new Set<string>()
   for (const w of writes) {
+    if (w.release && !ids.has(`${w.release.payer}\0${w.release.id}`)) {
+      ids.add(`${w.release.payer}\0${w.release.id}`)
+      b.releases.push({ paymentId: w.kind === 'record' ? w.row.id : w.id, r: w.release })
+    }
+    if (w.kind === 'record' && w.claim) b.claims.push({ paymentId: w.row.id, c: w.claim })
     if (w.kind === 'record') {
       b.rows.push(w.row)
       if (w.row.voucher && w.status !== 'voided') b.vouchers.push({ row: w.row, v: w.row.voucher })
@@ -228,8 +315,9 @@ function batchOf(writes: Write[]): LedgerBatch {
   return b
 }
 
-/** LEDGER_SQL's parameters $1…$40: column arrays of the new rows, the outcomes, the vouchers and the channel moves. */
-function ledgerParams({ rows, statuses, reasons, outcomes, vouchers, channels }: LedgerBatch): unknown[] {
+/** LEDGER_SQL's parameters $1…$54: column arrays of the new rows, the outcomes, the vouchers, the channel moves and the id releases and claims. */
+function ledgerParams(b: LedgerBatch): unknown[] {
+  const { rows, statuses, reasons, outcomes } = b
   const col = <K extends keyof NewProxyPayment>(k: K) =>
     rows.map((r) => (r[k] === undefined || r[k] === null ? null : String(r[k])))
   return [
@@ -257,8 +345,36 @@ function ledgerParams({ rows, statuses, reasons, outcomes, vouchers, channels }:
     col('max_value'),
     col('facilitator'),
     outcomes.map((o) => (o.value === undefined ? null : o.value.toString())),
-    ...voucherParams(vouchers),
-    ...channelParams(channels),
+    ...voucherParams(b.vouchers),
+    ...channelParams(b.channels),
+    ...releaseParams(b.releases),
+    ...claimParams(b.claims),
+  ]
+}
+
+/** $49…$54: the payment-identifier claims of record-first calls. */
+function claimParams(claims: LedgerBatch['claims']): unknown[] {
+  return [
+    claims.map((x) => x.c.payer),
+    claims.map((x) => x.c.id),
+    claims.map((x) => x.c.fingerprint),
+    claims.map((x) => x.paymentId),
+    claims.map((x) => x.c.leaseMs / 1000),
+    claims.map((x) => x.c.keepSeconds),
+  ]
+}
+
+/** $41…$48: the payment-identifier releases. */
+function releaseParams(releases: LedgerBatch['releases']): unknown[] {
+  return [
+    releases.map((x) => x.r.payer),
+    releases.map((x) => x.r.id),
+    releases.map((x) => x.r.fingerprint),
+    releases.map((x) => x.paymentId),
+    releases.map((x) => x.r.answer?.status ?? null),
+    releases.map((x) => x.r.answer?.contentType ?? null),
+    releases.map((x) => x.r.answer?.body ?? null),
+    releases.map((x) => x.r.keepSeconds),
   ]
 }
 

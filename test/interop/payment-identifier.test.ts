@@ -1,9 +1,12 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { ExactEvmScheme } from '@x402/evm'
 import { appendPaymentIdentifierToExtensions, generatePaymentId } from '@x402/extensions/payment-identifier'
 import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from '@x402/fetch'
+import { sql } from 'kysely'
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 import { mintUsdc } from '../../src/chain/devnet.js'
 import { usdcAbi } from '../../src/chain/usdc-abi.js'
@@ -240,3 +243,35 @@ t.test('a call refused before its payment is recorded (an unfunded payer) leaves
   )
   t.equal((await rowsOf(account)).length, 0)
 })
+
+t.test(
+  'a handler with effects (recorded first): the id is claimed with the payment’s own row; a twin sent at once and a retry never act twice',
+  async (t) => {
+    const { account, state, pay } = await officialBuyer()
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'tollgate-acts-')), 'acts.log')
+    t.teardown(() => rmSync(path.dirname(file), { recursive: true, force: true }))
+    const url = `${base}/acts?file=${encodeURIComponent(file)}&line=once`
+    // the same id, each with its own signature (nonce), at the same moment
+    const both = await Promise.all([pay(url), pay(url)])
+    const statuses = both.map((r) => r.status).sort()
+    t.ok(
+      statuses[0] === 200 && (statuses[1] === 200 || statuses[1] === 409),
+      `one call runs; its twin is answered from it or told it is in progress (got ${statuses})`,
+    )
+    const retry = await pay(url)
+    t.equal(retry.status, 200)
+    t.same(await retry.json(), { wrote: 'once' }, 'the kept answer')
+    t.equal(retry.headers.get('x-tollgate-replayed'), 'true')
+    t.equal(readFileSync(file, 'utf8'), 'once\n', 'the handler acted once')
+    const rows = await rowsOf(account)
+    t.equal(rows.length, 1, 'one payment')
+    t.equal(rows[0]!.status, 'served')
+    const same = await db
+      .selectFrom('payment_identifiers as i')
+      .innerJoin('payments as p', 'p.id', 'i.payment_id')
+      .select(sql<boolean>`i.created_at = p.created_at`.as('one_tx'))
+      .where('i.payment_identifier', '=', state.id)
+      .executeTakeFirstOrThrow()
+    t.equal(same.one_tx, true, 'claimed in the transaction that recorded the payment (one now())')
+  },
+)

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream'
 import type { FastifyBaseLogger } from 'fastify'
 import { appError } from '../../errors.js'
-import type { LedgerWriter, NewProxyPayment } from '../../ledger/ledger-writer.js'
+import type { IdRelease, LedgerWriter, NewProxyPayment } from '../../ledger/ledger-writer.js'
 import type { SettleNow } from '../../ledger/settle-now.js'
 import type { Reservation, VerifiedPayment } from '../../schemes/scheme.js'
 import { settlementReasonCode } from '../../x402/reasons.js'
@@ -20,6 +20,12 @@ export interface FinishInput {
   settleFirst: boolean
   dispatched: Dispatched
   log: FastifyBaseLogger
+  /**
+   * The call's payment-identifier release, written with the outcome (payment-id.ts `foldedRelease`),
+   * given the answer to keep; not for a call settled before answering (a failed settlement withholds
+   * the answer after the outcome is written), whose id is released when the call ends.
+   */
+  idRelease?: (answer: EndpointAnswer | undefined) => IdRelease
 }
 
 const refused = (refusal: CallRefusal): CallResult => ({ kind: 'refused', refusal })
@@ -74,10 +80,11 @@ async function voided(
   f: FinishInput,
   d: Extract<Dispatched, { ok: false }>,
 ): Promise<CallResult> {
-  if (!f.target.recordFirst) await recordPayment(ledger, f.row, 'voided', f.held, f.log, d.reason)
+  const release = f.idRelease?.(undefined)
+  if (!f.target.recordFirst) await recordPayment(ledger, f.row, 'voided', f.held, f.log, d.reason, { release })
   else
     await ledger
-      .finish(f.row.id, 'voided', d.reason)
+      .finish(f.row.id, 'voided', d.reason, undefined, release)
       .catch((err) => f.log.error({ err: (err as Error).message, id: f.row.id }, 'void failed'))
   await f.held.release()
   return d.answer ? { kind: 'answer', ...d.answer } : refused(d.refusal!)
@@ -88,18 +95,22 @@ async function served(
   { ledger }: FinisherOptions,
   f: FinishInput,
   charged: bigint | undefined,
+  answer: EndpointAnswer,
 ): Promise<CallRefusal | undefined> {
   const to = charged === 0n ? 'voided' : 'served'
   const reason = charged === 0n ? 'nothing_charged' : undefined
+  const release = f.idRelease?.(answer)
   if (!f.target.recordFirst) {
-    const r = await recordPayment(ledger, f.row, to, f.held, f.log, reason)
+    const r = await recordPayment(ledger, f.row, to, f.held, f.log, reason, { release })
     if (r === true && to === 'voided') await f.held.release()
-    return r === true ? undefined : r
+    if (r === true) return undefined
+    // 'id_used' comes only of a claim, and an outcome's record carries none: fail closed all the same
+    return r === 'id_used' ? CallRefusal.error(appError('payment_not_recorded')) : r
   }
   try {
     // false: the payment is no longer `verified` (the sweep voided it as a call that never
     // ended, and gave its credit back): it will never be settled, so the answer must not leave as a paid one
-    if (await ledger.finish(f.row.id, to, reason, charged)) {
+    if (await ledger.finish(f.row.id, to, reason, charged, release)) {
       if (to === 'voided') await f.held.release()
       return undefined
     }
@@ -135,7 +146,7 @@ async function finish(opts: FinisherOptions, f: FinishInput): Promise<CallResult
   const d = f.dispatched
   if (!d.ok) return voided(opts, f, d)
   const charged = f.payment.usageBased ? await usage(opts, f, d.answer) : undefined
-  const notKept = await served(opts, f, charged)
+  const notKept = await served(opts, f, charged, d.answer)
   const transaction = notKept ?? (charged === 0n ? '' : await settle(opts, f))
   if (transaction instanceof CallRefusal) {
     discard(d.answer)

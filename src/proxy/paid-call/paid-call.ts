@@ -25,6 +25,7 @@
  * so nothing acts for a payment that could not be recorded.
  */
 import { randomUUID } from 'node:crypto'
+import { appError } from '../../errors.js'
 import type { LedgerWriter } from '../../ledger/ledger-writer.js'
 import type { SettleNow } from '../../ledger/settle-now.js'
 import type { FixedWindowLimiter } from '../../limits/fixed-window.js'
@@ -42,7 +43,7 @@ import { createDispatcher } from './dispatch.js'
 import { createFinisher } from './finish.js'
 import { createInputParser, type InputSettings } from './parse-input.js'
 import { createPayerChallenge } from './payer-challenge.js'
-import { createPaymentIdStage } from './payment-id.js'
+import { createPaymentIdStage, type PaymentIdClaim } from './payment-id.js'
 import { paymentRow, recordPayment } from './record.js'
 import { CallRefusal } from './refusal.js'
 import { createReserver, rateLimit } from './reserve.js'
@@ -126,15 +127,41 @@ async function paidCall(s: Stages, req: CallRequest): Promise<CallResult> {
   const checked = await s.checkPayment(call, req.payment, target, req.log, nowMs)
   if (checked instanceof CallRefusal) return refused(checked)
   const rowId = randomUUID()
+  const go = (claim: PaymentIdClaim | undefined) =>
+    holding(s, claim, target, req, () => run(s, call, req, target, checked, rowId, nowMs, claim))
+  // a record-first call claims its payment-identifier in the statement of its `verified` row
+  const deferred = target.recordFirst ? s.paymentIds?.deferredClaim(call, req, checked, target, rowId) : undefined
+  if (deferred) {
+    const r = await go(deferred)
+    if (r !== 'id_used') return r
+    // the id is used (nothing was written or reserved): what its earlier call did decides, as below
+  }
   const claim = s.paymentIds ? await s.paymentIds.claim(call, req, checked, target, rowId) : undefined
   if (claim instanceof CallRefusal) return refused(claim)
   if (claim && 'kind' in claim) return claim // the id's call was served: its kept answer, nothing charged
-  let result: CallResult | undefined
+  const r = await go(claim)
+  // not with a claim held: only a deferred claim can find its id used
+  return r === 'id_used' ? refused(CallRefusal.error(appError('payment_not_recorded'))) : r
+}
+
+/**
+ * Runs the call holding its payment-identifier claim, and releases the claim when the call ends
+ * (unless the outcome's write did); a deferred claim is held only once its statement put it in.
+ */
+async function holding(
+  s: Stages,
+  claim: PaymentIdClaim | undefined,
+  target: CallTarget,
+  req: CallRequest,
+  go: () => Promise<CallResult | 'id_used'>,
+): Promise<CallResult | 'id_used'> {
+  let result: CallResult | 'id_used' | undefined
   try {
-    result = await run(s, call, req, target, checked, rowId, nowMs)
+    result = await go()
     return result
   } finally {
-    if (claim) await s.paymentIds!.release(claim, result, target, req.log)
+    if (claim && (!claim.pending || claim.pending.claimed))
+      await s.paymentIds!.release(claim, result === 'id_used' ? undefined : result, target, req.log)
   }
 }
 
@@ -260,7 +287,8 @@ async function run(
   checked: CheckedPayment,
   rowId: string,
   nowMs: number,
-): Promise<CallResult> {
+  claim: PaymentIdClaim | undefined,
+): Promise<CallResult | 'id_used'> {
   const refused = refusedWith(s, call, req)
   if (checked.payment.operation) return operated(s, call, req, target, checked, nowMs)
   const held = await s.reserve(call, checked, target, req.log, nowMs)
@@ -272,7 +300,10 @@ async function run(
   const row = paymentRow(rowId, call, checked.payment, held.settleFirst, held.rowFields)
   try {
     if (target.recordFirst) {
-      const recorded = await recordPayment(s.d.ledger, row, 'verified', held, req.log)
+      const recorded = await recordPayment(s.d.ledger, row, 'verified', held, req.log, undefined, {
+        claim: claim?.pending,
+      })
+      if (recorded === 'id_used') return recorded
       if (recorded instanceof CallRefusal) return refused(recorded)
       await s.hooks['after-record']?.()
     }
@@ -286,6 +317,8 @@ async function run(
       settleFirst,
       dispatched,
       log: req.log,
+      // the id's release goes with the outcome's write, unless a settlement may still withhold the answer
+      idRelease: claim && !settleFirst ? s.paymentIds!.foldedRelease(claim, target) : undefined,
     })
     await s.hooks['after-outcome']?.()
     if (result.kind === 'refused') return refused(result.refusal)

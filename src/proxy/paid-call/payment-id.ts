@@ -3,7 +3,9 @@ import type { FastifyBaseLogger } from 'fastify'
 import { appError } from '../../errors.js'
 import { CHARGED_STATUSES } from '../../ledger/statuses.js'
 import type { PaymentIdentifierStore, StoredAnswer, UsedPaymentId } from '../../db/payment-identifier-store.js'
+import type { IdClaim, IdRelease } from '../../ledger/ledger-writer.js'
 import type { CallRequest, CallResult, CallTarget, ResolvedCall } from './call.js'
+import type { EndpointAnswer } from './dispatch.js'
 import type { CheckedPayment } from './check-payment.js'
 import { CallRefusal } from './refusal.js'
 
@@ -13,6 +15,11 @@ export interface PaymentIdClaim {
   id: string
   /** the payment of this call (its ledger row's id) */
   paymentId: string
+  fingerprint: string
+  /** the release written with the call's outcome (`foldedRelease`); `released` once that write applied it */
+  folded?: IdRelease
+  /** a record-first call's claim, written with its `verified` row (`deferredClaim`); `claimed` once it went in */
+  pending?: IdClaim
 }
 
 /** What a used id decides for a new call under it. */
@@ -83,8 +90,7 @@ export function createPaymentIdStage(opts: { store: PaymentIdentifierStore; answ
     if (id === undefined) return undefined
     const payer = checked.payment.payer
     const fingerprint = requestFingerprint(call, req, checked)
-    // the lease outlives the call's own limit, so only a proxy that died leaves it to run out
-    const leaseMs = target.timeoutMs + 60_000
+    const leaseMs = leaseFor(target)
     try {
       return await claimOrAnswer(store, payer, id, fingerprint, paymentId, leaseMs, checked, target)
     } catch (err) {
@@ -94,13 +100,17 @@ export function createPaymentIdStage(opts: { store: PaymentIdentifierStore; answ
     }
   }
 
-  /** Ends the claim: keeps a served hosted answer of at most answerMaxBytes, else only the outcome. */
+  /**
+   * Ends the claim: keeps a served hosted answer of at most answerMaxBytes, else only the outcome.
+   * Nothing to do when the outcome's write released it already.
+   */
   async function release(
     c: PaymentIdClaim,
     result: CallResult | undefined,
     target: CallTarget,
     log: FastifyBaseLogger,
   ): Promise<void> {
+    if (c.folded?.released) return
     const answer = answerToKeep(result, target, opts.answerMaxBytes)
     // on failure the lease runs out by itself: until then a retry hears "in progress"
     await store
@@ -108,8 +118,54 @@ export function createPaymentIdStage(opts: { store: PaymentIdentifierStore; answ
       .catch((err) => log.error({ err: (err as Error).message }, 'payment-identifier release failed'))
   }
 
-  return { claim, release }
+  return {
+    claim,
+    release,
+    deferredClaim: deferredClaim.bind(null, store.retentionSeconds),
+    foldedRelease: foldedRelease.bind(null, store.retentionSeconds, opts.answerMaxBytes),
+  }
 }
+
+/**
+ * A record-first call's claim, to write in the statement that records its payment `verified`
+ * (record.ts), so the common call costs no statement of its own; no I/O here. When the id turns
+ * out used, the call goes through `claim` instead.
+ */
+function deferredClaim(
+  keepSeconds: number,
+  call: ResolvedCall,
+  req: CallRequest,
+  checked: CheckedPayment,
+  target: CallTarget,
+  paymentId: string,
+): PaymentIdClaim | undefined {
+  const id = checked.paymentIdentifier
+  if (id === undefined) return undefined
+  const payer = checked.payment.payer
+  const fingerprint = requestFingerprint(call, req, checked)
+  const pending = { payer, id, fingerprint, leaseMs: leaseFor(target), keepSeconds }
+  return { payer, id, paymentId, fingerprint, pending }
+}
+
+/**
+ * The release to write in the statement of the call's outcome (finish.ts), given the answer that
+ * leaves with a receipt: the lease ends there, with no statement or commit of its own.
+ */
+function foldedRelease(keepSeconds: number, answerMaxBytes: number, c: PaymentIdClaim, target: CallTarget) {
+  return (answer: EndpointAnswer | undefined): IdRelease => {
+    c.folded = {
+      payer: c.payer,
+      id: c.id,
+      fingerprint: c.fingerprint,
+      keepSeconds,
+      answer: answer && bodyToKeep(answer, target, answerMaxBytes),
+    }
+    return c.folded
+  }
+}
+
+/** A claim's lease: it outlives the call's own limit, so only a proxy that died leaves it to run out. */
+const leaseFor = (target: CallTarget) => target.timeoutMs + 60_000
 
 /**
  * Claims the id for this call's payment, or answers from what the id already did: a used id that
@@ -127,11 +183,11 @@ async function claimOrAnswer(
 ): Promise<PaymentIdClaim | CallResult | CallRefusal> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const r = await store.claim(payer, id, fingerprint, paymentId, leaseMs)
-    if (r.claimed) return { payer, id, paymentId }
+    if (r.claimed) return { payer, id, paymentId, fingerprint }
     const decision = decide(r.used, fingerprint)
     if (decision === 'free') {
       if (await store.takeOver(payer, id, r.used.paymentId, fingerprint, paymentId, leaseMs))
-        return { payer, id, paymentId }
+        return { payer, id, paymentId, fingerprint }
       continue // another call took it first: look again
     }
     return answerFor(decision, r.used, id, checked, target)
@@ -141,16 +197,18 @@ async function claimOrAnswer(
 
 /** The answer a released claim keeps: a served hosted answer with a receipt, of at most maxBytes. */
 function answerToKeep(result: CallResult | undefined, target: CallTarget, maxBytes: number): StoredAnswer | undefined {
-  if (
-    result?.kind === 'answer' &&
-    result.receipt &&
-    target.kind === 'hosted' &&
-    (typeof result.body === 'string' || Buffer.isBuffer(result.body))
-  ) {
-    const body = typeof result.body === 'string' ? Buffer.from(result.body) : result.body
-    if (body.length <= maxBytes) return { status: result.status, contentType: result.contentType, body }
-  }
-  return undefined
+  return result?.kind === 'answer' && result.receipt ? bodyToKeep(result, target, maxBytes) : undefined
+}
+
+/** A hosted answer's status, type and body (a string or bytes, not a stream) when at most maxBytes. */
+function bodyToKeep(
+  answer: { status: number; contentType?: string; body: unknown },
+  target: CallTarget,
+  maxBytes: number,
+): StoredAnswer | undefined {
+  if (target.kind !== 'hosted' || !(typeof answer.body === 'string' || Buffer.isBuffer(answer.body))) return undefined
+  const body = typeof answer.body === 'string' ? Buffer.from(answer.body) : answer.body
+  return body.length <= maxBytes ? { status: answer.status, contentType: answer.contentType, body } : undefined
 }
 
 function answerFor(

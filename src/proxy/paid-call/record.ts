@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { appError } from '../../errors.js'
-import type { LedgerWriter, NewProxyPayment, RecordStatus } from '../../ledger/ledger-writer.js'
+import type { IdClaim, IdRelease, LedgerWriter, NewProxyPayment, RecordStatus } from '../../ledger/ledger-writer.js'
 import type { Reservation, VerifiedPayment } from '../../schemes/scheme.js'
 import type { ResolvedCall } from './call.js'
 import type { ReasonCode } from '../../x402/reasons.js'
@@ -41,7 +41,9 @@ export function paymentRow(
  *
  * `verified` records before the call (record-first: a seller's upstream, which gets the payment id,
  * or a hosted handler with effects); any other hosted call is recorded once, after its handler
- * answered, as `served` (or `voided`).
+ * answered, as `served` (or `voided`). A call's payment-identifier goes in the same statement: a
+ * record-first call's claim with its `verified` row ('id_used' when the id is already used: nothing
+ * written, the reservation given back), a hosted call's release with its one write.
  */
 export async function recordPayment(
   ledger: LedgerWriter,
@@ -50,14 +52,20 @@ export async function recordPayment(
   held: Reservation,
   log: FastifyBaseLogger,
   reason?: string,
-): Promise<true | CallRefusal> {
+  id?: { release?: IdRelease; claim?: IdClaim },
+): Promise<true | 'id_used' | CallRefusal> {
   let outcome
   try {
-    outcome = await ledger.record(row, status, reason)
+    outcome = await ledger.record(row, status, reason, id)
   } catch (err) {
     log.error({ err: (err as Error).message }, 'payment record failed')
     await held.release()
     return CallRefusal.error(appError('payment_not_recorded'))
+  }
+  if (outcome === 'id_used') {
+    // nothing written: the id's earlier call decides what this one gets (payment-id.ts)
+    await held.release()
+    return outcome
   }
   held.recorded()
   if (outcome === 'duplicate') {

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { createDb } from '../../../src/db/create-db.js'
-import { createLedgerWriter } from '../../../src/ledger/ledger-writer.js'
+import { createLedgerWriter, type IdRelease } from '../../../src/ledger/ledger-writer.js'
 import { TEST_DATABASE_URL, testSchema } from '../../helpers/test-env.js'
 import { paymentRow } from '../../helpers/payment-row.js'
 
@@ -125,4 +125,67 @@ t.test('drain waits for every write in flight', async (t) => {
   await ledger.drain()
   t.equal((await db.selectFrom('payments').select('id').execute()).length, 5, 'all five there after drain')
   t.same(await Promise.all(writes), Array(5).fill('recorded'))
+})
+
+t.test("a payment-identifier's release goes in its outcome's statement, only when that write applied", async (t) => {
+  const db = await testDb(t)
+  const ledger = createLedgerWriter(db, { maxItems: 16, maxInFlight: 1 })
+  const [hosted, twin, upstream, lost] = [paymentRow(), paymentRow(), paymentRow(), paymentRow()]
+  const claimRow = (id: string, paymentId: string, payer: string) => ({
+    payer,
+    payment_identifier: id,
+    fingerprint: 'fp',
+    payment_id: paymentId,
+    claimed_until: new Date(Date.now() + 60_000),
+    expires_at: new Date(Date.now() + 86_400_000),
+  })
+  const release = (payer: string, id: string, body?: string): IdRelease => ({
+    payer,
+    id,
+    fingerprint: 'fp',
+    keepSeconds: 3600,
+    answer: body === undefined ? undefined : { status: 200, contentType: 'application/json', body: Buffer.from(body) },
+  })
+  await db
+    .insertInto('payment_identifiers')
+    .values([
+      claimRow('id-hosted-0000000001', hosted.id, hosted.payer),
+      claimRow('id-twin-000000000001', twin.id, twin.payer),
+      claimRow('id-upstream-00000001', upstream.id, upstream.payer),
+    ])
+    .execute()
+  t.equal(await ledger.record(upstream), 'recorded', 'a record-first call: verified first')
+  t.equal(await ledger.record(paymentRow({ payer: twin.payer, nonce: twin.nonce })), 'recorded', "twin's nonce is taken")
+
+  const rh = release(hosted.payer, 'id-hosted-0000000001', '{"ok":1}')
+  const rt = release(twin.payer, 'id-twin-000000000001', '{"no":1}')
+  const ru = release(upstream.payer, 'id-upstream-00000001')
+  const rl = release(lost.payer, 'id-lost-000000000001', '{"again":1}')
+  t.same(
+    await Promise.all([
+      ledger.record(hosted, 'served', undefined, { release: rh }),
+      ledger.record(twin, 'served', undefined, { release: rt }),
+      ledger.finish(upstream.id, 'served', undefined, undefined, ru),
+      ledger.record(lost, 'served', undefined, { release: rl }),
+    ]),
+    ['recorded', 'duplicate', true, 'recorded'],
+  )
+  t.same([rh.released, rt.released, ru.released, rl.released], [true, false, true, true])
+
+  const ids = await db
+    .selectFrom('payment_identifiers')
+    .select(['payment_identifier', 'payment_id', 'claimed_until', 'answer_body'])
+    .orderBy('payment_identifier')
+    .execute()
+  const byId = Object.fromEntries(ids.map((r) => [r.payment_identifier, r]))
+  t.equal(byId['id-hosted-0000000001']!.claimed_until, null, 'the lease ended')
+  t.equal(byId['id-hosted-0000000001']!.answer_body?.toString(), '{"ok":1}', 'with the answer kept')
+  t.ok(byId['id-twin-000000000001']!.claimed_until, 'a duplicate payment releases nothing: its caller does')
+  t.equal(byId['id-twin-000000000001']!.answer_body, null)
+  t.equal(byId['id-upstream-00000001']!.claimed_until, null, "a record-first call's id is released with its finish")
+  t.same(
+    [byId['id-lost-000000000001']!.payment_id, byId['id-lost-000000000001']!.answer_body?.toString()],
+    [lost.id, '{"again":1}'],
+    'an id row lost since the claim is written again',
+  )
 })
