@@ -157,4 +157,12 @@ export const BATCH_SETTLEMENT_REASONS = {
     status: 402,
     message: 'the chain could not be read now; retry shortly',
   },
+  // ours: the spec names no code for a voucher on a channel whose timed withdrawal is pending (an
+  // earlier draft of its EVM binding had `batch_settlement_evm_withdrawal_pending`, spelled here with
+  // the current prefix)
+  invalid_batch_settlement_evm_withdrawal_pending: {
+    status: 402,
+    message:
+      'a timed withdrawal is pending on this channel, which takes no more calls; pay from a new channel (another salt) with a deposit',
+  },
 } as const satisfies Record<string, { status: 402; message: string }>

@@ -4,7 +4,8 @@
  *
  * Hash `bsch:<channelId>`: `c` chargedCumulativeAmount, `m` signedMaxClaimable and `s` its
  * signature (the last voucher the server kept), `b` balance, `t` totalClaimed, `w`
- * withdrawRequestedAt (unix s, 0 none), `n` refundNonce, and while a call is served `lk` (its
+ * withdrawRequestedAt (unix s, 0 none; also written by the claim worker, and while it is set a voucher
+ * or deposit is refused), `n` refundNonce, and while a call is served `lk` (its
  * token) and `le` (when the lock lapses, ms). Decimal strings compared by length then bytes: exact
  * at any size.
  *
@@ -22,7 +23,8 @@ const LOAD_TTL_MS = 300_000
 // KEYS: hash. ARGV: now ms, lock ttl ms, token, type, maxClaimable, expected charged, maxClaimable
 // less the deposit ('0' when the deposit covers it), deposit amount.
 // Returns {code, c, m, s, b, t, w, n}: 0 locked (reserved), 1 not loaded, 2 busy, 3 cumulative
-// mismatch, 4 no channel, 5 exceeds balance, 6 below claimed.
+// mismatch, 4 no channel, 5 exceeds balance, 6 below claimed, 7 a timed withdrawal pending (a voucher
+// or deposit refused; a refund goes on, it shrinks or cancels the withdrawal on chain).
 const RESERVE_LUA = `
 local function gt(a, b) if #a ~= #b then return #a > #b end return a > b end
 local k = KEYS[1]
@@ -31,6 +33,7 @@ local f = redis.call('HMGET', k, 'c', 'm', 's', 'b', 't', 'w', 'n', 'lk', 'le')
 local st = {f[1] or '0', f[2] or '0', f[3] or '', f[4] or '0', f[5] or '0', f[6] or '0', f[7] or '0'}
 local function out(code) return {code, st[1], st[2], st[3], st[4], st[5], st[6], st[7]} end
 if f[8] and f[9] and tonumber(f[9]) > tonumber(ARGV[1]) then return out(2) end
+if ARGV[4] ~= 'refund' and st[6] ~= '0' then return out(7) end
 if ARGV[6] ~= st[1] then return out(3) end
 if st[4] == '0' and ARGV[8] == '0' then return out(4) end
 if gt(ARGV[7], st[4]) then return out(5) end
@@ -68,6 +71,14 @@ redis.call('HDEL', KEYS[1], 'lk', 'le')
 return 1
 `
 
+// KEYS: hash. ARGV: withdrawRequestedAt. The claim worker's mirror of a timed withdrawal started or
+// ended; a hash absent stays absent (it is loaded from Postgres, which has it already).
+const WITHDRAWAL_LUA = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'w', ARGV[1])
+return 1
+`
+
 // KEYS: hash. ARGV: ttl ms, then field/value pairs. Loads only when absent (a concurrent load or a
 // live lock is never overwritten).
 const LOAD_LUA = `
@@ -94,9 +105,21 @@ export type ReserveOutcome =
   | { code: 'reserved'; state: ChannelSnapshot }
   | { code: 'not_loaded' }
   | { code: 'busy' }
-  | { code: 'mismatch' | 'not_found' | 'exceeds_balance' | 'below_claimed'; state: ChannelSnapshot }
+  | {
+      code: 'mismatch' | 'not_found' | 'exceeds_balance' | 'below_claimed' | 'withdrawing'
+      state: ChannelSnapshot
+    }
 
-const CODES = ['reserved', 'not_loaded', 'busy', 'mismatch', 'not_found', 'exceeds_balance', 'below_claimed'] as const
+const CODES = [
+  'reserved',
+  'not_loaded',
+  'busy',
+  'mismatch',
+  'not_found',
+  'exceeds_balance',
+  'below_claimed',
+  'withdrawing',
+] as const
 
 type Cmd = (key: string, ...args: (string | number)[]) => Promise<unknown>
 type RedisWithChannels = RedisClient & {
@@ -105,6 +128,7 @@ type RedisWithChannels = RedisClient & {
   tollgateBatchRelease?: Cmd
   tollgateBatchLoad?: Cmd
   tollgateBatchRefunded?: Cmd
+  tollgateBatchWithdrawal?: Cmd
 }
 
 function snapshot(r: string[]): ChannelSnapshot {
@@ -127,6 +151,8 @@ function defineCommands(redis: RedisWithChannels): RedisWithChannels {
     redis.defineCommand('tollgateBatchLoad', { numberOfKeys: 1, lua: LOAD_LUA })
   }
   if (!redis.tollgateBatchRefunded) redis.defineCommand('tollgateBatchRefunded', { numberOfKeys: 1, lua: REFUNDED_LUA })
+  if (!redis.tollgateBatchWithdrawal)
+    redis.defineCommand('tollgateBatchWithdrawal', { numberOfKeys: 1, lua: WITHDRAWAL_LUA })
   return redis
 }
 
@@ -215,6 +241,14 @@ export class ChannelState {
       `${n}`,
       s.withdrawRequestedAt,
     )
+  }
+
+  /**
+   * The chain's `withdrawRequestedAt` (unix s, 0 none) on the channel's copy, when it has one: the
+   * claim worker's mirror, so the proxy refuses vouchers from the run that sees a withdrawal start.
+   */
+  async withdrawal(channelId: string, requestedAt: number): Promise<void> {
+    await this.#redis.tollgateBatchWithdrawal!(this.#keyOf(channelId), requestedAt)
   }
 
   /** Loads a channel's state when it is absent. */

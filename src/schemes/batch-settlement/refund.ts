@@ -161,6 +161,8 @@ function locked(o: ReserveOutcome | RefundRefused): ChannelSnapshot | RefundRefu
       return refused('invalid_batch_settlement_evm_refund_no_balance', 'the channel holds nothing')
     case 'exceeds_balance':
       return refused('invalid_batch_settlement_evm_cumulative_exceeds_balance', `balance ${o.state.balance}`)
+    case 'withdrawing': // not for a refund (the script lets one through a pending withdrawal): unlocked
+      return refused('invalid_batch_settlement_evm_withdrawal_pending', '')
   }
 }
 

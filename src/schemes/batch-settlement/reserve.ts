@@ -1,9 +1,9 @@
 /**
  * `reserve` of the `batch-settlement` scheme: the channel's Redis state is checked and locked in
- * one round trip (channel-state.ts: the cumulative amount, rules 7, 9 and 10), loaded first from
- * Postgres and the chain when absent; a deposit is submitted while the channel is locked, before
- * the call is served. The reservation moves the channel only once the call was served and its
- * row committed (`served`), and unlocks it otherwise (`release`).
+ * one round trip (channel-state.ts: no timed withdrawal pending, the cumulative amount, rules 7, 9
+ * and 10), loaded first from Postgres and the chain when absent; a deposit is submitted while the
+ * channel is locked, before the call is served. The reservation moves the channel only once the
+ * call was served and its row committed (`served`), and unlocks it otherwise (`release`).
  */
 import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
@@ -149,7 +149,27 @@ export async function reserveBatch(
       return fail('invalid_batch_settlement_evm_channel_not_found', 'send a deposit payload first')
     case 'exceeds_balance':
       return fail('invalid_batch_settlement_evm_cumulative_exceeds_balance', `balance ${r.state.balance}`)
+    case 'withdrawing':
+      return withdrawing(r.state)
   }
+}
+
+/**
+ * A voucher or deposit on a channel whose timed withdrawal is pending is refused. The spec lets a
+ * server claim during the withdrawal delay and leaves the risk of what is unclaimed at
+ * `finalizeWithdraw` to the server; it does not say whether to keep serving. Serving on would make
+ * every call a race with the payer's `finalizeWithdraw` (a call served after the worker's last run
+ * before the delay ends is taken back with the escrow), so the channel takes no more calls once the
+ * proxy knows of the withdrawal (the claim worker writes it into the Redis copy in the run that
+ * mirrors it, and claims that channel's served calls in the same run). A refund still goes through:
+ * it claims what was charged and shrinks or cancels the withdrawal on chain.
+ */
+function withdrawing(s: ChannelSnapshot): CallRefusal {
+  const since = new Date(s.withdrawRequestedAt * 1000).toISOString()
+  return fail(
+    'invalid_batch_settlement_evm_withdrawal_pending',
+    `a timed withdrawal of this channel started at ${since}: pay from a new channel (another salt, with a deposit), or finalize the withdrawal and deposit again`,
+  )
 }
 
 /** The deposit (when the payload carries one) submitted under the lock, then the reservation. */

@@ -48,7 +48,11 @@ const COLUMNS = [
   'oldest_unclaimed_at',
 ] as const
 
-/** Channels whose chain state matters: something charged and unclaimed, or funds left in escrow. */
+/**
+ * Channels whose chain state matters: something charged and unclaimed, funds left in escrow, or a
+ * withdrawal pending (its end is read back even when everything is claimed: the proxy refuses the
+ * channel's vouchers until then).
+ */
 export async function watchedChannels(
   db: Kysely<Database>,
   where: { network: string; contract: Address },
@@ -59,7 +63,13 @@ export async function watchedChannels(
     .select(COLUMNS)
     .where('network', '=', where.network)
     .where('contract', '=', where.contract.toLowerCase())
-    .where((eb) => eb.or([eb('charged', '>', eb.ref('total_claimed')), eb('balance', '>', eb.ref('total_claimed'))]))
+    .where((eb) =>
+      eb.or([
+        eb('charged', '>', eb.ref('total_claimed')),
+        eb('balance', '>', eb.ref('total_claimed')),
+        eb('withdraw_requested_at', 'is not', null),
+      ]),
+    )
     .orderBy('oldest_unclaimed_at', (ob) => ob.asc().nullsLast())
     .limit(limit)
     .execute()

@@ -3,7 +3,9 @@
  *
  * 1. decides the recorded transactions a previous run left open (`transactions.ts` `resolveOpen`);
  * 2. mirrors the chain state of every watched channel (balance, totalClaimed, a pending timed
- *    withdrawal, refundNonce) into `batch_channels`;
+ *    withdrawal, refundNonce) into `batch_channels`, and a pending withdrawal into the proxy's Redis
+ *    copy of the channel, which then refuses its vouchers (no call is served that the claims of the
+ *    runs before `finalizeWithdraw` would miss);
  * 3. claims the due channels (`channel-rows.ts` `dueChannels`: threshold, age, or a withdrawal under
  *    way — those at once) in one `claimWithSignature` per 100 channels, signed by the platform's
  *    receiverAuthorizer key, each channel's cumulative target being what was charged (never above its
@@ -31,6 +33,7 @@ import { MULTICALL3_ADDRESS } from '../../chain/multicall3-abi.js'
 import { requireMasterKey } from '../../secrets/wallet-crypto.js'
 import { ensurePlatformKey } from '../wallets/platform-key.js'
 import { createRelayerLock, relayersFromKeys } from '../../chain/relayer.js'
+import { ChannelState } from '../../schemes/batch-settlement/channel-state.js'
 import {
   chainDiffers,
   claimedPairs,
@@ -63,11 +66,14 @@ export class BatchClaimer {
   readonly #log: Log
   readonly #ctx: TxContext
   #authorizer: LocalAccount | undefined
+  /** the proxy's Redis copies of the channels (src/schemes/batch-settlement/channel-state.ts) */
+  readonly #channels: ChannelState
   #warnedNoKey = false
 
   constructor(deps: Deps, opts: { log: Log; hooks?: BatchTxHooks; contract?: Address }) {
     this.#deps = deps
     this.#log = opts.log
+    this.#channels = new ChannelState(deps)
     this.#ctx = {
       db: deps.db,
       chain: deps.chain,
@@ -109,13 +115,18 @@ export class BatchClaimer {
       const ids = chunk.map((r) => r.channel_id as Hex)
       const states = await readChannels(this.#ctx.chain, ids, this.#ctx.contract)
       for (const [j, state] of states.entries()) {
+        const row = chunk[j]!
         if (state.withdrawRequestedAt > 0) {
           withdrawing++
-          if (!chunk[j]!.withdraw_requested_at)
+          if (!row.withdraw_requested_at)
             this.#log.warn({ channel: ids[j] }, 'batch-settlement: channel withdrawal started; claiming it now')
         }
         // written only when the chain moved: an idle channel costs a read per run, no write
-        if (chainDiffers(chunk[j]!, state)) await mirrorChain(this.#ctx.db, ids[j]!, state)
+        if (chainDiffers(row, state)) await mirrorChain(this.#ctx.db, ids[j]!, state)
+        // the proxy's copy too, every run while one is pending (a copy loaded from the row just before
+        // this run's write would miss it): from here on the channel takes no more calls (reserve.ts)
+        if (state.withdrawRequestedAt > 0 || row.withdraw_requested_at)
+          await this.#channels.withdrawal(ids[j]!, state.withdrawRequestedAt)
       }
     }
     return withdrawing
