@@ -95,6 +95,10 @@ export function createAccessGrantStore(db: Kysely<Database>, cache?: GrantCache)
       await writer.add({ payer: payer.toLowerCase(), scopeId, paymentId, minutes })
     },
 
+    /** Keeps a grant written elsewhere (with its payment's outcome, ledger-writer.ts) in the Redis copy. */
+    cached: (payer: string, scopeId: string, paymentId: string, msLeft: number): Promise<void> =>
+      keep(payer.toLowerCase(), scopeId, paymentId, msLeft),
+
     /** The payment whose running grant gives `payer` access to `scopeId`, or undefined. */
     async holding(payer: string, scopeId: string): Promise<{ paymentId: string } | undefined> {
       const p = payer.toLowerCase()

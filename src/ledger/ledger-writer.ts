@@ -69,6 +69,27 @@ export interface IdRelease {
 }
 
 /**
+ * A served payment's access grant (x402 sign-in-with-x paid access), upserted in the statement that
+ * writes the payment's outcome instead of a commit of its own (grants of one payer and scope in a
+ * batch merged: the later payment names it, the longest access wins). The writer sets `granted`
+ * (the grant's payment and how long it runs) when it went in, for the Redis copy
+ * (access-grant-store.ts).
+ */
+export interface AccessGrantWrite {
+  payer: string
+  scopeId: string
+  minutes: number
+  granted?: { paymentId: string; msLeft: number }
+}
+
+/** What a payment's write may carry beside it (each applies only if the payment's write did). */
+export interface WriteExtras {
+  release?: IdRelease
+  claim?: IdClaim
+  grant?: AccessGrantWrite
+}
+
+/**
  * A record-first call's `payment-identifier`, claimed in the statement that records its payment
  * `verified` instead of a statement of its own: the payment is recorded only if the claim went in
  * ('id_used' otherwise, and nothing is written). The writer sets `claimed` when it did.
@@ -96,15 +117,8 @@ type Outcome = {
   value?: bigint
 }
 type Write =
-  | {
-      kind: 'record'
-      row: NewProxyPayment
-      status: RecordStatus
-      reason?: string
-      release?: IdRelease
-      claim?: IdClaim
-    }
-  | ({ kind: 'finish'; release?: IdRelease } & Outcome)
+  | ({ kind: 'record'; row: NewProxyPayment; status: RecordStatus; reason?: string } & WriteExtras)
+  | ({ kind: 'finish'; release?: IdRelease; grant?: AccessGrantWrite } & Outcome)
 
 // One fixed statement over column arrays (no per-row SQL to build), prepared once per connection.
 // New rows whose (payer, nonce) already exists are skipped, not fatal to the batch; an outcome moves
@@ -122,7 +136,7 @@ type Write =
 //
 // A record-first call's payment-identifier claim (IdClaim) goes in first, and its payment only if
 // the claim did; a write's payment-identifier release (IdRelease) is upserted last, only for the
-// payments this statement inserted or moved.
+// payments this statement inserted or moved, and so is a served payment's access grant.
 const LEDGER_SQL = `
   with idclaim as (
     insert into payment_identifiers (payer, payment_identifier, fingerprint, payment_id, claimed_until, expires_at)
@@ -201,8 +215,24 @@ const LEDGER_SQL = `
     on conflict (payer, payment_identifier) do update set claimed_until = null, answer_status = excluded.answer_status,
       answer_content_type = excluded.answer_content_type, answer_body = excluded.answer_body
     where i.payment_id = excluded.payment_id
+  ), gin as (
+    select g.payer, g.scope_id, (array_agg(g.payment_id order by g.ord desc))[1] as payment_id, max(g.minutes) as minutes
+    from unnest($55::text[], $56::uuid[], $57::uuid[], $58::int4[]) with ordinality
+      as g(payer, scope_id, payment_id, minutes, ord)
+    where g.payment_id in (select id from ins union all select id from upd)
+    group by g.payer, g.scope_id
+  ), granted as (
+    insert into access_grants as a (payer, scope_id, payment_id, expires_at)
+    select payer, scope_id, payment_id, now() + make_interval(mins => minutes) from gin
+    on conflict (payer, scope_id) do update set payment_id = excluded.payment_id,
+      expires_at = greatest(a.expires_at, excluded.expires_at)
+    returning a.payer || ' ' || a.scope_id::text as grant_key, a.payment_id,
+      (extract(epoch from a.expires_at - now()) * 1000)::int8 as ms_left
   )
-  select 'r' as k, id from ins union all select 'f' as k, id from upd union all select 'c' as k, payment_id from idclaim`
+  select 'r' as k, id, null as grant_key, null::int8 as ms_left from ins
+  union all select 'f', id, null, null from upd
+  union all select 'c', payment_id, null, null from idclaim
+  union all select 'g', payment_id, grant_key, ms_left from granted`
 
 /**
  * The proxy's writes to the ledger, group-committed: new payments (with their first event) and
@@ -234,18 +264,23 @@ export function createLedgerWriter(db: Kysely<Database>, opts: { maxItems?: numb
       row: NewProxyPayment,
       status: RecordStatus = 'verified',
       reason?: string,
-      id?: { release?: IdRelease; claim?: IdClaim },
+      extras?: WriteExtras,
     ): Promise<RecordOutcome> {
       if (!INITIAL_STATUSES.has(status))
         return Promise.reject(new Error(`payment ledger: a payment cannot be recorded as ${status}`))
-      return writer.add({ kind: 'record', row, status, reason, ...id }) as Promise<RecordOutcome>
+      return writer.add({ kind: 'record', row, status, reason, ...extras }) as Promise<RecordOutcome>
     },
     /**
      * marks a verified payment served (settlement picks it up) or voided (never charged); false if
      * it was not `verified`. `value`: an `upto` payment's actual charge (≤ its max_value).
      */
-    finish: (id: string, to: Outcome['to'], reason?: string, value?: bigint, release?: IdRelease) =>
-      writer.add({ kind: 'finish', id, to, reason, value, release }) as Promise<boolean>,
+    finish: (
+      id: string,
+      to: Outcome['to'],
+      reason?: string,
+      value?: bigint,
+      extras?: Omit<WriteExtras, 'claim'>,
+    ) => writer.add({ kind: 'finish', id, to, reason, value, ...extras }) as Promise<boolean>,
     /** one event on a payment outside its status changes (an `upto` charge capped at the maximum) */
     event: async (id: string, type: string, reason: string, data: Record<string, unknown>): Promise<void> => {
       await db
@@ -269,21 +304,29 @@ interface LedgerBatch {
   channels: { row: NewProxyPayment; c: ChannelCharge }[]
   releases: { paymentId: string; r: IdRelease }[]
   claims: { paymentId: string; c: IdClaim }[]
+  grants: { paymentId: string; g: AccessGrantWrite }[]
 }
 
 /** Runs one batch of writes as LEDGER_SQL; each write's answer in its place. */
 async function flushLedger(db: Kysely<Database>, writes: Write[]): Promise<(RecordOutcome | boolean)[]> {
   const batch = batchOf(writes)
-  const result = await preparedQuery<{ k: 'r' | 'f' | 'c'; id: string }>(
+  const result = await preparedQuery<{ k: 'r' | 'f' | 'c' | 'g'; id: string; grant_key: string; ms_left: string }>(
     db,
-    'tollgate_payment_ledger_v9',
+    'tollgate_payment_ledger_v10',
     LEDGER_SQL,
     ledgerParams(batch),
   )
-  const got = { r: new Set<string>(), f: new Set<string>(), c: new Set<string>() }
-  for (const r of result.rows) got[r.k].add(r.id)
-  for (const { paymentId, r } of batch.releases) r.released = got.r.has(paymentId) || got.f.has(paymentId)
+  const got = { r: new Set<string>(), f: new Set<string>(), c: new Set<string>(), g: new Set<string>() }
+  const grants = new Map<string, { paymentId: string; msLeft: number }>()
+  for (const r of result.rows) {
+    got[r.k].add(r.id)
+    if (r.k === 'g') grants.set(r.grant_key, { paymentId: r.id, msLeft: Number(r.ms_left) })
+  }
+  const written = (paymentId: string) => got.r.has(paymentId) || got.f.has(paymentId)
+  for (const { paymentId, r } of batch.releases) r.released = written(paymentId)
   for (const { paymentId, c } of batch.claims) c.claimed = got.c.has(paymentId)
+  for (const { paymentId, g } of batch.grants)
+    if (written(paymentId)) g.granted = grants.get(`${g.payer} ${g.scopeId}`)
   return writes.map((w) => {
     if (w.kind === 'finish') return got.f.has(w.id)
     if (got.r.has(w.row.id)) return 'recorded'
@@ -294,7 +337,7 @@ async function flushLedger(db: Kysely<Database>, writes: Write[]): Promise<(Reco
 function batchOf(writes: Write[]): LedgerBatch {
   const b: LedgerBatch = {
     ...{ rows: [], statuses: [], reasons: [], outcomes: [], vouchers: [], channels: [] },
-    ...{ releases: [], claims: [] },
+    ...{ releases: [], claims: [], grants: [] },
   }
   // one upsert must not touch a row twice: a second release of the same id in a batch is left to its caller
   const ids = new Set<string>()
@@ -304,6 +347,7 @@ function batchOf(writes: Write[]): LedgerBatch {
       b.releases.push({ paymentId: w.kind === 'record' ? w.row.id : w.id, r: w.release })
     }
     if (w.kind === 'record' && w.claim) b.claims.push({ paymentId: w.row.id, c: w.claim })
+    if (w.grant) b.grants.push({ paymentId: w.kind === 'record' ? w.row.id : w.id, g: w.grant })
     if (w.kind === 'record') {
       b.rows.push(w.row)
       if (w.row.voucher && w.status !== 'voided') b.vouchers.push({ row: w.row, v: w.row.voucher })
@@ -315,7 +359,7 @@ function batchOf(writes: Write[]): LedgerBatch {
   return b
 }
 
-/** LEDGER_SQL's parameters $1…$54: column arrays of the new rows, the outcomes, the vouchers, the channel moves and the id releases and claims. */
+/** LEDGER_SQL's parameters $1…$58: column arrays of the new rows, the outcomes, the vouchers, the channel moves, the id releases and claims, and the access grants. */
 function ledgerParams(b: LedgerBatch): unknown[] {
   const { rows, statuses, reasons, outcomes } = b
   const col = <K extends keyof NewProxyPayment>(k: K) =>
@@ -349,6 +393,10 @@ function ledgerParams(b: LedgerBatch): unknown[] {
     ...channelParams(b.channels),
     ...releaseParams(b.releases),
     ...claimParams(b.claims),
+    b.grants.map((x) => x.g.payer),
+    b.grants.map((x) => x.g.scopeId),
+    b.grants.map((x) => x.paymentId),
+    b.grants.map((x) => x.g.minutes),
   ]
 }
 

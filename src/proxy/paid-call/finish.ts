@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream'
 import type { FastifyBaseLogger } from 'fastify'
 import { appError } from '../../errors.js'
-import type { IdRelease, LedgerWriter, NewProxyPayment } from '../../ledger/ledger-writer.js'
+import type { AccessGrantWrite, IdRelease, LedgerWriter, NewProxyPayment } from '../../ledger/ledger-writer.js'
 import type { SettleNow } from '../../ledger/settle-now.js'
 import type { Reservation, VerifiedPayment } from '../../schemes/scheme.js'
 import { settlementReasonCode } from '../../x402/reasons.js'
@@ -26,6 +26,8 @@ export interface FinishInput {
    * the answer after the outcome is written), whose id is released when the call ends.
    */
   idRelease?: (answer: EndpointAnswer | undefined) => IdRelease
+  /** a served call's access grant, written with its outcome (same rule as `idRelease`) */
+  grant?: AccessGrantWrite
 }
 
 const refused = (refusal: CallRefusal): CallResult => ({ kind: 'refused', refusal })
@@ -84,7 +86,7 @@ async function voided(
   if (!f.target.recordFirst) await recordPayment(ledger, f.row, 'voided', f.held, f.log, d.reason, { release })
   else
     await ledger
-      .finish(f.row.id, 'voided', d.reason, undefined, release)
+      .finish(f.row.id, 'voided', d.reason, undefined, { release })
       .catch((err) => f.log.error({ err: (err as Error).message, id: f.row.id }, 'void failed'))
   await f.held.release()
   return d.answer ? { kind: 'answer', ...d.answer } : refused(d.refusal!)
@@ -99,9 +101,9 @@ async function served(
 ): Promise<CallRefusal | undefined> {
   const to = charged === 0n ? 'voided' : 'served'
   const reason = charged === 0n ? 'nothing_charged' : undefined
-  const release = f.idRelease?.(answer)
+  const extras = { release: f.idRelease?.(answer), grant: f.grant }
   if (!f.target.recordFirst) {
-    const r = await recordPayment(ledger, f.row, to, f.held, f.log, reason, { release })
+    const r = await recordPayment(ledger, f.row, to, f.held, f.log, reason, extras)
     if (r === true && to === 'voided') await f.held.release()
     if (r === true) return undefined
     // 'id_used' comes only of a claim, and an outcome's record carries none: fail closed all the same
@@ -110,7 +112,7 @@ async function served(
   try {
     // false: the payment is no longer `verified` (the sweep voided it as a call that never
     // ended, and gave its credit back): it will never be settled, so the answer must not leave as a paid one
-    if (await ledger.finish(f.row.id, to, reason, charged, release)) {
+    if (await ledger.finish(f.row.id, to, reason, charged, extras)) {
       if (to === 'voided') await f.held.release()
       return undefined
     }

@@ -26,7 +26,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { appError } from '../../errors.js'
-import type { LedgerWriter } from '../../ledger/ledger-writer.js'
+import type { AccessGrantWrite, LedgerWriter } from '../../ledger/ledger-writer.js'
 import type { SettleNow } from '../../ledger/settle-now.js'
 import type { FixedWindowLimiter } from '../../limits/fixed-window.js'
 import type { HandlerPool } from '../../pool/handler-pool.js'
@@ -237,10 +237,33 @@ async function recordUse(
   }
 }
 
-/** A served payment on an endpoint with paid access grants its payer the access (a failed write is logged: the call was paid and served). */
-async function grantAccess(s: Stages, call: ResolvedCall, result: CallResult, log: CallRequest['log']): Promise<void> {
+/** The access grant a served payment on an endpoint with paid access writes with its outcome. */
+function grantOf(s: Stages, call: ResolvedCall, checked: CheckedPayment): AccessGrantWrite | undefined {
+  const access = call.entry.access
+  if (!s.grants || !access) return undefined
+  return { payer: checked.payment.payer.toLowerCase(), scopeId: access.scopeId, minutes: access.minutes }
+}
+
+/**
+ * A served payment on an endpoint with paid access grants its payer the access: written with the
+ * outcome (`folded`: only its Redis copy is left to write), or on its own for a call settled before
+ * answering. A failed write is logged: the call was paid and served.
+ */
+async function grantAccess(
+  s: Stages,
+  call: ResolvedCall,
+  result: CallResult,
+  log: CallRequest['log'],
+  folded: AccessGrantWrite | undefined,
+): Promise<void> {
   const access = call.entry.access
   if (!s.grants || !access || result.kind !== 'answer' || !result.receipt) return
+  if (folded?.granted) {
+    const { paymentId, msLeft } = folded.granted
+    // a lost Redis copy is rebuilt from Postgres on the next sign-in's miss
+    await s.grants.cached(folded.payer, folded.scopeId, paymentId, msLeft).catch(() => {})
+    return
+  }
   try {
     await s.grants.grant(result.receipt.payer, access.scopeId, result.receipt.paymentId, access.minutes)
   } catch (err) {
@@ -298,6 +321,7 @@ async function run(
   // a scheme that settles later (deferred vouchers, collected by their own job) is never settled now
   const settleFirst = !checked.payment.settledLater && (held.settleFirst || call.entry.settlementMode === 'sync')
   const row = paymentRow(rowId, call, checked.payment, held.settleFirst, held.rowFields)
+  const grant = settleFirst ? undefined : grantOf(s, call, checked)
   try {
     if (target.recordFirst) {
       const recorded = await recordPayment(s.d.ledger, row, 'verified', held, req.log, undefined, {
@@ -317,12 +341,14 @@ async function run(
       settleFirst,
       dispatched,
       log: req.log,
-      // the id's release goes with the outcome's write, unless a settlement may still withhold the answer
+      // the id's release and the access grant go with the outcome's write, unless a settlement may
+      // still withhold the answer
       idRelease: claim && !settleFirst ? s.paymentIds!.foldedRelease(claim, target) : undefined,
+      grant,
     })
     await s.hooks['after-outcome']?.()
     if (result.kind === 'refused') return refused(result.refusal)
-    await grantAccess(s, call, result, req.log)
+    await grantAccess(s, call, result, req.log, grant)
     return result
   } catch (err) {
     // a stage threw (a bug, not a refusal): a call recorded once has no row yet, so its

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { appError } from '../../errors.js'
-import type { IdClaim, IdRelease, LedgerWriter, NewProxyPayment, RecordStatus } from '../../ledger/ledger-writer.js'
+import type { LedgerWriter, NewProxyPayment, RecordStatus, WriteExtras } from '../../ledger/ledger-writer.js'
 import type { Reservation, VerifiedPayment } from '../../schemes/scheme.js'
 import type { ResolvedCall } from './call.js'
 import type { ReasonCode } from '../../x402/reasons.js'
@@ -52,11 +52,11 @@ export async function recordPayment(
   held: Reservation,
   log: FastifyBaseLogger,
   reason?: string,
-  id?: { release?: IdRelease; claim?: IdClaim },
+  extras?: WriteExtras,
 ): Promise<true | 'id_used' | CallRefusal> {
   let outcome
   try {
-    outcome = await ledger.record(row, status, reason, id)
+    outcome = await ledger.record(row, status, reason, extras)
   } catch (err) {
     log.error({ err: (err as Error).message }, 'payment record failed')
     await held.release()

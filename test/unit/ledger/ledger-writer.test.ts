@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { createDb } from '../../../src/db/create-db.js'
-import { createLedgerWriter, type IdRelease } from '../../../src/ledger/ledger-writer.js'
+import { createLedgerWriter, type AccessGrantWrite, type IdRelease } from '../../../src/ledger/ledger-writer.js'
 import { TEST_DATABASE_URL, testSchema } from '../../helpers/test-env.js'
 import { paymentRow } from '../../helpers/payment-row.js'
 
@@ -155,7 +156,11 @@ t.test("a payment-identifier's release goes in its outcome's statement, only whe
     ])
     .execute()
   t.equal(await ledger.record(upstream), 'recorded', 'a record-first call: verified first')
-  t.equal(await ledger.record(paymentRow({ payer: twin.payer, nonce: twin.nonce })), 'recorded', "twin's nonce is taken")
+  t.equal(
+    await ledger.record(paymentRow({ payer: twin.payer, nonce: twin.nonce })),
+    'recorded',
+    "twin's nonce is taken",
+  )
 
   const rh = release(hosted.payer, 'id-hosted-0000000001', '{"ok":1}')
   const rt = release(twin.payer, 'id-twin-000000000001', '{"no":1}')
@@ -165,7 +170,7 @@ t.test("a payment-identifier's release goes in its outcome's statement, only whe
     await Promise.all([
       ledger.record(hosted, 'served', undefined, { release: rh }),
       ledger.record(twin, 'served', undefined, { release: rt }),
-      ledger.finish(upstream.id, 'served', undefined, undefined, ru),
+      ledger.finish(upstream.id, 'served', undefined, undefined, { release: ru }),
       ledger.record(lost, 'served', undefined, { release: rl }),
     ]),
     ['recorded', 'duplicate', true, 'recorded'],
@@ -189,3 +194,36 @@ t.test("a payment-identifier's release goes in its outcome's statement, only whe
     'an id row lost since the claim is written again',
   )
 })
+
+t.test(
+  'an access grant goes in its served payment’s statement: one per payer and scope, none for a duplicate',
+  async (t) => {
+    const db = await testDb(t)
+    const ledger = createLedgerWriter(db, { maxItems: 16, maxInFlight: 1 })
+    const scopeId = randomUUID()
+    const a = paymentRow()
+    const [a1, a2] = [paymentRow({ payer: a.payer }), paymentRow({ payer: a.payer })]
+    const dup = paymentRow()
+    t.equal(await ledger.record(paymentRow({ payer: dup.payer, nonce: dup.nonce })), 'recorded')
+    const grant = (payer: string, minutes: number): AccessGrantWrite => ({ payer, scopeId, minutes })
+    const [g1, g2, gd] = [grant(a.payer, 10), grant(a.payer, 60), grant(dup.payer, 60)]
+    t.same(
+      await Promise.all([
+        ledger.record(a1, 'served', undefined, { grant: g1 }),
+        ledger.record(a2, 'served', undefined, { grant: g2 }),
+        ledger.record(dup, 'served', undefined, { grant: gd }),
+      ]),
+      ['recorded', 'recorded', 'duplicate'],
+    )
+    t.equal(g1.granted?.paymentId, a2.id, 'two grants of one payer and scope in a batch: the later payment names it')
+    t.same(g1.granted, g2.granted)
+    t.ok(g2.granted!.msLeft > 59 * 60_000 && g2.granted!.msLeft <= 60 * 60_000, 'the longest access wins')
+    t.equal(gd.granted, undefined, 'a duplicate payment grants nothing')
+    const rows = await db
+      .selectFrom('access_grants')
+      .select(['payer', 'payment_id'])
+      .where('scope_id', '=', scopeId)
+      .execute()
+    t.same(rows, [{ payer: a.payer, payment_id: a2.id }])
+  },
+)
