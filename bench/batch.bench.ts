@@ -9,7 +9,11 @@
  *   - CPU per paid call of this process (the proxy, and the load generator, which is the same for
  *     both cases) and of the handler processes;
  *   - Postgres rows written (inserted + updated + deleted, pg_stat_user_tables) per paid call in
- *     the paid path (no settlement or claim worker runs here);
+ *     the paid path (no settlement or claim worker runs during the cases);
+ *   - the machine's CPU per paid call (every process but anvil), on the paid path and then for the
+ *     settlement of those calls, measured alone after the cases (exact's settler, in batches of
+ *     SETTLEMENT_BATCH_SIZE, until nothing is left; one claim and settle of every channel), and the
+ *     capacity they give together;
  *   - the official reference: `@x402/express` with the official batch-settlement server scheme
  *     and its in-process facilitator, paid by the official client through `@x402/fetch`, one
  *     client (channel) per connection.
@@ -39,9 +43,11 @@ import { createDeps } from '../src/deps.js'
 import { buildProxyApp } from '../src/http/proxy-app.js'
 import { loadHandlerRegistry } from '../src/pool/handler-registry.js'
 import { batchDomainSeparator, voucherDigestOf } from '../src/schemes/batch-settlement/typed-data.js'
+import { BatchClaimer } from '../src/services/batch-claim/claimer.js'
 import { seedHostedServices } from '../src/services/hosted-seed.js'
+import { createSettler } from '../src/services/settlement/settler.js'
 import { startBatchReference } from './batch-reference.js'
-import { childrenCpuUs, exactPayments } from './bench-payments.js'
+import { childrenCpuUs, exactPayments, machineBusyUs, processCpuUs } from './bench-payments.js'
 import { profiled } from './profile.js'
 import { dropRedisPrefix } from './cleanup.js'
 
@@ -91,8 +97,48 @@ type Row = {
   non2xx: number
   cpuUs: number
   childUs: number
+  /** the whole machine's busy CPU per call (/proc/stat), anvil's left out */
+  machineUs: number
 }
 const rows: Row[] = []
+/** the machine's busy CPU so far without anvil's (the chain is not the platform's on Base) */
+const platformBusyUs = () => machineBusyUs() - processCpuUs('anvil')
+
+/**
+ * What the worker role spends settling the calls just served, measured alone once the paid cases
+ * are over (the machine's busy CPU, anvil's left out), per call: exact's settler (the deployment's
+ * batch size) until nothing is left, and batch-settlement's claim and settle of every channel at once.
+ */
+async function settlementCost(): Promise<Record<'exact' | 'batch-settlement', number>> {
+  const calls = async (scheme: string) =>
+    Number(
+      (
+        await deps.db
+          .selectFrom('payments')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('scheme', '=', scheme)
+          .executeTakeFirstOrThrow()
+      ).n,
+    )
+  // the deployment's batch size (SETTLEMENT_BATCH_SIZE)
+  const settler = createSettler(deps)
+  let m0 = platformBusyUs()
+  let settled = 0
+  for (let idle = 0; idle < 2; ) {
+    const r = await settler.runOnce(60_000)
+    if (r.failed || r.requeued) throw new Error(`exact settlement: ${JSON.stringify(r)}`)
+    settled += r.settled
+    idle = r.settled === 0 ? idle + 1 : 0
+  }
+  const exact = (platformBusyUs() - m0) / Math.max(1, settled)
+  if (settled < (await calls('exact'))) throw new Error(`bench: ${settled} exact payments settled of ${await calls('exact')}`)
+  const quiet = { info: () => {}, warn: () => {}, error: () => {} } as never
+  const claimer = new BatchClaimer(deps, { log: quiet })
+  m0 = platformBusyUs()
+  const r = await claimer.runOnce({ force: true })
+  if (r.claimed === 0n || r.settled === 0n) throw new Error(`bench: nothing claimed (${JSON.stringify(r, (_k, v) => String(v))})`)
+  return { exact, 'batch-settlement': (platformBusyUs() - m0) / Math.max(1, await calls('batch-settlement')) }
+}
 
 try {
   await seedHostedServices(deps, await loadHandlerRegistry(fixtures))
@@ -154,6 +200,7 @@ try {
   async function measure(name: string, go: () => Promise<{ ok: number; non2xx: number; p50: number; p99: number }>) {
     const cpu0 = process.cpuUsage()
     const child0 = childrenCpuUs()
+    const machine0 = platformBusyUs()
     const t0 = performance.now()
     const r = await profiled(`${name}-${rows.length}`, go)
     const s = (performance.now() - t0) / 1000
@@ -167,6 +214,7 @@ try {
       non2xx: r.non2xx,
       cpuUs: (cpu.user + cpu.system) / Math.max(1, r.ok),
       childUs: (childrenCpuUs() - child0) / Math.max(1, r.ok),
+      machineUs: (platformBusyUs() - machine0) / Math.max(1, r.ok),
     }
     rows.push(row)
     return row
@@ -245,6 +293,7 @@ try {
   }
   await dispatcher.close()
   await proxy.close()
+  const settling = await settlementCost()
 
   // the official reference stack, one official client (channel) per connection
   const ref = await startBatchReference(
@@ -315,6 +364,21 @@ try {
   console.log(`Tollgate batch-settlement / reference: ${(median('batch-settlement') / refRps).toFixed(1)}x`)
   console.log(
     `Postgres rows written per paid call: exact ${writes.exact?.toFixed(2)}, batch-settlement ${writes['batch-settlement']?.toFixed(2)}`,
+  )
+  const pathUs = (name: string) => {
+    const v = rows.filter((x) => x.name === name).map((x) => x.machineUs)
+    return v.sort((a, b) => a - b)[Math.floor(v.length / 2)]!
+  }
+  const whole = (name: 'exact' | 'batch-settlement') => pathUs(name) + settling[name]
+  console.log(
+    `\nmachine CPU per paid call (every process but anvil; medians): paid path + settlement\n` +
+      `| scheme | paid path µs | settlement µs | whole µs |\n|---|---:|---:|---:|\n` +
+      (['exact', 'batch-settlement'] as const)
+        .map((n) => `| ${n} | ${pathUs(n).toFixed(0)} | ${settling[n].toFixed(0)} | ${whole(n).toFixed(0)} |`)
+        .join('\n'),
+  )
+  console.log(
+    `calls/s one machine sustains with settlement (CPU-bound: inverse of the whole CPU per call), batch-settlement/exact: ${((whole('exact') / whole('batch-settlement')) * 100).toFixed(1)}%`,
   )
 } finally {
   await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(deps.db).catch(() => {})

@@ -80,3 +80,28 @@ export function childrenCpuUs(): number {
   }
   return ticks * 10_000 // 100 clock ticks a second
 }
+
+/** Busy CPU µs of the whole machine so far (/proc/stat: all but idle and iowait). */
+export function machineBusyUs(): number {
+  const [, ...f] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/)
+  const n = f.map(Number)
+  const total = n.slice(0, 8).reduce((a, b) => a + b, 0)
+  return (total - n[3]! - n[4]!) * 10_000
+}
+
+/** CPU µs used so far by the processes named `comm` (postgres, redis-server), from /proc. */
+export function processCpuUs(comm: string): number {
+  let ticks = 0
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const f = readFileSync(`/proc/${name}/stat`, 'utf8')
+      if (f.slice(f.indexOf('(') + 1, f.lastIndexOf(')')) !== comm) continue
+      const fields = f.slice(f.lastIndexOf(')') + 2).split(' ')
+      ticks += Number(fields[11]) + Number(fields[12])
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ticks * 10_000
+}

@@ -17,7 +17,6 @@
  *   BENCH_CASES=hosted,threads BENCH_ROUNDS=4 ...   the process boundary's cost, alternating
  */
 import { randomBytes } from 'node:crypto'
-import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
@@ -39,7 +38,7 @@ import { announceRegistryChange } from '../src/services/registry-events.js'
 import { createRequire } from 'node:module'
 import { keccak256 } from '../src/chain/keccak.js'
 import { signInMessage } from '../src/x402/sign-in-with-x.js'
-import { childrenCpuUs, exactPayments, type ExactPayer } from './bench-payments.js'
+import { childrenCpuUs, exactPayments, machineBusyUs, processCpuUs, type ExactPayer } from './bench-payments.js'
 import { dropRedisPrefix } from './cleanup.js'
 import { profiled } from './profile.js'
 import { startReferenceStack } from './reference-stack.js'
@@ -213,30 +212,6 @@ interface Row {
   redisUs: number
 }
 
-/** Busy CPU µs of the whole machine so far (/proc/stat: all but idle and iowait). */
-function machineBusyUs(): number {
-  const [, ...f] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/)
-  const n = f.map(Number)
-  const total = n.slice(0, 8).reduce((a, b) => a + b, 0)
-  return (total - n[3]! - n[4]!) * 10_000
-}
-
-/** CPU µs used so far by the processes named `comm` (postgres, redis-server), from /proc. */
-function processCpuUs(comm: string): number {
-  let ticks = 0
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const f = readFileSync(`/proc/${name}/stat`, 'utf8')
-      if (f.slice(f.indexOf('(') + 1, f.lastIndexOf(')')) !== comm) continue
-      const fields = f.slice(f.lastIndexOf(')') + 2).split(' ')
-      ticks += Number(fields[11]) + Number(fields[12])
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return ticks * 10_000
-}
 
 async function run(
   name: string,
