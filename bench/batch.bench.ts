@@ -99,6 +99,11 @@ type Row = {
   childUs: number
   /** the whole machine's busy CPU per call (/proc/stat), anvil's left out */
   machineUs: number
+  /** of it, Postgres's (every backend) and Redis's */
+  pgUs: number
+  redisUs: number
+  /** Postgres transactions per call (pg_stat_database, every backend) */
+  xacts: number
 }
 const rows: Row[] = []
 /** the machine's busy CPU so far without anvil's (the chain is not the platform's on Base) */
@@ -197,10 +202,20 @@ try {
     if (r.status !== 200) throw new Error(`warm-up: ${r.status} ${await r.text()}`)
   }
 
+  const xacts = async () =>
+    Number(
+      (
+        await sql<{ n: string }>`select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()`.execute(
+          deps.db,
+        )
+      ).rows[0]!.n,
+    )
   async function measure(name: string, go: () => Promise<{ ok: number; non2xx: number; p50: number; p99: number }>) {
+    const x0 = await xacts()
     const cpu0 = process.cpuUsage()
     const child0 = childrenCpuUs()
     const machine0 = platformBusyUs()
+    const [pg0, redis0] = [processCpuUs('postgres'), processCpuUs('redis-server')]
     const t0 = performance.now()
     const r = await profiled(`${name}-${rows.length}`, go)
     const s = (performance.now() - t0) / 1000
@@ -215,6 +230,9 @@ try {
       cpuUs: (cpu.user + cpu.system) / Math.max(1, r.ok),
       childUs: (childrenCpuUs() - child0) / Math.max(1, r.ok),
       machineUs: (platformBusyUs() - machine0) / Math.max(1, r.ok),
+      pgUs: (processCpuUs('postgres') - pg0) / Math.max(1, r.ok),
+      redisUs: (processCpuUs('redis-server') - redis0) / Math.max(1, r.ok),
+      xacts: ((await xacts()) - x0 - 1) / Math.max(1, r.ok),
     }
     rows.push(row)
     return row
@@ -346,11 +364,11 @@ try {
       .join(' ')}`,
   )
   console.log(
-    '| case | paid calls/s | p50 ms | p99 ms | non-2xx | CPU µs/call (this process) | CPU µs/call (handlers) |\n|---|---|---|---|---|---|---|',
+    '| case | paid calls/s | p50 ms | p99 ms | non-2xx | CPU µs/call (this process) | CPU µs/call (handlers) | machine CPU µs/call (of it Postgres, Redis) | Postgres transactions/call |\n|---|---|---|---|---|---|---|---|---|',
   )
   for (const x of rows)
     console.log(
-      `| ${x.name} | ${x.rps.toFixed(0)} | ${x.p50} | ${x.p99} | ${x.non2xx} | ${x.cpuUs.toFixed(0)} | ${x.childUs.toFixed(0)} |`,
+      `| ${x.name} | ${x.rps.toFixed(0)} | ${x.p50} | ${x.p99} | ${x.non2xx} | ${x.cpuUs.toFixed(0)} | ${x.childUs.toFixed(0)} | ${x.machineUs.toFixed(0)} (${x.pgUs.toFixed(0)}, ${x.redisUs.toFixed(0)}) | ${x.xacts.toFixed(2)} |`,
     )
   const median = (name: string) => {
     const v = rows
