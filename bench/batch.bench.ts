@@ -129,19 +129,21 @@ async function settlementCost(): Promise<Record<'exact' | 'batch-settlement', nu
   const settler = createSettler(deps)
   let m0 = platformBusyUs()
   let settled = 0
-  for (let idle = 0; idle < 2; ) {
+  for (let idle = 0; idle < 2;) {
     const r = await settler.runOnce(60_000)
     if (r.failed || r.requeued) throw new Error(`exact settlement: ${JSON.stringify(r)}`)
     settled += r.settled
     idle = r.settled === 0 ? idle + 1 : 0
   }
   const exact = (platformBusyUs() - m0) / Math.max(1, settled)
-  if (settled < (await calls('exact'))) throw new Error(`bench: ${settled} exact payments settled of ${await calls('exact')}`)
+  if (settled < (await calls('exact')))
+    throw new Error(`bench: ${settled} exact payments settled of ${await calls('exact')}`)
   const quiet = { info: () => {}, warn: () => {}, error: () => {} } as never
   const claimer = new BatchClaimer(deps, { log: quiet })
   m0 = platformBusyUs()
   const r = await claimer.runOnce({ force: true })
-  if (r.claimed === 0n || r.settled === 0n) throw new Error(`bench: nothing claimed (${JSON.stringify(r, (_k, v) => String(v))})`)
+  if (r.claimed === 0n || r.settled === 0n)
+    throw new Error(`bench: nothing claimed (${JSON.stringify(r, (_k, v) => String(v))})`)
   return { exact, 'batch-settlement': (platformBusyUs() - m0) / Math.max(1, await calls('batch-settlement')) }
 }
 
@@ -205,7 +207,9 @@ try {
   const xacts = async () =>
     Number(
       (
-        await sql<{ n: string }>`select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()`.execute(
+        await sql<{
+          n: string
+        }>`select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()`.execute(
           deps.db,
         )
       ).rows[0]!.n,

@@ -212,7 +212,6 @@ interface Row {
   redisUs: number
 }
 
-
 async function run(
   name: string,
   url: string,

@@ -274,13 +274,8 @@ export function createLedgerWriter(db: Kysely<Database>, opts: { maxItems?: numb
      * marks a verified payment served (settlement picks it up) or voided (never charged); false if
      * it was not `verified`. `value`: an `upto` payment's actual charge (≤ its max_value).
      */
-    finish: (
-      id: string,
-      to: Outcome['to'],
-      reason?: string,
-      value?: bigint,
-      extras?: Omit<WriteExtras, 'claim'>,
-    ) => writer.add({ kind: 'finish', id, to, reason, value, ...extras }) as Promise<boolean>,
+    finish: (id: string, to: Outcome['to'], reason?: string, value?: bigint, extras?: Omit<WriteExtras, 'claim'>) =>
+      writer.add({ kind: 'finish', id, to, reason, value, ...extras }) as Promise<boolean>,
     /** one event on a payment outside its status changes (an `upto` charge capped at the maximum) */
     event: async (id: string, type: string, reason: string, data: Record<string, unknown>): Promise<void> => {
       await db
@@ -325,8 +320,7 @@ async function flushLedger(db: Kysely<Database>, writes: Write[]): Promise<(Reco
   const written = (paymentId: string) => got.r.has(paymentId) || got.f.has(paymentId)
   for (const { paymentId, r } of batch.releases) r.released = written(paymentId)
   for (const { paymentId, c } of batch.claims) c.claimed = got.c.has(paymentId)
-  for (const { paymentId, g } of batch.grants)
-    if (written(paymentId)) g.granted = grants.get(`${g.payer} ${g.scopeId}`)
+  for (const { paymentId, g } of batch.grants) if (written(paymentId)) g.granted = grants.get(`${g.payer} ${g.scopeId}`)
   return writes.map((w) => {
     if (w.kind === 'finish') return got.f.has(w.id)
     if (got.r.has(w.row.id)) return 'recorded'
