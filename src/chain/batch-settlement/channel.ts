@@ -54,6 +54,27 @@ export function normalizeConfig(config: ChannelConfig): ChannelConfig {
   }
 }
 
+/** A stored channel's config (`batch_channels`' columns; the fields its id is the hash of). */
+export function configOfRow(r: {
+  payer: string
+  payer_authorizer: string
+  receiver: string
+  receiver_authorizer: string
+  token: string
+  withdraw_delay: number
+  salt: string
+}): ChannelConfig {
+  return {
+    payer: r.payer as Address,
+    payerAuthorizer: r.payer_authorizer as Address,
+    receiver: r.receiver as Address,
+    receiverAuthorizer: r.receiver_authorizer as Address,
+    token: r.token as Address,
+    withdrawDelay: r.withdraw_delay,
+    salt: r.salt as Hex,
+  }
+}
+
 /** The channel id: what `getChannelId(config)` returns on chain `chainId`. */
 export function channelIdOf(config: ChannelConfig, chainId: number, contract: Address = BATCH_SETTLEMENT_ADDRESS): Hex {
   return hashTypedData({

@@ -28,7 +28,7 @@ import {
   encodeSettle,
   type VoucherClaimInput,
 } from '../../chain/batch-settlement/calldata.js'
-import { readChannels, type ChannelConfig } from '../../chain/batch-settlement/channel.js'
+import { configOfRow, readChannels } from '../../chain/batch-settlement/channel.js'
 import { MULTICALL3_ADDRESS } from '../../chain/multicall3-abi.js'
 import { requireMasterKey } from '../../secrets/wallet-crypto.js'
 import { ensurePlatformKey } from '../wallets/platform-key.js'
@@ -301,15 +301,7 @@ function claimOf(r: ChannelRow): PlannedClaim | null {
   if (balance > 0n && target > balance) target = balance
   const before = BigInt(r.total_claimed)
   if (target <= before || !r.signature) return null
-  const config: ChannelConfig = {
-    payer: r.payer as Address,
-    payerAuthorizer: r.payer_authorizer as Address,
-    receiver: r.receiver as Address,
-    receiverAuthorizer: r.receiver_authorizer as Address,
-    token: r.token as Address,
-    withdrawDelay: r.withdraw_delay,
-    salt: r.salt as Hex,
-  }
+  const config = configOfRow(r)
   return {
     channelId: r.channel_id as Hex,
     config,

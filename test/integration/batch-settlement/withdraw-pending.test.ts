@@ -12,7 +12,7 @@ import { privateKeyToAccount } from 'viem/accounts'
 import { DEVNET_USDC_ADDRESS } from '../../../src/chain/devnet.js'
 import { BATCH_SETTLEMENT_ADDRESS } from '../../../src/chain/batch-settlement/addresses.js'
 import { batchSettlementAbi } from '../../../src/chain/batch-settlement/abi.js'
-import { normalizeConfig, readChannel } from '../../../src/chain/batch-settlement/channel.js'
+import { configOfRow, normalizeConfig, readChannel } from '../../../src/chain/batch-settlement/channel.js'
 import { BatchClaimer } from '../../../src/services/batch-claim/claimer.js'
 import { batchBuyer, receiptOf } from '../../helpers/batch-buyer.js'
 import { chainClients } from '../../helpers/batch-channel.js'
@@ -47,15 +47,7 @@ t.test('a withdrawal pending: every served call reaches the receiver, the payer 
   // nothing is claimed or settled before the worker runs
   const receiver = row.receiver as Address
   const receiverBefore = await usdcOf(receiver)
-  const config = normalizeConfig({
-    payer: row.payer as Address,
-    payerAuthorizer: row.payer_authorizer as Address,
-    receiver: row.receiver as Address,
-    receiverAuthorizer: row.receiver_authorizer as Address,
-    token: row.token as Address,
-    withdrawDelay: row.withdraw_delay,
-    salt: row.salt as Hex,
-  })
+  const config = normalizeConfig(configOfRow(row))
 
   // the payer starts a timed withdrawal of everything unclaimed
   const payerWallet = wallet(privateKeyToAccount(payer.key))
