@@ -4,6 +4,7 @@
  * the channel's on-chain state.
  */
 import { getAddress, hashTypedData, type Address, type Hex, type PublicClient } from 'viem'
+import type { BatchChannelsTable } from '../../db/batch-channels-tables.js'
 import { MULTICALL3_ADDRESS } from '../multicall3-abi.js'
 import { batchSettlementAbi } from './abi.js'
 import { BATCH_SETTLEMENT_ADDRESS, BATCH_SETTLEMENT_DOMAIN_NAME, BATCH_SETTLEMENT_DOMAIN_VERSION } from './addresses.js'
@@ -55,15 +56,12 @@ export function normalizeConfig(config: ChannelConfig): ChannelConfig {
 }
 
 /** A stored channel's config (`batch_channels`' columns; the fields its id is the hash of). */
-export function configOfRow(r: {
-  payer: string
-  payer_authorizer: string
-  receiver: string
-  receiver_authorizer: string
-  token: string
-  withdraw_delay: number
-  salt: string
-}): ChannelConfig {
+export function configOfRow(
+  r: Pick<
+    BatchChannelsTable,
+    'payer' | 'payer_authorizer' | 'receiver' | 'receiver_authorizer' | 'token' | 'withdraw_delay' | 'salt'
+  >,
+): ChannelConfig {
   return {
     payer: r.payer as Address,
     payerAuthorizer: r.payer_authorizer as Address,
